@@ -1,0 +1,137 @@
+# t410trace - build, test, demo, bench.
+#
+#   make            build build/t410trace and libt410trace
+#   make check      build everything and run every test (Criterion)
+#   make check SAN=1  the same with -fsanitize=address,undefined
+#   make demo       record a simulated Tegra410 and show what was recorded
+#   make bench      run the benchmarks (results: docs/PERFORMANCE.md)
+#   make deps       install missing Debian packages (as root)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# V=1 shows full commands. CC=clang works. CI=true adds -Werror.
+
+CC ?= cc
+PREFIX ?= /usr/local
+DESTDIR ?=
+V ?= 0
+SAN ?= 0
+
+ifeq ($(SAN),1)
+OUT ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+OUT ?= build
+SANFLAGS :=
+endif
+
+PKGS := liburing libzstd
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+ifeq ($(CI),true)
+WARN += -Werror
+endif
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS) -MMD -MP
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luring -lzstd) -lm -pthread
+LDFLAGS += $(SANFLAGS)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2);
+endif
+
+MODULES := util packets collector sched decode
+CORE_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
+# libt410trace: the app API plus the one control-socket client
+LIB_SRC := $(wildcard lib/*.c) sched/control_client.c util/err.c
+LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(OUT)/bench/%)
+
+BIN := $(OUT)/t410trace
+CORE_LIB := $(OUT)/libt4core.a
+SOLIB := $(OUT)/libt410trace.so
+TEST_BIN := $(OUT)/t4test
+
+.PHONY: all check demo bench deps install clean tests
+.DELETE_ON_ERROR:
+
+all: $(BIN) $(SOLIB) $(OUT)/t410trace.pc
+
+$(OUT)/%.o: %.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I. -c $< -o $@
+
+$(OUT)/pic/%.o: %.c
+	$(call msg,CC-PIC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -I. -Iinclude -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(SOLIB): $(LIB_PIC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libt410trace.so.0 $^ -pthread -o $@
+
+$(OUT)/t410trace.pc: lib/t410trace.pc.in
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define T4_VERSION "\(.*\)"/\1/p' util/util.h)|' $< > $@
+
+$(TEST_BIN): $(TEST_OBJ) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+
+$(OUT)/bench/%: bench/%.c $(CORE_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDFLAGS) $< $(CORE_LIB) $(LDLIBS) -o $@
+
+tests: deps-quiet $(TEST_BIN) all
+
+# Criterion runs tests in parallel workers; timing-sensitive tests
+# serialise themselves. T4_BIN lets CLI tests find the binary.
+check: deps-quiet
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)T4_BIN=$(abspath $(BIN)) T4_OUT=$(abspath $(OUT)) T4_SOLIB=$(abspath $(SOLIB)) \
+	  $(TEST_BIN) --jobs 2 $(CRITERION_FLAGS)
+
+demo: deps-quiet all
+	$(Q)tools/demo.sh $(BIN)
+
+bench: deps-quiet all $(BENCH_BIN)
+	$(Q)tools/bench.sh $(OUT)
+
+deps:
+	$(Q)tools/deps.sh
+
+deps-quiet:
+	$(Q)tools/deps.sh --quiet
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/t410trace
+	install -m 0755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libt410trace.so.0
+	ln -sf libt410trace.so.0 $(DESTDIR)$(PREFIX)/lib/libt410trace.so
+	install -m 0644 include/t410trace.h $(DESTDIR)$(PREFIX)/include/t410trace.h
+	install -m 0644 $(OUT)/t410trace.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/t410trace.pc
+	install -m 0644 docs/t410trace.1 $(DESTDIR)$(PREFIX)/share/man/man1/t410trace.1
+
+clean:
+	rm -rf build build-san
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(LIB_PIC:.o=.d)

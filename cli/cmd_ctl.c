@@ -1,0 +1,12 @@
+/* cmd_ctl.c - placeholder while the subcommand is being written. */
+#include "cli.h"
+
+#include <stdio.h>
+
+int cmd_ctl(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "t410trace ctl: not available yet in this version\n");
+	return 2;
+}

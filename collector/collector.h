@@ -1,0 +1,258 @@
+/* collector.h - counter sources: what can be counted, what the user asked
+ * for, and reading it.
+ *
+ * Four layers, each its own file:
+ *   pmu.c     discovery: every PMU under a sysfs root (type, cpumask,
+ *             identifier, peer, format/ fields, events/ aliases);
+ *   kinds.c   Tegra410 knowledge as data: one table of the seven PMU kinds
+ *             (name pattern, identifier, events, default set, clock event,
+ *             seed-000 formulas); unknown PMUs work through raw syntax;
+ *   events.c  the perf event syntax users type (pmu/term=v,.../, aliases,
+ *             instance wildcards, {groups}, software events, msr/tsc/,
+ *             tracepoints) -> a list of counters with exact attr values;
+ *   domain.c  clock domains: counters grouped per PMU instance (per CPU for
+ *             CPU-bound PMUs), opened as one perf group each (leader: the
+ *             clock event), read with one read() into a return packet;
+ *   sim.c     the simulated Tegra410: a sysfs tree of the same shape as the
+ *             kernel's plus a workload model that produces counts and knows
+ *             its exact ground truth.
+ *   pci.c     PCI device -> socket/RC/root port through the NVIDIA DVSEC.
+ *
+ * A PMU set, an event list and a domain set are plain context structs owned
+ * by the caller: no globals, getters have no side effects.
+ * Errors follow util.h: 0 or a negative errno, one-line message in
+ * t4_errmsg() naming the offending input.
+ */
+#ifndef T4_COLLECTOR_H
+#define T4_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../packets/packets.h"
+
+#define T4_SYSFS_DEFAULT "/sys/bus/event_source/devices"
+
+/* ---- discovery (pmu.c) ------------------------------------------------ */
+
+enum t4_cfg_field { T4_CFG0 = 0, T4_CFG1 = 1, T4_CFG2 = 2 };
+
+#define T4_FORMAT_MAX_RANGES 8
+
+/* One format/<name> file, e.g. "config1:0-7" or "config:0-7,32-35".
+ * Value bits are laid into the ranges in order, lowest value bit first. */
+struct t4_format {
+	char name[32];
+	uint8_t field; /* enum t4_cfg_field */
+	uint8_t n_ranges;
+	struct {
+		uint8_t lo, hi;
+	} ranges[T4_FORMAT_MAX_RANGES];
+};
+
+/* One events/<name> file, with its optional .scale and .unit. */
+struct t4_alias {
+	char name[T4_NAME_MAX];
+	char terms[128]; /* e.g. "event=0x123" */
+	double scale;    /* 1.0 when no .scale file */
+	char unit[32];
+};
+
+struct t4_kind;
+
+struct t4_pmu {
+	char name[T4_NAME_MAX];
+	uint32_t type;
+	int cpu;              /* first CPU of cpumask, -1 when none */
+	char cpumask[256];    /* "" when the file is absent */
+	char associated_cpus[256];
+	char identifier[64];
+	char peer[64];
+	struct t4_format *formats;
+	size_t n_formats;
+	struct t4_alias *aliases;
+	size_t n_aliases;
+	const struct t4_kind *kind; /* NULL: not a Tegra410 kind */
+	int socket;                 /* from the name; -1 when none */
+	int instance;               /* RC number for PCIE kinds; -1 */
+	bool simulated;             /* lives in a --sim tree */
+};
+
+struct t4_pmu_set {
+	struct t4_pmu *pmus;
+	size_t n;
+	char root[512];
+	bool simulated; /* the root was made by t4_sim_create() */
+};
+
+/* Read every PMU under root (NULL: T4_SYSFS_DEFAULT), sorted by name. */
+int t4_pmus_discover(struct t4_pmu_set *set, const char *root);
+void t4_pmus_free(struct t4_pmu_set *set);
+const struct t4_pmu *t4_pmus_find(const struct t4_pmu_set *set,
+				  const char *name);
+const struct t4_format *t4_pmu_format(const struct t4_pmu *pmu,
+				      const char *name);
+const struct t4_alias *t4_pmu_alias(const struct t4_pmu *pmu,
+				    const char *name);
+/* Parse a format spec ("config1:0-7,32-35") into f (name not touched). */
+int t4_format_parse(const char *spec, struct t4_format *f);
+/* Set `value` into the bits f describes; -ERANGE if it does not fit. */
+int t4_format_apply(const struct t4_format *f, uint64_t value,
+		    uint64_t config[3]);
+
+/* ---- Tegra410 kinds (kinds.c) ------------------------------------------ */
+
+/* A derived metric of seed 000, evaluated later by the decoder. `expr`
+ * uses event names of the kind, the variable `elapsed_ns` (interval length
+ * on the reference clock), numbers, + - * / and parentheses. */
+struct t4_formula {
+	const char *name; /* "mem_read_bw" */
+	const char *unit; /* "GB/s", "req/cycle", "ns", "GHz" */
+	const char *expr; /* "mem_bytes_rd / elapsed_ns" */
+};
+
+struct t4_kind_event {
+	const char *name;
+	uint64_t config; /* the `event` value (config bits) */
+};
+
+struct t4_kind {
+	enum t4_domain_kind id;
+	const char *label;          /* "UCF", "PCIE", ... */
+	const char *prefix;         /* name prefix: "nvidia_ucf_pmu_" */
+	const char *identifier;     /* sysfs identifier, NULL if none */
+	const char *clock_event;    /* "cycles" */
+	const struct t4_kind_event *events;
+	size_t n_events;
+	const char *const *defaults; /* default event names, NULL-ended */
+	const struct t4_formula *formulas;
+	size_t n_formulas;
+};
+
+/* The kind of a PMU by name (and identifier when given), NULL if none. */
+const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier);
+const struct t4_kind *t4_kind_by_id(enum t4_domain_kind id);
+/* All Tegra410 kinds, for iteration. */
+const struct t4_kind *t4_kinds(size_t *n);
+
+/* ---- events (events.c) --------------------------------------------------- */
+
+struct t4_counter {
+	const struct t4_pmu *pmu; /* into the pmu set; must outlive this */
+	char name[T4_NAME_MAX];   /* alias name, or the terms when raw */
+	char spec[T4_SPEC_MAX];   /* canonical "pmu/terms/" */
+	uint32_t type;
+	uint64_t config, config1, config2;
+	double scale;
+	char unit[32];
+	int cpu;      /* CPU to count on; -1 = the PMU's cpumask CPU */
+	int group;    /* index of the user's {group}, -1 when none */
+	bool is_clock; /* the PMU kind's clock event (cycles) */
+};
+
+struct t4_evlist {
+	struct t4_counter *v;
+	size_t n, cap;
+	int n_groups;
+};
+
+/* Parse a comma-separated event string and append its counters. On error
+ * nothing is appended and the message names the offending part. */
+int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
+		    const char *spec);
+/* Append the default set: every Tegra410 PMU's default events when the
+ * set has any, else this host's software events and msr/tsc/. */
+int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
+void t4_evlist_free(struct t4_evlist *l);
+
+/* ---- the simulated Tegra410 (sim.c) ---------------------------------------- */
+
+struct t4_sim;
+
+/* Build a simulated Tegra410 (2 sockets, 34 PMU instances): writes a sysfs
+ * tree under dir (NULL: a fresh temporary directory, removed by
+ * t4_sim_free). Deterministic for a seed. */
+int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir);
+void t4_sim_free(struct t4_sim *sim); /* accepts NULL */
+const char *t4_sim_root(const struct t4_sim *sim);
+
+/* Read a simulated PMU's counters at reference time ref_ns (the sim adds
+ * its own read jitter). values[i] are the cumulative 64-bit counter values
+ * of counters[i] (never reset, like the hardware), clock is the PMU's
+ * free-running cycle counter. *true_ns receives the exact instant the
+ * sample was taken (>= ref_ns). Deterministic given (seed, call sequence). */
+int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
+		size_t n, uint64_t ref_ns, uint64_t values[], uint64_t *clock,
+		uint64_t *true_ns);
+
+/* Ground truth, analytic: the PMU's cycle counter at true time t, and a
+ * counter's exact cumulative value at true time t (so an interval's true
+ * count is value(t1) - value(t0)). */
+uint64_t t4_sim_clock_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
+			 uint64_t t_ns);
+uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
+			 uint64_t t_ns);
+/* Nominal frequency of a simulated PMU's clock in Hz. */
+uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu);
+/* Name of the workload phase active at true time t ("cpu_compute", ...). */
+const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
+
+/* ---- clock domains (domain.c) ---------------------------------------------- */
+
+/* One clock domain: the counters of one PMU instance on one CPU, read as
+ * one perf group (or from the simulator). */
+struct t4_domain {
+	uint32_t id;
+	enum t4_domain_kind kind;
+	char name[T4_NAME_MAX]; /* PMU name, "+cpuN" for per-CPU domains */
+	int cpu;                /* CPU the group lives on; -1 = any */
+	int clock_index;        /* counter that is the local clock; -1 = ref */
+	uint64_t nominal_hz;
+	size_t n;
+	struct t4_counter counters[T4_MAX_COUNTERS];
+	/* read state, private to domain.c */
+	int fds[T4_MAX_COUNTERS];
+	struct t4_sim *sim;
+	uint64_t prev[T4_MAX_COUNTERS];
+	uint64_t prev_enabled, prev_running, prev_clock;
+	bool primed;
+};
+
+struct t4_domain_set {
+	struct t4_domain *v;
+	size_t n;
+};
+
+/* Group an event list into domains: one per PMU instance and CPU, the
+ * clock event first (the group leader) when the kind has one. Fails with a
+ * message when a user's {group} spans two hardware PMUs or a domain would
+ * hold more than T4_MAX_COUNTERS counters. */
+int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l);
+/* Open every domain's counters (perf_event_open, or the simulator for
+ * simulated PMUs; sim may be NULL when none are). */
+int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
+/* Read one domain: one read() of its group, deltas against the previous
+ * read, the read window on the reference clock, status flags. The first
+ * read only primes (flag T4_RET_FIRST, counts 0). Allocation-free. */
+int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
+		   struct t4_ret_pkt *out);
+void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
+/* The metadata packets describing a domain and its events. */
+void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);
+void t4_domain_describe_event(const struct t4_domain *d, size_t i,
+			      struct t4_event_pkt *ep);
+
+/* ---- PCI mapping (pci.c) ------------------------------------------------- */
+
+struct t4_pci_port {
+	char bdf[16]; /* "0005:40:00.0" */
+	uint8_t bus, segment, rp, rc, socket;
+};
+
+/* Scan <pci_root>/<bdf>/config (NULL: /sys/bus/pci/devices) for the NVIDIA
+ * DVSEC (vendor 0x10de, DVSEC ID 4) and collect every root port's mapping.
+ * *out is malloc'ed; free() it. */
+int t4_pci_scan(const char *pci_root, struct t4_pci_port **out, size_t *n);
+
+#endif

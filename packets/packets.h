@@ -1,0 +1,328 @@
+/* packets.h - the packet model and the log: the contract between `record`
+ * and `decode`.
+ *
+ * Packets follow the patent (see docs/ARCHITECTURE.md):
+ *   - a reference packet per trigger, written by a central scheduler;
+ *   - an aggregated return packet per clock domain per trigger, written by
+ *     the monitor that read that domain's counters;
+ *   - metadata packets (session, domain, event, bookmark, status).
+ *
+ * In memory a packet is a plain struct (struct t4_packet). On disk packets
+ * are encoded compactly (varints, deltas against the previous packet of the
+ * same kind and domain), gathered into chunks, and each chunk is one
+ * independent zstd frame behind a checksummed header (docs/FORMAT.md).
+ *
+ * Three pieces:
+ *   t4_codec   - encode/decode one packet; delta state per chunk;
+ *   t4_log     - the writer: lock-free single-producer rings feed one writer
+ *                thread that encodes, compresses and writes through
+ *                io_uring; producers never block, a full ring drops the
+ *                packet and counts it exactly;
+ *   t4_reader  - streams packets back chunk by chunk with bounded memory,
+ *                checks CRCs, resynchronises after damage.
+ *
+ * Errors follow util.h: 0 or a negative errno, message in t4_errmsg().
+ */
+#ifndef T4_PACKETS_H
+#define T4_PACKETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the packet model ------------------------------------------------ */
+
+/* On-disk type codes: pinned, never renumbered. A reader skips types it
+ * does not know (every packet is length-prefixed). */
+enum t4_pkt_type {
+	T4_PKT_SESSION = 1,
+	T4_PKT_DOMAIN = 2,
+	T4_PKT_EVENT = 3,
+	T4_PKT_BOOKMARK = 4,
+	T4_PKT_STATUS = 5,
+	T4_PKT_REF = 16,
+	T4_PKT_RET = 17,
+};
+
+#define T4_MAX_COUNTERS 64 /* counters in one clock domain (one group) */
+#define T4_NAME_MAX 64     /* names: PMUs, events, domains, bookmarks */
+#define T4_SPEC_MAX 256    /* an event string as the user typed it */
+#define T4_CMDLINE_MAX 2048
+
+/* Reference packet flags: why the trigger fired. */
+enum {
+	T4_REF_PERIODIC = 1u << 0,
+	T4_REF_SINGLE = 1u << 1,  /* one trigger asked for by a command */
+	T4_REF_COMMAND = 1u << 2, /* first trigger after a start/stop/bookmark */
+	T4_REF_FINAL = 1u << 3,   /* the closing trigger of a recording */
+};
+
+struct t4_ref_pkt {
+	uint64_t trigger_id;  /* triggers broadcast before this one */
+	uint32_t sched_id;    /* which central scheduler */
+	uint32_t bookmark_id; /* current bookmark (0 = none) */
+	uint64_t ref_ns;      /* CLOCK_MONOTONIC_RAW at the broadcast */
+	uint64_t mono_ns;     /* CLOCK_MONOTONIC read together with it */
+	uint64_t real_ns;     /* CLOCK_REALTIME read together with it */
+	uint64_t local_clock; /* scheduler's own clock (TSC), 0 if none */
+	uint32_t flags;       /* T4_REF_* */
+	uint32_t overruns;    /* grid deadlines missed since previous trigger */
+};
+
+/* Return packet status flags. */
+enum {
+	T4_RET_READ_FAILED = 1u << 0, /* counts are 0, not measured */
+	T4_RET_MULTIPLEXED = 1u << 1, /* time_running < time_enabled */
+	T4_RET_BACKWARDS = 1u << 2,   /* a counter went backwards: delta 0 */
+	T4_RET_FIRST = 1u << 3,       /* baseline read: counts are 0 */
+};
+
+struct t4_ret_pkt {
+	uint64_t trigger_id;
+	uint32_t domain_id;
+	uint32_t flags;         /* T4_RET_* */
+	uint64_t local_clock;   /* domain's free-running clock, never reset */
+	uint64_t read_begin_ns; /* reference clock just before the read */
+	uint64_t read_end_ns;   /* reference clock just after the read */
+	uint64_t enabled_delta; /* time_enabled delta (ns), when multiplexed */
+	uint64_t running_delta; /* time_running delta (ns), when multiplexed */
+	uint32_t n_counts;
+	uint64_t counts[T4_MAX_COUNTERS]; /* one delta per event, table order */
+};
+
+struct t4_session_pkt {
+	char host[T4_NAME_MAX];
+	char kernel[128];
+	char version[32];
+	char cmdline[T4_CMDLINE_MAX];
+	uint64_t start_ref_ns;  /* reference clock at start */
+	uint64_t start_real_ns; /* CLOCK_REALTIME at start */
+	uint64_t period_ns;     /* 0 = no periodic triggers */
+	uint32_t flags;         /* T4_SESSION_* */
+};
+enum { T4_SESSION_SIMULATED = 1u << 0 }; /* data comes from --sim */
+
+/* Clock-domain kinds (one per PMU instance, plus the host domains). */
+enum t4_domain_kind {
+	T4_DOM_OTHER = 0,
+	T4_DOM_SOFTWARE = 1, /* clocked by the reference clock itself */
+	T4_DOM_TSC = 2,      /* msr/tsc */
+	T4_DOM_UCF = 3,
+	T4_DOM_PCIE = 4,
+	T4_DOM_PCIE_TGT = 5,
+	T4_DOM_CMEM_LAT = 6,
+	T4_DOM_NVLINK_C2C = 7,
+	T4_DOM_NVCLINK = 8,
+	T4_DOM_NVDLINK = 9,
+	T4_DOM_TRACEPOINT = 10,
+};
+
+struct t4_domain_pkt {
+	uint32_t domain_id;
+	uint32_t kind;         /* enum t4_domain_kind */
+	int32_t cpu;           /* CPU the domain is read on, -1 = any */
+	int32_t clock_event;   /* index in the domain's events of its clock,
+				* -1 = local clock is the reference clock */
+	uint64_t nominal_hz;   /* nominal clock frequency, 0 if unknown */
+	char name[T4_NAME_MAX]; /* e.g. "nvidia_ucf_pmu_0", "software" */
+};
+
+struct t4_event_pkt {
+	uint32_t domain_id;
+	uint32_t index;       /* position in the domain's counts[] */
+	uint32_t perf_type;
+	uint32_t flags;       /* reserved, 0 */
+	uint64_t config, config1, config2;
+	double scale;         /* multiply raw counts by this (1.0 default) */
+	char pmu[T4_NAME_MAX];
+	char name[T4_NAME_MAX];  /* alias or derived name ("rd_bytes") */
+	char spec[T4_SPEC_MAX];  /* the string as typed, expanded */
+	char unit[32];           /* "bytes", "ns", "" */
+};
+
+struct t4_bookmark_pkt {
+	uint32_t bookmark_id;
+	uint64_t first_trigger; /* first trigger that carries it */
+	char name[T4_NAME_MAX];
+};
+
+/* Totals so far; the last status packet in a log is authoritative. */
+struct t4_status_pkt {
+	uint64_t triggers;
+	uint64_t overruns;
+	uint64_t dropped;       /* packets dropped because a ring was full */
+	uint64_t read_failures; /* return packets with T4_RET_READ_FAILED */
+	uint64_t ref_ns;        /* when this status was taken */
+};
+
+struct t4_packet {
+	uint32_t type; /* enum t4_pkt_type; 0 = unknown type skipped */
+	union {
+		struct t4_ref_pkt ref;
+		struct t4_ret_pkt ret;
+		struct t4_session_pkt session;
+		struct t4_domain_pkt domain;
+		struct t4_event_pkt event;
+		struct t4_bookmark_pkt bookmark;
+		struct t4_status_pkt status;
+	};
+};
+
+/* Bytes of struct t4_packet that carry information (a return packet with
+ * 4 counters does not need the other 60): what rings copy. */
+size_t t4_packet_size(const struct t4_packet *p);
+
+/* ---- codec: one packet <-> bytes -------------------------------------- */
+
+/* Delta state: one per chunk on each side; reset at every chunk start so
+ * that chunks decode independently. Keeps the previous reference packet
+ * per scheduler and the previous return packet per domain. */
+struct t4_codec;
+
+struct t4_codec *t4_codec_new(void);
+void t4_codec_free(struct t4_codec *c); /* accepts NULL */
+void t4_codec_reset(struct t4_codec *c);
+
+/* Largest encoding of any packet. */
+#define T4_PKT_MAX_ENCODED 4096
+
+/* Encode p into out (cap >= T4_PKT_MAX_ENCODED is always enough).
+ * Returns bytes written or a negative errno (-EINVAL for a malformed
+ * packet, e.g. n_counts > T4_MAX_COUNTERS). */
+int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
+		    uint8_t *out, size_t cap);
+/* Decode one packet from in[0..len). Returns bytes consumed, or a negative
+ * errno (-EBADMSG: malformed). A packet of unknown type is consumed and
+ * returned with p->type = 0. */
+int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
+		    struct t4_packet *p);
+
+/* ---- the writer ------------------------------------------------------- */
+
+struct t4_log;
+struct t4_ring;
+
+enum t4_log_backend {
+	T4_LOG_URING = 0, /* default: io_uring writes at explicit offsets */
+	T4_LOG_PWRITE = 1, /* plain pwrite(2), for comparison and fallback */
+};
+
+struct t4_log_opts {
+	const char *path;
+	int zstd_level;       /* default 3 */
+	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
+	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
+	uint32_t fsync_ms;    /* fsync interval; 0 = only at close; 1000 */
+	uint32_t inflight;    /* compressed chunks in flight; default 4 */
+	enum t4_log_backend backend;
+};
+
+/* Totals of a writer, read with t4_log_stats(). */
+struct t4_log_stats {
+	uint64_t packets;       /* packets written to the log */
+	uint64_t dropped;       /* packets dropped at full rings */
+	uint64_t chunks;
+	uint64_t raw_bytes;     /* encoded packet bytes before zstd */
+	uint64_t file_bytes;    /* bytes on disk */
+	int error;              /* sticky: first write error, 0 if none */
+};
+
+/* Create the file (truncating) and the writer. Nothing runs until
+ * t4_log_start(). */
+int t4_log_open(struct t4_log **out, const struct t4_log_opts *opts);
+
+/* Ring flags. */
+enum {
+	T4_RING_NONBLOCK = 0, /* producers on the trigger path: drop if full */
+	T4_RING_WAIT = 1,     /* offline producers (metadata, tests): wait */
+};
+
+/* A single-producer ring into the writer, `bytes` of capacity (rounded up
+ * to a power of two). Create every ring before t4_log_start(); the ring
+ * belongs to the log and is freed with it. */
+int t4_log_ring(struct t4_log *log, size_t bytes, int flags,
+		struct t4_ring **out);
+
+/* Start the writer thread. */
+int t4_log_start(struct t4_log *log);
+
+/* Producer side: copy a packet into the ring. Never blocks on a
+ * T4_RING_NONBLOCK ring: when it is full the packet is dropped, counted,
+ * and -ENOBUFS returned. Allocation-free, lock-free. Only one thread may
+ * put into a given ring. */
+int t4_ring_put(struct t4_ring *r, const struct t4_packet *p);
+
+/* Packets dropped so far on this ring. */
+uint64_t t4_ring_dropped(const struct t4_ring *r);
+
+/* Stop accepting packets, drain every ring, write the final chunk and a
+ * status packet with the exact drop count, fsync, close the file and free
+ * everything. `final_status` (optional) supplies triggers/overruns that the
+ * writer cannot know; its `dropped` is filled in by the log. Returns the
+ * sticky write error if there was one. stats (optional) gets the totals. */
+int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
+		 struct t4_log_stats *stats);
+
+/* Live totals, safe to call from any thread while recording. */
+void t4_log_stats(const struct t4_log *log, struct t4_log_stats *stats);
+
+/* ---- the reader ------------------------------------------------------- */
+
+struct t4_reader;
+
+/* Called for every problem found that does not stop reading (damaged
+ * chunk, truncated tail). `offset` is the byte offset of the chunk. */
+typedef void (*t4_reader_warn_fn)(void *ud, uint64_t offset, const char *msg);
+
+struct t4_reader_stats {
+	uint64_t chunks;         /* valid chunks read */
+	uint64_t damaged_chunks; /* chunks skipped: bad CRC, bad frame */
+	uint64_t truncated;      /* 1 if the file ends inside a chunk */
+	uint64_t packets;
+	uint64_t unknown_packets; /* packets of types this reader skips */
+	uint64_t raw_bytes;      /* decompressed payload bytes */
+	uint64_t file_bytes;     /* file size */
+	uint64_t skipped_bytes;  /* bytes not belonging to a valid chunk */
+};
+
+/* Open a log file. Fails with a one-line message for an empty file, a
+ * file that is not a t410trace log, or a newer format version. warn may be
+ * NULL (warnings then go to stderr via t4_warn). */
+int t4_reader_open(struct t4_reader **out, const char *path,
+		   t4_reader_warn_fn warn, void *ud);
+/* The same over a memory buffer (not copied; must outlive the reader). */
+int t4_reader_open_mem(struct t4_reader **out, const void *buf, size_t len,
+		       t4_reader_warn_fn warn, void *ud);
+/* Next packet: 1 = got one, 0 = end of log, < 0 = error. */
+int t4_reader_next(struct t4_reader *r, struct t4_packet *p);
+void t4_reader_stats(const struct t4_reader *r, struct t4_reader_stats *s);
+void t4_reader_close(struct t4_reader *r); /* accepts NULL */
+
+/* ---- the chunk layer (shared by writer and reader, see FORMAT.md) ----- */
+
+#define T4_CHUNK_MAGIC "T4TRACE\x1a"
+#define T4_CHUNK_MAGIC_LEN 8
+#define T4_FORMAT_VERSION 1
+#define T4_CHUNK_HDR_SIZE 64
+#define T4_CHUNK_MAX_RAW (16u << 20) /* a reader refuses larger chunks */
+
+struct t4_chunk_hdr {
+	uint16_t version;
+	uint16_t hdr_size;
+	uint32_t flags;         /* reserved, 0 */
+	uint64_t seq;           /* 0, 1, 2, ... */
+	uint64_t first_trigger; /* UINT64_MAX when no trigger packet */
+	uint64_t last_trigger;  /* 0 when no trigger packet */
+	uint32_t raw_size;
+	uint32_t comp_size;
+	uint32_t packets;
+	uint32_t payload_crc;   /* CRC32C of the compressed payload */
+};
+
+/* Serialise a header into 64 bytes (computing its own CRC). */
+void t4_chunk_hdr_pack(const struct t4_chunk_hdr *h, uint8_t out[T4_CHUNK_HDR_SIZE]);
+/* Parse 64 bytes: 0, -EBADMSG (bad magic or header CRC), or -EPROTO (a
+ * newer format version; the header CRC was valid). */
+int t4_chunk_hdr_unpack(const uint8_t in[T4_CHUNK_HDR_SIZE], struct t4_chunk_hdr *h);
+
+#endif

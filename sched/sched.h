@@ -1,0 +1,103 @@
+/* sched.h - the central scheduler, its monitors, and the control socket.
+ *
+ * The patent's central scheduler is a thread that fires triggers on an
+ * absolute time grid (t0 + k * period). Each trigger carries a trigger ID
+ * (the number of triggers broadcast before it) and the current bookmark. It
+ * wakes one monitor thread per CPU that hosts counters; each monitor reads
+ * its clock domains (one group read each) and puts one aggregated return
+ * packet per domain into its own ring to the log writer. The scheduler puts
+ * a reference packet (trigger ID, reference clock, MONOTONIC, REALTIME, its
+ * TSC, bookmark, overruns) into its ring. The trigger path allocates nothing,
+ * does no I/O and shares no lock with the writer.
+ *
+ * Commands (patent claims 5-6): one trigger, start periodic, stop periodic,
+ * set bookmark. They are thread-safe and may come from the main thread, the
+ * control socket (control.c) or an application through libt410trace.
+ *
+ * Errors follow util.h.
+ */
+#ifndef T4_SCHED_H
+#define T4_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../collector/collector.h"
+#include "../packets/packets.h"
+
+/* ---- scheduler (sched.c, monitor.c) ----------------------------------- */
+
+struct t4_sched;
+
+struct t4_sched_opts {
+	uint64_t period_ns;          /* periodic trigger period */
+	bool paused;                 /* start with periodic triggers stopped */
+	bool per_socket;             /* one scheduler per socket */
+	const char *bookmark;        /* initial bookmark, NULL = none */
+	struct t4_domain_set *domains; /* opened; read by the monitors */
+	struct t4_log *log;          /* rings are created on it */
+	bool quiet;                  /* no notices on stderr */
+};
+
+struct t4_sched_status {
+	uint64_t triggers;
+	uint64_t overruns;
+	uint64_t read_failures;
+	bool periodic;       /* periodic triggers running */
+	uint32_t bookmark_id;
+	char bookmark[T4_NAME_MAX];
+	uint64_t period_ns;
+	/* trigger-to-last-return latency and read window, ns */
+	uint64_t latency_p50, latency_p99, latency_max;
+	uint64_t window_p50, window_p99, window_max;
+};
+
+/* Create the scheduler(s) and monitors and their rings on opts->log. The
+ * domains and the log must outlive the scheduler. */
+int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
+/* Start the threads. The first (baseline) trigger fires at once. */
+int t4_sched_start(struct t4_sched *s);
+/* Commands; any thread. */
+int t4_sched_bookmark(struct t4_sched *s, const char *name);
+int t4_sched_trigger(struct t4_sched *s);
+int t4_sched_resume(struct t4_sched *s);
+int t4_sched_pause(struct t4_sched *s);
+void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st);
+/* Fire the final trigger, stop and join every thread. */
+int t4_sched_stop(struct t4_sched *s);
+void t4_sched_free(struct t4_sched *s); /* accepts NULL */
+
+/* ---- control socket (control.c) ---------------------------------------- */
+
+/* What the control socket can ask for; record wires these to t4_sched_*.
+ * status() writes a one-line summary (no newline) into buf. */
+struct t4_control_ops {
+	int (*bookmark)(void *ud, const char *name);
+	int (*trigger)(void *ud);
+	int (*start)(void *ud);
+	int (*stop)(void *ud);
+	int (*status)(void *ud, char *buf, size_t cap);
+};
+
+struct t4_control;
+
+/* Listen on a Unix socket at path (mode 0600, replaced if stale), served by
+ * a thread of its own. Peers other than root and the recording user are
+ * refused (SO_PEERCRED). Line protocol: "bookmark NAME", "trigger",
+ * "start", "stop", "status"; each answered "ok ..." or "error: ...". */
+int t4_control_open(struct t4_control **out, const char *path,
+		    const struct t4_control_ops *ops, void *ud);
+void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
+
+/* Client side, for `t410trace ctl`: send one command line, put the reply
+ * (without newline) into reply. Returns 0 when the reply starts with "ok",
+ * -EREMOTEIO with the reply as message otherwise. */
+int t4_control_send(const char *path, const char *line, char *reply,
+		    size_t cap);
+
+/* The environment variable through which record tells its child (and
+ * libt410trace in it) where the control socket is. */
+#define T4_CONTROL_ENV "T410TRACE_CONTROL"
+
+#endif

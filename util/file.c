@@ -1,0 +1,119 @@
+/* file.c - small whole-file reads and writes (sysfs, fixtures). */
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int t4_read_small_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return t4_err(errno, "%s: %s", path, strerror(errno));
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			return t4_err(e, "%s: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap - 1) {
+			char extra;
+			if (read(fd, &extra, 1) > 0) {
+				close(fd);
+				return t4_err(EFBIG, "%s: file too large (over %zu bytes)", path, cap - 1);
+			}
+			break;
+		}
+	}
+	close(fd);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return t4_err(EINVAL, "%s: contains a NUL byte", path);
+	return (int)len;
+}
+
+int t4_write_small_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(text), off = 0;
+
+	if (fd < 0)
+		return t4_err(errno, "%s: %s", path, strerror(errno));
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			return t4_err(e, "%s: %s", path, strerror(e));
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0)
+		return t4_err(errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+int t4_mkdirs(const char *path, unsigned mode)
+{
+	char tmp[4096];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(tmp))
+		return t4_err(ENAMETOOLONG, "%s: path too long", path);
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return t4_err(errno, "%s: %s", tmp, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return t4_err(errno, "%s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+int t4_rmtree(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 ? -errno : 0;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char child[4096];
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+		int r = t4_rmtree(child);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	closedir(d);
+	if (rmdir(path) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}

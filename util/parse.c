@@ -1,0 +1,148 @@
+/* parse.c - numbers, durations and human-readable formatting. */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int t4_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	double ns;
+} duration_units[] = {
+	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	{ "m", 60e9 }, { "min", 60e9 },
+};
+
+int t4_parse_duration(const char *s, uint64_t *ns_out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s)", s ? s : "");
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s)", s);
+	for (size_t i = 0; i < T4_ARRAY_LEN(duration_units); i++) {
+		if (strcmp(end, duration_units[i].suffix) != 0)
+			continue;
+		double ns = v * duration_units[i].ns;
+		if (ns < 1 || ns > 1e18)
+			return t4_err(ERANGE, "'%s': duration out of range", s);
+		*ns_out = (uint64_t)llround(ns);
+		return 0;
+	}
+	if (!*end)
+		return t4_err(EINVAL, "'%s': duration needs a unit (ns, us, ms, s)", s);
+	return t4_err(EINVAL, "'%s': unknown unit '%s' (use ns, us, ms, s)", s, end);
+}
+
+const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap)
+{
+	if (ns >= 1000000000ull && ns % 1000000000ull == 0)
+		snprintf(buf, cap, "%llus", (unsigned long long)(ns / 1000000000ull));
+	else if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.3gs", ns / 1e9);
+	else if (ns >= 1000000 && ns % 1000000 == 0)
+		snprintf(buf, cap, "%llums", (unsigned long long)(ns / 1000000));
+	else if (ns >= 1000000)
+		snprintf(buf, cap, "%.3gms", ns / 1e6);
+	else if (ns >= 1000 && ns % 1000 == 0)
+		snprintf(buf, cap, "%lluus", (unsigned long long)(ns / 1000));
+	else if (ns >= 1000)
+		snprintf(buf, cap, "%.3gus", ns / 1e3);
+	else
+		snprintf(buf, cap, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+const char *t4_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+	static const char *units[] = { "B", "kB", "MB", "GB", "TB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1000 && u + 1 < T4_ARRAY_LEN(units)) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, cap, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+int t4_cpulist_first(const char *list, int *count_out)
+{
+	const char *p = list;
+	int first = -1, count = 0;
+
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+
+		if (end == p || lo < 0)
+			return t4_err(EINVAL, "'%s': malformed CPU list", list);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return t4_err(EINVAL, "'%s': malformed CPU list", list);
+			p = end;
+		}
+		if (first < 0)
+			first = (int)lo;
+		count += (int)(hi - lo + 1);
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return t4_err(EINVAL, "'%s': malformed CPU list", list);
+		else if (*p == '\n')
+			break;
+	}
+	if (first < 0)
+		return t4_err(EINVAL, "'%s': empty CPU list", list);
+	if (count_out)
+		*count_out = count;
+	return first;
+}
+
+void t4_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}

@@ -1,0 +1,133 @@
+/* util.h - the small shared toolbox every t410trace module builds on.
+ *
+ * One error convention for the whole project: a function that can fail returns
+ * 0 (or a non-negative count) on success and a negative errno on failure. The
+ * human-readable one-line reason is kept in a thread-local buffer set with
+ * t4_err() and read back with t4_errmsg(); callers that add context call
+ * t4_err() again with the previous message folded in (t4_errmsg() stays valid
+ * while formatting).
+ *
+ * Also here: the clocks (reference clock = CLOCK_MONOTONIC_RAW, the CPU's own
+ * timestamp counter on x86_64 and arm64), number and duration parsing, small
+ * file reads for sysfs, CRC32C and JSON string output. Nothing here allocates
+ * on the hot path.
+ */
+#ifndef T4_UTIL_H
+#define T4_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define T4_VERSION "0.1.0"
+
+#define T4_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Record a one-line message for this thread and return -abs(errnum).
+ * Usage: return t4_err(EINVAL, "%s: unknown PMU", name); */
+int t4_err(int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The last message recorded by t4_err() on this thread ("" if none). */
+const char *t4_errmsg(void);
+/* Print "t410trace: <t4_errmsg() or strerror(-err)>" to stderr; returns the
+ * process exit code to use for that error (2 for EINVAL-class user errors,
+ * 1 otherwise). */
+int t4_report(int err);
+/* Print "t410trace: warning: ..." to stderr. */
+void t4_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- clocks ---------------------------------------------------------- */
+
+/* The reference clock of every trace: CLOCK_MONOTONIC_RAW in ns. */
+uint64_t t4_ref_ns(void);
+uint64_t t4_clock_ns(clockid_t clk);
+/* The CPU's own free-running timestamp counter (rdtsc on x86_64,
+ * cntvct_el0 on arm64); 0 on other architectures. */
+uint64_t t4_cpu_ticks(void);
+/* Frequency of t4_cpu_ticks() in Hz where the architecture tells it
+ * (cntfrq_el0); 0 when unknown (x86_64: measure it against t4_ref_ns). */
+uint64_t t4_cpu_ticks_hz(void);
+
+/* ---- parsing --------------------------------------------------------- */
+
+/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string. */
+int t4_parse_u64(const char *s, uint64_t *out);
+/* Duration with a unit suffix ns, us, ms, s (a bare number means ns is
+ * refused: ambiguous), e.g. "1ms", "100us", "2.5s". Result in ns, > 0. */
+int t4_parse_duration(const char *s, uint64_t *ns_out);
+/* Format ns as a short human duration into buf ("1ms", "250us", "1.5s"). */
+const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap);
+/* Format a byte count ("12.3 MB"). */
+const char *t4_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
+
+/* ---- files ----------------------------------------------------------- */
+
+/* Read a whole small file into buf (NUL-terminated, trailing newline
+ * stripped). Returns its length or a negative errno (message set, naming
+ * the path). -EFBIG if it does not fit. */
+int t4_read_small_file(const char *path, char *buf, size_t cap);
+/* Write a whole string to a file (mode 0644), creating it. */
+int t4_write_small_file(const char *path, const char *text);
+/* mkdir -p */
+int t4_mkdirs(const char *path, unsigned mode);
+/* rm -rf (for fixtures and tests only). */
+int t4_rmtree(const char *path);
+
+/* ---- CPU lists ("0-3,8,10-11") ---------------------------------------- */
+
+/* Returns the first CPU in the list, or a negative errno for a malformed
+ * list. count_out (optional) receives the number of CPUs listed. */
+int t4_cpulist_first(const char *list, int *count_out);
+
+/* ---- checksums ------------------------------------------------------- */
+
+/* CRC32C (Castagnoli), the iSCSI/ext4 variant: init 0, reflected, final
+ * xor; t4_crc32c(0, "123456789", 9) == 0xE3069283. */
+uint32_t t4_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* ---- output ---------------------------------------------------------- */
+
+/* Write s as a JSON string literal (with quotes) to f. */
+void t4_json_str(FILE *f, const char *s);
+
+/* ---- little-endian helpers (the on-disk byte order) ------------------- */
+
+static inline void t4_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void t4_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void t4_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t t4_get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t t4_get_le32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+static inline uint64_t t4_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+#endif
