@@ -86,6 +86,7 @@ $(BIN): $(CLI_OBJ) $(CORE_LIB)
 $(SOLIB): $(LIB_PIC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libt410trace.so.0 $^ -pthread -o $@
+	$(Q)ln -sf libt410trace.so $(OUT)/libt410trace.so.0
 
 $(OUT)/t410trace.pc: lib/t410trace.pc.in
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define T4_VERSION "\(.*\)"/\1/p' util/util.h)|' $< > $@

@@ -1,12 +1,96 @@
-/* cmd_ctl.c - placeholder while the subcommand is being written. */
+/* cmd_ctl.c - `t410trace ctl`: send one command to a running recorder.
+ *
+ * A thin wrapper over t4_control_send: the words after the options are
+ * joined into one command line and the recorder's reply is printed as is
+ * ("ok ..." on stdout, "error: ..." on stderr). The recorder validates the
+ * command (one table of commands, in control.c), so this file only checks
+ * what it can say without one: a socket path and a command are given.
+ */
 #include "cli.h"
+#include "sched/sched.h"
+#include "util/util.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ctl_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: t410trace ctl [--control PATH] COMMAND [ARG]\n\n"
+		"Send one command to a recorder started with 'record --control PATH'\n"
+		"and print its reply. PATH defaults to $" T4_CONTROL_ENV ".\n\n"
+		"commands:\n"
+		"  bookmark NAME  tag every following trigger with NAME\n"
+		"                 (1-63 characters of A-Z a-z 0-9 _ . : -)\n"
+		"  trigger        fire one trigger now\n"
+		"  start          start periodic triggers\n"
+		"  stop           stop periodic triggers\n"
+		"  status         one line: triggers, overruns, bookmark, ...\n\n"
+		"exit status: 0 ok, 1 the recorder refused or is unreachable, 2 bad usage\n");
+}
+
+/* Join argv[0..argc) with spaces into line. */
+static int join_words(int argc, char **argv, char *line, size_t cap)
+{
+	size_t len = 0;
+
+	line[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		int n = snprintf(line + len, cap - len, "%s%s", i ? " " : "", argv[i]);
+
+		if (n < 0 || (size_t)n >= cap - len)
+			return -E2BIG;
+		len += (size_t)n;
+	}
+	return 0;
+}
 
 int cmd_ctl(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "t410trace ctl: not available yet in this version\n");
-	return 2;
+	char line[T4_CONTROL_LINE_MAX + 1];
+	char reply[T4_CONTROL_REPLY_MAX];
+	const char *path = getenv(T4_CONTROL_ENV);
+	int i, err;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			ctl_usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--control")) {
+			if (++i == argc)
+				return cli_usage_error("ctl", "--control needs a PATH");
+			path = argv[i];
+		} else if (!strncmp(a, "--control=", 10)) {
+			path = a + 10;
+		} else if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else {
+			return cli_usage_error("ctl", "unknown option '%s'", a);
+		}
+	}
+	if (!path || !path[0])
+		return cli_usage_error("ctl", "no recorder given: use --control PATH or set %s",
+				       T4_CONTROL_ENV);
+	if (i == argc)
+		return cli_usage_error("ctl", "no command given (bookmark NAME, trigger, "
+				       "start, stop, status)");
+	if (join_words(argc - i, argv + i, line, sizeof(line)) < 0)
+		return cli_usage_error("ctl", "command longer than %d bytes",
+				       T4_CONTROL_LINE_MAX);
+	err = t4_control_send(path, line, reply, sizeof(reply));
+	if (err == 0) {
+		printf("%s\n", reply);
+		return 0;
+	}
+	if (err == -EREMOTEIO) {
+		fprintf(stderr, "%s\n", reply);
+		return 1;
+	}
+	fprintf(stderr, "t410trace ctl: %s\n", t4_errmsg());
+	return err == -EINVAL ? 2 : 1;
 }

@@ -1,0 +1,60 @@
+/* t410trace.h - mark phases of your program in a t410trace recording.
+ *
+ * Link with -lt410trace (pkg-config --cflags --libs t410trace). When your
+ * program runs under `t410trace record ... -- ./program`, the recorder puts
+ * the path of its control socket into the environment variable
+ * T410TRACE_CONTROL, and these calls reach it:
+ *
+ *     t410_bookmark("phase2");   // every trigger from now on is tagged phase2
+ *     t410_trigger();            // take one extra snapshot now
+ *
+ * Without a recorder (the variable unset or empty) every call is a no-op
+ * that returns 0 in a few nanoseconds, so the calls can stay in production
+ * code. With one, each call is synchronous: it returns after the recorder
+ * has applied it, so a bookmark tags every trigger fired after it returns.
+ *
+ * Rules:
+ * - Every function returns 0 on success or a negative errno (e.g.
+ *   -ECONNREFUSED when the recorder named by the variable is gone,
+ *   -EREMOTEIO when it refused the command, -ETIMEDOUT when it did not
+ *   answer within 5 s). Nothing is ever printed; t410_errmsg() says why.
+ * - Thread-safe: calls from several threads are serialised over one
+ *   connection. Fork-safe: a child opens its own connection.
+ * - A call costs one round trip to the recorder (tens of microseconds):
+ *   mark phases, not loop iterations.
+ */
+#ifndef T410TRACE_H
+#define T410TRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Name of the environment variable that holds the recorder's socket. */
+#define T410TRACE_CONTROL_ENV "T410TRACE_CONTROL"
+
+/* Set the current bookmark: every trigger after this call returns carries
+ * it, until the next bookmark. name: 1 to 63 characters of A-Z a-z 0-9
+ * _ . : - (others are refused with -EREMOTEIO by the recorder).
+ * @return 0 (also without a recorder), or a negative errno. */
+int t410_bookmark(const char *name);
+
+/* Fire one trigger now (a snapshot of every counter, in addition to the
+ * periodic ones). Returns after the recorder has fired it.
+ * @return 0 (also without a recorder), or a negative errno. */
+int t410_trigger(void);
+
+/* Whether a recorder is reachable: 1 if T410TRACE_CONTROL is set and its
+ * socket accepts a connection, 0 if the variable is unset or empty, or a
+ * negative errno if it is set but the recorder cannot be reached. */
+int t410_available(void);
+
+/* The reason for the last failure of a t410_* call on this thread, as one
+ * line ("" if none). Valid until the next t410_* call on this thread. */
+const char *t410_errmsg(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,195 @@
+/* t410trace.c - libt410trace: bookmarks and triggers from an application.
+ *
+ * Lives inside someone else's program, so: exports only the t410_*
+ * functions (built with -fvisibility=hidden), never prints, never raises
+ * SIGPIPE, never exits, and costs nothing measurable when no recorder is
+ * there. The environment is read once (pthread_once) and the answer kept
+ * in an atomic: with T410TRACE_CONTROL unset each call is one load and a
+ * branch (about 1.5 ns). With it set, one connection is opened lazily and kept; a
+ * mutex serialises the exchanges, so replies cannot cross between threads;
+ * each call waits for the recorder's reply (synchronous, so a bookmark
+ * applies to every trigger after the call returns).
+ *
+ * The one piece of process-wide state is the connection (a library for
+ * apps has no context to hand around): one static struct, set up once,
+ * guarded by its mutex. Fork: pthread_atfork handlers hold the mutex
+ * across fork and drop the inherited connection in the child (a socket
+ * shared with the parent would mix their replies); the pid check catches
+ * children made without fork() handlers (raw clone). A command that could
+ * not be sent (-EPIPE: the recorder closed our old connection) is retried
+ * once on a fresh connection; any other transport failure drops the
+ * connection so a late reply cannot be taken for the next one's.
+ */
+#include "t410trace.h"
+#include "../sched/sched.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define T410_API __attribute__((visibility("default")))
+
+_Static_assert(sizeof(T410TRACE_CONTROL_ENV) == sizeof(T4_CONTROL_ENV),
+	       "t410trace.h and sched.h must name the same variable");
+
+enum { CTX_UNKNOWN, CTX_OFF, CTX_ON };
+
+struct t410_ctx {
+	pthread_once_t once;
+	atomic_int state;      /* CTX_*; set once by init_once */
+	pthread_mutex_t lock;  /* guards fd and pid */
+	int fd;                /* connection to the recorder, -1 if none */
+	pid_t pid;             /* process that opened fd */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+};
+
+static struct t410_ctx ctx = {
+	.once = PTHREAD_ONCE_INIT,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+
+static void drop_connection(void)
+{
+	if (ctx.fd >= 0)
+		close(ctx.fd);
+	ctx.fd = -1;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&ctx.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&ctx.lock);
+}
+
+static void fork_child(void)
+{
+	drop_connection();
+	pthread_mutex_unlock(&ctx.lock);
+}
+
+static void init_once(void)
+{
+	const char *p = getenv(T4_CONTROL_ENV);
+
+	if (!p || !p[0]) {
+		atomic_store_explicit(&ctx.state, CTX_OFF, memory_order_release);
+		return;
+	}
+	snprintf(ctx.path, sizeof(ctx.path), "%s", p);
+	/* Without the handlers a child could inherit a held lock; if they
+	 * cannot be registered, the pid check still reconnects in a child. */
+	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atomic_store_explicit(&ctx.state, CTX_ON, memory_order_release);
+}
+
+/* Whether a recorder is named; after the first call one load. */
+static inline bool enabled(void)
+{
+	int s = atomic_load_explicit(&ctx.state, memory_order_acquire);
+
+	if (__builtin_expect(s == CTX_UNKNOWN, 0)) {
+		pthread_once(&ctx.once, init_once);
+		s = atomic_load_explicit(&ctx.state, memory_order_acquire);
+	}
+	return s == CTX_ON;
+}
+
+/* With ctx.lock held: make sure this process has a connection. */
+static int connect_locked(void)
+{
+	pid_t me = getpid();
+	int fd;
+
+	if (ctx.pid != me) {
+		drop_connection();
+		ctx.pid = me;
+	}
+	if (ctx.fd >= 0)
+		return 0;
+	fd = t4_control_connect(ctx.path);
+	if (fd < 0)
+		return fd;
+	ctx.fd = fd;
+	return 0;
+}
+
+/* Send one command and wait for the answer. */
+static int call(const char *line)
+{
+	char reply[T4_CONTROL_REPLY_MAX];
+	int err;
+
+	pthread_mutex_lock(&ctx.lock);
+	err = connect_locked();
+	if (err == 0)
+		err = t4_control_exchange(ctx.fd, line, reply, sizeof(reply));
+	if (err == -EPIPE) { /* never arrived: one fresh connection */
+		drop_connection();
+		err = connect_locked();
+		if (err == 0)
+			err = t4_control_exchange(ctx.fd, line, reply, sizeof(reply));
+	}
+	if (err < 0 && err != -EREMOTEIO && err != -EINVAL)
+		drop_connection();
+	pthread_mutex_unlock(&ctx.lock);
+	return err;
+}
+
+static void clear_errmsg(void)
+{
+	(void)t4_err(EINVAL, "%s", "");
+}
+
+T410_API int t410_bookmark(const char *name)
+{
+	char line[T4_CONTROL_LINE_MAX + 1];
+
+	if (!enabled())
+		return 0;
+	clear_errmsg();
+	if (!name)
+		return t4_err(EINVAL, "t410_bookmark: no name given");
+	if (strlen(name) >= T4_NAME_MAX)
+		return t4_err(EINVAL, "t410_bookmark: name longer than %d characters",
+			      T4_NAME_MAX - 1);
+	snprintf(line, sizeof(line), "bookmark %s", name);
+	return call(line);
+}
+
+T410_API int t410_trigger(void)
+{
+	if (!enabled())
+		return 0;
+	clear_errmsg();
+	return call("trigger");
+}
+
+T410_API int t410_available(void)
+{
+	int err;
+
+	if (!enabled())
+		return 0;
+	clear_errmsg();
+	pthread_mutex_lock(&ctx.lock);
+	err = connect_locked();
+	pthread_mutex_unlock(&ctx.lock);
+	return err < 0 ? err : 1;
+}
+
+T410_API const char *t410_errmsg(void)
+{
+	return t4_errmsg();
+}

@@ -1,0 +1,155 @@
+/* fake_recorder.h - a control socket with fake ops, for the control and
+ * libt410trace tests (header-only: the tests are one binary, but each test
+ * file stays readable on its own).
+ *
+ * The ops append "bookmark NAME;", "trigger;", "start;", "stop;",
+ * "status;" to a log under a mutex; status answers with the number of
+ * calls so far. Setting fail makes trigger fail with -EBUSY and a message.
+ */
+#ifndef T4_TEST_FAKE_RECORDER_H
+#define T4_TEST_FAKE_RECORDER_H
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sched/sched.h"
+#include "util/util.h"
+
+struct fake_rec {
+	pthread_mutex_t mu;
+	char log[16384];
+	size_t len;
+	int calls;
+	int fail;
+	char dir[32];
+	char path[64];
+	struct t4_control *ctl;
+};
+
+static inline int fake_note(void *ud, const char *what, const char *arg)
+{
+	struct fake_rec *f = ud;
+	int n;
+
+	pthread_mutex_lock(&f->mu);
+	n = snprintf(f->log + f->len, sizeof(f->log) - f->len, "%s%s%s;", what,
+		     arg ? " " : "", arg ? arg : "");
+	if (n > 0 && (size_t)n < sizeof(f->log) - f->len)
+		f->len += (size_t)n;
+	f->calls++;
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
+static inline int fake_bookmark(void *ud, const char *name)
+{
+	return fake_note(ud, "bookmark", name);
+}
+
+static inline int fake_trigger(void *ud)
+{
+	struct fake_rec *f = ud;
+
+	if (f->fail)
+		return t4_err(EBUSY, "trigger refused: fake says busy");
+	return fake_note(ud, "trigger", NULL);
+}
+
+static inline int fake_start(void *ud)
+{
+	return fake_note(ud, "start", NULL);
+}
+
+static inline int fake_stop(void *ud)
+{
+	return fake_note(ud, "stop", NULL);
+}
+
+static inline int fake_status(void *ud, char *buf, size_t cap)
+{
+	struct fake_rec *f = ud;
+
+	fake_note(ud, "status", NULL);
+	pthread_mutex_lock(&f->mu);
+	snprintf(buf, cap, "calls=%d", f->calls);
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
+static const struct t4_control_ops fake_ops = {
+	.bookmark = fake_bookmark,
+	.trigger = fake_trigger,
+	.start = fake_start,
+	.stop = fake_stop,
+	.status = fake_status,
+};
+
+/* Make a temp dir (mode 0711) and a recorder at dir/ctl.sock. */
+static inline void fake_open(struct fake_rec *f)
+{
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->mu, NULL);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/t4ctl.XXXXXX");
+	cr_assert_not_null(mkdtemp(f->dir));
+	cr_assert_eq(chmod(f->dir, 0711), 0);
+	snprintf(f->path, sizeof(f->path), "%s/ctl.sock", f->dir);
+	err = t4_control_open(&f->ctl, f->path, &fake_ops, f);
+	cr_assert_eq(err, 0, "t4_control_open: %d %s", err, t4_errmsg());
+}
+
+/* Close the recorder (if open) and remove the temp dir. */
+static inline void fake_close(struct fake_rec *f)
+{
+	t4_control_close(f->ctl);
+	f->ctl = NULL;
+	t4_rmtree(f->dir);
+	pthread_mutex_destroy(&f->mu);
+}
+
+/* Copy of the log so far. */
+static inline void fake_log(struct fake_rec *f, char *out, size_t cap)
+{
+	size_t n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->len < cap - 1 ? f->len : cap - 1; /* a cut log fails compares */
+	memcpy(out, f->log, n);
+	out[n] = '\0';
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Run a shell command; stdout and stderr land in dir/out and dir/err and
+ * are read back into out and err (cap bytes each). Returns the exit code. */
+__attribute__((format(printf, 5, 6)))
+static inline int run_shell(const char *dir, char *out, char *err, size_t cap,
+			    const char *fmt, ...)
+{
+	char cmd[1024], path[128];
+	va_list ap;
+	int n, status;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert(n > 0 && (size_t)n + 2 * strlen(dir) + 16 < sizeof(cmd));
+	snprintf(cmd + n, sizeof(cmd) - (size_t)n, " >%s/out 2>%s/err", dir, dir);
+	status = system(cmd);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	cr_assert_geq(t4_read_small_file(path, out, cap), 0);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	cr_assert_geq(t4_read_small_file(path, err, cap), 0);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+#endif

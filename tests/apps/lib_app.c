@@ -1,0 +1,174 @@
+/* lib_app.c - a program using libt410trace, for tests/test_lib.c.
+ *
+ * Built at test time against the shared library and include/t410trace.h
+ * only (like a user's program). Modes (argv[1]):
+ *   order N     bookmark b0..b<N-1>, each followed by a trigger; print
+ *               the round trip in us/call
+ *   threads     4 threads x 25 bookmarks t<T>_<i>
+ *   fork        bookmark parent1; a child bookmarks child; then parent2
+ *   bad         refusals: bad name, NULL, too long; then bookmark good1
+ *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
+ *   gone        T410TRACE_CONTROL names no recorder
+ *   noop N      no recorder in the environment: N calls, print ns/call
+ * Exit 0 when every call returned what it should; otherwise a message on
+ * stderr and exit 1.
+ */
+#include <t410trace.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+static void check(int got, int want, const char *what)
+{
+	if (got != want) {
+		fprintf(stderr, "lib_app: %s returned %d, want %d (%s)\n", what, got, want,
+			t410_errmsg());
+		failures++;
+	}
+}
+
+static void bookmark(const char *name)
+{
+	check(t410_bookmark(name), 0, name);
+}
+
+static void *thread_main(void *arg)
+{
+	char name[32];
+
+	for (int i = 0; i < 25; i++) {
+		snprintf(name, sizeof(name), "t%d_%d", (int)(long)arg, i);
+		bookmark(name);
+	}
+	return NULL;
+}
+
+static void run_threads(void)
+{
+	pthread_t t[4];
+
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, thread_main, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void run_fork(void)
+{
+	int status;
+	pid_t pid;
+
+	bookmark("parent1");
+	pid = fork();
+	if (pid == 0) {
+		bookmark("child");
+		_exit(failures ? 1 : 0);
+	}
+	check(waitpid(pid, &status, 0), pid, "waitpid");
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
+	bookmark("parent2");
+}
+
+static void run_bad(void)
+{
+	char longname[100];
+
+	check(t410_bookmark("bad name"), -EREMOTEIO, "bookmark 'bad name'");
+	if (strncmp(t410_errmsg(), "error: usage: bookmark NAME", 27)) {
+		fprintf(stderr, "lib_app: message '%s'\n", t410_errmsg());
+		failures++;
+	}
+	check(t410_bookmark(NULL), -EINVAL, "bookmark NULL");
+	check(t410_bookmark("a\ntrigger"), -EINVAL, "bookmark with newline");
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	check(t410_bookmark(longname), -EINVAL, "long bookmark");
+	bookmark("good1");
+}
+
+static void run_reconnect(void)
+{
+	char line[16];
+
+	bookmark("r1");
+	if (!fgets(line, sizeof(line), stdin))
+		failures++;
+	bookmark("r2");
+}
+
+static void run_gone(void)
+{
+	int a = t410_available();
+
+	check(a < 0, 1, "t410_available");
+	check(t410_bookmark("x") < 0, 1, "bookmark without recorder");
+	if (!strstr(t410_errmsg(), "no recorder listening at ")) {
+		fprintf(stderr, "lib_app: message '%s'\n", t410_errmsg());
+		failures++;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void run_noop(long n)
+{
+	double t0;
+	int bad = 0;
+
+	check(t410_available(), 0, "t410_available");
+	t0 = now_s();
+	for (long i = 0; i < n; i++)
+		bad |= t410_bookmark("x") | t410_trigger();
+	printf("ns/call %.2f\n", (now_s() - t0) * 1e9 / (2.0 * (double)n));
+	check(bad, 0, "no-op calls");
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	long n = argc > 2 ? atol(argv[2]) : 0;
+	char name[32];
+
+	if (!strcmp(mode, "order")) {
+		double t0;
+
+		check(t410_available(), 1, "t410_available");
+		t0 = now_s();
+		for (long i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "b%ld", i);
+			bookmark(name);
+			check(t410_trigger(), 0, "trigger");
+		}
+		printf("us/call %.1f\n", (now_s() - t0) * 1e6 / (2.0 * (double)(n ? n : 1)));
+	} else if (!strcmp(mode, "threads")) {
+		run_threads();
+	} else if (!strcmp(mode, "fork")) {
+		run_fork();
+	} else if (!strcmp(mode, "bad")) {
+		run_bad();
+	} else if (!strcmp(mode, "reconnect")) {
+		run_reconnect();
+	} else if (!strcmp(mode, "gone")) {
+		run_gone();
+	} else if (!strcmp(mode, "noop")) {
+		run_noop(n);
+	} else {
+		fprintf(stderr, "lib_app: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	return failures ? 1 : 0;
+}

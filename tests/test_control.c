@@ -1,0 +1,388 @@
+/* test_control.c - the control socket: protocol, security, several
+ * clients, socket file handling, and `t410trace ctl` (suites control,
+ * control_cli). The recorder side is a fake (tests/apps/fake_recorder.h).
+ */
+#include "tests/apps/fake_recorder.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* Send raw bytes on a fresh connection; return the fd. */
+static int raw_send(const char *path, const char *bytes, size_t len)
+{
+	int fd = t4_control_connect(path);
+
+	cr_assert_geq(fd, 0, "connect: %s", t4_errmsg());
+	cr_assert_eq(send(fd, bytes, len, MSG_NOSIGNAL), (ssize_t)len);
+	return fd;
+}
+
+/* Read everything until EOF or 'want' newlines; returns bytes read. */
+static size_t raw_read(int fd, char *buf, size_t cap, int want)
+{
+	size_t len = 0;
+	int lines = 0;
+
+	while (len + 1 < cap && lines < want) {
+		ssize_t n = recv(fd, buf + len, 1, 0);
+
+		if (n <= 0)
+			break;
+		lines += buf[len] == '\n';
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* The server closed the connection: EOF, or ECONNRESET when it left
+ * bytes we sent unread (Linux Unix sockets report that). */
+static bool closed_by_peer(int fd)
+{
+	char ch;
+	ssize_t n = recv(fd, &ch, 1, 0);
+
+	return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+static void expect_exec(const char *line, int want_err, const char *want_reply)
+{
+	struct fake_rec f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	char reply[T4_CONTROL_REPLY_MAX];
+	int err = t4_control_exec(&fake_ops, &f, line, reply, sizeof(reply));
+
+	cr_expect_eq(err, want_err, "'%s': err %d", line, err);
+	cr_expect_str_eq(reply, want_reply, "'%s'", line);
+}
+
+/* ---- protocol (no socket) --------------------------------------------- */
+
+Test(control, exec_commands)
+{
+	expect_exec("bookmark phase2", 0, "ok");
+	expect_exec("trigger", 0, "ok");
+	expect_exec("start", 0, "ok");
+	expect_exec("  stop \r", 0, "ok");
+	expect_exec("status", 0, "ok calls=1");
+	expect_exec("bookmark A-z_0.9:x", 0, "ok");
+}
+
+Test(control, exec_refusals)
+{
+	char name63[64], line[128];
+
+	expect_exec("frobnicate now", -EINVAL,
+		    "error: unknown command 'frobnicate' (bookmark NAME, trigger, start, stop, status)");
+	expect_exec("", -EINVAL, "error: empty command (bookmark NAME, trigger, start, stop, status)");
+	expect_exec("bookmark", -EINVAL, "error: usage: bookmark NAME (one name)");
+	expect_exec("bookmark a b", -EINVAL, "error: usage: bookmark NAME (one name)");
+	expect_exec("bookmark a/b", -EINVAL,
+		    "error: bad bookmark name 'a/b': 1-63 characters of A-Z a-z 0-9 _ . : -");
+	expect_exec("trigger 3", -EINVAL, "error: 'trigger' takes no arguments");
+	memset(name63, 'n', 63);
+	name63[63] = '\0';
+	snprintf(line, sizeof(line), "bookmark %s", name63);
+	expect_exec(line, 0, "ok");
+	snprintf(line, sizeof(line), "bookmark %sn", name63);
+	expect_exec(line, -EINVAL,
+		    "error: bad bookmark name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn': "
+		    "1-63 characters of A-Z a-z 0-9 _ . : -");
+}
+
+Test(control, exec_callback_errors)
+{
+	struct fake_rec f = { .mu = PTHREAD_MUTEX_INITIALIZER, .fail = 1 };
+	struct t4_control_ops none = { 0 };
+	char reply[T4_CONTROL_REPLY_MAX];
+
+	cr_assert_eq(t4_control_exec(&fake_ops, &f, "trigger", reply, sizeof(reply)), -EBUSY);
+	cr_assert_str_eq(reply, "error: trigger refused: fake says busy");
+	cr_assert_eq(t4_control_exec(&none, NULL, "start", reply, sizeof(reply)), -ENOTSUP);
+	cr_assert_str_eq(reply, "error: 'start' is not supported by this recorder");
+	cr_assert_str_eq(f.log, "");
+}
+
+/* ---- the socket -------------------------------------------------------- */
+
+Test(control, round_trip)
+{
+	struct fake_rec f;
+	char reply[T4_CONTROL_REPLY_MAX], log[256];
+
+	fake_open(&f);
+	cr_assert_eq(t4_control_send(f.path, "bookmark phase2", reply, sizeof(reply)), 0);
+	cr_assert_str_eq(reply, "ok");
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), 0);
+	cr_assert_eq(t4_control_send(f.path, "start", reply, sizeof(reply)), 0);
+	cr_assert_eq(t4_control_send(f.path, "stop", reply, sizeof(reply)), 0);
+	cr_assert_eq(t4_control_send(f.path, "status", reply, sizeof(reply)), 0);
+	cr_assert_str_eq(reply, "ok calls=5");
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "bookmark phase2;trigger;start;stop;status;");
+
+	cr_assert_eq(t4_control_send(f.path, "bookmark no way", reply, sizeof(reply)), -EREMOTEIO);
+	cr_assert_str_eq(reply, "error: usage: bookmark NAME (one name)");
+	cr_assert_str_eq(t4_errmsg(), "error: usage: bookmark NAME (one name)");
+	f.fail = 1;
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), -EREMOTEIO);
+	cr_assert_str_eq(reply, "error: trigger refused: fake says busy");
+	cr_assert_eq(t4_control_send(f.path, "a\nb", reply, sizeof(reply)), -EINVAL);
+	fake_close(&f);
+}
+
+Test(control, pipelined_lines_and_crlf)
+{
+	struct fake_rec f;
+	char buf[256];
+	const char *in = "trigger\r\nbookmark x1\nstatus\n";
+	int fd;
+
+	fake_open(&f);
+	fd = raw_send(f.path, in, strlen(in));
+	raw_read(fd, buf, sizeof(buf), 3);
+	cr_assert_str_eq(buf, "ok\nok\nok calls=3\n");
+	close(fd);
+	fake_close(&f);
+}
+
+Test(control, too_long_line_drops_client)
+{
+	struct fake_rec f;
+	char line[400], buf[256], log[64];
+	int fd;
+
+	fake_open(&f);
+	/* 256 bytes is the longest line: answered, client kept */
+	memset(line, 'x', 256);
+	line[256] = '\n';
+	fd = raw_send(f.path, line, 257);
+	raw_read(fd, buf, sizeof(buf), 1);
+	cr_assert(!strncmp(buf, "error: unknown command 'xxxx", 28), "%s", buf);
+	cr_assert_eq(send(fd, "trigger\n", 8, MSG_NOSIGNAL), 8);
+	raw_read(fd, buf, sizeof(buf), 1);
+	cr_assert_str_eq(buf, "ok\n");
+	close(fd);
+
+	/* 257 bytes without a newline: refused and dropped */
+	memset(line, 'y', sizeof(line));
+	fd = raw_send(f.path, line, sizeof(line));
+	raw_read(fd, buf, sizeof(buf), 1);
+	cr_assert_str_eq(buf, "error: line too long\n");
+	cr_assert(closed_by_peer(fd));
+	close(fd);
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "trigger;");
+	fake_close(&f);
+}
+
+Test(control, several_clients)
+{
+	enum { N = 8 };
+	struct fake_rec f;
+	char buf[64], line[32], log[512], want[512] = "";
+	int fd[N];
+
+	fake_open(&f);
+	for (int i = 0; i < N; i++)
+		fd[i] = t4_control_connect(f.path);
+	/* Interleaved over connections kept open, in reverse order */
+	for (int round = 0; round < 2; round++) {
+		for (int i = N - 1; i >= 0; i--) {
+			snprintf(line, sizeof(line), "bookmark c%d_r%d", i, round);
+			cr_assert_eq(t4_control_exchange(fd[i], line, buf, sizeof(buf)), 0,
+				     "%s", t4_errmsg());
+			cr_assert_str_eq(buf, "ok");
+			snprintf(want + strlen(want), sizeof(want) - strlen(want),
+				 "bookmark c%d_r%d;", i, round);
+		}
+	}
+	/* A client that leaves does not disturb the others */
+	close(fd[3]);
+	cr_assert_eq(t4_control_exchange(fd[0], "trigger", buf, sizeof(buf)), 0);
+	strcat(want, "trigger;");
+	for (int i = 0; i < N; i++)
+		if (i != 3)
+			close(fd[i]);
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, want);
+	fake_close(&f);
+}
+
+Test(control, socket_mode_0600_and_unlinked_on_close)
+{
+	struct fake_rec f;
+	struct stat st;
+	mode_t old = umask(0); /* the mode must not depend on the umask */
+
+	fake_open(&f);
+	umask(old);
+	cr_assert_eq(lstat(f.path, &st), 0);
+	cr_assert(S_ISSOCK(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	cr_assert_eq(lstat(f.path, &st), -1);
+	cr_assert_eq(errno, ENOENT);
+	t4_control_close(NULL);
+	fake_close(&f);
+}
+
+Test(control, stale_socket_replaced_live_one_kept)
+{
+	struct fake_rec f;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct t4_control *second = NULL;
+	char reply[64];
+	int fd;
+
+	fake_open(&f);
+	t4_control_close(f.ctl);
+	/* leave a stale socket file: bound, then closed, not unlinked */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f.path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	cr_assert_eq(t4_control_open(&f.ctl, f.path, &fake_ops, &f), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), 0);
+
+	/* a live recorder is not replaced */
+	cr_assert_eq(t4_control_open(&second, f.path, &fake_ops, &f), -EADDRINUSE);
+	cr_assert_null(second);
+	cr_assert_str_eq(t4_errmsg() + strlen(f.path), ": another recorder is listening there");
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), 0);
+	fake_close(&f);
+}
+
+Test(control, non_socket_path_refused)
+{
+	struct fake_rec f;
+	struct t4_control *c = NULL;
+	char text[32], want[256];
+
+	fake_open(&f);
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	cr_assert_eq(t4_write_small_file(f.path, "precious"), 0);
+	cr_assert_eq(t4_control_open(&c, f.path, &fake_ops, &f), -EEXIST);
+	cr_assert_null(c);
+	snprintf(want, sizeof(want), "%s: exists and is not a socket; refusing to replace it",
+		 f.path);
+	cr_assert_str_eq(t4_errmsg(), want);
+	cr_assert_eq(t4_read_small_file(f.path, text, sizeof(text)), 8);
+	cr_assert_str_eq(text, "precious");
+	fake_close(&f);
+}
+
+Test(control, no_recorder_message)
+{
+	char reply[64] = "junk", want[128];
+
+	cr_assert_lt(t4_control_send("/tmp/t4ctl-does-not-exist/ctl.sock", "status", reply,
+				     sizeof(reply)), 0);
+	snprintf(want, sizeof(want), "no recorder listening at %s",
+		 "/tmp/t4ctl-does-not-exist/ctl.sock");
+	cr_assert_str_eq(t4_errmsg(), want);
+	cr_assert_str_eq(reply, "");
+}
+
+/* In a child running as nobody: connect and send "trigger". Exit codes:
+ * 10 connect refused (EACCES), 11 the recorder denied uid 65534,
+ * 12 anything else (the command got through, or odd errors). */
+static int as_nobody(const char *path)
+{
+	char reply[128];
+	int err;
+
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		return 13;
+	err = t4_control_send(path, "trigger", reply, sizeof(reply));
+	if (err == -EACCES)
+		return 10;
+	if (err == -EREMOTEIO && !strcmp(reply, "error: permission denied (uid 65534)"))
+		return 11;
+	return 12;
+}
+
+static int run_as_nobody(const char *path)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(as_nobody(path));
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+Test(control, other_uid_refused)
+{
+	struct fake_rec f;
+	char log[64], reply[64];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	fake_open(&f);
+	/* The file mode keeps nobody out ... */
+	cr_assert_eq(run_as_nobody(f.path), 10);
+	/* ... and so does SO_PEERCRED when the mode would let it in. */
+	cr_assert_eq(chmod(f.path, 0666), 0);
+	cr_assert_eq(run_as_nobody(f.path), 11);
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "");
+	/* root (the recording user here) is still served */
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), 0);
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "trigger;");
+	fake_close(&f);
+}
+
+/* ---- t410trace ctl ------------------------------------------------------ */
+
+Test(control_cli, ctl_commands)
+{
+	const char *bin = getenv("T4_BIN");
+	struct fake_rec f;
+	char out[2048], err[2048], log[128], want[256];
+
+	if (!bin)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	fake_open(&f);
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --control %s bookmark phase2",
+			     bin, f.path), 0);
+	cr_assert_str_eq(out, "ok");
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out),
+			     "env T410TRACE_CONTROL=%s %s ctl status", f.path, bin), 0);
+	cr_assert_str_eq(out, "ok calls=2");
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --control=%s frob",
+			     bin, f.path), 1);
+	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status)");
+	cr_assert_str_eq(out, "");
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "bookmark phase2;status;");
+
+	/* usage errors: 2; no recorder: 1 */
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "env -u T410TRACE_CONTROL %s ctl trigger",
+			     bin), 2);
+	cr_assert(strstr(err, "use --control PATH or set T410TRACE_CONTROL"), "%s", err);
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --control %s", bin, f.path), 2);
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --bogus x", bin), 2);
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --help", bin), 0);
+	cr_assert(strstr(out, "usage: t410trace ctl"));
+	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "%s ctl --control %s/none trigger",
+			     bin, f.dir), 1);
+	snprintf(want, sizeof(want), "t410trace ctl: no recorder listening at %s/none", f.dir);
+	cr_assert_str_eq(err, want);
+	fake_close(&f);
+}

@@ -1,0 +1,259 @@
+/* test_lib.c - libt410trace as an application sees it (suite control_lib).
+ *
+ * tests/apps/lib_app.c is compiled at test time with `cc` against
+ * $T4_OUT/libt410trace.so and include/t410trace.h only, then run with
+ * T410TRACE_CONTROL naming a fake recorder in this process. Skipped when
+ * T4_OUT is unset (run through `make check`) or no compiler is found.
+ */
+#include "tests/apps/fake_recorder.h"
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct app {
+	struct fake_rec rec;
+	char bin[160];
+	char out[4096], err[4096];
+};
+
+/* The repository root: the current directory under make check, else the
+ * parent of T4_OUT. */
+static void repo_root(char *buf, size_t cap)
+{
+	char tmp[512];
+
+	if (access("tests/apps/lib_app.c", R_OK) == 0) {
+		snprintf(buf, cap, ".");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s", getenv("T4_OUT"));
+	snprintf(buf, cap, "%s", dirname(tmp));
+}
+
+/* Whether the library was built with sanitizers (the app must be too). */
+static bool solib_sanitized(const char *solib)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only %s | grep -q __asan_", solib);
+	return system(cmd) == 0;
+}
+
+/* Compile src (a path under the repo) into dir/name with compiler cc. */
+static void compile(struct app *a, const char *cc, const char *src, const char *name)
+{
+	const char *out = getenv("T4_OUT");
+	char root[512], solib[600];
+	int rc;
+
+	snprintf(solib, sizeof(solib), "%s/libt410trace.so", out);
+	if (access(solib, R_OK))
+		cr_skip_test("%s not built", solib);
+	repo_root(root, sizeof(root));
+	snprintf(a->bin, sizeof(a->bin), "%s/%s", a->rec.dir, name);
+	/* The app needs the soname (libt410trace.so.0) at run time, as it
+	 * would after make install: link it in the temp dir. */
+	rc = run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+		       "ln -sf %s %s/libt410trace.so.0 && "
+		       "%s -Wall -Wextra -Werror -I%s/include %s %s/%s -o %s %s "
+		       "-Wl,-rpath,%s -pthread",
+		       solib, a->rec.dir,
+		       cc, root, solib_sanitized(solib) ? "-fsanitize=address,undefined" : "",
+		       root, src, a->bin, solib, a->rec.dir);
+	cr_assert_eq(rc, 0, "compiling %s failed: %s", src, a->err);
+}
+
+/* Skip (before making anything) when there is no library to test. */
+static void need_solib(void)
+{
+	if (!getenv("T4_OUT"))
+		cr_skip_test("T4_OUT not set (run through make check)");
+}
+
+static void app_open(struct app *a)
+{
+	need_solib();
+	memset(a, 0, sizeof(*a));
+	fake_open(&a->rec);
+	compile(a, "cc -std=c17", "tests/apps/lib_app.c", "lib_app");
+}
+
+/* Run the app with T410TRACE_CONTROL set to the fake recorder. */
+static int app_run(struct app *a, const char *args)
+{
+	return run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+			 "env T410TRACE_CONTROL=%s %s %s", a->rec.path, a->bin, args);
+}
+
+static void expect_log(struct app *a, const char *want)
+{
+	char log[sizeof(a->rec.log)];
+
+	fake_log(&a->rec, log, sizeof(log));
+	cr_assert_str_eq(log, want);
+}
+
+Test(control_lib, exports_only_t410_symbols)
+{
+	const char *out = getenv("T4_OUT");
+	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg" };
+	char cmd[600], line[256], sym[200];
+	int found = 0, total = 0;
+	FILE *p;
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s/libt410trace.so", out);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char addr[40], type[4];
+
+		if (sscanf(line, "%39s %3s %199s", addr, type, sym) != 3)
+			continue;
+		total++;
+		cr_expect(!strncmp(sym, "t410_", 5), "exported: %s", sym);
+		for (size_t i = 0; i < T4_ARRAY_LEN(want); i++)
+			found += !strcmp(sym, want[i]);
+	}
+	cr_assert_eq(pclose(p), 0);
+	cr_assert_eq(found, 4);
+	cr_assert_eq(total, 4);
+}
+
+Test(control_lib, bookmarks_arrive_in_order)
+{
+	struct app a;
+	char want[2048] = "";
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "order 50"), 0, "%s", a.err);
+	cr_log_info("libt410trace with a recorder: %s", a.out);
+	for (int i = 0; i < 50; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 "bookmark b%d;trigger;", i);
+	expect_log(&a, want);
+	fake_close(&a.rec);
+}
+
+Test(control_lib, threads_serialised)
+{
+	struct app a;
+	char log[sizeof(a.rec.log)], name[32];
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "threads"), 0, "%s", a.err);
+	fake_log(&a.rec, log, sizeof(log));
+	/* every bookmark arrived once, each thread's in its own order */
+	for (int t = 0; t < 4; t++) {
+		const char *prev = log;
+
+		for (int i = 0; i < 25; i++) {
+			const char *at;
+
+			snprintf(name, sizeof(name), "bookmark t%d_%d;", t, i);
+			at = strstr(log, name);
+			cr_assert_not_null(at, "%s missing", name);
+			cr_assert(at >= prev, "%s out of order", name);
+			prev = at;
+		}
+	}
+	cr_assert_eq(a.rec.calls, 100);
+	fake_close(&a.rec);
+}
+
+Test(control_lib, fork_child_has_own_connection)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "fork"), 0, "%s", a.err);
+	expect_log(&a, "bookmark parent1;bookmark child;bookmark parent2;");
+	fake_close(&a.rec);
+}
+
+Test(control_lib, refusals_reported_connection_kept)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "bad"), 0, "%s", a.err);
+	expect_log(&a, "bookmark good1;");
+	fake_close(&a.rec);
+}
+
+Test(control_lib, reconnects_after_recorder_restart)
+{
+	struct app a;
+	char cmd[600], log[64];
+	FILE *p;
+
+	app_open(&a);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL=%s %s reconnect >%s/out 2>%s/err",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	for (int i = 0; i < 10000; i++) { /* up to 10 s for the first bookmark */
+		fake_log(&a.rec, log, sizeof(log));
+		if (strstr(log, "r1"))
+			break;
+		usleep(1000);
+	}
+	cr_assert_str_eq(log, "bookmark r1;");
+	t4_control_close(a.rec.ctl); /* the app's connection dies with it */
+	cr_assert_eq(t4_control_open(&a.rec.ctl, a.rec.path, &fake_ops, &a.rec), 0);
+	fputs("go\n", p);
+	cr_assert_eq(pclose(p), 0);
+	expect_log(&a, "bookmark r1;bookmark r2;");
+	fake_close(&a.rec);
+}
+
+Test(control_lib, recorder_gone)
+{
+	struct app a;
+	char args[200];
+
+	app_open(&a);
+	snprintf(args, sizeof(args), "gone");
+	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+			       "env T410TRACE_CONTROL=%s/nobody %s %s", a.rec.dir, a.bin, args),
+		     0, "%s", a.err);
+	expect_log(&a, "");
+	fake_close(&a.rec);
+}
+
+Test(control_lib, no_recorder_is_a_cheap_noop)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+			       "env -u T410TRACE_CONTROL %s noop 10000000", a.bin), 0, "%s", a.err);
+	cr_assert(!strncmp(a.out, "ns/call ", 8), "%s", a.out);
+	cr_log_info("libt410trace without a recorder: %s", a.out);
+	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+			       "env T410TRACE_CONTROL= %s noop 1000", a.bin), 0, "%s", a.err);
+	expect_log(&a, "");
+	fake_close(&a.rec);
+}
+
+Test(control_lib, usable_from_cxx)
+{
+	struct app a;
+
+	if (system("command -v c++ >/dev/null 2>&1"))
+		cr_skip_test("no C++ compiler");
+	need_solib();
+	memset(&a, 0, sizeof(a));
+	fake_open(&a.rec);
+	compile(&a, "c++", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
+	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+			       "env -u T410TRACE_CONTROL %s", a.bin), 0, "%s", a.err);
+	cr_assert_str_eq(a.out, "ok");
+	fake_close(&a.rec);
+}
