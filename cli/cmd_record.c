@@ -1,12 +1,608 @@
-/* cmd_record.c - placeholder while the subcommand is being written. */
+/* cmd_record.c - `t410trace record`: counters of every clock domain on one
+ * reference timeline, into a zstd-compressed log.
+ *
+ * Order of things: discover PMUs (real, fixture or simulated), parse the
+ * events, group them into clock domains and open them, open the log, create
+ * the scheduler (its rings), start the writer, write the metadata, start
+ * the scheduler (baseline trigger 0), start the command, wait for the
+ * command / the duration / a signal, stop (final trigger), close the log
+ * with the final status, print a summary. The main thread only waits and
+ * draws the progress line; it never touches the trigger path.
+ */
 #include "cli.h"
+#include "collector/collector.h"
+#include "packets/packets.h"
+#include "sched/sched.h"
+#include "util/util.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_EVENT_ARGS 64
+
+struct record_opts {
+	uint64_t period_ns;
+	uint64_t duration_ns;
+	const char *bookmark;
+	const char *events[MAX_EVENT_ARGS];
+	size_t n_events;
+	const char *output;
+	const char *control;
+	const char *sysfs_root;
+	bool sim;
+	uint64_t sim_seed;
+	bool paused, per_socket, quiet, progress;
+	int zstd_level;
+	enum t4_log_backend backend;
+	char **command; /* NULL-terminated, or NULL */
+};
+
+struct recording {
+	struct record_opts o;
+	struct t4_sim *sim;
+	struct t4_pmu_set pmus;
+	struct t4_evlist events;
+	struct t4_domain_set domains;
+	struct t4_log *log;
+	struct t4_ring *meta;
+	struct t4_sched *sched;
+	struct t4_control *control;
+	char control_path[256];
+	bool control_is_temp;
+	pid_t child;
+	int child_status;
+	uint64_t start_ref_ns;
+	char cmdline[T4_CMDLINE_MAX];
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: t410trace record [OPTIONS] [-- COMMAND [ARGS...]]\n\n"
+		"Fires triggers on an absolute time grid; on each, every clock domain's\n"
+		"counters are read and their deltas logged with the reference clock.\n\n"
+		"  -e, --event SPEC       counters (repeatable; perf syntax, see 't410trace list');\n"
+		"                         default: every Tegra410 PMU's default set, or this\n"
+		"                         host's software counters and msr/tsc/\n"
+		"  -p, --period DUR       trigger period, e.g. 1ms, 100us (default 1ms)\n"
+		"  -b, --bookmark NAME    initial bookmark (phase name)\n"
+		"  -d, --duration DUR     stop after DUR (default: when COMMAND exits, or Ctrl-C)\n"
+		"  -o, --output FILE      log file (default t410trace.t4t)\n"
+		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
+		"      --sim[=SEED]       record a simulated Tegra410 (output labelled simulated)\n"
+		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
+		"      --paused           start with periodic triggers stopped\n"
+		"      --per-socket       one central scheduler per socket\n"
+		"      --progress         show the progress line even when not on a terminal\n"
+		"      --zstd-level N     compression level (default 3)\n"
+		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
+		"  -q, --quiet            no progress line, no summary\n"
+		"  -h, --help\n\n"
+		"With COMMAND, recording covers exactly its run, and record exits with its\n"
+		"exit code. COMMAND finds the control socket in $%s (libt410trace).\n",
+		T4_CONTROL_ENV);
+}
+
+enum {
+	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
+	OPT_ZSTD, OPT_BACKEND,
+};
+
+static const struct option record_longopts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "period", required_argument, NULL, 'p' },
+	{ "bookmark", required_argument, NULL, 'b' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "control", required_argument, NULL, 'c' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "sim", optional_argument, NULL, OPT_SIM },
+	{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
+	{ "paused", no_argument, NULL, OPT_PAUSED },
+	{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ 0 },
+};
+
+/* Returns 0, 1 for --help (exit 0), or 2 after printing a usage error. */
+static int parse_record_opts(int argc, char **argv, struct record_opts *o)
+{
+	uint64_t v;
+	int c;
+
+	o->period_ns = 1000000;
+	o->output = "t410trace.t4t";
+	o->zstd_level = 3;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:p:b:d:o:c:qh", record_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (o->n_events == MAX_EVENT_ARGS)
+				return cli_usage_error("record", "too many -e options (max %d)", MAX_EVENT_ARGS);
+			o->events[o->n_events++] = optarg;
+			break;
+		case 'p':
+			if (t4_parse_duration(optarg, &o->period_ns) < 0)
+				return cli_usage_error("record", "--period %s", t4_errmsg());
+			if (o->period_ns < 10000)
+				return cli_usage_error("record", "--period %s: shorter than 10us is not supported", optarg);
+			break;
+		case 'b':
+			o->bookmark = optarg;
+			break;
+		case 'd':
+			if (t4_parse_duration(optarg, &o->duration_ns) < 0)
+				return cli_usage_error("record", "--duration %s", t4_errmsg());
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'c':
+			o->control = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			record_usage(stdout);
+			return 1;
+		case OPT_SIM:
+			o->sim = true;
+			if (optarg && t4_parse_u64(optarg, &o->sim_seed) < 0)
+				return cli_usage_error("record", "--sim=%s: the seed must be a number", optarg);
+			break;
+		case OPT_SYSFS:
+			o->sysfs_root = optarg;
+			break;
+		case OPT_PAUSED:
+			o->paused = true;
+			break;
+		case OPT_PER_SOCKET:
+			o->per_socket = true;
+			break;
+		case OPT_PROGRESS:
+			o->progress = true;
+			break;
+		case OPT_ZSTD:
+			if (t4_parse_u64(optarg, &v) < 0 || v < 1 || v > 19)
+				return cli_usage_error("record", "--zstd-level %s: use 1-19", optarg);
+			o->zstd_level = (int)v;
+			break;
+		case OPT_BACKEND:
+			if (!strcmp(optarg, "uring"))
+				o->backend = T4_LOG_URING;
+			else if (!strcmp(optarg, "pwrite"))
+				o->backend = T4_LOG_PWRITE;
+			else
+				return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", optarg);
+			break;
+		default:
+			return cli_usage_error("record", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->sim && o->sysfs_root)
+		return cli_usage_error("record", "--sim and --sysfs-root exclude each other");
+	if (optind < argc)
+		o->command = argv + optind;
+	return 0;
+}
+
+static void join_cmdline(int argc, char **argv, char *out, size_t cap)
+{
+	size_t len = snprintf(out, cap, "t410trace");
+
+	for (int i = 0; i < argc && len < cap; i++)
+		len += snprintf(out + len, cap - len, " %s", argv[i]);
+}
+
+/* ---- setting up --------------------------------------------------------- */
+
+static int setup_counters(struct recording *r)
+{
+	const char *root = r->o.sysfs_root;
+	int rc;
+
+	if (r->o.sim) {
+		rc = t4_sim_create(&r->sim, r->o.sim_seed, NULL);
+		if (rc < 0)
+			return rc;
+		root = t4_sim_root(r->sim);
+	}
+	rc = t4_pmus_discover(&r->pmus, root);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < r->o.n_events && rc >= 0; i++)
+		rc = t4_events_parse(&r->events, &r->pmus, r->o.events[i]);
+	if (rc >= 0 && r->o.n_events == 0)
+		rc = t4_events_default(&r->events, &r->pmus);
+	if (rc < 0)
+		return rc;
+	if (r->events.n == 0)
+		return t4_err(ENOENT, "no counters to record (see 't410trace list')");
+	rc = t4_domains_build(&r->domains, &r->events);
+	if (rc < 0)
+		return rc;
+	return t4_domains_open(&r->domains, r->sim);
+}
+
+static int setup_log(struct recording *r)
+{
+	struct t4_log_opts lo = {
+		.path = r->o.output,
+		.zstd_level = r->o.zstd_level,
+		.backend = r->o.backend,
+	};
+	int rc = t4_log_open(&r->log, &lo);
+
+	if (rc < 0)
+		return rc;
+	/* Created first: the writer drains it first, so metadata precedes
+	 * the packets it describes. */
+	return t4_log_ring(r->log, 4u << 20, T4_RING_WAIT, &r->meta);
+}
+
+static int put_meta(struct recording *r, struct t4_packet *p)
+{
+	return t4_ring_put(r->meta, p);
+}
+
+static void session_packet(struct recording *r, struct t4_packet *p)
+{
+	struct t4_session_pkt *s = &p->session;
+	struct utsname u;
+
+	memset(p, 0, sizeof(*p));
+	p->type = T4_PKT_SESSION;
+	if (uname(&u) == 0) {
+		char kernel[3 * sizeof(u.release)];
+		snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
+		t4_strlcpy(s->host, u.nodename, sizeof(s->host));
+		t4_strlcpy(s->kernel, kernel, sizeof(s->kernel));
+	}
+	t4_strlcpy(s->version, T4_VERSION, sizeof(s->version));
+	t4_strlcpy(s->cmdline, r->cmdline, sizeof(s->cmdline));
+	s->start_ref_ns = r->start_ref_ns;
+	s->start_real_ns = t4_clock_ns(CLOCK_REALTIME);
+	s->period_ns = r->o.period_ns;
+	s->flags = r->o.sim ? T4_SESSION_SIMULATED : 0;
+}
+
+static int write_metadata(struct recording *r)
+{
+	struct t4_packet *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	session_packet(r, p);
+	rc = put_meta(r, p);
+	for (size_t i = 0; i < r->domains.n && rc >= 0; i++) {
+		const struct t4_domain *d = &r->domains.v[i];
+		memset(p, 0, sizeof(*p));
+		p->type = T4_PKT_DOMAIN;
+		t4_domain_describe(d, &p->domain);
+		p->domain.sched_id = t4_sched_owner(r->sched, d);
+		rc = put_meta(r, p);
+		for (size_t e = 0; e < d->n && rc >= 0; e++) {
+			memset(p, 0, sizeof(*p));
+			p->type = T4_PKT_EVENT;
+			t4_domain_describe_event(d, e, &p->event);
+			rc = put_meta(r, p);
+		}
+	}
+	free(p);
+	return rc;
+}
+
+/* ---- control socket ----------------------------------------------------- */
+
+static int ctl_bookmark(void *ud, const char *name)
+{
+	return t4_sched_bookmark(ud, name);
+}
+static int ctl_trigger(void *ud)
+{
+	return t4_sched_trigger(ud);
+}
+static int ctl_start(void *ud)
+{
+	return t4_sched_resume(ud);
+}
+static int ctl_stop(void *ud)
+{
+	return t4_sched_pause(ud);
+}
+static int ctl_status(void *ud, char *buf, size_t cap)
+{
+	struct t4_sched_status st;
+
+	t4_sched_status(ud, &st);
+	snprintf(buf, cap, "triggers=%llu overruns=%llu periodic=%s bookmark=%s",
+		 (unsigned long long)st.triggers, (unsigned long long)st.overruns,
+		 st.periodic ? "on" : "off", st.bookmark_id ? st.bookmark : "-");
+	return 0;
+}
+
+static const struct t4_control_ops control_ops = {
+	.bookmark = ctl_bookmark,
+	.trigger = ctl_trigger,
+	.start = ctl_start,
+	.stop = ctl_stop,
+	.status = ctl_status,
+};
+
+/* A command always gets a control socket (for libt410trace): the one the
+ * user named, or a private one in a fresh temporary directory. */
+static int setup_control(struct recording *r)
+{
+	if (r->o.control) {
+		snprintf(r->control_path, sizeof(r->control_path), "%s", r->o.control);
+	} else if (r->o.command) {
+		char dir[] = "/tmp/t410trace.XXXXXX";
+		if (!mkdtemp(dir))
+			return t4_err(errno, "cannot create a directory for the control socket: %s",
+				      strerror(errno));
+		snprintf(r->control_path, sizeof(r->control_path), "%s/control", dir);
+		r->control_is_temp = true;
+	} else {
+		return 0;
+	}
+	return t4_control_open(&r->control, r->control_path, &control_ops, r->sched);
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+static int start_command(struct recording *r)
+{
+	int go[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return t4_err(errno, "pipe: %s", strerror(errno));
+	r->child = fork();
+	if (r->child < 0)
+		return t4_err(errno, "fork: %s", strerror(errno));
+	if (r->child == 0) {
+		char c;
+		close(go[1]);
+		/* Wait until the baseline trigger has fired. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		if (r->control_path[0])
+			setenv(T4_CONTROL_ENV, r->control_path, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(r->o.command[0], r->o.command);
+		fprintf(stderr, "t410trace record: cannot run '%s': %s\n", r->o.command[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	/* Let the child go once trigger 0 is in. */
+	for (int i = 0; i < 2000; i++) {
+		struct t4_sched_status st;
+		t4_sched_status(r->sched, &st);
+		if (st.triggers > 0)
+			break;
+		usleep(500);
+	}
+	if (write(go[1], "g", 1) != 1)
+		t4_warn("could not release the command");
+	close(go[1]);
+	return 0;
+}
+
+/* ---- progress and summary -------------------------------------------------- */
+
+static void progress_line(struct recording *r, bool final)
+{
+	struct t4_sched_status st;
+	struct t4_log_stats ls;
+	char b1[32];
+	double el = (t4_ref_ns() - r->start_ref_ns) / 1e9;
+
+	t4_sched_status(r->sched, &st);
+	t4_log_stats(r->log, &ls);
+	fprintf(stderr, "\r%6.1fs  triggers %llu  overruns %llu  drops %llu  written %s  ratio %.1fx \033[K%s",
+		el, (unsigned long long)st.triggers, (unsigned long long)st.overruns,
+		(unsigned long long)ls.dropped, t4_fmt_bytes(ls.file_bytes, b1, sizeof(b1)),
+		ls.file_bytes ? (double)ls.raw_bytes / (double)ls.file_bytes : 0.0,
+		final ? "\n" : "");
+}
+
+static void summary(struct recording *r, const struct t4_sched_status *st,
+		    const struct t4_log_stats *ls, double seconds)
+{
+	struct rusage ru;
+	char b1[32], b2[32], d1[16], d2[16], d3[16], d4[16];
+	size_t counters = 0;
+
+	for (size_t i = 0; i < r->domains.n; i++)
+		counters += r->domains.v[i].n;
+	uint64_t values = st->triggers * counters;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "t410trace: %s%llu triggers in %.2f s (period %s), %llu overruns, "
+			"%llu dropped, %llu read failures\n",
+		r->o.sim ? "SIMULATED Tegra410: " : "",
+		(unsigned long long)st->triggers, seconds,
+		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
+		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
+		(unsigned long long)st->read_failures);
+	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger->last return p50 %s p99 %s; "
+			"read window p50 %s p99 %s; CPU %.1f us/trigger\n",
+		r->domains.n, counters, t4_fmt_duration(st->latency_p50, d1, sizeof(d1)),
+		t4_fmt_duration(st->latency_p99, d2, sizeof(d2)),
+		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
+		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
+		st->triggers ? cpu * 1e6 / (double)st->triggers : 0.0);
+	fprintf(stderr, "t410trace: wrote %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)\n",
+		r->o.output, t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
+		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
+		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,
+		values ? (double)ls->file_bytes / (double)values : 0.0);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static void wait_until_done(struct recording *r, bool show_progress)
+{
+	uint64_t end = r->o.duration_ns ? r->start_ref_ns + r->o.duration_ns : 0;
+
+	for (;;) {
+		if (r->child > 0) {
+			pid_t w = waitpid(r->child, &r->child_status, WNOHANG);
+			if (w == r->child) {
+				r->child = 0;
+				return;
+			}
+		}
+		if (got_signal) {
+			if (r->child > 0) {
+				kill(r->child, got_signal);
+				got_signal = 0;
+			} else {
+				return;
+			}
+		}
+		uint64_t now = t4_ref_ns();
+		if (end && now >= end)
+			return;
+		if (show_progress)
+			progress_line(r, false);
+		uint64_t nap = 250000000ull;
+		if (end && end - now < nap)
+			nap = end - now;
+		if (r->child > 0 && nap > 5000000)
+			nap = 5000000; /* notice the command's exit promptly */
+		struct timespec ts = { (time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void recording_free(struct recording *r)
+{
+	t4_control_close(r->control);
+	if (r->control_is_temp) {
+		char dir[256];
+		snprintf(dir, sizeof(dir), "%s", r->control_path);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = '\0';
+			rmdir(dir);
+		}
+	}
+	t4_sched_free(r->sched);
+	t4_domains_free(&r->domains);
+	t4_evlist_free(&r->events);
+	t4_pmus_free(&r->pmus);
+	t4_sim_free(r->sim);
+}
+
+static int run(struct recording *r)
+{
+	struct t4_sched_opts so = {
+		.period_ns = r->o.period_ns,
+		.paused = r->o.paused,
+		.per_socket = r->o.per_socket,
+		.bookmark = r->o.bookmark,
+		.quiet = r->o.quiet,
+	};
+	struct t4_sched_status st;
+	struct t4_log_stats ls;
+	bool show_progress;
+	int rc;
+
+	if ((rc = setup_counters(r)) < 0 || (rc = setup_log(r)) < 0)
+		return rc;
+	so.domains = &r->domains;
+	so.log = r->log;
+	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
+	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
+		goto close_log;
+	show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
+	if ((rc = t4_sched_start(r->sched)) < 0)
+		goto close_log;
+	if (r->o.command && (rc = start_command(r)) < 0)
+		goto stop;
+	wait_until_done(r, show_progress);
+stop:
+	t4_sched_stop(r->sched);
+	if (show_progress)
+		progress_line(r, true);
+close_log:;
+	double seconds = (t4_ref_ns() - r->start_ref_ns) / 1e9;
+	if (r->sched)
+		t4_sched_status(r->sched, &st);
+	else
+		memset(&st, 0, sizeof(st));
+	struct t4_status_pkt fin = {
+		.triggers = st.triggers,
+		.overruns = st.overruns,
+		.read_failures = st.read_failures,
+		.ref_ns = t4_ref_ns(),
+	};
+	int crc = t4_log_close(r->log, &fin, &ls);
+	r->log = NULL;
+	if (rc == 0 && crc < 0)
+		rc = crc;
+	if (rc == 0 && !r->o.quiet)
+		summary(r, &st, &ls, seconds);
+	return rc;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "t410trace record: not available yet in this version\n");
-	return 2;
+	struct recording r;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_record_opts(argc, argv, &r.o);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	r.start_ref_ns = t4_ref_ns();
+	rc = run(&r);
+	if (r.child > 0) { /* failed after starting it: don't orphan it */
+		kill(r.child, SIGTERM);
+		waitpid(r.child, &r.child_status, 0);
+		r.child = 0;
+	}
+	recording_free(&r);
+	if (rc < 0)
+		return t4_report(rc);
+	if (r.o.command)
+		return exit_code_of(r.child_status);
+	return 0;
 }

@@ -100,6 +100,10 @@ int t4_format_parse(const char *spec, struct t4_format *f);
 /* Set `value` into the bits f describes; -ERANGE if it does not fit. */
 int t4_format_apply(const struct t4_format *f, uint64_t value,
 		    uint64_t config[3]);
+/* Write f back as its spec ("config1:0-7,32-35"); returns buf. */
+const char *t4_format_str(const struct t4_format *f, char *buf, size_t cap);
+/* Width in bits of the value f holds (sum of its ranges). */
+unsigned t4_format_bits(const struct t4_format *f);
 
 /* ---- Tegra410 kinds (kinds.c) ------------------------------------------ */
 
@@ -135,6 +139,14 @@ const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier);
 const struct t4_kind *t4_kind_by_id(enum t4_domain_kind id);
 /* All Tegra410 kinds, for iteration. */
 const struct t4_kind *t4_kinds(size_t *n);
+/* A kind's event by name (NULL if the kind has no such event). */
+const struct t4_kind_event *t4_kind_event(const struct t4_kind *k,
+					  const char *name);
+/* True for the kinds with one PMU per PCIE root complex ("_rc_<n>"). */
+bool t4_kind_has_rc(const struct t4_kind *k);
+/* Socket and RC number from a PMU name of kind k (-1 when absent). */
+int t4_kind_ids(const struct t4_kind *k, const char *name, int *socket,
+		int *instance);
 
 /* ---- events (events.c) --------------------------------------------------- */
 
@@ -197,6 +209,30 @@ uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
 uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu);
 /* Name of the workload phase active at true time t ("cpu_compute", ...). */
 const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
+/* Reference time of the model's t = 0 (t4_ref_ns() at create); values and
+ * clocks are 0 there and stay 0 before it. */
+uint64_t t4_sim_epoch(const struct t4_sim *sim);
+/* The PMU's exact clock frequency at true time t in Hz (nominal x drift x
+ * DVFS level); 0 for a PMU the simulator does not know. */
+double t4_sim_freq_hz_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
+			 uint64_t t_ns);
+/* The model's mean latency in ns at true time t of the requests a
+ * *_cum_outs counter accumulates (its filters applied), i.e. what
+ * cum_outs / req / (cycles / elapsed_ns) should give back; 0 for other
+ * counters or when no such requests flow. */
+double t4_sim_latency_ns_at(const struct t4_sim *sim,
+			    const struct t4_counter *c, uint64_t t_ns);
+/* The simulated PCIe endpoints behind a PCIE or PCIE-TGT PMU (the same
+ * for both PMUs of one RC): root port, BDF and BAR window, then the RC's
+ * CXL HDM window (rp -1). Returns the count (up to cap are written), or
+ * -EINVAL for another PMU. */
+struct t4_sim_dev {
+	int rp;              /* root port in the RC; -1: CXL HDM window */
+	uint16_t bdf;        /* (bus << 8) | (dev << 3) | fn; 0 for HDM */
+	uint64_t base, size; /* target window; its traffic hits base */
+};
+int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,
+		     struct t4_sim_dev *out, size_t cap);
 
 /* ---- clock domains (domain.c) ---------------------------------------------- */
 
@@ -205,7 +241,7 @@ const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
 struct t4_domain {
 	uint32_t id;
 	enum t4_domain_kind kind;
-	char name[T4_NAME_MAX]; /* PMU name, "+cpuN" for per-CPU domains */
+	char name[T4_NAME_MAX]; /* PMU name, "@cpuN" for per-CPU domains */
 	int cpu;                /* CPU the group lives on; -1 = any */
 	int clock_index;        /* counter that is the local clock; -1 = ref */
 	uint64_t nominal_hz;
@@ -214,6 +250,8 @@ struct t4_domain {
 	/* read state, private to domain.c */
 	int fds[T4_MAX_COUNTERS];
 	struct t4_sim *sim;
+	uint64_t ids[T4_MAX_COUNTERS]; /* PERF_EVENT_IOC_ID of each fd */
+	uint64_t base[T4_MAX_COUNTERS]; /* raw values at the baseline read */
 	uint64_t prev[T4_MAX_COUNTERS];
 	uint64_t prev_enabled, prev_running, prev_clock;
 	bool primed;
@@ -234,10 +272,19 @@ int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l);
 int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
 /* Read one domain: one read() of its group, deltas against the previous
  * read, the read window on the reference clock, status flags. The first
- * read only primes (flag T4_RET_FIRST, counts 0). Allocation-free. */
+ * read only primes (flag T4_RET_FIRST, counts 0). Allocation-free.
+ * local_clock: the clock counter's raw value, or read_begin_ns for domains
+ * without a clock (clock_index -1). enabled/running deltas are always
+ * filled for perf domains (0 on the baseline and for simulated ones). On a
+ * failed read the packet is still filled (T4_RET_READ_FAILED, counts 0)
+ * and a negative errno returned; the next good read covers the gap. */
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
+/* The CPU a thread must be pinned to in order to read d cheaply (a perf
+ * group read from another CPU costs an inter-processor interrupt), or -1
+ * when any CPU will do (simulated domains). */
+int t4_domain_read_cpu(const struct t4_domain *d);
 /* The metadata packets describing a domain and its events. */
 void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);
 void t4_domain_describe_event(const struct t4_domain *d, size_t i,

@@ -124,6 +124,7 @@ struct t4_domain_pkt {
 	int32_t clock_event;   /* index in the domain's events of its clock,
 				* -1 = local clock is the reference clock */
 	uint64_t nominal_hz;   /* nominal clock frequency, 0 if unknown */
+	uint32_t sched_id;     /* scheduler whose triggers this domain answers */
 	char name[T4_NAME_MAX]; /* e.g. "nvidia_ucf_pmu_0", "software" */
 };
 
@@ -212,7 +213,7 @@ struct t4_log_opts {
 	int zstd_level;       /* default 3 */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
 	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
-	uint32_t fsync_ms;    /* fsync interval; 0 = only at close; 1000 */
+	uint32_t fsync_ms;    /* fsync interval; 1000; UINT32_MAX = only at close */
 	uint32_t inflight;    /* compressed chunks in flight; default 4 */
 	enum t4_log_backend backend;
 };

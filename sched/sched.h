@@ -64,6 +64,8 @@ int t4_sched_trigger(struct t4_sched *s);
 int t4_sched_resume(struct t4_sched *s);
 int t4_sched_pause(struct t4_sched *s);
 void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st);
+/* The ID of the scheduler whose triggers domain d answers. */
+uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
 /* Fire the final trigger, stop and join every thread. */
 int t4_sched_stop(struct t4_sched *s);
 void t4_sched_free(struct t4_sched *s); /* accepts NULL */
@@ -95,6 +97,28 @@ void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
  * -EREMOTEIO with the reply as message otherwise. */
 int t4_control_send(const char *path, const char *line, char *reply,
 		    size_t cap);
+
+/* Longest command line (without its newline) and reply (with it). */
+#define T4_CONTROL_LINE_MAX 256
+#define T4_CONTROL_REPLY_MAX 512
+/* How long a client waits for the recorder's reply. */
+#define T4_CONTROL_TIMEOUT_MS 5000
+
+/* Parse and run one command line against ops (what the socket thread does
+ * for each line; no socket involved, so tests and fuzzers can call it).
+ * Always writes a one-line reply ("ok ..." / "error: ...") into reply.
+ * Returns 0 or the negative errno of the refusal or of the callback. */
+int t4_control_exec(const struct t4_control_ops *ops, void *ud,
+		    const char *line, char *reply, size_t cap);
+
+/* The pieces of t4_control_send, for clients that keep a connection open
+ * (libt410trace). connect returns a connected fd (close-on-exec) or a
+ * negative errno ("no recorder listening at PATH"). exchange sends one line
+ * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
+ * t4_control_send, plus -EPIPE when the line could not be sent (the
+ * command surely never arrived: reconnecting and resending is safe). */
+int t4_control_connect(const char *path);
+int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
 
 /* The environment variable through which record tells its child (and
  * libt410trace in it) where the control socket is. */

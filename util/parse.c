@@ -146,3 +146,15 @@ void t4_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+size_t t4_strlcpy(char *dst, const char *src, size_t cap)
+{
+	size_t len = strlen(src);
+
+	if (cap) {
+		size_t n = len < cap - 1 ? len : cap - 1;
+		memcpy(dst, src, n);
+		dst[n] = '\0';
+	}
+	return len;
+}

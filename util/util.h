@@ -64,6 +64,10 @@ const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap);
 /* Format a byte count ("12.3 MB"). */
 const char *t4_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
 
+/* Copy a string into a fixed-size field, truncating (always terminated).
+ * Returns strlen(src); a result >= cap means it was truncated. */
+size_t t4_strlcpy(char *dst, const char *src, size_t cap);
+
 /* ---- files ----------------------------------------------------------- */
 
 /* Read a whole small file into buf (NUL-terminated, trailing newline

@@ -1,0 +1,107 @@
+/* monitor.c - the patent's performance monitors and routers.
+ *
+ * A monitor owns the clock domains that live on one CPU. On a trigger it
+ * reads each domain with one group read (collector's t4_domain_read) and
+ * puts one aggregated return packet per domain into its ring: the router of
+ * claim 2 is this loop. Reading on the PMU's own CPU avoids an
+ * inter-processor interrupt per read (measured: 1.7 us vs 9.1 us for an
+ * 8-counter group).
+ *
+ * A monitor thread waits on its futex word. If the scheduler fires again
+ * before the monitor got to the previous trigger, the monitor answers only
+ * the newest one (its deltas then cover both intervals: nothing is lost)
+ * and counts the superseded trigger as missed.
+ */
+#include "sched_internal.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
+		   uint64_t deadline_mono_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (deadline_mono_ns) {
+		ts.tv_sec = (time_t)(deadline_mono_ns / 1000000000ull);
+		ts.tv_nsec = (long)(deadline_mono_ns % 1000000000ull);
+		tsp = &ts;
+	}
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so
+	 * the trigger grid never drifts by the time spent computing it. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+		expected, tsp, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void t4_futex_wake(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
+		NULL, NULL, 0);
+}
+
+int t4_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return t4_err(errno, "cannot run on CPU %d: %s", cpu, strerror(errno));
+	return 0;
+}
+
+void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id)
+{
+	struct t4_ret_pkt *ret = &m->pkt.ret;
+	uint64_t end = 0;
+
+	m->pkt.type = T4_PKT_RET;
+	for (size_t i = 0; i < m->n_domains; i++) {
+		if (t4_domain_read(m->domains[i], trigger_id, ret) < 0)
+			atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);
+		t4_hist_add(&m->window, ret->read_end_ns - ret->read_begin_ns);
+		end = ret->read_end_ns;
+		/* A full ring drops and counts the packet inside the log. */
+		t4_ring_put(m->ring, &m->pkt);
+	}
+	atomic_store_explicit(&m->done_ns, end, memory_order_relaxed);
+	atomic_store_explicit(&m->done_trigger, trigger_id, memory_order_release);
+	atomic_fetch_add_explicit(&m->answered, 1, memory_order_relaxed);
+}
+
+void *t4_monitor_main(void *arg)
+{
+	struct t4_monitor *m = arg;
+	uint32_t seen = atomic_load(&m->seq);
+	uint64_t last_id = UINT64_MAX;
+
+	for (;;) {
+		uint32_t now = atomic_load_explicit(&m->seq, memory_order_acquire);
+
+		if (now == seen) {
+			if (atomic_load(&m->quit))
+				break;
+			t4_futex_wait(&m->seq, seen, 0);
+			continue;
+		}
+		if (now - seen > 1)
+			atomic_fetch_add_explicit(&m->missed, now - seen - 1,
+						  memory_order_relaxed);
+		seen = now;
+		/* The ID may already be that of a trigger fired after `now`:
+		 * answer it once, and skip the bump that announces it. */
+		uint64_t id = atomic_load_explicit(&m->trigger_id, memory_order_acquire);
+		if (id == last_id)
+			continue;
+		last_id = id;
+		t4_monitor_answer(m, id);
+	}
+	return NULL;
+}

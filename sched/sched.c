@@ -1,0 +1,550 @@
+/* sched.c - the central scheduler(s) of the patent.
+ *
+ * A scheduler thread fires triggers on an absolute grid t0 + k * period of
+ * CLOCK_MONOTONIC (a futex wait with an absolute deadline, 1 ns timer
+ * slack, SCHED_FIFO when permitted), so no interval is ever stretched: a
+ * wake-up later than a whole period counts the skipped grid points as
+ * overruns, reports them in the next reference packet, and keeps the grid.
+ * Trigger IDs count the triggers broadcast so far (claim 7), so IDs stay
+ * contiguous whatever the overruns.
+ *
+ * On each trigger the scheduler reads the reference clock (MONOTONIC_RAW)
+ * together with MONOTONIC, REALTIME and its own TSC, wakes the monitors of
+ * other CPUs, writes the reference packet, and then reads the monitor that
+ * shares its CPU itself: one wake-up fewer per trigger.
+ *
+ * Commands (bookmark, one trigger, start/stop periodic) come from any
+ * thread: they update atomics and wake the scheduler's futex. Bookmark
+ * names live in an append-only table; the scheduler publishes a bookmark
+ * packet the first time a bookmark is carried.
+ */
+#include "sched_internal.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#define T4_MAX_BOOKMARKS 4096
+
+struct bookmark_table {
+	pthread_mutex_t lock;       /* writers only; the scheduler reads */
+	_Atomic uint32_t count;     /* published entries */
+	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX];
+};
+
+struct central {
+	uint32_t id;
+	int cpu;
+	struct t4_sched *s;
+	struct t4_monitor **wake;  /* monitors with their own thread */
+	size_t n_wake;
+	struct t4_monitor *inline_mon; /* read on this thread; may be NULL */
+	struct t4_ring *ring;
+	pthread_t thread;
+	bool started;
+	uint64_t next_id;
+	uint64_t prev_ref_ns;
+	uint32_t bookmarks_sent;
+	uint64_t pending_overruns;
+	_Atomic uint64_t triggers;
+	_Atomic uint64_t overruns;
+	struct t4_hist latency; /* trigger to last return, ns */
+	struct t4_packet pkt;
+};
+
+struct t4_sched {
+	struct t4_sched_opts opts;
+	struct central *centrals;
+	size_t n_centrals;
+	struct t4_monitor *monitors;
+	size_t n_monitors;
+	struct bookmark_table *bm;
+
+	_Atomic uint32_t cmd_seq;     /* schedulers sleep on this futex */
+	_Atomic bool periodic;
+	_Atomic uint32_t grid_epoch;  /* bumped by resume: restart the grid */
+	_Atomic uint64_t singles;     /* one-trigger commands so far */
+	_Atomic uint32_t bookmark_id; /* current bookmark (0 = none) */
+	_Atomic bool stopping;
+	bool started;
+	bool fifo_notice_done;
+};
+
+static uint64_t mono_ns(void)
+{
+	return t4_clock_ns(CLOCK_MONOTONIC);
+}
+
+static void kick(struct t4_sched *s)
+{
+	atomic_fetch_add(&s->cmd_seq, 1);
+	t4_futex_wake(&s->cmd_seq, (int)s->n_centrals);
+}
+
+/* ---- building: monitors per (scheduler, CPU) --------------------------- */
+
+static uint32_t central_of(const struct t4_sched *s, const struct t4_domain *d)
+{
+	if (!s->opts.per_socket || d->n == 0 || !d->counters[0].pmu)
+		return 0;
+	int sock = d->counters[0].pmu->socket;
+	return sock > 0 ? (uint32_t)sock : 0;
+}
+
+uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d)
+{
+	return central_of(s, d);
+}
+
+static struct t4_monitor *monitor_for(struct t4_sched *s, uint32_t central,
+				      int cpu, uint32_t *owner)
+{
+	for (size_t i = 0; i < s->n_monitors; i++)
+		if (owner[i] == central && s->monitors[i].cpu == cpu)
+			return &s->monitors[i];
+	struct t4_monitor *m = &s->monitors[s->n_monitors];
+	owner[s->n_monitors++] = central;
+	m->cpu = cpu;
+	return m;
+}
+
+static int assign_domains(struct t4_sched *s, uint32_t *owner)
+{
+	struct t4_domain_set *ds = s->opts.domains;
+
+	for (size_t i = 0; i < ds->n; i++) {
+		struct t4_domain *d = &ds->v[i];
+		uint32_t c = central_of(s, d);
+		if (c >= s->n_centrals)
+			s->n_centrals = c + 1;
+		struct t4_monitor *m = monitor_for(s, c, d->cpu, owner);
+		struct t4_domain **nd = realloc(m->domains, (m->n_domains + 1) * sizeof(*nd));
+		if (!nd)
+			return t4_err(ENOMEM, "out of memory");
+		m->domains = nd;
+		m->domains[m->n_domains++] = d;
+	}
+	return 0;
+}
+
+/* Ring sizes: room for ~512 triggers of the monitor's packets, at least
+ * 1 MiB, so that the writer's idle sleep and a slow chunk never drop. */
+static size_t ring_bytes_for(const struct t4_monitor *m)
+{
+	size_t per = 0;
+
+	for (size_t i = 0; i < m->n_domains; i++)
+		per += 96 + 8 * m->domains[i]->n;
+	per *= 512;
+	return per < (1u << 20) ? (1u << 20) : per;
+}
+
+static int make_centrals(struct t4_sched *s, const uint32_t *owner)
+{
+	s->centrals = calloc(s->n_centrals, sizeof(*s->centrals));
+	if (!s->centrals)
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t c = 0; c < s->n_centrals; c++) {
+		struct central *ce = &s->centrals[c];
+		ce->id = (uint32_t)c;
+		ce->s = s;
+		ce->cpu = -1;
+		ce->wake = calloc(s->n_monitors ? s->n_monitors : 1, sizeof(*ce->wake));
+		if (!ce->wake)
+			return t4_err(ENOMEM, "out of memory");
+		int rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &ce->ring);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < s->n_monitors; i++) {
+		struct t4_monitor *m = &s->monitors[i];
+		struct central *ce = &s->centrals[owner[i]];
+		int rc = t4_log_ring(s->opts.log, ring_bytes_for(m), T4_RING_NONBLOCK, &m->ring);
+		if (rc < 0)
+			return rc;
+		/* The scheduler runs on its first monitor's CPU and reads that
+		 * monitor itself. */
+		if (!ce->inline_mon && ce->cpu == -1) {
+			ce->inline_mon = m;
+			ce->cpu = m->cpu;
+			m->inline_read = true;
+		} else {
+			ce->wake[ce->n_wake++] = m;
+		}
+	}
+	return 0;
+}
+
+int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
+{
+	struct t4_sched *s;
+	uint32_t *owner = NULL;
+	int rc;
+
+	if (!opts->period_ns)
+		return t4_err(EINVAL, "period must be > 0");
+	if (!opts->domains || !opts->log)
+		return t4_err(EINVAL, "scheduler needs domains and a log");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return t4_err(ENOMEM, "out of memory");
+	s->opts = *opts;
+	s->n_centrals = 1;
+	s->bm = calloc(1, sizeof(*s->bm));
+	s->monitors = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*s->monitors));
+	owner = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*owner));
+	if (!s->bm || !s->monitors || !owner) {
+		rc = t4_err(ENOMEM, "out of memory");
+		goto fail;
+	}
+	pthread_mutex_init(&s->bm->lock, NULL);
+	atomic_store(&s->periodic, !opts->paused);
+	rc = assign_domains(s, owner);
+	if (rc == 0)
+		rc = make_centrals(s, owner);
+	if (rc == 0 && opts->bookmark)
+		rc = t4_sched_bookmark(s, opts->bookmark);
+	if (rc < 0)
+		goto fail;
+	free(owner);
+	*out = s;
+	return 0;
+fail:
+	free(owner);
+	t4_sched_free(s);
+	return rc;
+}
+
+/* ---- the trigger path ---------------------------------------------------- */
+
+static void send_new_bookmarks(struct central *c, uint64_t trigger_id)
+{
+	struct bookmark_table *bm = c->s->bm;
+	uint32_t n = atomic_load_explicit(&bm->count, memory_order_acquire);
+
+	for (; c->bookmarks_sent < n; c->bookmarks_sent++) {
+		struct t4_bookmark_pkt *b = &c->pkt.bookmark;
+		memset(&c->pkt, 0, sizeof(c->pkt.type) + sizeof(*b));
+		c->pkt.type = T4_PKT_BOOKMARK;
+		b->bookmark_id = c->bookmarks_sent + 1;
+		b->first_trigger = trigger_id;
+		memcpy(b->name, bm->names[c->bookmarks_sent], T4_NAME_MAX);
+		t4_ring_put(c->ring, &c->pkt);
+	}
+}
+
+/* Trigger-to-last-return of the previous trigger, measured when the next
+ * one fires (the monitors have had a whole period to answer). */
+static void note_latency(struct central *c, uint64_t prev_id)
+{
+	uint64_t last = 0;
+
+	if (c->inline_mon)
+		last = atomic_load(&c->inline_mon->done_ns);
+	for (size_t i = 0; i < c->n_wake; i++) {
+		struct t4_monitor *m = c->wake[i];
+		if (atomic_load_explicit(&m->done_trigger, memory_order_acquire) != prev_id)
+			return; /* not answered yet: no sample */
+		uint64_t d = atomic_load(&m->done_ns);
+		if (d > last)
+			last = d;
+	}
+	if (last > c->prev_ref_ns)
+		t4_hist_add(&c->latency, last - c->prev_ref_ns);
+}
+
+static void fire(struct central *c, uint32_t flags)
+{
+	struct t4_sched *s = c->s;
+	struct t4_ref_pkt *r = &c->pkt.ref;
+	uint64_t id = c->next_id++;
+
+	if (id > 0)
+		note_latency(c, id - 1);
+	uint64_t ref = t4_ref_ns();
+	for (size_t i = 0; i < c->n_wake; i++) {
+		struct t4_monitor *m = c->wake[i];
+		atomic_store_explicit(&m->trigger_ref_ns, ref, memory_order_relaxed);
+		atomic_store_explicit(&m->trigger_id, id, memory_order_release);
+		atomic_fetch_add_explicit(&m->seq, 1, memory_order_release);
+		t4_futex_wake(&m->seq, 1);
+	}
+	if (c->id == 0)
+		send_new_bookmarks(c, id);
+	c->pkt.type = T4_PKT_REF;
+	r->trigger_id = id;
+	r->sched_id = c->id;
+	r->ref_ns = ref;
+	r->mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
+	r->real_ns = t4_clock_ns(CLOCK_REALTIME);
+	r->local_clock = t4_cpu_ticks();
+	r->bookmark_id = atomic_load_explicit(&s->bookmark_id, memory_order_acquire);
+	r->flags = flags;
+	r->overruns = (uint32_t)(c->pending_overruns > UINT32_MAX ? UINT32_MAX : c->pending_overruns);
+	atomic_fetch_add(&c->overruns, c->pending_overruns);
+	c->pending_overruns = 0;
+	t4_ring_put(c->ring, &c->pkt);
+	if (c->inline_mon)
+		t4_monitor_answer(c->inline_mon, id);
+	c->prev_ref_ns = ref;
+	atomic_store_explicit(&c->triggers, id + 1, memory_order_release);
+}
+
+/* Wait (bounded) until every monitor answered the final trigger. */
+static void wait_answers(struct central *c, uint64_t id)
+{
+	for (int spins = 0; spins < 20000; spins++) {
+		size_t done = 0;
+		for (size_t i = 0; i < c->n_wake; i++)
+			done += atomic_load(&c->wake[i]->done_trigger) == id &&
+				atomic_load(&c->wake[i]->answered) > 0;
+		if (done == c->n_wake)
+			return;
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *central_main(void *arg)
+{
+	struct central *c = arg;
+	struct t4_sched *s = c->s;
+	uint64_t period = s->opts.period_ns, t0 = mono_ns(), k = 0;
+	uint32_t epoch = atomic_load(&s->grid_epoch);
+	uint64_t singles_done = atomic_load(&s->singles);
+
+	t4_pin_to_cpu(c->cpu);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	fire(c, atomic_load(&s->periodic) ? T4_REF_PERIODIC : T4_REF_SINGLE);
+	for (;;) {
+		uint32_t cmd = atomic_load(&s->cmd_seq);
+		if (atomic_load(&s->stopping))
+			break;
+		uint64_t singles = atomic_load(&s->singles);
+		if (singles != singles_done) {
+			singles_done++;
+			fire(c, T4_REF_SINGLE | T4_REF_COMMAND);
+			continue;
+		}
+		uint32_t ep = atomic_load(&s->grid_epoch);
+		if (ep != epoch) { /* periodic (re)started: new grid from now */
+			epoch = ep;
+			t0 = mono_ns();
+			k = 0;
+			fire(c, T4_REF_PERIODIC | T4_REF_COMMAND);
+			continue;
+		}
+		if (!atomic_load(&s->periodic)) {
+			t4_futex_wait(&s->cmd_seq, cmd, 0);
+			continue;
+		}
+		uint64_t deadline = t0 + (k + 1) * period, now = mono_ns();
+		if (now < deadline) {
+			t4_futex_wait(&s->cmd_seq, cmd, deadline);
+			continue;
+		}
+		uint64_t late = (now - deadline) / period; /* whole slots missed */
+		c->pending_overruns += late;
+		k += late + 1;
+		fire(c, T4_REF_PERIODIC);
+	}
+	uint64_t final_id = c->next_id;
+	fire(c, T4_REF_FINAL);
+	wait_answers(c, final_id);
+	note_latency(c, final_id);
+	return NULL;
+}
+
+/* ---- lifecycle -------------------------------------------------------------- */
+
+static void try_fifo(struct t4_sched *s, pthread_t t)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	int rc = pthread_setschedparam(t, SCHED_FIFO, &sp);
+
+	if (rc && !s->fifo_notice_done && !s->opts.quiet) {
+		fprintf(stderr, "t410trace: notice: SCHED_FIFO not permitted (%s); "
+				"triggers run at normal priority\n", strerror(rc));
+		s->fifo_notice_done = true;
+	}
+}
+
+int t4_sched_start(struct t4_sched *s)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->n_monitors; i++) {
+		struct t4_monitor *m = &s->monitors[i];
+		if (m->inline_read)
+			continue;
+		rc = pthread_create(&m->thread, NULL, t4_monitor_main, m);
+		if (rc)
+			return t4_err(rc, "cannot start monitor thread: %s", strerror(rc));
+		m->thread_started = true;
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		if (m->cpu >= 0) {
+			CPU_SET(m->cpu, &set);
+			rc = pthread_setaffinity_np(m->thread, sizeof(set), &set);
+			if (rc)
+				return t4_err(rc, "cannot run a monitor on CPU %d: %s",
+					      m->cpu, strerror(rc));
+		}
+		try_fifo(s, m->thread);
+	}
+	for (size_t c = 0; c < s->n_centrals; c++) {
+		struct central *ce = &s->centrals[c];
+		rc = pthread_create(&ce->thread, NULL, central_main, ce);
+		if (rc)
+			return t4_err(rc, "cannot start scheduler thread: %s", strerror(rc));
+		ce->started = true;
+		try_fifo(s, ce->thread);
+	}
+	s->started = true;
+	return 0;
+}
+
+static bool valid_bookmark(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= T4_NAME_MAX)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9') && !strchr("_.:-", *p))
+			return false;
+	return true;
+}
+
+int t4_sched_bookmark(struct t4_sched *s, const char *name)
+{
+	struct bookmark_table *bm = s->bm;
+	uint32_t id = 0, n;
+
+	if (!valid_bookmark(name))
+		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
+			      name, T4_NAME_MAX - 1);
+	pthread_mutex_lock(&bm->lock);
+	n = atomic_load(&bm->count);
+	for (uint32_t i = 0; i < n && !id; i++)
+		if (!strcmp(bm->names[i], name))
+			id = i + 1;
+	if (!id) {
+		if (n == T4_MAX_BOOKMARKS) {
+			pthread_mutex_unlock(&bm->lock);
+			return t4_err(ENOSPC, "bookmark '%s': more than %d distinct bookmarks",
+				      name, T4_MAX_BOOKMARKS);
+		}
+		snprintf(bm->names[n], T4_NAME_MAX, "%s", name);
+		atomic_store_explicit(&bm->count, n + 1, memory_order_release);
+		id = n + 1;
+	}
+	atomic_store_explicit(&s->bookmark_id, id, memory_order_release);
+	pthread_mutex_unlock(&bm->lock);
+	return 0;
+}
+
+int t4_sched_trigger(struct t4_sched *s)
+{
+	if (atomic_load(&s->stopping))
+		return t4_err(ESHUTDOWN, "recording is stopping");
+	atomic_fetch_add(&s->singles, 1);
+	kick(s);
+	return 0;
+}
+
+int t4_sched_resume(struct t4_sched *s)
+{
+	if (atomic_exchange(&s->periodic, true))
+		return 0; /* already running: keep the grid */
+	atomic_fetch_add(&s->grid_epoch, 1);
+	kick(s);
+	return 0;
+}
+
+int t4_sched_pause(struct t4_sched *s)
+{
+	atomic_store(&s->periodic, false);
+	kick(s);
+	return 0;
+}
+
+void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
+{
+	struct t4_hist window = { 0 };
+
+	memset(st, 0, sizeof(*st));
+	for (size_t c = 0; c < s->n_centrals; c++) {
+		st->triggers += atomic_load(&s->centrals[c].triggers);
+		st->overruns += atomic_load(&s->centrals[c].overruns);
+	}
+	for (size_t i = 0; i < s->n_monitors; i++)
+		st->read_failures += atomic_load(&s->monitors[i].read_failures);
+	st->periodic = atomic_load(&s->periodic);
+	st->period_ns = s->opts.period_ns;
+	st->bookmark_id = atomic_load(&s->bookmark_id);
+	if (st->bookmark_id) {
+		pthread_mutex_lock(&s->bm->lock);
+		snprintf(st->bookmark, sizeof(st->bookmark), "%s", s->bm->names[st->bookmark_id - 1]);
+		pthread_mutex_unlock(&s->bm->lock);
+	}
+	/* Histograms are exact only after t4_sched_stop (threads joined). */
+	if (!s->started || atomic_load(&s->stopping)) {
+		struct t4_hist lat = { 0 };
+		for (size_t c = 0; c < s->n_centrals; c++)
+			t4_hist_merge(&lat, &s->centrals[c].latency);
+		for (size_t i = 0; i < s->n_monitors; i++)
+			t4_hist_merge(&window, &s->monitors[i].window);
+		st->latency_p50 = t4_hist_quantile(&lat, 0.5);
+		st->latency_p99 = t4_hist_quantile(&lat, 0.99);
+		st->latency_max = lat.max;
+		st->window_p50 = t4_hist_quantile(&window, 0.5);
+		st->window_p99 = t4_hist_quantile(&window, 0.99);
+		st->window_max = window.max;
+	}
+}
+
+int t4_sched_stop(struct t4_sched *s)
+{
+	if (!s->started)
+		return 0;
+	atomic_store(&s->stopping, true);
+	kick(s);
+	for (size_t c = 0; c < s->n_centrals; c++)
+		if (s->centrals[c].started)
+			pthread_join(s->centrals[c].thread, NULL);
+	for (size_t i = 0; i < s->n_monitors; i++) {
+		struct t4_monitor *m = &s->monitors[i];
+		if (!m->thread_started)
+			continue;
+		atomic_store(&m->quit, true);
+		atomic_fetch_add(&m->seq, 1); /* so a thread about to sleep sees it */
+		t4_futex_wake(&m->seq, 1);
+		pthread_join(m->thread, NULL);
+		m->thread_started = false;
+	}
+	s->started = false;
+	return 0;
+}
+
+void t4_sched_free(struct t4_sched *s)
+{
+	if (!s)
+		return;
+	t4_sched_stop(s);
+	for (size_t c = 0; s->centrals && c < s->n_centrals; c++)
+		free(s->centrals[c].wake);
+	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
+		free(s->monitors[i].domains);
+	if (s->bm)
+		pthread_mutex_destroy(&s->bm->lock);
+	free(s->centrals);
+	free(s->monitors);
+	free(s->bm);
+	free(s);
+}

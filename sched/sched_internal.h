@@ -1,0 +1,81 @@
+/* sched_internal.h - shared by sched.c, monitor.c and hist.c only.
+ *
+ * The broadcast primitive is a futex word per monitor: the scheduler stores
+ * the trigger ID, bumps the word and wakes the one waiter. Measured against
+ * eventfd and a condition variable by bench/bench_wake.c: the futex is the
+ * cheapest (one syscall on each side, no fd, no mutex).
+ */
+#ifndef T4_SCHED_INTERNAL_H
+#define T4_SCHED_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+/* ---- latency histogram (hist.c): fixed size, allocation-free ---------- */
+
+#define T4_HIST_SUB 16 /* sub-buckets per power of two */
+#define T4_HIST_BUCKETS (64 * T4_HIST_SUB)
+
+struct t4_hist {
+	uint64_t n;
+	uint64_t max;
+	uint32_t bucket[T4_HIST_BUCKETS];
+};
+
+void t4_hist_add(struct t4_hist *h, uint64_t v);
+void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
+/* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
+uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
+
+/* ---- futex ------------------------------------------------------------- */
+
+/* Wait while *word == expected, until woken or the absolute
+ * CLOCK_MONOTONIC deadline (0 = none). */
+void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
+		   uint64_t deadline_mono_ns);
+void t4_futex_wake(_Atomic uint32_t *word, int n);
+
+/* ---- monitors (monitor.c) --------------------------------------------- */
+
+/* One monitor: the domains read on one CPU. When the monitor shares its
+ * CPU with a scheduler, that scheduler reads it inline (no extra wake-up);
+ * otherwise a thread pinned to the CPU waits for the futex. */
+struct t4_monitor {
+	int cpu;                  /* -1: any CPU */
+	struct t4_domain **domains;
+	size_t n_domains;
+	struct t4_ring *ring;     /* to the log writer */
+	bool inline_read;         /* read by its scheduler's thread */
+	pthread_t thread;
+	bool thread_started;
+
+	_Atomic uint32_t seq;        /* bumped once per trigger */
+	_Atomic uint64_t trigger_id; /* the trigger to answer */
+	_Atomic uint64_t trigger_ref_ns;
+	_Atomic bool quit;
+
+	/* written by the reading thread only; read after join / racily for
+	 * progress (monotonic counters) */
+	_Atomic uint64_t answered;   /* triggers answered */
+	_Atomic uint64_t missed;     /* triggers superseded before answered */
+	_Atomic uint64_t read_failures;
+	_Atomic uint64_t done_trigger;
+	_Atomic uint64_t done_ns;    /* read_end of the last domain */
+	uint64_t last_seen;          /* reader-private */
+	struct t4_hist window;       /* read window per domain, ns */
+	struct t4_packet pkt;
+	int error;                   /* pinning failure (reported at start) */
+};
+
+/* Read every domain of m for trigger_id and put the return packets. */
+void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id);
+/* Thread body for non-inline monitors. */
+void *t4_monitor_main(void *arg);
+/* Pin the calling thread to cpu (no-op for -1). */
+int t4_pin_to_cpu(int cpu);
+
+#endif

@@ -1,0 +1,182 @@
+/* test_record.c - `t410trace record` end to end, as a user runs it.
+ *
+ * Runs the built binary (T4_BIN, set by `make check`) and checks exit codes,
+ * one-line errors, and the log through `t410trace info --json`.
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct run {
+	int status;
+	char out[1 << 16];
+	char dir[64];
+};
+
+static const char *bin(void)
+{
+	const char *b = getenv("T4_BIN");
+	if (!b)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	return b;
+}
+
+/* Run a shell command line, capturing stdout+stderr. */
+static void sh(struct run *r, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	size_t n = fread(r->out, 1, sizeof(r->out) - 1, p);
+	r->out[n] = '\0';
+	int st = pclose(p);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void tmpdir(struct run *r)
+{
+	strcpy(r->dir, "/tmp/t4rec.XXXXXX");
+	cr_assert_not_null(mkdtemp(r->dir));
+}
+
+static void cleanup(struct run *r)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* The number after "key": in a JSON text. */
+static long long json_num(const char *json, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	const char *p = strstr(json, pat);
+	cr_assert_not_null(p, "no key %s in %s", key, json);
+	p += strlen(pat);
+	while (*p == ' ' || *p == ':')
+		p++;
+	return strtoll(p, NULL, 10);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+Test(record, host_duration_period, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "%s record --period 1ms --duration 1s --bookmark phase1 -o %s/t.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "triggers"), "no summary: %s", r.out);
+	sh(&r, "%s info --json %s/t.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	long long trig = json_num(r.out, "triggers"), over = json_num(r.out, "overruns");
+	cr_assert(trig + over >= 990 && trig + over <= 1015, "triggers %lld overruns %lld", trig, over);
+	cr_assert_eq(json_num(r.out, "dropped"), 0);
+	cr_assert(strstr(r.out, "phase1"), "bookmark missing: %s", r.out);
+	cr_assert(strstr(r.out, "software"), "software domain missing: %s", r.out);
+	cleanup(&r);
+}
+
+Test(record, command_exit_code_and_bookmarks, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "%s record -q --sim --period 1ms -o %s/s.t4t -- sh -c "
+	       "'%s ctl bookmark load && sleep 0.05 && %s ctl bookmark store && sleep 0.05; exit 3'",
+	   b, r.dir, b, b);
+	cr_assert_eq(r.status, 3, "exit code not propagated: %d %s", r.status, r.out);
+	sh(&r, "%s info --json %s/s.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"load\""), "%s", r.out);
+	cr_assert(strstr(r.out, "\"store\""), "%s", r.out);
+	cr_assert(json_num(r.out, "triggers") >= 80);
+	sh(&r, "%s info %s/s.t4t", b, r.dir);
+	cr_assert(strstr(r.out, "SIMULATED") || strstr(r.out, "simulated"), "%s", r.out);
+	cleanup(&r);
+}
+
+Test(record, control_socket_session, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "%s record -q --paused --control %s/c.sock -o %s/c.t4t & "
+	       "for i in $(seq 100); do [ -S %s/c.sock ] && break; sleep 0.05; done; "
+	       "%s ctl --control %s/c.sock bookmark two && "
+	       "%s ctl --control %s/c.sock trigger && "
+	       "%s ctl --control %s/c.sock trigger && sleep 0.1 && "
+	       "%s ctl --control %s/c.sock status; kill -INT %%1; wait %%1",
+	   b, r.dir, r.dir, r.dir, b, r.dir, b, r.dir, b, r.dir, b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "triggers=3"), "status: %s", r.out);
+	sh(&r, "%s info --json %s/c.t4t", b, r.dir);
+	cr_assert_eq(json_num(r.out, "triggers"), 4, "%s", r.out); /* + final */
+	cr_assert(strstr(r.out, "\"two\""), "%s", r.out);
+	cleanup(&r);
+}
+
+static void expect_usage_error(const char *args, const char *needle)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record %s", r.dir, b, args);
+	cr_assert_eq(r.status, 2, "'%s' exit %d: %s", args, r.status, r.out);
+	cr_assert(strstr(r.out, needle), "'%s': no '%s' in: %s", args, needle, r.out);
+	cr_assert_leq(count_lines(r.out), 2, "'%s' not a short error: %s", args, r.out);
+	sh(&r, "ls %s | wc -l", r.dir);
+	cleanup(&r);
+}
+
+Test(record, bad_input_one_line_exit_2)
+{
+	expect_usage_error("--period 5 --duration 1s", "unit");
+	expect_usage_error("--period 1xs --duration 1s", "1xs");
+	expect_usage_error("--period 1us --duration 1s", "10us");
+	expect_usage_error("--duration soon", "soon");
+	expect_usage_error("-e nosuchpmu/foo/ --duration 1s", "nosuchpmu");
+	expect_usage_error("--zstd-level 99", "zstd-level");
+	expect_usage_error("--bogus", "--bogus");
+	expect_usage_error("--sim=abc", "abc");
+}
+
+Test(record, help_and_version)
+{
+	struct run r;
+	const char *b = bin();
+
+	sh(&r, "%s record --help", b);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "--period"));
+	sh(&r, "%s --version", b);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "t410trace "));
+	sh(&r, "%s decode x.t4t", b);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.out, "not available yet"));
+	sh(&r, "%s frobnicate", b);
+	cr_assert_eq(r.status, 2);
+}

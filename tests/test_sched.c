@@ -1,0 +1,373 @@
+/* test_sched.c - the central scheduler on this machine's real PMUs and on
+ * the simulated Tegra410, checked through the log it writes.
+ *
+ * Each test records through the public APIs (collector -> sched -> packets)
+ * into a temporary log and reads it back with the reader, so what is
+ * checked is what a user's log holds.
+ */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/collector.h"
+#include "packets/packets.h"
+#include "sched/sched.h"
+#include "sched/sched_internal.h"
+#include "util/util.h"
+
+struct rec {
+	struct t4_sim *sim;
+	struct t4_pmu_set pmus;
+	struct t4_evlist ev;
+	struct t4_domain_set ds;
+	struct t4_log *log;
+	struct t4_sched *s;
+	char dir[64];
+	char path[128];
+};
+
+struct readback {
+	struct t4_ref_pkt *refs;
+	size_t n_refs;
+	struct t4_ret_pkt *rets;
+	size_t n_rets;
+	struct t4_bookmark_pkt bms[16];
+	size_t n_bms;
+	struct t4_domain_pkt doms[64];
+	size_t n_doms;
+	struct t4_status_pkt status;
+	bool have_status;
+};
+
+static void rec_open(struct rec *r, const char *events, bool sim, uint64_t period_ns,
+		     bool paused, bool per_socket)
+{
+	memset(r, 0, sizeof(*r));
+	strcpy(r->dir, "/tmp/t4sched.XXXXXX");
+	cr_assert_not_null(mkdtemp(r->dir));
+	snprintf(r->path, sizeof(r->path), "%s/t.t4t", r->dir);
+	const char *root = NULL;
+	if (sim) {
+		cr_assert_eq(t4_sim_create(&r->sim, 7, NULL), 0, "%s", t4_errmsg());
+		root = t4_sim_root(r->sim);
+	}
+	cr_assert_eq(t4_pmus_discover(&r->pmus, root), 0, "%s", t4_errmsg());
+	if (events)
+		cr_assert_eq(t4_events_parse(&r->ev, &r->pmus, events), 0, "%s", t4_errmsg());
+	else
+		cr_assert_eq(t4_events_default(&r->ev, &r->pmus), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_build(&r->ds, &r->ev), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_open(&r->ds, r->sim), 0, "%s", t4_errmsg());
+	struct t4_log_opts lo = { .path = r->path };
+	cr_assert_eq(t4_log_open(&r->log, &lo), 0, "%s", t4_errmsg());
+	struct t4_sched_opts so = {
+		.period_ns = period_ns, .paused = paused, .per_socket = per_socket,
+		.domains = &r->ds, .log = r->log, .quiet = true,
+	};
+	cr_assert_eq(t4_sched_create(&r->s, &so), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(r->log), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_sched_start(r->s), 0, "%s", t4_errmsg());
+}
+
+static void rec_close(struct rec *r, struct t4_sched_status *st)
+{
+	cr_assert_eq(t4_sched_stop(r->s), 0);
+	t4_sched_status(r->s, st);
+	struct t4_status_pkt fin = { .triggers = st->triggers, .overruns = st->overruns };
+	cr_assert_eq(t4_log_close(r->log, &fin, NULL), 0, "%s", t4_errmsg());
+	t4_sched_free(r->s);
+}
+
+static void rec_free(struct rec *r, struct readback *rb)
+{
+	t4_domains_free(&r->ds);
+	t4_evlist_free(&r->ev);
+	t4_pmus_free(&r->pmus);
+	t4_sim_free(r->sim);
+	t4_rmtree(r->dir);
+	free(rb->refs);
+	free(rb->rets);
+}
+
+static void read_back(const char *path, struct readback *rb)
+{
+	struct t4_reader *rd;
+	struct t4_packet *p = malloc(sizeof(*p));
+	size_t cap_refs = 1024, cap_rets = 4096;
+	int rc;
+
+	memset(rb, 0, sizeof(*rb));
+	rb->refs = malloc(cap_refs * sizeof(*rb->refs));
+	rb->rets = malloc(cap_rets * sizeof(*rb->rets));
+	cr_assert_eq(t4_reader_open(&rd, path, NULL, NULL), 0, "%s", t4_errmsg());
+	while ((rc = t4_reader_next(rd, p)) == 1) {
+		switch (p->type) {
+		case T4_PKT_REF:
+			if (rb->n_refs == cap_refs)
+				rb->refs = realloc(rb->refs, (cap_refs *= 2) * sizeof(*rb->refs));
+			rb->refs[rb->n_refs++] = p->ref;
+			break;
+		case T4_PKT_RET:
+			if (rb->n_rets == cap_rets)
+				rb->rets = realloc(rb->rets, (cap_rets *= 2) * sizeof(*rb->rets));
+			rb->rets[rb->n_rets++] = p->ret;
+			break;
+		case T4_PKT_BOOKMARK:
+			if (rb->n_bms < 16)
+				rb->bms[rb->n_bms++] = p->bookmark;
+			break;
+		case T4_PKT_STATUS:
+			rb->status = p->status;
+			rb->have_status = true;
+			break;
+		}
+	}
+	cr_assert_eq(rc, 0, "%s", t4_errmsg());
+	t4_reader_close(rd);
+	free(p);
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct t4_ref_pkt *x = a, *y = b;
+	return x->trigger_id < y->trigger_id ? -1 : x->trigger_id > y->trigger_id;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- histogram -------------------------------------------------------- */
+
+Test(sched, hist_quantiles)
+{
+	struct t4_hist *h = calloc(1, sizeof(*h));
+
+	for (uint64_t v = 1; v <= 10000; v++)
+		t4_hist_add(h, v);
+	uint64_t p50 = t4_hist_quantile(h, 0.5), p99 = t4_hist_quantile(h, 0.99);
+	cr_assert(p50 >= 5000 && p50 <= 5000 * 107 / 100, "p50 %lu", (unsigned long)p50);
+	cr_assert(p99 >= 9900 && p99 <= 10000, "p99 %lu", (unsigned long)p99);
+	cr_assert_eq(h->max, 10000);
+	cr_assert_eq(t4_hist_quantile(h, 1.0), 10000);
+	free(h);
+}
+
+/* ---- real PMUs: 1 s at 1 ms ---------------------------------------------- */
+
+Test(sched, real_pmus_one_second, .timeout = 30)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	rec_open(&r, "cpu-clock,context-switches,msr/tsc/", false, 1000000, false, false);
+	uint64_t t0 = t4_ref_ns();
+	sleep_ms(1000);
+	rec_close(&r, &st);
+	uint64_t elapsed = t4_ref_ns() - t0;
+	read_back(r.path, &rb);
+
+	/* Trigger IDs contiguous from 0, each exactly once. */
+	qsort(rb.refs, rb.n_refs, sizeof(*rb.refs), cmp_ref);
+	cr_assert_eq(rb.n_refs, st.triggers);
+	for (size_t i = 0; i < rb.n_refs; i++)
+		cr_assert_eq(rb.refs[i].trigger_id, i, "gap at %zu", i);
+	/* Triggers + overruns = elapsed / period within 1%: nothing is stretched. */
+	uint64_t overruns = 0;
+	for (size_t i = 0; i < rb.n_refs; i++)
+		overruns += rb.refs[i].overruns;
+	cr_assert_eq(overruns, st.overruns);
+	double expect = (double)elapsed / 1e6;
+	double got = (double)(rb.n_refs + overruns);
+	cr_assert(got > expect * 0.99 - 2 && got < expect * 1.01 + 2,
+		  "triggers %zu + overruns %lu vs %.0f expected", rb.n_refs,
+		  (unsigned long)overruns, expect);
+	cr_assert(rb.have_status);
+	cr_assert_eq(rb.status.triggers, st.triggers);
+	cr_assert_eq(rb.status.dropped, 0);
+
+	/* Per domain: every trigger answered once; the sum of the deltas equals
+	 * the counters' change between the baseline and the final read. */
+	for (size_t d = 0; d < r.ds.n; d++) {
+		const struct t4_domain *dom = &r.ds.v[d];
+		uint64_t sum[T4_MAX_COUNTERS] = { 0 }, answered = 0;
+		uint64_t first_clock = 0, last_clock = 0, clock_sum = 0;
+		for (size_t i = 0; i < rb.n_rets; i++) {
+			const struct t4_ret_pkt *p = &rb.rets[i];
+			if (p->domain_id != dom->id)
+				continue;
+			cr_assert_eq(p->n_counts, dom->n);
+			cr_assert(p->read_begin_ns <= p->read_end_ns);
+			if (p->flags & T4_RET_FIRST) {
+				first_clock = p->local_clock;
+				cr_assert_eq(p->trigger_id, 0);
+			}
+			if (p->trigger_id == rb.n_refs - 1)
+				last_clock = p->local_clock;
+			answered++;
+			for (size_t c = 0; c < p->n_counts; c++)
+				sum[c] += p->counts[c];
+			if (dom->clock_index >= 0)
+				clock_sum += p->counts[dom->clock_index];
+		}
+		cr_assert(answered >= rb.n_refs * 99 / 100, "%s answered %lu of %zu",
+			  dom->name, (unsigned long)answered, rb.n_refs);
+		for (size_t c = 0; c < dom->n; c++)
+			cr_assert_eq(sum[c], dom->prev[c] - dom->base[c], "%s counter %zu",
+				     dom->name, c);
+		if (dom->clock_index >= 0)
+			cr_assert_eq(clock_sum, last_clock - first_clock, "%s clock", dom->name);
+	}
+	rec_free(&r, &rb);
+}
+
+/* ---- commands and bookmarks -------------------------------------------------- */
+
+static const struct t4_ref_pkt *ref_with_id(const struct readback *rb, uint64_t id)
+{
+	for (size_t i = 0; i < rb->n_refs; i++)
+		if (rb->refs[i].trigger_id == id)
+			return &rb->refs[i];
+	return NULL;
+}
+
+static void wait_triggers(struct t4_sched *s, uint64_t n)
+{
+	struct t4_sched_status st;
+	for (int i = 0; i < 2000; i++) {
+		t4_sched_status(s, &st);
+		if (st.triggers >= n)
+			return;
+		sleep_ms(1);
+	}
+	cr_assert_fail("scheduler did not reach %lu triggers", (unsigned long)n);
+}
+
+Test(sched, paused_single_triggers_and_bookmarks, .timeout = 30)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	rec_open(&r, "cpu-clock", false, 1000000, true, false);
+	wait_triggers(r.s, 1); /* baseline trigger 0, no bookmark */
+	cr_assert_eq(t4_sched_bookmark(r.s, "alpha"), 0);
+	cr_assert_eq(t4_sched_trigger(r.s), 0);
+	wait_triggers(r.s, 2); /* trigger 1: alpha */
+	cr_assert_eq(t4_sched_bookmark(r.s, "beta"), 0);
+	cr_assert_eq(t4_sched_trigger(r.s), 0);
+	wait_triggers(r.s, 3); /* trigger 2: beta */
+	cr_assert_eq(t4_sched_bookmark(r.s, "alpha"), 0); /* reuses ID 1 */
+	cr_assert_eq(t4_sched_trigger(r.s), 0);
+	wait_triggers(r.s, 4); /* trigger 3: alpha again */
+	cr_assert_lt(t4_sched_bookmark(r.s, "bad name"), 0);
+	cr_assert_lt(t4_sched_bookmark(r.s, ""), 0);
+	sleep_ms(20); /* paused: no periodic trigger comes */
+	t4_sched_status(r.s, &st);
+	cr_assert_eq(st.triggers, 4);
+	cr_assert_str_eq(st.bookmark, "alpha");
+	rec_close(&r, &st);
+	read_back(r.path, &rb);
+
+	cr_assert_eq(rb.n_refs, 5); /* + the final trigger */
+	cr_assert_eq(ref_with_id(&rb, 0)->bookmark_id, 0);
+	cr_assert_eq(ref_with_id(&rb, 1)->bookmark_id, 1);
+	cr_assert_eq(ref_with_id(&rb, 2)->bookmark_id, 2);
+	cr_assert_eq(ref_with_id(&rb, 3)->bookmark_id, 1);
+	cr_assert(ref_with_id(&rb, 1)->flags & T4_REF_SINGLE);
+	cr_assert(ref_with_id(&rb, 4)->flags & T4_REF_FINAL);
+	cr_assert_eq(rb.n_bms, 2);
+	cr_assert_str_eq(rb.bms[0].name, "alpha");
+	cr_assert_eq(rb.bms[0].bookmark_id, 1);
+	cr_assert_eq(rb.bms[0].first_trigger, 1);
+	cr_assert_str_eq(rb.bms[1].name, "beta");
+	cr_assert_eq(rb.bms[1].first_trigger, 2);
+	rec_free(&r, &rb);
+}
+
+Test(sched, start_stop_periodic, .timeout = 30)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	rec_open(&r, "cpu-clock", false, 2000000, true, false);
+	wait_triggers(r.s, 1);
+	cr_assert_eq(t4_sched_resume(r.s), 0);
+	sleep_ms(100);
+	cr_assert_eq(t4_sched_pause(r.s), 0);
+	sleep_ms(10);
+	t4_sched_status(r.s, &st);
+	uint64_t n = st.triggers;
+	cr_assert(n > 20, "only %lu triggers in 100 ms at 2 ms", (unsigned long)n);
+	sleep_ms(50);
+	t4_sched_status(r.s, &st);
+	cr_assert_eq(st.triggers, n, "triggers fired while stopped");
+	cr_assert(!st.periodic);
+	rec_close(&r, &st);
+	read_back(r.path, &rb);
+	cr_assert(ref_with_id(&rb, 1)->flags & T4_REF_COMMAND);
+	cr_assert(ref_with_id(&rb, 2)->flags & T4_REF_PERIODIC);
+	rec_free(&r, &rb);
+}
+
+/* ---- the simulated Tegra410 against its ground truth ------------------------- */
+
+Test(sched, sim_matches_ground_truth, .timeout = 60)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	rec_open(&r, NULL, true, 1000000, false, true);
+	sleep_ms(300);
+	rec_close(&r, &st);
+	read_back(r.path, &rb);
+	cr_assert_eq(r.ds.n, 34, "one domain per simulated PMU instance");
+	cr_assert_gt(rb.n_refs, 250);
+
+	/* Two schedulers (one per socket), each with contiguous IDs. */
+	size_t per[2] = { 0, 0 };
+	for (size_t i = 0; i < rb.n_refs; i++) {
+		cr_assert_lt(rb.refs[i].sched_id, 2);
+		per[rb.refs[i].sched_id]++;
+	}
+	cr_assert_gt(per[0], 250);
+	cr_assert_gt(per[1], 250);
+
+	/* The counter's cumulative value after each read lies between the
+	 * model's values at the two ends of the read window. */
+	for (size_t d = 0; d < r.ds.n; d++) {
+		const struct t4_domain *dom = &r.ds.v[d];
+		uint64_t cum[T4_MAX_COUNTERS];
+		memcpy(cum, dom->base, sizeof(cum));
+		size_t checked = 0;
+		for (size_t i = 0; i < rb.n_rets; i++) {
+			const struct t4_ret_pkt *p = &rb.rets[i];
+			if (p->domain_id != dom->id)
+				continue;
+			for (size_t c = 0; c < dom->n; c++) {
+				cum[c] += p->counts[c];
+				uint64_t lo = t4_sim_value_at(r.sim, &dom->counters[c], p->read_begin_ns);
+				uint64_t hi = t4_sim_value_at(r.sim, &dom->counters[c], p->read_end_ns);
+				cr_assert(cum[c] >= lo && cum[c] <= hi,
+					  "%s/%s trigger %lu: %lu not in [%lu, %lu]", dom->name,
+					  dom->counters[c].name, (unsigned long)p->trigger_id,
+					  (unsigned long)cum[c], (unsigned long)lo, (unsigned long)hi);
+			}
+			if (dom->clock_index >= 0) {
+				uint64_t lo = t4_sim_clock_at(r.sim, dom->counters[0].pmu, p->read_begin_ns);
+				uint64_t hi = t4_sim_clock_at(r.sim, dom->counters[0].pmu, p->read_end_ns);
+				cr_assert(p->local_clock >= lo && p->local_clock <= hi);
+			}
+			checked++;
+		}
+		cr_assert_gt(checked, 250, "%s", dom->name);
+	}
+	rec_free(&r, &rb);
+}
