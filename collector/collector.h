@@ -281,9 +281,11 @@ int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
-/* The CPU a thread must be pinned to in order to read d cheaply (a perf
- * group read from another CPU costs an inter-processor interrupt), or -1
- * when any CPU will do (simulated domains). */
+/* The CPU a thread should be pinned to in order to read d cheaply (a perf
+ * group read from another CPU costs an inter-processor interrupt: ~9.6 us
+ * instead of ~1.7 us here), or -1 when any CPU will do. Simulated domains
+ * answer their PMU's cpumask CPU too (one monitor per socket, as on the
+ * real chip). */
 int t4_domain_read_cpu(const struct t4_domain *d);
 /* The metadata packets describing a domain and its events. */
 void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);

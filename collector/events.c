@@ -1,0 +1,479 @@
+/* events.c - the perf event syntax users type, turned into counters with
+ * exact perf_event_attr values (type, config, config1, config2, CPU).
+ *
+ *   list   := item (',' item)*
+ *   item   := '{' event (',' event)* '}' | event
+ *   event  := pmu '/' term (',' term)* '/'    pmu may hold * ? [ ] wildcards
+ *           | software-name                   cpu-clock, cs, page-faults, ...
+ *           | subsys ':' name                 a tracepoint
+ *   term   := alias | name '=' value | flag   (flag alone means =1, like perf)
+ *
+ * Trade-offs: a small hand-written recursive-descent parser over the
+ * string instead of a generated grammar: the language is tiny and hand
+ * code gives precise one-line errors naming the offending part. An alias's
+ * terms are applied first, then the user's terms in order (so a user term
+ * overrides the alias, as in perf). Everything is built into a scratch
+ * list and appended only when the whole string parsed, so a failed call
+ * leaves the caller's list untouched. Values are decimal or 0x hex like
+ * perf's lexer (a leading 0 is not octal). Reading a tracepoint ID may
+ * mount tracefs (a side effect perf has too), once, when it is missing.
+ */
+#include "events_int.h"
+#include "../util/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#define ONLINE_PATH "/sys/devices/system/cpu/online"
+#define TRACEFS "/sys/kernel/tracing"
+#define TRACEFS_OLD "/sys/kernel/debug/tracing"
+
+static const struct {
+	const char *name, *alt;
+	uint64_t config;
+} sw_events[] = {
+	{ "cpu-clock", NULL, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", NULL, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", "faults", PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", "cs", PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", "migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "minor-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS },
+};
+
+
+static const char *pmu_name_at(const void *src, size_t i)
+{
+	return ((const struct t4_pmu_set *)src)->pmus[i].name;
+}
+
+static const char *sw_name_at(const void *src, size_t i)
+{
+	(void)src;
+	return i < T4_ARRAY_LEN(sw_events) ? sw_events[i].name : NULL;
+}
+
+/* " (did you mean X?)" or "" into buf. */
+static bool is_software_like(const struct t4_pmu *pmu)
+{
+	return !strcmp(pmu->name, "software") || !strcmp(pmu->name, "tracepoint");
+}
+
+/* ---- online CPUs ------------------------------------------------------- */
+
+static int read_online(struct ev_ctx *cx)
+{
+	char buf[4096];
+	const char *p = buf;
+	int rc, cap = 0;
+
+	if (cx->cpus)
+		return 0;
+	rc = t4_read_small_file(ONLINE_PATH, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	if (t4_cpulist_first(buf, &cap) < 0)
+		return t4_err(EINVAL, "%s: %s", ONLINE_PATH, t4_errmsg());
+	cx->cpus = calloc((size_t)cap, sizeof(int));
+	if (!cx->cpus)
+		return t4_err(ENOMEM, "out of memory");
+	while (*p && cx->n_cpus < cap) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (long c = lo; c <= hi && cx->n_cpus < cap; c++)
+			cx->cpus[cx->n_cpus++] = (int)c;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* ---- appending counters -------------------------------------------------- */
+
+static int push(struct t4_evlist *l, const struct t4_counter *c)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct t4_counter *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return t4_err(ENOMEM, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *c;
+	return 0;
+}
+
+/* One counter on the PMU's cpumask CPU, or one per online CPU for PMUs
+ * without a cpumask (software, tracepoint, msr). */
+int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
+{
+	int rc;
+
+	c->group = cx->group;
+	if (c->pmu->cpu >= 0) {
+		c->cpu = c->pmu->cpu;
+		return push(&cx->tmp, c);
+	}
+	if ((rc = read_online(cx)) < 0)
+		return rc;
+	for (int i = 0; i < cx->n_cpus; i++) {
+		c->cpu = cx->cpus[i];
+		if ((rc = push(&cx->tmp, c)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the three event forms ---------------------------------------------- */
+
+static bool has_wildcard(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *pmu_name,
+		     const char *terms, const char *whole)
+{
+	const struct t4_pmu *pmu;
+	char h[T4_NAME_MAX + 32];
+	int rc, matched = 0;
+
+	if (!*pmu_name)
+		return t4_err(EINVAL, "%s: missing PMU name before '/'", whole);
+	if (!*terms)
+		return t4_err(EINVAL, "%s: empty event", whole);
+	if (has_wildcard(pmu_name)) {
+		for (size_t i = 0; i < cx->set->n; i++) {
+			if (fnmatch(pmu_name, cx->set->pmus[i].name, 0) != 0)
+				continue;
+			matched++;
+			if ((rc = ev_build_one(cx, l, &cx->set->pmus[i], terms, NULL)) < 0)
+				return rc;
+		}
+		if (!matched)
+			return t4_err(EINVAL, "%s: no PMU matches '%s'", whole, pmu_name);
+		return 0;
+	}
+	pmu = t4_pmus_find(cx->set, pmu_name);
+	if (!pmu)
+		return t4_err(EINVAL, "%s: unknown PMU%s", pmu_name,
+			      ev_hint(h, sizeof(h), ev_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
+	return ev_build_one(cx, l, pmu, terms, NULL);
+}
+
+static int software_event(struct ev_ctx *cx, const char *name)
+{
+	const struct t4_pmu *sw = t4_pmus_find(cx->set, "software");
+	char h[T4_NAME_MAX + 32];
+	struct t4_counter c = { 0 };
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(sw_events); i++) {
+		if (strcmp(name, sw_events[i].name) &&
+		    (!sw_events[i].alt || strcmp(name, sw_events[i].alt)))
+			continue;
+		if (!sw)
+			return t4_err(ENOENT, "%s: no 'software' PMU under %s", name, cx->set->root);
+		c.pmu = sw;
+		ev_copy_str(c.name, sizeof(c.name), sw_events[i].name);
+		ev_copy_str(c.spec, sizeof(c.spec), sw_events[i].name);
+		c.type = PERF_TYPE_SOFTWARE;
+		c.config = sw_events[i].config;
+		c.scale = 1.0;
+		ev_copy_str(c.unit, sizeof(c.unit),
+			 sw_events[i].config <= PERF_COUNT_SW_TASK_CLOCK ? "ns" : "");
+		return ev_push_per_cpu(cx, &c);
+	}
+	if (t4_pmus_find(cx->set, name))
+		return t4_err(EINVAL, "%s: a PMU needs an event: %s/<event>/ (see 't410trace list')",
+			      name, name);
+	return t4_err(EINVAL, "%s: unknown event (not a software event, subsys:tracepoint or "
+		      "pmu/event/)%s", name,
+		      ev_hint(h, sizeof(h), ev_suggest(name, NULL, T4_ARRAY_LEN(sw_events), sw_name_at)));
+}
+
+static bool dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The tracefs directory; mounts tracefs when it is not mounted. */
+static int tracefs_dir(char *buf, size_t cap, const char *what)
+{
+	const char *env = getenv("T410TRACE_TRACEFS");
+
+	if (env && *env) {
+		ev_copy_str(buf, cap, env);
+		return 0;
+	}
+	if (!dir_exists(TRACEFS "/events"))
+		(void)mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	if (dir_exists(TRACEFS "/events"))
+		ev_copy_str(buf, cap, TRACEFS);
+	else if (dir_exists(TRACEFS_OLD "/events"))
+		ev_copy_str(buf, cap, TRACEFS_OLD);
+	else
+		return t4_err(ENOENT, "%s: tracefs is not mounted and could not be mounted "
+			      "(try: mount -t tracefs nodev %s)", what, TRACEFS);
+	return 0;
+}
+
+static bool tp_name_ok(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+			return false;
+	return true;
+}
+
+static int tracepoint_event(struct ev_ctx *cx, const char *name)
+{
+	const struct t4_pmu *tp = t4_pmus_find(cx->set, "tracepoint");
+	const char *colon = strchr(name, ':');
+	char dir[512], path[1024], buf[32];
+	struct t4_counter c = { 0 };
+	uint64_t id;
+	int rc;
+
+	if (!tp_name_ok(name, (size_t)(colon - name)) || !tp_name_ok(colon + 1, strlen(colon + 1)))
+		return t4_err(EINVAL, "%s: malformed tracepoint (use subsys:name, e.g. sched:sched_switch)",
+			      name);
+	if (!tp)
+		return t4_err(ENOENT, "%s: no 'tracepoint' PMU under %s", name, cx->set->root);
+	if ((rc = tracefs_dir(dir, sizeof(dir), name)) < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", dir, (int)(colon - name), name,
+		 colon + 1);
+	rc = t4_read_small_file(path, buf, sizeof(buf));
+	if (rc == -ENOENT)
+		return t4_err(EINVAL, "%s: no such tracepoint (%s does not exist)", name, path);
+	if (rc < 0)
+		return rc;
+	if (ev_parse_value(buf, &id) < 0)
+		return t4_err(EINVAL, "%s: '%s' is not a tracepoint id", path, buf);
+	c.pmu = tp;
+	ev_copy_str(c.name, sizeof(c.name), name);
+	ev_copy_str(c.spec, sizeof(c.spec), name);
+	c.type = PERF_TYPE_TRACEPOINT;
+	c.config = id;
+	c.scale = 1.0;
+	return ev_push_per_cpu(cx, &c);
+}
+
+/* ---- the list grammar ----------------------------------------------------- */
+
+/* One event at s[*pos]; advances *pos past it. */
+static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *s, size_t *pos)
+{
+	size_t start = *pos, end = start + strcspn(s + start, ",{}/");
+	char pmu[T4_SPEC_MAX], terms[T4_SPEC_MAX * 2], whole[T4_SPEC_MAX * 2];
+	const char *close;
+
+	if (end == start && s[end] != '/')
+		return t4_err(EINVAL, "'%s': empty event (a stray ',' or an empty group?)", s);
+	if (end - start >= sizeof(pmu))
+		return t4_err(EINVAL, "%.40s...: event string too long", s + start);
+	memcpy(pmu, s + start, end - start);
+	pmu[end - start] = '\0';
+	if (s[end] != '/') {
+		*pos = end;
+		for (size_t k = end - start; k > 0 && (pmu[k - 1] == ' ' || pmu[k - 1] == '\t'); k--)
+			pmu[k - 1] = '\0';
+		return strchr(pmu, ':') ? tracepoint_event(cx, pmu) : software_event(cx, pmu);
+	}
+	close = strchr(s + end + 1, '/');
+	if (!close)
+		return t4_err(EINVAL, "%s: missing closing '/'", s + start);
+	if ((size_t)(close - s) - start + 1 >= sizeof(whole))
+		return t4_err(EINVAL, "%.40s...: event string too long", s + start);
+	snprintf(whole, sizeof(whole), "%.*s", (int)((size_t)(close - s) - start + 1), s + start);
+	snprintf(terms, sizeof(terms), "%.*s", (int)(close - (s + end + 1)), s + end + 1);
+	*pos = (size_t)(close - s) + 1;
+	if (s[*pos] == ':')
+		return t4_err(EINVAL, "%s: event modifiers (':%s') are not supported", whole,
+			      s + *pos + 1);
+	return pmu_event(cx, l, pmu, terms, whole);
+}
+
+/* A group may hold one hardware PMU plus any software events. */
+static int check_group(struct ev_ctx *cx, int g, const char *text)
+{
+	const struct t4_pmu *hw = NULL;
+	bool any = false;
+
+	for (size_t i = 0; i < cx->tmp.n; i++) {
+		const struct t4_pmu *p = cx->tmp.v[i].pmu;
+		if (cx->tmp.v[i].group != g)
+			continue;
+		any = true;
+		if (is_software_like(p))
+			continue;
+		if (hw && hw != p)
+			return t4_err(EINVAL, "%s: a group may not span two hardware PMUs (%s and %s)",
+				      text, hw->name, p->name);
+		hw = p;
+	}
+	return any ? 0 : t4_err(EINVAL, "%s: empty group", text);
+}
+
+static size_t skip_space(const char *s, size_t pos)
+{
+	while (s[pos] == ' ' || s[pos] == '\t')
+		pos++;
+	return pos;
+}
+
+static int parse_items(struct ev_ctx *cx, const struct t4_evlist *l, const char *s, size_t *pos,
+		       bool in_group)
+{
+	int rc;
+
+	for (;;) {
+		*pos = skip_space(s, *pos);
+		if (s[*pos] == '{') {
+			size_t open = *pos;
+			char text[T4_SPEC_MAX];
+			if (in_group)
+				return t4_err(EINVAL, "%s: groups cannot nest", s + open);
+			cx->group = cx->next_group++;
+			(*pos)++;
+			if ((rc = parse_items(cx, l, s, pos, true)) < 0)
+				return rc;
+			if (s[*pos] != '}')
+				return t4_err(EINVAL, "%s: unbalanced braces (missing '}')", s + open);
+			(*pos)++;
+			snprintf(text, sizeof(text), "%.*s", (int)(*pos - open), s + open);
+			if ((rc = check_group(cx, cx->group, text)) < 0)
+				return rc;
+			cx->group = -1;
+		} else if (s[*pos] == '}') {
+			if (!in_group)
+				return t4_err(EINVAL, "%s: unbalanced braces (unexpected '}')", s + *pos);
+			return 0; /* an empty group or a trailing ',' */
+		} else if ((rc = parse_event(cx, l, s, pos)) < 0) {
+			return rc;
+		}
+		*pos = skip_space(s, *pos);
+		if (s[*pos] == ',') {
+			(*pos)++;
+			if (!s[skip_space(s, *pos)])
+				return t4_err(EINVAL, "'%s': empty event after the last ','", s);
+			continue;
+		}
+		if (!s[*pos] || (s[*pos] == '}' && in_group))
+			return 0;
+		if (s[*pos] == '}')
+			return t4_err(EINVAL, "%s: unbalanced braces (unexpected '}')", s + *pos);
+		return t4_err(EINVAL, "%s: unexpected '%c' (missing ','?)", s + *pos, s[*pos]);
+	}
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+static void ctx_free(struct ev_ctx *cx)
+{
+	t4_evlist_free(&cx->tmp);
+	free(cx->cpus);
+}
+
+/* Move the scratch list onto l. */
+static int commit(struct ev_ctx *cx, struct t4_evlist *l)
+{
+	for (size_t i = 0; i < cx->tmp.n; i++) {
+		int rc = push(l, &cx->tmp.v[i]);
+		if (rc < 0) {
+			l->n -= i;
+			return rc;
+		}
+	}
+	l->n_groups = cx->next_group;
+	return 0;
+}
+
+int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set, const char *spec)
+{
+	struct ev_ctx cx = { .set = set, .group = -1, .next_group = l->n_groups };
+	size_t pos = 0;
+	int rc;
+
+	if (!spec || !spec[skip_space(spec, 0)])
+		return t4_err(EINVAL, "empty event list");
+	rc = parse_items(&cx, l, spec, &pos, false);
+	if (rc >= 0)
+		rc = commit(&cx, l);
+	ctx_free(&cx);
+	return rc < 0 ? rc : 0;
+}
+
+/* One PMU's default events: its alias when sysfs has one, else the kind
+ * table's id through the `event` format. */
+static int pmu_defaults(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu)
+{
+	for (const char *const *d = pmu->kind->defaults; *d; d++) {
+		const struct t4_kind_event *ke = t4_kind_event(pmu->kind, *d);
+		char terms[64];
+		int rc;
+
+		if (t4_pmu_alias(pmu, *d))
+			rc = ev_build_one(cx, l, pmu, *d, NULL);
+		else if (ke && t4_pmu_format(pmu, "event")) {
+			snprintf(terms, sizeof(terms), "event=0x%llx", (unsigned long long)ke->config);
+			rc = ev_build_one(cx, l, pmu, terms, *d);
+		} else
+			continue;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set)
+{
+	struct ev_ctx cx = { .set = set, .group = -1, .next_group = l->n_groups };
+	const struct t4_pmu *msr = t4_pmus_find(set, "msr");
+	char spec[160] = "";
+	int rc = 0;
+
+	for (size_t i = 0; i < set->n && rc >= 0; i++)
+		if (set->pmus[i].kind)
+			rc = pmu_defaults(&cx, l, &set->pmus[i]);
+	if (rc >= 0 && cx.tmp.n > 0)
+		rc = commit(&cx, l);
+	if (rc < 0 || cx.tmp.n > 0) {
+		ctx_free(&cx);
+		return rc < 0 ? rc : 0;
+	}
+	ctx_free(&cx);
+	if (t4_pmus_find(set, "software"))
+		ev_catf(spec, sizeof(spec), "cpu-clock,task-clock,context-switches,page-faults,cpu-migrations");
+	if (msr && t4_pmu_alias(msr, "tsc"))
+		ev_catf(spec, sizeof(spec), "%smsr/tsc/", spec[0] ? "," : "");
+	if (!spec[0])
+		return t4_err(ENOENT, "%s: no Tegra410, software or msr PMU to count by default",
+			      set->root);
+	return t4_events_parse(l, set, spec);
+}
+
+void t4_evlist_free(struct t4_evlist *l)
+{
+	if (!l)
+		return;
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+	l->n_groups = 0;
+}

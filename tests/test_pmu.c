@@ -1,0 +1,348 @@
+/* test_pmu.c - PMU discovery against the checked-in fixture trees (all
+ * seven Tegra410 kinds, broken trees for every error path), the real
+ * sysfs of this machine, format specs, and the `list` subcommand. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "collector/collector.h"
+#include "h1_testutil.h"
+#include "util/util.h"
+
+int h1_run_cli(const char *args, char *out, size_t cap)
+{
+	const char *bin = getenv("T4_BIN");
+	char cmd[4096];
+	size_t len = 0, n;
+	FILE *p;
+	int st;
+
+	if (!bin)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (len + 1 < cap && (n = fread(out + len, 1, cap - 1 - len, p)) > 0)
+		len += n;
+	out[len] = '\0';
+	while (fread(cmd, 1, sizeof(cmd), p) > 0) /* drain the rest */
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static struct t4_pmu_set load(const char *root)
+{
+	struct t4_pmu_set set;
+	int rc = t4_pmus_discover(&set, root);
+
+	cr_assert_eq(rc, 0, "%s: %s", root, t4_errmsg());
+	return set;
+}
+
+Test(h1_pmu, fixture_has_all_seven_kinds)
+{
+	struct t4_pmu_set set = load(H1_T410);
+	size_t nk;
+	const struct t4_kind *kinds = t4_kinds(&nk);
+
+	cr_expect_eq(set.n, 17);
+	cr_expect_not(set.simulated);
+	for (size_t i = 1; i < set.n; i++)
+		cr_expect_lt(strcmp(set.pmus[i - 1].name, set.pmus[i].name), 0, "sorted");
+	for (size_t k = 0; k < nk; k++) {
+		bool found = false;
+		for (size_t i = 0; i < set.n; i++)
+			found |= set.pmus[i].kind == &kinds[k];
+		cr_expect(found, "no %s PMU", kinds[k].label);
+	}
+	t4_pmus_free(&set);
+	cr_expect_eq(set.n, 0);
+	cr_expect_null(set.pmus);
+}
+
+Test(h1_pmu, fixture_pmu_details)
+{
+	struct t4_pmu_set set = load(H1_T410);
+	const struct t4_pmu *p = t4_pmus_find(&set, "nvidia_pcie_pmu_1_rc_3");
+	const struct t4_format *f;
+
+	cr_assert_not_null(p);
+	cr_expect_eq(p->type, 43);
+	cr_expect_eq(p->cpu, 72);
+	cr_expect_str_eq(p->cpumask, "72");
+	cr_expect_str_eq(p->associated_cpus, "72-143");
+	cr_expect_eq(p->kind->id, T4_DOM_PCIE);
+	cr_expect_eq(p->socket, 1);
+	cr_expect_eq(p->instance, 3);
+	cr_expect_eq(p->n_formats, 9);
+	cr_expect_eq(p->n_aliases, 6);
+	f = t4_pmu_format(p, "src_bdf");
+	cr_assert_not_null(f);
+	cr_expect_eq(f->field, T4_CFG1);
+	cr_expect_eq(f->n_ranges, 1);
+	cr_expect_eq(f->ranges[0].lo, 8);
+	cr_expect_eq(f->ranges[0].hi, 23);
+	cr_expect_str_eq(t4_pmu_alias(p, "cycles")->terms, "event=0x100000000");
+	cr_expect_eq(t4_pmu_alias(p, "cycles")->scale, 1.0);
+	cr_expect_str_eq(t4_pmu_alias(p, "cycles")->unit, "");
+	cr_expect_null(t4_pmu_alias(p, "nope"));
+	cr_expect_null(t4_pmu_format(p, "nope"));
+
+	p = t4_pmus_find(&set, "nvidia_nvlink_c2c_pmu_0");
+	cr_assert_not_null(p);
+	cr_expect_str_eq(p->identifier, "NVDA2023");
+	cr_expect_str_eq(p->peer, "nr_gpu=2");
+	cr_expect_eq(p->instance, -1);
+	cr_expect_eq(p->n_aliases, 9);
+	cr_expect_eq(t4_pmu_format(p, "gpu_mask")->field, T4_CFG1);
+	cr_expect_eq(t4_pmus_find(&set, "nvidia_nvclink_pmu_0")->n_aliases, 5);
+	cr_expect_null(t4_pmu_format(t4_pmus_find(&set, "nvidia_nvclink_pmu_0"), "gpu_mask"));
+	cr_expect_eq(t4_pmus_find(&set, "nvidia_nvdlink_pmu_0")->n_aliases, 3);
+	cr_expect_str_eq(t4_pmus_find(&set, "nvidia_cmem_latency_pmu_0")->identifier, "NVDA2021");
+
+	p = t4_pmus_find(&set, "software");
+	cr_expect_eq(p->cpu, -1);
+	cr_expect_str_eq(p->cpumask, "");
+	cr_expect_null(p->kind);
+	cr_expect_eq(p->socket, -1);
+	t4_pmus_free(&set);
+}
+
+Test(h1_pmu, alias_scale_unit_and_attrs_ignored)
+{
+	struct t4_pmu_set set = load(H1_T410);
+	const struct t4_pmu *p = t4_pmus_find(&set, "acme_pmu");
+	const struct t4_alias *a;
+
+	cr_assert_not_null(p);
+	cr_expect_eq(p->n_aliases, 2); /* energy, hits; .scale .unit .per-pkg are attributes */
+	a = t4_pmu_alias(p, "energy");
+	cr_assert_not_null(a);
+	cr_expect_eq(a->scale, 2.3283064365386962890625e-10);
+	cr_expect_str_eq(a->unit, "Joules");
+	cr_expect_str_eq(t4_pmu_alias(p, "hits")->terms, "event=0x2,umask=0x3");
+	cr_expect_eq(t4_pmu_format(p, "event")->n_ranges, 2);
+	t4_pmus_free(&set);
+}
+
+Test(h1_pmu, format_spec_forms)
+{
+	struct t4_format f;
+	char buf[64];
+
+	cr_assert_eq(t4_format_parse("config:0-7,32-35", &f), 0);
+	cr_expect_eq(f.field, T4_CFG0);
+	cr_expect_eq(f.n_ranges, 2);
+	cr_expect_eq(f.ranges[1].lo, 32);
+	cr_expect_eq(f.ranges[1].hi, 35);
+	cr_expect_eq(t4_format_bits(&f), 12);
+	cr_expect_str_eq(t4_format_str(&f, buf, sizeof(buf)), "config:0-7,32-35");
+	cr_assert_eq(t4_format_parse("config1:8", &f), 0);
+	cr_expect_eq(f.field, T4_CFG1);
+	cr_expect_eq(f.ranges[0].lo, 8);
+	cr_expect_eq(f.ranges[0].hi, 8);
+	cr_expect_str_eq(t4_format_str(&f, buf, sizeof(buf)), "config1:8");
+	cr_assert_eq(t4_format_parse("config2:0-63", &f), 0);
+	cr_expect_eq(f.field, T4_CFG2);
+	cr_expect_eq(t4_format_bits(&f), 64);
+	cr_assert_eq(t4_format_parse("config:1,3,5-6", &f), 0);
+	cr_expect_eq(f.n_ranges, 3);
+}
+
+Test(h1_pmu, format_spec_errors)
+{
+	static const struct {
+		const char *spec, *msg;
+	} bad[] = {
+		{ "config3:1", "'config3:1': format must start with config:, config1: or config2:" },
+		{ "event:1", "'event:1': format must start with config:, config1: or config2:" },
+		{ "config:9-3", "'config:9-3': range 9-3 runs backwards" },
+		{ "config:64", "'config:64': bit 64 is beyond 63" },
+		{ "config:", "'config:': expected a bit number at ''" },
+		{ "config:1,", "'config:1,': expected a bit number at ''" },
+		{ "config:0-7,4-9", "'config:0-7,4-9': bit ranges overlap" },
+		{ "config:1x", "'config:1x': unexpected 'x'" },
+		{ "config:0,1,2,3,4,5,6,7,8", "'config:0,1,2,3,4,5,6,7,8': more than 8 bit ranges" },
+	};
+	struct t4_format f;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(t4_format_parse(bad[i].spec, &f), -EINVAL, "%s", bad[i].spec);
+		cr_expect_str_eq(t4_errmsg(), bad[i].msg);
+	}
+}
+
+Test(h1_pmu, format_apply)
+{
+	struct t4_format f;
+	uint64_t cfg[3] = { 0, 0, 0 };
+
+	cr_assert_eq(t4_format_parse("config:0-7,32-35", &f), 0);
+	cr_expect_eq(t4_format_apply(&f, 0x1ff, cfg), 0);
+	cr_expect_eq(cfg[0], 0x1000000ffull);
+	cr_expect_eq(t4_format_apply(&f, 0xfff, cfg), 0);
+	cr_expect_eq(cfg[0], 0xf000000ffull);
+	cr_expect_eq(t4_format_apply(&f, 0x1000, cfg), -ERANGE);
+	cr_expect_str_eq(t4_errmsg(), "0x1000: value does not fit in config:0-7,32-35 (12 bits)");
+	cr_expect_eq(cfg[0], 0xf000000ffull, "untouched on error");
+	cr_expect_eq(t4_format_apply(&f, 0x0, cfg), 0);
+	cr_expect_eq(cfg[0], 0, "a term clears its bits");
+	cr_assert_eq(t4_format_parse("config2:63", &f), 0);
+	cr_expect_eq(t4_format_apply(&f, 1, cfg), 0);
+	cr_expect_eq(cfg[2], 1ull << 63);
+	cr_assert_eq(t4_format_parse("config1:0-63", &f), 0);
+	cr_expect_eq(t4_format_apply(&f, ~0ull, cfg), 0);
+	cr_expect_eq(cfg[1], ~0ull);
+}
+
+Test(h1_pmu, broken_trees)
+{
+	static const struct {
+		const char *root, *msg;
+	} bad[] = {
+		{ "bad_type", H1_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number" },
+		{ "bad_notype", H1_FIX "bad_notype/pmu_a/type: No such file or directory" },
+		{ "bad_format", H1_FIX "bad_format/pmu_a/format/event: 'config3:0-7': format must "
+				"start with config:, config1: or config2:" },
+		{ "bad_range", H1_FIX "bad_range/pmu_a/format/event: 'config:9-3': range 9-3 runs backwards" },
+		{ "bad_overlap", H1_FIX "bad_overlap/pmu_a/format/event: 'config:0-7,4-9': bit ranges overlap" },
+		{ "bad_scale", H1_FIX "bad_scale/pmu_a/events/x.scale: malformed scale 'fast'" },
+		{ "bad_cpumask", H1_FIX "bad_cpumask/pmu_a/cpumask: '0-': malformed CPU list" },
+		{ "bad_event", H1_FIX "bad_event/pmu_a/events/x: empty event" },
+		{ "no_such_dir", H1_FIX "no_such_dir: No such file or directory" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct t4_pmu_set set;
+		char root[256];
+		snprintf(root, sizeof(root), H1_FIX "%s", bad[i].root);
+		cr_expect_lt(t4_pmus_discover(&set, root), 0, "%s", root);
+		cr_expect_str_eq(t4_errmsg(), bad[i].msg);
+		cr_expect_eq(set.n, 0);
+		cr_expect_null(set.pmus);
+	}
+}
+
+Test(h1_pmu, simulated_marker)
+{
+	char dir[] = "/tmp/h1_pmuXXXXXX", path[128];
+	struct t4_pmu_set set;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0", dir);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0/type", dir);
+	cr_assert_eq(t4_write_small_file(path, "77\n"), 0);
+	set = load(dir);
+	cr_expect_not(set.simulated);
+	cr_expect_not(set.pmus[0].simulated);
+	t4_pmus_free(&set);
+	snprintf(path, sizeof(path), "%s/t410trace_simulated", dir);
+	cr_assert_eq(t4_write_small_file(path, "1\n"), 0);
+	set = load(dir);
+	cr_expect_eq(set.n, 1, "the marker file is not a PMU");
+	cr_expect(set.simulated);
+	cr_expect(set.pmus[0].simulated);
+	cr_expect_eq(set.pmus[0].type, 77);
+	cr_expect_eq(set.pmus[0].cpu, -1);
+	cr_expect_eq(set.pmus[0].kind->id, T4_DOM_UCF);
+	t4_pmus_free(&set);
+	t4_rmtree(dir);
+}
+
+Test(h1_pmu, real_sysfs)
+{
+	struct t4_pmu_set set = load(NULL);
+	const struct t4_pmu *sw = t4_pmus_find(&set, "software");
+	const struct t4_pmu *msr = t4_pmus_find(&set, "msr");
+	char buf[64];
+
+	cr_expect_str_eq(set.root, T4_SYSFS_DEFAULT);
+	cr_assert_not_null(sw);
+	cr_expect_eq(sw->type, 1);
+	cr_expect_eq(sw->cpu, -1);
+	cr_expect_not_null(t4_pmus_find(&set, "tracepoint"));
+	if (msr) {
+		cr_expect_str_eq(t4_pmu_alias(msr, "tsc")->terms, "event=0x00");
+		cr_expect_str_eq(t4_format_str(t4_pmu_format(msr, "event"), buf, sizeof(buf)),
+				 "config:0-63");
+	}
+	t4_pmus_free(&set);
+}
+
+/* ---- t410trace list ------------------------------------------------------- */
+
+Test(h1_pmu, cli_list_text_and_json)
+{
+	static char out[1 << 17];
+	int rc = h1_run_cli("list --sysfs-root " H1_T410, out, sizeof(out));
+
+	if (rc < 0)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "17 PMUs under " H1_T410 "\n"));
+	cr_expect_not_null(strstr(out, "\nUCF, socket 0\n  nvidia_ucf_pmu_0\n    type 20, cpumask 0, "
+				       "associated_cpus 0-71\n"));
+	cr_expect_not_null(strstr(out, "\nPCIE, socket 0\n  nvidia_pcie_pmu_0_rc_0\n"));
+	cr_expect_not_null(strstr(out, "      src_bdf                config1:8-23\n"));
+	cr_expect_not_null(strstr(out, "identifier NVDA2023, peer nr_gpu=2\n"));
+	cr_expect_not_null(strstr(out, "      energy                 event=0x1ff  (scale 2.32831e-10, unit Joules)\n"));
+	cr_expect_not_null(strstr(out, "      cycles                 event=0x100000000  [clock]\n"));
+	/* Tegra410 kinds first, then the others */
+	cr_expect_lt(strstr(out, "NV-DLink, socket 0"), strstr(out, "\nOther PMUs\n"));
+	cr_expect_lt(strstr(out, "\nUCF, socket 1"), strstr(out, "\nPCIE, socket 0"));
+	rc = h1_run_cli("list --json --sysfs-root " H1_T410, out, sizeof(out));
+	cr_assert_eq(rc, 0);
+	cr_expect_eq(strncmp(out, "{\"root\":\"" H1_T410 "\",\"simulated\":false,\"pmus\":[{\"name\":"
+				  "\"nvidia_ucf_pmu_0\",\"kind\":\"UCF\",\"socket\":0,\"instance\":-1,"
+				  "\"type\":20,\"cpu\":0,", 140), 0, "%.200s", out);
+	cr_expect_not_null(strstr(out, "{\"name\":\"src_bdf\",\"spec\":\"config1:8-23\"}"));
+}
+
+Test(h1_pmu, cli_list_sim_and_host)
+{
+	static char out[1 << 17];
+	int rc = h1_run_cli("list --sim=3", out, sizeof(out));
+
+	if (rc < 0)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "34 PMUs under "));
+	cr_expect_not_null(strstr(out, "(simulated Tegra410)\n"));
+	cr_expect_not_null(strstr(out, "\nNV-DLink, socket 1 (simulated)\n"));
+	rc = h1_run_cli("list", out, sizeof(out));
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "\nOther PMUs\n"));
+	cr_expect_not_null(strstr(out, "  software\n    type 1, cpumask (none: per CPU)\n"));
+}
+
+Test(h1_pmu, cli_list_usage_errors)
+{
+	static const struct {
+		const char *args, *msg;
+		int rc;
+	} cases[] = {
+		{ "list --bogus", "t410trace list: --bogus: unknown option or missing value\n", 2 },
+		{ "list extra", "t410trace list: extra: unexpected argument\n", 2 },
+		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number\n", 2 },
+		{ "list --sim --sysfs-root /x", "t410trace list: --sim and --sysfs-root exclude each other\n", 2 },
+		{ "list --sysfs-root /nonexistent", "t410trace: /nonexistent: No such file or directory\n", 2 },
+		{ "list --sysfs-root " H1_FIX "bad_type",
+		  "t410trace: " H1_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number\n", 2 },
+		{ "list --help", "usage: t410trace list [--sim[=SEED]]", 0 },
+	};
+	char out[8192];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = h1_run_cli(cases[i].args, out, sizeof(out));
+		if (rc < 0)
+			cr_skip_test("T4_BIN not set (run through make check)");
+		cr_expect_eq(rc, cases[i].rc, "%s: %d %s", cases[i].args, rc, out);
+		cr_expect_eq(strncmp(out, cases[i].msg, strlen(cases[i].msg)), 0, "%s: got %s",
+			     cases[i].args, out);
+	}
+}
