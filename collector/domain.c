@@ -1,0 +1,499 @@
+/* domain.c - clock domains: counters grouped per PMU instance and CPU,
+ * opened as one perf group each, read with one read() into a return packet.
+ *
+ * Grouping (t4_domains_build): one domain per (PMU, CPU) pair, in order of
+ * first appearance. The domain's clock (the kind's `cycles`, msr's `tsc`,
+ * `cycles` on an unknown PMU) is moved to index 0 and leads the group, so
+ * the local clock is sampled by the same read() as the counts. Software and
+ * tracepoint domains have no clock of their own: their local clock is the
+ * reference clock at read_begin_ns. A user's {group} may not span two
+ * hardware PMUs (the kernel would refuse it); software, tracepoint and msr
+ * events (perf_sw_context in the kernel) may join any group, but each still
+ * goes to its own domain: it is read on the same CPU anyway, and one group
+ * per domain keeps one local clock per return packet.
+ *
+ * Reading (t4_domain_read): PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED |
+ * TOTAL_TIME_RUNNING | ID into a stack buffer, values mapped back by ID so
+ * the kernel's order does not matter. Deltas against the previous read of
+ * the raw, never-reset 64-bit counters: the sum of all deltas after the
+ * baseline is exactly the counter's total change. time_enabled/running
+ * deltas are always filled (0 on the baseline and for simulated domains);
+ * T4_RET_MULTIPLEXED says when running < enabled. A failed read fills the
+ * packet with zero counts and T4_RET_READ_FAILED and keeps the previous
+ * values, so the next good read's deltas cover the lost interval.
+ * Allocation-free; a read from another CPU than d->cpu works but costs an
+ * IPI (t4_domain_read_cpu() says where to pin the reader).
+ */
+#include "collector.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/util.h"
+
+/* The fixed perf ABI type numbers of the two software-context PMUs. */
+enum { PERF_TYPE_SW = 1, PERF_TYPE_TP = 2 };
+
+/* Words of a group read: nr, time_enabled, time_running, {value, id}[nr]. */
+#define GROUP_HDR 3
+#define GROUP_WORDS (GROUP_HDR + 2 * T4_MAX_COUNTERS)
+
+/* ---- grouping ------------------------------------------------------------ */
+
+static enum t4_domain_kind kind_of(const struct t4_counter *c)
+{
+	const struct t4_pmu *p = c->pmu;
+
+	if (p->kind)
+		return p->kind->id;
+	if (!strcmp(p->name, "software") || c->type == PERF_TYPE_SW)
+		return T4_DOM_SOFTWARE;
+	if (!strcmp(p->name, "tracepoint") || c->type == PERF_TYPE_TP)
+		return T4_DOM_TRACEPOINT;
+	if (!strcmp(p->name, "msr"))
+		return T4_DOM_TSC;
+	return T4_DOM_OTHER;
+}
+
+/* Events that may join any user group (perf_sw_context in the kernel). */
+static bool joins_any_group(enum t4_domain_kind k)
+{
+	return k == T4_DOM_SOFTWARE || k == T4_DOM_TRACEPOINT ||
+	       k == T4_DOM_TSC;
+}
+
+/* Is c the local clock of a domain of kind k? */
+static bool is_domain_clock(enum t4_domain_kind k, const struct t4_counter *c)
+{
+	const struct t4_kind *tk = c->pmu->kind;
+
+	switch (k) {
+	case T4_DOM_SOFTWARE:
+	case T4_DOM_TRACEPOINT:
+		return false;
+	case T4_DOM_TSC:
+		return c->is_clock || !strcmp(c->name, "tsc");
+	case T4_DOM_OTHER:
+		return c->is_clock || !strcmp(c->name, "cycles");
+	default:
+		return c->is_clock ||
+		       (tk && tk->clock_event && !strcmp(c->name, tk->clock_event));
+	}
+}
+
+static int counter_cpu(const struct t4_counter *c)
+{
+	return c->cpu >= 0 ? c->cpu : c->pmu->cpu;
+}
+
+/* A user's {group} may hold at most one hardware PMU. */
+static int check_groups(const struct t4_evlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct t4_counter *a = &l->v[i];
+
+		if (a->group < 0 || joins_any_group(kind_of(a)))
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct t4_counter *b = &l->v[j];
+
+			if (b->group != a->group || joins_any_group(kind_of(b)))
+				continue;
+			if (strcmp(a->pmu->name, b->pmu->name))
+				return t4_err(EINVAL,
+					      "%s: a group may not span two hardware PMUs (%s and %s)",
+					      a->spec, b->pmu->name, a->pmu->name);
+		}
+	}
+	return 0;
+}
+
+static void domain_init(struct t4_domain *d, uint32_t id,
+			const struct t4_counter *c)
+{
+	const struct t4_pmu *p = c->pmu;
+	int cpu = counter_cpu(c);
+
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	d->kind = kind_of(c);
+	d->cpu = cpu;
+	d->clock_index = -1;
+	if (!p->cpumask[0] && cpu >= 0)
+		snprintf(d->name, sizeof(d->name), "%.*s@cpu%d",
+			 (int)sizeof(d->name) - 16, p->name, cpu);
+	else
+		snprintf(d->name, sizeof(d->name), "%s", p->name);
+	for (size_t i = 0; i < T4_MAX_COUNTERS; i++)
+		d->fds[i] = -1;
+}
+
+static struct t4_domain *domain_find(struct t4_domain_set *ds,
+				     const struct t4_counter *c)
+{
+	int cpu = counter_cpu(c);
+
+	for (size_t i = 0; i < ds->n; i++) {
+		struct t4_domain *d = &ds->v[i];
+
+		if (d->cpu == cpu && !strcmp(d->counters[0].pmu->name, c->pmu->name))
+			return d;
+	}
+	return NULL;
+}
+
+/* Add c to d: its clock goes first (the group leader), the rest in order. */
+static int domain_add(struct t4_domain *d, const struct t4_counter *c)
+{
+	if (d->n == T4_MAX_COUNTERS)
+		return t4_err(EINVAL, "%s: more than %d counters in one clock domain",
+			      d->name, T4_MAX_COUNTERS);
+	if (d->clock_index < 0 && is_domain_clock(d->kind, c)) {
+		memmove(&d->counters[1], &d->counters[0], d->n * sizeof(*c));
+		d->counters[0] = *c;
+		d->clock_index = 0;
+	} else {
+		d->counters[d->n] = *c;
+	}
+	d->n++;
+	return 0;
+}
+
+static int add_counter(struct t4_domain_set *ds, size_t *cap,
+		       const struct t4_counter *c)
+{
+	struct t4_domain *d = domain_find(ds, c);
+
+	if (!d) {
+		if (ds->n == *cap) {
+			size_t ncap = *cap ? 2 * *cap : 8;
+			struct t4_domain *v = realloc(ds->v, ncap * sizeof(*v));
+
+			if (!v)
+				return t4_err(ENOMEM, "%s: out of memory", c->spec);
+			ds->v = v;
+			*cap = ncap;
+		}
+		d = &ds->v[ds->n];
+		domain_init(d, (uint32_t)ds->n, c);
+		ds->n++;
+	}
+	return domain_add(d, c);
+}
+
+int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l)
+{
+	size_t cap = 0;
+	int err;
+
+	ds->v = NULL;
+	ds->n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->v[i].pmu)
+			return t4_err(EINVAL, "%s: counter without a PMU", l->v[i].spec);
+	err = check_groups(l);
+	for (size_t i = 0; !err && i < l->n; i++)
+		err = add_counter(ds, &cap, &l->v[i]);
+	if (err)
+		t4_domains_free(ds);
+	return err;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+static int perf_open(struct perf_event_attr *a, int cpu, int group_fd)
+{
+	return (int)syscall(SYS_perf_event_open, a, -1, cpu, group_fd,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_error(const struct t4_counter *c, int cpu, int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM:
+		return t4_err(e, "%s: permission denied on cpu %d (run as root or lower /proc/sys/kernel/perf_event_paranoid)",
+			      c->spec, cpu);
+	case ENOENT:
+	case EINVAL:
+	case EOPNOTSUPP:
+		return t4_err(e, "the kernel refused %s: unsupported event or filter",
+			      c->spec);
+	default:
+		return t4_err(e, "%s: cannot open on cpu %d: %s", c->spec, cpu,
+			      strerror(e));
+	}
+}
+
+static void domain_close(struct t4_domain *d)
+{
+	for (size_t i = 0; i < T4_MAX_COUNTERS; i++) {
+		if (d->fds[i] >= 0)
+			close(d->fds[i]);
+		d->fds[i] = -1;
+	}
+	d->sim = NULL;
+	d->primed = false;
+}
+
+static int open_counter(struct t4_domain *d, size_t i)
+{
+	const struct t4_counter *c = &d->counters[i];
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = c->type;
+	a.config = c->config;
+	a.config1 = c->config1;
+	a.config2 = c->config2;
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	a.disabled = i == 0; /* members follow the leader */
+	fd = perf_open(&a, d->cpu, i == 0 ? -1 : d->fds[0]);
+	if (fd < 0)
+		return open_error(c, d->cpu, errno);
+	d->fds[i] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &d->ids[i]) < 0)
+		return t4_err(errno, "%s: PERF_EVENT_IOC_ID: %s", c->spec,
+			      strerror(errno));
+	return 0;
+}
+
+static int domain_open_perf(struct t4_domain *d)
+{
+	if (d->cpu < 0)
+		return t4_err(EINVAL, "%s: no CPU to count on (the PMU has no cpumask)",
+			      d->counters[0].spec);
+	for (size_t i = 0; i < d->n; i++) {
+		int err = open_counter(d, i);
+
+		if (err)
+			return err;
+	}
+	if (ioctl(d->fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0)
+		return t4_err(errno, "%s: cannot enable: %s", d->name,
+			      strerror(errno));
+	return 0;
+}
+
+static int domain_open(struct t4_domain *d, struct t4_sim *sim)
+{
+	const struct t4_pmu *p = d->counters[0].pmu;
+
+	d->primed = false;
+	if (!p->simulated)
+		return domain_open_perf(d);
+	if (!sim)
+		return t4_err(EINVAL, "%s: simulated PMU but no simulator", d->name);
+	d->sim = sim;
+	d->nominal_hz = t4_sim_nominal_hz(sim, p);
+	return 0;
+}
+
+int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		int err = domain_open(&ds->v[i], sim);
+
+		if (err) {
+			for (size_t j = 0; j <= i; j++)
+				domain_close(&ds->v[j]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void t4_domains_free(struct t4_domain_set *ds)
+{
+	if (!ds)
+		return;
+	for (size_t i = 0; i < ds->n; i++)
+		domain_close(&ds->v[i]);
+	free(ds->v);
+	ds->v = NULL;
+	ds->n = 0;
+}
+
+int t4_domain_read_cpu(const struct t4_domain *d)
+{
+	return d->cpu; /* the simulator binds its PMUs to CPUs we may use */
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/* What one read produced, before deltas. */
+struct sample {
+	uint64_t v[T4_MAX_COUNTERS];
+	uint64_t enabled, running;
+	uint64_t begin, end;
+};
+
+/* Index of the counter with this ID; tries position k first. */
+static int index_of_id(const struct t4_domain *d, size_t k, uint64_t id)
+{
+	if (k < d->n && d->ids[k] == id)
+		return (int)k;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->ids[i] == id)
+			return (int)i;
+	return -1;
+}
+
+/* Map a group read (r bytes of buf) onto s->v by ID. */
+static int parse_group(const struct t4_domain *d, const uint64_t *buf,
+		       ssize_t r, struct sample *s)
+{
+	uint64_t seen = 0;
+
+	if (r < 0)
+		return t4_err(errno, "%s: read: %s", d->name, strerror(errno));
+	if ((size_t)r < (GROUP_HDR + 2 * d->n) * sizeof(uint64_t) ||
+	    buf[0] != d->n)
+		return t4_err(EIO, "%s: short group read (%zd bytes)", d->name, r);
+	s->enabled = buf[1];
+	s->running = buf[2];
+	for (size_t k = 0; k < d->n; k++) {
+		int i = index_of_id(d, k, buf[GROUP_HDR + 2 * k + 1]);
+
+		if (i < 0 || (seen >> i & 1))
+			return t4_err(EPROTO, "%s: unexpected counter ID in group read",
+				      d->name);
+		seen |= 1ull << i;
+		s->v[i] = buf[GROUP_HDR + 2 * k];
+	}
+	return 0;
+}
+
+static int read_perf(const struct t4_domain *d, struct sample *s)
+{
+	uint64_t buf[GROUP_WORDS];
+	ssize_t r;
+	int e;
+
+	if (d->fds[0] < 0) {
+		s->begin = s->end = t4_ref_ns();
+		return t4_err(EBADF, "%s: not open", d->name);
+	}
+	s->begin = t4_ref_ns();
+	r = read(d->fds[0], buf, sizeof(buf));
+	e = errno;
+	s->end = t4_ref_ns();
+	errno = e;
+	return parse_group(d, buf, r, s);
+}
+
+static int read_sim(const struct t4_domain *d, struct sample *s)
+{
+	uint64_t clock = 0, true_ns = 0, now;
+	int err;
+
+	s->begin = t4_ref_ns();
+	err = t4_sim_read(d->sim, d->counters, d->n, s->begin, s->v, &clock,
+			  &true_ns);
+	now = t4_ref_ns();
+	s->end = now > true_ns ? now : true_ns;
+	s->enabled = s->running = 0;
+	return err;
+}
+
+static uint64_t local_clock(const struct t4_domain *d, const struct sample *s)
+{
+	return d->clock_index >= 0 ? s->v[d->clock_index] : s->begin;
+}
+
+/* Deltas of s against the previous read; s becomes the previous read. */
+static void apply_sample(struct t4_domain *d, const struct sample *s,
+			 struct t4_ret_pkt *out)
+{
+	bool first = !d->primed;
+
+	out->flags = first ? T4_RET_FIRST : 0;
+	for (size_t i = 0; i < d->n; i++) {
+		uint64_t v = s->v[i];
+
+		if (first) {
+			out->counts[i] = 0;
+			d->base[i] = v;
+		} else if (v >= d->prev[i]) {
+			out->counts[i] = v - d->prev[i];
+		} else {
+			out->counts[i] = 0;
+			out->flags |= T4_RET_BACKWARDS;
+		}
+		d->prev[i] = v;
+	}
+	if (!first && s->enabled >= d->prev_enabled &&
+	    s->running >= d->prev_running) {
+		out->enabled_delta = s->enabled - d->prev_enabled;
+		out->running_delta = s->running - d->prev_running;
+		if (out->running_delta < out->enabled_delta)
+			out->flags |= T4_RET_MULTIPLEXED;
+	}
+	d->prev_enabled = s->enabled;
+	d->prev_running = s->running;
+	d->prev_clock = out->local_clock = local_clock(d, s);
+	d->primed = true;
+}
+
+int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
+		   struct t4_ret_pkt *out)
+{
+	struct sample s;
+	int err;
+
+	out->trigger_id = trigger_id;
+	out->domain_id = d->id;
+	out->n_counts = (uint32_t)d->n;
+	out->enabled_delta = out->running_delta = 0;
+	err = d->sim ? read_sim(d, &s) : read_perf(d, &s);
+	out->read_begin_ns = s.begin;
+	out->read_end_ns = s.end;
+	if (err) {
+		out->flags = T4_RET_READ_FAILED;
+		out->local_clock = d->clock_index >= 0 ? d->prev_clock : s.begin;
+		memset(out->counts, 0, d->n * sizeof(out->counts[0]));
+		return err;
+	}
+	apply_sample(d, &s, out);
+	return 0;
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp)
+{
+	memset(dp, 0, sizeof(*dp));
+	dp->domain_id = d->id;
+	dp->kind = (uint32_t)d->kind;
+	dp->cpu = d->cpu;
+	dp->clock_event = d->clock_index;
+	dp->nominal_hz = d->nominal_hz;
+	memcpy(dp->name, d->name, sizeof(dp->name));
+}
+
+void t4_domain_describe_event(const struct t4_domain *d, size_t i,
+			      struct t4_event_pkt *ep)
+{
+	const struct t4_counter *c = &d->counters[i];
+
+	memset(ep, 0, sizeof(*ep));
+	ep->domain_id = d->id;
+	ep->index = (uint32_t)i;
+	ep->perf_type = c->type;
+	ep->config = c->config;
+	ep->config1 = c->config1;
+	ep->config2 = c->config2;
+	ep->scale = c->scale;
+	snprintf(ep->pmu, sizeof(ep->pmu), "%s", c->pmu->name);
+	memcpy(ep->name, c->name, sizeof(ep->name));
+	memcpy(ep->spec, c->spec, sizeof(ep->spec));
+	memcpy(ep->unit, c->unit, sizeof(ep->unit));
+}
