@@ -186,6 +186,44 @@ static int add_counter(struct t4_domain_set *ds, size_t *cap,
 	return domain_add(d, c);
 }
 
+/* The config1 bits a format field occupies (0 when absent or elsewhere). */
+static uint64_t config1_mask(const struct t4_pmu *p, const char *field)
+{
+	const struct t4_format *f = t4_pmu_format(p, field);
+	uint64_t cfg[3] = { 0, 0, 0 };
+	unsigned w;
+
+	if (!f || f->field != T4_CFG1)
+		return 0;
+	w = t4_format_bits(f);
+	t4_format_apply(f, w >= 64 ? UINT64_MAX : (1ull << w) - 1, cfg);
+	return cfg[1];
+}
+
+/* PCIE group members inherit the leader's BDF filter (the kernel programs
+ * one per PMU): a leader opened without it would silently unfilter its
+ * members, so the leader (the cycles counter, which no filter changes)
+ * takes the members' BDF filter. The parser refused two different BDFs. */
+static void share_bdf_filter(struct t4_domain *d)
+{
+	const struct t4_pmu *p = d->counters[0].pmu;
+	uint64_t en, keep;
+
+	if (d->kind != T4_DOM_PCIE || d->n < 2)
+		return;
+	en = config1_mask(p, "src_bdf_en");
+	keep = en | config1_mask(p, "src_bdf");
+	if (!en)
+		return;
+	for (size_t i = 1; i < d->n; i++) {
+		if (!(d->counters[i].config1 & en))
+			continue;
+		d->counters[0].config1 = (d->counters[0].config1 & ~(keep | config1_mask(p, "src_rp_mask"))) |
+					 (d->counters[i].config1 & keep);
+		return;
+	}
+}
+
 int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l)
 {
 	size_t cap = 0;
@@ -199,6 +237,8 @@ int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l)
 	err = check_groups(l);
 	for (size_t i = 0; !err && i < l->n; i++)
 		err = add_counter(ds, &cap, &l->v[i]);
+	for (size_t i = 0; !err && i < ds->n; i++)
+		share_bdf_filter(&ds->v[i]);
 	if (err)
 		t4_domains_free(ds);
 	return err;

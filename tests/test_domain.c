@@ -787,3 +787,26 @@ Test(domain, simulated_domain_reads_match_ground_truth)
 	t4_pmus_free(&set);
 	t4_sim_free(sim);
 }
+
+/* PCIE members inherit the leader's BDF filter in the kernel: the cycles
+ * leader must carry the members' BDF filter (and no root-port mask). */
+Test(domain, pcie_leader_takes_member_bdf_filter)
+{
+	struct t4_pmu_set set;
+	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
+
+	cr_assert_eq(t4_pmus_discover(&set, "tests/fixtures/sysfs/t410"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&l, &set,
+				     "{nvidia_pcie_pmu_0_rc_4/rd_bytes,src_bdf=0x0180,src_bdf_en=0x1/,"
+				     "nvidia_pcie_pmu_0_rc_4/cycles/}"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(ds.n, 1);
+	cr_assert_eq(ds.v[0].clock_index, 0);
+	cr_assert_str_eq(ds.v[0].counters[0].name, "cycles");
+	cr_assert_eq(ds.v[0].counters[0].config1, 0x1018000);
+	cr_assert_eq(ds.v[0].counters[1].config1, 0x1018000);
+	t4_domains_free(&ds);
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+}
