@@ -1,0 +1,672 @@
+/* log.c - the log writer: one thread drains the producers' rings, encodes
+ * packets into chunks, compresses each chunk into one zstd frame and
+ * writes header + frame as one write at an explicit offset through a
+ * backend (io_uring or pwrite, log_io.h).
+ *
+ * Trade-offs:
+ * - Producers never block and never make a syscall on the normal path;
+ *   an idle writer sleeps until its next deadline (chunk_ms, fsync_ms) or
+ *   at most LOG_IDLE_MAX_NS, and is woken early (futex) when a ring
+ *   crosses half full. So a packet waits in its ring at most 20 ms before
+ *   its chunk is started, and a chunk closes chunk_ms after its first
+ *   packet: a crash loses at most about chunk_ms + 20 ms. An idle writer
+ *   costs 50 wake-ups a second.
+ * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
+ *   rings. When every buffer is in flight the writer waits for the disk;
+ *   the rings then fill and producers drop, counted exactly.
+ * - Chunks are retired in file order, even though io_uring may complete
+ *   them out of order. On the first write error (ENOSPC...) the file is
+ *   truncated to the end of the last chunk written completely before it,
+ *   so the log stays valid up to there, and everything later is counted
+ *   as dropped. The error is sticky and returned by t4_log_close().
+ * - Drops are written into the log itself: a status packet whenever the
+ *   total changed, and an exact final one at close.
+ */
+#include "packets.h"
+#include "log_io.h"
+#include "ring.h"
+
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define LOG_IDLE_MAX_NS 20000000ull     /* longest sleep of an idle writer */
+#define LOG_REAP_NS 1000000ull          /* sleep while writes are in flight */
+#define LOG_RELEASE_BYTES (64u << 10)   /* give ring space back this often */
+#define LOG_MIN_CHUNK 4096u
+#define LOG_MAX_CHUNK (T4_CHUNK_MAX_RAW - T4_PKT_MAX_ENCODED)
+#define LOG_MAX_INFLIGHT 64u
+#define LOG_FSYNC_AT_CLOSE UINT32_MAX   /* fsync_ms: only at close */
+
+enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_OK, SLOT_FAILED };
+
+/* One compressed chunk: header + zstd frame, written as one request. */
+struct slot {
+	struct t4_wreq req; /* first: the completion gets &req */
+	uint8_t *buf;
+	size_t cap;
+	enum slot_state state;
+	int err;
+	uint32_t packets;
+	uint32_t raw;
+};
+
+/* The chunk being filled (writer thread only). */
+struct chunk {
+	uint8_t *raw;
+	size_t cap, len;
+	uint32_t packets;
+	uint64_t first_trigger, last_trigger;
+	uint64_t start_ns;
+};
+
+struct t4_log {
+	struct t4_log_opts opts; /* defaults filled in; path points to `path` */
+	char *path;
+	int fd;
+	struct t4_wio io;
+	struct t4_ring **rings; /* drained in creation order */
+	size_t n_rings;
+	pthread_t thread;
+	bool started;
+	_Atomic uint32_t wake;  /* 1 while the writer sleeps (futex word) */
+	_Atomic uint32_t stop;
+	struct t4_status_pkt final_status;
+
+	/* writer thread only */
+	struct t4_codec *codec;
+	ZSTD_CCtx *cctx;
+	struct chunk ck;
+	struct slot *slots;     /* FIFO: submitted at sub, retired at ret */
+	unsigned n_slots;
+	uint64_t sub, ret, seq, file_off;
+	uint64_t last_fsync_ns;
+	bool dirty;             /* written since the last fsync */
+	uint64_t reported_drops;
+	bool warned_bad;
+	bool err_settled;
+	char errmsg[400];
+	struct t4_packet pkt;   /* aligned copy of a ring record */
+
+	/* shared with t4_log_stats() */
+	_Atomic int error;
+	_Atomic uint64_t st_packets, st_chunks, st_raw, st_file, st_lost;
+};
+
+/* ---- errors and completions ------------------------------------------ */
+
+/* The first error sticks. */
+static void log_fail(struct t4_log *log, int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&log->error, &none, err);
+}
+
+static void lost(struct t4_log *log, uint64_t n)
+{
+	atomic_fetch_add_explicit(&log->st_lost, n, memory_order_relaxed);
+}
+
+static void on_write_done(void *ud, struct t4_wreq *req, int err)
+{
+	struct slot *s = (struct slot *)req;
+
+	(void)ud;
+	s->state = err ? SLOT_FAILED : SLOT_OK;
+	s->err = err;
+}
+
+/* Account for finished chunks in file order. */
+static void log_retire(struct t4_log *log)
+{
+	while (log->ret < log->sub) {
+		struct slot *s = &log->slots[log->ret % log->n_slots];
+
+		if (s->state == SLOT_PENDING)
+			break;
+		if (s->state == SLOT_FAILED)
+			log_fail(log, s->err);
+		if (s->state == SLOT_OK && !atomic_load(&log->error)) {
+			atomic_fetch_add_explicit(&log->st_packets, s->packets, memory_order_relaxed);
+			atomic_fetch_add_explicit(&log->st_raw, s->raw, memory_order_relaxed);
+			atomic_fetch_add_explicit(&log->st_file, s->req.len, memory_order_relaxed);
+			atomic_fetch_add_explicit(&log->st_chunks, 1, memory_order_relaxed);
+		} else {
+			lost(log, s->packets);
+		}
+		s->state = SLOT_FREE;
+		log->ret++;
+	}
+}
+
+/* Collect completions; < 0 when the backend itself failed. */
+static int log_reap(struct t4_log *log, bool wait)
+{
+	int n = log->io.ops.reap(log->io.be, wait && log->sub > log->ret);
+
+	if (n < 0)
+		log_fail(log, n);
+	log_retire(log);
+	return n;
+}
+
+static void log_wait_all(struct t4_log *log)
+{
+	while (log->sub > log->ret)
+		if (log_reap(log, true) < 0)
+			break; /* the backend itself failed: nothing will come */
+}
+
+/* After the first error: let every write finish, cut the file back to the
+ * last chunk written completely, and word the message once. */
+static void log_settle(struct t4_log *log)
+{
+	int err = atomic_load(&log->error);
+	uint64_t intact;
+
+	if (!err || log->err_settled)
+		return;
+	log_wait_all(log);
+	log->err_settled = true;
+	/* chunks retire in file order and stop counting at the first error,
+	 * so st_file is the end of the chunks written completely before it */
+	intact = atomic_load(&log->st_file);
+	if (ftruncate(log->fd, (off_t)intact) < 0)
+		t4_warn("%s: cannot cut the log back to %llu bytes: %s", log->path,
+			(unsigned long long)intact, strerror(errno));
+	snprintf(log->errmsg, sizeof(log->errmsg),
+		 "%s: %s after %llu bytes: log stopped, everything before is intact",
+		 log->path, strerror(-err), (unsigned long long)intact);
+}
+
+/* ---- chunks ----------------------------------------------------------- */
+
+/* A free slot, waiting for the oldest write when all are in flight. NULL
+ * after an error. */
+static struct slot *log_slot(struct t4_log *log)
+{
+	while (log->sub - log->ret >= log->n_slots && !atomic_load(&log->error))
+		log_reap(log, true);
+	if (atomic_load(&log->error))
+		return NULL;
+	return &log->slots[log->sub % log->n_slots];
+}
+
+static void chunk_reset(struct chunk *ck)
+{
+	ck->len = 0;
+	ck->packets = 0;
+	ck->first_trigger = UINT64_MAX;
+	ck->last_trigger = 0;
+}
+
+static void log_submit(struct t4_log *log, struct slot *s, size_t len)
+{
+	int err;
+
+	s->req.buf = s->buf;
+	s->req.len = len;
+	s->req.off = log->file_off;
+	s->state = SLOT_PENDING;
+	s->packets = log->ck.packets;
+	s->raw = (uint32_t)log->ck.len;
+	log->sub++;
+	log->seq++;
+	log->file_off += len;
+	log->dirty = true;
+	err = log->io.ops.write(log->io.be, &s->req);
+	if (err) {
+		s->state = SLOT_FAILED;
+		s->err = err;
+	}
+	log_retire(log);
+}
+
+/* Compress the current chunk into a slot and write it. */
+static void chunk_close(struct t4_log *log)
+{
+	struct chunk *ck = &log->ck;
+	struct t4_chunk_hdr h = { 0 };
+	struct slot *s;
+	size_t comp;
+
+	if (!ck->packets)
+		return;
+	s = log_slot(log);
+	if (!s) {
+		lost(log, ck->packets);
+		chunk_reset(ck);
+		return;
+	}
+	comp = ZSTD_compressCCtx(log->cctx, s->buf + T4_CHUNK_HDR_SIZE,
+				 s->cap - T4_CHUNK_HDR_SIZE, ck->raw, ck->len,
+				 log->opts.zstd_level);
+	if (ZSTD_isError(comp)) {
+		t4_warn("%s: zstd: %s", log->path, ZSTD_getErrorName(comp));
+		log_fail(log, -EIO);
+		lost(log, ck->packets);
+		chunk_reset(ck);
+		return;
+	}
+	h.version = T4_FORMAT_VERSION;
+	h.hdr_size = T4_CHUNK_HDR_SIZE;
+	h.seq = log->seq;
+	h.first_trigger = ck->first_trigger;
+	h.last_trigger = ck->last_trigger;
+	h.raw_size = (uint32_t)ck->len;
+	h.comp_size = (uint32_t)comp;
+	h.packets = ck->packets;
+	h.payload_crc = t4_crc32c(0, s->buf + T4_CHUNK_HDR_SIZE, comp);
+	t4_chunk_hdr_pack(&h, s->buf);
+	log_submit(log, s, T4_CHUNK_HDR_SIZE + comp);
+	chunk_reset(ck);
+}
+
+static void chunk_note_trigger(struct chunk *ck, const struct t4_packet *p)
+{
+	uint64_t id;
+
+	if (p->type == T4_PKT_REF)
+		id = p->ref.trigger_id;
+	else if (p->type == T4_PKT_RET)
+		id = p->ret.trigger_id;
+	else
+		return;
+	if (id < ck->first_trigger)
+		ck->first_trigger = id;
+	if (id > ck->last_trigger)
+		ck->last_trigger = id;
+}
+
+/* Encode one packet into the current chunk (closing it when full). */
+static void log_add(struct t4_log *log, const struct t4_packet *p)
+{
+	struct chunk *ck = &log->ck;
+	int n;
+
+	if (atomic_load_explicit(&log->error, memory_order_relaxed)) {
+		lost(log, 1);
+		return;
+	}
+	if (!ck->packets) {
+		t4_codec_reset(log->codec);
+		ck->start_ns = t4_ref_ns();
+	}
+	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
+	if (n < 0) {
+		if (!log->warned_bad)
+			t4_warn("%s: dropped a malformed packet: %s", log->path, t4_errmsg());
+		log->warned_bad = true;
+		lost(log, 1);
+		return;
+	}
+	ck->len += (size_t)n;
+	ck->packets++;
+	chunk_note_trigger(ck, p);
+	if (ck->len >= log->opts.chunk_bytes)
+		chunk_close(log);
+}
+
+/* ---- the writer thread ------------------------------------------------ */
+
+static uint64_t log_drops(const struct t4_log *log)
+{
+	uint64_t n = atomic_load_explicit(&log->st_lost, memory_order_relaxed);
+
+	for (size_t i = 0; i < log->n_rings; i++)
+		n += t4_ring_dropped(log->rings[i]);
+	return n;
+}
+
+static void log_add_status(struct t4_log *log, const struct t4_status_pkt *st)
+{
+	struct t4_packet p = { .type = T4_PKT_STATUS };
+
+	if (st)
+		p.status = *st;
+	p.status.dropped = log->reported_drops = log_drops(log);
+	if (!p.status.ref_ns)
+		p.status.ref_ns = t4_ref_ns();
+	log_add(log, &p);
+}
+
+/* Drain one ring up to its current head. Returns packets taken. */
+static size_t log_drain_ring(struct t4_log *log, struct t4_ring *r)
+{
+	uint64_t head = t4_ring_head(r);
+	uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t released = pos;
+	const uint8_t *data;
+	uint32_t len;
+	size_t n = 0;
+
+	while ((len = t4_ring_peek(r, &pos, head, &data))) {
+		memcpy(&log->pkt, data, len);
+		log_add(log, &log->pkt);
+		n++;
+		if (pos - released >= LOG_RELEASE_BYTES) {
+			t4_ring_release(r, pos);
+			released = pos;
+		}
+	}
+	t4_ring_release(r, pos);
+	return n;
+}
+
+static bool log_rings_empty(struct t4_log *log)
+{
+	for (size_t i = 0; i < log->n_rings; i++)
+		if (!t4_ring_empty(log->rings[i]))
+			return false;
+	return true;
+}
+
+static uint64_t until(uint64_t now, uint64_t deadline, uint64_t t)
+{
+	if (deadline <= now)
+		return 0;
+	return deadline - now < t ? deadline - now : t;
+}
+
+/* How long an idle writer may sleep: until the open chunk must close,
+ * the next fsync is due, or soon when writes are in flight. */
+static uint64_t log_idle_ns(const struct t4_log *log)
+{
+	uint64_t now = t4_ref_ns(), t = LOG_IDLE_MAX_NS;
+	uint32_t fs = log->opts.fsync_ms;
+
+	if (log->ck.packets)
+		t = until(now, log->ck.start_ns + log->opts.chunk_ms * 1000000ull, t);
+	if (log->dirty && fs != LOG_FSYNC_AT_CLOSE)
+		t = until(now, log->last_fsync_ns + fs * 1000000ull, t);
+	if (log->sub > log->ret && t > LOG_REAP_NS)
+		t = LOG_REAP_NS;
+	return t;
+}
+
+static void log_idle(struct t4_log *log)
+{
+	uint64_t t = log_idle_ns(log);
+
+	atomic_store(&log->wake, 1);
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with t4_ring_wake */
+	if (t && log_rings_empty(log) && !atomic_load(&log->stop))
+		t4_ring_sleep(&log->wake, t);
+	atomic_store(&log->wake, 0);
+}
+
+static void log_fsync(struct t4_log *log, uint64_t now)
+{
+	int err;
+
+	if (!log->dirty || atomic_load(&log->error))
+		return;
+	log_retire(log);
+	err = log->io.ops.fsync(log->io.be);
+	if (err)
+		log_fail(log, err);
+	log->dirty = false;
+	log->last_fsync_ns = now;
+}
+
+/* Time-driven work: close an old chunk, fsync on the interval. */
+static void log_timers(struct t4_log *log)
+{
+	uint64_t now = t4_ref_ns();
+	uint32_t fs = log->opts.fsync_ms;
+
+	if (log->ck.packets && now - log->ck.start_ns >= log->opts.chunk_ms * 1000000ull)
+		chunk_close(log);
+	if (fs != LOG_FSYNC_AT_CLOSE && now - log->last_fsync_ns >= fs * 1000000ull)
+		log_fsync(log, now);
+}
+
+/* The end: final status, last chunk, every write done, fsync. */
+static void log_finish(struct t4_log *log)
+{
+	log_add_status(log, &log->final_status);
+	chunk_close(log);
+	log_wait_all(log);
+	log->dirty = true;
+	log_fsync(log, t4_ref_ns());
+	log_settle(log);
+}
+
+static void *log_main(void *arg)
+{
+	struct t4_log *log = arg;
+
+	log->last_fsync_ns = t4_ref_ns();
+	for (;;) {
+		bool stopping = atomic_load(&log->stop);
+		size_t got = 0;
+
+		for (size_t i = 0; i < log->n_rings; i++)
+			got += log_drain_ring(log, log->rings[i]);
+		if (log_drops(log) != log->reported_drops && !atomic_load(&log->error))
+			log_add_status(log, NULL);
+		log_timers(log);
+		log_reap(log, false);
+		log_settle(log);
+		if (stopping)
+			break;
+		if (!got)
+			log_idle(log);
+	}
+	log_finish(log);
+	return NULL;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+static int log_fill_opts(struct t4_log_opts *o, const struct t4_log_opts *in)
+{
+	*o = *in;
+	if (!o->path || !*o->path)
+		return t4_err(EINVAL, "log: no file name given");
+	if (!o->zstd_level)
+		o->zstd_level = 3;
+	if (o->zstd_level < ZSTD_minCLevel() || o->zstd_level > ZSTD_maxCLevel())
+		return t4_err(EINVAL, "zstd level %d: out of range (%d..%d)", o->zstd_level,
+			      ZSTD_minCLevel(), ZSTD_maxCLevel());
+	if (!o->chunk_bytes)
+		o->chunk_bytes = 256u << 10;
+	if (o->chunk_bytes < LOG_MIN_CHUNK || o->chunk_bytes > LOG_MAX_CHUNK)
+		return t4_err(EINVAL, "chunk size %u: out of range (%u..%u bytes)",
+			      o->chunk_bytes, LOG_MIN_CHUNK, LOG_MAX_CHUNK);
+	if (!o->chunk_ms)
+		o->chunk_ms = 100;
+	if (!o->fsync_ms)
+		o->fsync_ms = 1000;
+	if (!o->inflight)
+		o->inflight = 4;
+	if (o->inflight > LOG_MAX_INFLIGHT)
+		return t4_err(EINVAL, "%u chunks in flight: at most %u", o->inflight,
+			      LOG_MAX_INFLIGHT);
+	if (o->backend != T4_LOG_URING && o->backend != T4_LOG_PWRITE)
+		return t4_err(EINVAL, "log backend %d: unknown", (int)o->backend);
+	return 0;
+}
+
+static int log_open_io(struct t4_log *log)
+{
+	int err;
+
+	if (log->opts.backend == T4_LOG_URING) {
+		err = t4_wio_uring_open(&log->io, log->fd, log->opts.inflight,
+					on_write_done, log);
+		if (!err)
+			return 0;
+		t4_warn("%s: %s; writing with pwrite instead", log->path, t4_errmsg());
+	}
+	return t4_wio_pwrite_open(&log->io, log->fd, on_write_done, log);
+}
+
+static void log_free(struct t4_log *log)
+{
+	if (!log)
+		return;
+	if (log->io.be)
+		log->io.ops.close(log->io.be);
+	if (log->fd >= 0)
+		close(log->fd);
+	for (size_t i = 0; i < log->n_rings; i++)
+		t4_ring_free(log->rings[i]);
+	free(log->rings);
+	for (unsigned i = 0; log->slots && i < log->n_slots; i++)
+		free(log->slots[i].buf);
+	free(log->slots);
+	free(log->ck.raw);
+	ZSTD_freeCCtx(log->cctx);
+	t4_codec_free(log->codec);
+	free(log->path);
+	free(log);
+}
+
+static int log_alloc(struct t4_log *log)
+{
+	size_t bound;
+
+	log->ck.cap = log->opts.chunk_bytes + T4_PKT_MAX_ENCODED;
+	log->ck.raw = malloc(log->ck.cap);
+	log->n_slots = log->opts.inflight;
+	log->slots = calloc(log->n_slots, sizeof(*log->slots));
+	log->cctx = ZSTD_createCCtx();
+	log->codec = t4_codec_new();
+	if (!log->ck.raw || !log->slots || !log->cctx || !log->codec)
+		return t4_err(ENOMEM, "%s: out of memory", log->path);
+	bound = T4_CHUNK_HDR_SIZE + ZSTD_compressBound(log->ck.cap);
+	for (unsigned i = 0; i < log->n_slots; i++) {
+		log->slots[i].cap = bound;
+		log->slots[i].buf = malloc(bound);
+		if (!log->slots[i].buf)
+			return t4_err(ENOMEM, "%s: out of memory", log->path);
+	}
+	chunk_reset(&log->ck);
+	return 0;
+}
+
+int t4_log_open(struct t4_log **out, const struct t4_log_opts *opts)
+{
+	struct t4_log *log;
+	int err;
+
+	*out = NULL;
+	if (!opts)
+		return t4_err(EINVAL, "log: no options given");
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		return t4_err(ENOMEM, "log: out of memory");
+	log->fd = -1;
+	err = log_fill_opts(&log->opts, opts);
+	if (err)
+		goto fail;
+	log->path = strdup(opts->path);
+	if (!log->path) {
+		err = t4_err(ENOMEM, "log: out of memory");
+		goto fail;
+	}
+	log->opts.path = log->path;
+	err = log_alloc(log);
+	if (err)
+		goto fail;
+	log->fd = open(log->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log->fd < 0) {
+		err = t4_err(errno, "%s: %s", log->path, strerror(errno));
+		goto fail;
+	}
+	err = log_open_io(log);
+	if (err)
+		goto fail;
+	*out = log;
+	return 0;
+fail:
+	log_free(log);
+	return err;
+}
+
+int t4_log_ring(struct t4_log *log, size_t bytes, int flags, struct t4_ring **out)
+{
+	struct t4_ring **rings;
+	int err;
+
+	*out = NULL;
+	if (log->started || atomic_load(&log->stop))
+		return t4_err(EBUSY, "%s: rings must be created before the writer starts",
+			      log->path);
+	rings = realloc(log->rings, (log->n_rings + 1) * sizeof(*rings));
+	if (!rings)
+		return t4_err(ENOMEM, "%s: out of memory", log->path);
+	log->rings = rings;
+	err = t4_ring_new(&rings[log->n_rings], bytes, flags, &log->wake);
+	if (err)
+		return err;
+	*out = rings[log->n_rings++];
+	return 0;
+}
+
+int t4_log_start(struct t4_log *log)
+{
+	sigset_t all, old;
+	int err;
+
+	if (log->started)
+		return t4_err(EBUSY, "%s: writer already started", log->path);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* signals go elsewhere */
+	err = pthread_create(&log->thread, NULL, log_main, log);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return t4_err(err, "%s: cannot start the writer thread: %s", log->path,
+			      strerror(err));
+	pthread_setname_np(log->thread, "t4-log");
+	log->started = true;
+	return 0;
+}
+
+void t4_log_stats(const struct t4_log *log, struct t4_log_stats *st)
+{
+	st->packets = atomic_load_explicit(&log->st_packets, memory_order_relaxed);
+	st->dropped = log_drops(log);
+	st->chunks = atomic_load_explicit(&log->st_chunks, memory_order_relaxed);
+	st->raw_bytes = atomic_load_explicit(&log->st_raw, memory_order_relaxed);
+	st->file_bytes = atomic_load_explicit(&log->st_file, memory_order_relaxed);
+	st->error = atomic_load(&log->error);
+}
+
+int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
+		 struct t4_log_stats *stats)
+{
+	int err;
+
+	if (!log)
+		return t4_err(EINVAL, "t4_log_close: no log");
+	for (size_t i = 0; i < log->n_rings; i++)
+		t4_ring_shut(log->rings[i]);
+	if (final_status)
+		log->final_status = *final_status;
+	atomic_store(&log->stop, 1);
+	if (log->started) {
+		atomic_store(&log->wake, 1); /* make sure the wake goes through */
+		t4_ring_wake(&log->wake);
+		pthread_join(log->thread, NULL);
+	} else {
+		log_main(log);
+	}
+	if (stats)
+		t4_log_stats(log, stats);
+	err = atomic_load(&log->error);
+	if (err)
+		err = t4_err(err, "%s", log->errmsg);
+	log_free(log);
+	return err;
+}

@@ -1,0 +1,518 @@
+/* reader.c - stream packets back out of a log, chunk by chunk.
+ *
+ * Memory is bounded by one chunk: a compressed buffer (at most the largest
+ * compressed size a header may declare, about 16 MiB) and a raw buffer (at
+ * most T4_CHUNK_MAX_RAW), both grown on demand and reused. The source is
+ * read through a two-entry backend table (file or memory buffer, rio
+ * style), so the recovery logic below is tested on memory and runs on
+ * files unchanged.
+ *
+ * Recovery (docs/FORMAT.md, "Reading and recovery"): a chunk whose header
+ * is valid but whose payload is not (CRC, zstd frame, sizes, a packet that
+ * does not decode, a packet count that does not match) is skipped by its
+ * declared size; a header that is not valid makes the reader scan forward
+ * for the next magic followed by a header with a valid CRC; a chunk that
+ * runs past the end of the file marks the log truncated and ends it. Every
+ * step moves forward by at least one byte, so no input loops forever.
+ * Packets of a chunk that fails mid-way have already been returned: the
+ * reader streams, it does not buffer a chunk's packets to retract them.
+ */
+#include "packets.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define SCAN_WIN (64u << 10) /* bytes examined per step of a resync scan */
+
+struct t4_reader;
+
+/* Where the bytes come from. read_at reads exactly len bytes that the
+ * caller knows lie inside the source. */
+struct rd_backend {
+	int (*read_at)(struct t4_reader *r, void *buf, size_t len, uint64_t off);
+	void (*close)(struct t4_reader *r);
+};
+
+struct t4_reader {
+	struct rd_backend be;
+	int fd;
+	const uint8_t *mem;
+	char name[256]; /* path, for messages */
+	uint64_t size;  /* source size */
+	uint64_t off;   /* where the next chunk starts */
+	int done;
+	t4_reader_warn_fn warn;
+	void *ud;
+	ZSTD_DCtx *dctx;
+	struct t4_codec *codec;
+	uint8_t *cbuf, *raw;
+	size_t ccap, rcap;
+	/* the chunk being decoded */
+	int in_chunk;
+	uint64_t chunk_off;
+	size_t rpos, rlen;
+	uint32_t expect_pkts, seen_pkts;
+	struct t4_reader_stats st;
+};
+
+/* ---- backends -------------------------------------------------------- */
+
+static int file_read_at(struct t4_reader *r, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(r->fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return t4_err(errno, "%s: read at offset %llu: %s", r->name,
+				      (unsigned long long)off, strerror(errno));
+		if (n == 0)
+			return t4_err(EIO, "%s: file shrank while being read (offset %llu)",
+				      r->name, (unsigned long long)off);
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void file_close(struct t4_reader *r)
+{
+	close(r->fd);
+}
+
+static int mem_read_at(struct t4_reader *r, void *buf, size_t len, uint64_t off)
+{
+	memcpy(buf, r->mem + off, len);
+	return 0;
+}
+
+static void mem_close(struct t4_reader *r)
+{
+	(void)r;
+}
+
+static const struct rd_backend file_backend = { file_read_at, file_close };
+static const struct rd_backend mem_backend = { mem_read_at, mem_close };
+
+/* ---- helpers --------------------------------------------------------- */
+
+static void warnf(struct t4_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void warnf(struct t4_reader *r, uint64_t off, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->warn)
+		r->warn(r->ud, off, msg);
+	else
+		t4_warn("%s: %s", r->name, msg);
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t *p;
+
+	if (need <= *cap)
+		return 0;
+	p = realloc(*buf, need);
+	if (!p)
+		return t4_err(ENOMEM, "out of memory for a %zu-byte chunk buffer", need);
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
+/* Skip a damaged chunk whose header is valid: it ends where it says. */
+static void skip_damaged(struct t4_reader *r, uint64_t total)
+{
+	r->st.damaged_chunks++;
+	r->st.skipped_bytes += total;
+	r->off += total;
+}
+
+static void mark_truncated(struct t4_reader *r, uint64_t avail)
+{
+	r->st.truncated = 1;
+	r->st.skipped_bytes += avail;
+	r->done = 1;
+}
+
+/* ---- resynchronisation ----------------------------------------------- */
+
+/* Is there a chunk start at off: the magic, then (if 64 bytes remain) a
+ * header with a valid CRC? A magic with less than 64 bytes after it counts
+ * too: the main loop reports it as a truncated chunk. */
+static int chunk_start_at(struct t4_reader *r, const uint8_t *win, size_t have,
+			  uint64_t off, int *err)
+{
+	uint8_t hb[T4_CHUNK_HDR_SIZE];
+	struct t4_chunk_hdr h;
+	int rc;
+
+	if (r->size - off < T4_CHUNK_HDR_SIZE)
+		return 1;
+	if (have >= T4_CHUNK_HDR_SIZE) {
+		memcpy(hb, win, T4_CHUNK_HDR_SIZE);
+	} else if ((*err = r->be.read_at(r, hb, sizeof(hb), off)) < 0) {
+		return 0;
+	}
+	rc = t4_chunk_hdr_unpack(hb, &h);
+	return rc == 0 || rc == -EPROTO;
+}
+
+/* Find the first chunk start after `from`; r->size when there is none.
+ * Returns 0 or a negative errno (I/O). */
+static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
+{
+	uint64_t pos = from;
+	int err = 0;
+
+	if (grow(&r->cbuf, &r->ccap, SCAN_WIN) < 0)
+		return -ENOMEM;
+	while (pos + T4_CHUNK_MAGIC_LEN <= r->size) {
+		size_t n = (size_t)(r->size - pos < SCAN_WIN ? r->size - pos : SCAN_WIN);
+		const uint8_t *w = r->cbuf, *hit;
+
+		if ((err = r->be.read_at(r, r->cbuf, n, pos)) < 0)
+			return err;
+		while ((hit = memmem(w, n - (size_t)(w - r->cbuf), T4_CHUNK_MAGIC,
+				     T4_CHUNK_MAGIC_LEN))) {
+			uint64_t at = pos + (uint64_t)(hit - r->cbuf);
+			int ok = chunk_start_at(r, hit, n - (size_t)(hit - r->cbuf), at, &err);
+			if (err < 0)
+				return err;
+			if (ok) {
+				*found = at;
+				return 0;
+			}
+			w = hit + 1;
+		}
+		if (n < SCAN_WIN)
+			break;
+		pos += n - (T4_CHUNK_MAGIC_LEN - 1); /* a magic may straddle windows */
+	}
+	*found = r->size;
+	return 0;
+}
+
+static int resync(struct t4_reader *r, const char *why)
+{
+	uint64_t at, bad = r->off;
+	int rc = scan_forward(r, bad + 1, &at);
+
+	if (rc < 0)
+		return rc;
+	r->st.damaged_chunks++;
+	r->st.skipped_bytes += at - bad;
+	if (at < r->size)
+		warnf(r, bad, "chunk at offset %llu: %s, skipped %llu bytes to the next "
+		      "chunk at offset %llu", (unsigned long long)bad, why,
+		      (unsigned long long)(at - bad), (unsigned long long)at);
+	else
+		warnf(r, bad, "chunk at offset %llu: %s, no valid chunk after it "
+		      "(%llu bytes skipped)", (unsigned long long)bad, why,
+		      (unsigned long long)(at - bad));
+	r->off = at;
+	return 0;
+}
+
+/* ---- loading a chunk ------------------------------------------------- */
+
+/* Check and decompress the payload now in cbuf. 0 or a reason. */
+static const char *unpack_payload(struct t4_reader *r, const struct t4_chunk_hdr *h)
+{
+	unsigned long long fcs;
+	size_t n;
+
+	if (t4_crc32c(0, r->cbuf, h->comp_size) != h->payload_crc)
+		return "payload CRC mismatch";
+	fcs = ZSTD_getFrameContentSize(r->cbuf, h->comp_size);
+	if (fcs == ZSTD_CONTENTSIZE_ERROR)
+		return "payload is not a zstd frame";
+	if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
+		return "zstd frame has no content size";
+	if (fcs != h->raw_size)
+		return "zstd content size differs from the header's raw size";
+	n = ZSTD_findFrameCompressedSize(r->cbuf, h->comp_size);
+	if (ZSTD_isError(n) || n != h->comp_size)
+		return "payload is not exactly one zstd frame";
+	if (grow(&r->raw, &r->rcap, h->raw_size ? h->raw_size : 1) < 0)
+		return "out of memory";
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, h->raw_size, r->cbuf, h->comp_size);
+	if (ZSTD_isError(n))
+		return ZSTD_getErrorName(n);
+	if (n != h->raw_size)
+		return "decompressed size differs from the header's raw size";
+	return NULL;
+}
+
+/* The chunk at r->off is shorter than 64 bytes: truncated header or junk. */
+static void tail(struct t4_reader *r, uint64_t avail)
+{
+	uint8_t b[T4_CHUNK_HDR_SIZE];
+	size_t n = avail < T4_CHUNK_MAGIC_LEN ? (size_t)avail : T4_CHUNK_MAGIC_LEN;
+
+	if (r->be.read_at(r, b, n, r->off) == 0 && !memcmp(b, T4_CHUNK_MAGIC, n)) {
+		warnf(r, r->off, "chunk at offset %llu truncated (only %llu of its %d "
+		      "header bytes present: recording interrupted?)",
+		      (unsigned long long)r->off, (unsigned long long)avail,
+		      T4_CHUNK_HDR_SIZE);
+		mark_truncated(r, avail);
+		return;
+	}
+	warnf(r, r->off, "chunk at offset %llu: %llu bytes of garbage at the end "
+	      "of the file, skipped", (unsigned long long)r->off,
+	      (unsigned long long)avail);
+	r->st.damaged_chunks++;
+	r->st.skipped_bytes += avail;
+	r->done = 1;
+}
+
+/* Load the next good chunk: 1, 0 at the end, or a negative errno. */
+static int load_chunk(struct t4_reader *r)
+{
+	uint8_t hb[T4_CHUNK_HDR_SIZE];
+	struct t4_chunk_hdr h;
+	int rc;
+
+	while (!r->done) {
+		uint64_t avail = r->size - r->off, total;
+		const char *why;
+
+		if (avail == 0) {
+			r->done = 1;
+			break;
+		}
+		if (avail < T4_CHUNK_HDR_SIZE) {
+			tail(r, avail);
+			break;
+		}
+		if ((rc = r->be.read_at(r, hb, sizeof(hb), r->off)) < 0)
+			return rc;
+		rc = t4_chunk_hdr_unpack(hb, &h);
+		if (rc == -EBADMSG) {
+			char why_hdr[160];
+			snprintf(why_hdr, sizeof(why_hdr), "%s", t4_errmsg());
+			if ((rc = resync(r, why_hdr)) < 0)
+				return rc;
+			continue;
+		}
+		total = (uint64_t)h.hdr_size + h.comp_size;
+		if (total > avail) {
+			warnf(r, r->off, "chunk at offset %llu truncated (file ends %llu "
+			      "bytes early: recording interrupted?)",
+			      (unsigned long long)r->off,
+			      (unsigned long long)(total - avail));
+			mark_truncated(r, avail);
+			break;
+		}
+		if (rc == -EPROTO) {
+			warnf(r, r->off, "chunk at offset %llu: format version %u is newer "
+			      "than this t410trace supports (%d), skipped",
+			      (unsigned long long)r->off, h.version, T4_FORMAT_VERSION);
+			skip_damaged(r, total);
+			continue;
+		}
+		if ((rc = grow(&r->cbuf, &r->ccap, h.comp_size ? h.comp_size : 1)) < 0)
+			return rc;
+		if ((rc = r->be.read_at(r, r->cbuf, h.comp_size, r->off + h.hdr_size)) < 0)
+			return rc;
+		if ((why = unpack_payload(r, &h))) {
+			warnf(r, r->off, "chunk at offset %llu: %s, skipped",
+			      (unsigned long long)r->off, why);
+			skip_damaged(r, total);
+			continue;
+		}
+		r->chunk_off = r->off;
+		r->off += total;
+		r->st.chunks++;
+		r->st.raw_bytes += h.raw_size;
+		t4_codec_reset(r->codec);
+		r->in_chunk = 1;
+		r->rpos = 0;
+		r->rlen = h.raw_size;
+		r->expect_pkts = h.packets;
+		r->seen_pkts = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* The current chunk turned out bad after some packets were returned. */
+static void chunk_failed(struct t4_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void chunk_failed(struct t4_reader *r, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	warnf(r, r->chunk_off, "chunk at offset %llu: %s, skipped (its first %u "
+	      "packets were already returned)", (unsigned long long)r->chunk_off,
+	      why, r->seen_pkts);
+	r->st.chunks--;
+	r->st.damaged_chunks++;
+	r->in_chunk = 0;
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+int t4_reader_next(struct t4_reader *r, struct t4_packet *p)
+{
+	for (;;) {
+		if (r->in_chunk && r->rpos < r->rlen) {
+			int n = t4_codec_decode(r->codec, r->raw + r->rpos,
+						r->rlen - r->rpos, p);
+			if (n < 0) {
+				chunk_failed(r, "packet at payload byte %zu does not decode "
+					     "(%s)", r->rpos, t4_errmsg());
+				continue;
+			}
+			r->rpos += (size_t)n;
+			r->seen_pkts++;
+			if (p->type == 0) {
+				r->st.unknown_packets++;
+				continue;
+			}
+			r->st.packets++;
+			return 1;
+		}
+		if (r->in_chunk) {
+			r->in_chunk = 0;
+			if (r->seen_pkts != r->expect_pkts)
+				chunk_failed(r, "%u packets decoded, header says %u",
+					     r->seen_pkts, r->expect_pkts);
+		}
+		int rc = load_chunk(r);
+		if (rc <= 0)
+			return rc;
+	}
+}
+
+void t4_reader_stats(const struct t4_reader *r, struct t4_reader_stats *s)
+{
+	*s = r->st;
+}
+
+void t4_reader_close(struct t4_reader *r)
+{
+	if (!r)
+		return;
+	r->be.close(r);
+	ZSTD_freeDCtx(r->dctx);
+	t4_codec_free(r->codec);
+	free(r->cbuf);
+	free(r->raw);
+	free(r);
+}
+
+/* Common part of both opens: check the first bytes, refuse what is not a
+ * log of a version we read. */
+static int reader_init(struct t4_reader *r)
+{
+	uint8_t hb[T4_CHUNK_HDR_SIZE];
+	struct t4_chunk_hdr h;
+	size_t n = r->size < sizeof(hb) ? (size_t)r->size : sizeof(hb);
+	int rc;
+
+	r->st.file_bytes = r->size;
+	if (r->size == 0)
+		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
+	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
+		return rc;
+	if (memcmp(hb, T4_CHUNK_MAGIC, n < T4_CHUNK_MAGIC_LEN ? n : T4_CHUNK_MAGIC_LEN))
+		return t4_err(EBADMSG, "%s: not a t410trace log (bad magic)", r->name);
+	if (n == sizeof(hb) && t4_chunk_hdr_unpack(hb, &h) == -EPROTO)
+		return t4_err(EPROTO, "%s: format version %u is newer than this "
+			      "t410trace supports (%d); upgrade t410trace", r->name,
+			      h.version, T4_FORMAT_VERSION);
+	r->dctx = ZSTD_createDCtx();
+	r->codec = t4_codec_new();
+	if (!r->dctx || !r->codec)
+		return t4_err(ENOMEM, "%s: out of memory for the reader", r->name);
+	return 0;
+}
+
+static struct t4_reader *reader_new(const char *name, t4_reader_warn_fn warn, void *ud)
+{
+	struct t4_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		t4_err(ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->fd = -1;
+	r->be = mem_backend;
+	r->warn = warn;
+	r->ud = ud;
+	return r;
+}
+
+static int finish_open(struct t4_reader **out, struct t4_reader *r)
+{
+	int rc = reader_init(r);
+
+	if (rc < 0) {
+		t4_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int t4_reader_open(struct t4_reader **out, const char *path,
+		   t4_reader_warn_fn warn, void *ud)
+{
+	struct t4_reader *r;
+	struct stat sb;
+	int rc;
+
+	*out = NULL;
+	if (!(r = reader_new(path, warn, ud)))
+		return -ENOMEM;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		rc = t4_err(errno, "%s: %s", path, strerror(errno));
+		free(r);
+		return rc;
+	}
+	r->be = file_backend;
+	if (fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		t4_reader_close(r);
+		return t4_err(EINVAL, "%s: not a regular file, not a t410trace log", path);
+	}
+	r->size = (uint64_t)sb.st_size;
+	return finish_open(out, r);
+}
+
+int t4_reader_open_mem(struct t4_reader **out, const void *buf, size_t len,
+		       t4_reader_warn_fn warn, void *ud)
+{
+	struct t4_reader *r;
+
+	*out = NULL;
+	if (!(r = reader_new("memory buffer", warn, ud)))
+		return -ENOMEM;
+	r->mem = buf;
+	r->size = len;
+	return finish_open(out, r);
+}

@@ -1,0 +1,450 @@
+/* packets_testutil.h - helpers shared by test_codec.c and test_reader.c:
+ * a deterministic PRNG, random and realistic packets, packet equality, and
+ * a tiny log builder (codec + chunk header + zstd into memory) that needs
+ * no writer thread, so the reader is tested on its own. Everything is
+ * static inline so that each test file uses what it needs without
+ * unused-function warnings.
+ */
+#ifndef T4_PACKETS_TESTUTIL_H
+#define T4_PACKETS_TESTUTIL_H
+
+#include "packets/packets.h"
+#include "util/util.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+/* ---- PRNG (splitmix64: tiny, good enough, no global state) ------------ */
+
+static inline uint64_t tu_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t tu_below(uint64_t *s, uint64_t n)
+{
+	return n ? tu_rand(s) % n : 0;
+}
+
+/* A value biased towards the edges: 0, 1, max, 2^63, small, any. */
+static inline uint64_t tu_u64(uint64_t *s)
+{
+	static const uint64_t edge[] = { 0, 1, UINT64_MAX, UINT64_MAX - 1,
+					 1ull << 63, (1ull << 63) - 1, 127, 128 };
+	switch (tu_below(s, 4)) {
+	case 0: return edge[tu_below(s, T4_ARRAY_LEN(edge))];
+	case 1: return tu_below(s, 300);
+	default: return tu_rand(s) >> tu_below(s, 64);
+	}
+}
+
+static inline uint32_t tu_u32(uint64_t *s)
+{
+	return (uint32_t)(tu_below(s, 3) ? tu_u64(s) : tu_rand(s) >> 32);
+}
+
+/* A random string of 0..cap-1 non-NUL bytes (often the maximum). */
+static inline void tu_str(uint64_t *s, char *dst, size_t cap)
+{
+	size_t n = tu_below(s, 4) == 0 ? cap - 1 : tu_below(s, cap);
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (char)(1 + tu_below(s, 255));
+	dst[n] = '\0';
+}
+
+static inline const uint32_t *tu_keys(size_t *n)
+{
+	static const uint32_t keys[] = { 0, 1, 2, 7, 4095, 4096, 100000, UINT32_MAX };
+	*n = T4_ARRAY_LEN(keys);
+	return keys;
+}
+
+static inline uint32_t tu_key(uint64_t *s)
+{
+	size_t n;
+	const uint32_t *k = tu_keys(&n);
+	return k[tu_below(s, n)];
+}
+
+/* A random packet of the given type, every field random. */
+static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+	switch (type) {
+	case T4_PKT_REF:
+		p->ref = (struct t4_ref_pkt){ tu_u64(s), tu_key(s), tu_u32(s), tu_u64(s),
+					      tu_u64(s), tu_u64(s), tu_u64(s), tu_u32(s),
+					      tu_u32(s) };
+		break;
+	case T4_PKT_RET: {
+		struct t4_ret_pkt *r = &p->ret;
+		r->trigger_id = tu_u64(s);
+		r->domain_id = tu_key(s);
+		r->flags = tu_u32(s);
+		r->local_clock = tu_u64(s);
+		r->read_begin_ns = tu_u64(s);
+		r->read_end_ns = tu_u64(s);
+		if (r->flags & T4_RET_MULTIPLEXED) {
+			r->enabled_delta = tu_u64(s);
+			r->running_delta = tu_u64(s);
+		}
+		r->n_counts = (uint32_t)(tu_below(s, 4) == 0 ? (tu_below(s, 2) ? 0 : 64)
+						     : tu_below(s, 65));
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			r->counts[i] = tu_u64(s);
+		break;
+	}
+	case T4_PKT_SESSION:
+		tu_str(s, p->session.host, sizeof(p->session.host));
+		tu_str(s, p->session.kernel, sizeof(p->session.kernel));
+		tu_str(s, p->session.version, sizeof(p->session.version));
+		tu_str(s, p->session.cmdline, sizeof(p->session.cmdline));
+		p->session.start_ref_ns = tu_u64(s);
+		p->session.start_real_ns = tu_u64(s);
+		p->session.period_ns = tu_u64(s);
+		p->session.flags = tu_u32(s);
+		break;
+	case T4_PKT_DOMAIN:
+		p->domain = (struct t4_domain_pkt){ tu_u32(s), tu_u32(s), (int32_t)tu_u32(s),
+						    (int32_t)tu_u32(s), tu_u64(s) };
+		tu_str(s, p->domain.name, sizeof(p->domain.name));
+		break;
+	case T4_PKT_EVENT: {
+		struct t4_event_pkt *e = &p->event;
+		uint64_t bits = tu_rand(s);
+		e->domain_id = tu_u32(s);
+		e->index = tu_u32(s);
+		e->perf_type = tu_u32(s);
+		e->flags = tu_u32(s);
+		e->config = tu_u64(s);
+		e->config1 = tu_u64(s);
+		e->config2 = tu_u64(s);
+		memcpy(&e->scale, &bits, sizeof(bits)); /* NaNs too: compared bitwise */
+		tu_str(s, e->pmu, sizeof(e->pmu));
+		tu_str(s, e->name, sizeof(e->name));
+		tu_str(s, e->spec, sizeof(e->spec));
+		tu_str(s, e->unit, sizeof(e->unit));
+		break;
+	}
+	case T4_PKT_BOOKMARK:
+		p->bookmark.bookmark_id = tu_u32(s);
+		p->bookmark.first_trigger = tu_u64(s);
+		tu_str(s, p->bookmark.name, sizeof(p->bookmark.name));
+		break;
+	case T4_PKT_STATUS:
+		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s),
+						    tu_u64(s), tu_u64(s) };
+		break;
+	}
+}
+
+static inline uint32_t tu_type(uint64_t *s)
+{
+	static const uint32_t types[] = { T4_PKT_SESSION, T4_PKT_DOMAIN, T4_PKT_EVENT,
+					  T4_PKT_BOOKMARK, T4_PKT_STATUS, T4_PKT_REF,
+					  T4_PKT_RET, T4_PKT_RET, T4_PKT_RET, T4_PKT_REF };
+	return types[tu_below(s, T4_ARRAY_LEN(types))];
+}
+
+/* Field-by-field equality (structs may differ in padding). */
+static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b)
+{
+	if (a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case T4_PKT_REF: {
+		const struct t4_ref_pkt *x = &a->ref, *y = &b->ref;
+		return x->trigger_id == y->trigger_id && x->sched_id == y->sched_id &&
+		       x->bookmark_id == y->bookmark_id && x->ref_ns == y->ref_ns &&
+		       x->mono_ns == y->mono_ns && x->real_ns == y->real_ns &&
+		       x->local_clock == y->local_clock && x->flags == y->flags &&
+		       x->overruns == y->overruns;
+	}
+	case T4_PKT_RET: {
+		const struct t4_ret_pkt *x = &a->ret, *y = &b->ret;
+		return x->trigger_id == y->trigger_id && x->domain_id == y->domain_id &&
+		       x->flags == y->flags && x->local_clock == y->local_clock &&
+		       x->read_begin_ns == y->read_begin_ns &&
+		       x->read_end_ns == y->read_end_ns &&
+		       x->enabled_delta == y->enabled_delta &&
+		       x->running_delta == y->running_delta && x->n_counts == y->n_counts &&
+		       !memcmp(x->counts, y->counts, x->n_counts * sizeof(x->counts[0]));
+	}
+	case T4_PKT_SESSION: {
+		const struct t4_session_pkt *x = &a->session, *y = &b->session;
+		return !strcmp(x->host, y->host) && !strcmp(x->kernel, y->kernel) &&
+		       !strcmp(x->version, y->version) && !strcmp(x->cmdline, y->cmdline) &&
+		       x->start_ref_ns == y->start_ref_ns &&
+		       x->start_real_ns == y->start_real_ns && x->period_ns == y->period_ns &&
+		       x->flags == y->flags;
+	}
+	case T4_PKT_DOMAIN: {
+		const struct t4_domain_pkt *x = &a->domain, *y = &b->domain;
+		return x->domain_id == y->domain_id && x->kind == y->kind && x->cpu == y->cpu &&
+		       x->clock_event == y->clock_event && x->nominal_hz == y->nominal_hz &&
+		       !strcmp(x->name, y->name);
+	}
+	case T4_PKT_EVENT: {
+		const struct t4_event_pkt *x = &a->event, *y = &b->event;
+		return x->domain_id == y->domain_id && x->index == y->index &&
+		       x->perf_type == y->perf_type && x->flags == y->flags &&
+		       x->config == y->config && x->config1 == y->config1 &&
+		       x->config2 == y->config2 && !memcmp(&x->scale, &y->scale, 8) &&
+		       !strcmp(x->pmu, y->pmu) && !strcmp(x->name, y->name) &&
+		       !strcmp(x->spec, y->spec) && !strcmp(x->unit, y->unit);
+	}
+	case T4_PKT_BOOKMARK:
+		return a->bookmark.bookmark_id == b->bookmark.bookmark_id &&
+		       a->bookmark.first_trigger == b->bookmark.first_trigger &&
+		       !strcmp(a->bookmark.name, b->bookmark.name);
+	case T4_PKT_STATUS:
+		return !memcmp(&a->status, &b->status, sizeof(a->status));
+	default:
+		return 1;
+	}
+}
+
+/* ---- a realistic recording -------------------------------------------- */
+
+/* Domains of the realistic stream: software (2 events), tsc (1), a UCF PMU
+ * with 32 counters whose deltas vary slowly. */
+#define TU_DOMAINS 3
+static inline uint32_t tu_dom_counts(int d)
+{
+	static const uint32_t n[TU_DOMAINS] = { 2, 1, 32 };
+	return n[d];
+}
+
+/* Metadata packets (session, domains, events, one bookmark) into p[],
+ * returns how many (at most 64). */
+static inline size_t tu_metadata(struct t4_packet *p)
+{
+	static const char *const names[TU_DOMAINS] = { "software", "msr", "nvidia_ucf_pmu_0" };
+	static const uint32_t kinds[TU_DOMAINS] = { T4_DOM_SOFTWARE, T4_DOM_TSC, T4_DOM_UCF };
+	size_t n = 0;
+
+	memset(p, 0, 64 * sizeof(*p));
+	p[n].type = T4_PKT_SESSION;
+	snprintf(p[n].session.host, sizeof(p[n].session.host), "testhost");
+	snprintf(p[n].session.kernel, sizeof(p[n].session.kernel), "6.18.0-test");
+	snprintf(p[n].session.version, sizeof(p[n].session.version), "%s", T4_VERSION);
+	snprintf(p[n].session.cmdline, sizeof(p[n].session.cmdline),
+		 "t410trace record --sim -e ucf/*/ -o x.t4");
+	p[n].session.start_ref_ns = 1000000000ull;
+	p[n].session.start_real_ns = 1700000000123456789ull;
+	p[n].session.period_ns = 1000000;
+	p[n].session.flags = T4_SESSION_SIMULATED;
+	n++;
+	for (int d = 0; d < TU_DOMAINS; d++) {
+		p[n].type = T4_PKT_DOMAIN;
+		p[n].domain = (struct t4_domain_pkt){ (uint32_t)d, kinds[d], d == 2 ? 0 : -1,
+						      d == 2 ? 0 : -1, d == 2 ? 1000000000u : 0 };
+		snprintf(p[n].domain.name, sizeof(p[n].domain.name), "%s", names[d]);
+		n++;
+		for (uint32_t i = 0; i < tu_dom_counts(d); i++, n++) {
+			struct t4_event_pkt *e = &p[n].event;
+			p[n].type = T4_PKT_EVENT;
+			e->domain_id = (uint32_t)d;
+			e->index = i;
+			e->perf_type = 20 + (uint32_t)d;
+			e->config = i;
+			e->scale = 1.0;
+			snprintf(e->pmu, sizeof(e->pmu), "%s", names[d]);
+			snprintf(e->name, sizeof(e->name), "ev%u", i);
+			snprintf(e->spec, sizeof(e->spec), "%s/event=0x%x/", names[d], i);
+			snprintf(e->unit, sizeof(e->unit), "%s", i % 2 ? "bytes" : "");
+		}
+	}
+	p[n].type = T4_PKT_BOOKMARK;
+	p[n].bookmark.bookmark_id = 1;
+	p[n].bookmark.first_trigger = 10;
+	snprintf(p[n].bookmark.name, sizeof(p[n].bookmark.name), "phase-1");
+	return n + 1;
+}
+
+/* Trigger t of the realistic stream: 1 reference + TU_DOMAINS returns into
+ * p[]; returns 1 + TU_DOMAINS. Counters vary slowly around a base rate
+ * (a step every 200 triggers) plus uniform noise in [0, noise). Timer
+ * jitter up to 20 us, read windows of 1.5-2 us. */
+static inline size_t tu_trigger_noise(uint64_t *s, uint64_t t, uint64_t noise,
+				      struct t4_packet *p)
+{
+	uint64_t ref = 1000000000ull + t * 1000000 + tu_below(s, 20000);
+
+	memset(p, 0, (1 + TU_DOMAINS) * sizeof(*p));
+	p[0].type = T4_PKT_REF;
+	p[0].ref = (struct t4_ref_pkt){ t, 0, t >= 10, ref, ref + 5000 + t / 100,
+					ref + 1699999999000000000ull, ref * 2, T4_REF_PERIODIC,
+					t % 97 == 5 };
+	for (int d = 0; d < TU_DOMAINS; d++) {
+		struct t4_ret_pkt *r = &p[1 + d].ret;
+		p[1 + d].type = T4_PKT_RET;
+		r->trigger_id = t;
+		r->domain_id = (uint32_t)d;
+		r->local_clock = d == 0 ? ref : ref * (uint64_t)(d + 1);
+		r->read_begin_ns = ref + 2000 + tu_below(s, 3000);
+		r->read_end_ns = r->read_begin_ns + 1500 + tu_below(s, 500);
+		r->flags = t == 0 ? T4_RET_FIRST : 0;
+		r->n_counts = tu_dom_counts(d);
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			r->counts[i] = t == 0 ? 0 : 100000 * (i + 1) + 500 * ((t / 200) % 4) +
+						       tu_below(s, noise);
+	}
+	return 1 + TU_DOMAINS;
+}
+
+static inline size_t tu_trigger(uint64_t *s, uint64_t t, struct t4_packet *p)
+{
+	return tu_trigger_noise(s, t, 64, p);
+}
+
+/* ---- log builder ------------------------------------------------------- */
+
+#define TU_MAX_CHUNKS 256
+
+struct tu_log {
+	uint8_t *buf;
+	size_t len, cap;
+	struct t4_codec *codec;
+	uint8_t *raw;
+	size_t rlen;
+	uint32_t npk;
+	uint64_t first, last, seq;
+	size_t nchunks;
+	size_t chunk_off[TU_MAX_CHUNKS + 1]; /* chunk_off[nchunks] = len */
+	size_t chunk_pkts[TU_MAX_CHUNKS];    /* packets recorded in each */
+	/* overrides for the next chunk */
+	uint16_t version, hdr_size;
+	int no_content_size;
+	int32_t packets_adjust;
+};
+
+static inline void tu_log_init(struct tu_log *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->codec = t4_codec_new();
+	l->raw = malloc(T4_CHUNK_MAX_RAW);
+	cr_assert(l->codec && l->raw);
+	l->first = UINT64_MAX;
+}
+
+static inline void tu_log_free(struct tu_log *l)
+{
+	t4_codec_free(l->codec);
+	free(l->raw);
+	free(l->buf);
+}
+
+static inline void tu_log_append(struct tu_log *l, const void *b, size_t n)
+{
+	if (l->len + n > l->cap) {
+		l->cap = (l->len + n) * 2 + 4096;
+		l->buf = realloc(l->buf, l->cap);
+		cr_assert(l->buf);
+	}
+	memcpy(l->buf + l->len, b, n);
+	l->len += n;
+}
+
+/* Raw bytes into the current chunk's payload (hand-made packets). */
+static inline void tu_log_raw(struct tu_log *l, const void *b, size_t n, uint32_t npk)
+{
+	cr_assert(l->rlen + n <= T4_CHUNK_MAX_RAW);
+	memcpy(l->raw + l->rlen, b, n);
+	l->rlen += n;
+	l->npk += npk;
+}
+
+static inline void tu_log_add(struct tu_log *l, const struct t4_packet *p)
+{
+	int n = t4_codec_encode(l->codec, p, l->raw + l->rlen, T4_CHUNK_MAX_RAW - l->rlen);
+	cr_assert(n > 0, "encode: %s", t4_errmsg());
+	l->rlen += (size_t)n;
+	l->npk++;
+	if (p->type == T4_PKT_REF || p->type == T4_PKT_RET) {
+		uint64_t t = p->type == T4_PKT_REF ? p->ref.trigger_id : p->ret.trigger_id;
+		l->first = t < l->first ? t : l->first;
+		l->last = t > l->last ? t : l->last;
+	}
+}
+
+/* Close the current chunk: compress, header, append. */
+static inline void tu_log_flush(struct tu_log *l)
+{
+	size_t bound = ZSTD_compressBound(l->rlen), n;
+	uint8_t *comp = malloc(bound), hdr[T4_CHUNK_HDR_SIZE], zero[256] = { 0 };
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	struct t4_chunk_hdr h = { 0 };
+
+	cr_assert(comp && cc && l->nchunks < TU_MAX_CHUNKS);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, !l->no_content_size);
+	n = ZSTD_compress2(cc, comp, bound, l->raw, l->rlen);
+	cr_assert(!ZSTD_isError(n));
+	h.version = l->version ? l->version : T4_FORMAT_VERSION;
+	h.hdr_size = l->hdr_size ? l->hdr_size : T4_CHUNK_HDR_SIZE;
+	h.seq = l->seq++;
+	h.first_trigger = l->first;
+	h.last_trigger = l->first == UINT64_MAX ? 0 : l->last;
+	h.raw_size = (uint32_t)l->rlen;
+	h.comp_size = (uint32_t)n;
+	h.packets = (uint32_t)((int32_t)l->npk + l->packets_adjust);
+	h.payload_crc = t4_crc32c(0, comp, n);
+	t4_chunk_hdr_pack(&h, hdr);
+	l->chunk_off[l->nchunks] = l->len;
+	l->chunk_pkts[l->nchunks++] = l->npk;
+	tu_log_append(l, hdr, sizeof(hdr));
+	cr_assert(h.hdr_size - T4_CHUNK_HDR_SIZE <= (int)sizeof(zero));
+	tu_log_append(l, zero, h.hdr_size - T4_CHUNK_HDR_SIZE);
+	tu_log_append(l, comp, n);
+	l->chunk_off[l->nchunks] = l->len;
+	ZSTD_freeCCtx(cc);
+	free(comp);
+	t4_codec_reset(l->codec);
+	l->rlen = 0;
+	l->npk = 0;
+	l->first = UINT64_MAX;
+	l->last = 0;
+	l->version = l->hdr_size = 0;
+	l->no_content_size = 0;
+	l->packets_adjust = 0;
+}
+
+/* A realistic log: metadata, then n_trig triggers, a chunk every
+ * per_chunk triggers, a status packet at the end. Every packet written is
+ * appended to *exp (grown with realloc), *n_exp counts them. */
+static inline void tu_realistic_log(struct tu_log *l, uint64_t seed, uint64_t n_trig,
+				    uint64_t per_chunk, struct t4_packet **exp, size_t *n_exp)
+{
+	size_t cap = 64 + n_trig * (1 + TU_DOMAINS) + 1, n = 0;
+	struct t4_packet *e = malloc(cap * sizeof(*e));
+	uint64_t s = seed;
+
+	cr_assert(e);
+	n = tu_metadata(e);
+	for (size_t i = 0; i < n; i++)
+		tu_log_add(l, &e[i]);
+	for (uint64_t t = 0; t < n_trig; t++) {
+		size_t k = tu_trigger(&s, t, &e[n]);
+		for (size_t i = 0; i < k; i++)
+			tu_log_add(l, &e[n + i]);
+		n += k;
+		if ((t + 1) % per_chunk == 0)
+			tu_log_flush(l);
+	}
+	memset(&e[n], 0, sizeof(e[n]));
+	e[n].type = T4_PKT_STATUS;
+	e[n].status = (struct t4_status_pkt){ n_trig, 7, 3, 0, 123456789 };
+	tu_log_add(l, &e[n++]);
+	tu_log_flush(l);
+	*exp = e;
+	*n_exp = n;
+}
+
+#endif

@@ -1,0 +1,797 @@
+/* test_log.c - the log writer (rings, writer thread, io_uring and pwrite
+ * backends) checked end to end through the reader: every packet written
+ * is generated from its index, so what comes back is compared field by
+ * field with what went in, and drop counts are compared exactly between
+ * put's return values, the ring, the writer's stats and the log's own
+ * status packet. No assertion depends on timing: the chunk_ms test only
+ * waits (up to seconds) for something that cannot happen without it.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "packets/packets.h"
+#include "util/util.h"
+
+/* Criterion runs each test in its own process: one temp dir each. */
+static char tmpdir[64];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/t4log-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char mnt[128];
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+	umount2(mnt, MNT_DETACH);
+	t4_rmtree(tmpdir);
+}
+
+TestSuite(log, .init = setup, .fini = teardown, .timeout = 120);
+
+static const char *tpath(const char *name)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- packets generated from an index ---------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+enum { VAL_REALISTIC, VAL_RANDOM };
+
+static void gen_ret(uint64_t i, uint32_t dom, uint32_t n, int vals, struct t4_packet *p)
+{
+	uint64_t h = mix(i * 131 + dom);
+
+	p->type = T4_PKT_RET;
+	p->ret.trigger_id = i;
+	p->ret.domain_id = dom;
+	p->ret.flags = (h & 15) == 0 ? T4_RET_MULTIPLEXED : 0;
+	p->ret.local_clock = i * 1000003 + (h & 255);
+	p->ret.read_begin_ns = 1000000000ull + i * 1000000 + (h >> 60);
+	p->ret.read_end_ns = p->ret.read_begin_ns + 1500 + ((h >> 8) & 1023);
+	p->ret.enabled_delta = p->ret.flags ? 1000000 : 0;
+	p->ret.running_delta = p->ret.flags ? 500000 + (h & 4095) : 0;
+	p->ret.n_counts = n;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t r = mix(h + k);
+
+		if (vals == VAL_RANDOM)
+			p->ret.counts[k] = r;
+		else if (k % 4 == 0)
+			p->ret.counts[k] = 0;
+		else if (k % 4 == 1)
+			p->ret.counts[k] = 1000000;
+		else
+			p->ret.counts[k] = 1000000 + (r & 65535);
+	}
+}
+
+static void gen_ref(uint64_t i, struct t4_packet *p)
+{
+	uint64_t h = mix(i ^ 0xabcdef);
+
+	p->type = T4_PKT_REF;
+	p->ref.trigger_id = i;
+	p->ref.sched_id = 0;
+	p->ref.bookmark_id = (uint32_t)(i / 1000);
+	p->ref.ref_ns = 1000000000ull + i * 1000000 + (h & 4095);
+	p->ref.mono_ns = p->ref.ref_ns + 77;
+	p->ref.real_ns = 1700000000000000000ull + p->ref.ref_ns;
+	p->ref.local_clock = i * 2100000;
+	p->ref.flags = T4_REF_PERIODIC;
+	p->ref.overruns = (h >> 20) & 1;
+}
+
+/* Metadata packet number i (session, then domains, events, bookmarks). */
+static void gen_meta(int i, struct t4_packet *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (i == 0) {
+		p->type = T4_PKT_SESSION;
+		snprintf(p->session.host, sizeof(p->session.host), "host-%d", i);
+		snprintf(p->session.kernel, sizeof(p->session.kernel), "6.18.0-test");
+		snprintf(p->session.version, sizeof(p->session.version), T4_VERSION);
+		snprintf(p->session.cmdline, sizeof(p->session.cmdline),
+			 "t410trace record -e 'nvidia_ucf_pmu_0/cycles/' -o x.t4");
+		p->session.start_ref_ns = 12345;
+		p->session.start_real_ns = 1700000000000000000ull;
+		p->session.period_ns = 1000000;
+		p->session.flags = T4_SESSION_SIMULATED;
+	} else if (i < 4) {
+		p->type = T4_PKT_DOMAIN;
+		p->domain.domain_id = (uint32_t)i;
+		p->domain.kind = T4_DOM_UCF;
+		p->domain.cpu = i - 2;
+		p->domain.clock_event = i == 1 ? -1 : 0;
+		p->domain.nominal_hz = 1000000000ull * (uint64_t)i;
+		snprintf(p->domain.name, sizeof(p->domain.name), "nvidia_ucf_pmu_%d", i);
+	} else if (i < 9) {
+		p->type = T4_PKT_EVENT;
+		p->event.domain_id = (uint32_t)(i % 3 + 1);
+		p->event.index = (uint32_t)i;
+		p->event.perf_type = 42;
+		p->event.config = (uint64_t)i << 40 | 7;
+		p->event.config1 = 1;
+		p->event.config2 = UINT64_MAX;
+		p->event.scale = 0.25 * i;
+		snprintf(p->event.pmu, sizeof(p->event.pmu), "nvidia_ucf_pmu_0");
+		snprintf(p->event.name, sizeof(p->event.name), "ev%d", i);
+		snprintf(p->event.spec, sizeof(p->event.spec), "nvidia_ucf_pmu_0/event=0x%x/", i);
+		snprintf(p->event.unit, sizeof(p->event.unit), "bytes");
+	} else {
+		p->type = T4_PKT_BOOKMARK;
+		p->bookmark.bookmark_id = (uint32_t)i;
+		p->bookmark.first_trigger = 99;
+		snprintf(p->bookmark.name, sizeof(p->bookmark.name), "mark %d", i);
+	}
+}
+#define N_META 10
+
+static bool ret_equal(const struct t4_ret_pkt *a, const struct t4_ret_pkt *b)
+{
+	return a->trigger_id == b->trigger_id && a->domain_id == b->domain_id &&
+	       a->flags == b->flags && a->local_clock == b->local_clock &&
+	       a->read_begin_ns == b->read_begin_ns && a->read_end_ns == b->read_end_ns &&
+	       a->enabled_delta == b->enabled_delta &&
+	       a->running_delta == b->running_delta && a->n_counts == b->n_counts &&
+	       !memcmp(a->counts, b->counts, a->n_counts * sizeof(a->counts[0]));
+}
+
+/* Field-wise equality (padding and unused counters are not compared). */
+static bool pkt_equal(const struct t4_packet *a, const struct t4_packet *b)
+{
+	const struct t4_event_pkt *x = &a->event, *y = &b->event;
+
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case T4_PKT_RET:
+		return ret_equal(&a->ret, &b->ret);
+	case T4_PKT_REF:
+		return !memcmp(&a->ref, &b->ref, sizeof(a->ref));
+	case T4_PKT_STATUS:
+		return !memcmp(&a->status, &b->status, sizeof(a->status));
+	case T4_PKT_SESSION:
+		return !strcmp(a->session.host, b->session.host) &&
+		       !strcmp(a->session.kernel, b->session.kernel) &&
+		       !strcmp(a->session.version, b->session.version) &&
+		       !strcmp(a->session.cmdline, b->session.cmdline) &&
+		       a->session.start_ref_ns == b->session.start_ref_ns &&
+		       a->session.start_real_ns == b->session.start_real_ns &&
+		       a->session.period_ns == b->session.period_ns &&
+		       a->session.flags == b->session.flags;
+	case T4_PKT_DOMAIN:
+		return a->domain.domain_id == b->domain.domain_id &&
+		       a->domain.kind == b->domain.kind && a->domain.cpu == b->domain.cpu &&
+		       a->domain.clock_event == b->domain.clock_event &&
+		       a->domain.nominal_hz == b->domain.nominal_hz &&
+		       !strcmp(a->domain.name, b->domain.name);
+	case T4_PKT_EVENT:
+		return x->domain_id == y->domain_id && x->index == y->index &&
+		       x->perf_type == y->perf_type && x->flags == y->flags &&
+		       x->config == y->config && x->config1 == y->config1 &&
+		       x->config2 == y->config2 && x->scale == y->scale &&
+		       !strcmp(x->pmu, y->pmu) && !strcmp(x->name, y->name) &&
+		       !strcmp(x->spec, y->spec) && !strcmp(x->unit, y->unit);
+	case T4_PKT_BOOKMARK:
+		return a->bookmark.bookmark_id == b->bookmark.bookmark_id &&
+		       a->bookmark.first_trigger == b->bookmark.first_trigger &&
+		       !strcmp(a->bookmark.name, b->bookmark.name);
+	default:
+		return false;
+	}
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static struct t4_log *open_log(const char *name, const struct t4_log_opts *base)
+{
+	struct t4_log_opts o = base ? *base : (struct t4_log_opts){ 0 };
+	struct t4_log *log;
+
+	o.path = tpath(name);
+	cr_assert_eq(t4_log_open(&log, &o), 0, "%s", t4_errmsg());
+	return log;
+}
+
+static struct t4_ring *add_ring(struct t4_log *log, size_t bytes, int flags)
+{
+	struct t4_ring *r;
+
+	cr_assert_eq(t4_log_ring(log, bytes, flags, &r), 0, "%s", t4_errmsg());
+	return r;
+}
+
+static void put_ok(struct t4_ring *r, const struct t4_packet *p)
+{
+	int err = t4_ring_put(r, p);
+
+	cr_assert_eq(err, 0, "put: %d %s", err, t4_errmsg());
+}
+
+static unsigned quiet_warnings;
+
+static void quiet(void *ud, uint64_t off, const char *msg)
+{
+	(void)ud, (void)off, (void)msg;
+	quiet_warnings++;
+}
+
+static struct t4_reader *open_reader(const char *name)
+{
+	struct t4_reader *r;
+
+	cr_assert_eq(t4_reader_open(&r, tpath(name), quiet, NULL), 0, "%s", t4_errmsg());
+	return r;
+}
+
+static void next_ok(struct t4_reader *r, struct t4_packet *p, uint64_t i)
+{
+	int ret = t4_reader_next(r, p);
+
+	cr_assert_eq(ret, 1, "packet %llu: reader returned %d (%s)",
+		     (unsigned long long)i, ret, t4_errmsg());
+}
+
+/* The reader agrees with the writer's stats; the file is all chunks. */
+static void check_clean(struct t4_reader *r, const struct t4_log_stats *st)
+{
+	struct t4_reader_stats rs;
+
+	cr_assert_eq(t4_reader_next(r, &(struct t4_packet){ 0 }), 0, "trailing packets");
+	t4_reader_stats(r, &rs);
+	cr_assert_eq(rs.damaged_chunks, 0);
+	cr_assert_eq(rs.truncated, 0);
+	cr_assert_eq(rs.skipped_bytes, 0);
+	cr_assert_eq(rs.chunks, st->chunks);
+	cr_assert_eq(rs.packets, st->packets);
+	cr_assert_eq(rs.raw_bytes, st->raw_bytes);
+	cr_assert_eq(rs.file_bytes, st->file_bytes);
+}
+
+static void expect_status(struct t4_reader *r, uint64_t dropped, uint64_t triggers)
+{
+	struct t4_packet p;
+
+	next_ok(r, &p, 0);
+	cr_assert_eq(p.type, T4_PKT_STATUS);
+	cr_assert_eq(p.status.dropped, dropped);
+	cr_assert_eq(p.status.triggers, triggers);
+}
+
+/* ---- one million return packets ------------------------------------------ */
+
+static void write_million(const char *name, enum t4_log_backend be)
+{
+	struct t4_log_opts o = { .backend = be };
+	struct t4_log *log = open_log(name, &o);
+	struct t4_ring *ring = add_ring(log, 1 << 20, T4_RING_WAIT);
+	struct t4_status_pkt fin = { .triggers = 1000000, .overruns = 3, .ref_ns = 7 };
+	struct t4_log_stats st;
+	struct t4_reader *r;
+	struct t4_packet p, q;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	for (uint64_t i = 0; i < 1000000; i++) {
+		gen_ret(i, 1, 32, VAL_REALISTIC, &p);
+		put_ok(ring, &p);
+	}
+	cr_assert_eq(t4_log_close(log, &fin, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(st.packets, 1000001);
+	cr_assert_eq(st.dropped, 0);
+	cr_assert_eq(st.error, 0);
+	cr_assert_gt(st.chunks, 10);
+
+	r = open_reader(name);
+	for (uint64_t i = 0; i < 1000000; i++) {
+		next_ok(r, &q, i);
+		gen_ret(i, 1, 32, VAL_REALISTIC, &p);
+		if (!pkt_equal(&p, &q))
+			cr_assert_fail("packet %llu differs", (unsigned long long)i);
+	}
+	next_ok(r, &q, 1000000);
+	fin.dropped = 0;
+	cr_assert_eq(q.type, T4_PKT_STATUS);
+	cr_assert(!memcmp(&q.status, &fin, sizeof(fin)));
+	check_clean(r, &st);
+	t4_reader_close(r);
+}
+
+Test(log, million_ret_uring)
+{
+	write_million("million.t4", T4_LOG_URING);
+}
+
+/* ---- several rings, mixed types ----------------------------------------- */
+
+struct producer {
+	struct t4_ring *ring;
+	int kind; /* 0 = ref, 1 = ret of domain 1, 2 = ret of domain 2 */
+	uint64_t from, n;
+};
+
+static void gen_kind(int kind, uint64_t i, struct t4_packet *p)
+{
+	if (kind == 0)
+		gen_ref(i, p);
+	else
+		gen_ret(i, (uint32_t)kind, (uint32_t)(i % (T4_MAX_COUNTERS + 1)),
+			VAL_REALISTIC, p);
+}
+
+static void *produce(void *arg)
+{
+	struct producer *pr = arg;
+	struct t4_packet p;
+
+	for (uint64_t i = pr->from; i < pr->from + pr->n; i++) {
+		gen_kind(pr->kind, i, &p);
+		if (t4_ring_put(pr->ring, &p))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+Test(log, mixed_rings_keep_order)
+{
+	struct t4_log_opts o = { .chunk_bytes = 16 << 10 };
+	struct t4_log *log = open_log("mixed.t4", &o);
+	struct t4_ring *meta = add_ring(log, 0, T4_RING_WAIT);
+	struct producer pr[3];
+	pthread_t th[3];
+	uint64_t next[3] = { 0 }, N = 20000;
+	struct t4_log_stats st;
+	struct t4_reader *r;
+	struct t4_packet p, q;
+
+	for (int k = 0; k < 3; k++)
+		pr[k] = (struct producer){ add_ring(log, 0, T4_RING_WAIT), k, 0, N };
+	for (int i = 0; i < N_META; i++) { /* queued before the writer runs */
+		gen_meta(i, &p);
+		put_ok(meta, &p);
+	}
+	pr[0].n = 10;
+	cr_assert_null(produce(&pr[0]));
+	pr[0].from = 10;
+	pr[0].n = N - 10;
+	cr_assert_eq(t4_log_start(log), 0);
+	for (int k = 0; k < 3; k++)
+		cr_assert_eq(pthread_create(&th[k], NULL, produce, &pr[k]), 0);
+	for (int k = 0; k < 3; k++) {
+		void *ret;
+
+		pthread_join(th[k], &ret);
+		cr_assert_null(ret);
+	}
+	cr_assert_eq(t4_log_close(log, NULL, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(st.packets, N_META + 3 * N + 1);
+
+	/* the first ring is drained first: metadata, then the early refs */
+	r = open_reader("mixed.t4");
+	for (int i = 0; i < N_META; i++) {
+		next_ok(r, &q, (uint64_t)i);
+		gen_meta(i, &p);
+		cr_assert(pkt_equal(&p, &q), "metadata packet %d differs", i);
+	}
+	for (uint64_t n = 0; n < 3 * N; n++) {
+		int k;
+
+		next_ok(r, &q, n);
+		cr_assert(q.type == T4_PKT_REF || q.type == T4_PKT_RET, "type %u", q.type);
+		k = q.type == T4_PKT_REF ? 0 : (int)q.ret.domain_id;
+		cr_assert(k >= 0 && k <= 2);
+		cr_assert(n >= 10 || k == 0, "early refs not first");
+		gen_kind(k, next[k]++, &p);
+		if (!pkt_equal(&p, &q))
+			cr_assert_fail("ring %d packet %llu differs", k,
+				       (unsigned long long)(next[k] - 1));
+	}
+	expect_status(r, 0, 0);
+	check_clean(r, &st);
+	t4_reader_close(r);
+}
+
+/* ---- back-pressure: exact drops ----------------------------------------- */
+
+/* Read back a log of ret packets with ids increasing (a subsequence of
+ * 0..), return how many; *last_drop: dropped in the last status packet. */
+static uint64_t read_subsequence(const char *name, uint64_t *last_drop, uint64_t *statuses)
+{
+	struct t4_reader *r = open_reader(name);
+	struct t4_packet p, q;
+	uint64_t n = 0, next_id = 0;
+	int ret;
+
+	*last_drop = UINT64_MAX;
+	*statuses = 0;
+	while ((ret = t4_reader_next(r, &q)) == 1) {
+		if (q.type == T4_PKT_STATUS) {
+			cr_assert_geq(q.status.dropped, *last_drop == UINT64_MAX ? 0 : *last_drop);
+			*last_drop = q.status.dropped;
+			(*statuses)++;
+			continue;
+		}
+		cr_assert_eq(q.type, T4_PKT_RET);
+		cr_assert_geq(q.ret.trigger_id, next_id);
+		gen_ret(q.ret.trigger_id, 1, 32, VAL_REALISTIC, &p);
+		cr_assert(pkt_equal(&p, &q), "packet %llu differs",
+			  (unsigned long long)q.ret.trigger_id);
+		next_id = q.ret.trigger_id + 1;
+		n++;
+	}
+	cr_assert_eq(ret, 0, "%s", t4_errmsg());
+	t4_reader_close(r);
+	return n;
+}
+
+Test(log, backpressure_drops_exact)
+{
+	struct t4_log *log = open_log("bp.t4", NULL);
+	struct t4_ring *ring = add_ring(log, 1, T4_RING_NONBLOCK);
+	uint64_t accepted = 0, enobufs = 0, last_drop, statuses;
+	struct t4_log_stats st;
+	struct t4_packet p;
+
+	/* the writer is not running: the ring fills, then every put drops */
+	for (uint64_t i = 0; i < 1000; i++) {
+		int err;
+
+		gen_ret(i, 1, 32, VAL_REALISTIC, &p);
+		err = t4_ring_put(ring, &p);
+		cr_assert(err == 0 || err == -ENOBUFS, "put: %d", err);
+		if (err)
+			enobufs++;
+		else
+			cr_assert_eq(enobufs, 0, "put accepted after a drop");
+		accepted += !err;
+	}
+	cr_assert_gt(accepted, 0);
+	cr_assert_gt(enobufs, 0);
+	cr_assert_eq(t4_ring_dropped(ring), enobufs);
+	cr_assert_eq(t4_log_close(log, NULL, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(st.dropped, enobufs);
+	cr_assert_eq(read_subsequence("bp.t4", &last_drop, &statuses), accepted);
+	cr_assert_eq(last_drop, enobufs);
+	cr_assert_eq(st.packets, accepted + statuses);
+}
+
+struct flood {
+	struct t4_ring *ring;
+	uint64_t n, accepted, enobufs;
+	int last_err;
+	bool until_closed;
+};
+
+static void *flood(void *arg)
+{
+	struct flood *f = arg;
+	struct t4_packet p;
+
+	for (uint64_t i = 0; f->until_closed || i < f->n; i++) {
+		gen_ret(i, 1, 32, VAL_REALISTIC, &p);
+		f->last_err = t4_ring_put(f->ring, &p);
+		if (f->last_err == -ENOBUFS)
+			f->enobufs++;
+		else if (f->last_err == 0)
+			f->accepted++;
+		else
+			break; /* -EPIPE: the log is closing; never touch it again */
+	}
+	return NULL;
+}
+
+Test(log, backpressure_writer_running)
+{
+	struct t4_log_opts o = { .inflight = 1, .fsync_ms = 1, .chunk_bytes = 1 << 20 };
+	struct t4_log *log = open_log("bp2.t4", &o);
+	struct flood f = { .ring = add_ring(log, 1, T4_RING_NONBLOCK), .n = 200000 };
+	uint64_t last_drop, statuses;
+	struct t4_log_stats st;
+	pthread_t th;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(pthread_create(&th, NULL, flood, &f), 0);
+	pthread_join(th, NULL);
+	cr_assert_eq(f.accepted + f.enobufs, f.n);
+	cr_assert_eq(t4_ring_dropped(f.ring), f.enobufs);
+	cr_assert_eq(t4_log_close(log, NULL, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(st.dropped, f.enobufs);
+	cr_assert_eq(read_subsequence("bp2.t4", &last_drop, &statuses), f.accepted);
+	cr_assert_eq(last_drop, f.enobufs);
+	cr_assert_eq(st.packets, f.accepted + statuses);
+	cr_log_info("flood: %llu accepted, %llu dropped, %llu status packets",
+		    (unsigned long long)f.accepted, (unsigned long long)f.enobufs,
+		    (unsigned long long)statuses);
+	if (!f.enobufs)
+		cr_log_warn("the writer kept up with the flood: no drops exercised");
+}
+
+Test(log, put_during_close_fails)
+{
+	struct t4_log *log = open_log("close.t4", NULL);
+	struct flood f = { .ring = add_ring(log, 1 << 16, T4_RING_NONBLOCK),
+			   .until_closed = true };
+	uint64_t last_drop, statuses;
+	struct t4_log_stats st;
+	pthread_t th;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(pthread_create(&th, NULL, flood, &f), 0);
+	sleep_ms(30);
+	cr_assert_eq(t4_log_close(log, NULL, &st), 0, "%s", t4_errmsg());
+	pthread_join(th, NULL);
+	cr_assert_eq(f.last_err, -EPIPE);
+	cr_assert_eq(st.dropped, f.enobufs);
+	cr_assert_eq(read_subsequence("close.t4", &last_drop, &statuses), f.accepted);
+	cr_assert_eq(last_drop, f.enobufs);
+}
+
+/* ---- chunk_ms: a trickle still reaches the disk ------------------------- */
+
+struct trickle {
+	struct t4_ring *ring;
+	atomic_bool stop;
+	uint64_t n;
+};
+
+static void *trickle(void *arg)
+{
+	struct trickle *t = arg;
+	struct t4_packet p;
+
+	while (!atomic_load(&t->stop)) {
+		gen_ret(t->n, 1, 32, VAL_REALISTIC, &p);
+		if (t4_ring_put(t->ring, &p) == 0)
+			t->n++;
+		sleep_ms(5);
+	}
+	return NULL;
+}
+
+/* Complete chunks in the file now (0 while the file is empty). */
+static uint64_t chunks_on_disk(const char *name)
+{
+	struct t4_reader_stats rs = { 0 };
+	struct t4_packet p;
+	struct t4_reader *r;
+
+	if (t4_reader_open(&r, tpath(name), quiet, NULL))
+		return 0;
+	while (t4_reader_next(r, &p) == 1)
+		;
+	t4_reader_stats(r, &rs);
+	t4_reader_close(r);
+	return rs.chunks;
+}
+
+Test(log, chunk_closed_by_time)
+{
+	struct t4_log_opts o = { .chunk_bytes = 8 << 20, .chunk_ms = 100 };
+	struct t4_log *log = open_log("trickle.t4", &o);
+	struct trickle t = { .ring = add_ring(log, 0, T4_RING_WAIT) };
+	uint64_t chunks = 0, last_drop, statuses;
+	struct t4_log_stats st;
+	pthread_t th;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(pthread_create(&th, NULL, trickle, &t), 0);
+	/* 8 MiB chunks never fill here: only chunk_ms can close one. 300 ms
+	 * should do; allow far more on a loaded machine. */
+	sleep_ms(300);
+	for (int i = 0; i < 100 && chunks < 2; i++, sleep_ms(50))
+		chunks = chunks_on_disk("trickle.t4");
+	atomic_store(&t.stop, true);
+	pthread_join(th, NULL);
+	cr_assert_geq(chunks, 2, "no chunk closed by time while recording");
+	cr_assert_eq(t4_log_close(log, NULL, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(read_subsequence("trickle.t4", &last_drop, &statuses), t.n);
+	cr_assert_eq(statuses, 1);
+	cr_assert_geq(st.chunks, chunks);
+}
+
+/* ---- ENOSPC --------------------------------------------------------------- */
+
+/* Fill the tmpfs at tmpdir/mnt through backend be; check what is left. */
+static void enospc_run(const char *name, enum t4_log_backend be)
+{
+	struct t4_log_opts o = { .chunk_bytes = 16 << 10, .backend = be };
+	struct t4_log *log = open_log(name, &o);
+	struct t4_ring *ring = add_ring(log, 1 << 16, T4_RING_WAIT);
+	struct t4_log_stats st;
+	struct t4_reader *r;
+	struct t4_packet p, q;
+	struct stat sb;
+	uint64_t n = 20000;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	for (uint64_t i = 0; i < n; i++) { /* random counters: incompressible */
+		gen_ret(i, 1, 32, VAL_RANDOM, &p);
+		put_ok(ring, &p);
+	}
+	cr_assert_eq(t4_log_close(log, NULL, &st), -ENOSPC);
+	cr_assert_eq(st.error, -ENOSPC);
+	cr_assert_not_null(strstr(t4_errmsg(), tpath(name)), "%s", t4_errmsg());
+	cr_assert_not_null(strstr(t4_errmsg(), ": No space left on device after "),
+			   "%s", t4_errmsg());
+	cr_assert_not_null(strstr(t4_errmsg(),
+				  " bytes: log stopped, everything before is intact"),
+			   "%s", t4_errmsg());
+	cr_log_info("ENOSPC: %s (%llu chunks, %llu packets)", t4_errmsg(),
+		    (unsigned long long)st.chunks, (unsigned long long)st.packets);
+	cr_assert_gt(st.chunks, 0);
+	cr_assert_eq(st.packets + st.dropped, n + 1); /* + the final status */
+	cr_assert_eq(stat(tpath(name), &sb), 0);
+	cr_assert_eq((uint64_t)sb.st_size, st.file_bytes);
+
+	/* every chunk written completely comes back, and nothing else */
+	r = open_reader(name);
+	for (uint64_t i = 0; i < st.packets; i++) {
+		next_ok(r, &q, i);
+		gen_ret(i, 1, 32, VAL_RANDOM, &p);
+		cr_assert(pkt_equal(&p, &q), "packet %llu differs", (unsigned long long)i);
+	}
+	check_clean(r, &st);
+	t4_reader_close(r);
+	cr_assert_eq(unlink(tpath(name)), 0);
+}
+
+Test(log, enospc_keeps_complete_chunks)
+{
+	char mnt[128];
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k"))
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+	enospc_run("mnt/uring.t4", T4_LOG_URING);
+	enospc_run("mnt/pwrite.t4", T4_LOG_PWRITE);
+}
+
+/* ---- the pwrite backend writes the same log --------------------------------- */
+
+static void write_mixed(const char *name, enum t4_log_backend be)
+{
+	struct t4_log_opts o = { .backend = be, .chunk_bytes = 32 << 10,
+				 .chunk_ms = 600000 };
+	struct t4_log *log = open_log(name, &o);
+	struct t4_ring *ring = add_ring(log, 0, T4_RING_WAIT);
+	struct t4_status_pkt fin = { .triggers = 5, .ref_ns = 1 };
+	struct t4_log_stats st;
+	struct t4_packet p;
+
+	cr_assert_eq(t4_log_start(log), 0);
+	for (int i = 0; i < N_META; i++) {
+		gen_meta(i, &p);
+		put_ok(ring, &p);
+	}
+	for (uint64_t i = 0; i < 100000; i++) {
+		gen_kind((int)(i % 3), i, &p);
+		put_ok(ring, &p);
+	}
+	cr_assert_eq(t4_log_close(log, &fin, &st), 0, "%s", t4_errmsg());
+	cr_assert_eq(st.packets, N_META + 100000 + 1);
+}
+
+static void *slurp(const char *name, size_t *len)
+{
+	FILE *f = fopen(tpath(name), "rb");
+	void *buf;
+	long n;
+
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+Test(log, pwrite_backend_identical)
+{
+	struct t4_reader *a, *b;
+	struct t4_packet p, q;
+	size_t la, lb;
+	void *fa, *fb;
+	uint64_t n = 0;
+	int ra, rb;
+
+	write_mixed("uring.t4", T4_LOG_URING);
+	write_mixed("pwrite.t4", T4_LOG_PWRITE);
+	a = open_reader("uring.t4");
+	b = open_reader("pwrite.t4");
+	do {
+		ra = t4_reader_next(a, &p);
+		rb = t4_reader_next(b, &q);
+		cr_assert_eq(ra, rb, "packet %llu", (unsigned long long)n);
+		cr_assert(ra <= 0 || pkt_equal(&p, &q), "packet %llu differs",
+			  (unsigned long long)n);
+		n++;
+	} while (ra == 1);
+	cr_assert_eq(ra, 0);
+	cr_assert_eq(n, N_META + 100000 + 2);
+	t4_reader_close(a);
+	t4_reader_close(b);
+	/* chunks close on size alone here, so even the bytes agree */
+	fa = slurp("uring.t4", &la);
+	fb = slurp("pwrite.t4", &lb);
+	cr_assert_eq(la, lb);
+	cr_assert(!memcmp(fa, fb, la));
+	free(fa);
+	free(fb);
+}
+
+/* ---- options and misuse ----------------------------------------------------- */
+
+Test(log, bad_options_and_misuse)
+{
+	struct t4_log_opts o = { .path = tpath("x.t4") };
+	struct t4_log_stats st;
+	struct t4_log *log;
+	struct t4_ring *r;
+	struct t4_reader *rd;
+
+	o.zstd_level = 99;
+	cr_assert_eq(t4_log_open(&log, &o), -EINVAL);
+	cr_assert_not_null(strstr(t4_errmsg(), "zstd level 99"));
+	o.zstd_level = 0;
+	o.chunk_bytes = 100;
+	cr_assert_eq(t4_log_open(&log, &o), -EINVAL);
+	o.chunk_bytes = 0;
+	o.inflight = 1000;
+	cr_assert_eq(t4_log_open(&log, &o), -EINVAL);
+	o.inflight = 0;
+	o.path = NULL;
+	cr_assert_eq(t4_log_open(&log, &o), -EINVAL);
+	o.path = "/nonexistent-dir-t4/x.t4";
+	cr_assert_eq(t4_log_open(&log, &o), -ENOENT);
+	cr_assert_not_null(strstr(t4_errmsg(), "/nonexistent-dir-t4/x.t4"));
+
+	/* a log with no packets still holds its final status */
+	log = open_log("empty.t4", NULL);
+	cr_assert_eq(t4_log_ring(log, 0, 7, &r), -EINVAL);
+	r = add_ring(log, 0, T4_RING_NONBLOCK);
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(t4_log_start(log), -EBUSY);
+	cr_assert_eq(t4_log_ring(log, 0, T4_RING_WAIT, &r), -EBUSY);
+	cr_assert_eq(t4_log_close(log, &(struct t4_status_pkt){ .triggers = 9 }, &st), 0);
+	cr_assert_eq(st.packets, 1);
+	cr_assert_eq(st.chunks, 1);
+	rd = open_reader("empty.t4");
+	expect_status(rd, 0, 9);
+	check_clean(rd, &st);
+	t4_reader_close(rd);
+}

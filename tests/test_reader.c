@@ -1,0 +1,653 @@
+/* test_reader.c - the log reader (suite "reader") and `t410trace info`
+ * (suite "info"): round trips through memory and files, truncation at
+ * every byte of the last chunk, bit flips, garbage, empty and foreign
+ * files, newer versions, unknown packet types; `info --json` numbers on a
+ * generated log and on a log written by tools/t4write.py from FORMAT.md.
+ */
+#include "packets_testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+struct warns {
+	int n;
+	uint64_t last_off;
+	char last[512];
+};
+
+static void on_warn(void *ud, uint64_t off, const char *msg)
+{
+	struct warns *w = ud;
+	w->n++;
+	w->last_off = off;
+	snprintf(w->last, sizeof(w->last), "%s", msg);
+}
+
+struct got {
+	struct t4_packet *p;
+	size_t n, cap;
+	struct t4_reader_stats st;
+	struct warns w;
+	int rc;
+};
+
+static void drain(struct t4_reader *r, struct got *g)
+{
+	struct t4_packet p;
+
+	while ((g->rc = t4_reader_next(r, &p)) > 0) {
+		if (g->n == g->cap) {
+			g->cap = g->cap ? g->cap * 2 : 256;
+			g->p = realloc(g->p, g->cap * sizeof(*g->p));
+			cr_assert(g->p);
+		}
+		g->p[g->n++] = p;
+	}
+	t4_reader_stats(r, &g->st);
+}
+
+/* Read a whole buffer; the open must succeed. */
+static void read_mem(const void *buf, size_t len, struct got *g)
+{
+	struct t4_reader *r;
+
+	memset(g, 0, sizeof(*g));
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, on_warn, &g->w), 0, "open: %s",
+		     t4_errmsg());
+	drain(r, g);
+	t4_reader_close(r);
+	cr_assert_eq(g->rc, 0, "reader error %d: %s", g->rc, t4_errmsg());
+}
+
+/* Read a whole buffer comparing each packet on the fly with exp[],
+ * where exp[skip_lo..skip_hi) are expected to be missing. Nothing is
+ * stored (a struct t4_packet is 2.4 kB): g->n counts the packets. */
+static void check_stream(struct t4_reader *r, const struct t4_packet *exp, size_t n_exp,
+			 size_t skip_lo, size_t skip_hi, struct got *g)
+{
+	struct t4_packet p;
+
+	while ((g->rc = t4_reader_next(r, &p)) > 0) {
+		size_t idx = g->n < skip_lo ? g->n : g->n + (skip_hi - skip_lo);
+		cr_assert_lt(idx, n_exp, "more packets than expected");
+		cr_assert(tu_pkt_eq(&p, &exp[idx]), "packet %zu (type %u) differs", idx,
+			  exp[idx].type);
+		g->n++;
+	}
+	t4_reader_stats(r, &g->st);
+	t4_reader_close(r);
+	cr_assert_eq(g->rc, 0, "reader error %d: %s", g->rc, t4_errmsg());
+	cr_assert_eq(g->n, n_exp - (skip_hi - skip_lo), "got %zu packets", g->n);
+}
+
+static void read_check(const void *buf, size_t len, const struct t4_packet *exp,
+		       size_t n_exp, size_t skip_lo, size_t skip_hi, struct got *g)
+{
+	struct t4_reader *r;
+
+	memset(g, 0, sizeof(*g));
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, on_warn, &g->w), 0, "open: %s",
+		     t4_errmsg());
+	check_stream(r, exp, n_exp, skip_lo, skip_hi, g);
+}
+
+/* Index of the first packet of chunk c in the realistic log. */
+static size_t chunk_first_pkt(const struct tu_log *l, size_t c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c; i++)
+		k += l->chunk_pkts[i];
+	return k;
+}
+
+static char *make_tmpdir(void)
+{
+	char *d = strdup("/tmp/t4h5-XXXXXX");
+	cr_assert(d && mkdtemp(d));
+	return d;
+}
+
+static void write_file(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert(f);
+	cr_assert_eq(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* ---- reader ------------------------------------------------------------- */
+
+Test(reader, roundtrip_mem_and_file)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+	struct got g;
+	struct t4_reader *r;
+	char *dir = make_tmpdir(), path[256];
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 3, 5000, 700, &exp, &n_exp);
+	cr_assert_eq(l.nchunks, 8u);
+	read_check(l.buf, l.len, exp, n_exp, 0, 0, &g);
+	cr_assert_eq(g.st.chunks, 8u);
+	cr_assert_eq(g.st.packets, n_exp);
+	cr_assert_eq(g.st.damaged_chunks + g.st.truncated + g.st.skipped_bytes +
+		     g.st.unknown_packets, 0u);
+	cr_assert_eq(g.st.file_bytes, l.len);
+	cr_assert_eq(g.w.n, 0);
+
+	snprintf(path, sizeof(path), "%s/log.t4", dir);
+	write_file(path, l.buf, l.len);
+	memset(&g, 0, sizeof(g));
+	cr_assert_eq(t4_reader_open(&r, path, on_warn, &g.w), 0, "%s", t4_errmsg());
+	check_stream(r, exp, n_exp, 0, 0, &g);
+	cr_assert_eq(g.w.n, 0);
+	cr_assert_eq(g.st.file_bytes, l.len);
+	uint64_t raw = 0;
+	for (size_t c = 0; c < l.nchunks; c++)
+		raw += t4_get_le32(l.buf + l.chunk_off[c] + 40);
+	cr_assert_eq(g.st.raw_bytes, raw);
+	free(exp);
+	tu_log_free(&l);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Cut the log at every byte of its last chunk. */
+Test(reader, truncation_at_every_byte_of_last_chunk)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 4, 300, 100, &exp, &n_exp);
+	cr_assert_eq(l.nchunks, 4u);
+	size_t last = l.chunk_off[l.nchunks - 1];
+	size_t lost = chunk_first_pkt(&l, l.nchunks - 1);
+
+	for (size_t cut = last; cut < l.len; cut++) {
+		struct got g;
+		read_check(l.buf, cut, exp, n_exp, lost, n_exp, &g);
+		cr_assert_eq(g.st.chunks, l.nchunks - 1);
+		cr_assert_eq(g.st.damaged_chunks, 0u, "cut %zu", cut);
+		cr_assert_eq(g.st.truncated, cut > last, "cut %zu", cut);
+		cr_assert_eq(g.w.n, cut > last, "cut %zu: %d warnings", cut, g.w.n);
+		if (cut > last) {
+			cr_assert(strstr(g.w.last, "truncated"), "%s", g.w.last);
+			cr_assert_eq(g.w.last_off, last);
+			cr_assert_eq(g.st.skipped_bytes, cut - last);
+		}
+	}
+	free(exp);
+	tu_log_free(&l);
+}
+
+/* One flipped bit anywhere (but in the first magic): its chunk is skipped
+ * with one warning, every other chunk comes back whole. */
+Test(reader, single_bit_flips)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+	uint64_t s = 11;
+	uint8_t *copy;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 5, 600, 120, &exp, &n_exp);
+	copy = malloc(l.len);
+	for (int i = 0; i < 400; i++) {
+		/* every 4th flip lands in a header, to exercise resync */
+		size_t c = tu_below(&s, l.nchunks), off;
+		if (i % 4 == 0)
+			off = l.chunk_off[c] + tu_below(&s, T4_CHUNK_HDR_SIZE);
+		else
+			off = l.chunk_off[c] + tu_below(&s, l.chunk_off[c + 1] - l.chunk_off[c]);
+		if (off < T4_CHUNK_MAGIC_LEN)
+			continue;
+		memcpy(copy, l.buf, l.len);
+		copy[off] ^= (uint8_t)(1u << tu_below(&s, 8));
+		struct got g;
+		size_t lo = chunk_first_pkt(&l, c);
+		read_check(copy, l.len, exp, n_exp, lo, lo + l.chunk_pkts[c], &g);
+		cr_assert_eq(g.st.damaged_chunks, 1u, "flip at %zu", off);
+		cr_assert_eq(g.st.chunks, l.nchunks - 1);
+		cr_assert_eq(g.st.truncated, 0u);
+		cr_assert_eq(g.w.n, 1);
+		cr_assert_eq(g.w.last_off, l.chunk_off[c]);
+		cr_assert_eq(g.st.skipped_bytes, l.chunk_off[c + 1] - l.chunk_off[c]);
+	}
+	free(copy);
+	free(exp);
+	tu_log_free(&l);
+}
+
+/* Damage in two chunks, including two adjacent bad headers. */
+Test(reader, flips_in_several_chunks)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+	struct got g;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 6, 1000, 100, &exp, &n_exp);
+	cr_assert_eq(l.nchunks, 11u); /* 10 of triggers, 1 with the status */
+	l.buf[l.chunk_off[2] + 20] ^= 1;                     /* header */
+	l.buf[l.chunk_off[3] + 3] ^= 1;                      /* magic */
+	l.buf[l.chunk_off[7] + T4_CHUNK_HDR_SIZE + 10] ^= 1; /* payload */
+	read_mem(l.buf, l.len, &g);
+	cr_assert_eq(g.st.chunks, 8u);
+	/* two adjacent bad headers are skipped as one stretch */
+	cr_assert_eq(g.st.damaged_chunks, 2u);
+	cr_assert_eq(g.st.skipped_bytes, l.chunk_off[4] - l.chunk_off[2] +
+					 l.chunk_off[8] - l.chunk_off[7]);
+	size_t expect = n_exp - l.chunk_pkts[2] - l.chunk_pkts[3] - l.chunk_pkts[7];
+	cr_assert_eq(g.n, expect);
+	cr_assert(tu_pkt_eq(&g.p[g.n - 1], &exp[n_exp - 1]));
+	free(g.p);
+	free(exp);
+	tu_log_free(&l);
+}
+
+/* Random bytes after the magic, and random bytes spliced into a log. */
+Test(reader, garbage_never_crashes)
+{
+	uint64_t s = 12;
+	uint8_t *b = malloc(200000);
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+
+	for (int i = 0; i < 300; i++) {
+		size_t len = 1 + tu_below(&s, i < 250 ? 600 : 200000);
+		for (size_t k = 0; k < len; k++)
+			b[k] = (uint8_t)tu_rand(&s);
+		memcpy(b, T4_CHUNK_MAGIC, len < 8 ? len : 8);
+		/* sprinkle magics so that the resync scan has candidates */
+		for (int m = 0; m < 5 && len > 80; m++)
+			memcpy(b + 8 + tu_below(&s, len - 16), T4_CHUNK_MAGIC, 8);
+		struct got g;
+		read_mem(b, len, &g);
+		cr_assert_eq(g.n, 0u);
+		cr_assert_eq(g.st.chunks, 0u);
+		cr_assert_geq(g.w.n, 1);
+		cr_assert_leq(g.st.skipped_bytes, len);
+		free(g.p);
+	}
+	/* a valid log with junk in the middle and at the end */
+	tu_log_init(&l);
+	tu_realistic_log(&l, 7, 200, 100, &exp, &n_exp);
+	size_t mid = l.chunk_off[1], len = 0;
+	memcpy(b, l.buf, mid);
+	len = mid;
+	for (int k = 0; k < 1000; k++)
+		b[len++] = (uint8_t)tu_rand(&s);
+	memcpy(b + len, l.buf + mid, l.len - mid);
+	len += l.len - mid;
+	memcpy(b + len, "junk", 4);
+	len += 4;
+	struct got g;
+	read_check(b, len, exp, n_exp, 0, 0, &g);
+	cr_assert_eq(g.st.damaged_chunks, 2u);
+	cr_assert_eq(g.st.skipped_bytes, 1004u);
+	cr_assert(strstr(g.w.last, "garbage"), "%s", g.w.last);
+	free(g.p);
+	free(exp);
+	tu_log_free(&l);
+	free(b);
+}
+
+static void expect_open_error(const void *buf, size_t len, int err, const char *msg)
+{
+	struct t4_reader *r = (void *)1;
+
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, NULL, NULL), err);
+	cr_assert_null(r);
+	cr_assert(strstr(t4_errmsg(), msg), "message '%s' lacks '%s'", t4_errmsg(), msg);
+}
+
+Test(reader, empty_foreign_and_missing_files)
+{
+	static const uint8_t gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2 };
+	char *dir = make_tmpdir(), path[256];
+	struct t4_reader *r;
+
+	expect_open_error("", 0, -EBADMSG, "empty file, not a t410trace log");
+	expect_open_error(gz, sizeof(gz), -EBADMSG, "not a t410trace log (bad magic)");
+	expect_open_error("abc", 3, -EBADMSG, "not a t410trace log (bad magic)");
+	expect_open_error("T4TRACE\x1b and more bytes", 20, -EBADMSG, "bad magic");
+
+	snprintf(path, sizeof(path), "%s/empty.t4", dir);
+	write_file(path, "", 0);
+	cr_assert_eq(t4_reader_open(&r, path, NULL, NULL), -EBADMSG);
+	cr_assert(strstr(t4_errmsg(), path) && strstr(t4_errmsg(), "empty file"), "%s",
+		  t4_errmsg());
+	snprintf(path, sizeof(path), "%s/missing.t4", dir);
+	cr_assert_eq(t4_reader_open(&r, path, NULL, NULL), -ENOENT);
+	cr_assert(strstr(t4_errmsg(), path));
+	cr_assert_eq(t4_reader_open(&r, dir, NULL, NULL), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "not a regular file"), "%s", t4_errmsg());
+	t4_rmtree(dir);
+	free(dir);
+}
+
+Test(reader, newer_version)
+{
+	struct tu_log l;
+	struct t4_packet p = { .type = T4_PKT_STATUS };
+	struct got g;
+
+	tu_log_init(&l);
+	l.version = 2;
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	expect_open_error(l.buf, l.len, -EPROTO,
+			  "memory buffer: format version 2 is newer than this t410trace "
+			  "supports (1); upgrade t410trace");
+	/* a newer chunk after a valid one: skipped with a warning */
+	tu_log_free(&l);
+	tu_log_init(&l);
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	l.version = 9;
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	read_mem(l.buf, l.len, &g);
+	cr_assert_eq(g.n, 2u);
+	cr_assert_eq(g.st.damaged_chunks, 1u);
+	cr_assert(strstr(g.w.last, "version 9"), "%s", g.w.last);
+	free(g.p);
+	tu_log_free(&l);
+}
+
+Test(reader, unknown_types_and_bigger_header)
+{
+	struct tu_log l;
+	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
+	static const uint8_t unk1[] = { 99, 2, 0xab, 0xcd }, unk2[] = { 0x80, 0x02, 0 };
+	struct got g;
+
+	tu_log_init(&l);
+	l.hdr_size = 96; /* a future header with 32 more bytes */
+	p.bookmark.bookmark_id = 1;
+	tu_log_add(&l, &p);
+	tu_log_raw(&l, unk1, sizeof(unk1), 1);
+	p.bookmark.bookmark_id = 2;
+	tu_log_add(&l, &p);
+	tu_log_raw(&l, unk2, sizeof(unk2), 1);
+	tu_log_flush(&l);
+	read_mem(l.buf, l.len, &g);
+	cr_assert_eq(g.n, 2u);
+	cr_assert_eq(g.p[0].bookmark.bookmark_id, 1u);
+	cr_assert_eq(g.p[1].bookmark.bookmark_id, 2u);
+	cr_assert_eq(g.st.unknown_packets, 2u);
+	cr_assert_eq(g.st.packets, 2u);
+	cr_assert_eq(g.st.damaged_chunks, 0u);
+	cr_assert_eq(g.w.n, 0);
+	free(g.p);
+	tu_log_free(&l);
+}
+
+/* Damage that only shows after the CRC: a packet that does not decode, a
+ * wrong packet count, a frame without content size. */
+Test(reader, payload_damage_behind_valid_crc)
+{
+	struct tu_log l;
+	struct t4_packet p = { .type = T4_PKT_STATUS };
+	static const uint8_t bad[] = { 17, 1, 0 }; /* return packet, body too short */
+	struct got g;
+
+	tu_log_init(&l);
+	for (int c = 0; c < 4; c++) {
+		p.status.triggers = (uint64_t)c * 10;
+		tu_log_add(&l, &p);
+		p.status.triggers++;
+		tu_log_add(&l, &p);
+		if (c == 1)
+			tu_log_raw(&l, bad, sizeof(bad), 1);
+		if (c == 2)
+			l.packets_adjust = 1;
+		if (c == 3)
+			l.no_content_size = 1;
+		p.status.triggers++;
+		tu_log_add(&l, &p);
+		tu_log_flush(&l);
+	}
+	read_mem(l.buf, l.len, &g);
+	/* chunk 0 whole; chunk 1: the 2 packets before the bad one; chunk 2:
+	 * all 3 (the count is checked at its end); chunk 3: nothing */
+	cr_assert_eq(g.n, 3u + 2u + 3u);
+	cr_assert_eq(g.p[3].status.triggers, 10u);
+	cr_assert_eq(g.p[4].status.triggers, 11u);
+	cr_assert_eq(g.p[5].status.triggers, 20u);
+	cr_assert_eq(g.st.chunks, 1u);
+	cr_assert_eq(g.st.damaged_chunks, 3u);
+	cr_assert_eq(g.w.n, 3);
+	cr_assert(strstr(g.w.last, "content size"), "%s", g.w.last);
+	free(g.p);
+	tu_log_free(&l);
+}
+
+/* ---- info (runs the binary named by T4_BIN) ------------------------------- */
+
+/* Run a command, capture stdout into out; returns the exit status. */
+static int run_capture(const char *cmd, char *out, size_t cap)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0, k;
+
+	cr_assert(f, "popen %s", cmd);
+	while (n + 1 < cap && (k = fread(out + n, 1, cap - 1 - n, f)) > 0)
+		n += k;
+	out[n] = '\0';
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The number after "key": at the top level (keys are printed first). */
+static uint64_t json_u64(const char *js, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(js, pat);
+	cr_assert(p, "key %s missing in %.300s", key, js);
+	return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static const char *t4_bin(void)
+{
+	const char *b = getenv("T4_BIN");
+	if (!b || access(b, X_OK))
+		cr_skip_test("T4_BIN not set (run through make check)");
+	return b;
+}
+
+static char *info_json(const char *bin, const char *path, int *status)
+{
+	char cmd[1024], *out = malloc(1 << 20);
+
+	cr_assert(out);
+	snprintf(cmd, sizeof(cmd), "'%s' info --json '%s' 2>/dev/null", bin, path);
+	*status = run_capture(cmd, out, 1 << 20);
+	return out;
+}
+
+Test(info, json_numbers_of_generated_log)
+{
+	const char *bin = t4_bin();
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+	char *dir = make_tmpdir(), path[256], *js;
+	int st;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 8, 3000, 1000, &exp, &n_exp);
+	snprintf(path, sizeof(path), "%s/gen.t4", dir);
+	write_file(path, l.buf, l.len);
+	js = info_json(bin, path, &st);
+	cr_assert_eq(st, 0, "%s", js);
+	cr_assert_eq(js[0], '{');
+	cr_assert_eq(json_u64(js, "triggers"), 3000u);
+	cr_assert_eq(json_u64(js, "first_trigger"), 0u);
+	cr_assert_eq(json_u64(js, "last_trigger"), 2999u);
+	cr_assert(strstr(js, "\"contiguous\": true"));
+	cr_assert_eq(json_u64(js, "overruns"), 7u); /* the status packet's */
+	cr_assert_eq(json_u64(js, "dropped"), 3u);
+	cr_assert_eq(json_u64(js, "chunks"), 4u);
+	cr_assert_eq(json_u64(js, "packets"), n_exp);
+	cr_assert_eq(json_u64(js, "ret_packets"), 3000u * TU_DOMAINS);
+	cr_assert_eq(json_u64(js, "values"), 3000u * (2 + 1 + 32));
+	cr_assert_eq(json_u64(js, "bytes"), l.len);
+	cr_assert_eq(json_u64(js, "damaged_chunks"), 0u);
+	cr_assert_eq(json_u64(js, "unknown_packets"), 0u);
+	cr_assert(strstr(js, "\"truncated\": false"));
+	cr_assert(strstr(js, "\"name\": \"nvidia_ucf_pmu_0\", \"kind\": \"ucf\""), "%s", js);
+	cr_assert(strstr(js, "\"n_events\": 32"));
+	cr_assert(strstr(js, "\"bookmarks\": [{\"id\": 1, \"name\": \"phase-1\", "
+			     "\"first_trigger\": 10}]"));
+	cr_assert(strstr(js, "\"host\": \"testhost\""));
+	cr_assert(strstr(js, "\"start\": \"2023-11-14T22:13:20.123456789Z\""), "%s", js);
+	cr_assert(strstr(js, "\"simulated\": true"));
+	free(js);
+
+	/* damage is reported, exit stays 0 */
+	l.buf[l.chunk_off[1] + 100] ^= 4;
+	write_file(path, l.buf, l.len - 10);
+	js = info_json(bin, path, &st);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_u64(js, "damaged_chunks"), 1u);
+	cr_assert_eq(json_u64(js, "chunks"), 2u);
+	cr_assert(strstr(js, "\"truncated\": true"));
+	cr_assert(strstr(js, "payload CRC mismatch"), "%s", js);
+	free(js);
+	free(exp);
+	tu_log_free(&l);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+Test(info, errors_and_human_output)
+{
+	const char *bin = t4_bin();
+	char *dir = make_tmpdir(), path[256], cmd[1024], out[8192];
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+
+	snprintf(path, sizeof(path), "%s/notalog", dir);
+	write_file(path, "hello world\n", 12);
+	snprintf(cmd, sizeof(cmd), "'%s' info '%s' 2>&1", bin, path);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	cr_assert(strstr(out, "not a t410trace log (bad magic)"), "%s", out);
+	cr_assert_eq(strchr(out, '\n'), strrchr(out, '\n'), "one line: %s", out);
+	snprintf(cmd, sizeof(cmd), "'%s' info '%s/nope' 2>&1", bin, dir);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "'%s' info 2>&1", bin);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "'%s' info --help", bin);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0);
+	cr_assert(strstr(out, "--json"));
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 9, 100, 1000, &exp, &n_exp);
+	snprintf(path, sizeof(path), "%s/h.t4", dir);
+	write_file(path, l.buf, l.len);
+	snprintf(cmd, sizeof(cmd), "'%s' info '%s' 2>&1", bin, path);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0);
+	cr_assert(strstr(out, "[SIMULATED]"), "%s", out);
+	cr_assert(strstr(out, "100 (IDs 0..99, contiguous)"), "%s", out);
+	cr_assert(strstr(out, "nvidia_ucf_pmu_0"));
+	free(exp);
+	tu_log_free(&l);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* tools/t4write.py writes a log from docs/FORMAT.md alone. */
+static const char *t4write_script(void)
+{
+	static char path[1024];
+	const char *bin = getenv("T4_BIN");
+
+	if (!access("tools/t4write.py", R_OK))
+		return "tools/t4write.py";
+	if (bin) { /* T4_BIN = <repo>/<out>/t410trace */
+		snprintf(path, sizeof(path), "%s", bin);
+		for (int up = 0; up < 2; up++) {
+			char *sl = strrchr(path, '/');
+			if (sl)
+				*sl = '\0';
+		}
+		strncat(path, "/tools/t4write.py", sizeof(path) - strlen(path) - 1);
+		if (!access(path, R_OK))
+			return path;
+	}
+	return NULL;
+}
+
+Test(info, independent_python_writer)
+{
+	const char *bin = t4_bin(), *script = t4write_script();
+	char *dir = make_tmpdir(), path[256], cmd[2048], out[4096], *js;
+	struct t4_reader *r;
+	struct t4_packet p;
+	uint64_t refs = 0, rets = 0, bad = 0;
+	int st;
+
+	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null"))
+		cr_skip_test("python3, zstd or tools/t4write.py missing");
+	snprintf(path, sizeof(path), "%s/py.t4", dir);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' --triggers 250 --per-chunk 100 2>&1",
+		 script, path);
+	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0, "t4write.py: %s", out);
+	js = info_json(bin, path, &st);
+	cr_assert_eq(st, 0, "%s", js);
+	cr_assert_eq(json_u64(js, "triggers"), 250u);
+	cr_assert_eq(json_u64(js, "chunks"), 3u);
+	cr_assert_eq(json_u64(js, "values"), 250u * (4 + 3));
+	cr_assert_eq(json_u64(js, "ret_packets"), 500u);
+	cr_assert_eq(json_u64(js, "overruns"), 5u);
+	cr_assert_eq(json_u64(js, "dropped"), 2u);
+	cr_assert_eq(json_u64(js, "damaged_chunks"), 0u);
+	cr_assert_eq(json_u64(js, "unknown_packets"), 1u);
+	cr_assert(strstr(js, "\"name\": \"py-phase\""), "%s", js);
+	cr_assert(strstr(js, "\"kind\": \"pcie\""), "%s", js);
+	free(js);
+	/* every value as t4write.py computed it (see its value formula) */
+	cr_assert_eq(t4_reader_open(&r, path, NULL, NULL), 0, "%s", t4_errmsg());
+	while (t4_reader_next(r, &p) > 0) {
+		if (p.type == T4_PKT_REF) {
+			uint64_t t = p.ref.trigger_id;
+			bad += p.ref.ref_ns != 5000000000ull + t * 1000000 + (t * 37) % 1000;
+			bad += p.ref.mono_ns != p.ref.ref_ns + 1000 + t % 3;
+			bad += p.ref.real_ns != p.ref.ref_ns + 1700000000000000000ull;
+			refs++;
+		} else if (p.type == T4_PKT_RET) {
+			uint64_t t = p.ret.trigger_id, d = p.ret.domain_id;
+			for (uint32_t i = 0; i < p.ret.n_counts; i++)
+				bad += p.ret.counts[i] != (t * 7 + i * 1000 + d) % 5000 + (i == 0 && t % 50 == 3 ? (1ull << 40) : 0);
+			bad += p.ret.read_end_ns - p.ret.read_begin_ns != 1500 + t % 7;
+			bad += p.ret.local_clock != t * 2000000 * (d + 1);
+			rets++;
+		}
+	}
+	t4_reader_close(r);
+	cr_assert_eq(refs, 250u);
+	cr_assert_eq(rets, 500u);
+	cr_assert_eq(bad, 0u);
+	t4_rmtree(dir);
+	free(dir);
+}
