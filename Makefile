@@ -107,6 +107,7 @@ tests: deps-quiet $(TEST_BIN) all
 check: deps-quiet
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)T4_BIN=$(abspath $(BIN)) T4_OUT=$(abspath $(OUT)) T4_SOLIB=$(abspath $(SOLIB)) \
+	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  $(TEST_BIN) --jobs 2 $(CRITERION_FLAGS)
 
 demo: deps-quiet all

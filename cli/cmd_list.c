@@ -20,11 +20,10 @@
 #include <string.h>
 
 struct list_opts {
-	const char *sysfs_root;
+	struct cli_source src;
 	const char *resolve;
 	const char *pci_root;
-	uint64_t seed;
-	bool sim, json, pci;
+	bool json, pci;
 };
 
 static const char usage_text[] =
@@ -69,11 +68,10 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			o->sim = true;
-			if (optarg && t4_parse_u64(optarg, &o->seed) < 0)
-				return cli_usage_error("list", "--sim=%s: the seed must be a number", optarg);
+			if (cli_source_set_sim("list", &o->src, optarg))
+				return 2;
 			break;
-		case 'r': o->sysfs_root = optarg; break;
+		case 'r': o->src.sysfs_root = optarg; break;
 		case 'j': o->json = true; break;
 		case 'R': o->resolve = optarg; break;
 		case 'p': o->pci = true; break;
@@ -88,9 +86,9 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 	}
 	if (optind < argc)
 		return cli_usage_error("list", "%s: unexpected argument", argv[optind]);
-	if (o->sim && o->sysfs_root)
-		return cli_usage_error("list", "--sim and --sysfs-root exclude each other");
-	if (o->pci && (o->resolve || o->sim || o->sysfs_root))
+	if (cli_source_check("list", &o->src))
+		return 2;
+	if (o->pci && (o->resolve || o->src.sim || o->src.sysfs_root))
 		return cli_usage_error("list", "--pci lists PCI devices; it takes no --resolve, --sim or --sysfs-root");
 	return -1; /* go on */
 }
@@ -334,45 +332,34 @@ static int list_pci(const struct list_opts *o)
 int cmd_list(int argc, char **argv)
 {
 	struct list_opts o = { 0 };
-	struct t4_pmu_set set = { 0 };
-	struct t4_sim *sim = NULL;
 	const struct t4_pmu **v = NULL;
-	const char *root;
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
 	if (o.pci)
 		return list_pci(&o);
-	root = o.sysfs_root;
-	if (o.sim) {
-		rc = t4_sim_create(&sim, o.seed, NULL);
-		if (rc < 0)
-			return t4_report(rc);
-		root = t4_sim_root(sim);
-	}
-	rc = t4_pmus_discover(&set, root);
+	rc = cli_source_open(&o.src);
 	if (rc < 0) {
 		rc = t4_report(rc);
 		goto cleanup;
 	}
 	if (o.resolve) {
-		rc = resolve(&set, o.resolve, o.json);
+		rc = resolve(&o.src.pmus, o.resolve, o.json);
 		goto cleanup;
 	}
-	v = sorted_pmus(&set);
+	v = sorted_pmus(&o.src.pmus);
 	if (!v) {
 		rc = t4_report(t4_err(ENOMEM, "out of memory"));
 		goto cleanup;
 	}
 	if (o.json)
-		print_json(&set, v);
+		print_json(&o.src.pmus, v);
 	else
-		print_text(&set, v);
+		print_text(&o.src.pmus, v);
 	rc = 0;
 cleanup:
 	free(v);
-	t4_pmus_free(&set);
-	t4_sim_free(sim);
+	cli_source_close(&o.src);
 	return rc;
 }

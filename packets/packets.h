@@ -210,7 +210,7 @@ enum t4_log_backend {
 
 struct t4_log_opts {
 	const char *path;
-	int zstd_level;       /* default 3 */
+	int zstd_level;       /* default 1 */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
 	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
 	uint32_t fsync_ms;    /* fsync interval; 1000; UINT32_MAX = only at close */

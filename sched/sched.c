@@ -50,6 +50,7 @@ struct central {
 	uint64_t prev_ref_ns;
 	uint32_t bookmarks_sent;
 	uint64_t pending_overruns;
+	_Atomic uint64_t singles_fired; /* one-trigger commands answered */
 	_Atomic uint64_t triggers;
 	_Atomic uint64_t overruns;
 	struct t4_hist latency; /* trigger to last return, ns */
@@ -315,7 +316,7 @@ static void *central_main(void *arg)
 	struct t4_sched *s = c->s;
 	uint64_t period = s->opts.period_ns, t0 = mono_ns(), k = 0;
 	uint32_t epoch = atomic_load(&s->grid_epoch);
-	uint64_t singles_done = atomic_load(&s->singles);
+	uint64_t singles_done = 0; /* also fire those asked for before start */
 
 	t4_pin_to_cpu(c->cpu);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -328,6 +329,7 @@ static void *central_main(void *arg)
 		if (singles != singles_done) {
 			singles_done++;
 			fire(c, T4_REF_SINGLE | T4_REF_COMMAND);
+			atomic_store_explicit(&c->singles_fired, singles_done, memory_order_release);
 			continue;
 		}
 		uint32_t ep = atomic_load(&s->grid_epoch);
@@ -449,13 +451,29 @@ int t4_sched_bookmark(struct t4_sched *s, const char *name)
 	return 0;
 }
 
+/* Returns once every scheduler has fired the trigger, so that a caller's
+ * next command (a bookmark, typically) applies to later triggers only. */
 int t4_sched_trigger(struct t4_sched *s)
 {
+	uint64_t mine;
+
 	if (atomic_load(&s->stopping))
 		return t4_err(ESHUTDOWN, "recording is stopping");
-	atomic_fetch_add(&s->singles, 1);
+	mine = atomic_fetch_add(&s->singles, 1) + 1;
 	kick(s);
-	return 0;
+	if (!s->started)
+		return 0;
+	for (int waited_us = 0; waited_us < 1000000; waited_us += 20) {
+		size_t done = 0;
+		for (size_t c = 0; c < s->n_centrals; c++)
+			done += atomic_load_explicit(&s->centrals[c].singles_fired,
+						     memory_order_acquire) >= mine;
+		if (done == s->n_centrals || atomic_load(&s->stopping))
+			return 0;
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	return t4_err(ETIMEDOUT, "the trigger did not fire within 1 s");
 }
 
 int t4_sched_resume(struct t4_sched *s)
@@ -483,8 +501,10 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 		st->triggers += atomic_load(&s->centrals[c].triggers);
 		st->overruns += atomic_load(&s->centrals[c].overruns);
 	}
-	for (size_t i = 0; i < s->n_monitors; i++)
+	for (size_t i = 0; i < s->n_monitors; i++) {
 		st->read_failures += atomic_load(&s->monitors[i].read_failures);
+		st->superseded += atomic_load(&s->monitors[i].missed);
+	}
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
 	st->bookmark_id = atomic_load(&s->bookmark_id);

@@ -44,6 +44,7 @@ struct t4_sched_status {
 	uint64_t triggers;
 	uint64_t overruns;
 	uint64_t read_failures;
+	uint64_t superseded; /* triggers a busy monitor answered with the next */
 	bool periodic;       /* periodic triggers running */
 	uint32_t bookmark_id;
 	char bookmark[T4_NAME_MAX];

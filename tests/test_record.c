@@ -122,12 +122,12 @@ Test(record, control_socket_session, .timeout = 60)
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "%s record -q --paused --control %s/c.sock -o %s/c.t4t & "
+	sh(&r, "%s record -q --paused --control %s/c.sock -o %s/c.t4t & rec=$!; "
 	       "for i in $(seq 100); do [ -S %s/c.sock ] && break; sleep 0.05; done; "
 	       "%s ctl --control %s/c.sock bookmark two && "
 	       "%s ctl --control %s/c.sock trigger && "
 	       "%s ctl --control %s/c.sock trigger && sleep 0.1 && "
-	       "%s ctl --control %s/c.sock status; kill -INT %%1; wait %%1",
+	       "%s ctl --control %s/c.sock status; kill -INT $rec; wait $rec",
 	   b, r.dir, r.dir, r.dir, b, r.dir, b, r.dir, b, r.dir, b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "triggers=3"), "status: %s", r.out);
@@ -179,4 +179,36 @@ Test(record, help_and_version)
 	cr_assert(strstr(r.out, "not available yet"));
 	sh(&r, "%s frobnicate", b);
 	cr_assert_eq(r.status, 2);
+}
+
+/* libt410trace in a program run by record: each t410_bookmark() applies to
+ * the triggers after it, each t410_trigger() fires exactly one trigger. With
+ * --paused the only triggers are 0 (baseline), the program's, and the
+ * final one, so every bookmark's first trigger is known exactly. */
+Test(record, library_bookmarks_land_on_their_triggers, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+	const char *out = getenv("T4_OUT");
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	tmpdir(&r);
+	/* An app loading a sanitized library must be sanitized too. */
+	sh(&r, "cc -std=c17 $(nm -D --undefined-only %s/libt410trace.so | grep -q __asan_ && "
+	       "echo -fsanitize=address,undefined) -Iinclude tests/apps/lib_app.c -o %s/lib_app "
+	       "-L%s -lt410trace -Wl,-rpath,%s -pthread", out, r.dir, out, out);
+	cr_assert_eq(r.status, 0, "compile: %s", r.out);
+	sh(&r, "%s record -q --sim --paused -o %s/l.t4t -- %s/lib_app order 3", b, r.dir, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "%s info --json %s/l.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	/* triggers: 0 baseline, 1..3 the program's, 4 final */
+	cr_assert_eq(json_num(r.out, "triggers"), 5, "%s", r.out);
+	for (int i = 0; i < 3; i++) {
+		char want[96];
+		snprintf(want, sizeof(want), "\"name\": \"b%d\", \"first_trigger\": %d", i, i + 1);
+		cr_assert(strstr(r.out, want), "no '%s' in %s", want, r.out);
+	}
+	cleanup(&r);
 }
