@@ -20,6 +20,11 @@
 #include <time.h>
 
 #define MAX_KEPT_WARNINGS 20
+#define MAX_SCHEDULERS 64
+
+struct sched_ids {
+	uint64_t refs, min, max;
+};
 
 struct dom_info {
 	struct t4_domain_pkt d;
@@ -42,6 +47,9 @@ struct info {
 	struct t4_bookmark_pkt *bms;
 	size_t n_bms, cap_bms;
 	uint64_t refs, ref_overruns, min_trig, max_trig;
+	/* per scheduler (--per-socket runs several, each with its own IDs) */
+	struct sched_ids sched[MAX_SCHEDULERS];
+	uint32_t n_sched;
 	uint64_t rets, values, read_failed, meta;
 	uint64_t n_warnings;
 	char warnings[MAX_KEPT_WARNINGS][200];
@@ -121,6 +129,22 @@ static int add_bookmark(struct info *in, const struct t4_bookmark_pkt *b)
 	return 0;
 }
 
+/* Trigger IDs count per scheduler: track each one's range. IDs beyond
+ * MAX_SCHEDULERS are counted in the totals only. */
+static void take_ref_ids(struct info *in, const struct t4_ref_pkt *r)
+{
+	if (r->sched_id >= MAX_SCHEDULERS)
+		return;
+	struct sched_ids *s = &in->sched[r->sched_id];
+	if (s->refs == 0 || r->trigger_id < s->min)
+		s->min = r->trigger_id;
+	if (s->refs == 0 || r->trigger_id > s->max)
+		s->max = r->trigger_id;
+	s->refs++;
+	if (r->sched_id + 1 > in->n_sched)
+		in->n_sched = r->sched_id + 1;
+}
+
 static int take(struct info *in, const struct t4_packet *p)
 {
 	struct dom_info *d;
@@ -133,6 +157,7 @@ static int take(struct info *in, const struct t4_packet *p)
 			in->max_trig = p->ref.trigger_id;
 		in->refs++;
 		in->ref_overruns += p->ref.overruns;
+		take_ref_ids(in, &p->ref);
 		return 0;
 	case T4_PKT_RET:
 		if (!(d = dom_get(in, p->ret.domain_id)))
@@ -217,9 +242,17 @@ static uint64_t overruns(const struct info *in)
 	return in->have_status ? in->status.overruns : in->ref_overruns;
 }
 
+/* Every scheduler's IDs form one run without gaps or repeats. */
 static bool contiguous(const struct info *in)
 {
-	return in->refs && in->max_trig - in->min_trig == in->refs - 1;
+	uint64_t tracked = 0;
+
+	for (uint32_t i = 0; i < in->n_sched; i++) {
+		if (in->sched[i].refs && in->sched[i].max - in->sched[i].min != in->sched[i].refs - 1)
+			return false;
+		tracked += in->sched[i].refs;
+	}
+	return in->refs && tracked == in->refs;
 }
 
 static double ratio(const struct info *in)
@@ -352,6 +385,7 @@ static void print_json(const struct info *in)
 		printf("\"first_trigger\": null, \"last_trigger\": null, ");
 	}
 	printf("\"contiguous\": %s, ", contiguous(in) ? "true" : "false");
+	jkey_u64("schedulers", in->n_sched);
 	jkey_u64("overruns", overruns(in));
 	jkey_u64("dropped", in->have_status ? in->status.dropped : 0);
 	printf("\"status_present\": %s, ", in->have_status ? "true" : "false");
@@ -444,9 +478,10 @@ static void print_human(const struct info *in)
 	printf(ROW "%" PRIu64 " (%" PRIu64 " reference, %" PRIu64 " return, %" PRIu64
 	       " metadata)\n", "packets", st->packets, in->refs, in->rets, in->meta);
 	if (in->refs)
-		printf(ROW "%" PRIu64 " (IDs %" PRIu64 "..%" PRIu64 ", %s)\n", "triggers",
+		printf(ROW "%" PRIu64 " (IDs %" PRIu64 "..%" PRIu64 ", %s%s)\n", "triggers",
 		       in->refs, in->min_trig, in->max_trig,
-		       contiguous(in) ? "contiguous" : "with gaps or repeats");
+		       contiguous(in) ? "contiguous" : "with gaps or repeats",
+		       in->n_sched > 1 ? " per scheduler" : "");
 	else
 		printf(ROW "0\n", "triggers");
 	printf(ROW "%" PRIu64 "%s\n", "overruns", overruns(in),

@@ -7,9 +7,10 @@
  * - Producers never block and never make a syscall on the normal path;
  *   an idle writer sleeps until its next deadline (chunk_ms, fsync_ms) or
  *   at most LOG_IDLE_MAX_NS, and is woken early (futex) when a ring
- *   crosses half full. So a packet waits in its ring at most 20 ms before
- *   its chunk is started, and a chunk closes chunk_ms after its first
- *   packet: a crash loses at most about chunk_ms + 20 ms. An idle writer
+ *   crosses half full. A packet may wait in its ring up to 20 ms before
+ *   the writer sees it, so a chunk is aged from the poll before the one
+ *   that found its first packet and closes chunk_ms after that: a crash
+ *   loses at most chunk_ms of recording. An idle writer
  *   costs 50 wake-ups a second.
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
  *   rings. When every buffer is in flight the writer waits for the disk;
@@ -89,6 +90,7 @@ struct t4_log {
 	unsigned n_slots;
 	uint64_t sub, ret, seq, file_off;
 	uint64_t last_fsync_ns;
+	uint64_t prev_poll_ns; /* start of the previous drain round */
 	bool dirty;             /* written since the last fsync */
 	uint64_t reported_drops;
 	bool warned_bad;
@@ -299,7 +301,10 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	}
 	if (!ck->packets) {
 		t4_codec_reset(log->codec);
-		ck->start_ns = t4_ref_ns();
+		/* The packet may have waited in its ring since the previous
+		 * poll: age the chunk from then, so that chunk_ms bounds what
+		 * a crash loses, wait included. */
+		ck->start_ns = log->prev_poll_ns;
 	}
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
@@ -445,9 +450,10 @@ static void *log_main(void *arg)
 {
 	struct t4_log *log = arg;
 
-	log->last_fsync_ns = t4_ref_ns();
+	log->last_fsync_ns = log->prev_poll_ns = t4_ref_ns();
 	for (;;) {
 		bool stopping = atomic_load(&log->stop);
+		uint64_t poll_ns = t4_ref_ns();
 		size_t got = 0;
 
 		for (size_t i = 0; i < log->n_rings; i++)
@@ -457,6 +463,7 @@ static void *log_main(void *arg)
 		log_timers(log);
 		log_reap(log, false);
 		log_settle(log);
+		log->prev_poll_ns = poll_ns;
 		if (stopping)
 			break;
 		if (!got)

@@ -212,3 +212,21 @@ Test(record, library_bookmarks_land_on_their_triggers, .timeout = 60)
 	}
 	cleanup(&r);
 }
+
+/* --per-socket: one scheduler per simulated socket, each with its own
+ * contiguous trigger IDs; info counts them per scheduler. */
+Test(record, per_socket_schedulers, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "%s record -q --sim --per-socket --period 2ms -o %s/p.t4t -- sleep 0.2", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "%s info --json %s/p.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "schedulers"), 2, "%s", r.out);
+	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
+	cr_assert_eq(json_num(r.out, "dropped"), 0);
+	cleanup(&r);
+}

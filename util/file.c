@@ -8,6 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Close fd after a failed call and report errno against path. */
+static int fail_closing(int fd, const char *path)
+{
+	int e = errno;
+
+	close(fd);
+	return t4_err(e, "%s: %s", path, strerror(e));
+}
+
 int t4_read_small_file(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -19,11 +28,8 @@ int t4_read_small_file(const char *path, char *buf, size_t cap)
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			return t4_err(e, "%s: %s", path, strerror(e));
-		}
+		if (n < 0)
+			return fail_closing(fd, path);
 		if (n == 0)
 			break;
 		len += (size_t)n;
@@ -56,11 +62,8 @@ int t4_write_small_file(const char *path, const char *text)
 		ssize_t n = write(fd, text + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			return t4_err(e, "%s: %s", path, strerror(e));
-		}
+		if (n < 0)
+			return fail_closing(fd, path);
 		off += (size_t)n;
 	}
 	if (close(fd) < 0)
