@@ -425,7 +425,6 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 
 	for (size_t i = 0; i < r->domains.n; i++)
 		counters += r->domains.v[i].n;
-	uint64_t values = st->triggers * counters;
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -436,10 +435,11 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
 		(unsigned long long)st->read_failures, (unsigned long long)st->superseded);
-	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger->last return p50 %s p99 %s; "
-			"read window p50 %s p99 %s; CPU %.1f us/trigger\n",
-		r->domains.n, counters, t4_fmt_duration(st->latency_p50, d1, sizeof(d1)),
-		t4_fmt_duration(st->latency_p99, d2, sizeof(d2)),
+	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s p99 %s "
+			"(%.1f%% of the period); read window p50 %s p99 %s; CPU %.1f us/trigger\n",
+		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d1, sizeof(d1)),
+		t4_fmt_duration(st->skew_p99, d2, sizeof(d2)),
+		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
 		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
 		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
 		st->triggers ? cpu * 1e6 / (double)st->triggers : 0.0);
@@ -447,7 +447,7 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		r->o.output, t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
 		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,
-		values ? (double)ls->file_bytes / (double)values : 0.0);
+		st->values ? (double)ls->file_bytes / (double)st->values : 0.0);
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -526,6 +526,7 @@ static int run(struct recording *r)
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
 	bool show_progress;
+	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
 	int rc;
 
 	if ((rc = setup_counters(r)) < 0 || (rc = setup_log(r)) < 0)
@@ -536,7 +537,7 @@ static int run(struct recording *r)
 	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
 		goto close_log;
 	show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
-	uint64_t t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
+	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
 	if ((rc = t4_sched_start(r->sched)) < 0)
 		goto close_log;
 	if (r->o.command && (rc = start_command(r)) < 0)
@@ -544,10 +545,11 @@ static int run(struct recording *r)
 	wait_until_done(r, t0, show_progress);
 stop:
 	t4_sched_stop(r->sched);
+	t_end = t4_ref_ns();
 	if (show_progress)
 		progress_line(r, true);
 close_log:;
-	double seconds = (t4_ref_ns() - r->start_ref_ns) / 1e9;
+	double seconds = t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0;
 	if (r->sched)
 		t4_sched_status(r->sched, &st);
 	else

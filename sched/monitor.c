@@ -57,7 +57,7 @@ int t4_pin_to_cpu(int cpu)
 	return 0;
 }
 
-void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id)
+void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_ns)
 {
 	struct t4_ret_pkt *ret = &m->pkt.ret;
 	uint64_t end = 0;
@@ -67,9 +67,13 @@ void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id)
 		if (t4_domain_read(m->domains[i], trigger_id, ret) < 0)
 			atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);
 		t4_hist_add(&m->window, ret->read_end_ns - ret->read_begin_ns);
+		/* The patent's t1: from the reference time to the sample. */
+		uint64_t mid = ret->read_begin_ns + (ret->read_end_ns - ret->read_begin_ns) / 2;
+		t4_hist_add(&m->skew, mid > ref_ns ? mid - ref_ns : 0);
 		end = ret->read_end_ns;
 		/* A full ring drops and counts the packet inside the log. */
-		t4_ring_put(m->ring, &m->pkt);
+		if (t4_ring_put(m->ring, &m->pkt) == 0)
+			atomic_fetch_add_explicit(&m->values, ret->n_counts, memory_order_relaxed);
 	}
 	atomic_store_explicit(&m->done_ns, end, memory_order_relaxed);
 	atomic_store_explicit(&m->done_trigger, trigger_id, memory_order_release);
@@ -101,7 +105,8 @@ void *t4_monitor_main(void *arg)
 		if (id == last_id)
 			continue;
 		last_id = id;
-		t4_monitor_answer(m, id);
+		t4_monitor_answer(m, id, atomic_load_explicit(&m->trigger_ref_ns,
+							      memory_order_relaxed));
 	}
 	return NULL;
 }

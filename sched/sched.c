@@ -290,7 +290,7 @@ static void fire(struct central *c, uint32_t flags)
 	c->pending_overruns = 0;
 	t4_ring_put(c->ring, &c->pkt);
 	if (c->inline_mon)
-		t4_monitor_answer(c->inline_mon, id);
+		t4_monitor_answer(c->inline_mon, id, ref);
 	c->prev_ref_ns = ref;
 	atomic_store_explicit(&c->triggers, id + 1, memory_order_release);
 }
@@ -504,6 +504,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		st->read_failures += atomic_load(&s->monitors[i].read_failures);
 		st->superseded += atomic_load(&s->monitors[i].missed);
+		st->values += atomic_load(&s->monitors[i].values);
 	}
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
@@ -515,11 +516,16 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	}
 	/* Histograms are exact only after t4_sched_stop (threads joined). */
 	if (!s->started || atomic_load(&s->stopping)) {
-		struct t4_hist lat = { 0 };
+		struct t4_hist lat = { 0 }, skew = { 0 };
 		for (size_t c = 0; c < s->n_centrals; c++)
 			t4_hist_merge(&lat, &s->centrals[c].latency);
-		for (size_t i = 0; i < s->n_monitors; i++)
+		for (size_t i = 0; i < s->n_monitors; i++) {
 			t4_hist_merge(&window, &s->monitors[i].window);
+			t4_hist_merge(&skew, &s->monitors[i].skew);
+		}
+		st->skew_p50 = t4_hist_quantile(&skew, 0.5);
+		st->skew_p99 = t4_hist_quantile(&skew, 0.99);
+		st->skew_max = skew.max;
 		st->latency_p50 = t4_hist_quantile(&lat, 0.5);
 		st->latency_p99 = t4_hist_quantile(&lat, 0.99);
 		st->latency_max = lat.max;

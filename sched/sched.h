@@ -45,6 +45,7 @@ struct t4_sched_status {
 	uint64_t overruns;
 	uint64_t read_failures;
 	uint64_t superseded; /* triggers a busy monitor answered with the next */
+	uint64_t values;     /* counter values handed to the log */
 	bool periodic;       /* periodic triggers running */
 	uint32_t bookmark_id;
 	char bookmark[T4_NAME_MAX];
@@ -52,6 +53,8 @@ struct t4_sched_status {
 	/* trigger-to-last-return latency and read window, ns */
 	uint64_t latency_p50, latency_p99, latency_max;
 	uint64_t window_p50, window_p99, window_max;
+	/* skew: reference time of a trigger to the middle of each read */
+	uint64_t skew_p50, skew_p99, skew_max;
 };
 
 /* Create the scheduler(s) and monitors and their rings on opts->log. The

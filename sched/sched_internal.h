@@ -63,16 +63,19 @@ struct t4_monitor {
 	_Atomic uint64_t answered;   /* triggers answered */
 	_Atomic uint64_t missed;     /* triggers superseded before answered */
 	_Atomic uint64_t read_failures;
+	_Atomic uint64_t values;     /* counts put into return packets */
 	_Atomic uint64_t done_trigger;
 	_Atomic uint64_t done_ns;    /* read_end of the last domain */
 	uint64_t last_seen;          /* reader-private */
 	struct t4_hist window;       /* read window per domain, ns */
+	struct t4_hist skew;         /* trigger to mid-read per domain, ns */
 	struct t4_packet pkt;
 	int error;                   /* pinning failure (reported at start) */
 };
 
-/* Read every domain of m for trigger_id and put the return packets. */
-void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id);
+/* Read every domain of m for trigger_id (broadcast at reference time
+ * ref_ns) and put the return packets. */
+void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_ns);
 /* Thread body for non-inline monitors. */
 void *t4_monitor_main(void *arg);
 /* Pin the calling thread to cpu (no-op for -1). */
