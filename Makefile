@@ -60,7 +60,7 @@ CORE_LIB := $(OUT)/libt4core.a
 SOLIB := $(OUT)/libt410trace.so
 TEST_BIN := $(OUT)/t4test
 
-.PHONY: all check demo bench deps install clean tests
+.PHONY: all check demo bench deps deps-quiet install clean tests
 .DELETE_ON_ERROR:
 
 all: $(BIN) $(SOLIB) $(OUT)/t410trace.pc
@@ -113,7 +113,9 @@ check: deps-quiet
 demo: deps-quiet all
 	$(Q)tools/demo.sh $(BIN)
 
-bench: deps-quiet all $(BENCH_BIN)
+bench:
+	$(Q)tools/deps.sh --quiet --bench
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN)
 	$(Q)tools/bench.sh $(OUT)
 
 deps:

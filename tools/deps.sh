@@ -2,11 +2,18 @@
 # deps.sh - install the Debian packages t410trace needs, only those missing.
 # As root: apt-get installs them. Otherwise: prints the exact command.
 # --quiet: say nothing when everything is already there.
+# --bench: also what `make bench` compares against (perf).
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3"
 quiet=0
-[ "${1:-}" = "--quiet" ] && quiet=1
+for arg in "$@"; do
+	case "$arg" in
+	--quiet) quiet=1 ;;
+	--bench) PKGS="$PKGS linux-perf" ;;
+	*) echo "deps: unknown option $arg" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for p in $PKGS; do
