@@ -24,6 +24,7 @@ OUT ?= build
 SANFLAGS :=
 endif
 
+VERSION := $(shell sed -n 's/^\#define T4_VERSION "\(.*\)"/\1/p' util/util.h)
 PKGS := liburing libzstd
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 ifeq ($(CI),true)
@@ -89,7 +90,7 @@ $(SOLIB): $(LIB_PIC)
 	$(Q)ln -sf libt410trace.so $(OUT)/libt410trace.so.0
 
 $(OUT)/t410trace.pc: lib/t410trace.pc.in
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define T4_VERSION "\(.*\)"/\1/p' util/util.h)|' $< > $@
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(TEST_BIN): $(TEST_OBJ) $(CORE_LIB)
 	$(call msg,LINK,$@)
@@ -132,7 +133,8 @@ install: all
 	install -m 0755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libt410trace.so.0
 	ln -sf libt410trace.so.0 $(DESTDIR)$(PREFIX)/lib/libt410trace.so
 	install -m 0644 include/t410trace.h $(DESTDIR)$(PREFIX)/include/t410trace.h
-	install -m 0644 $(OUT)/t410trace.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/t410trace.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' lib/t410trace.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/t410trace.pc
 	install -m 0644 docs/t410trace.1 $(DESTDIR)$(PREFIX)/share/man/man1/t410trace.1
 
 clean:
