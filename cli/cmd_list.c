@@ -130,6 +130,24 @@ static const struct t4_pmu **sorted_pmus(const struct t4_pmu_set *set)
 	return v;
 }
 
+/* Events known by name rather than from sysfs aliases. */
+static void print_builtin_events(const struct t4_pmu *p)
+{
+	const char *name, *alt;
+	uint64_t config;
+
+	if (!strcmp(p->name, "tracepoint")) {
+		printf("    events: subsys:name, e.g. sched:sched_switch (see <tracefs>/events)\n");
+		return;
+	}
+	if (strcmp(p->name, "software"))
+		return;
+	printf("    events (by name):\n");
+	for (size_t i = 0; (name = t4_software_event(i, &alt, &config)); i++)
+		printf("      %-22s config=0x%llx%s%s\n", name, (unsigned long long)config,
+		       alt ? ", also " : "", alt ? alt : "");
+}
+
 static void print_pmu_text(const struct t4_pmu *p)
 {
 	char spec[96];
@@ -142,6 +160,7 @@ static void print_pmu_text(const struct t4_pmu *p)
 	if (p->peer[0])
 		printf(", peer %s", p->peer);
 	putchar('\n');
+	print_builtin_events(p);
 	if (p->n_aliases)
 		printf("    events:\n");
 	for (size_t i = 0; i < p->n_aliases; i++) {

@@ -177,6 +177,9 @@ int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
  * set has any, else this host's software events and msr/tsc/. */
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
+/* The i-th software event known by name ("cpu-clock", ...; *alt gets its
+ * short alias or NULL), NULL past the last one. */
+const char *t4_software_event(size_t i, const char **alt, uint64_t *config);
 
 /* ---- the simulated Tegra410 (sim.c) ---------------------------------------- */
 

@@ -62,6 +62,17 @@ static const char *sw_name_at(const void *src, size_t i)
 	return i < T4_ARRAY_LEN(sw_events) ? sw_events[i].name : NULL;
 }
 
+const char *t4_software_event(size_t i, const char **alt, uint64_t *config)
+{
+	if (i >= T4_ARRAY_LEN(sw_events))
+		return NULL;
+	if (alt)
+		*alt = sw_events[i].alt;
+	if (config)
+		*config = sw_events[i].config;
+	return sw_events[i].name;
+}
+
 /* " (did you mean X?)" or "" into buf. */
 static bool is_software_like(const struct t4_pmu *pmu)
 {

@@ -230,3 +230,18 @@ Test(record, per_socket_schedulers, .timeout = 60)
 	cr_assert_eq(json_num(r.out, "dropped"), 0);
 	cleanup(&r);
 }
+
+/* `list` on this machine: the real software PMU with its events by name,
+ * and msr/tsc; with --sim all 34 simulated instances. */
+Test(record, list_shows_this_machine_and_the_sim)
+{
+	struct run r;
+	const char *b = bin();
+
+	sh(&r, "%s list", b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "software") && strstr(r.out, "context-switches"), "%s", r.out);
+	cr_assert(strstr(r.out, "tsc"), "%s", r.out);
+	sh(&r, "%s list --sim | grep -c '^  nvidia_'", b);
+	cr_assert_eq(atoi(r.out), 34, "%s", r.out);
+}
