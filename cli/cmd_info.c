@@ -41,11 +41,16 @@ struct info {
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
 	struct dom_info *doms;
-	size_t n_doms, cap_doms, last_dom;
+	size_t n_doms, cap_doms;
 	struct t4_event_pkt *events;
 	size_t n_events, cap_events;
 	struct t4_bookmark_pkt *bms;
 	size_t n_bms, cap_bms;
+	/* direct indexes (position + 1, 0 = none), so a hostile log with
+	 * millions of IDs costs O(1) per packet; IDs past them go untracked */
+	int32_t *dom_slot, *ev_slot, *bm_slot;
+	struct dom_info untracked_dom;
+	uint64_t untracked;
 	uint64_t refs, ref_overruns, min_trig, max_trig;
 	/* per scheduler (--per-socket runs several, each with its own IDs) */
 	struct sched_ids sched[MAX_SCHEDULERS];
@@ -87,45 +92,76 @@ static int vec_room(void **v, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+#define MAX_IDS 65536u         /* domain and bookmark IDs listed */
+#define MAX_EVENT_DOMAINS 4096u /* domains whose events are listed */
+
+/* The index entry for key in a lazily allocated table of n entries. */
+static int32_t *slot_of(int32_t **tab, size_t n, uint32_t key)
+{
+	if (key >= n)
+		return NULL;
+	if (!*tab && !(*tab = calloc(n, sizeof(**tab))))
+		return NULL;
+	return &(*tab)[key];
+}
+
 static struct dom_info *dom_get(struct info *in, uint32_t id)
 {
-	if (in->last_dom < in->n_doms && in->doms[in->last_dom].d.domain_id == id)
-		return &in->doms[in->last_dom];
-	for (size_t i = 0; i < in->n_doms; i++)
-		if (in->doms[i].d.domain_id == id)
-			return &in->doms[in->last_dom = i];
+	int32_t *slot = slot_of(&in->dom_slot, MAX_IDS, id);
+
+	if (!slot) {
+		in->untracked++;
+		return &in->untracked_dom;
+	}
+	if (*slot)
+		return &in->doms[*slot - 1];
 	if (vec_room((void **)&in->doms, &in->cap_doms, in->n_doms, sizeof(*in->doms)) < 0)
 		return NULL;
 	in->doms[in->n_doms] = (struct dom_info){ .d = { .domain_id = id, .cpu = -1,
 							  .clock_event = -1 } };
-	in->last_dom = in->n_doms;
-	return &in->doms[in->n_doms++];
+	*slot = (int32_t)++in->n_doms;
+	return &in->doms[in->n_doms - 1];
 }
 
 static int add_event(struct info *in, const struct t4_event_pkt *e)
 {
-	for (size_t i = 0; i < in->n_events; i++)
-		if (in->events[i].domain_id == e->domain_id && in->events[i].index == e->index) {
-			in->events[i] = *e;
-			return 0;
-		}
+	int32_t *slot = NULL;
+
+	if (e->domain_id < MAX_EVENT_DOMAINS && e->index < T4_MAX_COUNTERS)
+		slot = slot_of(&in->ev_slot, MAX_EVENT_DOMAINS * T4_MAX_COUNTERS,
+			       e->domain_id * T4_MAX_COUNTERS + e->index);
+	if (!slot) {
+		in->untracked++;
+		return 0;
+	}
+	if (*slot) {
+		in->events[*slot - 1] = *e;
+		return 0;
+	}
 	if (vec_room((void **)&in->events, &in->cap_events, in->n_events,
 		     sizeof(*in->events)) < 0)
 		return -ENOMEM;
 	in->events[in->n_events++] = *e;
+	*slot = (int32_t)in->n_events;
 	return 0;
 }
 
 static int add_bookmark(struct info *in, const struct t4_bookmark_pkt *b)
 {
-	for (size_t i = 0; i < in->n_bms; i++)
-		if (in->bms[i].bookmark_id == b->bookmark_id) {
-			in->bms[i] = *b;
-			return 0;
-		}
+	int32_t *slot = slot_of(&in->bm_slot, MAX_IDS, b->bookmark_id);
+
+	if (!slot) {
+		in->untracked++;
+		return 0;
+	}
+	if (*slot) {
+		in->bms[*slot - 1] = *b;
+		return 0;
+	}
 	if (vec_room((void **)&in->bms, &in->cap_bms, in->n_bms, sizeof(*in->bms)) < 0)
 		return -ENOMEM;
 	in->bms[in->n_bms++] = *b;
+	*slot = (int32_t)in->n_bms;
 	return 0;
 }
 
@@ -403,6 +439,7 @@ static void print_json(const struct info *in)
 	jkey_u64("damaged_chunks", st->damaged_chunks);
 	printf("\"truncated\": %s, ", st->truncated ? "true" : "false");
 	jkey_u64("unknown_packets", st->unknown_packets);
+	jkey_u64("untracked_packets", in->untracked);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	json_session(in);
 	json_domains(in);
@@ -500,6 +537,10 @@ static void print_human(const struct info *in)
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);
+	if (in->untracked)
+		printf(ROW "%" PRIu64 " packets with IDs too large to list (domain or "
+		       "bookmark >= %u), counted in the totals only\n", "untracked", in->untracked,
+		       MAX_IDS);
 	human_tables(in);
 }
 
@@ -522,6 +563,9 @@ static void info_free(struct info *in)
 	free(in->doms);
 	free(in->events);
 	free(in->bms);
+	free(in->dom_slot);
+	free(in->ev_slot);
+	free(in->bm_slot);
 	free(in);
 }
 

@@ -21,7 +21,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,8 +56,11 @@ struct recording {
 	struct t4_control *control;
 	char control_path[256];
 	bool control_is_temp;
+	char partial[4096];  /* the log while setting up; "" when written in place */
 	pid_t child;
+	int child_pidfd;     /* -1 when the kernel has no pidfd_open */
 	int child_status;
+	bool log_failed;
 	uint64_t start_ref_ns;
 	char cmdline[T4_CMDLINE_MAX];
 };
@@ -232,10 +238,24 @@ static int setup_counters(struct recording *r)
 	return t4_domains_open(&r->domains, r->o.src.simulator);
 }
 
+/* The log is written under a temporary name next to the output until the
+ * recording has started, so that a run that fails while setting up leaves
+ * an existing file of that name untouched. A device (-o /dev/null) or a
+ * pipe is written in place. */
+static const char *log_path(struct recording *r)
+{
+	struct stat st;
+
+	if (stat(r->o.output, &st) == 0 && !S_ISREG(st.st_mode))
+		return r->o.output;
+	snprintf(r->partial, sizeof(r->partial), "%s.partial-%ld", r->o.output, (long)getpid());
+	return r->partial;
+}
+
 static int setup_log(struct recording *r)
 {
 	struct t4_log_opts lo = {
-		.path = r->o.output,
+		.path = log_path(r),
 		.zstd_level = r->o.zstd_level,
 		.backend = r->o.backend,
 	};
@@ -246,6 +266,22 @@ static int setup_log(struct recording *r)
 	/* Created first: the writer drains it first, so metadata precedes
 	 * the packets it describes. */
 	return t4_log_ring(r->log, 4u << 20, T4_RING_WAIT, &r->meta);
+}
+
+/* Give the log its name once the recording runs (or drop it on failure). */
+static int publish_log(struct recording *r, bool ok)
+{
+	if (!r->partial[0])
+		return 0;
+	if (!ok) {
+		unlink(r->partial);
+		r->partial[0] = '\0';
+		return 0;
+	}
+	if (rename(r->partial, r->o.output) < 0)
+		return t4_err(errno, "%s: cannot create it: %s", r->o.output, strerror(errno));
+	r->partial[0] = '\0';
+	return 0;
 }
 
 static int put_meta(struct recording *r, struct t4_packet *p)
@@ -359,43 +395,90 @@ static int setup_control(struct recording *r)
 
 /* ---- the command ----------------------------------------------------------- */
 
+static void wait_for_baseline(struct recording *r)
+{
+	struct t4_sched_status st;
+
+	for (int i = 0; i < 2000; i++) {
+		t4_sched_status(r->sched, &st);
+		if (st.triggers > 0)
+			return;
+		usleep(500);
+	}
+}
+
+/* The command starts once trigger 0 (the baseline) is in, so the recording
+ * covers all of its run. SIGINT/SIGTERM are blocked across fork(): the
+ * child resets them to their defaults before unblocking, and one that
+ * arrived meanwhile reaches the parent's handler, which forwards it. */
 static int start_command(struct recording *r)
 {
+	sigset_t stop_sigs, old;
 	int go[2];
 
+	if (r->control_path[0] && setenv(T4_CONTROL_ENV, r->control_path, 1) < 0)
+		return t4_err(errno, "setenv: %s", strerror(errno));
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return t4_err(errno, "pipe: %s", strerror(errno));
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_sigs, &old);
 	r->child = fork();
-	if (r->child < 0)
-		return t4_err(errno, "fork: %s", strerror(errno));
 	if (r->child == 0) {
 		char c;
-		close(go[1]);
-		/* Wait until the baseline trigger has fired. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		if (r->control_path[0])
-			setenv(T4_CONTROL_ENV, r->control_path, 1);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
 		execvp(r->o.command[0], r->o.command);
 		fprintf(stderr, "t410trace record: cannot run '%s': %s\n", r->o.command[0],
 			strerror(errno));
 		_exit(127);
 	}
+	int fork_errno = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(go[0]);
-	/* Let the child go once trigger 0 is in. */
-	for (int i = 0; i < 2000; i++) {
-		struct t4_sched_status st;
-		t4_sched_status(r->sched, &st);
-		if (st.triggers > 0)
-			break;
-		usleep(500);
+	if (r->child < 0) {
+		close(go[1]);
+		r->child = 0;
+		return t4_err(fork_errno, "fork: %s", strerror(fork_errno));
 	}
+	r->child_pidfd = (int)syscall(SYS_pidfd_open, r->child, 0);
+	wait_for_baseline(r);
 	if (write(go[1], "g", 1) != 1)
 		t4_warn("could not release the command");
 	close(go[1]);
 	return 0;
+}
+
+/* Reap the command if it has exited. */
+static bool command_exited(struct recording *r)
+{
+	if (r->child <= 0 || waitpid(r->child, &r->child_status, WNOHANG) != r->child)
+		return false;
+	r->child = 0;
+	return true;
+}
+
+/* Stop the command after --duration: TERM, then KILL after 5 s. */
+static void stop_command(struct recording *r)
+{
+	if (r->child <= 0)
+		return;
+	if (!r->o.quiet)
+		fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
+			r->o.command[0]);
+	kill(r->child, SIGTERM);
+	for (int i = 0; i < 500 && !command_exited(r); i++)
+		usleep(10000);
+	if (r->child > 0) {
+		kill(r->child, SIGKILL);
+		waitpid(r->child, &r->child_status, 0);
+		r->child = 0;
+	}
 }
 
 /* ---- progress and summary -------------------------------------------------- */
@@ -428,10 +511,15 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-	fprintf(stderr, "t410trace: %s%llu triggers in %.2f s (period %s), %llu overruns, "
+	uint32_t nsched = st->schedulers ? st->schedulers : 1;
+	uint64_t grid = st->triggers / nsched; /* triggers of one scheduler */
+	char per[64] = "";
+	if (nsched > 1)
+		snprintf(per, sizeof(per), " (%llu per scheduler x %u)", (unsigned long long)grid, nsched);
+	fprintf(stderr, "t410trace: %s%llu triggers%s in %.2f s (period %s), %llu overruns, "
 			"%llu dropped, %llu read failures, %llu answered late\n",
 		r->o.src.sim ? "SIMULATED Tegra410: " : "",
-		(unsigned long long)st->triggers, seconds,
+		(unsigned long long)st->triggers, per, seconds,
 		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
 		(unsigned long long)st->read_failures, (unsigned long long)st->superseded);
@@ -442,7 +530,7 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
 		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
 		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
-		st->triggers ? cpu * 1e6 / (double)st->triggers : 0.0);
+		grid ? cpu * 1e6 / (double)grid : 0.0);
 	fprintf(stderr, "t410trace: wrote %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)\n",
 		r->o.output, t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
@@ -452,38 +540,63 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 
 /* ---- running ------------------------------------------------------------------ */
 
+/* Sleep until the command exits (its pidfd becomes readable), a signal
+ * arrives (poll returns EINTR), or timeout_ns passes. */
+static void nap(struct recording *r, uint64_t timeout_ns)
+{
+	if (r->child > 0 && r->child_pidfd >= 0) {
+		struct pollfd pfd = { .fd = r->child_pidfd, .events = POLLIN };
+		poll(&pfd, 1, (int)((timeout_ns + 999999) / 1000000));
+		return;
+	}
+	if (r->child > 0 && timeout_ns > 5000000)
+		timeout_ns = 5000000; /* no pidfd: notice the exit promptly */
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull),
+			       (long)(timeout_ns % 1000000000ull) };
+	nanosleep(&ts, NULL);
+}
+
+/* Until the command exits, --duration passes, a signal comes, or the log
+ * fails (disk full: stop now rather than record into the void). */
 static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress)
 {
-	uint64_t end = r->o.duration_ns ? t0 + r->o.duration_ns : 0;
+	const uint64_t redraw_ns = 250000000ull;
+	uint64_t end = r->o.duration_ns ? t0 + r->o.duration_ns : 0, next_draw = 0;
+	struct t4_log_stats ls;
+	struct t4_sched_status st;
 
 	for (;;) {
-		if (r->child > 0) {
-			pid_t w = waitpid(r->child, &r->child_status, WNOHANG);
-			if (w == r->child) {
-				r->child = 0;
-				return;
-			}
-		}
-		if (got_signal) {
-			if (r->child > 0) {
-				kill(r->child, got_signal);
-				got_signal = 0;
-			} else {
-				return;
-			}
-		}
-		uint64_t now = t4_ref_ns();
-		if (end && now >= end)
+		if (command_exited(r))
 			return;
-		if (show_progress)
+		if (got_signal) {
+			if (r->child <= 0)
+				return;
+			kill(r->child, got_signal); /* it ends, then we do */
+			got_signal = 0;
+		}
+		t4_log_stats(r->log, &ls);
+		if (ls.error) {
+			r->log_failed = true;
+			return;
+		}
+		/* The scheduler ends --duration itself, on its grid; the
+		 * main thread's clock is only a backstop. */
+		uint64_t now = t4_ref_ns();
+		t4_sched_status(r->sched, &st);
+		if (end && (st.finished || now >= end + 1000000000ull)) {
+			stop_command(r);
+			return;
+		}
+		if (show_progress && now >= next_draw) {
 			progress_line(r, false);
-		uint64_t nap = 250000000ull;
-		if (end && end - now < nap)
-			nap = end - now;
-		if (r->child > 0 && nap > 5000000)
-			nap = 5000000; /* notice the command's exit promptly */
-		struct timespec ts = { (time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull) };
-		nanosleep(&ts, NULL);
+			next_draw = now + redraw_ns;
+		}
+		uint64_t timeout = next_draw > now ? next_draw - now : redraw_ns;
+		if (end && now >= end)
+			timeout = 1000000; /* the final trigger is due any moment */
+		else if (end && end - now < timeout)
+			timeout = end - now;
+		nap(r, timeout);
 	}
 }
 
@@ -498,6 +611,8 @@ static int exit_code_of(int status)
 
 static void recording_free(struct recording *r)
 {
+	if (r->child_pidfd >= 0)
+		close(r->child_pidfd);
 	t4_control_close(r->control);
 	if (r->control_is_temp) {
 		char dir[256];
@@ -521,6 +636,7 @@ static int run(struct recording *r)
 		.paused = r->o.paused,
 		.per_socket = r->o.per_socket,
 		.bookmark = r->o.bookmark,
+		.duration_ns = r->o.duration_ns,
 		.quiet = r->o.quiet,
 	};
 	struct t4_sched_status st;
@@ -529,8 +645,10 @@ static int run(struct recording *r)
 	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
 	int rc;
 
-	if ((rc = setup_counters(r)) < 0 || (rc = setup_log(r)) < 0)
+	if ((rc = setup_counters(r)) < 0)
 		return rc;
+	if ((rc = setup_log(r)) < 0)
+		goto close_log;
 	so.domains = &r->domains;
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
@@ -538,8 +656,12 @@ static int run(struct recording *r)
 		goto close_log;
 	show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
-	if ((rc = t4_sched_start(r->sched)) < 0)
-		goto close_log;
+	if ((rc = t4_sched_start(r->sched)) < 0 || (rc = publish_log(r, true)) < 0)
+		goto stop;
+	if (r->o.command && got_signal) { /* interrupted: don't start it */
+		r->child_status = W_EXITCODE(128 + got_signal, 0); /* as a shell would */
+		goto stop;
+	}
 	if (r->o.command && (rc = start_command(r)) < 0)
 		goto stop;
 	wait_until_done(r, t0, show_progress);
@@ -560,13 +682,31 @@ close_log:;
 		.read_failures = st.read_failures,
 		.ref_ns = t4_ref_ns(),
 	};
-	int crc = t4_log_close(r->log, &fin, &ls);
+	int crc = r->log ? t4_log_close(r->log, &fin, &ls) : 0;
 	r->log = NULL;
 	if (rc == 0 && crc < 0)
 		rc = crc;
+	publish_log(r, false); /* still unnamed: setup failed, drop it */
 	if (rc == 0 && !r->o.quiet)
 		summary(r, &st, &ls, seconds);
 	return rc;
+}
+
+/* The log failed while the command runs: say so now and let the command
+ * finish (a full disk is no reason to kill the user's work). Returns the
+ * exit code, or -1 when this does not apply. */
+static int outlive_failed_log(struct recording *r, int rc)
+{
+	int code;
+
+	if (rc >= 0 || r->child <= 0 || !r->log_failed)
+		return -1;
+	code = t4_report(rc);
+	fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
+		r->o.command[0]);
+	waitpid(r->child, &r->child_status, 0);
+	r->child = 0;
+	return code;
 }
 
 int cmd_record(int argc, char **argv)
@@ -584,13 +724,17 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
+	r.child_pidfd = -1;
 	rc = run(&r);
+	int code = outlive_failed_log(&r, rc);
 	if (r.child > 0) { /* failed after starting it: don't orphan it */
 		kill(r.child, SIGTERM);
 		waitpid(r.child, &r.child_status, 0);
 		r.child = 0;
 	}
 	recording_free(&r);
+	if (code >= 0)
+		return code;
 	if (rc < 0)
 		return t4_report(rc);
 	if (r.o.command)

@@ -37,7 +37,7 @@ int cli_usage_error(const char *sub, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see 't410trace %s --help')\n", sub);
+	fprintf(stderr, " (see 't410trace %s --help')\n", sub);
 	return 2;
 }
 

@@ -257,6 +257,7 @@ struct t4_domain {
 	uint64_t base[T4_MAX_COUNTERS]; /* raw values at the baseline read */
 	uint64_t prev[T4_MAX_COUNTERS];
 	uint64_t prev_enabled, prev_running, prev_clock;
+	uint64_t prev_true_ns; /* sim: instant of the previous sample */
 	bool primed;
 };
 

@@ -430,7 +430,11 @@ static int read_perf(const struct t4_domain *d, struct sample *s)
 	return parse_group(d, buf, r, s);
 }
 
-static int read_sim(const struct t4_domain *d, struct sample *s)
+/* The simulator jitters each sample instant after the reference time it
+ * is given; two reads a few microseconds apart could then sample out of
+ * order, which real counters never do. A sample that would land before the
+ * previous one is taken again from the previous instant. */
+static int read_sim(struct t4_domain *d, struct sample *s)
 {
 	uint64_t clock = 0, true_ns = 0, now;
 	int err;
@@ -438,6 +442,11 @@ static int read_sim(const struct t4_domain *d, struct sample *s)
 	s->begin = t4_ref_ns();
 	err = t4_sim_read(d->sim, d->counters, d->n, s->begin, s->v, &clock,
 			  &true_ns);
+	if (!err && true_ns < d->prev_true_ns)
+		err = t4_sim_read(d->sim, d->counters, d->n, d->prev_true_ns, s->v,
+				  &clock, &true_ns);
+	if (!err)
+		d->prev_true_ns = true_ns;
 	now = t4_ref_ns();
 	s->end = now > true_ns ? now : true_ns;
 	s->enabled = s->running = 0;

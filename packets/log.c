@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -91,6 +92,7 @@ struct t4_log {
 	uint64_t sub, ret, seq, file_off;
 	uint64_t last_fsync_ns;
 	uint64_t prev_poll_ns; /* start of the previous drain round */
+	bool regular;          /* a regular file (not /dev/null): fsync, truncate */
 	bool dirty;             /* written since the last fsync */
 	uint64_t reported_drops;
 	bool warned_bad;
@@ -182,7 +184,7 @@ static void log_settle(struct t4_log *log)
 	/* chunks retire in file order and stop counting at the first error,
 	 * so st_file is the end of the chunks written completely before it */
 	intact = atomic_load(&log->st_file);
-	if (ftruncate(log->fd, (off_t)intact) < 0)
+	if (log->regular && ftruncate(log->fd, (off_t)intact) < 0)
 		t4_warn("%s: cannot cut the log back to %llu bytes: %s", log->path,
 			(unsigned long long)intact, strerror(errno));
 	snprintf(log->errmsg, sizeof(log->errmsg),
@@ -415,6 +417,10 @@ static void log_fsync(struct t4_log *log, uint64_t now)
 
 	if (!log->dirty || atomic_load(&log->error))
 		return;
+	if (!log->regular) { /* a device (/dev/null) has nothing to sync */
+		log->dirty = false;
+		return;
+	}
 	log_retire(log);
 	err = log->io.ops.fsync(log->io.be);
 	if (err)
@@ -591,6 +597,8 @@ int t4_log_open(struct t4_log **out, const struct t4_log_opts *opts)
 		err = t4_err(errno, "%s: %s", log->path, strerror(errno));
 		goto fail;
 	}
+	struct stat st;
+	log->regular = fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode);
 	err = log_open_io(log);
 	if (err)
 		goto fail;

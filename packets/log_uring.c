@@ -54,10 +54,15 @@ static int uring_submit(struct uring_be *u)
 	}
 }
 
+/* Marks a queued entry neutralised after a failed submit: its completion
+ * is ignored. Never written. */
+static struct t4_wreq uring_defused;
+
 /* Queue the rest of req (or an fsync when req is NULL). */
 static int uring_queue(struct uring_be *u, struct t4_wreq *req)
 {
 	struct io_uring_sqe *sqe = uring_sqe(u);
+	int err;
 
 	if (!sqe)
 		return -EBUSY;
@@ -68,7 +73,14 @@ static int uring_queue(struct uring_be *u, struct t4_wreq *req)
 	else
 		io_uring_prep_fsync(sqe, u->fd, IORING_FSYNC_DATASYNC);
 	io_uring_sqe_set_data(sqe, req);
-	return uring_submit(u);
+	err = uring_submit(u);
+	if (err) {
+		/* The entry stays queued and a later submit would send it,
+		 * writing a buffer the caller reuses: make it a no-op. */
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, &uring_defused);
+	}
+	return err;
 }
 
 /* One completion: finish, resubmit the rest, or retry. Returns 1 when a
@@ -76,6 +88,9 @@ static int uring_queue(struct uring_be *u, struct t4_wreq *req)
 static int uring_complete(struct uring_be *u, struct t4_wreq *req, int res)
 {
 	int err;
+
+	if (req == &uring_defused)
+		return 0;
 
 	if (!req) {
 		if (res == -EINTR || res == -EAGAIN) {

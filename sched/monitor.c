@@ -80,11 +80,36 @@ void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_n
 	atomic_fetch_add_explicit(&m->answered, 1, memory_order_relaxed);
 }
 
+void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns)
+{
+	uint32_t p = atomic_load_explicit(&m->pub, memory_order_relaxed);
+
+	atomic_store_explicit(&m->pub, p + 1, memory_order_relaxed); /* odd: writing */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&m->trigger_ref_ns, ref_ns, memory_order_relaxed);
+	atomic_store_explicit(&m->trigger_id, id, memory_order_relaxed);
+	atomic_store_explicit(&m->pub, p + 2, memory_order_release);
+}
+
+static void read_published(struct t4_monitor *m, uint64_t *id, uint64_t *ref_ns)
+{
+	for (;;) {
+		uint32_t p1 = atomic_load_explicit(&m->pub, memory_order_acquire);
+		if (p1 & 1)
+			continue; /* the scheduler is between two stores */
+		*id = atomic_load_explicit(&m->trigger_id, memory_order_relaxed);
+		*ref_ns = atomic_load_explicit(&m->trigger_ref_ns, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&m->pub, memory_order_relaxed) == p1)
+			return;
+	}
+}
+
 void *t4_monitor_main(void *arg)
 {
 	struct t4_monitor *m = arg;
-	uint32_t seen = atomic_load(&m->seq);
-	uint64_t last_id = UINT64_MAX;
+	uint32_t seen = 0; /* seq starts at 0: answer from the very first bump */
+	uint64_t last_id = UINT64_MAX, id, ref_ns;
 
 	for (;;) {
 		uint32_t now = atomic_load_explicit(&m->seq, memory_order_acquire);
@@ -95,18 +120,18 @@ void *t4_monitor_main(void *arg)
 			t4_futex_wait(&m->seq, seen, 0);
 			continue;
 		}
-		if (now - seen > 1)
-			atomic_fetch_add_explicit(&m->missed, now - seen - 1,
-						  memory_order_relaxed);
 		seen = now;
-		/* The ID may already be that of a trigger fired after `now`:
-		 * answer it once, and skip the bump that announces it. */
-		uint64_t id = atomic_load_explicit(&m->trigger_id, memory_order_acquire);
+		/* The published trigger may already be newer than the bump
+		 * that woke us: answer the newest once, count what it
+		 * superseded, and skip the bump that announces it. */
+		read_published(m, &id, &ref_ns);
 		if (id == last_id)
 			continue;
+		if (last_id != UINT64_MAX && id > last_id + 1)
+			atomic_fetch_add_explicit(&m->missed, id - last_id - 1,
+						  memory_order_relaxed);
 		last_id = id;
-		t4_monitor_answer(m, id, atomic_load_explicit(&m->trigger_ref_ns,
-							      memory_order_relaxed));
+		t4_monitor_answer(m, id, ref_ns);
 	}
 	return NULL;
 }

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -48,9 +49,15 @@ struct central {
 	bool started;
 	uint64_t next_id;
 	uint64_t prev_ref_ns;
-	uint32_t bookmarks_sent;
+	/* bookmark packets: first trigger carrying each ID, and whether its
+	 * packet is in the log (retried on the next trigger when the ring was
+	 * full, so none is lost) */
+	uint64_t *bm_first;      /* per ID, valid once bm_state > 0 */
+	uint32_t bm_pending;     /* IDs carried whose packet is not out yet */
+	uint8_t *bm_state;       /* 0 new, 1 carried (packet pending), 2 sent */
 	uint64_t pending_overruns;
 	_Atomic uint64_t singles_fired; /* one-trigger commands answered */
+	_Atomic bool finished;          /* fired its final trigger */
 	_Atomic uint64_t triggers;
 	_Atomic uint64_t overruns;
 	struct t4_hist latency; /* trigger to last return, ns */
@@ -72,6 +79,9 @@ struct t4_sched {
 	_Atomic uint32_t bookmark_id; /* current bookmark (0 = none) */
 	_Atomic bool stopping;
 	bool started;
+	bool joined; /* t4_sched_stop joined every thread */
+	uint64_t start_mono; /* the grid's origin: every scheduler shares it */
+	uint64_t end_mono; /* CLOCK_MONOTONIC end of opts.duration_ns, 0 = none */
 	bool fifo_notice_done;
 };
 
@@ -160,6 +170,12 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		int rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &ce->ring);
 		if (rc < 0)
 			return rc;
+		if (c == 0) {
+			ce->bm_first = calloc(T4_MAX_BOOKMARKS, sizeof(*ce->bm_first));
+			ce->bm_state = calloc(T4_MAX_BOOKMARKS, 1);
+			if (!ce->bm_first || !ce->bm_state)
+				return t4_err(ENOMEM, "out of memory");
+		}
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
@@ -222,19 +238,36 @@ fail:
 
 /* ---- the trigger path ---------------------------------------------------- */
 
-static void send_new_bookmarks(struct central *c, uint64_t trigger_id)
+/* Only scheduler 0 writes bookmark packets. A bookmark's first_trigger is
+ * the first trigger that carries it: the ID is loaded once per trigger and
+ * the same value goes into the reference packet. */
+static void note_bookmark(struct central *c, uint32_t bid, uint64_t trigger_id)
+{
+	if (bid == 0 || bid > T4_MAX_BOOKMARKS || c->bm_state[bid - 1])
+		return;
+	c->bm_state[bid - 1] = 1;
+	c->bm_first[bid - 1] = trigger_id;
+	c->bm_pending++;
+}
+
+static void send_bookmarks(struct central *c)
 {
 	struct bookmark_table *bm = c->s->bm;
 	uint32_t n = atomic_load_explicit(&bm->count, memory_order_acquire);
 
-	for (; c->bookmarks_sent < n; c->bookmarks_sent++) {
+	for (uint32_t i = 0; i < n && c->bm_pending; i++) {
+		if (c->bm_state[i] != 1)
+			continue;
 		struct t4_bookmark_pkt *b = &c->pkt.bookmark;
 		memset(&c->pkt, 0, sizeof(c->pkt.type) + sizeof(*b));
 		c->pkt.type = T4_PKT_BOOKMARK;
-		b->bookmark_id = c->bookmarks_sent + 1;
-		b->first_trigger = trigger_id;
-		memcpy(b->name, bm->names[c->bookmarks_sent], T4_NAME_MAX);
-		t4_ring_put(c->ring, &c->pkt);
+		b->bookmark_id = i + 1;
+		b->first_trigger = c->bm_first[i];
+		memcpy(b->name, bm->names[i], T4_NAME_MAX);
+		if (t4_ring_put(c->ring, &c->pkt) < 0)
+			return; /* full: try again at the next trigger */
+		c->bm_state[i] = 2;
+		c->bm_pending--;
 	}
 }
 
@@ -269,13 +302,15 @@ static void fire(struct central *c, uint32_t flags)
 	uint64_t ref = t4_ref_ns();
 	for (size_t i = 0; i < c->n_wake; i++) {
 		struct t4_monitor *m = c->wake[i];
-		atomic_store_explicit(&m->trigger_ref_ns, ref, memory_order_relaxed);
-		atomic_store_explicit(&m->trigger_id, id, memory_order_release);
+		t4_monitor_publish(m, id, ref);
 		atomic_fetch_add_explicit(&m->seq, 1, memory_order_release);
 		t4_futex_wake(&m->seq, 1);
 	}
-	if (c->id == 0)
-		send_new_bookmarks(c, id);
+	uint32_t bid = atomic_load_explicit(&s->bookmark_id, memory_order_acquire);
+	if (c->id == 0) {
+		note_bookmark(c, bid, id);
+		send_bookmarks(c);
+	}
 	c->pkt.type = T4_PKT_REF;
 	r->trigger_id = id;
 	r->sched_id = c->id;
@@ -283,7 +318,7 @@ static void fire(struct central *c, uint32_t flags)
 	r->mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
 	r->real_ns = t4_clock_ns(CLOCK_REALTIME);
 	r->local_clock = t4_cpu_ticks();
-	r->bookmark_id = atomic_load_explicit(&s->bookmark_id, memory_order_acquire);
+	r->bookmark_id = bid;
 	r->flags = flags;
 	r->overruns = (uint32_t)(c->pending_overruns > UINT32_MAX ? UINT32_MAX : c->pending_overruns);
 	atomic_fetch_add(&c->overruns, c->pending_overruns);
@@ -314,7 +349,7 @@ static void *central_main(void *arg)
 {
 	struct central *c = arg;
 	struct t4_sched *s = c->s;
-	uint64_t period = s->opts.period_ns, t0 = mono_ns(), k = 0;
+	uint64_t period = s->opts.period_ns, t0 = s->start_mono, k = 0;
 	uint32_t epoch = atomic_load(&s->grid_epoch);
 	uint64_t singles_done = 0; /* also fire those asked for before start */
 
@@ -323,7 +358,7 @@ static void *central_main(void *arg)
 	fire(c, atomic_load(&s->periodic) ? T4_REF_PERIODIC : T4_REF_SINGLE);
 	for (;;) {
 		uint32_t cmd = atomic_load(&s->cmd_seq);
-		if (atomic_load(&s->stopping))
+		if (atomic_load(&s->stopping) || (s->end_mono && mono_ns() >= s->end_mono))
 			break;
 		uint64_t singles = atomic_load(&s->singles);
 		if (singles != singles_done) {
@@ -341,16 +376,23 @@ static void *central_main(void *arg)
 			continue;
 		}
 		if (!atomic_load(&s->periodic)) {
-			t4_futex_wait(&s->cmd_seq, cmd, 0);
+			t4_futex_wait(&s->cmd_seq, cmd, s->end_mono);
 			continue;
 		}
+		/* The duration's end is the last grid point: the final trigger
+		 * fires there, whatever the main thread is doing. */
 		uint64_t deadline = t0 + (k + 1) * period, now = mono_ns();
+		bool last = s->end_mono && deadline >= s->end_mono;
+		if (last)
+			deadline = s->end_mono;
 		if (now < deadline) {
 			t4_futex_wait(&s->cmd_seq, cmd, deadline);
 			continue;
 		}
 		uint64_t late = (now - deadline) / period; /* whole slots missed */
 		c->pending_overruns += late;
+		if (last)
+			break;
 		k += late + 1;
 		fire(c, T4_REF_PERIODIC);
 	}
@@ -358,6 +400,7 @@ static void *central_main(void *arg)
 	fire(c, T4_REF_FINAL);
 	wait_answers(c, final_id);
 	note_latency(c, final_id);
+	atomic_store_explicit(&c->finished, true, memory_order_release);
 	return NULL;
 }
 
@@ -375,7 +418,37 @@ static void try_fifo(struct t4_sched *s, pthread_t t)
 	}
 }
 
-int t4_sched_start(struct t4_sched *s)
+/* Start a monitor thread already pinned to its CPU (so that not even its
+ * first read runs elsewhere). A monitor that cannot be pinned (a cpuset
+ * without its PMU's CPU) still works, reading from another CPU at the cost
+ * of an IPI per read. */
+static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int rc;
+
+	pthread_attr_init(&attr);
+	if (m->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(m->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	rc = pthread_create(&m->thread, &attr, t4_monitor_main, m);
+	pthread_attr_destroy(&attr);
+	if (rc == EINVAL && m->cpu >= 0) {
+		if (!s->opts.quiet)
+			t4_warn("cannot run the monitor of CPU %d there: reading it from "
+				"another CPU, slower and with more skew", m->cpu);
+		rc = pthread_create(&m->thread, NULL, t4_monitor_main, m);
+	}
+	if (rc)
+		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
+	m->thread_started = true;
+	return 0;
+}
+
+static int start_threads(struct t4_sched *s)
 {
 	int rc;
 
@@ -383,31 +456,42 @@ int t4_sched_start(struct t4_sched *s)
 		struct t4_monitor *m = &s->monitors[i];
 		if (m->inline_read)
 			continue;
-		rc = pthread_create(&m->thread, NULL, t4_monitor_main, m);
+		rc = start_monitor(s, m);
 		if (rc)
-			return t4_err(rc, "cannot start monitor thread: %s", strerror(rc));
-		m->thread_started = true;
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		if (m->cpu >= 0) {
-			CPU_SET(m->cpu, &set);
-			rc = pthread_setaffinity_np(m->thread, sizeof(set), &set);
-			if (rc)
-				return t4_err(rc, "cannot run a monitor on CPU %d: %s",
-					      m->cpu, strerror(rc));
-		}
+			return rc;
 		try_fifo(s, m->thread);
 	}
 	for (size_t c = 0; c < s->n_centrals; c++) {
 		struct central *ce = &s->centrals[c];
 		rc = pthread_create(&ce->thread, NULL, central_main, ce);
 		if (rc)
-			return t4_err(rc, "cannot start scheduler thread: %s", strerror(rc));
+			return t4_err(rc, "cannot start a scheduler thread: %s", strerror(rc));
 		ce->started = true;
 		try_fifo(s, ce->thread);
 	}
-	s->started = true;
 	return 0;
+}
+
+/* On failure the threads already started keep running until
+ * t4_sched_stop() (or t4_sched_free()) joins them. */
+int t4_sched_start(struct t4_sched *s)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (s->started)
+		return t4_err(EALREADY, "scheduler already started");
+	s->started = true;
+	s->start_mono = mono_ns();
+	if (s->opts.duration_ns)
+		s->end_mono = s->start_mono + s->opts.duration_ns;
+	/* Signals belong to the main thread: the trigger path never runs a
+	 * handler. The threads inherit this mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = start_threads(s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 static bool valid_bookmark(const char *name)
@@ -497,9 +581,12 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	struct t4_hist window = { 0 };
 
 	memset(st, 0, sizeof(*st));
+	st->schedulers = (uint32_t)s->n_centrals;
+	st->finished = s->started || s->joined;
 	for (size_t c = 0; c < s->n_centrals; c++) {
 		st->triggers += atomic_load(&s->centrals[c].triggers);
 		st->overruns += atomic_load(&s->centrals[c].overruns);
+		st->finished = st->finished && atomic_load(&s->centrals[c].finished);
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		st->read_failures += atomic_load(&s->monitors[i].read_failures);
@@ -514,8 +601,9 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 		snprintf(st->bookmark, sizeof(st->bookmark), "%s", s->bm->names[st->bookmark_id - 1]);
 		pthread_mutex_unlock(&s->bm->lock);
 	}
-	/* Histograms are exact only after t4_sched_stop (threads joined). */
-	if (!s->started || atomic_load(&s->stopping)) {
+	/* The histograms are written by the threads: read them only once
+	 * t4_sched_stop has joined them. */
+	if (s->joined) {
 		struct t4_hist lat = { 0 }, skew = { 0 };
 		for (size_t c = 0; c < s->n_centrals; c++)
 			t4_hist_merge(&lat, &s->centrals[c].latency);
@@ -555,6 +643,7 @@ int t4_sched_stop(struct t4_sched *s)
 		m->thread_started = false;
 	}
 	s->started = false;
+	s->joined = true;
 	return 0;
 }
 
@@ -563,8 +652,11 @@ void t4_sched_free(struct t4_sched *s)
 	if (!s)
 		return;
 	t4_sched_stop(s);
-	for (size_t c = 0; s->centrals && c < s->n_centrals; c++)
+	for (size_t c = 0; s->centrals && c < s->n_centrals; c++) {
 		free(s->centrals[c].wake);
+		free(s->centrals[c].bm_first);
+		free(s->centrals[c].bm_state);
+	}
 	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
 		free(s->monitors[i].domains);
 	if (s->bm)

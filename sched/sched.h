@@ -35,13 +35,17 @@ struct t4_sched_opts {
 	bool paused;                 /* start with periodic triggers stopped */
 	bool per_socket;             /* one scheduler per socket */
 	const char *bookmark;        /* initial bookmark, NULL = none */
+	uint64_t duration_ns;        /* fire the final trigger this long after
+				      * the start (a grid point), 0 = no end */
 	struct t4_domain_set *domains; /* opened; read by the monitors */
 	struct t4_log *log;          /* rings are created on it */
 	bool quiet;                  /* no notices on stderr */
 };
 
 struct t4_sched_status {
-	uint64_t triggers;
+	uint64_t triggers;   /* all schedulers together */
+	uint32_t schedulers;
+	bool finished;       /* every scheduler fired its final trigger */
 	uint64_t overruns;
 	uint64_t read_failures;
 	uint64_t superseded; /* triggers a busy monitor answered with the next */

@@ -23,7 +23,7 @@
 struct t4_hist {
 	uint64_t n;
 	uint64_t max;
-	uint32_t bucket[T4_HIST_BUCKETS];
+	uint64_t bucket[T4_HIST_BUCKETS];
 };
 
 void t4_hist_add(struct t4_hist *h, uint64_t v);
@@ -53,7 +53,8 @@ struct t4_monitor {
 	pthread_t thread;
 	bool thread_started;
 
-	_Atomic uint32_t seq;        /* bumped once per trigger */
+	_Atomic uint32_t seq;        /* bumped once per trigger (futex word) */
+	_Atomic uint32_t pub;        /* seqlock over trigger_id + ref_ns */
 	_Atomic uint64_t trigger_id; /* the trigger to answer */
 	_Atomic uint64_t trigger_ref_ns;
 	_Atomic bool quit;
@@ -72,6 +73,11 @@ struct t4_monitor {
 	struct t4_packet pkt;
 	int error;                   /* pinning failure (reported at start) */
 };
+
+/* Scheduler side: publish the trigger a monitor must answer, as one unit
+ * (a seqlock), so that the monitor never pairs one trigger's ID with
+ * another's reference time. */
+void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns);
 
 /* Read every domain of m for trigger_id (broadcast at reference time
  * ref_ns) and put the return packets. */

@@ -307,6 +307,10 @@ static const struct bad bad_strings[] = {
 			      "(see 't410trace list')" },
 	{ "sched:", "sched:: malformed tracepoint (use subsys:name, e.g. sched:sched_switch)" },
 	{ "sched:a:b", "sched:a:b: malformed tracepoint (use subsys:name, e.g. sched:sched_switch)" },
+	/* found by tools/fuzz/fuzz_events: a line break in the input does not
+	 * make the message span lines */
+	{ "cpu-clock,ta\nk-clock", "ta k-clock: unknown event (not a software event, "
+				   "subsys:tracepoint or pmu/event/) (did you mean task-clock?)" },
 };
 
 Test(h1_events, bad_strings)
@@ -593,7 +597,7 @@ Test(h1_events, cli_resolve)
 		  "t410trace: nvidia_ucf_pmu_7: unknown PMU (did you mean nvidia_ucf_pmu_0?)\n", 2 },
 		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
 		  "t410trace: {nvidia_ucf_pmu_0/cycles/: unbalanced braces (missing '}')\n", 2 },
-		{ "list --resolve", "t410trace list: --resolve: unknown option or missing value\n", 2 },
+		{ "list --resolve", "t410trace list: --resolve: unknown option or missing value (see 't410trace list --help')\n", 2 },
 	};
 	char out[8192];
 

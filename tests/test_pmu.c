@@ -167,6 +167,8 @@ Test(h1_pmu, format_spec_errors)
 		{ "config:0-7,4-9", "'config:0-7,4-9': bit ranges overlap" },
 		{ "config:1x", "'config:1x': unexpected 'x'" },
 		{ "config:0,1,2,3,4,5,6,7,8", "'config:0,1,2,3,4,5,6,7,8': more than 8 bit ranges" },
+		/* found by tools/fuzz/fuzz_pmu: messages stay one line */
+		{ "config:1\n2", "'config:1 2': unexpected ' '" },
 	};
 	struct t4_format f;
 
@@ -326,10 +328,10 @@ Test(h1_pmu, cli_list_usage_errors)
 		const char *args, *msg;
 		int rc;
 	} cases[] = {
-		{ "list --bogus", "t410trace list: --bogus: unknown option or missing value\n", 2 },
-		{ "list extra", "t410trace list: extra: unexpected argument\n", 2 },
-		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number\n", 2 },
-		{ "list --sim --sysfs-root /x", "t410trace list: --sim and --sysfs-root exclude each other\n", 2 },
+		{ "list --bogus", "t410trace list: --bogus: unknown option or missing value (see 't410trace list --help')\n", 2 },
+		{ "list extra", "t410trace list: extra: unexpected argument (see 't410trace list --help')\n", 2 },
+		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number (see 't410trace list --help')\n", 2 },
+		{ "list --sim --sysfs-root /x", "t410trace list: --sim and --sysfs-root exclude each other (see 't410trace list --help')\n", 2 },
 		{ "list --sysfs-root /nonexistent", "t410trace: /nonexistent: No such file or directory\n", 2 },
 		{ "list --sysfs-root " H1_FIX "bad_type",
 		  "t410trace: " H1_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number\n", 2 },
@@ -345,4 +347,36 @@ Test(h1_pmu, cli_list_usage_errors)
 		cr_expect_eq(strncmp(out, cases[i].msg, strlen(cases[i].msg)), 0, "%s: got %s",
 			     cases[i].args, out);
 	}
+}
+
+/* Found by tools/fuzz/fuzz_parse: util's parsers quote their input in
+ * their messages; a line break there no longer splits the message. */
+Test(h1_pmu, parse_messages_one_line)
+{
+	uint64_t ns;
+
+	cr_assert_eq(t4_parse_duration("100\nms", &ns), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'100 ms': unknown unit ' ms' (use ns, us, ms, s)");
+	cr_assert_eq(t4_cpulist_first("0-1\r", NULL), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'0-1 ': malformed CPU list");
+}
+
+/* Found with the fuzz_pmu harness (a hand-made input under UBSan): the CPU count was an int summed
+ * without a bound ("0-2147483647,0-2147483647" overflowed it) and CPU
+ * numbers beyond int were truncated ("4294967297" read as CPU 1). */
+Test(h1_pmu, cpulist_bounds)
+{
+	int n = 0;
+
+	cr_assert_eq(t4_cpulist_first("0-2147483647,0-2147483647", &n), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'0-2147483647,0-2147483647': CPU 2147483647 above 65535");
+	cr_assert_eq(t4_cpulist_first("4294967297", &n), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'4294967297': CPU 4294967297 above 65535");
+	cr_assert_eq(t4_cpulist_first("0-65535,7", &n), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'0-65535,7': more than 65536 CPUs");
+	cr_assert_eq(t4_cpulist_first("3,0-65535", &n), -EINVAL);
+	cr_assert_eq(t4_cpulist_first("8-65535", &n), 8);
+	cr_assert_eq(n, 65528);
+	cr_assert_eq(t4_cpulist_first("1,3-5\n", &n), 1);
+	cr_assert_eq(n, 4);
 }

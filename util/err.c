@@ -4,6 +4,9 @@
  * thread-local buffer so that the trigger path never allocates and threads
  * never see each other's messages. t4_err() may be passed t4_errmsg() as an
  * argument (to add context): it formats into a scratch buffer first.
+ * Messages quote user input (event strings, sysfs files, control lines),
+ * which may hold line breaks: they become spaces, so a message is always
+ * one line (for the terminal and for the control socket's replies).
  */
 #include "util.h"
 
@@ -21,6 +24,9 @@ int t4_err(int errnum, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
+	for (char *p = tmp; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	memcpy(last_msg, tmp, sizeof(last_msg));
 	return errnum > 0 ? -errnum : (errnum == 0 ? -EINVAL : errnum);
 }
@@ -35,13 +41,18 @@ int t4_report(int err)
 	const char *m = last_msg[0] ? last_msg : strerror(err < 0 ? -err : err);
 
 	fprintf(stderr, "t410trace: %s\n", m);
-	switch (-err) {
+	switch (-err) { /* what the user gave was wrong: a flag, a path, a file */
 	case EINVAL:
 	case ENOENT:
 	case ERANGE:
 	case EBADMSG:
 	case EPROTO:
 	case ENOTSUP:
+	case EISDIR:
+	case ENOTDIR:
+	case EACCES:
+	case EROFS:
+	case EADDRINUSE:
 		return 2;
 	default:
 		return 1;
