@@ -193,6 +193,9 @@ static int software_event(struct ev_ctx *cx, const char *name)
 		if (strcmp(name, sw_events[i].name) &&
 		    (!sw_events[i].alt || strcmp(name, sw_events[i].alt)))
 			continue;
+		if (!sw && cx->set->simulated)
+			return t4_err(ENOENT, "%s: the simulated Tegra410 has only its uncore PMUs "
+				      "(record this host's counters without --sim)", name);
 		if (!sw)
 			return t4_err(ENOENT, "%s: no 'software' PMU under %s", name, cx->set->root);
 		c.pmu = sw;
