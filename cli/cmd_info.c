@@ -387,6 +387,7 @@ static void json_domains(const struct info *in)
 		printf("\"cpu\": %d, \"clock_event\": %d, \"described\": %s, ", d->d.cpu,
 		       d->d.clock_event, d->described ? "true" : "false");
 		jkey_u64("nominal_hz", d->d.nominal_hz);
+		jkey_u64("sched_id", d->d.sched_id);
 		jkey_u64("n_events", d->events);
 		jkey_u64("ret_packets", d->rets);
 		jkey_u64("values", d->values);

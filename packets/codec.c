@@ -426,7 +426,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, zz((uint64_t)(int64_t)d->cpu));
 		o = put_uv(o, zz((uint64_t)(int64_t)d->clock_event));
 		o = put_uv(o, d->nominal_hz);
-		return PUT_STR(o, d->name);
+		o = PUT_STR(o, d->name);
+		return put_uv(o, d->sched_id); /* appended in 0.1.0: may be absent */
 	}
 	case T4_PKT_EVENT: {
 		const struct t4_event_pkt *e = &p->event;
@@ -483,6 +484,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		d->clock_event = get_i32(in);
 		d->nominal_hz = get_uv(in);
 		GET_STR(in, d->name);
+		d->sched_id = in->p < in->end ? get_u32(in) : 0;
 		break;
 	}
 	case T4_PKT_EVENT: {

@@ -114,6 +114,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		p->domain = (struct t4_domain_pkt){ tu_u32(s), tu_u32(s), (int32_t)tu_u32(s),
 						    (int32_t)tu_u32(s), tu_u64(s) };
 		tu_str(s, p->domain.name, sizeof(p->domain.name));
+		p->domain.sched_id = tu_u32(s);
 		break;
 	case T4_PKT_EVENT: {
 		struct t4_event_pkt *e = &p->event;
@@ -188,7 +189,7 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 		const struct t4_domain_pkt *x = &a->domain, *y = &b->domain;
 		return x->domain_id == y->domain_id && x->kind == y->kind && x->cpu == y->cpu &&
 		       x->clock_event == y->clock_event && x->nominal_hz == y->nominal_hz &&
-		       !strcmp(x->name, y->name);
+		       x->sched_id == y->sched_id && !strcmp(x->name, y->name);
 	}
 	case T4_PKT_EVENT: {
 		const struct t4_event_pkt *x = &a->event, *y = &b->event;

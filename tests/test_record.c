@@ -229,6 +229,10 @@ Test(record, per_socket_schedulers, .timeout = 60)
 	sh(&r, "%s info --json %s/p.t4t", b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(json_num(r.out, "schedulers"), 2, "%s", r.out);
+	/* each domain names its scheduler: socket 1's PMUs answer scheduler 1 */
+	const char *d1 = strstr(r.out, "\"name\": \"nvidia_ucf_pmu_1\"");
+	cr_assert_not_null(d1, "%s", r.out);
+	cr_assert_eq(json_num(d1, "sched_id"), 1, "%s", d1);
 	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
 	cr_assert_eq(json_num(r.out, "dropped"), 0);
 	cleanup(&r);
