@@ -56,9 +56,6 @@ int t4_chunk_hdr_unpack(const uint8_t in[T4_CHUNK_HDR_SIZE], struct t4_chunk_hdr
 	h->comp_size = t4_get_le32(in + 44);
 	h->packets = t4_get_le32(in + 48);
 	h->payload_crc = t4_get_le32(in + 52);
-	if (h->version > T4_FORMAT_VERSION)
-		return t4_err(EPROTO, "chunk header: format version %u is newer than "
-			      "this t410trace supports (%d)", h->version, T4_FORMAT_VERSION);
 	if (h->version == 0)
 		return t4_err(EBADMSG, "chunk header: format version 0");
 	if (h->hdr_size < T4_CHUNK_HDR_SIZE || h->hdr_size > HDR_SIZE_MAX)
@@ -70,5 +67,10 @@ int t4_chunk_hdr_unpack(const uint8_t in[T4_CHUNK_HDR_SIZE], struct t4_chunk_hdr
 	if (h->comp_size > comp_limit(h->raw_size))
 		return t4_err(EBADMSG, "chunk header: compressed size %u too large "
 			      "for raw size %u", h->comp_size, h->raw_size);
+	/* after the limits: a newer chunk is skipped by its size, which must
+	 * be trustworthy (a hdr_size of 0 would never move the reader) */
+	if (h->version > T4_FORMAT_VERSION)
+		return t4_err(EPROTO, "chunk header: format version %u is newer than "
+			      "this t410trace supports (%d)", h->version, T4_FORMAT_VERSION);
 	return 0;
 }

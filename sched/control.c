@@ -79,15 +79,21 @@ static bool bookmark_name_ok(const char *s)
 	return true;
 }
 
+/* A reply is one line: line breaks (from a callback's text) become spaces. */
+static void one_line(char *reply)
+{
+	for (char *p = reply; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
 /* Write "error: <t4_errmsg() or strerror>" as one line. */
 static void reply_error(int err, char *reply, size_t cap)
 {
 	const char *m = t4_errmsg();
 
 	snprintf(reply, cap, "error: %s", m[0] ? m : strerror(-err));
-	for (char *p = reply; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	one_line(reply);
 }
 
 static int run_op(const struct t4_control_ops *ops, void *ud, const char *cmd,
@@ -121,6 +127,7 @@ static int run_op(const struct t4_control_ops *ops, void *ud, const char *cmd,
 		snprintf(reply, cap, "ok %s", status);
 	else
 		snprintf(reply, cap, "ok");
+	one_line(reply);
 	return 0;
 }
 

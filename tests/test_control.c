@@ -77,6 +77,26 @@ Test(control, exec_commands)
 	expect_exec("bookmark A-z_0.9:x", 0, "ok");
 }
 
+static int status_two_lines(void *ud, char *buf, size_t cap)
+{
+	(void)ud;
+	snprintf(buf, cap, "state=recording\r\ntriggers=3\n");
+	return 0;
+}
+
+/* Found by tools/fuzz/fuzz_control: a status text with line breaks went
+ * out as a multi-line "ok" reply, desynchronising the client's
+ * one-line-per-command reading. Replies are one line, whatever the op. */
+Test(control, exec_reply_is_one_line)
+{
+	struct t4_control_ops ops = fake_ops;
+	char reply[T4_CONTROL_REPLY_MAX];
+
+	ops.status = status_two_lines;
+	cr_assert_eq(t4_control_exec(&ops, NULL, "status", reply, sizeof(reply)), 0);
+	cr_assert_str_eq(reply, "ok state=recording  triggers=3 ");
+}
+
 Test(control, exec_refusals)
 {
 	char name63[64], line[128];

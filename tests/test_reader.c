@@ -370,6 +370,36 @@ Test(reader, newer_version)
 	tu_log_free(&l);
 }
 
+/* Found by tools/fuzz/fuzz_reader: a newer-version header with a valid CRC
+ * but hdr_size 0 and comp_size 0 was "skipped by its size" of 0 bytes, so
+ * the reader looped forever. The limits now hold for every version: the
+ * header is damage, and the reader resyncs to the next chunk. */
+Test(reader, newer_chunk_of_size_zero, .timeout = 20)
+{
+	struct t4_chunk_hdr h = { .version = 2, .hdr_size = 0, .first_trigger = UINT64_MAX };
+	uint8_t hb[T4_CHUNK_HDR_SIZE];
+	struct t4_packet p = { .type = T4_PKT_STATUS };
+	struct tu_log l;
+	struct got g;
+
+	tu_log_init(&l);
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	t4_chunk_hdr_pack(&h, hb);
+	cr_assert_eq(t4_chunk_hdr_unpack(hb, &h), -EBADMSG);
+	cr_assert_str_eq(t4_errmsg(), "chunk header: header size 0 out of range (64..4096)");
+	tu_log_append(&l, hb, sizeof(hb));
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	read_mem(l.buf, l.len, &g);
+	cr_assert_eq(g.n, 2u);
+	cr_assert_eq(g.st.damaged_chunks, 1u);
+	cr_assert_eq(g.st.skipped_bytes, (uint64_t)T4_CHUNK_HDR_SIZE);
+	cr_assert(strstr(g.w.last, "header size 0 out of range"), "%s", g.w.last);
+	free(g.p);
+	tu_log_free(&l);
+}
+
 Test(reader, unknown_types_and_bigger_header)
 {
 	struct tu_log l;

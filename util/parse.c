@@ -92,6 +92,10 @@ const char *t4_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
 	return buf;
 }
 
+/* Far above any kernel's NR_CPUS; bounds CPU numbers and the count so
+ * that neither overflows an int. */
+#define CPU_MAX 65535
+
 int t4_cpulist_first(const char *list, int *count_out)
 {
 	const char *p = list;
@@ -111,6 +115,10 @@ int t4_cpulist_first(const char *list, int *count_out)
 				return t4_err(EINVAL, "'%s': malformed CPU list", list);
 			p = end;
 		}
+		if (hi > CPU_MAX)
+			return t4_err(EINVAL, "'%s': CPU %ld above %d", list, hi, CPU_MAX);
+		if (count + (hi - lo + 1) > CPU_MAX + 1)
+			return t4_err(EINVAL, "'%s': more than %d CPUs", list, CPU_MAX + 1);
 		if (first < 0)
 			first = (int)lo;
 		count += (int)(hi - lo + 1);

@@ -1,0 +1,66 @@
+/* fuzz_parse.c - libFuzzer harness for number and duration parsing
+ * (util/parse.c): t4_parse_u64, t4_parse_duration, and the formatters
+ * whose output must parse back.
+ *
+ * Checks: a duration parses to 1 ns .. 1e18 ns or fails with a one-line
+ * message; t4_fmt_duration of any parsed value parses back to within
+ * 0.5 %; t4_parse_u64 agrees with strtoull on what it accepts.
+ */
+#include "fuzz_common.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+static void check_duration(const char *s)
+{
+	uint64_t ns = 0, back = 0;
+	char buf[64];
+	int rc = t4_parse_duration(s, &ns);
+
+	fuzz_check_rc(rc, "t4_parse_duration");
+	if (rc < 0)
+		return;
+	FUZZ_CHECK(rc == 0, "rc %d", rc);
+	FUZZ_CHECK(ns >= 1 && ns <= 1000000000000000000ull, "'%s' -> %llu ns", s,
+		   (unsigned long long)ns);
+	t4_fmt_duration(ns, buf, sizeof(buf));
+	FUZZ_CHECK(t4_parse_duration(buf, &back) == 0, "'%s' (%llu ns) printed as '%s': %s",
+		   s, (unsigned long long)ns, buf, t4_errmsg());
+	FUZZ_CHECK((double)(back > ns ? back - ns : ns - back) <= 0.005 * (double)ns,
+		   "%llu ns printed as '%s' reads back as %llu ns", (unsigned long long)ns, buf,
+		   (unsigned long long)back);
+}
+
+static void check_u64(const char *s)
+{
+	uint64_t v = 0;
+	int rc = t4_parse_u64(s, &v);
+	char *end;
+
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ERANGE, "rc %d", rc);
+	if (rc == 0) {
+		errno = 0;
+		FUZZ_CHECK(strtoull(s, &end, 0) == v && !*end && *s, "'%s' -> %llu", s,
+			   (unsigned long long)v);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	char *s, buf[32];
+
+	if (len > 512)
+		return 0;
+	s = fuzz_str(data, len);
+	check_duration(s);
+	check_u64(s);
+	if (len >= 8) { /* the byte formatter never overflows its buffer */
+		uint64_t v;
+		memcpy(&v, data, sizeof(v));
+		t4_fmt_bytes(v, buf, sizeof(buf));
+		t4_fmt_duration(v, buf, sizeof(buf));
+		FUZZ_CHECK(strlen(buf) < sizeof(buf), "overflow");
+	}
+	free(s);
+	return 0;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# run.sh - build the libFuzzer harnesses (tools/fuzz/fuzz_*.c) into
+# build-fuzz/ and run each for a while, one at a time (docs/FUZZING.md).
+#
+#   tools/fuzz/run.sh [SECONDS] [NAME...]   default 60 s each, every harness
+#   tools/fuzz/run.sh --build               only build
+#   tools/fuzz/run.sh --repro NAME FILE     run one input (a crash) again
+#
+# Needs clang with libFuzzer (clang 14 + libclang-rt-14-dev here). Harnesses
+# compile the project sources they need directly, with
+# -fsanitize=fuzzer,address,undefined. Corpora live in build-fuzz/corpus/NAME
+# (seeded from real logs and the fixture tree on first run), crashes in
+# build-fuzz/crashes/NAME. Run from anywhere; works in the repository root.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
+CC=${FUZZ_CC:-clang}
+ALL=(reader codec events pmu control parse)
+CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fno-omit-frame-pointer)
+
+sources() {
+	local util=("$ROOT"/util/*.c)
+	case $1 in
+	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c ;;
+	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
+	control) echo "${util[@]}" "$ROOT"/sched/control.c ;;
+	parse) echo "${util[@]}" ;;
+	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
+	esac
+}
+
+build() {
+	mkdir -p "$OUT"
+	# shellcheck disable=SC2046
+	"$CC" "${CFLAGS[@]}" "$ROOT/tools/fuzz/fuzz_$1.c" $(sources "$1") \
+		-lzstd -lm -o "$OUT/fuzz_$1"
+}
+
+# A seed file per argument: seed DIR NAME CONTENT
+seed() { mkdir -p "$1"; printf '%s' "$3" > "$1/$2"; }
+
+seed_reader() {
+	local d=$1 bin=$ROOT/build/t410trace tmp
+	tmp=$(mktemp -d)
+	if [[ -x $bin ]]; then
+		"$bin" record -q --duration 20ms -o "$tmp/real.t4t" || true
+		"$bin" record -q --sim --duration 5ms -o "$tmp/sim.t4t" || true
+	fi
+	python3 "$ROOT/tools/t4write.py" "$tmp/py.t4t" --triggers 20 --per-chunk 4 \
+		>/dev/null 2>&1 || true
+	for f in "$tmp"/*.t4t; do [[ -s $f ]] && cp "$f" "$d/"; done
+	rm -rf "$tmp"
+}
+
+# The decompressed payload of the first chunk of each reader seed.
+seed_codec() {
+	local d=$1 f csz
+	for f in "$OUT/corpus/reader"/*.t4t; do
+		[[ -s $f ]] || continue
+		csz=$(od -An -tu4 -j44 -N4 "$f" | tr -d ' ')
+		dd if="$f" bs=1 skip=64 count="$csz" status=none | zstd -dq -c \
+			> "$d/$(basename "$f" .t4t).raw" 2>/dev/null || true
+	done
+	seed "$d" empty ''
+}
+
+seed_events() {
+	local d=$1 i=0 s
+	for s in 'nvidia_pcie_pmu_0_rc_0/rd_bytes/' 'nvidia_pcie_pmu_*/cycles,rd_req/' \
+		'{nvidia_ucf_pmu_0/cycles/,cs}' 'nvidia_pcie_pmu_0_rc_0/event=0x4,src_bdf=0x100,src_bdf_en/' \
+		'nvidia_pcie_pmu_0_rc_0/src_rp_mask=3,event=1/' 'acme_pmu/energy/' 'msr/tsc/' \
+		'cpu-clock,task-clock,page-faults' 'sched:sched_switch' 'acme_pmu/config=1,config1=2,name=x/' \
+		'nvidia_cmem_latency_pmu_?/rd_cum_outs/' 'nvidia_nvlink_c2c_pmu_[0-1]/in_rd_req/'; do
+		seed "$d" "s$((i++))" "$s"
+	done
+}
+
+seed_pmu() {
+	local d=$1
+	seed "$d" a $'config1:0-7,32-35\0000-3,8\0000x12\00012\0000-1\000config:0-15\000event=0x1\0000.5\000bytes\000id'
+	seed "$d" b $'config:63\0001\0001'
+	seed "$d" c $'config2:0-63\0000\000-1'
+}
+
+seed_control() {
+	local d=$1
+	seed "$d" a $'\0\1bookmark phase_1'
+	seed "$d" b $'\4\1status'
+	seed "$d" c $'\1\2trigger\n'
+	seed "$d" d $'\10\3start extra'
+}
+
+seed_parse() {
+	local d=$1 i=0 s
+	for s in 1ms 100us 2.5s 1e3ns 0x10 010 1min 18446744073709551615 0.5ns; do
+		seed "$d" "s$((i++))" "$s"
+	done
+}
+
+run() {
+	local name=$1 secs=$2 corpus=$OUT/corpus/$1 crashes=$OUT/crashes/$1
+	mkdir -p "$corpus" "$crashes"
+	[[ -n $(ls -A "$corpus") ]] || "seed_$name" "$corpus"
+	echo "== fuzz_$name: $secs s"
+	(cd "$ROOT" && FUZZ_FIXTURE="$ROOT/tests/fixtures/sysfs/t410" \
+		"$OUT/fuzz_$name" "$corpus" -max_total_time="$secs" -timeout=10 \
+		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$crashes/" 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::|==|SUMMARY|fuzz check|.*ERROR)' || true)
+}
+
+case ${1:-} in
+--build)
+	for n in "${ALL[@]}"; do build "$n"; done
+	exit 0 ;;
+--repro)
+	build "$2"
+	cd "$ROOT" && exec "$OUT/fuzz_$2" "$3" ;;
+esac
+SECS=${1:-60}
+shift || true
+NAMES=("$@")
+[[ ${#NAMES[@]} -gt 0 ]] || NAMES=("${ALL[@]}")
+for n in "${NAMES[@]}"; do build "$n"; done
+for n in "${NAMES[@]}"; do run "$n" "$SECS"; done
