@@ -361,9 +361,10 @@ Test(h1_pmu, parse_messages_one_line)
 	cr_assert_str_eq(t4_errmsg(), "'0-1 ': malformed CPU list");
 }
 
-/* Found with the fuzz_pmu harness (a hand-made input under UBSan): the CPU count was an int summed
- * without a bound ("0-2147483647,0-2147483647" overflowed it) and CPU
- * numbers beyond int were truncated ("4294967297" read as CPU 1). */
+/* Found while fuzzing t4_cpulist_first (a hand-made input under UBSan):
+ * the CPU count was an int summed without a bound ("0-2147483647,
+ * 0-2147483647" overflowed it) and CPU numbers beyond int were truncated
+ * ("4294967297" read as CPU 1). */
 Test(h1_pmu, cpulist_bounds)
 {
 	int n = 0;
