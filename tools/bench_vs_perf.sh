@@ -182,7 +182,7 @@ t4_col() {
 	cpu) cpu_share "$cpu" ;;
 	cpu_per) div "$cpu" "$trig" %.1f 1000000 ;;
 	values) echo "$vals ($(div "$vals" "$trig" %.0f) per interval)" ;;
-	bpv) echo "$(div "$bytes" "$vals") (zstd -3 chunks)" ;;
+	bpv) echo "$(div "$bytes" "$vals") (zstd level 1 chunks)" ;;
 	esac
 }
 
