@@ -123,6 +123,24 @@ static struct dom_info *dom_get(struct info *in, uint32_t id)
 	return &in->doms[in->n_doms - 1];
 }
 
+/* Keep elem under its index slot: replace the entry the slot names (the
+ * last copy of a packet wins), or append it; NULL slot: not listed. */
+static int keep(struct info *in, int32_t *slot, void **vec, size_t *cap, size_t *n,
+		size_t size, const void *elem)
+{
+	if (!slot) {
+		in->untracked++;
+		return 0;
+	}
+	if (!*slot) {
+		if (vec_room(vec, cap, *n, size) < 0)
+			return -ENOMEM;
+		*slot = (int32_t)++*n;
+	}
+	memcpy((char *)*vec + (size_t)(*slot - 1) * size, elem, size);
+	return 0;
+}
+
 static int add_event(struct info *in, const struct t4_event_pkt *e)
 {
 	int32_t *slot = NULL;
@@ -130,39 +148,14 @@ static int add_event(struct info *in, const struct t4_event_pkt *e)
 	if (e->domain_id < MAX_EVENT_DOMAINS && e->index < T4_MAX_COUNTERS)
 		slot = slot_of(&in->ev_slot, MAX_EVENT_DOMAINS * T4_MAX_COUNTERS,
 			       e->domain_id * T4_MAX_COUNTERS + e->index);
-	if (!slot) {
-		in->untracked++;
-		return 0;
-	}
-	if (*slot) {
-		in->events[*slot - 1] = *e;
-		return 0;
-	}
-	if (vec_room((void **)&in->events, &in->cap_events, in->n_events,
-		     sizeof(*in->events)) < 0)
-		return -ENOMEM;
-	in->events[in->n_events++] = *e;
-	*slot = (int32_t)in->n_events;
-	return 0;
+	return keep(in, slot, (void **)&in->events, &in->cap_events, &in->n_events,
+		    sizeof(*e), e);
 }
 
 static int add_bookmark(struct info *in, const struct t4_bookmark_pkt *b)
 {
-	int32_t *slot = slot_of(&in->bm_slot, MAX_IDS, b->bookmark_id);
-
-	if (!slot) {
-		in->untracked++;
-		return 0;
-	}
-	if (*slot) {
-		in->bms[*slot - 1] = *b;
-		return 0;
-	}
-	if (vec_room((void **)&in->bms, &in->cap_bms, in->n_bms, sizeof(*in->bms)) < 0)
-		return -ENOMEM;
-	in->bms[in->n_bms++] = *b;
-	*slot = (int32_t)in->n_bms;
-	return 0;
+	return keep(in, slot_of(&in->bm_slot, MAX_IDS, b->bookmark_id), (void **)&in->bms,
+		    &in->cap_bms, &in->n_bms, sizeof(*b), b);
 }
 
 /* Trigger IDs count per scheduler: track each one's range. IDs beyond

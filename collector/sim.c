@@ -231,16 +231,24 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 	return 0;
 }
 
+/* The model's state of pmu at true time t; false for a PMU it lacks. */
+static bool pmu_at(const struct t4_sim *sim, const struct t4_pmu *pmu, uint64_t t_ns,
+		   struct sim_at *at)
+{
+	const struct sim_pmu *p = find_pmu(sim, pmu);
+
+	if (!p)
+		return false;
+	sim_time_at(sim, p, t_ns, at);
+	return true;
+}
+
 uint64_t t4_sim_clock_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 			 uint64_t t_ns)
 {
-	const struct sim_pmu *p = find_pmu(sim, pmu);
 	struct sim_at at;
 
-	if (!p)
-		return 0;
-	sim_time_at(sim, p, t_ns, &at);
-	return sim_clock(sim, &at);
+	return pmu_at(sim, pmu, t_ns, &at) ? sim_clock(sim, &at) : 0;
 }
 
 uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
@@ -266,13 +274,9 @@ uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu)
 double t4_sim_freq_hz_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 			 uint64_t t_ns)
 {
-	const struct sim_pmu *p = find_pmu(sim, pmu);
 	struct sim_at at;
 
-	if (!p)
-		return 0;
-	sim_time_at(sim, p, t_ns, &at);
-	return (double)at.F * 1e9 / 4294967296.0;
+	return pmu_at(sim, pmu, t_ns, &at) ? (double)at.F * 1e9 / 4294967296.0 : 0;
 }
 
 double t4_sim_latency_ns_at(const struct t4_sim *sim,
