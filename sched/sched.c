@@ -61,7 +61,8 @@ struct central {
 	_Atomic uint64_t triggers;
 	_Atomic uint64_t overruns;
 	struct t4_hist latency; /* trigger to last return, ns */
-	struct t4_packet pkt;
+	struct t4_packet pkt;    /* the reference packet being formed */
+	struct t4_packet bm_pkt; /* bookmark packets (scheduler 0) */
 };
 
 struct t4_sched {
@@ -258,13 +259,13 @@ static void send_bookmarks(struct central *c)
 	for (uint32_t i = 0; i < n && c->bm_pending; i++) {
 		if (c->bm_state[i] != 1)
 			continue;
-		struct t4_bookmark_pkt *b = &c->pkt.bookmark;
-		memset(&c->pkt, 0, sizeof(c->pkt.type) + sizeof(*b));
-		c->pkt.type = T4_PKT_BOOKMARK;
+		struct t4_bookmark_pkt *b = &c->bm_pkt.bookmark;
+		memset(&c->bm_pkt, 0, sizeof(c->bm_pkt));
+		c->bm_pkt.type = T4_PKT_BOOKMARK;
 		b->bookmark_id = i + 1;
 		b->first_trigger = c->bm_first[i];
 		memcpy(b->name, bm->names[i], T4_NAME_MAX);
-		if (t4_ring_put(c->ring, &c->pkt) < 0)
+		if (t4_ring_put(c->ring, &c->bm_pkt) < 0)
 			return; /* full: try again at the next trigger */
 		c->bm_state[i] = 2;
 		c->bm_pending--;
@@ -299,7 +300,12 @@ static void fire(struct central *c, uint32_t flags)
 
 	if (id > 0)
 		note_latency(c, id - 1);
+	/* The four clocks back to back, before any wake-up (a cross-CPU wake
+	 * costs tens of microseconds here), so they describe one instant. */
 	uint64_t ref = t4_ref_ns();
+	r->mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
+	r->real_ns = t4_clock_ns(CLOCK_REALTIME);
+	r->local_clock = t4_cpu_ticks();
 	for (size_t i = 0; i < c->n_wake; i++) {
 		struct t4_monitor *m = c->wake[i];
 		t4_monitor_publish(m, id, ref);
@@ -315,9 +321,6 @@ static void fire(struct central *c, uint32_t flags)
 	r->trigger_id = id;
 	r->sched_id = c->id;
 	r->ref_ns = ref;
-	r->mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
-	r->real_ns = t4_clock_ns(CLOCK_REALTIME);
-	r->local_clock = t4_cpu_ticks();
 	r->bookmark_id = bid;
 	r->flags = flags;
 	r->overruns = (uint32_t)(c->pending_overruns > UINT32_MAX ? UINT32_MAX : c->pending_overruns);
