@@ -547,6 +547,9 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
 		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
 		grid ? cpu * 1e6 / (double)grid : 0.0);
+	if (st->off_cpu)
+		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
+				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
 	fprintf(stderr, "t410trace: wrote %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)\n",
 		r->o.output, t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),

@@ -63,6 +63,10 @@ void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_n
 	uint64_t end = 0;
 
 	m->pkt.type = T4_PKT_RET;
+	/* Pinned monitors read on their PMUs' CPU; count where that failed
+	 * (a cpuset without the CPU): those reads cost an IPI each. */
+	if (m->cpu >= 0 && sched_getcpu() != m->cpu)
+		atomic_fetch_add_explicit(&m->off_cpu, 1, memory_order_relaxed);
 	for (size_t i = 0; i < m->n_domains; i++) {
 		if (t4_domain_read(m->domains[i], trigger_id, ret) < 0)
 			atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);

@@ -595,6 +595,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 		st->read_failures += atomic_load(&s->monitors[i].read_failures);
 		st->superseded += atomic_load(&s->monitors[i].missed);
 		st->values += atomic_load(&s->monitors[i].values);
+		st->off_cpu += atomic_load(&s->monitors[i].off_cpu);
 	}
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;

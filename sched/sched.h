@@ -50,6 +50,7 @@ struct t4_sched_status {
 	uint64_t read_failures;
 	uint64_t superseded; /* triggers a busy monitor answered with the next */
 	uint64_t values;     /* counter values handed to the log */
+	uint64_t off_cpu;    /* monitor answers read away from their CPU */
 	bool periodic;       /* periodic triggers running */
 	uint32_t bookmark_id;
 	char bookmark[T4_NAME_MAX];

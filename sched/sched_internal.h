@@ -65,6 +65,7 @@ struct t4_monitor {
 	_Atomic uint64_t missed;     /* triggers superseded before answered */
 	_Atomic uint64_t read_failures;
 	_Atomic uint64_t values;     /* counts put into return packets */
+	_Atomic uint64_t off_cpu;    /* answers read on another CPU than cpu */
 	_Atomic uint64_t done_trigger;
 	_Atomic uint64_t done_ns;    /* read_end of the last domain */
 	uint64_t last_seen;          /* reader-private */

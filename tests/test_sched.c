@@ -189,6 +189,8 @@ Test(sched, real_pmus_one_second, .timeout = 30)
 		  (unsigned long)overruns, expect);
 	cr_assert(rb.have_status);
 	cr_assert_eq(rb.status.triggers, st.triggers);
+	/* every monitor read its counters on their own CPU */
+	cr_assert_eq(st.off_cpu, 0, "%lu answers read off their CPU", (unsigned long)st.off_cpu);
 	cr_assert_eq(rb.status.dropped, 0);
 
 	/* Per domain: every trigger answered once; the sum of the deltas equals
