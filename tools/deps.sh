@@ -3,6 +3,7 @@
 # As root: apt-get installs them. Otherwise: prints the exact command.
 # --quiet: say nothing when everything is already there.
 # --bench: also what `make bench` compares against (perf).
+# --arm64: also the aarch64 cross compiler (`make check-arm64`).
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3"
@@ -11,6 +12,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--quiet) quiet=1 ;;
 	--bench) PKGS="$PKGS linux-perf" ;;
+	--arm64) PKGS="$PKGS gcc-aarch64-linux-gnu" ;;
 	*) echo "deps: unknown option $arg" >&2; exit 2 ;;
 	esac
 done
