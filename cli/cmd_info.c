@@ -368,6 +368,16 @@ static void json_events(const struct info *in, uint32_t dom)
 	printf("]");
 }
 
+/* Triggers of the domain's scheduler it has no return packet for (a
+ * monitor that answered late covers them with its next packet). */
+static uint64_t missing_returns(const struct info *in, const struct dom_info *d)
+{
+	if (d->d.sched_id >= MAX_SCHEDULERS)
+		return 0;
+	uint64_t want = in->sched[d->d.sched_id].refs;
+	return want > d->rets ? want - d->rets : 0;
+}
+
 static void json_domains(const struct info *in)
 {
 	printf("\"domains\": [");
@@ -383,6 +393,7 @@ static void json_domains(const struct info *in)
 		jkey_u64("sched_id", d->d.sched_id);
 		jkey_u64("n_events", d->events);
 		jkey_u64("ret_packets", d->rets);
+		jkey_u64("missing_returns", missing_returns(in, d));
 		jkey_u64("values", d->values);
 		json_events(in, d->d.domain_id);
 		printf("}");
@@ -471,14 +482,15 @@ static void human_session(const struct info *in)
 
 static void human_tables(const struct info *in)
 {
-	printf("\ndomains (%zu):\n  %5s  %-28s %-11s %4s %5s %14s %6s %10s\n", in->n_doms,
-	       "ID", "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS");
+	printf("\ndomains (%zu):\n  %5s  %-28s %-11s %4s %5s %14s %6s %10s %8s\n", in->n_doms,
+	       "ID", "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "MISSING");
 	for (size_t i = 0; i < in->n_doms; i++) {
 		const struct dom_info *d = &in->doms[i];
-		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6" PRIu64 " %10" PRIu64 "%s\n",
+		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6" PRIu64 " %10" PRIu64
+		       " %8" PRIu64 "%s\n",
 		       d->d.domain_id, d->d.name, kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->events, d->rets,
-		       d->described ? "" : "  (no domain packet)");
+		       missing_returns(in, d), d->described ? "" : "  (no domain packet)");
 	}
 	printf("\nevents (%zu):\n  %6s %4s  %-20s %-24s %-8s %s\n", in->n_events, "DOMAIN",
 	       "IDX", "PMU", "NAME", "UNIT", "SPEC");
