@@ -237,6 +237,17 @@ static void print_pmu_json(const struct t4_pmu *p)
 		json_kv_str("unit", a->unit, false);
 		putchar('}');
 	}
+	if (!strcmp(p->name, "software")) { /* events known by name, not in sysfs */
+		const char *name, *alt;
+		uint64_t config;
+		for (size_t i = 0; (name = t4_software_event(i, &alt, &config)); i++) {
+			printf("%s{", i || p->n_aliases ? "," : "");
+			json_kv_str("name", name, true);
+			printf("\"terms\":\"config=0x%llx\",\"scale\":1,", (unsigned long long)config);
+			json_kv_str("unit", config <= 1 ? "ns" : "", false);
+			putchar('}');
+		}
+	}
 	printf("],\"formats\":[");
 	for (size_t i = 0; i < p->n_formats; i++) {
 		printf("%s{", i ? "," : "");
