@@ -251,17 +251,27 @@ uint64_t t4_sim_clock_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 	return pmu_at(sim, pmu, t_ns, &at) ? sim_clock(sim, &at) : 0;
 }
 
+/* A counter's PMU, decoded filters and model state at true time t; NULL
+ * when the counter is not one the simulator has. */
+static const struct sim_pmu *counter_at(const struct t4_sim *sim, const struct t4_counter *c,
+					uint64_t t_ns, struct sim_sel *sel, struct sim_at *at)
+{
+	const struct sim_pmu *p = c ? find_pmu(sim, c->pmu) : NULL;
+
+	if (!p || sim_decode(p, c, sel) < 0)
+		return NULL;
+	sim_time_at(sim, p, t_ns, at);
+	return p;
+}
+
 uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
 			 uint64_t t_ns)
 {
-	const struct sim_pmu *p = c ? find_pmu(sim, c->pmu) : NULL;
 	struct sim_at at;
 	struct sim_sel sel;
+	const struct sim_pmu *p = counter_at(sim, c, t_ns, &sel, &at);
 
-	if (!p || sim_decode(p, c, &sel) < 0)
-		return 0;
-	sim_time_at(sim, p, t_ns, &at);
-	return sim_value(sim, p, &sel, &at);
+	return p ? sim_value(sim, p, &sel, &at) : 0;
 }
 
 uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu)
@@ -282,14 +292,11 @@ double t4_sim_freq_hz_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 double t4_sim_latency_ns_at(const struct t4_sim *sim,
 			    const struct t4_counter *c, uint64_t t_ns)
 {
-	const struct sim_pmu *p = c ? find_pmu(sim, c->pmu) : NULL;
 	struct sim_at at;
 	struct sim_sel sel;
+	const struct sim_pmu *p = counter_at(sim, c, t_ns, &sel, &at);
 
-	if (!p || sim_decode(p, c, &sel) < 0)
-		return 0;
-	sim_time_at(sim, p, t_ns, &at);
-	return sim_latency(p, &sel, at.s);
+	return p ? sim_latency(p, &sel, at.s) : 0;
 }
 
 const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "packets/packets.h"
+#include "tests/packets_testutil.h"
 #include "util/util.h"
 
 /* Criterion runs each test in its own process: one temp dir each. */
@@ -158,60 +159,6 @@ static void gen_meta(int i, struct t4_packet *p)
 }
 #define N_META 10
 
-static bool ret_equal(const struct t4_ret_pkt *a, const struct t4_ret_pkt *b)
-{
-	return a->trigger_id == b->trigger_id && a->domain_id == b->domain_id &&
-	       a->flags == b->flags && a->local_clock == b->local_clock &&
-	       a->read_begin_ns == b->read_begin_ns && a->read_end_ns == b->read_end_ns &&
-	       a->enabled_delta == b->enabled_delta &&
-	       a->running_delta == b->running_delta && a->n_counts == b->n_counts &&
-	       !memcmp(a->counts, b->counts, a->n_counts * sizeof(a->counts[0]));
-}
-
-/* Field-wise equality (padding and unused counters are not compared). */
-static bool pkt_equal(const struct t4_packet *a, const struct t4_packet *b)
-{
-	const struct t4_event_pkt *x = &a->event, *y = &b->event;
-
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case T4_PKT_RET:
-		return ret_equal(&a->ret, &b->ret);
-	case T4_PKT_REF:
-		return !memcmp(&a->ref, &b->ref, sizeof(a->ref));
-	case T4_PKT_STATUS:
-		return !memcmp(&a->status, &b->status, sizeof(a->status));
-	case T4_PKT_SESSION:
-		return !strcmp(a->session.host, b->session.host) &&
-		       !strcmp(a->session.kernel, b->session.kernel) &&
-		       !strcmp(a->session.version, b->session.version) &&
-		       !strcmp(a->session.cmdline, b->session.cmdline) &&
-		       a->session.start_ref_ns == b->session.start_ref_ns &&
-		       a->session.start_real_ns == b->session.start_real_ns &&
-		       a->session.period_ns == b->session.period_ns &&
-		       a->session.flags == b->session.flags;
-	case T4_PKT_DOMAIN:
-		return a->domain.domain_id == b->domain.domain_id &&
-		       a->domain.kind == b->domain.kind && a->domain.cpu == b->domain.cpu &&
-		       a->domain.clock_event == b->domain.clock_event &&
-		       a->domain.nominal_hz == b->domain.nominal_hz &&
-		       !strcmp(a->domain.name, b->domain.name);
-	case T4_PKT_EVENT:
-		return x->domain_id == y->domain_id && x->index == y->index &&
-		       x->perf_type == y->perf_type && x->flags == y->flags &&
-		       x->config == y->config && x->config1 == y->config1 &&
-		       x->config2 == y->config2 && x->scale == y->scale &&
-		       !strcmp(x->pmu, y->pmu) && !strcmp(x->name, y->name) &&
-		       !strcmp(x->spec, y->spec) && !strcmp(x->unit, y->unit);
-	case T4_PKT_BOOKMARK:
-		return a->bookmark.bookmark_id == b->bookmark.bookmark_id &&
-		       a->bookmark.first_trigger == b->bookmark.first_trigger &&
-		       !strcmp(a->bookmark.name, b->bookmark.name);
-	default:
-		return false;
-	}
-}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -317,7 +264,7 @@ static void write_million(const char *name, enum t4_log_backend be)
 	for (uint64_t i = 0; i < 1000000; i++) {
 		next_ok(r, &q, i);
 		gen_ret(i, 1, 32, VAL_REALISTIC, &p);
-		if (!pkt_equal(&p, &q))
+		if (!tu_pkt_eq(&p, &q))
 			cr_assert_fail("packet %llu differs", (unsigned long long)i);
 	}
 	next_ok(r, &q, 1000000);
@@ -402,7 +349,7 @@ Test(log, mixed_rings_keep_order)
 	for (int i = 0; i < N_META; i++) {
 		next_ok(r, &q, (uint64_t)i);
 		gen_meta(i, &p);
-		cr_assert(pkt_equal(&p, &q), "metadata packet %d differs", i);
+		cr_assert(tu_pkt_eq(&p, &q), "metadata packet %d differs", i);
 	}
 	for (uint64_t n = 0; n < 3 * N; n++) {
 		int k;
@@ -413,7 +360,7 @@ Test(log, mixed_rings_keep_order)
 		cr_assert(k >= 0 && k <= 2);
 		cr_assert(n >= 10 || k == 0, "early refs not first");
 		gen_kind(k, next[k]++, &p);
-		if (!pkt_equal(&p, &q))
+		if (!tu_pkt_eq(&p, &q))
 			cr_assert_fail("ring %d packet %llu differs", k,
 				       (unsigned long long)(next[k] - 1));
 	}
@@ -445,7 +392,7 @@ static uint64_t read_subsequence(const char *name, uint64_t *last_drop, uint64_t
 		cr_assert_eq(q.type, T4_PKT_RET);
 		cr_assert_geq(q.ret.trigger_id, next_id);
 		gen_ret(q.ret.trigger_id, 1, 32, VAL_REALISTIC, &p);
-		cr_assert(pkt_equal(&p, &q), "packet %llu differs",
+		cr_assert(tu_pkt_eq(&p, &q), "packet %llu differs",
 			  (unsigned long long)q.ret.trigger_id);
 		next_id = q.ret.trigger_id + 1;
 		n++;
@@ -659,7 +606,7 @@ static void enospc_run(const char *name, enum t4_log_backend be)
 	for (uint64_t i = 0; i < st.packets; i++) {
 		next_ok(r, &q, i);
 		gen_ret(i, 1, 32, VAL_RANDOM, &p);
-		cr_assert(pkt_equal(&p, &q), "packet %llu differs", (unsigned long long)i);
+		cr_assert(tu_pkt_eq(&p, &q), "packet %llu differs", (unsigned long long)i);
 	}
 	check_clean(r, &st);
 	t4_reader_close(r);
@@ -737,7 +684,7 @@ Test(log, pwrite_backend_identical)
 		ra = t4_reader_next(a, &p);
 		rb = t4_reader_next(b, &q);
 		cr_assert_eq(ra, rb, "packet %llu", (unsigned long long)n);
-		cr_assert(ra <= 0 || pkt_equal(&p, &q), "packet %llu differs",
+		cr_assert(ra <= 0 || tu_pkt_eq(&p, &q), "packet %llu differs",
 			  (unsigned long long)n);
 		n++;
 	} while (ra == 1);
