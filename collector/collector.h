@@ -257,6 +257,9 @@ struct t4_domain {
 	uint64_t base[T4_MAX_COUNTERS]; /* raw values at the baseline read */
 	uint64_t prev[T4_MAX_COUNTERS];
 	uint64_t prev_enabled, prev_running, prev_clock;
+	uint64_t undo[T4_MAX_COUNTERS]; /* prev[] before the last read */
+	uint64_t undo_enabled, undo_running;
+	bool undo_primed, can_undo;
 	uint64_t prev_true_ns; /* sim: instant of the previous sample */
 	bool primed;
 };
@@ -284,6 +287,11 @@ int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
  * and a negative errno returned; the next good read covers the gap. */
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
+/* Take back the last read: its return packet could not be logged (a full
+ * ring), so the next read's deltas are taken against the read before it
+ * and carry both intervals' counts: no count is ever lost. Call at most
+ * once per read. */
+void t4_domain_unread(struct t4_domain *d);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
 /* The CPU a thread should be pinned to in order to read d cheaply (a perf
  * group read from another CPU costs an inter-processor interrupt: ~9.6 us

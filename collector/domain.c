@@ -464,6 +464,11 @@ static void apply_sample(struct t4_domain *d, const struct sample *s,
 {
 	bool first = !d->primed;
 
+	memcpy(d->undo, d->prev, d->n * sizeof(d->prev[0]));
+	d->undo_enabled = d->prev_enabled;
+	d->undo_running = d->prev_running;
+	d->undo_primed = d->primed;
+	d->can_undo = true;
 	out->flags = first ? T4_RET_FIRST : 0;
 	for (size_t i = 0; i < d->n; i++) {
 		uint64_t v = s->v[i];
@@ -513,6 +518,17 @@ int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 	}
 	apply_sample(d, &s, out);
 	return 0;
+}
+
+void t4_domain_unread(struct t4_domain *d)
+{
+	if (!d->can_undo)
+		return;
+	memcpy(d->prev, d->undo, d->n * sizeof(d->prev[0]));
+	d->prev_enabled = d->undo_enabled;
+	d->prev_running = d->undo_running;
+	d->primed = d->undo_primed;
+	d->can_undo = false;
 }
 
 /* ---- metadata ------------------------------------------------------------ */

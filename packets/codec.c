@@ -447,7 +447,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 	case T4_PKT_BOOKMARK:
 		o = put_uv(o, p->bookmark.bookmark_id);
 		o = put_uv(o, p->bookmark.first_trigger);
-		return PUT_STR(o, p->bookmark.name);
+		o = PUT_STR(o, p->bookmark.name);
+		return put_uv(o, p->bookmark.set_ns); /* appended: may be absent */
 	default: { /* T4_PKT_STATUS */
 		const struct t4_status_pkt *s = &p->status;
 		o = put_uv(o, s->triggers);
@@ -507,6 +508,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		p->bookmark.bookmark_id = get_u32(in);
 		p->bookmark.first_trigger = get_uv(in);
 		GET_STR(in, p->bookmark.name);
+		p->bookmark.set_ns = in->p < in->end ? get_uv(in) : 0;
 		break;
 	default: { /* T4_PKT_STATUS */
 		struct t4_status_pkt *s = &p->status;

@@ -143,8 +143,10 @@ struct t4_event_pkt {
 
 struct t4_bookmark_pkt {
 	uint32_t bookmark_id;
-	uint64_t first_trigger; /* first trigger that carries it */
+	uint64_t first_trigger; /* first trigger broadcast after it was set */
 	char name[T4_NAME_MAX];
+	uint64_t set_ns;        /* reference clock when it was set; 0 = unknown
+				 * (appended field: absent in older logs) */
 };
 
 /* Totals so far; the last status packet in a log is authoritative. */

@@ -75,9 +75,12 @@ void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_n
 		uint64_t mid = ret->read_begin_ns + (ret->read_end_ns - ret->read_begin_ns) / 2;
 		t4_hist_add(&m->skew, mid > ref_ns ? mid - ref_ns : 0);
 		end = ret->read_end_ns;
-		/* A full ring drops and counts the packet inside the log. */
+		/* A full ring drops and counts the packet inside the log; the
+		 * domain's next packet then carries its counts. */
 		if (t4_ring_put(m->ring, &m->pkt) == 0)
 			atomic_fetch_add_explicit(&m->values, ret->n_counts, memory_order_relaxed);
+		else
+			t4_domain_unread(m->domains[i]);
 	}
 	atomic_store_explicit(&m->done_ns, end, memory_order_relaxed);
 	atomic_store_explicit(&m->done_trigger, trigger_id, memory_order_release);

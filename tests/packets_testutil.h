@@ -137,6 +137,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		p->bookmark.bookmark_id = tu_u32(s);
 		p->bookmark.first_trigger = tu_u64(s);
 		tu_str(s, p->bookmark.name, sizeof(p->bookmark.name));
+		p->bookmark.set_ns = tu_u64(s);
 		break;
 	case T4_PKT_STATUS:
 		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s),
@@ -203,6 +204,7 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 	case T4_PKT_BOOKMARK:
 		return a->bookmark.bookmark_id == b->bookmark.bookmark_id &&
 		       a->bookmark.first_trigger == b->bookmark.first_trigger &&
+		       a->bookmark.set_ns == b->bookmark.set_ns &&
 		       !strcmp(a->bookmark.name, b->bookmark.name);
 	case T4_PKT_STATUS:
 		return !memcmp(&a->status, &b->status, sizeof(a->status));

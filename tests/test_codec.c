@@ -136,7 +136,7 @@ Test(codec, encode_rejects_malformed)
 	memset(p.bookmark.name, 'x', sizeof(p.bookmark.name)); /* no NUL */
 	cr_assert_eq(t4_codec_encode(c, &p, buf, sizeof(buf)), -EINVAL);
 	p.bookmark.name[T4_NAME_MAX - 1] = '\0'; /* 63 bytes: the maximum */
-	cr_assert_eq(t4_codec_encode(c, &p, buf, sizeof(buf)), 2 + 1 + 1 + 1 + 63);
+	cr_assert_eq(t4_codec_encode(c, &p, buf, sizeof(buf)), 2 + 1 + 1 + 1 + 63 + 1);
 	t4_codec_free(c);
 }
 
