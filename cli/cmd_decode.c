@@ -1,19 +1,273 @@
-/* cmd_decode.c - `t410trace decode`: not available yet (see ROADMAP). */
+/* cmd_decode.c - `t410trace decode FILE`: every clock domain of a log on
+ * one reference timeline, as a summary, CSV, JSONL or a Perfetto trace.
+ *
+ * A thin layer over decode/: options, the output file, exit codes. An
+ * output file is written under a temporary name next to it and renamed
+ * into place only when decoding succeeded, so a failed or interrupted
+ * decode never leaves a half-written file where a good one was; it never
+ * replaces the log it reads, nor any other t410trace log.
+ */
 #include "cli.h"
+#include "decode/decode.h"
+#include "util/util.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct decode_args {
+	const char *path;
+	const char *output; /* NULL or "-": standard output */
+	const char *sep;
+	struct t4_decode_opts d;
+	struct t4_output_opts out;
+};
+
+static void decode_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: t410trace decode FILE [OPTIONS]\n\n"
+		"Puts every clock domain of a log on the reference clock's timeline:\n"
+		"each domain's clock is fitted against the reference clock (offset and\n"
+		"rate, bounded by every sample's read window), consecutive samples make\n"
+		"intervals, and the seed-000 formulas give bandwidth, request rates,\n"
+		"latency and frequency per interval and per bookmark phase.\n"
+		"FILE '-' reads standard input.\n\n"
+		"  -f, --format FMT       summary (default), csv, jsonl or perfetto\n"
+		"  -o, --output OUT       write to OUT ('-': standard output, the default\n"
+		"                         for the text formats; perfetto needs -o when\n"
+		"                         standard output is a terminal)\n"
+		"  -x, --field-separator SEP  CSV field separator (one character)\n"
+		"      --grid DUR         resample every domain onto one grid of DUR cells\n"
+		"                         (counts split by overlap, totals exact)\n"
+		"      --pmu GLOB         only domains whose name, PMU or kind matches\n"
+		"      --event GLOB       only events and metrics whose name matches\n"
+		"      --from T, --to T   a time from the first trigger (1.5s, 200ms, 2m)\n"
+		"                         or a bookmark name (its first occurrence)\n"
+		"      --phase NAME       only intervals of this bookmark phase\n"
+		"      --clock-model M    rate (default): offset and rate per domain;\n"
+		"                         offset: window midpoints and the nominal rate\n"
+		"                         (as Perfetto, LTTng); window: raw midpoints\n"
+		"  -h, --help             this text\n\n"
+		"Durations take ns, us, ms, s, m (minutes) or h. Exit status: 0 success,\n"
+		"1 I/O error, 2 bad usage or a file that is not a t410trace log.\n");
+}
+
+enum { OPT_GRID = 256, OPT_PMU, OPT_EVENT, OPT_FROM, OPT_TO, OPT_PHASE, OPT_MODEL };
+
+static const struct option decode_longopts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "field-separator", required_argument, NULL, 'x' },
+	{ "grid", required_argument, NULL, OPT_GRID },
+	{ "pmu", required_argument, NULL, OPT_PMU },
+	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "phase", required_argument, NULL, OPT_PHASE },
+	{ "clock-model", required_argument, NULL, OPT_MODEL },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* The argument getopt stopped at, for the message: "-q" or "--bogus". */
+static const char *bad_option(char **argv, int at, char *buf, size_t cap)
+{
+	if (optopt && optopt < 256) {
+		snprintf(buf, cap, "-%c", optopt);
+		return buf;
+	}
+	snprintf(buf, cap, "%s", argv[at]);
+	char *eq = strchr(buf, '=');
+	if (eq)
+		*eq = '\0';
+	return buf;
+}
+
+static int option(struct decode_args *a, int c)
+{
+	switch (c) {
+	case 'f':
+		if (t4_out_format_parse(optarg, &a->out.format) < 0)
+			return cli_usage_error("decode", "%s", t4_errmsg());
+		return 0;
+	case 'o':
+		a->output = optarg;
+		return 0;
+	case 'x':
+		if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0]))
+			return cli_usage_error("decode", "-x '%s': use one character other than a "
+					       "quote or a line break", optarg);
+		a->sep = optarg;
+		return 0;
+	case OPT_GRID:
+		if (t4_parse_duration(optarg, &a->d.grid_ns) < 0)
+			return cli_usage_error("decode", "--grid %s", t4_errmsg());
+		return 0;
+	case OPT_PMU:
+		a->d.pmu_glob = optarg;
+		return 0;
+	case OPT_EVENT:
+		a->d.event_glob = optarg;
+		return 0;
+	case OPT_FROM:
+	case OPT_TO:
+		if (t4_timepoint_parse(optarg, c == OPT_FROM ? &a->d.from : &a->d.to) < 0)
+			return cli_usage_error("decode", "--%s %s", c == OPT_FROM ? "from" : "to",
+					       t4_errmsg());
+		return 0;
+	case OPT_PHASE:
+		a->d.phase = optarg;
+		return 0;
+	case OPT_MODEL:
+		if (t4_clock_model_parse(optarg, &a->d.model) < 0)
+			return cli_usage_error("decode", "--clock-model %s", t4_errmsg());
+		return 0;
+	default:
+		return 2;
+	}
+}
+
+/* Returns 0, 1 for --help (exit 0), or 2 after a usage error. */
+static int parse_decode_args(int argc, char **argv, struct decode_args *a)
+{
+	char buf[128];
+	int c, at = 1;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:x:h", decode_longopts, NULL)) != -1) {
+		if (c == 'h') {
+			decode_usage(stdout);
+			return 1;
+		}
+		if (c == '?')
+			return cli_usage_error("decode", "unknown option '%s'",
+					       bad_option(argv, at, buf, sizeof(buf)));
+		if (c == ':')
+			return cli_usage_error("decode", "option '%s' needs a value",
+					       bad_option(argv, at, buf, sizeof(buf)));
+		if (option(a, c))
+			return 2;
+		at = optind;
+	}
+	if (optind >= argc)
+		return cli_usage_error("decode", "missing FILE");
+	if (optind + 1 < argc)
+		return cli_usage_error("decode", "one FILE only ('%s' and '%s')", argv[optind],
+				       argv[optind + 1]);
+	a->path = argv[optind];
+	if (a->sep && a->out.format != T4_FMT_CSV)
+		return cli_usage_error("decode", "-x applies to -f csv only");
+	a->out.csv_sep = a->sep ? a->sep[0] : ',';
+	return 0;
+}
+
+/* ---- the output file ----------------------------------------------------------- */
+
+static bool to_stdout(const struct decode_args *a)
+{
+	return !a->output || !strcmp(a->output, "-");
+}
+
+/* Refuse to replace the input or any t410trace log. */
+static int check_output(const struct decode_args *a)
+{
+	struct stat in, out;
+	char magic[T4_CHUNK_MAGIC_LEN];
+	int fd;
+
+	if (to_stdout(a))
+		return 0;
+	if (stat(a->output, &out) < 0)
+		return 0; /* a new file */
+	if (strcmp(a->path, "-") && stat(a->path, &in) == 0 && in.st_dev == out.st_dev &&
+	    in.st_ino == out.st_ino)
+		return t4_err(EEXIST, "%s: is the log being decoded; not overwritten", a->output);
+	if (S_ISREG(out.st_mode) && (fd = open(a->output, O_RDONLY | O_CLOEXEC)) >= 0) {
+		ssize_t n = read(fd, magic, sizeof(magic));
+		close(fd);
+		if (n == (ssize_t)sizeof(magic) && !memcmp(magic, T4_CHUNK_MAGIC, sizeof(magic)))
+			return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "
+				      "another -o)", a->output);
+	}
+	return 0;
+}
+
+/* Open the output: standard output, or a temporary file next to OUT. */
+static FILE *open_output(const struct decode_args *a, char *tmp, size_t cap)
+{
+	FILE *f;
+	int fd;
+
+	tmp[0] = '\0';
+	if (to_stdout(a))
+		return stdout;
+	snprintf(tmp, cap, "%s.tmp-XXXXXX", a->output);
+	if ((fd = mkstemp(tmp)) < 0) {
+		t4_err(errno, "%s: %s", a->output, strerror(errno));
+		tmp[0] = '\0';
+		return NULL;
+	}
+	fchmod(fd, 0644);
+	if (!(f = fdopen(fd, "w"))) {
+		t4_err(errno, "%s: %s", a->output, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		tmp[0] = '\0';
+	}
+	return f;
+}
+
+/* Close the output: rename it into place on success, remove it otherwise. */
+static int close_output(const struct decode_args *a, FILE *f, const char *tmp, int rc)
+{
+	if (f == stdout)
+		return rc;
+	if (fclose(f) != 0 && rc >= 0)
+		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
+	if (rc >= 0 && rename(tmp, a->output) < 0)
+		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
 
 int cmd_decode(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: t410trace decode FILE\n\n"
-		       "Aligns every clock domain of a log on the reference clock and\n"
-		       "prints the timeline. Not available yet in this version: use\n"
-		       "'t410trace info FILE' to inspect a log.\n");
-		return 0;
+	struct decode_args a = { 0 };
+	struct t4_output *out = NULL;
+	char tmp[4096];
+	FILE *f;
+	int rc;
+
+	if ((rc = parse_decode_args(argc, argv, &a)))
+		return rc == 1 ? 0 : rc;
+	if (a.out.format == T4_FMT_PERFETTO && to_stdout(&a) && isatty(STDOUT_FILENO))
+		return cli_usage_error("decode", "-f perfetto writes a binary trace: give -o FILE "
+				       "(or redirect standard output)");
+	if ((rc = check_output(&a)) < 0)
+		return t4_report(rc), 2;
+	a.out.log_name = a.path;
+	if (!(f = open_output(&a, tmp, sizeof(tmp))))
+		return t4_report(-errno), 1;
+	if ((rc = t4_output_new(&out, &a.out, f)) == 0) {
+		a.d.want_metrics = t4_output_wants_metrics(out);
+		rc = t4_decode_file(a.path, &a.d, t4_output_ops(out), out);
 	}
-	fprintf(stderr, "t410trace decode: not available yet in this version "
-			"(use 't410trace info FILE')\n");
-	return 2;
+	t4_output_free(out);
+	rc = close_output(&a, f, tmp, rc);
+	if (rc == -EPIPE)
+		return 0; /* the reader of our output went away */
+	if (rc < 0) {
+		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
+		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ? 2 : 1;
+	}
+	if (!to_stdout(&a))
+		fprintf(stderr, "t410trace decode: wrote %s\n", a.output);
+	return 0;
 }

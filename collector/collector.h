@@ -114,6 +114,7 @@ struct t4_formula {
 	const char *name; /* "mem_read_bw" */
 	const char *unit; /* "GB/s", "req/cycle", "ns", "GHz" */
 	const char *expr; /* "mem_bytes_rd / elapsed_ns" */
+	bool brief;       /* a headline metric (the decoder's summary table) */
 };
 
 struct t4_kind_event {
@@ -133,6 +134,14 @@ struct t4_kind {
 	const struct t4_formula *formulas;
 	size_t n_formulas;
 };
+
+/* The derived metrics of any domain kind: the seed-000 formulas of the
+ * Tegra410 kinds and the host's own (CPU utilisation from cpu-clock and
+ * task-clock, context switches per second, TSC frequency); n = 0 and NULL
+ * for a kind without formulas. label (optional) gets the kind's label
+ * ("UCF", "software", "TSC", ...). */
+const struct t4_formula *t4_kind_formulas(enum t4_domain_kind id, size_t *n,
+					  const char **label);
 
 /* The kind of a PMU by name (and identifier when given), NULL if none. */
 const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier);

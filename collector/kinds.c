@@ -93,12 +93,14 @@ static const char *const dlink_defaults[] = {
 	"cycles", "in_rd_cum_outs", "in_rd_req", NULL,
 };
 
-/* Seed 000's formulas. bytes / ns = GB/s; FREQ_IN_GHZ = cycles / ns. */
-#define FREQ(n) { n, "GHz", "cycles / elapsed_ns" }
-#define BW(n, ev) { n, "GB/s", ev " / elapsed_ns" }
-#define RATE(n, ev) { n, "req/cycle", ev " / cycles" }
-#define LAT_CYC(n, outs, req) { n, "cycles", outs " / " req }
-#define LAT_NS(n, outs, req) { n, "ns", "(" outs " / " req ") / (cycles / elapsed_ns)" }
+/* Seed 000's formulas. bytes / ns = GB/s; FREQ_IN_GHZ = cycles / ns.
+ * Bandwidths, latencies in ns and frequencies are the headline (brief)
+ * metrics; request rates and latencies in cycles complete the set. */
+#define FREQ(n) { n, "GHz", "cycles / elapsed_ns", true }
+#define BW(n, ev) { n, "GB/s", ev " / elapsed_ns", true }
+#define RATE(n, ev) { n, "req/cycle", ev " / cycles", false }
+#define LAT_CYC(n, outs, req) { n, "cycles", outs " / " req, false }
+#define LAT_NS(n, outs, req) { n, "ns", "(" outs " / " req ") / (cycles / elapsed_ns)", true }
 #define LAT(pfx, outs, req) \
 	LAT_CYC(pfx "_latency_cycles", outs, req), LAT_NS(pfx "_latency_ns", outs, req)
 
@@ -128,7 +130,7 @@ static const struct t4_formula pcie_tgt_formulas[] = {
 static const struct t4_formula cmem_formulas[] = {
 	FREQ("cmem_freq"),
 	LAT("rd", "rd_cum_outs", "rd_req"),
-	{ "rd_bw", "GB/s", "rd_req * 32 / elapsed_ns" },
+	{ "rd_bw", "GB/s", "rd_req * 32 / elapsed_ns", true },
 	RATE("rd_req_rate", "rd_req"),
 };
 
@@ -177,6 +179,55 @@ static const struct t4_kind kinds[] = {
 	KIND(T4_DOM_NVDLINK, "NV-DLink", "nvidia_nvdlink_pmu_", "NVDA2020",
 	     dlink_events, dlink_defaults, dlink_formulas),
 };
+
+/* The host's domains: software counters (per CPU, or per task with -p),
+ * msr/tsc. A formula whose event was not recorded is simply absent. */
+static const struct t4_formula software_formulas[] = {
+	{ "cpu_util", "%", "cpu-clock / elapsed_ns * 100", true },
+	{ "task_util", "%", "task-clock / elapsed_ns * 100", true },
+	{ "ctx_switch_rate", "/s", "context-switches / elapsed_ns * 1000000000", true },
+	{ "page_fault_rate", "/s", "page-faults / elapsed_ns * 1000000000", false },
+	{ "migration_rate", "/s", "cpu-migrations / elapsed_ns * 1000000000", false },
+};
+static const struct t4_formula tsc_formulas[] = {
+	{ "tsc_freq", "GHz", "tsc / elapsed_ns", true },
+};
+
+static const struct {
+	enum t4_domain_kind id;
+	const char *label;
+	const struct t4_formula *formulas;
+	size_t n;
+} host_kinds[] = {
+	{ T4_DOM_SOFTWARE, "software", software_formulas, T4_ARRAY_LEN(software_formulas) },
+	{ T4_DOM_TSC, "TSC", tsc_formulas, T4_ARRAY_LEN(tsc_formulas) },
+	{ T4_DOM_TRACEPOINT, "tracepoint", NULL, 0 },
+	{ T4_DOM_OTHER, "other", NULL, 0 },
+};
+
+const struct t4_formula *t4_kind_formulas(enum t4_domain_kind id, size_t *n,
+					  const char **label)
+{
+	const struct t4_kind *k = t4_kind_by_id(id);
+
+	*n = 0;
+	if (label)
+		*label = "unknown";
+	if (k) {
+		*n = k->n_formulas;
+		if (label)
+			*label = k->label;
+		return k->formulas;
+	}
+	for (size_t i = 0; i < T4_ARRAY_LEN(host_kinds); i++)
+		if (host_kinds[i].id == id) {
+			*n = host_kinds[i].n;
+			if (label)
+				*label = host_kinds[i].label;
+			return host_kinds[i].formulas;
+		}
+	return NULL;
+}
 
 const struct t4_kind *t4_kinds(size_t *n)
 {

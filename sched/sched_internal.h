@@ -14,22 +14,7 @@
 #include <stdint.h>
 
 #include "sched.h"
-
-/* ---- latency histogram (hist.c): fixed size, allocation-free ---------- */
-
-#define T4_HIST_SUB 16 /* sub-buckets per power of two */
-#define T4_HIST_BUCKETS (64 * T4_HIST_SUB)
-
-struct t4_hist {
-	uint64_t n;
-	uint64_t max;
-	uint64_t bucket[T4_HIST_BUCKETS];
-};
-
-void t4_hist_add(struct t4_hist *h, uint64_t v);
-void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
-/* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
-uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
+#include "../util/util.h"
 
 /* ---- futex ------------------------------------------------------------- */
 

@@ -93,6 +93,22 @@ int t4_cpulist_first(const char *list, int *count_out);
  * xor; t4_crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t t4_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* ---- histograms (hist.c): fixed size, allocation-free ------------------ */
+
+#define T4_HIST_SUB 16 /* sub-buckets per power of two: ~6% resolution */
+#define T4_HIST_BUCKETS (64 * T4_HIST_SUB)
+
+struct t4_hist {
+	uint64_t n;
+	uint64_t max;
+	uint64_t bucket[T4_HIST_BUCKETS];
+};
+
+void t4_hist_add(struct t4_hist *h, uint64_t v);
+void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
+/* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
+uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
+
 /* ---- output ---------------------------------------------------------- */
 
 /* Write s as a JSON string literal (with quotes) to f. */

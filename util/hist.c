@@ -2,9 +2,10 @@
  *
  * 16 linear sub-buckets per power of two: about 6% resolution from 1 ns to
  * 2^64 ns in 8 KiB, no allocation, so monitors can record every read
- * window on the trigger path and the scheduler merges them at the end.
+ * window on the trigger path and the scheduler merges them at the end; the
+ * decoder keeps read windows and model bounds per domain the same way.
  */
-#include "sched_internal.h"
+#include "util.h"
 
 #include <string.h>
 

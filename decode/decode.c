@@ -1,0 +1,488 @@
+/* decode.c - the decoder's front: packets in, per-domain pipelines and the
+ * join with reference packets, the time window, queries.
+ *
+ * Packets are taken in log order. Metadata goes to the index (and marks
+ * the domains whose names or events changed); reference packets go into
+ * their scheduler's ring (DEC_RCAP triggers, by trigger ID), which is the
+ * join's look-ahead; return packets go into their domain's pipeline
+ * (dom.c). A domain hands an interval out only once its scheduler's
+ * reference packets have run `lookahead` triggers past it (or the log
+ * ended), so a reference packet that lands in a later chunk than its
+ * returns is still joined. A trigger without a reference packet takes the
+ * bookmark in force before it and is flagged.
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- option parsing ---------------------------------------------------------- */
+
+static const char *const model_names[] = { "rate", "offset", "window" };
+
+const char *t4_clock_model_name(enum t4_clock_model m)
+{
+	return (unsigned)m < T4_ARRAY_LEN(model_names) ? model_names[m] : "?";
+}
+
+int t4_clock_model_parse(const char *s, enum t4_clock_model *out)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(model_names); i++)
+		if (!strcmp(s, model_names[i])) {
+			*out = (enum t4_clock_model)i;
+			return 0;
+		}
+	return t4_err(EINVAL, "clock model '%s': use rate, offset or window", s);
+}
+
+int t4_timepoint_parse(const char *s, struct t4_timepoint *out)
+{
+	uint64_t ns;
+
+	memset(out, 0, sizeof(*out));
+	if (!s || !*s)
+		return t4_err(EINVAL, "empty time: use e.g. 1.5s, 200ms or a bookmark name");
+	out->set = true;
+	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '.') {
+		if (!strcmp(s, "0")) {
+			out->offset_ns = 0;
+			return 0;
+		}
+		int rc = t4_parse_duration(s, &ns);
+		if (rc < 0)
+			return rc;
+		out->offset_ns = ns;
+		return 0;
+	}
+	if (strlen(s) >= T4_NAME_MAX)
+		return t4_err(EINVAL, "'%s': not a duration, and too long for a bookmark", s);
+	out->is_bookmark = true;
+	snprintf(out->bookmark, sizeof(out->bookmark), "%s", s);
+	return 0;
+}
+
+/* ---- schedulers and the join ---------------------------------------------- */
+
+struct dsched *dec_sched(struct t4_decoder *d, uint32_t id)
+{
+	for (size_t i = 0; i < d->n_scheds; i++)
+		if (d->scheds[i].id == id)
+			return &d->scheds[i];
+	if (t4_vec_room((void **)&d->scheds, &d->cap_scheds, d->n_scheds,
+			sizeof(*d->scheds)) < 0)
+		return NULL;
+	struct dsched *s = &d->scheds[d->n_scheds];
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	if (!(s->ring = calloc(DEC_RCAP, sizeof(*s->ring)))) {
+		t4_err(ENOMEM, "out of memory");
+		return NULL;
+	}
+	d->n_scheds++;
+	return s;
+}
+
+const struct refent *dec_ref(const struct dsched *s, uint64_t trigger)
+{
+	const struct refent *e;
+
+	if (!s)
+		return NULL;
+	e = &s->ring[trigger & (DEC_RCAP - 1)];
+	return e->present && e->trigger == trigger ? e : NULL;
+}
+
+/* Let every domain of scheduler s hand out what the join now allows. */
+static int drain_sched(struct t4_decoder *d, const struct dsched *s)
+{
+	for (size_t i = 0; i < d->n_doms; i++) {
+		struct dom *dm = d->doms[i];
+		if (dm->pub.selected && dm->pub.ix->d.sched_id == s->id && dm->pcur > dm->head) {
+			int rc = dom_drain(d, dm, false);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
+{
+	struct dsched *s = dec_sched(d, r->sched_id);
+	struct refent *e;
+	bool advanced;
+
+	if (!s)
+		return -ENOMEM;
+	e = &s->ring[r->trigger_id & (DEC_RCAP - 1)];
+	if (e->present && e->trigger == r->trigger_id) {
+		s->dups++;
+		d->dmg.refs_duplicate++;
+		return 0;
+	}
+	*e = (struct refent){ r->trigger_id, r->ref_ns, r->bookmark_id, r->flags, true };
+	s->refs++;
+	advanced = !s->any || r->trigger_id > s->watermark;
+	if (advanced)
+		s->watermark = r->trigger_id;
+	s->any = true;
+	if (!d->have_phase_sched || r->sched_id < d->phase_sched) {
+		d->phase_sched = r->sched_id;
+		d->have_phase_sched = true;
+	}
+	/* the origin: the earliest trigger, refined until the first output */
+	if (!d->have_origin && (!d->origin_set || r->ref_ns < d->origin_ns)) {
+		d->origin_ns = r->ref_ns;
+		d->origin_set = true;
+	}
+	int rc = phases_ref(d, s, false);
+	if (rc < 0)
+		return rc;
+	return advanced ? drain_sched(d, s) : 0;
+}
+
+/* ---- domains ---------------------------------------------------------------- */
+
+static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
+{
+	int64_t slot = t4_idmap_get(&d->dom_map, domain_id);
+
+	if (slot >= 0)
+		d->doms[slot]->dirty = true;
+}
+
+static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
+{
+	struct dom *dm = dom_of(d, r->domain_id);
+
+	if (!dm)
+		return -ENOMEM;
+	if (!dm->pub.selected)
+		return 0;
+	return dom_take(d, dm, r);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
+		   const struct t4_sink_ops *ops, void *ud)
+{
+	struct t4_decoder *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (!d)
+		return t4_err(ENOMEM, "out of memory");
+	d->o = *o;
+	if (!d->o.lookahead)
+		d->o.lookahead = 256;
+	if (d->o.lookahead > DEC_RCAP / 2)
+		d->o.lookahead = DEC_RCAP / 2;
+	if (ops)
+		d->ops = *ops;
+	d->ud = ud;
+	if ((rc = t4_index_new(&d->ix)) < 0) {
+		free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void t4_decoder_free(struct t4_decoder *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n_doms; i++)
+		dom_free(d->doms[i]);
+	free(d->doms);
+	t4_idmap_free(&d->dom_map);
+	for (size_t i = 0; i < d->n_scheds; i++)
+		free(d->scheds[i].ring);
+	free(d->scheds);
+	free(d->spans);
+	free(d->phases);
+	free(d->phase_span);
+	free(d->ap_w);
+	free(d->ap_out);
+	free(d->ap_keys);
+	t4_index_free(d->ix);
+	free(d);
+}
+
+int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	int rc;
+
+	if (d->error)
+		return d->error;
+	if ((rc = t4_index_add(d->ix, p)) < 0)
+		return rc;
+	switch (p->type) {
+	case T4_PKT_REF:
+		rc = take_ref(d, &p->ref);
+		break;
+	case T4_PKT_RET:
+		rc = take_ret(d, &p->ret);
+		break;
+	case T4_PKT_SESSION:
+		d->period_ns = p->session.period_ns;
+		break;
+	case T4_PKT_DOMAIN:
+		mark_dirty(d, p->domain.domain_id);
+		break;
+	case T4_PKT_EVENT:
+		mark_dirty(d, p->event.domain_id);
+		break;
+	case T4_PKT_BOOKMARK:
+		rc = phases_bookmark(d, &p->bookmark);
+		break;
+	default:
+		break;
+	}
+	if (rc < 0 && !d->error)
+		d->error = rc;
+	return rc;
+}
+
+void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
+{
+	(void)offset;
+	(void)msg;
+	d->epoch++;
+	d->dmg.events++;
+}
+
+int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
+{
+	int rc = d->error;
+
+	if (st)
+		d->rst = *st;
+	d->finishing = true;
+	for (size_t i = 0; i < d->n_scheds && rc >= 0; i++)
+		rc = phases_ref(d, &d->scheds[i], true);
+	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
+		if (d->doms[i]->pub.selected)
+			rc = dom_drain(d, d->doms[i], true);
+	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
+		if (d->doms[i]->pub.selected && d->o.grid_ns)
+			rc = grid_flush(d, d->doms[i]);
+	for (size_t i = 0; i < d->n_scheds; i++) {
+		const struct dsched *s = &d->scheds[i];
+		if (s->any) {
+			const struct t4_index_sched *is = t4_index_sched(d->ix, s->id);
+			uint64_t span = is ? is->last - is->first + 1 : 0;
+			if (is && span > is->refs - s->dups)
+				d->dmg.refs_missing += span - (is->refs - s->dups);
+		}
+	}
+	d->dmg.partial = d->rst.damaged_chunks || d->rst.truncated || d->rst.skipped_bytes;
+	for (size_t i = 0; i < d->n_doms; i++)
+		if (d->doms[i]->pub.missing_lost || d->doms[i]->pub.unplaced)
+			d->dmg.partial = true;
+	if (rc >= 0)
+		rc = phases_build(d);
+	for (size_t i = 0; i < d->n_phases && rc >= 0 && d->ops.phase; i++)
+		rc = d->ops.phase(d->ud, d, i);
+	if (rc >= 0 && d->ops.finish)
+		rc = d->ops.finish(d->ud, d);
+	return rc;
+}
+
+/* ---- the time window (--from, --to, --phase) --------------------------------- */
+
+/* The first span named `name` starting at or after t: its index or -1. */
+static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t t)
+{
+	for (size_t i = 0; i < d->n_spans; i++) {
+		const char *n = t4_decoder_bookmark(d, d->spans[i].bookmark_id);
+		if (!strcmp(n, name) && d->spans[i].start_ns >= t)
+			return (int64_t)i;
+	}
+	return -1;
+}
+
+/* Whether an interval [start, end) is inside --from/--to (by its middle). */
+bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
+{
+	uint64_t mid = start + (end - start) / 2, from = 0;
+	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
+
+	d->have_origin = true; /* fixed from the first output on */
+	if (f->set) {
+		if (f->is_bookmark) {
+			int64_t i = span_named(d, f->bookmark, 0);
+			if (i < 0)
+				return false;
+			from = d->spans[i].start_ns;
+		} else {
+			from = d->origin_ns + f->offset_ns;
+		}
+		if (mid < from)
+			return false;
+	}
+	if (t->set) {
+		if (t->is_bookmark) {
+			int64_t i = span_named(d, t->bookmark, from);
+			if (i >= 0 && mid >= phases_span_end(d, (size_t)i))
+				return false;
+		} else if (mid >= d->origin_ns + t->offset_ns) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- reading a file -------------------------------------------------------- */
+
+static void on_warning(void *ud, uint64_t offset, const char *msg)
+{
+	struct t4_decoder *d = ud;
+
+	t4_warn("%s", msg);
+	t4_decoder_damage(d, offset, msg);
+}
+
+int t4_decode_file(const char *path, const struct t4_decode_opts *o,
+		   const struct t4_sink_ops *ops, void *ud)
+{
+	struct t4_decoder *d;
+	struct t4_reader *r;
+	struct t4_packet *p = malloc(sizeof(*p));
+	struct t4_reader_stats st;
+	int rc, rrc;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	if ((rc = t4_decoder_new(&d, o, ops, ud)) < 0) {
+		free(p);
+		return rc;
+	}
+	if ((rc = t4_reader_open(&r, path, on_warning, d)) < 0) {
+		t4_decoder_free(d);
+		free(p);
+		return rc;
+	}
+	while ((rrc = t4_reader_next(r, p)) > 0)
+		if ((rc = t4_decoder_feed(d, p)) < 0)
+			break;
+	t4_reader_stats(r, &st);
+	t4_reader_close(r);
+	free(p);
+	if (rc >= 0) {
+		/* a read error ends the log here: decode what was read */
+		char msg[256];
+		snprintf(msg, sizeof(msg), "%s", rrc < 0 ? t4_errmsg() : "");
+		rc = t4_decoder_finish(d, &st);
+		if (rc >= 0 && rrc < 0)
+			rc = t4_err(-rrc, "%s", msg);
+	}
+	t4_decoder_free(d);
+	return rc;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+const struct t4_index *t4_decoder_index(const struct t4_decoder *d)
+{
+	return d->ix;
+}
+
+const struct t4_decode_opts *t4_decoder_opts(const struct t4_decoder *d)
+{
+	return &d->o;
+}
+
+const struct t4_reader_stats *t4_decoder_reader_stats(const struct t4_decoder *d)
+{
+	return &d->rst;
+}
+
+size_t t4_decoder_n_domains(const struct t4_decoder *d)
+{
+	return d->n_doms;
+}
+
+const struct t4_dec_domain *t4_decoder_domain_at(const struct t4_decoder *d, size_t i)
+{
+	if (i >= d->n_doms)
+		return NULL;
+	struct dom *dm = d->doms[i];
+	/* the index's tables move as they grow: look the entry up again */
+	dm->pub.ix = t4_index_domain(d->ix, dm->pub.id);
+	dm->pub.name = dm->pub.ix->d.name;
+	return &dm->pub;
+}
+
+const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *d, size_t i,
+						   size_t *n)
+{
+	*n = i < d->n_doms ? d->doms[i]->n_segs : 0;
+	return *n ? d->doms[i]->segs : NULL;
+}
+
+const char *t4_decoder_bookmark(const struct t4_decoder *d, uint32_t id)
+{
+	const char *n = id ? t4_index_bookmark_name(d->ix, id) : NULL;
+	return n ? n : "";
+}
+
+uint64_t t4_decoder_origin_ns(const struct t4_decoder *d)
+{
+	return d->origin_ns;
+}
+
+const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *d)
+{
+	return &d->dmg;
+}
+
+size_t t4_decoder_n_phases(const struct t4_decoder *d)
+{
+	return d->n_phases;
+}
+
+const struct t4_dec_phase *t4_decoder_phase_at(const struct t4_decoder *d, size_t p)
+{
+	return p < d->n_phases ? &d->phases[p] : NULL;
+}
+
+const t4_u128 *t4_decoder_phase_totals(const struct t4_decoder *d, size_t p, size_t domain,
+				       uint64_t *elapsed_ns)
+{
+	const struct dom *dm;
+
+	*elapsed_ns = 0;
+	if (domain >= d->n_doms || p >= d->n_phases)
+		return NULL;
+	dm = d->doms[domain];
+	size_t span = d->phase_span[p];
+	if (span >= dm->n_ptot)
+		return NULL;
+	*elapsed_ns = dm->pel[span];
+	return &dm->ptot[span * dm->ncap];
+}
+
+void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u128 *totals,
+			   uint64_t elapsed_ns, double *out)
+{
+	const struct dom *dm = d->doms[domain];
+	double c[T4_MAX_COUNTERS];
+
+	for (uint32_t i = 0; i < dm->pub.n_counts; i++)
+		c[i] = totals ? (double)totals[i] : 0;
+	dom_metrics(dm, c, (double)elapsed_ns, out);
+}
+
+/* --pmu: the domain's name, its PMU or its kind. */
+bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
+			 const char *kind)
+{
+	const char *g = d->o.pmu_glob;
+
+	return !g || !fnmatch(g, name, 0) || (*pmu && !fnmatch(g, pmu, 0)) ||
+	       !fnmatch(g, kind, FNM_CASEFOLD);
+}

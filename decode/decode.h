@@ -1,0 +1,335 @@
+/* decode.h - the offline decoder: every clock domain of a log on one
+ * reference timeline, with derived metrics and per-phase summaries (the
+ * patent's "software afterwards").
+ *
+ * Two layers, both streaming over the packets of t4_reader_next():
+ *
+ *   t4_index    what a log holds: session, domains, events, bookmarks,
+ *               schedulers, status, packet counts and per-event totals.
+ *               `info` is this layer alone; the decoder builds on it.
+ *
+ *   t4_decoder  joins reference and return packets by (sched_id,
+ *               trigger_id), fits each domain's clock against the reference
+ *               clock (offset and rate, piecewise, bounded by every
+ *               sample's read window), turns consecutive samples into
+ *               intervals on the reference axis, evaluates the seed-000
+ *               formulas (collector/kinds.c), cuts the recording into
+ *               bookmark phases and hands everything to a sink (summary,
+ *               CSV, JSONL, Perfetto: decode/out_*.c).
+ *
+ * Memory is bounded by the join look-ahead and the clock model's window,
+ * never by the length of the log. A packet stream may be damaged,
+ * reordered, duplicated or truncated: what is readable is decoded, what is
+ * missing is counted and said.
+ *
+ * Errors follow util.h: 0 or a negative errno, message in t4_errmsg().
+ */
+#ifndef T4_DECODE_H
+#define T4_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../packets/packets.h"
+
+typedef unsigned __int128 t4_u128; /* totals: a sum of u64 deltas */
+
+/* Decimal text of v into buf (40 bytes always suffice); returns buf. */
+const char *t4_u128_str(t4_u128 v, char *buf, size_t cap);
+
+/* ---- the index: what a log holds (index.c) ----------------------------- */
+
+struct t4_index;
+
+/* One clock domain as the log describes it, with what was seen of it. */
+struct t4_index_domain {
+	struct t4_domain_pkt d; /* defaults (cpu -1, clock -1) until described */
+	bool described;         /* a domain packet was seen */
+	uint32_t n_events;      /* event packets seen */
+	uint32_t n_counts;      /* largest n_counts of its return packets */
+	uint64_t rets;          /* return packets */
+	uint64_t values;        /* counter values in them */
+	uint64_t read_failed;   /* returns flagged READ_FAILED */
+	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index */
+};
+
+/* One scheduler's triggers (record --per-socket runs one per socket). */
+struct t4_index_sched {
+	uint32_t id;
+	uint64_t refs;              /* reference packets */
+	uint64_t first, last;       /* smallest and largest trigger ID */
+	uint64_t first_ns, last_ns; /* their reference times */
+	uint64_t overruns;          /* sum of the packets' overruns */
+};
+
+/* Packet counts of the whole log. */
+struct t4_index_counts {
+	uint64_t refs, rets, values, meta;
+	uint64_t read_failed_rets; /* returns flagged READ_FAILED */
+	uint64_t ref_overruns;     /* sum over reference packets */
+	uint64_t bookmark_packets;
+	uint64_t untracked;        /* packets beyond the table limits */
+};
+
+int t4_index_new(struct t4_index **out);
+void t4_index_free(struct t4_index *ix); /* accepts NULL */
+/* Account one packet. -ENOMEM is the only failure. */
+int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
+
+/* NULL when the log has none. The first session packet, the last status
+ * packet (authoritative, FORMAT.md 4.5). */
+const struct t4_session_pkt *t4_index_session(const struct t4_index *ix);
+const struct t4_status_pkt *t4_index_status(const struct t4_index *ix);
+const struct t4_index_counts *t4_index_counts(const struct t4_index *ix);
+
+/* Domains in the order first seen; lookups by ID of any size. */
+size_t t4_index_n_domains(const struct t4_index *ix);
+const struct t4_index_domain *t4_index_domain_at(const struct t4_index *ix, size_t i);
+const struct t4_index_domain *t4_index_domain(const struct t4_index *ix, uint32_t id);
+/* The last event packet of (domain, index), NULL if none. */
+const struct t4_event_pkt *t4_index_event(const struct t4_index *ix, uint32_t domain_id,
+					  uint32_t index);
+
+/* Schedulers sorted by ID. */
+size_t t4_index_n_scheds(const struct t4_index *ix);
+const struct t4_index_sched *t4_index_sched_at(const struct t4_index *ix, size_t i);
+const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t id);
+
+/* Bookmark names by ID (the last packet of an ID names it); NULL if the
+ * ID is unknown. Every bookmark packet in log order, up to a limit (the
+ * rest are counted in counts.bookmark_packets only). */
+const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
+size_t t4_index_n_bookmarks(const struct t4_index *ix);
+const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i);
+
+/* Returns the domain's scheduler had no return for: its triggers minus
+ * the domain's returns (answered late, dropped, or lost to damage). */
+uint64_t t4_index_missing_returns(const struct t4_index *ix,
+				  const struct t4_index_domain *d);
+/* Read failures: the status packet's when there is one, else counted
+ * from return packets. */
+uint64_t t4_index_read_failures(const struct t4_index *ix);
+/* Overruns: the status packet's, else the sum over reference packets. */
+uint64_t t4_index_overruns(const struct t4_index *ix);
+
+/* Short name of a domain kind ("ucf", "software", ...; "unknown"). */
+const char *t4_domain_kind_name(uint32_t kind);
+
+/* ---- the decoder (decode.c and friends) --------------------------------- */
+
+enum t4_clock_model {
+	T4_CLOCK_RATE = 0,   /* offset and rate, local fits bounded by windows */
+	T4_CLOCK_OFFSET = 1, /* window midpoints, nominal rate (Perfetto, LTTng) */
+	T4_CLOCK_WINDOW = 2, /* raw window midpoints, the local clock unused */
+};
+const char *t4_clock_model_name(enum t4_clock_model m);
+int t4_clock_model_parse(const char *s, enum t4_clock_model *out);
+
+/* A point on the timeline given by the user: an offset from the first
+ * trigger, or a bookmark name (its first occurrence). */
+struct t4_timepoint {
+	bool set;
+	bool is_bookmark;
+	uint64_t offset_ns;
+	char bookmark[T4_NAME_MAX];
+};
+/* "1.5s", "200ms", "2m" or a bookmark name. */
+int t4_timepoint_parse(const char *s, struct t4_timepoint *out);
+
+struct t4_decode_opts {
+	enum t4_clock_model model;
+	uint64_t grid_ns;        /* resample onto a common grid; 0 = off */
+	const char *pmu_glob;    /* domains whose name or PMU matches; NULL all */
+	const char *event_glob;  /* events and metrics that match; NULL all */
+	struct t4_timepoint from, to; /* --from / --to */
+	const char *phase;       /* only intervals of this bookmark; NULL all */
+	bool want_metrics;       /* evaluate metrics per interval (sinks
+				  * that print intervals); phases always */
+	uint32_t lookahead;      /* join look-ahead in triggers; 0 = 256 */
+};
+
+/* Interval flags. */
+enum {
+	T4_IV_SPANS = 1u << 0,       /* covers triggers the domain did not answer */
+	T4_IV_PARTIAL = 1u << 1,     /* counts lost to a damaged chunk */
+	T4_IV_MULTIPLEXED = 1u << 2, /* counters were multiplexed */
+	T4_IV_BACKWARDS = 1u << 3,   /* a counter went backwards (its delta 0) */
+	T4_IV_GRID = 1u << 4,        /* a cell of --grid */
+	T4_IV_NO_REF = 1u << 5,      /* its trigger had no reference packet */
+	T4_IV_NONLINEAR = 1u << 6,   /* the clock fit failed here: midpoints */
+};
+
+/* One interval of one domain on the reference axis: the counts between
+ * two consecutive samples (or one --grid cell). Valid during the call. */
+struct t4_interval {
+	uint32_t domain;         /* index into t4_decoder_domain_at() */
+	uint64_t trigger;        /* the trigger whose return closed it */
+	uint64_t first_trigger;  /* first trigger it covers (== trigger unless SPANS) */
+	uint64_t start_ns, end_ns; /* reference clock */
+	uint64_t elapsed_ns;     /* what the metrics divide by (end - start,
+				  * or the nominal-rate length: OFFSET model) */
+	uint32_t bookmark_id;    /* of the reference packet of `trigger` */
+	uint32_t flags;          /* T4_IV_* */
+	uint32_t n_counts;
+	const uint64_t *counts;  /* per event index */
+	const double *metrics;   /* per metric; NaN = absent; NULL unless
+				  * opts.want_metrics */
+};
+
+/* One clock segment of a domain: the clock ran at one rate (a DVFS step
+ * or a counter restart starts the next). */
+struct t4_clock_segment {
+	uint64_t first_trigger, last_trigger;
+	uint64_t start_ns, end_ns;
+	uint64_t samples;
+	double freq_hz;       /* least squares over the placed samples */
+	double drift_ppm;     /* against the domain's nominal_hz (NaN: unknown) */
+	double residual_ns;   /* RMS distance of the samples from one line */
+};
+
+/* Statistics of a domain's clock model. */
+struct t4_clock_stats {
+	enum t4_clock_model model; /* what placed its samples */
+	bool reference_clocked;    /* clock_event -1: window model, no fit */
+	uint64_t samples;
+	uint64_t segments;         /* all segments, listed ones included */
+	uint64_t nonlinear;        /* samples the fit could not bound */
+	double freq_hz;            /* time-weighted over every segment */
+	double drift_ppm;
+	double residual_ns;        /* RMS over every segment */
+	uint64_t window_p50, window_p99; /* read window widths, ns */
+	uint64_t bound_p50, bound_p99;   /* model uncertainty (half-width) */
+};
+
+/* What the decoder knows of one domain. */
+struct t4_dec_domain {
+	uint32_t id;
+	const struct t4_index_domain *ix; /* name, kind, cpu, sched_id, ... */
+	const char *name;
+	const char *pmu;          /* PMU of its first event ("" if none) */
+	const char *kind_label;   /* "UCF", "software", ... */
+	bool selected;            /* passes --pmu */
+	uint32_t n_counts;
+	const char *event_name[T4_MAX_COUNTERS];
+	const char *event_unit[T4_MAX_COUNTERS];
+	bool event_selected[T4_MAX_COUNTERS];
+	uint32_t n_metrics;
+	const char *metric_name[T4_MAX_COUNTERS];
+	const char *metric_unit[T4_MAX_COUNTERS];
+	bool metric_brief[T4_MAX_COUNTERS];    /* a headline metric */
+	bool metric_selected[T4_MAX_COUNTERS];
+	/* decoding results */
+	uint64_t intervals;
+	uint64_t missing_carried; /* triggers not answered, counts carried */
+	uint64_t missing_lost;    /* triggers not answered, counts lost */
+	uint64_t duplicates;      /* returns seen twice (the first kept) */
+	uint64_t too_late;        /* returns beyond the look-ahead, dropped */
+	uint64_t unplaced;        /* returns without a sample before them */
+	uint64_t read_failed;
+	uint64_t first_ns, last_ns; /* placed span */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded */
+	struct t4_clock_stats clock;
+};
+
+/* One bookmark span: a phase occurrence. */
+struct t4_dec_phase {
+	uint32_t bookmark_id;     /* 0: before any bookmark */
+	const char *name;         /* "" for 0 */
+	uint32_t occurrence;      /* 1, 2, ... for recurring names */
+	uint64_t start_ns, end_ns;
+	bool exact;               /* boundaries from set_ns, not the grid */
+	uint64_t triggers;        /* scheduler-0 triggers inside */
+};
+
+/* The sink: what an output format implements. Every callback may be NULL.
+ * A negative return stops decoding with that error. */
+struct t4_decoder;
+struct t4_sink_ops {
+	int (*interval)(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv);
+	/* A phase span is complete (its totals are final). */
+	int (*phase)(void *ud, const struct t4_decoder *dec, size_t phase_index);
+	/* Decoding is over: every statistic is final. */
+	int (*finish)(void *ud, const struct t4_decoder *dec);
+};
+
+int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
+		   const struct t4_sink_ops *ops, void *ud);
+void t4_decoder_free(struct t4_decoder *dec); /* accepts NULL */
+/* Feed the next packet of the log. */
+int t4_decoder_feed(struct t4_decoder *dec, const struct t4_packet *p);
+/* The reader skipped something (damaged chunk, garbage): counts after
+ * this point cannot be joined with those before without a loss check. */
+void t4_decoder_damage(struct t4_decoder *dec, uint64_t offset, const char *msg);
+/* End of the log: flush every pending interval, close the phases, call
+ * the sink's finish. st: the reader's statistics (may be NULL). */
+int t4_decoder_finish(struct t4_decoder *dec, const struct t4_reader_stats *st);
+
+/* Read a log (a path, or "-" for standard input) through the decoder. */
+int t4_decode_file(const char *path, const struct t4_decode_opts *o,
+		   const struct t4_sink_ops *ops, void *ud);
+
+/* ---- queries (valid during callbacks and after finish) ------------------ */
+
+const struct t4_index *t4_decoder_index(const struct t4_decoder *dec);
+const struct t4_decode_opts *t4_decoder_opts(const struct t4_decoder *dec);
+const struct t4_reader_stats *t4_decoder_reader_stats(const struct t4_decoder *dec);
+size_t t4_decoder_n_domains(const struct t4_decoder *dec);
+const struct t4_dec_domain *t4_decoder_domain_at(const struct t4_decoder *dec, size_t i);
+/* Listed clock segments of domain i (the first ones; stats cover all). */
+const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *dec,
+						   size_t i, size_t *n);
+/* Name of a bookmark ID ("" for 0 or unknown). */
+const char *t4_decoder_bookmark(const struct t4_decoder *dec, uint32_t id);
+/* Reference time of the first trigger: the origin of --from/--to and of
+ * the summary's relative times. */
+uint64_t t4_decoder_origin_ns(const struct t4_decoder *dec);
+/* Damage seen: chunks skipped, truncated tail, triggers without a
+ * reference packet. */
+struct t4_dec_damage {
+	uint64_t events;          /* reader warnings */
+	uint64_t refs_missing;    /* trigger IDs without a reference packet */
+	uint64_t refs_duplicate;
+	bool partial;             /* totals miss counts (damage, lost packets) */
+};
+const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec);
+
+/* Phases, in time order. Totals of domain i in phase p: counts apportioned
+ * by overlap (integers, exact: the phases' totals add up to the domain's),
+ * elapsed the time the domain's intervals spent in the phase. */
+size_t t4_decoder_n_phases(const struct t4_decoder *dec);
+const struct t4_dec_phase *t4_decoder_phase_at(const struct t4_decoder *dec, size_t p);
+const t4_u128 *t4_decoder_phase_totals(const struct t4_decoder *dec, size_t p,
+				       size_t domain, uint64_t *elapsed_ns);
+/* Metrics of domain i from totals over elapsed_ns (NaN = absent): what
+ * the phase rows print. out has n_metrics entries. */
+void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
+			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
+
+/* ---- outputs (out_*.c) ---------------------------------------------------- */
+
+enum t4_out_format {
+	T4_FMT_SUMMARY = 0,
+	T4_FMT_CSV,
+	T4_FMT_JSONL,
+	T4_FMT_PERFETTO,
+};
+int t4_out_format_parse(const char *s, enum t4_out_format *out);
+
+struct t4_output_opts {
+	enum t4_out_format format;
+	char csv_sep;             /* -x; ',' by default */
+	const char *log_name;     /* the input, for headers */
+};
+
+/* An output writing to f: its sink ops and state. */
+struct t4_output;
+int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *f);
+void t4_output_free(struct t4_output *o); /* accepts NULL */
+const struct t4_sink_ops *t4_output_ops(const struct t4_output *o);
+/* Whether the format needs per-interval metrics. */
+bool t4_output_wants_metrics(const struct t4_output *o);
+
+#endif

@@ -1,0 +1,314 @@
+/* decode_int.h - shared by the files of decode/ only.
+ *
+ * Small building blocks: an ID map (open addressing, any u32 key), a
+ * growable array, the convex-hull clock fit (hull.c), the formula
+ * compiler (expr.c), the per-domain clock model (clock.c), the phase
+ * timeline (phases.c) and a buffered text writer for the outputs (fmt.c).
+ */
+#ifndef T4_DECODE_INT_H
+#define T4_DECODE_INT_H
+
+#include "decode.h"
+#include "../util/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- ID map: u32 key -> u32 value, open addressing (index.c) ----------- */
+
+struct t4_idmap {
+	uint32_t *keys, *vals; /* vals[i] == 0: empty slot; stored value + 1 */
+	size_t cap, n;
+};
+/* Value for key, or -1. */
+int64_t t4_idmap_get(const struct t4_idmap *m, uint32_t key);
+int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val);
+void t4_idmap_free(struct t4_idmap *m);
+
+/* Make room for one more element of a growing array (index.c). */
+int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem);
+
+/* ---- the clock fit (hull.c) --------------------------------------------- */
+
+/* A bounded sample: the local clock x was read at some instant inside
+ * [lo, hi] of the reference clock. Coordinates are relative to the fit's
+ * origin (doubles: cycles and ns well inside 2^53). */
+struct t4_fit_pt {
+	double x, lo, hi;
+};
+
+/* The line t = a + b * x midway between the feasible lines of maximum and
+ * minimum slope (Duda's convex-hull method), or infeasible. */
+struct t4_fit {
+	bool feasible;
+	double a, b;             /* the chosen line */
+	double a_min, b_min;     /* the minimum-slope separating line */
+	double a_max, b_max;     /* the maximum-slope separating line */
+};
+/* pts sorted by strictly increasing x; n >= 2. */
+void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
+
+/* ---- one domain's clock model (clock.c) ------------------------------------ */
+
+#define CLOCK_BLOCK 16 /* samples per block; fits span three blocks */
+
+struct clk_pt {
+	uint64_t seq;     /* the caller's sample number */
+	uint64_t trigger;
+	uint64_t x, lo, hi;
+};
+
+/* Least-squares sums of one reported segment, against a reference line. */
+struct clk_seg_acc {
+	bool open, have_ref;
+	uint64_t x0, t0;
+	double ref_b;
+	uint64_t n;
+	double sx, sr, sxx, sxr, srr;
+	uint64_t first_trigger, last_trigger, start_ns, end_ns;
+};
+
+/* A sample placed at t (reference clock), with the model's half-width
+ * uncertainty there; nonlinear when no line fitted (window midpoint). */
+typedef void (*clk_place_fn)(void *ud, uint64_t seq, uint64_t t, uint64_t bound,
+			     bool nonlinear);
+typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
+
+struct clk {
+	double nominal_hz;
+	clk_place_fn place;
+	clk_segment_fn on_segment;
+	void *ud;
+	bool in_segment, have_prev, have_last_t;
+	bool decide;          /* a cut: is the next fit a new rate? */
+	double decide_b;      /* the slope before the cut */
+	uint64_t x0, t0;      /* origin of the segment's fits */
+	uint64_t prev_x, last_t;
+	double last_b;        /* slope of the last fit, ns per tick */
+	struct clk_pt blk[3][CLOCK_BLOCK]; /* placed, pending, open */
+	unsigned n[3];
+	struct clk_seg_acc acc;
+	uint64_t segments;
+};
+
+void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud);
+/* Next sample, in trigger order. */
+void clk_push(struct clk *c, const struct clk_pt *p);
+/* Place every sample still held (end of the log). */
+void clk_flush(struct clk *c);
+
+/* ---- formulas (expr.c) ---------------------------------------------------- */
+
+#define T4_EXPR_MAX 32 /* instructions in one compiled formula */
+
+/* A compiled formula: postfix code over event indexes and elapsed_ns. */
+struct t4_expr {
+	uint8_t n;
+	struct {
+		uint8_t op;     /* T4_OP_* (expr.c) */
+		uint8_t event;  /* for loads */
+		double k;       /* for constants */
+	} code[T4_EXPR_MAX];
+};
+/* Look-up of an event name in a domain: its index, or -1. */
+typedef int (*t4_expr_lookup)(void *ud, const char *name, size_t len);
+/* Compile expr; -ENOENT when an event it uses is not recorded (the metric
+ * is then absent), -EINVAL for a malformed formula. */
+int t4_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out);
+/* Evaluate with counts as doubles; NaN when a division has a zero
+ * denominator. */
+double t4_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns);
+
+/* ---- apportioning (phases.c) --------------------------------------------- */
+
+/* Split value into k integer parts in proportion to weights w (summing to
+ * wsum > 0) so that the parts add up to value exactly: floors, then the
+ * largest remainders get one more (ties to the lower index). keys: k
+ * entries of scratch. */
+void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
+		  uint64_t *out, t4_u128 *keys);
+
+/* ---- the decoder's state (decode.c, dom.c, phases.c, grid.c) ------------- */
+
+#define DEC_REORDER 32       /* returns held to put late ones in order */
+#define DEC_QCAP 1024        /* samples held per domain (power of two) */
+#define DEC_RCAP 4096        /* reference packets kept per scheduler */
+#define DEC_MAX_SPANS 4096   /* phase spans listed one by one */
+#define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
+
+struct dsample {
+	uint64_t trigger, x, lo, hi;
+	uint64_t t, bound;  /* placed instant and its uncertainty */
+	uint32_t flags;     /* T4_RET_* */
+	uint32_t epoch;     /* damage epoch when it was read */
+	uint32_t n;         /* counts */
+	bool placed, nonlinear;
+};
+
+struct refent {
+	uint64_t trigger, ref_ns;
+	uint32_t bookmark_id, flags;
+	bool present;
+};
+
+struct dsched {
+	uint32_t id;
+	bool any;
+	uint64_t watermark;   /* largest trigger seen */
+	uint64_t refs, dups;
+	struct refent *ring;  /* DEC_RCAP, by trigger */
+};
+
+/* --grid: the open cell of one domain. */
+struct gcell {
+	bool open;
+	int64_t index;
+	uint64_t elapsed, first_trigger, trigger;
+	uint32_t flags, bookmark_id;
+	uint64_t *counts;
+};
+
+struct dom {
+	struct t4_dec_domain pub;
+	struct t4_decoder *d;
+	uint32_t slot;       /* index in the decoder's domain list */
+	int sched_idx;       /* cached index of its scheduler, -1 */
+	bool have_last_t;
+	uint64_t last_t;     /* the last placed instant */
+	size_t cap_segs;
+	double freq_w, dur_w, res_ss, res_n; /* segment statistics sums */
+	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
+	char units[T4_MAX_COUNTERS][32];
+	char pmu[T4_NAME_MAX];
+	bool dirty;          /* metadata changed: refresh names and metrics */
+	bool clocked;        /* a clock event: the fit runs */
+	struct clk clk;
+	struct t4_expr metric[T4_MAX_COUNTERS];
+	bool metric_ok[T4_MAX_COUNTERS];
+	/* samples: [head, pcur) placed, [pcur, mcur) in the model,
+	 * [mcur, tail) held for reordering */
+	struct dsample *q;
+	uint64_t *qc;        /* counts, ncap per sample */
+	uint32_t ncap;
+	uint64_t head, pcur, mcur, tail;
+	bool have_prev, have_modeled;
+	struct dsample prev; /* the last sample an interval ended at */
+	uint64_t last_modeled;
+	uint32_t last_bookmark;
+	struct t4_hist window, bound;
+	struct t4_clock_segment *segs;
+	size_t n_segs;
+	/* phases: per span, elapsed then ncap totals */
+	t4_u128 *ptot;
+	uint64_t *pel;
+	size_t n_ptot;
+	struct gcell cell;
+	uint64_t *scratch;   /* ncap */
+	double *dcounts, *metrics;
+};
+
+struct dspan {
+	uint64_t start_ns;
+	uint32_t bookmark_id;
+	uint64_t first_trigger;
+	bool exact;
+};
+
+struct t4_decoder {
+	struct t4_decode_opts o;
+	struct t4_sink_ops ops;
+	void *ud;
+	struct t4_index *ix;
+	struct t4_reader_stats rst;
+	struct t4_dec_damage dmg;
+	uint32_t epoch;
+	int error;           /* sticky: a sink's error */
+	bool finishing;
+	uint64_t period_ns;
+	/* domains: by ID through the map */
+	struct dom **doms;
+	size_t n_doms, cap_doms;
+	struct t4_idmap dom_map;
+	struct dsched *scheds;
+	size_t n_scheds, cap_scheds;
+	/* phases */
+	struct dspan *spans;
+	size_t n_spans, cap_spans;
+	bool exact_phases;   /* bookmark packets carry set_ns */
+	uint32_t phase_sched;
+	bool have_phase_sched;
+	uint64_t pk;         /* next trigger the ref-mode phases examine */
+	bool pk_started;
+	uint64_t pk_prev_ns;
+	uint64_t spans_dropped;
+	struct t4_dec_phase *phases; /* built at finish */
+	size_t *phase_span;          /* the span of each phase */
+	size_t n_phases;
+	/* apportioning scratch */
+	uint64_t *ap_w, *ap_out;
+	t4_u128 *ap_keys;
+	size_t ap_cap;
+	/* time window */
+	bool have_origin;    /* fixed: something was output */
+	bool origin_set;
+	uint64_t origin_ns;
+	uint64_t last_end_ns;
+};
+
+/* decode.c */
+struct dsched *dec_sched(struct t4_decoder *d, uint32_t id);
+const struct refent *dec_ref(const struct dsched *s, uint64_t trigger);
+bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end);
+bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
+			 const char *kind);
+/* dom.c */
+struct dom *dom_of(struct t4_decoder *d, uint32_t id);
+int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
+int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
+void dom_refresh(struct t4_decoder *d, struct dom *dm);
+void dom_free(struct dom *dm);
+void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
+/* phases.c */
+int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
+int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
+int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
+	       uint64_t elapsed, const uint64_t *counts, uint32_t n);
+size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
+/* Overlap weights of [start, end) with the k cells bounds[0..k] into the
+ * decoder's apportioning scratch (d->ap_w). */
+int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint64_t *bounds,
+		  size_t k);
+uint64_t phases_span_end(const struct t4_decoder *d, size_t i);
+int phases_build(struct t4_decoder *d);
+/* grid.c */
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv);
+int grid_flush(struct t4_decoder *d, struct dom *dm);
+/* dom.c: hand one interval (or grid cell) to the sink */
+int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
+
+/* ---- buffered text output (fmt.c) --------------------------------------- */
+
+struct t4_wbuf {
+	FILE *f;
+	char *buf;
+	size_t len, cap;
+	int error; /* sticky: first write error (negative errno) */
+};
+int t4_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap);
+void t4_wbuf_free(struct t4_wbuf *w);
+int t4_wbuf_flush(struct t4_wbuf *w);
+void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
+void t4_wbuf_str(struct t4_wbuf *w, const char *s);
+void t4_wbuf_ch(struct t4_wbuf *w, char c);
+void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v);
+void t4_wbuf_u128(struct t4_wbuf *w, t4_u128 v);
+/* A metric value: up to 9 significant digits, no exponent for the usual
+ * range, "nan" never written (callers skip absent values). */
+void t4_wbuf_f64(struct t4_wbuf *w, double v);
+/* A JSON string literal. */
+void t4_wbuf_json_str(struct t4_wbuf *w, const char *s);
+/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF. */
+void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
+
+#endif

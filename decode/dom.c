@@ -1,0 +1,503 @@
+/* dom.c - one clock domain's pipeline: return packets in, intervals out.
+ *
+ *   returns --(reorder, DEC_REORDER)--> clock model --> placed samples
+ *           --(join: wait for the reference packets)--> intervals
+ *
+ * All of it lives in one ring of DEC_QCAP samples with three cursors, so a
+ * domain's memory is fixed whatever the length of the log. Returns are
+ * kept in trigger order on arrival (a late one is slotted in; one later
+ * than the reorder window, or a second copy, is counted and dropped so
+ * nothing is counted twice). A read failure is no sample: the next good
+ * read's deltas cover it. Consecutive samples make an interval; a trigger
+ * the domain did not answer makes the next interval span it, with its
+ * counts carried (answered late, dropped at a full ring) or, when a damaged
+ * chunk lies between the two samples, lost: the interval is then PARTIAL.
+ */
+#include "decode_int.h"
+#include "../collector/collector.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct dsample *at(const struct dom *dm, uint64_t seq)
+{
+	return &dm->q[seq & (DEC_QCAP - 1)];
+}
+
+static uint64_t *counts_at(const struct dom *dm, uint64_t seq)
+{
+	return &dm->qc[(seq & (DEC_QCAP - 1)) * dm->ncap];
+}
+
+/* ---- metadata: names, units, metrics ------------------------------------ */
+
+static int lookup_event(void *ud, const char *name, size_t len)
+{
+	const struct dom *dm = ud;
+
+	for (uint32_t i = 0; i < dm->pub.n_counts; i++)
+		if (strlen(dm->names[i]) == len && !strncmp(dm->names[i], name, len))
+			return (int)i;
+	return -1;
+}
+
+static bool glob_ok(const char *glob, const char *name)
+{
+	return !glob || !fnmatch(glob, name, 0);
+}
+
+static void refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
+{
+	size_t n;
+	const struct t4_formula *f = t4_kind_formulas(kind, &n, &dm->pub.kind_label);
+
+	if (n > T4_MAX_COUNTERS)
+		n = T4_MAX_COUNTERS;
+	dm->pub.n_metrics = (uint32_t)n;
+	for (size_t m = 0; m < n; m++) {
+		dm->pub.metric_name[m] = f[m].name;
+		dm->pub.metric_unit[m] = f[m].unit;
+		dm->pub.metric_brief[m] = f[m].brief;
+		dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, f[m].name);
+		/* -ENOENT: an input was not recorded, the metric is absent */
+		dm->metric_ok[m] = t4_expr_compile(f[m].expr, lookup_event, dm,
+						   &dm->metric[m]) == 0;
+	}
+}
+
+void dom_refresh(struct t4_decoder *d, struct dom *dm)
+{
+	const struct t4_index_domain *ix = t4_index_domain(d->ix, dm->pub.id);
+
+	dm->pub.ix = ix;
+	dm->pub.name = ix->d.name;
+	dm->pmu[0] = '\0';
+	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
+		const struct t4_event_pkt *e = t4_index_event(d->ix, dm->pub.id, i);
+		if (e) {
+			snprintf(dm->names[i], sizeof(dm->names[i]), "%s", e->name);
+			snprintf(dm->units[i], sizeof(dm->units[i]), "%s", e->unit);
+			if (!dm->pmu[0])
+				snprintf(dm->pmu, sizeof(dm->pmu), "%s", e->pmu);
+		} else {
+			snprintf(dm->names[i], sizeof(dm->names[i]), "event%u", i);
+			dm->units[i][0] = '\0';
+		}
+		dm->pub.event_name[i] = dm->names[i];
+		dm->pub.event_unit[i] = dm->units[i];
+		dm->pub.event_selected[i] = glob_ok(d->o.event_glob, dm->names[i]);
+	}
+	dm->pub.pmu = dm->pmu;
+	refresh_metrics(d, dm, ix->d.kind);
+	dm->dirty = false;
+}
+
+void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out)
+{
+	for (uint32_t m = 0; m < dm->pub.n_metrics; m++)
+		out[m] = dm->metric_ok[m] ? t4_expr_eval(&dm->metric[m], counts, elapsed) : NAN;
+}
+
+/* ---- storage ---------------------------------------------------------------- */
+
+/* Room for n counts per sample (a domain's packets may grow). */
+static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
+{
+	uint32_t old = dm->ncap;
+	uint64_t *qc = calloc((size_t)DEC_QCAP * n, sizeof(*qc));
+	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
+	double *dc = calloc(n, sizeof(*dc));
+	t4_u128 *ptot = dm->n_ptot ? calloc(dm->n_ptot * n, sizeof(*ptot)) : NULL;
+
+	if (!qc || !cell || !scratch || !dc || (dm->n_ptot && !ptot)) {
+		free(qc);
+		free(cell);
+		free(scratch);
+		free(dc);
+		free(ptot);
+		return t4_err(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < DEC_QCAP && old; i++)
+		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
+	for (size_t p = 0; p < dm->n_ptot && old; p++)
+		memcpy(&ptot[p * n], &dm->ptot[p * old], old * sizeof(*ptot));
+	if (old)
+		memcpy(cell, dm->cell.counts, old * sizeof(*cell));
+	free(dm->qc);
+	free(dm->cell.counts);
+	free(dm->scratch);
+	free(dm->dcounts);
+	free(dm->ptot);
+	dm->qc = qc;
+	dm->cell.counts = cell;
+	dm->scratch = scratch;
+	dm->dcounts = dc;
+	dm->ptot = ptot;
+	dm->ncap = n;
+	if (n > dm->pub.n_counts) {
+		dm->pub.n_counts = n;
+		dom_refresh(d, dm);
+	}
+	return 0;
+}
+
+void dom_free(struct dom *dm)
+{
+	if (!dm)
+		return;
+	free(dm->q);
+	free(dm->qc);
+	free(dm->segs);
+	free(dm->ptot);
+	free(dm->pel);
+	free(dm->cell.counts);
+	free(dm->scratch);
+	free(dm->dcounts);
+	free(dm->metrics);
+	free(dm);
+}
+
+static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear);
+static void on_segment(void *ud, const struct t4_clock_segment *seg);
+
+static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
+{
+	const struct t4_index_domain *ix = t4_index_domain(d->ix, id);
+	struct dom *dm = calloc(1, sizeof(*dm));
+
+	if (!dm || !(dm->q = calloc(DEC_QCAP, sizeof(*dm->q))) ||
+	    !(dm->metrics = calloc(T4_MAX_COUNTERS, sizeof(*dm->metrics))) ||
+	    !(dm->pub.ix = ix)) {
+		dom_free(dm);
+		t4_err(ENOMEM, "out of memory");
+		return NULL;
+	}
+	dm->d = d;
+	dm->pub.id = id;
+	dm->sched_idx = -1;
+	dm->clocked = ix->described && ix->d.clock_event >= 0;
+	clk_init(&dm->clk, (double)ix->d.nominal_hz, on_place, dm);
+	dm->clk.on_segment = on_segment;
+	dom_refresh(d, dm);
+	dm->pub.selected = dec_domain_selected(d, ix->d.name, dm->pmu, dm->pub.kind_label);
+	dm->pub.clock.reference_clocked = !dm->clocked;
+	dm->pub.clock.model = dm->clocked ? d->o.model : T4_CLOCK_WINDOW;
+	if (grow_counts(d, dm, ix->n_counts ? ix->n_counts : 1) < 0) {
+		dom_free(dm);
+		return NULL;
+	}
+	return dm;
+}
+
+struct dom *dom_of(struct t4_decoder *d, uint32_t id)
+{
+	int64_t slot = t4_idmap_get(&d->dom_map, id);
+	struct dom *dm;
+
+	if (slot >= 0)
+		return d->doms[slot];
+	if (t4_vec_room((void **)&d->doms, &d->cap_doms, d->n_doms, sizeof(*d->doms)) < 0 ||
+	    !(dm = dom_new(d, id)))
+		return NULL;
+	if (t4_idmap_put(&d->dom_map, id, (uint32_t)d->n_doms) < 0) {
+		dom_free(dm);
+		return NULL;
+	}
+	dm->slot = (uint32_t)d->n_doms;
+	d->doms[d->n_doms++] = dm;
+	return dm;
+}
+
+/* ---- the clock model's callbacks ------------------------------------------ */
+
+static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear)
+{
+	struct dom *dm = ud;
+	struct dsample *s = at(dm, seq);
+
+	if (dm->pub.clock.model != T4_CLOCK_RATE) {
+		t = s->lo + (s->hi - s->lo) / 2;
+		bound = (s->hi - s->lo) / 2;
+	}
+	if (dm->have_last_t && t <= dm->last_t)
+		t = dm->last_t + 1; /* never a zero or negative interval */
+	dm->last_t = t;
+	dm->have_last_t = true;
+	s->t = t;
+	s->bound = bound;
+	s->nonlinear = nonlinear;
+	s->placed = true;
+	dm->pub.clock.nonlinear += nonlinear;
+	t4_hist_add(&dm->bound, bound);
+	dm->pcur = seq + 1;
+}
+
+static void on_segment(void *ud, const struct t4_clock_segment *seg)
+{
+	struct dom *dm = ud;
+	struct t4_clock_stats *c = &dm->pub.clock;
+	double dur = (double)(seg->end_ns - seg->start_ns);
+
+	if (dm->n_segs < DEC_MAX_SEGMENTS &&
+	    t4_vec_room((void **)&dm->segs, &dm->cap_segs, dm->n_segs, sizeof(*seg)) == 0)
+		dm->segs[dm->n_segs++] = *seg;
+	if (isfinite(seg->freq_hz) && dur > 0) {
+		dm->freq_w += seg->freq_hz * dur;
+		dm->dur_w += dur;
+	}
+	dm->res_ss += seg->residual_ns * seg->residual_ns * (double)seg->samples;
+	dm->res_n += (double)seg->samples;
+	c->segments++;
+}
+
+/* Give sample seq to the clock model (or place it: no clock). */
+static void model_push(struct dom *dm, uint64_t seq)
+{
+	struct dsample *s = at(dm, seq);
+
+	dm->last_modeled = s->trigger;
+	dm->have_modeled = true;
+	dm->pub.clock.samples++;
+	t4_hist_add(&dm->window, s->hi - s->lo);
+	if (dm->clocked) {
+		struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
+		clk_push(&dm->clk, &p);
+	} else {
+		on_place(dm, seq, s->lo + (s->hi - s->lo) / 2, (s->hi - s->lo) / 2, false);
+	}
+}
+
+/* ---- intervals ------------------------------------------------------------ */
+
+static const struct dsched *sched_of(struct t4_decoder *d, struct dom *dm)
+{
+	uint32_t id = dm->pub.ix->d.sched_id;
+
+	if (dm->sched_idx >= 0 && (size_t)dm->sched_idx < d->n_scheds &&
+	    d->scheds[dm->sched_idx].id == id)
+		return &d->scheds[dm->sched_idx];
+	for (size_t i = 0; i < d->n_scheds; i++)
+		if (d->scheds[i].id == id) {
+			dm->sched_idx = (int)i;
+			return &d->scheds[i];
+		}
+	return NULL;
+}
+
+int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
+{
+	iv->metrics = NULL;
+	if (d->o.want_metrics) {
+		for (uint32_t i = 0; i < iv->n_counts; i++)
+			dm->dcounts[i] = (double)iv->counts[i];
+		dom_metrics(dm, dm->dcounts, (double)iv->elapsed_ns, dm->metrics);
+		iv->metrics = dm->metrics;
+	}
+	return d->ops.interval ? d->ops.interval(d->ud, d, iv) : 0;
+}
+
+static uint64_t elapsed_of(const struct dom *dm, const struct dsample *s, uint64_t start,
+			   uint64_t end)
+{
+	double hz = (double)dm->pub.ix->d.nominal_hz;
+
+	if (dm->pub.clock.model == T4_CLOCK_OFFSET && dm->clocked && hz > 0 &&
+	    s->x > dm->prev.x)
+		return (uint64_t)llround((double)(s->x - dm->prev.x) * 1e9 / hz);
+	return end - start;
+}
+
+/* Flags of the interval that sample s closes, and the missing-trigger
+ * accounting of the gap before it. */
+static uint32_t interval_flags(struct dom *dm, const struct dsample *s)
+{
+	uint32_t f = 0;
+	uint64_t gap = s->trigger > dm->prev.trigger + 1 ? s->trigger - dm->prev.trigger - 1 : 0;
+
+	if (gap) {
+		f |= T4_IV_SPANS;
+		if (s->epoch != dm->prev.epoch) {
+			f |= T4_IV_PARTIAL;
+			dm->pub.missing_lost += gap;
+		} else {
+			dm->pub.missing_carried += gap;
+		}
+	}
+	if (s->flags & T4_RET_MULTIPLEXED)
+		f |= T4_IV_MULTIPLEXED;
+	if (s->flags & T4_RET_BACKWARDS)
+		f |= T4_IV_BACKWARDS;
+	if (s->nonlinear)
+		f |= T4_IV_NONLINEAR;
+	return f;
+}
+
+static bool phase_ok(const struct t4_decoder *d, uint32_t bookmark_id)
+{
+	return !d->o.phase || !strcmp(t4_decoder_bookmark(d, bookmark_id), d->o.phase);
+}
+
+static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
+		const uint64_t *counts)
+{
+	const struct refent *ref = dec_ref(sched_of(d, dm), s->trigger);
+	struct t4_interval iv = { 0 };
+	int rc = 0;
+
+	if (!dm->have_prev || (s->flags & T4_RET_FIRST)) {
+		/* a baseline; without one, this sample's counts have no start */
+		dm->pub.unplaced += !dm->have_prev && !(s->flags & T4_RET_FIRST);
+		goto done;
+	}
+	if (dm->dirty)
+		dom_refresh(d, dm);
+	iv.domain = dm->slot;
+	iv.trigger = s->trigger;
+	iv.first_trigger = dm->prev.trigger + 1;
+	iv.start_ns = dm->prev.t;
+	iv.end_ns = s->t;
+	iv.elapsed_ns = elapsed_of(dm, s, iv.start_ns, iv.end_ns);
+	iv.flags = interval_flags(dm, s);
+	if (ref) {
+		dm->last_bookmark = ref->bookmark_id;
+	} else {
+		iv.flags |= T4_IV_NO_REF;
+	}
+	iv.bookmark_id = dm->last_bookmark;
+	iv.n_counts = s->n;
+	iv.counts = counts;
+	if (!dec_time_window(d, iv.start_ns, iv.end_ns) || !phase_ok(d, iv.bookmark_id))
+		goto done;
+	dm->pub.intervals++;
+	if (!dm->pub.first_ns)
+		dm->pub.first_ns = iv.start_ns;
+	dm->pub.last_ns = iv.end_ns;
+	for (uint32_t i = 0; i < s->n; i++)
+		dm->pub.totals[i] += counts[i];
+	if ((rc = phases_add(d, dm, iv.start_ns, iv.end_ns, iv.elapsed_ns, counts, s->n)) < 0)
+		return rc;
+	rc = d->o.grid_ns ? grid_add(d, dm, &iv) : dom_output(d, dm, &iv);
+done:
+	dm->prev = *s;
+	dm->have_prev = true;
+	return rc;
+}
+
+static void finish_stats(struct dom *dm)
+{
+	struct t4_clock_stats *c = &dm->pub.clock;
+
+	c->window_p50 = t4_hist_quantile(&dm->window, 0.5);
+	c->window_p99 = t4_hist_quantile(&dm->window, 0.99);
+	c->bound_p50 = t4_hist_quantile(&dm->bound, 0.5);
+	c->bound_p99 = t4_hist_quantile(&dm->bound, 0.99);
+	c->freq_hz = dm->dur_w > 0 ? dm->freq_w / dm->dur_w : NAN;
+	c->drift_ppm = dm->pub.ix->d.nominal_hz && isfinite(c->freq_hz)
+			       ? (c->freq_hz / (double)dm->pub.ix->d.nominal_hz - 1) * 1e6
+			       : NAN;
+	c->residual_ns = dm->res_n > 0 ? sqrt(dm->res_ss / dm->res_n) : NAN;
+}
+
+/* Hand out the placed samples the join allows; all: the log has ended. */
+int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
+{
+	const struct dsched *s = sched_of(d, dm);
+	int rc = 0;
+
+	if (all) {
+		while (dm->mcur < dm->tail)
+			model_push(dm, dm->mcur++);
+		if (dm->clocked)
+			clk_flush(&dm->clk);
+	}
+	while (dm->head < dm->pcur && rc >= 0) {
+		const struct dsample *x = at(dm, dm->head);
+		bool pressure = dm->tail - dm->head >= DEC_QCAP / 2;
+		bool joined = s && s->any && x->trigger + d->o.lookahead <= s->watermark;
+		if (!all && !pressure && !joined)
+			break;
+		rc = emit(d, dm, x, counts_at(dm, dm->head));
+		dm->head++;
+	}
+	if (all)
+		finish_stats(dm);
+	return rc;
+}
+
+/* ---- returns in -------------------------------------------------------------- */
+
+/* Where a return of this trigger goes among the samples held for
+ * reordering; -1: a second copy or too late (counted). */
+static int64_t slot_for(struct dom *dm, uint64_t trigger)
+{
+	uint64_t pos = dm->tail;
+
+	if (dm->have_modeled && trigger <= dm->last_modeled) {
+		for (uint64_t i = dm->head; i < dm->mcur; i++)
+			if (at(dm, i)->trigger == trigger) {
+				dm->pub.duplicates++;
+				return -1;
+			}
+		dm->pub.too_late++;
+		return -1;
+	}
+	while (pos > dm->mcur && at(dm, pos - 1)->trigger > trigger)
+		pos--;
+	if (pos > dm->mcur && at(dm, pos - 1)->trigger == trigger) {
+		dm->pub.duplicates++;
+		return -1;
+	}
+	return (int64_t)pos;
+}
+
+static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
+{
+	for (uint64_t i = dm->tail; i > pos; i--) {
+		*at(dm, i) = *at(dm, i - 1);
+		memcpy(counts_at(dm, i), counts_at(dm, i - 1), dm->ncap * sizeof(uint64_t));
+	}
+	*at(dm, pos) = (struct dsample){
+		.trigger = r->trigger_id, .x = r->local_clock, .lo = r->read_begin_ns,
+		.hi = r->read_end_ns >= r->read_begin_ns ? r->read_end_ns : r->read_begin_ns,
+		.flags = r->flags, .epoch = epoch, .n = r->n_counts,
+	};
+	uint64_t *c = counts_at(dm, pos);
+	memcpy(c, r->counts, r->n_counts * sizeof(*c));
+	memset(c + r->n_counts, 0, (dm->ncap - r->n_counts) * sizeof(*c));
+	dm->tail++;
+}
+
+int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r)
+{
+	int64_t pos;
+	int rc;
+
+	if (r->flags & T4_RET_READ_FAILED) {
+		dm->pub.read_failed++; /* the next good read covers it */
+		return 0;
+	}
+	if (r->n_counts > dm->ncap && (rc = grow_counts(d, dm, r->n_counts)) < 0)
+		return rc;
+	while (dm->tail - dm->head >= DEC_QCAP - 1) {
+		/* full: push the model and hand out without waiting */
+		if (dm->mcur < dm->tail)
+			model_push(dm, dm->mcur++);
+		if (dm->head < dm->pcur) {
+			if ((rc = emit(d, dm, at(dm, dm->head), counts_at(dm, dm->head))) < 0)
+				return rc;
+			dm->head++;
+		} else if (dm->mcur == dm->tail) {
+			clk_flush(&dm->clk);
+		}
+	}
+	if ((pos = slot_for(dm, r->trigger_id)) < 0)
+		return 0;
+	insert_at(dm, (uint64_t)pos, r, d->epoch);
+	while (dm->tail - dm->mcur > DEC_REORDER)
+		model_push(dm, dm->mcur++);
+	return dom_drain(d, dm, false);
+}

@@ -1,0 +1,198 @@
+/* fmt.c - a buffered text writer for the decoder's outputs: integers,
+ * 128-bit totals, metric values, JSON strings and RFC 4180 CSV fields.
+ *
+ * Trade-offs: printf is the slow part of writing millions of rows, so
+ * numbers are formatted by hand: integers digit by digit, metric values
+ * rounded to 9 significant digits with one power-of-ten table and printed
+ * in plain decimal (exponent form only outside 1e-6..1e15). Output goes
+ * through one large buffer and fwrite; a write error is sticky and
+ * returned at flush, the way a stream reports ENOSPC or EPIPE.
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int t4_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+	w->cap = cap;
+	w->buf = malloc(cap);
+	return w->buf ? 0 : t4_err(ENOMEM, "out of memory");
+}
+
+void t4_wbuf_free(struct t4_wbuf *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+}
+
+int t4_wbuf_flush(struct t4_wbuf *w)
+{
+	if (w->len && !w->error && fwrite(w->buf, 1, w->len, w->f) != w->len)
+		w->error = -(errno ? errno : EIO);
+	w->len = 0;
+	if (!w->error && fflush(w->f) != 0)
+		w->error = -(errno ? errno : EIO);
+	return w->error;
+}
+
+static void spill(struct t4_wbuf *w)
+{
+	if (!w->error && fwrite(w->buf, 1, w->len, w->f) != w->len)
+		w->error = -(errno ? errno : EIO);
+	w->len = 0;
+}
+
+void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
+{
+	while (n) {
+		if (w->len == w->cap)
+			spill(w);
+		size_t k = w->cap - w->len < n ? w->cap - w->len : n;
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+void t4_wbuf_str(struct t4_wbuf *w, const char *s)
+{
+	t4_wbuf_put(w, s, strlen(s));
+}
+
+void t4_wbuf_ch(struct t4_wbuf *w, char c)
+{
+	if (w->len == w->cap)
+		spill(w);
+	w->buf[w->len++] = c;
+}
+
+void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	t4_wbuf_put(w, tmp + n, sizeof(tmp) - n);
+}
+
+void t4_wbuf_u128(struct t4_wbuf *w, t4_u128 v)
+{
+	char tmp[48];
+
+	t4_wbuf_str(w, t4_u128_str(v, tmp, sizeof(tmp)));
+}
+
+static const double pow10_tab[] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static double pow10_of(int e)
+{
+	if (e >= 0 && e < (int)T4_ARRAY_LEN(pow10_tab))
+		return pow10_tab[e];
+	if (e < 0 && -e < (int)T4_ARRAY_LEN(pow10_tab))
+		return 1 / pow10_tab[-e];
+	return pow(10, e);
+}
+
+void t4_wbuf_f64(struct t4_wbuf *w, double v)
+{
+	char digits[16], out[48];
+	size_t n = 0;
+
+	if (!isfinite(v)) {
+		t4_wbuf_str(w, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	if (v == 0) {
+		t4_wbuf_ch(w, '0');
+		return;
+	}
+	if (v < 0) {
+		out[n++] = '-';
+		v = -v;
+	}
+	int e = (int)floor(log10(v));
+	uint64_t m = (uint64_t)llround(v * pow10_of(8 - e)); /* 9 digits */
+	if (m >= 1000000000ull) {
+		e++;
+		m = (uint64_t)llround(v * pow10_of(8 - e));
+	}
+	for (int i = 8; i >= 0; i--) {
+		digits[i] = (char)('0' + m % 10);
+		m /= 10;
+	}
+	int nd = 9;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--; /* significant digits only */
+	if (e < -6 || e >= 15) {
+		out[n++] = digits[0];
+		if (nd > 1) {
+			out[n++] = '.';
+			for (int i = 1; i < nd; i++)
+				out[n++] = digits[i];
+		}
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "e%+d", e);
+	} else if (e < 0) {
+		out[n++] = '0';
+		out[n++] = '.';
+		for (int i = -1; i > e; i--)
+			out[n++] = '0';
+		for (int i = 0; i < nd; i++)
+			out[n++] = digits[i];
+	} else {
+		for (int i = 0; i <= e; i++)
+			out[n++] = i < nd ? digits[i] : '0';
+		if (nd > e + 1) {
+			out[n++] = '.';
+			for (int i = e + 1; i < nd; i++)
+				out[n++] = digits[i];
+		}
+	}
+	t4_wbuf_put(w, out, n);
+}
+
+void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	t4_wbuf_ch(w, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			t4_wbuf_ch(w, '\\');
+			t4_wbuf_ch(w, (char)*p);
+		} else if (*p < 0x20) {
+			char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+			t4_wbuf_put(w, esc, sizeof(esc));
+		} else {
+			t4_wbuf_ch(w, (char)*p);
+		}
+	}
+	t4_wbuf_ch(w, '"');
+}
+
+void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
+{
+	if (!strpbrk(s, "\"\r\n") && !strchr(s, sep)) {
+		t4_wbuf_str(w, s);
+		return;
+	}
+	t4_wbuf_ch(w, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			t4_wbuf_ch(w, '"');
+		t4_wbuf_ch(w, *s);
+	}
+	t4_wbuf_ch(w, '"');
+}

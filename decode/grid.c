@@ -1,0 +1,122 @@
+/* grid.c - `decode --grid DUR`: every domain resampled onto one common
+ * grid of cells [origin + i * DUR, origin + (i + 1) * DUR), so that rows
+ * line up across clock domains.
+ *
+ * Each interval gives each cell it overlaps the share of its counts that
+ * the overlap gives, in integers by the largest-remainder rule: every
+ * counter's total is conserved exactly. A domain keeps one open cell; a
+ * cell is handed out as soon as an interval starts after it, so memory is
+ * one cell per domain. A cell's elapsed time is the time the domain's
+ * intervals covered in it (less than DUR at the edges of the recording or
+ * across a gap), which is what its metrics divide by.
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t cell_of(const struct t4_decoder *d, uint64_t t)
+{
+	int64_t rel = (int64_t)(t - d->origin_ns);
+	int64_t g = (int64_t)d->o.grid_ns;
+
+	return rel >= 0 ? rel / g : -((-rel + g - 1) / g);
+}
+
+static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
+{
+	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.grid_ns);
+}
+
+static int cell_emit(struct t4_decoder *d, struct dom *dm)
+{
+	struct gcell *c = &dm->cell;
+	struct t4_interval iv = {
+		.domain = dm->slot,
+		.trigger = c->trigger,
+		.first_trigger = c->first_trigger,
+		.start_ns = cell_start(d, c->index),
+		.end_ns = cell_start(d, c->index + 1),
+		.elapsed_ns = c->elapsed,
+		.bookmark_id = c->bookmark_id,
+		.flags = c->flags | T4_IV_GRID,
+		.n_counts = dm->pub.n_counts,
+		.counts = c->counts,
+	};
+	int rc = dom_output(d, dm, &iv);
+
+	memset(c->counts, 0, dm->ncap * sizeof(*c->counts));
+	c->open = false;
+	c->elapsed = 0;
+	c->flags = 0;
+	return rc;
+}
+
+/* Add a share of interval iv to cell i (opening it). */
+static void cell_add(struct dom *dm, int64_t i, const struct t4_interval *iv,
+		     uint64_t elapsed)
+{
+	struct gcell *c = &dm->cell;
+
+	if (!c->open) {
+		c->open = true;
+		c->index = i;
+		c->first_trigger = iv->first_trigger;
+	}
+	c->trigger = iv->trigger;
+	c->bookmark_id = iv->bookmark_id;
+	c->flags |= iv->flags;
+	c->elapsed += elapsed;
+}
+
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
+{
+	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
+	int rc;
+
+	if (dm->cell.open && dm->cell.index < first && (rc = cell_emit(d, dm)) < 0)
+		return rc;
+	if (first == last) {
+		cell_add(dm, first, iv, iv->elapsed_ns);
+		for (uint32_t k = 0; k < iv->n_counts; k++)
+			dm->cell.counts[k] += iv->counts[k];
+		return 0;
+	}
+	size_t n = (size_t)(last - first + 1);
+	uint64_t *b = malloc((n + 1) * sizeof(*b)), *parts = malloc(n * iv->n_counts * sizeof(*parts));
+	uint64_t *el = malloc(n * sizeof(*el));
+	if (!b || !parts || !el) {
+		rc = t4_err(ENOMEM, "out of memory for --grid");
+		goto out;
+	}
+	for (size_t j = 0; j <= n; j++)
+		b[j] = cell_start(d, first + (int64_t)j);
+	if ((rc = dec_apportion(d, iv->start_ns, iv->end_ns, b, n)) < 0)
+		goto out;
+	uint64_t len = iv->end_ns - iv->start_ns;
+	t4_apportion(iv->elapsed_ns, d->ap_w, n, len, el, d->ap_keys);
+	for (uint32_t k = 0; k < iv->n_counts; k++) {
+		t4_apportion(iv->counts[k], d->ap_w, n, len, d->ap_out, d->ap_keys);
+		for (size_t j = 0; j < n; j++)
+			parts[j * iv->n_counts + k] = d->ap_out[j];
+	}
+	for (size_t j = 0; j < n && rc >= 0; j++) {
+		cell_add(dm, first + (int64_t)j, iv, el[j]);
+		for (uint32_t k = 0; k < iv->n_counts; k++)
+			dm->cell.counts[k] += parts[j * iv->n_counts + k];
+		if (j + 1 < n)
+			rc = cell_emit(d, dm);
+	}
+out:
+	free(b);
+	free(parts);
+	free(el);
+	return rc;
+}
+
+int grid_flush(struct t4_decoder *d, struct dom *dm)
+{
+	return dm->cell.open ? cell_emit(d, dm) : 0;
+}

@@ -1,0 +1,103 @@
+/* hull.c - fitting one clock against the reference clock from bounded
+ * samples: Duda's convex-hull method, as in Trace Compass's fully
+ * incremental synchronisation.
+ *
+ * Every sample says: the local clock read x at some instant inside
+ * [lo, hi] of the reference clock. Under a linear clock t = a + b * x,
+ * each sample gives lo <= a + b * x <= hi: two half-planes in (a, b). Their
+ * intersection is every line consistent with every window, the tightest
+ * possible answer; a wide window (a read preempted for 50 us) narrows
+ * nothing and costs nothing, and an empty region means the clock was not
+ * linear over the samples.
+ *
+ * Only the upper hull of the lower points (x, lo) and the lower hull of the
+ * upper points (x, hi) matter. The feasible line of maximum slope touches
+ * a lower point on its left and an upper point on its right; the one of
+ * minimum slope the other way round. Each is the best over pairs of hull
+ * vertices; hulls of noisy samples have a handful of vertices, so the pair
+ * scan is cheap. The result is the line midway between the two, taken at
+ * the middle of the samples' x range so that the choice of origin does not
+ * matter. O(n) for the hulls plus O(|U| |D|) for the pairs.
+ */
+#include "decode_int.h"
+
+#include <math.h>
+
+#define FIT_MAX 512 /* points in one fit: callers stay below */
+
+struct pt {
+	double x, y;
+};
+
+/* z of (b - a) x (c - b): > 0 a left (counter-clockwise) turn. */
+static double turn(struct pt a, struct pt b, struct pt c)
+{
+	return (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x);
+}
+
+/* Upper hull of (x, lo) when upper, else lower hull of (x, hi). */
+static size_t hull(const struct t4_fit_pt *pts, size_t n, bool upper, struct pt *h)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pt p = { pts[i].x, upper ? pts[i].lo : pts[i].hi };
+		while (k >= 2 && (upper ? turn(h[k - 2], h[k - 1], p) >= 0
+					: turn(h[k - 2], h[k - 1], p) <= 0))
+			k--;
+		h[k++] = p;
+	}
+	return k;
+}
+
+void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
+{
+	struct pt up[FIT_MAX], dn[FIT_MAX];
+	size_t nu, nd;
+	double bmax = INFINITY, bmin = -INFINITY;
+	struct pt umax = { 0, 0 }, dmin = { 0, 0 };
+
+	*out = (struct t4_fit){ .feasible = false };
+	if (n < 2 || n > FIT_MAX)
+		return;
+	nu = hull(pts, n, true, up);
+	nd = hull(pts, n, false, dn);
+	for (size_t i = 0; i < nu; i++)
+		for (size_t j = 0; j < nd; j++) {
+			double dx = dn[j].x - up[i].x;
+			if (dx > 0) { /* lower point left, upper point right */
+				double s = (dn[j].y - up[i].y) / dx;
+				if (s < bmax) {
+					bmax = s;
+					umax = up[i];
+				}
+			} else if (dx < 0) { /* upper point left, lower point right */
+				double s = (up[i].y - dn[j].y) / -dx;
+				if (s > bmin) {
+					bmin = s;
+					dmin = dn[j];
+				}
+			}
+		}
+	if (!isfinite(bmax) || !isfinite(bmin) || bmin > bmax)
+		return;
+	out->b_max = bmax;
+	out->a_max = umax.y - bmax * umax.x;
+	out->b_min = bmin;
+	out->a_min = dmin.y - bmin * dmin.x;
+	/* Midway between the two, at the middle of the x range. */
+	double xc = (pts[0].x + pts[n - 1].x) / 2;
+	double yc = (out->a_max + bmax * xc + out->a_min + bmin * xc) / 2;
+	out->b = (bmax + bmin) / 2;
+	out->a = yc - out->b * xc;
+	/* Pairwise bounds can agree while the region is empty (three
+	 * windows can clash where no two do): check the chosen line
+	 * against every hull vertex, with a rounding margin. */
+	double lo_max = -INFINITY, hi_min = INFINITY;
+	for (size_t i = 0; i < nu; i++)
+		lo_max = fmax(lo_max, up[i].y - out->b * up[i].x);
+	for (size_t j = 0; j < nd; j++)
+		hi_min = fmin(hi_min, dn[j].y - out->b * dn[j].x);
+	double eps = 1e-9 * (fabs(lo_max) + fabs(hi_min)) + 1e-6;
+	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
+}

@@ -1,0 +1,485 @@
+/* index.c - what a log holds, in one streaming pass: the metadata tables
+ * (session, domains, events, bookmarks, status), per-scheduler trigger
+ * ranges, packet counts and per-event totals. `info` is this alone; the
+ * decoder keeps one too.
+ *
+ * Trade-offs: IDs of any size work (FORMAT.md allows u32 domain, bookmark
+ * and scheduler IDs): they go through open-addressing maps, so a log with
+ * domain 5000 or scheduler 70000 is indexed like any other, and a hostile
+ * log costs O(1) per packet. Tables are capped (T4_INDEX_MAX_*) so that
+ * memory stays bounded whatever the log holds; packets past a cap are
+ * counted as untracked. Metadata packets repeated in a log replace the
+ * earlier copy with the same key (FORMAT.md section 6).
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T4_INDEX_MAX_DOMAINS 65536u
+#define T4_INDEX_MAX_EVENTS (1u << 20)
+#define T4_INDEX_MAX_SCHEDS 4096u
+#define T4_INDEX_MAX_BOOKMARK_IDS 65536u
+#define T4_INDEX_MAX_BOOKMARK_PKTS 100000u
+
+struct t4_index {
+	bool have_session, have_status;
+	struct t4_session_pkt session;
+	struct t4_status_pkt status;
+	struct t4_index_counts counts;
+
+	struct t4_index_domain *doms;
+	size_t n_doms, cap_doms;
+	struct t4_idmap dom_map;
+
+	struct t4_event_pkt *events;
+	size_t n_events, cap_events;
+	struct t4_idmap *ev_maps; /* per domain slot: event index -> slot */
+	size_t cap_ev_maps;
+
+	struct t4_index_sched *scheds; /* sorted by ID */
+	size_t n_scheds, cap_scheds;
+
+	struct t4_bookmark_pkt *bm_ids; /* last packet per ID */
+	size_t n_bm_ids, cap_bm_ids;
+	struct t4_idmap bm_map;
+	struct t4_bookmark_pkt *bm_pkts; /* every packet, log order */
+	size_t n_bm_pkts, cap_bm_pkts;
+};
+
+/* ---- ID map ---------------------------------------------------------------- */
+
+static size_t hash32(uint32_t k, size_t cap)
+{
+	return (size_t)((k * 2654435761u) ^ (k >> 16)) & (cap - 1);
+}
+
+int64_t t4_idmap_get(const struct t4_idmap *m, uint32_t key)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = hash32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return -1;
+		if (m->keys[i] == key)
+			return (int64_t)m->vals[i] - 1;
+	}
+}
+
+static int idmap_grow(struct t4_idmap *m)
+{
+	struct t4_idmap g = { .cap = m->cap ? m->cap * 2 : 16 };
+
+	g.keys = calloc(g.cap, sizeof(*g.keys));
+	g.vals = calloc(g.cap, sizeof(*g.vals));
+	if (!g.keys || !g.vals) {
+		free(g.keys);
+		free(g.vals);
+		return t4_err(ENOMEM, "out of memory for an ID table");
+	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->vals[i])
+			t4_idmap_put(&g, m->keys[i], m->vals[i] - 1);
+	t4_idmap_free(m);
+	*m = g;
+	return 0;
+}
+
+int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val)
+{
+	int rc;
+
+	if ((m->n + 1) * 4 > m->cap * 3 && (rc = idmap_grow(m)) < 0)
+		return rc;
+	for (size_t i = hash32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val + 1;
+			m->n++;
+			return 0;
+		}
+		if (m->keys[i] == key) {
+			m->vals[i] = val + 1;
+			return 0;
+		}
+	}
+}
+
+void t4_idmap_free(struct t4_idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem)
+{
+	void *p;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	p = realloc(*v, ncap * elem);
+	if (!p)
+		return t4_err(ENOMEM, "out of memory for the log's tables");
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+int t4_index_new(struct t4_index **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : t4_err(ENOMEM, "out of memory");
+}
+
+void t4_index_free(struct t4_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->n_doms; i++)
+		t4_idmap_free(&ix->ev_maps[i]);
+	free(ix->ev_maps);
+	free(ix->doms);
+	t4_idmap_free(&ix->dom_map);
+	free(ix->events);
+	free(ix->scheds);
+	free(ix->bm_ids);
+	t4_idmap_free(&ix->bm_map);
+	free(ix->bm_pkts);
+	free(ix);
+}
+
+/* The domain entry of id, created on first sight; NULL past the cap
+ * (counted untracked) or on ENOMEM (*err set). */
+static struct t4_index_domain *dom_get(struct t4_index *ix, uint32_t id, int *err)
+{
+	int64_t slot = t4_idmap_get(&ix->dom_map, id);
+
+	if (slot >= 0)
+		return &ix->doms[slot];
+	if (ix->n_doms >= T4_INDEX_MAX_DOMAINS) {
+		ix->counts.untracked++;
+		return NULL;
+	}
+	if ((*err = t4_vec_room((void **)&ix->doms, &ix->cap_doms, ix->n_doms,
+				sizeof(*ix->doms))) < 0 ||
+	    (*err = t4_vec_room((void **)&ix->ev_maps, &ix->cap_ev_maps, ix->n_doms,
+				sizeof(*ix->ev_maps))) < 0)
+		return NULL;
+	if ((*err = t4_idmap_put(&ix->dom_map, id, (uint32_t)ix->n_doms)) < 0)
+		return NULL;
+	memset(&ix->ev_maps[ix->n_doms], 0, sizeof(*ix->ev_maps));
+	struct t4_index_domain *d = &ix->doms[ix->n_doms++];
+	memset(d, 0, sizeof(*d));
+	d->d.domain_id = id;
+	d->d.cpu = -1;
+	d->d.clock_event = -1;
+	snprintf(d->d.name, sizeof(d->d.name), "domain%u", id);
+	return d;
+}
+
+static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
+{
+	int err = 0;
+	struct t4_index_domain *d = dom_get(ix, e->domain_id, &err);
+
+	if (!d)
+		return err;
+	struct t4_idmap *em = &ix->ev_maps[d - ix->doms];
+	int64_t slot = t4_idmap_get(em, e->index);
+	if (slot >= 0) {
+		ix->events[slot] = *e;
+		return 0;
+	}
+	if (ix->n_events >= T4_INDEX_MAX_EVENTS) {
+		ix->counts.untracked++;
+		return 0;
+	}
+	if ((err = t4_vec_room((void **)&ix->events, &ix->cap_events, ix->n_events,
+			       sizeof(*e))) < 0 ||
+	    (err = t4_idmap_put(em, e->index, (uint32_t)ix->n_events)) < 0)
+		return err;
+	ix->events[ix->n_events++] = *e;
+	d->n_events++;
+	return 0;
+}
+
+static struct t4_index_sched *sched_get(struct t4_index *ix, uint32_t id, int *err)
+{
+	size_t lo = 0, hi = ix->n_scheds;
+
+	while (lo < hi) { /* few schedulers: binary search, insert sorted */
+		size_t mid = (lo + hi) / 2;
+		if (ix->scheds[mid].id == id)
+			return &ix->scheds[mid];
+		if (ix->scheds[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (ix->n_scheds >= T4_INDEX_MAX_SCHEDS) {
+		ix->counts.untracked++;
+		return NULL;
+	}
+	if ((*err = t4_vec_room((void **)&ix->scheds, &ix->cap_scheds, ix->n_scheds,
+				sizeof(*ix->scheds))) < 0)
+		return NULL;
+	memmove(&ix->scheds[lo + 1], &ix->scheds[lo],
+		(ix->n_scheds - lo) * sizeof(*ix->scheds));
+	ix->n_scheds++;
+	ix->scheds[lo] = (struct t4_index_sched){ .id = id };
+	return &ix->scheds[lo];
+}
+
+static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
+{
+	int err = 0;
+	struct t4_index_sched *s = sched_get(ix, r->sched_id, &err);
+
+	ix->counts.refs++;
+	ix->counts.ref_overruns += r->overruns;
+	if (!s)
+		return err;
+	if (s->refs == 0 || r->trigger_id < s->first) {
+		s->first = r->trigger_id;
+		s->first_ns = r->ref_ns;
+	}
+	if (s->refs == 0 || r->trigger_id > s->last) {
+		s->last = r->trigger_id;
+		s->last_ns = r->ref_ns;
+	}
+	s->refs++;
+	s->overruns += r->overruns;
+	return 0;
+}
+
+static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
+{
+	int err = 0;
+	struct t4_index_domain *d = dom_get(ix, r->domain_id, &err);
+	bool failed = r->flags & T4_RET_READ_FAILED;
+
+	ix->counts.rets++;
+	ix->counts.values += r->n_counts;
+	ix->counts.read_failed_rets += failed;
+	if (!d)
+		return err;
+	if (d->rets == 0)
+		d->first_ns = r->read_begin_ns;
+	d->last_ns = r->read_begin_ns;
+	d->rets++;
+	d->values += r->n_counts;
+	d->read_failed += failed;
+	if (r->n_counts > d->n_counts)
+		d->n_counts = r->n_counts;
+	for (uint32_t i = 0; i < r->n_counts; i++)
+		d->totals[i] += r->counts[i];
+	return 0;
+}
+
+static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
+{
+	int64_t slot = t4_idmap_get(&ix->bm_map, b->bookmark_id);
+	int err;
+
+	ix->counts.bookmark_packets++;
+	if (ix->n_bm_pkts < T4_INDEX_MAX_BOOKMARK_PKTS) {
+		if ((err = t4_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
+				       ix->n_bm_pkts, sizeof(*b))) < 0)
+			return err;
+		ix->bm_pkts[ix->n_bm_pkts++] = *b;
+	}
+	if (slot >= 0) {
+		ix->bm_ids[slot] = *b;
+		return 0;
+	}
+	if (ix->n_bm_ids >= T4_INDEX_MAX_BOOKMARK_IDS) {
+		ix->counts.untracked++;
+		return 0;
+	}
+	if ((err = t4_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
+			       sizeof(*b))) < 0 ||
+	    (err = t4_idmap_put(&ix->bm_map, b->bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
+		return err;
+	ix->bm_ids[ix->n_bm_ids++] = *b;
+	return 0;
+}
+
+static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
+{
+	int err = 0;
+	struct t4_index_domain *d = dom_get(ix, p->domain_id, &err);
+
+	if (!d)
+		return err;
+	d->d = *p;
+	d->described = true;
+	return 0;
+}
+
+int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
+{
+	switch (p->type) {
+	case T4_PKT_REF:
+		return add_ref(ix, &p->ref);
+	case T4_PKT_RET:
+		return add_ret(ix, &p->ret);
+	case T4_PKT_SESSION:
+		ix->counts.meta++;
+		if (!ix->have_session)
+			ix->session = p->session;
+		ix->have_session = true;
+		return 0;
+	case T4_PKT_DOMAIN:
+		ix->counts.meta++;
+		return add_domain(ix, &p->domain);
+	case T4_PKT_EVENT:
+		ix->counts.meta++;
+		return add_event(ix, &p->event);
+	case T4_PKT_BOOKMARK:
+		ix->counts.meta++;
+		return add_bookmark(ix, &p->bookmark);
+	case T4_PKT_STATUS:
+		ix->counts.meta++;
+		ix->status = p->status;
+		ix->have_status = true;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- getters ------------------------------------------------------------- */
+
+const struct t4_session_pkt *t4_index_session(const struct t4_index *ix)
+{
+	return ix->have_session ? &ix->session : NULL;
+}
+
+const struct t4_status_pkt *t4_index_status(const struct t4_index *ix)
+{
+	return ix->have_status ? &ix->status : NULL;
+}
+
+const struct t4_index_counts *t4_index_counts(const struct t4_index *ix)
+{
+	return &ix->counts;
+}
+
+size_t t4_index_n_domains(const struct t4_index *ix)
+{
+	return ix->n_doms;
+}
+
+const struct t4_index_domain *t4_index_domain_at(const struct t4_index *ix, size_t i)
+{
+	return i < ix->n_doms ? &ix->doms[i] : NULL;
+}
+
+const struct t4_index_domain *t4_index_domain(const struct t4_index *ix, uint32_t id)
+{
+	int64_t slot = t4_idmap_get(&ix->dom_map, id);
+	return slot >= 0 ? &ix->doms[slot] : NULL;
+}
+
+const struct t4_event_pkt *t4_index_event(const struct t4_index *ix, uint32_t domain_id,
+					  uint32_t index)
+{
+	int64_t d = t4_idmap_get(&ix->dom_map, domain_id), e;
+
+	if (d < 0 || (e = t4_idmap_get(&ix->ev_maps[d], index)) < 0)
+		return NULL;
+	return &ix->events[e];
+}
+
+size_t t4_index_n_scheds(const struct t4_index *ix)
+{
+	return ix->n_scheds;
+}
+
+const struct t4_index_sched *t4_index_sched_at(const struct t4_index *ix, size_t i)
+{
+	return i < ix->n_scheds ? &ix->scheds[i] : NULL;
+}
+
+const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t id)
+{
+	for (size_t i = 0; i < ix->n_scheds; i++)
+		if (ix->scheds[i].id == id)
+			return &ix->scheds[i];
+	return NULL;
+}
+
+const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)
+{
+	int64_t slot = t4_idmap_get(&ix->bm_map, id);
+	return slot >= 0 ? ix->bm_ids[slot].name : NULL;
+}
+
+size_t t4_index_n_bookmarks(const struct t4_index *ix)
+{
+	return ix->n_bm_pkts;
+}
+
+const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i)
+{
+	return i < ix->n_bm_pkts ? &ix->bm_pkts[i] : NULL;
+}
+
+uint64_t t4_index_missing_returns(const struct t4_index *ix, const struct t4_index_domain *d)
+{
+	const struct t4_index_sched *s = t4_index_sched(ix, d->d.sched_id);
+	uint64_t answered = d->rets;
+
+	if (!s)
+		return 0;
+	return s->refs > answered ? s->refs - answered : 0;
+}
+
+uint64_t t4_index_read_failures(const struct t4_index *ix)
+{
+	return ix->have_status ? ix->status.read_failures : ix->counts.read_failed_rets;
+}
+
+uint64_t t4_index_overruns(const struct t4_index *ix)
+{
+	return ix->have_status ? ix->status.overruns : ix->counts.ref_overruns;
+}
+
+static const char *const kind_names[] = {
+	[T4_DOM_OTHER] = "other",       [T4_DOM_SOFTWARE] = "software",
+	[T4_DOM_TSC] = "tsc",           [T4_DOM_UCF] = "ucf",
+	[T4_DOM_PCIE] = "pcie",         [T4_DOM_PCIE_TGT] = "pcie_tgt",
+	[T4_DOM_CMEM_LAT] = "cmem_lat", [T4_DOM_NVLINK_C2C] = "nvlink_c2c",
+	[T4_DOM_NVCLINK] = "nvclink",   [T4_DOM_NVDLINK] = "nvdlink",
+	[T4_DOM_TRACEPOINT] = "tracepoint",
+};
+
+const char *t4_domain_kind_name(uint32_t kind)
+{
+	return kind < T4_ARRAY_LEN(kind_names) && kind_names[kind] ? kind_names[kind]
+								    : "unknown";
+}
+
+const char *t4_u128_str(t4_u128 v, char *buf, size_t cap)
+{
+	char tmp[48];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	if (n >= cap)
+		n = cap - 1; /* cannot happen with cap >= 40 */
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,96 @@
+/* out.c - the output formats behind one interface: a table of backends
+ * (summary, csv, jsonl, perfetto), each a set of sink callbacks plus its
+ * own state, created by name (the way redis's rio picks a backend).
+ */
+#include "out.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct out_backend *const backends[] = {
+	[T4_FMT_SUMMARY] = &out_summary,
+	[T4_FMT_CSV] = &out_csv,
+	[T4_FMT_JSONL] = &out_jsonl,
+	[T4_FMT_PERFETTO] = &out_perfetto,
+};
+
+int t4_out_format_parse(const char *s, enum t4_out_format *out)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(backends); i++)
+		if (!strcmp(s, backends[i]->name)) {
+			*out = (enum t4_out_format)i;
+			return 0;
+		}
+	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl or perfetto", s);
+}
+
+int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *f)
+{
+	struct t4_output *x;
+	int rc;
+
+	if ((unsigned)o->format >= T4_ARRAY_LEN(backends))
+		return t4_err(EINVAL, "unknown output format %d", o->format);
+	if (!(x = calloc(1, sizeof(*x))))
+		return t4_err(ENOMEM, "out of memory");
+	x->o = *o;
+	if (!x->o.csv_sep)
+		x->o.csv_sep = ',';
+	x->be = backends[o->format];
+	x->f = f;
+	if ((rc = t4_wbuf_init(&x->w, f, 1 << 16)) < 0 ||
+	    (x->be->init && (rc = x->be->init(x)) < 0)) {
+		t4_output_free(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
+void t4_output_free(struct t4_output *x)
+{
+	if (!x)
+		return;
+	if (x->be && x->be->fini)
+		x->be->fini(x);
+	t4_wbuf_free(&x->w);
+	free(x);
+}
+
+const struct t4_sink_ops *t4_output_ops(const struct t4_output *x)
+{
+	return &x->be->ops;
+}
+
+bool t4_output_wants_metrics(const struct t4_output *x)
+{
+	return x->be->wants_metrics;
+}
+
+/* The end of every format: flush, and name the error (a full disk, a
+ * closed pipe) with the output it hit. */
+int out_close(struct t4_output *x)
+{
+	int rc = t4_wbuf_flush(&x->w);
+
+	if (rc == -EPIPE)
+		return rc; /* the reader went away (| head): not an error to print */
+	return rc < 0 ? t4_err(-rc, "writing the %s output: %s", x->be->name, strerror(-rc)) : 0;
+}
+
+/* Interval flags as words, for the text formats. */
+static const char *const flag_names[] = {
+	"spans", "partial", "multiplexed", "backwards", "grid", "no_ref", "nonlinear",
+};
+
+size_t out_flag_names(uint32_t flags, const char **names, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(flag_names) && n < cap; i++)
+		if (flags & (1u << i))
+			names[n++] = flag_names[i];
+	return n;
+}

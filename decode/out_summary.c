@@ -1,0 +1,326 @@
+/* out_summary.c - `decode` (default): what a recording says, for a person
+ * at a terminal.
+ *
+ *   1. the recording: host, period, triggers, span, clock model;
+ *   2. the phases: one row per bookmark span, then one per recurring name;
+ *   3. per PMU kind, a table of the headline metrics (bandwidth, latency,
+ *      frequency, utilisation) of every PMU in every phase: averages over
+ *      the phase computed from its totals, not means of ratios;
+ *   4. per clock domain, its clock: frequency, drift, residual, segments,
+ *      read window and model bound;
+ *   5. what is missing: drops, overruns, damage, unanswered triggers.
+ *
+ * Everything is printed at the end; the decoder keeps the totals.
+ */
+#include "out.h"
+#include "../util/util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_COLS 16
+
+static double secs(uint64_t ns, uint64_t origin)
+{
+	return ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+}
+
+static void print_value(FILE *f, int width, double v)
+{
+	if (!isfinite(v))
+		fprintf(f, " %*s", width, "-");
+	else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
+		fprintf(f, " %*.3e", width, v);
+	else
+		fprintf(f, " %*.*f", width, fabs(v) >= 100 ? 1 : 3, v);
+}
+
+/* ---- 1. the recording ------------------------------------------------------- */
+
+static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	const struct t4_session_pkt *s = t4_index_session(ix);
+	const struct t4_index_counts *c = t4_index_counts(ix);
+	char b[32];
+
+	fprintf(f, "t410trace decode: %s%s\n", x->o.log_name ? x->o.log_name : "-",
+		s && (s->flags & T4_SESSION_SIMULATED) ? "   [SIMULATED Tegra410: not a measurement]"
+						       : "");
+	if (s) {
+		time_t t = (time_t)(s->start_real_ns / 1000000000u);
+		struct tm tm;
+		char date[40] = "?";
+		if (gmtime_r(&t, &tm))
+			strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		fprintf(f, "  recorded    %s on %s (t410trace %s), period %s\n", date, s->host,
+			s->version, s->period_ns ? t4_fmt_duration(s->period_ns, b, sizeof(b)) : "none");
+	}
+	fprintf(f, "  triggers    %" PRIu64 " reference packets, %" PRIu64 " return packets\n",
+		c->refs, c->rets);
+	fprintf(f, "  clock model %s", t4_clock_model_name(t4_decoder_opts(dec)->model));
+	size_t refclk = 0;
+	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		refclk += d->selected && d->clock.reference_clocked;
+	}
+	if (refclk)
+		fprintf(f, " (%zu domain%s clocked by the reference clock: window midpoints)",
+			refclk, refclk == 1 ? "" : "s");
+	fprintf(f, "\n");
+}
+
+/* ---- 2. phases ---------------------------------------------------------------- */
+
+static void phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s#%u", *p->name ? p->name : "(none)", p->occurrence);
+}
+
+static void phases(FILE *f, const struct t4_decoder *dec)
+{
+	size_t n = t4_decoder_n_phases(dec);
+	uint64_t o = t4_decoder_origin_ns(dec);
+	char b[32], lab[80];
+
+	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger)\n", n, n == 1 ? "" : "s");
+	if (!n)
+		return;
+	fprintf(f, "  %-24s %10s %10s %11s %9s  %s\n", "PHASE#OCCURRENCE", "START s", "END s",
+		"DURATION", "TRIGGERS", "BOUNDARIES");
+	for (size_t i = 0; i < n; i++) {
+		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
+		phase_label(p, lab, sizeof(lab));
+		fprintf(f, "  %-24s %10.4f %10.4f %11s %9" PRIu64 "  %s\n", lab,
+			secs(p->start_ns, o), secs(p->end_ns, o),
+			t4_fmt_duration(p->end_ns - p->start_ns ? p->end_ns - p->start_ns : 1, b,
+					sizeof(b)),
+			p->triggers, p->exact ? "exact (bookmark times)" : "trigger grid");
+	}
+}
+
+/* ---- 3. metrics per kind ----------------------------------------------------- */
+
+/* The headline metrics of domain i that were recorded, at most MAX_COLS. */
+static size_t brief_cols(const struct t4_dec_domain *d, uint32_t *cols)
+{
+	size_t n = 0;
+
+	for (uint32_t m = 0; m < d->n_metrics && n < MAX_COLS; m++)
+		if (d->metric_brief[m] && d->metric_selected[m])
+			cols[n++] = m;
+	return n;
+}
+
+static void table_head(FILE *f, const struct t4_dec_domain *d, const uint32_t *cols, size_t nc,
+		       int *w)
+{
+	fprintf(f, "\n%s, per phase (averages over each span, from its totals)\n",
+		d->kind_label);
+	fprintf(f, "  %-24s %-28s", "PHASE", "PMU");
+	for (size_t c = 0; c < nc; c++) {
+		w[c] = (int)strlen(d->metric_name[cols[c]]);
+		if (w[c] < 10)
+			w[c] = 10;
+		fprintf(f, " %*s", w[c], d->metric_name[cols[c]]);
+	}
+	fprintf(f, "\n  %-24s %-28s", "", "");
+	for (size_t c = 0; c < nc; c++)
+		fprintf(f, " %*s", w[c], d->metric_unit[cols[c]]);
+	fprintf(f, "\n");
+}
+
+static void table_row(FILE *f, const struct t4_decoder *dec, size_t dom, const char *label,
+		      const t4_u128 *tot, uint64_t el, const uint32_t *cols, size_t nc,
+		      const int *w)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, dom);
+	double v[T4_MAX_COUNTERS];
+
+	t4_decoder_metrics_of(dec, dom, tot, el, v);
+	fprintf(f, "  %-24s %-28s", label, d->name);
+	for (size_t c = 0; c < nc; c++)
+		print_value(f, w[c], el ? v[cols[c]] : NAN);
+	fprintf(f, "\n");
+}
+
+/* Rows for every phase occurrence, then one total per recurring name. */
+static void kind_rows(FILE *f, const struct t4_decoder *dec, size_t dom, const uint32_t *cols,
+		      size_t nc, const int *w)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, dom);
+	size_t np = t4_decoder_n_phases(dec);
+	char lab[80];
+	t4_u128 sum[T4_MAX_COUNTERS];
+
+	for (size_t p = 0; p < np; p++) {
+		uint64_t el;
+		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
+		phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
+		if (tot && el)
+			table_row(f, dec, dom, lab, tot, el, cols, nc, w);
+	}
+	for (size_t p = 0; p < np; p++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
+		uint64_t el_sum = 0, el;
+		size_t occ = 0;
+		bool first = true;
+
+		for (size_t q = 0; q < p && first; q++)
+			first = t4_decoder_phase_at(dec, q)->bookmark_id != ph->bookmark_id;
+		if (!first)
+			continue;
+		memset(sum, 0, sizeof(sum));
+		for (size_t q = p; q < np; q++) {
+			const t4_u128 *tot = t4_decoder_phase_totals(dec, q, dom, &el);
+			if (t4_decoder_phase_at(dec, q)->bookmark_id != ph->bookmark_id || !tot)
+				continue;
+			occ++;
+			el_sum += el;
+			for (uint32_t i = 0; i < d->n_counts; i++)
+				sum[i] += tot[i];
+		}
+		if (occ > 1 && el_sum) {
+			snprintf(lab, sizeof(lab), "%s (all %zu)", *ph->name ? ph->name : "(none)", occ);
+			table_row(f, dec, dom, lab, sum, el_sum, cols, nc, w);
+		}
+	}
+}
+
+static void kinds(FILE *f, const struct t4_decoder *dec)
+{
+	size_t nd = t4_decoder_n_domains(dec);
+	bool *done = calloc(nd ? nd : 1, sizeof(*done));
+
+	if (!done)
+		return;
+	for (size_t i = 0; i < nd; i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		uint32_t cols[MAX_COLS];
+		int w[MAX_COLS];
+		size_t nc;
+
+		if (done[i] || !d->selected || !d->intervals || !(nc = brief_cols(d, cols)))
+			continue;
+		table_head(f, d, cols, nc, w);
+		for (size_t j = i; j < nd; j++) {
+			const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
+			if (done[j] || !e->selected || e->ix->d.kind != d->ix->d.kind ||
+			    !e->intervals)
+				continue;
+			done[j] = true;
+			kind_rows(f, dec, j, cols, nc, w);
+		}
+	}
+	free(done);
+}
+
+/* ---- 4. clocks ---------------------------------------------------------------- */
+
+static void clocks(FILE *f, const struct t4_decoder *dec)
+{
+	size_t nd = t4_decoder_n_domains(dec);
+
+	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the model; window: read window;"
+		   " bound: model uncertainty)\n");
+	fprintf(f, "  %-28s %-7s %12s %12s %10s %10s %5s %17s %15s\n", "DOMAIN", "MODEL",
+		"FREQ MHz", "NOMINAL MHz", "DRIFT ppm", "RESID ns", "SEGS", "WINDOW p50/p99 ns",
+		"BOUND p50/p99");
+	for (size_t i = 0; i < nd; i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		const struct t4_clock_stats *c = &d->clock;
+		char win[40], bnd[40];
+
+		if (!d->selected || !c->samples)
+			continue;
+		snprintf(win, sizeof(win), "%" PRIu64 "/%" PRIu64, c->window_p50, c->window_p99);
+		snprintf(bnd, sizeof(bnd), "%" PRIu64 "/%" PRIu64, c->bound_p50, c->bound_p99);
+		fprintf(f, "  %-28s %-7s", d->name,
+			c->reference_clocked ? "window" : t4_clock_model_name(c->model));
+		if (c->reference_clocked) {
+			fprintf(f, " %12s %12s %10s %10s %5s", "(reference", "clock)", "-", "-", "-");
+		} else {
+			print_value(f, 12, c->freq_hz / 1e6);
+			print_value(f, 12, d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN);
+			print_value(f, 10, c->drift_ppm);
+			print_value(f, 10, c->residual_ns);
+			fprintf(f, " %5" PRIu64, c->segments);
+		}
+		fprintf(f, " %17s %15s\n", win, bnd);
+		size_t ns;
+		const struct t4_clock_segment *sg = t4_decoder_segments(dec, i, &ns);
+		for (size_t k = 0; ns > 1 && k < ns && k < 8; k++)
+			fprintf(f, "      segment %zu: triggers %" PRIu64 "..%" PRIu64
+				   ", %.3f MHz, drift %.1f ppm, residual %.1f ns\n",
+				k + 1, sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6,
+				sg[k].drift_ppm, sg[k].residual_ns);
+		if (ns > 8)
+			fprintf(f, "      ... %zu more segments\n", ns - 8);
+	}
+}
+
+/* ---- 5. missing ---------------------------------------------------------------- */
+
+static void missing(FILE *f, const struct t4_decoder *dec)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	const struct t4_status_pkt *st = t4_index_status(ix);
+	const struct t4_reader_stats *rs = t4_decoder_reader_stats(dec);
+	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
+	size_t nd = t4_decoder_n_domains(dec);
+	bool any = false;
+
+	fprintf(f, "\nMISSING\n");
+	if (st)
+		fprintf(f, "  dropped packets   %" PRIu64 " (their counts are carried by the"
+			   " next packet)\n", st->dropped);
+	else
+		fprintf(f, "  dropped packets   unknown (no status packet)\n");
+	fprintf(f, "  overruns          %" PRIu64 "\n", t4_index_overruns(ix));
+	fprintf(f, "  read failures     %" PRIu64 "\n", t4_index_read_failures(ix));
+	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
+		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
+		rs->skipped_bytes ? ", bytes skipped" : "");
+	fprintf(f, "  no reference    %" PRIu64 " trigger%s without a reference packet\n",
+		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
+	for (size_t i = 0; i < nd; i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		if (!d->selected || !(d->missing_carried || d->missing_lost || d->duplicates ||
+				      d->too_late || d->unplaced))
+			continue;
+		if (!any)
+			fprintf(f, "  unanswered triggers per domain (carried: counts in the next"
+				   " interval; lost: damage):\n");
+		any = true;
+		fprintf(f, "    %-28s carried %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
+			   ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
+			d->name, d->missing_carried, d->missing_lost, d->duplicates, d->too_late,
+			d->unplaced);
+	}
+	if (!any)
+		fprintf(f, "  every domain answered every trigger\n");
+	if (dm->partial)
+		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
+}
+
+static int summary_finish(void *ud, const struct t4_decoder *dec)
+{
+	struct t4_output *x = ud;
+	FILE *f = x->f;
+
+	header(f, x, dec);
+	phases(f, dec);
+	kinds(f, dec);
+	clocks(f, dec);
+	missing(f, dec);
+	return out_close(x);
+}
+
+const struct out_backend out_summary = {
+	.name = "summary",
+	.ops = { .finish = summary_finish },
+	.wants_metrics = false,
+};

@@ -1,0 +1,340 @@
+/* phases.c - the recording cut into bookmark phases, and each domain's
+ * counts apportioned to them.
+ *
+ * The timeline is a list of spans, each starting where a bookmark took
+ * effect and ending where the next one did. Where the log's bookmark
+ * packets carry set_ns (the reference time of the bookmark command), the
+ * boundaries are exact and a phase shorter than one trigger period still
+ * exists. Older logs only say which bookmark each reference packet
+ * carried: the interval a trigger closes is labelled by that trigger's
+ * bookmark, so a phase then starts at the trigger before the first one
+ * that carries it (FORMAT.md section 6).
+ *
+ * An interval that straddles a boundary gives each phase the share of its
+ * counts that its overlap gives, in integers by the largest-remainder
+ * rule, so the phases' totals add up exactly to the domain's. Spans are
+ * appended only (a late or out-of-order bookmark is clamped to the last
+ * boundary) so per-domain totals stay indexed by span. Beyond
+ * DEC_MAX_SPANS the last span absorbs the rest (counted).
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- largest remainder -------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b)
+{
+	t4_u128 x = *(const t4_u128 *)a, y = *(const t4_u128 *)b;
+	return x < y ? -1 : x > y;
+}
+
+void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
+		  uint64_t *out, t4_u128 *keys)
+{
+	uint64_t given = 0, left;
+
+	for (size_t j = 0; j < k; j++) {
+		t4_u128 share = (t4_u128)value * w[j];
+		out[j] = (uint64_t)(share / wsum);
+		given += out[j];
+		/* sort key: largest remainder first, then lower index */
+		keys[j] = ((t4_u128)~(uint64_t)(share % wsum) << 64) | j;
+	}
+	left = value - given; /* fewer than k: one more for `left` parts */
+	if (!left)
+		return;
+	if (k > 1)
+		qsort(keys, k, sizeof(*keys), key_cmp);
+	for (uint64_t i = 0; i < left && i < k; i++)
+		out[(size_t)(keys[i] & 0xffffffffu)]++;
+}
+
+/* Scratch of k entries for t4_apportion. */
+static int ap_room(struct t4_decoder *d, size_t k)
+{
+	if (k <= d->ap_cap)
+		return 0;
+	size_t cap = k < 64 ? 64 : k * 2;
+	uint64_t *w = realloc(d->ap_w, cap * sizeof(*w));
+	if (w)
+		d->ap_w = w;
+	uint64_t *o = realloc(d->ap_out, cap * sizeof(*o));
+	if (o)
+		d->ap_out = o;
+	t4_u128 *keys = realloc(d->ap_keys, cap * sizeof(*keys));
+	if (keys)
+		d->ap_keys = keys;
+	if (!w || !o || !keys)
+		return t4_err(ENOMEM, "out of memory");
+	d->ap_cap = cap;
+	return 0;
+}
+
+int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint64_t *bounds,
+		  size_t k)
+{
+	/* bounds[0..k]: cell edges; weights = overlap of [start, end) */
+	int rc = ap_room(d, k);
+
+	if (rc < 0)
+		return rc;
+	for (size_t j = 0; j < k; j++) {
+		uint64_t lo = bounds[j] > start ? bounds[j] : start;
+		uint64_t hi = bounds[j + 1] < end ? bounds[j + 1] : end;
+		d->ap_w[j] = hi > lo ? hi - lo : 0;
+	}
+	return 0;
+}
+
+/* ---- the span list ---------------------------------------------------------- */
+
+static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
+		    uint64_t first_trigger, bool exact)
+{
+	struct dspan *last = d->n_spans ? &d->spans[d->n_spans - 1] : NULL;
+	int rc;
+
+	if (last && start <= last->start_ns) {
+		/* at (or, out of order, before) the last boundary: it wins */
+		if (last->bookmark_id != bookmark_id && d->n_spans > 1 &&
+		    d->spans[d->n_spans - 2].bookmark_id == bookmark_id) {
+			d->n_spans--; /* back to the previous phase: no span */
+			return 0;
+		}
+		last->bookmark_id = bookmark_id;
+		last->exact = exact;
+		if (first_trigger > last->first_trigger)
+			last->first_trigger = first_trigger;
+		return 0;
+	}
+	if (last && last->bookmark_id == bookmark_id)
+		return 0; /* the same phase again: no boundary */
+	if (d->n_spans >= DEC_MAX_SPANS) {
+		d->spans_dropped++;
+		return 0;
+	}
+	if ((rc = t4_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
+			      sizeof(*d->spans))) < 0)
+		return rc;
+	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, first_trigger, exact };
+	return 0;
+}
+
+int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
+{
+	if (!b->set_ns)
+		return 0; /* an older log: the reference packets tell */
+	if (!d->exact_phases && d->n_spans <= 1) {
+		d->n_spans = 0; /* nothing was cut by reference packets yet */
+	}
+	d->exact_phases = true;
+	if (!d->n_spans) {
+		int rc = add_span(d, 0, 0, 0, true);
+		if (rc < 0)
+			return rc;
+	}
+	return add_span(d, b->set_ns, b->bookmark_id, b->first_trigger, true);
+}
+
+/* One reference packet of the phase scheduler, in trigger order: the
+ * interval it closes is in its bookmark's phase, which therefore started
+ * at the trigger before it. */
+static int ref_phase(struct t4_decoder *d, const struct refent *e)
+{
+	uint64_t start;
+
+	if (!d->pk_started) {
+		d->pk_started = true;
+		d->pk_prev_ns = e->ref_ns;
+		return add_span(d, 0, e->bookmark_id, e->trigger, false);
+	}
+	start = d->pk_prev_ns;
+	d->pk_prev_ns = e->ref_ns;
+	if (d->n_spans && d->spans[d->n_spans - 1].bookmark_id == e->bookmark_id)
+		return 0;
+	return add_span(d, start, e->bookmark_id, e->trigger, false);
+}
+
+int phases_ref(struct t4_decoder *d, struct dsched *s, bool all)
+{
+	int rc = 0;
+
+	if (d->exact_phases || !d->have_phase_sched || s->id != d->phase_sched || !s->any)
+		return 0;
+	if (!d->pk_started)
+		d->pk = s->watermark; /* the first reference packet seen */
+	while (rc >= 0 && d->pk <= s->watermark) {
+		const struct refent *e = dec_ref(s, d->pk);
+		if (e)
+			rc = ref_phase(d, e);
+		else if (!all && d->pk + d->o.lookahead > s->watermark)
+			break; /* it may still come */
+		d->pk++;
+	}
+	return rc;
+}
+
+size_t phases_span_at(const struct t4_decoder *d, uint64_t t)
+{
+	size_t lo = 0, hi = d->n_spans;
+
+	while (hi - lo > 1) { /* the last span starting at or before t */
+		size_t mid = (lo + hi) / 2;
+		if (d->spans[mid].start_ns <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t phases_span_end(const struct t4_decoder *d, size_t i)
+{
+	return i + 1 < d->n_spans ? d->spans[i + 1].start_ns : UINT64_MAX;
+}
+
+/* ---- per-domain totals ------------------------------------------------------- */
+
+static int ptot_room(struct dom *dm, size_t n_spans)
+{
+	if (dm->n_ptot >= n_spans)
+		return 0;
+	size_t n = n_spans + 16;
+	t4_u128 *t = realloc(dm->ptot, n * dm->ncap * sizeof(*t));
+	if (t)
+		dm->ptot = t;
+	uint64_t *e = realloc(dm->pel, n * sizeof(*e));
+	if (e)
+		dm->pel = e;
+	if (!t || !e)
+		return t4_err(ENOMEM, "out of memory for the phase table");
+	memset(&dm->ptot[dm->n_ptot * dm->ncap], 0,
+	       (n - dm->n_ptot) * dm->ncap * sizeof(*t));
+	memset(&dm->pel[dm->n_ptot], 0, (n - dm->n_ptot) * sizeof(*e));
+	dm->n_ptot = n;
+	return 0;
+}
+
+static void add_to_span(struct dom *dm, size_t i, uint64_t elapsed, const uint64_t *c,
+			uint32_t n)
+{
+	t4_u128 *t = &dm->ptot[i * dm->ncap];
+
+	dm->pel[i] += elapsed;
+	for (uint32_t k = 0; k < n; k++)
+		t[k] += c[k];
+}
+
+int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
+	       uint64_t elapsed, const uint64_t *counts, uint32_t n)
+{
+	int rc;
+
+	if (!d->n_spans && (rc = add_span(d, 0, 0, 0, false)) < 0)
+		return rc;
+	if ((rc = ptot_room(dm, d->n_spans)) < 0)
+		return rc;
+	size_t first = phases_span_at(d, start), last = phases_span_at(d, end - 1);
+	if (first == last) {
+		add_to_span(dm, first, elapsed, counts, n);
+		return 0;
+	}
+	/* straddles boundaries: split by overlap, largest remainder */
+	size_t k = last - first + 1;
+	uint64_t fixed[65], *b = fixed, *heap = NULL;
+	if (k + 1 > T4_ARRAY_LEN(fixed) && !(b = heap = malloc((k + 1) * sizeof(*b))))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t j = 0; j < k; j++)
+		b[j] = d->spans[first + j].start_ns;
+	b[k] = end;
+	if ((rc = dec_apportion(d, start, end, b, k)) < 0) {
+		free(heap);
+		return rc;
+	}
+	free(heap);
+	uint64_t len = end - start;
+	t4_apportion(elapsed, d->ap_w, k, len, d->ap_out, d->ap_keys);
+	for (size_t j = 0; j < k; j++)
+		dm->pel[first + j] += d->ap_out[j];
+	for (uint32_t c = 0; c < n; c++) {
+		t4_apportion(counts[c], d->ap_w, k, len, d->ap_out, d->ap_keys);
+		for (size_t j = 0; j < k; j++)
+			dm->ptot[(first + j) * dm->ncap + c] += d->ap_out[j];
+	}
+	return 0;
+}
+
+/* ---- the phase list ------------------------------------------------------------ */
+
+/* The data range: first and last placed instants over the domains. */
+static void data_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < d->n_doms; i++) {
+		const struct t4_dec_domain *p = &d->doms[i]->pub;
+		if (!p->intervals)
+			continue;
+		if (p->first_ns < *lo)
+			*lo = p->first_ns;
+		if (p->last_ns > *hi)
+			*hi = p->last_ns;
+	}
+}
+
+static bool span_has_data(const struct t4_decoder *d, size_t i)
+{
+	for (size_t k = 0; k < d->n_doms; k++)
+		if (i < d->doms[k]->n_ptot && d->doms[k]->pel[i])
+			return true;
+	return false;
+}
+
+static uint64_t span_triggers(const struct t4_decoder *d, size_t i)
+{
+	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
+	uint64_t from = d->spans[i].first_trigger;
+	uint64_t to = i + 1 < d->n_spans ? d->spans[i + 1].first_trigger
+					 : (s ? s->last + 1 : from);
+
+	return to > from ? to - from : 0;
+}
+
+int phases_build(struct t4_decoder *d)
+{
+	uint64_t lo, hi;
+
+	data_range(d, &lo, &hi);
+	free(d->phases);
+	free(d->phase_span);
+	d->n_phases = 0;
+	d->phases = calloc(d->n_spans ? d->n_spans : 1, sizeof(*d->phases));
+	d->phase_span = calloc(d->n_spans ? d->n_spans : 1, sizeof(*d->phase_span));
+	if (!d->phases || !d->phase_span)
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < d->n_spans; i++) {
+		const struct dspan *sp = &d->spans[i];
+		struct t4_dec_phase *ph = &d->phases[d->n_phases];
+		uint64_t end = phases_span_end(d, i);
+
+		if (!span_has_data(d, i))
+			continue;
+		ph->bookmark_id = sp->bookmark_id;
+		ph->name = t4_decoder_bookmark(d, sp->bookmark_id);
+		ph->start_ns = sp->start_ns > lo ? sp->start_ns : lo;
+		ph->end_ns = end < hi ? end : hi;
+		ph->exact = sp->exact;
+		ph->triggers = span_triggers(d, i);
+		/* occurrences of a name: counted over the listed spans */
+		uint32_t n = 1;
+		for (size_t j = 0; j < d->n_phases; j++)
+			n += d->phases[j].bookmark_id == sp->bookmark_id;
+		ph->occurrence = n;
+		d->phase_span[d->n_phases++] = i;
+	}
+	return 0;
+}
