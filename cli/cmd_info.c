@@ -1,14 +1,17 @@
 /* cmd_info.c - `t410trace info FILE [--json]`: describe a recorded log.
  *
- * Reads the whole log once through the packet reader (bounded memory: only
- * the metadata tables are kept, every trigger is just counted) and prints
- * either an aligned report or one JSON object. Damage is reported, not
+ * Reads the whole log once into the decoder's index (decode/index.c:
+ * bounded memory, only the metadata tables and per-event totals are kept,
+ * every trigger is just counted) and prints either an aligned report or one
+ * JSON object: session, domains, every event with its total and average
+ * rate, bookmarks with the time they were set, damage. Damage is reported, not
  * fatal: the exit code is 0 whenever the file is a log at all, 2 when it
  * cannot be opened or is not a log, 1 for an I/O error while reading.
  * Metadata packets repeated in the log replace the earlier copy with the
  * same key (domain ID, domain + event index, bookmark ID).
  */
 #include "cli.h"
+#include "decode/decode.h"
 #include "packets/packets.h"
 #include "util/util.h"
 
@@ -20,211 +23,15 @@
 #include <time.h>
 
 #define MAX_KEPT_WARNINGS 20
-#define MAX_SCHEDULERS 64
-
-struct sched_ids {
-	uint64_t refs, min, max;
-};
-
-struct dom_info {
-	struct t4_domain_pkt d;
-	bool described;   /* a domain packet was seen */
-	uint64_t events;  /* event packets of this domain */
-	uint64_t rets;    /* return packets */
-	uint64_t values;  /* counter values in them */
-};
 
 struct info {
 	const char *path;
 	bool opened; /* the file is a log: later errors are read errors */
-	bool have_session, have_status;
-	struct t4_session_pkt session;
-	struct t4_status_pkt status;
-	struct dom_info *doms;
-	size_t n_doms, cap_doms;
-	struct t4_event_pkt *events;
-	size_t n_events, cap_events;
-	struct t4_bookmark_pkt *bms;
-	size_t n_bms, cap_bms;
-	/* direct indexes (position + 1, 0 = none), so a hostile log with
-	 * millions of IDs costs O(1) per packet; IDs past them go untracked */
-	int32_t *dom_slot, *ev_slot, *bm_slot;
-	struct dom_info untracked_dom;
-	uint64_t untracked;
-	uint64_t refs, ref_overruns, min_trig, max_trig;
-	/* per scheduler (--per-socket runs several, each with its own IDs) */
-	struct sched_ids sched[MAX_SCHEDULERS];
-	uint32_t n_sched;
-	uint64_t rets, values, read_failed, meta;
+	struct t4_index *ix;
 	uint64_t n_warnings;
 	char warnings[MAX_KEPT_WARNINGS][200];
 	struct t4_reader_stats st;
 };
-
-static const char *const kind_names[] = {
-	[T4_DOM_OTHER] = "other",       [T4_DOM_SOFTWARE] = "software",
-	[T4_DOM_TSC] = "tsc",           [T4_DOM_UCF] = "ucf",
-	[T4_DOM_PCIE] = "pcie",         [T4_DOM_PCIE_TGT] = "pcie_tgt",
-	[T4_DOM_CMEM_LAT] = "cmem_lat", [T4_DOM_NVLINK_C2C] = "nvlink_c2c",
-	[T4_DOM_NVCLINK] = "nvclink",   [T4_DOM_NVDLINK] = "nvdlink",
-	[T4_DOM_TRACEPOINT] = "tracepoint",
-};
-
-static const char *kind_name(uint32_t k)
-{
-	return k < T4_ARRAY_LEN(kind_names) && kind_names[k] ? kind_names[k] : "unknown";
-}
-
-/* Make room for one more element of a growing array. */
-static int vec_room(void **v, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	p = realloc(*v, ncap * elem);
-	if (!p)
-		return t4_err(ENOMEM, "out of memory for the metadata tables");
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
-#define MAX_IDS 65536u         /* domain and bookmark IDs listed */
-#define MAX_EVENT_DOMAINS 4096u /* domains whose events are listed */
-
-/* The index entry for key in a lazily allocated table of n entries. */
-static int32_t *slot_of(int32_t **tab, size_t n, uint32_t key)
-{
-	if (key >= n)
-		return NULL;
-	if (!*tab && !(*tab = calloc(n, sizeof(**tab))))
-		return NULL;
-	return &(*tab)[key];
-}
-
-static struct dom_info *dom_get(struct info *in, uint32_t id)
-{
-	int32_t *slot = slot_of(&in->dom_slot, MAX_IDS, id);
-
-	if (!slot) {
-		in->untracked++;
-		return &in->untracked_dom;
-	}
-	if (*slot)
-		return &in->doms[*slot - 1];
-	if (vec_room((void **)&in->doms, &in->cap_doms, in->n_doms, sizeof(*in->doms)) < 0)
-		return NULL;
-	in->doms[in->n_doms] = (struct dom_info){ .d = { .domain_id = id, .cpu = -1,
-							  .clock_event = -1 } };
-	*slot = (int32_t)++in->n_doms;
-	return &in->doms[in->n_doms - 1];
-}
-
-/* Keep elem under its index slot: replace the entry the slot names (the
- * last copy of a packet wins), or append it; NULL slot: not listed. */
-static int keep(struct info *in, int32_t *slot, void **vec, size_t *cap, size_t *n,
-		size_t size, const void *elem)
-{
-	if (!slot) {
-		in->untracked++;
-		return 0;
-	}
-	if (!*slot) {
-		if (vec_room(vec, cap, *n, size) < 0)
-			return -ENOMEM;
-		*slot = (int32_t)++*n;
-	}
-	memcpy((char *)*vec + (size_t)(*slot - 1) * size, elem, size);
-	return 0;
-}
-
-static int add_event(struct info *in, const struct t4_event_pkt *e)
-{
-	int32_t *slot = NULL;
-
-	if (e->domain_id < MAX_EVENT_DOMAINS && e->index < T4_MAX_COUNTERS)
-		slot = slot_of(&in->ev_slot, MAX_EVENT_DOMAINS * T4_MAX_COUNTERS,
-			       e->domain_id * T4_MAX_COUNTERS + e->index);
-	return keep(in, slot, (void **)&in->events, &in->cap_events, &in->n_events,
-		    sizeof(*e), e);
-}
-
-static int add_bookmark(struct info *in, const struct t4_bookmark_pkt *b)
-{
-	return keep(in, slot_of(&in->bm_slot, MAX_IDS, b->bookmark_id), (void **)&in->bms,
-		    &in->cap_bms, &in->n_bms, sizeof(*b), b);
-}
-
-/* Trigger IDs count per scheduler: track each one's range. IDs beyond
- * MAX_SCHEDULERS are counted in the totals only. */
-static void take_ref_ids(struct info *in, const struct t4_ref_pkt *r)
-{
-	if (r->sched_id >= MAX_SCHEDULERS)
-		return;
-	struct sched_ids *s = &in->sched[r->sched_id];
-	if (s->refs == 0 || r->trigger_id < s->min)
-		s->min = r->trigger_id;
-	if (s->refs == 0 || r->trigger_id > s->max)
-		s->max = r->trigger_id;
-	s->refs++;
-	if (r->sched_id + 1 > in->n_sched)
-		in->n_sched = r->sched_id + 1;
-}
-
-static int take(struct info *in, const struct t4_packet *p)
-{
-	struct dom_info *d;
-
-	switch (p->type) {
-	case T4_PKT_REF:
-		if (in->refs == 0 || p->ref.trigger_id < in->min_trig)
-			in->min_trig = p->ref.trigger_id;
-		if (in->refs == 0 || p->ref.trigger_id > in->max_trig)
-			in->max_trig = p->ref.trigger_id;
-		in->refs++;
-		in->ref_overruns += p->ref.overruns;
-		take_ref_ids(in, &p->ref);
-		return 0;
-	case T4_PKT_RET:
-		if (!(d = dom_get(in, p->ret.domain_id)))
-			return -ENOMEM;
-		d->rets++;
-		d->values += p->ret.n_counts;
-		in->rets++;
-		in->values += p->ret.n_counts;
-		in->read_failed += !!(p->ret.flags & T4_RET_READ_FAILED);
-		return 0;
-	case T4_PKT_SESSION:
-		in->meta++;
-		if (!in->have_session)
-			in->session = p->session;
-		in->have_session = true;
-		return 0;
-	case T4_PKT_DOMAIN:
-		in->meta++;
-		if (!(d = dom_get(in, p->domain.domain_id)))
-			return -ENOMEM;
-		d->d = p->domain;
-		d->described = true;
-		return 0;
-	case T4_PKT_EVENT:
-		in->meta++;
-		return add_event(in, &p->event);
-	case T4_PKT_BOOKMARK:
-		in->meta++;
-		return add_bookmark(in, &p->bookmark);
-	case T4_PKT_STATUS:
-		in->meta++;
-		in->status = p->status;
-		in->have_status = true;
-		return 0;
-	default:
-		return 0;
-	}
-}
 
 static void on_warning(void *ud, uint64_t offset, const char *msg)
 {
@@ -245,43 +52,50 @@ static int read_log(struct info *in)
 
 	if (!p)
 		return t4_err(ENOMEM, "out of memory");
-	if ((rc = t4_reader_open(&r, in->path, on_warning, in)) < 0) {
+	if ((rc = t4_index_new(&in->ix)) < 0 ||
+	    (rc = t4_reader_open(&r, in->path, on_warning, in)) < 0) {
 		free(p);
 		return rc;
 	}
 	in->opened = true;
 	while ((rc = t4_reader_next(r, p)) > 0)
-		if ((rc = take(in, p)) < 0)
+		if ((rc = t4_index_add(in->ix, p)) < 0)
 			break;
 	t4_reader_stats(r, &in->st);
 	t4_reader_close(r);
 	free(p);
-	for (size_t i = 0; i < in->n_events; i++) {
-		struct dom_info *d = dom_get(in, in->events[i].domain_id);
-		if (d)
-			d->events++;
-	}
 	return rc;
 }
 
 /* ---- derived numbers ------------------------------------------------- */
 
-static uint64_t overruns(const struct info *in)
-{
-	return in->have_status ? in->status.overruns : in->ref_overruns;
-}
-
 /* Every scheduler's IDs form one run without gaps or repeats. */
 static bool contiguous(const struct info *in)
 {
+	const struct t4_index_counts *c = t4_index_counts(in->ix);
 	uint64_t tracked = 0;
 
-	for (uint32_t i = 0; i < in->n_sched; i++) {
-		if (in->sched[i].refs && in->sched[i].max - in->sched[i].min != in->sched[i].refs - 1)
+	for (size_t i = 0; i < t4_index_n_scheds(in->ix); i++) {
+		const struct t4_index_sched *s = t4_index_sched_at(in->ix, i);
+		if (s->last - s->first != s->refs - 1)
 			return false;
-		tracked += in->sched[i].refs;
+		tracked += s->refs;
 	}
-	return in->refs && tracked == in->refs;
+	return c->refs && tracked == c->refs;
+}
+
+/* Trigger range over every scheduler. */
+static void trigger_range(const struct info *in, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < t4_index_n_scheds(in->ix); i++) {
+		const struct t4_index_sched *s = t4_index_sched_at(in->ix, i);
+		if (s->first < *lo)
+			*lo = s->first;
+		if (s->last > *hi)
+			*hi = s->last;
+	}
 }
 
 static double ratio(const struct info *in)
@@ -291,7 +105,17 @@ static double ratio(const struct info *in)
 
 static double bytes_per_value(const struct info *in)
 {
-	return in->values ? (double)in->st.file_bytes / (double)in->values : 0;
+	uint64_t v = t4_index_counts(in->ix)->values;
+	return v ? (double)in->st.file_bytes / (double)v : 0;
+}
+
+/* An event's total over the log per second of the domain's span (NaN
+ * when the span is unknown). */
+static double rate_of(const struct t4_index_domain *d, uint32_t i)
+{
+	if (d->rets < 2 || d->last_ns <= d->first_ns)
+		return NAN;
+	return (double)d->totals[i] / ((double)(d->last_ns - d->first_ns) / 1e9);
 }
 
 static const char *iso_time(uint64_t ns, char *buf, size_t cap)
@@ -320,12 +144,20 @@ static void jkey_str(const char *k, const char *v)
 	printf(", ");
 }
 
+static void jkey_f64(const char *k, double v, const char *sep)
+{
+	if (isfinite(v)) /* JSON has no NaN or infinity */
+		printf("\"%s\": %.17g%s", k, v, sep);
+	else
+		printf("\"%s\": null%s", k, sep);
+}
+
 static void json_session(const struct info *in)
 {
-	const struct t4_session_pkt *s = &in->session;
+	const struct t4_session_pkt *s = t4_index_session(in->ix);
 	char t[64];
 
-	if (!in->have_session) {
+	if (!s) {
 		printf("\"session\": null, ");
 		return;
 	}
@@ -341,61 +173,54 @@ static void json_session(const struct info *in)
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
-static void json_events(const struct info *in, uint32_t dom)
+static void json_events(const struct info *in, const struct t4_index_domain *d)
 {
-	bool first = true;
+	char tot[48];
 
 	printf("\"events\": [");
-	for (size_t i = 0; i < in->n_events; i++) {
-		const struct t4_event_pkt *e = &in->events[i];
-		if (e->domain_id != dom)
+	for (uint32_t i = 0, n = 0; i < T4_MAX_COUNTERS && (i < d->n_counts || n < d->n_events);
+	     i++) {
+		const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
+		if (!e && i >= d->n_counts)
 			continue;
-		printf("%s{", first ? "" : ", ");
-		first = false;
-		jkey_u64("index", e->index);
-		jkey_str("pmu", e->pmu);
-		jkey_str("name", e->name);
-		jkey_str("spec", e->spec);
-		jkey_str("unit", e->unit);
-		jkey_u64("perf_type", e->perf_type);
-		printf("\"config\": \"0x%" PRIx64 "\", \"config1\": \"0x%" PRIx64 "\", "
-		       "\"config2\": \"0x%" PRIx64 "\", ", e->config, e->config1, e->config2);
-		if (isfinite(e->scale)) /* JSON has no NaN or infinity */
-			printf("\"scale\": %.17g}", e->scale);
-		else
-			printf("\"scale\": null}");
+		printf("%s{", n++ ? ", " : "");
+		jkey_u64("index", i);
+		if (e) {
+			jkey_str("pmu", e->pmu);
+			jkey_str("name", e->name);
+			jkey_str("spec", e->spec);
+			jkey_str("unit", e->unit);
+			jkey_u64("perf_type", e->perf_type);
+			printf("\"config\": \"0x%" PRIx64 "\", \"config1\": \"0x%" PRIx64 "\", "
+			       "\"config2\": \"0x%" PRIx64 "\", ", e->config, e->config1, e->config2);
+			jkey_f64("scale", e->scale, ", ");
+		}
+		printf("\"total\": %s, ", t4_u128_str(d->totals[i], tot, sizeof(tot)));
+		jkey_f64("rate_per_s", rate_of(d, i), "}");
 	}
 	printf("]");
-}
-
-/* Triggers of the domain's scheduler it has no return packet for (a
- * monitor that answered late covers them with its next packet). */
-static uint64_t missing_returns(const struct info *in, const struct dom_info *d)
-{
-	if (d->d.sched_id >= MAX_SCHEDULERS)
-		return 0;
-	uint64_t want = in->sched[d->d.sched_id].refs;
-	return want > d->rets ? want - d->rets : 0;
 }
 
 static void json_domains(const struct info *in)
 {
 	printf("\"domains\": [");
-	for (size_t i = 0; i < in->n_doms; i++) {
-		const struct dom_info *d = &in->doms[i];
+	for (size_t i = 0; i < t4_index_n_domains(in->ix); i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
 		printf("%s{", i ? ", " : "");
 		jkey_u64("id", d->d.domain_id);
 		jkey_str("name", d->d.name);
-		jkey_str("kind", kind_name(d->d.kind));
+		jkey_str("kind", t4_domain_kind_name(d->d.kind));
 		printf("\"cpu\": %d, \"clock_event\": %d, \"described\": %s, ", d->d.cpu,
 		       d->d.clock_event, d->described ? "true" : "false");
 		jkey_u64("nominal_hz", d->d.nominal_hz);
 		jkey_u64("sched_id", d->d.sched_id);
-		jkey_u64("n_events", d->events);
+		jkey_u64("n_events", d->n_events);
 		jkey_u64("ret_packets", d->rets);
-		jkey_u64("missing_returns", missing_returns(in, d));
+		jkey_u64("missing_returns", t4_index_missing_returns(in->ix, d));
 		jkey_u64("values", d->values);
-		json_events(in, d->d.domain_id);
+		jkey_f64("duration_s", d->rets > 1 ? (double)(d->last_ns - d->first_ns) / 1e9 : NAN,
+			 ", ");
+		json_events(in, d);
 		printf("}");
 	}
 	printf("], ");
@@ -404,10 +229,14 @@ static void json_domains(const struct info *in)
 static void json_bookmarks(const struct info *in)
 {
 	printf("\"bookmarks\": [");
-	for (size_t i = 0; i < in->n_bms; i++) {
-		printf("%s{\"id\": %u, \"name\": ", i ? ", " : "", in->bms[i].bookmark_id);
-		t4_json_str(stdout, in->bms[i].name);
-		printf(", \"first_trigger\": %" PRIu64 "}", in->bms[i].first_trigger);
+	for (size_t i = 0; i < t4_index_n_bookmarks(in->ix); i++) {
+		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(in->ix, i);
+		printf("%s{\"id\": %u, \"name\": ", i ? ", " : "", b->bookmark_id);
+		t4_json_str(stdout, b->name);
+		printf(", \"first_trigger\": %" PRIu64, b->first_trigger);
+		if (b->set_ns)
+			printf(", \"set_ns\": %" PRIu64, b->set_ns);
+		printf("}");
 	}
 	printf("], ");
 }
@@ -415,28 +244,33 @@ static void json_bookmarks(const struct info *in)
 static void print_json(const struct info *in)
 {
 	const struct t4_reader_stats *st = &in->st;
+	const struct t4_index_counts *c = t4_index_counts(in->ix);
+	const struct t4_status_pkt *status = t4_index_status(in->ix);
+	uint64_t lo, hi;
 
+	trigger_range(in, &lo, &hi);
 	printf("{");
 	jkey_str("file", in->path);
-	jkey_u64("triggers", in->refs);
-	if (in->refs) {
-		jkey_u64("first_trigger", in->min_trig);
-		jkey_u64("last_trigger", in->max_trig);
+	jkey_u64("triggers", c->refs);
+	if (c->refs) {
+		jkey_u64("first_trigger", lo);
+		jkey_u64("last_trigger", hi);
 	} else {
 		printf("\"first_trigger\": null, \"last_trigger\": null, ");
 	}
 	printf("\"contiguous\": %s, ", contiguous(in) ? "true" : "false");
-	jkey_u64("schedulers", in->n_sched);
-	jkey_u64("overruns", overruns(in));
-	jkey_u64("dropped", in->have_status ? in->status.dropped : 0);
-	printf("\"status_present\": %s, ", in->have_status ? "true" : "false");
-	jkey_u64("read_failures", in->read_failed);
+	jkey_u64("schedulers", t4_index_n_scheds(in->ix));
+	jkey_u64("overruns", t4_index_overruns(in->ix));
+	jkey_u64("dropped", status ? status->dropped : 0);
+	printf("\"status_present\": %s, ", status ? "true" : "false");
+	jkey_u64("read_failures", t4_index_read_failures(in->ix));
 	jkey_u64("chunks", st->chunks);
 	jkey_u64("packets", st->packets);
-	jkey_u64("ref_packets", in->refs);
-	jkey_u64("ret_packets", in->rets);
-	jkey_u64("meta_packets", in->meta);
-	jkey_u64("values", in->values);
+	jkey_u64("ref_packets", c->refs);
+	jkey_u64("ret_packets", c->rets);
+	jkey_u64("meta_packets", c->meta);
+	jkey_u64("bookmark_packets", c->bookmark_packets);
+	jkey_u64("values", c->values);
 	jkey_u64("bytes", st->file_bytes);
 	jkey_u64("raw_bytes", st->raw_bytes);
 	printf("\"compression_ratio\": %.3f, \"bytes_per_value\": %.4f, ", ratio(in),
@@ -444,7 +278,7 @@ static void print_json(const struct info *in)
 	jkey_u64("damaged_chunks", st->damaged_chunks);
 	printf("\"truncated\": %s, ", st->truncated ? "true" : "false");
 	jkey_u64("unknown_packets", st->unknown_packets);
-	jkey_u64("untracked_packets", in->untracked);
+	jkey_u64("untracked_packets", c->untracked);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	json_session(in);
 	json_domains(in);
@@ -463,10 +297,10 @@ static void print_json(const struct info *in)
 
 static void human_session(const struct info *in)
 {
-	const struct t4_session_pkt *s = &in->session;
+	const struct t4_session_pkt *s = t4_index_session(in->ix);
 	char t[64], d[32];
 
-	if (!in->have_session) {
+	if (!s) {
 		printf(ROW "(no session packet)\n", "session");
 		return;
 	}
@@ -480,37 +314,75 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "command", s->cmdline);
 }
 
-static void human_tables(const struct info *in)
+static void human_domains(const struct info *in)
 {
-	printf("\ndomains (%zu):\n  %5s  %-28s %-11s %4s %5s %14s %6s %10s %8s\n", in->n_doms,
-	       "ID", "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "MISSING");
-	for (size_t i = 0; i < in->n_doms; i++) {
-		const struct dom_info *d = &in->doms[i];
-		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6" PRIu64 " %10" PRIu64
-		       " %8" PRIu64 "%s\n",
-		       d->d.domain_id, d->d.name, kind_name(d->d.kind), d->d.cpu,
-		       d->d.clock_event, d->d.nominal_hz, d->events, d->rets,
-		       missing_returns(in, d), d->described ? "" : "  (no domain packet)");
+	size_t n = t4_index_n_domains(in->ix);
+
+	printf("\ndomains (%zu):\n  %5s  %-28s %-11s %4s %5s %14s %6s %10s %8s\n", n, "ID",
+	       "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "MISSING");
+	for (size_t i = 0; i < n; i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
+		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64
+		       "%s\n",
+		       d->d.domain_id, d->d.name, t4_domain_kind_name(d->d.kind), d->d.cpu,
+		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
+		       t4_index_missing_returns(in->ix, d), d->described ? "" : "  (no domain packet)");
 	}
-	printf("\nevents (%zu):\n  %6s %4s  %-20s %-24s %-8s %s\n", in->n_events, "DOMAIN",
-	       "IDX", "PMU", "NAME", "UNIT", "SPEC");
-	for (size_t i = 0; i < in->n_events; i++) {
-		const struct t4_event_pkt *e = &in->events[i];
-		printf("  %6u %4u  %-20s %-24s %-8s %s\n", e->domain_id, e->index, e->pmu,
-		       e->name, e->unit, e->spec);
+}
+
+/* Every event with its total over the log and its average rate. */
+static void human_events(const struct info *in)
+{
+	char tot[48];
+	size_t n = t4_index_n_domains(in->ix);
+
+	printf("\nevents (total over the log, average rate over each domain's span):\n"
+	       "  %6s %4s  %-20s %-24s %-6s %22s %14s\n", "DOMAIN", "IDX", "PMU", "NAME",
+	       "UNIT", "TOTAL", "PER SECOND");
+	for (size_t k = 0; k < n; k++) {
+		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
+		for (uint32_t i = 0; i < T4_MAX_COUNTERS && i < (d->n_counts > d->n_events ? d->n_counts : d->n_events); i++) {
+			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
+			double r = rate_of(d, i);
+			printf("  %6u %4u  %-20s %-24s %-6s %22s ", d->d.domain_id, i,
+			       e ? e->pmu : "?", e ? e->name : "?", e ? e->unit : "",
+			       t4_u128_str(d->totals[i], tot, sizeof(tot)));
+			if (isfinite(r))
+				printf("%14.6g\n", r);
+			else
+				printf("%14s\n", "-");
+		}
 	}
-	printf("\nbookmarks (%zu):\n", in->n_bms);
-	if (in->n_bms)
-		printf("  %6s  %-32s %s\n", "ID", "NAME", "FIRST_TRIGGER");
-	for (size_t i = 0; i < in->n_bms; i++)
-		printf("  %6u  %-32s %" PRIu64 "\n", in->bms[i].bookmark_id, in->bms[i].name,
-		       in->bms[i].first_trigger);
+}
+
+static void human_bookmarks(const struct info *in)
+{
+	size_t n = t4_index_n_bookmarks(in->ix);
+	const struct t4_session_pkt *s = t4_index_session(in->ix);
+
+	printf("\nbookmarks (%zu):\n", n);
+	if (n)
+		printf("  %6s  %-32s %13s  %s\n", "ID", "NAME", "FIRST_TRIGGER", "SET (s from start)");
+	for (size_t i = 0; i < n; i++) {
+		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(in->ix, i);
+		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, b->name, b->first_trigger);
+		if (b->set_ns && s && b->set_ns >= s->start_ref_ns)
+			printf("  %.9f\n", (double)(b->set_ns - s->start_ref_ns) / 1e9);
+		else
+			printf("  %s\n", b->set_ns ? "(before start)" : "-");
+	}
+	if (t4_index_counts(in->ix)->bookmark_packets > n)
+		printf("  ... %" PRIu64 " more bookmark packets not listed\n",
+		       t4_index_counts(in->ix)->bookmark_packets - n);
 }
 
 static void print_human(const struct info *in)
 {
 	const struct t4_reader_stats *st = &in->st;
+	const struct t4_index_counts *c = t4_index_counts(in->ix);
+	const struct t4_status_pkt *status = t4_index_status(in->ix);
 	char b1[32], b2[32];
+	uint64_t lo, hi;
 
 	printf("%s\n", in->path);
 	human_session(in);
@@ -519,21 +391,22 @@ static void print_human(const struct info *in)
 	       t4_fmt_bytes(st->raw_bytes, b2, sizeof(b2)), ratio(in));
 	printf(ROW "%" PRIu64 "\n", "chunks", st->chunks);
 	printf(ROW "%" PRIu64 " (%" PRIu64 " reference, %" PRIu64 " return, %" PRIu64
-	       " metadata)\n", "packets", st->packets, in->refs, in->rets, in->meta);
-	if (in->refs)
+	       " metadata)\n", "packets", st->packets, c->refs, c->rets, c->meta);
+	trigger_range(in, &lo, &hi);
+	if (c->refs)
 		printf(ROW "%" PRIu64 " (IDs %" PRIu64 "..%" PRIu64 ", %s%s)\n", "triggers",
-		       in->refs, in->min_trig, in->max_trig,
-		       contiguous(in) ? "contiguous" : "with gaps or repeats",
-		       in->n_sched > 1 ? " per scheduler" : "");
+		       c->refs, lo, hi, contiguous(in) ? "contiguous" : "with gaps or repeats",
+		       t4_index_n_scheds(in->ix) > 1 ? " per scheduler" : "");
 	else
 		printf(ROW "0\n", "triggers");
-	printf(ROW "%" PRIu64 "%s\n", "overruns", overruns(in),
-	       in->have_status ? "" : " (no status packet: sum over triggers)");
-	printf(ROW "%" PRIu64 "%s\n", "dropped", in->have_status ? in->status.dropped : 0,
-	       in->have_status ? "" : " (no status packet: unknown)");
-	printf(ROW "%" PRIu64 " (%.3f bytes each on disk)\n", "values", in->values,
+	printf(ROW "%" PRIu64 "%s\n", "overruns", t4_index_overruns(in->ix),
+	       status ? "" : " (no status packet: sum over triggers)");
+	printf(ROW "%" PRIu64 "%s\n", "dropped", status ? status->dropped : 0,
+	       status ? "" : " (no status packet: unknown)");
+	printf(ROW "%" PRIu64 " (%.3f bytes each on disk)\n", "values", c->values,
 	       bytes_per_value(in));
-	printf(ROW "%" PRIu64 "\n", "read failures", in->read_failed);
+	printf(ROW "%" PRIu64 "%s\n", "read failures", t4_index_read_failures(in->ix),
+	       status ? "" : " (counted from return packets)");
 	if (!st->damaged_chunks && !st->truncated)
 		printf(ROW "none\n", "damage");
 	else
@@ -543,11 +416,12 @@ static void print_human(const struct info *in)
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);
-	if (in->untracked)
-		printf(ROW "%" PRIu64 " packets with IDs too large to list (domain or "
-		       "bookmark >= %u), counted in the totals only\n", "untracked", in->untracked,
-		       MAX_IDS);
-	human_tables(in);
+	if (c->untracked)
+		printf(ROW "%" PRIu64 " packets beyond the table limits, counted in the totals "
+		       "only\n", "untracked", c->untracked);
+	human_domains(in);
+	human_events(in);
+	human_bookmarks(in);
 }
 
 /* ---- entry ----------------------------------------------------------- */
@@ -566,12 +440,7 @@ static void usage(FILE *f)
 
 static void info_free(struct info *in)
 {
-	free(in->doms);
-	free(in->events);
-	free(in->bms);
-	free(in->dom_slot);
-	free(in->ev_slot);
-	free(in->bm_slot);
+	t4_index_free(in->ix);
 	free(in);
 }
 

@@ -189,9 +189,9 @@ Test(record, help_and_version)
 	sh(&r, "%s --version", b);
 	cr_assert_eq(r.status, 0);
 	cr_assert(strstr(r.out, "t410trace "));
-	sh(&r, "%s decode x.t4t", b);
+	sh(&r, "%s decode no-such-file.t4t", b);
 	cr_assert_eq(r.status, 2);
-	cr_assert(strstr(r.out, "not available yet"));
+	cr_assert(strstr(r.out, "no-such-file.t4t"), "%s", r.out);
 	sh(&r, "%s frobnicate", b);
 	cr_assert_eq(r.status, 2);
 }

@@ -1,0 +1,800 @@
+/* test_decode.c - the decoder (decode/): the convex-hull fit, largest
+ * remainder, formulas, number formatting, the index, and whole synthetic
+ * recordings (tests/decode_synth.h) whose every sample instant and count is
+ * known exactly: placement accuracy, segments, the three clock models side
+ * by side, missing / duplicated / reordered packets, large IDs, several
+ * schedulers, phases with exact and grid boundaries, --grid conservation,
+ * the time window.
+ *
+ * Tolerances are stated next to each assertion and derived from the
+ * synthetic windows (0.3-3 us), never from wall-clock timing.
+ */
+#include "decode_synth.h"
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "collector/collector.h"
+#include "decode/decode_int.h"
+
+#define MS 1000000ull
+
+/* ---- the fit ---------------------------------------------------------------- */
+
+Test(decode_fit, recovers_a_line_inside_every_window)
+{
+	struct t4_fit_pt p[48];
+	struct t4_fit f;
+	uint64_t rng = 7;
+
+	for (int i = 0; i < 48; i++) {
+		double x = i * 1.7e6; /* ticks */
+		double t = 12345 + 0.5882352 * x; /* ns: a 1.7 GHz clock */
+		double a = sy_unit(&rng) * 1500, b = sy_unit(&rng) * 1500;
+		p[i] = (struct t4_fit_pt){ x, t - a, t + b };
+	}
+	t4_fit_hull(p, 48, &f);
+	cr_assert(f.feasible);
+	cr_assert_leq(f.b_min, f.b);
+	cr_assert_leq(f.b, f.b_max);
+	for (int i = 0; i < 48; i++) {
+		double v = f.a + f.b * p[i].x;
+		cr_assert(v >= p[i].lo - 1e-3 && v <= p[i].hi + 1e-3, "sample %d off its window", i);
+	}
+	cr_assert_lt(fabs(f.b / 0.5882352 - 1), 20e-6, "slope %.9f", f.b);
+}
+
+Test(decode_fit, a_kink_is_infeasible)
+{
+	struct t4_fit_pt p[32];
+	struct t4_fit f;
+
+	for (int i = 0; i < 32; i++) {
+		double x = i * 1e6, t = i < 16 ? x : 16e6 + (x - 16e6) * 1.05; /* 5% step */
+		p[i] = (struct t4_fit_pt){ x, t - 500, t + 500 };
+	}
+	t4_fit_hull(p, 32, &f);
+	cr_assert_not(f.feasible);
+	t4_fit_hull(p, 16, &f);
+	cr_assert(f.feasible);
+}
+
+Test(decode_fit, wide_windows_cost_nothing)
+{
+	struct t4_fit_pt p[48];
+	struct t4_fit tight, wide;
+
+	for (int i = 0; i < 48; i++) {
+		double t = 1000.0 * i;
+		p[i] = (struct t4_fit_pt){ i * 2000.0, t - 100, t + 100 };
+	}
+	t4_fit_hull(p, 48, &tight);
+	p[10].lo -= 50000; /* a read preempted for 50 us */
+	p[30].hi += 80000;
+	t4_fit_hull(p, 48, &wide);
+	cr_assert(wide.feasible);
+	cr_assert_float_eq(wide.b, tight.b, 1e-12);
+	cr_assert_float_eq(wide.a, tight.a, 1e-6);
+}
+
+/* ---- largest remainder -------------------------------------------------------- */
+
+Test(decode_apportion, conserves_and_gives_remainders_to_the_largest)
+{
+	uint64_t w[3] = { 1, 1, 1 }, out[3];
+	t4_u128 keys[3];
+
+	t4_apportion(10, w, 3, 3, out, keys);
+	cr_assert_eq(out[0], 4);
+	cr_assert_eq(out[1], 3);
+	cr_assert_eq(out[2], 3);
+	uint64_t w2[4] = { 10, 25, 40, 25 }, out2[4];
+	t4_u128 keys2[4];
+	t4_apportion(7, w2, 4, 100, out2, keys2); /* 0.7 1.75 2.8 1.75 */
+	cr_assert_eq(out2[0] + out2[1] + out2[2] + out2[3], 7);
+	cr_assert_eq(out2[0], 0); /* remainders .7 .75 .8 .75: three get one */
+	cr_assert_eq(out2[1], 2);
+	cr_assert_eq(out2[2], 3);
+	cr_assert_eq(out2[3], 2);
+	for (uint64_t v = 0; v < 2000; v += 37) {
+		uint64_t w3[5] = { 3, 0, 17, 5, 1 }, o3[5];
+		t4_u128 k3[5];
+		t4_apportion(UINT64_MAX - v, w3, 5, 26, o3, k3);
+		t4_u128 sum = 0;
+		for (int j = 0; j < 5; j++)
+			sum += o3[j];
+		cr_assert(sum == UINT64_MAX - v);
+		cr_assert_eq(o3[1], 0, "a zero weight gets nothing");
+	}
+}
+
+/* ---- formulas ------------------------------------------------------------------ */
+
+struct names {
+	const struct t4_kind *k;
+};
+
+static int kind_lookup(void *ud, const char *name, size_t len)
+{
+	const struct t4_kind *k = ud;
+
+	for (size_t i = 0; i < k->n_events; i++)
+		if (strlen(k->events[i].name) == len && !strncmp(k->events[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+Test(decode_expr, every_seed_formula_compiles_against_its_kind)
+{
+	size_t n;
+	const struct t4_kind *k = t4_kinds(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t nf;
+		const struct t4_formula *f = t4_kind_formulas(k[i].id, &nf, NULL);
+		cr_assert_eq(nf, k[i].n_formulas);
+		for (size_t j = 0; j < nf; j++) {
+			struct t4_expr e;
+			cr_assert_eq(t4_expr_compile(f[j].expr, kind_lookup, (void *)&k[i], &e), 0,
+				     "%s %s: %s", k[i].label, f[j].name, f[j].expr);
+		}
+	}
+}
+
+static int two_names(void *ud, const char *name, size_t len)
+{
+	(void)ud;
+	if (len == 9 && !strncmp(name, "cpu-clock", 9))
+		return 0;
+	if (len == 6 && !strncmp(name, "cycles", 6))
+		return 1;
+	return -1;
+}
+
+Test(decode_expr, evaluates_absent_and_zero_denominators)
+{
+	struct t4_expr e;
+	double c[2] = { 500000, 3000 };
+
+	cr_assert_eq(t4_expr_compile("cpu-clock / elapsed_ns * 100", two_names, NULL, &e), 0);
+	cr_assert_float_eq(t4_expr_eval(&e, c, 1e6), 50.0, 1e-12);
+	cr_assert_eq(t4_expr_compile("(cycles - 1000) / (2 * cycles)", two_names, NULL, &e), 0);
+	cr_assert_float_eq(t4_expr_eval(&e, c, 1), 2000.0 / 6000.0, 1e-12);
+	cr_assert_eq(t4_expr_compile("rd_req / cycles", two_names, NULL, &e), -ENOENT);
+	cr_assert_eq(t4_expr_compile("cycles / ", two_names, NULL, &e), -EINVAL);
+	cr_assert_eq(t4_expr_compile("(cycles", two_names, NULL, &e), -EINVAL);
+	cr_assert_eq(t4_expr_compile("cycles / cpu-clock", two_names, NULL, &e), 0);
+	c[0] = 0;
+	cr_assert(isnan(t4_expr_eval(&e, c, 1)));
+}
+
+/* ---- number formatting ---------------------------------------------------------- */
+
+static const char *fmt(double v, char *buf, size_t cap)
+{
+	FILE *f = fmemopen(buf, cap, "w");
+	struct t4_wbuf w;
+
+	cr_assert(f);
+	cr_assert_eq(t4_wbuf_init(&w, f, 64), 0);
+	t4_wbuf_f64(&w, v);
+	t4_wbuf_flush(&w);
+	t4_wbuf_free(&w);
+	fclose(f);
+	return buf;
+}
+
+Test(decode_fmt, metric_values_round_trip_to_nine_digits)
+{
+	char b[64];
+	uint64_t rng = 3;
+
+	cr_assert_str_eq(fmt(0, b, sizeof(b)), "0");
+	cr_assert_str_eq(fmt(0.5, b, sizeof(b)), "0.5");
+	cr_assert_str_eq(fmt(123.456, b, sizeof(b)), "123.456");
+	cr_assert_str_eq(fmt(-2, b, sizeof(b)), "-2");
+	cr_assert_str_eq(fmt(1e-7, b, sizeof(b)), "1e-7");
+	cr_assert_str_eq(fmt(2.5e20, b, sizeof(b)), "2.5e+20");
+	cr_assert_str_eq(fmt(999999999.6, b, sizeof(b)), "1000000000");
+	for (int i = 0; i < 20000; i++) {
+		double v = ldexp(sy_unit(&rng) + 0.5, (int)(sy_rand(&rng) % 120) - 60);
+		double back = strtod(fmt(v, b, sizeof(b)), NULL);
+		cr_assert_lt(fabs(back / v - 1), 6e-9, "%.17g -> %s", v, b);
+	}
+}
+
+/* ---- index ------------------------------------------------------------------------ */
+
+Test(decode_index, large_ids_and_the_status_packet_is_authoritative)
+{
+	struct t4_index *ix;
+	struct t4_packet p = { 0 };
+
+	cr_assert_eq(t4_index_new(&ix), 0);
+	p.type = T4_PKT_EVENT;
+	p.event.domain_id = 5000;
+	p.event.index = 3;
+	snprintf(p.event.name, sizeof(p.event.name), "rd_bytes");
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_RET;
+	p.ret.domain_id = 5000;
+	p.ret.n_counts = 4;
+	p.ret.counts[3] = 7;
+	p.ret.flags = T4_RET_READ_FAILED;
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	p.ret.flags = 0;
+	p.ret.counts[3] = UINT64_MAX;
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_REF;
+	p.ref.sched_id = 70000;
+	p.ref.trigger_id = 9;
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	const struct t4_index_domain *d = t4_index_domain(ix, 5000);
+	cr_assert(d);
+	cr_assert_str_eq(t4_index_event(ix, 5000, 3)->name, "rd_bytes");
+	cr_assert(d->totals[3] == (t4_u128)UINT64_MAX + 7, "totals are 128-bit");
+	cr_assert_eq(t4_index_sched(ix, 70000)->last, 9);
+	cr_assert_eq(t4_index_read_failures(ix), 1);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_STATUS;
+	p.status.read_failures = 0; /* the recorder's own count wins */
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	cr_assert_eq(t4_index_read_failures(ix), 0);
+	char buf[48];
+	cr_assert_str_eq(t4_u128_str((t4_u128)UINT64_MAX + 7, buf, sizeof(buf)),
+			 "18446744073709551622");
+	t4_index_free(ix);
+}
+
+/* ---- whole synthetic recordings ------------------------------------------------- */
+
+static void two_clocks(struct sy *y, size_t n)
+{
+	memset(y, 0, sizeof(*y));
+	y->seed = 42;
+	y->n_triggers = n;
+	y->n_doms = 2;
+	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1.7e9, .ppm = 37, .bytes_per_ns = 12.5 };
+	y->dom[1] = (struct sy_dom){ .id = 2, .hz = 0.9e9, .ppm = -410, .bytes_per_ns = 3.25 };
+}
+
+/* RMS and max of |placed - true| over domain d's interval ends. */
+static void boundary_error(const struct sy *y, const struct keep *k, uint32_t id,
+			   double *rms, double *max)
+{
+	double ss = 0, m = 0;
+	size_t n = 0, di = 0;
+
+	while (y->dom[di].id != id)
+		di++;
+	for (size_t i = 0; i < k->n; i++) {
+		const struct civ *c = &k->v[i];
+		if (c->domain_id != id)
+			continue;
+		double e = (double)c->end - (double)y->true_t[c->trigger * y->n_doms + di];
+		ss += e * e;
+		m = fmax(m, fabs(e));
+		n++;
+	}
+	cr_assert_gt(n, 0);
+	*rms = sqrt(ss / (double)n);
+	*max = m;
+}
+
+/* Sum of counter c of domain id over the decoded intervals. */
+static uint64_t sum_of(const struct keep *k, uint32_t id, int c)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < k->n; i++)
+		if (k->v[i].domain_id == id)
+			s += k->v[i].counts[c];
+	return s;
+}
+
+Test(decode_synth, steady_clocks_placed_exactly_and_totals_conserved)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .want_metrics = true };
+	double rms, max;
+
+	two_clocks(&y, 3000);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(k.n, 2 * 2999);
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t di = id - 1, last = (y.n_triggers - 1) * y.n_doms + di;
+		boundary_error(&y, &k, id, &rms, &max);
+		/* windows of 0.3-3 us: the fit over 48 samples is ~20x tighter */
+		cr_assert_lt(rms, 150, "domain %u: RMS %.1f ns", id, rms);
+		cr_assert_lt(max, 1000, "domain %u: max %.1f ns", id, max);
+		cr_assert_eq(sum_of(&k, id, 0), y.x[last] - y.x[di]);
+		cr_assert_eq(sum_of(&k, id, 1), y.bytes[last] - y.bytes[di]);
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, id));
+		double truth = y.dom[di].hz * (1 + y.dom[di].ppm / 1e6);
+		cr_assert_lt(fabs(d->clock.freq_hz / truth - 1), 1e-6, "%u: %.3f Hz vs %.3f", id,
+			     d->clock.freq_hz, truth);
+		cr_assert_lt(fabs(d->clock.drift_ppm - y.dom[di].ppm), 1.0);
+		cr_assert_eq(d->clock.segments, 1);
+		cr_assert_eq(d->missing_carried + d->missing_lost + d->duplicates, 0);
+	}
+	/* intervals of a domain tile the axis: each starts where the last ended */
+	uint64_t prev_end[3] = { 0 };
+	for (size_t i = 0; i < k.n; i++) {
+		const struct civ *c = &k.v[i];
+		if (prev_end[c->domain_id])
+			cr_assert_eq(c->start, prev_end[c->domain_id]);
+		cr_assert_gt(c->end, c->start);
+		prev_end[c->domain_id] = c->end;
+		cr_assert_eq(c->flags, 0);
+		cr_assert(isfinite(c->metric0), "rd_bw present: rd_bytes was recorded");
+	}
+	t4_decoder_free(dec);
+	sy_free(&y);
+}
+
+Test(decode_synth, a_dvfs_step_cuts_a_segment)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+	double rms, max;
+	size_t ns;
+
+	two_clocks(&y, 4000);
+	y.dom[0].step_at_s = 1.2345;
+	y.dom[0].step_factor = 0.85;
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	const struct t4_clock_segment *sg = t4_decoder_segments(dec, sy_slot(dec, 1), &ns);
+	cr_assert_eq(ns, 2, "segments: %zu", ns);
+	double f = 1.7e9 * (1 + 37e-6);
+	cr_assert_lt(fabs(sg[0].freq_hz / f - 1), 2e-6, "%.1f", sg[0].freq_hz);
+	cr_assert_lt(fabs(sg[1].freq_hz / (f * 0.85) - 1), 2e-6, "%.1f", sg[1].freq_hz);
+	cr_assert(sg[0].last_trigger >= 1230 && sg[0].last_trigger <= 1236, "cut at %" PRIu64,
+		  sg[0].last_trigger);
+	boundary_error(&y, &k, 1, &rms, &max);
+	cr_assert_lt(rms, 200, "RMS %.1f ns across the step", rms);
+	cr_assert_eq(t4_decoder_segments(dec, sy_slot(dec, 2), &ns) != NULL, true);
+	cr_assert_eq(ns, 1);
+	t4_decoder_free(dec);
+	sy_free(&y);
+}
+
+/* The three clock models side by side on hard clocks: +-500 ppm drift, a
+ * DVFS step, 5% of the reads preempted for 20-100 us. The rate model's
+ * boundary error must be 10x below the offset model's (RMS), and a
+ * constant-traffic domain's per-interval bandwidth 5x steadier (CV) than
+ * with raw window midpoints. */
+static double bw_cv(const struct keep *k, uint32_t id)
+{
+	double s = 0, ss = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		const struct civ *c = &k->v[i];
+		if (c->domain_id != id)
+			continue;
+		double bw = (double)c->counts[1] / (double)c->elapsed;
+		s += bw;
+		ss += bw * bw;
+		n++;
+	}
+	double mean = s / (double)n;
+	return sqrt(ss / (double)n - mean * mean) / mean;
+}
+
+Test(decode_synth, rate_model_beats_offset_and_window)
+{
+	struct sy y;
+	struct keep kr, ko, kw;
+	struct t4_decode_opts o = { 0 };
+	double rr, ro, rw, mr, mo, mw;
+
+	two_clocks(&y, 6000);
+	y.dom[0].ppm = 500;
+	y.dom[1].ppm = -500;
+	y.dom[1].step_at_s = 2.5;
+	y.dom[1].step_factor = 0.7;
+	y.preempt_prob = 0.05;
+	y.preempt_min = 20000;
+	y.preempt_max = 100000;
+	sy_build(&y);
+	o.model = T4_CLOCK_RATE;
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &kr));
+	o.model = T4_CLOCK_OFFSET;
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &ko));
+	o.model = T4_CLOCK_WINDOW;
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &kw));
+	for (uint32_t id = 1; id <= 2; id++) {
+		boundary_error(&y, &kr, id, &rr, &mr);
+		boundary_error(&y, &ko, id, &ro, &mo);
+		boundary_error(&y, &kw, id, &rw, &mw);
+		cr_log_info("domain %u boundary RMS: rate %.1f ns, offset %.1f ns, window %.1f ns",
+			    id, rr, ro, rw);
+		cr_assert_lt(rr * 10, ro, "domain %u: rate %.1f vs offset %.1f", id, rr, ro);
+		double cr = bw_cv(&kr, id), cw = bw_cv(&kw, id);
+		cr_log_info("domain %u bandwidth CV: rate %.5f, window %.5f", id, cr, cw);
+		cr_assert_lt(cr * 5, cw, "domain %u: CV rate %.5f vs window %.5f", id, cr, cw);
+	}
+	free(kr.v);
+	free(ko.v);
+	free(kw.v);
+	sy_free(&y);
+}
+
+/* Remove packets for which drop(k, domain) says so. */
+static void drop_rets(struct sy *y, bool (*drop)(uint64_t k, uint32_t id))
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < y->n_pk; i++) {
+		const struct t4_packet *p = &y->pk[i];
+		if (p->type == T4_PKT_RET && drop(p->ret.trigger_id, p->ret.domain_id))
+			continue;
+		y->pk[w++] = *p;
+	}
+	y->n_pk = w;
+}
+
+static bool every_7th_of_1(uint64_t k, uint32_t id)
+{
+	return id == 1 && k % 7 == 3;
+}
+
+Test(decode_synth, a_missing_return_makes_one_spanning_interval)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 1000);
+	sy_build(&y);
+	/* the next packet carries a dropped one's counts (record does so) */
+	for (size_t i = 0; i < y.n_pk; i++) {
+		struct t4_packet *p = &y.pk[i];
+		if (p->type == T4_PKT_RET && p->ret.domain_id == 1 && p->ret.trigger_id % 7 == 4)
+			for (int c = 0; c < 2; c++)
+				p->ret.counts[c] = y.bytes[0] * 0 +
+					(c ? y.bytes[p->ret.trigger_id * 2] - y.bytes[(p->ret.trigger_id - 2) * 2]
+					   : y.x[p->ret.trigger_id * 2] - y.x[(p->ret.trigger_id - 2) * 2]);
+	}
+	drop_rets(&y, every_7th_of_1);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 1));
+	size_t last = (y.n_triggers - 1) * 2;
+	cr_assert_eq(sum_of(&k, 1, 1), y.bytes[last] - y.bytes[0], "never double-counted");
+	cr_assert_eq(d->missing_carried, 143);
+	cr_assert_eq(d->missing_lost, 0);
+	size_t spans = 0;
+	for (size_t i = 0; i < k.n; i++)
+		if (k.v[i].domain_id == 1 && (k.v[i].flags & T4_IV_SPANS)) {
+			spans++;
+			cr_assert_eq(k.v[i].first_trigger + 1, k.v[i].trigger);
+		}
+	cr_assert_eq(spans, 143);
+	cr_assert_not(t4_decoder_damage_stats(dec)->partial);
+	t4_decoder_free(dec);
+	sy_free(&y);
+}
+
+Test(decode_synth, damage_between_samples_marks_the_interval_partial)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decoder *dec;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 600);
+	sy_build(&y);
+	memset(&k, 0, sizeof(k));
+	cr_assert_eq(t4_decoder_new(&dec, &o, &keep_ops, &k), 0);
+	for (size_t i = 0; i < y.n_pk; i++) {
+		const struct t4_packet *p = &y.pk[i];
+		bool lost = p->type == T4_PKT_RET && p->ret.trigger_id >= 300 && p->ret.trigger_id < 305;
+		if (p->type == T4_PKT_RET && p->ret.trigger_id == 300 && p->ret.domain_id == 1)
+			t4_decoder_damage(dec, 1234, "chunk at offset 1234: payload CRC mismatch");
+		if (!lost)
+			cr_assert_eq(t4_decoder_feed(dec, p), 0);
+	}
+	cr_assert_eq(t4_decoder_finish(dec, NULL), 0);
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 1));
+	cr_assert_eq(d->missing_lost, 5);
+	cr_assert(t4_decoder_damage_stats(dec)->partial);
+	size_t partial = 0;
+	for (size_t i = 0; i < k.n; i++)
+		partial += !!(k.v[i].flags & T4_IV_PARTIAL);
+	cr_assert_eq(partial, 2, "one per domain");
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+/* Duplicates and returns out of order within the look-ahead decode to
+ * exactly what the clean stream gives. */
+Test(decode_synth, duplicates_and_reordering_change_nothing)
+{
+	struct sy y;
+	struct keep clean, messy;
+	struct t4_decode_opts o = { 0 };
+	uint64_t rng = 99;
+
+	two_clocks(&y, 1500);
+	sy_build(&y);
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &clean));
+	struct t4_packet *m = malloc(2 * y.n_pk * sizeof(*m));
+	size_t n = 0;
+	for (size_t i = 0; i < y.n_pk; i++) {
+		m[n++] = y.pk[i];
+		if (y.pk[i].type == T4_PKT_RET && sy_rand(&rng) % 20 == 0)
+			m[n++] = y.pk[i]; /* a second copy */
+	}
+	for (size_t i = 10; i + 12 < n; i++) /* swaps a few packets apart */
+		if (sy_rand(&rng) % 10 == 0) {
+			size_t j = i + 1 + sy_rand(&rng) % 10;
+			struct t4_packet t = m[i];
+			m[i] = m[j];
+			m[j] = t;
+		}
+	struct t4_decoder *dec = sy_decode(m, n, &o, &messy);
+	cr_assert_eq(messy.n, clean.n);
+	/* same intervals, possibly emitted in another order across domains */
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t a = 0, b = 0;
+		for (;;) {
+			while (a < clean.n && clean.v[a].domain_id != id)
+				a++;
+			while (b < messy.n && messy.v[b].domain_id != id)
+				b++;
+			if (a == clean.n || b == messy.n)
+				break;
+			cr_assert_eq(clean.v[a].trigger, messy.v[b].trigger);
+			cr_assert_eq(clean.v[a].start, messy.v[b].start);
+			cr_assert_eq(clean.v[a].end, messy.v[b].end);
+			cr_assert_eq(clean.v[a].counts[1], messy.v[b].counts[1]);
+			a++;
+			b++;
+		}
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, id));
+		cr_assert_gt(d->duplicates, 0);
+	}
+	t4_decoder_free(dec);
+	free(m);
+	free(clean.v);
+	free(messy.v);
+	sy_free(&y);
+}
+
+Test(decode_synth, large_ids_and_two_schedulers)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 800);
+	y.dom[0].id = 5000;
+	y.dom[1].id = 70001;
+	y.dom[1].sched = 1;
+	sy_bookmark(&y, 7, "zero", 0, 0);
+	sy_bookmark(&y, 100000, "one", 0, 0);
+	sy_build(&y);
+	/* scheduler 1's bookmark differs: its domain takes its own */
+	for (size_t i = 0; i < y.n_pk; i++)
+		if (y.pk[i].type == T4_PKT_REF)
+			y.pk[i].ref.bookmark_id = y.pk[i].ref.sched_id ? 100000 : 7;
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(k.n, 2 * 799);
+	for (size_t i = 0; i < k.n; i++)
+		cr_assert_eq(k.v[i].bookmark, k.v[i].domain_id == 5000 ? 7u : 100000u);
+	cr_assert_str_eq(t4_decoder_bookmark(dec, 100000), "one");
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+Test(decode_synth, triggers_without_references_keep_the_bookmark)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+	size_t w = 0;
+
+	two_clocks(&y, 500);
+	sy_bookmark(&y, 1, "one", 0, 0);
+	sy_bookmark(&y, 2, "two", 100, 0);
+	sy_build(&y);
+	for (size_t i = 0; i < y.n_pk; i++) {
+		struct t4_packet *p = &y.pk[i];
+		if (p->type == T4_PKT_REF && p->ref.trigger_id >= 200 && p->ref.trigger_id < 210)
+			continue; /* lost */
+		y.pk[w++] = *p;
+	}
+	y.n_pk = w;
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	size_t noref = 0;
+	for (size_t i = 0; i < k.n; i++) {
+		const struct civ *c = &k.v[i];
+		cr_assert_eq(c->bookmark, c->trigger >= 100 ? 2u : 1u, "trigger %" PRIu64, c->trigger);
+		noref += !!(c->flags & T4_IV_NO_REF);
+	}
+	cr_assert_eq(noref, 20);
+	cr_assert_eq(t4_decoder_damage_stats(dec)->refs_missing, 10);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+/* Bookmarks with set_ns: phases start exactly there, a phase shorter than
+ * one period exists, and the phases' totals add up to the domain's. */
+Test(decode_synth, exact_phases_apportion_by_overlap)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 1000);
+	uint64_t t0 = y.t0 = 5000000000ull;
+	/* a: from the start; b: 300.4 ms; c: 300.7 ms (0.3 ms long); b again 301.0 */
+	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
+	sy_bookmark(&y, 2, "b", 301, t0 + 300400000);
+	sy_bookmark(&y, 3, "c", 301, t0 + 300700000);
+	sy_bookmark(&y, 2, "b", 302, t0 + 301000000);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_n_phases(dec), 4);
+	const struct t4_dec_phase *c = t4_decoder_phase_at(dec, 2);
+	cr_assert_str_eq(c->name, "c");
+	cr_assert(c->exact);
+	cr_assert_eq(c->start_ns, t0 + 300700000);
+	cr_assert_eq(c->end_ns - c->start_ns, 300000);
+	cr_assert_eq(t4_decoder_phase_at(dec, 3)->occurrence, 2);
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t slot = sy_slot(dec, id);
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, slot);
+		t4_u128 sum = 0;
+		uint64_t el, el_sum = 0;
+		for (size_t p = 0; p < t4_decoder_n_phases(dec); p++) {
+			const t4_u128 *tot = t4_decoder_phase_totals(dec, p, slot, &el);
+			cr_assert(tot);
+			sum += tot[1];
+			el_sum += el;
+		}
+		cr_assert(sum == d->totals[1], "phases add up exactly");
+		const t4_u128 *tc = t4_decoder_phase_totals(dec, 2, slot, &el);
+		/* 0.3 ms of traffic, within one interval's rounding */
+		double want = y.dom[id - 1].bytes_per_ns * 300000;
+		cr_assert_lt(fabs((double)tc[1] - want), want * 0.02 + 2, "%g vs %g", (double)tc[1], want);
+		cr_assert_eq(el, 300000);
+		cr_assert_eq(el_sum, d->last_ns - d->first_ns);
+	}
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+Test(decode_synth, phases_from_reference_packets_in_older_logs)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 900);
+	sy_bookmark(&y, 1, "p1", 0, 0);
+	sy_bookmark(&y, 2, "p2", 300, 0);
+	sy_bookmark(&y, 1, "p1", 600, 0);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_n_phases(dec), 3);
+	const struct t4_dec_phase *p = t4_decoder_phase_at(dec, 1);
+	cr_assert_str_eq(p->name, "p2");
+	cr_assert_not(p->exact);
+	/* closing convention: trigger 300's interval starts at trigger 299 */
+	cr_assert_eq(p->start_ns, y.t0 + 299 * y.period);
+	cr_assert_eq(p->triggers, 300);
+	cr_assert_eq(t4_decoder_phase_at(dec, 2)->occurrence, 2);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .grid_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
+
+	two_clocks(&y, 1200);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	uint64_t origin = t4_decoder_origin_ns(dec);
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t di = id - 1, last = (y.n_triggers - 1) * 2 + di;
+		cr_assert_eq(sum_of(&k, id, 0), y.x[last] - y.x[di]);
+		cr_assert_eq(sum_of(&k, id, 1), y.bytes[last] - y.bytes[di]);
+	}
+	for (size_t i = 0; i < k.n; i++) {
+		const struct civ *c = &k.v[i];
+		cr_assert(c->flags & T4_IV_GRID);
+		cr_assert_eq((c->start - origin) % o.grid_ns, 0);
+		cr_assert_eq(c->end - c->start, o.grid_ns);
+		cr_assert_leq(c->elapsed, o.grid_ns);
+	}
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+Test(decode_synth, time_window_and_phase_filters)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 1000);
+	y.t0 = 5000000000ull;
+	sy_bookmark(&y, 1, "warm", 0, y.t0 - 1000);
+	sy_bookmark(&y, 2, "hot", 401, y.t0 + 400500000);
+	sy_bookmark(&y, 1, "warm", 701, y.t0 + 700500000);
+	sy_build(&y);
+	cr_assert_eq(t4_timepoint_parse("200ms", &o.from), 0);
+	cr_assert_eq(t4_timepoint_parse("0.3s", &o.to), 0);
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &k));
+	cr_assert(k.n >= 2 * 98 && k.n <= 2 * 101, "%zu intervals in 100 ms", k.n);
+	for (size_t i = 0; i < k.n; i++) {
+		uint64_t mid = k.v[i].start + (k.v[i].end - k.v[i].start) / 2;
+		cr_assert(mid >= y.t0 + 200 * MS && mid < y.t0 + 300 * MS);
+	}
+	free(k.v);
+	memset(&o, 0, sizeof(o));
+	cr_assert_eq(t4_timepoint_parse("hot", &o.from), 0);
+	cr_assert_eq(t4_timepoint_parse("hot", &o.to), 0);
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &k));
+	cr_assert(k.n >= 2 * 298 && k.n <= 2 * 301, "%zu intervals of 'hot'", k.n);
+	free(k.v);
+	memset(&o, 0, sizeof(o));
+	o.phase = "warm";
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &k));
+	for (size_t i = 0; i < k.n; i++)
+		cr_assert_eq(k.v[i].bookmark, 1);
+	cr_assert_eq(k.n, 2 * (999 - 300));
+	free(k.v);
+	cr_assert_eq(t4_timepoint_parse("", &o.from), -EINVAL);
+	cr_assert_eq(t4_timepoint_parse("12parsecs", &o.from), -EINVAL);
+	sy_free(&y);
+}
+
+Test(decode_synth, reference_clocked_domains_use_their_windows)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 300);
+	y.dom[1].reference_clocked = true;
+	y.dom[1].kind = T4_DOM_SOFTWARE;
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 2));
+	cr_assert(d->clock.reference_clocked);
+	cr_assert_eq(d->clock.model, T4_CLOCK_WINDOW);
+	cr_assert_str_eq(d->kind_label, "software");
+	for (size_t i = 0; i < y.n_pk; i++) {
+		const struct t4_packet *p = &y.pk[i];
+		if (p->type != T4_PKT_RET || p->ret.domain_id != 2 || !p->ret.trigger_id)
+			continue;
+		bool found = false;
+		for (size_t j = 0; j < k.n && !found; j++)
+			if (k.v[j].domain_id == 2 && k.v[j].trigger == p->ret.trigger_id) {
+				cr_assert_eq(k.v[j].end, p->ret.read_begin_ns +
+						 (p->ret.read_end_ns - p->ret.read_begin_ns) / 2);
+				found = true;
+			}
+		cr_assert(found);
+	}
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
