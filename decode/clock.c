@@ -47,30 +47,48 @@ void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud)
 	seg_stats_reset(&c->acc);
 }
 
-/* Points of blocks [from..] of the window, relative to the origin. */
-static size_t gather(const struct clk *c, int from, int to, struct t4_fit_pt *out)
-{
-	size_t n = 0;
+/* Enum of the three blocks: 0 the last placed one (kept for fits), 1
+ * pending, 2 open. */
+enum { B_DONE = 0, B_PEND = 1, B_OPEN = 2 };
 
-	for (int b = from; b <= to; b++)
-		for (unsigned i = 0; i < c->n[b]; i++) {
-			const struct clk_pt *p = &c->blk[b][i];
-			out[n].x = (double)(p->x - c->x0);
-			out[n].lo = (double)(int64_t)(p->lo - c->t0);
-			out[n].hi = (double)(int64_t)(p->hi - c->t0);
-			n++;
-		}
-	return n;
+/* Append sample p to block b, its hulls updated (relative to the origin). */
+static void blk_add(struct clk *c, struct clk_blk *b, const struct clk_pt *p)
+{
+	double x = (double)(p->x - c->x0);
+
+	b->p[b->n++] = *p;
+	t4_hull_push(b->up, &b->nu, (struct t4_hpt){ x, (double)(int64_t)(p->lo - c->t0) }, true);
+	t4_hull_push(b->dn, &b->nd, (struct t4_hpt){ x, (double)(int64_t)(p->hi - c->t0) }, false);
 }
 
+static void blk_clear(struct clk_blk *b)
+{
+	b->n = b->nu = b->nd = 0;
+}
+
+/* Fit over blocks from..to, from their hulls only. */
 static bool fit_blocks(const struct clk *c, int from, int to, struct t4_fit *f)
 {
-	struct t4_fit_pt pts[3 * CLOCK_BLOCK];
-	size_t n = gather(c, from, to, pts);
+	struct t4_hpt up[3 * CLOCK_BLOCK], dn[3 * CLOCK_BLOCK];
+	unsigned nu = 0, nd = 0, n = 0;
+	uint64_t xlo = 0, xhi = 0;
 
+	for (int b = from; b <= to; b++) {
+		const struct clk_blk *k = &c->blk[b];
+		if (!k->n)
+			continue;
+		if (!n)
+			xlo = k->p[0].x;
+		xhi = k->p[k->n - 1].x;
+		n += k->n;
+		memcpy(up + nu, k->up, k->nu * sizeof(up[0]));
+		memcpy(dn + nd, k->dn, k->nd * sizeof(dn[0]));
+		nu += k->nu;
+		nd += k->nd;
+	}
 	if (n < 2)
 		return false;
-	t4_fit_hull(pts, n, f);
+	t4_fit_hulls(up, nu, dn, nd, ((double)(xlo - c->x0) + (double)(xhi - c->x0)) / 2, f);
 	return f->feasible;
 }
 
@@ -146,17 +164,17 @@ static void report_sample(struct clk *c, const struct clk_pt *p, uint64_t t)
 
 static void place_block(struct clk *c, int b, const struct t4_fit *f, bool ok)
 {
-	for (unsigned i = 0; i < c->n[b]; i++) {
-		const struct clk_pt *p = &c->blk[b][i];
+	for (unsigned i = 0; i < c->blk[b].n; i++) {
+		const struct clk_pt *p = &c->blk[b].p[i];
 		double X = (double)(p->x - c->x0);
 		uint64_t t, bound = 0;
 		bool nonlinear = !ok;
 
 		if (ok) {
 			double v = f->a + f->b * X;
-			t = c->t0 + (uint64_t)(int64_t)llround(v);
+			t = c->t0 + (uint64_t)t4_round(v);
 			double w = fabs((f->a_max + f->b_max * X) - (f->a_min + f->b_min * X)) / 2;
-			bound = (uint64_t)llround(w);
+			bound = (uint64_t)t4_round(w);
 			if (t < p->lo)
 				t = p->lo;
 			if (t > p->hi)
@@ -174,12 +192,10 @@ static void place_block(struct clk *c, int b, const struct t4_fit *f, bool ok)
 	}
 }
 
-/* Place block b with the fit over blocks from..to, falling back to the
- * block alone, then to the window midpoints. */
-static void place_with(struct clk *c, int b, int from, int to)
+/* Place block b with fit f (ok: f is feasible; else window midpoints). */
+static void place_fit(struct clk *c, int b, const struct t4_fit *fp, bool ok)
 {
-	struct t4_fit f;
-	bool ok = fit_blocks(c, from, to, &f) || fit_blocks(c, b, b, &f);
+	struct t4_fit f = *fp;
 
 	if (ok && c->decide) {
 		/* first fit after a cut: a new rate, or the same one (wander) */
@@ -191,7 +207,7 @@ static void place_with(struct clk *c, int b, int from, int to)
 		c->last_b = f.b;
 		if (!c->acc.open || !c->acc.have_ref) {
 			if (!c->acc.open)
-				report_open(c, &c->blk[b][0]);
+				report_open(c, &c->blk[b].p[0]);
 			c->acc.ref_b = f.b;
 			c->acc.have_ref = true;
 		}
@@ -199,25 +215,32 @@ static void place_with(struct clk *c, int b, int from, int to)
 	place_block(c, b, &f, ok);
 }
 
-/* Move block `from` into slot `to` (both within blk[]). */
-static void move_block(struct clk *c, int to, int from)
+/* Place block b with the fit over blocks from..to, falling back to the
+ * block alone, then to the window midpoints. */
+static void place_with(struct clk *c, int b, int from, int to)
 {
-	memcpy(c->blk[to], c->blk[from], c->n[from] * sizeof(c->blk[0][0]));
-	c->n[to] = c->n[from];
-	c->n[from] = 0;
+	struct t4_fit f;
+	bool ok = fit_blocks(c, from, to, &f) || fit_blocks(c, b, b, &f);
+
+	place_fit(c, b, &f, ok);
 }
 
-/* Blocks: 0 the last placed one (kept for fits), 1 pending, 2 open. */
-enum { B_DONE = 0, B_PEND = 1, B_OPEN = 2 };
+/* Move block `from` into slot `to`; `from` is left empty. */
+static void move_block(struct clk *c, int to, int from)
+{
+	c->blk[to] = c->blk[from];
+	blk_clear(&c->blk[from]);
+}
 
 /* Place everything still held and forget the segment. */
 static void close_segment(struct clk *c)
 {
-	if (c->n[B_PEND])
+	if (c->blk[B_PEND].n)
 		place_with(c, B_PEND, B_DONE, B_OPEN);
-	if (c->n[B_OPEN])
+	if (c->blk[B_OPEN].n)
 		place_with(c, B_OPEN, B_PEND, B_OPEN);
-	c->n[B_DONE] = c->n[B_PEND] = c->n[B_OPEN] = 0;
+	for (int b = 0; b < 3; b++)
+		blk_clear(&c->blk[b]);
 	c->in_segment = false;
 }
 
@@ -228,6 +251,31 @@ static void open_segment(struct clk *c, const struct clk_pt *p)
 	c->t0 = p->lo;
 }
 
+/* Raw points of the pending and open blocks, relative to the origin. */
+static size_t gather(const struct clk *c, struct t4_fit_pt *out, struct clk_pt *raw)
+{
+	size_t n = 0;
+
+	for (int b = B_PEND; b <= B_OPEN; b++)
+		for (unsigned i = 0; i < c->blk[b].n; i++) {
+			const struct clk_pt *p = &c->blk[b].p[i];
+			out[n].x = (double)(p->x - c->x0);
+			out[n].lo = (double)(int64_t)(p->lo - c->t0);
+			out[n].hi = (double)(int64_t)(p->hi - c->t0);
+			raw[n++] = *p;
+		}
+	return n;
+}
+
+/* Keep only the first m raw points in the pending and open blocks. */
+static void truncate_to(struct clk *c, const struct clk_pt *raw, size_t m)
+{
+	blk_clear(&c->blk[B_PEND]);
+	blk_clear(&c->blk[B_OPEN]);
+	for (size_t i = 0; i < m; i++)
+		blk_add(c, &c->blk[i < CLOCK_BLOCK ? B_PEND : B_OPEN], &raw[i]);
+}
+
 /* The pending and open blocks do not fit one line: find the first point
  * that breaks it, end the segment before it, start a new one there. The
  * statistics decide at the new segment's first fit whether its rate is a
@@ -235,9 +283,8 @@ static void open_segment(struct clk *c, const struct clk_pt *p)
 static void cut(struct clk *c)
 {
 	struct t4_fit_pt pts[2 * CLOCK_BLOCK];
-	struct clk_pt rest[2 * CLOCK_BLOCK];
-	size_t n = gather(c, B_PEND, B_OPEN, pts), m = 2, nrest = 0;
-	unsigned np = c->n[B_PEND];
+	struct clk_pt raw[2 * CLOCK_BLOCK];
+	size_t n = gather(c, pts, raw), m = 2;
 	struct t4_fit f;
 
 	for (; m < n; m++) {
@@ -246,23 +293,15 @@ static void cut(struct clk *c)
 			break;
 	}
 	/* points [0, m) fit one line; m starts the new segment */
-	for (size_t i = m; i < n; i++)
-		rest[nrest++] = i < np ? c->blk[B_PEND][i] : c->blk[B_OPEN][i - np];
-	if (m < np) {
-		c->n[B_PEND] = (unsigned)m;
-		c->n[B_OPEN] = 0;
-	} else {
-		c->n[B_OPEN] = (unsigned)(m - np);
-	}
+	truncate_to(c, raw, m);
 	c->decide_b = c->last_b;
 	close_segment(c);
 	c->decide = true;
-	open_segment(c, &rest[0]);
-	size_t first = nrest >= CLOCK_BLOCK ? CLOCK_BLOCK : 0;
-	memcpy(c->blk[B_PEND], rest, first * sizeof(rest[0]));
-	c->n[B_PEND] = (unsigned)first;
-	memcpy(c->blk[B_OPEN], rest + first, (nrest - first) * sizeof(rest[0]));
-	c->n[B_OPEN] = (unsigned)(nrest - first);
+	open_segment(c, &raw[m]);
+	for (size_t i = m; i < n; i++)
+		blk_add(c, &c->blk[i - m < CLOCK_BLOCK ? B_PEND : B_OPEN], &raw[i]);
+	if (c->blk[B_PEND].n < CLOCK_BLOCK)
+		move_block(c, B_OPEN, B_PEND); /* fewer than a block: still open */
 }
 
 /* The open block is full: check it against the pending one, then place
@@ -271,12 +310,14 @@ static void block_full(struct clk *c)
 {
 	struct t4_fit f;
 
-	if (c->n[B_PEND] && !fit_blocks(c, B_PEND, B_OPEN, &f)) {
-		cut(c);
-		return;
-	}
-	if (c->n[B_PEND]) {
-		place_with(c, B_PEND, B_DONE, B_OPEN);
+	if (c->blk[B_PEND].n) {
+		/* one fit over the three blocks usually settles it; only when
+		 * it fails is the pending block checked against the open one */
+		if (!fit_blocks(c, B_DONE, B_OPEN, &f) && !fit_blocks(c, B_PEND, B_OPEN, &f)) {
+			cut(c);
+			return;
+		}
+		place_fit(c, B_PEND, &f, true);
 		move_block(c, B_DONE, B_PEND);
 	}
 	move_block(c, B_PEND, B_OPEN);
@@ -298,8 +339,8 @@ void clk_push(struct clk *c, const struct clk_pt *p)
 		open_segment(c, p);
 	c->prev_x = p->x;
 	c->have_prev = true;
-	c->blk[B_OPEN][c->n[B_OPEN]++] = *p;
-	if (c->n[B_OPEN] == CLOCK_BLOCK)
+	blk_add(c, &c->blk[B_OPEN], p);
+	if (c->blk[B_OPEN].n == CLOCK_BLOCK)
 		block_full(c);
 }
 

@@ -85,6 +85,14 @@ struct dsched *dec_sched(struct t4_decoder *d, uint32_t id)
 	return s;
 }
 
+const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id)
+{
+	for (size_t i = 0; i < d->n_scheds; i++)
+		if (d->scheds[i].id == id)
+			return &d->scheds[i];
+	return NULL;
+}
+
 const struct refent *dec_ref(const struct dsched *s, uint64_t trigger)
 {
 	const struct refent *e;
@@ -95,12 +103,16 @@ const struct refent *dec_ref(const struct dsched *s, uint64_t trigger)
 	return e->present && e->trigger == trigger ? e : NULL;
 }
 
-/* Let every domain of scheduler s hand out what the join now allows. */
+/* Let the domains waiting for scheduler s (every domain, when s is the
+ * phase scheduler) hand out what the join now allows. */
 static int drain_sched(struct t4_decoder *d, const struct dsched *s)
 {
+	bool phase = d->have_phase_sched && s->id == d->phase_sched;
+
 	for (size_t i = 0; i < d->n_doms; i++) {
 		struct dom *dm = d->doms[i];
-		if (dm->pub.selected && dm->pub.ix->d.sched_id == s->id && dm->pcur > dm->head) {
+		if (dm->pub.selected && dm->pcur > dm->head &&
+		    (phase || dm->pub.ix->d.sched_id == s->id)) {
 			int rc = dom_drain(d, dm, false);
 			if (rc < 0)
 				return rc;

@@ -17,7 +17,10 @@
 
 /* ---- ID map: u32 key -> u32 value, open addressing (index.c) ----------- */
 
+#define T4_IDMAP_DIRECT 256 /* keys below: a direct table (most logs' IDs) */
+
 struct t4_idmap {
+	uint32_t direct[T4_IDMAP_DIRECT]; /* value + 1, 0 = none */
 	uint32_t *keys, *vals; /* vals[i] == 0: empty slot; stored value + 1 */
 	size_t cap, n;
 };
@@ -28,6 +31,12 @@ void t4_idmap_free(struct t4_idmap *m);
 
 /* Make room for one more element of a growing array (index.c). */
 int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem);
+
+/* Nearest integer, halves away from zero: inline, unlike llround(). */
+static inline int64_t t4_round(double v)
+{
+	return (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+}
 
 /* ---- the clock fit (hull.c) --------------------------------------------- */
 
@@ -49,9 +58,33 @@ struct t4_fit {
 /* pts sorted by strictly increasing x; n >= 2. */
 void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
 
+/* The same from hulls kept by the caller: a point of a hull. */
+struct t4_hpt {
+	double x, y;
+};
+/* Add p (x increasing) to an upper (or lower) convex hull of n vertices:
+ * Andrew's monotone chain, one step; inline, it runs for every sample. */
+static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
+{
+	unsigned k = *n;
+	double sign = upper ? 1 : -1;
+
+	/* pop while h[k-2], h[k-1], p do not turn the hull's way */
+	while (k >= 2 && sign * ((h[k - 1].x - h[k - 2].x) * (p.y - h[k - 1].y) -
+				 (h[k - 1].y - h[k - 2].y) * (p.x - h[k - 1].x)) >= 0)
+		k--;
+	h[k++] = p;
+	*n = k;
+}
+/* Fit from candidate vertices: up, the upper hull vertices of the lower
+ * points (x, lo) of consecutive blocks, dn the lower hull vertices of their
+ * upper points (x, hi), each in x order; xc the middle of the x range. */
+void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+		  unsigned nd, double xc, struct t4_fit *out);
+
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
 
-#define CLOCK_BLOCK 16 /* samples per block; fits span three blocks */
+#define CLOCK_BLOCK 32 /* samples per block; fits span three blocks */
 
 struct clk_pt {
 	uint64_t seq;     /* the caller's sample number */
@@ -75,6 +108,14 @@ typedef void (*clk_place_fn)(void *ud, uint64_t seq, uint64_t t, uint64_t bound,
 			     bool nonlinear);
 typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
 
+/* One block of samples, with the two hulls of its points (relative to
+ * the segment's origin) kept as they arrive. */
+struct clk_blk {
+	struct clk_pt p[CLOCK_BLOCK];
+	unsigned n, nu, nd;
+	struct t4_hpt up[CLOCK_BLOCK], dn[CLOCK_BLOCK];
+};
+
 struct clk {
 	double nominal_hz;
 	clk_place_fn place;
@@ -86,8 +127,7 @@ struct clk {
 	uint64_t x0, t0;      /* origin of the segment's fits */
 	uint64_t prev_x, last_t;
 	double last_b;        /* slope of the last fit, ns per tick */
-	struct clk_pt blk[3][CLOCK_BLOCK]; /* placed, pending, open */
-	unsigned n[3];
+	struct clk_blk blk[3]; /* placed, pending, open */
 	struct clk_seg_acc acc;
 	uint64_t segments;
 };
@@ -258,6 +298,7 @@ struct t4_decoder {
 
 /* decode.c */
 struct dsched *dec_sched(struct t4_decoder *d, uint32_t id);
+const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id);
 const struct refent *dec_ref(const struct dsched *s, uint64_t trigger);
 bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end);
 bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,

@@ -307,7 +307,7 @@ static uint64_t elapsed_of(const struct dom *dm, const struct dsample *s, uint64
 
 	if (dm->pub.clock.model == T4_CLOCK_OFFSET && dm->clocked && hz > 0 &&
 	    s->x > dm->prev.x)
-		return (uint64_t)llround((double)(s->x - dm->prev.x) * 1e9 / hz);
+		return (uint64_t)t4_round((double)(s->x - dm->prev.x) * 1e9 / hz);
 	return end - start;
 }
 
@@ -402,6 +402,25 @@ static void finish_stats(struct dom *dm)
 	c->residual_ns = dm->res_n > 0 ? sqrt(dm->res_ss / dm->res_n) : NAN;
 }
 
+/* Whether the interval trigger k closes can be handed out: its reference
+ * packet is here and the phase scheduler's stream has passed k (so every
+ * bookmark set before it has been read), or the reference packets have run
+ * the whole look-ahead past k without it. Handing out at once keeps the
+ * samples in cache. */
+static bool joinable(const struct t4_decoder *d, const struct dsched *s, uint64_t k)
+{
+	const struct dsched *ps;
+
+	if (!s || !s->any)
+		return false;
+	if (k + d->o.lookahead <= s->watermark)
+		return true;
+	if (!dec_ref(s, k))
+		return false;
+	ps = d->have_phase_sched ? dec_sched_find(d, d->phase_sched) : NULL;
+	return !ps || ps->watermark > k;
+}
+
 /* Hand out the placed samples the join allows; all: the log has ended. */
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
 {
@@ -416,9 +435,7 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
 	}
 	while (dm->head < dm->pcur && rc >= 0) {
 		const struct dsample *x = at(dm, dm->head);
-		bool pressure = dm->tail - dm->head >= DEC_QCAP / 2;
-		bool joined = s && s->any && x->trigger + d->o.lookahead <= s->watermark;
-		if (!all && !pressure && !joined)
+		if (!all && !joinable(d, s, x->trigger) && dm->tail - dm->head < DEC_QCAP / 2)
 			break;
 		rc = emit(d, dm, x, counts_at(dm, dm->head));
 		dm->head++;
@@ -436,6 +453,8 @@ static int64_t slot_for(struct dom *dm, uint64_t trigger)
 {
 	uint64_t pos = dm->tail;
 
+	if (pos > dm->mcur && at(dm, pos - 1)->trigger < trigger)
+		return (int64_t)pos; /* in order: the usual case */
 	if (dm->have_modeled && trigger <= dm->last_modeled) {
 		for (uint64_t i = dm->head; i < dm->mcur; i++)
 			if (at(dm, i)->trigger == trigger) {
@@ -456,18 +475,22 @@ static int64_t slot_for(struct dom *dm, uint64_t trigger)
 
 static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
 {
-	for (uint64_t i = dm->tail; i > pos; i--) {
+	for (uint64_t i = dm->tail; i > pos; i--) { /* a late one: make room */
 		*at(dm, i) = *at(dm, i - 1);
 		memcpy(counts_at(dm, i), counts_at(dm, i - 1), dm->ncap * sizeof(uint64_t));
 	}
-	*at(dm, pos) = (struct dsample){
-		.trigger = r->trigger_id, .x = r->local_clock, .lo = r->read_begin_ns,
-		.hi = r->read_end_ns >= r->read_begin_ns ? r->read_end_ns : r->read_begin_ns,
-		.flags = r->flags, .epoch = epoch, .n = r->n_counts,
-	};
+	struct dsample *s = at(dm, pos);
+	s->trigger = r->trigger_id;
+	s->x = r->local_clock;
+	s->lo = r->read_begin_ns;
+	s->hi = r->read_end_ns >= r->read_begin_ns ? r->read_end_ns : r->read_begin_ns;
+	s->flags = r->flags;
+	s->epoch = epoch;
+	s->n = r->n_counts;
+	s->placed = s->nonlinear = false;
 	uint64_t *c = counts_at(dm, pos);
-	memcpy(c, r->counts, r->n_counts * sizeof(*c));
-	memset(c + r->n_counts, 0, (dm->ncap - r->n_counts) * sizeof(*c));
+	for (uint32_t i = 0; i < dm->ncap; i++)
+		c[i] = i < r->n_counts ? r->counts[i] : 0;
 	dm->tail++;
 }
 

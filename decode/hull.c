@@ -25,45 +25,18 @@
 
 #define FIT_MAX 512 /* points in one fit: callers stay below */
 
-struct pt {
-	double x, y;
-};
-
-/* z of (b - a) x (c - b): > 0 a left (counter-clockwise) turn. */
-static double turn(struct pt a, struct pt b, struct pt c)
+/* The line midway between the separating lines of extreme slopes, from the
+ * upper hull `up` of the lower points and the lower hull `dn` of the upper
+ * points; xc: the middle of the x range. */
+static void fit_from_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+			   unsigned nd, double xc, struct t4_fit *out)
 {
-	return (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x);
-}
-
-/* Upper hull of (x, lo) when upper, else lower hull of (x, hi). */
-static size_t hull(const struct t4_fit_pt *pts, size_t n, bool upper, struct pt *h)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct pt p = { pts[i].x, upper ? pts[i].lo : pts[i].hi };
-		while (k >= 2 && (upper ? turn(h[k - 2], h[k - 1], p) >= 0
-					: turn(h[k - 2], h[k - 1], p) <= 0))
-			k--;
-		h[k++] = p;
-	}
-	return k;
-}
-
-void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
-{
-	struct pt up[FIT_MAX], dn[FIT_MAX];
-	size_t nu, nd;
 	double bmax = INFINITY, bmin = -INFINITY;
-	struct pt umax = { 0, 0 }, dmin = { 0, 0 };
+	struct t4_hpt umax = { 0, 0 }, dmin = { 0, 0 };
 
 	*out = (struct t4_fit){ .feasible = false };
-	if (n < 2 || n > FIT_MAX)
-		return;
-	nu = hull(pts, n, true, up);
-	nd = hull(pts, n, false, dn);
-	for (size_t i = 0; i < nu; i++)
-		for (size_t j = 0; j < nd; j++) {
+	for (unsigned i = 0; i < nu; i++)
+		for (unsigned j = 0; j < nd; j++) {
 			double dx = dn[j].x - up[i].x;
 			if (dx > 0) { /* lower point left, upper point right */
 				double s = (dn[j].y - up[i].y) / dx;
@@ -85,8 +58,6 @@ void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 	out->a_max = umax.y - bmax * umax.x;
 	out->b_min = bmin;
 	out->a_min = dmin.y - bmin * dmin.x;
-	/* Midway between the two, at the middle of the x range. */
-	double xc = (pts[0].x + pts[n - 1].x) / 2;
 	double yc = (out->a_max + bmax * xc + out->a_min + bmin * xc) / 2;
 	out->b = (bmax + bmin) / 2;
 	out->a = yc - out->b * xc;
@@ -94,10 +65,41 @@ void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 	 * windows can clash where no two do): check the chosen line
 	 * against every hull vertex, with a rounding margin. */
 	double lo_max = -INFINITY, hi_min = INFINITY;
-	for (size_t i = 0; i < nu; i++)
+	for (unsigned i = 0; i < nu; i++)
 		lo_max = fmax(lo_max, up[i].y - out->b * up[i].x);
-	for (size_t j = 0; j < nd; j++)
+	for (unsigned j = 0; j < nd; j++)
 		hi_min = fmin(hi_min, dn[j].y - out->b * dn[j].x);
 	double eps = 1e-9 * (fabs(lo_max) + fabs(hi_min)) + 1e-6;
 	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
+}
+
+void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
+{
+	struct t4_hpt up[FIT_MAX], dn[FIT_MAX];
+	unsigned nu = 0, nd = 0;
+
+	*out = (struct t4_fit){ .feasible = false };
+	if (n < 2 || n > FIT_MAX)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		t4_hull_push(up, &nu, (struct t4_hpt){ pts[i].x, pts[i].lo }, true);
+		t4_hull_push(dn, &nd, (struct t4_hpt){ pts[i].x, pts[i].hi }, false);
+	}
+	fit_from_hulls(up, nu, dn, nd, (pts[0].x + pts[n - 1].x) / 2, out);
+}
+
+void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+		  unsigned nd, double xc, struct t4_fit *out)
+{
+	struct t4_hpt u[FIT_MAX], d[FIT_MAX];
+	unsigned ku = 0, kd = 0;
+
+	*out = (struct t4_fit){ .feasible = false };
+	if (nu > FIT_MAX || nd > FIT_MAX || nu + nd < 3)
+		return;
+	for (unsigned i = 0; i < nu; i++)
+		t4_hull_push(u, &ku, up[i], true);
+	for (unsigned i = 0; i < nd; i++)
+		t4_hull_push(d, &kd, dn[i], false);
+	fit_from_hulls(u, ku, d, kd, xc, out);
 }

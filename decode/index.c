@@ -58,6 +58,8 @@ static size_t hash32(uint32_t k, size_t cap)
 
 int64_t t4_idmap_get(const struct t4_idmap *m, uint32_t key)
 {
+	if (key < T4_IDMAP_DIRECT)
+		return (int64_t)m->direct[key] - 1;
 	if (!m->cap)
 		return -1;
 	for (size_t i = hash32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
@@ -82,8 +84,12 @@ static int idmap_grow(struct t4_idmap *m)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->vals[i])
 			t4_idmap_put(&g, m->keys[i], m->vals[i] - 1);
-	t4_idmap_free(m);
-	*m = g;
+	free(m->keys);
+	free(m->vals);
+	m->keys = g.keys;
+	m->vals = g.vals;
+	m->cap = g.cap;
+	m->n = g.n;
 	return 0;
 }
 
@@ -91,6 +97,10 @@ int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val)
 {
 	int rc;
 
+	if (key < T4_IDMAP_DIRECT) {
+		m->direct[key] = val + 1;
+		return 0;
+	}
 	if ((m->n + 1) * 4 > m->cap * 3 && (rc = idmap_grow(m)) < 0)
 		return rc;
 	for (size_t i = hash32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {

@@ -230,17 +230,22 @@ static void add_to_span(struct dom *dm, size_t i, uint64_t elapsed, const uint64
 }
 
 int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
-	       uint64_t elapsed, const uint64_t *counts, uint32_t n)
+	       uint64_t elapsed, const uint64_t *counts, uint32_t n_counts)
 {
 	int rc;
 
 	if (!d->n_spans && (rc = add_span(d, 0, 0, 0, false)) < 0)
 		return rc;
-	if ((rc = ptot_room(dm, d->n_spans)) < 0)
+	if (dm->n_ptot < d->n_spans && (rc = ptot_room(dm, d->n_spans)) < 0)
 		return rc;
+	size_t n = d->n_spans;
+	if (start >= d->spans[n - 1].start_ns) { /* the usual case: the last span */
+		add_to_span(dm, n - 1, elapsed, counts, n_counts);
+		return 0;
+	}
 	size_t first = phases_span_at(d, start), last = phases_span_at(d, end - 1);
 	if (first == last) {
-		add_to_span(dm, first, elapsed, counts, n);
+		add_to_span(dm, first, elapsed, counts, n_counts);
 		return 0;
 	}
 	/* straddles boundaries: split by overlap, largest remainder */
@@ -260,7 +265,7 @@ int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t en
 	t4_apportion(elapsed, d->ap_w, k, len, d->ap_out, d->ap_keys);
 	for (size_t j = 0; j < k; j++)
 		dm->pel[first + j] += d->ap_out[j];
-	for (uint32_t c = 0; c < n; c++) {
+	for (uint32_t c = 0; c < n_counts; c++) {
 		t4_apportion(counts[c], d->ap_w, k, len, d->ap_out, d->ap_keys);
 		for (size_t j = 0; j < k; j++)
 			dm->ptot[(first + j) * dm->ncap + c] += d->ap_out[j];

@@ -181,13 +181,18 @@ static uint8_t *put_f64(uint8_t *o, double d)
 	return o + 8;
 }
 
-/* Reader: a cursor that turns every overrun into a sticky error. */
+/* Reader: a cursor that turns every overrun into a sticky error. `lim`
+ * is the end of the readable memory (the chunk's payload), at or after the
+ * end of the field being read: varints are read a word at a time where 8
+ * bytes are readable, and checked against `end` afterwards. */
 struct cur {
-	const uint8_t *p, *end;
+	const uint8_t *p, *end, *lim;
 	int bad;
 };
 
-static inline uint64_t get_uv(struct cur *c)
+/* Slow path: byte by byte with every check (near the end of the buffer,
+ * and for 9- and 10-byte varints). */
+static uint64_t get_uv_slow(struct cur *c)
 {
 	uint64_t v = 0;
 
@@ -207,6 +212,31 @@ static inline uint64_t get_uv(struct cur *c)
 	}
 	c->bad = 1; /* an 11th byte would be needed */
 	return 0;
+}
+
+static inline uint64_t get_uv(struct cur *c)
+{
+	if (c->p < c->end && !(*c->p & 0x80))
+		return *c->p++; /* one byte: most deltas */
+	if (c->lim - c->p < 8)
+		return get_uv_slow(c);
+	/* up to 8 bytes from one word: find the last byte, drop the
+	 * continuation bits, pack the 7-bit groups */
+	uint64_t w = t4_get_le64(c->p), stop = ~w & 0x8080808080808080ull;
+	if (!stop)
+		return get_uv_slow(c);
+	unsigned len = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+	uint64_t x = len == 8 ? w : w & ((1ull << (8 * len)) - 1);
+	x &= 0x7f7f7f7f7f7f7f7full;
+	x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+	x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+	x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+	if (c->end - c->p < (ptrdiff_t)len) {
+		c->bad = 1; /* the varint runs past its field */
+		return 0;
+	}
+	c->p += len;
+	return x;
 }
 
 static uint32_t get_u32(struct cur *c)
@@ -571,14 +601,14 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 		    struct t4_packet *p)
 {
-	struct cur cu = { in, in + len, 0 };
+	struct cur cu = { in, in + len, in + len, 0 };
 	uint64_t type = get_uv(&cu), blen = get_uv(&cu);
 	struct cur body;
 	int bad = 0;
 
 	if (cu.bad || blen > (uint64_t)(cu.end - cu.p))
 		return t4_err(EBADMSG, "packet framing truncated or malformed");
-	body = (struct cur){ cu.p, cu.p + blen, 0 };
+	body = (struct cur){ cu.p, cu.p + blen, in + len, 0 };
 	if (!known_type(type)) {
 		p->type = 0;
 	} else {

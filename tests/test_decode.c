@@ -333,6 +333,7 @@ Test(decode_synth, steady_clocks_placed_exactly_and_totals_conserved)
 		cr_assert(isfinite(c->metric0), "rd_bw present: rd_bytes was recorded");
 	}
 	t4_decoder_free(dec);
+	free(k.v);
 	sy_free(&y);
 }
 
@@ -361,6 +362,7 @@ Test(decode_synth, a_dvfs_step_cuts_a_segment)
 	cr_assert_eq(t4_decoder_segments(dec, sy_slot(dec, 2), &ns) != NULL, true);
 	cr_assert_eq(ns, 1);
 	t4_decoder_free(dec);
+	free(k.v);
 	sy_free(&y);
 }
 
@@ -478,6 +480,7 @@ Test(decode_synth, a_missing_return_makes_one_spanning_interval)
 	cr_assert_eq(spans, 143);
 	cr_assert_not(t4_decoder_damage_stats(dec)->partial);
 	t4_decoder_free(dec);
+	free(k.v);
 	sy_free(&y);
 }
 
