@@ -26,14 +26,15 @@ SANFLAGS :=
 endif
 
 VERSION := $(shell sed -n 's/^\#define T4_VERSION "\(.*\)"/\1/p' util/util.h)
-PKGS := liburing libzstd
+PKGS := liburing libzstd libprotobuf-c
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 ifeq ($(CI),true)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c17 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS) -MMD -MP
-LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luring -lzstd) -lm -pthread
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS) \
+  -I$(OUT)/gen -MMD -MP
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luring -lzstd -lprotobuf-c) -lm -pthread
 LDFLAGS += $(SANFLAGS)
 
 ifeq ($(V),1)
@@ -46,7 +47,11 @@ endif
 
 MODULES := util packets collector sched decode
 CORE_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
-CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o)
+# m/x.proto -> $(OUT)/gen/m/x.pb-c.{c,h} (protoc-c), compiled into the core
+PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))
+PROTO_C := $(PROTO:%.proto=$(OUT)/gen/%.pb-c.c)
+PROTO_H := $(PROTO_C:.c=.h)
+CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 # libt410trace: the app API plus the one control-socket client
@@ -71,6 +76,18 @@ $(OUT)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I. -c $< -o $@
+
+$(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: %.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=. --c_out=$(OUT)/gen $<
+
+$(OUT)/gen/%.o: $(OUT)/gen/%.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I. -c $< -o $@
+
+# sources include generated headers: generate them first
+$(CORE_OBJ) $(CLI_OBJ) $(TEST_OBJ): | $(PROTO_H)
 
 $(OUT)/pic/%.o: %.c
 	$(call msg,CC-PIC,$@)
@@ -115,10 +132,10 @@ check: deps-quiet
 # Compile every source for arm64, the real target, with -Werror (no link:
 # that needs arm64 builds of liburing and zstd). Catches x86-only code.
 ARM64_CC ?= aarch64-linux-gnu-gcc
-check-arm64:
+check-arm64: $(PROTO_C)
 	$(Q)tools/deps.sh --quiet --arm64
-	$(Q)for f in $(CORE_SRC) $(CLI_SRC) $(LIB_SRC); do \
-	  $(ARM64_CC) -std=c17 -D_GNU_SOURCE -pthread $(WARN) -Werror -O2 -I. -Iinclude \
+	$(Q)for f in $(CORE_SRC) $(PROTO_C) $(CLI_SRC) $(LIB_SRC); do \
+	  $(ARM64_CC) -std=c17 -D_GNU_SOURCE -pthread $(WARN) -Werror -O2 -I. -I$(OUT)/gen -Iinclude \
 	    -idirafter /usr/include -c $$f -o /dev/null || exit 1; \
 	done; echo "check-arm64: every source compiles for aarch64"
 

@@ -80,6 +80,11 @@ int out_close(struct t4_output *x)
 	return rc < 0 ? t4_err(-rc, "writing the %s output: %s", x->be->name, strerror(-rc)) : 0;
 }
 
+int out_status(struct t4_output *x)
+{
+	return x->w.error ? out_close(x) : 0;
+}
+
 /* Interval flags as words, for the text formats. */
 static const char *const flag_names[] = {
 	"spans", "partial", "multiplexed", "backwards", "grid", "no_ref", "nonlinear",

@@ -28,6 +28,9 @@ extern const struct out_backend out_summary, out_csv, out_jsonl, out_perfetto;
 
 /* Flush; the error, if any, named (EPIPE returned silently). */
 int out_close(struct t4_output *x);
+/* 0, or the writer's sticky error named as out_close() does: what a
+ * callback returns after writing. */
+int out_status(struct t4_output *x);
 /* Interval flags as words ("spans", "partial", ...). */
 size_t out_flag_names(uint32_t flags, const char **names, size_t cap);
 

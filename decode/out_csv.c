@@ -103,7 +103,7 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 		t4_wbuf_f64(&x->w, iv->metrics[m]);
 		row_end(x, dm->metric_unit[m]);
 	}
-	return x->w.error;
+	return out_status(x);
 }
 
 static int csv_finish(void *ud, const struct t4_decoder *dec)

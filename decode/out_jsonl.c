@@ -102,7 +102,7 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	metrics(w, dm, iv);
 	flags(w, iv->flags);
 	t4_wbuf_str(w, "}\n");
-	return w->error;
+	return out_status(x);
 }
 
 static int jsonl_finish(void *ud, const struct t4_decoder *dec)

@@ -1,17 +1,376 @@
-/* out_perfetto.c - `decode -f perfetto`: placeholder until the Perfetto
- * writer lands. */
+/* out_perfetto.c - `decode -f perfetto`: a Perfetto protobuf trace (a
+ * `Trace` of `TracePacket`s, decode/perfetto.proto) that ui.perfetto.dev
+ * and trace_processor open.
+ *
+ * Tracks (TrackDescriptor packets, each written the first time it has
+ * something to show, so a filtered-out domain or an absent metric has none):
+ *
+ *   t410trace HOST [SIMULATED Tegra410: not a measurement]    the root
+ *     phases                        bookmark phases: one slice each
+ *     UCF, PCIE, software, ...      one group per domain kind
+ *       nvidia_pcie_pmu_0_rc_0      one per clock domain (its name)
+ *         rd_bytes                  counter track: the interval's count
+ *         rd_bw (GB/s)              counter track: the metric's value
+ *
+ * Values: one TYPE_COUNTER event per interval and counter track, at the
+ * interval's start_ns (the value holds until the domain's next interval):
+ * counts as counter_value (integers; above INT64_MAX as
+ * double_counter_value), metrics as double_counter_value. An absent metric
+ * (NaN) writes nothing, and nothing follows a domain's last interval.
+ * Phases are slices (SLICE_BEGIN named after the bookmark, SLICE_END) on
+ * the phases track, written when the decoder reports them (at the end).
+ *
+ * Track uuids are fixed by what the track shows, never by the order of the
+ * log, so every decode of one log agrees, with any filter:
+ *
+ *   bits 63..56  0x74 ('t'): t410trace's own tracks
+ *        55..48  class (enum pf_class): 1 root, 2 phases, 3 kind group,
+ *                4 domain, 5 event counter, 6 metric counter; reserved
+ *                for later tracks: 7 CPU thread (on-CPU slices), 8 GPU
+ *                engine (job slices); a new kind of track takes a new class
+ *        47..16  object: domain ID, kind (later: TID, GPU engine)
+ *        15..0   item: event or metric index (later: CPU, GPU device)
+ *
+ * Clock: timestamps are the reference clock (CLOCK_MONOTONIC_RAW, ns), so
+ * every timestamped packet says timestamp_clock_id 5, and the first packet
+ * is a ClockSnapshot making clock 5 the trace's clock, with BOOTTIME (6) at
+ * the same instant and REALTIME (1) from the session's start, so
+ * trace_processor has every conversion it may need. One packet sequence;
+ * its first packet clears the incremental state.
+ *
+ * Streaming: each packet is packed by protobuf-c as a one-packet Trace,
+ * which is exactly field 1 of Trace (tag 0x0a, varint length, packet):
+ * concatenated, they are one Trace. Packets go straight into the output's
+ * buffered writer; the state is a few bits per domain.
+ */
 #include "out.h"
 #include "../util/util.h"
+#include "decode/perfetto.pb-c.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef Perfetto__Protos__TracePacket pf_packet;
+typedef Perfetto__Protos__TrackDescriptor pf_track_desc;
+typedef Perfetto__Protos__CounterDescriptor pf_counter_desc;
+typedef Perfetto__Protos__TrackEvent pf_event;
+typedef Perfetto__Protos__TrackEvent__Type pf_event_type;
+typedef Perfetto__Protos__ClockSnapshot pf_snapshot;
+typedef Perfetto__Protos__ClockSnapshot__Clock pf_clock;
+
+#define PF_SEQ 1 /* trusted_packet_sequence_id */
+#define PF_MONOTONIC_RAW PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC_RAW
+#define PF_BOOTTIME PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME
+#define PF_REALTIME PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_REALTIME
+#define PF_SLICE_BEGIN PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+#define PF_SLICE_END PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END
+#define PF_COUNTER PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER
+
+/* ---- track uuids ----------------------------------------------------------- */
+
+enum pf_class {
+	PF_ROOT = 1,
+	PF_PHASES = 2,
+	PF_KIND = 3,
+	PF_DOMAIN = 4,
+	PF_EVENT = 5,
+	PF_METRIC = 6,
+	/* reserved: PF_THREAD = 7 (on-CPU slices), PF_GPU_ENGINE = 8 (job slices) */
+};
+
+static uint64_t pf_uuid(enum pf_class c, uint32_t object, uint16_t item)
+{
+	return (uint64_t)0x74 << 56 | (uint64_t)c << 48 | (uint64_t)object << 16 | item;
+}
+
+/* ---- state ---------------------------------------------------------------- */
+
+/* What has been described of one domain (by its decoder index). */
+struct pf_dom {
+	bool described;
+	uint64_t series[2]; /* bit i: counter track of event / metric i */
+};
+
+struct pf_state {
+	bool started;         /* clock snapshot and root written */
+	bool phases_described;
+	uint64_t kinds;       /* bit k: kind group k described */
+	struct pf_dom *doms;
+	size_t cap_doms;
+};
 
 static int pf_init(struct t4_output *x)
 {
-	(void)x;
-	return t4_err(ENOSYS, "the perfetto format is not built yet");
+	if (!(x->state = calloc(1, sizeof(struct pf_state))))
+		return t4_err(ENOMEM, "out of memory");
+	return 0;
+}
+
+static void pf_fini(struct t4_output *x)
+{
+	struct pf_state *st = x->state;
+
+	if (st)
+		free(st->doms);
+	free(st);
+}
+
+/* ---- packets -------------------------------------------------------------- */
+
+/* protobuf-c's output, appended to the buffered writer (whose error is
+ * sticky: the callbacks return it through out_status()). */
+struct pf_sink {
+	ProtobufCBuffer base;
+	struct t4_wbuf *w;
+};
+
+static void pf_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	t4_wbuf_put(((struct pf_sink *)b)->w, (const char *)data, len);
+}
+
+/* One packet on our sequence, as a one-packet Trace (= field 1 of Trace). */
+static void pf_write(struct t4_output *x, pf_packet *p)
+{
+	Perfetto__Protos__Trace t = PERFETTO__PROTOS__TRACE__INIT;
+	struct pf_sink s = { .base.append = pf_append, .w = &x->w };
+
+	p->has_trusted_packet_sequence_id = true;
+	p->trusted_packet_sequence_id = PF_SEQ;
+	t.n_packet = 1;
+	t.packet = &p;
+	protobuf_c_message_pack_to_buffer(&t.base, &s.base);
+}
+
+/* A track event at ts of the reference clock. */
+static void pf_write_event(struct t4_output *x, uint64_t ts, pf_event *ev)
+{
+	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	p.has_timestamp = p.has_timestamp_clock_id = true;
+	p.timestamp = ts;
+	p.timestamp_clock_id = PF_MONOTONIC_RAW;
+	p.track_event = ev;
+	pf_write(x, &p);
+}
+
+static void pf_slice(struct t4_output *x, uint64_t ts, pf_event_type type, const char *name)
+{
+	pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	ev.has_type = ev.has_track_uuid = true;
+	ev.type = type;
+	ev.track_uuid = pf_uuid(PF_PHASES, 0, 0);
+	ev.name = (char *)name;
+	pf_write_event(x, ts, &ev);
+}
+
+/* A counter value: a count (count != NULL) or a metric. */
+static void pf_counter(struct t4_output *x, uint64_t ts, uint64_t track, const uint64_t *count,
+		       double value)
+{
+	pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	ev.has_type = ev.has_track_uuid = true;
+	ev.type = PF_COUNTER;
+	ev.track_uuid = track;
+	if (count && *count <= INT64_MAX) {
+		ev.has_counter_value = true;
+		ev.counter_value = (int64_t)*count;
+	} else {
+		ev.has_double_counter_value = true;
+		ev.double_counter_value = count ? (double)*count : value;
+	}
+	pf_write_event(x, ts, &ev);
+}
+
+/* A track under parent (0: a top-level one); counter tracks have cd. */
+static void pf_track(struct t4_output *x, uint64_t uuid, uint64_t parent, const char *name,
+		     pf_counter_desc *cd)
+{
+	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+
+	td.has_uuid = true;
+	td.uuid = uuid;
+	td.has_parent_uuid = parent != 0;
+	td.parent_uuid = parent;
+	td.name = (char *)name;
+	td.counter = cd;
+	p.track_descriptor = &td;
+	pf_write(x, &p);
+}
+
+/* ---- the trace's start: clock snapshot and root track ------------------------ */
+
+/* Clocks 5 and 6 at t; REALTIME when the session pairs it with t. */
+static void pf_snapshot_write(struct t4_output *x, uint64_t t, uint64_t realtime)
+{
+	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	pf_snapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	pf_clock c[3] = { PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT,
+			  PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT,
+			  PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT };
+	pf_clock *cp[3] = { &c[0], &c[1], &c[2] };
+	const uint32_t ids[3] = { PF_MONOTONIC_RAW, PF_BOOTTIME, PF_REALTIME };
+	const uint64_t ts[3] = { t, t, realtime };
+
+	for (size_t i = 0; i < 3; i++) {
+		c[i].has_clock_id = c[i].has_timestamp = true;
+		c[i].clock_id = ids[i];
+		c[i].timestamp = ts[i];
+	}
+	cs.n_clocks = realtime ? 3 : 2;
+	cs.clocks = cp;
+	cs.has_primary_trace_clock = true;
+	cs.primary_trace_clock = PF_MONOTONIC_RAW;
+	p.clock_snapshot = &cs;
+	p.has_sequence_flags = true;
+	p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+	pf_write(x, &p);
+}
+
+/* Once, before anything else. first_ns: the first time the trace shows,
+ * for the snapshot unless the session gives its (reference, REALTIME)
+ * pair. */
+static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t first_ns)
+{
+	struct pf_state *st = x->state;
+	const struct t4_session_pkt *s = t4_index_session(t4_decoder_index(dec));
+	bool paired = s && s->start_ref_ns && s->start_real_ns;
+	char name[T4_NAME_MAX + 64];
+
+	if (st->started)
+		return;
+	st->started = true;
+	pf_snapshot_write(x, paired ? s->start_ref_ns : first_ns, paired ? s->start_real_ns : 0);
+	snprintf(name, sizeof(name), "t410trace%s%s%s", s ? " " : "", s ? s->host : "",
+		 s && (s->flags & T4_SESSION_SIMULATED) ? " [SIMULATED Tegra410: not a measurement]"
+							: "");
+	pf_track(x, pf_uuid(PF_ROOT, 0, 0), 0, name, NULL);
+}
+
+/* ---- domains and their counter tracks ------------------------------------------ */
+
+/* The state of decoder domain `slot`; its track (and its kind's group)
+ * are described on its first interval. */
+static int pf_domain(struct t4_output *x, const struct t4_dec_domain *dm, uint32_t slot,
+		     struct pf_dom **out)
+{
+	struct pf_state *st = x->state;
+	/* kinds beyond the bit set (none today) share the "other" group */
+	uint32_t kind = dm->ix->d.kind < 64 ? dm->ix->d.kind : T4_DOM_OTHER;
+	uint64_t group = pf_uuid(PF_KIND, kind, 0);
+
+	if (slot >= st->cap_doms) {
+		size_t cap = slot < 32 ? 64 : (size_t)slot * 2;
+		struct pf_dom *d = realloc(st->doms, cap * sizeof(*d));
+		if (!d)
+			return t4_err(ENOMEM, "out of memory");
+		memset(d + st->cap_doms, 0, (cap - st->cap_doms) * sizeof(*d));
+		st->doms = d;
+		st->cap_doms = cap;
+	}
+	*out = &st->doms[slot];
+	if ((*out)->described)
+		return 0;
+	(*out)->described = true;
+	if (!(st->kinds & (1ull << kind))) {
+		st->kinds |= 1ull << kind;
+		pf_track(x, group, pf_uuid(PF_ROOT, 0, 0), dm->kind_label, NULL);
+	}
+	pf_track(x, pf_uuid(PF_DOMAIN, dm->id, 0), group, dm->name, NULL);
+	return 0;
+}
+
+static Perfetto__Protos__CounterDescriptor__Unit pf_unit(const char *unit, bool metric)
+{
+	if (!strcmp(unit, "bytes"))
+		return PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
+	if (!strcmp(unit, "ns"))
+		return PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_TIME_NS;
+	return metric ? PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_UNSPECIFIED
+		      : PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_COUNT;
+}
+
+_Static_assert(T4_MAX_COUNTERS <= 64, "one bit per counter track in struct pf_dom");
+
+/* The uuid of the counter track of a domain's event i (metric false) or
+ * metric i, described on its first value: "name" or "name (unit)". */
+static uint64_t pf_series(struct t4_output *x, const struct t4_dec_domain *dm,
+			  struct pf_dom *pd, bool metric, uint32_t i)
+{
+	uint64_t uuid = pf_uuid(metric ? PF_METRIC : PF_EVENT, dm->id, (uint16_t)i);
+	const char *unit = metric ? dm->metric_unit[i] : dm->event_unit[i];
+	pf_counter_desc cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+	char name[2 * T4_NAME_MAX + 8];
+
+	if (pd->series[metric] & (1ull << i))
+		return uuid;
+	pd->series[metric] |= 1ull << i;
+	unit = unit ? unit : "";
+	snprintf(name, sizeof(name), *unit ? "%s (%s)" : "%s",
+		 metric ? dm->metric_name[i] : dm->event_name[i], unit);
+	cd.has_unit = true;
+	cd.unit = pf_unit(unit, metric);
+	pf_track(x, uuid, pf_uuid(PF_DOMAIN, dm->id, 0), name, &cd);
+	return uuid;
+}
+
+/* ---- the sink ------------------------------------------------------------------ */
+
+static int pf_interval(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
+{
+	struct t4_output *x = ud;
+	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
+	struct pf_dom *pd = NULL;
+	int rc;
+
+	pf_start(x, dec, iv->start_ns);
+	if ((rc = pf_domain(x, dm, iv->domain, &pd)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++)
+		if (dm->event_selected[i])
+			pf_counter(x, iv->start_ns, pf_series(x, dm, pd, false, i), &iv->counts[i],
+				   0);
+	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++)
+		if (dm->metric_selected[m] && !isnan(iv->metrics[m]))
+			pf_counter(x, iv->start_ns, pf_series(x, dm, pd, true, m), NULL,
+				   iv->metrics[m]);
+	return out_status(x);
+}
+
+/* A phase: one slice on the phases track, named after its bookmark. */
+static int pf_phase(void *ud, const struct t4_decoder *dec, size_t p)
+{
+	struct t4_output *x = ud;
+	struct pf_state *st = x->state;
+	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
+
+	pf_start(x, dec, ph->start_ns);
+	if (!st->phases_described) {
+		st->phases_described = true;
+		pf_track(x, pf_uuid(PF_PHASES, 0, 0), pf_uuid(PF_ROOT, 0, 0), "phases", NULL);
+	}
+	pf_slice(x, ph->start_ns, PF_SLICE_BEGIN, *ph->name ? ph->name : "(none)");
+	pf_slice(x, ph->end_ns, PF_SLICE_END, NULL);
+	return out_status(x);
+}
+
+static int pf_finish(void *ud, const struct t4_decoder *dec)
+{
+	pf_start(ud, dec, t4_decoder_origin_ns(dec)); /* nothing decoded: still a trace */
+	return out_close(ud);
 }
 
 const struct out_backend out_perfetto = {
 	.name = "perfetto",
+	.ops = { .interval = pf_interval, .phase = pf_phase, .finish = pf_finish },
+	.wants_metrics = true,
 	.init = pf_init,
+	.fini = pf_fini,
 };

@@ -6,7 +6,8 @@
 # --arm64: also the aarch64 cross compiler (`make check-arm64`).
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
-zlib1g-dev libcriterion-dev bpftool clang llvm python3"
+zlib1g-dev libcriterion-dev bpftool clang llvm python3
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
 quiet=0
 for arg in "$@"; do
 	case "$arg" in

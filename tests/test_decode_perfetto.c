@@ -1,0 +1,635 @@
+/* test_decode_perfetto.c - `t410trace decode -f perfetto` end to end.
+ *
+ * A short simulated recording with two bookmark phases is decoded to a
+ * Perfetto trace and read back by a reader that is not the writer:
+ * `protoc --decode=perfetto.protos.Trace decode/perfetto.proto` prints it in
+ * text format, which a small parser here turns into one record per packet.
+ * The trace is then checked for its structure (clock snapshot first, one
+ * sequence, clock 5 on every timestamp, the track tree) and, value by
+ * value, against the CSV output of the same log: every CSV row is exactly
+ * one counter event at the row's start_ns, and nothing else is.
+ *
+ * Runs the built binary (T4_BIN, set by `make check`) and protoc.
+ */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- running commands ------------------------------------------------------ */
+
+struct fx {
+	const char *bin;
+	char dir[64];
+	char path[256];   /* scratch for dir/NAME */
+	char schema[256]; /* the folder of decode/perfetto.proto */
+};
+
+/* dir/name, in a scratch buffer valid until the next call. */
+static const char *at(struct fx *f, const char *name)
+{
+	snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, name);
+	return f->path;
+}
+
+/* Run a shell command line in the fixture's directory, its output into
+ * dir/out; returns the exit status. */
+static int shell(struct fx *f, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int n = snprintf(cmd, sizeof(cmd), "cd %s && (", f->dir);
+
+	va_start(ap, fmt);
+	n += vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
+	va_end(ap);
+	snprintf(cmd + n, sizeof(cmd) - (size_t)n, ") >out 2>&1");
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* What the last command printed. */
+static const char *output(struct fx *f)
+{
+	static char buf[8192];
+	FILE *p = fopen(at(f, "out"), "r");
+	size_t n = p ? fread(buf, 1, sizeof(buf) - 1, p) : 0;
+
+	buf[n] = '\0';
+	if (p)
+		fclose(p);
+	return buf;
+}
+
+static void fx_init(struct fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (!(f->bin = getenv("T4_BIN")))
+		cr_skip_test("T4_BIN not set (run through make check)");
+	strcpy(f->dir, "/tmp/t4pf.XXXXXX");
+	cr_assert_not_null(mkdtemp(f->dir));
+	/* protoc reads the schema relative to the repository root */
+	cr_assert_eq(access("decode/perfetto.proto", R_OK), 0, "run from the repository root");
+	cr_assert_not_null(realpath("decode", f->schema));
+}
+
+static void fx_fini(struct fx *f)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
+static void record(struct fx *f)
+{
+	int rc = shell(f, "%s record -q --sim --period 10ms --bookmark a -o s.t4t -- sh -c "
+			  "'sleep 0.15 && %s ctl bookmark b && sleep 0.15'",
+		       f->bin, f->bin);
+
+	cr_assert_eq(rc, 0, "record: %s", output(f));
+}
+
+/* Decode s.t4t (extra options opts) to t.pftrace and t.csv; the trace as
+ * protoc's text into t.txt. */
+static void decode(struct fx *f, const char *opts)
+{
+	cr_assert_eq(shell(f, "%s decode s.t4t %s -f perfetto -o t.pftrace", f->bin, opts), 0,
+		     "decode: %s", output(f));
+	cr_assert_eq(shell(f, "%s decode s.t4t %s -f csv -o t.csv", f->bin, opts), 0, "%s",
+		     output(f));
+	cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace "
+			      "perfetto.proto < t.pftrace > t.txt",
+			   f->schema),
+		     0, "protoc: %s", output(f));
+}
+
+/* ---- protoc's text format, one record per packet ----------------------------- */
+
+enum { PK_NONE, PK_SNAPSHOT, PK_TRACK, PK_EVENT };
+
+struct pkt {
+	int what;
+	bool has_ts, has_clock, has_seq, has_flags;
+	uint64_t ts;
+	uint32_t clock, seq, flags;
+	size_t n_clocks;                 /* clock_snapshot */
+	uint32_t clock_id[4];
+	uint64_t clock_ts[4];
+	char primary[48];
+	uint64_t uuid, parent;           /* track_descriptor */
+	bool has_parent, counter;
+	char unit[32];
+	char type[24];                   /* track_event */
+	uint64_t track;
+	bool has_int, has_double;
+	int64_t ival;
+	double dval;
+	char name[160];                  /* of a track or an event */
+};
+
+struct trace {
+	struct pkt *pk;
+	size_t n, cap;
+};
+
+static void unquote(char *dst, size_t cap, const char *v)
+{
+	size_t n = 0;
+
+	cr_assert_eq(*v, '"', "not a string: %s", v);
+	for (v++; *v && *v != '"' && n + 1 < cap; v++) {
+		if (*v == '\\' && v[1])
+			v++;
+		dst[n++] = *v;
+	}
+	dst[n] = '\0';
+}
+
+static bool is(const char *block, const char *key, const char *b, const char *k)
+{
+	return !strcmp(block, b) && !strcmp(key, k);
+}
+
+static void field(struct pkt *p, const char *block, const char *key, const char *v)
+{
+	uint64_t u = strtoull(v, NULL, 10);
+	size_t c = p->n_clocks ? p->n_clocks - 1 : 0;
+
+	if (is(block, key, "packet", "timestamp"))
+		p->has_ts = true, p->ts = u;
+	else if (is(block, key, "packet", "timestamp_clock_id"))
+		p->has_clock = true, p->clock = (uint32_t)u;
+	else if (is(block, key, "packet", "trusted_packet_sequence_id"))
+		p->has_seq = true, p->seq = (uint32_t)u;
+	else if (is(block, key, "packet", "sequence_flags"))
+		p->has_flags = true, p->flags = (uint32_t)u;
+	else if (is(block, key, "clock_snapshot", "primary_trace_clock"))
+		snprintf(p->primary, sizeof(p->primary), "%s", v);
+	else if (is(block, key, "clocks", "clock_id"))
+		p->clock_id[c] = (uint32_t)u;
+	else if (is(block, key, "clocks", "timestamp"))
+		p->clock_ts[c] = u;
+	else if (is(block, key, "track_descriptor", "uuid"))
+		p->uuid = u;
+	else if (is(block, key, "track_descriptor", "parent_uuid"))
+		p->has_parent = true, p->parent = u;
+	else if (is(block, key, "track_descriptor", "name") || is(block, key, "track_event", "name"))
+		unquote(p->name, sizeof(p->name), v);
+	else if (is(block, key, "counter", "unit"))
+		snprintf(p->unit, sizeof(p->unit), "%s", v);
+	else if (is(block, key, "track_event", "type"))
+		snprintf(p->type, sizeof(p->type), "%s", v);
+	else if (is(block, key, "track_event", "track_uuid"))
+		p->track = u;
+	else if (is(block, key, "track_event", "counter_value"))
+		p->has_int = true, p->ival = strtoll(v, NULL, 10);
+	else if (is(block, key, "track_event", "double_counter_value"))
+		p->has_double = true, p->dval = strtod(v, NULL);
+	else
+		cr_assert_fail("unexpected field %s.%s: %s", block, key, v);
+}
+
+/* A block opens: "packet {" starts a record, the others say what it is. */
+static void open_block(struct trace *t, const char *name, int depth)
+{
+	struct pkt *p;
+
+	if (depth == 0) {
+		cr_assert_str_eq(name, "packet");
+		if (t->n == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 4096;
+			t->pk = realloc(t->pk, t->cap * sizeof(*t->pk));
+			cr_assert_not_null(t->pk);
+		}
+		memset(&t->pk[t->n++], 0, sizeof(*t->pk));
+		return;
+	}
+	p = &t->pk[t->n - 1];
+	if (!strcmp(name, "clock_snapshot"))
+		p->what = PK_SNAPSHOT;
+	else if (!strcmp(name, "track_descriptor"))
+		p->what = PK_TRACK;
+	else if (!strcmp(name, "track_event"))
+		p->what = PK_EVENT;
+	else if (!strcmp(name, "counter"))
+		p->counter = true;
+	else if (!strcmp(name, "clocks"))
+		cr_assert_lt(p->n_clocks++, 4);
+}
+
+static void load_trace(struct fx *f, struct trace *t)
+{
+	FILE *in = fopen(at(f, "t.txt"), "r");
+	char line[1024], block[8][32];
+	int depth = 0;
+
+	cr_assert_not_null(in);
+	memset(t, 0, sizeof(*t));
+	while (fgets(line, sizeof(line), in)) {
+		char *s = line + strspn(line, " ");
+		size_t n = strcspn(s, "\n");
+
+		s[n] = '\0';
+		if (n >= 2 && !strcmp(s + n - 2, " {")) {
+			cr_assert_lt(depth, 8);
+			snprintf(block[depth], sizeof(block[0]), "%.*s", (int)(n - 2), s);
+			open_block(t, block[depth], depth);
+			depth++;
+		} else if (!strcmp(s, "}")) {
+			depth--;
+		} else {
+			char *v = strstr(s, ": ");
+			cr_assert(v && depth > 0, "unexpected line: %s", s);
+			*v = '\0';
+			field(&t->pk[t->n - 1], block[depth - 1], s, v + 2);
+		}
+	}
+	fclose(in);
+	cr_assert_eq(depth, 0, "unbalanced text");
+	cr_assert_gt(t->n, 0, "empty trace");
+}
+
+/* ---- the track tree ------------------------------------------------------------ */
+
+/* Track descriptors by uuid: the index of its packet in the trace. */
+struct tracks {
+	struct trk {
+		uint64_t uuid;
+		size_t at;
+	} *v;
+	size_t n;
+};
+
+static int trk_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct trk *)a)->uuid, y = ((const struct trk *)b)->uuid;
+	return x < y ? -1 : x > y;
+}
+
+static void index_tracks(const struct trace *t, struct tracks *tr)
+{
+	tr->v = calloc(t->n, sizeof(*tr->v));
+	tr->n = 0;
+	cr_assert_not_null(tr->v);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->pk[i].what == PK_TRACK)
+			tr->v[tr->n++] = (struct trk){ t->pk[i].uuid, i };
+	qsort(tr->v, tr->n, sizeof(*tr->v), trk_cmp);
+	for (size_t i = 1; i < tr->n; i++)
+		cr_assert_neq(tr->v[i].uuid, tr->v[i - 1].uuid, "uuid %llu described twice",
+			      (unsigned long long)tr->v[i].uuid);
+}
+
+/* The descriptor of uuid, NULL if none. */
+static const struct pkt *track(const struct trace *t, const struct tracks *tr, uint64_t uuid)
+{
+	struct trk key = { uuid, 0 };
+	const struct trk *k = bsearch(&key, tr->v, tr->n, sizeof(*tr->v), trk_cmp);
+
+	return k ? &t->pk[k->at] : NULL;
+}
+
+static size_t depth_of(const struct trace *t, const struct tracks *tr, const struct pkt *p)
+{
+	size_t d = 0;
+
+	for (; p && p->has_parent; d++) {
+		const struct pkt *up = track(t, tr, p->parent);
+		cr_assert_not_null(up, "track '%s': parent %llu not described", p->name,
+				   (unsigned long long)p->parent);
+		cr_assert_lt(up, p, "track '%s' described before its parent", p->name);
+		p = up;
+	}
+	return d;
+}
+
+/* ---- CSV rows and counter events as comparable records ---------------------------- */
+
+struct val {
+	char key[400];  /* domain \t series \t start_ns */
+	bool is_int;
+	long long i;
+	double d;
+};
+
+static int val_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct val *)a)->key, ((const struct val *)b)->key);
+}
+
+/* Every CSV row (trigger,start_ns,end_ns,bookmark,domain,pmu,event,value,
+ * unit): the series named as its counter track is, "name" or "name (unit)".
+ * domains: every domain name, each between two '\n'. */
+static size_t load_csv(struct fx *f, struct val **out, char *domains, size_t cap)
+{
+	FILE *in = fopen(at(f, "t.csv"), "r");
+	char line[1024], needle[200];
+	size_t n = 0, room = 1024;
+	struct val *v = malloc(room * sizeof(*v));
+
+	cr_assert(in && v);
+	snprintf(domains, cap, "\n");
+	cr_assert_not_null(fgets(line, sizeof(line), in)); /* the header */
+	while (fgets(line, sizeof(line), in)) {
+		char *col[9], *s = line;
+		line[strcspn(line, "\n")] = '\0';
+		for (int c = 0; c < 9; c++)
+			cr_assert_not_null(col[c] = strsep(&s, ","), "short row");
+		if (n == room)
+			cr_assert_not_null(v = realloc(v, (room *= 2) * sizeof(*v)));
+		snprintf(v[n].key, sizeof(v[n].key), "%s\t%s%s%s%s\t%020llu", col[4], col[6],
+			 *col[8] ? " (" : "", col[8], *col[8] ? ")" : "", strtoull(col[1], NULL, 10));
+		v[n].is_int = !strpbrk(col[7], ".e");
+		v[n].i = strtoll(col[7], NULL, 10);
+		v[n].d = strtod(col[7], NULL);
+		n++;
+		snprintf(needle, sizeof(needle), "\n%s\n", col[4]);
+		if (!strstr(domains, needle) && strlen(domains) + strlen(needle) < cap)
+			strcat(domains, needle + 1);
+	}
+	fclose(in);
+	qsort(v, n, sizeof(*v), val_cmp);
+	*out = v;
+	return n;
+}
+
+/* Every TYPE_COUNTER event, keyed by its track's domain and name. */
+static size_t counter_events(const struct trace *t, const struct tracks *tr, struct val **out)
+{
+	struct val *v = calloc(t->n, sizeof(*v));
+	size_t n = 0;
+
+	cr_assert_not_null(v);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct pkt *p = &t->pk[i], *c, *d;
+		if (p->what != PK_EVENT || strcmp(p->type, "TYPE_COUNTER"))
+			continue;
+		cr_assert_not_null(c = track(t, tr, p->track), "counter event on an unknown track");
+		cr_assert(c->counter && c < p, "counter track '%s' not a counter described before use",
+			  c->name);
+		cr_assert_not_null(d = track(t, tr, c->parent));
+		cr_assert(p->has_int != p->has_double, "one value per counter event");
+		snprintf(v[n].key, sizeof(v[n].key), "%s\t%s\t%020llu", d->name, c->name,
+			 (unsigned long long)p->ts);
+		v[n].is_int = p->has_int;
+		v[n].i = p->ival;
+		v[n].d = p->has_int ? (double)p->ival : p->dval;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), val_cmp);
+	*out = v;
+	return n;
+}
+
+/* ---- the tests ----------------------------------------------------------------------- */
+
+struct decoded {
+	struct fx f;
+	struct trace t;
+	struct tracks tr;
+};
+
+static void setup(struct decoded *x, const char *opts)
+{
+	fx_init(&x->f);
+	record(&x->f);
+	decode(&x->f, opts);
+	load_trace(&x->f, &x->t);
+	index_tracks(&x->t, &x->tr);
+}
+
+static void teardown(struct decoded *x)
+{
+	free(x->t.pk);
+	free(x->tr.v);
+	fx_fini(&x->f);
+}
+
+Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
+{
+	struct decoded x;
+	const struct pkt *s;
+
+	setup(&x, "");
+	s = &x.t.pk[0];
+	cr_assert_eq(s->what, PK_SNAPSHOT, "the first packet is not the clock snapshot");
+	cr_assert_str_eq(s->primary, "BUILTIN_CLOCK_MONOTONIC_RAW");
+	cr_assert(s->has_flags && s->flags == 1, "no SEQ_INCREMENTAL_STATE_CLEARED first");
+	cr_assert_geq(s->n_clocks, 2);
+	cr_assert_eq(s->clock_id[0], 5);
+	cr_assert_eq(s->clock_id[1], 6);
+	cr_assert_eq(s->clock_ts[0], s->clock_ts[1], "BOOTTIME not at the same instant");
+	cr_assert_gt(s->clock_ts[0], 0);
+	for (size_t i = 0; i < x.t.n; i++) {
+		const struct pkt *p = &x.t.pk[i];
+		cr_assert(p->has_seq && p->seq == s->seq && p->seq != 0, "packet %zu: sequence", i);
+		cr_assert(p->has_ts == (p->what == PK_EVENT), "packet %zu: timestamped?", i);
+		cr_assert(!p->has_ts || (p->has_clock && p->clock == 5), "packet %zu: clock", i);
+		cr_assert(i == 0 || !p->has_flags, "packet %zu: sequence flags", i);
+		cr_assert_neq(p->what, PK_NONE, "packet %zu: empty", i);
+	}
+	teardown(&x);
+}
+
+Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
+{
+	struct decoded x;
+	struct val *csv;
+	char domains[8192], needle[200];
+	size_t roots = 0, n_domains = 0;
+
+	setup(&x, "");
+	load_csv(&x.f, &csv, domains, sizeof(domains));
+	for (size_t i = 0; i < x.tr.n; i++) {
+		const struct pkt *p = &x.t.pk[x.tr.v[i].at];
+		size_t d = depth_of(&x.t, &x.tr, p);
+		if (d == 0) {
+			roots++;
+			cr_assert(strstr(p->name, "SIMULATED"), "root '%s' hides the simulation",
+				  p->name);
+		} else if (d == 2) { /* root > kind > domain */
+			snprintf(needle, sizeof(needle), "\n%s\n", p->name);
+			cr_assert(strstr(domains, needle), "domain track '%s' not in the CSV", p->name);
+			cr_assert(!p->counter);
+			n_domains++;
+		} else if (d == 3) {
+			cr_assert(p->counter, "'%s' under a domain is not a counter track", p->name);
+			cr_assert_str_neq(p->unit, "");
+		} else {
+			cr_assert_eq(d, 1, "track '%s' too deep", p->name);
+			cr_assert(!p->counter);
+		}
+	}
+	cr_assert_eq(roots, 1);
+	size_t n_csv_domains = 0;
+	for (const char *s = domains; (s = strchr(s + 1, '\n'));)
+		n_csv_domains++;
+	cr_assert_geq(n_csv_domains, 30, "a simulated Tegra410 has some 34 domains");
+	cr_assert_eq(n_domains, n_csv_domains, "domain tracks %zu, CSV domains %zu", n_domains,
+		     n_csv_domains);
+	free(csv);
+	teardown(&x);
+}
+
+/* Every CSV row is one counter event with the same domain, series, start_ns
+ * and value; the count is intervals x (events + present metrics). */
+static void counters_match_csv(const char *opts)
+{
+	struct decoded x;
+	struct val *csv, *pf;
+	char domains[8192];
+	size_t n_csv, n_pf;
+
+	setup(&x, opts);
+	n_csv = load_csv(&x.f, &csv, domains, sizeof(domains));
+	n_pf = counter_events(&x.t, &x.tr, &pf);
+	cr_assert_gt(n_csv, 0);
+	cr_assert_eq(n_pf, n_csv, "%zu counter events, %zu CSV rows", n_pf, n_csv);
+	for (size_t i = 0; i < n_csv; i++) {
+		cr_assert_str_eq(pf[i].key, csv[i].key);
+		if (pf[i].is_int) {
+			cr_assert(csv[i].is_int, "%s: a count as a double", pf[i].key);
+			cr_assert_eq(pf[i].i, csv[i].i, "%s: %lld, CSV %lld", pf[i].key, pf[i].i,
+				     csv[i].i);
+		} else {
+			double tol = 1e-8 * fabs(csv[i].d) + 1e-12; /* CSV: 9 digits */
+			cr_assert(fabs(pf[i].d - csv[i].d) <= tol, "%s: %.17g, CSV %.17g",
+				  pf[i].key, pf[i].d, csv[i].d);
+		}
+	}
+	free(csv);
+	free(pf);
+	teardown(&x);
+}
+
+Test(perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
+{
+	counters_match_csv("");
+}
+
+Test(perfetto, filters_and_grid_match_csv_too, .timeout = 120)
+{
+	counters_match_csv("--pmu 'nvidia_pcie*' --event 'rd_*' --grid 25ms");
+}
+
+Test(perfetto, timestamps_increase_per_track, .timeout = 120)
+{
+	struct decoded x;
+	uint64_t *last;
+
+	setup(&x, "");
+	last = calloc(x.tr.n, sizeof(*last));
+	cr_assert_not_null(last);
+	for (size_t i = 0; i < x.t.n; i++) {
+		const struct pkt *p = &x.t.pk[i];
+		if (p->what != PK_EVENT || strcmp(p->type, "TYPE_COUNTER"))
+			continue;
+		struct trk key = { p->track, 0 };
+		size_t k = (size_t)((struct trk *)bsearch(&key, x.tr.v, x.tr.n, sizeof(key),
+							  trk_cmp) - x.tr.v);
+		cr_assert_gt(p->ts, last[k], "track %llu: %llu after %llu",
+			     (unsigned long long)p->track, (unsigned long long)p->ts,
+			     (unsigned long long)last[k]);
+		last[k] = p->ts;
+	}
+	free(last);
+	teardown(&x);
+}
+
+Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
+{
+	struct decoded x;
+	const struct pkt *ev[8], *phases = NULL;
+	size_t n = 0;
+	uint64_t first = UINT64_MAX, last = 0;
+
+	setup(&x, "");
+	for (size_t i = 0; i < x.t.n; i++) {
+		const struct pkt *p = &x.t.pk[i];
+		if (p->what == PK_TRACK && !strcmp(p->name, "phases"))
+			phases = p;
+		if (p->what != PK_EVENT)
+			continue;
+		if (!strcmp(p->type, "TYPE_COUNTER")) {
+			first = p->ts < first ? p->ts : first;
+			last = p->ts > last ? p->ts : last;
+			continue;
+		}
+		cr_assert_not_null(phases, "a slice before the phases track");
+		cr_assert_eq(p->track, phases->uuid);
+		cr_assert_lt(n, 8);
+		ev[n++] = p;
+	}
+	cr_assert_eq(n, 4, "%zu slice events (two phases: a, b)", n);
+	cr_assert_str_eq(ev[0]->type, "TYPE_SLICE_BEGIN");
+	cr_assert_str_eq(ev[0]->name, "a");
+	cr_assert_str_eq(ev[1]->type, "TYPE_SLICE_END");
+	cr_assert_str_eq(ev[2]->type, "TYPE_SLICE_BEGIN");
+	cr_assert_str_eq(ev[2]->name, "b");
+	cr_assert_str_eq(ev[3]->type, "TYPE_SLICE_END");
+	cr_assert_leq(ev[0]->ts, first, "phase a starts after the first interval");
+	cr_assert_lt(ev[0]->ts, ev[1]->ts);
+	cr_assert_eq(ev[1]->ts, ev[2]->ts, "a gap between the phases");
+	cr_assert_lt(ev[2]->ts, ev[3]->ts);
+	cr_assert_gt(ev[3]->ts, last, "phase b ends before the last interval starts");
+	teardown(&x);
+}
+
+Test(perfetto, nothing_selected_is_still_a_trace, .timeout = 120)
+{
+	struct decoded x;
+
+	setup(&x, "--pmu no_such_pmu");
+	cr_assert_eq(x.t.pk[0].what, PK_SNAPSHOT);
+	for (size_t i = 0; i < x.t.n; i++)
+		cr_assert(x.t.pk[i].what != PK_EVENT || strcmp(x.t.pk[i].type, "TYPE_COUNTER"),
+			  "a counter event with no domain selected");
+	teardown(&x);
+}
+
+Test(perfetto, refused_on_a_terminal, .timeout = 60)
+{
+	struct fx f;
+
+	fx_init(&f);
+	if (shell(&f, "command -v script") != 0)
+		cr_skip_test("no script(1) to give the command a terminal");
+	record(&f);
+	cr_assert_eq(shell(&f, "script -qec '%s decode s.t4t -f perfetto' /dev/null", f.bin), 2,
+		     "%s", output(&f));
+	cr_assert(strstr(output(&f), "-o FILE"), "%s", output(&f));
+	fx_fini(&f);
+}
+
+/* The output breaks part way (a file size limit: EFBIG): exit 1, a message
+ * naming the error, and no file left behind, complete or partial. */
+Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
+{
+	struct fx f;
+
+	fx_init(&f);
+	record(&f);
+	cr_assert_eq(shell(&f, "trap '' XFSZ; ulimit -f 64; "
+			       "exec %s decode s.t4t -f perfetto -o t.pftrace",
+			   f.bin),
+		     1, "%s", output(&f));
+	cr_assert(strstr(output(&f), "perfetto"), "%s", output(&f));
+	cr_assert_eq(shell(&f, "ls | grep -v '^out$' | grep -vx s.t4t | grep ."), 1,
+		     "left behind: %s", output(&f));
+	if (geteuid() != 0) { /* root writes into read-only directories */
+		cr_assert_eq(shell(&f, "mkdir ro && chmod 555 ro"), 0);
+		cr_assert_eq(shell(&f, "%s decode s.t4t -f perfetto -o ro/t.pftrace", f.bin), 1,
+			     "%s", output(&f));
+		cr_assert_eq(shell(&f, "ls ro | grep ."), 1, "left behind: %s", output(&f));
+	}
+	fx_fini(&f);
+}
