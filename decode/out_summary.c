@@ -284,7 +284,7 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");
-	fprintf(f, "  no reference    %" PRIu64 " trigger%s without a reference packet\n",
+	fprintf(f, "  no reference      %" PRIu64 " trigger%s without a reference packet\n",
 		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);

@@ -432,3 +432,49 @@ Test(sched, bookmark_storm_first_triggers_exact, .timeout = 60)
 	memset(&rb, 0, sizeof(rb));
 	rec_free(&r, &rb);
 }
+
+/* docs/FORMAT.md 6.1: a recording ended by its duration closes with a
+ * FINAL trigger that is a grid point: its ID plus the overruns before it
+ * is the duration divided by the period. */
+Test(sched, duration_final_trigger_is_on_the_grid, .timeout = 30)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	memset(&r, 0, sizeof(r));
+	strcpy(r.dir, "/tmp/t4sched.XXXXXX");
+	cr_assert_not_null(mkdtemp(r.dir));
+	snprintf(r.path, sizeof(r.path), "%s/t.t4t", r.dir);
+	cr_assert_eq(t4_pmus_discover(&r.pmus, NULL), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&r.ev, &r.pmus, "cpu-clock"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_build(&r.ds, &r.ev), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_open(&r.ds, NULL), 0, "%s", t4_errmsg());
+	struct t4_log_opts lo = { .path = r.path };
+	cr_assert_eq(t4_log_open(&r.log, &lo), 0, "%s", t4_errmsg());
+	struct t4_sched_opts so = {
+		.period_ns = 2000000, .duration_ns = 60000000, .domains = &r.ds,
+		.log = r.log, .quiet = true,
+	};
+	cr_assert_eq(t4_sched_create(&r.s, &so), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(r.log), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_sched_start(r.s), 0, "%s", t4_errmsg());
+	for (int i = 0; i < 5000; i++) {
+		t4_sched_status(r.s, &st);
+		if (st.finished)
+			break;
+		sleep_ms(1);
+	}
+	cr_assert(st.finished, "the duration did not end the recording");
+	rec_close(&r, &st);
+	read_back(r.path, &rb);
+	qsort(rb.refs, rb.n_refs, sizeof(*rb.refs), cmp_ref);
+	const struct t4_ref_pkt *last = &rb.refs[rb.n_refs - 1];
+	uint64_t overruns = 0;
+	for (size_t i = 0; i < rb.n_refs; i++)
+		overruns += rb.refs[i].overruns;
+	cr_assert(last->flags & T4_REF_FINAL);
+	cr_assert_eq(last->trigger_id + overruns, 30, "final trigger %lu, overruns %lu",
+		     (unsigned long)last->trigger_id, (unsigned long)overruns);
+	rec_free(&r, &rb);
+}

@@ -56,20 +56,26 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 	return t4_err(EINVAL, "'%s': unknown unit '%s' (use ns, us, ms, s)", s, end);
 }
 
+/* v in a unit, with 3 significant digits (no exponent: "999ms", not
+ * "1e+03ms"), or the exact integer when it is one. */
+static void fmt_in_unit(char *buf, size_t cap, uint64_t ns, uint64_t unit, const char *name)
+{
+	double v = (double)ns / (double)unit;
+
+	if (ns % unit == 0)
+		snprintf(buf, cap, "%llu%s", (unsigned long long)(ns / unit), name);
+	else
+		snprintf(buf, cap, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, name);
+}
+
 const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap)
 {
-	if (ns >= 1000000000ull && ns % 1000000000ull == 0)
-		snprintf(buf, cap, "%llus", (unsigned long long)(ns / 1000000000ull));
-	else if (ns >= 1000000000ull)
-		snprintf(buf, cap, "%.3gs", ns / 1e9);
-	else if (ns >= 1000000 && ns % 1000000 == 0)
-		snprintf(buf, cap, "%llums", (unsigned long long)(ns / 1000000));
+	if (ns >= 1000000000ull)
+		fmt_in_unit(buf, cap, ns, 1000000000ull, "s");
 	else if (ns >= 1000000)
-		snprintf(buf, cap, "%.3gms", ns / 1e6);
-	else if (ns >= 1000 && ns % 1000 == 0)
-		snprintf(buf, cap, "%lluus", (unsigned long long)(ns / 1000));
+		fmt_in_unit(buf, cap, ns, 1000000, "ms");
 	else if (ns >= 1000)
-		snprintf(buf, cap, "%.3gus", ns / 1e3);
+		fmt_in_unit(buf, cap, ns, 1000, "us");
 	else
 		snprintf(buf, cap, "%lluns", (unsigned long long)ns);
 	return buf;
