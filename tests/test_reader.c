@@ -7,6 +7,7 @@
 #include "packets_testutil.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -514,6 +515,16 @@ static char *info_json(const char *bin, const char *path, int *status)
 	return out;
 }
 
+/* The domain of the first return packet (info lists domains in the
+ * order first seen: metadata first, so the first domain packet's). */
+static uint32_t exp_first_domain(const struct t4_packet *exp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (exp[i].type == T4_PKT_DOMAIN)
+			return exp[i].domain.domain_id;
+	return 0;
+}
+
 Test(info, json_numbers_of_generated_log)
 {
 	const char *bin = t4_bin();
@@ -551,6 +562,17 @@ Test(info, json_numbers_of_generated_log)
 	cr_assert(strstr(js, "\"host\": \"testhost\""));
 	cr_assert(strstr(js, "\"start\": \"2023-11-14T22:13:20.123456789Z\""), "%s", js);
 	cr_assert(strstr(js, "\"simulated\": true"));
+	/* per event: the total over the log of the counts the reader gave */
+	uint64_t total = 0;
+	for (size_t i = 0; i < n_exp; i++)
+		if (exp[i].type == T4_PKT_RET && exp[i].ret.domain_id == exp_first_domain(exp, n_exp))
+			total += exp[i].ret.counts[1];
+	char want[96];
+	snprintf(want, sizeof(want), "\"index\": 1, \"pmu\": ");
+	const char *ev = strstr(js, want);
+	cr_assert(ev, "%s", js);
+	snprintf(want, sizeof(want), "\"total\": %" PRIu64 ", \"rate_per_s\": ", total);
+	cr_assert(strstr(ev, want), "want %s in %.400s", want, ev);
 	free(js);
 
 	/* damage is reported, exit stays 0 */
