@@ -84,6 +84,10 @@ size_t t4_packet_size(const struct t4_packet *p)
 	case T4_PKT_EVENT: return base + sizeof(p->event);
 	case T4_PKT_BOOKMARK: return base + sizeof(p->bookmark);
 	case T4_PKT_STATUS: return base + sizeof(p->status);
+	case T4_PKT_TASK: return base + sizeof(p->task);
+	case T4_PKT_GPU_CTX: return base + sizeof(p->gpu_ctx);
+	case T4_PKT_CPU_SLICE: return base + sizeof(p->cpu_slice);
+	case T4_PKT_GPU_SLICE: return base + sizeof(p->gpu_slice);
 	default: return sizeof(*p);
 	}
 }
@@ -428,6 +432,8 @@ static void packet_strs(const struct t4_packet *p, struct strs *st)
 		ADD(p->event.spec); ADD(p->event.unit);
 		break;
 	case T4_PKT_BOOKMARK: ADD(p->bookmark.name); break;
+	case T4_PKT_TASK: ADD(p->task.name); break;
+	case T4_PKT_GPU_CTX: ADD(p->gpu_ctx.driver); ADD(p->gpu_ctx.timeline); break;
 	default: break;
 	}
 #undef ADD
@@ -479,13 +485,45 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, p->bookmark.first_trigger);
 		o = PUT_STR(o, p->bookmark.name);
 		return put_uv(o, p->bookmark.set_ns); /* appended: may be absent */
+	case T4_PKT_TASK: {
+		const struct t4_task_pkt *t = &p->task;
+		o = put_uv(o, t->pid);
+		o = put_uv(o, t->tid);
+		o = put_uv(o, t->ppid);
+		o = put_uv(o, t->mono_ns);
+		return PUT_STR(o, t->name);
+	}
+	case T4_PKT_GPU_CTX:
+		o = put_uv(o, p->gpu_ctx.context);
+		o = PUT_STR(o, p->gpu_ctx.driver);
+		return PUT_STR(o, p->gpu_ctx.timeline);
+	case T4_PKT_CPU_SLICE: {
+		const struct t4_cpu_slice_pkt *c = &p->cpu_slice;
+		o = put_uv(o, c->cpu);
+		o = put_uv(o, c->pid);
+		o = put_uv(o, c->tid);
+		o = put_uv(o, c->start_ns);
+		o = put_uv(o, c->end_ns - c->start_ns);
+		return put_uv(o, c->flags);
+	}
+	case T4_PKT_GPU_SLICE: {
+		const struct t4_gpu_slice_pkt *g = &p->gpu_slice;
+		o = put_uv(o, g->context);
+		o = put_uv(o, g->seqno);
+		o = put_uv(o, g->pid);
+		o = put_uv(o, g->tid);
+		o = put_uv(o, g->start_ns);
+		o = put_uv(o, g->end_ns - g->start_ns);
+		return put_uv(o, g->flags);
+	}
 	default: { /* T4_PKT_STATUS */
 		const struct t4_status_pkt *s = &p->status;
 		o = put_uv(o, s->triggers);
 		o = put_uv(o, s->overruns);
 		o = put_uv(o, s->dropped);
 		o = put_uv(o, s->read_failures);
-		return put_uv(o, s->ref_ns);
+		o = put_uv(o, s->ref_ns);
+		return put_uv(o, s->lost_events); /* appended: may be absent */
 	}
 	}
 }
@@ -540,6 +578,41 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		GET_STR(in, p->bookmark.name);
 		p->bookmark.set_ns = in->p < in->end ? get_uv(in) : 0;
 		break;
+	case T4_PKT_TASK: {
+		struct t4_task_pkt *t = &p->task;
+		t->pid = get_u32(in);
+		t->tid = get_u32(in);
+		t->ppid = get_u32(in);
+		t->mono_ns = get_uv(in);
+		GET_STR(in, t->name);
+		break;
+	}
+	case T4_PKT_GPU_CTX:
+		p->gpu_ctx.context = get_uv(in);
+		GET_STR(in, p->gpu_ctx.driver);
+		GET_STR(in, p->gpu_ctx.timeline);
+		break;
+	case T4_PKT_CPU_SLICE: {
+		struct t4_cpu_slice_pkt *c = &p->cpu_slice;
+		c->cpu = get_u32(in);
+		c->pid = get_u32(in);
+		c->tid = get_u32(in);
+		c->start_ns = get_uv(in);
+		c->end_ns = c->start_ns + get_uv(in);
+		c->flags = get_u32(in);
+		break;
+	}
+	case T4_PKT_GPU_SLICE: {
+		struct t4_gpu_slice_pkt *g = &p->gpu_slice;
+		g->context = get_uv(in);
+		g->seqno = get_uv(in);
+		g->pid = get_u32(in);
+		g->tid = get_u32(in);
+		g->start_ns = get_uv(in);
+		g->end_ns = g->start_ns + get_uv(in);
+		g->flags = get_u32(in);
+		break;
+	}
 	default: { /* T4_PKT_STATUS */
 		struct t4_status_pkt *s = &p->status;
 		s->triggers = get_uv(in);
@@ -547,6 +620,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->dropped = get_uv(in);
 		s->read_failures = get_uv(in);
 		s->ref_ns = get_uv(in);
+		s->lost_events = in->p < in->end ? get_uv(in) : 0;
 		break;
 	}
 	}
@@ -556,8 +630,8 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 
 static int known_type(uint64_t t)
 {
-	return (t >= T4_PKT_SESSION && t <= T4_PKT_STATUS) || t == T4_PKT_REF ||
-	       t == T4_PKT_RET;
+	return (t >= T4_PKT_SESSION && t <= T4_PKT_GPU_CTX) ||
+	       (t >= T4_PKT_REF && t <= T4_PKT_GPU_SLICE);
 }
 
 int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,

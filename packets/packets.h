@@ -40,8 +40,12 @@ enum t4_pkt_type {
 	T4_PKT_EVENT = 3,
 	T4_PKT_BOOKMARK = 4,
 	T4_PKT_STATUS = 5,
+	T4_PKT_TASK = 6,      /* a thread of the workload: its name */
+	T4_PKT_GPU_CTX = 7,   /* a GPU fence context: driver and timeline */
 	T4_PKT_REF = 16,
 	T4_PKT_RET = 17,
+	T4_PKT_CPU_SLICE = 18, /* a thread on a CPU, start..end */
+	T4_PKT_GPU_SLICE = 19, /* a GPU job, start..end */
 };
 
 #define T4_MAX_COUNTERS 64 /* counters in one clock domain (one group) */
@@ -156,6 +160,41 @@ struct t4_status_pkt {
 	uint64_t dropped;       /* packets dropped because a ring was full */
 	uint64_t read_failures; /* return packets with T4_RET_READ_FAILED */
 	uint64_t ref_ns;        /* when this status was taken */
+	uint64_t lost_events;   /* phase events lost before the log (a full BPF
+				 * ring buffer); appended field, 0 if absent */
+};
+
+/* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what
+ * bpf_ktime_get_ns() reads); reference packets carry MONOTONIC next to the
+ * reference clock, so a decoder converts them exactly. */
+struct t4_task_pkt {
+	uint32_t pid, tid, ppid;
+	uint64_t mono_ns;          /* when this name was seen (exec, rename) */
+	char name[T4_NAME_MAX];    /* the thread's comm */
+};
+
+struct t4_gpu_ctx_pkt {
+	uint64_t context;          /* dma_fence context: one ring or queue */
+	char driver[T4_NAME_MAX];
+	char timeline[T4_NAME_MAX];
+};
+
+enum { T4_SLICE_PREEMPTED = 1u << 0 }; /* switched out still runnable */
+struct t4_cpu_slice_pkt {
+	uint32_t cpu, pid, tid;
+	uint64_t start_ns, end_ns; /* on the CPU, MONOTONIC */
+	uint32_t flags;            /* T4_SLICE_* */
+};
+
+enum {
+	T4_GPU_FROM_SUBMIT = 1u << 0, /* start: the job was submitted (fence emitted) */
+	T4_GPU_FROM_RUN = 1u << 1,    /* start: the GPU scheduler ran the job */
+};
+struct t4_gpu_slice_pkt {
+	uint64_t context, seqno;   /* the job's fence */
+	uint32_t pid, tid;         /* the submitting thread (0: unknown) */
+	uint64_t start_ns, end_ns; /* MONOTONIC; end: the fence signaled */
+	uint32_t flags;            /* T4_GPU_* */
 };
 
 struct t4_packet {
@@ -168,6 +207,10 @@ struct t4_packet {
 		struct t4_event_pkt event;
 		struct t4_bookmark_pkt bookmark;
 		struct t4_status_pkt status;
+		struct t4_task_pkt task;
+		struct t4_gpu_ctx_pkt gpu_ctx;
+		struct t4_cpu_slice_pkt cpu_slice;
+		struct t4_gpu_slice_pkt gpu_slice;
 	};
 };
 

@@ -141,7 +141,25 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		break;
 	case T4_PKT_STATUS:
 		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s),
-						    tu_u64(s), tu_u64(s) };
+						    tu_u64(s), tu_u64(s), tu_u64(s) };
+		break;
+	case T4_PKT_TASK:
+		p->task = (struct t4_task_pkt){ tu_u32(s), tu_u32(s), tu_u32(s), tu_u64(s) };
+		tu_str(s, p->task.name, sizeof(p->task.name));
+		break;
+	case T4_PKT_GPU_CTX:
+		p->gpu_ctx.context = tu_u64(s);
+		tu_str(s, p->gpu_ctx.driver, sizeof(p->gpu_ctx.driver));
+		tu_str(s, p->gpu_ctx.timeline, sizeof(p->gpu_ctx.timeline));
+		break;
+	case T4_PKT_CPU_SLICE:
+		p->cpu_slice = (struct t4_cpu_slice_pkt){ tu_u32(s), tu_u32(s), tu_u32(s),
+							  tu_u64(s), tu_u64(s), tu_u32(s) };
+		break;
+	case T4_PKT_GPU_SLICE:
+		p->gpu_slice = (struct t4_gpu_slice_pkt){ tu_u64(s), tu_u64(s), tu_u32(s),
+							  tu_u32(s), tu_u64(s), tu_u64(s),
+							  tu_u32(s) };
 		break;
 	}
 }
@@ -150,7 +168,9 @@ static inline uint32_t tu_type(uint64_t *s)
 {
 	static const uint32_t types[] = { T4_PKT_SESSION, T4_PKT_DOMAIN, T4_PKT_EVENT,
 					  T4_PKT_BOOKMARK, T4_PKT_STATUS, T4_PKT_REF,
-					  T4_PKT_RET, T4_PKT_RET, T4_PKT_RET, T4_PKT_REF };
+					  T4_PKT_RET, T4_PKT_RET, T4_PKT_RET, T4_PKT_REF,
+					  T4_PKT_TASK, T4_PKT_GPU_CTX, T4_PKT_CPU_SLICE,
+					  T4_PKT_GPU_SLICE };
 	return types[tu_below(s, T4_ARRAY_LEN(types))];
 }
 
@@ -208,6 +228,27 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 		       !strcmp(a->bookmark.name, b->bookmark.name);
 	case T4_PKT_STATUS:
 		return !memcmp(&a->status, &b->status, sizeof(a->status));
+	case T4_PKT_TASK:
+		return a->task.pid == b->task.pid && a->task.tid == b->task.tid &&
+		       a->task.ppid == b->task.ppid && a->task.mono_ns == b->task.mono_ns &&
+		       !strcmp(a->task.name, b->task.name);
+	case T4_PKT_GPU_CTX:
+		return a->gpu_ctx.context == b->gpu_ctx.context &&
+		       !strcmp(a->gpu_ctx.driver, b->gpu_ctx.driver) &&
+		       !strcmp(a->gpu_ctx.timeline, b->gpu_ctx.timeline);
+	case T4_PKT_CPU_SLICE:
+		return a->cpu_slice.cpu == b->cpu_slice.cpu && a->cpu_slice.pid == b->cpu_slice.pid &&
+		       a->cpu_slice.tid == b->cpu_slice.tid &&
+		       a->cpu_slice.start_ns == b->cpu_slice.start_ns &&
+		       a->cpu_slice.end_ns == b->cpu_slice.end_ns &&
+		       a->cpu_slice.flags == b->cpu_slice.flags;
+	case T4_PKT_GPU_SLICE:
+		return a->gpu_slice.context == b->gpu_slice.context &&
+		       a->gpu_slice.seqno == b->gpu_slice.seqno &&
+		       a->gpu_slice.pid == b->gpu_slice.pid && a->gpu_slice.tid == b->gpu_slice.tid &&
+		       a->gpu_slice.start_ns == b->gpu_slice.start_ns &&
+		       a->gpu_slice.end_ns == b->gpu_slice.end_ns &&
+		       a->gpu_slice.flags == b->gpu_slice.flags;
 	default:
 		return 1;
 	}
