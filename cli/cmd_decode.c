@@ -37,7 +37,8 @@ static void decode_usage(FILE *f)
 		"intervals, and the seed-000 formulas give bandwidth, request rates,\n"
 		"latency and frequency per interval and per bookmark phase.\n"
 		"FILE '-' reads standard input.\n\n"
-		"  -f, --format FMT       summary (default), csv, jsonl or perfetto\n"
+		"  -f, --format FMT       summary (default), csv, jsonl, perfetto, or\n"
+		"                         phases-csv (the workload's CPU and GPU slices)\n"
 		"  -o, --output OUT       write to OUT ('-': standard output, the default\n"
 		"                         for the text formats; perfetto needs -o when\n"
 		"                         standard output is a terminal)\n"
@@ -161,8 +162,8 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 		return cli_usage_error("decode", "one FILE only ('%s' and '%s')", argv[optind],
 				       argv[optind + 1]);
 	a->path = argv[optind];
-	if (a->sep && a->out.format != T4_FMT_CSV)
-		return cli_usage_error("decode", "-x applies to -f csv only");
+	if (a->sep && a->out.format != T4_FMT_CSV && a->out.format != T4_FMT_PHASES_CSV)
+		return cli_usage_error("decode", "-x applies to -f csv and -f phases-csv only");
 	a->out.csv_sep = a->sep ? a->sep[0] : ',';
 	return 0;
 }

@@ -151,6 +151,8 @@ static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 		d->origin_set = true;
 	}
 	int rc = phases_ref(d, s, false);
+	if (rc >= 0 && r->sched_id == d->phase_sched)
+		rc = slices_pair(d, r->mono_ns, r->ref_ns);
 	if (rc < 0)
 		return rc;
 	return advanced ? drain_sched(d, s) : 0;
@@ -220,6 +222,7 @@ void t4_decoder_free(struct t4_decoder *d)
 	free(d->ap_w);
 	free(d->ap_out);
 	free(d->ap_keys);
+	slices_free(&d->sl);
 	t4_index_free(d->ix);
 	free(d);
 }
@@ -250,6 +253,12 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 		break;
 	case T4_PKT_BOOKMARK:
 		rc = phases_bookmark(d, &p->bookmark);
+		break;
+	case T4_PKT_TASK:
+	case T4_PKT_GPU_CTX:
+	case T4_PKT_CPU_SLICE:
+	case T4_PKT_GPU_SLICE:
+		rc = slices_take(d, p);
 		break;
 	default:
 		break;
@@ -282,6 +291,10 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
 		if (d->doms[i]->pub.selected && d->o.grid_ns)
 			rc = grid_flush(d, d->doms[i]);
+	if (rc >= 0)
+		rc = slices_flush(d);
+	if (t4_index_status(d->ix))
+		d->sl.st.lost_events = t4_index_status(d->ix)->lost_events;
 	for (size_t i = 0; i < d->n_scheds; i++) {
 		const struct dsched *s = &d->scheds[i];
 		if (s->any) {

@@ -120,6 +120,8 @@ const char *t4_domain_kind_name(uint32_t kind);
 
 /* ---- the decoder (decode.c and friends) --------------------------------- */
 
+struct t4_decoder;
+
 enum t4_clock_model {
 	T4_CLOCK_RATE = 0,   /* offset and rate, local fits bounded by windows */
 	T4_CLOCK_OFFSET = 1, /* window midpoints, nominal rate (Perfetto, LTTng) */
@@ -242,6 +244,43 @@ struct t4_dec_phase {
 	uint64_t start_ns, end_ns;
 	bool exact;               /* boundaries from set_ns, not the grid */
 	uint64_t triggers;        /* scheduler-0 triggers inside */
+	uint64_t cpu_ns;          /* the workload's threads on CPUs inside */
+	uint64_t threads;         /* threads that ran inside */
+};
+
+/* GPU busy time of one fence context inside one phase. */
+struct t4_dec_gpu_busy {
+	uint64_t context;
+	const char *driver, *timeline;
+	uint64_t busy_ns;         /* union of its jobs' intervals */
+};
+/* Every GPU context's busy time in phase p into out (up to cap); returns
+ * how many contexts there are. */
+size_t t4_decoder_phase_gpu(const struct t4_decoder *dec, size_t p,
+			    struct t4_dec_gpu_busy *out, size_t cap);
+
+/* What the CPU/GPU phase stream held. */
+struct t4_dec_slices {
+	uint64_t cpu, gpu;        /* slices decoded */
+	uint64_t tasks;           /* threads named */
+	uint64_t lost_events;     /* lost before the log (status packet) */
+	uint64_t unplaced;        /* slices with no reference packet near them */
+};
+const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *dec);
+
+/* What the kernel saw of the workload (bpf/phases), on the reference axis:
+ * a thread on a CPU, or a GPU job. */
+enum t4_slice_kind { T4_SLICE_CPU = 0, T4_SLICE_GPU = 1 };
+struct t4_slice {
+	enum t4_slice_kind kind;
+	uint64_t start_ns, end_ns; /* reference clock */
+	uint32_t cpu;              /* CPU slices */
+	uint32_t pid, tid;         /* the thread; for GPU jobs, the submitter */
+	const char *name;          /* the thread's name (CPU); "" if unknown */
+	uint64_t context, seqno;   /* GPU jobs: fence context and number */
+	const char *driver, *timeline; /* GPU jobs: the context's names, "" */
+	uint32_t flags;            /* T4_SLICE_PREEMPTED, T4_GPU_* */
+	uint32_t bookmark_id;      /* the phase at its start */
 };
 
 /* The sink: what an output format implements. Every callback may be NULL.
@@ -249,6 +288,8 @@ struct t4_dec_phase {
 struct t4_decoder;
 struct t4_sink_ops {
 	int (*interval)(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv);
+	/* A CPU or GPU slice, placed on the reference axis. */
+	int (*slice)(void *ud, const struct t4_decoder *dec, const struct t4_slice *s);
 	/* A phase span is complete (its totals are final). */
 	int (*phase)(void *ud, const struct t4_decoder *dec, size_t phase_index);
 	/* Decoding is over: every statistic is final. */
@@ -315,6 +356,7 @@ enum t4_out_format {
 	T4_FMT_CSV,
 	T4_FMT_JSONL,
 	T4_FMT_PERFETTO,
+	T4_FMT_PHASES_CSV, /* the CPU and GPU slices alone */
 };
 int t4_out_format_parse(const char *s, enum t4_out_format *out);
 

@@ -253,6 +253,43 @@ struct dspan {
 	uint32_t bookmark_id;
 	uint64_t first_trigger;
 	bool exact;
+	uint64_t cpu_ns, threads; /* CPU slices inside (slices.c) */
+};
+
+/* ---- CPU and GPU slices (slices.c) -------------------------------------- */
+
+#define DEC_PAIRS 8192        /* (MONOTONIC, reference) pairs kept */
+#define DEC_SLICE_HOLD 65536  /* slices waiting for later reference packets */
+
+struct dpair {
+	uint64_t mono, ref;
+};
+
+struct dtask {
+	uint32_t tid, pid;
+	char name[T4_NAME_MAX];
+	size_t last_span;     /* span + 1 it was last counted in */
+};
+
+struct dgpu {
+	uint64_t context;
+	char driver[T4_NAME_MAX], timeline[T4_NAME_MAX];
+	uint64_t last_end;    /* jobs of one context run in order */
+	uint64_t *busy;       /* per span */
+	size_t n_busy;
+};
+
+struct dslices {
+	struct dpair *pairs;  /* ring, MONOTONIC increasing */
+	size_t n_pairs, pair_head;
+	struct t4_packet *hold; /* slices not yet convertible */
+	size_t n_hold, hold_head;
+	struct dtask *tasks;
+	size_t n_tasks, cap_tasks;
+	struct t4_idmap task_map;
+	struct dgpu *gpus;
+	size_t n_gpus, cap_gpus;
+	struct t4_dec_slices st;
 };
 
 struct t4_decoder {
@@ -289,6 +326,7 @@ struct t4_decoder {
 	uint64_t *ap_w, *ap_out;
 	t4_u128 *ap_keys;
 	size_t ap_cap;
+	struct dslices sl;
 	/* time window */
 	bool have_origin;    /* fixed: something was output */
 	bool origin_set;
@@ -322,6 +360,11 @@ int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint
 		  size_t k);
 uint64_t phases_span_end(const struct t4_decoder *d, size_t i);
 int phases_build(struct t4_decoder *d);
+/* slices.c */
+int slices_pair(struct t4_decoder *d, uint64_t mono, uint64_t ref);
+int slices_take(struct t4_decoder *d, const struct t4_packet *p);
+int slices_flush(struct t4_decoder *d);
+void slices_free(struct dslices *sl);
 /* grid.c */
 int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv);
 int grid_flush(struct t4_decoder *d, struct dom *dm);

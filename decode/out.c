@@ -14,6 +14,7 @@ static const struct out_backend *const backends[] = {
 	[T4_FMT_CSV] = &out_csv,
 	[T4_FMT_JSONL] = &out_jsonl,
 	[T4_FMT_PERFETTO] = &out_perfetto,
+	[T4_FMT_PHASES_CSV] = &out_phases_csv,
 };
 
 int t4_out_format_parse(const char *s, enum t4_out_format *out)
@@ -23,7 +24,7 @@ int t4_out_format_parse(const char *s, enum t4_out_format *out)
 			*out = (enum t4_out_format)i;
 			return 0;
 		}
-	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl or perfetto", s);
+	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl, perfetto or phases-csv", s);
 }
 
 int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *f)

@@ -3,6 +3,13 @@
  *
  *   trigger,start_ns,end_ns,bookmark,domain,pmu,event,value,unit
  *
+ * and `decode -f phases-csv`: the CPU and GPU slices, one row each:
+ *
+ *   start_ns,end_ns,kind,cpu,pid,tid,name,context
+ *
+ * (kind `cpu`: a thread on a CPU, name its comm; kind `gpu`: a job of the
+ * GPU fence context `context`, submitted by pid/tid, name its timeline).
+ *
  * Times are integer ns of the reference clock; counts are integers,
  * metrics decimals (absent metrics have no row). Fields are quoted by RFC
  * 4180 when they hold the separator (-x), a quote or a line break. The
@@ -19,10 +26,19 @@ struct csv_state {
 	struct t4_wbuf prefix; /* trigger..domain of the current interval */
 };
 
+static void header(struct t4_output *x, const char *const *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			t4_wbuf_ch(&x->w, x->o.csv_sep);
+		t4_wbuf_str(&x->w, cols[i]);
+	}
+	t4_wbuf_ch(&x->w, '\n');
+}
+
 static int csv_init(struct t4_output *x)
 {
 	struct csv_state *st = calloc(1, sizeof(*st));
-	char sep = x->o.csv_sep;
 	static const char *const cols[] = {
 		"trigger", "start_ns", "end_ns", "bookmark", "domain",
 		"pmu", "event", "value", "unit",
@@ -33,12 +49,7 @@ static int csv_init(struct t4_output *x)
 		return t4_err(ENOMEM, "out of memory");
 	}
 	x->state = st;
-	for (size_t i = 0; i < T4_ARRAY_LEN(cols); i++) {
-		if (i)
-			t4_wbuf_ch(&x->w, sep);
-		t4_wbuf_str(&x->w, cols[i]);
-	}
-	t4_wbuf_ch(&x->w, '\n');
+	header(x, cols, T4_ARRAY_LEN(cols));
 	return 0;
 }
 
@@ -111,6 +122,55 @@ static int csv_finish(void *ud, const struct t4_decoder *dec)
 	(void)dec;
 	return out_close(ud);
 }
+
+/* ---- phases-csv ------------------------------------------------------------ */
+
+static int phases_init(struct t4_output *x)
+{
+	static const char *const cols[] = {
+		"start_ns", "end_ns", "kind", "cpu", "pid", "tid", "name", "context",
+	};
+
+	header(x, cols, T4_ARRAY_LEN(cols));
+	return 0;
+}
+
+static void field_u64(struct t4_wbuf *w, uint64_t v, char sep)
+{
+	t4_wbuf_u64(w, v);
+	t4_wbuf_ch(w, sep);
+}
+
+static int phases_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+{
+	struct t4_output *x = ud;
+	struct t4_wbuf *w = &x->w;
+	char sep = x->o.csv_sep;
+	bool gpu = s->kind == T4_SLICE_GPU;
+
+	(void)dec;
+	field_u64(w, s->start_ns, sep);
+	field_u64(w, s->end_ns, sep);
+	t4_wbuf_str(w, gpu ? "gpu" : "cpu");
+	t4_wbuf_ch(w, sep);
+	if (!gpu)
+		t4_wbuf_u64(w, s->cpu);
+	t4_wbuf_ch(w, sep);
+	field_u64(w, s->pid, sep);
+	field_u64(w, s->tid, sep);
+	t4_wbuf_csv_field(w, gpu ? s->timeline : s->name, sep);
+	t4_wbuf_ch(w, sep);
+	if (gpu)
+		t4_wbuf_u64(w, s->context);
+	t4_wbuf_ch(w, '\n');
+	return w->error;
+}
+
+const struct out_backend out_phases_csv = {
+	.name = "phases-csv",
+	.ops = { .slice = phases_slice, .finish = csv_finish },
+	.init = phases_init,
+};
 
 const struct out_backend out_csv = {
 	.name = "csv",

@@ -6,6 +6,14 @@
  *    "bookmark": "phase1", "counts": {"cycles": 1781000, ...},
  *    "metrics": {"mem_read_bw": 12.5, ...}, "flags": ["spans"]}
  *
+ * The CPU and GPU slices (bpf/phases) are lines of their own, told apart
+ * by their "slice" key:
+ *
+ *   {"slice": "cpu", "start_ns": ..., "end_ns": ..., "cpu": 3, "pid": ...,
+ *    "tid": ..., "name": "worker", "bookmark": "phase1"}
+ *   {"slice": "gpu", ..., "context": 12, "seqno": 99, "driver": ...,
+ *    "timeline": ...}
+ *
  * Counts are JSON integers (64-bit: readers that keep numbers as doubles,
  * like jq, round counts above 2^53), absent metrics are left out, `flags`
  * is omitted when empty.
@@ -105,6 +113,38 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	return out_status(x);
 }
 
+static int jsonl_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+{
+	struct t4_output *x = ud;
+	struct t4_wbuf *w = &x->w;
+	bool gpu = s->kind == T4_SLICE_GPU;
+
+	t4_wbuf_ch(w, '{');
+	key(w, "slice", true);
+	t4_wbuf_json_str(w, gpu ? "gpu" : "cpu");
+	key_u64(w, "start_ns", s->start_ns);
+	key_u64(w, "end_ns", s->end_ns);
+	if (!gpu)
+		key_u64(w, "cpu", s->cpu);
+	key_u64(w, "pid", s->pid);
+	key_u64(w, "tid", s->tid);
+	if (gpu) {
+		key_u64(w, "context", s->context);
+		key_u64(w, "seqno", s->seqno);
+		key(w, "driver", false);
+		t4_wbuf_json_str(w, s->driver);
+		key(w, "timeline", false);
+		t4_wbuf_json_str(w, s->timeline);
+	} else {
+		key(w, "name", false);
+		t4_wbuf_json_str(w, s->name);
+	}
+	key(w, "bookmark", false);
+	t4_wbuf_json_str(w, t4_decoder_bookmark(dec, s->bookmark_id));
+	t4_wbuf_str(w, "}\n");
+	return w->error;
+}
+
 static int jsonl_finish(void *ud, const struct t4_decoder *dec)
 {
 	(void)dec;
@@ -113,6 +153,6 @@ static int jsonl_finish(void *ud, const struct t4_decoder *dec)
 
 const struct out_backend out_jsonl = {
 	.name = "jsonl",
-	.ops = { .interval = jsonl_interval, .finish = jsonl_finish },
+	.ops = { .interval = jsonl_interval, .slice = jsonl_slice, .finish = jsonl_finish },
 	.wants_metrics = true,
 };

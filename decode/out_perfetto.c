@@ -11,6 +11,9 @@
  *       nvidia_pcie_pmu_0_rc_0      one per clock domain (its name)
  *         rd_bytes                  counter track: the interval's count
  *         rd_bw (GB/s)              counter track: the metric's value
+ *     CPU: workload threads         one track per thread ("comm tid"):
+ *                                   its on-CPU slices, named "cpu N"
+ *     GPU jobs                      one track per fence context: its jobs
  *
  * Values: one TYPE_COUNTER event per interval and counter track, at the
  * interval's start_ns (the value holds until the domain's next interval):
@@ -25,11 +28,12 @@
  *
  *   bits 63..56  0x74 ('t'): t410trace's own tracks
  *        55..48  class (enum pf_class): 1 root, 2 phases, 3 kind group,
- *                4 domain, 5 event counter, 6 metric counter; reserved
- *                for later tracks: 7 CPU thread (on-CPU slices), 8 GPU
- *                engine (job slices); a new kind of track takes a new class
- *        47..16  object: domain ID, kind (later: TID, GPU engine)
- *        15..0   item: event or metric index (later: CPU, GPU device)
+ *                4 domain, 5 event counter, 6 metric counter, 7 CPU
+ *                thread (on-CPU slices), 8 GPU context (job slices); a new
+ *                kind of track takes a new class
+ *        47..16  object: domain ID, kind, TID, GPU context (low 32 bits)
+ *        15..0   item: event or metric index, GPU context (bits 32..47);
+ *                0xffff with object 0: the class's group track
  *
  * Clock: timestamps are the reference clock (CLOCK_MONOTONIC_RAW, ns), so
  * every timestamped packet says timestamp_clock_id 5, and the first packet
@@ -79,8 +83,10 @@ enum pf_class {
 	PF_DOMAIN = 4,
 	PF_EVENT = 5,
 	PF_METRIC = 6,
-	/* reserved: PF_THREAD = 7 (on-CPU slices), PF_GPU_ENGINE = 8 (job slices) */
+	PF_THREAD = 7, /* a workload thread: its on-CPU slices */
+	PF_GPU = 8,    /* a GPU fence context: its jobs */
 };
+#define PF_GROUP 0xffff /* item of a class's group track (object 0) */
 
 static uint64_t pf_uuid(enum pf_class c, uint32_t object, uint16_t item)
 {
@@ -101,6 +107,10 @@ struct pf_state {
 	uint64_t kinds;       /* bit k: kind group k described */
 	struct pf_dom *doms;
 	size_t cap_doms;
+	bool groups[2];       /* CPU / GPU group track described */
+	struct t4_idmap threads; /* TIDs whose track is described */
+	uint64_t *gpus;       /* contexts whose track is described */
+	size_t n_gpus, cap_gpus;
 };
 
 static int pf_init(struct t4_output *x)
@@ -114,8 +124,11 @@ static void pf_fini(struct t4_output *x)
 {
 	struct pf_state *st = x->state;
 
-	if (st)
+	if (st) {
 		free(st->doms);
+		t4_idmap_free(&st->threads);
+		free(st->gpus);
+	}
 	free(st);
 }
 
@@ -158,13 +171,14 @@ static void pf_write_event(struct t4_output *x, uint64_t ts, pf_event *ev)
 	pf_write(x, &p);
 }
 
-static void pf_slice(struct t4_output *x, uint64_t ts, pf_event_type type, const char *name)
+static void pf_slice(struct t4_output *x, uint64_t track, uint64_t ts, pf_event_type type,
+		     const char *name)
 {
 	pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
 	ev.has_type = ev.has_track_uuid = true;
 	ev.type = type;
-	ev.track_uuid = pf_uuid(PF_PHASES, 0, 0);
+	ev.track_uuid = track;
 	ev.name = (char *)name;
 	pf_write_event(x, ts, &ev);
 }
@@ -356,8 +370,74 @@ static int pf_phase(void *ud, const struct t4_decoder *dec, size_t p)
 		st->phases_described = true;
 		pf_track(x, pf_uuid(PF_PHASES, 0, 0), pf_uuid(PF_ROOT, 0, 0), "phases", NULL);
 	}
-	pf_slice(x, ph->start_ns, PF_SLICE_BEGIN, *ph->name ? ph->name : "(none)");
-	pf_slice(x, ph->end_ns, PF_SLICE_END, NULL);
+	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->start_ns, PF_SLICE_BEGIN,
+		 *ph->name ? ph->name : "(none)");
+	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->end_ns, PF_SLICE_END, NULL);
+	return out_status(x);
+}
+
+/* The group track of CPU (gpu false) or GPU slices, described once. */
+static uint64_t pf_group(struct t4_output *x, bool gpu)
+{
+	struct pf_state *st = x->state;
+	uint64_t uuid = pf_uuid(gpu ? PF_GPU : PF_THREAD, 0, PF_GROUP);
+
+	if (!st->groups[gpu]) {
+		st->groups[gpu] = true;
+		pf_track(x, uuid, pf_uuid(PF_ROOT, 0, 0),
+			 gpu ? "GPU jobs" : "CPU: workload threads", NULL);
+	}
+	return uuid;
+}
+
+/* The track of slice s's thread or GPU context, described on first use. */
+static int pf_slice_track(struct t4_output *x, const struct t4_slice *s, uint64_t *uuid)
+{
+	struct pf_state *st = x->state;
+	char name[3 * T4_NAME_MAX];
+	bool gpu = s->kind == T4_SLICE_GPU;
+
+	*uuid = gpu ? pf_uuid(PF_GPU, (uint32_t)s->context, (uint16_t)(s->context >> 32))
+		    : pf_uuid(PF_THREAD, s->tid, 0);
+	if (!gpu) {
+		if (t4_idmap_get(&st->threads, s->tid) >= 0)
+			return 0;
+		snprintf(name, sizeof(name), "%s %u", *s->name ? s->name : "thread", s->tid);
+		pf_track(x, *uuid, pf_group(x, false), name, NULL);
+		return t4_idmap_put(&st->threads, s->tid, 0);
+	}
+	for (size_t i = 0; i < st->n_gpus; i++)
+		if (st->gpus[i] == s->context)
+			return 0;
+	int rc = t4_vec_room((void **)&st->gpus, &st->cap_gpus, st->n_gpus, sizeof(*st->gpus));
+	if (rc < 0)
+		return rc;
+	st->gpus[st->n_gpus++] = s->context;
+	snprintf(name, sizeof(name), "%s %s (context %llu)", *s->driver ? s->driver : "gpu",
+		 s->timeline, (unsigned long long)s->context);
+	pf_track(x, *uuid, pf_group(x, true), name, NULL);
+	return 0;
+}
+
+/* A CPU slice ("cpu N" on its thread's track) or a GPU job ("job SEQNO"
+ * on its context's track). */
+static int pf_cpu_gpu_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+{
+	struct t4_output *x = ud;
+	char name[64];
+	uint64_t track;
+	int rc;
+
+	pf_start(x, dec, s->start_ns);
+	if ((rc = pf_slice_track(x, s, &track)) < 0)
+		return rc;
+	if (s->kind == T4_SLICE_GPU)
+		snprintf(name, sizeof(name), "job %llu (pid %u)", (unsigned long long)s->seqno,
+			 s->pid);
+	else
+		snprintf(name, sizeof(name), "cpu %u", s->cpu);
+	pf_slice(x, track, s->start_ns, PF_SLICE_BEGIN, name);
+	pf_slice(x, track, s->end_ns, PF_SLICE_END, NULL);
 	return out_status(x);
 }
 
@@ -369,7 +449,8 @@ static int pf_finish(void *ud, const struct t4_decoder *dec)
 
 const struct out_backend out_perfetto = {
 	.name = "perfetto",
-	.ops = { .interval = pf_interval, .phase = pf_phase, .finish = pf_finish },
+	.ops = { .interval = pf_interval, .slice = pf_cpu_gpu_slice, .phase = pf_phase,
+		 .finish = pf_finish },
 	.wants_metrics = true,
 	.init = pf_init,
 	.fini = pf_fini,

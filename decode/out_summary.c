@@ -218,6 +218,44 @@ static void kinds(FILE *f, const struct t4_decoder *dec)
 	free(done);
 }
 
+/* ---- 3b. the workload: CPU and GPU phases ------------------------------------ */
+
+#define MAX_GPUS 16
+
+static void workload(FILE *f, const struct t4_decoder *dec)
+{
+	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
+	size_t np = t4_decoder_n_phases(dec), ng = 0;
+	struct t4_dec_gpu_busy g[MAX_GPUS];
+	char lab[80];
+
+	if (!sl->cpu && !sl->gpu)
+		return;
+	if (np)
+		ng = t4_decoder_phase_gpu(dec, 0, g, MAX_GPUS); /* the same contexts in every phase */
+	fprintf(f, "\nWORKLOAD, per phase (CPU: its threads' on-CPU time, %% of one CPU;"
+		   " GPU: busy %% per fence context)\n");
+	fprintf(f, "  %-24s %10s %8s", "PHASE", "CPU %", "THREADS");
+	for (size_t i = 0; i < ng && i < MAX_GPUS; i++) {
+		snprintf(lab, sizeof(lab), "%.10s:%llu %%", g[i].timeline,
+			 (unsigned long long)g[i].context);
+		fprintf(f, " %16s", lab);
+	}
+	fprintf(f, "\n");
+	for (size_t p = 0; p < np; p++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
+		double dur = (double)(ph->end_ns - ph->start_ns);
+		phase_label(ph, lab, sizeof(lab));
+		fprintf(f, "  %-24s", lab);
+		print_value(f, 10, dur > 0 ? (double)ph->cpu_ns / dur * 100 : NAN);
+		fprintf(f, " %8llu", (unsigned long long)ph->threads);
+		size_t n = t4_decoder_phase_gpu(dec, p, g, MAX_GPUS);
+		for (size_t i = 0; i < n && i < MAX_GPUS; i++)
+			print_value(f, 16, dur > 0 ? (double)g[i].busy_ns / dur * 100 : NAN);
+		fprintf(f, "\n");
+	}
+}
+
 /* ---- 4. clocks ---------------------------------------------------------------- */
 
 static void clocks(FILE *f, const struct t4_decoder *dec)
@@ -302,6 +340,11 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 	}
 	if (!any)
 		fprintf(f, "  every domain answered every trigger\n");
+	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
+	if (sl->lost_events || sl->unplaced)
+		fprintf(f, "  phase events      %llu lost before the log (a full BPF ring buffer),"
+			   " %llu without a reference packet to place them\n",
+			(unsigned long long)sl->lost_events, (unsigned long long)sl->unplaced);
 	if (dm->partial)
 		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
 }
@@ -314,6 +357,7 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 	header(f, x, dec);
 	phases(f, dec);
 	kinds(f, dec);
+	workload(f, dec);
 	clocks(f, dec);
 	missing(f, dec);
 	return out_close(x);

@@ -120,7 +120,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	if ((rc = t4_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
 			      sizeof(*d->spans))) < 0)
 		return rc;
-	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, first_trigger, exact };
+	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, first_trigger, exact, 0, 0 };
 	return 0;
 }
 
@@ -293,6 +293,8 @@ static void data_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
 
 static bool span_has_data(const struct t4_decoder *d, size_t i)
 {
+	if (d->spans[i].cpu_ns)
+		return true;
 	for (size_t k = 0; k < d->n_doms; k++)
 		if (i < d->doms[k]->n_ptot && d->doms[k]->pel[i])
 			return true;
@@ -334,6 +336,8 @@ int phases_build(struct t4_decoder *d)
 		ph->end_ns = end < hi ? end : hi;
 		ph->exact = sp->exact;
 		ph->triggers = span_triggers(d, i);
+		ph->cpu_ns = sp->cpu_ns;
+		ph->threads = sp->threads;
 		/* occurrences of a name: counted over the listed spans */
 		uint32_t n = 1;
 		for (size_t j = 0; j < d->n_phases; j++)
