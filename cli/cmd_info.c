@@ -280,6 +280,10 @@ static void print_json(const struct info *in)
 	jkey_u64("unknown_packets", st->unknown_packets);
 	jkey_u64("untracked_packets", c->untracked);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
+	jkey_u64("cpu_slices", c->cpu_slices);
+	jkey_u64("gpu_slices", c->gpu_slices);
+	jkey_u64("tasks", c->tasks);
+	jkey_u64("lost_events", status ? status->lost_events : 0);
 	json_session(in);
 	json_domains(in);
 	json_bookmarks(in);
@@ -413,6 +417,10 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " damaged chunks skipped, %s, %" PRIu64 " bytes "
 		       "unreadable\n", "damage", st->damaged_chunks,
 		       st->truncated ? "truncated" : "not truncated", st->skipped_bytes);
+	if (c->cpu_slices || c->gpu_slices || (status && status->lost_events))
+		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
+		       "%" PRIu64 " events lost before the log\n", "phases", c->cpu_slices,
+		       c->gpu_slices, c->tasks, status ? status->lost_events : 0);
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);

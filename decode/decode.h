@@ -71,6 +71,7 @@ struct t4_index_counts {
 	uint64_t read_failed_rets; /* returns flagged READ_FAILED */
 	uint64_t ref_overruns;     /* sum over reference packets */
 	uint64_t bookmark_packets;
+	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU phase packets */
 	uint64_t untracked;        /* packets beyond the table limits */
 };
 

@@ -360,6 +360,15 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 		ix->status = p->status;
 		ix->have_status = true;
 		return 0;
+	case T4_PKT_CPU_SLICE:
+		ix->counts.cpu_slices++;
+		return 0;
+	case T4_PKT_GPU_SLICE:
+		ix->counts.gpu_slices++;
+		return 0;
+	case T4_PKT_TASK:
+		ix->counts.tasks++;
+		return 0;
 	default:
 		return 0;
 	}
