@@ -38,6 +38,14 @@ static void print_value(FILE *f, int width, double v)
 		fprintf(f, " %*.*f", width, fabs(v) >= 100 ? 1 : 3, v);
 }
 
+static void print_mhz(FILE *f, double mhz)
+{
+	if (isfinite(mhz))
+		fprintf(f, " %12.3f", mhz);
+	else
+		fprintf(f, " %12s", "-");
+}
+
 /* ---- 1. the recording ------------------------------------------------------- */
 
 static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
@@ -258,15 +266,31 @@ static void workload(FILE *f, const struct t4_decoder *dec)
 
 /* ---- 4. clocks ---------------------------------------------------------------- */
 
+/* The kind's frequency formula (unit GHz) over the whole decoded span of
+ * domain i, from its totals: NaN when the kind has none. */
+static double formula_freq(const struct t4_decoder *dec, size_t i)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+	double v[T4_MAX_COUNTERS];
+
+	if (d->last_ns <= d->first_ns)
+		return NAN;
+	t4_decoder_metrics_of(dec, i, d->totals, d->last_ns - d->first_ns, v);
+	for (uint32_t m = 0; m < d->n_metrics; m++)
+		if (!strcmp(d->metric_unit[m], "GHz") && strstr(d->metric_name[m], "freq"))
+			return v[m];
+	return NAN;
+}
+
 static void clocks(FILE *f, const struct t4_decoder *dec)
 {
 	size_t nd = t4_decoder_n_domains(dec);
 
-	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the model; window: read window;"
-		   " bound: model uncertainty)\n");
-	fprintf(f, "  %-28s %-7s %12s %12s %10s %10s %5s %17s %15s\n", "DOMAIN", "MODEL",
-		"FREQ MHz", "NOMINAL MHz", "DRIFT ppm", "RESID ns", "SEGS", "WINDOW p50/p99 ns",
-		"BOUND p50/p99");
+	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
+		   " formula's cycles / elapsed; window: read window; bound: model uncertainty)\n");
+	fprintf(f, "  %-28s %-7s %12s %12s %12s %10s %10s %5s %17s %15s\n", "DOMAIN", "MODEL",
+		"FREQ MHz", "FORMULA MHz", "NOMINAL MHz", "DRIFT ppm", "RESID ns", "SEGS",
+		"WINDOW p50/p99 ns", "BOUND p50/p99");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 		const struct t4_clock_stats *c = &d->clock;
@@ -279,10 +303,12 @@ static void clocks(FILE *f, const struct t4_decoder *dec)
 		fprintf(f, "  %-28s %-7s", d->name,
 			c->reference_clocked ? "window" : t4_clock_model_name(c->model));
 		if (c->reference_clocked) {
-			fprintf(f, " %12s %12s %10s %10s %5s", "(reference", "clock)", "-", "-", "-");
+			fprintf(f, " %12s %12s %12s %10s %10s %5s", "(reference", "clock)", "", "-",
+				"-", "-");
 		} else {
-			print_value(f, 12, c->freq_hz / 1e6);
-			print_value(f, 12, d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN);
+			print_mhz(f, c->freq_hz / 1e6);
+			print_mhz(f, formula_freq(dec, i) * 1e3);
+			print_mhz(f, d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN);
 			print_value(f, 10, c->drift_ppm);
 			print_value(f, 10, c->residual_ns);
 			fprintf(f, " %5" PRIu64, c->segments);
