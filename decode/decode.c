@@ -201,6 +201,7 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 		free(d);
 		return rc;
 	}
+	t4_index_no_totals(d->ix); /* the domains' totals are the decoder's own */
 	*out = d;
 	return 0;
 }

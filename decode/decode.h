@@ -76,6 +76,8 @@ struct t4_index_counts {
 };
 
 int t4_index_new(struct t4_index **out);
+/* Skip the per-event totals (the decoder keeps its own). */
+void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
 /* Account one packet. -ENOMEM is the only failure. */
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);

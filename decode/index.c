@@ -26,6 +26,7 @@
 
 struct t4_index {
 	bool have_session, have_status;
+	bool no_totals;
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
 	struct t4_index_counts counts;
@@ -288,9 +289,14 @@ static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 	d->read_failed += failed;
 	if (r->n_counts > d->n_counts)
 		d->n_counts = r->n_counts;
-	for (uint32_t i = 0; i < r->n_counts; i++)
+	for (uint32_t i = 0; i < r->n_counts && !ix->no_totals; i++)
 		d->totals[i] += r->counts[i];
 	return 0;
+}
+
+void t4_index_no_totals(struct t4_index *ix)
+{
+	ix->no_totals = true;
 }
 
 static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
