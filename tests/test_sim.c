@@ -751,3 +751,65 @@ Test(sim, bad_counters_are_refused_with_a_message)
 	t4_sim_free(NULL);
 	fx_close(&f);
 }
+
+/* ---- the model is pinned ------------------------------------------------------- */
+
+/* A digest of every default counter, every clock and frequency of four
+ * seeds at instants from the epoch to past the 52-day clamp. The model
+ * may be computed differently (faster), but never give other values: logs
+ * and ground truth of a seed stay the same across versions and machines. */
+static uint64_t fold(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t model_digest(uint64_t seed)
+{
+	static const char *filtered =
+		"nvidia_ucf_pmu_0/mem_bytes_rd,src_loc_cpu=1,dst_loc_cmem=1/,"
+		"nvidia_ucf_pmu_1/slc_access_wr,src_loc_noncpu=1,src_rem=1/,"
+		"nvidia_pcie_pmu_1_rc_1/rd_cum_outs,src_rp_mask=0x6,dst_loc_cmem=1/,"
+		"nvidia_pcie_pmu_0_rc_4/wr_bytes,src_bdf=0x4100,src_bdf_en=1/,"
+		"nvidia_pcie_tgt_pmu_0_rc_4/rd_bytes,dst_addr_en=1,"
+		"dst_addr_base=0x700000000000,dst_addr_mask=0xfffff0000000/,"
+		"nvidia_nvlink_c2c_pmu_1/in_rd_cum_outs,gpu_mask=2/";
+	static const uint64_t at[] = { 0, 1, 999, MS + 7, 1234567890, 61 * SEC + 11,
+				       3600 * SEC + 999, 3 * 86400 * SEC + 12345,
+				       (1ull << 52) - 5, (1ull << 52) + 100 };
+	struct fx f;
+	struct t4_evlist l = { 0 };
+	uint64_t h = seed;
+
+	fx_open(&f, seed);
+	cr_assert_eq(t4_events_default(&l, &f.set), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&l, &f.set, filtered), 0, "%s", t4_errmsg());
+	for (size_t ti = 0; ti < T4_ARRAY_LEN(at); ti++) {
+		uint64_t t = f.e + at[ti];
+
+		for (size_t i = 0; i < l.n; i++)
+			h = fold(h, t4_sim_value_at(f.sim, &l.v[i], t));
+		for (size_t i = 0; i < f.set.n; i++) {
+			double fr = t4_sim_freq_hz_at(f.sim, &f.set.pmus[i], t);
+			uint64_t bits;
+
+			memcpy(&bits, &fr, sizeof(bits));
+			h = fold(fold(h, t4_sim_clock_at(f.sim, &f.set.pmus[i], t)), bits);
+		}
+	}
+	t4_evlist_free(&l);
+	fx_close(&f);
+	return h;
+}
+
+Test(sim, model_values_are_pinned)
+{
+	static const uint64_t seeds[] = { 0, 1, 7, 123456789 };
+	static const uint64_t want[] = { 0xb2923efb06ebdd46ull, 0xf043a6d80893f91cull,
+					 0x51bf91eb700cbe8full, 0x19de7b0f598be5ffull };
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(seeds); i++)
+		cr_expect_eq(model_digest(seeds[i]), want[i], "seed %llu: 0x%016llxull",
+			     (unsigned long long)seeds[i],
+			     (unsigned long long)model_digest(seeds[i]));
+}
