@@ -194,9 +194,27 @@ const char *t4_software_event(size_t i, const char **alt, uint64_t *config);
 
 struct t4_sim;
 
+/* How a simulated Tegra410 is made. Every field is used as given (a zeroed
+ * struct means no drift at all); t4_sim_create() gives the defaults. */
+struct t4_sim_opts {
+	uint64_t seed;
+	const char *dir;     /* sysfs tree; NULL: a fresh temporary directory,
+			      * removed by t4_sim_free */
+	uint32_t drift_ppm;  /* each PMU's constant drift is seeded in
+			      * [-drift_ppm, +drift_ppm] (default 50) */
+	uint32_t wander_ppm; /* slow frequency wander within +-wander_ppm,
+			      * stepping at schedule-cycle boundaries; 0 = none */
+	uint64_t epoch_ns;   /* reference time of the model's t = 0; 0 = now
+			      * (t4_ref_ns()), a fixed value makes virtual-time
+			      * recordings byte-identical */
+};
+#define T4_SIM_DRIFT_PPM 50
+
 /* Build a simulated Tegra410 (2 sockets, 34 PMU instances): writes a sysfs
- * tree under dir (NULL: a fresh temporary directory, removed by
- * t4_sim_free). Deterministic for a seed. */
+ * tree under o->dir. Deterministic for a seed, drift and wander. Drift and
+ * wander are each at most 100000 ppm (-EINVAL). */
+int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o);
+/* The same with the defaults: drift 50 ppm, no wander, epoch now. */
 int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir);
 void t4_sim_free(struct t4_sim *sim); /* accepts NULL */
 const char *t4_sim_root(const struct t4_sim *sim);
@@ -209,6 +227,19 @@ const char *t4_sim_root(const struct t4_sim *sim);
 int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 		size_t n, uint64_t ref_ns, uint64_t values[], uint64_t *clock,
 		uint64_t *true_ns);
+
+/* A prepared reader of one simulated PMU's counters (all of one PMU): the
+ * PMU lookup and each counter's filter decoding are done once, so a read
+ * at an instant costs only the model's evaluation. Read-only after
+ * creation: any number of threads may use it. It must not outlive sim. */
+struct t4_sim_reader;
+int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
+		      const struct t4_counter *counters, size_t n);
+void t4_sim_reader_free(struct t4_sim_reader *r); /* accepts NULL */
+/* The sample at exactly true time t: values[i] = t4_sim_value_at(counter
+ * i, t), *clock = t4_sim_clock_at(the PMU, t). Allocation-free. */
+void t4_sim_reader_at(const struct t4_sim_reader *r, uint64_t t_ns,
+		      uint64_t values[], uint64_t *clock);
 
 /* Ground truth, analytic: the PMU's cycle counter at true time t, and a
  * counter's exact cumulative value at true time t (so an interval's true
@@ -225,7 +256,7 @@ const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
  * clocks are 0 there and stay 0 before it. */
 uint64_t t4_sim_epoch(const struct t4_sim *sim);
 /* The PMU's exact clock frequency at true time t in Hz (nominal x drift x
- * DVFS level); 0 for a PMU the simulator does not know. */
+ * DVFS level x wander); 0 for a PMU the simulator does not know. */
 double t4_sim_freq_hz_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 			 uint64_t t_ns);
 /* The model's mean latency in ns at true time t of the requests a

@@ -136,32 +136,56 @@ static int make_root(struct t4_sim *sim, const char *dir)
 	return 0;
 }
 
-int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir)
+#define SIM_PPM_MAX 100000 /* drift and wander: at most 10% each */
+
+static int check_opts(const struct t4_sim_opts *o)
+{
+	if (o->drift_ppm > SIM_PPM_MAX)
+		return t4_err(EINVAL, "simulator drift %u ppm: at most %u", o->drift_ppm,
+			      SIM_PPM_MAX);
+	if (o->wander_ppm > SIM_PPM_MAX)
+		return t4_err(EINVAL, "simulator wander %u ppm: at most %u", o->wander_ppm,
+			      SIM_PPM_MAX);
+	return 0;
+}
+
+int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o)
 {
 	struct t4_sim *sim;
 	int err;
 
-	if (!out)
-		return t4_err(EINVAL, "t4_sim_create: no output pointer");
+	if (!out || !o)
+		return t4_err(EINVAL, "t4_sim_create: no output pointer or options");
 	*out = NULL;
+	if ((err = check_opts(o)) < 0)
+		return err;
 	sim = calloc(1, sizeof(*sim));
 	if (!sim)
 		return t4_err(ENOMEM, "simulator: out of memory");
-	sim->seed = seed;
+	sim->seed = o->seed;
+	sim->drift_ppm = o->drift_ppm;
+	sim->wander_ppm = o->wander_ppm;
 	init_pmus(sim);
 	sort_names(sim);
 	err = sim_model_build(sim);
 	if (err >= 0)
-		err = make_root(sim, dir);
+		err = make_root(sim, o->dir);
 	if (err >= 0)
 		err = sim_sysfs_write(sim);
 	if (err < 0) {
 		t4_sim_free(sim);
 		return err;
 	}
-	sim->epoch = t4_ref_ns();
+	sim->epoch = o->epoch_ns ? o->epoch_ns : t4_ref_ns();
 	*out = sim;
 	return 0;
+}
+
+int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir)
+{
+	struct t4_sim_opts o = { .seed = seed, .dir = dir, .drift_ppm = T4_SIM_DRIFT_PPM };
+
+	return t4_sim_create_opts(out, &o);
 }
 
 void t4_sim_free(struct t4_sim *sim)
@@ -229,6 +253,67 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 		values[i] = sim_value(sim, p, &sel, &at);
 	}
 	return 0;
+}
+
+/* ---- prepared readers ------------------------------------------------------ */
+
+struct sim_prep {
+	struct sim_sel sel;
+	struct sim_sum sum[SIM_NSEG_MAX]; /* per schedule segment */
+};
+
+struct t4_sim_reader {
+	const struct t4_sim *sim;
+	const struct sim_pmu *p;
+	size_t n;
+	struct sim_prep c[];
+};
+
+int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
+		      const struct t4_counter *counters, size_t n)
+{
+	const struct sim_pmu *p = NULL;
+	struct t4_sim_reader *r;
+	int err = check_read(sim, counters, n, &p);
+
+	*out = NULL;
+	if (err < 0)
+		return err;
+	r = calloc(1, sizeof(*r) + n * sizeof(r->c[0]));
+	if (!r)
+		return t4_err(ENOMEM, "%s: out of memory", p->name);
+	r->sim = sim;
+	r->p = p;
+	r->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct sim_prep *c = &r->c[i];
+
+		if ((err = sim_decode(p, &counters[i], &c->sel)) < 0) {
+			free(r);
+			return err;
+		}
+		for (unsigned s = 0; s < sim->sched.nseg; s++)
+			sim_sum_cells(sim, p, &c->sel, s, &c->sum[s]);
+	}
+	*out = r;
+	return 0;
+}
+
+void t4_sim_reader_free(struct t4_sim_reader *r)
+{
+	free(r);
+}
+
+void t4_sim_reader_at(const struct t4_sim_reader *r, uint64_t t_ns, uint64_t values[],
+		      uint64_t *clock)
+{
+	struct sim_at at;
+
+	sim_time_at(r->sim, r->p, t_ns, &at);
+	*clock = sim_clock(r->sim, &at);
+	for (size_t i = 0; i < r->n; i++)
+		values[i] = sim_value_sum(r->sim, r->p, &r->c[i].sel,
+					  &r->c[i].sum[at.s], &at);
 }
 
 /* The model's state of pmu at true time t; false for a PMU it lacks. */

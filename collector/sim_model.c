@@ -223,7 +223,7 @@ static const struct sim_rc_topo topo[SIM_SOCKETS][SIM_RCS] = {
 
 /* ---- seeded parameters ----------------------------------------------------- */
 
-enum { TAG_SCHED = 1, TAG_PMU, TAG_CELL, TAG_DEV };
+enum { TAG_SCHED = 1, TAG_PMU, TAG_CELL, TAG_DEV, TAG_WANDER };
 
 static uint64_t splitmix64(uint64_t x)
 {
@@ -274,27 +274,54 @@ static uint64_t pmu_key(const struct sim_pmu *p)
 	       (uint64_t)(p->rc + 1);
 }
 
+/* Slow wander of cycle j of the PMU's clock period, in ppb: three
+ * quarters a triangle wave over the period (seeded phase), one quarter a
+ * seeded step per cycle, together within +-wander_ppm. */
+static int64_t wander_ppb(const struct t4_sim *sim, const struct sim_pmu *p,
+			  uint64_t k, unsigned j)
+{
+	int64_t w = p->cycles, x = (int64_t)((j + sim_hash(sim->seed, TAG_PMU, k, 21)) %
+					     p->cycles);
+	int64_t tri = x < w / 2 ? -1000 + 4000 * x / w : 3000 - 4000 * x / w;
+	int64_t step = (int64_t)pick(sim_hash(sim->seed, TAG_WANDER, k, j), 0, 2000) - 1000;
+
+	return (int64_t)sim->wander_ppm * (3 * tri + step) / 4;
+}
+
+/* F of every cycle of the clock's period and their prefix sums. The DVFS
+ * pattern (SIM_LEVELS steps of step_cycles) divides the period. */
+static void build_cycles(struct t4_sim *sim, struct sim_pmu *p, uint64_t k)
+{
+	p->cycles = (uint8_t)(8 * pick(sim_hash(sim->seed, TAG_PMU, k, 20), 2,
+				       SIM_WANDER_MAX / 8));
+	p->G[0] = 0;
+	for (unsigned j = 0; j < p->cycles; j++) {
+		unsigned l = j % (SIM_LEVELS * p->step_cycles) / p->step_cycles;
+		int64_t ppb = 1000000000ll + 1000ll * p->ppm + wander_ppb(sim, p, k, j);
+		sim_u128 f = (sim_u128)p->nominal_hz * p->level[l] * (uint64_t)ppb;
+
+		p->F[j] = (uint64_t)((f << 32) / ((sim_u128)1000000000000000000ull * 1000));
+		p->G[j + 1] = p->G[j] + p->F[j];
+	}
+}
+
 static void build_clock(struct t4_sim *sim, struct sim_pmu *p)
 {
-	uint64_t k = pmu_key(p);
+	uint64_t k = pmu_key(p), d = sim->drift_ppm;
 
 	p->nominal_hz = pick(sim_hash(sim->seed, TAG_PMU, k, 0), 500, 3000) *
 			1000000ull;
-	p->ppm = (int32_t)pick(sim_hash(sim->seed, TAG_PMU, k, 1), 0, 100) - 50;
+	p->ppm = (int32_t)((int64_t)pick(sim_hash(sim->seed, TAG_PMU, k, 1), 0, 2 * d) -
+			   (int64_t)d);
 	p->dvfs = p->kind->always_dvfs ||
 		  sim_hash(sim->seed, TAG_PMU, k, 2) % 3 == 0;
 	p->step_cycles = (uint32_t)pick(sim_hash(sim->seed, TAG_PMU, k, 3), 1, 2);
-	for (unsigned l = 0; l < SIM_LEVELS; l++) {
-		sim_u128 f;
-
+	for (unsigned l = 0; l < SIM_LEVELS; l++)
 		/* levels at least 5% apart: 1000, 850-900, 750-800, 650-700 */
 		p->level[l] = l == 0 || !p->dvfs ? 1000 :
 			(uint16_t)(1000 - 100 * l -
 				   pick(sim_hash(sim->seed, TAG_PMU, k, 4 + l), 0, 50));
-		f = (sim_u128)p->nominal_hz * p->level[l] *
-		    (uint64_t)(1000000 + p->ppm);
-		p->F[l] = (uint64_t)((f << 32) / 1000000000000000000ull);
-	}
+	build_cycles(sim, p, k);
 }
 
 static void add_cell(struct t4_sim *sim, struct sim_pmu *p, uint8_t cc,
@@ -475,8 +502,7 @@ void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 {
 	const struct sim_sched *sc = &sim->sched;
 	uint64_t u = t_ns > sim->epoch ? t_ns - sim->epoch : 0;
-	uint64_t cyc = sc->start[sc->nseg], m = p->step_cycles;
-	uint64_t per = m * SIM_LEVELS, q, rem, j;
+	uint64_t cyc = sc->start[sc->nseg];
 
 	if (u > SIM_U_MAX)
 		u = SIM_U_MAX;
@@ -486,15 +512,8 @@ void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 	while (at->s + 1 < sc->nseg && sc->start[at->s + 1] <= at->r)
 		at->s++;
 	at->dr = at->r - sc->start[at->s];
-	q = at->c / per;
-	rem = at->c % per;
-	j = rem / m;
-	at->G = 0;
-	for (unsigned l = 0; l < SIM_LEVELS; l++) {
-		uint64_t n = q * m + (l < j ? m : l == j ? rem % m : 0);
-		at->G += n * p->F[l];
-	}
-	at->F = p->F[j];
+	at->G = at->c / p->cycles * p->G[p->cycles] + p->G[at->c % p->cycles];
+	at->F = p->F[at->c % p->cycles];
 }
 
 uint64_t sim_clock(const struct t4_sim *sim, const struct sim_at *at)
@@ -504,29 +523,66 @@ uint64_t sim_clock(const struct t4_sim *sim, const struct sim_at *at)
 	return (uint64_t)(((sim_u128)at->G * cyc + (sim_u128)at->F * at->r) >> 32);
 }
 
-static uint64_t series_at(const struct sim_series *se, unsigned nseg,
-			  bool weighted, const struct sim_at *at)
+/* A counter is the sum over its cells of floor(X_i / 2^sh), where X_i is
+ * the cell's integral in fixed point: c * P_N + part (sh 32) or, for
+ * cum_outs, G * P_N + F * part (sh 64), part = P[s] + a[s] * dr. Rather
+ * than one 192-bit division per cell, the sum of the floors is the floor
+ * of the sum (one division, from the selection's sums) minus the carries
+ * of the remainders, which need only 64-bit arithmetic per cell:
+ * sum floor(X_i / 2^sh) = floor(sum X_i / 2^sh) - floor(sum (X_i mod 2^sh) / 2^sh).
+ * Exact, and the same values as a division per cell. */
+void sim_sum_cells(const struct t4_sim *sim, const struct sim_pmu *p,
+		   const struct sim_sel *sel, unsigned s, struct sim_sum *out)
 {
-	sim_u128 part = se->P[at->s] + (sim_u128)se->a[at->s] * at->dr;
+	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
 
-	if (weighted)
-		return mul_shift(at->G, se->P[nseg], part * at->F, 64);
-	return mul_shift(at->c, se->P[nseg], part, 32);
+	out->pn = out->p = out->a = 0;
+	for (uint64_t m = sel->cells; m; m &= m - 1) {
+		const struct sim_series *se = &row[__builtin_ctzll(m)];
+
+		out->pn += se->P[sim->sched.nseg];
+		out->p += se->P[s];
+		out->a += se->a[s];
+	}
+}
+
+uint64_t sim_value_sum(const struct t4_sim *sim, const struct sim_pmu *p,
+		       const struct sim_sel *sel, const struct sim_sum *sum,
+		       const struct sim_at *at)
+{
+	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
+	unsigned nseg = sim->sched.nseg, s = at->s;
+	sim_u128 part = sum->p + sum->a * at->dr, rem = 0;
+
+	if (sel->ev->op == SIM_OP_CLOCK)
+		return sim_clock(sim, at);
+	if (sel->ev->op == SIM_OP_OUTS) {
+		for (uint64_t m = sel->cells; m; m &= m - 1) {
+			const struct sim_series *se = &row[__builtin_ctzll(m)];
+
+			rem += at->G * (uint64_t)se->P[nseg] +
+			       at->F * ((uint64_t)se->P[s] + se->a[s] * at->dr);
+		}
+		return mul_shift(at->G, sum->pn, part * at->F, 64) - (uint64_t)(rem >> 64);
+	}
+	for (uint64_t m = sel->cells; m; m &= m - 1) {
+		const struct sim_series *se = &row[__builtin_ctzll(m)];
+
+		rem += (at->c * (uint64_t)se->P[nseg] + (uint64_t)se->P[s] +
+			se->a[s] * at->dr) & 0xffffffffu;
+	}
+	return mul_shift(at->c, sum->pn, part, 32) - (uint64_t)(rem >> 32);
 }
 
 uint64_t sim_value(const struct t4_sim *sim, const struct sim_pmu *p,
 		   const struct sim_sel *sel, const struct sim_at *at)
 {
-	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
-	bool weighted = sel->ev->op == SIM_OP_OUTS;
-	uint64_t sum = 0;
+	struct sim_sum sum;
 
 	if (sel->ev->op == SIM_OP_CLOCK)
 		return sim_clock(sim, at);
-	for (uint64_t m = sel->cells; m; m &= m - 1)
-		sum += series_at(&row[__builtin_ctzll(m)], sim->sched.nseg,
-				 weighted, at);
-	return sum;
+	sim_sum_cells(sim, p, sel, at->s, &sum);
+	return sim_value_sum(sim, p, sel, &sum, at);
 }
 
 double sim_latency(const struct sim_pmu *p, const struct sim_sel *sel,
