@@ -301,6 +301,7 @@ struct t4_domain {
 	uint64_t undo_enabled, undo_running;
 	bool undo_primed, can_undo;
 	uint64_t prev_true_ns; /* sim: instant of the previous sample */
+	struct t4_sim_reader *sim_reader;
 	bool primed;
 };
 
@@ -327,6 +328,16 @@ int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
  * and a negative errno returned; the next good read covers the gap. */
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
+/* Read a simulated domain as if at a chosen instant (virtual time): the
+ * sample is taken exactly at true_ns (values t4_sim_value_at, clock
+ * t4_sim_clock_at), the packet gets the read window given, and the deltas
+ * are taken as t4_domain_read's (FIRST on the first read, after
+ * t4_domain_unread against the read before). -EINVAL for a domain that is
+ * not simulated, true_ns outside [read_begin_ns, read_end_ns], or before
+ * the previous sample (counters never go back in time). */
+int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns,
+		      uint64_t read_begin_ns, uint64_t read_end_ns,
+		      struct t4_ret_pkt *out);
 /* Take back the last read: its return packet could not be logged (a full
  * ring), so the next read's deltas are taken against the read before it
  * and carry both intervals' counts: no count is ever lost. Call at most
@@ -339,6 +350,8 @@ void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
  * answer their PMU's cpumask CPU too (one monitor per socket, as on the
  * real chip). */
 int t4_domain_read_cpu(const struct t4_domain *d);
+/* The simulator a simulated domain reads (once opened), else NULL. */
+const struct t4_sim *t4_domain_sim(const struct t4_domain *d);
 /* The metadata packets describing a domain and its events. */
 void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);
 void t4_domain_describe_event(const struct t4_domain *d, size_t i,
