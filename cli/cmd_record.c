@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,56 +299,17 @@ static int publish_log(struct recording *r, bool ok)
 	return 0;
 }
 
-static int put_meta(struct recording *r, struct t4_packet *p)
-{
-	return t4_ring_put(r->meta, p);
-}
-
-static void session_packet(struct recording *r, struct t4_packet *p)
-{
-	struct t4_session_pkt *s = &p->session;
-	struct utsname u;
-
-	memset(p, 0, sizeof(*p));
-	p->type = T4_PKT_SESSION;
-	if (uname(&u) == 0) {
-		char kernel[3 * sizeof(u.release)];
-		snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-		t4_strlcpy(s->host, u.nodename, sizeof(s->host));
-		t4_strlcpy(s->kernel, kernel, sizeof(s->kernel));
-	}
-	t4_strlcpy(s->version, T4_VERSION, sizeof(s->version));
-	t4_strlcpy(s->cmdline, r->cmdline, sizeof(s->cmdline));
-	s->start_ref_ns = r->start_ref_ns;
-	s->start_real_ns = t4_clock_ns(CLOCK_REALTIME);
-	s->period_ns = r->o.period_ns;
-	s->flags = r->o.src.sim ? T4_SESSION_SIMULATED : 0;
-}
-
 static int write_metadata(struct recording *r)
 {
-	struct t4_packet *p = calloc(1, sizeof(*p));
+	struct t4_session_pkt *s = malloc(sizeof(*s));
 	int rc;
 
-	if (!p)
+	if (!s)
 		return t4_err(ENOMEM, "out of memory");
-	session_packet(r, p);
-	rc = put_meta(r, p);
-	for (size_t i = 0; i < r->domains.n && rc >= 0; i++) {
-		const struct t4_domain *d = &r->domains.v[i];
-		memset(p, 0, sizeof(*p));
-		p->type = T4_PKT_DOMAIN;
-		t4_domain_describe(d, &p->domain);
-		p->domain.sched_id = t4_sched_owner(r->sched, d);
-		rc = put_meta(r, p);
-		for (size_t e = 0; e < d->n && rc >= 0; e++) {
-			memset(p, 0, sizeof(*p));
-			p->type = T4_PKT_EVENT;
-			t4_domain_describe_event(d, e, &p->event);
-			rc = put_meta(r, p);
-		}
-	}
-	free(p);
+	t4_session_init(s, r->cmdline, r->start_ref_ns, t4_clock_ns(CLOCK_REALTIME),
+			r->o.period_ns, r->o.src.sim);
+	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
+	free(s);
 	return rc;
 }
 

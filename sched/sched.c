@@ -101,10 +101,7 @@ static void kick(struct t4_sched *s)
 
 static uint32_t central_of(const struct t4_sched *s, const struct t4_domain *d)
 {
-	if (!s->opts.per_socket || d->n == 0 || !d->counters[0].pmu)
-		return 0;
-	int sock = d->counters[0].pmu->socket;
-	return sock > 0 ? (uint32_t)sock : 0;
+	return t4_sched_id_of(d, s->opts.per_socket);
 }
 
 uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d)

@@ -79,6 +79,21 @@ uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
 int t4_sched_stop(struct t4_sched *s);
 void t4_sched_free(struct t4_sched *s); /* accepts NULL */
 
+/* ---- recording metadata (metadata.c) ---------------------------------- */
+
+/* The scheduler whose triggers domain d answers: 0, or with one scheduler
+ * per socket the socket of its PMU (what t4_sched_owner says). */
+uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket);
+/* A session packet: this host's name and kernel, this version, the
+ * command line and the recording's start, period and simulated flag. */
+void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t start_ref_ns,
+		     uint64_t start_real_ns, uint64_t period_ns, bool simulated);
+/* Put the metadata that opens a recording into ring (a T4_RING_WAIT ring
+ * created before the others): the session, then each domain with its
+ * scheduler ID followed by its events. */
+int t4_put_metadata(struct t4_ring *ring, const struct t4_session_pkt *session,
+		    const struct t4_domain_set *ds, bool per_socket);
+
 /* ---- control socket (control.c) ---------------------------------------- */
 
 /* What the control socket can ask for; record wires these to t4_sched_*.
