@@ -252,6 +252,10 @@ uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
 uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu);
 /* Name of the workload phase active at true time t ("cpu_compute", ...). */
 const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
+/* The first instant after t at which the phase changes (t4_sim_phase_at
+ * names the new phase from that instant on); UINT64_MAX past the model's
+ * horizon. */
+uint64_t t4_sim_next_phase_change(const struct t4_sim *sim, uint64_t t_ns);
 /* Reference time of the model's t = 0 (t4_ref_ns() at create); values and
  * clocks are 0 there and stay 0 before it. */
 uint64_t t4_sim_epoch(const struct t4_sim *sim);

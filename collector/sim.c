@@ -240,7 +240,7 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 	if (!values || !clock || !true_ns)
 		return t4_err(EINVAL, "%s: simulator read without output", p->name);
 	t = ref_ns + SIM_JITTER_MIN +
-	    sim_hash(sim->seed, TAG_JITTER, (uint64_t)(p - sim->pmus),
+	    t4_hash(sim->seed, TAG_JITTER, (uint64_t)(p - sim->pmus),
 		     ref_ns - sim->epoch) % (SIM_JITTER_MAX - SIM_JITTER_MIN + 1);
 	sim_time_at(sim, p, t, &at);
 	*true_ns = t;
@@ -392,6 +392,28 @@ const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns)
 		return "";
 	sim_time_at(sim, &sim->pmus[0], t_ns, &at);
 	return phase_names[sim->sched.phase[at.s]];
+}
+
+uint64_t t4_sim_next_phase_change(const struct t4_sim *sim, uint64_t t_ns)
+{
+	const struct sim_sched *sc = &sim->sched;
+	uint64_t cyc = sc->start[sc->nseg], base, next;
+	struct sim_at at;
+	unsigned s;
+
+	sim_time_at(sim, &sim->pmus[0], t_ns, &at);
+	if (t_ns >= sim->epoch && t_ns - sim->epoch >= SIM_U_MAX)
+		return UINT64_MAX; /* model time stands still past its horizon */
+	base = at.c * cyc;
+	s = at.s;
+	do { /* every phase runs in each cycle: this ends within one cycle */
+		if (++s == sc->nseg) {
+			s = 0;
+			base += cyc;
+		}
+	} while (sc->phase[s] == sc->phase[at.s]);
+	next = base + sc->start[s];
+	return next > SIM_U_MAX ? UINT64_MAX : sim->epoch + next;
 }
 
 int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,

@@ -147,7 +147,6 @@ struct sim_sel {
 
 /* sim_model.c */
 const struct sim_kind *sim_kind_table(size_t *n);
-uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
 int sim_model_build(struct t4_sim *sim);
 void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 		 uint64_t t_ns, struct sim_at *at);

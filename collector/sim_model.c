@@ -225,21 +225,6 @@ static const struct sim_rc_topo topo[SIM_SOCKETS][SIM_RCS] = {
 
 enum { TAG_SCHED = 1, TAG_PMU, TAG_CELL, TAG_DEV, TAG_WANDER };
 
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* A value that depends on the seed and up to three coordinates only, so
- * adding a parameter never shifts the others. */
-uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
-	return splitmix64(splitmix64(splitmix64(seed ^ splitmix64(a)) ^ b) ^ c);
-}
-
 static uint64_t pick(uint64_t h, uint64_t lo, uint64_t hi)
 {
 	return lo + h % (hi - lo + 1);
@@ -251,19 +236,19 @@ static void build_sched(struct t4_sim *sim)
 	uint8_t perm[SIM_PHASES] = { 0, 1, 2 };
 
 	for (unsigned i = SIM_PHASES - 1; i > 0; i--) {
-		unsigned j = (unsigned)(sim_hash(sim->seed, TAG_SCHED, 1, i) % (i + 1));
+		unsigned j = (unsigned)(t4_hash(sim->seed, TAG_SCHED, 1, i) % (i + 1));
 		uint8_t t = perm[i];
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
-	sc->nseg = (unsigned)pick(sim_hash(sim->seed, TAG_SCHED, 0, 0), 6,
+	sc->nseg = (unsigned)pick(t4_hash(sim->seed, TAG_SCHED, 0, 0), 6,
 				  SIM_NSEG_MAX);
 	sc->start[0] = 0;
 	for (unsigned s = 0; s < sc->nseg; s++) {
-		uint64_t ms = pick(sim_hash(sim->seed, TAG_SCHED, 2, s), 200, 600);
+		uint64_t ms = pick(t4_hash(sim->seed, TAG_SCHED, 2, s), 200, 600);
 		sc->phase[s] = perm[s % SIM_PHASES];
 		sc->intensity[s] = (uint16_t)pick(
-			sim_hash(sim->seed, TAG_SCHED, 3, s), 600, 1400);
+			t4_hash(sim->seed, TAG_SCHED, 3, s), 600, 1400);
 		sc->start[s + 1] = sc->start[s] + ms * 1000000ull;
 	}
 }
@@ -280,10 +265,10 @@ static uint64_t pmu_key(const struct sim_pmu *p)
 static int64_t wander_ppb(const struct t4_sim *sim, const struct sim_pmu *p,
 			  uint64_t k, unsigned j)
 {
-	int64_t w = p->cycles, x = (int64_t)((j + sim_hash(sim->seed, TAG_PMU, k, 21)) %
+	int64_t w = p->cycles, x = (int64_t)((j + t4_hash(sim->seed, TAG_PMU, k, 21)) %
 					     p->cycles);
 	int64_t tri = x < w / 2 ? -1000 + 4000 * x / w : 3000 - 4000 * x / w;
-	int64_t step = (int64_t)pick(sim_hash(sim->seed, TAG_WANDER, k, j), 0, 2000) - 1000;
+	int64_t step = (int64_t)pick(t4_hash(sim->seed, TAG_WANDER, k, j), 0, 2000) - 1000;
 
 	return (int64_t)sim->wander_ppm * (3 * tri + step) / 4;
 }
@@ -292,7 +277,7 @@ static int64_t wander_ppb(const struct t4_sim *sim, const struct sim_pmu *p,
  * pattern (SIM_LEVELS steps of step_cycles) divides the period. */
 static void build_cycles(struct t4_sim *sim, struct sim_pmu *p, uint64_t k)
 {
-	p->cycles = (uint8_t)(8 * pick(sim_hash(sim->seed, TAG_PMU, k, 20), 2,
+	p->cycles = (uint8_t)(8 * pick(t4_hash(sim->seed, TAG_PMU, k, 20), 2,
 				       SIM_WANDER_MAX / 8));
 	p->G[0] = 0;
 	for (unsigned j = 0; j < p->cycles; j++) {
@@ -309,18 +294,18 @@ static void build_clock(struct t4_sim *sim, struct sim_pmu *p)
 {
 	uint64_t k = pmu_key(p), d = sim->drift_ppm;
 
-	p->nominal_hz = pick(sim_hash(sim->seed, TAG_PMU, k, 0), 500, 3000) *
+	p->nominal_hz = pick(t4_hash(sim->seed, TAG_PMU, k, 0), 500, 3000) *
 			1000000ull;
-	p->ppm = (int32_t)((int64_t)pick(sim_hash(sim->seed, TAG_PMU, k, 1), 0, 2 * d) -
+	p->ppm = (int32_t)((int64_t)pick(t4_hash(sim->seed, TAG_PMU, k, 1), 0, 2 * d) -
 			   (int64_t)d);
 	p->dvfs = p->kind->always_dvfs ||
-		  sim_hash(sim->seed, TAG_PMU, k, 2) % 3 == 0;
-	p->step_cycles = (uint32_t)pick(sim_hash(sim->seed, TAG_PMU, k, 3), 1, 2);
+		  t4_hash(sim->seed, TAG_PMU, k, 2) % 3 == 0;
+	p->step_cycles = (uint32_t)pick(t4_hash(sim->seed, TAG_PMU, k, 3), 1, 2);
 	for (unsigned l = 0; l < SIM_LEVELS; l++)
 		/* levels at least 5% apart: 1000, 850-900, 750-800, 650-700 */
 		p->level[l] = l == 0 || !p->dvfs ? 1000 :
 			(uint16_t)(1000 - 100 * l -
-				   pick(sim_hash(sim->seed, TAG_PMU, k, 4 + l), 0, 50));
+				   pick(t4_hash(sim->seed, TAG_PMU, k, 4 + l), 0, 50));
 	build_cycles(sim, p, k);
 }
 
@@ -334,8 +319,8 @@ static void add_cell(struct t4_sim *sim, struct sim_pmu *p, uint8_t cc,
 	ce->key1 = key1;
 	ce->key2 = key2;
 	for (unsigned i = 0; i < SIM_CLS_MAX; i++)
-		ce->w[i] = (uint16_t)pick(sim_hash(sim->seed, TAG_CELL, k, i), 700, 1300);
-	ce->lw = (uint16_t)pick(sim_hash(sim->seed, TAG_CELL, k, 9), 850, 1150);
+		ce->w[i] = (uint16_t)pick(t4_hash(sim->seed, TAG_CELL, k, i), 700, 1300);
+	ce->lw = (uint16_t)pick(t4_hash(sim->seed, TAG_CELL, k, 9), 850, 1150);
 	if (key1 != SIM_KEY_NONE)
 		p->key1_cells[key1] |= 1ull << p->n_cells;
 	if (key2 != SIM_KEY_NONE)
@@ -352,7 +337,7 @@ static void build_devs(struct t4_sim *sim, struct sim_pmu *p)
 	uint64_t rcbase = ((uint64_t)p->socket << 40) | ((uint64_t)p->rc << 36);
 
 	for (unsigned i = 0; i < tp->n; i++) {
-		unsigned nfn = 1 + (unsigned)(sim_hash(sim->seed, TAG_DEV,
+		unsigned nfn = 1 + (unsigned)(t4_hash(sim->seed, TAG_DEV,
 			(uint64_t)p->socket << 8 | (uint64_t)p->rc, tp->rp[i]) & 1);
 
 		for (unsigned fn = 0; fn < nfn; fn++) {

@@ -507,14 +507,22 @@ static bool valid_bookmark(const char *name)
 	return true;
 }
 
+int t4_bookmark_check(const char *name)
+{
+	if (!valid_bookmark(name))
+		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
+			      name, T4_NAME_MAX - 1);
+	return 0;
+}
+
 int t4_sched_bookmark(struct t4_sched *s, const char *name)
 {
 	struct bookmark_table *bm = s->bm;
 	uint32_t id = 0, n;
+	int rc = t4_bookmark_check(name);
 
-	if (!valid_bookmark(name))
-		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
-			      name, T4_NAME_MAX - 1);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&bm->lock);
 	n = atomic_load(&bm->count);
 	for (uint32_t i = 0; i < n && !id; i++)

@@ -69,6 +69,9 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
 int t4_sched_start(struct t4_sched *s);
 /* Commands; any thread. */
 int t4_sched_bookmark(struct t4_sched *s, const char *name);
+/* 0 for a valid bookmark name (1-63 of A-Z a-z 0-9 _ . : -), else -EINVAL
+ * with a message naming it. */
+int t4_bookmark_check(const char *name);
 int t4_sched_trigger(struct t4_sched *s);
 int t4_sched_resume(struct t4_sched *s);
 int t4_sched_pause(struct t4_sched *s);

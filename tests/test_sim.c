@@ -877,6 +877,33 @@ Test(sim, phases_repeat_on_a_schedule_and_shape_the_traffic)
 	fx_close(&f);
 }
 
+/* Phase changes are found exactly: the phase is constant up to the
+ * announced instant and different from it on. */
+Test(sim, next_phase_change_is_exact)
+{
+	struct fx f;
+	uint64_t t = 0, changes = 0;
+
+	fx_open(&f, 32);
+	t = f.e - 5 * SEC; /* before the epoch the phase is that of t = 0 */
+	while (t < f.e + 60 * SEC) {
+		uint64_t next = t4_sim_next_phase_change(f.sim, t);
+		const char *ph = t4_sim_phase_at(f.sim, t);
+
+		cr_assert_gt(next, t);
+		cr_assert_gt(next, f.e);
+		for (uint64_t x = t; x < next; x += (next - t) / 97 + 1)
+			cr_assert_str_eq(t4_sim_phase_at(f.sim, x), ph);
+		cr_assert_str_eq(t4_sim_phase_at(f.sim, next - 1), ph);
+		cr_assert_str_neq(t4_sim_phase_at(f.sim, next), ph);
+		t = next;
+		changes++;
+	}
+	cr_assert_gt(changes, 60 / 2);
+	cr_assert_eq(t4_sim_next_phase_change(f.sim, f.e + (1ull << 52)), UINT64_MAX);
+	fx_close(&f);
+}
+
 /* ---- errors -------------------------------------------------------------------- */
 
 Test(sim, bad_counters_are_refused_with_a_message)
