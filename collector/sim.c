@@ -257,16 +257,12 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 
 /* ---- prepared readers ------------------------------------------------------ */
 
-struct sim_prep {
-	struct sim_sel sel;
-	struct sim_sum sum[SIM_NSEG_MAX]; /* per schedule segment */
-};
-
 struct t4_sim_reader {
 	const struct t4_sim *sim;
 	const struct sim_pmu *p;
 	size_t n;
-	struct sim_prep c[];
+	struct sim_gather *g;  /* [n][SIM_NSEG_MAX] */
+	uint64_t lo[];         /* what g points into */
 };
 
 int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
@@ -275,25 +271,36 @@ int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
 	const struct sim_pmu *p = NULL;
 	struct t4_sim_reader *r;
 	int err = check_read(sim, counters, n, &p);
+	uint64_t *lo;
 
 	*out = NULL;
 	if (err < 0)
 		return err;
-	r = calloc(1, sizeof(*r) + n * sizeof(r->c[0]));
-	if (!r)
+	/* room for every counter's cells in every segment */
+	r = calloc(1, sizeof(*r) + n * sim->sched.nseg * 3 * p->n_cells * sizeof(uint64_t));
+	if (r)
+		r->g = calloc(n * SIM_NSEG_MAX, sizeof(*r->g));
+	if (!r || !r->g) {
+		t4_sim_reader_free(r);
 		return t4_err(ENOMEM, "%s: out of memory", p->name);
+	}
 	r->sim = sim;
 	r->p = p;
 	r->n = n;
+	lo = r->lo;
 	for (size_t i = 0; i < n; i++) {
-		struct sim_prep *c = &r->c[i];
+		struct sim_sel sel;
 
-		if ((err = sim_decode(p, &counters[i], &c->sel)) < 0) {
-			free(r);
+		if ((err = sim_decode(p, &counters[i], &sel)) < 0) {
+			t4_sim_reader_free(r);
 			return err;
 		}
-		for (unsigned s = 0; s < sim->sched.nseg; s++)
-			sim_sum_cells(sim, p, &c->sel, s, &c->sum[s]);
+		for (unsigned s = 0; s < sim->sched.nseg; s++) {
+			struct sim_gather *g = &r->g[i * SIM_NSEG_MAX + s];
+
+			sim_gather(sim, p, &sel, s, g, lo);
+			lo += 3 * g->n;
+		}
 	}
 	*out = r;
 	return 0;
@@ -301,6 +308,8 @@ int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
 
 void t4_sim_reader_free(struct t4_sim_reader *r)
 {
+	if (r)
+		free(r->g);
 	free(r);
 }
 
@@ -312,8 +321,7 @@ void t4_sim_reader_at(const struct t4_sim_reader *r, uint64_t t_ns, uint64_t val
 	sim_time_at(r->sim, r->p, t_ns, &at);
 	*clock = sim_clock(r->sim, &at);
 	for (size_t i = 0; i < r->n; i++)
-		values[i] = sim_value_sum(r->sim, r->p, &r->c[i].sel,
-					  &r->c[i].sum[at.s], &at);
+		values[i] = sim_value_gathered(r->sim, &r->g[i * SIM_NSEG_MAX + at.s], &at);
 }
 
 /* The model's state of pmu at true time t; false for a PMU it lacks. */

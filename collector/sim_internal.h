@@ -155,17 +155,22 @@ int sim_decode(const struct sim_pmu *p, const struct t4_counter *c,
 	       struct sim_sel *sel);
 uint64_t sim_value(const struct t4_sim *sim, const struct sim_pmu *p,
 		   const struct sim_sel *sel, const struct sim_at *at);
-/* The same in two steps, so a reader can prepare the first once: the
- * selection's sums over its cells of P_N, P[s] and a[s] for segment s,
- * then the value at an instant of that segment. */
-struct sim_sum {
+/* The same in two steps, so that a reader can do the first once: the
+ * cells a counter selects gathered for schedule segment s (the sums over
+ * them of P_N, P[s] and a[s], and each cell's low 64 bits of P_N and P[s]
+ * and its a[s], side by side in lo[3 * n]: one pass over one array), then
+ * the value at an instant of that segment. lo needs room for 3 values per
+ * selected cell. */
+struct sim_gather {
+	uint8_t op; /* enum sim_op */
+	uint8_t n;  /* cells */
 	sim_u128 pn, p, a;
+	const uint64_t *lo;
 };
-void sim_sum_cells(const struct t4_sim *sim, const struct sim_pmu *p,
-		   const struct sim_sel *sel, unsigned s, struct sim_sum *out);
-uint64_t sim_value_sum(const struct t4_sim *sim, const struct sim_pmu *p,
-		       const struct sim_sel *sel, const struct sim_sum *sum,
-		       const struct sim_at *at);
+void sim_gather(const struct t4_sim *sim, const struct sim_pmu *p,
+		const struct sim_sel *sel, unsigned s, struct sim_gather *g, uint64_t *lo);
+uint64_t sim_value_gathered(const struct t4_sim *sim, const struct sim_gather *g,
+			    const struct sim_at *at);
 /* Mean latency (ns) of the requests a cum_outs selection covers in
  * segment seg; 0 for other events. */
 double sim_latency(const struct sim_pmu *p, const struct sim_sel *sel,

@@ -516,58 +516,55 @@ uint64_t sim_clock(const struct t4_sim *sim, const struct sim_at *at)
  * of the remainders, which need only 64-bit arithmetic per cell:
  * sum floor(X_i / 2^sh) = floor(sum X_i / 2^sh) - floor(sum (X_i mod 2^sh) / 2^sh).
  * Exact, and the same values as a division per cell. */
-void sim_sum_cells(const struct t4_sim *sim, const struct sim_pmu *p,
-		   const struct sim_sel *sel, unsigned s, struct sim_sum *out)
+void sim_gather(const struct t4_sim *sim, const struct sim_pmu *p,
+		const struct sim_sel *sel, unsigned s, struct sim_gather *g, uint64_t *lo)
 {
 	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
 
-	out->pn = out->p = out->a = 0;
+	g->op = sel->ev->op;
+	g->n = 0;
+	g->pn = g->p = g->a = 0;
+	g->lo = lo;
 	for (uint64_t m = sel->cells; m; m &= m - 1) {
 		const struct sim_series *se = &row[__builtin_ctzll(m)];
 
-		out->pn += se->P[sim->sched.nseg];
-		out->p += se->P[s];
-		out->a += se->a[s];
+		g->pn += se->P[sim->sched.nseg];
+		g->p += se->P[s];
+		g->a += se->a[s];
+		*lo++ = (uint64_t)se->P[sim->sched.nseg];
+		*lo++ = (uint64_t)se->P[s];
+		*lo++ = se->a[s];
+		g->n++;
 	}
 }
 
-uint64_t sim_value_sum(const struct t4_sim *sim, const struct sim_pmu *p,
-		       const struct sim_sel *sel, const struct sim_sum *sum,
-		       const struct sim_at *at)
+uint64_t sim_value_gathered(const struct t4_sim *sim, const struct sim_gather *g,
+			    const struct sim_at *at)
 {
-	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
-	unsigned nseg = sim->sched.nseg, s = at->s;
-	sim_u128 part = sum->p + sum->a * at->dr, rem = 0;
+	const uint64_t *lo = g->lo, *end = g->lo + 3 * g->n;
+	sim_u128 part = g->p + g->a * at->dr, rem = 0;
+	uint64_t rem32 = 0;
 
-	if (sel->ev->op == SIM_OP_CLOCK)
+	if (g->op == SIM_OP_CLOCK)
 		return sim_clock(sim, at);
-	if (sel->ev->op == SIM_OP_OUTS) {
-		for (uint64_t m = sel->cells; m; m &= m - 1) {
-			const struct sim_series *se = &row[__builtin_ctzll(m)];
-
-			rem += at->G * (uint64_t)se->P[nseg] +
-			       at->F * ((uint64_t)se->P[s] + se->a[s] * at->dr);
-		}
-		return mul_shift(at->G, sum->pn, part * at->F, 64) - (uint64_t)(rem >> 64);
+	if (g->op == SIM_OP_OUTS) {
+		for (; lo < end; lo += 3)
+			rem += at->G * lo[0] + at->F * (lo[1] + lo[2] * at->dr);
+		return mul_shift(at->G, g->pn, part * at->F, 64) - (uint64_t)(rem >> 64);
 	}
-	for (uint64_t m = sel->cells; m; m &= m - 1) {
-		const struct sim_series *se = &row[__builtin_ctzll(m)];
-
-		rem += (at->c * (uint64_t)se->P[nseg] + (uint64_t)se->P[s] +
-			se->a[s] * at->dr) & 0xffffffffu;
-	}
-	return mul_shift(at->c, sum->pn, part, 32) - (uint64_t)(rem >> 32);
+	for (; lo < end; lo += 3)
+		rem32 += (at->c * lo[0] + lo[1] + lo[2] * at->dr) & 0xffffffffu;
+	return mul_shift(at->c, g->pn, part, 32) - (rem32 >> 32);
 }
 
 uint64_t sim_value(const struct t4_sim *sim, const struct sim_pmu *p,
 		   const struct sim_sel *sel, const struct sim_at *at)
 {
-	struct sim_sum sum;
+	uint64_t lo[3 * SIM_CELLS_MAX];
+	struct sim_gather g;
 
-	if (sel->ev->op == SIM_OP_CLOCK)
-		return sim_clock(sim, at);
-	sim_sum_cells(sim, p, sel, at->s, &sum);
-	return sim_value_sum(sim, p, sel, &sum, at);
+	sim_gather(sim, p, sel, at->s, &g, lo);
+	return sim_value_gathered(sim, &g, at);
 }
 
 double sim_latency(const struct sim_pmu *p, const struct sim_sel *sel,
