@@ -44,6 +44,7 @@ struct record_opts {
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
 	enum t4_log_backend backend;
 	char **command; /* NULL-terminated, or NULL */
+	struct cli_virtual virt; /* --virtual (record_virtual.c) */
 };
 
 struct recording {
@@ -89,6 +90,9 @@ static void record_usage(FILE *f)
 		"  -o, --output FILE      log file (default t410trace.t4t)\n"
 		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
 		"      --sim[=SEED]       record a simulated Tegra410 (output labelled simulated)\n"
+		"      --virtual          with --sim and --duration: record it in virtual time, as\n"
+		"                         fast as the CPU goes, the same log for the same seed,\n"
+		"                         a bookmark at each of its workload's phase changes\n"
 		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
@@ -126,6 +130,10 @@ static const struct option record_longopts[] = {
 	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "virtual", no_argument, NULL, CLI_VIRTUAL },
+	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
+	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
+	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
 	{ 0 },
 };
 
@@ -210,13 +218,23 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			else
 				return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", optarg);
 			break;
+		case CLI_VIRTUAL:
+		case CLI_SIM_DRIFT:
+		case CLI_SIM_WANDER:
+		case CLI_SIM_PREEMPT:
+			if (cli_virtual_option("record", c, optarg, &o->virt, &o->src))
+				return 2;
+			break;
 		case ':':
 			return cli_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (cli_source_check("record", &o->src))
+	if (cli_source_check("record", &o->src) ||
+	    cli_virtual_check("record", &o->virt, &o->src,
+			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
+							  o->control != NULL }))
 		return 2;
 	if (optind < argc)
 		o->command = argv + optind;
@@ -273,6 +291,7 @@ static int setup_log(struct recording *r)
 		.zstd_level = r->o.zstd_level,
 		.fsync_ms = r->o.fsync_ms,
 		.backend = r->o.backend,
+		.chunk_ms = r->o.virt.on ? UINT32_MAX : 0, /* virtual: chunks by size only */
 	};
 	int rc = t4_log_open(&r->log, &lo);
 
@@ -608,6 +627,41 @@ static void recording_free(struct recording *r)
 	cli_source_close(&r->o.src);
 }
 
+/* record --virtual: counters and log as for a live recording, then the
+ * whole recording at once (record_virtual.c); the log gets its name once
+ * complete. */
+static int run_virtual(struct recording *r)
+{
+	struct cli_virtual_run vr = {
+		.v = &r->o.virt, .domains = &r->domains, .period_ns = r->o.period_ns,
+		.duration_ns = r->o.duration_ns, .seed = r->o.src.seed,
+		.per_socket = r->o.per_socket, .bookmark = r->o.bookmark, .cmdline = r->cmdline,
+	};
+	struct t4_sched_status st = { 0 };
+	struct t4_status_pkt fin;
+	struct t4_log_stats ls;
+	uint64_t t0 = t4_ref_ns();
+	int rc = setup_counters(r), crc = 0;
+
+	if (rc >= 0 && (rc = setup_log(r)) >= 0 && (rc = t4_log_start(r->log)) >= 0) {
+		vr.ring = r->meta;
+		rc = cli_virtual_record(&vr, &st);
+	}
+	cli_virtual_final(&st, &fin);
+	if (r->log)
+		crc = t4_log_close(r->log, &fin, &ls);
+	r->log = NULL;
+	if (rc == 0 && crc < 0)
+		rc = crc;
+	if (rc == 0)
+		rc = publish_log(r, true);
+	publish_log(r, false); /* failed: drop the unnamed log */
+	if (rc == 0 && !r->o.quiet)
+		cli_virtual_summary(r->o.output, &r->domains, &st, &ls,
+				    (double)(t4_ref_ns() - t0) / 1e9);
+	return rc;
+}
+
 static int run(struct recording *r)
 {
 	struct t4_sched_opts so = {
@@ -704,7 +758,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
 	r.child_pidfd = -1;
-	rc = run(&r);
+	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	int code = outlive_failed_log(&r, rc);
 	if (r.child > 0) { /* failed after starting it: don't orphan it */
 		kill(r.child, SIGTERM);
