@@ -96,7 +96,8 @@ void t4_sched_free(struct t4_sched *s); /* accepts NULL */
  * instant known (docs/SIMULATOR.md, "Virtual time"). */
 struct t4_virtual_opts {
 	uint64_t period_ns;     /* trigger period; longer than the reads reach
-				 * (about 7.5 us, or the longest preempted read) */
+				 * (about 9.5 us; 6.5 us plus the longest preempted
+				 * read with preemption) */
 	uint64_t duration_ns;   /* the final trigger (T4_REF_FINAL) at the first
 				 * grid point at or after it: triggers 0..ceil(duration / period) */
 	bool per_socket;        /* one scheduler per socket (sched_id = socket) */
