@@ -32,7 +32,7 @@
  * machine. All packets go into one ring: one producer, so the log's order
  * and bytes are deterministic (with a chunk time limit that never fires).
  */
-#include "sched_internal.h"
+#include "sched.h"
 #include "util/util.h"
 
 #include <errno.h>
