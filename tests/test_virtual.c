@@ -17,6 +17,7 @@
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "util/util.h"
+#include "sim_testutil.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -31,10 +32,7 @@ struct truth {
 };
 
 struct vrec {
-	struct t4_sim *sim;
-	struct t4_pmu_set pmus;
-	struct t4_evlist ev;
-	struct t4_domain_set ds;
+	struct tu_counters c;
 	char dir[64], path[128];
 	struct t4_sched_status st;
 	struct truth *t;
@@ -84,14 +82,7 @@ static void vrec_open(struct vrec *r, uint64_t sim_seed, const char *events)
 	strcpy(r->dir, "/tmp/t4virt.XXXXXX");
 	cr_assert_not_null(mkdtemp(r->dir));
 	snprintf(r->path, sizeof(r->path), "%s/v.t4t", r->dir);
-	cr_assert_eq(t4_sim_create_opts(&r->sim, &so), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_pmus_discover(&r->pmus, t4_sim_root(r->sim)), 0, "%s", t4_errmsg());
-	if (events)
-		cr_assert_eq(t4_events_parse(&r->ev, &r->pmus, events), 0, "%s", t4_errmsg());
-	else
-		cr_assert_eq(t4_events_default(&r->ev, &r->pmus), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_build(&r->ds, &r->ev), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_open(&r->ds, r->sim), 0, "%s", t4_errmsg());
+	tu_counters_open(&r->c, &so, events);
 }
 
 /* Record o (its domains, ring and callback filled in here) into r->path
@@ -106,14 +97,14 @@ static void vrec_run(struct vrec *r, struct t4_virtual_opts *o)
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(log, 4 << 20, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(log), 0, "%s", t4_errmsg());
-	o->domains = &r->ds;
+	o->domains = &r->c.ds;
 	o->ring = ring;
 	if (!o->on_sample) {
 		o->on_sample = on_sample;
 		o->ud = r;
 	}
 	cr_assert_eq(t4_virtual_session(o, "test_virtual", &s), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_put_metadata(ring, &s, &r->ds, o->per_socket), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_put_metadata(ring, &s, &r->c.ds, o->per_socket), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_virtual_record(o, &r->st), 0, "%s", t4_errmsg());
 	struct t4_status_pkt fin = { .triggers = r->st.triggers, .overruns = r->st.overruns,
 				     .dropped = r->st.dropped, .ref_ns = r->st.end_ref_ns };
@@ -149,10 +140,7 @@ static void vrec_read(struct vrec *r)
 
 static void vrec_free(struct vrec *r)
 {
-	t4_domains_free(&r->ds);
-	t4_evlist_free(&r->ev);
-	t4_pmus_free(&r->pmus);
-	t4_sim_free(r->sim);
+	tu_counters_close(&r->c);
 	t4_rmtree(r->dir);
 	free(r->t);
 	free(r->refs);
@@ -267,7 +255,7 @@ Test(virtual, per_socket_stream_is_a_recording, .timeout = 60)
 									     : T4_REF_PERIODIC);
 	cr_assert_eq(r.n_doms, 34);
 	for (size_t i = 0; i < r.n_doms; i++) {
-		const struct t4_domain *d = &r.ds.v[r.doms[i].domain_id];
+		const struct t4_domain *d = &r.c.ds.v[r.doms[i].domain_id];
 
 		cr_assert_eq(r.doms[i].sched_id, (uint32_t)d->counters[0].pmu->socket, "%s",
 			     r.doms[i].name);
@@ -275,7 +263,7 @@ Test(virtual, per_socket_stream_is_a_recording, .timeout = 60)
 	/* every domain answers each trigger once, except those its monitor
 	 * skipped (superseded) */
 	size_t want = 0;
-	for (size_t d = 0; d < r.ds.n; d++) {
+	for (size_t d = 0; d < r.c.ds.n; d++) {
 		uint64_t prev = UINT64_MAX;
 
 		for (size_t i = 0; i < r.n_t; i++) {
@@ -316,7 +304,7 @@ Test(virtual, true_instants_in_windows_and_counts_carried_exactly, .timeout = 60
 	vrec_read(&r);
 	for (size_t i = 0; i < r.n_t; i++) {
 		const struct truth *t = &r.t[i];
-		const struct t4_domain *dom = &r.ds.v[t->dom];
+		const struct t4_domain *dom = &r.c.ds.v[t->dom];
 
 		cr_assert(t->begin <= t->true_ns && t->true_ns <= t->end);
 		if (!t->logged) {
@@ -329,11 +317,11 @@ Test(virtual, true_instants_in_windows_and_counts_carried_exactly, .timeout = 60
 		cr_assert_eq(p->trigger_id, t->trigger);
 		cr_assert_eq(p->read_begin_ns, t->begin);
 		cr_assert_eq(p->read_end_ns, t->end);
-		cr_assert_eq(p->local_clock, t4_sim_clock_at(r.sim, dom->counters[0].pmu, t->true_ns));
+		cr_assert_eq(p->local_clock, t4_sim_clock_at(r.c.sim, dom->counters[0].pmu, t->true_ns));
 		cr_assert_eq(p->flags, base[t->dom] ? 0 : T4_RET_FIRST);
 		for (size_t c = 0; c < dom->n; c++) {
-			uint64_t now = t4_sim_value_at(r.sim, &dom->counters[c], t->true_ns);
-			uint64_t was = t4_sim_value_at(r.sim, &dom->counters[c], prev[t->dom]);
+			uint64_t now = t4_sim_value_at(r.c.sim, &dom->counters[c], t->true_ns);
+			uint64_t was = t4_sim_value_at(r.c.sim, &dom->counters[c], prev[t->dom]);
 
 			cr_assert_eq(p->counts[c], base[t->dom] ? now - was : 0, "%s counter %zu",
 				     dom->name, c);
@@ -343,13 +331,13 @@ Test(virtual, true_instants_in_windows_and_counts_carried_exactly, .timeout = 60
 		prev[t->dom] = t->true_ns;
 	}
 	cr_assert_eq(k, r.n_rets);
-	for (size_t d = 0; d < r.ds.n; d++)
-		for (size_t c = 0; c < r.ds.v[d].n; c++) {
-			const struct t4_counter *ctr = &r.ds.v[d].counters[c];
+	for (size_t d = 0; d < r.c.ds.n; d++)
+		for (size_t c = 0; c < r.c.ds.v[d].n; c++) {
+			const struct t4_counter *ctr = &r.c.ds.v[d].counters[c];
 
 			cr_assert_gt(sum[d][c], 0, "%s", ctr->spec);
-			cr_assert_eq(sum[d][c], t4_sim_value_at(r.sim, ctr, prev[d]) -
-							t4_sim_value_at(r.sim, ctr, base[d]),
+			cr_assert_eq(sum[d][c], t4_sim_value_at(r.c.sim, ctr, prev[d]) -
+							t4_sim_value_at(r.c.sim, ctr, base[d]),
 				     "%s", ctr->spec);
 		}
 	cr_assert_eq(drops, r.st.dropped);
@@ -426,23 +414,23 @@ static void check_phase_bookmarks(const char *initial)
 	cr_assert_gt(r.n_bms, 20);
 	cr_assert_eq(r.bms[0].first_trigger, 0);
 	cr_assert_eq(r.bms[0].set_ns, t0);
-	cr_assert_str_eq(r.bms[0].name, initial ? initial : t4_sim_phase_at(r.sim, t0));
+	cr_assert_str_eq(r.bms[0].name, initial ? initial : t4_sim_phase_at(r.c.sim, t0));
 	for (size_t i = 1; i < r.n_bms; i++) {
-		at = t4_sim_next_phase_change(r.sim, at);
+		at = t4_sim_next_phase_change(r.c.sim, at);
 		cr_assert_eq(r.bms[i].set_ns, at);
-		cr_assert_str_eq(r.bms[i].name, t4_sim_phase_at(r.sim, at));
+		cr_assert_str_eq(r.bms[i].name, t4_sim_phase_at(r.c.sim, at));
 		cr_assert_eq(r.bms[i].first_trigger, first_at_or_after(&r, at));
 		cr_assert_leq(r.bms[i].bookmark_id, initial ? 4 : 3); /* one ID per name */
 	}
 	uint64_t f, last;
 	count_in(&r, 0, &f, &last);
-	cr_assert_gt(t4_sim_next_phase_change(r.sim, at), last);
+	cr_assert_gt(t4_sim_next_phase_change(r.c.sim, at), last);
 	for (size_t i = 0; i < r.n_refs; i++) {
 		const struct t4_ref_pkt *p = &r.refs[i];
 		bool before = p->ref_ns < r.bms[1].set_ns;
 
 		cr_assert_str_eq(name_of(&r, p->bookmark_id),
-				 before && initial ? initial : t4_sim_phase_at(r.sim, p->ref_ns));
+				 before && initial ? initial : t4_sim_phase_at(r.c.sim, p->ref_ns));
 	}
 	vrec_free(&r);
 }
@@ -465,19 +453,18 @@ Test(virtual, bad_options_are_refused)
 {
 	struct vrec r;
 	struct t4_virtual_opts o = busy_opts(1, SEC);
-	struct t4_domain_set none = { 0 }, host;
-	struct t4_evlist l = { 0 };
-	struct t4_pmu_set pmus;
+	struct t4_domain_set none = { 0 };
+	struct tu_counters host;
 	struct t4_log_opts lo = { .path = "/dev/null" };
 	struct t4_log *log;
 	struct t4_session_pkt s;
 
 	vrec_open(&r, 1, NULL);
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
-	o.domains = &r.ds;
+	o.domains = &r.c.ds;
 	expect_refused(o, "no ring");
 	cr_assert_eq(t4_log_ring(log, 0, T4_RING_WAIT, &o.ring), 0, "%s", t4_errmsg());
-	expect_refused((struct t4_virtual_opts){ .period_ns = MS, .domains = &r.ds, .ring = o.ring },
+	expect_refused((struct t4_virtual_opts){ .period_ns = MS, .domains = &r.c.ds, .ring = o.ring },
 		       "must be > 0");
 	o.period_ns = 7 * US;
 	expect_refused(o, "period 7us too short");
@@ -501,16 +488,12 @@ Test(virtual, bad_options_are_refused)
 	o.bookmark = NULL;
 	o.domains = &none;
 	expect_refused(o, "no domains");
-	cr_assert_eq(t4_pmus_discover(&pmus, NULL), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_events_parse(&l, &pmus, "cpu-clock"), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_build(&host, &l), 0, "%s", t4_errmsg());
-	o.domains = &host;
+	tu_counters_open(&host, NULL, "cpu-clock");
+	o.domains = &host.ds;
 	expect_refused(o, "virtual time needs simulated domains");
 	cr_assert_eq(t4_virtual_session(&o, "x", &s), -EINVAL);
 	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
-	t4_domains_free(&host);
-	t4_evlist_free(&l);
-	t4_pmus_free(&pmus);
+	tu_counters_close(&host);
 	vrec_free(&r);
 }
 
@@ -551,7 +534,7 @@ Test(virtual, one_hour_at_one_ms, .timeout = 1200)
 	t0 = t4_ref_ns();
 	vrec_run(&r, &o);
 	cr_log_info("virtual time: 1 h at 1 ms, %zu domains, %llu samples: generated in %.1f s",
-		    r.ds.n, (unsigned long long)t.samples, (double)(t4_ref_ns() - t0) / 1e9);
+		    r.c.ds.n, (unsigned long long)t.samples, (double)(t4_ref_ns() - t0) / 1e9);
 	cr_assert_eq(r.st.triggers, 3600001);
 	cr_assert_eq(t.samples, 34 * 3600001 - 17 * r.st.superseded);
 	cr_assert_eq(t.samples - t.logged, r.st.dropped);
