@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +44,7 @@ struct record_opts {
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
 	enum t4_log_backend backend;
 	char **command; /* NULL-terminated, or NULL */
+	struct cli_virtual virt; /* --virtual (record_virtual.c) */
 };
 
 struct recording {
@@ -90,6 +90,9 @@ static void record_usage(FILE *f)
 		"  -o, --output FILE      log file (default t410trace.t4t)\n"
 		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
 		"      --sim[=SEED]       record a simulated Tegra410 (output labelled simulated)\n"
+		"      --virtual          with --sim and --duration: record it in virtual time, as\n"
+		"                         fast as the CPU goes, the same log for the same seed,\n"
+		"                         a bookmark at each of its workload's phase changes\n"
 		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
@@ -127,6 +130,10 @@ static const struct option record_longopts[] = {
 	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "virtual", no_argument, NULL, CLI_VIRTUAL },
+	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
+	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
+	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
 	{ 0 },
 };
 
@@ -211,13 +218,23 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			else
 				return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", optarg);
 			break;
+		case CLI_VIRTUAL:
+		case CLI_SIM_DRIFT:
+		case CLI_SIM_WANDER:
+		case CLI_SIM_PREEMPT:
+			if (cli_virtual_option("record", c, optarg, &o->virt, &o->src))
+				return 2;
+			break;
 		case ':':
 			return cli_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (cli_source_check("record", &o->src))
+	if (cli_source_check("record", &o->src) ||
+	    cli_virtual_check("record", &o->virt, &o->src,
+			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
+							  o->control != NULL }))
 		return 2;
 	if (optind < argc)
 		o->command = argv + optind;
@@ -274,6 +291,7 @@ static int setup_log(struct recording *r)
 		.zstd_level = r->o.zstd_level,
 		.fsync_ms = r->o.fsync_ms,
 		.backend = r->o.backend,
+		.chunk_ms = r->o.virt.on ? UINT32_MAX : 0, /* virtual: chunks by size only */
 	};
 	int rc = t4_log_open(&r->log, &lo);
 
@@ -300,56 +318,17 @@ static int publish_log(struct recording *r, bool ok)
 	return 0;
 }
 
-static int put_meta(struct recording *r, struct t4_packet *p)
-{
-	return t4_ring_put(r->meta, p);
-}
-
-static void session_packet(struct recording *r, struct t4_packet *p)
-{
-	struct t4_session_pkt *s = &p->session;
-	struct utsname u;
-
-	memset(p, 0, sizeof(*p));
-	p->type = T4_PKT_SESSION;
-	if (uname(&u) == 0) {
-		char kernel[3 * sizeof(u.release)];
-		snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-		t4_strlcpy(s->host, u.nodename, sizeof(s->host));
-		t4_strlcpy(s->kernel, kernel, sizeof(s->kernel));
-	}
-	t4_strlcpy(s->version, T4_VERSION, sizeof(s->version));
-	t4_strlcpy(s->cmdline, r->cmdline, sizeof(s->cmdline));
-	s->start_ref_ns = r->start_ref_ns;
-	s->start_real_ns = t4_clock_ns(CLOCK_REALTIME);
-	s->period_ns = r->o.period_ns;
-	s->flags = r->o.src.sim ? T4_SESSION_SIMULATED : 0;
-}
-
 static int write_metadata(struct recording *r)
 {
-	struct t4_packet *p = calloc(1, sizeof(*p));
+	struct t4_session_pkt *s = malloc(sizeof(*s));
 	int rc;
 
-	if (!p)
+	if (!s)
 		return t4_err(ENOMEM, "out of memory");
-	session_packet(r, p);
-	rc = put_meta(r, p);
-	for (size_t i = 0; i < r->domains.n && rc >= 0; i++) {
-		const struct t4_domain *d = &r->domains.v[i];
-		memset(p, 0, sizeof(*p));
-		p->type = T4_PKT_DOMAIN;
-		t4_domain_describe(d, &p->domain);
-		p->domain.sched_id = t4_sched_owner(r->sched, d);
-		rc = put_meta(r, p);
-		for (size_t e = 0; e < d->n && rc >= 0; e++) {
-			memset(p, 0, sizeof(*p));
-			p->type = T4_PKT_EVENT;
-			t4_domain_describe_event(d, e, &p->event);
-			rc = put_meta(r, p);
-		}
-	}
-	free(p);
+	t4_session_init(s, r->cmdline, r->start_ref_ns, t4_clock_ns(CLOCK_REALTIME),
+			r->o.period_ns, r->o.src.sim);
+	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
+	free(s);
 	return rc;
 }
 
@@ -648,6 +627,41 @@ static void recording_free(struct recording *r)
 	cli_source_close(&r->o.src);
 }
 
+/* record --virtual: counters and log as for a live recording, then the
+ * whole recording at once (record_virtual.c); the log gets its name once
+ * complete. */
+static int run_virtual(struct recording *r)
+{
+	struct cli_virtual_run vr = {
+		.v = &r->o.virt, .domains = &r->domains, .period_ns = r->o.period_ns,
+		.duration_ns = r->o.duration_ns, .seed = r->o.src.seed,
+		.per_socket = r->o.per_socket, .bookmark = r->o.bookmark, .cmdline = r->cmdline,
+	};
+	struct t4_sched_status st = { 0 };
+	struct t4_status_pkt fin;
+	struct t4_log_stats ls;
+	uint64_t t0 = t4_ref_ns();
+	int rc = setup_counters(r), crc = 0;
+
+	if (rc >= 0 && (rc = setup_log(r)) >= 0 && (rc = t4_log_start(r->log)) >= 0) {
+		vr.ring = r->meta;
+		rc = cli_virtual_record(&vr, &st);
+	}
+	cli_virtual_final(&st, &fin);
+	if (r->log)
+		crc = t4_log_close(r->log, &fin, &ls);
+	r->log = NULL;
+	if (rc == 0 && crc < 0)
+		rc = crc;
+	if (rc == 0)
+		rc = publish_log(r, true);
+	publish_log(r, false); /* failed: drop the unnamed log */
+	if (rc == 0 && !r->o.quiet)
+		cli_virtual_summary(r->o.output, &r->domains, &st, &ls,
+				    (double)(t4_ref_ns() - t0) / 1e9);
+	return rc;
+}
+
 static int run(struct recording *r)
 {
 	struct t4_sched_opts so = {
@@ -744,7 +758,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
 	r.child_pidfd = -1;
-	rc = run(&r);
+	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	int code = outlive_failed_log(&r, rc);
 	if (r.child > 0) { /* failed after starting it: don't orphan it */
 		kill(r.child, SIGTERM);

@@ -26,7 +26,13 @@ int cli_source_open(struct cli_source *s)
 	int rc;
 
 	if (s->sim) {
-		rc = t4_sim_create(&s->simulator, s->seed, NULL);
+		struct t4_sim_opts o = {
+			.seed = s->seed,
+			.drift_ppm = s->drift_set ? s->drift_ppm : T4_SIM_DRIFT_PPM,
+			.wander_ppm = s->wander_ppm,
+			.epoch_ns = s->epoch_ns,
+		};
+		rc = t4_sim_create_opts(&s->simulator, &o);
 		if (rc < 0)
 			return rc;
 		root = t4_sim_root(s->simulator);

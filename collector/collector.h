@@ -194,9 +194,27 @@ const char *t4_software_event(size_t i, const char **alt, uint64_t *config);
 
 struct t4_sim;
 
+/* How a simulated Tegra410 is made. Every field is used as given (a zeroed
+ * struct means no drift at all); t4_sim_create() gives the defaults. */
+struct t4_sim_opts {
+	uint64_t seed;
+	const char *dir;     /* sysfs tree; NULL: a fresh temporary directory,
+			      * removed by t4_sim_free */
+	uint32_t drift_ppm;  /* each PMU's constant drift is seeded in
+			      * [-drift_ppm, +drift_ppm] (default 50) */
+	uint32_t wander_ppm; /* slow frequency wander within +-wander_ppm,
+			      * stepping at schedule-cycle boundaries; 0 = none */
+	uint64_t epoch_ns;   /* reference time of the model's t = 0; 0 = now
+			      * (t4_ref_ns()), a fixed value makes virtual-time
+			      * recordings byte-identical */
+};
+#define T4_SIM_DRIFT_PPM 50
+
 /* Build a simulated Tegra410 (2 sockets, 34 PMU instances): writes a sysfs
- * tree under dir (NULL: a fresh temporary directory, removed by
- * t4_sim_free). Deterministic for a seed. */
+ * tree under o->dir. Deterministic for a seed, drift and wander. Drift and
+ * wander are each at most 100000 ppm (-EINVAL). */
+int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o);
+/* The same with the defaults: drift 50 ppm, no wander, epoch now. */
 int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir);
 void t4_sim_free(struct t4_sim *sim); /* accepts NULL */
 const char *t4_sim_root(const struct t4_sim *sim);
@@ -210,6 +228,19 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 		size_t n, uint64_t ref_ns, uint64_t values[], uint64_t *clock,
 		uint64_t *true_ns);
 
+/* A prepared reader of one simulated PMU's counters (all of one PMU): the
+ * PMU lookup and each counter's filter decoding are done once, so a read
+ * at an instant costs only the model's evaluation. Read-only after
+ * creation: any number of threads may use it. It must not outlive sim. */
+struct t4_sim_reader;
+int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
+		      const struct t4_counter *counters, size_t n);
+void t4_sim_reader_free(struct t4_sim_reader *r); /* accepts NULL */
+/* The sample at exactly true time t: values[i] = t4_sim_value_at(counter
+ * i, t), *clock = t4_sim_clock_at(the PMU, t). Allocation-free. */
+void t4_sim_reader_at(const struct t4_sim_reader *r, uint64_t t_ns,
+		      uint64_t values[], uint64_t *clock);
+
 /* Ground truth, analytic: the PMU's cycle counter at true time t, and a
  * counter's exact cumulative value at true time t (so an interval's true
  * count is value(t1) - value(t0)). */
@@ -221,11 +252,15 @@ uint64_t t4_sim_value_at(const struct t4_sim *sim, const struct t4_counter *c,
 uint64_t t4_sim_nominal_hz(const struct t4_sim *sim, const struct t4_pmu *pmu);
 /* Name of the workload phase active at true time t ("cpu_compute", ...). */
 const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
+/* The first instant after t at which the phase changes (t4_sim_phase_at
+ * names the new phase from that instant on); UINT64_MAX past the model's
+ * horizon. */
+uint64_t t4_sim_next_phase_change(const struct t4_sim *sim, uint64_t t_ns);
 /* Reference time of the model's t = 0 (t4_ref_ns() at create); values and
  * clocks are 0 there and stay 0 before it. */
 uint64_t t4_sim_epoch(const struct t4_sim *sim);
 /* The PMU's exact clock frequency at true time t in Hz (nominal x drift x
- * DVFS level); 0 for a PMU the simulator does not know. */
+ * DVFS level x wander); 0 for a PMU the simulator does not know. */
 double t4_sim_freq_hz_at(const struct t4_sim *sim, const struct t4_pmu *pmu,
 			 uint64_t t_ns);
 /* The model's mean latency in ns at true time t of the requests a
@@ -270,6 +305,7 @@ struct t4_domain {
 	uint64_t undo_enabled, undo_running;
 	bool undo_primed, can_undo;
 	uint64_t prev_true_ns; /* sim: instant of the previous sample */
+	struct t4_sim_reader *sim_reader;
 	bool primed;
 };
 
@@ -296,6 +332,16 @@ int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
  * and a negative errno returned; the next good read covers the gap. */
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
+/* Read a simulated domain as if at a chosen instant (virtual time): the
+ * sample is taken exactly at true_ns (values t4_sim_value_at, clock
+ * t4_sim_clock_at), the packet gets the read window given, and the deltas
+ * are taken as t4_domain_read's (FIRST on the first read, after
+ * t4_domain_unread against the read before). -EINVAL for a domain that is
+ * not simulated, true_ns outside [read_begin_ns, read_end_ns], or before
+ * the previous sample (counters never go back in time). */
+int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns,
+		      uint64_t read_begin_ns, uint64_t read_end_ns,
+		      struct t4_ret_pkt *out);
 /* Take back the last read: its return packet could not be logged (a full
  * ring), so the next read's deltas are taken against the read before it
  * and carry both intervals' counts: no count is ever lost. Call at most
@@ -308,6 +354,8 @@ void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
  * answer their PMU's cpumask CPU too (one monitor per socket, as on the
  * real chip). */
 int t4_domain_read_cpu(const struct t4_domain *d);
+/* The simulator a simulated domain reads (once opened), else NULL. */
+const struct t4_sim *t4_domain_sim(const struct t4_domain *d);
 /* The metadata packets describing a domain and its events. */
 void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);
 void t4_domain_describe_event(const struct t4_domain *d, size_t i,

@@ -23,6 +23,11 @@
  * values, so the next good read's deltas cover the lost interval.
  * Allocation-free; a read from another CPU than d->cpu works but costs an
  * IPI (t4_domain_read_cpu() says where to pin the reader).
+ *
+ * Virtual time (t4_domain_read_at): a simulated domain can also be read as
+ * if at a chosen instant, through a prepared simulator reader made at open;
+ * the packet then goes through the same delta path as a live read, so
+ * FIRST, unread and carried counts behave the same.
  */
 #include "collector.h"
 
@@ -277,6 +282,8 @@ static void domain_close(struct t4_domain *d)
 			close(d->fds[i]);
 		d->fds[i] = -1;
 	}
+	t4_sim_reader_free(d->sim_reader);
+	d->sim_reader = NULL;
 	d->sim = NULL;
 	d->primed = false;
 }
@@ -334,7 +341,7 @@ static int domain_open(struct t4_domain *d, struct t4_sim *sim)
 		return t4_err(EINVAL, "%s: simulated PMU but no simulator", d->name);
 	d->sim = sim;
 	d->nominal_hz = t4_sim_nominal_hz(sim, p);
-	return 0;
+	return t4_sim_reader_new(&d->sim_reader, sim, d->counters, d->n);
 }
 
 int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim)
@@ -365,6 +372,11 @@ void t4_domains_free(struct t4_domain_set *ds)
 int t4_domain_read_cpu(const struct t4_domain *d)
 {
 	return d->cpu; /* the simulator binds its PMUs to CPUs we may use */
+}
+
+const struct t4_sim *t4_domain_sim(const struct t4_domain *d)
+{
+	return d->sim;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -497,27 +509,57 @@ static void apply_sample(struct t4_domain *d, const struct sample *s,
 	d->primed = true;
 }
 
-int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
-		   struct t4_ret_pkt *out)
+/* The packet of one read: its header, then the deltas of s, or on a
+ * failed read (err < 0) zero counts flagged READ_FAILED. */
+static int finish_read(struct t4_domain *d, uint64_t trigger_id, int err,
+		       const struct sample *s, struct t4_ret_pkt *out)
 {
-	struct sample s;
-	int err;
-
 	out->trigger_id = trigger_id;
 	out->domain_id = d->id;
 	out->n_counts = (uint32_t)d->n;
 	out->enabled_delta = out->running_delta = 0;
-	err = d->sim ? read_sim(d, &s) : read_perf(d, &s);
-	out->read_begin_ns = s.begin;
-	out->read_end_ns = s.end;
+	out->read_begin_ns = s->begin;
+	out->read_end_ns = s->end;
 	if (err) {
 		out->flags = T4_RET_READ_FAILED;
-		out->local_clock = d->clock_index >= 0 ? d->prev_clock : s.begin;
+		out->local_clock = d->clock_index >= 0 ? d->prev_clock : s->begin;
 		memset(out->counts, 0, d->n * sizeof(out->counts[0]));
 		return err;
 	}
-	apply_sample(d, &s, out);
+	apply_sample(d, s, out);
 	return 0;
+}
+
+int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
+		   struct t4_ret_pkt *out)
+{
+	struct sample s;
+	int err = d->sim ? read_sim(d, &s) : read_perf(d, &s);
+
+	return finish_read(d, trigger_id, err, &s, out);
+}
+
+int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns,
+		      uint64_t read_begin_ns, uint64_t read_end_ns,
+		      struct t4_ret_pkt *out)
+{
+	struct sample s = { .begin = read_begin_ns, .end = read_end_ns };
+	uint64_t clock;
+
+	if (!d->sim_reader)
+		return t4_err(EINVAL, "%s: a read at a chosen instant needs a simulated domain",
+			      d->name);
+	if (true_ns < read_begin_ns || true_ns > read_end_ns)
+		return t4_err(EINVAL, "%s: sample at %llu outside its read window [%llu, %llu]",
+			      d->name, (unsigned long long)true_ns,
+			      (unsigned long long)read_begin_ns, (unsigned long long)read_end_ns);
+	if (true_ns < d->prev_true_ns)
+		return t4_err(EINVAL, "%s: sample at %llu before the previous one (%llu)",
+			      d->name, (unsigned long long)true_ns,
+			      (unsigned long long)d->prev_true_ns);
+	t4_sim_reader_at(d->sim_reader, true_ns, s.v, &clock);
+	d->prev_true_ns = true_ns;
+	return finish_read(d, trigger_id, 0, &s, out);
 }
 
 void t4_domain_unread(struct t4_domain *d)

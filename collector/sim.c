@@ -136,32 +136,56 @@ static int make_root(struct t4_sim *sim, const char *dir)
 	return 0;
 }
 
-int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir)
+#define SIM_PPM_MAX 100000 /* drift and wander: at most 10% each */
+
+static int check_opts(const struct t4_sim_opts *o)
+{
+	if (o->drift_ppm > SIM_PPM_MAX)
+		return t4_err(EINVAL, "simulator drift %u ppm: at most %u", o->drift_ppm,
+			      SIM_PPM_MAX);
+	if (o->wander_ppm > SIM_PPM_MAX)
+		return t4_err(EINVAL, "simulator wander %u ppm: at most %u", o->wander_ppm,
+			      SIM_PPM_MAX);
+	return 0;
+}
+
+int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o)
 {
 	struct t4_sim *sim;
 	int err;
 
-	if (!out)
-		return t4_err(EINVAL, "t4_sim_create: no output pointer");
+	if (!out || !o)
+		return t4_err(EINVAL, "t4_sim_create: no output pointer or options");
 	*out = NULL;
+	if ((err = check_opts(o)) < 0)
+		return err;
 	sim = calloc(1, sizeof(*sim));
 	if (!sim)
 		return t4_err(ENOMEM, "simulator: out of memory");
-	sim->seed = seed;
+	sim->seed = o->seed;
+	sim->drift_ppm = o->drift_ppm;
+	sim->wander_ppm = o->wander_ppm;
 	init_pmus(sim);
 	sort_names(sim);
 	err = sim_model_build(sim);
 	if (err >= 0)
-		err = make_root(sim, dir);
+		err = make_root(sim, o->dir);
 	if (err >= 0)
 		err = sim_sysfs_write(sim);
 	if (err < 0) {
 		t4_sim_free(sim);
 		return err;
 	}
-	sim->epoch = t4_ref_ns();
+	sim->epoch = o->epoch_ns ? o->epoch_ns : t4_ref_ns();
 	*out = sim;
 	return 0;
+}
+
+int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir)
+{
+	struct t4_sim_opts o = { .seed = seed, .dir = dir, .drift_ppm = T4_SIM_DRIFT_PPM };
+
+	return t4_sim_create_opts(out, &o);
 }
 
 void t4_sim_free(struct t4_sim *sim)
@@ -216,7 +240,7 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 	if (!values || !clock || !true_ns)
 		return t4_err(EINVAL, "%s: simulator read without output", p->name);
 	t = ref_ns + SIM_JITTER_MIN +
-	    sim_hash(sim->seed, TAG_JITTER, (uint64_t)(p - sim->pmus),
+	    t4_hash(sim->seed, TAG_JITTER, (uint64_t)(p - sim->pmus),
 		     ref_ns - sim->epoch) % (SIM_JITTER_MAX - SIM_JITTER_MIN + 1);
 	sim_time_at(sim, p, t, &at);
 	*true_ns = t;
@@ -229,6 +253,75 @@ int t4_sim_read(struct t4_sim *sim, const struct t4_counter *counters,
 		values[i] = sim_value(sim, p, &sel, &at);
 	}
 	return 0;
+}
+
+/* ---- prepared readers ------------------------------------------------------ */
+
+struct t4_sim_reader {
+	const struct t4_sim *sim;
+	const struct sim_pmu *p;
+	size_t n;
+	struct sim_gather *g;  /* [n][SIM_NSEG_MAX] */
+	uint64_t lo[];         /* what g points into */
+};
+
+int t4_sim_reader_new(struct t4_sim_reader **out, const struct t4_sim *sim,
+		      const struct t4_counter *counters, size_t n)
+{
+	const struct sim_pmu *p = NULL;
+	struct t4_sim_reader *r;
+	int err = check_read(sim, counters, n, &p);
+	uint64_t *lo;
+
+	*out = NULL;
+	if (err < 0)
+		return err;
+	/* room for every counter's cells in every segment */
+	r = calloc(1, sizeof(*r) + n * sim->sched.nseg * 3 * p->n_cells * sizeof(uint64_t));
+	if (r)
+		r->g = calloc(n * SIM_NSEG_MAX, sizeof(*r->g));
+	if (!r || !r->g) {
+		t4_sim_reader_free(r);
+		return t4_err(ENOMEM, "%s: out of memory", p->name);
+	}
+	r->sim = sim;
+	r->p = p;
+	r->n = n;
+	lo = r->lo;
+	for (size_t i = 0; i < n; i++) {
+		struct sim_sel sel;
+
+		if ((err = sim_decode(p, &counters[i], &sel)) < 0) {
+			t4_sim_reader_free(r);
+			return err;
+		}
+		for (unsigned s = 0; s < sim->sched.nseg; s++) {
+			struct sim_gather *g = &r->g[i * SIM_NSEG_MAX + s];
+
+			sim_gather(sim, p, &sel, s, g, lo);
+			lo += 3 * g->n;
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+void t4_sim_reader_free(struct t4_sim_reader *r)
+{
+	if (r)
+		free(r->g);
+	free(r);
+}
+
+void t4_sim_reader_at(const struct t4_sim_reader *r, uint64_t t_ns, uint64_t values[],
+		      uint64_t *clock)
+{
+	struct sim_at at;
+
+	sim_time_at(r->sim, r->p, t_ns, &at);
+	*clock = sim_clock(r->sim, &at);
+	for (size_t i = 0; i < r->n; i++)
+		values[i] = sim_value_gathered(r->sim, &r->g[i * SIM_NSEG_MAX + at.s], &at);
 }
 
 /* The model's state of pmu at true time t; false for a PMU it lacks. */
@@ -307,6 +400,28 @@ const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns)
 		return "";
 	sim_time_at(sim, &sim->pmus[0], t_ns, &at);
 	return phase_names[sim->sched.phase[at.s]];
+}
+
+uint64_t t4_sim_next_phase_change(const struct t4_sim *sim, uint64_t t_ns)
+{
+	const struct sim_sched *sc = &sim->sched;
+	uint64_t cyc = sc->start[sc->nseg], base, next;
+	struct sim_at at;
+	unsigned s;
+
+	sim_time_at(sim, &sim->pmus[0], t_ns, &at);
+	if (t_ns >= sim->epoch && t_ns - sim->epoch >= SIM_U_MAX)
+		return UINT64_MAX; /* model time stands still past its horizon */
+	base = at.c * cyc;
+	s = at.s;
+	do { /* every phase runs in each cycle: this ends within one cycle */
+		if (++s == sc->nseg) {
+			s = 0;
+			base += cyc;
+		}
+	} while (sc->phase[s] == sc->phase[at.s]);
+	next = base + sc->start[s];
+	return next > SIM_U_MAX ? UINT64_MAX : sim->epoch + next;
 }
 
 int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,

@@ -28,6 +28,7 @@ __extension__ typedef unsigned __int128 sim_u128;
 #define SIM_KEYS 8               /* values of a cell's key1 / key2 */
 #define SIM_KEY_NONE 0xff
 #define SIM_U_MAX (1ull << 52)   /* ~52 days of model time */
+#define SIM_WANDER_MAX 48        /* schedule cycles of a wander period */
 
 enum sim_phase { SIM_CPU_COMPUTE = 0, SIM_GPU_STREAM = 1, SIM_PCIE_DMA = 2 };
 enum sim_op { SIM_OP_CLOCK, SIM_OP_REQ, SIM_OP_BYTES, SIM_OP_OUTS };
@@ -94,7 +95,12 @@ struct sim_pmu {
 	bool dvfs;
 	uint32_t step_cycles;          /* schedule cycles per DVFS step */
 	uint16_t level[SIM_LEVELS];    /* permille of nominal */
-	uint64_t F[SIM_LEVELS];        /* cycles/ns * 2^32, drift included */
+	/* The clock repeats every `cycles` schedule cycles (a multiple of
+	 * the DVFS pattern): F of each such cycle, drift, DVFS and wander
+	 * included, and the prefix sums G[j] = F[0] + ... + F[j - 1]. */
+	uint8_t cycles;
+	uint64_t F[SIM_WANDER_MAX];    /* cycles/ns * 2^32 */
+	uint64_t G[SIM_WANDER_MAX + 1];
 	uint8_t n_cells;
 	struct sim_cell cells[SIM_CELLS_MAX];
 	uint64_t key1_cells[SIM_KEYS], key2_cells[SIM_KEYS];
@@ -113,6 +119,7 @@ struct sim_sched {
 
 struct t4_sim {
 	uint64_t seed, epoch;
+	uint32_t drift_ppm, wander_ppm;
 	char root[512];
 	bool own_root;
 	struct sim_sched sched;
@@ -140,7 +147,6 @@ struct sim_sel {
 
 /* sim_model.c */
 const struct sim_kind *sim_kind_table(size_t *n);
-uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
 int sim_model_build(struct t4_sim *sim);
 void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 		 uint64_t t_ns, struct sim_at *at);
@@ -149,6 +155,22 @@ int sim_decode(const struct sim_pmu *p, const struct t4_counter *c,
 	       struct sim_sel *sel);
 uint64_t sim_value(const struct t4_sim *sim, const struct sim_pmu *p,
 		   const struct sim_sel *sel, const struct sim_at *at);
+/* The same in two steps, so that a reader can do the first once: the
+ * cells a counter selects gathered for schedule segment s (the sums over
+ * them of P_N, P[s] and a[s], and each cell's low 64 bits of P_N and P[s]
+ * and its a[s], side by side in lo[3 * n]: one pass over one array), then
+ * the value at an instant of that segment. lo needs room for 3 values per
+ * selected cell. */
+struct sim_gather {
+	uint8_t op; /* enum sim_op */
+	uint8_t n;  /* cells */
+	sim_u128 pn, p, a;
+	const uint64_t *lo;
+};
+void sim_gather(const struct t4_sim *sim, const struct sim_pmu *p,
+		const struct sim_sel *sel, unsigned s, struct sim_gather *g, uint64_t *lo);
+uint64_t sim_value_gathered(const struct t4_sim *sim, const struct sim_gather *g,
+			    const struct sim_at *at);
 /* Mean latency (ns) of the requests a cum_outs selection covers in
  * segment seg; 0 for other events. */
 double sim_latency(const struct sim_pmu *p, const struct sim_sel *sel,

@@ -223,22 +223,7 @@ static const struct sim_rc_topo topo[SIM_SOCKETS][SIM_RCS] = {
 
 /* ---- seeded parameters ----------------------------------------------------- */
 
-enum { TAG_SCHED = 1, TAG_PMU, TAG_CELL, TAG_DEV };
-
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* A value that depends on the seed and up to three coordinates only, so
- * adding a parameter never shifts the others. */
-uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
-	return splitmix64(splitmix64(splitmix64(seed ^ splitmix64(a)) ^ b) ^ c);
-}
+enum { TAG_SCHED = 1, TAG_PMU, TAG_CELL, TAG_DEV, TAG_WANDER };
 
 static uint64_t pick(uint64_t h, uint64_t lo, uint64_t hi)
 {
@@ -251,19 +236,19 @@ static void build_sched(struct t4_sim *sim)
 	uint8_t perm[SIM_PHASES] = { 0, 1, 2 };
 
 	for (unsigned i = SIM_PHASES - 1; i > 0; i--) {
-		unsigned j = (unsigned)(sim_hash(sim->seed, TAG_SCHED, 1, i) % (i + 1));
+		unsigned j = (unsigned)(t4_hash(sim->seed, TAG_SCHED, 1, i) % (i + 1));
 		uint8_t t = perm[i];
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
-	sc->nseg = (unsigned)pick(sim_hash(sim->seed, TAG_SCHED, 0, 0), 6,
+	sc->nseg = (unsigned)pick(t4_hash(sim->seed, TAG_SCHED, 0, 0), 6,
 				  SIM_NSEG_MAX);
 	sc->start[0] = 0;
 	for (unsigned s = 0; s < sc->nseg; s++) {
-		uint64_t ms = pick(sim_hash(sim->seed, TAG_SCHED, 2, s), 200, 600);
+		uint64_t ms = pick(t4_hash(sim->seed, TAG_SCHED, 2, s), 200, 600);
 		sc->phase[s] = perm[s % SIM_PHASES];
 		sc->intensity[s] = (uint16_t)pick(
-			sim_hash(sim->seed, TAG_SCHED, 3, s), 600, 1400);
+			t4_hash(sim->seed, TAG_SCHED, 3, s), 600, 1400);
 		sc->start[s + 1] = sc->start[s] + ms * 1000000ull;
 	}
 }
@@ -274,27 +259,54 @@ static uint64_t pmu_key(const struct sim_pmu *p)
 	       (uint64_t)(p->rc + 1);
 }
 
+/* Slow wander of cycle j of the PMU's clock period, in ppb: three
+ * quarters a triangle wave over the period (seeded phase), one quarter a
+ * seeded step per cycle, together within +-wander_ppm. */
+static int64_t wander_ppb(const struct t4_sim *sim, const struct sim_pmu *p,
+			  uint64_t k, unsigned j)
+{
+	int64_t w = p->cycles, x = (int64_t)((j + t4_hash(sim->seed, TAG_PMU, k, 21)) %
+					     p->cycles);
+	int64_t tri = x < w / 2 ? -1000 + 4000 * x / w : 3000 - 4000 * x / w;
+	int64_t step = (int64_t)pick(t4_hash(sim->seed, TAG_WANDER, k, j), 0, 2000) - 1000;
+
+	return (int64_t)sim->wander_ppm * (3 * tri + step) / 4;
+}
+
+/* F of every cycle of the clock's period and their prefix sums. The DVFS
+ * pattern (SIM_LEVELS steps of step_cycles) divides the period. */
+static void build_cycles(struct t4_sim *sim, struct sim_pmu *p, uint64_t k)
+{
+	p->cycles = (uint8_t)(8 * pick(t4_hash(sim->seed, TAG_PMU, k, 20), 2,
+				       SIM_WANDER_MAX / 8));
+	p->G[0] = 0;
+	for (unsigned j = 0; j < p->cycles; j++) {
+		unsigned l = j % (SIM_LEVELS * p->step_cycles) / p->step_cycles;
+		int64_t ppb = 1000000000ll + 1000ll * p->ppm + wander_ppb(sim, p, k, j);
+		sim_u128 f = (sim_u128)p->nominal_hz * p->level[l] * (uint64_t)ppb;
+
+		p->F[j] = (uint64_t)((f << 32) / ((sim_u128)1000000000000000000ull * 1000));
+		p->G[j + 1] = p->G[j] + p->F[j];
+	}
+}
+
 static void build_clock(struct t4_sim *sim, struct sim_pmu *p)
 {
-	uint64_t k = pmu_key(p);
+	uint64_t k = pmu_key(p), d = sim->drift_ppm;
 
-	p->nominal_hz = pick(sim_hash(sim->seed, TAG_PMU, k, 0), 500, 3000) *
+	p->nominal_hz = pick(t4_hash(sim->seed, TAG_PMU, k, 0), 500, 3000) *
 			1000000ull;
-	p->ppm = (int32_t)pick(sim_hash(sim->seed, TAG_PMU, k, 1), 0, 100) - 50;
+	p->ppm = (int32_t)((int64_t)pick(t4_hash(sim->seed, TAG_PMU, k, 1), 0, 2 * d) -
+			   (int64_t)d);
 	p->dvfs = p->kind->always_dvfs ||
-		  sim_hash(sim->seed, TAG_PMU, k, 2) % 3 == 0;
-	p->step_cycles = (uint32_t)pick(sim_hash(sim->seed, TAG_PMU, k, 3), 1, 2);
-	for (unsigned l = 0; l < SIM_LEVELS; l++) {
-		sim_u128 f;
-
+		  t4_hash(sim->seed, TAG_PMU, k, 2) % 3 == 0;
+	p->step_cycles = (uint32_t)pick(t4_hash(sim->seed, TAG_PMU, k, 3), 1, 2);
+	for (unsigned l = 0; l < SIM_LEVELS; l++)
 		/* levels at least 5% apart: 1000, 850-900, 750-800, 650-700 */
 		p->level[l] = l == 0 || !p->dvfs ? 1000 :
 			(uint16_t)(1000 - 100 * l -
-				   pick(sim_hash(sim->seed, TAG_PMU, k, 4 + l), 0, 50));
-		f = (sim_u128)p->nominal_hz * p->level[l] *
-		    (uint64_t)(1000000 + p->ppm);
-		p->F[l] = (uint64_t)((f << 32) / 1000000000000000000ull);
-	}
+				   pick(t4_hash(sim->seed, TAG_PMU, k, 4 + l), 0, 50));
+	build_cycles(sim, p, k);
 }
 
 static void add_cell(struct t4_sim *sim, struct sim_pmu *p, uint8_t cc,
@@ -307,8 +319,8 @@ static void add_cell(struct t4_sim *sim, struct sim_pmu *p, uint8_t cc,
 	ce->key1 = key1;
 	ce->key2 = key2;
 	for (unsigned i = 0; i < SIM_CLS_MAX; i++)
-		ce->w[i] = (uint16_t)pick(sim_hash(sim->seed, TAG_CELL, k, i), 700, 1300);
-	ce->lw = (uint16_t)pick(sim_hash(sim->seed, TAG_CELL, k, 9), 850, 1150);
+		ce->w[i] = (uint16_t)pick(t4_hash(sim->seed, TAG_CELL, k, i), 700, 1300);
+	ce->lw = (uint16_t)pick(t4_hash(sim->seed, TAG_CELL, k, 9), 850, 1150);
 	if (key1 != SIM_KEY_NONE)
 		p->key1_cells[key1] |= 1ull << p->n_cells;
 	if (key2 != SIM_KEY_NONE)
@@ -325,7 +337,7 @@ static void build_devs(struct t4_sim *sim, struct sim_pmu *p)
 	uint64_t rcbase = ((uint64_t)p->socket << 40) | ((uint64_t)p->rc << 36);
 
 	for (unsigned i = 0; i < tp->n; i++) {
-		unsigned nfn = 1 + (unsigned)(sim_hash(sim->seed, TAG_DEV,
+		unsigned nfn = 1 + (unsigned)(t4_hash(sim->seed, TAG_DEV,
 			(uint64_t)p->socket << 8 | (uint64_t)p->rc, tp->rp[i]) & 1);
 
 		for (unsigned fn = 0; fn < nfn; fn++) {
@@ -475,8 +487,7 @@ void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 {
 	const struct sim_sched *sc = &sim->sched;
 	uint64_t u = t_ns > sim->epoch ? t_ns - sim->epoch : 0;
-	uint64_t cyc = sc->start[sc->nseg], m = p->step_cycles;
-	uint64_t per = m * SIM_LEVELS, q, rem, j;
+	uint64_t cyc = sc->start[sc->nseg];
 
 	if (u > SIM_U_MAX)
 		u = SIM_U_MAX;
@@ -486,15 +497,8 @@ void sim_time_at(const struct t4_sim *sim, const struct sim_pmu *p,
 	while (at->s + 1 < sc->nseg && sc->start[at->s + 1] <= at->r)
 		at->s++;
 	at->dr = at->r - sc->start[at->s];
-	q = at->c / per;
-	rem = at->c % per;
-	j = rem / m;
-	at->G = 0;
-	for (unsigned l = 0; l < SIM_LEVELS; l++) {
-		uint64_t n = q * m + (l < j ? m : l == j ? rem % m : 0);
-		at->G += n * p->F[l];
-	}
-	at->F = p->F[j];
+	at->G = at->c / p->cycles * p->G[p->cycles] + p->G[at->c % p->cycles];
+	at->F = p->F[at->c % p->cycles];
 }
 
 uint64_t sim_clock(const struct t4_sim *sim, const struct sim_at *at)
@@ -504,29 +508,63 @@ uint64_t sim_clock(const struct t4_sim *sim, const struct sim_at *at)
 	return (uint64_t)(((sim_u128)at->G * cyc + (sim_u128)at->F * at->r) >> 32);
 }
 
-static uint64_t series_at(const struct sim_series *se, unsigned nseg,
-			  bool weighted, const struct sim_at *at)
+/* A counter is the sum over its cells of floor(X_i / 2^sh), where X_i is
+ * the cell's integral in fixed point: c * P_N + part (sh 32) or, for
+ * cum_outs, G * P_N + F * part (sh 64), part = P[s] + a[s] * dr. Rather
+ * than one 192-bit division per cell, the sum of the floors is the floor
+ * of the sum (one division, from the selection's sums) minus the carries
+ * of the remainders, which need only 64-bit arithmetic per cell:
+ * sum floor(X_i / 2^sh) = floor(sum X_i / 2^sh) - floor(sum (X_i mod 2^sh) / 2^sh).
+ * Exact, and the same values as a division per cell. */
+void sim_gather(const struct t4_sim *sim, const struct sim_pmu *p,
+		const struct sim_sel *sel, unsigned s, struct sim_gather *g, uint64_t *lo)
 {
-	sim_u128 part = se->P[at->s] + (sim_u128)se->a[at->s] * at->dr;
+	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
 
-	if (weighted)
-		return mul_shift(at->G, se->P[nseg], part * at->F, 64);
-	return mul_shift(at->c, se->P[nseg], part, 32);
+	g->op = sel->ev->op;
+	g->n = 0;
+	g->pn = g->p = g->a = 0;
+	g->lo = lo;
+	for (uint64_t m = sel->cells; m; m &= m - 1) {
+		const struct sim_series *se = &row[__builtin_ctzll(m)];
+
+		g->pn += se->P[sim->sched.nseg];
+		g->p += se->P[s];
+		g->a += se->a[s];
+		*lo++ = (uint64_t)se->P[sim->sched.nseg];
+		*lo++ = (uint64_t)se->P[s];
+		*lo++ = se->a[s];
+		g->n++;
+	}
+}
+
+uint64_t sim_value_gathered(const struct t4_sim *sim, const struct sim_gather *g,
+			    const struct sim_at *at)
+{
+	const uint64_t *lo = g->lo, *end = g->lo + 3 * g->n;
+	sim_u128 part = g->p + g->a * at->dr, rem = 0;
+	uint64_t rem32 = 0;
+
+	if (g->op == SIM_OP_CLOCK)
+		return sim_clock(sim, at);
+	if (g->op == SIM_OP_OUTS) {
+		for (; lo < end; lo += 3)
+			rem += at->G * lo[0] + at->F * (lo[1] + lo[2] * at->dr);
+		return mul_shift(at->G, g->pn, part * at->F, 64) - (uint64_t)(rem >> 64);
+	}
+	for (; lo < end; lo += 3)
+		rem32 += (at->c * lo[0] + lo[1] + lo[2] * at->dr) & 0xffffffffu;
+	return mul_shift(at->c, g->pn, part, 32) - (rem32 >> 32);
 }
 
 uint64_t sim_value(const struct t4_sim *sim, const struct sim_pmu *p,
 		   const struct sim_sel *sel, const struct sim_at *at)
 {
-	const struct sim_series *row = p->series + sel->ev_index * p->n_cells;
-	bool weighted = sel->ev->op == SIM_OP_OUTS;
-	uint64_t sum = 0;
+	uint64_t lo[3 * SIM_CELLS_MAX];
+	struct sim_gather g;
 
-	if (sel->ev->op == SIM_OP_CLOCK)
-		return sim_clock(sim, at);
-	for (uint64_t m = sel->cells; m; m &= m - 1)
-		sum += series_at(&row[__builtin_ctzll(m)], sim->sched.nseg,
-				 weighted, at);
-	return sum;
+	sim_gather(sim, p, sel, at->s, &g, lo);
+	return sim_value_gathered(sim, &g, at);
 }
 
 double sim_latency(const struct sim_pmu *p, const struct sim_sel *sel,

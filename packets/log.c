@@ -339,8 +339,9 @@ static void log_add_status(struct t4_log *log, const struct t4_status_pkt *st)
 	struct t4_packet p = { .type = T4_PKT_STATUS };
 
 	if (st)
-		p.status = *st;
-	p.status.dropped = log->reported_drops = log_drops(log);
+		p.status = *st; /* its dropped: the caller's own (final status) */
+	log->reported_drops = log_drops(log);
+	p.status.dropped += log->reported_drops;
 	if (!p.status.ref_ns)
 		p.status.ref_ns = t4_ref_ns();
 	log_add(log, &p);
@@ -651,7 +652,7 @@ int t4_log_start(struct t4_log *log)
 void t4_log_stats(const struct t4_log *log, struct t4_log_stats *st)
 {
 	st->packets = atomic_load_explicit(&log->st_packets, memory_order_relaxed);
-	st->dropped = log_drops(log);
+	st->dropped = log_drops(log) + log->final_status.dropped;
 	st->chunks = atomic_load_explicit(&log->st_chunks, memory_order_relaxed);
 	st->raw_bytes = atomic_load_explicit(&log->st_raw, memory_order_relaxed);
 	st->file_bytes = atomic_load_explicit(&log->st_file, memory_order_relaxed);

@@ -304,8 +304,10 @@ uint64_t t4_ring_dropped(const struct t4_ring *r);
 /* Stop accepting packets, drain every ring, write the final chunk and a
  * status packet with the exact drop count, fsync, close the file and free
  * everything. `final_status` (optional) supplies triggers/overruns that the
- * writer cannot know; its `dropped` is filled in by the log. Returns the
- * sticky write error if there was one. stats (optional) gets the totals. */
+ * writer cannot know, and in `dropped` the packets its producers chose
+ * not to put (a simulated drop, 0 for a live recording); the log adds
+ * every packet it dropped itself. Returns the sticky write error if there
+ * was one. stats (optional) gets the totals, `dropped` as in the packet. */
 int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
 		 struct t4_log_stats *stats);
 

@@ -101,10 +101,7 @@ static void kick(struct t4_sched *s)
 
 static uint32_t central_of(const struct t4_sched *s, const struct t4_domain *d)
 {
-	if (!s->opts.per_socket || d->n == 0 || !d->counters[0].pmu)
-		return 0;
-	int sock = d->counters[0].pmu->socket;
-	return sock > 0 ? (uint32_t)sock : 0;
+	return t4_sched_id_of(d, s->opts.per_socket);
 }
 
 uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d)
@@ -510,14 +507,22 @@ static bool valid_bookmark(const char *name)
 	return true;
 }
 
+int t4_bookmark_check(const char *name)
+{
+	if (!valid_bookmark(name))
+		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
+			      name, T4_NAME_MAX - 1);
+	return 0;
+}
+
 int t4_sched_bookmark(struct t4_sched *s, const char *name)
 {
 	struct bookmark_table *bm = s->bm;
 	uint32_t id = 0, n;
+	int rc = t4_bookmark_check(name);
 
-	if (!valid_bookmark(name))
-		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
-			      name, T4_NAME_MAX - 1);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&bm->lock);
 	n = atomic_load(&bm->count);
 	for (uint32_t i = 0; i < n && !id; i++)

@@ -1,4 +1,5 @@
-/* sched.h - the central scheduler, its monitors, and the control socket.
+/* sched.h - the central scheduler, its monitors, the control socket, and
+ * the same scheduler in virtual time for the simulator.
  *
  * The patent's central scheduler is a thread that fires triggers on an
  * absolute time grid (t0 + k * period). Each trigger carries a trigger ID
@@ -60,6 +61,11 @@ struct t4_sched_status {
 	uint64_t window_p50, window_p99, window_max;
 	/* skew: reference time of a trigger to the middle of each read */
 	uint64_t skew_p50, skew_p99, skew_max;
+	/* virtual time only (0 for a live recording): return packets left
+	 * out on purpose (drop_prob; each carried by its domain's next one),
+	 * and the end of the final trigger's last read */
+	uint64_t dropped;
+	uint64_t end_ref_ns;
 };
 
 /* Create the scheduler(s) and monitors and their rings on opts->log. The
@@ -69,6 +75,9 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
 int t4_sched_start(struct t4_sched *s);
 /* Commands; any thread. */
 int t4_sched_bookmark(struct t4_sched *s, const char *name);
+/* 0 for a valid bookmark name (1-63 of A-Z a-z 0-9 _ . : -), else -EINVAL
+ * with a message naming it. */
+int t4_bookmark_check(const char *name);
 int t4_sched_trigger(struct t4_sched *s);
 int t4_sched_resume(struct t4_sched *s);
 int t4_sched_pause(struct t4_sched *s);
@@ -78,6 +87,69 @@ uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
 /* Fire the final trigger, stop and join every thread. */
 int t4_sched_stop(struct t4_sched *s);
 void t4_sched_free(struct t4_sched *s); /* accepts NULL */
+
+/* ---- virtual time (virtual.c) ------------------------------------------ */
+
+/* A recording of simulated domains in virtual time: the packet stream a
+ * live `record --sim` writes, computed without waiting (an hour of 1 ms
+ * triggers in seconds), deterministic for a seed, with every sample's true
+ * instant known (docs/SIMULATOR.md, "Virtual time"). */
+struct t4_virtual_opts {
+	uint64_t period_ns;     /* trigger period; longer than the reads reach
+				 * (about 9.5 us; 6.5 us plus the longest preempted
+				 * read with preemption) */
+	uint64_t duration_ns;   /* the final trigger (T4_REF_FINAL) at the first
+				 * grid point at or after it: triggers 0..ceil(duration / period) */
+	bool per_socket;        /* one scheduler per socket (sched_id = socket) */
+	const char *bookmark;   /* initial bookmark (first_trigger 0), NULL = none,
+				 * or the phase at the start with phase_bookmarks */
+	bool phase_bookmarks;   /* a bookmark named after the workload phase at
+				 * every phase change (set_ns = that instant) */
+	uint64_t seed;          /* jitter, read windows, preemption, drops, late */
+	double preempt_prob;    /* a read is preempted: window preempt_min_ns ..
+				 * preempt_max_ns (0, 0: 20..100 us) instead of 0.3..3 us */
+	uint64_t preempt_min_ns, preempt_max_ns;
+	double drop_prob;       /* a return packet is not logged; the domain's
+				 * next one carries its counts; counted in st->dropped */
+	double late_prob;       /* a monitor skips a trigger (not the first or
+				 * the final one); its next answer covers both;
+				 * counted in st->superseded */
+	struct t4_domain_set *domains; /* freshly opened on one simulator */
+	struct t4_ring *ring;   /* a T4_RING_WAIT ring of the log, created
+				 * first: the caller's metadata, then every packet
+				 * of the recording (one ring: a deterministic log) */
+	/* Optional: every sample, logged or not: its domain, trigger, exact
+	 * true instant, and the return packet it made. */
+	void (*on_sample)(void *ud, const struct t4_domain *d, uint64_t trigger_id,
+			  uint64_t true_ns, const struct t4_ret_pkt *ret, bool logged);
+	void *ud;
+};
+
+/* The session packet of such a recording (start at the grid origin t0 =
+ * the simulator's epoch + 10 ms, REALTIME = 2026-01-01 UTC + ref), for
+ * t4_put_metadata before t4_virtual_record. */
+int t4_virtual_session(const struct t4_virtual_opts *o, const char *cmdline,
+		       struct t4_session_pkt *s);
+/* Record: bookmark, reference and return packets of every trigger into
+ * o->ring, nothing else (the caller closes the log with a status packet of
+ * st's triggers, overruns, dropped and end_ref_ns). No sleeping, no
+ * threads. st (optional) gets the totals, as t4_sched_status would. */
+int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *st);
+
+/* ---- recording metadata (metadata.c) ---------------------------------- */
+
+/* The scheduler whose triggers domain d answers: 0, or with one scheduler
+ * per socket the socket of its PMU (what t4_sched_owner says). */
+uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket);
+/* A session packet: this host's name and kernel, this version, the
+ * command line and the recording's start, period and simulated flag. */
+void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t start_ref_ns,
+		     uint64_t start_real_ns, uint64_t period_ns, bool simulated);
+/* Put the metadata that opens a recording into ring (a T4_RING_WAIT ring
+ * created before the others): the session, then each domain with its
+ * scheduler ID followed by its events. */
+int t4_put_metadata(struct t4_ring *ring, const struct t4_session_pkt *session,
+		    const struct t4_domain_set *ds, bool per_socket);
 
 /* ---- control socket (control.c) ---------------------------------------- */
 

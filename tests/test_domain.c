@@ -883,3 +883,72 @@ Test(domain, unread_carries_counts_into_the_next_packet)
 	t4_pmus_free(&set);
 	t4_sim_free(sim);
 }
+
+/* A read at a chosen instant (virtual time): the sample is the model's at
+ * exactly that instant, the window is the one given, deltas and the FIRST
+ * flag are those of t4_domain_read, and a read taken back with
+ * t4_domain_unread is carried by the next one. */
+Test(domain, read_at_samples_the_chosen_instant)
+{
+	struct t4_sim *sim;
+	struct t4_pmu_set set;
+	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
+	struct t4_ret_pkt r;
+	const uint64_t ms = 1000000;
+
+	cr_assert_eq(t4_sim_create(&sim, 17, NULL), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_discover(&set, t4_sim_root(sim)), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&l, &set, "nvidia_pcie_pmu_1_rc_4/rd_bytes/,"
+					       "nvidia_pcie_pmu_1_rc_4/rd_cum_outs/,"
+					       "nvidia_pcie_pmu_1_rc_4/cycles/"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_open(&ds, sim), 0, "%s", t4_errmsg());
+	struct t4_domain *d = &ds.v[0];
+	cr_assert_eq(t4_domain_sim(d), sim);
+	uint64_t e = t4_sim_epoch(sim), prev[3] = { 0 };
+	for (uint64_t k = 0; k < 50; k++) {
+		uint64_t t = e + 5 * ms + k * 7 * ms + k % 3 * 1234;
+
+		cr_assert_eq(t4_domain_read_at(d, k, t, t - 100 - k, t + 900, &r), 0, "%s",
+			     t4_errmsg());
+		cr_assert_eq(r.trigger_id, k);
+		cr_assert_eq(r.domain_id, d->id);
+		cr_assert_eq(r.read_begin_ns, t - 100 - k);
+		cr_assert_eq(r.read_end_ns, t + 900);
+		cr_assert_eq(r.flags, k ? 0 : T4_RET_FIRST);
+		cr_assert_eq(r.local_clock, t4_sim_clock_at(sim, d->counters[0].pmu, t));
+		for (size_t c = 0; c < d->n; c++) {
+			uint64_t v = t4_sim_value_at(sim, &d->counters[c], t);
+
+			cr_assert_eq(r.counts[c], k ? v - prev[c] : 0, "counter %zu", c);
+			if (k != 20) /* trigger 20's packet is "dropped" below */
+				prev[c] = v;
+		}
+		if (k == 20)
+			t4_domain_unread(d);
+		if (k == 21)
+			cr_assert_gt(r.counts[1], 0);
+	}
+	/* refused: outside the window, back in time, not simulated */
+	uint64_t t = e + 2000 * ms;
+	cr_assert_eq(t4_domain_read_at(d, 50, t, t + 1, t + 2, &r), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "outside its read window"), "%s", t4_errmsg());
+	cr_assert_eq(t4_domain_read_at(d, 50, e + ms, e + ms, e + ms, &r), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "before the previous"), "%s", t4_errmsg());
+	t4_domains_free(&ds);
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+	t4_sim_free(sim);
+
+	struct host h;
+	host_init(&h);
+	add_sw4(&h, 0);
+	open_set(&h, &ds);
+	cr_assert_null(t4_domain_sim(&ds.v[0]));
+	cr_assert_eq(t4_domain_read_at(&ds.v[0], 0, 10, 5, 20, &r), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "software@cpu0: a read at a chosen instant needs a simulated domain"),
+		  "%s", t4_errmsg());
+	t4_domains_free(&ds);
+	free_list(&h.l);
+}

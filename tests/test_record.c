@@ -298,3 +298,65 @@ Test(record, sigint_during_startup_stops_the_command, .timeout = 60)
 	cr_assert_lt(atoi(ms + 3), 3000, "%s", r.out);
 	cleanup(&r);
 }
+
+/* --virtual: a simulated recording in virtual time. The same command gives
+ * the same bytes (run in two directories, as the command line is in the
+ * log), another seed other bytes; info sees a complete recording: two
+ * schedulers with contiguous triggers, the final one on the grid, phase
+ * bookmarks, no drops; the summary says what it is. */
+Test(record, virtual_time_same_log_for_same_seed, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+	const char *args = "--virtual --duration 2s --per-socket --sim-drift 500 "
+			   "--sim-wander 100 --sim-preempt 0.1 -o v.t4t";
+
+	tmpdir(&r);
+	sh(&r, "{ cd %s && mkdir a b c && cd a && %s record --sim=3 %s && cd ../b && "
+	       "%s record --sim=3 %s && cd ../c && %s record --sim=4 %s && cd .. && "
+	       "cmp a/v.t4t b/v.t4t && echo SAME; cmp -s a/v.t4t c/v.t4t || echo OTHER; }",
+	   r.dir, b, args, b, args, b, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "SAME") && strstr(r.out, "OTHER"), "%s", r.out);
+	cr_assert(strstr(r.out, "SIMULATED Tegra410 in VIRTUAL time: 4002 triggers"), "%s", r.out);
+	sh(&r, "%s info --json %s/a/v.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "triggers"), 4002, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "schedulers"), 2);
+	cr_assert_eq(json_num(r.out, "dropped"), 0);
+	cr_assert_eq(json_num(r.out, "first_trigger"), 0);
+	cr_assert_eq(json_num(r.out, "last_trigger"), 2000);
+	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"simulated\": true"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"start_ref_ns\": 100010000000"), "%s", r.out);
+	const char *d1 = strstr(r.out, "\"name\": \"nvidia_ucf_pmu_1\"");
+	cr_assert_not_null(d1, "%s", r.out);
+	cr_assert_eq(json_num(d1, "sched_id"), 1, "%s", d1);
+	cr_assert_eq(json_num(d1, "missing_returns"), 0, "%s", d1);
+	cr_assert(strstr(r.out, "\"name\": \"cpu_compute\"") && strstr(r.out, "\"name\": \"gpu_stream\"") &&
+		  strstr(r.out, "\"name\": \"pcie_dma\""), "phase bookmarks missing: %s", r.out);
+	cleanup(&r);
+}
+
+Test(record, virtual_time_refusals)
+{
+	struct run r;
+	const char *b = bin();
+
+	expect_usage_error("--virtual --duration 1s", "--virtual records the simulator only: add --sim");
+	expect_usage_error("--sim --virtual", "--virtual needs --duration");
+	expect_usage_error("--sim --virtual --duration 1s -- true", "--virtual runs no command");
+	expect_usage_error("--sim --virtual --duration 1s --paused", "--virtual takes no commands");
+	expect_usage_error("--sim --virtual --duration 1s -c x.sock", "--virtual takes no commands");
+	expect_usage_error("--sim --duration 1s --sim-preempt 0.1", "--sim-preempt needs --virtual");
+	expect_usage_error("--sim --virtual --duration 1s --sim-preempt 2", "--sim-preempt 2: use a probability");
+	expect_usage_error("--duration 1s --sim-drift 500", "--sim-drift and --sim-wander need --sim");
+	expect_usage_error("--sim --duration 1s --sim-wander 200000", "--sim-wander 200000: use 0-100000 ppm");
+	/* preempted reads that do not fit the period: refused, no file left */
+	tmpdir(&r);
+	sh(&r, "{ cd %s && %s record --sim --virtual --duration 1s --period 20us --sim-preempt 0.5 "
+	       "-o p.t4t; echo rc=$?; ls; }", r.dir, b);
+	cr_assert(strstr(r.out, "period 20us too short") && strstr(r.out, "rc=2"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "p.t4t"), "%s", r.out);
+	cleanup(&r);
+}

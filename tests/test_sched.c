@@ -15,13 +15,11 @@
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "sched/sched_internal.h"
+#include "sim_testutil.h"
 #include "util/util.h"
 
 struct rec {
-	struct t4_sim *sim;
-	struct t4_pmu_set pmus;
-	struct t4_evlist ev;
-	struct t4_domain_set ds;
+	struct tu_counters c;
 	struct t4_log *log;
 	struct t4_sched *s;
 	char dir[64];
@@ -48,23 +46,13 @@ static void rec_open(struct rec *r, const char *events, bool sim, uint64_t perio
 	strcpy(r->dir, "/tmp/t4sched.XXXXXX");
 	cr_assert_not_null(mkdtemp(r->dir));
 	snprintf(r->path, sizeof(r->path), "%s/t.t4t", r->dir);
-	const char *root = NULL;
-	if (sim) {
-		cr_assert_eq(t4_sim_create(&r->sim, 7, NULL), 0, "%s", t4_errmsg());
-		root = t4_sim_root(r->sim);
-	}
-	cr_assert_eq(t4_pmus_discover(&r->pmus, root), 0, "%s", t4_errmsg());
-	if (events)
-		cr_assert_eq(t4_events_parse(&r->ev, &r->pmus, events), 0, "%s", t4_errmsg());
-	else
-		cr_assert_eq(t4_events_default(&r->ev, &r->pmus), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_build(&r->ds, &r->ev), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_open(&r->ds, r->sim), 0, "%s", t4_errmsg());
+	struct t4_sim_opts sim7 = { .seed = 7, .drift_ppm = T4_SIM_DRIFT_PPM };
+	tu_counters_open(&r->c, sim ? &sim7 : NULL, events);
 	struct t4_log_opts lo = { .path = r->path };
 	cr_assert_eq(t4_log_open(&r->log, &lo), 0, "%s", t4_errmsg());
 	struct t4_sched_opts so = {
 		.period_ns = period_ns, .paused = paused, .per_socket = per_socket,
-		.domains = &r->ds, .log = r->log, .quiet = true,
+		.domains = &r->c.ds, .log = r->log, .quiet = true,
 	};
 	cr_assert_eq(t4_sched_create(&r->s, &so), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(r->log), 0, "%s", t4_errmsg());
@@ -82,10 +70,7 @@ static void rec_close(struct rec *r, struct t4_sched_status *st)
 
 static void rec_free(struct rec *r, struct readback *rb)
 {
-	t4_domains_free(&r->ds);
-	t4_evlist_free(&r->ev);
-	t4_pmus_free(&r->pmus);
-	t4_sim_free(r->sim);
+	tu_counters_close(&r->c);
 	t4_rmtree(r->dir);
 	free(rb->refs);
 	free(rb->rets);
@@ -196,8 +181,8 @@ Test(sched, real_pmus_one_second, .timeout = 30)
 
 	/* Per domain: every trigger answered once; the sum of the deltas equals
 	 * the counters' change between the baseline and the final read. */
-	for (size_t d = 0; d < r.ds.n; d++) {
-		const struct t4_domain *dom = &r.ds.v[d];
+	for (size_t d = 0; d < r.c.ds.n; d++) {
+		const struct t4_domain *dom = &r.c.ds.v[d];
 		uint64_t sum[T4_MAX_COUNTERS] = { 0 }, answered = 0;
 		uint64_t first_clock = 0, last_clock = 0, clock_sum = 0;
 		for (size_t i = 0; i < rb.n_rets; i++) {
@@ -338,7 +323,7 @@ Test(sched, sim_matches_ground_truth, .timeout = 60)
 	sleep_ms(300);
 	rec_close(&r, &st);
 	read_back(r.path, &rb);
-	cr_assert_eq(r.ds.n, 34, "one domain per simulated PMU instance");
+	cr_assert_eq(r.c.ds.n, 34, "one domain per simulated PMU instance");
 	cr_assert_gt(rb.n_refs, 250);
 
 	/* Two schedulers (one per socket), each with contiguous IDs. */
@@ -352,8 +337,8 @@ Test(sched, sim_matches_ground_truth, .timeout = 60)
 
 	/* The counter's cumulative value after each read lies between the
 	 * model's values at the two ends of the read window. */
-	for (size_t d = 0; d < r.ds.n; d++) {
-		const struct t4_domain *dom = &r.ds.v[d];
+	for (size_t d = 0; d < r.c.ds.n; d++) {
+		const struct t4_domain *dom = &r.c.ds.v[d];
 		uint64_t cum[T4_MAX_COUNTERS];
 		memcpy(cum, dom->base, sizeof(cum));
 		size_t checked = 0;
@@ -363,16 +348,16 @@ Test(sched, sim_matches_ground_truth, .timeout = 60)
 				continue;
 			for (size_t c = 0; c < dom->n; c++) {
 				cum[c] += p->counts[c];
-				uint64_t lo = t4_sim_value_at(r.sim, &dom->counters[c], p->read_begin_ns);
-				uint64_t hi = t4_sim_value_at(r.sim, &dom->counters[c], p->read_end_ns);
+				uint64_t lo = t4_sim_value_at(r.c.sim, &dom->counters[c], p->read_begin_ns);
+				uint64_t hi = t4_sim_value_at(r.c.sim, &dom->counters[c], p->read_end_ns);
 				cr_assert(cum[c] >= lo && cum[c] <= hi,
 					  "%s/%s trigger %lu: %lu not in [%lu, %lu]", dom->name,
 					  dom->counters[c].name, (unsigned long)p->trigger_id,
 					  (unsigned long)cum[c], (unsigned long)lo, (unsigned long)hi);
 			}
 			if (dom->clock_index >= 0) {
-				uint64_t lo = t4_sim_clock_at(r.sim, dom->counters[0].pmu, p->read_begin_ns);
-				uint64_t hi = t4_sim_clock_at(r.sim, dom->counters[0].pmu, p->read_end_ns);
+				uint64_t lo = t4_sim_clock_at(r.c.sim, dom->counters[0].pmu, p->read_begin_ns);
+				uint64_t hi = t4_sim_clock_at(r.c.sim, dom->counters[0].pmu, p->read_end_ns);
 				cr_assert(p->local_clock >= lo && p->local_clock <= hi);
 			}
 			checked++;

@@ -25,6 +25,8 @@
 #define MS 1000000ull
 #define SEC 1000000000ull
 
+__extension__ typedef unsigned __int128 sim_u128_t;
+
 struct fx {
 	struct t4_sim *sim;
 	struct t4_pmu_set set;
@@ -612,6 +614,168 @@ Test(sim, clock_monotonic_drift_within_50ppm_and_dvfs_steps)
 	fx_close(&f);
 }
 
+/* Options: the drift's range is the one asked for. Frequencies are read in
+ * the first second, at the top DVFS level, so only the drift shows. */
+static double max_drift_ppm(const struct fx *f, double limit)
+{
+	double worst = 0;
+
+	for (size_t i = 0; i < f->set.n; i++) {
+		const struct t4_pmu *p = &f->set.pmus[i];
+		double ppm = (t4_sim_freq_hz_at(f->sim, p, f->e + SEC / 2) /
+			      (double)t4_sim_nominal_hz(f->sim, p) - 1) * 1e6;
+
+		cr_assert_leq(fabs(ppm), limit + 1e-3, "%s: %.3f ppm", p->name, ppm);
+		worst = fabs(ppm) > worst ? fabs(ppm) : worst;
+	}
+	return worst;
+}
+
+static void fx_open_opts(struct fx *f, uint64_t seed, uint32_t drift, uint32_t wander)
+{
+	struct t4_sim_opts o = { .seed = seed, .drift_ppm = drift, .wander_ppm = wander };
+
+	cr_assert_eq(t4_sim_create_opts(&f->sim, &o), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_discover(&f->set, t4_sim_root(f->sim)), 0, "%s", t4_errmsg());
+	f->e = t4_sim_epoch(f->sim);
+}
+
+Test(sim, drift_option_sets_the_range)
+{
+	struct fx f;
+	struct t4_sim *sim;
+	struct t4_sim_opts bad = { .seed = 1, .drift_ppm = 100001 };
+
+	fx_open(&f, 21);
+	cr_assert_gt(max_drift_ppm(&f, 50), 20);
+	fx_close(&f);
+	fx_open_opts(&f, 21, 500, 0);
+	cr_assert_gt(max_drift_ppm(&f, 500), 200, "the wider range is not used");
+	fx_close(&f);
+	fx_open_opts(&f, 21, 0, 0);
+	cr_assert_lt(max_drift_ppm(&f, 0), 1e-3); /* fixed point only */
+	fx_close(&f);
+	cr_assert_eq(t4_sim_create_opts(&sim, &bad), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "drift 100001"), "%s", t4_errmsg());
+	bad.drift_ppm = 0;
+	bad.wander_ppm = 200000;
+	cr_assert_eq(t4_sim_create_opts(&sim, &bad), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "wander 200000"), "%s", t4_errmsg());
+	cr_assert_eq(t4_sim_create_opts(&sim, NULL), -EINVAL);
+}
+
+/* F, the clock's fixed-point frequency (cycles per ns x 2^32), is exactly
+ * recoverable from t4_sim_freq_hz_at. */
+static uint64_t fixed_freq(const struct fx *f, const struct t4_pmu *p, uint64_t t)
+{
+	double hz = t4_sim_freq_hz_at(f->sim, p, t);
+	uint64_t F = (uint64_t)llround(hz * 4294967296.0 / 1e9);
+
+	cr_assert_eq((double)F * 1e9 / 4294967296.0, hz);
+	return F;
+}
+
+/* First instant in (a, b] whose frequency differs from a's. */
+static uint64_t freq_step(const struct fx *f, const struct t4_pmu *p, uint64_t a, uint64_t b)
+{
+	uint64_t Fa = fixed_freq(f, p, a);
+
+	while (b - a > 1) {
+		uint64_t mid = a + (b - a) / 2;
+
+		if (fixed_freq(f, p, mid) == Fa)
+			a = mid;
+		else
+			b = mid;
+	}
+	return b;
+}
+
+/* With wander, the frequency moves at schedule-cycle boundaries within
+ * +-wander (plus drift and DVFS), and the cycle counter stays the exact
+ * floor of the integral of the frequency from the epoch, wherever it is
+ * read: checked against the integral built from the frequency alone. */
+Test(sim, wander_moves_the_frequency_and_the_clock_is_its_exact_integral)
+{
+	struct fx f;
+	size_t no_dvfs = 0;
+
+	fx_open_opts(&f, 33, 0, 300);
+	for (size_t i = 0; i < f.set.n; i += 3) {
+		const struct t4_pmu *p = &f.set.pmus[i];
+		double nominal = (double)t4_sim_nominal_hz(f.sim, p), lo = 1e9, hi = -1e9;
+		uint64_t start = f.e, F = fixed_freq(&f, p, f.e), steps = 0;
+		sim_u128_t integral = 0;
+
+		for (uint64_t t = f.e + 10 * MS; t <= f.e + 200 * SEC; t += 10 * MS) {
+			uint64_t Ft = fixed_freq(&f, p, t), b = t;
+			double ppm = ((double)Ft * 1e9 / 4294967296.0 / nominal - 1) * 1e6;
+
+			if (Ft != F) { /* a step in (t - 10 ms, t]: integrate to it */
+				b = freq_step(&f, p, t - 10 * MS, t);
+				integral += (sim_u128_t)F * (b - start);
+				start = b;
+				F = fixed_freq(&f, p, b);
+				steps++;
+			}
+			uint64_t want = (uint64_t)((integral + (sim_u128_t)F * (t - start)) >> 32);
+			cr_assert_eq(t4_sim_clock_at(f.sim, p, t), want, "%s at %llu", p->name,
+				     (unsigned long long)(t - f.e));
+			cr_assert_leq(ppm, 300 + 1e-3, "%s", p->name);
+			if (ppm < -350) /* a DVFS level, not wander */
+				continue;
+			cr_assert_geq(ppm, -300 - 1e-3, "%s", p->name);
+			lo = ppm < lo ? ppm : lo;
+			hi = ppm > hi ? ppm : hi;
+		}
+		cr_assert_gt(steps, 30, "%s: %llu steps", p->name, (unsigned long long)steps);
+		if (lo > -1e8) { /* saw the top DVFS level (or no DVFS) */
+			cr_assert_gt(hi - lo, 150, "%s: wander %.1f..%.1f ppm", p->name, lo, hi);
+			no_dvfs++;
+		}
+	}
+	cr_assert_gt(no_dvfs, 3);
+	fx_close(&f);
+}
+
+/* A prepared reader gives exactly the ground truth, with and without
+ * wander, for default and filtered counters. */
+Test(sim, prepared_reader_equals_ground_truth)
+{
+	static const char *extra = "nvidia_pcie_pmu_0_rc_4/rd_cum_outs,src_rp_mask=0x3,dst_loc_cmem=1/,"
+				   "nvidia_ucf_pmu_1/mem_bytes_wr,src_loc_cpu=1/";
+	for (uint32_t wander = 0; wander <= 100; wander += 100) {
+		struct fx f;
+		struct t4_evlist l = { 0 };
+
+		fx_open_opts(&f, 44, 500, wander);
+		cr_assert_eq(t4_events_default(&l, &f.set), 0, "%s", t4_errmsg());
+		cr_assert_eq(t4_events_parse(&l, &f.set, extra), 0, "%s", t4_errmsg());
+		for (size_t i = 0; i < l.n; i++) {
+			struct t4_sim_reader *r;
+			uint64_t v, clock;
+
+			cr_assert_eq(t4_sim_reader_new(&r, f.sim, &l.v[i], 1), 0, "%s", t4_errmsg());
+			for (uint64_t k = 0; k < 300; k++) {
+				uint64_t t = f.e + k * k * 7919 * MS / 3 + k * 104729;
+
+				t4_sim_reader_at(r, t, &v, &clock);
+				cr_assert_eq(v, t4_sim_value_at(f.sim, &l.v[i], t), "%s", l.v[i].spec);
+				cr_assert_eq(clock, t4_sim_clock_at(f.sim, l.v[i].pmu, t));
+			}
+			t4_sim_reader_free(r);
+		}
+		/* one reader covers one PMU */
+		struct t4_counter two[2] = { l.v[0], l.v[l.n - 1] };
+		struct t4_sim_reader *r = (void *)1;
+		cr_assert_eq(t4_sim_reader_new(&r, f.sim, two, 2), -EINVAL);
+		cr_assert_null(r);
+		t4_evlist_free(&l);
+		fx_close(&f);
+	}
+	t4_sim_reader_free(NULL);
+}
+
 /* ---- seed 000's latency formula -------------------------------------------------- */
 
 static void check_latency(const struct fx *f, const char *pmu, uint64_t outs_ev,
@@ -713,6 +877,33 @@ Test(sim, phases_repeat_on_a_schedule_and_shape_the_traffic)
 	fx_close(&f);
 }
 
+/* Phase changes are found exactly: the phase is constant up to the
+ * announced instant and different from it on. */
+Test(sim, next_phase_change_is_exact)
+{
+	struct fx f;
+	uint64_t t = 0, changes = 0;
+
+	fx_open(&f, 32);
+	t = f.e - 5 * SEC; /* before the epoch the phase is that of t = 0 */
+	while (t < f.e + 60 * SEC) {
+		uint64_t next = t4_sim_next_phase_change(f.sim, t);
+		const char *ph = t4_sim_phase_at(f.sim, t);
+
+		cr_assert_gt(next, t);
+		cr_assert_gt(next, f.e);
+		for (uint64_t x = t; x < next; x += (next - t) / 97 + 1)
+			cr_assert_str_eq(t4_sim_phase_at(f.sim, x), ph);
+		cr_assert_str_eq(t4_sim_phase_at(f.sim, next - 1), ph);
+		cr_assert_str_neq(t4_sim_phase_at(f.sim, next), ph);
+		t = next;
+		changes++;
+	}
+	cr_assert_gt(changes, 60 / 2);
+	cr_assert_eq(t4_sim_next_phase_change(f.sim, f.e + (1ull << 52)), UINT64_MAX);
+	fx_close(&f);
+}
+
 /* ---- errors -------------------------------------------------------------------- */
 
 Test(sim, bad_counters_are_refused_with_a_message)
@@ -750,4 +941,66 @@ Test(sim, bad_counters_are_refused_with_a_message)
 	cr_assert_eq(t4_sim_create(NULL, 1, NULL), -EINVAL);
 	t4_sim_free(NULL);
 	fx_close(&f);
+}
+
+/* ---- the model is pinned ------------------------------------------------------- */
+
+/* A digest of every default counter, every clock and frequency of four
+ * seeds at instants from the epoch to past the 52-day clamp. The model
+ * may be computed differently (faster), but never give other values: logs
+ * and ground truth of a seed stay the same across versions and machines. */
+static uint64_t fold(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t model_digest(uint64_t seed)
+{
+	static const char *filtered =
+		"nvidia_ucf_pmu_0/mem_bytes_rd,src_loc_cpu=1,dst_loc_cmem=1/,"
+		"nvidia_ucf_pmu_1/slc_access_wr,src_loc_noncpu=1,src_rem=1/,"
+		"nvidia_pcie_pmu_1_rc_1/rd_cum_outs,src_rp_mask=0x6,dst_loc_cmem=1/,"
+		"nvidia_pcie_pmu_0_rc_4/wr_bytes,src_bdf=0x4100,src_bdf_en=1/,"
+		"nvidia_pcie_tgt_pmu_0_rc_4/rd_bytes,dst_addr_en=1,"
+		"dst_addr_base=0x700000000000,dst_addr_mask=0xfffff0000000/,"
+		"nvidia_nvlink_c2c_pmu_1/in_rd_cum_outs,gpu_mask=2/";
+	static const uint64_t at[] = { 0, 1, 999, MS + 7, 1234567890, 61 * SEC + 11,
+				       3600 * SEC + 999, 3 * 86400 * SEC + 12345,
+				       (1ull << 52) - 5, (1ull << 52) + 100 };
+	struct fx f;
+	struct t4_evlist l = { 0 };
+	uint64_t h = seed;
+
+	fx_open(&f, seed);
+	cr_assert_eq(t4_events_default(&l, &f.set), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&l, &f.set, filtered), 0, "%s", t4_errmsg());
+	for (size_t ti = 0; ti < T4_ARRAY_LEN(at); ti++) {
+		uint64_t t = f.e + at[ti];
+
+		for (size_t i = 0; i < l.n; i++)
+			h = fold(h, t4_sim_value_at(f.sim, &l.v[i], t));
+		for (size_t i = 0; i < f.set.n; i++) {
+			double fr = t4_sim_freq_hz_at(f.sim, &f.set.pmus[i], t);
+			uint64_t bits;
+
+			memcpy(&bits, &fr, sizeof(bits));
+			h = fold(fold(h, t4_sim_clock_at(f.sim, &f.set.pmus[i], t)), bits);
+		}
+	}
+	t4_evlist_free(&l);
+	fx_close(&f);
+	return h;
+}
+
+Test(sim, model_values_are_pinned)
+{
+	static const uint64_t seeds[] = { 0, 1, 7, 123456789 };
+	static const uint64_t want[] = { 0xb2923efb06ebdd46ull, 0xf043a6d80893f91cull,
+					 0x51bf91eb700cbe8full, 0x19de7b0f598be5ffull };
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(seeds); i++)
+		cr_expect_eq(model_digest(seeds[i]), want[i], "seed %llu: 0x%016llxull",
+			     (unsigned long long)seeds[i],
+			     (unsigned long long)model_digest(seeds[i]));
 }

@@ -53,6 +53,25 @@ uint64_t t4_cpu_ticks(void);
  * (cntfrq_el0); 0 when unknown (x86_64: measure it against t4_ref_ns). */
 uint64_t t4_cpu_ticks_hz(void);
 
+/* ---- deterministic pseudo-randomness --------------------------------- */
+
+/* splitmix64's step: a well-mixed 64-bit function of x. */
+static inline uint64_t t4_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* A value that depends on the seed and up to three coordinates only, so
+ * that adding a parameter never shifts the others (the simulator's model,
+ * virtual-time recordings). The same on every machine. */
+static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+	return t4_mix64(t4_mix64(t4_mix64(seed ^ t4_mix64(a)) ^ b) ^ c);
+}
+
 /* ---- parsing --------------------------------------------------------- */
 
 /* Unsigned integer in decimal, 0x hex or 0 octal, the whole string. */

@@ -1,0 +1,81 @@
+/* metadata.c - the packets that open a recording: the session, then each
+ * clock domain (with the ID of the scheduler whose triggers it answers)
+ * followed by its events. Shared by the live recording (`record`) and the
+ * virtual-time one (virtual.c), so both describe a recording the same way.
+ *
+ * Metadata goes into one ring of the caller's, created before any other,
+ * so the writer (which drains rings in creation order) logs it before the
+ * packets it describes. Off the trigger path: it may allocate.
+ */
+#include "sched.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket)
+{
+	if (!per_socket || d->n == 0 || !d->counters[0].pmu)
+		return 0;
+	int sock = d->counters[0].pmu->socket;
+	return sock > 0 ? (uint32_t)sock : 0;
+}
+
+void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t start_ref_ns,
+		     uint64_t start_real_ns, uint64_t period_ns, bool simulated)
+{
+	struct utsname u;
+
+	memset(s, 0, sizeof(*s));
+	if (uname(&u) == 0) {
+		char kernel[3 * sizeof(u.release)];
+		snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
+		t4_strlcpy(s->host, u.nodename, sizeof(s->host));
+		t4_strlcpy(s->kernel, kernel, sizeof(s->kernel));
+	}
+	t4_strlcpy(s->version, T4_VERSION, sizeof(s->version));
+	t4_strlcpy(s->cmdline, cmdline ? cmdline : "", sizeof(s->cmdline));
+	s->start_ref_ns = start_ref_ns;
+	s->start_real_ns = start_real_ns;
+	s->period_ns = period_ns;
+	s->flags = simulated ? T4_SESSION_SIMULATED : 0;
+}
+
+/* The domain packet, then one packet per event of d. */
+static int put_domain(struct t4_ring *ring, struct t4_packet *p, const struct t4_domain *d,
+		      bool per_socket)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->type = T4_PKT_DOMAIN;
+	t4_domain_describe(d, &p->domain);
+	p->domain.sched_id = t4_sched_id_of(d, per_socket);
+	rc = t4_ring_put(ring, p);
+	for (size_t e = 0; e < d->n && rc >= 0; e++) {
+		memset(p, 0, sizeof(*p));
+		p->type = T4_PKT_EVENT;
+		t4_domain_describe_event(d, e, &p->event);
+		rc = t4_ring_put(ring, p);
+	}
+	return rc;
+}
+
+int t4_put_metadata(struct t4_ring *ring, const struct t4_session_pkt *session,
+		    const struct t4_domain_set *ds, bool per_socket)
+{
+	struct t4_packet *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	p->type = T4_PKT_SESSION;
+	p->session = *session;
+	rc = t4_ring_put(ring, p);
+	for (size_t i = 0; i < ds->n && rc >= 0; i++)
+		rc = put_domain(ring, p, &ds->v[i], per_socket);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,454 @@
+/* virtual.c - recording a simulated Tegra410 in virtual time.
+ *
+ * The live scheduler (sched.c, monitor.c) waits for its clock and reads the
+ * simulator at whatever instant the read happens. This one waits for
+ * nothing: it computes, trigger by trigger, the packet stream a live
+ * `record --sim` writes, on a virtual reference clock, and reads each
+ * domain at an instant it chooses (t4_domain_read_at), so every sample's
+ * true instant is known exactly and an hour of 1 ms triggers takes seconds.
+ *
+ * The virtual clocks: trigger k of every scheduler sits on the grid
+ * t0 + k * period (t0 = the simulator's epoch + 10 ms) plus a scheduler
+ * jitter of 0-2 us; MONOTONIC = ref + 12.345678 ms, REALTIME = 2026-01-01
+ * UTC + ref, the scheduler's own counter = ref + 5 s (a 1 GHz cntvct, as on
+ * arm64). A domain starts reading 1-4 us (seeded per domain) plus 0-0.5 us
+ * after its scheduler's reference time; the read takes 0.3-3 us, or, with
+ * preempt_prob, preempt_min_ns..preempt_max_ns; the sample is taken at a
+ * uniform instant inside that read window.
+ *
+ * What the live scheduler does and this mirrors: contiguous trigger IDs per
+ * scheduler, one scheduler per socket with per_socket (t4_sched_id_of),
+ * bookmark IDs per distinct name and one bookmark packet per change by
+ * scheduler 0 before its first trigger that carries it, a monitor that
+ * answers late skips a trigger (its next answer covers both) and is
+ * counted as superseded, a return packet that is not logged is taken back
+ * (t4_domain_unread) so the domain's next one carries its counts. Monitors
+ * are grouped per (scheduler, socket), the CPUs of the simulated PMUs on a
+ * machine with two or more CPUs; unlike the live one, every monitor may be
+ * late (the live scheduler reads its own CPU's monitor inline).
+ *
+ * Every choice is a hash of (seed, what, which, trigger) (t4_hash), so one
+ * knob never shifts another and a seed gives the same packets on any
+ * machine. All packets go into one ring: one producer, so the log's order
+ * and bytes are deterministic (with a chunk time limit that never fires).
+ */
+#include "sched.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define V_LEAD_NS 10000000ull                 /* t0 after the sim's epoch */
+#define V_MONO_OFFSET_NS 12345678ull          /* MONOTONIC - MONOTONIC_RAW */
+#define V_REAL_BASE_NS 1767225600000000000ull /* REALTIME at ref 0 */
+#define V_LOCAL_OFFSET_NS 5000000000ull       /* scheduler counter at ref 0 */
+#define V_JITTER_MAX 2000
+#define V_LAG_MIN 1000
+#define V_LAG_MAX 4000
+#define V_NOISE_MAX 500
+#define V_WINDOW_MIN 300
+#define V_WINDOW_MAX 3000
+#define V_PREEMPT_MIN 20000
+#define V_PREEMPT_MAX 100000
+#define V_BOOKMARKS 8 /* the initial one and the phases */
+
+enum { TAG_JITTER = 1, TAG_LAG, TAG_READ, TAG_LATE };
+enum { PICK_NOISE = 1, PICK_PREEMPT, PICK_WINDOW, PICK_POS, PICK_DROP };
+
+struct vdom {
+	struct t4_domain *d;
+	uint32_t sched, mon;
+	uint64_t lag; /* read start after the reference time */
+};
+
+struct vmon {
+	uint32_t sched;
+	int socket;
+	bool late; /* skips the current trigger */
+};
+
+struct virt {
+	const struct t4_virtual_opts *o;
+	const struct t4_sim *sim;
+	uint64_t t0, last;    /* grid origin; ID of the final trigger */
+	uint64_t pmin, pmax;  /* preempted read windows */
+	uint32_t n_sched;
+	struct vdom *dom;
+	size_t n_dom;
+	struct vmon *mon;
+	size_t n_mon;
+	char names[V_BOOKMARKS][T4_NAME_MAX]; /* bookmark ID i + 1 */
+	uint32_t n_names;
+	uint32_t initial;      /* ID of the initial bookmark, 0 = none */
+	uint64_t first_change; /* phase bookmarks from here; UINT64_MAX: none */
+	uint64_t next_change;  /* next phase change not yet in the log */
+	struct t4_sched_status st;
+	struct t4_hist window, skew, latency;
+	struct t4_packet pkt;
+};
+
+/* ---- choices and output ------------------------------------------------- */
+
+static uint64_t in_range(uint64_t h, uint64_t lo, uint64_t hi)
+{
+	return lo + h % (hi - lo + 1);
+}
+
+static bool below(uint64_t h, double p)
+{
+	return p > 0 && (double)(h >> 11) * 0x1p-53 < p;
+}
+
+static uint64_t draw(const struct virt *v, uint64_t tag, uint64_t a, uint64_t b,
+		     uint64_t lo, uint64_t hi)
+{
+	return in_range(t4_hash(v->o->seed, tag, a, b), lo, hi);
+}
+
+static bool chance(const struct virt *v, uint64_t tag, uint64_t a, uint64_t b, double p)
+{
+	return below(t4_hash(v->o->seed, tag, a, b), p);
+}
+
+/* The choices of one read come from one hash of (seed, domain, trigger):
+ * choice `what` is one more mix of it (a read makes five). */
+static uint64_t choice(uint64_t read_hash, uint64_t what)
+{
+	return t4_mix64(read_hash + what * 0x9e3779b97f4a7c15ull);
+}
+
+static int put(struct virt *v)
+{
+	int rc = t4_ring_put(v->o->ring, &v->pkt);
+
+	if (rc == -ENOBUFS)
+		return t4_err(ENOBUFS, "virtual recording: ring full (it must be a T4_RING_WAIT ring)");
+	if (rc == -EPIPE)
+		return t4_err(EPIPE, "virtual recording: the log was closed");
+	return rc;
+}
+
+/* ---- checking and setting up ------------------------------------------ */
+
+static int check_domains(const struct t4_domain_set *ds, const struct t4_sim **sim)
+{
+	if (!ds || !ds->n)
+		return t4_err(EINVAL, "virtual recording: no domains");
+	*sim = t4_domain_sim(&ds->v[0]);
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct t4_domain *d = &ds->v[i];
+
+		if (!t4_domain_sim(d))
+			return t4_err(EINVAL, "%s: virtual time needs simulated domains (--sim)",
+				      d->name);
+		if (t4_domain_sim(d) != *sim)
+			return t4_err(EINVAL, "%s: every domain must come from one simulator",
+				      d->name);
+	}
+	return 0;
+}
+
+static int check_prob(const char *what, double p)
+{
+	if (!(p >= 0 && p <= 1)) /* NaN too */
+		return t4_err(EINVAL, "virtual recording: %s %g: use a probability in 0..1",
+			      what, p);
+	return 0;
+}
+
+/* A read must end before the next grid point, so that every domain's
+ * samples stay in order whatever the jitter. */
+static int check_timing(struct virt *v)
+{
+	const struct t4_virtual_opts *o = v->o;
+	uint64_t reach;
+	char a[32], b[32];
+
+	v->pmin = o->preempt_min_ns ? o->preempt_min_ns : V_PREEMPT_MIN;
+	v->pmax = o->preempt_max_ns ? o->preempt_max_ns : V_PREEMPT_MAX;
+	if (v->pmin > v->pmax)
+		return t4_err(EINVAL, "virtual recording: preempted reads of %s to %s: the first must not be longer",
+			      t4_fmt_duration(v->pmin, a, sizeof(a)),
+			      t4_fmt_duration(v->pmax, b, sizeof(b)));
+	if (!o->period_ns || !o->duration_ns)
+		return t4_err(EINVAL, "virtual recording: period and duration must be > 0");
+	reach = V_JITTER_MAX + V_LAG_MAX + V_NOISE_MAX +
+		(o->preempt_prob > 0 && v->pmax > V_WINDOW_MAX ? v->pmax : V_WINDOW_MAX);
+	if (o->period_ns <= reach)
+		return t4_err(EINVAL, "virtual recording: period %s too short: reads reach %s past the trigger",
+			      t4_fmt_duration(o->period_ns, a, sizeof(a)),
+			      t4_fmt_duration(reach, b, sizeof(b)));
+	return 0;
+}
+
+static int check_opts(struct virt *v)
+{
+	const struct t4_virtual_opts *o = v->o;
+	int rc;
+
+	if (!o->ring)
+		return t4_err(EINVAL, "virtual recording: no ring to write to");
+	if ((rc = check_domains(o->domains, &v->sim)) < 0 ||
+	    (rc = check_prob("preempt_prob", o->preempt_prob)) < 0 ||
+	    (rc = check_prob("drop_prob", o->drop_prob)) < 0 ||
+	    (rc = check_prob("late_prob", o->late_prob)) < 0 || (rc = check_timing(v)) < 0)
+		return rc;
+	return o->bookmark ? t4_bookmark_check(o->bookmark) : 0;
+}
+
+/* Monitors per (scheduler, socket), in order of first appearance. */
+static uint32_t monitor_of(struct virt *v, uint32_t sched, int socket)
+{
+	for (size_t i = 0; i < v->n_mon; i++)
+		if (v->mon[i].sched == sched && v->mon[i].socket == socket)
+			return (uint32_t)i;
+	v->mon[v->n_mon] = (struct vmon){ .sched = sched, .socket = socket };
+	return (uint32_t)v->n_mon++;
+}
+
+static int setup_domains(struct virt *v)
+{
+	const struct t4_domain_set *ds = v->o->domains;
+
+	v->dom = calloc(ds->n, sizeof(*v->dom));
+	v->mon = calloc(ds->n, sizeof(*v->mon));
+	if (!v->dom || !v->mon)
+		return t4_err(ENOMEM, "virtual recording: out of memory");
+	for (size_t i = 0; i < ds->n; i++) {
+		struct vdom *vd = &v->dom[v->n_dom++];
+		const struct t4_pmu *p = ds->v[i].counters[0].pmu;
+
+		vd->d = &ds->v[i];
+		vd->sched = t4_sched_id_of(vd->d, v->o->per_socket);
+		vd->mon = monitor_of(v, vd->sched, p ? p->socket : -1);
+		vd->lag = draw(v, TAG_LAG, i, 0, V_LAG_MIN, V_LAG_MAX);
+		if (vd->sched + 1 > v->n_sched)
+			v->n_sched = vd->sched + 1;
+	}
+	return 0;
+}
+
+/* ---- bookmarks ------------------------------------------------------------ */
+
+static uint32_t bookmark_id(struct virt *v, const char *name)
+{
+	for (uint32_t i = 0; i < v->n_names; i++)
+		if (!strcmp(v->names[i], name))
+			return i + 1;
+	t4_strlcpy(v->names[v->n_names], name, T4_NAME_MAX);
+	return ++v->n_names;
+}
+
+/* The bookmark in effect at reference time t. */
+static uint32_t bookmark_at(struct virt *v, uint64_t t)
+{
+	if (t < v->first_change)
+		return v->initial;
+	return bookmark_id(v, t4_sim_phase_at(v->sim, t));
+}
+
+static void setup_bookmarks(struct virt *v)
+{
+	const struct t4_virtual_opts *o = v->o;
+
+	v->first_change = o->phase_bookmarks ? t4_sim_next_phase_change(v->sim, v->t0)
+					     : UINT64_MAX;
+	v->next_change = v->first_change;
+	if (o->bookmark)
+		v->initial = bookmark_id(v, o->bookmark);
+	else if (o->phase_bookmarks)
+		v->initial = bookmark_id(v, t4_sim_phase_at(v->sim, v->t0));
+}
+
+static int put_bookmark(struct virt *v, uint32_t id, uint64_t first, uint64_t set_ns)
+{
+	struct t4_bookmark_pkt *b = &v->pkt.bookmark;
+
+	memset(&v->pkt, 0, sizeof(v->pkt));
+	v->pkt.type = T4_PKT_BOOKMARK;
+	b->bookmark_id = id;
+	b->first_trigger = first;
+	b->set_ns = set_ns;
+	memcpy(b->name, v->names[id - 1], T4_NAME_MAX);
+	return put(v);
+}
+
+/* Scheduler 0, before its trigger k at ref: the initial bookmark, then one
+ * packet per phase change since its previous trigger. */
+static int put_bookmarks(struct virt *v, uint64_t k, uint64_t ref)
+{
+	int rc = 0;
+
+	if (k == 0 && v->initial)
+		rc = put_bookmark(v, v->initial, 0, v->t0);
+	while (rc >= 0 && v->next_change <= ref) {
+		uint64_t at = v->next_change;
+
+		rc = put_bookmark(v, bookmark_id(v, t4_sim_phase_at(v->sim, at)), k, at);
+		v->next_change = t4_sim_next_phase_change(v->sim, at);
+	}
+	return rc;
+}
+
+/* ---- triggers ------------------------------------------------------------- */
+
+static int put_ref(struct virt *v, uint32_t s, uint64_t k, uint64_t ref)
+{
+	v->pkt.type = T4_PKT_REF;
+	v->pkt.ref = (struct t4_ref_pkt){
+		.trigger_id = k,
+		.sched_id = s,
+		.bookmark_id = bookmark_at(v, ref),
+		.ref_ns = ref,
+		.mono_ns = ref + V_MONO_OFFSET_NS,
+		.real_ns = V_REAL_BASE_NS + ref,
+		.local_clock = ref + V_LOCAL_OFFSET_NS,
+		.flags = k == v->last ? T4_REF_FINAL : T4_REF_PERIODIC,
+	};
+	if (s == 0)
+		v->st.bookmark_id = v->pkt.ref.bookmark_id;
+	return put(v);
+}
+
+/* Log (or, with drop_prob, leave out and take back) one read. */
+static int log_read(struct virt *v, size_t i, uint64_t k, uint64_t true_ns, bool logged)
+{
+	const struct t4_virtual_opts *o = v->o;
+	struct t4_ret_pkt *ret = &v->pkt.ret;
+	int rc = 0;
+
+	if (logged) {
+		v->pkt.type = T4_PKT_RET;
+		rc = put(v);
+		v->st.values += ret->n_counts;
+	} else {
+		t4_domain_unread(v->dom[i].d);
+		v->st.dropped++;
+	}
+	if (o->on_sample)
+		o->on_sample(o->ud, v->dom[i].d, k, true_ns, ret, logged);
+	return rc;
+}
+
+/* Domain i answers trigger k (reference time ref); *end: its read's end. */
+static int read_domain(struct virt *v, size_t i, uint64_t k, uint64_t ref, uint64_t *end)
+{
+	const struct t4_virtual_opts *o = v->o;
+	uint64_t h = t4_hash(o->seed, TAG_READ, i, k), hw = choice(h, PICK_WINDOW);
+	uint64_t begin = ref + v->dom[i].lag + in_range(choice(h, PICK_NOISE), 0, V_NOISE_MAX);
+	uint64_t w = below(choice(h, PICK_PREEMPT), o->preempt_prob)
+			     ? in_range(hw, v->pmin, v->pmax)
+			     : in_range(hw, V_WINDOW_MIN, V_WINDOW_MAX);
+	uint64_t t = begin + in_range(choice(h, PICK_POS), 0, w);
+	int rc = t4_domain_read_at(v->dom[i].d, k, t, begin, begin + w, &v->pkt.ret);
+
+	if (rc < 0)
+		return rc;
+	t4_hist_add(&v->window, w);
+	t4_hist_add(&v->skew, begin + w / 2 - ref);
+	*end = begin + w > *end ? begin + w : *end;
+	return log_read(v, i, k, t, !below(choice(h, PICK_DROP), o->drop_prob));
+}
+
+/* Which monitors of scheduler s skip trigger k (never the baseline and
+ * never the final one, as the live scheduler waits for those). */
+static void choose_late(struct virt *v, uint32_t s, uint64_t k)
+{
+	for (size_t m = 0; m < v->n_mon; m++) {
+		if (v->mon[m].sched != s)
+			continue;
+		v->mon[m].late = k > 0 && k < v->last &&
+				 chance(v, TAG_LATE, m, k, v->o->late_prob);
+		v->st.superseded += v->mon[m].late;
+	}
+}
+
+/* Scheduler s fires trigger k at grid point grid. */
+static int fire(struct virt *v, uint32_t s, uint64_t k, uint64_t grid)
+{
+	uint64_t ref = grid + draw(v, TAG_JITTER, s, k, 0, V_JITTER_MAX), end = ref;
+	int rc = s == 0 ? put_bookmarks(v, k, ref) : 0;
+
+	if (rc >= 0)
+		rc = put_ref(v, s, k, ref);
+	choose_late(v, s, k);
+	for (size_t i = 0; i < v->n_dom && rc >= 0; i++)
+		if (v->dom[i].sched == s && !v->mon[v->dom[i].mon].late)
+			rc = read_domain(v, i, k, ref, &end);
+	t4_hist_add(&v->latency, end - ref);
+	if (k == v->last && end > v->st.end_ref_ns)
+		v->st.end_ref_ns = end;
+	return rc;
+}
+
+/* ---- the recording ----------------------------------------------------------- */
+
+static void finish_status(struct virt *v, struct t4_sched_status *st)
+{
+	*st = v->st;
+	st->schedulers = v->n_sched;
+	st->triggers = (v->last + 1) * v->n_sched;
+	st->finished = true;
+	st->periodic = true;
+	st->period_ns = v->o->period_ns;
+	if (st->bookmark_id)
+		t4_strlcpy(st->bookmark, v->names[st->bookmark_id - 1], sizeof(st->bookmark));
+	st->latency_p50 = t4_hist_quantile(&v->latency, 0.5);
+	st->latency_p99 = t4_hist_quantile(&v->latency, 0.99);
+	st->latency_max = v->latency.max;
+	st->window_p50 = t4_hist_quantile(&v->window, 0.5);
+	st->window_p99 = t4_hist_quantile(&v->window, 0.99);
+	st->window_max = v->window.max;
+	st->skew_p50 = t4_hist_quantile(&v->skew, 0.5);
+	st->skew_p99 = t4_hist_quantile(&v->skew, 0.99);
+	st->skew_max = v->skew.max;
+}
+
+static int virt_init(struct virt *v, const struct t4_virtual_opts *o)
+{
+	int rc;
+
+	v->o = o;
+	if ((rc = check_opts(v)) < 0)
+		return rc;
+	v->t0 = t4_sim_epoch(v->sim) + V_LEAD_NS;
+	v->last = (o->duration_ns + o->period_ns - 1) / o->period_ns;
+	if ((rc = setup_domains(v)) < 0)
+		return rc;
+	setup_bookmarks(v);
+	return 0;
+}
+
+int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *st)
+{
+	struct virt *v = calloc(1, sizeof(*v));
+	int rc;
+
+	if (!v)
+		return t4_err(ENOMEM, "virtual recording: out of memory");
+	rc = virt_init(v, o);
+	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++)
+		for (uint32_t s = 0; rc >= 0 && s < v->n_sched; s++)
+			rc = fire(v, s, k, v->t0 + k * o->period_ns);
+	if (rc >= 0 && st)
+		finish_status(v, st);
+	free(v->dom);
+	free(v->mon);
+	free(v);
+	return rc < 0 ? rc : 0;
+}
+
+int t4_virtual_session(const struct t4_virtual_opts *o, const char *cmdline,
+		       struct t4_session_pkt *s)
+{
+	const struct t4_sim *sim;
+	int rc = check_domains(o->domains, &sim);
+	uint64_t t0;
+
+	if (rc < 0)
+		return rc;
+	t0 = t4_sim_epoch(sim) + V_LEAD_NS;
+	t4_session_init(s, cmdline, t0, V_REAL_BASE_NS + t0, o->period_ns, true);
+	return 0;
+}
