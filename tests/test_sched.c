@@ -431,14 +431,11 @@ Test(sched, duration_final_trigger_is_on_the_grid, .timeout = 30)
 	strcpy(r.dir, "/tmp/t4sched.XXXXXX");
 	cr_assert_not_null(mkdtemp(r.dir));
 	snprintf(r.path, sizeof(r.path), "%s/t.t4t", r.dir);
-	cr_assert_eq(t4_pmus_discover(&r.pmus, NULL), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_events_parse(&r.ev, &r.pmus, "cpu-clock"), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_build(&r.ds, &r.ev), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_domains_open(&r.ds, NULL), 0, "%s", t4_errmsg());
+	tu_counters_open(&r.c, NULL, "cpu-clock");
 	struct t4_log_opts lo = { .path = r.path };
 	cr_assert_eq(t4_log_open(&r.log, &lo), 0, "%s", t4_errmsg());
 	struct t4_sched_opts so = {
-		.period_ns = 2000000, .duration_ns = 60000000, .domains = &r.ds,
+		.period_ns = 2000000, .duration_ns = 60000000, .domains = &r.c.ds,
 		.log = r.log, .quiet = true,
 	};
 	cr_assert_eq(t4_sched_create(&r.s, &so), 0, "%s", t4_errmsg());
