@@ -62,10 +62,17 @@ static void fmt_in_unit(char *buf, size_t cap, uint64_t ns, uint64_t unit, const
 {
 	double v = (double)ns / (double)unit;
 
-	if (ns % unit == 0)
+	char num[32];
+	size_t n;
+
+	if (ns % unit == 0) {
 		snprintf(buf, cap, "%llu%s", (unsigned long long)(ns / unit), name);
-	else
-		snprintf(buf, cap, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, name);
+		return;
+	}
+	n = (size_t)snprintf(num, sizeof(num), v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+	while (n > 1 && strchr(num, '.') && (num[n - 1] == '0' || num[n - 1] == '.'))
+		num[--n] = '\0'; /* 9.50 -> 9.5, 2.00 -> 2 */
+	snprintf(buf, cap, "%s%s", num, name);
 }
 
 const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap)
