@@ -503,12 +503,32 @@ void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u
 	dom_metrics(dm, c, (double)elapsed_ns, out);
 }
 
+bool dec_glob_any(const char *globs, const char *name, int flags)
+{
+	char one[256];
+
+	if (!globs)
+		return true;
+	for (const char *p = globs; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n < sizeof(one)) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+			if (!fnmatch(one, name, flags))
+				return true;
+		}
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 /* --pmu: the domain's name, its PMU or its kind. */
 bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
-			 const char *kind)
+			 const char *kind, uint32_t kind_id)
 {
 	const char *g = d->o.pmu_glob;
 
-	return !g || !fnmatch(g, name, 0) || (*pmu && !fnmatch(g, pmu, 0)) ||
-	       !fnmatch(g, kind, FNM_CASEFOLD);
+	return !g || dec_glob_any(g, name, 0) || (*pmu && dec_glob_any(g, pmu, 0)) ||
+	       dec_glob_any(g, kind, FNM_CASEFOLD) ||
+	       dec_glob_any(g, t4_domain_kind_name(kind_id), FNM_CASEFOLD);
 }

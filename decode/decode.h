@@ -147,8 +147,9 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out);
 struct t4_decode_opts {
 	enum t4_clock_model model;
 	uint64_t grid_ns;        /* resample onto a common grid; 0 = off */
-	const char *pmu_glob;    /* domains whose name or PMU matches; NULL all */
-	const char *event_glob;  /* events and metrics that match; NULL all */
+	const char *pmu_glob;    /* domains whose name, PMU or kind matches one
+				  * of these comma-separated globs; NULL all */
+	const char *event_glob;  /* events and metrics likewise; NULL all */
 	struct t4_timepoint from, to; /* --from / --to */
 	const char *phase;       /* only intervals of this bookmark; NULL all */
 	bool want_metrics;       /* evaluate metrics per interval (sinks

@@ -340,7 +340,9 @@ const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id);
 const struct refent *dec_ref(const struct dsched *s, uint64_t trigger);
 bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end);
 bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
-			 const char *kind);
+			 const char *kind, uint32_t kind_id);
+/* Whether name matches one of the comma-separated shell globs (NULL: all). */
+bool dec_glob_any(const char *globs, const char *name, int flags);
 /* dom.c */
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
 int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);

@@ -18,7 +18,6 @@
 #include "../util/util.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@ static int lookup_event(void *ud, const char *name, size_t len)
 
 static bool glob_ok(const char *glob, const char *name)
 {
-	return !glob || !fnmatch(glob, name, 0);
+	return dec_glob_any(glob, name, 0);
 }
 
 static void refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
@@ -183,7 +182,8 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 	clk_init(&dm->clk, (double)ix->d.nominal_hz, on_place, dm);
 	dm->clk.on_segment = on_segment;
 	dom_refresh(d, dm);
-	dm->pub.selected = dec_domain_selected(d, ix->d.name, dm->pmu, dm->pub.kind_label);
+	dm->pub.selected = dec_domain_selected(d, ix->d.name, dm->pmu, dm->pub.kind_label,
+					       ix->d.kind);
 	dm->pub.clock.reference_clocked = !dm->clocked;
 	dm->pub.clock.model = dm->clocked ? d->o.model : T4_CLOCK_WINDOW;
 	if (grow_counts(d, dm, ix->n_counts ? ix->n_counts : 1) < 0) {

@@ -309,18 +309,27 @@ static void clocks(FILE *f, const struct t4_decoder *dec)
 			print_mhz(f, c->freq_hz / 1e6);
 			print_mhz(f, formula_freq(dec, i) * 1e3);
 			print_mhz(f, d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN);
-			print_value(f, 10, c->drift_ppm);
+			if (c->segments > 1)
+				fprintf(f, " %10s", "(steps)"); /* per segment below */
+			else
+				print_value(f, 10, c->drift_ppm);
 			print_value(f, 10, c->residual_ns);
 			fprintf(f, " %5" PRIu64, c->segments);
 		}
 		fprintf(f, " %17s %15s\n", win, bnd);
 		size_t ns;
 		const struct t4_clock_segment *sg = t4_decoder_segments(dec, i, &ns);
-		for (size_t k = 0; ns > 1 && k < ns && k < 8; k++)
-			fprintf(f, "      segment %zu: triggers %" PRIu64 "..%" PRIu64
-				   ", %.3f MHz, drift %.1f ppm, residual %.1f ns\n",
-				k + 1, sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6,
-				sg[k].drift_ppm, sg[k].residual_ns);
+		for (size_t k = 0; ns > 1 && k < ns && k < 8; k++) {
+			fprintf(f, "      segment %zu: triggers %" PRIu64 "..%" PRIu64 ", %.3f MHz, ",
+				k + 1, sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6);
+			if (fabs(sg[k].drift_ppm) < 5000) /* a clock's drift */
+				fprintf(f, "drift %.1f ppm", sg[k].drift_ppm);
+			else if (isfinite(sg[k].drift_ppm)) /* a DVFS level */
+				fprintf(f, "%.1f%% of nominal", 100 + sg[k].drift_ppm / 1e4);
+			else
+				fprintf(f, "nominal unknown");
+			fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
+		}
 		if (ns > 8)
 			fprintf(f, "      ... %zu more segments\n", ns - 8);
 	}

@@ -1,16 +1,29 @@
 #!/bin/sh
 # demo.sh - `make demo`: record something meaningful with no hardware, then
 # decode it onto one timeline.
-#  1. a SIMULATED Tegra410 (34 uncore PMUs, each its own drifting clock,
-#     one central scheduler per socket) while a small workload script moves
-#     through three phases (load, compute, store), setting bookmarks through
-#     the control socket that record opens for it; decoded to the per-phase
-#     summary on the terminal, and to CSV and a Perfetto trace;
-#  2. this machine's real PMUs (software counters and msr/tsc) for 1 s,
-#     decoded the same way.
+#  1. a SIMULATED Tegra410 (34 uncore PMUs, each its own drifting clock with
+#     DVFS steps, one central scheduler per socket) recorded in virtual time
+#     for 6 s of its workload (cpu_compute, gpu_stream, pcie_dma phases,
+#     bookmarked as they change), decoded to per-phase tables on the
+#     terminal, to CSV and to a Perfetto trace;
+#  2. the same simulator live for 1.5 s while a small script sets bookmarks
+#     through the control socket that record opens for it;
+#  3. this machine's real PMUs (software counters and msr/tsc) for 1 s.
 set -eu
 bin=${1:-build/t410trace}
 out=$(dirname "$bin")
+
+say() { printf '\n== %s\n$ %s\n' "$1" "$2"; }
+
+say "1. simulated Tegra410, 6 s of its workload in virtual time, 1 ms triggers" \
+    "t410trace record --sim --virtual --per-socket --period 1ms --duration 6s -o $out/demo-sim.t4t"
+"$bin" record --sim --virtual --per-socket --period 1ms --duration 6s -o "$out/demo-sim.t4t"
+say "decoded: UCF memory traffic and NVLink-C2C latency per phase on one timeline" \
+    "t410trace decode $out/demo-sim.t4t --pmu ucf,nvlink_c2c"
+"$bin" decode "$out/demo-sim.t4t" --pmu ucf,nvlink_c2c
+"$bin" decode "$out/demo-sim.t4t" -f csv -o "$out/demo-sim.csv" 2>/dev/null
+"$bin" decode "$out/demo-sim.t4t" -f perfetto -o "$out/demo-sim.pftrace" 2>/dev/null
+
 phases="$out/demo-phases.sh"
 cat > "$phases" <<EOS
 #!/bin/sh
@@ -20,18 +33,13 @@ for p in load compute store; do
 done
 EOS
 chmod +x "$phases"
+say "2. the simulator live, phases set by a workload through the control socket" \
+    "t410trace record --sim --per-socket --period 1ms -o $out/demo-live.t4t -- $phases"
+"$bin" record --sim --per-socket --period 1ms -o "$out/demo-live.t4t" -- "$phases"
+say "its phases" "t410trace decode $out/demo-live.t4t --pmu 'cmem*' --event '*_bw,*latency_ns'"
+"$bin" decode "$out/demo-live.t4t" --pmu 'cmem*' --event '*_bw,*latency_ns' | sed -n '/^PHASES/,/^CLOCK/p'
 
-say() { printf '\n== %s\n$ %s\n' "$1" "$2"; }
-
-say "1. simulated Tegra410 (one scheduler per socket), 1 ms triggers, phases set by the workload" \
-    "t410trace record --sim --per-socket --period 1ms --bookmark start -o $out/demo-sim.t4t -- $phases"
-"$bin" record --sim --per-socket --period 1ms --bookmark start -o "$out/demo-sim.t4t" -- "$phases"
-say "decoded: one timeline, metrics per phase" "t410trace decode $out/demo-sim.t4t"
-"$bin" decode "$out/demo-sim.t4t"
-"$bin" decode "$out/demo-sim.t4t" -f csv -o "$out/demo-sim.csv" 2>/dev/null
-"$bin" decode "$out/demo-sim.t4t" -f perfetto -o "$out/demo-sim.pftrace" 2>/dev/null
-
-say "2. this machine's real PMUs for 1 s" \
+say "3. this machine's real PMUs for 1 s" \
     "t410trace record --period 1ms --duration 1s --bookmark host -o $out/demo-host.t4t"
 "$bin" record --period 1ms --duration 1s --bookmark host -o "$out/demo-host.t4t"
 say "decoded" "t410trace decode $out/demo-host.t4t"
@@ -42,10 +50,11 @@ say "decoded" "t410trace decode $out/demo-host.t4t"
 cat <<EOT
 
 == files
-  $out/demo-sim.t4t, $out/demo-host.t4t          the logs ('t410trace info FILE' describes them)
-  $out/demo-sim.csv, $out/demo-host.csv          the timelines, one row per interval and event or metric
-  $out/demo-sim.pftrace, $out/demo-host.pftrace  Perfetto traces: open https://ui.perfetto.dev, "Open trace file"
+  $out/demo-sim.t4t, $out/demo-live.t4t, $out/demo-host.t4t   the logs ('t410trace info FILE')
+  $out/demo-sim.csv, $out/demo-host.csv       timelines: one row per interval and event or metric
+  $out/demo-sim.pftrace, $out/demo-host.pftrace  Perfetto traces: https://ui.perfetto.dev, "Open trace file"
 
-  python3 -c "import csv; r = list(csv.DictReader(open('$out/demo-sim.csv'))); print(len(r), 'rows;', r[0])"
+  python3 -c "import csv; r = list(csv.DictReader(open('$out/demo-sim.csv'))); print(len(r), 'rows; first:', r[0])"
   t410trace decode $out/demo-sim.t4t --pmu 'nvidia_pcie_pmu_0_*' --event '*_bw' -f csv | head
+  t410trace decode $out/demo-sim.t4t --grid 10ms --pmu ucf --from gpu_stream --to gpu_stream -f csv | head
 EOT
