@@ -218,6 +218,8 @@ void t4_decoder_free(struct t4_decoder *d)
 		free(d->scheds[i].ring);
 	free(d->scheds);
 	free(d->spans);
+	free(d->name_ids);
+	t4_idmap_free(&d->name_map);
 	free(d->phases);
 	free(d->phase_span);
 	free(d->ap_w);
@@ -490,6 +492,20 @@ const t4_u128 *t4_decoder_phase_totals(const struct t4_decoder *d, size_t p, siz
 		return NULL;
 	*elapsed_ns = dm->pel[span];
 	return &dm->ptot[span * dm->ncap];
+}
+
+const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *d, uint32_t bookmark_id,
+				      size_t domain, uint64_t *elapsed_ns)
+{
+	int64_t slot = t4_idmap_get(&d->name_map, bookmark_id);
+	const struct dom *dm;
+
+	*elapsed_ns = 0;
+	if (slot < 0 || domain >= d->n_doms || (size_t)slot >= d->doms[domain]->n_ntot)
+		return NULL;
+	dm = d->doms[domain];
+	*elapsed_ns = dm->nel[slot];
+	return &dm->ntot[(size_t)slot * dm->ncap];
 }
 
 void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u128 *totals,

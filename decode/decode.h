@@ -343,11 +343,16 @@ const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec
 
 /* Phases, in time order. Totals of domain i in phase p: counts apportioned
  * by overlap (integers, exact: the phases' totals add up to the domain's),
- * elapsed the time the domain's intervals spent in the phase. */
+ * elapsed the time the domain's intervals spent in the phase; kept for the
+ * first 4096 phases (NULL past them: the name totals cover every one). */
 size_t t4_decoder_n_phases(const struct t4_decoder *dec);
 const struct t4_dec_phase *t4_decoder_phase_at(const struct t4_decoder *dec, size_t p);
 const t4_u128 *t4_decoder_phase_totals(const struct t4_decoder *dec, size_t p,
 				       size_t domain, uint64_t *elapsed_ns);
+/* Totals of domain i over every phase of one bookmark (all its
+ * occurrences, also those past the listed ones); NULL if none. */
+const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t bookmark_id,
+				      size_t domain, uint64_t *elapsed_ns);
 /* Metrics of domain i from totals over elapsed_ns (NaN = absent): what
  * the phase rows print. out has n_metrics entries. */
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,

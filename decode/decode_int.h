@@ -174,7 +174,8 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 #define DEC_REORDER 32       /* returns held to put late ones in order */
 #define DEC_QCAP 1024        /* samples held per domain (power of two) */
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
-#define DEC_MAX_SPANS 4096   /* phase spans listed one by one */
+#define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
+#define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 
 struct dsample {
@@ -239,10 +240,11 @@ struct dom {
 	struct t4_hist window, bound;
 	struct t4_clock_segment *segs;
 	size_t n_segs;
-	/* phases: per span, elapsed then ncap totals */
-	t4_u128 *ptot;
-	uint64_t *pel;
-	size_t n_ptot;
+	/* phases: per listed span, and per bookmark name: ncap totals and the
+	 * elapsed time */
+	t4_u128 *ptot, *ntot;
+	uint64_t *pel, *nel;
+	size_t n_ptot, n_ntot;
 	struct gcell cell;
 	uint64_t *scratch;   /* ncap */
 	double *dcounts, *metrics;
@@ -251,6 +253,7 @@ struct dom {
 struct dspan {
 	uint64_t start_ns;
 	uint32_t bookmark_id;
+	uint32_t name;            /* its bookmark's slot in the name totals */
 	uint64_t first_trigger;
 	bool exact;
 	uint64_t cpu_ns, threads; /* CPU slices inside (slices.c) */
@@ -318,7 +321,9 @@ struct t4_decoder {
 	uint64_t pk;         /* next trigger the ref-mode phases examine */
 	bool pk_started;
 	uint64_t pk_prev_ns;
-	uint64_t spans_dropped;
+	struct t4_idmap name_map; /* bookmark ID -> name slot */
+	uint32_t *name_ids;
+	size_t n_names, cap_names;
 	struct t4_dec_phase *phases; /* built at finish */
 	size_t *phase_span;          /* the span of each phase */
 	size_t n_phases;

@@ -103,6 +103,16 @@ void dom_metrics(const struct dom *dm, const double *counts, double elapsed, dou
 
 /* ---- storage ---------------------------------------------------------------- */
 
+/* A copy of rows x old totals with n per row (NULL when rows is 0). */
+static t4_u128 *restride(const t4_u128 *t, size_t rows, uint32_t old, uint32_t n)
+{
+	t4_u128 *r = rows ? calloc(rows * n, sizeof(*r)) : NULL;
+
+	for (size_t i = 0; r && i < rows && old; i++)
+		memcpy(&r[i * n], &t[i * old], old * sizeof(*r));
+	return r;
+}
+
 /* Room for n counts per sample (a domain's packets may grow). */
 static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 {
@@ -110,20 +120,20 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint64_t *qc = calloc((size_t)DEC_QCAP * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
 	double *dc = calloc(n, sizeof(*dc));
-	t4_u128 *ptot = dm->n_ptot ? calloc(dm->n_ptot * n, sizeof(*ptot)) : NULL;
+	t4_u128 *ptot = restride(dm->ptot, dm->n_ptot, old, n);
+	t4_u128 *ntot = restride(dm->ntot, dm->n_ntot, old, n);
 
-	if (!qc || !cell || !scratch || !dc || (dm->n_ptot && !ptot)) {
+	if (!qc || !cell || !scratch || !dc || (dm->n_ptot && !ptot) || (dm->n_ntot && !ntot)) {
 		free(qc);
 		free(cell);
 		free(scratch);
 		free(dc);
 		free(ptot);
+		free(ntot);
 		return t4_err(ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < DEC_QCAP && old; i++)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
-	for (size_t p = 0; p < dm->n_ptot && old; p++)
-		memcpy(&ptot[p * n], &dm->ptot[p * old], old * sizeof(*ptot));
 	if (old)
 		memcpy(cell, dm->cell.counts, old * sizeof(*cell));
 	free(dm->qc);
@@ -131,6 +141,8 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
+	free(dm->ntot);
+	dm->ntot = ntot;
 	dm->qc = qc;
 	dm->cell.counts = cell;
 	dm->scratch = scratch;
@@ -153,6 +165,8 @@ void dom_free(struct dom *dm)
 	free(dm->segs);
 	free(dm->ptot);
 	free(dm->pel);
+	free(dm->ntot);
+	free(dm->nel);
 	free(dm->cell.counts);
 	free(dm->scratch);
 	free(dm->dcounts);

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #define MAX_COLS 16
+#define MAX_LISTED 32 /* phase occurrences listed one by one */
 
 static double secs(uint64_t ns, uint64_t origin)
 {
@@ -99,7 +100,7 @@ static void phases(FILE *f, const struct t4_decoder *dec)
 		return;
 	fprintf(f, "  %-24s %10s %10s %11s %9s  %s\n", "PHASE#OCCURRENCE", "START s", "END s",
 		"DURATION", "TRIGGERS", "BOUNDARIES");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
 		phase_label(p, lab, sizeof(lab));
 		fprintf(f, "  %-24s %10.4f %10.4f %11s %9" PRIu64 "  %s\n", lab,
@@ -108,6 +109,10 @@ static void phases(FILE *f, const struct t4_decoder *dec)
 					sizeof(b)),
 			p->triggers, p->exact ? "exact (bookmark times)" : "trigger grid");
 	}
+	if (n > MAX_LISTED)
+		fprintf(f, "  ... %zu more (the tables below give each phase name's totals; every"
+			   " interval is in -f csv and -f jsonl, one phase with --phase NAME)\n",
+			n - MAX_LISTED);
 }
 
 /* ---- 3. metrics per kind ----------------------------------------------------- */
@@ -155,17 +160,16 @@ static void table_row(FILE *f, const struct t4_decoder *dec, size_t dom, const c
 	fprintf(f, "\n");
 }
 
-/* Rows for every phase occurrence, then one total per recurring name. */
+/* Rows for every phase occurrence (when there are few), then one per
+ * phase name over all its occurrences. */
 static void kind_rows(FILE *f, const struct t4_decoder *dec, size_t dom, const uint32_t *cols,
 		      size_t nc, const int *w)
 {
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, dom);
 	size_t np = t4_decoder_n_phases(dec);
 	char lab[80];
-	t4_u128 sum[T4_MAX_COUNTERS];
+	uint64_t el;
 
-	for (size_t p = 0; p < np; p++) {
-		uint64_t el;
+	for (size_t p = 0; p < np && np <= MAX_LISTED; p++) {
 		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
 		phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
 		if (tot && el)
@@ -173,28 +177,19 @@ static void kind_rows(FILE *f, const struct t4_decoder *dec, size_t dom, const u
 	}
 	for (size_t p = 0; p < np; p++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-		uint64_t el_sum = 0, el;
 		size_t occ = 0;
 		bool first = true;
 
-		for (size_t q = 0; q < p && first; q++)
-			first = t4_decoder_phase_at(dec, q)->bookmark_id != ph->bookmark_id;
-		if (!first)
-			continue;
-		memset(sum, 0, sizeof(sum));
-		for (size_t q = p; q < np; q++) {
-			const t4_u128 *tot = t4_decoder_phase_totals(dec, q, dom, &el);
-			if (t4_decoder_phase_at(dec, q)->bookmark_id != ph->bookmark_id || !tot)
-				continue;
-			occ++;
-			el_sum += el;
-			for (uint32_t i = 0; i < d->n_counts; i++)
-				sum[i] += tot[i];
-		}
-		if (occ > 1 && el_sum) {
-			snprintf(lab, sizeof(lab), "%s (all %zu)", *ph->name ? ph->name : "(none)", occ);
-			table_row(f, dec, dom, lab, sum, el_sum, cols, nc, w);
-		}
+		for (size_t q = 0; q < np; q++)
+			if (t4_decoder_phase_at(dec, q)->bookmark_id == ph->bookmark_id) {
+				first = first && q >= p;
+				occ++;
+			}
+		const t4_u128 *tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el);
+		if (!first || !tot || !el || (occ == 1 && np <= MAX_LISTED))
+			continue; /* listed above, or not this name's first phase */
+		snprintf(lab, sizeof(lab), "%s (all %zu)", *ph->name ? ph->name : "(none)", occ);
+		table_row(f, dec, dom, lab, tot, el, cols, nc, w);
 	}
 }
 

@@ -14,8 +14,10 @@
  * counts that its overlap gives, in integers by the largest-remainder
  * rule, so the phases' totals add up exactly to the domain's. Spans are
  * appended only (a late or out-of-order bookmark is clamped to the last
- * boundary) so per-domain totals stay indexed by span. Beyond
- * DEC_MAX_SPANS the last span absorbs the rest (counted).
+ * boundary) so per-domain totals stay indexed by span. Totals are kept
+ * per span for the first DEC_MAX_SPANS spans and per bookmark name for all
+ * of them, so an hours-long recording with thousands of phase changes
+ * still has exact per-name totals in bounded memory.
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -92,6 +94,23 @@ int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint
 
 /* ---- the span list ---------------------------------------------------------- */
 
+/* The name-totals slot of a bookmark ID (past DEC_MAX_NAMES names, the
+ * last slot takes the rest). */
+static uint32_t name_slot(struct t4_decoder *d, uint32_t bookmark_id)
+{
+	int64_t slot = t4_idmap_get(&d->name_map, bookmark_id);
+
+	if (slot >= 0)
+		return (uint32_t)slot;
+	if (d->n_names >= DEC_MAX_NAMES ||
+	    t4_vec_room((void **)&d->name_ids, &d->cap_names, d->n_names,
+			sizeof(*d->name_ids)) < 0 ||
+	    t4_idmap_put(&d->name_map, bookmark_id, (uint32_t)d->n_names) < 0)
+		return d->n_names ? (uint32_t)d->n_names - 1 : 0;
+	d->name_ids[d->n_names] = bookmark_id;
+	return (uint32_t)d->n_names++;
+}
+
 static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 		    uint64_t first_trigger, bool exact)
 {
@@ -106,6 +125,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 			return 0;
 		}
 		last->bookmark_id = bookmark_id;
+		last->name = name_slot(d, bookmark_id);
 		last->exact = exact;
 		if (first_trigger > last->first_trigger)
 			last->first_trigger = first_trigger;
@@ -113,14 +133,11 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	}
 	if (last && last->bookmark_id == bookmark_id)
 		return 0; /* the same phase again: no boundary */
-	if (d->n_spans >= DEC_MAX_SPANS) {
-		d->spans_dropped++;
-		return 0;
-	}
 	if ((rc = t4_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
 			      sizeof(*d->spans))) < 0)
 		return rc;
-	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, first_trigger, exact, 0, 0 };
+	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, name_slot(d, bookmark_id),
+						 first_trigger, exact, 0, 0 };
 	return 0;
 }
 
@@ -199,78 +216,106 @@ uint64_t phases_span_end(const struct t4_decoder *d, size_t i)
 
 /* ---- per-domain totals ------------------------------------------------------- */
 
-static int ptot_room(struct dom *dm, size_t n_spans)
+/* Room for n entries of ncap totals and an elapsed time each. */
+static int table_room(const struct dom *dm, t4_u128 **tot, uint64_t **el, size_t *have,
+		      size_t n)
 {
-	if (dm->n_ptot >= n_spans)
+	if (*have >= n)
 		return 0;
-	size_t n = n_spans + 16;
-	t4_u128 *t = realloc(dm->ptot, n * dm->ncap * sizeof(*t));
+	n += 16;
+	t4_u128 *t = realloc(*tot, n * dm->ncap * sizeof(*t));
 	if (t)
-		dm->ptot = t;
-	uint64_t *e = realloc(dm->pel, n * sizeof(*e));
+		*tot = t;
+	uint64_t *e = realloc(*el, n * sizeof(*e));
 	if (e)
-		dm->pel = e;
+		*el = e;
 	if (!t || !e)
 		return t4_err(ENOMEM, "out of memory for the phase table");
-	memset(&dm->ptot[dm->n_ptot * dm->ncap], 0,
-	       (n - dm->n_ptot) * dm->ncap * sizeof(*t));
-	memset(&dm->pel[dm->n_ptot], 0, (n - dm->n_ptot) * sizeof(*e));
-	dm->n_ptot = n;
+	memset(&(*tot)[*have * dm->ncap], 0, (n - *have) * dm->ncap * sizeof(*t));
+	memset(&(*el)[*have], 0, (n - *have) * sizeof(*e));
+	*have = n;
 	return 0;
 }
 
-static void add_to_span(struct dom *dm, size_t i, uint64_t elapsed, const uint64_t *c,
-			uint32_t n)
+/* One share of an interval for span i: its totals (when listed) and its
+ * name's. */
+static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint64_t elapsed,
+		      const uint64_t *c, uint32_t n)
 {
-	t4_u128 *t = &dm->ptot[i * dm->ncap];
+	uint32_t name = d->spans[i].name;
+	t4_u128 *t = &dm->ntot[name * dm->ncap];
 
+	dm->nel[name] += elapsed;
+	for (uint32_t k = 0; k < n; k++)
+		t[k] += c[k];
+	if (i >= DEC_MAX_SPANS)
+		return;
+	t = &dm->ptot[i * dm->ncap];
 	dm->pel[i] += elapsed;
 	for (uint32_t k = 0; k < n; k++)
 		t[k] += c[k];
 }
 
-int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
-	       uint64_t elapsed, const uint64_t *counts, uint32_t n_counts)
+/* Split an interval straddling spans first..last by overlap, largest
+ * remainder: every total exact. */
+static int add_straddling(struct t4_decoder *d, struct dom *dm, size_t first, size_t last,
+			  uint64_t start, uint64_t end, uint64_t elapsed,
+			  const uint64_t *counts, uint32_t n_counts)
 {
+	size_t k = last - first + 1;
+	uint64_t fixed[65], *b = fixed, *heap = NULL, *share;
 	int rc;
 
-	if (!d->n_spans && (rc = add_span(d, 0, 0, 0, false)) < 0)
-		return rc;
-	if (dm->n_ptot < d->n_spans && (rc = ptot_room(dm, d->n_spans)) < 0)
-		return rc;
-	size_t n = d->n_spans;
-	if (start >= d->spans[n - 1].start_ns) { /* the usual case: the last span */
-		add_to_span(dm, n - 1, elapsed, counts, n_counts);
-		return 0;
-	}
-	size_t first = phases_span_at(d, start), last = phases_span_at(d, end - 1);
-	if (first == last) {
-		add_to_span(dm, first, elapsed, counts, n_counts);
-		return 0;
-	}
-	/* straddles boundaries: split by overlap, largest remainder */
-	size_t k = last - first + 1;
-	uint64_t fixed[65], *b = fixed, *heap = NULL;
 	if (k + 1 > T4_ARRAY_LEN(fixed) && !(b = heap = malloc((k + 1) * sizeof(*b))))
 		return t4_err(ENOMEM, "out of memory");
 	for (size_t j = 0; j < k; j++)
 		b[j] = d->spans[first + j].start_ns;
 	b[k] = end;
-	if ((rc = dec_apportion(d, start, end, b, k)) < 0) {
-		free(heap);
-		return rc;
-	}
+	rc = dec_apportion(d, start, end, b, k);
 	free(heap);
+	if (rc < 0 || !(share = calloc(k * ((size_t)n_counts + 1), sizeof(*share))))
+		return rc < 0 ? rc : t4_err(ENOMEM, "out of memory");
 	uint64_t len = end - start;
 	t4_apportion(elapsed, d->ap_w, k, len, d->ap_out, d->ap_keys);
 	for (size_t j = 0; j < k; j++)
-		dm->pel[first + j] += d->ap_out[j];
+		share[j * (n_counts + 1)] = d->ap_out[j];
 	for (uint32_t c = 0; c < n_counts; c++) {
 		t4_apportion(counts[c], d->ap_w, k, len, d->ap_out, d->ap_keys);
 		for (size_t j = 0; j < k; j++)
-			dm->ptot[(first + j) * dm->ncap + c] += d->ap_out[j];
+			share[j * (n_counts + 1) + 1 + c] = d->ap_out[j];
 	}
+	for (size_t j = 0; j < k; j++)
+		add_share(d, dm, first + j, share[j * (n_counts + 1)],
+			  &share[j * (n_counts + 1) + 1], n_counts);
+	free(share);
 	return 0;
+}
+
+int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
+	       uint64_t elapsed, const uint64_t *counts, uint32_t n_counts)
+{
+	size_t listed, n;
+	int rc;
+
+	if (!d->n_spans && (rc = add_span(d, 0, 0, 0, false)) < 0)
+		return rc;
+	n = d->n_spans;
+	listed = n < DEC_MAX_SPANS ? n : DEC_MAX_SPANS;
+	if ((dm->n_ptot < listed &&
+	     (rc = table_room(dm, &dm->ptot, &dm->pel, &dm->n_ptot, listed)) < 0) ||
+	    (dm->n_ntot < d->n_names &&
+	     (rc = table_room(dm, &dm->ntot, &dm->nel, &dm->n_ntot, d->n_names)) < 0))
+		return rc;
+	if (start >= d->spans[n - 1].start_ns) { /* the usual case: the last span */
+		add_share(d, dm, n - 1, elapsed, counts, n_counts);
+		return 0;
+	}
+	size_t first = phases_span_at(d, start), last = phases_span_at(d, end - 1);
+	if (first == last) {
+		add_share(d, dm, first, elapsed, counts, n_counts);
+		return 0;
+	}
+	return add_straddling(d, dm, first, last, start, end, elapsed, counts, n_counts);
 }
 
 /* ---- the phase list ------------------------------------------------------------ */
@@ -291,10 +336,14 @@ static void data_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
 	}
 }
 
-static bool span_has_data(const struct t4_decoder *d, size_t i)
+/* Whether any domain has time in span i (spans past the listed ones:
+ * whether they lie inside the data). */
+static bool span_has_data(const struct t4_decoder *d, size_t i, uint64_t lo, uint64_t hi)
 {
 	if (d->spans[i].cpu_ns)
 		return true;
+	if (i >= DEC_MAX_SPANS)
+		return d->spans[i].start_ns < hi && phases_span_end(d, i) > lo;
 	for (size_t k = 0; k < d->n_doms; k++)
 		if (i < d->doms[k]->n_ptot && d->doms[k]->pel[i])
 			return true;
@@ -328,7 +377,7 @@ int phases_build(struct t4_decoder *d)
 		struct t4_dec_phase *ph = &d->phases[d->n_phases];
 		uint64_t end = phases_span_end(d, i);
 
-		if (!span_has_data(d, i))
+		if (!span_has_data(d, i, lo, hi))
 			continue;
 		ph->bookmark_id = sp->bookmark_id;
 		ph->name = t4_decoder_bookmark(d, sp->bookmark_id);

@@ -48,8 +48,8 @@ struct sy {
 		uint32_t id;
 		char name[32];
 		uint64_t first, set_ns;
-	} bm[16];
-	size_t n_bm;
+	} *bm;
+	size_t n_bm, cap_bm;
 	/* out: the stream, and the truth per (trigger, domain) */
 	struct t4_packet *pk;
 	size_t n_pk, cap_pk;
@@ -129,6 +129,11 @@ static inline void sy_meta(struct sy *y)
 static inline void sy_bookmark(struct sy *y, uint32_t id, const char *name, uint64_t first,
 			       uint64_t set_ns)
 {
+	if (y->n_bm == y->cap_bm) {
+		y->cap_bm = y->cap_bm ? 2 * y->cap_bm : 16;
+		y->bm = realloc(y->bm, y->cap_bm * sizeof(*y->bm));
+		cr_assert(y->bm);
+	}
 	struct sy_bm *b = &y->bm[y->n_bm++];
 
 	b->id = id;
@@ -144,7 +149,7 @@ static inline uint32_t sy_bookmarks_at(struct sy *y, uint64_t k, uint32_t curren
 	for (size_t i = 0; i < y->n_bm; i++) {
 		const struct sy_bm *b = &y->bm[i];
 		if (b->first != k)
-			continue;
+			continue; /* (linear: tests schedule at most thousands) */
 		struct t4_packet *p = sy_push(y);
 		p->type = T4_PKT_BOOKMARK;
 		p->bookmark.bookmark_id = b->id;
@@ -236,6 +241,7 @@ static inline void sy_build(struct sy *y)
 
 static inline void sy_free(struct sy *y)
 {
+	free(y->bm);
 	free(y->pk);
 	free(y->true_t);
 	free(y->x);

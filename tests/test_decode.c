@@ -969,3 +969,42 @@ Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
 	sy_free(&y);
 	t4_rmtree(dir);
 }
+
+/* Thousands of phase changes (more than the per-phase totals kept one by
+ * one): every phase name's totals still add up exactly to the domain's. */
+Test(decode_synth, many_phases_keep_exact_name_totals)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 5000);
+	y.t0 = 5000000000ull;
+	y.period = 1000000;
+	for (uint64_t t = 0; t < 4999; t++) /* a, b, c, a, ... set mid-interval */
+		sy_bookmark(&y, 1 + (uint32_t)(t % 3), t % 3 == 0 ? "a" : t % 3 == 1 ? "b" : "c",
+			    t + 1, y.t0 + t * y.period + 400000);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_gt(t4_decoder_n_phases(dec), 4096);
+	uint64_t el;
+	cr_assert_null(t4_decoder_phase_totals(dec, 4500, 0, &el), "past the listed ones");
+	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		t4_u128 sum = 0;
+		uint64_t el_sum = 0;
+		for (uint32_t b = 0; b <= 3; b++) { /* 0: before the first bookmark */
+			const t4_u128 *t = t4_decoder_name_totals(dec, b, i, &el);
+			cr_assert(t);
+			sum += t[1];
+			el_sum += el;
+			cr_assert(!b || el > (d->last_ns - d->first_ns) / 3 - 1000000, "%u: %llu", b,
+				  (unsigned long long)el);
+		}
+		cr_assert(sum == d->totals[1], "name totals add up exactly");
+		cr_assert_eq(el_sum, d->last_ns - d->first_ns);
+	}
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}

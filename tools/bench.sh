@@ -13,7 +13,7 @@ set -euo pipefail
 
 OUT=${1:?usage: tools/bench.sh OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HELPERS=" bench_intervals "
+HELPERS=" bench_intervals bench_decode "
 
 [ -d "$OUT/bench" ] || { echo "bench: $OUT/bench: no benchmarks built" >&2; exit 1; }
 
@@ -38,6 +38,9 @@ for b in "$OUT"/bench/*; do
 	"$b"
 	echo
 done
+
+"$HERE/bench_decode.sh" "$OUT"
+echo
 
 echo "\`\$ tools/bench_vs_perf.sh $OUT/t410trace\`"
 echo

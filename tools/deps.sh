@@ -12,7 +12,7 @@ quiet=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet) quiet=1 ;;
-	--bench) PKGS="$PKGS linux-perf" ;;
+	--bench) PKGS="$PKGS linux-perf time" ;;
 	--arm64) PKGS="$PKGS gcc-aarch64-linux-gnu" ;;
 	*) echo "deps: unknown option $arg" >&2; exit 2 ;;
 	esac
