@@ -45,7 +45,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-MODULES := util packets collector sched decode
+MODULES := util packets collector control sched decode
 CORE_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 # m/x.proto -> $(OUT)/gen/m/x.pb-c.{c,h} (protoc-c), compiled into the core
 PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))
@@ -54,8 +54,8 @@ PROTO_H := $(PROTO_C:.c=.h)
 CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
-# libt410trace: the app API plus the one control-socket client
-LIB_SRC := $(wildcard lib/*.c) sched/control_client.c util/err.c
+# libt410trace: the app API over control/ (its client and name rule) and util/
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c util/err.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)

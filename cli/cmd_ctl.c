@@ -7,7 +7,7 @@
  * what it can say without one: a socket path and a command are given.
  */
 #include "cli.h"
-#include "sched/sched.h"
+#include "control/control.h"
 #include "util/util.h"
 
 #include <errno.h>

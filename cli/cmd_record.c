@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 #include "collector/collector.h"
+#include "control/control.h"
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "util/util.h"

@@ -19,6 +19,7 @@
  * packet the first time a bookmark is carried.
  */
 #include "sched_internal.h"
+#include "control/control.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -30,6 +31,8 @@
 #include <time.h>
 
 #define T4_MAX_BOOKMARKS 4096
+
+_Static_assert(T4_CONTROL_NAME_MAX == T4_NAME_MAX, "one bookmark name length");
 
 struct bookmark_table {
 	pthread_mutex_t lock;       /* writers only; the scheduler reads */
@@ -494,25 +497,9 @@ int t4_sched_start(struct t4_sched *s)
 	return rc;
 }
 
-static bool valid_bookmark(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= T4_NAME_MAX)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
-		    !(*p >= '0' && *p <= '9') && !strchr("_.:-", *p))
-			return false;
-	return true;
-}
-
 int t4_bookmark_check(const char *name)
 {
-	if (!valid_bookmark(name))
-		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
-			      name, T4_NAME_MAX - 1);
-	return 0;
+	return t4_control_name_ok(name) ? 0 : t4_control_name_error(name);
 }
 
 int t4_sched_bookmark(struct t4_sched *s, const char *name)

@@ -26,7 +26,7 @@ sources() {
 	case $1 in
 	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c ;;
 	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
-	control) echo "${util[@]}" "$ROOT"/sched/control.c ;;
+	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac

@@ -1,4 +1,4 @@
-/* control_client.c - the one client of the control socket.
+/* client.c - the one client of the control socket (control.h).
  *
  * Used by `t410trace ctl` (t4_control_send: connect, one line, one reply,
  * close) and compiled into libt410trace, which keeps a connection open and
@@ -11,7 +11,7 @@
  * The protocol is strictly one reply line per command line, so replies are
  * read in chunks up to the newline: nothing can follow it.
  */
-#include "sched.h"
+#include "control.h"
 #include "../util/util.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* control.c - the recorder's control socket (server side).
+/* control.c - the recorder's control socket (server side, control.h).
  *
  * A Unix stream socket served by one thread that polls the listening fd, a
  * wake eventfd (for shutdown) and every connected client, so several
@@ -19,7 +19,7 @@
  * thread. Parsing and dispatch (t4_control_exec) are a pure function of the
  * line so that they can be tested and fuzzed without a socket.
  */
-#include "sched.h"
+#include "control.h"
 #include "../util/util.h"
 
 #include <errno.h>
@@ -62,22 +62,6 @@ struct t4_control {
 };
 
 /* ---- commands (no socket involved) ------------------------------------ */
-
-static bool bookmark_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= T4_NAME_MAX)
-		return false;
-	for (const char *p = s; *p; p++) {
-		char ch = *p;
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			  (ch >= '0' && ch <= '9') || strchr("_.:-", ch);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
 
 /* A reply is one line: line breaks (from a callback's text) become spaces. */
 static void one_line(char *reply)
@@ -158,9 +142,8 @@ int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		(void)t4_err(EINVAL, "unknown command '%.64s' " CMD_HELP, cmd);
 	} else if (i == 0 && (!arg || extra)) {
 		(void)t4_err(EINVAL, "usage: bookmark NAME (one name)");
-	} else if (i == 0 && !bookmark_name_ok(arg)) {
-		(void)t4_err(EINVAL, "bad bookmark name '%.80s': 1-%d characters of A-Z a-z 0-9 _ . : -",
-			     arg, T4_NAME_MAX - 1);
+	} else if (i == 0 && !t4_control_name_ok(arg)) {
+		(void)t4_control_name_error(arg);
 	} else if (i > 0 && arg) {
 		(void)t4_err(EINVAL, "'%s' takes no arguments", cmd);
 	} else {
