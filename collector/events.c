@@ -179,7 +179,7 @@ static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *p
 	pmu = t4_pmus_find(cx->set, pmu_name);
 	if (!pmu)
 		return t4_err(EINVAL, "%s: unknown PMU%s", pmu_name,
-			      ev_hint(h, sizeof(h), ev_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
+			      t4_did_you_mean(h, sizeof(h), t4_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
 	return ev_build_one(cx, l, pmu, terms, NULL);
 }
 
@@ -213,7 +213,7 @@ static int software_event(struct ev_ctx *cx, const char *name)
 			      name, name);
 	return t4_err(EINVAL, "%s: unknown event (not a software event, subsys:tracepoint or "
 		      "pmu/event/)%s", name,
-		      ev_hint(h, sizeof(h), ev_suggest(name, NULL, T4_ARRAY_LEN(sw_events), sw_name_at)));
+		      t4_did_you_mean(h, sizeof(h), t4_suggest(name, NULL, T4_ARRAY_LEN(sw_events), sw_name_at)));
 }
 
 static bool dir_exists(const char *path)

@@ -17,19 +17,12 @@ struct ev_ctx {
 	int n_cpus;
 };
 
-/* One term of pmu/.../ as the user (or an alias file) wrote it. */
-typedef const char *(*ev_name_at_fn)(const void *src, size_t i);
-
 void ev_copy_str(char *dst, size_t cap, const char *src);
 /* Append to buf; false when it would not fit. */
 bool ev_catf(char *buf, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Decimal or 0x hex, the whole string, like perf's lexer. */
 int ev_parse_value(const char *s, uint64_t *out);
-/* Closest of n candidates (edit distance <= 2, else a prefix match). */
-const char *ev_suggest(const char *name, const void *src, size_t n, ev_name_at_fn at);
-/* " (did you mean X?)" or "" into buf. */
-const char *ev_hint(char *buf, size_t cap, const char *s);
 uint64_t ev_format_extract(const struct t4_format *f, const uint64_t cfg[3]);
 
 /* Append c to the scratch list: on the PMU's cpumask CPU, or once per

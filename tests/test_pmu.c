@@ -356,7 +356,7 @@ Test(h1_pmu, parse_messages_one_line)
 	uint64_t ns;
 
 	cr_assert_eq(t4_parse_duration("100\nms", &ns), -EINVAL);
-	cr_assert_str_eq(t4_errmsg(), "'100 ms': unknown unit ' ms' (use ns, us, ms, s)");
+	cr_assert_str_eq(t4_errmsg(), "'100 ms': unknown unit ' ms' (use ns, us, ms, s, m (or min), h)");
 	cr_assert_eq(t4_cpulist_first("0-1\r", NULL), -EINVAL);
 	cr_assert_str_eq(t4_errmsg(), "'0-1 ': malformed CPU list");
 }
