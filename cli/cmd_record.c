@@ -518,7 +518,7 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		(unsigned long long)st->triggers, per, seconds,
 		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
-		(unsigned long long)st->read_failures, (unsigned long long)st->superseded);
+		(unsigned long long)st->read_failures, (unsigned long long)st->unanswered);
 	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s p99 %s "
 			"(%.1f%% of the period); read window p50 %s p99 %s; CPU %.1f us/trigger\n",
 		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d1, sizeof(d1)),

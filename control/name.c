@@ -27,6 +27,6 @@ bool t4_control_name_ok(const char *name)
 
 int t4_control_name_error(const char *name)
 {
-	return t4_err(EINVAL, "bad bookmark name '%.80s': 1-%d characters of A-Z a-z 0-9 _ . : -",
+	return t4_err(EINVAL, "bookmark '%.80s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
 		      name ? name : "(null)", T4_CONTROL_NAME_MAX - 1);
 }

@@ -50,7 +50,9 @@ struct t4_sched_status {
 	bool finished;       /* every scheduler fired its final trigger */
 	uint64_t overruns;
 	uint64_t read_failures;
-	uint64_t superseded; /* triggers a busy monitor answered with the next */
+	uint64_t unanswered; /* unanswered triggers: a monitor still busy with one
+			      * trigger when the next came answers only the
+			      * newer; its counts cover both (per monitor) */
 	uint64_t values;     /* counter values handed to the log */
 	uint64_t off_cpu;    /* monitor answers read away from their CPU */
 	bool periodic;       /* periodic triggers running */
@@ -69,12 +71,18 @@ struct t4_sched_status {
 	uint64_t end_ref_ns;
 };
 
+/* Bookmark commands that may wait between two triggers; one more fails
+ * ("try again after the next trigger") instead of being lost. */
+#define T4_BOOKMARK_QUEUE 1024
+
 /* Create the scheduler(s) and monitors and their rings on opts->log. The
  * domains and the log must outlive the scheduler. */
 int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
 /* Start the threads. The first (baseline) trigger fires at once. */
 int t4_sched_start(struct t4_sched *s);
-/* Commands; any thread. */
+/* Commands; any thread. Each bookmark command becomes one bookmark packet
+ * with the reference time it was set and the first trigger broadcast
+ * after it (docs/FORMAT.md 4.4). */
 int t4_sched_bookmark(struct t4_sched *s, const char *name);
 /* 0 for a valid bookmark name (1-63 of A-Z a-z 0-9 _ . : -), else -EINVAL
  * with a message naming it. */
@@ -114,7 +122,7 @@ struct t4_virtual_opts {
 				 * next one carries its counts; counted in st->dropped */
 	double late_prob;       /* a monitor skips a trigger (not the first or
 				 * the final one); its next answer covers both;
-				 * counted in st->superseded */
+				 * counted in st->unanswered */
 	struct t4_domain_set *domains; /* freshly opened on one simulator */
 	struct t4_ring *ring;   /* a T4_RING_WAIT ring of the log, created
 				 * first: the caller's metadata, then every packet
