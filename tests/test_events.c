@@ -597,7 +597,7 @@ Test(h1_events, cli_resolve)
 		  "t410trace: nvidia_ucf_pmu_7: unknown PMU (did you mean nvidia_ucf_pmu_0?)\n", 2 },
 		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
 		  "t410trace: {nvidia_ucf_pmu_0/cycles/: unbalanced braces (missing '}')\n", 2 },
-		{ "list --resolve", "t410trace list: --resolve: unknown option or missing value (see 't410trace list --help')\n", 2 },
+		{ "list --resolve", "t410trace list: option '--resolve' needs a value (see 't410trace list --help')\n", 2 },
 	};
 	char out[8192];
 

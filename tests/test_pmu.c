@@ -328,7 +328,7 @@ Test(h1_pmu, cli_list_usage_errors)
 		const char *args, *msg;
 		int rc;
 	} cases[] = {
-		{ "list --bogus", "t410trace list: --bogus: unknown option or missing value (see 't410trace list --help')\n", 2 },
+		{ "list --bogus", "t410trace list: unknown option '--bogus' (see 't410trace list --help')\n", 2 },
 		{ "list extra", "t410trace list: extra: unexpected argument (see 't410trace list --help')\n", 2 },
 		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number (see 't410trace list --help')\n", 2 },
 		{ "list --sim --sysfs-root /x", "t410trace list: --sim and --sysfs-root exclude each other (see 't410trace list --help')\n", 2 },
