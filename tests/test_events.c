@@ -13,7 +13,8 @@
 #include "h1_testutil.h"
 #include "util/util.h"
 
-#define SEED000 "/work/shared/seeds/000_7bb91f97455371d6.txt"
+/* Relative to the repository root, where `make check` runs the tests. */
+#define SEED000 "../shared/seeds/000_7bb91f97455371d6.txt"
 
 static struct t4_pmu_set fixture(void)
 {
@@ -142,6 +143,9 @@ Test(h1_events, seed000_table_is_complete)
 	char line[512];
 	int seen = 0;
 
+	if (!f && getenv("CI") && !strcmp(getenv("CI"), "true"))
+		cr_assert_fail("%s is missing (CI must have the seeds next to the repository)",
+			       SEED000);
 	if (!f)
 		cr_skip_test("%s not here", SEED000);
 	while (fgets(line, sizeof(line), f)) {

@@ -4,7 +4,9 @@
  *   - a module (top-level directory) includes another module only through
  *     that module's one public header (util/util.h, packets/packets.h, ...);
  *   - lib/ (libt410trace, loaded into other people's programs) is built
- *     from control/ and util/ only: it includes nothing else.
+ *     from control/ and util/ only: it includes nothing else;
+ *   - no source or test names a path of one machine (/work/..., /home/...):
+ *     files next to the repository are reached relative to its root.
  *
  * A plain scan of the #include lines: cheap, and it fails the moment a
  * file reaches into another module's private header.
@@ -18,6 +20,11 @@
 
 static const char *const modules[] = { "util", "packets", "collector", "control",
 				       "sched", "decode", "cli", "lib" };
+
+/* Directories whose sources must not name machine paths. */
+static const char *const source_dirs[] = { "util", "packets", "collector", "control", "sched",
+					   "decode", "cli", "lib", "tests", "tests/apps",
+					   "bench", "tools/fuzz" };
 
 /* The one public header of a module ("" for cli and lib: nobody includes
  * them). */
@@ -106,4 +113,47 @@ Test(layout, lib_uses_control_and_util_only)
 	static const char *const allowed[] = { "control", "util", NULL };
 
 	cr_assert_gt(check_module("lib", allowed), 0);
+}
+
+/* Count lines of path naming one machine's directories. */
+static int machine_paths(const char *path)
+{
+	/* split so that this line does not match itself */
+	static const char *const bad[] = { "\"/" "work/", "\"/" "home/", "\"/" "root/" };
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f))
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			if (strstr(line, bad[i])) {
+				cr_expect(0, "%s: a machine's path: %s", path, line);
+				n++;
+			}
+	fclose(f);
+	return n;
+}
+
+Test(layout, no_machine_paths)
+{
+	char path[512];
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(source_dirs) / sizeof(source_dirs[0]); i++) {
+		DIR *d = opendir(source_dirs[i]);
+		struct dirent *e;
+
+		cr_assert_not_null(d, "%s", source_dirs[i]);
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (len < 3 || (strcmp(e->d_name + len - 2, ".c") &&
+					strcmp(e->d_name + len - 2, ".h")))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", source_dirs[i], e->d_name);
+			bad += machine_paths(path);
+		}
+		closedir(d);
+	}
+	cr_assert_eq(bad, 0);
 }
