@@ -73,13 +73,13 @@ int ev_parse_value(const char *s, uint64_t *out)
 	char *end;
 
 	if (!*d)
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number (decimal or 0x hex)", s);
 	for (const char *p = d; *p; p++)
 		if (hex ? !isxdigit((unsigned char)*p) : !isdigit((unsigned char)*p))
-			return -EINVAL;
+			return t4_err(EINVAL, "'%s': not a number (decimal or 0x hex)", s);
 	errno = 0;
 	*out = strtoull(d, &end, hex ? 16 : 10);
-	return errno ? -ERANGE : 0;
+	return errno ? t4_err(ERANGE, "'%s': too large for 64 bits", s) : 0;
 }
 
 static const char *alias_name_at(const void *src, size_t i)

@@ -129,13 +129,13 @@ static int ring_wait_space(struct t4_ring *r, uint64_t want_tail, bool keep)
 		if (r->tail_cache >= want_tail)
 			return 0;
 		if (keep)
-			return -EAGAIN;
+			return t4_err(EAGAIN, "log ring full: packet kept for later");
 		if (r->flags == T4_RING_NONBLOCK) {
 			atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-			return -ENOBUFS;
+			return t4_err(ENOBUFS, "log ring full: packet dropped (counted)");
 		}
 		if (atomic_load(&r->closed))
-			return -EPIPE;
+			return t4_err(EPIPE, "log closed: packet not queued");
 		t4_ring_wake(r->wake);
 		if (i < WAIT_YIELDS)
 			sched_yield();
@@ -158,7 +158,7 @@ static int ring_put(struct t4_ring *r, const struct t4_packet *p, bool keep)
 	rec = rec_bytes(n);
 	atomic_store(&r->busy, 1); /* seq_cst: pairs with t4_ring_shut */
 	if (atomic_load(&r->closed)) {
-		err = -EPIPE;
+		err = t4_err(EPIPE, "log closed: packet not queued");
 		goto out;
 	}
 	head = atomic_load_explicit(&r->head, memory_order_relaxed);

@@ -90,3 +90,20 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	cr_assert(strstr(mine, want), "%s", mine);
 	cr_assert_eq(t4_rmtree(root), 0);
 }
+
+/* An error path that returns a negative errno sets its own message: a
+ * stale one from an earlier error is never what gets printed. */
+Test(util, errors_set_their_message)
+{
+	uint64_t v;
+
+	(void)t4_err(EIO, "stale");
+	cr_assert_eq(t4_parse_u64("12x", &v), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'12x': not a number");
+	(void)t4_err(EIO, "stale");
+	cr_assert_eq(t4_parse_u64("99999999999999999999", &v), -ERANGE);
+	cr_assert_str_eq(t4_errmsg(), "'99999999999999999999': too large for 64 bits");
+	(void)t4_err(EIO, "stale");
+	cr_assert_lt(t4_rmtree("/proc/self/status"), 0);
+	cr_assert(strstr(t4_errmsg(), "/proc/self/status: cannot remove: "), "%s", t4_errmsg());
+}

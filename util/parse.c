@@ -13,13 +13,13 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	unsigned long long v;
 
 	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number", s ? s : "");
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno == ERANGE)
-		return -ERANGE;
+		return t4_err(ERANGE, "'%s': too large for 64 bits", s);
 	if (*end)
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number", s);
 	*out = v;
 	return 0;
 }

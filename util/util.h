@@ -74,7 +74,8 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
 
 /* ---- parsing --------------------------------------------------------- */
 
-/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string. */
+/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string;
+ * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
 /* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
  * a bare number is refused (ambiguous), e.g. "1ms", "100us", "2.5s",
@@ -101,7 +102,7 @@ int t4_read_small_file(const char *path, char *buf, size_t cap);
 int t4_write_small_file(const char *path, const char *text);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
-/* rm -rf (for fixtures and tests only). */
+/* rm -rf (temporary trees, fixtures); the first failure, with a message. */
 int t4_rmtree(const char *path);
 
 /* ---- CPU lists ("0-3,8,10-11") ---------------------------------------- */
