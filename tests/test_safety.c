@@ -113,7 +113,7 @@ Test(safety, kill9_kills_the_workload_and_the_next_run_reclaims, .timeout = 60)
 		 "tr '\\n' ' '; echo; kill -9 $rec; wait $rec; "
 		 "for i in $(seq 100); do gone $c && break; sleep 0.05; done; "
 		 "gone $c && echo workload-gone; ls tmp | wc -l; "
-		 "$B record -q --sim -d 10ms -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
+		 "$B record -q --sim -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
 		 gone_check);
 	rec_sh(&r, line);
 	cr_assert_null(strstr(r.out, "no-child"), "%s", r.out);

@@ -548,7 +548,7 @@ Test(sched, bookmarks_wait_out_a_full_ring, .timeout = 30)
 	read_back(path, &rb);
 	cr_assert_eq(rb.total_bms, 300);
 	for (size_t i = 0; i < rb.n_bms; i++) {
-		snprintf(name, sizeof(name), "b%zu", i);
+		snprintf(name, sizeof(name), "b%d", (int)i);
 		cr_assert_str_eq(rb.bms[i].name, name);
 		cr_assert_eq(rb.bms[i].first_trigger, 5, "%s", name);
 	}
