@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "collector/collector.h"
+#include "packets/packets.h"
 
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
@@ -153,6 +154,31 @@ int cli_target_resolve(struct cli_target *t);
 /* Whether any thread counted is still alive (not exited or a zombie). */
 bool cli_target_alive(const struct cli_target *t);
 void cli_target_free(struct cli_target *t);
+
+#define CLI_MAX_EVENT_ARGS 64
+
+/* The options of `record` (record_opts.c). */
+struct cli_record_opts {
+	uint64_t period_ns;
+	uint64_t duration_ns;
+	const char *bookmark;
+	const char *events[CLI_MAX_EVENT_ARGS];
+	size_t n_events;
+	const char *output;
+	const char *control;
+	struct cli_source src;
+	struct cli_target target;
+	bool paused, per_socket, quiet, progress, force;
+	int zstd_level;
+	uint32_t fsync_ms; /* 0: the log's default (1 s) */
+	enum t4_log_backend backend;
+	char **command; /* NULL-terminated, or NULL */
+	struct cli_virtual virt; /* --virtual (record_virtual.c) */
+};
+
+/* Parse record's argv: 0, 1 for --help (printed; exit 0), or 2 after a
+ * usage error. */
+int cli_record_parse(int argc, char **argv, struct cli_record_opts *o);
 
 /* The workload of `record` (child.c). */
 struct cli_child {
