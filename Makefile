@@ -1,7 +1,8 @@
 # t410trace - build, test, demo, bench.
 #
 #   make            build build/t410trace and libt410trace
-#   make check      build everything and run every test (Criterion)
+#   make check      build everything and run every test (Criterion), the
+#                   fuzz harnesses' saved corpora and crash inputs included
 #   make check SAN=1  the same with -fsanitize=address,undefined
 #   make demo       record a simulated Tegra410 and show what was recorded
 #   make bench      run the benchmarks (results: docs/PERFORMANCE.md)
@@ -45,7 +46,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-MODULES := util packets collector sched decode
+MODULES := util packets collector control sched decode
 CORE_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 # m/x.proto -> $(OUT)/gen/m/x.pb-c.{c,h} (protoc-c), compiled into the core
 PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))
@@ -54,11 +55,16 @@ PROTO_H := $(PROTO_C:.c=.h)
 CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
-# libt410trace: the app API plus the one control-socket client
-LIB_SRC := $(wildcard lib/*.c) sched/control_client.c util/err.c
+# libt410trace: the app API over control/ (its client and name rule) and util/
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c util/err.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
+# The fuzz harnesses, built with a plain main() that replays their saved
+# corpus and crash inputs (tools/fuzz/replay.c), run by `make check`.
+FUZZ_NAMES := reader codec events pmu control parse
+FUZZ_BIN := $(FUZZ_NAMES:%=$(OUT)/fuzz/replay_%)
+FUZZ_CFLAGS := $(filter-out -MMD -MP,$(ALL_CFLAGS))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(OUT)/bench/%)
 
@@ -114,12 +120,17 @@ $(TEST_BIN): $(TEST_OBJ) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
+$(OUT)/fuzz/replay_%: tools/fuzz/fuzz_%.c tools/fuzz/replay.c tools/fuzz/fuzz_common.h $(CORE_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FUZZ_CFLAGS) -I. $(LDFLAGS) $< tools/fuzz/replay.c $(CORE_LIB) $(LDLIBS) -o $@
+
 $(OUT)/bench/%: bench/%.c $(CORE_LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDFLAGS) $< $(CORE_LIB) $(LDLIBS) -o $@
 
-tests: deps-quiet $(TEST_BIN) all
+tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) all
 
 # Criterion runs tests in parallel workers; timing-sensitive tests
 # serialise themselves. T4_BIN lets CLI tests find the binary.

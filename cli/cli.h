@@ -3,15 +3,20 @@
  * Each subcommand is one file (cmd_<name>.c) with one entry point taking
  * its own argv (argv[0] is the subcommand name). Exit codes: 0 success,
  * 1 runtime failure, 2 bad usage or bad input (one-line message naming it).
- * Shared option handling (--sysfs-root, --sim) lives in opts.c.
+ * Shared pieces: option parsing with exact messages (opts.c), where PMUs
+ * come from (source.c, --sim and --sysfs-root), the workload's lifecycle
+ * (child.c).
  */
 #ifndef T4_CLI_H
 #define T4_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collector/collector.h"
+#include "packets/packets.h"
 
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
@@ -19,9 +24,24 @@ int cmd_list(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
+/* Flush stdout at the end of a subcommand: rc, or 141 quietly when the
+ * reader went away (EPIPE: `list | head`), or 1 with a message. */
+int cli_stdout_done(int rc);
+
 /* Exit code for "bad usage": print "t410trace SUB: msg" + hint. */
 int cli_usage_error(const char *sub, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* getopt_long that remembers which word it parses (opts.c), so that an
+ * error names the option the user got wrong even inside "-qx". */
+struct cli_getopt {
+	int word;                    /* argv index of the word being parsed */
+	const struct option *longs;
+};
+int cli_getopt(struct cli_getopt *g, int argc, char **argv, const char *shorts,
+	       const struct option *longs);
+/* For getopt's '?' or ':': print the one-line usage error; returns 2. */
+int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int c);
 
 /* Where PMUs come from (source.c): real sysfs, --sysfs-root or --sim. */
 struct cli_source {
@@ -91,5 +111,109 @@ void cli_virtual_final(const struct t4_sched_status *st, struct t4_status_pkt *f
 void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 			 const struct t4_sched_status *st, const struct t4_log_stats *ls,
 			 double seconds);
+
+/* Where `record` writes its log (output.c): FILE.partial-PID until the
+ * recording runs, then FILE, an existing FILE kept as FILE.old. */
+struct cli_output {
+	const char *path;   /* as given to -o */
+	bool force;         /* --force: replace FILE, keep no FILE.old */
+	bool in_place;      /* stdout, FIFO, device: written under its name */
+	bool to_stdout;     /* -o - */
+	bool exists;        /* FILE existed at the start */
+	bool published, kept_old, stranded;
+	char partial[4096]; /* FILE.partial-PID */
+	char old[4096];     /* FILE.old */
+};
+
+/* Decide where the log goes; refuses a directory, a terminal on stdout,
+ * and an existing FILE whose FILE.old exists too (unless force). */
+int cli_output_prepare(struct cli_output *o, const char *path, bool force);
+/* The path to open the log at. */
+const char *cli_output_open_path(const struct cli_output *o);
+/* Give the log its name (FILE kept as FILE.old first, said on stderr).
+ * On failure the log stays under its partial name, which the message
+ * gives. */
+int cli_output_publish(struct cli_output *o);
+/* Remove the partial file of a recording that never published. */
+void cli_output_drop(struct cli_output *o);
+/* The name to show the user: FILE, "standard output", or the partial
+ * name where the log was stranded. */
+const char *cli_output_name(const struct cli_output *o);
+
+/* perf's -C LIST, -p PID[,PID], -t TID[,TID] (target.c). */
+struct cli_target {
+	const char *cpus;     /* -C */
+	const char *pids;     /* -p */
+	const char *tids_arg; /* -t */
+	int *tids;            /* the threads counted: -t's, and every thread
+			       * of each -p process */
+	size_t n_tids;
+};
+/* Resolve -p/-t into thread IDs ("-p 123: no such process"). */
+int cli_target_resolve(struct cli_target *t);
+/* Whether any thread counted is still alive (not exited or a zombie). */
+bool cli_target_alive(const struct cli_target *t);
+void cli_target_free(struct cli_target *t);
+
+#define CLI_MAX_EVENT_ARGS 64
+
+/* The options of `record` (record_opts.c). */
+struct cli_record_opts {
+	uint64_t period_ns;
+	uint64_t duration_ns;
+	const char *bookmark;
+	const char *events[CLI_MAX_EVENT_ARGS];
+	size_t n_events;
+	const char *output;
+	const char *control;
+	struct cli_source src;
+	struct cli_target target;
+	bool paused, per_socket, quiet, progress, force;
+	int zstd_level;
+	uint32_t fsync_ms; /* 0: the log's default (1 s) */
+	enum t4_log_backend backend;
+	char **command; /* NULL-terminated, or NULL */
+	struct cli_virtual virt; /* --virtual (record_virtual.c) */
+};
+
+/* Parse record's argv: 0, 1 for --help (printed; exit 0), or 2 after a
+ * usage error. */
+int cli_record_parse(int argc, char **argv, struct cli_record_opts *o);
+
+/* The workload of `record` (child.c). */
+struct cli_child {
+	char **argv;           /* NULL-terminated */
+	bool stdout_to_stderr; /* the log goes to stdout (-o -) */
+	pid_t pid;             /* 0: not running (never started, or reaped) */
+	int pidfd;             /* -1 when the kernel has no pidfd_open */
+	int status;            /* wait status once reaped */
+	int interrupts;        /* SIGINT/SIGTERM received while it ran */
+	int go_fd, err_fd;     /* parent's ends: release, exec result */
+	int child_go, child_err; /* child's ends (closed in the parent) */
+};
+
+void cli_child_init(struct cli_child *c, char **argv, bool stdout_to_stderr);
+/* Fork; the child waits for cli_child_release before it execs. */
+int cli_child_fork(struct cli_child *c);
+/* Let it exec: 0 once exec worked, or a negative errno ("cannot run 'x':
+ * No such file or directory") after reaping the child that could not. */
+int cli_child_release(struct cli_child *c);
+bool cli_child_running(const struct cli_child *c);
+/* Reap it if it has exited. */
+bool cli_child_exited(struct cli_child *c);
+void cli_child_reap(struct cli_child *c);
+/* Sleep until it exits, a signal arrives, or timeout_ns passes. */
+void cli_child_nap(struct cli_child *c, uint64_t timeout_ns);
+/* A SIGINT/SIGTERM for it: forward; the second time say that a third
+ * kills it; the third time SIGKILL. */
+void cli_child_interrupt(struct cli_child *c, int sig);
+/* SIGTERM, then SIGKILL after 5 s; reaped. */
+void cli_child_stop(struct cli_child *c);
+/* Its exit code as a shell gives it (128 + signal when killed). */
+int cli_child_exit_code(const struct cli_child *c);
+/* "t410trace: 'x' was killed by signal N (...)" when it was. */
+void cli_child_report(const struct cli_child *c);
+/* Stop (SIGTERM) and reap it if it still runs; close everything. */
+void cli_child_free(struct cli_child *c);
 
 #endif

@@ -7,7 +7,7 @@
  * what it can say without one: a socket path and a command are given.
  */
 #include "cli.h"
-#include "sched/sched.h"
+#include "control/control.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -23,7 +23,8 @@ static void ctl_usage(FILE *f)
 		"and print its reply. PATH defaults to $" T4_CONTROL_ENV ".\n\n"
 		"commands:\n"
 		"  bookmark NAME  tag every following trigger with NAME\n"
-		"                 (1-63 characters of A-Z a-z 0-9 _ . : -)\n"
+		"                 (1-63 characters of A-Z a-z 0-9 _ . : -); each command is\n"
+		"                 logged with its time; refused when 1024 wait for a trigger\n"
 		"  trigger        fire one trigger now\n"
 		"  start          start periodic triggers\n"
 		"  stop           stop periodic triggers\n"

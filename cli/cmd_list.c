@@ -61,11 +61,12 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_getopt g;
 	int c;
 
 	optind = 0; /* GNU: full reset, argv[0] is the subcommand */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&g, argc, argv, "+:h", longopts)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_source_set_sim("list", &o->src, optarg))
@@ -80,8 +81,7 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			return cli_usage_error("list", "%s: unknown option or missing value",
-					       argv[optind - 1]);
+			return cli_opt_error("list", &g, argv, c);
 		}
 	}
 	if (optind < argc)
@@ -391,5 +391,5 @@ int cmd_list(int argc, char **argv)
 cleanup:
 	free(v);
 	cli_source_close(&o.src);
-	return rc;
+	return cli_stdout_done(rc);
 }

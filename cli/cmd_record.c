@@ -1,244 +1,59 @@
 /* cmd_record.c - `t410trace record`: counters of every clock domain on one
  * reference timeline, into a zstd-compressed log.
  *
- * Order of things: discover PMUs (real, fixture or simulated), parse the
- * events, group them into clock domains and open them, open the log, create
- * the scheduler (its rings), start the writer, write the metadata, start
- * the scheduler (baseline trigger 0), start the command, wait for the
- * command / the duration / a signal, stop (final trigger), close the log
- * with the final status, print a summary. The main thread only waits and
- * draws the progress line; it never touches the trigger path.
+ * Options are parsed in record_opts.c. Order of things: decide where the
+ * log goes (output.c: nothing existing is destroyed), discover PMUs (real, fixture or simulated), parse the
+ * events (with perf's -C/-p/-t targets), group them into clock domains and
+ * open them, open the log under its temporary name, create the scheduler
+ * (its rings), start the writer, write the metadata, start the scheduler
+ * (baseline trigger 0), start the command (child.c; its exec checked),
+ * publish the log under its name, wait for the command / the duration /
+ * a signal / the -p tasks, stop (final trigger), close the log with the
+ * final status, print a summary (also when the log stopped early: disk
+ * full). The main thread only waits and draws the progress line; it
+ * never touches the trigger path.
  */
 #include "cli.h"
 #include "collector/collector.h"
+#include "control/control.h"
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_EVENT_ARGS 64
-
-struct record_opts {
-	uint64_t period_ns;
-	uint64_t duration_ns;
-	const char *bookmark;
-	const char *events[MAX_EVENT_ARGS];
-	size_t n_events;
-	const char *output;
-	const char *control;
-	struct cli_source src;
-	bool paused, per_socket, quiet, progress;
-	int zstd_level;
-	uint32_t fsync_ms; /* 0: the log's default (1 s) */
-	enum t4_log_backend backend;
-	char **command; /* NULL-terminated, or NULL */
-	struct cli_virtual virt; /* --virtual (record_virtual.c) */
-};
-
 struct recording {
-	struct record_opts o;
+	struct cli_record_opts o;
 	struct t4_evlist events;
 	struct t4_domain_set domains;
+	struct cli_output out;
+	struct cli_child child;
 	struct t4_log *log;
 	struct t4_ring *meta;
 	struct t4_sched *sched;
 	struct t4_control *control;
 	char control_path[256];
-	bool control_is_temp;
-	char partial[4096];  /* the log while setting up; "" when written in place */
-	pid_t child;
-	int child_pidfd;     /* -1 when the kernel has no pidfd_open */
-	int child_status;
-	bool log_failed;
+	char control_dir[200]; /* our private directory, "" when none */
+	bool log_failed, ran;
+	bool not_started;      /* COMMAND could not run (or a signal came
+				* first): no log is published */
+	int not_started_code;  /* the exit code then */
+	char why[512];         /* and the reason */
 	uint64_t start_ref_ns;
 	char cmdline[T4_CMDLINE_MAX];
 };
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t signals_got, last_signal;
 
 static void on_signal(int sig)
 {
-	got_signal = sig;
-}
-
-static void record_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: t410trace record [OPTIONS] [-- COMMAND [ARGS...]]\n\n"
-		"Fires triggers on an absolute time grid; on each, every clock domain's\n"
-		"counters are read and their deltas logged with the reference clock.\n\n"
-		"  -e, --event SPEC       counters (repeatable; perf syntax, see 't410trace list');\n"
-		"                         default: every Tegra410 PMU's default set, or this\n"
-		"                         host's software counters and msr/tsc/\n"
-		"  -p, --period DUR       trigger period, e.g. 1ms, 100us (default 1ms)\n"
-		"  -b, --bookmark NAME    initial bookmark (phase name)\n"
-		"  -d, --duration DUR     stop after DUR, on the trigger grid (default: when\n"
-		"                         COMMAND exits, or Ctrl-C); a COMMAND still running\n"
-		"                         then gets SIGTERM\n"
-		"  -o, --output FILE      log file (default t410trace.t4t)\n"
-		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
-		"      --sim[=SEED]       record a simulated Tegra410 (output labelled simulated)\n"
-		"      --virtual          with --sim and --duration: record it in virtual time, as\n"
-		"                         fast as the CPU goes, the same log for the same seed,\n"
-		"                         a bookmark at each of its workload's phase changes\n"
-		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
-		"      --paused           start with periodic triggers stopped\n"
-		"      --per-socket       one central scheduler per socket\n"
-		"      --progress         show the progress line even when not on a terminal\n"
-		"      --zstd-level N     compression level (default 1)\n"
-		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
-		"      --fsync DUR|close  flush the log to disk every DUR (default 1s) or only\n"
-		"                         at the end; chunks reach the file every 100 ms anyway\n"
-		"  -q, --quiet            no progress line, no summary\n"
-		"  -h, --help\n\n"
-		"With COMMAND, recording covers exactly its run, and record exits with its\n"
-		"exit code. COMMAND finds the control socket in $%s (libt410trace).\n",
-		T4_CONTROL_ENV);
-}
-
-enum {
-	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
-	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC,
-};
-
-static const struct option record_longopts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "period", required_argument, NULL, 'p' },
-	{ "bookmark", required_argument, NULL, 'b' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "control", required_argument, NULL, 'c' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "sim", optional_argument, NULL, OPT_SIM },
-	{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
-	{ "paused", no_argument, NULL, OPT_PAUSED },
-	{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
-	{ "progress", no_argument, NULL, OPT_PROGRESS },
-	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "fsync", required_argument, NULL, OPT_FSYNC },
-	{ "virtual", no_argument, NULL, CLI_VIRTUAL },
-	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
-	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
-	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
-	{ 0 },
-};
-
-/* Returns 0, 1 for --help (exit 0), or 2 after printing a usage error. */
-static int parse_record_opts(int argc, char **argv, struct record_opts *o)
-{
-	uint64_t v;
-	int c;
-
-	o->period_ns = 1000000;
-	o->output = "t410trace.t4t";
-	o->zstd_level = 1; /* level 3 costs 2x the CPU for the same size here */
-	optind = 1;
-	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, "+:e:p:b:d:o:c:qh", record_longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (o->n_events == MAX_EVENT_ARGS)
-				return cli_usage_error("record", "too many -e options (max %d)", MAX_EVENT_ARGS);
-			o->events[o->n_events++] = optarg;
-			break;
-		case 'p':
-			if (t4_parse_duration(optarg, &o->period_ns) < 0)
-				return cli_usage_error("record", "--period %s", t4_errmsg());
-			if (o->period_ns < 10000)
-				return cli_usage_error("record", "--period %s: shorter than 10us is not supported", optarg);
-			break;
-		case 'b':
-			o->bookmark = optarg;
-			break;
-		case 'd':
-			if (t4_parse_duration(optarg, &o->duration_ns) < 0)
-				return cli_usage_error("record", "--duration %s", t4_errmsg());
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'c':
-			o->control = optarg;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			record_usage(stdout);
-			return 1;
-		case OPT_SIM:
-			if (cli_source_set_sim("record", &o->src, optarg))
-				return 2;
-			break;
-		case OPT_SYSFS:
-			o->src.sysfs_root = optarg;
-			break;
-		case OPT_PAUSED:
-			o->paused = true;
-			break;
-		case OPT_PER_SOCKET:
-			o->per_socket = true;
-			break;
-		case OPT_PROGRESS:
-			o->progress = true;
-			break;
-		case OPT_ZSTD:
-			if (t4_parse_u64(optarg, &v) < 0 || v < 1 || v > 19)
-				return cli_usage_error("record", "--zstd-level %s: use 1-19", optarg);
-			o->zstd_level = (int)v;
-			break;
-		case OPT_FSYNC:
-			if (!strcmp(optarg, "close")) {
-				o->fsync_ms = UINT32_MAX;
-				break;
-			}
-			if (t4_parse_duration(optarg, &v) < 0 || v < 1000000 || v > 3600000000000ull)
-				return cli_usage_error("record", "--fsync %s: use 1ms-1h, or 'close'", optarg);
-			o->fsync_ms = (uint32_t)(v / 1000000);
-			break;
-		case OPT_BACKEND:
-			if (!strcmp(optarg, "uring"))
-				o->backend = T4_LOG_URING;
-			else if (!strcmp(optarg, "pwrite"))
-				o->backend = T4_LOG_PWRITE;
-			else
-				return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", optarg);
-			break;
-		case CLI_VIRTUAL:
-		case CLI_SIM_DRIFT:
-		case CLI_SIM_WANDER:
-		case CLI_SIM_PREEMPT:
-			if (cli_virtual_option("record", c, optarg, &o->virt, &o->src))
-				return 2;
-			break;
-		case ':':
-			return cli_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (cli_source_check("record", &o->src) ||
-	    cli_virtual_check("record", &o->virt, &o->src,
-			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
-							  o->control != NULL }))
-		return 2;
-	if (optind < argc)
-		o->command = argv + optind;
-	return 0;
+	last_signal = sig;
+	signals_got++;
 }
 
 static void join_cmdline(int argc, char **argv, char *out, size_t cap)
@@ -254,8 +69,16 @@ static void join_cmdline(int argc, char **argv, char *out, size_t cap)
 static int setup_counters(struct recording *r)
 {
 	struct t4_pmu_set *pmus = &r->o.src.pmus;
-	int rc = cli_source_open(&r->o.src);
+	int rc = cli_target_resolve(&r->o.target);
 
+	if (rc < 0)
+		return rc;
+	r->events.target = (struct t4_target){
+		.cpus = r->o.target.cpus,
+		.tids = r->o.target.tids,
+		.n_tids = r->o.target.n_tids,
+	};
+	rc = cli_source_open(&r->o.src);
 	for (size_t i = 0; i < r->o.n_events && rc >= 0; i++)
 		rc = t4_events_parse(&r->events, pmus, r->o.events[i]);
 	if (rc >= 0 && r->o.n_events == 0)
@@ -270,24 +93,11 @@ static int setup_counters(struct recording *r)
 	return t4_domains_open(&r->domains, r->o.src.simulator);
 }
 
-/* The log is written under a temporary name next to the output until the
- * recording has started, so that a run that fails while setting up leaves
- * an existing file of that name untouched. A device (-o /dev/null) or a
- * pipe is written in place. */
-static const char *log_path(struct recording *r)
-{
-	struct stat st;
-
-	if (stat(r->o.output, &st) == 0 && !S_ISREG(st.st_mode))
-		return r->o.output;
-	snprintf(r->partial, sizeof(r->partial), "%s.partial-%ld", r->o.output, (long)getpid());
-	return r->partial;
-}
-
 static int setup_log(struct recording *r)
 {
 	struct t4_log_opts lo = {
-		.path = log_path(r),
+		.path = cli_output_open_path(&r->out),
+		.name = cli_output_name(&r->out),
 		.zstd_level = r->o.zstd_level,
 		.fsync_ms = r->o.fsync_ms,
 		.backend = r->o.backend,
@@ -300,22 +110,6 @@ static int setup_log(struct recording *r)
 	/* Created first: the writer drains it first, so metadata precedes
 	 * the packets it describes. */
 	return t4_log_ring(r->log, 4u << 20, T4_RING_WAIT, &r->meta);
-}
-
-/* Give the log its name once the recording runs (or drop it on failure). */
-static int publish_log(struct recording *r, bool ok)
-{
-	if (!r->partial[0])
-		return 0;
-	if (!ok) {
-		unlink(r->partial);
-		r->partial[0] = '\0';
-		return 0;
-	}
-	if (rename(r->partial, r->o.output) < 0)
-		return t4_err(errno, "%s: cannot create it: %s", r->o.output, strerror(errno));
-	r->partial[0] = '\0';
-	return 0;
 }
 
 static int write_metadata(struct recording *r)
@@ -370,18 +164,18 @@ static const struct t4_control_ops control_ops = {
 };
 
 /* A command always gets a control socket (for libt410trace): the one the
- * user named, or a private one in a fresh temporary directory. */
+ * user named, or a private one in a fresh temporary directory (named
+ * after this process: a later run reclaims it after a kill -9). */
 static int setup_control(struct recording *r)
 {
+	int rc;
+
 	if (r->o.control) {
 		snprintf(r->control_path, sizeof(r->control_path), "%s", r->o.control);
 	} else if (r->o.command) {
-		char dir[] = "/tmp/t410trace.XXXXXX";
-		if (!mkdtemp(dir))
-			return t4_err(errno, "cannot create a directory for the control socket: %s",
-				      strerror(errno));
-		snprintf(r->control_path, sizeof(r->control_path), "%s/control", dir);
-		r->control_is_temp = true;
+		if ((rc = t4_tmpdir_create(r->control_dir, sizeof(r->control_dir), "t410trace")) < 0)
+			return rc;
+		snprintf(r->control_path, sizeof(r->control_path), "%s/control", r->control_dir);
 	} else {
 		return 0;
 	}
@@ -403,77 +197,17 @@ static void wait_for_baseline(struct recording *r)
 }
 
 /* The command starts once trigger 0 (the baseline) is in, so the recording
- * covers all of its run. SIGINT/SIGTERM are blocked across fork(): the
- * child resets them to their defaults before unblocking, and one that
- * arrived meanwhile reaches the parent's handler, which forwards it. */
+ * covers all of its run; its exec is checked before the log is published. */
 static int start_command(struct recording *r)
 {
-	sigset_t stop_sigs, old;
-	int go[2];
+	int rc;
 
 	if (r->control_path[0] && setenv(T4_CONTROL_ENV, r->control_path, 1) < 0)
 		return t4_err(errno, "setenv: %s", strerror(errno));
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return t4_err(errno, "pipe: %s", strerror(errno));
-	sigemptyset(&stop_sigs);
-	sigaddset(&stop_sigs, SIGINT);
-	sigaddset(&stop_sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stop_sigs, &old);
-	r->child = fork();
-	if (r->child == 0) {
-		char c;
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(r->o.command[0], r->o.command);
-		fprintf(stderr, "t410trace record: cannot run '%s': %s\n", r->o.command[0],
-			strerror(errno));
-		_exit(127);
-	}
-	int fork_errno = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(go[0]);
-	if (r->child < 0) {
-		close(go[1]);
-		r->child = 0;
-		return t4_err(fork_errno, "fork: %s", strerror(fork_errno));
-	}
-	r->child_pidfd = (int)syscall(SYS_pidfd_open, r->child, 0);
+	if ((rc = cli_child_fork(&r->child)) < 0)
+		return rc;
 	wait_for_baseline(r);
-	if (write(go[1], "g", 1) != 1)
-		t4_warn("could not release the command");
-	close(go[1]);
-	return 0;
-}
-
-/* Reap the command if it has exited. */
-static bool command_exited(struct recording *r)
-{
-	if (r->child <= 0 || waitpid(r->child, &r->child_status, WNOHANG) != r->child)
-		return false;
-	r->child = 0;
-	return true;
-}
-
-/* Stop the command after --duration: TERM, then KILL after 5 s. */
-static void stop_command(struct recording *r)
-{
-	if (r->child <= 0)
-		return;
-	if (!r->o.quiet)
-		fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
-			r->o.command[0]);
-	kill(r->child, SIGTERM);
-	for (int i = 0; i < 500 && !command_exited(r); i++)
-		usleep(10000);
-	if (r->child > 0) {
-		kill(r->child, SIGKILL);
-		waitpid(r->child, &r->child_status, 0);
-		r->child = 0;
-	}
+	return cli_child_release(&r->child);
 }
 
 /* ---- progress and summary -------------------------------------------------- */
@@ -494,30 +228,35 @@ static void progress_line(struct recording *r, bool final)
 		final ? "\n" : "");
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void summary(struct recording *r, const struct t4_sched_status *st,
 		    const struct t4_log_stats *ls, double seconds)
 {
-	struct rusage ru;
 	char b1[32], b2[32], d1[16], d2[16], d3[16], d4[16];
 	size_t counters = 0;
 
 	for (size_t i = 0; i < r->domains.n; i++)
 		counters += r->domains.v[i].n;
-	getrusage(RUSAGE_SELF, &ru);
-	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	uint32_t nsched = st->schedulers ? st->schedulers : 1;
 	uint64_t grid = st->triggers / nsched; /* triggers of one scheduler */
 	char per[64] = "";
 	if (nsched > 1)
 		snprintf(per, sizeof(per), " (%llu per scheduler x %u)", (unsigned long long)grid, nsched);
 	fprintf(stderr, "t410trace: %s%llu triggers%s in %.2f s (period %s), %llu overruns, "
-			"%llu dropped, %llu read failures, %llu answered late\n",
+			"%llu dropped, %llu read failures, %llu unanswered\n",
 		r->o.src.sim ? "SIMULATED Tegra410: " : "",
 		(unsigned long long)st->triggers, per, seconds,
 		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
-		(unsigned long long)st->read_failures, (unsigned long long)st->superseded);
+		(unsigned long long)st->read_failures, (unsigned long long)st->unanswered);
 	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s p99 %s "
 			"(%.1f%% of the period); read window p50 %s p99 %s; CPU %.1f us/trigger\n",
 		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d1, sizeof(d1)),
@@ -525,53 +264,58 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
 		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
 		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
-		grid ? cpu * 1e6 / (double)grid : 0.0);
+		grid ? cpu_seconds() * 1e6 / (double)grid : 0.0);
 	if (st->off_cpu)
 		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
 				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
-	fprintf(stderr, "t410trace: wrote %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)\n",
-		r->o.output, t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
+	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",
+		r->log_failed ? "the log stopped early;" : "wrote", cli_output_name(&r->out),
+		t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
 		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,
-		st->values ? (double)ls->file_bytes / (double)st->values : 0.0);
+		st->values ? (double)ls->file_bytes / (double)st->values : 0.0,
+		r->log_failed ? ", all of it readable" : "");
 }
 
 /* ---- running ------------------------------------------------------------------ */
 
-/* Sleep until the command exits (its pidfd becomes readable), a signal
- * arrives (poll returns EINTR), or timeout_ns passes. */
-static void nap(struct recording *r, uint64_t timeout_ns)
+/* SIGINT/SIGTERM: the command gets them (child.c counts); without one the
+ * recording stops. Returns true when the recording should stop. */
+static bool take_signals(struct recording *r, sig_atomic_t *handled)
 {
-	if (r->child > 0 && r->child_pidfd >= 0) {
-		struct pollfd pfd = { .fd = r->child_pidfd, .events = POLLIN };
-		poll(&pfd, 1, (int)((timeout_ns + 999999) / 1000000));
-		return;
+	while (*handled < signals_got) {
+		(*handled)++;
+		if (!cli_child_running(&r->child))
+			return true;
+		cli_child_interrupt(&r->child, last_signal);
 	}
-	if (r->child > 0 && timeout_ns > 5000000)
-		timeout_ns = 5000000; /* no pidfd: notice the exit promptly */
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull),
-			       (long)(timeout_ns % 1000000000ull) };
-	nanosleep(&ts, NULL);
+	return false;
 }
 
-/* Until the command exits, --duration passes, a signal comes, or the log
- * fails (disk full: stop now rather than record into the void). */
+/* The -p/-t tasks have all exited (checked at most every 250 ms). */
+static bool targets_gone(struct recording *r)
+{
+	if (!r->o.target.n_tids || cli_target_alive(&r->o.target))
+		return false;
+	if (!r->o.quiet)
+		fprintf(stderr, "t410trace: the tasks of -p/-t have exited\n");
+	return true;
+}
+
+/* Until the command exits, --duration passes, a signal comes, the -p
+ * tasks exit, or the log fails (disk full: stop now rather than record
+ * into the void). */
 static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress)
 {
 	const uint64_t redraw_ns = 250000000ull;
 	uint64_t end = r->o.duration_ns ? t0 + r->o.duration_ns : 0, next_draw = 0;
+	sig_atomic_t handled = 0;
 	struct t4_log_stats ls;
 	struct t4_sched_status st;
 
 	for (;;) {
-		if (command_exited(r))
+		if (cli_child_exited(&r->child) || take_signals(r, &handled))
 			return;
-		if (got_signal) {
-			if (r->child <= 0)
-				return;
-			kill(r->child, got_signal); /* it ends, then we do */
-			got_signal = 0;
-		}
 		t4_log_stats(r->log, &ls);
 		if (ls.error) {
 			r->log_failed = true;
@@ -582,11 +326,17 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 		uint64_t now = t4_ref_ns();
 		t4_sched_status(r->sched, &st);
 		if (end && (st.finished || now >= end + 1000000000ull)) {
-			stop_command(r);
+			if (cli_child_running(&r->child) && !r->o.quiet)
+				fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
+					r->o.command[0]);
+			cli_child_stop(&r->child);
 			return;
 		}
-		if (show_progress && now >= next_draw) {
-			progress_line(r, false);
+		if (now >= next_draw) {
+			if (show_progress)
+				progress_line(r, false);
+			if (targets_gone(r))
+				return;
 			next_draw = now + redraw_ns;
 		}
 		uint64_t timeout = next_draw > now ? next_draw - now : redraw_ns;
@@ -594,37 +344,74 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 			timeout = 1000000; /* the final trigger is due any moment */
 		else if (end && end - now < timeout)
 			timeout = end - now;
-		nap(r, timeout);
+		cli_child_nap(&r->child, timeout);
 	}
-}
-
-static int exit_code_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
 }
 
 static void recording_free(struct recording *r)
 {
-	if (r->child_pidfd >= 0)
-		close(r->child_pidfd);
+	cli_child_free(&r->child);
 	t4_control_close(r->control);
-	if (r->control_is_temp) {
-		char dir[256];
-		snprintf(dir, sizeof(dir), "%s", r->control_path);
-		char *slash = strrchr(dir, '/');
-		if (slash) {
-			*slash = '\0';
-			rmdir(dir);
-		}
-	}
+	if (r->control_dir[0])
+		rmdir(r->control_dir);
 	t4_sched_free(r->sched);
 	t4_domains_free(&r->domains);
 	t4_evlist_free(&r->events);
+	cli_target_free(&r->o.target);
 	cli_source_close(&r->o.src);
+}
+
+/* Start the scheduler and the command; publish the log once both run.
+ * A command that cannot run (or a signal before it could start) leaves
+ * the output as it was: r->not_started. */
+static int start(struct recording *r)
+{
+	int rc;
+
+	if ((rc = t4_sched_start(r->sched)) < 0)
+		return rc;
+	r->ran = true;
+	if (r->o.command && signals_got) { /* interrupted: don't start it */
+		r->not_started = true;
+		r->not_started_code = 128 + (int)last_signal; /* as a shell would */
+		snprintf(r->why, sizeof(r->why), "interrupted before '%s' started", r->o.command[0]);
+		return 0;
+	}
+	if (r->o.command && (rc = start_command(r)) < 0) {
+		r->not_started = true;
+		/* 127 or 126 from a child that could not exec, as a shell */
+		r->not_started_code = cli_child_exit_code(&r->child);
+		if (r->not_started_code == 0)
+			r->not_started_code = 1;
+		snprintf(r->why, sizeof(r->why), "%s", t4_errmsg());
+		return 0;
+	}
+	if ((rc = cli_output_publish(&r->out)) < 0)
+		t4_report(rc); /* stranded under its partial name, which is said */
+	return 0;
+}
+
+/* Close the log with the final totals; 0 or the log's sticky error. */
+static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4_log_stats *ls)
+{
+	struct t4_status_pkt fin = { 0 };
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	memset(ls, 0, sizeof(*ls));
+	if (r->sched)
+		t4_sched_status(r->sched, st);
+	fin.triggers = st->triggers;
+	fin.overruns = st->overruns;
+	fin.read_failures = st->read_failures;
+	fin.ref_ns = t4_ref_ns();
+	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
+	r->log = NULL;
+	if (rc < 0)
+		r->log_failed = true;
+	if (r->not_started || !r->ran)
+		cli_output_drop(&r->out);
+	return rc;
 }
 
 /* record --virtual: counters and log as for a live recording, then the
@@ -641,9 +428,11 @@ static int run_virtual(struct recording *r)
 	struct t4_status_pkt fin;
 	struct t4_log_stats ls;
 	uint64_t t0 = t4_ref_ns();
-	int rc = setup_counters(r), crc = 0;
+	int rc, crc = 0;
 
-	if (rc >= 0 && (rc = setup_log(r)) >= 0 && (rc = t4_log_start(r->log)) >= 0) {
+	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) >= 0 &&
+	    (rc = setup_counters(r)) >= 0 && (rc = setup_log(r)) >= 0 &&
+	    (rc = t4_log_start(r->log)) >= 0) {
 		vr.ring = r->meta;
 		rc = cli_virtual_record(&vr, &st);
 	}
@@ -654,10 +443,11 @@ static int run_virtual(struct recording *r)
 	if (rc == 0 && crc < 0)
 		rc = crc;
 	if (rc == 0)
-		rc = publish_log(r, true);
-	publish_log(r, false); /* failed: drop the unnamed log */
+		rc = cli_output_publish(&r->out);
+	else
+		cli_output_drop(&r->out); /* failed: drop the unnamed log */
 	if (rc == 0 && !r->o.quiet)
-		cli_virtual_summary(r->o.output, &r->domains, &st, &ls,
+		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_ref_ns() - t0) / 1e9);
 	return rc;
 }
@@ -674,72 +464,59 @@ static int run(struct recording *r)
 	};
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
-	bool show_progress;
+	bool show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
 	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
-	int rc;
+	int rc, lrc;
 
-	if ((rc = setup_counters(r)) < 0)
-		return rc;
-	if ((rc = setup_log(r)) < 0)
+	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) < 0 ||
+	    (rc = setup_counters(r)) < 0 || (rc = setup_log(r)) < 0)
 		goto close_log;
 	so.domains = &r->domains;
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
 	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
 		goto close_log;
-	show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
-	if ((rc = t4_sched_start(r->sched)) < 0 || (rc = publish_log(r, true)) < 0)
-		goto stop;
-	if (r->o.command && got_signal) { /* interrupted: don't start it */
-		r->child_status = W_EXITCODE(128 + got_signal, 0); /* as a shell would */
-		goto stop;
-	}
-	if (r->o.command && (rc = start_command(r)) < 0)
-		goto stop;
-	wait_until_done(r, t0, show_progress);
-stop:
+	if ((rc = start(r)) == 0 && !r->not_started)
+		wait_until_done(r, t0, show_progress);
 	t4_sched_stop(r->sched);
 	t_end = t4_ref_ns();
 	if (show_progress)
 		progress_line(r, true);
-close_log:;
-	double seconds = t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0;
-	if (r->sched)
-		t4_sched_status(r->sched, &st);
-	else
-		memset(&st, 0, sizeof(st));
-	struct t4_status_pkt fin = {
-		.triggers = st.triggers,
-		.overruns = st.overruns,
-		.read_failures = st.read_failures,
-		.ref_ns = t4_ref_ns(),
-	};
-	int crc = r->log ? t4_log_close(r->log, &fin, &ls) : 0;
-	r->log = NULL;
-	if (rc == 0 && crc < 0)
-		rc = crc;
-	publish_log(r, false); /* still unnamed: setup failed, drop it */
-	if (rc == 0 && !r->o.quiet)
-		summary(r, &st, &ls, seconds);
-	return rc;
+close_log:
+	lrc = finish_log(r, &st, &ls);
+	if (r->ran && !r->not_started && !r->o.quiet)
+		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
+	return rc < 0 ? rc : lrc;
 }
 
-/* The log failed while the command runs: say so now and let the command
- * finish (a full disk is no reason to kill the user's work). Returns the
- * exit code, or -1 when this does not apply. */
-static int outlive_failed_log(struct recording *r, int rc)
+/* The exit code once the recording is over: the command's, or the error's.
+ * A command that could not run writes no log (exit 126/127, as a shell);
+ * one that failed to record waits for the command (a full disk is no
+ * reason to kill the user's work). */
+static int exit_code(struct recording *r, int rc)
 {
 	int code;
 
-	if (rc >= 0 || r->child <= 0 || !r->log_failed)
-		return -1;
-	code = t4_report(rc);
-	fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
-		r->o.command[0]);
-	waitpid(r->child, &r->child_status, 0);
-	r->child = 0;
-	return code;
+	if (r->not_started) {
+		fprintf(stderr, "t410trace: %s; nothing recorded%s%s%s\n", r->why,
+			r->out.exists ? " (" : "", r->out.exists ? r->o.output : "",
+			r->out.exists ? " left as it was)" : "");
+		return r->not_started_code;
+	}
+	if (rc < 0) {
+		code = t4_report(rc);
+		if (!cli_child_running(&r->child))
+			return code;
+		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
+			r->o.command[0]);
+		cli_child_reap(&r->child);
+		return code;
+	}
+	if (!r->o.command)
+		return 0;
+	cli_child_report(&r->child);
+	return cli_child_exit_code(&r->child);
 }
 
 int cmd_record(int argc, char **argv)
@@ -749,28 +526,17 @@ int cmd_record(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	rc = parse_record_opts(argc, argv, &r.o);
+	rc = cli_record_parse(argc, argv, &r.o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
+	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
-	r.child_pidfd = -1;
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
-	int code = outlive_failed_log(&r, rc);
-	if (r.child > 0) { /* failed after starting it: don't orphan it */
-		kill(r.child, SIGTERM);
-		waitpid(r.child, &r.child_status, 0);
-		r.child = 0;
-	}
+	rc = exit_code(&r, rc);
 	recording_free(&r);
-	if (code >= 0)
-		return code;
-	if (rc < 0)
-		return t4_report(rc);
-	if (r.o.command)
-		return exit_code_of(r.child_status);
-	return 0;
+	return rc;
 }

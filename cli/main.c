@@ -1,7 +1,16 @@
-/* main.c - the t410trace binary: dispatch to a subcommand. */
+/* main.c - the t410trace binary: dispatch to a subcommand ("did you
+ * mean record?" for a misspelled one).
+ *
+ * SIGPIPE is ignored for the whole program: `t410trace list | head` then
+ * sees EPIPE and cleans up (the simulator's temporary tree) instead of
+ * dying with it in place, and a log written to a pipe whose reader went
+ * away fails with a message. record restores SIGPIPE for its COMMAND.
+ */
 #include "cli.h"
 #include "util/util.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +50,27 @@ int cli_usage_error(const char *sub, const char *fmt, ...)
 	return 2;
 }
 
+static const char *command_at(const void *src, size_t i)
+{
+	(void)src;
+	return commands[i].name;
+}
+
+int cli_stdout_done(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if (errno == EPIPE)
+		return 128 + SIGPIPE; /* the reader went away: as if killed, quietly */
+	fprintf(stderr, "t410trace: standard output: %s\n", strerror(errno));
+	return rc ? rc : 1;
+}
+
 int main(int argc, char **argv)
 {
+	char hint[64];
+
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -58,6 +86,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < T4_ARRAY_LEN(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "t410trace: '%s' is not a command (see 't410trace --help')\n", argv[1]);
+	fprintf(stderr, "t410trace: '%s' is not a command%s (see 't410trace --help')\n", argv[1],
+		t4_did_you_mean(hint, sizeof(hint),
+				t4_suggest(argv[1], NULL, T4_ARRAY_LEN(commands), command_at)));
 	return 2;
 }

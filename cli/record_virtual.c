@@ -129,11 +129,11 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 		counters += ds->v[i].n;
 	fprintf(stderr, "t410trace: SIMULATED Tegra410 in VIRTUAL time: %llu triggers (%llu per "
 			"scheduler x %u) over %s of virtual time (period %s), generated in %.2f s; "
-			"%llu dropped and %llu answered late on purpose\n",
+			"%llu dropped and %llu unanswered on purpose\n",
 		(unsigned long long)st->triggers, (unsigned long long)grid, st->schedulers,
 		t4_fmt_duration(grid > 1 ? (grid - 1) * st->period_ns : 0, d1, sizeof(d1)),
 		t4_fmt_duration(st->period_ns, d2, sizeof(d2)), seconds,
-		(unsigned long long)st->dropped, (unsigned long long)st->superseded);
+		(unsigned long long)st->dropped, (unsigned long long)st->unanswered);
 	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s "
 			"p99 %s; read window p50 %s p99 %s\n",
 		ds->n, counters, t4_fmt_duration(st->skew_p50, d3, sizeof(d3)),

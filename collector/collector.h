@@ -167,22 +167,41 @@ struct t4_counter {
 	uint64_t config, config1, config2;
 	double scale;
 	char unit[32];
-	int cpu;      /* CPU to count on; -1 = the PMU's cpumask CPU */
+	int cpu;      /* CPU to count on; -1 = the PMU's cpumask CPU, or any
+		       * CPU for a per-task counter */
+	int tid;      /* the thread counted (-p/-t), 0 = every task */
 	int group;    /* index of the user's {group}, -1 when none */
 	bool is_clock; /* the PMU kind's clock event (cycles) */
+	/* event modifiers :u :k :h (perf_event_attr.exclude_*) */
+	bool exclude_user, exclude_kernel, exclude_hv;
+};
+
+/* What a recording counts besides the default (every task, every online
+ * CPU): perf's -C LIST and -p PID / -t TID. */
+struct t4_target {
+	const char *cpus; /* -C: per-CPU PMUs (software, tracepoint, msr, the
+			   * CPU PMU) only on these CPUs; NULL: every online
+			   * CPU. Uncore PMUs count their whole socket and
+			   * are not affected. */
+	const int *tids;  /* -p/-t: count only these threads (one per-task
+			   * counter per event and thread); uncore PMUs are
+			   * refused. NULL: system-wide. */
+	size_t n_tids;
 };
 
 struct t4_evlist {
 	struct t4_counter *v;
 	size_t n, cap;
 	int n_groups;
+	struct t4_target target; /* set before parsing; default: all */
 };
 
 /* Parse a comma-separated event string and append its counters. On error
  * nothing is appended and the message names the offending part. */
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
 		    const char *spec);
-/* Append the default set: every Tegra410 PMU's default events when the
+/* Append the default set (with -p/-t: the software events only): every
+ * Tegra410 PMU's default events when the
  * set has any, else this host's software events and msr/tsc/. */
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
@@ -288,8 +307,10 @@ int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,
 struct t4_domain {
 	uint32_t id;
 	enum t4_domain_kind kind;
-	char name[T4_NAME_MAX]; /* PMU name, "@cpuN" for per-CPU domains */
+	char name[T4_NAME_MAX]; /* PMU name, "@cpuN" for per-CPU domains,
+				 * "@tidN" for per-task ones */
 	int cpu;                /* CPU the group lives on; -1 = any */
+	int tid;                /* thread counted, 0 = every task */
 	int clock_index;        /* counter that is the local clock; -1 = ref */
 	uint64_t nominal_hz;
 	size_t n;
@@ -314,7 +335,8 @@ struct t4_domain_set {
 	size_t n;
 };
 
-/* Group an event list into domains: one per PMU instance and CPU, the
+/* Group an event list into domains: one per PMU instance and CPU (and
+ * thread, for per-task counters), the
  * clock event first (the group leader) when the kind has one. Fails with a
  * message when a user's {group} spans two hardware PMUs or a domain would
  * hold more than T4_MAX_COUNTERS counters. */

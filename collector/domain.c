@@ -2,7 +2,8 @@
  * opened as one perf group each, read with one read() into a return packet.
  *
  * Grouping (t4_domains_build): one domain per (PMU, CPU) pair, in order of
- * first appearance. The domain's clock (the kind's `cycles`, msr's `tsc`,
+ * first appearance; per-task counters (record -p/-t) one per (PMU,
+ * thread), opened on that thread and any CPU. The domain's clock (the kind's `cycles`, msr's `tsc`,
  * `cycles` on an unknown PMU) is moved to index 0 and leads the group, so
  * the local clock is sampled by the same read() as the counts. Software and
  * tracepoint domains have no clock of their own: their local clock is the
@@ -128,8 +129,12 @@ static void domain_init(struct t4_domain *d, uint32_t id,
 	d->id = id;
 	d->kind = kind_of(c);
 	d->cpu = cpu;
+	d->tid = c->tid;
 	d->clock_index = -1;
-	if (!p->cpumask[0] && cpu >= 0)
+	if (c->tid > 0)
+		snprintf(d->name, sizeof(d->name), "%.*s@tid%d",
+			 (int)sizeof(d->name) - 16, p->name, c->tid);
+	else if (!p->cpumask[0] && cpu >= 0)
 		snprintf(d->name, sizeof(d->name), "%.*s@cpu%d",
 			 (int)sizeof(d->name) - 16, p->name, cpu);
 	else
@@ -146,7 +151,8 @@ static struct t4_domain *domain_find(struct t4_domain_set *ds,
 	for (size_t i = 0; i < ds->n; i++) {
 		struct t4_domain *d = &ds->v[i];
 
-		if (d->cpu == cpu && !strcmp(d->counters[0].pmu->name, c->pmu->name))
+		if (d->cpu == cpu && d->tid == c->tid &&
+		    !strcmp(d->counters[0].pmu->name, c->pmu->name))
 			return d;
 	}
 	return NULL;
@@ -251,27 +257,35 @@ int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l)
 
 /* ---- opening ------------------------------------------------------------- */
 
-static int perf_open(struct perf_event_attr *a, int cpu, int group_fd)
+/* pid: the thread counted (0: every task, -1 to perf). */
+static int perf_open(struct perf_event_attr *a, int tid, int cpu, int group_fd)
 {
-	return (int)syscall(SYS_perf_event_open, a, -1, cpu, group_fd,
+	return (int)syscall(SYS_perf_event_open, a, tid > 0 ? tid : -1, cpu, group_fd,
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
-static int open_error(const struct t4_counter *c, int cpu, int e)
+static int open_error(const struct t4_counter *c, const struct t4_domain *d, int e)
 {
+	char where[48];
+
+	if (d->tid > 0)
+		snprintf(where, sizeof(where), "thread %d", d->tid);
+	else
+		snprintf(where, sizeof(where), "cpu %d", d->cpu);
 	switch (e) {
 	case EACCES:
 	case EPERM:
-		return t4_err(e, "%s: permission denied on cpu %d (run as root or lower /proc/sys/kernel/perf_event_paranoid)",
-			      c->spec, cpu);
+		return t4_err(e, "%s: permission denied on %s (run as root or lower /proc/sys/kernel/perf_event_paranoid)",
+			      c->spec, where);
+	case ESRCH:
+		return t4_err(e, "%s: thread %d is gone", c->spec, d->tid);
 	case ENOENT:
 	case EINVAL:
 	case EOPNOTSUPP:
-		return t4_err(e, "the kernel refused %s: unsupported event or filter",
+		return t4_err(e, "the kernel refused %s: unsupported event, filter or modifier",
 			      c->spec);
 	default:
-		return t4_err(e, "%s: cannot open on cpu %d: %s", c->spec, cpu,
-			      strerror(e));
+		return t4_err(e, "%s: cannot open on %s: %s", c->spec, where, strerror(e));
 	}
 }
 
@@ -302,10 +316,13 @@ static int open_counter(struct t4_domain *d, size_t i)
 	a.config2 = c->config2;
 	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	a.exclude_user = c->exclude_user;
+	a.exclude_kernel = c->exclude_kernel;
+	a.exclude_hv = c->exclude_hv;
 	a.disabled = i == 0; /* members follow the leader */
-	fd = perf_open(&a, d->cpu, i == 0 ? -1 : d->fds[0]);
+	fd = perf_open(&a, d->tid, d->cpu, i == 0 ? -1 : d->fds[0]);
 	if (fd < 0)
-		return open_error(c, d->cpu, errno);
+		return open_error(c, d, errno);
 	d->fds[i] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &d->ids[i]) < 0)
 		return t4_err(errno, "%s: PERF_EVENT_IOC_ID: %s", c->spec,
@@ -315,7 +332,7 @@ static int open_counter(struct t4_domain *d, size_t i)
 
 static int domain_open_perf(struct t4_domain *d)
 {
-	if (d->cpu < 0)
+	if (d->cpu < 0 && d->tid <= 0)
 		return t4_err(EINVAL, "%s: no CPU to count on (the PMU has no cpumask)",
 			      d->counters[0].spec);
 	for (size_t i = 0; i < d->n; i++) {

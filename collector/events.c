@@ -22,6 +22,7 @@
 #include "../util/util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <linux/perf_event.h>
@@ -56,10 +57,32 @@ static const char *pmu_name_at(const void *src, size_t i)
 	return ((const struct t4_pmu_set *)src)->pmus[i].name;
 }
 
-static const char *sw_name_at(const void *src, size_t i)
+/* Events known by name alone, for suggestions: software, then hardware. */
+static const char *named_event_at(const void *src, size_t i)
 {
 	(void)src;
-	return i < T4_ARRAY_LEN(sw_events) ? sw_events[i].name : NULL;
+	return i < T4_ARRAY_LEN(sw_events) ? sw_events[i].name
+					    : ev_hw_event_name(i - T4_ARRAY_LEN(sw_events));
+}
+
+static size_t named_events(void)
+{
+	size_t n = 0;
+
+	while (named_event_at(NULL, n))
+		n++;
+	return n;
+}
+
+static bool is_named_event(const char *name)
+{
+	for (size_t i = 0; named_event_at(NULL, i); i++)
+		if (!strcmp(name, named_event_at(NULL, i)))
+			return true;
+	for (size_t i = 0; i < T4_ARRAY_LEN(sw_events); i++)
+		if (sw_events[i].alt && !strcmp(name, sw_events[i].alt))
+			return true;
+	return ev_is_raw_name(name);
 }
 
 const char *t4_software_event(size_t i, const char **alt, uint64_t *config)
@@ -80,6 +103,26 @@ static bool is_software_like(const struct t4_pmu *pmu)
 }
 
 /* ---- online CPUs ------------------------------------------------------- */
+
+/* Keep the online CPUs that -C names; every CPU of -C must be online. */
+static int apply_cpu_list(struct ev_ctx *cx, const char *online)
+{
+	const char *want = cx->target.cpus;
+	int listed = 0, kept = 0;
+
+	if (!want)
+		return 0;
+	if (t4_cpulist_first(want, &listed) < 0)
+		return t4_err(EINVAL, "-C %s: %s", want, t4_errmsg());
+	for (int i = 0; i < cx->n_cpus; i++)
+		if (t4_cpulist_has(want, cx->cpus[i]) == 1)
+			cx->cpus[kept++] = cx->cpus[i];
+	cx->n_cpus = kept;
+	if (kept < listed)
+		return t4_err(EINVAL, "-C %s: not every CPU listed is online (online: %s)",
+			      want, online);
+	return 0;
+}
 
 static int read_online(struct ev_ctx *cx)
 {
@@ -106,7 +149,7 @@ static int read_online(struct ev_ctx *cx)
 			cx->cpus[cx->n_cpus++] = (int)c;
 		p = *end == ',' ? end + 1 : end;
 	}
-	return 0;
+	return apply_cpu_list(cx, buf);
 }
 
 /* ---- appending counters -------------------------------------------------- */
@@ -125,13 +168,54 @@ static int push(struct t4_evlist *l, const struct t4_counter *c)
 	return 0;
 }
 
-/* One counter on the PMU's cpumask CPU, or one per online CPU for PMUs
- * without a cpumask (software, tracepoint, msr). */
+/* The event's modifiers onto c (uncore PMUs count every privilege level:
+ * refused there). */
+static int apply_mods(const struct ev_ctx *cx, struct t4_counter *c)
+{
+	const struct ev_mods *m = &cx->mods;
+
+	if (!m->set)
+		return 0;
+	if (c->pmu->cpumask[0])
+		return t4_err(ENOTSUP, "%s:%s: %s is an uncore PMU; it counts every privilege "
+			      "level, so ':%s' cannot apply", c->spec, m->text, c->pmu->name, m->text);
+	c->exclude_user = !m->u;
+	c->exclude_kernel = !m->k;
+	c->exclude_hv = !m->h;
+	if (!ev_catf(c->spec, sizeof(c->spec), ":%s", m->text))
+		return t4_err(EINVAL, "%s: event string too long", c->spec);
+	return 0;
+}
+
+/* One counter per thread of -p/-t, on any CPU. */
+static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
+{
+	int rc;
+
+	if (c->pmu->cpumask[0])
+		return t4_err(EINVAL, "%s: %s counts the whole system, not one task: it cannot "
+			      "be used with -p/-t", c->spec, c->pmu->name);
+	c->cpu = -1;
+	for (size_t i = 0; i < cx->target.n_tids; i++) {
+		c->tid = cx->target.tids[i];
+		if ((rc = push(&cx->tmp, c)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One counter on the PMU's cpumask CPU, or one per online CPU (those of
+ * -C) for PMUs without a cpumask (software, tracepoint, msr, the CPU PMU),
+ * or one per thread of -p/-t. */
 int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
 {
 	int rc;
 
 	c->group = cx->group;
+	if ((rc = apply_mods(cx, c)) < 0)
+		return rc;
+	if (cx->target.n_tids)
+		return push_per_task(cx, c);
 	if (c->pmu->cpu >= 0) {
 		c->cpu = c->pmu->cpu;
 		return push(&cx->tmp, c);
@@ -179,7 +263,7 @@ static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *p
 	pmu = t4_pmus_find(cx->set, pmu_name);
 	if (!pmu)
 		return t4_err(EINVAL, "%s: unknown PMU%s", pmu_name,
-			      ev_hint(h, sizeof(h), ev_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
+			      t4_did_you_mean(h, sizeof(h), t4_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
 	return ev_build_one(cx, l, pmu, terms, NULL);
 }
 
@@ -208,12 +292,18 @@ static int software_event(struct ev_ctx *cx, const char *name)
 			 sw_events[i].config <= PERF_COUNT_SW_TASK_CLOCK ? "ns" : "");
 		return ev_push_per_cpu(cx, &c);
 	}
+	int rc = ev_cpu_event(cx, name);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (t4_pmus_find(cx->set, name))
 		return t4_err(EINVAL, "%s: a PMU needs an event: %s/<event>/ (see 't410trace list')",
 			      name, name);
-	return t4_err(EINVAL, "%s: unknown event (not a software event, subsys:tracepoint or "
-		      "pmu/event/)%s", name,
-		      ev_hint(h, sizeof(h), ev_suggest(name, NULL, T4_ARRAY_LEN(sw_events), sw_name_at)));
+	const char *guess = t4_suggest(name, NULL, named_events(), named_event_at);
+	if (!guess)
+		guess = t4_suggest(name, cx->set, cx->set->n, pmu_name_at);
+	return t4_err(EINVAL, "%s: unknown event (not a software or hardware event, "
+		      "subsys:tracepoint or pmu/event/)%s", name,
+		      t4_did_you_mean(h, sizeof(h), guess));
 }
 
 static bool dir_exists(const char *path)
@@ -254,6 +344,53 @@ static bool tp_name_ok(const char *s, size_t len)
 	return true;
 }
 
+/* The entry of directory dir closest to name (a misspelling), into out;
+ * "" when none is close. */
+static void closest_entry(const char *dir, const char *name, char *out, size_t cap)
+{
+	char *names[1024];
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	const char *best;
+
+	out[0] = '\0';
+	if (!d)
+		return;
+	while ((e = readdir(d)) && n < T4_ARRAY_LEN(names))
+		if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+			n++;
+	closedir(d);
+	if ((best = t4_suggest(name, names, n, t4_strv_at)))
+		ev_copy_str(out, cap, best);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+}
+
+/* "no such tracepoint", with the closest subsystem or event name. */
+static int no_tracepoint(const char *name, const char *dir, const char *path)
+{
+	const char *colon = strchr(name, ':');
+	char sub[1100], guess[T4_NAME_MAX * 2], h[T4_NAME_MAX * 4];
+	char tp[T4_NAME_MAX * 4] = "";
+
+	snprintf(sub, sizeof(sub), "%s/events/%.*s", dir, (int)(colon - name), name);
+	if (dir_exists(sub)) {
+		closest_entry(sub, colon + 1, guess, sizeof(guess));
+		if (guess[0])
+			snprintf(tp, sizeof(tp), "%.*s:%s", (int)(colon - name), name, guess);
+	} else {
+		snprintf(sub, sizeof(sub), "%s/events", dir);
+		snprintf(tp, sizeof(tp), "%.*s", (int)(colon - name), name);
+		closest_entry(sub, tp, guess, sizeof(guess));
+		snprintf(tp, sizeof(tp), "%s%s", guess, guess[0] ? ":..." : "");
+		if (!guess[0])
+			tp[0] = '\0';
+	}
+	return t4_err(EINVAL, "%s: no such tracepoint (%s does not exist)%s", name, path,
+		      t4_did_you_mean(h, sizeof(h), tp[0] ? tp : NULL));
+}
+
 static int tracepoint_event(struct ev_ctx *cx, const char *name)
 {
 	const struct t4_pmu *tp = t4_pmus_find(cx->set, "tracepoint");
@@ -274,7 +411,7 @@ static int tracepoint_event(struct ev_ctx *cx, const char *name)
 		 colon + 1);
 	rc = t4_read_small_file(path, buf, sizeof(buf));
 	if (rc == -ENOENT)
-		return t4_err(EINVAL, "%s: no such tracepoint (%s does not exist)", name, path);
+		return no_tracepoint(name, dir, path);
 	if (rc < 0)
 		return rc;
 	if (ev_parse_value(buf, &id) < 0)
@@ -289,6 +426,28 @@ static int tracepoint_event(struct ev_ctx *cx, const char *name)
 }
 
 /* ---- the list grammar ----------------------------------------------------- */
+
+/* An event without '/': a software or hardware event or a tracepoint,
+ * each optionally with perf modifiers (cycles:u, sched:sched_switch:k).
+ * "x:y" is a modifier only when y is all modifier letters and x an event
+ * of its own (a name, or subsys:name): "sched:u" stays a tracepoint. */
+static int named_event(struct ev_ctx *cx, char *name)
+{
+	char *colon = strrchr(name, ':'), whole[T4_SPEC_MAX];
+	int rc;
+
+	if (colon && ev_all_modifiers(colon + 1)) {
+		ev_copy_str(whole, sizeof(whole), name);
+		*colon = '\0';
+		if (strchr(name, ':') || is_named_event(name)) {
+			if ((rc = ev_parse_modifiers(cx, colon + 1, whole)) < 0)
+				return rc;
+		} else {
+			*colon = ':';
+		}
+	}
+	return strchr(name, ':') ? tracepoint_event(cx, name) : software_event(cx, name);
+}
 
 /* One event at s[*pos]; advances *pos past it. */
 static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *s, size_t *pos)
@@ -307,7 +466,7 @@ static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char 
 		*pos = end;
 		for (size_t k = end - start; k > 0 && (pmu[k - 1] == ' ' || pmu[k - 1] == '\t'); k--)
 			pmu[k - 1] = '\0';
-		return strchr(pmu, ':') ? tracepoint_event(cx, pmu) : software_event(cx, pmu);
+		return named_event(cx, pmu);
 	}
 	close = strchr(s + end + 1, '/');
 	if (!close)
@@ -317,9 +476,16 @@ static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char 
 	snprintf(whole, sizeof(whole), "%.*s", (int)((size_t)(close - s) - start + 1), s + start);
 	snprintf(terms, sizeof(terms), "%.*s", (int)(close - (s + end + 1)), s + end + 1);
 	*pos = (size_t)(close - s) + 1;
-	if (s[*pos] == ':')
-		return t4_err(EINVAL, "%s: event modifiers (':%s') are not supported", whole,
-			      s + *pos + 1);
+	if (s[*pos] == ':') {
+		char mods[T4_NAME_MAX];
+		size_t n = strcspn(s + *pos + 1, ",{} \t");
+		int rc;
+
+		snprintf(mods, sizeof(mods), "%.*s", (int)n, s + *pos + 1);
+		*pos += 1 + n;
+		if ((rc = ev_parse_modifiers(cx, mods, whole)) < 0)
+			return rc;
+	}
 	return pmu_event(cx, l, pmu, terms, whole);
 }
 
@@ -378,7 +544,8 @@ static int parse_items(struct ev_ctx *cx, const struct t4_evlist *l, const char 
 			if (!in_group)
 				return t4_err(EINVAL, "%s: unbalanced braces (unexpected '}')", s + *pos);
 			return 0; /* an empty group or a trailing ',' */
-		} else if ((rc = parse_event(cx, l, s, pos)) < 0) {
+		} else if ((memset(&cx->mods, 0, sizeof(cx->mods)),
+			    rc = parse_event(cx, l, s, pos)) < 0) {
 			return rc;
 		}
 		*pos = skip_space(s, *pos);
@@ -420,7 +587,8 @@ static int commit(struct ev_ctx *cx, struct t4_evlist *l)
 
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set, const char *spec)
 {
-	struct ev_ctx cx = { .set = set, .group = -1, .next_group = l->n_groups };
+	struct ev_ctx cx = { .set = set, .target = l->target, .group = -1,
+			     .next_group = l->n_groups };
 	size_t pos = 0;
 	int rc;
 
@@ -457,12 +625,15 @@ static int pmu_defaults(struct ev_ctx *cx, const struct t4_evlist *l, const stru
 
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set)
 {
-	struct ev_ctx cx = { .set = set, .group = -1, .next_group = l->n_groups };
+	struct ev_ctx cx = { .set = set, .target = l->target, .group = -1,
+			     .next_group = l->n_groups };
 	const struct t4_pmu *msr = t4_pmus_find(set, "msr");
 	char spec[160] = "";
 	int rc = 0;
 
-	for (size_t i = 0; i < set->n && rc >= 0; i++)
+	/* A task (-p/-t) is counted with the software events: uncore PMUs
+	 * count the whole system, msr/tsc is the machine's clock. */
+	for (size_t i = 0; i < set->n && rc >= 0 && !l->target.n_tids; i++)
 		if (set->pmus[i].kind)
 			rc = pmu_defaults(&cx, l, &set->pmus[i]);
 	if (rc >= 0 && cx.tmp.n > 0)
@@ -474,7 +645,7 @@ int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set)
 	ctx_free(&cx);
 	if (t4_pmus_find(set, "software"))
 		ev_catf(spec, sizeof(spec), "cpu-clock,task-clock,context-switches,page-faults,cpu-migrations");
-	if (msr && t4_pmu_alias(msr, "tsc"))
+	if (msr && t4_pmu_alias(msr, "tsc") && !l->target.n_tids)
 		ev_catf(spec, sizeof(spec), "%smsr/tsc/", spec[0] ? "," : "");
 	if (!spec[0])
 		return t4_err(ENOENT, "%s: no Tegra410, software or msr PMU to count by default",

@@ -7,18 +7,24 @@
 
 #include "collector.h"
 
+/* Event modifiers (":u", ":k", ":h") of the event being parsed. */
+struct ev_mods {
+	bool set;          /* any u/k/h given */
+	bool u, k, h;
+	char text[16];     /* as typed, for the spec ("u", "uk") */
+};
+
 /* One parse call: the scratch list, the group being read, online CPUs. */
 struct ev_ctx {
 	const struct t4_pmu_set *set;
 	struct t4_evlist tmp;
+	struct t4_target target; /* -C, -p/-t of the caller's list */
+	struct ev_mods mods;     /* of the event being parsed */
 	int group;      /* current group index, -1 outside braces */
 	int next_group; /* next group index to hand out */
-	int *cpus;      /* online CPUs, read on first need */
+	int *cpus;      /* CPUs to count on (online, -C), read on first need */
 	int n_cpus;
 };
-
-/* One term of pmu/.../ as the user (or an alias file) wrote it. */
-typedef const char *(*ev_name_at_fn)(const void *src, size_t i);
 
 void ev_copy_str(char *dst, size_t cap, const char *src);
 /* Append to buf; false when it would not fit. */
@@ -26,15 +32,28 @@ bool ev_catf(char *buf, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Decimal or 0x hex, the whole string, like perf's lexer. */
 int ev_parse_value(const char *s, uint64_t *out);
-/* Closest of n candidates (edit distance <= 2, else a prefix match). */
-const char *ev_suggest(const char *name, const void *src, size_t n, ev_name_at_fn at);
-/* " (did you mean X?)" or "" into buf. */
-const char *ev_hint(char *buf, size_t cap, const char *s);
 uint64_t ev_format_extract(const struct t4_format *f, const uint64_t cfg[3]);
 
 /* Append c to the scratch list: on the PMU's cpumask CPU, or once per
- * online CPU for PMUs without one. */
+ * online CPU (of -C) for PMUs without one, or once per thread of -p/-t;
+ * with the event's modifiers. */
 int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c);
+
+/* ---- events_cpu.c: CPU-PMU events and modifiers ------------------------- */
+
+/* Parse perf modifiers into cx->mods: u, k, h are applied; p (precise
+ * sampling) and the others are refused with a message naming them. */
+int ev_parse_modifiers(struct ev_ctx *cx, const char *mods, const char *whole);
+/* A hardware event (cycles, instructions, ...) or a raw rNNN event on
+ * the CPU PMU: 1 when name is one (appended), 0 when it is not, or a
+ * negative errno ("this machine has no CPU PMU (a VM?)"). */
+int ev_cpu_event(struct ev_ctx *cx, const char *name);
+/* The i-th hardware event name ("cycles", ...), NULL past the last. */
+const char *ev_hw_event_name(size_t i);
+/* Whether name is a raw CPU event: r followed by hex digits. */
+bool ev_is_raw_name(const char *name);
+/* Whether every character of s is a perf modifier letter. */
+bool ev_all_modifiers(const char *s);
 /* The counter of pmu/terms/ (kind_name: its name when built from the kind
  * table). l: the caller's list, for the PCIE one-BDF rule. */
 int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu,

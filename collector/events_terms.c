@@ -1,6 +1,6 @@
 /* events_terms.c - one PMU's terms (pmu/alias,name=value,flag/) turned
  * into one counter's config words; the string helpers the event parser
- * shares (suggestions, hex values, bounded appends).
+ * shares (hex values, bounded appends).
  *
  * Trade-offs: split from events.c only to keep files small; the two talk
  * through the private events_int.h. An alias's terms are applied first,
@@ -73,79 +73,18 @@ int ev_parse_value(const char *s, uint64_t *out)
 	char *end;
 
 	if (!*d)
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number (decimal or 0x hex)", s);
 	for (const char *p = d; *p; p++)
 		if (hex ? !isxdigit((unsigned char)*p) : !isdigit((unsigned char)*p))
-			return -EINVAL;
+			return t4_err(EINVAL, "'%s': not a number (decimal or 0x hex)", s);
 	errno = 0;
 	*out = strtoull(d, &end, hex ? 16 : 10);
-	return errno ? -ERANGE : 0;
-}
-
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[T4_NAME_MAX + 1];
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la > T4_NAME_MAX || lb > T4_NAME_MAX)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0], tmp;
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			tmp = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = tmp;
-		}
-	}
-	return row[lb];
-}
-
-
-/* The closest candidate within edit distance 2, else one that is a prefix
- * match either way; NULL when none. */
-const char *ev_suggest(const char *name, const void *src, size_t n, ev_name_at_fn at)
-{
-	const char *best = NULL, *prefix = NULL;
-	unsigned best_d = 3;
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < n; i++) {
-		const char *c = at(src, i);
-		unsigned d;
-		if (!c)
-			continue;
-		d = edit_distance(name, c);
-		if (d < best_d) {
-			best_d = d;
-			best = c;
-		}
-		if (!prefix && len >= 3 &&
-		    (!strncmp(c, name, len) || !strncmp(name, c, strlen(c))))
-			prefix = c;
-	}
-	return best ? best : prefix;
+	return errno ? t4_err(ERANGE, "'%s': too large for 64 bits", s) : 0;
 }
 
 static const char *alias_name_at(const void *src, size_t i)
 {
 	return ((const struct t4_pmu *)src)->aliases[i].name;
-}
-
-const char *ev_hint(char *buf, size_t cap, const char *s)
-{
-	if (s)
-		snprintf(buf, cap, " (did you mean %s?)", s);
-	else
-		buf[0] = '\0';
-	return buf;
 }
 
 /* Mask and extracted value of a format field in cfg. */
@@ -211,9 +150,9 @@ static int unknown_event(const struct t4_pmu *pmu, const char *name)
 {
 	char h[T4_NAME_MAX + 32], list[300] = "";
 
-	if (ev_suggest(name, pmu, pmu->n_aliases, alias_name_at))
+	if (t4_suggest(name, pmu, pmu->n_aliases, alias_name_at))
 		return t4_err(EINVAL, "%s: unknown event for %s%s", name, pmu->name,
-			      ev_hint(h, sizeof(h), ev_suggest(name, pmu, pmu->n_aliases, alias_name_at)));
+			      t4_did_you_mean(h, sizeof(h), t4_suggest(name, pmu, pmu->n_aliases, alias_name_at)));
 	for (size_t i = 0; i < pmu->n_aliases; i++)
 		ev_catf(list, sizeof(list), "%s%s", i ? ", " : "", pmu->aliases[i].name);
 	if (!list[0])

@@ -115,8 +115,7 @@ static const struct sim_pmu *find_pmu(const struct t4_sim *sim,
 
 static int make_root(struct t4_sim *sim, const char *dir)
 {
-	const char *tmp = getenv("TMPDIR");
-	int n;
+	int n, err;
 
 	if (dir) {
 		n = snprintf(sim->root, sizeof(sim->root), "%s", dir);
@@ -124,14 +123,11 @@ static int make_root(struct t4_sim *sim, const char *dir)
 			return t4_err(ENAMETOOLONG, "%s: path too long", dir);
 		return t4_mkdirs(sim->root, 0755);
 	}
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	n = snprintf(sim->root, sizeof(sim->root), "%s/t410sim-XXXXXX", tmp);
-	if (n < 0 || (size_t)n >= sizeof(sim->root))
-		return t4_err(ENAMETOOLONG, "%s: TMPDIR too long", tmp);
-	if (!mkdtemp(sim->root))
-		return t4_err(errno, "%s: cannot create: %s", sim->root,
-			      strerror(errno));
+	/* Named after this process, so that a later run reclaims a tree that
+	 * a kill -9 left behind. */
+	err = t4_tmpdir_create(sim->root, sizeof(sim->root), "t410sim");
+	if (err < 0)
+		return err;
 	sim->own_root = true;
 	return 0;
 }

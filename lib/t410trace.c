@@ -21,7 +21,7 @@
  * connection so a late reply cannot be taken for the next one's.
  */
 #include "t410trace.h"
-#include "../sched/sched.h"
+#include "../control/control.h"
 #include "../util/util.h"
 
 #include <errno.h>
@@ -37,7 +37,7 @@
 #define T410_API __attribute__((visibility("default")))
 
 _Static_assert(sizeof(T410TRACE_CONTROL_ENV) == sizeof(T4_CONTROL_ENV),
-	       "t410trace.h and sched.h must name the same variable");
+	       "t410trace.h and control.h must name the same variable");
 
 enum { CTX_UNKNOWN, CTX_OFF, CTX_ON };
 
@@ -161,9 +161,9 @@ T410_API int t410_bookmark(const char *name)
 	clear_errmsg();
 	if (!name)
 		return t4_err(EINVAL, "t410_bookmark: no name given");
-	if (strlen(name) >= T4_NAME_MAX)
+	if (strlen(name) >= T4_CONTROL_NAME_MAX)
 		return t4_err(EINVAL, "t410_bookmark: name longer than %d characters",
-			      T4_NAME_MAX - 1);
+			      T4_CONTROL_NAME_MAX - 1);
 	snprintf(line, sizeof(line), "bookmark %s", name);
 	return call(line);
 }

@@ -22,6 +22,11 @@
  *   as dropped. The error is sticky and returned by t4_log_close().
  * - Drops are written into the log itself: a status packet whenever the
  *   total changed, and an exact final one at close.
+ * - An output that cannot seek (pipe, FIFO, socket, stdout on a pipe) is
+ *   a stream: one chunk in flight, written at the file's position, so the
+ *   bytes go out strictly in order; a slow reader backs up into the rings,
+ *   which drop and count. Messages name opts.name (the user's file) rather
+ *   than the path written (record's FILE.partial-PID).
  */
 #include "packets.h"
 #include "log_io.h"
@@ -73,7 +78,9 @@ struct chunk {
 struct t4_log {
 	struct t4_log_opts opts; /* defaults filled in; path points to `path` */
 	char *path;
+	char *name;             /* for messages */
 	int fd;
+	bool stream;            /* cannot seek: one write in flight, in order */
 	struct t4_wio io;
 	struct t4_ring **rings; /* drained in creation order */
 	size_t n_rings;
@@ -185,11 +192,11 @@ static void log_settle(struct t4_log *log)
 	 * so st_file is the end of the chunks written completely before it */
 	intact = atomic_load(&log->st_file);
 	if (log->regular && ftruncate(log->fd, (off_t)intact) < 0)
-		t4_warn("%s: cannot cut the log back to %llu bytes: %s", log->path,
+		t4_warn("%s: cannot cut the log back to %llu bytes: %s", log->name,
 			(unsigned long long)intact, strerror(errno));
 	snprintf(log->errmsg, sizeof(log->errmsg),
 		 "%s: %s after %llu bytes: log stopped, everything before is intact",
-		 log->path, strerror(-err), (unsigned long long)intact);
+		 log->name, strerror(-err), (unsigned long long)intact);
 }
 
 /* ---- chunks ----------------------------------------------------------- */
@@ -255,7 +262,7 @@ static void chunk_close(struct t4_log *log)
 				 s->cap - T4_CHUNK_HDR_SIZE, ck->raw, ck->len,
 				 log->opts.zstd_level);
 	if (ZSTD_isError(comp)) {
-		t4_warn("%s: zstd: %s", log->path, ZSTD_getErrorName(comp));
+		t4_warn("%s: zstd: %s", log->name, ZSTD_getErrorName(comp));
 		log_fail(log, -EIO);
 		lost(log, ck->packets);
 		chunk_reset(ck);
@@ -311,7 +318,7 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
 		if (!log->warned_bad)
-			t4_warn("%s: dropped a malformed packet: %s", log->path, t4_errmsg());
+			t4_warn("%s: dropped a malformed packet: %s", log->name, t4_errmsg());
 		log->warned_bad = true;
 		lost(log, 1);
 		return;
@@ -516,13 +523,13 @@ static int log_open_io(struct t4_log *log)
 	int err;
 
 	if (log->opts.backend == T4_LOG_URING) {
-		err = t4_wio_uring_open(&log->io, log->fd, log->opts.inflight,
+		err = t4_wio_uring_open(&log->io, log->fd, log->opts.inflight, log->stream,
 					on_write_done, log);
 		if (!err)
 			return 0;
-		t4_warn("%s: %s; writing with pwrite instead", log->path, t4_errmsg());
+		t4_warn("%s: %s; writing with pwrite instead", log->name, t4_errmsg());
 	}
-	return t4_wio_pwrite_open(&log->io, log->fd, on_write_done, log);
+	return t4_wio_pwrite_open(&log->io, log->fd, log->stream, on_write_done, log);
 }
 
 static void log_free(struct t4_log *log)
@@ -543,6 +550,7 @@ static void log_free(struct t4_log *log)
 	ZSTD_freeCCtx(log->cctx);
 	t4_codec_free(log->codec);
 	free(log->path);
+	free(log->name);
 	free(log);
 }
 
@@ -557,15 +565,33 @@ static int log_alloc(struct t4_log *log)
 	log->cctx = ZSTD_createCCtx();
 	log->codec = t4_codec_new();
 	if (!log->ck.raw || !log->slots || !log->cctx || !log->codec)
-		return t4_err(ENOMEM, "%s: out of memory", log->path);
+		return t4_err(ENOMEM, "%s: out of memory", log->name);
 	bound = T4_CHUNK_HDR_SIZE + ZSTD_compressBound(log->ck.cap);
 	for (unsigned i = 0; i < log->n_slots; i++) {
 		log->slots[i].cap = bound;
 		log->slots[i].buf = malloc(bound);
 		if (!log->slots[i].buf)
-			return t4_err(ENOMEM, "%s: out of memory", log->path);
+			return t4_err(ENOMEM, "%s: out of memory", log->name);
 	}
 	chunk_reset(&log->ck);
+	return 0;
+}
+
+/* Open the file ("-": a copy of stdout) and learn what it is. */
+static int log_open_file(struct t4_log *log)
+{
+	struct stat st;
+
+	if (!strcmp(log->path, "-"))
+		log->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	else
+		log->fd = open(log->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log->fd < 0)
+		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	log->regular = fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode);
+	log->stream = lseek(log->fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
+	if (log->stream)
+		log->opts.inflight = 1; /* strictly in order */
 	return 0;
 }
 
@@ -585,21 +611,20 @@ int t4_log_open(struct t4_log **out, const struct t4_log_opts *opts)
 	if (err)
 		goto fail;
 	log->path = strdup(opts->path);
-	if (!log->path) {
+	log->name = strdup(opts->name ? opts->name : !strcmp(opts->path, "-") ?
+			   "standard output" : opts->path);
+	if (!log->path || !log->name) {
 		err = t4_err(ENOMEM, "log: out of memory");
 		goto fail;
 	}
 	log->opts.path = log->path;
+	log->opts.name = log->name;
+	err = log_open_file(log);
+	if (err)
+		goto fail;
 	err = log_alloc(log);
 	if (err)
 		goto fail;
-	log->fd = open(log->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (log->fd < 0) {
-		err = t4_err(errno, "%s: %s", log->path, strerror(errno));
-		goto fail;
-	}
-	struct stat st;
-	log->regular = fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode);
 	err = log_open_io(log);
 	if (err)
 		goto fail;
@@ -618,10 +643,10 @@ int t4_log_ring(struct t4_log *log, size_t bytes, int flags, struct t4_ring **ou
 	*out = NULL;
 	if (log->started || atomic_load(&log->stop))
 		return t4_err(EBUSY, "%s: rings must be created before the writer starts",
-			      log->path);
+			      log->name);
 	rings = realloc(log->rings, (log->n_rings + 1) * sizeof(*rings));
 	if (!rings)
-		return t4_err(ENOMEM, "%s: out of memory", log->path);
+		return t4_err(ENOMEM, "%s: out of memory", log->name);
 	log->rings = rings;
 	err = t4_ring_new(&rings[log->n_rings], bytes, flags, &log->wake);
 	if (err)
@@ -636,13 +661,13 @@ int t4_log_start(struct t4_log *log)
 	int err;
 
 	if (log->started)
-		return t4_err(EBUSY, "%s: writer already started", log->path);
+		return t4_err(EBUSY, "%s: writer already started", log->name);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* signals go elsewhere */
 	err = pthread_create(&log->thread, NULL, log_main, log);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
-		return t4_err(err, "%s: cannot start the writer thread: %s", log->path,
+		return t4_err(err, "%s: cannot start the writer thread: %s", log->name,
 			      strerror(err));
 	pthread_setname_np(log->thread, "t4-log");
 	log->started = true;

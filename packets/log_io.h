@@ -6,9 +6,9 @@
  * calls write() for each chunk (one request per chunk, owned by the caller
  * until its completion), reap() to collect completions, fsync() and
  * finally close(). A backend finishes a request completely before calling
- * the completion function: short writes are resubmitted for the rest,
- * -EAGAIN and -EINTR are retried; any other error completes the request
- * with that error.
+ * the completion function: short writes are resubmitted for the rest
+ * (before anything else of that request's stream), -EAGAIN and -EINTR are
+ * retried; any other error completes the request with that error.
  */
 #ifndef T4_LOG_IO_H
 #define T4_LOG_IO_H
@@ -48,9 +48,12 @@ struct t4_wio {
 	void *be;
 };
 
-/* fd stays owned by the caller; depth: most requests in flight. */
-int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth,
+/* fd stays owned by the caller; depth: most requests in flight. stream:
+ * fd cannot seek (pipe, FIFO, socket): requests ignore their offset and
+ * go at the file's position, so the caller keeps one in flight. */
+int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
 		      t4_wio_done_fn done, void *ud);
-int t4_wio_pwrite_open(struct t4_wio *w, int fd, t4_wio_done_fn done, void *ud);
+int t4_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
+		       void *ud);
 
 #endif

@@ -2,7 +2,8 @@
  * the fallback where io_uring is unavailable (disabled by sysctl, old
  * kernel, seccomp) and the reference the io_uring backend is compared
  * with. Every write completes before write() returns, so the writer
- * thread blocks on a slow disk; producers still never do.
+ * thread blocks on a slow disk; producers still never do. An output that
+ * cannot seek (a pipe) gets write(2) at its position instead of pwrite.
  */
 #include "log_io.h"
 
@@ -14,15 +15,18 @@
 
 struct pwrite_be {
 	int fd;
+	bool stream;
 	t4_wio_done_fn done;
 	void *ud;
 };
 
-static int pwrite_all(int fd, struct t4_wreq *req)
+static int pwrite_all(const struct pwrite_be *p, struct t4_wreq *req)
 {
 	for (req->done = 0; req->done < req->len;) {
-		ssize_t n = pwrite(fd, req->buf + req->done, req->len - req->done,
-				   (off_t)(req->off + req->done));
+		const uint8_t *b = req->buf + req->done;
+		size_t left = req->len - req->done;
+		ssize_t n = p->stream ? write(p->fd, b, left)
+				      : pwrite(p->fd, b, left, (off_t)(req->off + req->done));
 
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -39,7 +43,7 @@ static int pw_write(void *be, struct t4_wreq *req)
 {
 	struct pwrite_be *p = be;
 
-	p->done(p->ud, req, pwrite_all(p->fd, req));
+	p->done(p->ud, req, pwrite_all(p, req));
 	return 0;
 }
 
@@ -66,7 +70,8 @@ static void pw_close(void *be)
 	free(be);
 }
 
-int t4_wio_pwrite_open(struct t4_wio *w, int fd, t4_wio_done_fn done, void *ud)
+int t4_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
+		       void *ud)
 {
 	static const struct t4_wio_ops ops = {
 		.name = "pwrite",
@@ -80,6 +85,7 @@ int t4_wio_pwrite_open(struct t4_wio *w, int fd, t4_wio_done_fn done, void *ud)
 	if (!p)
 		return t4_err(ENOMEM, "pwrite backend: out of memory");
 	p->fd = fd;
+	p->stream = stream;
 	p->done = done;
 	p->ud = ud;
 	w->ops = ops;

@@ -8,6 +8,10 @@
  * (datasync) that the caller waits for: it runs once a second at most, so
  * keeping it synchronous keeps the bookkeeping simple.
  *
+ * An output that cannot seek (a pipe) is written at its position (offset
+ * -1): the log writer keeps one request in flight there, and a short write
+ * is resubmitted before the request completes, so bytes never interleave.
+ *
  * Trade-off: buffered writes to most filesystems complete inline at
  * submit, so io_uring mostly saves the writer nothing but the write(2)
  * wait on a slow disk; that is exactly the case that matters here.
@@ -24,6 +28,7 @@
 struct uring_be {
 	struct io_uring ring;
 	int fd;
+	bool stream;
 	unsigned writes;     /* write requests in flight */
 	bool fsync_pending;
 	int fsync_res;
@@ -69,7 +74,7 @@ static int uring_queue(struct uring_be *u, struct t4_wreq *req)
 	if (req)
 		io_uring_prep_write(sqe, u->fd, req->buf + req->done,
 				    (unsigned)(req->len - req->done),
-				    req->off + req->done);
+				    u->stream ? (uint64_t)-1 : req->off + req->done);
 	else
 		io_uring_prep_fsync(sqe, u->fd, IORING_FSYNC_DATASYNC);
 	io_uring_sqe_set_data(sqe, req);
@@ -192,7 +197,7 @@ static void uring_close(void *be)
 	free(u);
 }
 
-int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth,
+int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
 		      t4_wio_done_fn done, void *ud)
 {
 	static const struct t4_wio_ops ops = {
@@ -213,6 +218,7 @@ int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth,
 		return t4_err(err, "io_uring_queue_init: %s", strerror(-err));
 	}
 	u->fd = fd;
+	u->stream = stream;
 	u->done = done;
 	u->ud = ud;
 	w->ops = ops;

@@ -254,12 +254,16 @@ enum t4_log_backend {
 };
 
 struct t4_log_opts {
-	const char *path;
+	const char *path;     /* "-": standard output */
+	const char *name;     /* the file's name in messages; default: path
+			       * (record writes FILE.partial-PID, says FILE) */
 	int zstd_level;       /* default 1 */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
 	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
 	uint32_t fsync_ms;    /* fsync interval; 1000; UINT32_MAX = only at close */
-	uint32_t inflight;    /* compressed chunks in flight; default 4 */
+	uint32_t inflight;    /* compressed chunks in flight; default 4; always
+			       * 1 on a pipe, FIFO, socket or terminal, which
+			       * are written strictly in order */
 	enum t4_log_backend backend;
 };
 
@@ -274,7 +278,10 @@ struct t4_log_stats {
 };
 
 /* Create the file (truncating) and the writer. Nothing runs until
- * t4_log_start(). */
+ * t4_log_start(). An output that cannot seek (pipe, FIFO, socket, "-" on
+ * a pipe) is written strictly in order: one write in flight, a short
+ * write completed before the next chunk; a slow reader then makes the
+ * rings drop (counted), never the file interleave. */
 int t4_log_open(struct t4_log **out, const struct t4_log_opts *opts);
 
 /* Ring flags. */
@@ -297,6 +304,11 @@ int t4_log_start(struct t4_log *log);
  * and -ENOBUFS returned. Allocation-free, lock-free. Only one thread may
  * put into a given ring. */
 int t4_ring_put(struct t4_ring *r, const struct t4_packet *p);
+
+/* The same for a producer that keeps a packet it could not queue and
+ * offers it again later (bookmarks): a full ring returns -EAGAIN and
+ * counts nothing. */
+int t4_ring_try_put(struct t4_ring *r, const struct t4_packet *p);
 
 /* Packets dropped so far on this ring. */
 uint64_t t4_ring_dropped(const struct t4_ring *r);
@@ -333,9 +345,11 @@ struct t4_reader_stats {
 	uint64_t skipped_bytes;  /* bytes not belonging to a valid chunk */
 };
 
-/* Open a log file. Fails with a one-line message for an empty file, a
- * file that is not a t410trace log, or a newer format version. warn may be
- * NULL (warnings then go to stderr via t4_warn). */
+/* Open a log file; "-" reads standard input, streamed without seeking
+ * (a pipe works; bounded memory: one chunk plus a resync window). Fails
+ * with a one-line message for an empty file, a file that is not a
+ * t410trace log, or a newer format version. warn may be NULL (warnings
+ * then go to stderr via t4_warn). */
 int t4_reader_open(struct t4_reader **out, const char *path,
 		   t4_reader_warn_fn warn, void *ud);
 /* The same over a memory buffer (not copied; must outlive the reader). */

@@ -3,9 +3,13 @@
  * Memory is bounded by one chunk: a compressed buffer (at most the largest
  * compressed size a header may declare, about 16 MiB) and a raw buffer (at
  * most T4_CHUNK_MAX_RAW), both grown on demand and reused. The source is
- * read through a two-entry backend table (file or memory buffer, rio
- * style), so the recovery logic below is tested on memory and runs on
- * files unchanged.
+ * read through a backend table (file, memory buffer, or a stream such as
+ * standard input, rio style), so the recovery logic below is tested on
+ * memory and runs on files and pipes unchanged. The logic only ever asks
+ * for bytes at or after the chunk it is on and learns the size through
+ * have() ("how many bytes are there at off, up to want"), so a stream
+ * needs no seek: it reads ahead into a buffer and forgets what lies
+ * before the current chunk (or the current resync window).
  *
  * Recovery (docs/FORMAT.md, "Reading and recovery"): a chunk whose header
  * is valid but whose payload is not (CRC, zstd frame, sizes, a packet that
@@ -34,18 +38,28 @@
 struct t4_reader;
 
 /* Where the bytes come from. read_at reads exactly len bytes that the
- * caller knows lie inside the source. */
+ * caller knows lie inside the source (have() said so). */
 struct rd_backend {
 	int (*read_at)(struct t4_reader *r, void *buf, size_t len, uint64_t off);
 	void (*close)(struct t4_reader *r);
+};
+
+/* A source read front to back only (stdin): bytes [base, base + len) of
+ * the stream are in buf. */
+struct rd_stream {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t base;
+	bool eof;
 };
 
 struct t4_reader {
 	struct rd_backend be;
 	int fd;
 	const uint8_t *mem;
+	struct rd_stream *stream; /* NULL: file or memory of known size */
 	char name[256]; /* path, for messages */
-	uint64_t size;  /* source size */
+	uint64_t size;  /* source size (a stream: bytes read so far) */
 	uint64_t off;   /* where the next chunk starts */
 	int done;
 	t4_reader_warn_fn warn;
@@ -101,8 +115,88 @@ static void mem_close(struct t4_reader *r)
 	(void)r;
 }
 
+/* Read the stream until it holds the bytes before `end` or ends. */
+static int stream_fill(struct t4_reader *r, uint64_t end)
+{
+	struct rd_stream *s = r->stream;
+
+	while (!s->eof && s->base + s->len < end) {
+		size_t want = (size_t)(end - s->base - s->len);
+		if (want < (64u << 10))
+			want = 64u << 10;
+		if (s->len + want > s->cap) {
+			uint8_t *nb = realloc(s->buf, s->len + want);
+			if (!nb)
+				return t4_err(ENOMEM, "%s: out of memory", r->name);
+			s->buf = nb;
+			s->cap = s->len + want;
+		}
+		ssize_t n = read(r->fd, s->buf + s->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return t4_err(errno, "%s: read: %s", r->name, strerror(errno));
+		s->eof = n == 0;
+		s->len += (size_t)n;
+	}
+	r->size = s->base + s->len;
+	r->st.file_bytes = r->size;
+	return 0;
+}
+
+/* Forget the stream's bytes before off: nothing before it is read again. */
+static void stream_release(struct t4_reader *r, uint64_t off)
+{
+	struct rd_stream *s = r->stream;
+	size_t drop;
+
+	if (!s || off <= s->base)
+		return;
+	drop = (size_t)(off - s->base < s->len ? off - s->base : s->len);
+	memmove(s->buf, s->buf + drop, s->len - drop);
+	s->len -= drop;
+	s->base += drop;
+}
+
+static int stream_read_at(struct t4_reader *r, void *buf, size_t len, uint64_t off)
+{
+	struct rd_stream *s = r->stream;
+	int rc;
+
+	if (off < s->base)
+		return t4_err(EIO, "%s: offset %llu was already consumed (a stream cannot "
+			      "seek back)", r->name, (unsigned long long)off);
+	if ((rc = stream_fill(r, off + len)) < 0)
+		return rc;
+	if (off + len > s->base + s->len)
+		return t4_err(EIO, "%s: ended early (offset %llu)", r->name,
+			      (unsigned long long)(off + len));
+	memcpy(buf, s->buf + (off - s->base), len);
+	return 0;
+}
+
+static void stream_close(struct t4_reader *r)
+{
+	if (r->stream)
+		free(r->stream->buf);
+	free(r->stream);
+}
+
 static const struct rd_backend file_backend = { file_read_at, file_close };
 static const struct rd_backend mem_backend = { mem_read_at, mem_close };
+static const struct rd_backend stream_backend = { stream_read_at, stream_close };
+
+/* How many bytes the source has at off, up to want (a stream reads that
+ * far ahead, or to its end). 0 on a read error of a stream (the error
+ * then shows as a truncated or missing chunk). */
+static uint64_t have(struct t4_reader *r, uint64_t off, uint64_t want)
+{
+	if (r->stream && stream_fill(r, off + want) < 0)
+		return 0;
+	if (off >= r->size)
+		return 0;
+	return r->size - off < want ? r->size - off : want;
+}
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -157,16 +251,16 @@ static void mark_truncated(struct t4_reader *r, uint64_t avail)
 /* Is there a chunk start at off: the magic, then (if 64 bytes remain) a
  * header with a valid CRC? A magic with less than 64 bytes after it counts
  * too: the main loop reports it as a truncated chunk. */
-static int chunk_start_at(struct t4_reader *r, const uint8_t *win, size_t have,
+static int chunk_start_at(struct t4_reader *r, const uint8_t *win, size_t in_win,
 			  uint64_t off, int *err)
 {
 	uint8_t hb[T4_CHUNK_HDR_SIZE];
 	struct t4_chunk_hdr h;
 	int rc;
 
-	if (r->size - off < T4_CHUNK_HDR_SIZE)
+	if (have(r, off, T4_CHUNK_HDR_SIZE) < T4_CHUNK_HDR_SIZE)
 		return 1;
-	if (have >= T4_CHUNK_HDR_SIZE) {
+	if (in_win >= T4_CHUNK_HDR_SIZE) {
 		memcpy(hb, win, T4_CHUNK_HDR_SIZE);
 	} else if ((*err = r->be.read_at(r, hb, sizeof(hb), off)) < 0) {
 		return 0;
@@ -175,7 +269,8 @@ static int chunk_start_at(struct t4_reader *r, const uint8_t *win, size_t have,
 	return rc == 0 || rc == -EPROTO;
 }
 
-/* Find the first chunk start after `from`; r->size when there is none.
+/* Find the first chunk start after `from`; the end of the data when there
+ * is none.
  * Returns 0 or a negative errno (I/O). */
 static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
 {
@@ -184,10 +279,11 @@ static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
 
 	if (grow(&r->cbuf, &r->ccap, SCAN_WIN) < 0)
 		return -ENOMEM;
-	while (pos + T4_CHUNK_MAGIC_LEN <= r->size) {
-		size_t n = (size_t)(r->size - pos < SCAN_WIN ? r->size - pos : SCAN_WIN);
+	while (have(r, pos, T4_CHUNK_MAGIC_LEN) == T4_CHUNK_MAGIC_LEN) {
+		size_t n = (size_t)have(r, pos, SCAN_WIN);
 		const uint8_t *w = r->cbuf, *hit;
 
+		stream_release(r, pos);
 		if ((err = r->be.read_at(r, r->cbuf, n, pos)) < 0)
 			return err;
 		while ((hit = memmem(w, n - (size_t)(w - r->cbuf), T4_CHUNK_MAGIC,
@@ -206,7 +302,7 @@ static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
 			break;
 		pos += n - (T4_CHUNK_MAGIC_LEN - 1); /* a magic may straddle windows */
 	}
-	*found = r->size;
+	*found = r->size; /* the scan read to the end */
 	return 0;
 }
 
@@ -291,9 +387,11 @@ static int load_chunk(struct t4_reader *r)
 	int rc;
 
 	while (!r->done) {
-		uint64_t avail = r->size - r->off, total;
+		uint64_t avail, total;
 		const char *why;
 
+		stream_release(r, r->off);
+		avail = have(r, r->off, T4_CHUNK_HDR_SIZE);
 		if (avail == 0) {
 			r->done = 1;
 			break;
@@ -313,6 +411,7 @@ static int load_chunk(struct t4_reader *r)
 			continue;
 		}
 		total = (uint64_t)h.hdr_size + h.comp_size;
+		avail = have(r, r->off, total);
 		if (total > avail) {
 			warnf(r, r->off, "chunk at offset %llu truncated (file ends %llu "
 			      "bytes early: recording interrupted?)",
@@ -430,11 +529,11 @@ static int reader_init(struct t4_reader *r)
 {
 	uint8_t hb[T4_CHUNK_HDR_SIZE];
 	struct t4_chunk_hdr h;
-	size_t n = r->size < sizeof(hb) ? (size_t)r->size : sizeof(hb);
+	size_t n = (size_t)have(r, 0, sizeof(hb));
 	int rc;
 
 	r->st.file_bytes = r->size;
-	if (r->size == 0)
+	if (n == 0)
 		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
 	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
 		return rc;
@@ -479,28 +578,61 @@ static int finish_open(struct t4_reader **out, struct t4_reader *r)
 	return 0;
 }
 
+/* Standard input: a regular file is read like one; anything else (a
+ * pipe, a FIFO, a terminal) is streamed. */
+static int open_stdin(struct t4_reader *r)
+{
+	struct stat sb;
+
+	snprintf(r->name, sizeof(r->name), "standard input");
+	r->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	if (r->fd < 0)
+		return t4_err(errno, "standard input: %s", strerror(errno));
+	if (fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		r->be = file_backend;
+		r->size = (uint64_t)sb.st_size;
+		return 0;
+	}
+	if (S_ISDIR(sb.st_mode))
+		return t4_err(EISDIR, "standard input: is a directory, not a t410trace log");
+	r->stream = calloc(1, sizeof(*r->stream));
+	if (!r->stream)
+		return t4_err(ENOMEM, "standard input: out of memory");
+	r->be = stream_backend;
+	return 0;
+}
+
+static int open_file(struct t4_reader *r, const char *path)
+{
+	struct stat sb;
+
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return t4_err(errno, "%s: %s", path, strerror(errno));
+	r->be = file_backend;
+	if (fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return t4_err(EINVAL, "%s: not a regular file, not a t410trace log "
+			      "(read a pipe as standard input: '-')", path);
+	r->size = (uint64_t)sb.st_size;
+	return 0;
+}
+
 int t4_reader_open(struct t4_reader **out, const char *path,
 		   t4_reader_warn_fn warn, void *ud)
 {
 	struct t4_reader *r;
-	struct stat sb;
 	int rc;
 
 	*out = NULL;
 	if (!(r = reader_new(path, warn, ud)))
 		return -ENOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		rc = t4_err(errno, "%s: %s", path, strerror(errno));
-		free(r);
+	rc = !strcmp(path, "-") ? open_stdin(r) : open_file(r, path);
+	if (rc < 0) {
+		if (r->fd < 0)
+			r->be = mem_backend; /* nothing to close */
+		t4_reader_close(r);
 		return rc;
 	}
-	r->be = file_backend;
-	if (fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		t4_reader_close(r);
-		return t4_err(EINVAL, "%s: not a regular file, not a t410trace log", path);
-	}
-	r->size = (uint64_t)sb.st_size;
 	return finish_open(out, r);
 }
 

@@ -118,8 +118,9 @@ void t4_ring_wake(_Atomic uint32_t *wake)
 }
 
 /* Wait (T4_RING_WAIT) or give up (T4_RING_NONBLOCK) until the consumer's
- * tail reaches want_tail. 0, -ENOBUFS (dropped, counted) or -EPIPE. */
-static int ring_wait_space(struct t4_ring *r, uint64_t want_tail)
+ * tail reaches want_tail. 0, -ENOBUFS (dropped, counted), -EAGAIN (full,
+ * not counted: the caller keeps the packet) or -EPIPE. */
+static int ring_wait_space(struct t4_ring *r, uint64_t want_tail, bool keep)
 {
 	struct timespec nap = { 0, WAIT_SLEEP_NS };
 
@@ -127,12 +128,14 @@ static int ring_wait_space(struct t4_ring *r, uint64_t want_tail)
 		r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
 		if (r->tail_cache >= want_tail)
 			return 0;
+		if (keep)
+			return t4_err(EAGAIN, "log ring full: packet kept for later");
 		if (r->flags == T4_RING_NONBLOCK) {
 			atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-			return -ENOBUFS;
+			return t4_err(ENOBUFS, "log ring full: packet dropped (counted)");
 		}
 		if (atomic_load(&r->closed))
-			return -EPIPE;
+			return t4_err(EPIPE, "log closed: packet not queued");
 		t4_ring_wake(r->wake);
 		if (i < WAIT_YIELDS)
 			sched_yield();
@@ -141,7 +144,7 @@ static int ring_wait_space(struct t4_ring *r, uint64_t want_tail)
 	}
 }
 
-int t4_ring_put(struct t4_ring *r, const struct t4_packet *p)
+static int ring_put(struct t4_ring *r, const struct t4_packet *p, bool keep)
 {
 	size_t n = p ? t4_packet_size(p) : 0;
 	uint64_t cap = r->mask + 1, head, off, rec, need, room;
@@ -155,7 +158,7 @@ int t4_ring_put(struct t4_ring *r, const struct t4_packet *p)
 	rec = rec_bytes(n);
 	atomic_store(&r->busy, 1); /* seq_cst: pairs with t4_ring_shut */
 	if (atomic_load(&r->closed)) {
-		err = -EPIPE;
+		err = t4_err(EPIPE, "log closed: packet not queued");
 		goto out;
 	}
 	head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -163,7 +166,7 @@ int t4_ring_put(struct t4_ring *r, const struct t4_packet *p)
 	room = cap - off;
 	need = rec <= room ? rec : room + rec;
 	if (head + need - r->tail_cache > cap) {
-		err = ring_wait_space(r, head + need - cap);
+		err = ring_wait_space(r, head + need - cap, keep);
 		if (err)
 			goto out;
 	}
@@ -182,6 +185,16 @@ int t4_ring_put(struct t4_ring *r, const struct t4_packet *p)
 out:
 	atomic_store_explicit(&r->busy, 0, memory_order_release);
 	return err;
+}
+
+int t4_ring_put(struct t4_ring *r, const struct t4_packet *p)
+{
+	return ring_put(r, p, false);
+}
+
+int t4_ring_try_put(struct t4_ring *r, const struct t4_packet *p)
+{
+	return ring_put(r, p, true);
 }
 
 uint64_t t4_ring_dropped(const struct t4_ring *r)

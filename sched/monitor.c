@@ -10,7 +10,8 @@
  * A monitor thread waits on its futex word. If the scheduler fires again
  * before the monitor got to the previous trigger, the monitor answers only
  * the newest one (its deltas then cover both intervals: nothing is lost)
- * and counts the superseded trigger as missed.
+ * and counts the older one as an unanswered trigger (the one name for
+ * this in the code, the summary, info and the docs).
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -130,12 +131,12 @@ void *t4_monitor_main(void *arg)
 		seen = now;
 		/* The published trigger may already be newer than the bump
 		 * that woke us: answer the newest once, count what it
-		 * superseded, and skip the bump that announces it. */
+		 * left unanswered, and skip the bump that announces it. */
 		read_published(m, &id, &ref_ns);
 		if (id == last_id)
 			continue;
 		if (last_id != UINT64_MAX && id > last_id + 1)
-			atomic_fetch_add_explicit(&m->missed, id - last_id - 1,
+			atomic_fetch_add_explicit(&m->unanswered, id - last_id - 1,
 						  memory_order_relaxed);
 		last_id = id;
 		t4_monitor_answer(m, id, ref_ns);

@@ -15,8 +15,8 @@
  *
  * Commands (bookmark, one trigger, start/stop periodic) come from any
  * thread: they update atomics and wake the scheduler's futex. Bookmark
- * names live in an append-only table; the scheduler publishes a bookmark
- * packet the first time a bookmark is carried.
+ * commands are queued with their reference time (bookmark.c); scheduler 0
+ * writes one bookmark packet per command.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -28,14 +28,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
-
-#define T4_MAX_BOOKMARKS 4096
-
-struct bookmark_table {
-	pthread_mutex_t lock;       /* writers only; the scheduler reads */
-	_Atomic uint32_t count;     /* published entries */
-	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX];
-};
 
 struct central {
 	uint32_t id;
@@ -49,12 +41,6 @@ struct central {
 	bool started;
 	uint64_t next_id;
 	uint64_t prev_ref_ns;
-	/* bookmark packets: first trigger carrying each ID, and whether its
-	 * packet is in the log (retried on the next trigger when the ring was
-	 * full, so none is lost) */
-	uint64_t *bm_first;      /* per ID, valid once bm_state > 0 */
-	uint32_t bm_pending;     /* IDs carried whose packet is not out yet */
-	uint8_t *bm_state;       /* 0 new, 1 carried (packet pending), 2 sent */
 	uint64_t pending_overruns;
 	_Atomic uint64_t singles_fired; /* one-trigger commands answered */
 	_Atomic bool finished;          /* fired its final trigger */
@@ -62,7 +48,6 @@ struct central {
 	_Atomic uint64_t overruns;
 	struct t4_hist latency; /* trigger to last return, ns */
 	struct t4_packet pkt;    /* the reference packet being formed */
-	struct t4_packet bm_pkt; /* bookmark packets (scheduler 0) */
 };
 
 struct t4_sched {
@@ -71,13 +56,12 @@ struct t4_sched {
 	size_t n_centrals;
 	struct t4_monitor *monitors;
 	size_t n_monitors;
-	struct bookmark_table *bm;
+	struct t4_bookmarks *bm;
 
 	_Atomic uint32_t cmd_seq;     /* schedulers sleep on this futex */
 	_Atomic bool periodic;
 	_Atomic uint32_t grid_epoch;  /* bumped by resume: restart the grid */
 	_Atomic uint64_t singles;     /* one-trigger commands so far */
-	_Atomic uint32_t bookmark_id; /* current bookmark (0 = none) */
 	_Atomic bool stopping;
 	bool started;
 	bool joined; /* t4_sched_stop joined every thread */
@@ -168,12 +152,6 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		int rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &ce->ring);
 		if (rc < 0)
 			return rc;
-		if (c == 0) {
-			ce->bm_first = calloc(T4_MAX_BOOKMARKS, sizeof(*ce->bm_first));
-			ce->bm_state = calloc(T4_MAX_BOOKMARKS, 1);
-			if (!ce->bm_first || !ce->bm_state)
-				return t4_err(ENOMEM, "out of memory");
-		}
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
@@ -209,14 +187,14 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
 		return t4_err(ENOMEM, "out of memory");
 	s->opts = *opts;
 	s->n_centrals = 1;
-	s->bm = calloc(1, sizeof(*s->bm));
 	s->monitors = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*s->monitors));
 	owner = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*owner));
-	if (!s->bm || !s->monitors || !owner) {
+	if (!s->monitors || !owner) {
 		rc = t4_err(ENOMEM, "out of memory");
 		goto fail;
 	}
-	pthread_mutex_init(&s->bm->lock, NULL);
+	if ((rc = t4_bookmarks_new(&s->bm)) < 0)
+		goto fail;
 	atomic_store(&s->periodic, !opts->paused);
 	rc = assign_domains(s, owner);
 	if (rc == 0)
@@ -235,39 +213,6 @@ fail:
 }
 
 /* ---- the trigger path ---------------------------------------------------- */
-
-/* Only scheduler 0 writes bookmark packets. A bookmark's first_trigger is
- * the first trigger that carries it: the ID is loaded once per trigger and
- * the same value goes into the reference packet. */
-static void note_bookmark(struct central *c, uint32_t bid, uint64_t trigger_id)
-{
-	if (bid == 0 || bid > T4_MAX_BOOKMARKS || c->bm_state[bid - 1])
-		return;
-	c->bm_state[bid - 1] = 1;
-	c->bm_first[bid - 1] = trigger_id;
-	c->bm_pending++;
-}
-
-static void send_bookmarks(struct central *c)
-{
-	struct bookmark_table *bm = c->s->bm;
-	uint32_t n = atomic_load_explicit(&bm->count, memory_order_acquire);
-
-	for (uint32_t i = 0; i < n && c->bm_pending; i++) {
-		if (c->bm_state[i] != 1)
-			continue;
-		struct t4_bookmark_pkt *b = &c->bm_pkt.bookmark;
-		memset(&c->bm_pkt, 0, sizeof(c->bm_pkt));
-		c->bm_pkt.type = T4_PKT_BOOKMARK;
-		b->bookmark_id = i + 1;
-		b->first_trigger = c->bm_first[i];
-		memcpy(b->name, bm->names[i], T4_NAME_MAX);
-		if (t4_ring_put(c->ring, &c->bm_pkt) < 0)
-			return; /* full: try again at the next trigger */
-		c->bm_state[i] = 2;
-		c->bm_pending--;
-	}
-}
 
 /* Trigger-to-last-return of the previous trigger, measured when the next
  * one fires (the monitors have had a whole period to answer). */
@@ -309,11 +254,10 @@ static void fire(struct central *c, uint32_t flags)
 		atomic_fetch_add_explicit(&m->seq, 1, memory_order_release);
 		t4_futex_wake(&m->seq, 1);
 	}
-	uint32_t bid = atomic_load_explicit(&s->bookmark_id, memory_order_acquire);
-	if (c->id == 0) {
-		note_bookmark(c, bid, id);
-		send_bookmarks(c);
-	}
+	/* Scheduler 0 writes the bookmark packets (before its reference
+	 * packet) and carries the last bookmark set before this broadcast. */
+	uint32_t bid = c->id == 0 ? t4_bookmarks_on_trigger(s->bm, id, ref, c->ring)
+				  : t4_bookmarks_current(s->bm);
 	c->pkt.type = T4_PKT_REF;
 	r->trigger_id = id;
 	r->sched_id = c->id;
@@ -494,53 +438,9 @@ int t4_sched_start(struct t4_sched *s)
 	return rc;
 }
 
-static bool valid_bookmark(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= T4_NAME_MAX)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
-		    !(*p >= '0' && *p <= '9') && !strchr("_.:-", *p))
-			return false;
-	return true;
-}
-
-int t4_bookmark_check(const char *name)
-{
-	if (!valid_bookmark(name))
-		return t4_err(EINVAL, "bookmark '%s': use 1-%d characters of A-Z a-z 0-9 _ . : -",
-			      name, T4_NAME_MAX - 1);
-	return 0;
-}
-
 int t4_sched_bookmark(struct t4_sched *s, const char *name)
 {
-	struct bookmark_table *bm = s->bm;
-	uint32_t id = 0, n;
-	int rc = t4_bookmark_check(name);
-
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&bm->lock);
-	n = atomic_load(&bm->count);
-	for (uint32_t i = 0; i < n && !id; i++)
-		if (!strcmp(bm->names[i], name))
-			id = i + 1;
-	if (!id) {
-		if (n == T4_MAX_BOOKMARKS) {
-			pthread_mutex_unlock(&bm->lock);
-			return t4_err(ENOSPC, "bookmark '%s': more than %d distinct bookmarks",
-				      name, T4_MAX_BOOKMARKS);
-		}
-		snprintf(bm->names[n], T4_NAME_MAX, "%s", name);
-		atomic_store_explicit(&bm->count, n + 1, memory_order_release);
-		id = n + 1;
-	}
-	atomic_store_explicit(&s->bookmark_id, id, memory_order_release);
-	pthread_mutex_unlock(&bm->lock);
-	return 0;
+	return t4_bookmarks_set(s->bm, name);
 }
 
 /* Returns once every scheduler has fired the trigger, so that a caller's
@@ -598,18 +498,14 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		st->read_failures += atomic_load(&s->monitors[i].read_failures);
-		st->superseded += atomic_load(&s->monitors[i].missed);
+		st->unanswered += atomic_load(&s->monitors[i].unanswered);
 		st->values += atomic_load(&s->monitors[i].values);
 		st->off_cpu += atomic_load(&s->monitors[i].off_cpu);
 	}
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
-	st->bookmark_id = atomic_load(&s->bookmark_id);
-	if (st->bookmark_id) {
-		pthread_mutex_lock(&s->bm->lock);
-		snprintf(st->bookmark, sizeof(st->bookmark), "%s", s->bm->names[st->bookmark_id - 1]);
-		pthread_mutex_unlock(&s->bm->lock);
-	}
+	st->bookmark_id = t4_bookmarks_current(s->bm);
+	t4_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	/* The histograms are written by the threads: read them only once
 	 * t4_sched_stop has joined them. */
 	if (s->joined) {
@@ -641,6 +537,8 @@ int t4_sched_stop(struct t4_sched *s)
 	for (size_t c = 0; c < s->n_centrals; c++)
 		if (s->centrals[c].started)
 			pthread_join(s->centrals[c].thread, NULL);
+	/* Scheduler 0 is gone: its ring is ours for what is still queued. */
+	t4_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
 		if (!m->thread_started)
@@ -661,17 +559,12 @@ void t4_sched_free(struct t4_sched *s)
 	if (!s)
 		return;
 	t4_sched_stop(s);
-	for (size_t c = 0; s->centrals && c < s->n_centrals; c++) {
+	for (size_t c = 0; s->centrals && c < s->n_centrals; c++)
 		free(s->centrals[c].wake);
-		free(s->centrals[c].bm_first);
-		free(s->centrals[c].bm_state);
-	}
 	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
 		free(s->monitors[i].domains);
-	if (s->bm)
-		pthread_mutex_destroy(&s->bm->lock);
+	t4_bookmarks_free(s->bm);
 	free(s->centrals);
 	free(s->monitors);
-	free(s->bm);
 	free(s);
 }

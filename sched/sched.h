@@ -1,5 +1,5 @@
-/* sched.h - the central scheduler, its monitors, the control socket, and
- * the same scheduler in virtual time for the simulator.
+/* sched.h - the central scheduler, its monitors, and the same scheduler
+ * in virtual time for the simulator.
  *
  * The patent's central scheduler is a thread that fires triggers on an
  * absolute time grid (t0 + k * period). Each trigger carries a trigger ID
@@ -13,7 +13,8 @@
  *
  * Commands (patent claims 5-6): one trigger, start periodic, stop periodic,
  * set bookmark. They are thread-safe and may come from the main thread, the
- * control socket (control.c) or an application through libt410trace.
+ * control socket (control/, wired up by record) or an application through
+ * libt410trace.
  *
  * Errors follow util.h.
  */
@@ -49,7 +50,9 @@ struct t4_sched_status {
 	bool finished;       /* every scheduler fired its final trigger */
 	uint64_t overruns;
 	uint64_t read_failures;
-	uint64_t superseded; /* triggers a busy monitor answered with the next */
+	uint64_t unanswered; /* unanswered triggers: a monitor still busy with one
+			      * trigger when the next came answers only the
+			      * newer; its counts cover both (per monitor) */
 	uint64_t values;     /* counter values handed to the log */
 	uint64_t off_cpu;    /* monitor answers read away from their CPU */
 	bool periodic;       /* periodic triggers running */
@@ -68,12 +71,18 @@ struct t4_sched_status {
 	uint64_t end_ref_ns;
 };
 
+/* Bookmark commands that may wait between two triggers; one more fails
+ * ("try again after the next trigger") instead of being lost. */
+#define T4_BOOKMARK_QUEUE 1024
+
 /* Create the scheduler(s) and monitors and their rings on opts->log. The
  * domains and the log must outlive the scheduler. */
 int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
 /* Start the threads. The first (baseline) trigger fires at once. */
 int t4_sched_start(struct t4_sched *s);
-/* Commands; any thread. */
+/* Commands; any thread. Each bookmark command becomes one bookmark packet
+ * with the reference time it was set and the first trigger broadcast
+ * after it (docs/FORMAT.md 4.4). */
 int t4_sched_bookmark(struct t4_sched *s, const char *name);
 /* 0 for a valid bookmark name (1-63 of A-Z a-z 0-9 _ . : -), else -EINVAL
  * with a message naming it. */
@@ -113,7 +122,7 @@ struct t4_virtual_opts {
 				 * next one carries its counts; counted in st->dropped */
 	double late_prob;       /* a monitor skips a trigger (not the first or
 				 * the final one); its next answer covers both;
-				 * counted in st->superseded */
+				 * counted in st->unanswered */
 	struct t4_domain_set *domains; /* freshly opened on one simulator */
 	struct t4_ring *ring;   /* a T4_RING_WAIT ring of the log, created
 				 * first: the caller's metadata, then every packet
@@ -150,59 +159,5 @@ void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t sta
  * scheduler ID followed by its events. */
 int t4_put_metadata(struct t4_ring *ring, const struct t4_session_pkt *session,
 		    const struct t4_domain_set *ds, bool per_socket);
-
-/* ---- control socket (control.c) ---------------------------------------- */
-
-/* What the control socket can ask for; record wires these to t4_sched_*.
- * status() writes a one-line summary (no newline) into buf. */
-struct t4_control_ops {
-	int (*bookmark)(void *ud, const char *name);
-	int (*trigger)(void *ud);
-	int (*start)(void *ud);
-	int (*stop)(void *ud);
-	int (*status)(void *ud, char *buf, size_t cap);
-};
-
-struct t4_control;
-
-/* Listen on a Unix socket at path (mode 0600, replaced if stale), served by
- * a thread of its own. Peers other than root and the recording user are
- * refused (SO_PEERCRED). Line protocol: "bookmark NAME", "trigger",
- * "start", "stop", "status"; each answered "ok ..." or "error: ...". */
-int t4_control_open(struct t4_control **out, const char *path,
-		    const struct t4_control_ops *ops, void *ud);
-void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
-
-/* Client side, for `t410trace ctl`: send one command line, put the reply
- * (without newline) into reply. Returns 0 when the reply starts with "ok",
- * -EREMOTEIO with the reply as message otherwise. */
-int t4_control_send(const char *path, const char *line, char *reply,
-		    size_t cap);
-
-/* Longest command line (without its newline) and reply (with it). */
-#define T4_CONTROL_LINE_MAX 256
-#define T4_CONTROL_REPLY_MAX 512
-/* How long a client waits for the recorder's reply. */
-#define T4_CONTROL_TIMEOUT_MS 5000
-
-/* Parse and run one command line against ops (what the socket thread does
- * for each line; no socket involved, so tests and fuzzers can call it).
- * Always writes a one-line reply ("ok ..." / "error: ...") into reply.
- * Returns 0 or the negative errno of the refusal or of the callback. */
-int t4_control_exec(const struct t4_control_ops *ops, void *ud,
-		    const char *line, char *reply, size_t cap);
-
-/* The pieces of t4_control_send, for clients that keep a connection open
- * (libt410trace). connect returns a connected fd (close-on-exec) or a
- * negative errno ("no recorder listening at PATH"). exchange sends one line
- * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
- * t4_control_send, plus -EPIPE when the line could not be sent (the
- * command surely never arrived: reconnecting and resending is safe). */
-int t4_control_connect(const char *path);
-int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
-
-/* The environment variable through which record tells its child (and
- * libt410trace in it) where the control socket is. */
-#define T4_CONTROL_ENV "T410TRACE_CONTROL"
 
 #endif

@@ -16,6 +16,29 @@
 #include "sched.h"
 #include "../util/util.h"
 
+/* ---- bookmarks (bookmark.c) ------------------------------------------- */
+
+struct t4_bookmarks;
+
+int t4_bookmarks_new(struct t4_bookmarks **out);
+void t4_bookmarks_free(struct t4_bookmarks *b); /* accepts NULL */
+/* A bookmark command (any thread): queued with its reference time; fails
+ * (message set) for a bad name, a full queue, or after the end. */
+int t4_bookmarks_set(struct t4_bookmarks *b, const char *name);
+/* Scheduler 0, trigger_id broadcast at ref_ns: the queued bookmarks set
+ * before it get it as first_trigger, their packets go into ring (those
+ * that do not fit wait for the next trigger). Returns the bookmark ID the
+ * trigger carries. */
+uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+				 uint64_t ref_ns, struct t4_ring *ring);
+/* The last bookmark set (0 = none): what other schedulers carry. */
+uint32_t t4_bookmarks_current(const struct t4_bookmarks *b);
+void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap);
+/* After the final trigger, once scheduler 0 has stopped (its ring is then
+ * the caller's): write what is still queued with first_trigger
+ * next_trigger (none carries it) and refuse later commands. */
+void t4_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring);
+
 /* ---- futex ------------------------------------------------------------- */
 
 /* Wait while *word == expected, until woken or the absolute
@@ -47,7 +70,8 @@ struct t4_monitor {
 	/* written by the reading thread only; read after join / racily for
 	 * progress (monotonic counters) */
 	_Atomic uint64_t answered;   /* triggers answered */
-	_Atomic uint64_t missed;     /* triggers superseded before answered */
+	_Atomic uint64_t unanswered; /* triggers left unanswered: the next
+				      * came first; its answer covers them */
 	_Atomic uint64_t read_failures;
 	_Atomic uint64_t values;     /* counts put into return packets */
 	_Atomic uint64_t off_cpu;    /* answers read on another CPU than cpu */

@@ -21,7 +21,7 @@
  * bookmark IDs per distinct name and one bookmark packet per change by
  * scheduler 0 before its first trigger that carries it, a monitor that
  * answers late skips a trigger (its next answer covers both) and is
- * counted as superseded, a return packet that is not logged is taken back
+ * counted as unanswered, a return packet that is not logged is taken back
  * (t4_domain_unread) so the domain's next one carries its counts. Monitors
  * are grouped per (scheduler, socket), the CPUs of the simulated PMUs on a
  * machine with two or more CPUs; unlike the live one, every monitor may be
@@ -360,7 +360,7 @@ static void choose_late(struct virt *v, uint32_t s, uint64_t k)
 			continue;
 		v->mon[m].late = k > 0 && k < v->last &&
 				 chance(v, TAG_LATE, m, k, v->o->late_prob);
-		v->st.superseded += v->mon[m].late;
+		v->st.unanswered += v->mon[m].late;
 	}
 }
 

@@ -107,7 +107,7 @@ Test(control, exec_refusals)
 	expect_exec("bookmark", -EINVAL, "error: usage: bookmark NAME (one name)");
 	expect_exec("bookmark a b", -EINVAL, "error: usage: bookmark NAME (one name)");
 	expect_exec("bookmark a/b", -EINVAL,
-		    "error: bad bookmark name 'a/b': 1-63 characters of A-Z a-z 0-9 _ . : -");
+		    "error: bookmark 'a/b': use 1-63 characters of A-Z a-z 0-9 _ . : -");
 	expect_exec("trigger 3", -EINVAL, "error: 'trigger' takes no arguments");
 	memset(name63, 'n', 63);
 	name63[63] = '\0';
@@ -115,8 +115,8 @@ Test(control, exec_refusals)
 	expect_exec(line, 0, "ok");
 	snprintf(line, sizeof(line), "bookmark %sn", name63);
 	expect_exec(line, -EINVAL,
-		    "error: bad bookmark name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn': "
-		    "1-63 characters of A-Z a-z 0-9 _ . : -");
+		    "error: bookmark 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn': "
+		    "use 1-63 characters of A-Z a-z 0-9 _ . : -");
 }
 
 Test(control, exec_callback_errors)

@@ -488,7 +488,7 @@ Test(domain, unopenable_event_fails_cleanly_without_fd_leak)
 	cr_assert(err == -EINVAL || err == -ENOENT || err == -EOPNOTSUPP,
 		  "%d", err);
 	cr_assert_str_eq(t4_errmsg(),
-			 "the kernel refused software/bogus/: unsupported event or filter");
+			 "the kernel refused software/bogus/: unsupported event, filter or modifier");
 	cr_assert_eq(count_fds(), before);
 	for (size_t d = 0; d < ds.n; d++)
 		for (size_t i = 0; i < T4_MAX_COUNTERS; i++)

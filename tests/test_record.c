@@ -3,79 +3,7 @@
  * Runs the built binary (T4_BIN, set by `make check`) and checks exit codes,
  * one-line errors, and the log through `t410trace info --json`.
  */
-#include <criterion/criterion.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-struct run {
-	int status;
-	char out[1 << 16];
-	char dir[64];
-};
-
-static const char *bin(void)
-{
-	const char *b = getenv("T4_BIN");
-	if (!b)
-		cr_skip_test("T4_BIN not set (run through make check)");
-	return b;
-}
-
-/* Run a shell command line, capturing stdout+stderr. */
-static void sh(struct run *r, const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t n = fread(r->out, 1, sizeof(r->out) - 1, p);
-	r->out[n] = '\0';
-	int st = pclose(p);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void tmpdir(struct run *r)
-{
-	strcpy(r->dir, "/tmp/t4rec.XXXXXX");
-	cr_assert_not_null(mkdtemp(r->dir));
-}
-
-static void cleanup(struct run *r)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-/* The number after "key": in a JSON text. */
-static long long json_num(const char *json, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof(pat), "\"%s\"", key);
-	const char *p = strstr(json, pat);
-	cr_assert_not_null(p, "no key %s in %s", key, json);
-	p += strlen(pat);
-	while (*p == ' ' || *p == ':')
-		p++;
-	return strtoll(p, NULL, 10);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
+#include "cli_testutil.h"
 
 Test(record, host_duration_period, .timeout = 60)
 {
@@ -358,5 +286,30 @@ Test(record, virtual_time_refusals)
 	       "-o p.t4t; echo rc=$?; ls; }", r.dir, b);
 	cr_assert(strstr(r.out, "period 20us too short") && strstr(r.out, "rc=2"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "p.t4t"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* 200 bookmark commands through the control socket between two triggers:
+ * every one is in the log (info lists each name with the trigger after
+ * it); before, only the last before each trigger survived. */
+Test(record, rapid_bookmarks_all_in_info, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd %s || exit 1; %s record -q --paused --control c.sock -o b.t4t & rec=$!; "
+	       "for i in $(seq 100); do [ -S c.sock ] && break; sleep 0.05; done; "
+	       "i=0; while [ $i -lt 200 ]; do %s ctl --control c.sock bookmark b$i > /dev/null || "
+	       "echo failed $i; i=$((i + 1)); done; %s ctl --control c.sock trigger; "
+	       "kill -INT $rec; wait $rec; %s info --json b.t4t",
+	   r.dir, b, b, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_null(strstr(r.out, "failed"), "%s", r.out);
+	for (int i = 0; i < 200; i++) {
+		char want[96];
+		snprintf(want, sizeof(want), "\"name\": \"b%d\", \"first_trigger\": 1, \"set_ns\": ", i);
+		cr_assert(strstr(r.out, want), "no '%s' in %.2000s", want, r.out);
+	}
 	cleanup(&r);
 }

@@ -53,6 +53,8 @@ int t4_report(int err)
 	case EACCES:
 	case EROFS:
 	case EADDRINUSE:
+	case EEXIST:
+	case ESRCH:
 		return 2;
 	default:
 		return 1;

@@ -92,6 +92,11 @@ int t4_mkdirs(const char *path, unsigned mode)
 	return 0;
 }
 
+static int rm_fail(const char *path)
+{
+	return t4_err(errno, "%s: cannot remove: %s", path, strerror(errno));
+}
+
 int t4_rmtree(const char *path)
 {
 	struct stat st;
@@ -100,12 +105,12 @@ int t4_rmtree(const char *path)
 	int rc = 0;
 
 	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return errno == ENOENT ? 0 : rm_fail(path);
 	if (!S_ISDIR(st.st_mode))
-		return unlink(path) < 0 ? -errno : 0;
+		return unlink(path) < 0 ? rm_fail(path) : 0;
 	d = opendir(path);
 	if (!d)
-		return -errno;
+		return rm_fail(path);
 	while ((e = readdir(d))) {
 		char child[4096];
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -117,6 +122,6 @@ int t4_rmtree(const char *path)
 	}
 	closedir(d);
 	if (rmdir(path) < 0 && rc == 0)
-		rc = -errno;
+		rc = rm_fail(path);
 	return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,13 +13,13 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	unsigned long long v;
 
 	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number", s ? s : "");
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno == ERANGE)
-		return -ERANGE;
+		return t4_err(ERANGE, "'%s': too large for 64 bits", s);
 	if (*end)
-		return -EINVAL;
+		return t4_err(EINVAL, "'%s': not a number", s);
 	*out = v;
 	return 0;
 }
@@ -28,7 +29,7 @@ static const struct {
 	double ns;
 } duration_units[] = {
 	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-	{ "m", 60e9 }, { "min", 60e9 },
+	{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 };
 
 int t4_parse_duration(const char *s, uint64_t *ns_out)
@@ -37,11 +38,11 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 	double v;
 
 	if (!s || !*s || *s == '-' || *s == '+')
-		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s)", s ? s : "");
+		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s ? s : "");
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || errno || !isfinite(v))
-		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s)", s);
+		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s);
 	for (size_t i = 0; i < T4_ARRAY_LEN(duration_units); i++) {
 		if (strcmp(end, duration_units[i].suffix) != 0)
 			continue;
@@ -52,8 +53,8 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 		return 0;
 	}
 	if (!*end)
-		return t4_err(EINVAL, "'%s': duration needs a unit (ns, us, ms, s)", s);
-	return t4_err(EINVAL, "'%s': unknown unit '%s' (use ns, us, ms, s)", s, end);
+		return t4_err(EINVAL, "'%s': duration needs a unit (" T4_DURATION_UNITS ")", s);
+	return t4_err(EINVAL, "'%s': unknown unit '%s' (use " T4_DURATION_UNITS ")", s, end);
 }
 
 /* v in a unit, with 3 significant digits (no exponent: "999ms", not
@@ -109,10 +110,12 @@ const char *t4_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
  * that neither overflows an int. */
 #define CPU_MAX 65535
 
-int t4_cpulist_first(const char *list, int *count_out)
+/* Walk a CPU list, calling each(lo, hi, ud) per range; 0 or a negative
+ * errno (malformed list, message set). */
+static int cpulist_walk(const char *list, void (*each)(long lo, long hi, void *ud), void *ud)
 {
 	const char *p = list;
-	int first = -1, count = 0;
+	long count = 0;
 
 	while (*p) {
 		char *end;
@@ -132,9 +135,8 @@ int t4_cpulist_first(const char *list, int *count_out)
 			return t4_err(EINVAL, "'%s': CPU %ld above %d", list, hi, CPU_MAX);
 		if (count + (hi - lo + 1) > CPU_MAX + 1)
 			return t4_err(EINVAL, "'%s': more than %d CPUs", list, CPU_MAX + 1);
-		if (first < 0)
-			first = (int)lo;
-		count += (int)(hi - lo + 1);
+		count += hi - lo + 1;
+		each(lo, hi, ud);
 		if (*p == ',')
 			p++;
 		else if (*p && *p != '\n')
@@ -142,11 +144,55 @@ int t4_cpulist_first(const char *list, int *count_out)
 		else if (*p == '\n')
 			break;
 	}
-	if (first < 0)
+	if (!count)
 		return t4_err(EINVAL, "'%s': empty CPU list", list);
+	return 0;
+}
+
+struct first_cpu {
+	long first;
+	long count;
+};
+
+static void note_first(long lo, long hi, void *ud)
+{
+	struct first_cpu *f = ud;
+
+	if (f->first < 0)
+		f->first = lo;
+	f->count += hi - lo + 1;
+}
+
+int t4_cpulist_first(const char *list, int *count_out)
+{
+	struct first_cpu f = { -1, 0 };
+	int rc = cpulist_walk(list, note_first, &f);
+
+	if (rc < 0)
+		return rc;
 	if (count_out)
-		*count_out = count;
-	return first;
+		*count_out = (int)f.count;
+	return (int)f.first;
+}
+
+struct has_cpu {
+	long cpu;
+	bool found;
+};
+
+static void note_has(long lo, long hi, void *ud)
+{
+	struct has_cpu *h = ud;
+
+	h->found |= h->cpu >= lo && h->cpu <= hi;
+}
+
+int t4_cpulist_has(const char *list, int cpu)
+{
+	struct has_cpu h = { cpu, false };
+	int rc = cpulist_walk(list, note_has, &h);
+
+	return rc < 0 ? rc : h.found;
 }
 
 void t4_json_str(FILE *f, const char *s)

@@ -74,10 +74,14 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
 
 /* ---- parsing --------------------------------------------------------- */
 
-/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string. */
+/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string;
+ * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
-/* Duration with a unit suffix ns, us, ms, s (a bare number means ns is
- * refused: ambiguous), e.g. "1ms", "100us", "2.5s". Result in ns, > 0. */
+/* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
+ * a bare number is refused (ambiguous), e.g. "1ms", "100us", "2.5s",
+ * "10m", "1h". Result in ns, > 0. T4_DURATION_UNITS lists the units for
+ * help texts. */
+#define T4_DURATION_UNITS "ns, us, ms, s, m (or min), h"
 int t4_parse_duration(const char *s, uint64_t *ns_out);
 /* Format ns as a short human duration into buf ("1ms", "250us", "1.5s"). */
 const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap);
@@ -98,7 +102,7 @@ int t4_read_small_file(const char *path, char *buf, size_t cap);
 int t4_write_small_file(const char *path, const char *text);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
-/* rm -rf (for fixtures and tests only). */
+/* rm -rf (temporary trees, fixtures); the first failure, with a message. */
 int t4_rmtree(const char *path);
 
 /* ---- CPU lists ("0-3,8,10-11") ---------------------------------------- */
@@ -106,6 +110,33 @@ int t4_rmtree(const char *path);
 /* Returns the first CPU in the list, or a negative errno for a malformed
  * list. count_out (optional) receives the number of CPUs listed. */
 int t4_cpulist_first(const char *list, int *count_out);
+/* 1 when cpu is in the list, 0 when not, or a negative errno for a
+ * malformed list. */
+int t4_cpulist_has(const char *list, int cpu);
+
+/* ---- suggestions (suggest.c) -------------------------------------------- */
+
+/* The i-th candidate name of src (NULL: skip it). */
+typedef const char *(*t4_name_at_fn)(const void *src, size_t i);
+/* Closest of n candidates to a misspelled name (edit distance <= 2, else
+ * a prefix match either way); NULL when none is close. */
+const char *t4_suggest(const char *name, const void *src, size_t n, t4_name_at_fn at);
+/* A t4_name_at_fn over an array of strings. */
+const char *t4_strv_at(const void *src, size_t i);
+/* " (did you mean S?)", or "" when s is NULL, into buf. */
+const char *t4_did_you_mean(char *buf, size_t cap, const char *s);
+
+/* ---- private temporary directories (tmpdir.c) ---------------------------- */
+
+/* $TMPDIR, or /tmp. */
+const char *t4_tmp_root(void);
+/* Create "<tmp>/<prefix>-<pid>-XXXXXX" (mode 0700) into buf, after
+ * reclaiming the directories of that prefix left by dead processes of
+ * this user (kill -9 leaves them behind). */
+int t4_tmpdir_create(char *buf, size_t cap, const char *prefix);
+/* Remove this user's <prefix>-<pid>-* directories whose process is gone;
+ * returns how many. */
+int t4_tmpdir_reclaim(const char *prefix);
 
 /* ---- checksums ------------------------------------------------------- */
 

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sched/sched.h"
+#include "control/control.h"
 #include "util/util.h"
 
 struct fake_rec {

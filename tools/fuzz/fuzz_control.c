@@ -9,7 +9,7 @@
  * only with a valid name.
  */
 #include "fuzz_common.h"
-#include "sched/sched.h"
+#include "control/control.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -34,7 +34,7 @@ static int op_bookmark(void *ud, const char *name)
 {
 	size_t n = strlen(name);
 
-	FUZZ_CHECK(n > 0 && n < T4_NAME_MAX && !strpbrk(name, " \t\r\n"),
+	FUZZ_CHECK(n > 0 && n < T4_CONTROL_NAME_MAX && !strpbrk(name, " \t\r\n"),
 		   "bookmark op got '%s'", name);
 	return result(ud);
 }

@@ -21,31 +21,43 @@ struct sets {
 	char tracefs[64];
 };
 
-static void fake_tracefs(struct sets *st)
+static void fake_tracefs(struct sets *sp)
 {
 	char path[160];
 
-	snprintf(st->tracefs, sizeof(st->tracefs), "/tmp/t4fuzz_tpXXXXXX");
-	if (!mkdtemp(st->tracefs))
+	snprintf(sp->tracefs, sizeof(sp->tracefs), "/tmp/t4fuzz_tpXXXXXX");
+	if (!mkdtemp(sp->tracefs))
 		abort();
-	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", st->tracefs);
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", sp->tracefs);
 	if (t4_mkdirs(path, 0755) < 0)
 		abort();
 	strcat(path, "/id");
 	if (t4_write_small_file(path, "316\n") < 0)
 		abort();
-	snprintf(path, sizeof(path), "%s/events/sched/bad_id", st->tracefs);
+	snprintf(path, sizeof(path), "%s/events/sched/bad_id", sp->tracefs);
 	if (t4_mkdirs(path, 0755) < 0)
 		abort();
 	strcat(path, "/id");
 	if (t4_write_small_file(path, "x1\n") < 0)
 		abort();
-	setenv("T410TRACE_TRACEFS", st->tracefs, 1);
+	setenv("T410TRACE_TRACEFS", sp->tracefs, 1);
+}
+
+static struct sets st;
+
+/* At exit: the simulated tree and the fake tracefs (a replay in `make
+ * check` must leave /tmp as it found it). */
+static void cleanup(void)
+{
+	t4_pmus_free(&st.fix);
+	t4_pmus_free(&st.sim);
+	t4_sim_free(st.s);
+	if (st.tracefs[0])
+		t4_rmtree(st.tracefs);
 }
 
 static struct sets *sets(void)
 {
-	static struct sets st;
 	static int done;
 	const char *fix = getenv("FUZZ_FIXTURE");
 
@@ -58,6 +70,7 @@ static struct sets *sets(void)
 		abort();
 	}
 	fake_tracefs(&st);
+	atexit(cleanup);
 	done = 1;
 	return &st;
 }
@@ -99,14 +112,14 @@ static void parse_one(const struct t4_pmu_set *set, const char *spec)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
-	struct sets *st = sets();
+	struct sets *sp = sets();
 	char *spec;
 
 	if (len > 4096)
 		return 0;
 	spec = fuzz_str(data, len);
-	parse_one(&st->fix, spec);
-	parse_one(&st->sim, spec);
+	parse_one(&sp->fix, spec);
+	parse_one(&sp->sim, spec);
 	free(spec);
 	return 0;
 }

@@ -5,12 +5,17 @@
 #   tools/fuzz/run.sh [SECONDS] [NAME...]   default 60 s each, every harness
 #   tools/fuzz/run.sh --build               only build
 #   tools/fuzz/run.sh --repro NAME FILE     run one input (a crash) again
+#   tools/fuzz/run.sh --save [NAME...]      merge what build-fuzz/corpus adds
+#                                           into the saved tools/fuzz/corpus
 #
 # Needs clang with libFuzzer (clang 14 + libclang-rt-14-dev here). Harnesses
 # compile the project sources they need directly, with
 # -fsanitize=fuzzer,address,undefined. Corpora live in build-fuzz/corpus/NAME
 # (seeded from real logs and the fixture tree on first run), crashes in
-# build-fuzz/crashes/NAME. Run from anywhere; works in the repository root.
+# build-fuzz/crashes/NAME. The saved corpus (tools/fuzz/corpus/NAME, kept
+# small by --save's merge) and the inputs of fixed crashes
+# (tools/fuzz/crashes/NAME) seed every run and are replayed by `make check`
+# (tools/fuzz/replay.c). Run from anywhere; works in the repository root.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +31,7 @@ sources() {
 	case $1 in
 	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c ;;
 	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
-	control) echo "${util[@]}" "$ROOT"/sched/control.c ;;
+	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
@@ -106,7 +111,8 @@ run() {
 	[[ -n $(ls -A "$corpus") ]] || "seed_$name" "$corpus"
 	echo "== fuzz_$name: $secs s"
 	(cd "$ROOT" && FUZZ_FIXTURE="$ROOT/tests/fixtures/sysfs/t410" \
-		"$OUT/fuzz_$name" "$corpus" -max_total_time="$secs" -timeout=10 \
+		"$OUT/fuzz_$name" "$corpus" "$ROOT/tools/fuzz/corpus/$name" \
+		"$ROOT/tools/fuzz/crashes/$name" -max_total_time="$secs" -timeout=10 \
 		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$crashes/" 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::|==|SUMMARY|fuzz check|.*ERROR)' || true)
 }
@@ -118,6 +124,18 @@ case ${1:-} in
 --repro)
 	build "$2"
 	cd "$ROOT" && exec "$OUT/fuzz_$2" "$3" ;;
+--save)
+	shift
+	NAMES=("$@")
+	[[ ${#NAMES[@]} -gt 0 ]] || NAMES=("${ALL[@]}")
+	for n in "${NAMES[@]}"; do
+		build "$n"
+		mkdir -p "$ROOT/tools/fuzz/corpus/$n"
+		(cd "$ROOT" && FUZZ_FIXTURE="$ROOT/tests/fixtures/sysfs/t410" \
+			"$OUT/fuzz_$n" -merge=1 -max_len=65536 "$ROOT/tools/fuzz/corpus/$n" \
+			"$OUT/corpus/$n" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new files' || true)
+	done
+	exit 0 ;;
 esac
 SECS=${1:-60}
 shift || true

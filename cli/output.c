@@ -1,0 +1,114 @@
+/* output.c - where `record` puts its log, without ever destroying a file
+ * the user did not ask to replace.
+ *
+ * Rules (perf record's habit, README "Output files"):
+ *   - `-o -` is standard output (refused when it is a terminal); a FIFO,
+ *     a pipe or a device (/dev/null) is written in place.
+ *   - Otherwise the log is written as FILE.partial-PID next to FILE and
+ *     given its name only once the recording runs (and its COMMAND could
+ *     be executed): a run that fails before that leaves everything as it
+ *     was and removes the partial file.
+ *   - An existing FILE is then kept as FILE.old. If FILE.old exists too,
+ *     record refuses to start (before recording anything) rather than
+ *     destroy it, unless --force, which replaces FILE and leaves FILE.old
+ *     alone. Renames use RENAME_NOREPLACE, so a file that appears while
+ *     recording is not clobbered either: the log then stays under its
+ *     partial name, and record says so.
+ *   - A directory at FILE is refused.
+ */
+#include "cli.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_output_prepare(struct cli_output *o, const char *path, bool force)
+{
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->force = force;
+	if (!strcmp(path, "-")) {
+		if (isatty(STDOUT_FILENO))
+			return t4_err(EINVAL, "-o -: standard output is a terminal; redirect it "
+				      "(-o - | ...) or name a file");
+		o->in_place = o->to_stdout = true;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return t4_err(EISDIR, "%s: is a directory (-o names the log file)", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->in_place = true; /* a FIFO, a pipe, a device */
+		return 0;
+	}
+	o->exists = lstat(path, &st) == 0;
+	if (snprintf(o->old, sizeof(o->old), "%s.old", path) >= (int)sizeof(o->old) ||
+	    snprintf(o->partial, sizeof(o->partial), "%s.partial-%ld", path,
+		     (long)getpid()) >= (int)sizeof(o->partial))
+		return t4_err(ENAMETOOLONG, "%s: file name too long", path);
+	if (o->exists && !force && lstat(o->old, &st) == 0)
+		return t4_err(EEXIST, "%s exists and so does %s: refusing to replace either "
+			      "(remove or rename one, or use --force to replace %s)",
+			      path, o->old, path);
+	return 0;
+}
+
+const char *cli_output_open_path(const struct cli_output *o)
+{
+	return o->in_place ? o->path : o->partial;
+}
+
+/* rename(2) that never replaces the target. */
+static int rename_noreplace(const char *from, const char *to)
+{
+	return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}
+
+int cli_output_publish(struct cli_output *o)
+{
+	int e;
+
+	if (o->in_place || o->published)
+		return 0;
+	if (o->force) {
+		if (rename(o->partial, o->path) < 0)
+			goto failed;
+		o->published = true;
+		return 0;
+	}
+	if (o->exists && rename_noreplace(o->path, o->old) == 0)
+		o->kept_old = true;
+	else if (o->exists && errno != ENOENT)
+		goto failed;
+	if (rename_noreplace(o->partial, o->path) < 0)
+		goto failed;
+	o->published = true;
+	if (o->kept_old)
+		fprintf(stderr, "t410trace: %s existed: kept as %s\n", o->path, o->old);
+	return 0;
+failed:
+	e = errno;
+	o->stranded = true;
+	return t4_err(e, "cannot name the log %s (%s): it is recorded as %s", o->path,
+		      strerror(e), o->partial);
+}
+
+void cli_output_drop(struct cli_output *o)
+{
+	if (o->in_place || o->published || o->stranded || !o->partial[0])
+		return;
+	unlink(o->partial);
+	o->partial[0] = '\0';
+}
+
+const char *cli_output_name(const struct cli_output *o)
+{
+	if (o->to_stdout)
+		return "standard output";
+	return o->stranded ? o->partial : o->path;
+}

@@ -1,0 +1,217 @@
+/* record_opts.c - the options of `t410trace record` (perf's spelling
+ * where perf has one: -e, -I, -a, -C, -p/--pid, -t/--tid, -o, -f, -q) and
+ * its --help text; cmd_record.c does the recording.
+ *
+ * One option table; options with a value that needs checking (durations,
+ * numbers, names) are handled apart from the plain ones so that each
+ * function stays a screenful. Every error is a one-line usage error
+ * naming the option and the value (exit 2).
+ */
+#include "cli.h"
+#include "control/control.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: t410trace record [OPTIONS] [-- COMMAND [ARGS...]]\n\n"
+		"Fires triggers on an absolute time grid; on each, every clock domain's\n"
+		"counters are read and their deltas logged with the reference clock.\n\n"
+		"  -e, --event SPEC       counters (repeatable; perf syntax, see 't410trace list',\n"
+		"                         modifiers :u :k :h); default: every Tegra410 PMU's\n"
+		"                         default set, or this host's software counters and msr/tsc/\n"
+		"      --period DUR       trigger period, e.g. 1ms, 100us (default 1ms)\n"
+		"  -I MSECS               the same in milliseconds (perf's interval flag)\n"
+		"  -b, --bookmark NAME    initial bookmark (phase name)\n"
+		"  -d, --duration DUR     stop after DUR, on the trigger grid (default: when\n"
+		"                         COMMAND exits, or Ctrl-C); a COMMAND still running\n"
+		"                         then gets SIGTERM\n"
+		"  -o, --output FILE      log file (default t410trace.t4t; '-' standard output);\n"
+		"                         an existing FILE is kept as FILE.old\n"
+		"  -f, --force            replace an existing FILE (keep no FILE.old)\n"
+		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
+		"  -a, --all-cpus         system-wide (the default; accepted for perf users)\n"
+		"  -C, --cpu LIST         per-CPU events (software, tracepoints, msr, CPU PMU)\n"
+		"                         only on these CPUs, e.g. 0-3,8; uncore PMUs unchanged\n"
+		"  -p, --pid PID[,PID]    count these processes' threads only (per-task\n"
+		"                         software, tracepoint and CPU-PMU events); stops when\n"
+		"                         they have exited\n"
+		"  -t, --tid TID[,TID]    count these threads only\n"
+		"      --sim[=SEED]       record a simulated Tegra410 (output labelled simulated)\n"
+		"      --virtual          with --sim and --duration: record it in virtual time, as\n"
+		"                         fast as the CPU goes, the same log for the same seed,\n"
+		"                         a bookmark at each of its workload's phase changes\n"
+		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
+		"      --paused           start with periodic triggers stopped\n"
+		"      --per-socket       one central scheduler per socket\n"
+		"      --progress         show the progress line even when not on a terminal\n"
+		"      --zstd-level N     compression level (default 1)\n"
+		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
+		"      --fsync DUR|close  flush the log to disk every DUR (default 1s) or only\n"
+		"                         at the end; chunks reach the file every 100 ms anyway\n"
+		"  -q, --quiet            no progress line, no summary\n"
+		"  -h, --help\n\n"
+		"DUR is a number with a unit: " T4_DURATION_UNITS ".\n"
+		"With COMMAND, recording covers exactly its run, and record exits with its\n"
+		"exit code (128 + N when signal N killed it; 127 when it could not run, and\n"
+		"then no log is written). Ctrl-C goes to COMMAND; a second one says so, a\n"
+		"third kills it (SIGKILL). If record itself dies, COMMAND gets SIGTERM.\n"
+		"COMMAND finds the control socket in $%s (libt410trace). With -o -,\n"
+		"COMMAND's standard output goes to standard error.\n",
+		T4_CONTROL_ENV);
+}
+
+enum {
+	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
+	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD,
+};
+
+static const struct option record_longopts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "bookmark", required_argument, NULL, 'b' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "control", required_argument, NULL, 'c' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "sim", optional_argument, NULL, OPT_SIM },
+	{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
+	{ "paused", no_argument, NULL, OPT_PAUSED },
+	{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "virtual", no_argument, NULL, CLI_VIRTUAL },
+	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
+	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
+	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
+	{ 0 },
+};
+
+static int set_period(struct cli_record_opts *o, uint64_t ns, const char *opt, const char *arg)
+{
+	if (ns < 10000)
+		return cli_usage_error("record", "%s %s: shorter than 10us is not supported", opt, arg);
+	o->period_ns = ns;
+	return 0;
+}
+
+/* The options that take a duration or a number: 0 or 2. */
+static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_PERIOD:
+		if (t4_parse_duration(arg, &v) < 0)
+			return cli_usage_error("record", "--period %s", t4_errmsg());
+		return set_period(o, v, "--period", arg);
+	case 'I':
+		if (t4_parse_u64(arg, &v) < 0 || v == 0 || v > 3600000)
+			return cli_usage_error("record", "-I %s: an interval in milliseconds "
+					       "(1-3600000; --period takes other units)", arg);
+		return set_period(o, v * 1000000, "-I", arg);
+	case 'd':
+		if (t4_parse_duration(arg, &o->duration_ns) < 0)
+			return cli_usage_error("record", "--duration %s", t4_errmsg());
+		return 0;
+	case OPT_ZSTD:
+		if (t4_parse_u64(arg, &v) < 0 || v < 1 || v > 19)
+			return cli_usage_error("record", "--zstd-level %s: use 1-19", arg);
+		o->zstd_level = (int)v;
+		return 0;
+	case OPT_FSYNC:
+		if (!strcmp(arg, "close")) {
+			o->fsync_ms = UINT32_MAX;
+			return 0;
+		}
+		if (t4_parse_duration(arg, &v) < 0 || v < 1000000 || v > 3600000000000ull)
+			return cli_usage_error("record", "--fsync %s: use 1ms-1h, or 'close'", arg);
+		o->fsync_ms = (uint32_t)(v / 1000000);
+		return 0;
+	default: /* OPT_BACKEND */
+		if (!strcmp(arg, "uring"))
+			o->backend = T4_LOG_URING;
+		else if (!strcmp(arg, "pwrite"))
+			o->backend = T4_LOG_PWRITE;
+		else
+			return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", arg);
+		return 0;
+	}
+}
+
+/* One option: 0, 1 for --help, or 2 after a usage error. */
+static int parse_one(struct cli_record_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'e':
+		if (o->n_events == CLI_MAX_EVENT_ARGS)
+			return cli_usage_error("record", "too many -e options (max %d)", CLI_MAX_EVENT_ARGS);
+		o->events[o->n_events++] = arg;
+		return 0;
+	case 'b': o->bookmark = arg; return 0;
+	case 'o': o->output = arg; return 0;
+	case 'f': o->force = true; return 0;
+	case 'c': o->control = arg; return 0;
+	case 'a': return 0; /* system-wide is the default */
+	case 'C': o->target.cpus = arg; return 0;
+	case 'p': o->target.pids = arg; return 0;
+	case 't': o->target.tids_arg = arg; return 0;
+	case 'q': o->quiet = true; return 0;
+	case 'h':
+		record_usage(stdout);
+		return 1;
+	case OPT_SIM: return cli_source_set_sim("record", &o->src, arg) ? 2 : 0;
+	case OPT_SYSFS: o->src.sysfs_root = arg; return 0;
+	case OPT_PAUSED: o->paused = true; return 0;
+	case OPT_PER_SOCKET: o->per_socket = true; return 0;
+	case OPT_PROGRESS: o->progress = true; return 0;
+	case CLI_VIRTUAL:
+	case CLI_SIM_DRIFT:
+	case CLI_SIM_WANDER:
+	case CLI_SIM_PREEMPT:
+		return cli_virtual_option("record", c, arg, &o->virt, &o->src) ? 2 : 0;
+	default: return parse_valued(o, c, arg);
+	}
+}
+
+int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
+{
+	struct cli_getopt g;
+	int c, rc;
+
+	o->period_ns = 1000000;
+	o->output = "t410trace.t4t";
+	o->zstd_level = 1; /* level 3 costs 2x the CPU for the same size here */
+	optind = 1;
+	opterr = 0; /* our own one-line messages */
+	while ((c = cli_getopt(&g, argc, argv, "+:e:I:b:d:o:fc:aC:p:t:qh", record_longopts)) != -1) {
+		if (c == '?' || c == ':')
+			return cli_opt_error("record", &g, argv, c);
+		if ((rc = parse_one(o, c, optarg)))
+			return rc;
+	}
+	if (cli_source_check("record", &o->src) ||
+	    cli_virtual_check("record", &o->virt, &o->src,
+			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
+							  o->control != NULL }))
+		return 2;
+	if (optind < argc)
+		o->command = argv + optind;
+	if (o->command && (o->target.pids || o->target.tids_arg))
+		return cli_usage_error("record", "-p/-t count running tasks; they exclude a COMMAND");
+	if ((o->target.pids || o->target.tids_arg) && o->src.sim)
+		return cli_usage_error("record", "-p/-t count this host's tasks; they exclude --sim");
+	return 0;
+}
+

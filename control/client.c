@@ -1,0 +1,173 @@
+/* client.c - the one client of the control socket (control.h).
+ *
+ * Used by `t410trace ctl` (t4_control_send: connect, one line, one reply,
+ * close) and compiled into libt410trace, which keeps a connection open and
+ * calls t4_control_connect / t4_control_exchange itself. It must therefore
+ * stay safe inside someone else's process: no output, no SIGPIPE
+ * (MSG_NOSIGNAL), close-on-exec fds, EINTR retried, and a bounded wait for
+ * the reply (T4_CONTROL_TIMEOUT_MS) so a stopped recorder cannot hang the
+ * application forever.
+ *
+ * The protocol is strictly one reply line per command line, so replies are
+ * read in chunks up to the newline: nothing can follow it.
+ */
+#include "control.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int t4_control_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, e;
+
+	if (!path || !path[0])
+		return t4_err(EINVAL, "no control socket path given");
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return t4_err(ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
+			      path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return t4_err(errno, "socket: %s", strerror(errno));
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		e = errno;
+		if (e == EINTR)
+			continue;
+		close(fd);
+		if (e == ENOENT || e == ECONNREFUSED || e == ENOTSOCK)
+			return t4_err(e, "no recorder listening at %s", path);
+		if (e == EACCES || e == EPERM)
+			return t4_err(e, "%s: permission denied (the recorder's socket is "
+				      "for its own user and root)", path);
+		return t4_err(e, "%s: cannot connect: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+/* Read up to the newline into reply (truncated to cap, the rest of the line
+ * consumed). Returns the reply length, or a negative errno. */
+static int read_line(int fd, char *reply, size_t cap, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	size_t len = 0;
+	char buf[256];
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, left > 0 ? (int)left : 0);
+		ssize_t n;
+		char *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return t4_err(errno, "control socket: poll: %s", strerror(errno));
+		if (r == 0)
+			return t4_err(ETIMEDOUT, "the recorder did not answer within %d ms",
+				      timeout_ms);
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return t4_err(errno, "control socket: %s", strerror(errno));
+		if (n == 0)
+			return t4_err(ECONNRESET, "the recorder closed the connection without answering");
+		nl = memchr(buf, '\n', (size_t)n);
+		for (ssize_t i = 0; i < (nl ? nl - buf : n); i++)
+			if (len + 1 < cap)
+				reply[len++] = buf[i];
+		if (cap)
+			reply[len] = '\0';
+		if (nl)
+			break;
+	}
+	if (len > 0 && reply[len - 1] == '\r')
+		reply[--len] = '\0';
+	return (int)len;
+}
+
+/* Send all of buf; false if the connection is gone. */
+static bool send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+int t4_control_exchange(int fd, const char *line, char *reply, size_t cap)
+{
+	char out[T4_CONTROL_LINE_MAX + 2];
+	char local[T4_CONTROL_REPLY_MAX];
+	size_t len = strlen(line);
+	int n;
+
+	if (!reply || cap == 0) {
+		reply = local;
+		cap = sizeof(local);
+	}
+	reply[0] = '\0';
+	if (len > T4_CONTROL_LINE_MAX)
+		return t4_err(EINVAL, "command too long (%zu bytes, at most %d)", len,
+			      T4_CONTROL_LINE_MAX);
+	if (strpbrk(line, "\r\n"))
+		return t4_err(EINVAL, "command contains a line break");
+	memcpy(out, line, len);
+	out[len] = '\n';
+	if (!send_all(fd, out, len + 1)) {
+		/* A refusing recorder answers and closes before reading: show
+		 * its answer if it is there. */
+		n = read_line(fd, reply, cap, 0);
+		if (n <= 0)
+			return t4_err(EPIPE, "the recorder closed the connection");
+	} else {
+		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS);
+		if (n < 0)
+			return n;
+	}
+	if (!strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' '))
+		return 0;
+	return t4_err(EREMOTEIO, "%s", reply);
+}
+
+int t4_control_send(const char *path, const char *line, char *reply,
+		    size_t cap)
+{
+	int fd, err;
+
+	if (reply && cap)
+		reply[0] = '\0';
+	fd = t4_control_connect(path);
+	if (fd < 0)
+		return fd;
+	err = t4_control_exchange(fd, line, reply, cap);
+	close(fd);
+	if (err < 0 && err != -EREMOTEIO && err != -EINVAL)
+		return t4_err(-err, "%s: %s", path, t4_errmsg());
+	return err;
+}

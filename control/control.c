@@ -1,0 +1,407 @@
+/* control.c - the recorder's control socket (server side, control.h).
+ *
+ * A Unix stream socket served by one thread that polls the listening fd, a
+ * wake eventfd (for shutdown) and every connected client, so several
+ * clients (`t410trace ctl`, libt410trace in the workload) can be connected
+ * at once without a thread each. Commands are short lines answered at once;
+ * the ops callbacks (t4_sched_* in record) are quick and thread-safe, so
+ * one thread is plenty.
+ *
+ * Security: the socket file is created mode 0600 (the socket inode's mode
+ * is set with fchmod before bind, so the file never exists with looser
+ * bits and the process-wide umask is left alone for other threads), and
+ * every peer's uid is checked with SO_PEERCRED: only root and the
+ * recording user are served, whatever the file's mode.
+ *
+ * Trade-offs: a fixed table of T4_CONTROL_MAX_CLIENTS clients (more are
+ * told so and closed); replies are written with MSG_DONTWAIT and a client
+ * that does not read its replies is dropped rather than stalling the
+ * thread. Parsing and dispatch (t4_control_exec) are a pure function of the
+ * line so that they can be tested and fuzzed without a socket.
+ */
+#include "control.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define T4_CONTROL_MAX_CLIENTS 64
+#define CMD_HELP "(bookmark NAME, trigger, start, stop, status)"
+
+struct ctl_client {
+	int fd;
+	size_t len;                          /* bytes buffered in line */
+	char line[T4_CONTROL_LINE_MAX + 1];  /* one line and its newline */
+};
+
+struct t4_control {
+	int lfd;
+	int wakefd;
+	pthread_t thread;
+	bool started;
+	uid_t owner;
+	dev_t dev; /* of the socket file we created, to unlink only ours */
+	ino_t ino;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct t4_control_ops ops;
+	void *ud;
+	int nclients;
+	struct ctl_client clients[T4_CONTROL_MAX_CLIENTS];
+};
+
+/* ---- commands (no socket involved) ------------------------------------ */
+
+/* A reply is one line: line breaks (from a callback's text) become spaces. */
+static void one_line(char *reply)
+{
+	for (char *p = reply; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+/* Write "error: <t4_errmsg() or strerror>" as one line. */
+static void reply_error(int err, char *reply, size_t cap)
+{
+	const char *m = t4_errmsg();
+
+	snprintf(reply, cap, "error: %s", m[0] ? m : strerror(-err));
+	one_line(reply);
+}
+
+static int run_op(const struct t4_control_ops *ops, void *ud, const char *cmd,
+		  const char *arg, char *reply, size_t cap)
+{
+	char status[T4_CONTROL_LINE_MAX] = "";
+	int (*simple)(void *) = NULL;
+	int err;
+
+	if (!strcmp(cmd, "trigger"))
+		simple = ops->trigger;
+	else if (!strcmp(cmd, "start"))
+		simple = ops->start;
+	else if (!strcmp(cmd, "stop"))
+		simple = ops->stop;
+	(void)t4_err(EINVAL, "%s", ""); /* so a callback's silence is visible */
+	if (!strcmp(cmd, "bookmark"))
+		err = ops->bookmark ? ops->bookmark(ud, arg) : -ENOTSUP;
+	else if (!strcmp(cmd, "status"))
+		err = ops->status ? ops->status(ud, status, sizeof(status)) : -ENOTSUP;
+	else
+		err = simple ? simple(ud) : -ENOTSUP;
+	if (err == -ENOTSUP && !t4_errmsg()[0])
+		(void)t4_err(ENOTSUP, "'%s' is not supported by this recorder", cmd);
+	if (err < 0) {
+		reply_error(err, reply, cap);
+		return err;
+	}
+	status[sizeof(status) - 1] = '\0';
+	if (status[0])
+		snprintf(reply, cap, "ok %s", status);
+	else
+		snprintf(reply, cap, "ok");
+	one_line(reply);
+	return 0;
+}
+
+int t4_control_exec(const struct t4_control_ops *ops, void *ud,
+		    const char *line, char *reply, size_t cap)
+{
+	static const char *const cmds[] = { "bookmark", "trigger", "start",
+					    "stop", "status" };
+	char buf[T4_CONTROL_LINE_MAX + 1];
+	char *cmd, *arg, *extra, *save = NULL;
+	size_t i;
+
+	if (strlen(line) > T4_CONTROL_LINE_MAX) {
+		snprintf(reply, cap, "error: line too long");
+		return t4_err(EINVAL, "line too long");
+	}
+	snprintf(buf, sizeof(buf), "%s", line);
+	cmd = strtok_r(buf, " \t\r\n", &save);
+	arg = cmd ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+	extra = arg ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+	if (!cmd) {
+		snprintf(reply, cap, "error: empty command " CMD_HELP);
+		return t4_err(EINVAL, "empty command");
+	}
+	for (i = 0; i < T4_ARRAY_LEN(cmds) && strcmp(cmd, cmds[i]); i++)
+		;
+	if (i == T4_ARRAY_LEN(cmds)) {
+		(void)t4_err(EINVAL, "unknown command '%.64s' " CMD_HELP, cmd);
+	} else if (i == 0 && (!arg || extra)) {
+		(void)t4_err(EINVAL, "usage: bookmark NAME (one name)");
+	} else if (i == 0 && !t4_control_name_ok(arg)) {
+		(void)t4_control_name_error(arg);
+	} else if (i > 0 && arg) {
+		(void)t4_err(EINVAL, "'%s' takes no arguments", cmd);
+	} else {
+		return run_op(ops, ud, cmd, arg, reply, cap);
+	}
+	reply_error(-EINVAL, reply, cap);
+	return -EINVAL;
+}
+
+/* ---- socket file -------------------------------------------------------- */
+
+/* Make way for a new socket at path: nothing there, or a stale socket
+ * (nobody listening) that we remove. Anything else is refused. */
+static int clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : t4_err(errno, "%s: %s", path, strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		return t4_err(EEXIST, "%s: exists and is not a socket; refusing to replace it", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return t4_err(errno, "socket: %s", strerror(errno));
+	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	if (rc == 0)
+		return t4_err(EADDRINUSE, "%s: another recorder is listening there", path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return t4_err(errno, "%s: cannot remove stale socket: %s", path, strerror(errno));
+	return 0;
+}
+
+static int listen_at(struct t4_control *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int err;
+
+	if (strlen(c->path) >= sizeof(sa.sun_path))
+		return t4_err(ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
+			      c->path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, c->path, strlen(c->path) + 1);
+	err = clear_stale(c->path, &sa);
+	if (err < 0)
+		return err;
+	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->lfd < 0)
+		return t4_err(errno, "socket: %s", strerror(errno));
+	/* Linux creates the file with the socket inode's mode & ~umask. */
+	if (fchmod(c->lfd, 0600) < 0)
+		return t4_err(errno, "%s: fchmod: %s", c->path, strerror(errno));
+	if (bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return t4_err(errno, "%s: bind: %s", c->path, strerror(errno));
+	if (lstat(c->path, &st) < 0)
+		return t4_err(errno, "%s: %s", c->path, strerror(errno));
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	if ((st.st_mode & 0077) && chmod(c->path, 0600) < 0) /* not Linux */
+		return t4_err(errno, "%s: chmod: %s", c->path, strerror(errno));
+	if (listen(c->lfd, 16) < 0)
+		return t4_err(errno, "%s: listen: %s", c->path, strerror(errno));
+	return 0;
+}
+
+/* ---- serving ------------------------------------------------------------ */
+
+/* Send one reply line; false if the client cannot take it (dropped). */
+static bool send_line(int fd, const char *text)
+{
+	char buf[T4_CONTROL_REPLY_MAX];
+	int n = snprintf(buf, sizeof(buf), "%s\n", text);
+
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
+	return send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
+}
+
+static void drop_client(struct t4_control *c, int i)
+{
+	close(c->clients[i].fd);
+	c->clients[i] = c->clients[--c->nclients];
+}
+
+/* Accept one peer; false when out of fds or memory (the caller pauses
+ * accepting for a moment rather than spin on a connection it cannot take). */
+static bool accept_client(struct t4_control *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char msg[64];
+	int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0) /* EAGAIN, or the peer went away: nothing to do */
+		return !(errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			 errno == ENOMEM);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		send_line(fd, "error: cannot identify peer");
+	} else if (cred.uid != 0 && cred.uid != c->owner) {
+		snprintf(msg, sizeof(msg), "error: permission denied (uid %u)",
+			 (unsigned)cred.uid);
+		send_line(fd, msg);
+	} else if (c->nclients == T4_CONTROL_MAX_CLIENTS) {
+		send_line(fd, "error: too many clients");
+	} else {
+		c->clients[c->nclients].fd = fd;
+		c->clients[c->nclients++].len = 0;
+		return true;
+	}
+	close(fd);
+	return true;
+}
+
+/* Answer every complete line buffered for client cl; false to drop it. */
+static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
+{
+	char reply[T4_CONTROL_REPLY_MAX];
+	char *nl;
+
+	while ((nl = memchr(cl->line, '\n', cl->len))) {
+		size_t used = (size_t)(nl - cl->line) + 1;
+
+		*nl = '\0';
+		if (memchr(cl->line, '\0', used - 1)) {
+			send_line(cl->fd, "error: NUL byte in command");
+			return false;
+		}
+		t4_control_exec(&c->ops, c->ud, cl->line, reply, sizeof(reply));
+		if (!send_line(cl->fd, reply))
+			return false;
+		memmove(cl->line, cl->line + used, cl->len - used);
+		cl->len -= used;
+	}
+	if (cl->len == sizeof(cl->line)) {
+		send_line(cl->fd, "error: line too long");
+		return false;
+	}
+	return true;
+}
+
+/* Read what client i sent; false to drop it. */
+static bool read_client(struct t4_control *c, int i)
+{
+	struct ctl_client *cl = &c->clients[i];
+	ssize_t n = recv(cl->fd, cl->line + cl->len, sizeof(cl->line) - cl->len, 0);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (n == 0)
+		return false;
+	cl->len += (size_t)n;
+	return answer_lines(c, cl);
+}
+
+static void *serve(void *arg)
+{
+	struct t4_control *c = arg;
+	struct pollfd pfd[T4_CONTROL_MAX_CLIENTS + 2];
+	bool accepting = true;
+
+	for (;;) {
+		int n = c->nclients;
+
+		pfd[0] = (struct pollfd){ .fd = c->wakefd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = accepting ? c->lfd : -1, .events = POLLIN };
+		for (int i = 0; i < n; i++)
+			pfd[i + 2] = (struct pollfd){ .fd = c->clients[i].fd, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n + 2, accepting ? -1 : 100) < 0)
+			continue; /* EINTR; nothing else can fail with these fds */
+		if (pfd[0].revents)
+			break;
+		accepting = true;
+		/* Backwards, so that dropping (swap with last) skips nobody. */
+		for (int i = n - 1; i >= 0; i--)
+			if (pfd[i + 2].revents && !read_client(c, i))
+				drop_client(c, i);
+		if (pfd[1].revents)
+			accepting = accept_client(c);
+	}
+	return NULL;
+}
+
+int t4_control_open(struct t4_control **out, const char *path,
+		    const struct t4_control_ops *ops, void *ud)
+{
+	struct t4_control *c;
+	sigset_t all, old;
+	int err;
+
+	*out = NULL;
+	if (!path || !path[0])
+		return t4_err(EINVAL, "control socket: no path given");
+	if (!ops)
+		return t4_err(EINVAL, "%s: control socket without ops", path);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return t4_err(ENOMEM, "control socket: out of memory");
+	c->lfd = -1;
+	c->owner = geteuid();
+	c->ops = *ops;
+	c->ud = ud;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wakefd < 0) {
+		err = t4_err(errno, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (strlen(path) >= sizeof(c->path)) {
+		err = t4_err(ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
+			     path, sizeof(c->path) - 1);
+		goto fail;
+	}
+	err = listen_at(c);
+	if (err < 0)
+		goto fail;
+	/* The thread blocks every signal: they belong to the main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&c->thread, NULL, serve, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err < 0) {
+		err = t4_err(-err, "control socket thread: %s", strerror(-err));
+		goto fail;
+	}
+	c->started = true;
+	*out = c;
+	return 0;
+fail:
+	t4_control_close(c);
+	return err;
+}
+
+void t4_control_close(struct t4_control *c)
+{
+	struct stat st;
+
+	if (!c)
+		return;
+	if (c->started) {
+		uint64_t one = 1;
+
+		if (write(c->wakefd, &one, sizeof(one)) < 0)
+			t4_warn("control socket: cannot wake its thread: %s", strerror(errno));
+		pthread_join(c->thread, NULL);
+	}
+	while (c->nclients > 0)
+		drop_client(c, c->nclients - 1);
+	if (c->lfd >= 0) {
+		close(c->lfd);
+		/* Unlink only the file we created, not a successor's socket. */
+		if (c->ino && !lstat(c->path, &st) && st.st_dev == c->dev &&
+		    st.st_ino == c->ino)
+			unlink(c->path);
+	}
+	if (c->wakefd >= 0)
+		close(c->wakefd);
+	free(c);
+}

@@ -1,0 +1,207 @@
+/* bookmark.c - bookmark commands and their packets: every command lands in
+ * the log, with the reference time at which it was set.
+ *
+ * A command (t4_bookmarks_set, any thread: --bookmark, the control socket,
+ * libt410trace) gives the name its ID (one per distinct name, in an
+ * append-only table), takes the reference clock and appends (ID, set_ns)
+ * to a bounded queue, all under one mutex, so set_ns grows along the
+ * queue. Scheduler 0, on each trigger (t4_bookmarks_on_trigger), gives
+ * every queued bookmark set before that trigger's broadcast the trigger as
+ * its first_trigger, carries the last of them in its reference packet,
+ * and writes one bookmark packet per command, so 200 bookmarks between two
+ * triggers are 200 packets and a phase shorter than a period keeps its
+ * exact boundaries. The scheduler takes no lock: producers publish the
+ * queue's head with a release store, the scheduler its tail.
+ *
+ * Nothing vanishes: a packet that does not fit into the ring stays queued
+ * (with its first_trigger; not counted as a drop) and goes out on a later
+ * trigger; a command that
+ * finds the queue full (T4_BOOKMARK_QUEUE commands since the last trigger,
+ * or a stuck ring) fails with a message; after the final trigger
+ * (t4_bookmarks_close) what is still queued is written and later commands
+ * are refused.
+ */
+#include "sched_internal.h"
+#include "control/control.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define T4_MAX_BOOKMARKS 4096 /* distinct names in one recording */
+
+_Static_assert(T4_CONTROL_NAME_MAX == T4_NAME_MAX, "one bookmark name length");
+_Static_assert((T4_BOOKMARK_QUEUE & (T4_BOOKMARK_QUEUE - 1)) == 0, "a power of two");
+
+struct bm_entry {
+	uint32_t id;
+	uint64_t set_ns;
+	uint64_t first_trigger; /* set by scheduler 0 */
+};
+
+struct t4_bookmarks {
+	pthread_mutex_t lock;     /* commands and status */
+	uint32_t count;           /* names in the table */
+	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX];
+	_Atomic uint32_t current; /* the last bookmark set (0 = none) */
+	bool closed;              /* the final trigger has fired */
+	struct bm_entry q[T4_BOOKMARK_QUEUE];
+	_Atomic uint64_t head;    /* written by commands (under lock) */
+	_Atomic uint64_t tail;    /* written by scheduler 0 */
+	/* scheduler 0 only */
+	uint64_t assigned;        /* entries before it have first_trigger */
+	uint32_t carried;         /* the ID its triggers carry */
+	struct t4_packet pkt;
+};
+
+int t4_bookmarks_new(struct t4_bookmarks **out)
+{
+	struct t4_bookmarks *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return t4_err(ENOMEM, "out of memory");
+	pthread_mutex_init(&b->lock, NULL);
+	*out = b;
+	return 0;
+}
+
+void t4_bookmarks_free(struct t4_bookmarks *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+/* With the lock held: the ID of name, adding it to the table. */
+static int id_of(struct t4_bookmarks *b, const char *name, uint32_t *id)
+{
+	for (uint32_t i = 0; i < b->count; i++) {
+		if (!strcmp(b->names[i], name)) {
+			*id = i + 1;
+			return 0;
+		}
+	}
+	if (b->count == T4_MAX_BOOKMARKS)
+		return t4_err(ENOSPC, "bookmark '%s': more than %d distinct bookmarks", name,
+			      T4_MAX_BOOKMARKS);
+	snprintf(b->names[b->count], T4_NAME_MAX, "%s", name);
+	*id = ++b->count;
+	return 0;
+}
+
+/* With the lock held: append one command to the queue. */
+static int enqueue(struct t4_bookmarks *b, const char *name)
+{
+	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
+	uint32_t id;
+	int rc;
+
+	if (b->closed)
+		return t4_err(ESHUTDOWN, "bookmark '%s': the recording has stopped", name);
+	if (h - atomic_load_explicit(&b->tail, memory_order_acquire) >= T4_BOOKMARK_QUEUE)
+		return t4_err(EBUSY, "bookmark '%s': %d bookmarks already wait for the next "
+			      "trigger; try again after it", name, T4_BOOKMARK_QUEUE);
+	if ((rc = id_of(b, name, &id)) < 0)
+		return rc;
+	b->q[h % T4_BOOKMARK_QUEUE] = (struct bm_entry){ .id = id, .set_ns = t4_ref_ns() };
+	atomic_store_explicit(&b->head, h + 1, memory_order_release);
+	atomic_store_explicit(&b->current, id, memory_order_release);
+	return 0;
+}
+
+int t4_bookmark_check(const char *name)
+{
+	return t4_control_name_ok(name) ? 0 : t4_control_name_error(name);
+}
+
+int t4_bookmarks_set(struct t4_bookmarks *b, const char *name)
+{
+	int rc = t4_bookmark_check(name);
+
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&b->lock);
+	rc = enqueue(b, name);
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+/* At the end no later trigger comes: wait (1 s at most) for the writer to
+ * make room, then put it the counted way (a drop, if it must be one). */
+static int put_finally(struct t4_ring *ring, const struct t4_packet *p)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 1000; i++) {
+		if (t4_ring_try_put(ring, p) == 0)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	t4_ring_put(ring, p);
+	return 0;
+}
+
+/* Scheduler 0: write the packets of the entries with a first_trigger,
+ * oldest first, while the ring takes them (all of them when final). */
+static void send_assigned(struct t4_bookmarks *b, struct t4_ring *ring, bool final)
+{
+	uint64_t t = atomic_load_explicit(&b->tail, memory_order_relaxed);
+
+	for (; t < b->assigned; t++) {
+		const struct bm_entry *e = &b->q[t % T4_BOOKMARK_QUEUE];
+		struct t4_bookmark_pkt *p = &b->pkt.bookmark;
+
+		b->pkt.type = T4_PKT_BOOKMARK;
+		p->bookmark_id = e->id;
+		p->first_trigger = e->first_trigger;
+		p->set_ns = e->set_ns;
+		/* the table only grows, and this entry's name is in it */
+		memcpy(p->name, b->names[e->id - 1], T4_NAME_MAX);
+		if ((final ? put_finally(ring, &b->pkt) : t4_ring_try_put(ring, &b->pkt)) < 0)
+			break; /* full: the rest goes out at the next trigger */
+	}
+	atomic_store_explicit(&b->tail, t, memory_order_release);
+}
+
+uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+				 uint64_t ref_ns, struct t4_ring *ring)
+{
+	uint64_t h = atomic_load_explicit(&b->head, memory_order_acquire);
+
+	for (; b->assigned < h; b->assigned++) {
+		struct bm_entry *e = &b->q[b->assigned % T4_BOOKMARK_QUEUE];
+		if (e->set_ns > ref_ns)
+			break; /* set after this broadcast: the next trigger's */
+		e->first_trigger = trigger_id;
+		b->carried = e->id;
+	}
+	send_assigned(b, ring, false);
+	return b->carried;
+}
+
+uint32_t t4_bookmarks_current(const struct t4_bookmarks *b)
+{
+	return atomic_load_explicit(&b->current, memory_order_acquire);
+}
+
+void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap)
+{
+	pthread_mutex_lock(&b->lock);
+	snprintf(buf, cap, "%s", id && id <= b->count ? b->names[id - 1] : "");
+	pthread_mutex_unlock(&b->lock);
+}
+
+void t4_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring)
+{
+	pthread_mutex_lock(&b->lock);
+	b->closed = true;
+	pthread_mutex_unlock(&b->lock);
+	/* Set after the final broadcast: no trigger carries them. */
+	uint64_t h = atomic_load_explicit(&b->head, memory_order_acquire);
+	for (; b->assigned < h; b->assigned++)
+		b->q[b->assigned % T4_BOOKMARK_QUEUE].first_trigger = next_trigger;
+	send_assigned(b, ring, true);
+}

@@ -1,0 +1,159 @@
+/* test_layout.c - the module rules of the developer guide, checked on the
+ * sources themselves (run from the repository root, as `make check` does):
+ *
+ *   - a module (top-level directory) includes another module only through
+ *     that module's one public header (util/util.h, packets/packets.h, ...);
+ *   - lib/ (libt410trace, loaded into other people's programs) is built
+ *     from control/ and util/ only: it includes nothing else;
+ *   - no source or test names a path of one machine (/work/..., /home/...):
+ *     files next to the repository are reached relative to its root.
+ *
+ * A plain scan of the #include lines: cheap, and it fails the moment a
+ * file reaches into another module's private header.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const modules[] = { "util", "packets", "collector", "control",
+				       "sched", "decode", "cli", "lib" };
+
+/* Directories whose sources must not name machine paths. */
+static const char *const source_dirs[] = { "util", "packets", "collector", "control", "sched",
+					   "decode", "cli", "lib", "tests", "tests/apps",
+					   "bench", "tools/fuzz" };
+
+/* The one public header of a module ("" for cli and lib: nobody includes
+ * them). */
+static const char *public_header(const char *mod)
+{
+	if (!strcmp(mod, "cli") || !strcmp(mod, "lib"))
+		return "";
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "%s.h", mod);
+	return buf;
+}
+
+/* The module an include names ("../sched/sched.h", "sched/sched.h"), with
+ * the header's file name in *file; NULL for a header of the same module. */
+static const char *module_of(const char *inc, const char **file)
+{
+	if (!strncmp(inc, "../", 3))
+		inc += 3;
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+		size_t n = strlen(modules[i]);
+		if (!strncmp(inc, modules[i], n) && inc[n] == '/') {
+			*file = inc + n + 1;
+			return modules[i];
+		}
+	}
+	return NULL;
+}
+
+/* Check every #include "..." of one file of module mod. */
+static void check_file(const char *mod, const char *path, const char *const *allowed)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f)) {
+		char inc[256];
+		const char *file, *other;
+
+		if (sscanf(line, " #include \"%255[^\"]\"", inc) != 1)
+			continue;
+		if (!(other = module_of(inc, &file)) || !strcmp(other, mod))
+			continue;
+		cr_expect_str_eq(file, public_header(other),
+				 "%s includes %s: only %s/%s is public", path, inc, other,
+				 public_header(other));
+		if (!allowed)
+			continue;
+		bool ok = false;
+		for (const char *const *a = allowed; *a; a++)
+			ok |= !strcmp(*a, other);
+		cr_expect(ok, "%s includes %s: this module may use only control/ and util/",
+			  path, inc);
+	}
+	fclose(f);
+}
+
+static size_t check_module(const char *mod, const char *const *allowed)
+{
+	DIR *d = opendir(mod);
+	struct dirent *e;
+	size_t n = 0;
+	char path[512];
+
+	cr_assert_not_null(d, "%s/ (run from the repository root)", mod);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 3 || (strcmp(e->d_name + len - 2, ".c") && strcmp(e->d_name + len - 2, ".h")))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", mod, e->d_name);
+		check_file(mod, path, allowed);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+Test(layout, modules_talk_through_their_public_header)
+{
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
+		check_module(modules[i], NULL);
+}
+
+Test(layout, lib_uses_control_and_util_only)
+{
+	static const char *const allowed[] = { "control", "util", NULL };
+
+	cr_assert_gt(check_module("lib", allowed), 0);
+}
+
+/* Count lines of path naming one machine's directories. */
+static int machine_paths(const char *path)
+{
+	/* split so that this line does not match itself */
+	static const char *const bad[] = { "\"/" "work/", "\"/" "home/", "\"/" "root/" };
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f))
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			if (strstr(line, bad[i])) {
+				cr_expect(0, "%s: a machine's path: %s", path, line);
+				n++;
+			}
+	fclose(f);
+	return n;
+}
+
+Test(layout, no_machine_paths)
+{
+	char path[512];
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(source_dirs) / sizeof(source_dirs[0]); i++) {
+		DIR *d = opendir(source_dirs[i]);
+		struct dirent *e;
+
+		cr_assert_not_null(d, "%s", source_dirs[i]);
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (len < 3 || (strcmp(e->d_name + len - 2, ".c") &&
+					strcmp(e->d_name + len - 2, ".h")))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", source_dirs[i], e->d_name);
+			bad += machine_paths(path);
+		}
+		closedir(d);
+	}
+	cr_assert_eq(bad, 0);
+}

@@ -1,0 +1,152 @@
+/* test_perf_cli.c - the command line speaks perf (suite "perf_cli"):
+ * option errors name the wrong argument, perf's record flags (-a, -C,
+ * -I, -p/--pid, -t), event modifiers and the CPU-PMU message, durations
+ * in minutes and hours, suggestions for misspelled subcommands.
+ */
+#include "cli_testutil.h"
+
+/* `t410trace ARGS` in a fresh directory: exit code and the first line. */
+static void expect_line(const char *args, int code, const char *line)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd %s && %s %s", r.dir, bin(), args);
+	cr_expect_eq(r.status, code, "'%s' exit %d: %s", args, r.status, r.out);
+	cr_expect_eq(strncmp(r.out, line, strlen(line)), 0, "'%s':\n got: %s\nwant: %s", args,
+		     r.out, line);
+	cleanup(&r);
+}
+
+#define SEE_HELP " (see 't410trace record --help')\n"
+
+Test(perf_cli, option_errors_name_the_argument)
+{
+	expect_line("record -o a.t4t -d 100ms -q -x,", 2,
+		    "t410trace record: unknown option '-x' (in '-x,')" SEE_HELP);
+	expect_line("record -qx", 2, "t410trace record: unknown option '-x' (in '-qx')" SEE_HELP);
+	expect_line("record -Z", 2, "t410trace record: unknown option '-Z'" SEE_HELP);
+	expect_line("record --duraton 1s", 2,
+		    "t410trace record: unknown option '--duraton' (did you mean --duration?)" SEE_HELP);
+	expect_line("record -q -o", 2, "t410trace record: option '-o' needs a value" SEE_HELP);
+	expect_line("record --period", 2, "t410trace record: option '--period' needs a value" SEE_HELP);
+	expect_line("record --quiet=yes", 2,
+		    "t410trace record: option '--quiet' takes no value ('--quiet=yes')" SEE_HELP);
+	expect_line("record --p 1", 2, "t410trace record: option '--p' is ambiguous (spell it out)" SEE_HELP);
+	expect_line("list --jsn", 2, "t410trace list: unknown option '--jsn' (did you mean --json?) "
+				     "(see 't410trace list --help')\n");
+	expect_line("recrod -d 1s", 2, "t410trace: 'recrod' is not a command (did you mean record?) "
+				       "(see 't410trace --help')\n");
+}
+
+/* -I MSECS is --period MSECS ms; -a is accepted; --period has no short
+ * form any more (-p is perf's --pid). */
+Test(perf_cli, interval_and_all_cpus, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q -a -I 5 -d 100ms -o i.t4t && %s info --json i.t4t", r.dir,
+	   bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "period_ns"), 5000000, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "triggers") + json_num(r.out, "overruns"), 21, "%s", r.out);
+	cleanup(&r);
+	expect_line("record -I 0", 2, "t410trace record: -I 0: an interval in milliseconds (1-3600000; "
+				      "--period takes other units)" SEE_HELP);
+	expect_line("record -p 1ms", 2, "t410trace: -p 1ms: use a process or thread ID (or a "
+					"comma-separated list)\n");
+}
+
+/* -C LIST: the per-CPU domains of those CPUs only. */
+Test(perf_cli, cpu_list, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q -C 0 -d 50ms -o c.t4t && %s info c.t4t | grep -c '@cpu'; "
+	       "%s info c.t4t | grep -c '@cpu0 '", r.dir, bin(), bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	int all = atoi(r.out), on0 = atoi(strchr(r.out, '\n') + 1);
+	cr_assert_gt(all, 0, "%s", r.out);
+	cr_assert_eq(all, on0, "domains on other CPUs than -C 0: %s", r.out);
+	cleanup(&r);
+	expect_line("record -C 4000 -d 10ms", 2, "t410trace: -C 4000: not every CPU listed is online");
+}
+
+/* -p PID / -t TID: per-task counters of those threads, and the recording
+ * ends when they have exited. */
+Test(perf_cli, pid_and_tid, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd %s || exit 1; sleep 0.5 & s=$!; %s record -q -p $s -o p.t4t; echo rc=$?; "
+	       "%s info p.t4t | grep -c \"@tid$s \"; %s info p.t4t | grep -c '@cpu'",
+	   r.dir, bin(), bin(), bin());
+	cr_assert(strstr(r.out, "rc=0\n1\n0\n"), "one per-task domain, none per CPU: %s", r.out);
+	sh(&r, "cd %s || exit 1; sleep 0.3 & s=$!; %s record -p $s -t $s -e cpu-clock -o t.t4t; echo rc=$?",
+	   r.dir, bin());
+	cr_assert(strstr(r.out, "t410trace: the tasks of -p/-t have exited\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
+	cleanup(&r);
+	expect_line("record -p 999999999 -d 10ms", 2, "t410trace: -p 999999999: no such process\n");
+	expect_line("record -p 2000000000 -d 10ms", 2, "t410trace: -p 2000000000: use a process "
+						       "or thread ID");
+	expect_line("record -t 1 --sim", 2, "t410trace record: -p/-t count this host's tasks; they "
+					    "exclude --sim" SEE_HELP);
+	expect_line("record -p 1 -- true", 2, "t410trace record: -p/-t count running tasks; they "
+					      "exclude a COMMAND" SEE_HELP);
+	expect_line("record -p 1 --sysfs-root $OLDPWD/tests/fixtures/sysfs/t410 "
+		    "-e nvidia_ucf_pmu_0/cycles/", 2,
+		    "t410trace: nvidia_ucf_pmu_0/cycles/: nvidia_ucf_pmu_0 counts the whole system, "
+		    "not one task: it cannot be used with -p/-t\n");
+}
+
+Test(perf_cli, modifiers_and_cpu_pmu)
+{
+	struct run r;
+
+	expect_line("record -e cycles:ppp -d 10ms", 2,
+		    "t410trace: cycles:ppp: ':p' asks for precise sampling; t410trace counts, it "
+		    "does not sample (drop the modifier)\n");
+	expect_line("record --sim -e nvidia_ucf_pmu_0/cycles/:u -d 10ms", 2,
+		    "t410trace: nvidia_ucf_pmu_0/cycles/:u: nvidia_ucf_pmu_0 is an uncore PMU; it "
+		    "counts every privilege level, so ':u' cannot apply\n");
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q -e cpu-clock:u -d 50ms -o u.t4t && %s info --json u.t4t | "
+	       "grep -o '\"spec\": \"cpu-clock:u\"' | wc -l", r.dir, bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_gt(atoi(r.out), 0, "%s", r.out);
+	sh(&r, "ls /sys/bus/event_source/devices | grep -qx -e cpu -e cpu_core -e 'armv[89]_.*' "
+	       "&& echo has-cpu-pmu");
+	bool has_cpu_pmu = strstr(r.out, "has-cpu-pmu") != NULL;
+	cleanup(&r);
+	if (!has_cpu_pmu)
+		expect_line("record -e instructions -d 10ms", 2,
+			    "t410trace: instructions: this machine has no CPU PMU (a VM?); software "
+			    "events count here: cpu-clock, task-clock, context-switches, page-faults "
+			    "(see 't410trace list')\n");
+}
+
+/* Durations in minutes and hours, as the help says. */
+Test(perf_cli, durations_minutes_hours_and_help, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q --period 0.001m -d 0.0001h -o m.t4t && %s info --json m.t4t",
+	   r.dir, bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "period_ns"), 60000000, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "triggers") + json_num(r.out, "overruns"), 7, "%s", r.out);
+	sh(&r, "%s record --help", bin());
+	cr_assert(strstr(r.out, "DUR is a number with a unit: ns, us, ms, s, m (or min), h."),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "-C, --cpu LIST") && strstr(r.out, "-p, --pid PID") &&
+		  strstr(r.out, "-t, --tid TID") && strstr(r.out, "-I MSECS") &&
+		  strstr(r.out, "-a, --all-cpus"), "%s", r.out);
+	cleanup(&r);
+	expect_line("record -d 2d", 2, "t410trace record: --duration '2d': unknown unit 'd' (use ns, "
+				       "us, ms, s, m (or min), h)" SEE_HELP);
+}

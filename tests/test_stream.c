@@ -1,0 +1,287 @@
+/* test_stream.c - logs through pipes (suite "stream"): the reader on
+ * standard input ("-") gives exactly what it gives on a file, damage
+ * included; `record` into a FIFO or `-o -` read slowly by this test (a
+ * consumer far slower than the recording) leaves an intact log, with the
+ * rings dropping and counting, on both write backends; `info -` reads a
+ * pipe.
+ */
+#include "packets_testutil.h"
+#include "cli_testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- the reader on standard input ------------------------------------- */
+
+/* Make stdin a pipe fed by a child writing buf in small pieces. */
+static pid_t feed_stdin(const uint8_t *buf, size_t len)
+{
+	int fds[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		for (size_t off = 0; off < len;) {
+			size_t n = len - off < 3001 ? len - off : 3001;
+			ssize_t w = write(fds[1], buf + off, n);
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_geq(dup2(fds[0], STDIN_FILENO), 0);
+	close(fds[0]);
+	return pid;
+}
+
+struct seen {
+	size_t n;
+	uint64_t sum; /* of every packet's type and first trigger-ish field */
+	struct t4_reader_stats st;
+	int rc;
+};
+
+static void read_all(struct t4_reader *r, struct seen *s)
+{
+	struct t4_packet p;
+
+	memset(s, 0, sizeof(*s));
+	while ((s->rc = t4_reader_next(r, &p)) > 0) {
+		s->n++;
+		s->sum = s->sum * 31 + p.type +
+			 (p.type == T4_PKT_REF ? p.ref.trigger_id : 0) +
+			 (p.type == T4_PKT_RET ? p.ret.counts[0] + p.ret.domain_id : 0);
+	}
+	t4_reader_stats(r, &s->st);
+	t4_reader_close(r);
+}
+
+static void quiet(void *ud, uint64_t off, const char *msg)
+{
+	(void)ud;
+	(void)off;
+	(void)msg;
+}
+
+static void expect_same_through_stdin(const uint8_t *buf, size_t len, const char *what)
+{
+	struct t4_reader *r;
+	struct seen mem, in;
+	int status;
+
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, quiet, NULL), 0, "%s", t4_errmsg());
+	read_all(r, &mem);
+	pid_t pid = feed_stdin(buf, len);
+	cr_assert_eq(t4_reader_open(&r, "-", quiet, NULL), 0, "%s: %s", what, t4_errmsg());
+	read_all(r, &in);
+	waitpid(pid, &status, 0);
+	cr_assert_eq(in.rc, mem.rc, "%s", what);
+	cr_assert_eq(in.n, mem.n, "%s: %zu packets through stdin, %zu from memory", what, in.n,
+		     mem.n);
+	cr_assert_eq(in.sum, mem.sum, "%s", what);
+	cr_assert_eq(in.st.chunks, mem.st.chunks, "%s", what);
+	cr_assert_eq(in.st.damaged_chunks, mem.st.damaged_chunks, "%s", what);
+	cr_assert_eq(in.st.truncated, mem.st.truncated, "%s", what);
+	cr_assert_eq(in.st.skipped_bytes, mem.st.skipped_bytes, "%s", what);
+	cr_assert_eq(in.st.file_bytes, len, "%s", what);
+}
+
+Test(stream, reader_reads_stdin_like_a_file, .timeout = 60)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp;
+	uint8_t *copy;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 6, 1000, 100, &exp, &n_exp);
+	copy = malloc(l.len + 5000);
+	cr_assert_not_null(copy);
+	expect_same_through_stdin(l.buf, l.len, "intact");
+	memcpy(copy, l.buf, l.len);
+	copy[l.chunk_off[2] + 20] ^= 1;                     /* header: resync */
+	copy[l.chunk_off[3] + 3] ^= 1;                      /* magic */
+	copy[l.chunk_off[7] + T4_CHUNK_HDR_SIZE + 10] ^= 1; /* payload */
+	expect_same_through_stdin(copy, l.len, "three damaged chunks");
+	expect_same_through_stdin(l.buf, l.chunk_off[5] + 100, "truncated in a chunk");
+	expect_same_through_stdin(l.buf, l.chunk_off[5] + 30, "truncated in a header");
+	memcpy(copy, l.buf, l.len);
+	memset(copy + l.len, 0x5a, 5000);
+	expect_same_through_stdin(copy, l.len + 5000, "garbage after the end");
+	memset(copy + l.chunk_off[1], 0x5a, l.chunk_off[9] - l.chunk_off[1]);
+	expect_same_through_stdin(copy, l.len, "garbage over eight chunks");
+	free(copy);
+	free(exp);
+	tu_log_free(&l);
+}
+
+Test(stream, reader_stdin_refuses_what_is_not_a_log)
+{
+	static const uint8_t junk[] = "not a log at all";
+	struct t4_reader *r;
+
+	pid_t pid = feed_stdin(junk, sizeof(junk));
+	cr_assert_eq(t4_reader_open(&r, "-", NULL, NULL), -EBADMSG);
+	cr_assert_str_eq(t4_errmsg(), "standard input: not a t410trace log (bad magic)");
+	waitpid(pid, NULL, 0);
+	pid = feed_stdin(junk, 0);
+	cr_assert_eq(t4_reader_open(&r, "-", NULL, NULL), -EBADMSG);
+	cr_assert_str_eq(t4_errmsg(), "standard input: empty file, not a t410trace log");
+	waitpid(pid, NULL, 0);
+}
+
+/* ---- record into a slow pipe -------------------------------------------- */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Copy fd to path at about 200 kB/s: 8 kB every 40 ms, a few times slower
+ * than the simulated Tegra410 records at 1 ms. */
+static size_t slow_copy(int fd, const char *path)
+{
+	FILE *out = fopen(path, "wb");
+	char buf[8192];
+	size_t total = 0;
+	ssize_t n;
+
+	cr_assert_not_null(out);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		cr_assert_gt(n, 0, "read: %s", strerror(errno));
+		cr_assert_eq(fwrite(buf, 1, (size_t)n, out), (size_t)n);
+		total += (size_t)n;
+		sleep_ms(40);
+	}
+	fclose(out);
+	return total;
+}
+
+/* What `info --json` says about the copy: intact, and drops counted. */
+static void expect_intact(struct run *r, const char *copy, size_t bytes, const char *rec_out)
+{
+	sh(r, "%s info --json %s", bin(), copy);
+	cr_assert_eq(r->status, 0, "%s", r->out);
+	cr_assert_eq(json_num(r->out, "damaged_chunks"), 0, "%s: %s", copy, r->out);
+	cr_assert(strstr(r->out, "\"truncated\": false"), "%s", r->out);
+	cr_assert(strstr(r->out, "\"status_present\": true"), "%s", r->out);
+	cr_assert_eq(json_num(r->out, "bytes"), (long long)bytes);
+	cr_assert_gt(json_num(r->out, "triggers"), 100, "%s", r->out);
+	/* the slow reader made the rings drop, and the log says how many */
+	cr_assert_gt(json_num(r->out, "dropped"), 0, "no drops: not slow enough? %s", r->out);
+	cr_assert(strstr(rec_out, "dropped"), "%s", rec_out);
+}
+
+/* Start `record` with its stdout and stderr (the summary) as given. */
+static pid_t spawn_record(const char *args, int out_fd, const char *err_path)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char cmd[1024];
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (err < 0 || dup2(err, STDERR_FILENO) < 0)
+			_exit(126);
+		if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0)
+			_exit(126);
+		snprintf(cmd, sizeof(cmd), "exec %s record %s", bin(), args);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	cr_assert_not_null(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void fifo_case(const char *backend)
+{
+	static struct run r;
+	char fifo[128], copy[128], err[128], args[512], rec_out[4096];
+	int status, fd;
+
+	tmpdir(&r);
+	snprintf(fifo, sizeof(fifo), "%s/f", r.dir);
+	snprintf(copy, sizeof(copy), "%s/copy.t4t", r.dir);
+	snprintf(err, sizeof(err), "%s/err", r.dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(args, sizeof(args), "--sim --period 1ms --duration 2s --backend %s -o %s",
+		 backend, fifo);
+	pid_t pid = spawn_record(args, -1, err);
+	fd = open(fifo, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	size_t bytes = slow_copy(fd, copy);
+	close(fd);
+	waitpid(pid, &status, 0);
+	read_file(err, rec_out, sizeof(rec_out));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", rec_out);
+	cr_assert(strstr(rec_out, "wrote "), "%s", rec_out);
+	struct stat st;
+	cr_assert_eq(stat(fifo, &st), 0);
+	cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	expect_intact(&r, copy, bytes, rec_out);
+	cleanup(&r);
+}
+
+Test(stream, slow_fifo_uring, .timeout = 120)
+{
+	fifo_case("uring");
+}
+
+Test(stream, slow_fifo_pwrite, .timeout = 120)
+{
+	fifo_case("pwrite");
+}
+
+/* -o - is standard output; `info -` reads the log from a pipe. */
+Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
+{
+	static struct run r, r2;
+	char copy[128], err[128], rec_out[4096];
+	int fds[2], status;
+
+	tmpdir(&r);
+	snprintf(copy, sizeof(copy), "%s/copy.t4t", r.dir);
+	snprintf(err, sizeof(err), "%s/err", r.dir);
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = spawn_record("--sim --period 1ms -o - -- sh -c 'echo to-stdout; sleep 2'",
+				 fds[1], err);
+	close(fds[1]);
+	size_t bytes = slow_copy(fds[0], copy);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	read_file(err, rec_out, sizeof(rec_out));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", rec_out);
+	cr_assert(strstr(rec_out, "to-stdout"), "the command's stdout goes to stderr: %s", rec_out);
+	cr_assert(strstr(rec_out, "wrote standard output"), "%s", rec_out);
+	expect_intact(&r, copy, bytes, rec_out);
+	/* info on the pipe gives what info on the file gives */
+	sh(&r2, "cat %s | %s info --json - | grep -o '\"[a-z_]*\": [0-9]*' | head -24 > %s/a; "
+		"%s info --json %s | grep -o '\"[a-z_]*\": [0-9]*' | head -24 > %s/b; "
+		"cmp %s/a %s/b && cat %s/a", copy, bin(), r.dir, bin(), copy, r.dir, r.dir, r.dir,
+	   r.dir);
+	cr_assert_eq(r2.status, 0, "%s", r2.out);
+	cr_assert_eq(json_num(r2.out, "bytes"), (long long)bytes, "%s", r2.out);
+	cr_assert_eq(json_num(r2.out, "damaged_chunks"), 0, "%s", r2.out);
+	cleanup(&r);
+}

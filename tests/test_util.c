@@ -1,0 +1,109 @@
+/* test_util.c - util/: durations, CPU lists, suggestions, private
+ * temporary directories.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+/* Minutes and hours, as perf users and the help text say them. */
+Test(util, durations_minutes_and_hours)
+{
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} ok[] = {
+		{ "1m", 60000000000ull },     { "1min", 60000000000ull },
+		{ "2h", 7200000000000ull },   { "1.5h", 5400000000000ull },
+		{ "0.5m", 30000000000ull },   { "250ms", 250000000ull },
+	};
+	uint64_t ns;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_assert_eq(t4_parse_duration(ok[i].s, &ns), 0, "%s: %s", ok[i].s, t4_errmsg());
+		cr_assert_eq(ns, ok[i].ns, "%s: %llu", ok[i].s, (unsigned long long)ns);
+	}
+	cr_assert_eq(t4_parse_duration("3d", &ns), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'3d': unknown unit 'd' (use ns, us, ms, s, m (or min), h)");
+	cr_assert_eq(t4_parse_duration("30", &ns), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'30': duration needs a unit (ns, us, ms, s, m (or min), h)");
+}
+
+Test(util, cpulist_has)
+{
+	cr_assert_eq(t4_cpulist_has("0-3,8", 2), 1);
+	cr_assert_eq(t4_cpulist_has("0-3,8", 8), 1);
+	cr_assert_eq(t4_cpulist_has("0-3,8", 5), 0);
+	cr_assert_eq(t4_cpulist_has("1", 0), 0);
+	cr_assert_eq(t4_cpulist_has("x", 0), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'x': malformed CPU list");
+}
+
+Test(util, suggestions)
+{
+	static const char *const cmds[] = { "record", "decode", "list", "ctl", "info" };
+	char buf[64];
+
+	cr_assert_str_eq(t4_suggest("recrod", cmds, 5, t4_strv_at), "record");
+	cr_assert_str_eq(t4_suggest("inf", cmds, 5, t4_strv_at), "info");
+	cr_assert_null(t4_suggest("frobnicate", cmds, 5, t4_strv_at));
+	cr_assert_str_eq(t4_did_you_mean(buf, sizeof(buf), "record"), " (did you mean record?)");
+	cr_assert_str_eq(t4_did_you_mean(buf, sizeof(buf), NULL), "");
+}
+
+/* A directory left by a process that died (kill -9) is reclaimed by the
+ * next creation of the same prefix; a live process's directory and one
+ * of another shape are kept. */
+Test(util, tmpdir_reclaims_dead_owners_only)
+{
+	char root[] = "/tmp/t4util.XXXXXX", dead[256], live[256], other[256], mine[256];
+	struct stat st;
+	pid_t pid = fork();
+
+	cr_assert_not_null(mkdtemp(root));
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	snprintf(dead, sizeof(dead), "%s/t410test-%d-abcdef", root, (int)pid);
+	snprintf(live, sizeof(live), "%s/t410test-%d-abcdef", root, (int)getppid());
+	snprintf(other, sizeof(other), "%s/t410test-%d-abc", root, (int)pid);
+	cr_assert_eq(t4_mkdirs(dead, 0700), 0);
+	cr_assert_eq(t4_write_small_file(strcat(strcpy(mine, dead), "/f"), "x"), 0);
+	cr_assert_eq(t4_mkdirs(live, 0700), 0);
+	cr_assert_eq(t4_mkdirs(other, 0700), 0);
+	setenv("TMPDIR", root, 1);
+	cr_assert_eq(t4_tmpdir_create(mine, sizeof(mine), "t410test"), 0, "%s", t4_errmsg());
+	unsetenv("TMPDIR");
+	cr_assert_neq(stat(dead, &st), 0, "a dead process's directory was kept");
+	cr_assert_eq(stat(live, &st), 0, "a live process's directory was removed");
+	cr_assert_eq(stat(other, &st), 0, "a directory of another shape was removed");
+	cr_assert_eq(stat(mine, &st), 0);
+	char want[64];
+	snprintf(want, sizeof(want), "/t410test-%d-", (int)getpid());
+	cr_assert(strstr(mine, want), "%s", mine);
+	cr_assert_eq(t4_rmtree(root), 0);
+}
+
+/* An error path that returns a negative errno sets its own message: a
+ * stale one from an earlier error is never what gets printed. */
+Test(util, errors_set_their_message)
+{
+	uint64_t v;
+
+	(void)t4_err(EIO, "stale");
+	cr_assert_eq(t4_parse_u64("12x", &v), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "'12x': not a number");
+	(void)t4_err(EIO, "stale");
+	cr_assert_eq(t4_parse_u64("99999999999999999999", &v), -ERANGE);
+	cr_assert_str_eq(t4_errmsg(), "'99999999999999999999': too large for 64 bits");
+	(void)t4_err(EIO, "stale");
+	cr_assert_lt(t4_rmtree("/proc/self/status"), 0);
+	cr_assert(strstr(t4_errmsg(), "/proc/self/status: cannot remove: "), "%s", t4_errmsg());
+}
