@@ -1,4 +1,4 @@
-/* cmd_info.c - `t410trace info FILE [--json]`: describe a recorded log.
+/* cmd_info.c - `t410trace info FILE|- [--json]`: describe a recorded log.
  *
  * Reads the whole log once into the decoder's index (decode/index.c:
  * bounded memory, only the metadata tables and per-event totals are kept,
@@ -216,7 +216,7 @@ static void json_domains(const struct info *in)
 		jkey_u64("sched_id", d->d.sched_id);
 		jkey_u64("n_events", d->n_events);
 		jkey_u64("ret_packets", d->rets);
-		jkey_u64("missing_returns", t4_index_missing_returns(in->ix, d));
+		jkey_u64("unanswered", t4_index_unanswered(in->ix, d));
 		jkey_u64("values", d->values);
 		jkey_f64("duration_s", d->rets > 1 ? (double)(d->last_ns - d->first_ns) / 1e9 : NAN,
 			 ", ");
@@ -323,14 +323,14 @@ static void human_domains(const struct info *in)
 	size_t n = t4_index_n_domains(in->ix);
 
 	printf("\ndomains (%zu):\n  %5s  %-28s %-11s %4s %5s %14s %6s %10s %8s\n", n, "ID",
-	       "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "MISSING");
+	       "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "UNANSWERED");
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
 		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64
 		       "%s\n",
 		       d->d.domain_id, d->d.name, t4_domain_kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
-		       t4_index_missing_returns(in->ix, d), d->described ? "" : "  (no domain packet)");
+		       t4_index_unanswered(in->ix, d), d->described ? "" : "  (no domain packet)");
 	}
 }
 
@@ -436,10 +436,15 @@ static void print_human(const struct info *in)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: t410trace info FILE [--json]\n\n"
-		   "Describe a recorded log: session, clock domains, events, bookmarks,\n"
-		   "triggers, overruns, drops, sizes, and any damage found (damaged\n"
-		   "chunks are skipped with a warning naming their byte offset).\n\n"
+	fprintf(f, "usage: t410trace info FILE|- [--json]\n\n"
+		   "Describe a recorded log ('-': read standard input): session, clock\n"
+		   "domains, every event with its total and average rate, bookmarks with\n"
+		   "the time each was set, triggers, overruns, drops, sizes, CPU/GPU phase\n"
+		   "packets, and any damage found (damaged chunks are skipped with a\n"
+		   "warning naming their byte offset). UNANSWERED: triggers of a domain's\n"
+		   "scheduler without a return packet of it in the log (a monitor that\n"
+		   "answered late, a packet dropped at a full ring: the next packet\n"
+		   "carries their counts; or lost to damage).\n\n"
 		   "  --json   print one JSON object instead of the report\n"
 		   "  --help   this text\n\n"
 		   "Exit status: 0 when FILE is a log (even a damaged one), 2 when it\n"

@@ -309,7 +309,7 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	}
 	d->dmg.partial = d->rst.damaged_chunks || d->rst.truncated || d->rst.skipped_bytes;
 	for (size_t i = 0; i < d->n_doms; i++)
-		if (d->doms[i]->pub.missing_lost || d->doms[i]->pub.unplaced)
+		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
 	if (rc >= 0)
 		rc = phases_build(d);

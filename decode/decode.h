@@ -108,9 +108,10 @@ const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
 size_t t4_index_n_bookmarks(const struct t4_index *ix);
 const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i);
 
-/* Returns the domain's scheduler had no return for: its triggers minus
- * the domain's returns (answered late, dropped, or lost to damage). */
-uint64_t t4_index_missing_returns(const struct t4_index *ix,
+/* Unanswered triggers of a domain: its scheduler's triggers minus the
+ * domain's returns in the log (answered late or dropped at a full ring:
+ * counts carried by the next packet; or lost to damage). */
+uint64_t t4_index_unanswered(const struct t4_index *ix,
 				  const struct t4_index_domain *d);
 /* Read failures: the status packet's when there is one, else counted
  * from return packets. */
@@ -229,8 +230,8 @@ struct t4_dec_domain {
 	bool metric_selected[T4_MAX_COUNTERS];
 	/* decoding results */
 	uint64_t intervals;
-	uint64_t missing_carried; /* triggers not answered, counts carried */
-	uint64_t missing_lost;    /* triggers not answered, counts lost */
+	uint64_t unanswered_carried; /* triggers not answered, counts carried */
+	uint64_t unanswered_lost;    /* triggers not answered, counts lost */
 	uint64_t duplicates;      /* returns seen twice (the first kept) */
 	uint64_t too_late;        /* returns beyond the look-ahead, dropped */
 	uint64_t unplaced;        /* returns without a sample before them */

@@ -336,9 +336,9 @@ static uint32_t interval_flags(struct dom *dm, const struct dsample *s)
 		f |= T4_IV_SPANS;
 		if (s->epoch != dm->prev.epoch) {
 			f |= T4_IV_PARTIAL;
-			dm->pub.missing_lost += gap;
+			dm->pub.unanswered_lost += gap;
 		} else {
-			dm->pub.missing_carried += gap;
+			dm->pub.unanswered_carried += gap;
 		}
 	}
 	if (s->flags & T4_RET_MULTIPLEXED)

@@ -457,7 +457,7 @@ const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, si
 	return i < ix->n_bm_pkts ? &ix->bm_pkts[i] : NULL;
 }
 
-uint64_t t4_index_missing_returns(const struct t4_index *ix, const struct t4_index_domain *d)
+uint64_t t4_index_unanswered(const struct t4_index *ix, const struct t4_index_domain *d)
 {
 	const struct t4_index_sched *s = t4_index_sched(ix, d->d.sched_id);
 	uint64_t answered = d->rets;

@@ -356,7 +356,7 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		if (!d->selected || !(d->missing_carried || d->missing_lost || d->duplicates ||
+		if (!d->selected || !(d->unanswered_carried || d->unanswered_lost || d->duplicates ||
 				      d->too_late || d->unplaced))
 			continue;
 		if (!any)
@@ -365,7 +365,7 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 		any = true;
 		fprintf(f, "    %-28s carried %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
 			   ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
-			d->name, d->missing_carried, d->missing_lost, d->duplicates, d->too_late,
+			d->name, d->unanswered_carried, d->unanswered_lost, d->duplicates, d->too_late,
 			d->unplaced);
 	}
 	if (!any)

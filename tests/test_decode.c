@@ -320,7 +320,7 @@ Test(decode_synth, steady_clocks_placed_exactly_and_totals_conserved)
 			     d->clock.freq_hz, truth);
 		cr_assert_lt(fabs(d->clock.drift_ppm - y.dom[di].ppm), 1.0);
 		cr_assert_eq(d->clock.segments, 1);
-		cr_assert_eq(d->missing_carried + d->missing_lost + d->duplicates, 0);
+		cr_assert_eq(d->unanswered_carried + d->unanswered_lost + d->duplicates, 0);
 	}
 	/* intervals of a domain tile the axis: each starts where the last ended */
 	uint64_t prev_end[3] = { 0 };
@@ -470,8 +470,8 @@ Test(decode_synth, a_missing_return_makes_one_spanning_interval)
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 1));
 	size_t last = (y.n_triggers - 1) * 2;
 	cr_assert_eq(sum_of(&k, 1, 1), y.bytes[last] - y.bytes[0], "never double-counted");
-	cr_assert_eq(d->missing_carried, 143);
-	cr_assert_eq(d->missing_lost, 0);
+	cr_assert_eq(d->unanswered_carried, 143);
+	cr_assert_eq(d->unanswered_lost, 0);
 	size_t spans = 0;
 	for (size_t i = 0; i < k.n; i++)
 		if (k.v[i].domain_id == 1 && (k.v[i].flags & T4_IV_SPANS)) {
@@ -506,7 +506,7 @@ Test(decode_synth, damage_between_samples_marks_the_interval_partial)
 	}
 	cr_assert_eq(t4_decoder_finish(dec, NULL), 0);
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 1));
-	cr_assert_eq(d->missing_lost, 5);
+	cr_assert_eq(d->unanswered_lost, 5);
 	cr_assert(t4_decoder_damage_stats(dec)->partial);
 	size_t partial = 0;
 	for (size_t i = 0; i < k.n; i++)
