@@ -453,7 +453,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, s->start_ref_ns);
 		o = put_uv(o, s->start_real_ns);
 		o = put_uv(o, s->period_ns);
-		return put_uv(o, s->flags);
+		o = put_uv(o, s->flags);
+		return put_uv(o, s->ref_clock); /* appended in 0.1.0: may be absent */
 	}
 	case T4_PKT_DOMAIN: {
 		const struct t4_domain_pkt *d = &p->domain;
@@ -543,6 +544,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->start_real_ns = get_uv(in);
 		s->period_ns = get_uv(in);
 		s->flags = get_u32(in);
+		s->ref_clock = in->p < in->end ? get_u32(in) : T4_REFCLK_MONOTONIC_RAW;
 		break;
 	}
 	case T4_PKT_DOMAIN: {
