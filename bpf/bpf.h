@@ -76,8 +76,9 @@ int t4_bpf_trigger_open(struct t4_bpf_trigger **out,
 /* The seqlocked epoch the timers follow (inside the mmapped .bss):
  * publish into it, then t4_bpf_trigger_kick() when point 0 must fire now. */
 struct t4_grid *t4_bpf_trigger_grid(struct t4_bpf_trigger *t);
-/* The bookmark ID the next triggers carry (a store into .bss). */
-void t4_bpf_trigger_bookmark(struct t4_bpf_trigger *t, uint32_t id);
+/* The bookmark the next triggers carry: its ID and the number of bookmark
+ * commands so far (one store into .bss; records carry both). */
+void t4_bpf_trigger_bookmark(struct t4_bpf_trigger *t, uint32_t id, uint32_t gen);
 /* Make every CPU's timer look at the epoch now (one short run of the arming
  * program on each CPU: a syscall per CPU, for commands only). */
 int t4_bpf_trigger_kick(struct t4_bpf_trigger *t);

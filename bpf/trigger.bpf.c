@@ -53,7 +53,7 @@ const volatile __u8 ev_mark[T4_BPF_MAX_EVENTS]; /* T4_EV_* */
 
 /* Written by user space at run time (mmapped .bss). */
 struct t4_grid grid;
-__u32 bookmark_id;
+__u64 bookmark; /* gen << 32 | ID: one store, one load */
 __u32 op; /* T4_OP_* of the next run of `arm` */
 
 /* Written here, read by user space. */
@@ -174,7 +174,7 @@ static __always_inline int answer(__u32 cpu, struct tstate *st,
 {
 	__u32 zero = 0, w = 0;
 	struct t4_rec *r = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 size;
+	__u64 size, bm;
 
 	if (!r)
 		return 0;
@@ -186,7 +186,9 @@ static __always_inline int answer(__u32 cpu, struct tstate *st,
 	r->cpu = cpu;
 	r->flags = p->flags;
 	r->final = p->final;
-	r->bookmark_id = *(volatile __u32 *)&bookmark_id;
+	bm = *(volatile __u64 *)&bookmark;
+	r->bookmark_id = (__u32)bm;
+	r->bookmark_gen = (__u32)(bm >> 32);
 	read_cpu(cpu, r, &w);
 	r->n_words = w;
 	size = sizeof(*r) - sizeof(r->w) + (__u64)(w & (2 * T4_BPF_CPU_WORDS - 1)) * sizeof(__u64);

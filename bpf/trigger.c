@@ -31,7 +31,7 @@
 #include "util/util.h"
 
 /* Enough ring for four drain intervals of every CPU's records. */
-#define MIN_RING_BYTES (1u << 20)
+#define MIN_RING_BYTES (256u << 10)
 #define MAX_RING_BYTES (256u << 20)
 
 struct t4_bpf_trigger {
@@ -336,9 +336,9 @@ struct t4_grid *t4_bpf_trigger_grid(struct t4_bpf_trigger *t)
 	return &t->skel->bss->grid;
 }
 
-void t4_bpf_trigger_bookmark(struct t4_bpf_trigger *t, uint32_t id)
+void t4_bpf_trigger_bookmark(struct t4_bpf_trigger *t, uint32_t id, uint32_t gen)
 {
-	__atomic_store_n(&t->skel->bss->bookmark_id, id, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->skel->bss->bookmark, (uint64_t)gen << 32 | id, __ATOMIC_SEQ_CST);
 }
 
 int t4_bpf_trigger_kick(struct t4_bpf_trigger *t)

@@ -194,9 +194,9 @@ struct t4_rec {
 	__u32 cpu;
 	__u32 flags;       /* reference flags of the point */
 	__u32 final;
-	__u32 bookmark_id; /* the bookmark current when the timer ran */
+	__u32 bookmark_id; /* the bookmark current when the timer ran ... */
+	__u32 bookmark_gen; /* ... and how many bookmark commands set it */
 	__u32 n_words;     /* words of w[] that follow */
-	__u32 pad;
 	/* per domain of the CPU, in layout order: begin_ns, end_ns, enabled,
 	 * running (of the domain's first counter), error (0 or the negative
 	 * errno of a failed read), then its n_ev counter values */
