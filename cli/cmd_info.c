@@ -170,6 +170,10 @@ static void json_session(const struct info *in)
 	jkey_u64("start_ref_ns", s->start_ref_ns);
 	jkey_u64("period_ns", s->period_ns);
 	jkey_str("cmdline", s->cmdline);
+	jkey_str("trigger_path", (s->flags & T4_SESSION_BPF_TRIGGER) ? "bpf" : "user");
+	jkey_str("ref_clock", s->ref_clock == T4_REFCLK_MONOTONIC ? "CLOCK_MONOTONIC"
+				: s->ref_clock == T4_REFCLK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW"
+				: "unknown");
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
@@ -316,6 +320,10 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "period",
 	       s->period_ns ? t4_fmt_duration(s->period_ns, d, sizeof(d)) : "none");
 	printf(ROW "%s\n", "command", s->cmdline);
+	printf(ROW "%s\n", "triggers by", (s->flags & T4_SESSION_BPF_TRIGGER)
+	       ? "BPF timers in the kernel" : "user-space threads");
+	printf(ROW "%s\n", "reference clock", s->ref_clock == T4_REFCLK_MONOTONIC ? "CLOCK_MONOTONIC"
+	       : s->ref_clock == T4_REFCLK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "unknown");
 }
 
 static void human_domains(const struct info *in)

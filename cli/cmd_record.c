@@ -40,6 +40,7 @@ struct record_opts {
 	const char *control;
 	struct cli_source src;
 	bool paused, per_socket, quiet, progress;
+	enum t4_trigger_path trigger;
 	int zstd_level;
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
 	enum t4_log_backend backend;
@@ -96,6 +97,10 @@ static void record_usage(FILE *f)
 		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
+		"      --trigger PATH     where triggers fire: 'bpf' (BPF timers in the kernel,\n"
+		"                         no user-space wake-up per trigger), 'user' (a thread\n"
+		"                         per CPU), or 'auto' (default: bpf when the kernel can\n"
+		"                         read every counter, else user, saying why)\n"
 		"      --progress         show the progress line even when not on a terminal\n"
 		"      --zstd-level N     compression level (default 1)\n"
 		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
@@ -110,7 +115,7 @@ static void record_usage(FILE *f)
 
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
-	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC,
+	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_TRIGGER,
 };
 
 static const struct option record_longopts[] = {
@@ -134,6 +139,7 @@ static const struct option record_longopts[] = {
 	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
 	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
 	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
+	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ 0 },
 };
 
@@ -210,6 +216,16 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return cli_usage_error("record", "--fsync %s: use 1ms-1h, or 'close'", optarg);
 			o->fsync_ms = (uint32_t)(v / 1000000);
 			break;
+		case OPT_TRIGGER:
+			if (!strcmp(optarg, "auto"))
+				o->trigger = T4_TRIGGER_AUTO;
+			else if (!strcmp(optarg, "user"))
+				o->trigger = T4_TRIGGER_USER;
+			else if (!strcmp(optarg, "bpf"))
+				o->trigger = T4_TRIGGER_BPF;
+			else
+				return cli_usage_error("record", "--trigger %s: use 'bpf', 'user' or 'auto'", optarg);
+			break;
 		case OPT_BACKEND:
 			if (!strcmp(optarg, "uring"))
 				o->backend = T4_LOG_URING;
@@ -236,6 +252,9 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
 							  o->control != NULL }))
 		return 2;
+	if (o->src.sim && o->trigger == T4_TRIGGER_BPF)
+		return cli_usage_error("record", "--trigger bpf: the simulator's counters live in "
+				       "user space (--sim records through --trigger user)");
 	if (optind < argc)
 		o->command = argv + optind;
 	return 0;
@@ -321,12 +340,17 @@ static int publish_log(struct recording *r, bool ok)
 static int write_metadata(struct recording *r)
 {
 	struct t4_session_pkt *s = malloc(sizeof(*s));
+	struct t4_sched_status st;
 	int rc;
 
 	if (!s)
 		return t4_err(ENOMEM, "out of memory");
-	t4_session_init(s, r->cmdline, r->start_ref_ns, t4_clock_ns(CLOCK_REALTIME),
-			r->o.period_ns, r->o.src.sim);
+	t4_sched_status(r->sched, &st);
+	/* the start on the packets' reference clock (the BPF path's is MONOTONIC) */
+	t4_session_init(s, r->cmdline, t4_sched_now(r->sched) - (t4_ref_ns() - r->start_ref_ns),
+			t4_clock_ns(CLOCK_REALTIME), r->o.period_ns, r->o.src.sim);
+	s->flags |= st.bpf ? T4_SESSION_BPF_TRIGGER : 0;
+	s->ref_clock = st.ref_clock;
 	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
 	free(s);
 	return rc;
@@ -498,7 +522,7 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		    const struct t4_log_stats *ls, double seconds)
 {
 	struct rusage ru;
-	char b1[32], b2[32], d1[16], d2[16], d3[16], d4[16];
+	char b1[32], b2[32], d1[16], d[6][16];
 	size_t counters = 0;
 
 	for (size_t i = 0; i < r->domains.n; i++)
@@ -518,14 +542,20 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
 		(unsigned long long)st->read_failures, (unsigned long long)st->superseded);
-	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s p99 %s "
-			"(%.1f%% of the period); read window p50 %s p99 %s; CPU %.1f us/trigger\n",
-		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d1, sizeof(d1)),
-		t4_fmt_duration(st->skew_p99, d2, sizeof(d2)),
-		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
-		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
-		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
+	fprintf(stderr, "t410trace: triggers fired by %s; reference clock %s; CPU %.1f us/trigger\n",
+		st->bpf ? "BPF timers in the kernel" : "user-space threads",
+		st->ref_clock == T4_REFCLK_MONOTONIC ? "CLOCK_MONOTONIC" : "CLOCK_MONOTONIC_RAW",
 		grid ? cpu * 1e6 / (double)grid : 0.0);
+	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger to sample p50 %s p99 %s "
+			"(%.1f%% of the period); spread between CPUs p50 %s p99 %s; "
+			"read window p50 %s p99 %s\n",
+		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
+		t4_fmt_duration(st->skew_p99, d[1], sizeof(d[1])),
+		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
+		t4_fmt_duration(st->spread_p50, d[2], sizeof(d[2])),
+		t4_fmt_duration(st->spread_p99, d[3], sizeof(d[3])),
+		t4_fmt_duration(st->window_p50, d[4], sizeof(d[4])),
+		t4_fmt_duration(st->window_p99, d[5], sizeof(d[5])));
 	if (st->off_cpu)
 		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
 				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
@@ -671,6 +701,7 @@ static int run(struct recording *r)
 		.bookmark = r->o.bookmark,
 		.duration_ns = r->o.duration_ns,
 		.quiet = r->o.quiet,
+		.trigger = r->o.trigger,
 	};
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
@@ -687,6 +718,9 @@ static int run(struct recording *r)
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
 	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
 		goto close_log;
+	if (t4_sched_path_note(r->sched)[0] && !r->o.quiet)
+		fprintf(stderr, "t410trace: notice: triggers fire in user space: %s\n",
+			t4_sched_path_note(r->sched));
 	show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
 	if ((rc = t4_sched_start(r->sched)) < 0 || (rc = publish_log(r, true)) < 0)
@@ -713,7 +747,7 @@ close_log:;
 		.triggers = st.triggers,
 		.overruns = st.overruns,
 		.read_failures = st.read_failures,
-		.ref_ns = t4_ref_ns(),
+		.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns(),
 	};
 	int crc = r->log ? t4_log_close(r->log, &fin, &ls) : 0;
 	r->log = NULL;

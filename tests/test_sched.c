@@ -40,7 +40,7 @@ struct readback {
 };
 
 static void rec_open(struct rec *r, const char *events, bool sim, uint64_t period_ns,
-		     bool paused, bool per_socket)
+		     bool paused, bool per_socket, enum t4_trigger_path trigger)
 {
 	memset(r, 0, sizeof(*r));
 	strcpy(r->dir, "/tmp/t4sched.XXXXXX");
@@ -52,7 +52,7 @@ static void rec_open(struct rec *r, const char *events, bool sim, uint64_t perio
 	cr_assert_eq(t4_log_open(&r->log, &lo), 0, "%s", t4_errmsg());
 	struct t4_sched_opts so = {
 		.period_ns = period_ns, .paused = paused, .per_socket = per_socket,
-		.domains = &r->c.ds, .log = r->log, .quiet = true,
+		.domains = &r->c.ds, .log = r->log, .quiet = true, .trigger = trigger,
 	};
 	cr_assert_eq(t4_sched_create(&r->s, &so), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(r->log), 0, "%s", t4_errmsg());
@@ -150,7 +150,8 @@ Test(sched, real_pmus_one_second, .timeout = 30)
 	struct readback rb;
 	struct t4_sched_status st;
 
-	rec_open(&r, "cpu-clock,context-switches,msr/tsc/", false, 1000000, false, false);
+	rec_open(&r, "cpu-clock,context-switches,msr/tsc/", false, 1000000, false, false,
+		 T4_TRIGGER_USER);
 	sleep_ms(1000);
 	rec_close(&r, &st);
 	read_back(r.path, &rb);
@@ -249,7 +250,7 @@ Test(sched, paused_single_triggers_and_bookmarks, .timeout = 30)
 	struct readback rb;
 	struct t4_sched_status st;
 
-	rec_open(&r, "cpu-clock", false, 1000000, true, false);
+	rec_open(&r, "cpu-clock", false, 1000000, true, false, T4_TRIGGER_USER);
 	wait_triggers(r.s, 1); /* baseline trigger 0, no bookmark */
 	cr_assert_eq(t4_sched_bookmark(r.s, "alpha"), 0);
 	cr_assert_eq(t4_sched_trigger(r.s), 0);
@@ -291,7 +292,7 @@ Test(sched, start_stop_periodic, .timeout = 30)
 	struct readback rb;
 	struct t4_sched_status st;
 
-	rec_open(&r, "cpu-clock", false, 2000000, true, false);
+	rec_open(&r, "cpu-clock", false, 2000000, true, false, T4_TRIGGER_USER);
 	wait_triggers(r.s, 1);
 	cr_assert_eq(t4_sched_resume(r.s), 0);
 	sleep_ms(100);
@@ -319,7 +320,7 @@ Test(sched, sim_matches_ground_truth, .timeout = 60)
 	struct readback rb;
 	struct t4_sched_status st;
 
-	rec_open(&r, NULL, true, 1000000, false, true);
+	rec_open(&r, NULL, true, 1000000, false, true, T4_TRIGGER_AUTO);
 	sleep_ms(300);
 	rec_close(&r, &st);
 	read_back(r.path, &rb);
@@ -377,7 +378,7 @@ Test(sched, bookmark_storm_first_triggers_exact, .timeout = 60)
 	struct t4_sched_status st;
 	char name[32];
 
-	rec_open(&r, "cpu-clock", false, 100000, false, false);
+	rec_open(&r, "cpu-clock", false, 100000, false, false, T4_TRIGGER_USER);
 	for (int i = 0; i < 1500; i++) {
 		snprintf(name, sizeof(name), "b%d", i);
 		cr_assert_eq(t4_sched_bookmark(r.s, name), 0);
