@@ -214,7 +214,7 @@ static int tick(void *map, __u32 *key, struct tstate *st)
 		bpf_timer_start(&st->t, T4_RETRY_NS, T4_TIMER_CPU_PIN);
 		return 0;
 	}
-	if (t4_epoch_due(&e, now, &p) && p.id + 1 > st->last) {
+	if (t4_epoch_answer(&e, now, st->last, &p)) {
 		if (answer(cpu, st, &p, now) < 0 && p.final) {
 			bpf_timer_start(&st->t, T4_FINAL_RETRY_NS, T4_TIMER_CPU_PIN);
 			return 0;

@@ -132,6 +132,23 @@ T4_INLINE int t4_epoch_due(const struct t4_epoch *e, __u64 now, struct t4_point 
 	return 1;
 }
 
+/* The point a CPU answers at now, having answered up to ID last - 1 (last
+ * = 0: nothing yet): the latest point due, except that the first epoch's
+ * point 0 (the baseline read of every domain) is answered however late.
+ * 0 when there is nothing new to answer. */
+T4_INLINE int t4_epoch_answer(const struct t4_epoch *e, __u64 now, __u64 last,
+			      struct t4_point *p)
+{
+	if (!t4_epoch_due(e, now, p))
+		return 0;
+	if (last == 0 && e->gen == 1 && (e->mode & T4_EP_FIRE0) && !p->final) {
+		p->id = e->id0;
+		p->ns = e->t_c;
+		p->flags = e->flags0;
+	}
+	return p->id + 1 > last;
+}
+
 /* When the next point of e after now falls; 0 = none (wait for a command). */
 T4_INLINE __u64 t4_epoch_next(const struct t4_epoch *e, __u64 now)
 {

@@ -192,7 +192,7 @@ void *t4_monitor_main(void *arg)
 			sched_yield(); /* a command is being written */
 			continue;
 		}
-		if (t4_epoch_due(&e, now, &p) && p.id + 1 > m->last) {
+		if (t4_epoch_answer(&e, now, m->last, &p)) {
 			answer(m, &p);
 			if (p.final)
 				break;

@@ -339,9 +339,15 @@ int t4_sched_trigger(struct t4_sched *s)
 
 	if (atomic_load(&s->stopping))
 		return t4_err(ESHUTDOWN, "recording is stopping");
+	/* a command that came before the grid opened (the control socket
+	 * listens from before the start) waits for it */
+	for (int ms = 0; !atomic_load(&s->started) && ms < 1000; ms++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_lock(&s->cmd_lock);
-	if (!s->started)
-		rc = t4_err(EAGAIN, "the recording has not started yet");
+	if (!atomic_load(&s->started))
+		rc = t4_err(EAGAIN, "the recording has not started");
 	else
 		rc = command(s, T4_EP_FIRE0 | periodic_mode(s), T4_REF_SINGLE | T4_REF_COMMAND, &id);
 	pthread_mutex_unlock(&s->cmd_lock);
@@ -353,7 +359,7 @@ int t4_sched_resume(struct t4_sched *s)
 	int rc = 0;
 
 	pthread_mutex_lock(&s->cmd_lock);
-	if (!atomic_exchange(&s->periodic, true) && s->started)
+	if (!atomic_exchange(&s->periodic, true) && atomic_load(&s->started))
 		rc = command(s, T4_EP_FIRE0 | T4_EP_PERIODIC, T4_REF_PERIODIC | T4_REF_COMMAND, NULL);
 	pthread_mutex_unlock(&s->cmd_lock);
 	return rc;
@@ -364,7 +370,7 @@ int t4_sched_pause(struct t4_sched *s)
 	int rc = 0;
 
 	pthread_mutex_lock(&s->cmd_lock);
-	if (atomic_exchange(&s->periodic, false) && s->started)
+	if (atomic_exchange(&s->periodic, false) && atomic_load(&s->started))
 		rc = command(s, 0, 0, NULL);
 	pthread_mutex_unlock(&s->cmd_lock);
 	return rc;
@@ -496,14 +502,14 @@ int t4_sched_start(struct t4_sched *s)
 {
 	int rc;
 
-	if (s->started || s->launched)
+	if (atomic_load(&s->started) || s->launched)
 		return t4_err(EALREADY, "scheduler already started");
 	s->launched = true;
 	rc = s->k ? t4_kpath_start(s) : start_threads(s);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&s->cmd_lock);
-	s->started = true;
+	atomic_store(&s->started, true);
 	rc = command(s, T4_EP_FIRE0 | periodic_mode(s),
 		     periodic_mode(s) ? T4_REF_PERIODIC : T4_REF_SINGLE, NULL);
 	pthread_mutex_unlock(&s->cmd_lock);
@@ -522,7 +528,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->schedulers = (uint32_t)s->n_centrals;
-	st->finished = s->started && all_finished(s);
+	st->finished = atomic_load(&s->started) && all_finished(s);
 	for (size_t c = 0; c < s->n_centrals; c++) {
 		st->triggers += atomic_load(&s->centrals[c].triggers);
 		st->overruns += atomic_load(&s->centrals[c].overruns);

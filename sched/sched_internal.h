@@ -141,7 +141,7 @@ struct t4_sched {
 	_Atomic uint32_t bookmark_id; /* current bookmark (0 = none) */
 	_Atomic bool stopping;
 	bool launched;                /* threads (or the drain) started */
-	bool started;                 /* the grid is open: commands fire */
+	_Atomic bool started;         /* the grid is open: commands fire */
 	bool joined;                  /* t4_sched_stop joined every thread */
 	struct t4_kpath *k;           /* the in-kernel path; NULL: user path */
 	char path_note[200];          /* why the user path (auto), or "" */
