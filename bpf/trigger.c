@@ -279,6 +279,8 @@ static int load(struct t4_bpf_trigger *t, const struct t4_bpf_trigger_opts *o)
 	bpf_map__set_max_entries(t->skel->maps.timers, (uint32_t)ncpu);
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)n_ev);
 	bpf_map__set_max_entries(t->skel->maps.rb, (uint32_t)ring_bytes(t, o));
+	if (verbose)
+		bpf_program__set_log_level(t->skel->progs.arm, 4);
 	if ((rc = trigger_bpf__load(t->skel)) < 0)
 		return fail(rc, "load");
 	if ((rc = fill_events(t)) < 0)

@@ -274,6 +274,7 @@ int t4_kpath_start(struct t4_sched *s)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return t4_err(rc, "cannot start the drain thread: %s", strerror(rc));
+	pthread_setname_np(k->thread, "t4-drain");
 	k->thread_started = true;
 	return 0;
 }

@@ -473,6 +473,9 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 	}
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
+	char name[16];
+	snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
+	pthread_setname_np(m->thread, name);
 	m->thread_started = true;
 	return 0;
 }
