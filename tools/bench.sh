@@ -13,7 +13,7 @@ set -euo pipefail
 
 OUT=${1:?usage: tools/bench.sh OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HELPERS=" bench_intervals bench_decode "
+HELPERS=" bench_intervals bench_decode bench_spin "
 
 [ -d "$OUT/bench" ] || { echo "bench: $OUT/bench: no benchmarks built" >&2; exit 1; }
 
