@@ -143,11 +143,24 @@ static const struct option record_longopts[] = {
 	{ 0 },
 };
 
+/* The words of --trigger and --backend, in the order of their enums. */
+static const char *const trigger_words[] = { "auto", "user", "bpf", NULL };
+static const char *const backend_words[] = { "uring", "pwrite", NULL };
+
+/* Index of arg in the NULL-ended words, -1 when it is none of them. */
+static int word_index(const char *arg, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	return -1;
+}
+
 /* Returns 0, 1 for --help (exit 0), or 2 after printing a usage error. */
 static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 {
 	uint64_t v;
-	int c;
+	int c, i;
 
 	o->period_ns = 1000000;
 	o->output = "t410trace.t4t";
@@ -217,22 +230,14 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			o->fsync_ms = (uint32_t)(v / 1000000);
 			break;
 		case OPT_TRIGGER:
-			if (!strcmp(optarg, "auto"))
-				o->trigger = T4_TRIGGER_AUTO;
-			else if (!strcmp(optarg, "user"))
-				o->trigger = T4_TRIGGER_USER;
-			else if (!strcmp(optarg, "bpf"))
-				o->trigger = T4_TRIGGER_BPF;
-			else
+			if ((i = word_index(optarg, trigger_words)) < 0)
 				return cli_usage_error("record", "--trigger %s: use 'bpf', 'user' or 'auto'", optarg);
+			o->trigger = (enum t4_trigger_path)i;
 			break;
 		case OPT_BACKEND:
-			if (!strcmp(optarg, "uring"))
-				o->backend = T4_LOG_URING;
-			else if (!strcmp(optarg, "pwrite"))
-				o->backend = T4_LOG_PWRITE;
-			else
+			if ((i = word_index(optarg, backend_words)) < 0)
 				return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", optarg);
+			o->backend = (enum t4_log_backend)i;
 			break;
 		case CLI_VIRTUAL:
 		case CLI_SIM_DRIFT:
