@@ -219,22 +219,41 @@ static void scheduler_record(struct t4_sched *s, struct central *c, const struct
 		atomic_store_explicit(&c->finished, true, memory_order_release);
 }
 
+/* The monitors a record's reads belong to: one, unless the CPU hosts
+ * domains of two schedulers (--per-socket: a host domain on the second
+ * socket's CPU answers scheduler 0). Returns how many. */
+static size_t monitors_of(const struct t4_kpath *k, const struct t4_bpf_record *r,
+			  struct t4_monitor **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_reads; i++) {
+		struct t4_monitor *m = k->mon_of[r->reads[i].domain];
+		size_t j = 0;
+		while (j < n && out[j] != m)
+			j++;
+		if (j == n)
+			out[n++] = m;
+	}
+	return n;
+}
+
 static void on_record(void *ud, const struct t4_bpf_record *r)
 {
 	struct t4_sched *s = ud;
 	struct t4_kpath *k = s->k;
-	struct t4_monitor *m;
+	struct t4_monitor *mons[T4_BPF_CPU_DOMAINS];
 	struct t4_sample *smp = &k->sample;
 	const struct t4_rec *rec = r->rec;
+	size_t n = monitors_of(k, r, mons);
 
-	if (!r->n_reads)
-		return;
-	m = k->mon_of[r->reads[0].domain];
-	if (m->central)
-		scheduler_record(s, m->central, r);
+	for (size_t i = 0; i < n; i++)
+		if (mons[i]->central)
+			scheduler_record(s, mons[i]->central, r);
 	for (size_t i = 0; i < r->n_reads; i++) {
 		const struct t4_bpf_read *rd = &r->reads[i];
 		struct t4_domain *d = &s->opts.domains->v[rd->domain];
+		struct t4_monitor *m = k->mon_of[rd->domain];
 		memcpy(smp->v, rd->values, rd->n * sizeof(smp->v[0]));
 		smp->enabled = rd->enabled;
 		smp->running = rd->running;
@@ -243,7 +262,8 @@ static void on_record(void *ud, const struct t4_bpf_record *r)
 		int err = t4_domain_take(d, rec->trigger_id, smp, rd->err, &m->pkt.ret);
 		t4_monitor_put(m, k->idx_of[rd->domain], rec->point_ns, err);
 	}
-	t4_monitor_done(m, rec->trigger_id, rec->skipped);
+	for (size_t i = 0; i < n; i++)
+		t4_monitor_done(mons[i], rec->trigger_id, rec->skipped);
 }
 
 static void *drain_main(void *arg)
