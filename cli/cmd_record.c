@@ -561,6 +561,10 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		t4_fmt_duration(st->spread_p99, d[3], sizeof(d[3])),
 		t4_fmt_duration(st->window_p50, d[4], sizeof(d[4])),
 		t4_fmt_duration(st->window_p99, d[5], sizeof(d[5])));
+	if (st->lost)
+		fprintf(stderr, "t410trace: %llu records did not fit the kernel's ring buffer "
+				"(counted as skipped; the next record covers them)\n",
+			(unsigned long long)st->lost);
 	if (st->off_cpu)
 		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
 				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);

@@ -146,6 +146,11 @@ uint64_t t4_kpath_fired(const struct t4_sched *s, int cpu)
 	return t4_bpf_trigger_fired(s->k->trig, cpu);
 }
 
+uint64_t t4_kpath_lost(const struct t4_sched *s)
+{
+	return t4_bpf_trigger_lost(s->k->trig);
+}
+
 int t4_kpath_bookmark(struct t4_sched *s, uint32_t id)
 {
 	struct t4_kpath *k = s->k;

@@ -546,6 +546,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
 	st->bpf = s->k != NULL;
+	st->lost = s->k ? t4_kpath_lost(s) : 0;
 	st->ref_clock = s->k ? T4_REFCLK_MONOTONIC : T4_REFCLK_MONOTONIC_RAW;
 	st->bookmark_id = atomic_load(&s->bookmark_id);
 	if (st->bookmark_id) {

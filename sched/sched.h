@@ -68,6 +68,8 @@ struct t4_sched_status {
 	uint64_t superseded; /* grid points other monitors skipped (late) */
 	uint64_t values;     /* counter values handed to the log */
 	uint64_t off_cpu;    /* monitor answers read away from their CPU */
+	uint64_t lost;       /* BPF records the kernel's ring refused (their IDs
+			      * count as skipped: the next record covers them) */
 	bool periodic;       /* periodic triggers running */
 	uint32_t bookmark_id;
 	char bookmark[T4_NAME_MAX];

@@ -187,6 +187,8 @@ int t4_kpath_kick(struct t4_sched *s);
 int t4_kpath_bookmark(struct t4_sched *s, uint32_t id);
 /* The last trigger ID + 1 the kernel answered on cpu. */
 uint64_t t4_kpath_fired(const struct t4_sched *s, int cpu);
+/* Records the kernel's ring buffer refused so far. */
+uint64_t t4_kpath_lost(const struct t4_sched *s);
 /* Stop the drain thread after a last drain. */
 void t4_kpath_stop(struct t4_sched *s);
 void t4_kpath_close(struct t4_sched *s); /* accepts s->k == NULL */
