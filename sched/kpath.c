@@ -47,7 +47,7 @@ struct t4_kpath {
 	size_t *idx_of;             /* ... and its index there */
 	pthread_t thread;
 	bool thread_started;
-	_Atomic bool quit;
+	_Atomic uint32_t wake; /* futex: 1 = the final trigger fired, stop */
 	pthread_mutex_t bm_lock;
 	struct bm_cmd q[BM_QUEUE];
 	size_t q_head, q_n;
@@ -271,18 +271,39 @@ static void on_record(void *ud, const struct t4_bpf_record *r)
 		t4_monitor_done(mons[i], rec->trigger_id, rec->skipped);
 }
 
+/* Every monitor has its final record drained. */
+static bool all_final(struct t4_sched *s)
+{
+	struct t4_epoch e;
+	struct t4_point p;
+	uint64_t now;
+	size_t done = 0;
+
+	if (!t4_grid_read(s->grid, &e, &now) || !t4_epoch_due(&e, now, &p) || !p.final)
+		return false;
+	for (size_t i = 0; i < s->n_monitors; i++)
+		done += atomic_load(&s->monitors[i].done) > p.id;
+	return done == s->n_monitors;
+}
+
+/* Drain every DRAIN_NS; once told to quit (the final trigger has fired),
+ * drain until every CPU's final record is in (up to 1 s more). */
 static void *drain_main(void *arg)
 {
 	struct t4_sched *s = arg;
 	struct t4_kpath *k = s->k;
-	const struct timespec nap = { 0, (long)DRAIN_NS };
 
 	for (;;) {
-		bool quit = atomic_load(&k->quit);
+		uint32_t w = atomic_load(&k->wake);
 		t4_bpf_trigger_drain(k->trig, on_record, s);
-		if (quit)
+		if (w)
 			break;
-		nanosleep(&nap, NULL);
+		t4_futex_wait(&k->wake, 0, t4_clock_ns(CLOCK_MONOTONIC) + DRAIN_NS);
+	}
+	for (int ms = 0; ms < 1000 && !all_final(s); ms++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		t4_bpf_trigger_drain(k->trig, on_record, s);
 	}
 	return NULL;
 }
@@ -304,33 +325,14 @@ int t4_kpath_start(struct t4_sched *s)
 	return 0;
 }
 
-/* Every monitor's final record drained (up to 1 s). */
-static void wait_final(struct t4_sched *s)
-{
-	struct t4_epoch e;
-	struct t4_point p;
-	uint64_t now;
-
-	for (int ms = 0; ms < 1000; ms++) {
-		size_t done = 0;
-		if (t4_grid_read(s->grid, &e, &now) && t4_epoch_due(&e, now, &p) && p.final)
-			for (size_t i = 0; i < s->n_monitors; i++)
-				done += atomic_load(&s->monitors[i].done) > p.id;
-		if (done == s->n_monitors)
-			return;
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-}
-
 void t4_kpath_stop(struct t4_sched *s)
 {
 	struct t4_kpath *k = s->k;
 
 	if (!k->thread_started)
 		return;
-	wait_final(s);
-	atomic_store(&k->quit, true);
+	atomic_store(&k->wake, 1);
+	t4_futex_wake(&k->wake, 1);
 	pthread_join(k->thread, NULL);
 	k->thread_started = false;
 }
