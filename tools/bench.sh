@@ -6,7 +6,7 @@
 #
 # Runs each program in OUT/bench/ with no arguments (their defaults are the
 # documented runs), then tools/bench_vs_perf.sh OUT/t410trace. Helpers that
-# other scripts drive with arguments (bench_intervals) are not run on their
+# other scripts drive with arguments (bench_intervals, bench_spin) are not run on their
 # own. Trade-off: everything runs one after the other, never in parallel,
 # so that no benchmark disturbs another; the whole takes about a minute.
 set -euo pipefail
