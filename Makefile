@@ -11,6 +11,9 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # V=1 shows full commands. CC=clang works. CI=true adds -Werror.
+# BPF components (bpf/x.bpf.c) are built with CLANG, LLVM_STRIP and BPFTOOL
+# against VMLINUX_BTF (default: the running kernel's); ARCH picks the BPF
+# target arch (default: this machine's).
 
 CC ?= cc
 PREFIX ?= /usr/local
@@ -27,7 +30,7 @@ SANFLAGS :=
 endif
 
 VERSION := $(shell sed -n 's/^\#define T4_VERSION "\(.*\)"/\1/p' util/util.h)
-PKGS := liburing libzstd libprotobuf-c
+PKGS := liburing libzstd libprotobuf-c libbpf
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 ifeq ($(CI),true)
 WARN += -Werror
@@ -35,7 +38,7 @@ endif
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS) \
   -I$(OUT)/gen -MMD -MP
-LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luring -lzstd -lprotobuf-c) -lm -pthread
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luring -lzstd -lprotobuf-c -lbpf -lelf -lz) -lm -pthread
 LDFLAGS += $(SANFLAGS)
 
 ifeq ($(V),1)
@@ -46,8 +49,8 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-MODULES := util packets collector control sched decode
-CORE_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+MODULES := util packets collector control bpf sched decode
+CORE_SRC := $(filter-out %.bpf.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 # m/x.proto -> $(OUT)/gen/m/x.pb-c.{c,h} (protoc-c), compiled into the core
 PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))
 PROTO_C := $(PROTO:%.proto=$(OUT)/gen/%.pb-c.c)
@@ -81,7 +84,40 @@ all: $(BIN) $(SOLIB) $(OUT)/t410trace.pc
 $(OUT)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -I. -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -I. -I$(OUT) -c $< -o $@
+
+# ---- BPF components: bpf/x.bpf.c -> OUT/bpf/x.bpf.o -> OUT/bpf/x.skel.h,
+# included by bpf/x.c (libbpf-tools style). vmlinux.h comes from the BTF of
+# the kernel the programs are built for; CO-RE relocates them at load.
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+ARCH ?= $(shell uname -m)
+BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -MMD -MP
+BPF_SRC := $(wildcard bpf/*.bpf.c)
+BPF_OBJ := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/bpf/%.bpf.o)
+BPF_SKEL := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/bpf/%.skel.h)
+
+$(OUT)/bpf/vmlinux.h:
+	$(call msg,BTF,$@)
+	@mkdir -p $(@D)
+	$(Q)test -r "$(VMLINUX_BTF)" || { echo "no kernel BTF at $(VMLINUX_BTF) (a kernel with CONFIG_DEBUG_INFO_BTF=y, or VMLINUX_BTF=FILE)" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file "$(VMLINUX_BTF)" format c > $@
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/%.h $(OUT)/bpf/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -I$(OUT)/bpf -Ibpf -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# each component's user side includes its skeleton; keep the objects
+.SECONDARY: $(BPF_OBJ)
+$(BPF_SRC:bpf/%.bpf.c=$(OUT)/bpf/%.o): $(OUT)/bpf/%.o: $(OUT)/bpf/%.skel.h
 
 $(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: %.proto
 	$(call msg,PROTOC,$@)
@@ -143,10 +179,10 @@ check: deps-quiet
 # Compile every source for arm64, the real target, with -Werror (no link:
 # that needs arm64 builds of liburing and zstd). Catches x86-only code.
 ARM64_CC ?= aarch64-linux-gnu-gcc
-check-arm64: $(PROTO_C)
+check-arm64: $(PROTO_C) $(BPF_SKEL)
 	$(Q)tools/deps.sh --quiet --arm64
 	$(Q)for f in $(CORE_SRC) $(PROTO_C) $(CLI_SRC) $(LIB_SRC); do \
-	  $(ARM64_CC) -std=c17 -D_GNU_SOURCE -pthread $(WARN) -Werror -O2 -I. -I$(OUT)/gen -Iinclude \
+	  $(ARM64_CC) -std=c17 -D_GNU_SOURCE -pthread $(WARN) -Werror -O2 -I. -I$(OUT)/gen -I$(OUT) -Iinclude \
 	    -idirafter /usr/include -c $$f -o /dev/null || exit 1; \
 	done; echo "check-arm64: every source compiles for aarch64"
 
@@ -179,4 +215,4 @@ install: all
 clean:
 	rm -rf build build-san
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(LIB_PIC:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(LIB_PIC:.o=.d) $(BPF_OBJ:.o=.d)

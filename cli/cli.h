@@ -5,7 +5,8 @@
  * 1 runtime failure, 2 bad usage or bad input (one-line message naming it).
  * Shared pieces: option parsing with exact messages (opts.c), where PMUs
  * come from (source.c, --sim and --sysfs-root), the workload's lifecycle
- * (child.c).
+ * (child.c), record's options (record_opts.c) and what it says on stderr
+ * (record_report.c).
  */
 #ifndef T4_CLI_H
 #define T4_CLI_H
@@ -17,6 +18,7 @@
 
 #include "collector/collector.h"
 #include "packets/packets.h"
+#include "sched/sched.h"
 
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
@@ -169,6 +171,7 @@ struct cli_record_opts {
 	struct cli_source src;
 	struct cli_target target;
 	bool paused, per_socket, quiet, progress, force;
+	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
 	enum t4_log_backend backend;
@@ -179,6 +182,24 @@ struct cli_record_opts {
 /* Parse record's argv: 0, 1 for --help (printed; exit 0), or 2 after a
  * usage error. */
 int cli_record_parse(int argc, char **argv, struct cli_record_opts *o);
+
+/* What record says on stderr about a live recording (record_report.c). */
+struct cli_record_summary {
+	const struct t4_domain_set *domains;
+	const char *output;  /* the log's name, as the user knows it */
+	uint64_t period_ns;
+	double seconds;      /* baseline to final trigger, about */
+	bool simulated, log_failed;
+};
+/* "BPF timers in the kernel" or "user-space threads". */
+const char *cli_trigger_path_name(bool bpf);
+/* One notice line when --trigger auto fell back to user space. */
+void cli_record_path_notice(const struct t4_sched *s, bool quiet);
+/* The progress line (final: ends it with a newline). */
+void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
+			 bool final);
+void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
+			const struct t4_log_stats *ls);
 
 /* The workload of `record` (child.c). */
 struct cli_child {

@@ -170,6 +170,8 @@ static void json_session(const struct info *in)
 	jkey_u64("start_ref_ns", s->start_ref_ns);
 	jkey_u64("period_ns", s->period_ns);
 	jkey_str("cmdline", s->cmdline);
+	jkey_str("trigger_path", (s->flags & T4_SESSION_BPF_TRIGGER) ? "bpf" : "user");
+	jkey_str("ref_clock", t4_ref_clock_name(s->ref_clock));
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
@@ -316,6 +318,9 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "period",
 	       s->period_ns ? t4_fmt_duration(s->period_ns, d, sizeof(d)) : "none");
 	printf(ROW "%s\n", "command", s->cmdline);
+	printf(ROW "%s\n", "triggers by",
+	       cli_trigger_path_name(s->flags & T4_SESSION_BPF_TRIGGER));
+	printf(ROW "%s\n", "reference clock", t4_ref_clock_name(s->ref_clock));
 }
 
 static void human_domains(const struct info *in)

@@ -1,17 +1,20 @@
 /* cmd_record.c - `t410trace record`: counters of every clock domain on one
  * reference timeline, into a zstd-compressed log.
  *
- * Options are parsed in record_opts.c. Order of things: decide where the
- * log goes (output.c: nothing existing is destroyed), discover PMUs (real, fixture or simulated), parse the
- * events (with perf's -C/-p/-t targets), group them into clock domains and
- * open them, open the log under its temporary name, create the scheduler
- * (its rings), start the writer, write the metadata, start the scheduler
- * (baseline trigger 0), start the command (child.c; its exec checked),
- * publish the log under its name, wait for the command / the duration /
- * a signal / the -p tasks, stop (final trigger), close the log with the
- * final status, print a summary (also when the log stopped early: disk
- * full). The main thread only waits and draws the progress line; it
- * never touches the trigger path.
+ * Options are parsed in record_opts.c; what record says on stderr is in
+ * record_report.c. Order of things: decide where the log goes (output.c:
+ * nothing existing is destroyed), discover PMUs (real, fixture or
+ * simulated), parse the events (with perf's -C/-p/-t targets), group them
+ * into clock domains and open them, open the log under its temporary
+ * name, create the scheduler on its trigger path (--trigger: the BPF
+ * timers, or user-space threads; a notice when auto fell back), start the
+ * writer, write the metadata (the session says which path and reference
+ * clock), start the scheduler (baseline trigger 0), start the command
+ * (child.c; its exec checked), publish the log under its name, wait for
+ * the command / the duration / a signal / the -p tasks, stop (final
+ * trigger), close the log with the final status, print a summary (also
+ * when the log stopped early: disk full). The main thread only waits and
+ * draws the progress line; it never touches the trigger path.
  */
 #include "cli.h"
 #include "collector/collector.h"
@@ -24,7 +27,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 struct recording {
@@ -115,12 +117,17 @@ static int setup_log(struct recording *r)
 static int write_metadata(struct recording *r)
 {
 	struct t4_session_pkt *s = malloc(sizeof(*s));
+	struct t4_sched_status st;
 	int rc;
 
 	if (!s)
 		return t4_err(ENOMEM, "out of memory");
-	t4_session_init(s, r->cmdline, r->start_ref_ns, t4_clock_ns(CLOCK_REALTIME),
-			r->o.period_ns, r->o.src.sim);
+	t4_sched_status(r->sched, &st);
+	/* the start on the packets' reference clock (the BPF path's is MONOTONIC) */
+	t4_session_init(s, r->cmdline, t4_sched_now(r->sched) - (t4_ref_ns() - r->start_ref_ns),
+			t4_clock_ns(CLOCK_REALTIME), r->o.period_ns, r->o.src.sim);
+	s->flags |= st.bpf ? T4_SESSION_BPF_TRIGGER : 0;
+	s->ref_clock = st.ref_clock;
 	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
 	free(s);
 	return rc;
@@ -210,73 +217,6 @@ static int start_command(struct recording *r)
 	return cli_child_release(&r->child);
 }
 
-/* ---- progress and summary -------------------------------------------------- */
-
-static void progress_line(struct recording *r, bool final)
-{
-	struct t4_sched_status st;
-	struct t4_log_stats ls;
-	char b1[32];
-	double el = (t4_ref_ns() - r->start_ref_ns) / 1e9;
-
-	t4_sched_status(r->sched, &st);
-	t4_log_stats(r->log, &ls);
-	fprintf(stderr, "\r%6.1fs  triggers %llu  overruns %llu  drops %llu  written %s  ratio %.1fx \033[K%s",
-		el, (unsigned long long)st.triggers, (unsigned long long)st.overruns,
-		(unsigned long long)ls.dropped, t4_fmt_bytes(ls.file_bytes, b1, sizeof(b1)),
-		ls.file_bytes ? (double)ls.raw_bytes / (double)ls.file_bytes : 0.0,
-		final ? "\n" : "");
-}
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static void summary(struct recording *r, const struct t4_sched_status *st,
-		    const struct t4_log_stats *ls, double seconds)
-{
-	char b1[32], b2[32], d1[16], d2[16], d3[16], d4[16];
-	size_t counters = 0;
-
-	for (size_t i = 0; i < r->domains.n; i++)
-		counters += r->domains.v[i].n;
-	uint32_t nsched = st->schedulers ? st->schedulers : 1;
-	uint64_t grid = st->triggers / nsched; /* triggers of one scheduler */
-	char per[64] = "";
-	if (nsched > 1)
-		snprintf(per, sizeof(per), " (%llu per scheduler x %u)", (unsigned long long)grid, nsched);
-	fprintf(stderr, "t410trace: %s%llu triggers%s in %.2f s (period %s), %llu overruns, "
-			"%llu dropped, %llu read failures, %llu unanswered\n",
-		r->o.src.sim ? "SIMULATED Tegra410: " : "",
-		(unsigned long long)st->triggers, per, seconds,
-		t4_fmt_duration(r->o.period_ns, d1, sizeof(d1)),
-		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
-		(unsigned long long)st->read_failures, (unsigned long long)st->unanswered);
-	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s p99 %s "
-			"(%.1f%% of the period); read window p50 %s p99 %s; CPU %.1f us/trigger\n",
-		r->domains.n, counters, t4_fmt_duration(st->skew_p50, d1, sizeof(d1)),
-		t4_fmt_duration(st->skew_p99, d2, sizeof(d2)),
-		100.0 * (double)st->skew_p99 / (double)r->o.period_ns,
-		t4_fmt_duration(st->window_p50, d3, sizeof(d3)),
-		t4_fmt_duration(st->window_p99, d4, sizeof(d4)),
-		grid ? cpu_seconds() * 1e6 / (double)grid : 0.0);
-	if (st->off_cpu)
-		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
-				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
-	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",
-		r->log_failed ? "the log stopped early;" : "wrote", cli_output_name(&r->out),
-		t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
-		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
-		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,
-		st->values ? (double)ls->file_bytes / (double)st->values : 0.0,
-		r->log_failed ? ", all of it readable" : "");
-}
-
 /* ---- running ------------------------------------------------------------------ */
 
 /* SIGINT/SIGTERM: the command gets them (child.c counts); without one the
@@ -334,7 +274,7 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 		}
 		if (now >= next_draw) {
 			if (show_progress)
-				progress_line(r, false);
+				cli_record_progress(r->sched, r->log, r->start_ref_ns, false);
 			if (targets_gone(r))
 				return;
 			next_draw = now + redraw_ns;
@@ -404,7 +344,7 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.triggers = st->triggers;
 	fin.overruns = st->overruns;
 	fin.read_failures = st->read_failures;
-	fin.ref_ns = t4_ref_ns();
+	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
 	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
 	r->log = NULL;
 	if (rc < 0)
@@ -412,6 +352,21 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	if (r->not_started || !r->ran)
 		cli_output_drop(&r->out);
 	return rc;
+}
+
+static void summary(struct recording *r, const struct t4_sched_status *st,
+		    const struct t4_log_stats *ls, double seconds)
+{
+	struct cli_record_summary in = {
+		.domains = &r->domains,
+		.output = cli_output_name(&r->out),
+		.period_ns = r->o.period_ns,
+		.seconds = seconds,
+		.simulated = r->o.src.sim,
+		.log_failed = r->log_failed,
+	};
+
+	cli_record_summary(&in, st, ls);
 }
 
 /* record --virtual: counters and log as for a live recording, then the
@@ -461,6 +416,7 @@ static int run(struct recording *r)
 		.bookmark = r->o.bookmark,
 		.duration_ns = r->o.duration_ns,
 		.quiet = r->o.quiet,
+		.trigger = r->o.trigger,
 	};
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
@@ -476,13 +432,14 @@ static int run(struct recording *r)
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
 	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
 		goto close_log;
+	cli_record_path_notice(r->sched, r->o.quiet);
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
 	if ((rc = start(r)) == 0 && !r->not_started)
 		wait_until_done(r, t0, show_progress);
 	t4_sched_stop(r->sched);
 	t_end = t4_ref_ns();
 	if (show_progress)
-		progress_line(r, true);
+		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:
 	lrc = finish_log(r, &st, &ls);
 	if (r->ran && !r->not_started && !r->o.quiet)

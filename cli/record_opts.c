@@ -47,6 +47,10 @@ static void record_usage(FILE *f)
 		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
+		"      --trigger PATH     where triggers fire: 'bpf' (BPF timers in the kernel,\n"
+		"                         no user-space wake-up per trigger), 'user' (a thread\n"
+		"                         per CPU), or 'auto' (default: bpf when the kernel can\n"
+		"                         read every counter, else user, saying why)\n"
 		"      --progress         show the progress line even when not on a terminal\n"
 		"      --zstd-level N     compression level (default 1)\n"
 		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
@@ -66,7 +70,7 @@ static void record_usage(FILE *f)
 
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
-	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD,
+	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER,
 };
 
 static const struct option record_longopts[] = {
@@ -95,8 +99,31 @@ static const struct option record_longopts[] = {
 	{ "sim-drift", required_argument, NULL, CLI_SIM_DRIFT },
 	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
 	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
+	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ 0 },
 };
+
+/* The words of --trigger and --backend, in the order of their enums. */
+static const char *const trigger_words[] = { "auto", "user", "bpf", NULL };
+static const char *const backend_words[] = { "uring", "pwrite", NULL };
+
+/* One of the NULL-ended words into *out (its index): 0, or 2 after a
+ * usage error naming the option and the words it takes. */
+static int parse_word(const char *opt, const char *arg, const char *const *words, int *out)
+{
+	char list[128];
+	size_t len = 0;
+
+	for (int i = 0; words[i]; i++) {
+		if (!strcmp(arg, words[i])) {
+			*out = i;
+			return 0;
+		}
+		len += snprintf(list + len, sizeof(list) - len, "%s'%s'",
+				!i ? "" : words[i + 1] ? ", " : " or ", words[i]);
+	}
+	return cli_usage_error("record", "%s %s: use %s", opt, arg, list);
+}
 
 static int set_period(struct cli_record_opts *o, uint64_t ns, const char *opt, const char *arg)
 {
@@ -110,6 +137,7 @@ static int set_period(struct cli_record_opts *o, uint64_t ns, const char *opt, c
 static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 {
 	uint64_t v;
+	int w, rc;
 
 	switch (c) {
 	case OPT_PERIOD:
@@ -139,14 +167,14 @@ static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 			return cli_usage_error("record", "--fsync %s: use 1ms-1h, or 'close'", arg);
 		o->fsync_ms = (uint32_t)(v / 1000000);
 		return 0;
+	case OPT_TRIGGER:
+		if ((rc = parse_word("--trigger", arg, trigger_words, &w)) == 0)
+			o->trigger = (enum t4_trigger_path)w;
+		return rc;
 	default: /* OPT_BACKEND */
-		if (!strcmp(arg, "uring"))
-			o->backend = T4_LOG_URING;
-		else if (!strcmp(arg, "pwrite"))
-			o->backend = T4_LOG_PWRITE;
-		else
-			return cli_usage_error("record", "--backend %s: use 'uring' or 'pwrite'", arg);
-		return 0;
+		if ((rc = parse_word("--backend", arg, backend_words, &w)) == 0)
+			o->backend = (enum t4_log_backend)w;
+		return rc;
 	}
 }
 
@@ -212,6 +240,9 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 		return cli_usage_error("record", "-p/-t count running tasks; they exclude a COMMAND");
 	if ((o->target.pids || o->target.tids_arg) && o->src.sim)
 		return cli_usage_error("record", "-p/-t count this host's tasks; they exclude --sim");
+	if (o->src.sim && o->trigger == T4_TRIGGER_BPF)
+		return cli_usage_error("record", "--trigger bpf: the simulator's counters live in "
+				       "user space (--sim records through --trigger user)");
 	return 0;
 }
 

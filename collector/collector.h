@@ -354,6 +354,19 @@ int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
  * and a negative errno returned; the next good read covers the gap. */
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out);
+/* One read of a domain's counters, before deltas: the raw values, the
+ * group's time_enabled/running, and the reference clock around the read. */
+struct t4_sample {
+	uint64_t v[T4_MAX_COUNTERS];
+	uint64_t enabled, running;
+	uint64_t begin, end;
+};
+/* What t4_domain_read does after its read, for a sample taken elsewhere
+ * (the in-kernel trigger path reads the counters itself): deltas, flags
+ * and local clock exactly as for the domain's own reads. err != 0 is a
+ * failed read (T4_RET_READ_FAILED, counts 0, returned as is). */
+int t4_domain_take(struct t4_domain *d, uint64_t trigger_id,
+		   const struct t4_sample *s, int err, struct t4_ret_pkt *out);
 /* Read a simulated domain as if at a chosen instant (virtual time): the
  * sample is taken exactly at true_ns (values t4_sim_value_at, clock
  * t4_sim_clock_at), the packet gets the read window given, and the deltas
@@ -378,6 +391,9 @@ void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
 int t4_domain_read_cpu(const struct t4_domain *d);
 /* The simulator a simulated domain reads (once opened), else NULL. */
 const struct t4_sim *t4_domain_sim(const struct t4_domain *d);
+/* The perf event fd of counter i, in counter order; -1 for a simulated
+ * domain or one not open. */
+int t4_domain_fd(const struct t4_domain *d, size_t i);
 /* The metadata packets describing a domain and its events. */
 void t4_domain_describe(const struct t4_domain *d, struct t4_domain_pkt *dp);
 void t4_domain_describe_event(const struct t4_domain *d, size_t i,

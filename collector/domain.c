@@ -396,14 +396,13 @@ const struct t4_sim *t4_domain_sim(const struct t4_domain *d)
 	return d->sim;
 }
 
+int t4_domain_fd(const struct t4_domain *d, size_t i)
+{
+	return i < d->n && !d->sim ? d->fds[i] : -1;
+}
+
 /* ---- reading ------------------------------------------------------------- */
 
-/* What one read produced, before deltas. */
-struct sample {
-	uint64_t v[T4_MAX_COUNTERS];
-	uint64_t enabled, running;
-	uint64_t begin, end;
-};
 
 /* Index of the counter with this ID; tries position k first. */
 static int index_of_id(const struct t4_domain *d, size_t k, uint64_t id)
@@ -418,7 +417,7 @@ static int index_of_id(const struct t4_domain *d, size_t k, uint64_t id)
 
 /* Map a group read (r bytes of buf) onto s->v by ID. */
 static int parse_group(const struct t4_domain *d, const uint64_t *buf,
-		       ssize_t r, struct sample *s)
+		       ssize_t r, struct t4_sample *s)
 {
 	uint64_t seen = 0;
 
@@ -441,7 +440,7 @@ static int parse_group(const struct t4_domain *d, const uint64_t *buf,
 	return 0;
 }
 
-static int read_perf(const struct t4_domain *d, struct sample *s)
+static int read_perf(const struct t4_domain *d, struct t4_sample *s)
 {
 	uint64_t buf[GROUP_WORDS];
 	ssize_t r;
@@ -463,7 +462,7 @@ static int read_perf(const struct t4_domain *d, struct sample *s)
  * is given; two reads a few microseconds apart could then sample out of
  * order, which real counters never do. A sample that would land before the
  * previous one is taken again from the previous instant. */
-static int read_sim(struct t4_domain *d, struct sample *s)
+static int read_sim(struct t4_domain *d, struct t4_sample *s)
 {
 	uint64_t clock = 0, true_ns = 0, now;
 	int err;
@@ -482,13 +481,13 @@ static int read_sim(struct t4_domain *d, struct sample *s)
 	return err;
 }
 
-static uint64_t local_clock(const struct t4_domain *d, const struct sample *s)
+static uint64_t local_clock(const struct t4_domain *d, const struct t4_sample *s)
 {
 	return d->clock_index >= 0 ? s->v[d->clock_index] : s->begin;
 }
 
 /* Deltas of s against the previous read; s becomes the previous read. */
-static void apply_sample(struct t4_domain *d, const struct sample *s,
+static void apply_sample(struct t4_domain *d, const struct t4_sample *s,
 			 struct t4_ret_pkt *out)
 {
 	bool first = !d->primed;
@@ -526,10 +525,8 @@ static void apply_sample(struct t4_domain *d, const struct sample *s,
 	d->primed = true;
 }
 
-/* The packet of one read: its header, then the deltas of s, or on a
- * failed read (err < 0) zero counts flagged READ_FAILED. */
-static int finish_read(struct t4_domain *d, uint64_t trigger_id, int err,
-		       const struct sample *s, struct t4_ret_pkt *out)
+int t4_domain_take(struct t4_domain *d, uint64_t trigger_id, const struct t4_sample *s,
+		   int err, struct t4_ret_pkt *out)
 {
 	out->trigger_id = trigger_id;
 	out->domain_id = d->id;
@@ -550,17 +547,17 @@ static int finish_read(struct t4_domain *d, uint64_t trigger_id, int err,
 int t4_domain_read(struct t4_domain *d, uint64_t trigger_id,
 		   struct t4_ret_pkt *out)
 {
-	struct sample s;
+	struct t4_sample s;
 	int err = d->sim ? read_sim(d, &s) : read_perf(d, &s);
 
-	return finish_read(d, trigger_id, err, &s, out);
+	return t4_domain_take(d, trigger_id, &s, err, out);
 }
 
 int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns,
 		      uint64_t read_begin_ns, uint64_t read_end_ns,
 		      struct t4_ret_pkt *out)
 {
-	struct sample s = { .begin = read_begin_ns, .end = read_end_ns };
+	struct t4_sample s = { .begin = read_begin_ns, .end = read_end_ns };
 	uint64_t clock;
 
 	if (!d->sim_reader)
@@ -576,7 +573,7 @@ int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns
 			      (unsigned long long)d->prev_true_ns);
 	t4_sim_reader_at(d->sim_reader, true_ns, s.v, &clock);
 	d->prev_true_ns = true_ns;
-	return finish_read(d, trigger_id, 0, &s, out);
+	return t4_domain_take(d, trigger_id, &s, 0, out);
 }
 
 void t4_domain_unread(struct t4_domain *d)

@@ -68,6 +68,12 @@ void t4_codec_reset(struct t4_codec *c)
 	}
 }
 
+const char *t4_ref_clock_name(uint32_t ref_clock)
+{
+	return ref_clock == T4_REFCLK_MONOTONIC ? "CLOCK_MONOTONIC"
+	       : ref_clock == T4_REFCLK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "unknown";
+}
+
 size_t t4_packet_size(const struct t4_packet *p)
 {
 	size_t base = offsetof(struct t4_packet, ref);
@@ -453,7 +459,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, s->start_ref_ns);
 		o = put_uv(o, s->start_real_ns);
 		o = put_uv(o, s->period_ns);
-		return put_uv(o, s->flags);
+		o = put_uv(o, s->flags);
+		return put_uv(o, s->ref_clock); /* appended in 0.1.0: may be absent */
 	}
 	case T4_PKT_DOMAIN: {
 		const struct t4_domain_pkt *d = &p->domain;
@@ -543,6 +550,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->start_real_ns = get_uv(in);
 		s->period_ns = get_uv(in);
 		s->flags = get_u32(in);
+		s->ref_clock = in->p < in->end ? get_u32(in) : T4_REFCLK_MONOTONIC_RAW;
 		break;
 	}
 	case T4_PKT_DOMAIN: {

@@ -65,7 +65,8 @@ struct t4_ref_pkt {
 	uint64_t trigger_id;  /* triggers broadcast before this one */
 	uint32_t sched_id;    /* which central scheduler */
 	uint32_t bookmark_id; /* current bookmark (0 = none) */
-	uint64_t ref_ns;      /* CLOCK_MONOTONIC_RAW at the broadcast */
+	uint64_t ref_ns;      /* reference clock at the broadcast (the session's
+			       * ref_clock: MONOTONIC_RAW, or MONOTONIC) */
 	uint64_t mono_ns;     /* CLOCK_MONOTONIC read together with it */
 	uint64_t real_ns;     /* CLOCK_REALTIME read together with it */
 	uint64_t local_clock; /* scheduler's own clock (TSC), 0 if none */
@@ -103,8 +104,21 @@ struct t4_session_pkt {
 	uint64_t start_real_ns; /* CLOCK_REALTIME at start */
 	uint64_t period_ns;     /* 0 = no periodic triggers */
 	uint32_t flags;         /* T4_SESSION_* */
+	uint32_t ref_clock;     /* enum t4_ref_clock (appended field: absent
+				 * in older logs, which means MONOTONIC_RAW) */
 };
-enum { T4_SESSION_SIMULATED = 1u << 0 }; /* data comes from --sim */
+enum {
+	T4_SESSION_SIMULATED = 1u << 0,   /* data comes from --sim */
+	T4_SESSION_BPF_TRIGGER = 1u << 1, /* triggers fired by BPF timers in
+					   * the kernel (else by threads) */
+};
+/* The reference clock of a log: ref_ns, read windows, set_ns, start_ref_ns. */
+enum t4_ref_clock {
+	T4_REFCLK_MONOTONIC_RAW = 0,
+	T4_REFCLK_MONOTONIC = 1,
+};
+/* "CLOCK_MONOTONIC_RAW", "CLOCK_MONOTONIC", or "unknown". */
+const char *t4_ref_clock_name(uint32_t ref_clock);
 
 /* Clock-domain kinds (one per PMU instance, plus the host domains). */
 enum t4_domain_kind {

@@ -1,25 +1,32 @@
-/* bookmark.c - bookmark commands and their packets: every command lands in
- * the log, with the reference time at which it was set.
+/* bookmark.c - bookmark commands and their packets, for both trigger
+ * paths: every command lands in the log, with the reference time at which
+ * it was set and the first trigger that carries it.
  *
  * A command (t4_bookmarks_set, any thread: --bookmark, the control socket,
  * libt410trace) gives the name its ID (one per distinct name, in an
  * append-only table), takes the reference clock and appends (ID, set_ns)
  * to a bounded queue, all under one mutex, so set_ns grows along the
- * queue. Scheduler 0, on each trigger (t4_bookmarks_on_trigger), gives
- * every queued bookmark set before that trigger's broadcast the trigger as
- * its first_trigger, carries the last of them in its reference packet,
- * and writes one bookmark packet per command, so 200 bookmarks between two
- * triggers are 200 packets and a phase shorter than a period keeps its
- * exact boundaries. The scheduler takes no lock: producers publish the
- * queue's head with a release store, the scheduler its tail.
+ * queue and an entry's index is its command count. Scheduler 0, on each of
+ * its triggers (t4_bookmarks_on_trigger), is told how many commands that
+ * trigger saw: on the user path, the queue's count read before the
+ * trigger's clocks (so every such command was set before its ref_ns); on
+ * the BPF path, the count a command stored into the program's global data
+ * (the publish hook, called before set_ns is read) and every record
+ * carries. The commands seen get the trigger as their first_trigger (exact
+ * on both paths: it is the first reference packet carrying the command's
+ * bookmark or a later one), the last of them is the bookmark the trigger
+ * carries, and one bookmark packet per command goes out, so 200 bookmarks
+ * between two triggers are 200 packets and a phase shorter than a period
+ * keeps its exact boundaries. Scheduler 0 (its monitor thread, or the
+ * drain thread) takes no lock: producers publish the queue's head with a
+ * release store, the scheduler its tail.
  *
  * Nothing vanishes: a packet that does not fit into the ring stays queued
  * (with its first_trigger; not counted as a drop) and goes out on a later
- * trigger; a command that
- * finds the queue full (T4_BOOKMARK_QUEUE commands since the last trigger,
- * or a stuck ring) fails with a message; after the final trigger
- * (t4_bookmarks_close) what is still queued is written and later commands
- * are refused.
+ * trigger; a command that finds the queue full (T4_BOOKMARK_QUEUE commands
+ * waiting for a trigger, or a stuck ring) fails with a message; after the
+ * final trigger (t4_bookmarks_close) what is still queued is written with
+ * first_trigger = the last trigger + 1 and later commands are refused.
  */
 #include "sched_internal.h"
 #include "control/control.h"
@@ -27,6 +34,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -47,6 +55,9 @@ struct t4_bookmarks {
 	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX];
 	_Atomic uint32_t current; /* the last bookmark set (0 = none) */
 	bool closed;              /* the final trigger has fired */
+	clockid_t clock;          /* of set_ns */
+	t4_bookmark_publish_fn publish;
+	void *ud;
 	struct bm_entry q[T4_BOOKMARK_QUEUE];
 	_Atomic uint64_t head;    /* written by commands (under lock) */
 	_Atomic uint64_t tail;    /* written by scheduler 0 */
@@ -56,13 +67,16 @@ struct t4_bookmarks {
 	struct t4_packet pkt;
 };
 
-int t4_bookmarks_new(struct t4_bookmarks **out)
+int t4_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o)
 {
 	struct t4_bookmarks *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return t4_err(ENOMEM, "out of memory");
 	pthread_mutex_init(&b->lock, NULL);
+	b->clock = o->clock;
+	b->publish = o->publish;
+	b->ud = o->ud;
 	*out = b;
 	return 0;
 }
@@ -96,7 +110,7 @@ static int id_of(struct t4_bookmarks *b, const char *name, uint32_t *id)
 static int enqueue(struct t4_bookmarks *b, const char *name)
 {
 	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
-	uint32_t id;
+	uint32_t id = 0;
 	int rc;
 
 	if (b->closed)
@@ -106,7 +120,11 @@ static int enqueue(struct t4_bookmarks *b, const char *name)
 			      "trigger; try again after it", name, T4_BOOKMARK_QUEUE);
 	if ((rc = id_of(b, name, &id)) < 0)
 		return rc;
-	b->q[h % T4_BOOKMARK_QUEUE] = (struct bm_entry){ .id = id, .set_ns = t4_ref_ns() };
+	/* Nothing fails from here: a trigger path told of command h + 1
+	 * may wait for its entry (t4_bookmarks_on_trigger). */
+	if (b->publish)
+		b->publish(b->ud, id, h + 1);
+	b->q[h % T4_BOOKMARK_QUEUE] = (struct bm_entry){ .id = id, .set_ns = t4_clock_ns(b->clock) };
 	atomic_store_explicit(&b->head, h + 1, memory_order_release);
 	atomic_store_explicit(&b->current, id, memory_order_release);
 	return 0;
@@ -166,15 +184,29 @@ static void send_assigned(struct t4_bookmarks *b, struct t4_ring *ring, bool fin
 	atomic_store_explicit(&b->tail, t, memory_order_release);
 }
 
-uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
-				 uint64_t ref_ns, struct t4_ring *ring)
+uint64_t t4_bookmarks_seen(const struct t4_bookmarks *b)
 {
-	uint64_t h = atomic_load_explicit(&b->head, memory_order_acquire);
+	return atomic_load_explicit(&b->head, memory_order_acquire);
+}
 
-	for (; b->assigned < h; b->assigned++) {
+/* The queue's head once it holds `seen` commands: a BPF record may carry
+ * the count of a command that is between its publish hook and its head
+ * store (a few instructions under the lock, which cannot fail there). */
+static uint64_t head_reaching(const struct t4_bookmarks *b, uint64_t seen)
+{
+	uint64_t h;
+
+	while ((h = t4_bookmarks_seen(b)) < seen)
+		sched_yield();
+	return h;
+}
+
+uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+				 uint64_t seen, struct t4_ring *ring)
+{
+	head_reaching(b, seen);
+	for (; b->assigned < seen; b->assigned++) {
 		struct bm_entry *e = &b->q[b->assigned % T4_BOOKMARK_QUEUE];
-		if (e->set_ns > ref_ns)
-			break; /* set after this broadcast: the next trigger's */
 		e->first_trigger = trigger_id;
 		b->carried = e->id;
 	}

@@ -1,4 +1,5 @@
-/* monitor.c - the patent's performance monitors and routers.
+/* monitor.c - the patent's performance monitors and routers, and the
+ * user-space trigger path.
  *
  * A monitor owns the clock domains that live on one CPU. On a trigger it
  * reads each domain with one group read (collector's t4_domain_read) and
@@ -7,11 +8,22 @@
  * inter-processor interrupt per read (measured: 1.7 us vs 9.1 us for an
  * 8-counter group).
  *
- * A monitor thread waits on its futex word. If the scheduler fires again
- * before the monitor got to the previous trigger, the monitor answers only
- * the newest one (its deltas then cover both intervals: nothing is lost)
- * and counts the older one as an unanswered trigger (the one name for
- * this in the code, the summary, info and the docs).
+ * User path (claim 4): each monitor thread, pinned to its CPU, sleeps on
+ * the shared absolute grid by itself (FUTEX_WAIT_BITSET on the command word
+ * with the next grid point as deadline, 1 ns timer slack) and derives the
+ * trigger ID from the grid (bpf/trigger.h): no thread wakes another per
+ * trigger. A late monitor answers the point due when it woke (its deltas
+ * then cover the points it missed: nothing is lost) and counts the IDs it
+ * missed as unanswered triggers (the one name for this in the code, the
+ * summary, info and the docs; on a scheduler's CPU they are that
+ * scheduler's overruns). The monitor of a scheduler's CPU is that
+ * scheduler's thread: it writes the reference packet (and, scheduler 0,
+ * the bookmark packets: bookmark.c), then reads its domains. Commands (one
+ * trigger, start/stop, the final trigger) wake every thread through the
+ * futex; they are rare.
+ *
+ * t4_monitor_put() is shared with the in-kernel path (kpath.c), whose drain
+ * thread forms the same return packets from the BPF records.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -20,6 +32,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,88 +71,142 @@ int t4_pin_to_cpu(int cpu)
 	return 0;
 }
 
-void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_ns)
+/* ---- return packets (both paths) -------------------------------------------- */
+
+void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err)
 {
-	struct t4_ret_pkt *ret = &m->pkt.ret;
-	uint64_t end = 0;
+	const struct t4_ret_pkt *ret = &m->pkt.ret;
+	uint64_t mid = ret->read_begin_ns + (ret->read_end_ns - ret->read_begin_ns) / 2;
 
 	m->pkt.type = T4_PKT_RET;
+	if (err)
+		atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);
+	t4_hist_add(&m->window, ret->read_end_ns - ret->read_begin_ns);
+	/* The patent's t1: from the trigger's grid point to the sample. */
+	t4_hist_add(&m->skew, mid > point_ref_ns ? mid - point_ref_ns : 0);
+	if (i == 0)
+		t4_stamps_put(&m->stamps, ret->trigger_id, mid);
+	/* A full ring drops and counts the packet inside the log; the domain's
+	 * next packet then carries its counts. */
+	if (t4_ring_put(m->ring, &m->pkt) == 0)
+		atomic_fetch_add_explicit(&m->values, ret->n_counts, memory_order_relaxed);
+	else
+		t4_domain_unread(m->domains[i]);
+}
+
+void t4_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed)
+{
+	m->last = id + 1;
+	if (missed)
+		atomic_fetch_add_explicit(&m->unanswered, missed, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->answered, 1, memory_order_relaxed);
+	atomic_store_explicit(&m->done, id + 1, memory_order_release);
+}
+
+/* ---- stamps: when each monitor sampled its recent triggers ---------------------
+ *
+ * A small ring per monitor indexed by trigger ID (the ID is stored after the
+ * time, so a reader that finds the ID finds its time). Scheduler 0 takes the
+ * spread between CPUs of trigger k - 1 when it fires trigger k: by then
+ * every monitor has had a period to answer, and the slot still holds it. */
+
+void t4_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns)
+{
+	size_t i = id % T4_STAMPS;
+
+	atomic_store_explicit(&s->id[i], 0, memory_order_relaxed);
+	atomic_store_explicit(&s->ns[i], ns, memory_order_release);
+	atomic_store_explicit(&s->id[i], id + 1, memory_order_release);
+}
+
+/* The stamp of trigger id, if s still has it. */
+static bool stamp_get(struct t4_stamps *s, uint64_t id, uint64_t *ns)
+{
+	size_t i = id % T4_STAMPS;
+
+	if (atomic_load_explicit(&s->id[i], memory_order_acquire) != id + 1)
+		return false;
+	*ns = atomic_load_explicit(&s->ns[i], memory_order_acquire);
+	return atomic_load_explicit(&s->id[i], memory_order_acquire) == id + 1;
+}
+
+void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, ns;
+
+	if (n < 2)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!stamp_get(&ms[i].stamps, id, &ns))
+			return; /* a monitor left it unanswered: no sample */
+		lo = ns < lo ? ns : lo;
+		hi = ns > hi ? ns : hi;
+	}
+	t4_hist_add(h, hi - lo);
+}
+
+/* ---- the user path ------------------------------------------------------------ */
+
+/* Read every domain of m for trigger id (its point at point_ref_ns). */
+static void read_domains(struct t4_monitor *m, uint64_t id, uint64_t point_ref_ns)
+{
 	/* Pinned monitors read on their PMUs' CPU; count where that failed
 	 * (a cpuset without the CPU): those reads cost an IPI each. */
 	if (m->cpu >= 0 && sched_getcpu() != m->cpu)
 		atomic_fetch_add_explicit(&m->off_cpu, 1, memory_order_relaxed);
 	for (size_t i = 0; i < m->n_domains; i++) {
-		if (t4_domain_read(m->domains[i], trigger_id, ret) < 0)
-			atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);
-		t4_hist_add(&m->window, ret->read_end_ns - ret->read_begin_ns);
-		/* The patent's t1: from the reference time to the sample. */
-		uint64_t mid = ret->read_begin_ns + (ret->read_end_ns - ret->read_begin_ns) / 2;
-		t4_hist_add(&m->skew, mid > ref_ns ? mid - ref_ns : 0);
-		end = ret->read_end_ns;
-		/* A full ring drops and counts the packet inside the log; the
-		 * domain's next packet then carries its counts. */
-		if (t4_ring_put(m->ring, &m->pkt) == 0)
-			atomic_fetch_add_explicit(&m->values, ret->n_counts, memory_order_relaxed);
-		else
-			t4_domain_unread(m->domains[i]);
+		int err = t4_domain_read(m->domains[i], id, &m->pkt.ret);
+		t4_monitor_put(m, i, point_ref_ns, err);
 	}
-	atomic_store_explicit(&m->done_ns, end, memory_order_relaxed);
-	atomic_store_explicit(&m->done_trigger, trigger_id, memory_order_release);
-	atomic_fetch_add_explicit(&m->answered, 1, memory_order_relaxed);
 }
 
-void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns)
+/* Answer point p. */
+static void answer(struct t4_monitor *m, const struct t4_point *p)
 {
-	uint32_t p = atomic_load_explicit(&m->pub, memory_order_relaxed);
+	struct t4_ref_clocks clk;
+	struct t4_trigger_bm bm;
+	uint64_t missed = p->id - m->last;
 
-	atomic_store_explicit(&m->pub, p + 1, memory_order_relaxed); /* odd: writing */
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&m->trigger_ref_ns, ref_ns, memory_order_relaxed);
-	atomic_store_explicit(&m->trigger_id, id, memory_order_relaxed);
-	atomic_store_explicit(&m->pub, p + 2, memory_order_release);
-}
-
-static void read_published(struct t4_monitor *m, uint64_t *id, uint64_t *ref_ns)
-{
-	for (;;) {
-		uint32_t p1 = atomic_load_explicit(&m->pub, memory_order_acquire);
-		if (p1 & 1)
-			continue; /* the scheduler is between two stores */
-		*id = atomic_load_explicit(&m->trigger_id, memory_order_relaxed);
-		*ref_ns = atomic_load_explicit(&m->trigger_ref_ns, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&m->pub, memory_order_relaxed) == p1)
-			return;
-	}
+	/* Before the clocks: every bookmark command seen was set before
+	 * clk.ref (bookmark.c). */
+	bm.id = t4_bookmarks_current(m->s->bm);
+	bm.seen = t4_bookmarks_seen(m->s->bm);
+	/* The four clocks back to back: they describe one instant. */
+	clk.ref = t4_ref_ns();
+	clk.mono = t4_clock_ns(CLOCK_MONOTONIC);
+	clk.real = t4_clock_ns(CLOCK_REALTIME);
+	clk.local = t4_cpu_ticks();
+	if (m->central)
+		t4_central_fire(m->central, p, missed, &bm, &clk);
+	/* the grid point on the reference clock: now, less the lateness */
+	read_domains(m, p->id, clk.ref - (clk.mono > p->ns ? clk.mono - p->ns : 0));
+	t4_monitor_done(m, p->id, missed);
 }
 
 void *t4_monitor_main(void *arg)
 {
 	struct t4_monitor *m = arg;
-	uint32_t seen = 0; /* seq starts at 0: answer from the very first bump */
-	uint64_t last_id = UINT64_MAX, id, ref_ns;
+	struct t4_sched *s = m->s;
+	struct t4_epoch e;
+	struct t4_point p;
+	uint64_t now;
 
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
-		uint32_t now = atomic_load_explicit(&m->seq, memory_order_acquire);
+		uint32_t cmd = atomic_load_explicit(&s->cmd_seq, memory_order_acquire);
 
-		if (now == seen) {
-			if (atomic_load(&m->quit))
-				break;
-			t4_futex_wait(&m->seq, seen, 0);
+		if (!t4_grid_read(s->grid, &e, &now)) {
+			sched_yield(); /* a command is being written */
 			continue;
 		}
-		seen = now;
-		/* The published trigger may already be newer than the bump
-		 * that woke us: answer the newest once, count what it
-		 * left unanswered, and skip the bump that announces it. */
-		read_published(m, &id, &ref_ns);
-		if (id == last_id)
-			continue;
-		if (last_id != UINT64_MAX && id > last_id + 1)
-			atomic_fetch_add_explicit(&m->unanswered, id - last_id - 1,
-						  memory_order_relaxed);
-		last_id = id;
-		t4_monitor_answer(m, id, ref_ns);
+		if (t4_epoch_answer(&e, now, m->last, &p)) {
+			answer(m, &p);
+			if (p.final)
+				break;
+		}
+		t4_futex_wait(&s->cmd_seq, cmd, t4_epoch_next(&e, now));
 	}
+	if (m->central)
+		atomic_store_explicit(&m->central->finished, true, memory_order_release);
 	return NULL;
 }

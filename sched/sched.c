@@ -1,22 +1,26 @@
 /* sched.c - the central scheduler(s) of the patent.
  *
- * A scheduler thread fires triggers on an absolute grid t0 + k * period of
- * CLOCK_MONOTONIC (a futex wait with an absolute deadline, 1 ns timer
- * slack, SCHED_FIFO when permitted), so no interval is ever stretched: a
- * wake-up later than a whole period counts the skipped grid points as
- * overruns, reports them in the next reference packet, and keeps the grid.
- * Trigger IDs count the triggers broadcast so far (claim 7), so IDs stay
- * contiguous whatever the overruns.
+ * Triggers fall on an absolute grid t0 + k * period of CLOCK_MONOTONIC,
+ * and every CPU hosting counters fires on it by itself (monitor.c: a
+ * thread per CPU; kpath.c: a BPF timer per CPU), so no interval is ever
+ * stretched and no thread wakes another per trigger. A CPU that wakes late
+ * answers the point due then and counts the IDs it missed: a scheduler's
+ * CPU reports them as overruns in its next reference packet, any other
+ * CPU's are unanswered triggers (the next answer's deltas cover them). Trigger IDs come from the grid (bpf/trigger.h): the grid index
+ * until the first command, one more per command-fired trigger after it.
  *
- * On each trigger the scheduler reads the reference clock (MONOTONIC_RAW)
- * together with MONOTONIC, REALTIME and its own TSC, wakes the monitors of
- * other CPUs, writes the reference packet, and then reads the monitor that
- * shares its CPU itself: one wake-up fewer per trigger.
+ * Commands (one trigger, start/stop periodic, the final trigger) open an
+ * epoch of the grid (grid.c: a seqlock any CPU reads without a syscall),
+ * then wake the threads (futex) or the BPF timers (one short run of the
+ * arming program per CPU) when a trigger must fire now. Bookmark commands
+ * are queued with their reference time (bookmark.c, the same on both
+ * paths); scheduler 0 writes one bookmark packet per command, its first
+ * trigger exact (the BPF path learns of each command through a word of the
+ * program's global data that every record copies).
  *
- * Commands (bookmark, one trigger, start/stop periodic) come from any
- * thread: they update atomics and wake the scheduler's futex. Bookmark
- * commands are queued with their reference time (bookmark.c); scheduler 0
- * writes one bookmark packet per command.
+ * The trigger path: T4_TRIGGER_AUTO takes the kernel's when the BPF program
+ * loads and every counter can be read there (not the simulator's: they live
+ * in user space), and otherwise says why in one line.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -26,59 +30,22 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
-
-struct central {
-	uint32_t id;
-	int cpu;
-	struct t4_sched *s;
-	struct t4_monitor **wake;  /* monitors with their own thread */
-	size_t n_wake;
-	struct t4_monitor *inline_mon; /* read on this thread; may be NULL */
-	struct t4_ring *ring;
-	pthread_t thread;
-	bool started;
-	uint64_t next_id;
-	uint64_t prev_ref_ns;
-	uint64_t pending_overruns;
-	_Atomic uint64_t singles_fired; /* one-trigger commands answered */
-	_Atomic bool finished;          /* fired its final trigger */
-	_Atomic uint64_t triggers;
-	_Atomic uint64_t overruns;
-	struct t4_hist latency; /* trigger to last return, ns */
-	struct t4_packet pkt;    /* the reference packet being formed */
-};
-
-struct t4_sched {
-	struct t4_sched_opts opts;
-	struct central *centrals;
-	size_t n_centrals;
-	struct t4_monitor *monitors;
-	size_t n_monitors;
-	struct t4_bookmarks *bm;
-
-	_Atomic uint32_t cmd_seq;     /* schedulers sleep on this futex */
-	_Atomic bool periodic;
-	_Atomic uint32_t grid_epoch;  /* bumped by resume: restart the grid */
-	_Atomic uint64_t singles;     /* one-trigger commands so far */
-	_Atomic bool stopping;
-	bool started;
-	bool joined; /* t4_sched_stop joined every thread */
-	uint64_t start_mono; /* the grid's origin: every scheduler shares it */
-	uint64_t end_mono; /* CLOCK_MONOTONIC end of opts.duration_ns, 0 = none */
-	bool fifo_notice_done;
-};
-
-static uint64_t mono_ns(void)
-{
-	return t4_clock_ns(CLOCK_MONOTONIC);
-}
 
 static void kick(struct t4_sched *s)
 {
 	atomic_fetch_add(&s->cmd_seq, 1);
-	t4_futex_wake(&s->cmd_seq, (int)s->n_centrals);
+	t4_futex_wake(&s->cmd_seq, INT32_MAX);
+}
+
+uint64_t t4_sched_now(const struct t4_sched *s)
+{
+	return s->k ? t4_clock_ns(CLOCK_MONOTONIC) : t4_ref_ns();
+}
+
+const char *t4_sched_path_note(const struct t4_sched *s)
+{
+	return s->path_note;
 }
 
 /* ---- building: monitors per (scheduler, CPU) --------------------------- */
@@ -101,6 +68,7 @@ static struct t4_monitor *monitor_for(struct t4_sched *s, uint32_t central,
 			return &s->monitors[i];
 	struct t4_monitor *m = &s->monitors[s->n_monitors];
 	owner[s->n_monitors++] = central;
+	m->s = s;
 	m->cpu = cpu;
 	return m;
 }
@@ -146,9 +114,6 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		ce->id = (uint32_t)c;
 		ce->s = s;
 		ce->cpu = -1;
-		ce->wake = calloc(s->n_monitors ? s->n_monitors : 1, sizeof(*ce->wake));
-		if (!ce->wake)
-			return t4_err(ENOMEM, "out of memory");
 		int rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &ce->ring);
 		if (rc < 0)
 			return rc;
@@ -159,17 +124,62 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		int rc = t4_log_ring(s->opts.log, ring_bytes_for(m), T4_RING_NONBLOCK, &m->ring);
 		if (rc < 0)
 			return rc;
-		/* The scheduler runs on its first monitor's CPU and reads that
-		 * monitor itself. */
-		if (!ce->inline_mon && ce->cpu == -1) {
-			ce->inline_mon = m;
+		/* The scheduler runs on its first monitor's CPU, as that
+		 * monitor's thread (or timer). */
+		if (!ce->mon) {
+			ce->mon = m;
 			ce->cpu = m->cpu;
-			m->inline_read = true;
-		} else {
-			ce->wake[ce->n_wake++] = m;
+			m->central = ce;
 		}
 	}
 	return 0;
+}
+
+/* The simulator's counters live in user space: only the user path reads
+ * them. */
+static bool has_sim_domains(const struct t4_sched *s)
+{
+	for (size_t i = 0; i < s->opts.domains->n; i++)
+		if (s->opts.domains->v[i].counters[0].pmu->simulated)
+			return true;
+	return false;
+}
+
+static int choose_path(struct t4_sched *s)
+{
+	enum t4_trigger_path want = s->opts.trigger;
+	int rc;
+
+	s->grid = &s->user_grid;
+	if (want == T4_TRIGGER_USER)
+		return 0;
+	if (has_sim_domains(s)) {
+		if (want == T4_TRIGGER_BPF)
+			return t4_err(EINVAL, "the BPF trigger cannot read simulated counters "
+				      "(they live in user space)");
+		return 0;
+	}
+	rc = t4_kpath_open(s);
+	if (rc == 0 || want == T4_TRIGGER_BPF)
+		return rc;
+	snprintf(s->path_note, sizeof(s->path_note), "%s", t4_errmsg());
+	return 0;
+}
+
+/* The bookmark queue, on the chosen path's reference clock; the BPF
+ * timers are told of each command. */
+static int make_bookmarks(struct t4_sched *s)
+{
+	struct t4_bookmarks_opts o = {
+		.clock = s->k ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW,
+		.publish = s->k ? t4_kpath_bookmark : NULL,
+		.ud = s,
+	};
+	int rc = t4_bookmarks_new(&s->bm, &o);
+
+	if (rc == 0 && s->opts.bookmark)
+		rc = t4_bookmarks_set(s->bm, s->opts.bookmark);
+	return rc;
 }
 
 int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
@@ -189,18 +199,19 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
 	s->n_centrals = 1;
 	s->monitors = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*s->monitors));
 	owner = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*owner));
+	pthread_mutex_init(&s->cmd_lock, NULL);
 	if (!s->monitors || !owner) {
 		rc = t4_err(ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = t4_bookmarks_new(&s->bm)) < 0)
-		goto fail;
 	atomic_store(&s->periodic, !opts->paused);
 	rc = assign_domains(s, owner);
 	if (rc == 0)
 		rc = make_centrals(s, owner);
-	if (rc == 0 && opts->bookmark)
-		rc = t4_sched_bookmark(s, opts->bookmark);
+	if (rc == 0)
+		rc = choose_path(s);
+	if (rc == 0)
+		rc = make_bookmarks(s);
 	if (rc < 0)
 		goto fail;
 	free(owner);
@@ -212,140 +223,138 @@ fail:
 	return rc;
 }
 
-/* ---- the trigger path ---------------------------------------------------- */
+/* ---- reference packets ------------------------------------------------------ */
 
-/* Trigger-to-last-return of the previous trigger, measured when the next
- * one fires (the monitors have had a whole period to answer). */
-static void note_latency(struct central *c, uint64_t prev_id)
-{
-	uint64_t last = 0;
-
-	if (c->inline_mon)
-		last = atomic_load(&c->inline_mon->done_ns);
-	for (size_t i = 0; i < c->n_wake; i++) {
-		struct t4_monitor *m = c->wake[i];
-		if (atomic_load_explicit(&m->done_trigger, memory_order_acquire) != prev_id)
-			return; /* not answered yet: no sample */
-		uint64_t d = atomic_load(&m->done_ns);
-		if (d > last)
-			last = d;
-	}
-	if (last > c->prev_ref_ns)
-		t4_hist_add(&c->latency, last - c->prev_ref_ns);
-}
-
-static void fire(struct central *c, uint32_t flags)
+void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
+		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk)
 {
 	struct t4_sched *s = c->s;
 	struct t4_ref_pkt *r = &c->pkt.ref;
-	uint64_t id = c->next_id++;
+	/* Scheduler 0 writes the bookmark packets before its reference
+	 * packet, and carries the last bookmark this trigger saw. */
+	uint32_t bookmark_id = c->id == 0 ? t4_bookmarks_on_trigger(s->bm, p->id, bm->seen, c->ring)
+					  : bm->id;
 
-	if (id > 0)
-		note_latency(c, id - 1);
-	/* The four clocks back to back, before any wake-up (a cross-CPU wake
-	 * costs tens of microseconds here), so they describe one instant. */
-	uint64_t ref = t4_ref_ns();
-	r->mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
-	r->real_ns = t4_clock_ns(CLOCK_REALTIME);
-	r->local_clock = t4_cpu_ticks();
-	for (size_t i = 0; i < c->n_wake; i++) {
-		struct t4_monitor *m = c->wake[i];
-		t4_monitor_publish(m, id, ref);
-		atomic_fetch_add_explicit(&m->seq, 1, memory_order_release);
-		t4_futex_wake(&m->seq, 1);
-	}
-	/* Scheduler 0 writes the bookmark packets (before its reference
-	 * packet) and carries the last bookmark set before this broadcast. */
-	uint32_t bid = c->id == 0 ? t4_bookmarks_on_trigger(s->bm, id, ref, c->ring)
-				  : t4_bookmarks_current(s->bm);
+	if (c->id == 0 && p->id > 0)
+		t4_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
 	c->pkt.type = T4_PKT_REF;
-	r->trigger_id = id;
+	r->trigger_id = p->id;
 	r->sched_id = c->id;
-	r->ref_ns = ref;
-	r->bookmark_id = bid;
-	r->flags = flags;
-	r->overruns = (uint32_t)(c->pending_overruns > UINT32_MAX ? UINT32_MAX : c->pending_overruns);
-	atomic_fetch_add(&c->overruns, c->pending_overruns);
-	c->pending_overruns = 0;
+	r->ref_ns = clk->ref;
+	r->mono_ns = clk->mono;
+	r->real_ns = clk->real;
+	r->local_clock = clk->local;
+	r->bookmark_id = bookmark_id;
+	r->flags = p->flags;
+	r->overruns = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
+	atomic_fetch_add(&c->overruns, missed);
+	c->next_id = p->id + 1;
 	t4_ring_put(c->ring, &c->pkt);
-	if (c->inline_mon)
-		t4_monitor_answer(c->inline_mon, id, ref);
-	c->prev_ref_ns = ref;
-	atomic_store_explicit(&c->triggers, id + 1, memory_order_release);
+	atomic_store_explicit(&c->triggers, atomic_load(&c->triggers) + 1, memory_order_release);
 }
 
-/* Wait (bounded) until every monitor answered the final trigger. */
-static void wait_answers(struct central *c, uint64_t id)
+/* ---- commands: each opens an epoch of the grid ---------------------------- */
+
+static int command(struct t4_sched *s, uint32_t mode, uint32_t flags0, uint64_t *id0)
 {
-	for (int spins = 0; spins < 20000; spins++) {
+	struct t4_epoch e = {
+		.period = s->opts.period_ns,
+		.mode = mode,
+		.flags0 = flags0,
+		.grid_flags = T4_REF_PERIODIC,
+		.end_flags = T4_REF_FINAL,
+	};
+	int rc = t4_grid_publish(s->grid, &e, s->opts.duration_ns);
+
+	if (rc < 0)
+		return rc;
+	if (id0)
+		*id0 = e.id0;
+	if (!(mode & T4_EP_FIRE0))
+		return 0; /* nothing fires now: every CPU sees it at its next wake */
+	if (s->k)
+		return t4_kpath_kick(s);
+	kick(s);
+	return 0;
+}
+
+/* The last trigger ID + 1 that scheduler c's CPU answered. */
+static uint64_t answered(const struct t4_sched *s, const struct central *c)
+{
+	if (s->k)
+		return t4_kpath_fired(s, c->cpu);
+	return atomic_load_explicit(&c->mon->done, memory_order_acquire);
+}
+
+/* Wait (up to 1 s) until every scheduler answered trigger id. */
+static int wait_answered(struct t4_sched *s, uint64_t id)
+{
+	for (int waited_us = 0; waited_us < 1000000; waited_us += 20) {
 		size_t done = 0;
-		for (size_t i = 0; i < c->n_wake; i++)
-			done += atomic_load(&c->wake[i]->done_trigger) == id &&
-				atomic_load(&c->wake[i]->answered) > 0;
-		if (done == c->n_wake)
-			return;
-		struct timespec ts = { 0, 50000 };
+		for (size_t c = 0; c < s->n_centrals; c++)
+			done += answered(s, &s->centrals[c]) > id;
+		if (done == s->n_centrals)
+			return 0;
+		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);
 	}
+	return t4_err(ETIMEDOUT, "trigger %llu did not fire within 1 s", (unsigned long long)id);
 }
 
-static void *central_main(void *arg)
+static uint32_t periodic_mode(struct t4_sched *s)
 {
-	struct central *c = arg;
-	struct t4_sched *s = c->s;
-	uint64_t period = s->opts.period_ns, t0 = s->start_mono, k = 0;
-	uint32_t epoch = atomic_load(&s->grid_epoch);
-	uint64_t singles_done = 0; /* also fire those asked for before start */
+	return atomic_load(&s->periodic) ? T4_EP_PERIODIC : 0;
+}
 
-	t4_pin_to_cpu(c->cpu);
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	fire(c, atomic_load(&s->periodic) ? T4_REF_PERIODIC : T4_REF_SINGLE);
-	for (;;) {
-		uint32_t cmd = atomic_load(&s->cmd_seq);
-		if (atomic_load(&s->stopping) || (s->end_mono && mono_ns() >= s->end_mono))
-			break;
-		uint64_t singles = atomic_load(&s->singles);
-		if (singles != singles_done) {
-			singles_done++;
-			fire(c, T4_REF_SINGLE | T4_REF_COMMAND);
-			atomic_store_explicit(&c->singles_fired, singles_done, memory_order_release);
-			continue;
-		}
-		uint32_t ep = atomic_load(&s->grid_epoch);
-		if (ep != epoch) { /* periodic (re)started: new grid from now */
-			epoch = ep;
-			t0 = mono_ns();
-			k = 0;
-			fire(c, T4_REF_PERIODIC | T4_REF_COMMAND);
-			continue;
-		}
-		if (!atomic_load(&s->periodic)) {
-			t4_futex_wait(&s->cmd_seq, cmd, s->end_mono);
-			continue;
-		}
-		/* The duration's end is the last grid point: the final trigger
-		 * fires there, whatever the main thread is doing. */
-		uint64_t deadline = t0 + (k + 1) * period, now = mono_ns();
-		bool last = s->end_mono && deadline >= s->end_mono;
-		if (last)
-			deadline = s->end_mono;
-		if (now < deadline) {
-			t4_futex_wait(&s->cmd_seq, cmd, deadline);
-			continue;
-		}
-		uint64_t late = (now - deadline) / period; /* whole slots missed */
-		c->pending_overruns += late;
-		if (last)
-			break;
-		k += late + 1;
-		fire(c, T4_REF_PERIODIC);
+/* Returns once every scheduler has fired the trigger, so that a caller's
+ * next command (a bookmark, typically) applies to later triggers only. */
+int t4_sched_trigger(struct t4_sched *s)
+{
+	uint64_t id;
+	int rc;
+
+	if (atomic_load(&s->stopping))
+		return t4_err(ESHUTDOWN, "recording is stopping");
+	/* a command that came before the grid opened (the control socket
+	 * listens from before the start) waits for it */
+	for (int ms = 0; !atomic_load(&s->started) && ms < 1000; ms++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
 	}
-	uint64_t final_id = c->next_id;
-	fire(c, T4_REF_FINAL);
-	wait_answers(c, final_id);
-	note_latency(c, final_id);
-	atomic_store_explicit(&c->finished, true, memory_order_release);
-	return NULL;
+	pthread_mutex_lock(&s->cmd_lock);
+	if (!atomic_load(&s->started))
+		rc = t4_err(EAGAIN, "the recording has not started");
+	else
+		rc = command(s, T4_EP_FIRE0 | periodic_mode(s), T4_REF_SINGLE | T4_REF_COMMAND, &id);
+	pthread_mutex_unlock(&s->cmd_lock);
+	return rc < 0 ? rc : wait_answered(s, id);
+}
+
+int t4_sched_resume(struct t4_sched *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->cmd_lock);
+	if (!atomic_exchange(&s->periodic, true) && atomic_load(&s->started))
+		rc = command(s, T4_EP_FIRE0 | T4_EP_PERIODIC, T4_REF_PERIODIC | T4_REF_COMMAND, NULL);
+	pthread_mutex_unlock(&s->cmd_lock);
+	return rc;
+}
+
+int t4_sched_pause(struct t4_sched *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->cmd_lock);
+	if (atomic_exchange(&s->periodic, false) && atomic_load(&s->started))
+		rc = command(s, 0, 0, NULL);
+	pthread_mutex_unlock(&s->cmd_lock);
+	return rc;
+}
+
+int t4_sched_bookmark(struct t4_sched *s, const char *name)
+{
+	return t4_bookmarks_set(s->bm, name);
 }
 
 /* ---- lifecycle -------------------------------------------------------------- */
@@ -388,130 +397,88 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 	}
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
+	char name[16];
+	snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
+	pthread_setname_np(m->thread, name);
 	m->thread_started = true;
 	return 0;
 }
 
 static int start_threads(struct t4_sched *s)
 {
-	int rc;
-
-	for (size_t i = 0; i < s->n_monitors; i++) {
-		struct t4_monitor *m = &s->monitors[i];
-		if (m->inline_read)
-			continue;
-		rc = start_monitor(s, m);
-		if (rc)
-			return rc;
-		try_fifo(s, m->thread);
-	}
-	for (size_t c = 0; c < s->n_centrals; c++) {
-		struct central *ce = &s->centrals[c];
-		rc = pthread_create(&ce->thread, NULL, central_main, ce);
-		if (rc)
-			return t4_err(rc, "cannot start a scheduler thread: %s", strerror(rc));
-		ce->started = true;
-		try_fifo(s, ce->thread);
-	}
-	return 0;
-}
-
-/* On failure the threads already started keep running until
- * t4_sched_stop() (or t4_sched_free()) joins them. */
-int t4_sched_start(struct t4_sched *s)
-{
 	sigset_t all, old;
-	int rc;
+	int rc = 0;
 
-	if (s->started)
-		return t4_err(EALREADY, "scheduler already started");
-	s->started = true;
-	s->start_mono = mono_ns();
-	if (s->opts.duration_ns)
-		s->end_mono = s->start_mono + s->opts.duration_ns;
 	/* Signals belong to the main thread: the trigger path never runs a
 	 * handler. The threads inherit this mask. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = start_threads(s);
+	for (size_t i = 0; i < s->n_monitors && rc == 0; i++) {
+		rc = start_monitor(s, &s->monitors[i]);
+		if (rc == 0)
+			try_fifo(s, s->monitors[i].thread);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 
-int t4_sched_bookmark(struct t4_sched *s, const char *name)
+/* On failure the threads already started keep running until
+ * t4_sched_stop() (or t4_sched_free()) joins them. The threads (or timers)
+ * wait for the first epoch, which opens the grid: the baseline trigger 0. */
+int t4_sched_start(struct t4_sched *s)
 {
-	return t4_bookmarks_set(s->bm, name);
+	int rc;
+
+	if (atomic_load(&s->started) || s->launched)
+		return t4_err(EALREADY, "scheduler already started");
+	s->launched = true;
+	rc = s->k ? t4_kpath_start(s) : start_threads(s);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&s->cmd_lock);
+	atomic_store(&s->started, true);
+	rc = command(s, T4_EP_FIRE0 | periodic_mode(s),
+		     periodic_mode(s) ? T4_REF_PERIODIC : T4_REF_SINGLE, NULL);
+	pthread_mutex_unlock(&s->cmd_lock);
+	return rc;
 }
 
-/* Returns once every scheduler has fired the trigger, so that a caller's
- * next command (a bookmark, typically) applies to later triggers only. */
-int t4_sched_trigger(struct t4_sched *s)
+static bool all_finished(const struct t4_sched *s)
 {
-	uint64_t mine;
-
-	if (atomic_load(&s->stopping))
-		return t4_err(ESHUTDOWN, "recording is stopping");
-	mine = atomic_fetch_add(&s->singles, 1) + 1;
-	kick(s);
-	if (!s->started)
-		return 0;
-	for (int waited_us = 0; waited_us < 1000000; waited_us += 20) {
-		size_t done = 0;
-		for (size_t c = 0; c < s->n_centrals; c++)
-			done += atomic_load_explicit(&s->centrals[c].singles_fired,
-						     memory_order_acquire) >= mine;
-		if (done == s->n_centrals || atomic_load(&s->stopping))
-			return 0;
-		struct timespec ts = { 0, 20000 };
-		nanosleep(&ts, NULL);
-	}
-	return t4_err(ETIMEDOUT, "the trigger did not fire within 1 s");
-}
-
-int t4_sched_resume(struct t4_sched *s)
-{
-	if (atomic_exchange(&s->periodic, true))
-		return 0; /* already running: keep the grid */
-	atomic_fetch_add(&s->grid_epoch, 1);
-	kick(s);
-	return 0;
-}
-
-int t4_sched_pause(struct t4_sched *s)
-{
-	atomic_store(&s->periodic, false);
-	kick(s);
-	return 0;
+	for (size_t c = 0; c < s->n_centrals; c++)
+		if (!atomic_load_explicit(&s->centrals[c].finished, memory_order_acquire))
+			return false;
+	return true;
 }
 
 void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 {
-	struct t4_hist window = { 0 };
-
 	memset(st, 0, sizeof(*st));
 	st->schedulers = (uint32_t)s->n_centrals;
-	st->finished = s->started || s->joined;
+	st->finished = atomic_load(&s->started) && all_finished(s);
 	for (size_t c = 0; c < s->n_centrals; c++) {
 		st->triggers += atomic_load(&s->centrals[c].triggers);
 		st->overruns += atomic_load(&s->centrals[c].overruns);
-		st->finished = st->finished && atomic_load(&s->centrals[c].finished);
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
-		st->read_failures += atomic_load(&s->monitors[i].read_failures);
-		st->unanswered += atomic_load(&s->monitors[i].unanswered);
-		st->values += atomic_load(&s->monitors[i].values);
-		st->off_cpu += atomic_load(&s->monitors[i].off_cpu);
+		struct t4_monitor *m = &s->monitors[i];
+		st->read_failures += atomic_load(&m->read_failures);
+		st->unanswered += m->central ? 0 : atomic_load(&m->unanswered);
+		st->values += atomic_load(&m->values);
+		st->off_cpu += atomic_load(&m->off_cpu);
 	}
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
+	st->bpf = s->k != NULL;
+	st->lost = s->k ? t4_kpath_lost(s) : 0;
+	st->ref_clock = s->k ? T4_REFCLK_MONOTONIC : T4_REFCLK_MONOTONIC_RAW;
 	st->bookmark_id = t4_bookmarks_current(s->bm);
 	t4_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	/* The histograms are written by the threads: read them only once
 	 * t4_sched_stop has joined them. */
 	if (s->joined) {
-		struct t4_hist lat = { 0 }, skew = { 0 };
-		for (size_t c = 0; c < s->n_centrals; c++)
-			t4_hist_merge(&lat, &s->centrals[c].latency);
+		struct t4_hist window = { 0 }, skew = { 0 };
+		const struct t4_hist *spread = &s->centrals[0].spread;
 		for (size_t i = 0; i < s->n_monitors; i++) {
 			t4_hist_merge(&window, &s->monitors[i].window);
 			t4_hist_merge(&skew, &s->monitors[i].skew);
@@ -519,37 +486,45 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 		st->skew_p50 = t4_hist_quantile(&skew, 0.5);
 		st->skew_p99 = t4_hist_quantile(&skew, 0.99);
 		st->skew_max = skew.max;
-		st->latency_p50 = t4_hist_quantile(&lat, 0.5);
-		st->latency_p99 = t4_hist_quantile(&lat, 0.99);
-		st->latency_max = lat.max;
 		st->window_p50 = t4_hist_quantile(&window, 0.5);
 		st->window_p99 = t4_hist_quantile(&window, 0.99);
 		st->window_max = window.max;
+		st->spread_p50 = t4_hist_quantile(spread, 0.5);
+		st->spread_p99 = t4_hist_quantile(spread, 0.99);
+		st->spread_max = spread->max;
 	}
+}
+
+/* The final trigger, unless --duration's end already fired it. */
+static void fire_final(struct t4_sched *s)
+{
+	uint64_t id;
+
+	pthread_mutex_lock(&s->cmd_lock);
+	int rc = all_finished(s) ? -ESHUTDOWN
+				 : command(s, T4_EP_FIRE0 | T4_EP_FINAL0, T4_REF_FINAL, &id);
+	pthread_mutex_unlock(&s->cmd_lock);
+	if (rc == 0)
+		wait_answered(s, id);
 }
 
 int t4_sched_stop(struct t4_sched *s)
 {
-	if (!s->started)
+	if (!s->launched || s->joined)
 		return 0;
 	atomic_store(&s->stopping, true);
-	kick(s);
-	for (size_t c = 0; c < s->n_centrals; c++)
-		if (s->centrals[c].started)
-			pthread_join(s->centrals[c].thread, NULL);
-	/* Scheduler 0 is gone: its ring is ours for what is still queued. */
-	t4_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
+	fire_final(s);
+	if (s->k)
+		t4_kpath_stop(s);
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
 		if (!m->thread_started)
 			continue;
-		atomic_store(&m->quit, true);
-		atomic_fetch_add(&m->seq, 1); /* so a thread about to sleep sees it */
-		t4_futex_wake(&m->seq, 1);
 		pthread_join(m->thread, NULL);
 		m->thread_started = false;
 	}
-	s->started = false;
+	/* Scheduler 0 is gone: its ring is ours for what is still queued. */
+	t4_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
 	s->joined = true;
 	return 0;
 }
@@ -559,11 +534,11 @@ void t4_sched_free(struct t4_sched *s)
 	if (!s)
 		return;
 	t4_sched_stop(s);
-	for (size_t c = 0; s->centrals && c < s->n_centrals; c++)
-		free(s->centrals[c].wake);
+	t4_kpath_close(s);
 	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
 		free(s->monitors[i].domains);
 	t4_bookmarks_free(s->bm);
+	pthread_mutex_destroy(&s->cmd_lock);
 	free(s->centrals);
 	free(s->monitors);
 	free(s);

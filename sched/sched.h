@@ -1,15 +1,24 @@
 /* sched.h - the central scheduler, its monitors, and the same scheduler
  * in virtual time for the simulator.
  *
- * The patent's central scheduler is a thread that fires triggers on an
- * absolute time grid (t0 + k * period). Each trigger carries a trigger ID
- * (the number of triggers broadcast before it) and the current bookmark. It
- * wakes one monitor thread per CPU that hosts counters; each monitor reads
- * its clock domains (one group read each) and puts one aggregated return
- * packet per domain into its own ring to the log writer. The scheduler puts
- * a reference packet (trigger ID, reference clock, MONOTONIC, REALTIME, its
- * TSC, bookmark, overruns) into its ring. The trigger path allocates nothing,
- * does no I/O and shares no lock with the writer.
+ * The patent's central scheduler fires triggers on an absolute time grid
+ * (t0 + k * period of CLOCK_MONOTONIC). The trigger is the clock itself:
+ * every CPU hosting counters fires on the same grid by itself and derives
+ * the trigger ID from it (claim 4): ID = grid index until the first command,
+ * and one more per command-fired trigger after that; a late CPU answers the
+ * point due when it woke and counts the IDs it missed (a scheduler's CPU:
+ * overruns; any other CPU: unanswered triggers). On each trigger
+ * every clock domain is read (one group read each) and answers with one
+ * aggregated return packet; the scheduler's CPU also writes the reference
+ * packet (trigger ID, reference clock, MONOTONIC, REALTIME, its TSC,
+ * bookmark, overruns). Two trigger paths do this:
+ *   - in the kernel (bpf/): one BPF timer per CPU reads the counters and
+ *     writes a record to a ring buffer; a drain thread makes the packets.
+ *     No user-space wake-up per trigger. Reference clock: CLOCK_MONOTONIC.
+ *   - in user space: one thread per CPU sleeps on the grid and reads its
+ *     domains itself. Reference clock: CLOCK_MONOTONIC_RAW.
+ * The trigger path allocates nothing, does no I/O and shares no lock with
+ * the writer.
  *
  * Commands (patent claims 5-6): one trigger, start periodic, stop periodic,
  * set bookmark. They are thread-safe and may come from the main thread, the
@@ -28,9 +37,16 @@
 #include "../collector/collector.h"
 #include "../packets/packets.h"
 
-/* ---- scheduler (sched.c, monitor.c) ----------------------------------- */
+/* ---- scheduler (sched.c, monitor.c, kpath.c) ---------------------------- */
 
 struct t4_sched;
+
+/* Where triggers fire. */
+enum t4_trigger_path {
+	T4_TRIGGER_AUTO = 0, /* the kernel when it can read every counter, else user */
+	T4_TRIGGER_USER = 1, /* threads sleeping on the grid */
+	T4_TRIGGER_BPF = 2,  /* BPF timers in the kernel */
+};
 
 struct t4_sched_opts {
 	uint64_t period_ns;          /* periodic trigger period */
@@ -42,28 +58,38 @@ struct t4_sched_opts {
 	struct t4_domain_set *domains; /* opened; read by the monitors */
 	struct t4_log *log;          /* rings are created on it */
 	bool quiet;                  /* no notices on stderr */
+	enum t4_trigger_path trigger;
 };
 
 struct t4_sched_status {
 	uint64_t triggers;   /* all schedulers together */
 	uint32_t schedulers;
 	bool finished;       /* every scheduler fired its final trigger */
-	uint64_t overruns;
+	uint64_t overruns;   /* trigger IDs the schedulers' CPUs missed (late) */
 	uint64_t read_failures;
-	uint64_t unanswered; /* unanswered triggers: a monitor still busy with one
-			      * trigger when the next came answers only the
-			      * newer; its counts cover both (per monitor) */
+	uint64_t unanswered; /* unanswered triggers: trigger IDs a monitor on
+			      * another CPU than its scheduler's did not
+			      * answer (it woke late, or the kernel's ring
+			      * refused its record); its next answer's counts
+			      * cover them */
 	uint64_t values;     /* counter values handed to the log */
 	uint64_t off_cpu;    /* monitor answers read away from their CPU */
+	uint64_t lost;       /* BPF records the kernel's ring refused (their IDs
+			      * count as overruns or unanswered triggers: the
+			      * next record covers them) */
 	bool periodic;       /* periodic triggers running */
 	uint32_t bookmark_id;
 	char bookmark[T4_NAME_MAX];
 	uint64_t period_ns;
-	/* trigger-to-last-return latency and read window, ns */
+	bool bpf;            /* triggers fire in the kernel */
+	uint32_t ref_clock;  /* enum t4_ref_clock of the packets */
+	/* trigger to its last return (virtual time only), ns */
 	uint64_t latency_p50, latency_p99, latency_max;
+	/* read window, and skew: a trigger's grid point to the middle of each
+	 * read; spread: latest - earliest CPU's sample of one trigger, ns */
 	uint64_t window_p50, window_p99, window_max;
-	/* skew: reference time of a trigger to the middle of each read */
 	uint64_t skew_p50, skew_p99, skew_max;
+	uint64_t spread_p50, spread_p99, spread_max;
 	/* virtual time only (0 for a live recording): return packets left
 	 * out on purpose (drop_prob; each carried by its domain's next one),
 	 * and the end of the final trigger's last read */
@@ -75,14 +101,21 @@ struct t4_sched_status {
  * ("try again after the next trigger") instead of being lost. */
 #define T4_BOOKMARK_QUEUE 1024
 
-/* Create the scheduler(s) and monitors and their rings on opts->log. The
- * domains and the log must outlive the scheduler. */
+/* Create the scheduler(s) and monitors and their rings on opts->log, on
+ * the trigger path opts->trigger asks for (AUTO: the kernel's when the BPF
+ * program loads and can read every counter there, else user space; see
+ * t4_sched_path_note). The domains and the log must outlive the scheduler. */
 int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
-/* Start the threads. The first (baseline) trigger fires at once. */
+/* Why AUTO chose user space ("" when it did not fall back): one line. */
+const char *t4_sched_path_note(const struct t4_sched *s);
+/* The reference clock of s's packets, now (for the session, bookmark and
+ * status packets that go with them). */
+uint64_t t4_sched_now(const struct t4_sched *s);
+/* Start. The first (baseline) trigger fires at once: the grid's origin. */
 int t4_sched_start(struct t4_sched *s);
 /* Commands; any thread. Each bookmark command becomes one bookmark packet
- * with the reference time it was set and the first trigger broadcast
- * after it (docs/FORMAT.md 4.4). */
+ * with the reference time it was set and the first trigger that carries
+ * it, on either trigger path (bookmark.c; docs/FORMAT.md 4.4). */
 int t4_sched_bookmark(struct t4_sched *s, const char *name);
 /* 0 for a valid bookmark name (1-63 of A-Z a-z 0-9 _ . : -), else -EINVAL
  * with a message naming it. */
@@ -93,7 +126,8 @@ int t4_sched_pause(struct t4_sched *s);
 void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st);
 /* The ID of the scheduler whose triggers domain d answers. */
 uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
-/* Fire the final trigger, stop and join every thread. */
+/* Fire the final trigger (unless --duration's end already did), stop and
+ * join every thread. */
 int t4_sched_stop(struct t4_sched *s);
 void t4_sched_free(struct t4_sched *s); /* accepts NULL */
 

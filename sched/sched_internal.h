@@ -1,9 +1,23 @@
-/* sched_internal.h - shared by sched.c, monitor.c and hist.c only.
+/* sched_internal.h - shared by the files of sched/ only.
  *
- * The broadcast primitive is a futex word per monitor: the scheduler stores
- * the trigger ID, bumps the word and wakes the one waiter. Measured against
- * eventfd and a condition variable by bench/bench_wake.c: the futex is the
- * cheapest (one syscall on each side, no fd, no mutex).
+ *   sched.c    the scheduler object: monitors and schedulers, commands (each
+ *              opens an epoch of the grid), status, lifecycle, and the
+ *              reference packets;
+ *   bookmark.c bookmark commands and their packets, for both paths: a
+ *              bounded queue of commands (ID, set_ns) that scheduler 0's
+ *              triggers take their first_trigger from;
+ *   grid.c     the seqlock over the current epoch (the trigger arithmetic
+ *              itself is bpf/trigger.h's, compiled into both paths);
+ *   monitor.c  the user-space trigger path: one thread per CPU hosting
+ *              counters, each sleeping on the absolute grid by itself; the
+ *              return packets and sample stamps (skew, spread) of both paths;
+ *   kpath.c    the in-kernel trigger path: BPF timers (bpf/), a drain
+ *              thread turning their records into packets;
+ *
+ * Wake-ups: a monitor thread sleeps in FUTEX_WAIT_BITSET on the command
+ * word `cmd_seq` with the absolute CLOCK_MONOTONIC deadline of its next grid
+ * point: the grid wakes it, a command (bumps the word, FUTEX_WAKE) wakes it
+ * early. No thread wakes another per trigger.
  */
 #ifndef T4_SCHED_INTERNAL_H
 #define T4_SCHED_INTERNAL_H
@@ -13,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../bpf/bpf.h"
 #include "sched.h"
 #include "../util/util.h"
 
@@ -20,17 +35,35 @@
 
 struct t4_bookmarks;
 
-int t4_bookmarks_new(struct t4_bookmarks **out);
+/* How a trigger path that cannot read the queue itself learns of a
+ * bookmark command: called with the commands' lock held, once the command
+ * is sure to be queued, before its set_ns is read: the bookmark's ID and
+ * the number of commands so far, this one included (the BPF path stores
+ * both where its timers read them). */
+typedef void (*t4_bookmark_publish_fn)(void *ud, uint32_t id, uint64_t count);
+
+struct t4_bookmarks_opts {
+	clockid_t clock;                /* of set_ns: the packets' reference clock */
+	t4_bookmark_publish_fn publish; /* NULL: none (the user path) */
+	void *ud;
+};
+
+int t4_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o);
 void t4_bookmarks_free(struct t4_bookmarks *b); /* accepts NULL */
 /* A bookmark command (any thread): queued with its reference time; fails
  * (message set) for a bad name, a full queue, or after the end. */
 int t4_bookmarks_set(struct t4_bookmarks *b, const char *name);
-/* Scheduler 0, trigger_id broadcast at ref_ns: the queued bookmarks set
- * before it get it as first_trigger, their packets go into ring (those
- * that do not fit wait for the next trigger). Returns the bookmark ID the
- * trigger carries. */
+/* How many commands are queued so far: a user-path trigger reads it
+ * before its clocks (so that every command it saw was set before its
+ * ref_ns) and hands it to t4_bookmarks_on_trigger as `seen`. */
+uint64_t t4_bookmarks_seen(const struct t4_bookmarks *b);
+/* Scheduler 0's trigger trigger_id saw the first `seen` commands (user
+ * path: t4_bookmarks_seen; BPF path: the count in its record): those
+ * without a first trigger get this one, and every packet with a first
+ * trigger goes into ring (those that do not fit wait for the next
+ * trigger). Returns the bookmark ID this trigger carries. */
 uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
-				 uint64_t ref_ns, struct t4_ring *ring);
+				 uint64_t seen, struct t4_ring *ring);
 /* The last bookmark set (0 = none): what other schedulers carry. */
 uint32_t t4_bookmarks_current(const struct t4_bookmarks *b);
 void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap);
@@ -38,6 +71,22 @@ void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t ca
  * the caller's): write what is still queued with first_trigger
  * next_trigger (none carries it) and refuse later commands. */
 void t4_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring);
+
+/* When each of a monitor's recent triggers was sampled (the middle of its
+ * first domain's read window, reference clock), so that the spread between
+ * CPUs can be taken one trigger later. Written by the monitor's thread (or
+ * the drain thread), read by scheduler 0's. */
+#define T4_STAMPS 64
+struct t4_stamps {
+	_Atomic uint64_t id[T4_STAMPS]; /* trigger ID + 1; 0 = empty */
+	_Atomic uint64_t ns[T4_STAMPS];
+};
+
+struct t4_monitor;
+void t4_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns);
+/* Add the spread (latest - earliest stamp) of trigger id over the n
+ * monitors ms to h, when every one of them has its stamp. */
+void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id);
 
 /* ---- futex ------------------------------------------------------------- */
 
@@ -47,54 +96,141 @@ void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
 		   uint64_t deadline_mono_ns);
 void t4_futex_wake(_Atomic uint32_t *word, int n);
 
-/* ---- monitors (monitor.c) --------------------------------------------- */
+/* ---- the grid (grid.c) ------------------------------------------------- */
 
-/* One monitor: the domains read on one CPU. When the monitor shares its
- * CPU with a scheduler, that scheduler reads it inline (no extra wake-up);
- * otherwise a thread pinned to the CPU waits for the futex. */
+/* Open an epoch (a command) now, one writer at a time: e gives mode and
+ * flags; its gen, id0 and t_c are filled in. The first epoch is the grid's
+ * origin: t0 = t_c, end = t_c + duration (0 = none). Returns -ESHUTDOWN
+ * once the current epoch's end has passed (the final trigger is due). */
+int t4_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns);
+/* A consistent copy of the current epoch, and CLOCK_MONOTONIC read inside
+ * the same seqlock window; false while a command is being written. */
+bool t4_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now);
+
+/* ---- monitors and schedulers ------------------------------------------- */
+
+struct central;
+
+/* One monitor: the domains read on one CPU. Its thread (user path) also
+ * runs the scheduler of that CPU, when there is one. */
 struct t4_monitor {
+	struct t4_sched *s;
 	int cpu;                  /* -1: any CPU */
 	struct t4_domain **domains;
 	size_t n_domains;
 	struct t4_ring *ring;     /* to the log writer */
-	bool inline_read;         /* read by its scheduler's thread */
+	struct central *central;  /* the scheduler on this CPU, or NULL */
 	pthread_t thread;
 	bool thread_started;
 
-	_Atomic uint32_t seq;        /* bumped once per trigger (futex word) */
-	_Atomic uint32_t pub;        /* seqlock over trigger_id + ref_ns */
-	_Atomic uint64_t trigger_id; /* the trigger to answer */
-	_Atomic uint64_t trigger_ref_ns;
-	_Atomic bool quit;
-
-	/* written by the reading thread only; read after join / racily for
-	 * progress (monotonic counters) */
-	_Atomic uint64_t answered;   /* triggers answered */
-	_Atomic uint64_t unanswered; /* triggers left unanswered: the next
-				      * came first; its answer covers them */
+	uint64_t last;            /* last trigger ID answered + 1 (its thread) */
+	_Atomic uint64_t done;    /* the same, for commands that wait on it */
+	_Atomic uint64_t answered;
+	_Atomic uint64_t unanswered; /* IDs it did not answer (late, or a lost
+				      * record); overruns when it is a
+				      * scheduler's */
 	_Atomic uint64_t read_failures;
-	_Atomic uint64_t values;     /* counts put into return packets */
-	_Atomic uint64_t off_cpu;    /* answers read on another CPU than cpu */
-	_Atomic uint64_t done_trigger;
-	_Atomic uint64_t done_ns;    /* read_end of the last domain */
-	uint64_t last_seen;          /* reader-private */
-	struct t4_hist window;       /* read window per domain, ns */
-	struct t4_hist skew;         /* trigger to mid-read per domain, ns */
+	_Atomic uint64_t values;  /* counts put into return packets */
+	_Atomic uint64_t off_cpu; /* answers read on another CPU than cpu */
+	struct t4_hist window;    /* read window per domain, ns */
+	struct t4_hist skew;      /* trigger point to mid-read per domain, ns */
+	struct t4_stamps stamps;
 	struct t4_packet pkt;
-	int error;                   /* pinning failure (reported at start) */
+	int error;
 };
 
-/* Scheduler side: publish the trigger a monitor must answer, as one unit
- * (a seqlock), so that the monitor never pairs one trigger's ID with
- * another's reference time. */
-void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns);
+/* A central scheduler: writes the reference packets of its triggers (and,
+ * scheduler 0, the bookmark packets: bookmark.c). */
+struct central {
+	uint32_t id;
+	int cpu;
+	struct t4_sched *s;
+	struct t4_monitor *mon;   /* the monitor of its CPU: the same thread */
+	struct t4_ring *ring;
+	_Atomic bool finished;    /* answered its final trigger */
+	_Atomic uint64_t triggers;
+	_Atomic uint64_t overruns;
+	uint64_t next_id;         /* its last trigger ID + 1 (its thread) */
+	struct t4_hist spread;    /* scheduler 0: max - min sample per trigger */
+	struct t4_packet pkt;     /* the reference packet being formed */
+};
 
-/* Read every domain of m for trigger_id (broadcast at reference time
- * ref_ns) and put the return packets. */
-void t4_monitor_answer(struct t4_monitor *m, uint64_t trigger_id, uint64_t ref_ns);
-/* Thread body for non-inline monitors. */
+struct t4_kpath;
+
+struct t4_sched {
+	struct t4_sched_opts opts;
+	struct central *centrals;
+	size_t n_centrals;
+	struct t4_monitor *monitors;
+	size_t n_monitors;
+	struct t4_bookmarks *bm;
+
+	struct t4_grid user_grid;     /* the user path's grid */
+	struct t4_grid *grid;         /* &user_grid, or the BPF program's */
+	pthread_mutex_t cmd_lock;     /* one command at a time */
+	_Atomic uint32_t cmd_seq;     /* futex word: bumped by every command */
+	_Atomic bool periodic;
+	_Atomic bool stopping;
+	bool launched;                /* threads (or the drain) started */
+	_Atomic bool started;         /* the grid is open: commands fire */
+	bool joined;                  /* t4_sched_stop joined every thread */
+	struct t4_kpath *k;           /* the in-kernel path; NULL: user path */
+	char path_note[200];          /* why the user path (auto), or "" */
+	bool fifo_notice_done;
+};
+
+/* The clocks of one reference packet. */
+struct t4_ref_clocks {
+	uint64_t ref, mono, real, local;
+};
+
+/* What a trigger knew of the bookmark commands when it fired: how many it
+ * saw, and the bookmark current then (what schedulers other than 0
+ * carry). */
+struct t4_trigger_bm {
+	uint64_t seen;
+	uint32_t id;
+};
+
+/* Scheduler c fires point p: its reference packet (overruns = the IDs it
+ * missed before p), the bookmark packets (scheduler 0), the spread of the
+ * previous trigger (scheduler 0). */
+void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
+		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk);
+
+/* ---- monitors (monitor.c) ---------------------------------------------- */
+
+/* Put domain i's return packet (formed in m->pkt) into m's ring and keep
+ * the statistics; point_ref_ns: the trigger's point on the reference
+ * clock. A packet the ring refuses is carried by the domain's next one
+ * (t4_domain_unread). */
+void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err);
+/* m answered trigger id, having missed `missed` IDs before it (unanswered
+ * triggers; a scheduler counts its own as overruns). */
+void t4_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed);
+/* Thread body of the user path's monitors. */
 void *t4_monitor_main(void *arg);
 /* Pin the calling thread to cpu (no-op for -1). */
 int t4_pin_to_cpu(int cpu);
+
+/* ---- the in-kernel path (kpath.c) --------------------------------------- */
+
+/* Load the BPF trigger for s's domains; fails with the reason (no
+ * privilege, kernel, a counter it cannot read). Sets s->k and s->grid. */
+int t4_kpath_open(struct t4_sched *s);
+/* Start the drain thread. */
+int t4_kpath_start(struct t4_sched *s);
+/* Make every CPU's timer look at the grid now. */
+int t4_kpath_kick(struct t4_sched *s);
+/* Tell the BPF timers of a bookmark command (a t4_bookmark_publish_fn;
+ * ud: the scheduler). */
+void t4_kpath_bookmark(void *ud, uint32_t id, uint64_t count);
+/* The last trigger ID + 1 the kernel answered on cpu. */
+uint64_t t4_kpath_fired(const struct t4_sched *s, int cpu);
+/* Records the kernel's ring buffer refused so far. */
+uint64_t t4_kpath_lost(const struct t4_sched *s);
+/* Stop the drain thread after a last drain. */
+void t4_kpath_stop(struct t4_sched *s);
+void t4_kpath_close(struct t4_sched *s); /* accepts s->k == NULL */
 
 #endif

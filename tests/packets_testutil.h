@@ -109,6 +109,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		p->session.start_real_ns = tu_u64(s);
 		p->session.period_ns = tu_u64(s);
 		p->session.flags = tu_u32(s);
+		p->session.ref_clock = tu_below(s, 2);
 		break;
 	case T4_PKT_DOMAIN:
 		p->domain = (struct t4_domain_pkt){ tu_u32(s), tu_u32(s), (int32_t)tu_u32(s),
@@ -204,7 +205,7 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 		       !strcmp(x->version, y->version) && !strcmp(x->cmdline, y->cmdline) &&
 		       x->start_ref_ns == y->start_ref_ns &&
 		       x->start_real_ns == y->start_real_ns && x->period_ns == y->period_ns &&
-		       x->flags == y->flags;
+		       x->flags == y->flags && x->ref_clock == y->ref_clock;
 	}
 	case T4_PKT_DOMAIN: {
 		const struct t4_domain_pkt *x = &a->domain, *y = &b->domain;

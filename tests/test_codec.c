@@ -304,6 +304,28 @@ Test(codec, unknown_type_and_appended_fields)
 	t4_codec_free(c);
 }
 
+/* A session packet of an older writer ends after flags: its reference
+ * clock is CLOCK_MONOTONIC_RAW. */
+Test(codec, session_without_ref_clock_is_monotonic_raw)
+{
+	struct t4_codec *c = t4_codec_new();
+	struct t4_packet p = { .type = T4_PKT_SESSION }, q;
+	uint8_t buf[T4_PKT_MAX_ENCODED];
+
+	strcpy(p.session.host, "h");
+	p.session.flags = T4_SESSION_BPF_TRIGGER;
+	p.session.ref_clock = T4_REFCLK_MONOTONIC;
+	int n = encode(c, &p, buf);
+	cr_assert_eq(decode_bytes(buf, (size_t)n, &q), n);
+	cr_assert(tu_pkt_eq(&p, &q));
+	cr_assert_eq(buf[n - 1], T4_REFCLK_MONOTONIC, "ref_clock is the body's last field");
+	buf[1]--; /* body_len (one byte here), without the last field */
+	cr_assert_eq(decode_bytes(buf, (size_t)n - 1, &q), n - 1);
+	cr_assert_eq(q.session.ref_clock, T4_REFCLK_MONOTONIC_RAW);
+	cr_assert_eq(q.session.flags, T4_SESSION_BPF_TRIGGER);
+	t4_codec_free(c);
+}
+
 /* Delta state is per chunk: after a reset the same packet encodes to the
  * same bytes as with a fresh codec. */
 Test(codec, reset_makes_chunks_independent)

@@ -19,11 +19,11 @@
 #include <string.h>
 
 static const char *const modules[] = { "util", "packets", "collector", "control",
-				       "sched", "decode", "cli", "lib" };
+				       "bpf", "sched", "decode", "cli", "lib" };
 
 /* Directories whose sources must not name machine paths. */
-static const char *const source_dirs[] = { "util", "packets", "collector", "control", "sched",
-					   "decode", "cli", "lib", "tests", "tests/apps",
+static const char *const source_dirs[] = { "util", "packets", "collector", "control", "bpf",
+					   "sched", "decode", "cli", "lib", "tests", "tests/apps",
 					   "bench", "tools/fuzz" };
 
 /* The one public header of a module ("" for cli and lib: nobody includes

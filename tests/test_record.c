@@ -4,6 +4,7 @@
  * one-line errors, and the log through `t410trace info --json`.
  */
 #include "cli_testutil.h"
+#include "sched_testutil.h" /* bpf_or_skip */
 
 Test(record, host_duration_period, .timeout = 60)
 {
@@ -17,10 +18,15 @@ Test(record, host_duration_period, .timeout = 60)
 	sh(&r, "%s info --json %s/t.t4t", b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	/* The scheduler ends the recording on its grid: the baseline, 999
-	 * periodic triggers and the final one at 1 s, late ones counted. */
+	 * periodic triggers and the final one at 1 s, late ones counted. The
+	 * IDs are the grid's indexes: a skipped grid point is a gap, counted
+	 * as an overrun. */
 	long long trig = json_num(r.out, "triggers"), over = json_num(r.out, "overruns");
 	cr_assert_eq(trig + over, 1001, "triggers %lld overruns %lld", trig, over);
-	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
+	cr_assert_eq(json_num(r.out, "first_trigger"), 0);
+	cr_assert_eq(json_num(r.out, "last_trigger"), 1000);
+	cr_assert(strstr(r.out, "\"trigger_path\": \"bpf\"") || strstr(r.out, "\"trigger_path\": \"user\""),
+		  "%s", r.out);
 	cr_assert_eq(json_num(r.out, "dropped"), 0);
 	cr_assert(strstr(r.out, "\"name\": \"phase1\", \"first_trigger\": 0"),
 		  "bookmark from the command line not on trigger 0: %s", r.out);
@@ -52,26 +58,37 @@ Test(record, command_exit_code_and_bookmarks, .timeout = 60)
 	cleanup(&r);
 }
 
-Test(record, control_socket_session, .timeout = 60)
+/* A recorder paused with a control socket, on trigger path `path`: one
+ * bookmark, two triggers, status, Ctrl-C. The triggers are exactly the
+ * baseline, the two asked for, and the final one. */
+static void control_session(const char *path)
 {
 	struct run r;
 	const char *b = bin();
+	char want[64];
 
 	tmpdir(&r);
-	sh(&r, "%s record -q --paused --control %s/c.sock -o %s/c.t4t & rec=$!; "
+	sh(&r, "%s record -q --trigger %s --paused --control %s/c.sock -o %s/c.t4t & rec=$!; "
 	       "for i in $(seq 100); do [ -S %s/c.sock ] && break; sleep 0.05; done; "
 	       "%s ctl --control %s/c.sock bookmark two && "
 	       "%s ctl --control %s/c.sock trigger && "
 	       "%s ctl --control %s/c.sock trigger && sleep 0.1 && "
 	       "%s ctl --control %s/c.sock status; kill -INT $rec; wait $rec",
-	   b, r.dir, r.dir, r.dir, b, r.dir, b, r.dir, b, r.dir, b, r.dir);
+	   b, path, r.dir, r.dir, r.dir, b, r.dir, b, r.dir, b, r.dir, b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "triggers=3"), "status: %s", r.out);
 	sh(&r, "%s info --json %s/c.t4t", b, r.dir);
 	cr_assert_eq(json_num(r.out, "triggers"), 4, "%s", r.out); /* + final */
+	snprintf(want, sizeof(want), "\"trigger_path\": \"%s\"", path);
+	cr_assert(strstr(r.out, want), "%s", r.out);
 	/* paused: trigger 0 baseline, "two" set, then triggers 1 and 2 */
 	cr_assert(strstr(r.out, "\"name\": \"two\", \"first_trigger\": 1"), "%s", r.out);
 	cleanup(&r);
+}
+
+Test(record, control_socket_session, .timeout = 60)
+{
+	control_session("user");
 }
 
 static void expect_usage_error(const char *args, const char *needle)
@@ -104,6 +121,8 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("-e 'nvidia_pcie_pmu_0_rc_4/rd_bytes,src_rp_mask=1,src_bdf=0x180,src_bdf_en=1/' --sim",
 			   "mutually exclusive");
 	expect_usage_error("--sim -e cpu-clock", "without --sim");
+	expect_usage_error("--trigger kernel", "--trigger kernel");
+	expect_usage_error("--sim --trigger bpf", "user space");
 }
 
 Test(record, help_and_version)
@@ -173,7 +192,11 @@ Test(record, per_socket_schedulers, .timeout = 60)
 	const char *d1 = strstr(r.out, "\"name\": \"nvidia_ucf_pmu_1\"");
 	cr_assert_not_null(d1, "%s", r.out);
 	cr_assert_eq(json_num(d1, "sched_id"), 1, "%s", d1);
-	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
+	/* both schedulers fire on the one grid: IDs first..last each, gaps
+	 * counted as overruns */
+	long long span = json_num(r.out, "last_trigger") - json_num(r.out, "first_trigger") + 1;
+	cr_assert_eq(json_num(r.out, "triggers") + json_num(r.out, "overruns"), 2 * span,
+		     "%s", r.out);
 	cr_assert_eq(json_num(r.out, "dropped"), 0);
 	cleanup(&r);
 }
@@ -289,21 +312,22 @@ Test(record, virtual_time_refusals)
 	cleanup(&r);
 }
 
-/* 200 bookmark commands through the control socket between two triggers:
- * every one is in the log (info lists each name with the trigger after
- * it); before, only the last before each trigger survived. */
-Test(record, rapid_bookmarks_all_in_info, .timeout = 120)
+/* 200 bookmark commands through the control socket between two triggers,
+ * on trigger path `path`: every one is in the log (info lists each name
+ * with the trigger after it); before, only the last before each trigger
+ * survived. */
+static void rapid_bookmarks_in_info(const char *path)
 {
 	struct run r;
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "cd %s || exit 1; %s record -q --paused --control c.sock -o b.t4t & rec=$!; "
-	       "for i in $(seq 100); do [ -S c.sock ] && break; sleep 0.05; done; "
+	sh(&r, "cd %s || exit 1; %s record -q --trigger %s --paused --control c.sock -o b.t4t & "
+	       "rec=$!; for i in $(seq 100); do [ -S c.sock ] && break; sleep 0.05; done; "
 	       "i=0; while [ $i -lt 200 ]; do %s ctl --control c.sock bookmark b$i > /dev/null || "
 	       "echo failed $i; i=$((i + 1)); done; %s ctl --control c.sock trigger; "
 	       "kill -INT $rec; wait $rec; %s info --json b.t4t",
-	   r.dir, b, b, b, b);
+	   r.dir, b, path, b, b, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_null(strstr(r.out, "failed"), "%s", r.out);
 	for (int i = 0; i < 200; i++) {
@@ -312,4 +336,105 @@ Test(record, rapid_bookmarks_all_in_info, .timeout = 120)
 		cr_assert(strstr(r.out, want), "no '%s' in %.2000s", want, r.out);
 	}
 	cleanup(&r);
+}
+
+Test(record, rapid_bookmarks_all_in_info, .timeout = 120)
+{
+	rapid_bookmarks_in_info("user");
+}
+
+/* ---- trigger paths ---------------------------------------------------------- */
+
+/* Record 300 ms at 1 ms with `args`, the command line put into `wrap` (a
+ * format with one %s); the summary names the path, and the log's session
+ * says it too, with its reference clock. */
+static void record_on_path(struct run *r, const char *wrap, const char *args, const char *says,
+			   const char *path, const char *clock)
+{
+	const char *b = bin();
+	char cmd[1024], want[64];
+
+	tmpdir(r);
+	snprintf(cmd, sizeof(cmd), "%s record --period 1ms --duration 300ms %s -o %s/t.t4t", b,
+		 args, r->dir);
+	sh(r, wrap, cmd);
+	cr_assert_eq(r->status, 0, "%s", r->out);
+	cr_assert(strstr(r->out, says), "no '%s' in: %s", says, r->out);
+	sh(r, "%s info %s/t.t4t", b, r->dir);
+	cr_assert(strstr(r->out, clock), "%s", r->out);
+	sh(r, "%s info --json %s/t.t4t", b, r->dir);
+	snprintf(want, sizeof(want), "\"trigger_path\": \"%s\"", path);
+	cr_assert(strstr(r->out, want), "no %s in %s", want, r->out);
+	snprintf(want, sizeof(want), "\"ref_clock\": \"%s\"", clock);
+	cr_assert(strstr(r->out, want), "no %s in %s", want, r->out);
+	cr_assert_eq(json_num(r->out, "triggers") + json_num(r->out, "overruns"), 301, "%s", r->out);
+}
+
+/* Where the kernel can, the default records through BPF timers. */
+Test(record_trigger, auto_records_through_bpf, .timeout = 60)
+{
+	struct run r;
+
+	bpf_or_skip();
+	record_on_path(&r, "%s", "", "triggers fired by BPF timers in the kernel", "bpf",
+		       "CLOCK_MONOTONIC");
+	cr_assert_null(strstr(r.out, "notice"), "%s", r.out);
+	cleanup(&r);
+}
+
+Test(record_trigger, user_path_on_request, .timeout = 60)
+{
+	struct run r;
+
+	record_on_path(&r, "%s", "--trigger user", "triggers fired by user-space threads", "user",
+		       "CLOCK_MONOTONIC_RAW");
+	cleanup(&r);
+}
+
+/* Without CAP_BPF and CAP_SYS_ADMIN (CAP_PERFMON kept, so the counters
+ * still open) auto falls back with one line saying why, and records;
+ * --trigger bpf fails with that line. */
+Test(record_trigger, falls_back_without_privilege, .timeout = 60)
+{
+	struct run r;
+	const char *drop = "setpriv --bounding-set=-bpf,-sys_admin -- sh -c '%s'";
+	char cmd[512];
+	const char *b = bin();
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to drop CAP_BPF and CAP_SYS_ADMIN from");
+	sh(&r, "command -v setpriv");
+	if (r.status != 0)
+		cr_skip_test("setpriv (util-linux) not installed");
+	record_on_path(&r, drop, "", "triggers fired by user-space threads", "user",
+		       "CLOCK_MONOTONIC_RAW");
+	cleanup(&r);
+	tmpdir(&r);
+	snprintf(cmd, sizeof(cmd), "%s record --period 1ms --duration 100ms -o %s/t.t4t", b, r.dir);
+	sh(&r, drop, cmd);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *notice = strstr(r.out, "t410trace: notice: triggers fire in user space: ");
+	cr_assert_not_null(notice, "%s", r.out);
+	cr_assert_null(strstr(strchr(notice, '\n'), "notice"), "more than one notice: %s", r.out);
+	cr_assert(strstr(r.out, "not permitted"), "%s", r.out);
+	snprintf(cmd, sizeof(cmd), "%s record --trigger bpf --duration 100ms -o %s/u.t4t", b, r.dir);
+	sh(&r, drop, cmd);
+	cr_assert_neq(r.status, 0, "%s", r.out);
+	cr_assert_eq(count_lines(r.out), 1, "%s", r.out);
+	cr_assert(strstr(r.out, "not permitted"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The control socket on the BPF path: the commands reach the timers
+ * through the program's global data. */
+Test(record_trigger, bpf_control_socket_session, .timeout = 60)
+{
+	bpf_or_skip();
+	control_session("bpf");
+}
+
+Test(record_trigger, bpf_rapid_bookmarks_all_in_info, .timeout = 120)
+{
+	bpf_or_skip();
+	rapid_bookmarks_in_info("bpf");
 }

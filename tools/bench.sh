@@ -6,14 +6,14 @@
 #
 # Runs each program in OUT/bench/ with no arguments (their defaults are the
 # documented runs), then tools/bench_vs_perf.sh OUT/t410trace. Helpers that
-# other scripts drive with arguments (bench_intervals) are not run on their
+# other scripts drive with arguments (bench_intervals, bench_spin) are not run on their
 # own. Trade-off: everything runs one after the other, never in parallel,
 # so that no benchmark disturbs another; the whole takes about a minute.
 set -euo pipefail
 
 OUT=${1:?usage: tools/bench.sh OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HELPERS=" bench_intervals bench_decode "
+HELPERS=" bench_intervals bench_decode bench_spin "
 
 [ -d "$OUT/bench" ] || { echo "bench: $OUT/bench: no benchmarks built" >&2; exit 1; }
 

@@ -13,7 +13,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--quiet) quiet=1 ;;
 	--bench) PKGS="$PKGS linux-perf time" ;;
-	--arm64) PKGS="$PKGS gcc-aarch64-linux-gnu" ;;
+	--arm64) PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev-arm64-cross" ;;
 	*) echo "deps: unknown option $arg" >&2; exit 2 ;;
 	esac
 done

@@ -1,0 +1,121 @@
+/* record_report.c - what `t410trace record` tells the user on stderr about
+ * a live recording: where triggers fire (and why not in the kernel, when
+ * --trigger auto fell back), the progress line, and the summary at the
+ * end. cmd_record.c records; record_virtual.c reports virtual time.
+ *
+ * Everything here reads the scheduler's and the log's statistics and
+ * prints; nothing changes the recording.
+ */
+#include "cli.h"
+#include "sched/sched.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <sys/resource.h>
+
+const char *cli_trigger_path_name(bool bpf)
+{
+	return bpf ? "BPF timers in the kernel" : "user-space threads";
+}
+
+void cli_record_path_notice(const struct t4_sched *s, bool quiet)
+{
+	const char *why = t4_sched_path_note(s);
+
+	if (why[0] && !quiet)
+		fprintf(stderr, "t410trace: notice: triggers fire in user space: %s\n", why);
+}
+
+void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
+			 bool final)
+{
+	struct t4_sched_status st;
+	struct t4_log_stats ls;
+	char b1[32];
+	double el = (t4_ref_ns() - start_ref_ns) / 1e9;
+
+	t4_sched_status(s, &st);
+	t4_log_stats(log, &ls);
+	fprintf(stderr, "\r%6.1fs  triggers %llu  overruns %llu  drops %llu  written %s  ratio %.1fx \033[K%s",
+		el, (unsigned long long)st.triggers, (unsigned long long)st.overruns,
+		(unsigned long long)ls.dropped, t4_fmt_bytes(ls.file_bytes, b1, sizeof(b1)),
+		ls.file_bytes ? (double)ls.raw_bytes / (double)ls.file_bytes : 0.0,
+		final ? "\n" : "");
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Triggers, overruns and what else went missing. Returns the triggers of
+ * one scheduler. */
+static uint64_t summary_counts(const struct cli_record_summary *in,
+			       const struct t4_sched_status *st, const struct t4_log_stats *ls)
+{
+	uint32_t nsched = st->schedulers ? st->schedulers : 1;
+	uint64_t grid = st->triggers / nsched;
+	char per[64] = "", d[16];
+
+	if (nsched > 1)
+		snprintf(per, sizeof(per), " (%llu per scheduler x %u)", (unsigned long long)grid, nsched);
+	fprintf(stderr, "t410trace: %s%llu triggers%s in %.2f s (period %s), %llu overruns, "
+			"%llu dropped, %llu read failures, %llu unanswered\n",
+		in->simulated ? "SIMULATED Tegra410: " : "",
+		(unsigned long long)st->triggers, per, in->seconds,
+		t4_fmt_duration(in->period_ns, d, sizeof(d)),
+		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
+		(unsigned long long)st->read_failures, (unsigned long long)st->unanswered);
+	return grid;
+}
+
+/* The trigger path, how close to the grid the samples were, and where
+ * they were not. */
+static void summary_timing(const struct cli_record_summary *in,
+			   const struct t4_sched_status *st, uint64_t grid)
+{
+	char d[6][16];
+	size_t counters = 0;
+
+	for (size_t i = 0; i < in->domains->n; i++)
+		counters += in->domains->v[i].n;
+	fprintf(stderr, "t410trace: triggers fired by %s; reference clock %s; CPU %.1f us/trigger\n",
+		cli_trigger_path_name(st->bpf), t4_ref_clock_name(st->ref_clock),
+		grid ? cpu_seconds() * 1e6 / (double)grid : 0.0);
+	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger to sample p50 %s p99 %s "
+			"(%.1f%% of the period); spread between CPUs p50 %s p99 %s; "
+			"read window p50 %s p99 %s\n",
+		in->domains->n, counters, t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
+		t4_fmt_duration(st->skew_p99, d[1], sizeof(d[1])),
+		100.0 * (double)st->skew_p99 / (double)in->period_ns,
+		t4_fmt_duration(st->spread_p50, d[2], sizeof(d[2])),
+		t4_fmt_duration(st->spread_p99, d[3], sizeof(d[3])),
+		t4_fmt_duration(st->window_p50, d[4], sizeof(d[4])),
+		t4_fmt_duration(st->window_p99, d[5], sizeof(d[5])));
+	if (st->lost)
+		fprintf(stderr, "t410trace: %llu records did not fit the kernel's ring buffer "
+				"(counted as overruns or unanswered triggers; the next record "
+				"covers them)\n", (unsigned long long)st->lost);
+	if (st->off_cpu)
+		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
+				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
+}
+
+void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
+			const struct t4_log_stats *ls)
+{
+	char b1[32], b2[32];
+
+	summary_timing(in, st, summary_counts(in, st, ls));
+	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",
+		in->log_failed ? "the log stopped early;" : "wrote", in->output,
+		t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
+		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
+		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,
+		st->values ? (double)ls->file_bytes / (double)st->values : 0.0,
+		in->log_failed ? ", all of it readable" : "");
+}
