@@ -121,6 +121,21 @@ static int drain_sched(struct t4_decoder *d, const struct dsched *s)
 	return 0;
 }
 
+/* Trigger IDs of scheduler s with neither a reference packet nor an
+ * overrun that accounts for them: grid IDs leave a gap wherever the
+ * scheduler missed a grid point, and its next packet says how many
+ * (docs/FORMAT.md 6; the first packet's overruns fall before the span). */
+static uint64_t refs_missing(const struct t4_decoder *d, const struct dsched *s)
+{
+	const struct t4_index_sched *is = s->any ? t4_index_sched(d->ix, s->id) : NULL;
+
+	if (!is)
+		return 0;
+	uint64_t span = is->last - is->first + 1;
+	uint64_t accounted = is->refs - s->dups + is->overruns - s->dup_overruns - is->first_overruns;
+	return span > accounted ? span - accounted : 0;
+}
+
 static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 {
 	struct dsched *s = dec_sched(d, r->sched_id);
@@ -132,6 +147,7 @@ static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 	e = &s->ring[r->trigger_id & (DEC_RCAP - 1)];
 	if (e->present && e->trigger == r->trigger_id) {
 		s->dups++;
+		s->dup_overruns += r->overruns;
 		d->dmg.refs_duplicate++;
 		return 0;
 	}
@@ -298,15 +314,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 		rc = slices_flush(d);
 	if (t4_index_status(d->ix))
 		d->sl.st.lost_events = t4_index_status(d->ix)->lost_events;
-	for (size_t i = 0; i < d->n_scheds; i++) {
-		const struct dsched *s = &d->scheds[i];
-		if (s->any) {
-			const struct t4_index_sched *is = t4_index_sched(d->ix, s->id);
-			uint64_t span = is ? is->last - is->first + 1 : 0;
-			if (is && span > is->refs - s->dups)
-				d->dmg.refs_missing += span - (is->refs - s->dups);
-		}
-	}
+	for (size_t i = 0; i < d->n_scheds; i++)
+		d->dmg.refs_missing += refs_missing(d, &d->scheds[i]);
 	d->dmg.partial = d->rst.damaged_chunks || d->rst.truncated || d->rst.skipped_bytes;
 	for (size_t i = 0; i < d->n_doms; i++)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)

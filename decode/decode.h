@@ -63,6 +63,8 @@ struct t4_index_sched {
 	uint64_t first, last;       /* smallest and largest trigger ID */
 	uint64_t first_ns, last_ns; /* their reference times */
 	uint64_t overruns;          /* sum of the packets' overruns */
+	uint64_t first_overruns;    /* those of the packet with ID first:
+				     * missed before it, outside the span */
 };
 
 /* Packet counts of the whole log. */
@@ -336,7 +338,8 @@ uint64_t t4_decoder_origin_ns(const struct t4_decoder *dec);
  * reference packet. */
 struct t4_dec_damage {
 	uint64_t events;          /* reader warnings */
-	uint64_t refs_missing;    /* trigger IDs without a reference packet */
+	uint64_t refs_missing;    /* trigger IDs without a reference packet
+				   * that no overrun accounts for */
 	uint64_t refs_duplicate;
 	bool partial;             /* totals miss counts (damage, lost packets) */
 };

@@ -198,6 +198,7 @@ struct dsched {
 	bool any;
 	uint64_t watermark;   /* largest trigger seen */
 	uint64_t refs, dups;
+	uint64_t dup_overruns; /* the overruns the duplicates repeat */
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 

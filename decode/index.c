@@ -260,6 +260,7 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 	if (s->refs == 0 || r->trigger_id < s->first) {
 		s->first = r->trigger_id;
 		s->first_ns = r->ref_ns;
+		s->first_overruns = r->overruns;
 	}
 	if (s->refs == 0 || r->trigger_id > s->last) {
 		s->last = r->trigger_id;

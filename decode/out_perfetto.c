@@ -35,10 +35,12 @@
  *        15..0   item: event or metric index, GPU context (bits 32..47);
  *                0xffff with object 0: the class's group track
  *
- * Clock: timestamps are the reference clock (CLOCK_MONOTONIC_RAW, ns), so
- * every timestamped packet says timestamp_clock_id 5, and the first packet
- * is a ClockSnapshot making clock 5 the trace's clock, with BOOTTIME (6) at
- * the same instant and REALTIME (1) from the session's start, so
+ * Clock: timestamps are the log's reference clock (the session's
+ * ref_clock: CLOCK_MONOTONIC_RAW, Perfetto's builtin clock 5, or, for a
+ * recording whose triggers fired in the kernel, CLOCK_MONOTONIC, clock 3),
+ * so every timestamped packet says that timestamp_clock_id, and the first
+ * packet is a ClockSnapshot making it the trace's clock, with BOOTTIME (6)
+ * at the same instant and REALTIME (1) from the session's start, so
  * trace_processor has every conversion it may need. One packet sequence;
  * its first packet clears the incremental state.
  *
@@ -67,6 +69,7 @@ typedef Perfetto__Protos__ClockSnapshot pf_snapshot;
 typedef Perfetto__Protos__ClockSnapshot__Clock pf_clock;
 
 #define PF_SEQ 1 /* trusted_packet_sequence_id */
+#define PF_MONOTONIC PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC
 #define PF_MONOTONIC_RAW PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC_RAW
 #define PF_BOOTTIME PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME
 #define PF_REALTIME PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_REALTIME
@@ -103,6 +106,7 @@ struct pf_dom {
 
 struct pf_state {
 	bool started;         /* clock snapshot and root written */
+	uint32_t clock;       /* the reference clock's builtin clock ID */
 	bool phases_described;
 	uint64_t kinds;       /* bit k: kind group k described */
 	struct pf_dom *doms;
@@ -162,11 +166,12 @@ static void pf_write(struct t4_output *x, pf_packet *p)
 /* A track event at ts of the reference clock. */
 static void pf_write_event(struct t4_output *x, uint64_t ts, pf_event *ev)
 {
+	const struct pf_state *st = x->state;
 	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 
 	p.has_timestamp = p.has_timestamp_clock_id = true;
 	p.timestamp = ts;
-	p.timestamp_clock_id = PF_MONOTONIC_RAW;
+	p.timestamp_clock_id = st->clock;
 	p.track_event = ev;
 	pf_write(x, &p);
 }
@@ -221,8 +226,17 @@ static void pf_track(struct t4_output *x, uint64_t uuid, uint64_t parent, const 
 
 /* ---- the trace's start: clock snapshot and root track ------------------------ */
 
-/* Clocks 5 and 6 at t; REALTIME when the session pairs it with t. */
-static void pf_snapshot_write(struct t4_output *x, uint64_t t, uint64_t realtime)
+/* The builtin clock of a log's reference clock (no session: the older
+ * logs' MONOTONIC_RAW). */
+static uint32_t pf_ref_clock(const struct t4_session_pkt *s)
+{
+	return s && s->ref_clock == T4_REFCLK_MONOTONIC ? PF_MONOTONIC : PF_MONOTONIC_RAW;
+}
+
+/* The reference clock and BOOTTIME at t; REALTIME when the session pairs
+ * it with t. */
+static void pf_snapshot_write(struct t4_output *x, uint32_t ref_clock, uint64_t t,
+			      uint64_t realtime)
 {
 	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	pf_snapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
@@ -230,7 +244,7 @@ static void pf_snapshot_write(struct t4_output *x, uint64_t t, uint64_t realtime
 			  PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT,
 			  PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT };
 	pf_clock *cp[3] = { &c[0], &c[1], &c[2] };
-	const uint32_t ids[3] = { PF_MONOTONIC_RAW, PF_BOOTTIME, PF_REALTIME };
+	const uint32_t ids[3] = { ref_clock, PF_BOOTTIME, PF_REALTIME };
 	const uint64_t ts[3] = { t, t, realtime };
 
 	for (size_t i = 0; i < 3; i++) {
@@ -241,7 +255,7 @@ static void pf_snapshot_write(struct t4_output *x, uint64_t t, uint64_t realtime
 	cs.n_clocks = realtime ? 3 : 2;
 	cs.clocks = cp;
 	cs.has_primary_trace_clock = true;
-	cs.primary_trace_clock = PF_MONOTONIC_RAW;
+	cs.primary_trace_clock = ref_clock;
 	p.clock_snapshot = &cs;
 	p.has_sequence_flags = true;
 	p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
@@ -261,7 +275,9 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 	if (st->started)
 		return;
 	st->started = true;
-	pf_snapshot_write(x, paired ? s->start_ref_ns : first_ns, paired ? s->start_real_ns : 0);
+	st->clock = pf_ref_clock(s);
+	pf_snapshot_write(x, st->clock, paired ? s->start_ref_ns : first_ns,
+			  paired ? s->start_real_ns : 0);
 	snprintf(name, sizeof(name), "t410trace%s%s%s", s ? " " : "", s ? s->host : "",
 		 s && (s->flags & T4_SESSION_SIMULATED) ? " [SIMULATED Tegra410: not a measurement]"
 							: "");

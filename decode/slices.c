@@ -5,9 +5,14 @@
  * next to the reference clock, so the phase scheduler's reference packets
  * give (MONOTONIC, reference) pairs and a slice's instants are converted
  * with the offset interpolated between the pairs around them (MONOTONIC is
- * slewed by NTP, the reference clock is not: the offset moves by ppm).
- * A slice that ends after the last pair seen waits for later reference
- * packets (bounded; at the end of the log the last offset is used).
+ * slewed by NTP, MONOTONIC_RAW is not: the offset moves by ppm). A log
+ * whose reference clock is CLOCK_MONOTONIC itself (the session's
+ * ref_clock: triggers fired in the kernel) needs no conversion: its pairs
+ * are the identity, and its slices keep their instants, placed even
+ * before any reference packet. A slice that ends after the last pair seen
+ * waits for later reference packets all the same (the bookmarks that
+ * label it come with them; bounded; at the end of the log the last offset
+ * is used).
  *
  * A GPU context's jobs run in order: a job that was submitted while the
  * previous one was still running starts when that one signaled, so jobs of
@@ -48,12 +53,25 @@ int slices_pair(struct t4_decoder *d, uint64_t mono, uint64_t ref)
 	return release(d, false);
 }
 
-/* Reference time of MONOTONIC t: the offset interpolated between the
- * pairs around t (the nearest one outside their range). */
-static uint64_t to_ref(const struct dslices *sl, uint64_t t)
+/* The log's reference clock is CLOCK_MONOTONIC: slices need no pairs. */
+static bool mono_is_ref(const struct t4_decoder *d)
 {
+	const struct t4_session_pkt *s = t4_index_session(d->ix);
+
+	return s && s->ref_clock == T4_REFCLK_MONOTONIC;
+}
+
+/* Reference time of MONOTONIC t: t itself on a MONOTONIC log, else the
+ * offset interpolated between the pairs around t (the nearest one outside
+ * their range). */
+static uint64_t to_ref(const struct t4_decoder *d, uint64_t t)
+{
+	const struct dslices *sl = &d->sl;
 	size_t lo = 0, hi = sl->n_pairs;
 	const struct dpair *a, *b;
+
+	if (mono_is_ref(d))
+		return t;
 
 	while (hi - lo > 1) { /* the last pair at or before t */
 		size_t mid = (lo + hi) / 2;
@@ -192,8 +210,8 @@ static int emit_cpu(struct t4_decoder *d, const struct t4_cpu_slice_pkt *c)
 {
 	struct dtask *k = task_of(&d->sl, c->tid);
 	struct t4_slice s = {
-		.kind = T4_SLICE_CPU, .start_ns = to_ref(&d->sl, c->start_ns),
-		.end_ns = to_ref(&d->sl, c->end_ns), .cpu = c->cpu, .pid = c->pid,
+		.kind = T4_SLICE_CPU, .start_ns = to_ref(d, c->start_ns),
+		.end_ns = to_ref(d, c->end_ns), .cpu = c->cpu, .pid = c->pid,
 		.tid = c->tid, .name = k ? k->name : "", .driver = "", .timeline = "",
 		.flags = c->flags,
 	};
@@ -212,8 +230,8 @@ static int emit_gpu(struct t4_decoder *d, const struct t4_gpu_slice_pkt *j)
 {
 	struct dgpu *g = gpu_of(&d->sl, j->context, true);
 	struct t4_slice s = {
-		.kind = T4_SLICE_GPU, .start_ns = to_ref(&d->sl, j->start_ns),
-		.end_ns = to_ref(&d->sl, j->end_ns), .pid = j->pid, .tid = j->tid, .name = "",
+		.kind = T4_SLICE_GPU, .start_ns = to_ref(d, j->start_ns),
+		.end_ns = to_ref(d, j->end_ns), .pid = j->pid, .tid = j->tid, .name = "",
 		.context = j->context, .seqno = j->seqno, .flags = j->flags,
 		.driver = g ? g->driver : "", .timeline = g ? g->timeline : "",
 	};
@@ -235,7 +253,7 @@ static int emit_gpu(struct t4_decoder *d, const struct t4_gpu_slice_pkt *j)
 
 static int emit(struct t4_decoder *d, const struct t4_packet *p)
 {
-	if (!d->sl.n_pairs) {
+	if (!d->sl.n_pairs && !mono_is_ref(d)) {
 		d->sl.st.unplaced++; /* no reference packet: nowhere to put it */
 		return 0;
 	}

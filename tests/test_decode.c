@@ -4,7 +4,8 @@
  * known exactly: placement accuracy, segments, the three clock models side
  * by side, missing / duplicated / reordered packets, large IDs, several
  * schedulers, phases with exact and grid boundaries, --grid conservation,
- * the time window.
+ * the time window, grid trigger IDs with gaps at overruns, slices on a
+ * CLOCK_MONOTONIC reference.
  *
  * Tolerances are stated next to each assertion and derived from the
  * synthetic windows (0.3-3 us), never from wall-clock timing.
@@ -1006,5 +1007,135 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 	}
 	t4_decoder_free(dec);
 	free(k.v);
+	sy_free(&y);
+}
+
+/* ---- grid trigger IDs, a MONOTONIC reference clock (the in-kernel path) ---------- */
+
+/* The scheduler missed triggers k..k+n-1: no reference packets; with
+ * overrun, its next one says so (grid IDs leave the gap, FORMAT.md 6). */
+static void miss_refs(struct sy *y, uint64_t k, uint64_t n, bool overrun)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < y->n_pk; i++) {
+		struct t4_packet *p = &y->pk[i];
+		if (p->type == T4_PKT_REF && p->ref.trigger_id >= k && p->ref.trigger_id < k + n)
+			continue;
+		if (overrun && p->type == T4_PKT_REF && p->ref.trigger_id == k + n)
+			p->ref.overruns += (uint32_t)n;
+		y->pk[w++] = *p;
+	}
+	y->n_pk = w;
+}
+
+/* Gaps that the next reference packet reports as overruns are no missing
+ * reference packets; a gap nobody reports is; overruns the first packet
+ * reports fall before the log. */
+Test(decode_synth, overrun_gaps_are_not_missing_references)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 1000);
+	sy_build(&y);
+	miss_refs(&y, 100, 1, true);
+	miss_refs(&y, 200, 3, true);
+	miss_refs(&y, 0, 2, true); /* the log starts at trigger 2, overruns 2 */
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_damage_stats(dec)->refs_missing, 0);
+	cr_assert_eq(t4_index_sched(t4_decoder_index(dec), 0)->overruns, 6);
+	t4_decoder_free(dec);
+	free(k.v);
+
+	miss_refs(&y, 500, 1, false);
+	dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_damage_stats(dec)->refs_missing, 1);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+struct kept_slices {
+	struct t4_slice v[8];
+	size_t n;
+};
+
+static int keep_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+{
+	struct kept_slices *ks = ud;
+
+	(void)dec;
+	cr_assert_lt(ks->n, 8);
+	ks->v[ks->n++] = *s;
+	return 0;
+}
+
+/* Decode the first n packets of y, three CPU slices (at[j] .. at[j] +
+ * 0.5 ms on MONOTONIC) fed after its metadata (packets 0..meta-1); the
+ * decoder is returned (finished), the slices in ks. */
+static struct t4_decoder *decode_with_slices(const struct sy *y, size_t n, size_t meta,
+					     const uint64_t *at, struct kept_slices *ks)
+{
+	static const struct t4_sink_ops ops = { .slice = keep_slice };
+	struct t4_decode_opts o = { 0 };
+	struct t4_decoder *dec;
+	struct t4_packet sl;
+
+	memset(ks, 0, sizeof(*ks));
+	cr_assert_eq(t4_decoder_new(&dec, &o, &ops, ks), 0, "%s", t4_errmsg());
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(t4_decoder_feed(dec, &y->pk[i]), 0, "%s", t4_errmsg());
+		for (size_t j = 0; i + 1 == meta && j < 3; j++) {
+			memset(&sl, 0, sizeof(sl));
+			sl.type = T4_PKT_CPU_SLICE;
+			sl.cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, at[j], at[j] + 500000, 0 };
+			cr_assert_eq(t4_decoder_feed(dec, &sl), 0, "%s", t4_errmsg());
+		}
+	}
+	cr_assert_eq(t4_decoder_finish(dec, NULL), 0, "%s", t4_errmsg());
+	return dec;
+}
+
+/* A log whose reference clock is CLOCK_MONOTONIC (the session says so;
+ * its reference packets' mono_ns = ref_ns, as the in-kernel path writes
+ * them): slices keep their instants exactly, before the first reference
+ * packet too, and even in a log cut before any reference packet, where a
+ * MONOTONIC_RAW log has nothing to convert them with. */
+Test(decode_slices, monotonic_reference_needs_no_conversion)
+{
+	struct sy y;
+	struct kept_slices ks;
+	struct t4_decoder *dec;
+	size_t meta = 0;
+
+	two_clocks(&y, 300);
+	sy_build(&y);
+	for (size_t i = 0; i < y.n_pk; i++) {
+		if (y.pk[i].type == T4_PKT_SESSION)
+			y.pk[i].session.ref_clock = T4_REFCLK_MONOTONIC;
+		if (y.pk[i].type == T4_PKT_REF)
+			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns;
+		if (y.pk[i].type == T4_PKT_DOMAIN || y.pk[i].type == T4_PKT_EVENT)
+			meta = i + 1;
+	}
+	/* 1 ms before the first trigger; mid-recording; at the last one */
+	const uint64_t at[3] = { y.t0 - 1000000, y.t0 + 123456789, y.t0 + 299 * y.period };
+	for (int cut = 0; cut < 2; cut++) {
+		dec = decode_with_slices(&y, cut ? meta : y.n_pk, meta, at, &ks);
+		cr_assert_eq(t4_decoder_slice_stats(dec)->unplaced, 0, "cut %d", cut);
+		cr_assert_eq(ks.n, 3, "cut %d", cut);
+		for (size_t j = 0; j < 3; j++) {
+			cr_assert_eq(ks.v[j].start_ns, at[j], "cut %d: slice %zu moved by %lld ns", cut,
+				     j, (long long)(ks.v[j].start_ns - at[j]));
+			cr_assert_eq(ks.v[j].end_ns, at[j] + 500000);
+		}
+		t4_decoder_free(dec);
+	}
+	y.pk[0].session.ref_clock = T4_REFCLK_MONOTONIC_RAW;
+	dec = decode_with_slices(&y, meta, meta, at, &ks);
+	cr_assert_eq(t4_decoder_slice_stats(dec)->unplaced, 3, "MONOTONIC_RAW: no pairs, no place");
+	t4_decoder_free(dec);
 	sy_free(&y);
 }

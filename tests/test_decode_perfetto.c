@@ -5,7 +5,8 @@
  * `protoc --decode=perfetto.protos.Trace decode/perfetto.proto` prints it in
  * text format, which a small parser here turns into one record per packet.
  * The trace is then checked for its structure (clock snapshot first, one
- * sequence, clock 5 on every timestamp, the track tree) and, value by
+ * sequence, clock 5 on every timestamp, the track tree; clock 3 for a log
+ * whose reference clock is CLOCK_MONOTONIC) and, value by
  * value, against the CSV output of the same log: every CSV row is exactly
  * one counter event at the row's start_ns, and nothing else is.
  *
@@ -414,29 +415,60 @@ static void teardown(struct decoded *x)
 	fx_fini(&x->f);
 }
 
-Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
+/* The clock snapshot comes first and makes `clock` (Perfetto's builtin
+ * ID; `name` in protoc's text) the trace's clock, with BOOTTIME at the same
+ * instant; every timestamp is on it; one sequence. */
+static void expect_clock(const struct trace *t, uint32_t clock, const char *name)
 {
-	struct decoded x;
-	const struct pkt *s;
+	const struct pkt *s = &t->pk[0];
 
-	setup(&x, "");
-	s = &x.t.pk[0];
 	cr_assert_eq(s->what, PK_SNAPSHOT, "the first packet is not the clock snapshot");
-	cr_assert_str_eq(s->primary, "BUILTIN_CLOCK_MONOTONIC_RAW");
+	cr_assert_str_eq(s->primary, name);
 	cr_assert(s->has_flags && s->flags == 1, "no SEQ_INCREMENTAL_STATE_CLEARED first");
 	cr_assert_geq(s->n_clocks, 2);
-	cr_assert_eq(s->clock_id[0], 5);
+	cr_assert_eq(s->clock_id[0], clock);
 	cr_assert_eq(s->clock_id[1], 6);
 	cr_assert_eq(s->clock_ts[0], s->clock_ts[1], "BOOTTIME not at the same instant");
 	cr_assert_gt(s->clock_ts[0], 0);
-	for (size_t i = 0; i < x.t.n; i++) {
-		const struct pkt *p = &x.t.pk[i];
+	for (size_t i = 0; i < t->n; i++) {
+		const struct pkt *p = &t->pk[i];
 		cr_assert(p->has_seq && p->seq == s->seq && p->seq != 0, "packet %zu: sequence", i);
 		cr_assert(p->has_ts == (p->what == PK_EVENT), "packet %zu: timestamped?", i);
-		cr_assert(!p->has_ts || (p->has_clock && p->clock == 5), "packet %zu: clock", i);
+		cr_assert(!p->has_ts || (p->has_clock && p->clock == clock), "packet %zu: clock %u",
+			  i, p->clock);
 		cr_assert(i == 0 || !p->has_flags, "packet %zu: sequence flags", i);
 		cr_assert_neq(p->what, PK_NONE, "packet %zu: empty", i);
 	}
+}
+
+Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
+{
+	struct decoded x;
+
+	setup(&x, "");
+	expect_clock(&x.t, 5, "BUILTIN_CLOCK_MONOTONIC_RAW");
+	teardown(&x);
+}
+
+/* A log whose reference clock is CLOCK_MONOTONIC (what the in-kernel
+ * trigger path records; written here from FORMAT.md by tools/t4write.py
+ * --grid): the trace's clock is Perfetto's MONOTONIC, clock 3. */
+Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
+{
+	struct decoded x;
+	char *script = realpath("tools/t4write.py", NULL);
+
+	fx_init(&x.f);
+	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null")) {
+		fx_fini(&x.f);
+		cr_skip_test("python3, zstd or tools/t4write.py missing");
+	}
+	cr_assert_eq(shell(&x.f, "python3 %s s.t4t --grid", script), 0, "%s", output(&x.f));
+	free(script);
+	decode(&x.f, "");
+	load_trace(&x.f, &x.t);
+	index_tracks(&x.t, &x.tr);
+	expect_clock(&x.t, 3, "BUILTIN_CLOCK_MONOTONIC");
 	teardown(&x);
 }
 

@@ -25,6 +25,7 @@ Test(record, host_duration_period, .timeout = 60)
 	cr_assert_eq(trig + over, 1001, "triggers %lld overruns %lld", trig, over);
 	cr_assert_eq(json_num(r.out, "first_trigger"), 0);
 	cr_assert_eq(json_num(r.out, "last_trigger"), 1000);
+	cr_assert(strstr(r.out, "\"contiguous\": true"), "gaps beyond the overruns: %s", r.out);
 	cr_assert(strstr(r.out, "\"trigger_path\": \"bpf\"") || strstr(r.out, "\"trigger_path\": \"user\""),
 		  "%s", r.out);
 	cr_assert_eq(json_num(r.out, "dropped"), 0);
@@ -368,6 +369,7 @@ static void record_on_path(struct run *r, const char *wrap, const char *args, co
 	snprintf(want, sizeof(want), "\"ref_clock\": \"%s\"", clock);
 	cr_assert(strstr(r->out, want), "no %s in %s", want, r->out);
 	cr_assert_eq(json_num(r->out, "triggers") + json_num(r->out, "overruns"), 301, "%s", r->out);
+	cr_assert(strstr(r->out, "\"contiguous\": true"), "%s", r->out);
 }
 
 /* Where the kernel can, the default records through BPF timers. */

@@ -229,6 +229,11 @@ static void ids_on_the_grid(enum t4_trigger_path path)
 	read_back(r.path, &rb);
 	cr_assert_eq(st.bpf, bpf);
 	uint64_t t0 = grid_origin(&rb, bpf);
+	/* the BPF path's reference clock is MONOTONIC: the (MONOTONIC,
+	 * reference) pairs a decoder converts slices with are the identity */
+	for (size_t i = 0; bpf && i < rb.n_refs; i++)
+		cr_assert_eq(rb.refs[i].mono_ns, rb.refs[i].ref_ns, "trigger %lu",
+			     (unsigned long)rb.refs[i].trigger_id);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int cpus = check_returns_on_grid(&r, &rb, bpf, t0);
 	cr_assert_eq(cpus, ncpu > 64 ? 64 : ncpu, "returns from %d CPUs of %ld", cpus, ncpu);

@@ -9,7 +9,14 @@ ref_values / ret_values), with delta coding for domain 0 and scheduler 0,
 absolute coding (abs = 1) for domain 5000 (IDs >= 4096 must be absolute),
 one packet of an unknown type, and a status packet at the end.
 
-usage: t4write.py OUT [--triggers N] [--per-chunk K]
+With --grid it writes what the in-kernel trigger path records instead
+(FORMAT.md 4.1 and 6): the session says BPF_TRIGGER and ref_clock
+CLOCK_MONOTONIC (appended field), reference packets sit exactly on the grid
+with mono_ns = ref_ns, and trigger IDs are grid indexes: each ID with
+overruns 1 (t % 50 == 0) follows a gap, the grid point the scheduler missed
+(no reference or return packet for ID t - 1).
+
+usage: t4write.py OUT [--triggers N] [--per-chunk K] [--grid]
 """
 import argparse
 import struct
@@ -21,6 +28,8 @@ MASK64 = (1 << 64) - 1
 
 PKT_SESSION, PKT_DOMAIN, PKT_EVENT, PKT_BOOKMARK, PKT_STATUS = 1, 2, 3, 4, 5
 PKT_REF, PKT_RET = 16, 17
+SESSION_SIMULATED, SESSION_BPF_TRIGGER = 1, 2
+REFCLK_MONOTONIC = 1
 REF_PERIODIC = 1
 RET_MULTIPLEXED = 2
 DOM_SOFTWARE, DOM_PCIE = 1, 4
@@ -83,11 +92,15 @@ def packet(ptype, body):
 
 # ---- packets (FORMAT.md section 4) ------------------------------------------
 
-def session_pkt(period_ns):
+def session_pkt(period_ns, grid):
     body = (string("pyhost", 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
             + string("tools/t4write.py (independent writer)", 2047)
             + varint(5_000_000_000) + varint(1_700_000_000_000_000_000)
-            + varint(period_ns) + varint(1))  # flags: SIMULATED
+            + varint(period_ns))
+    if grid:  # flags, then the appended ref_clock
+        body += varint(SESSION_SIMULATED | SESSION_BPF_TRIGGER) + varint(REFCLK_MONOTONIC)
+    else:
+        body += varint(SESSION_SIMULATED)
     return packet(PKT_SESSION, body)
 
 
@@ -210,12 +223,18 @@ class LogWriter:
 DOMAINS = [(0, DOM_SOFTWARE, "soft", 4), (5000, DOM_PCIE, "pcie0", 3)]
 
 
-def ref_values(t):
-    ref = 5_000_000_000 + t * 1_000_000 + (t * 37) % 1000
+def ref_values(t, grid=False):
+    ref = 5_000_000_000 + t * 1_000_000 + (0 if grid else (t * 37) % 1000)
     return dict(trigger_id=t, sched_id=0, bookmark_id=1 if t >= 50 else 0, ref_ns=ref,
-                mono_ns=ref + 1000 + t % 3, real_ns=ref + 1_700_000_000_000_000_000,
+                mono_ns=ref if grid else ref + 1000 + t % 3,
+                real_ns=ref + 1_700_000_000_000_000_000,
                 local_clock=t * 3_000_000, flags=REF_PERIODIC,
                 overruns=1 if t % 50 == 0 else 0)
+
+
+def missed(t, grid):
+    """With --grid, the grid point before each overrun has no packets."""
+    return grid and t % 50 == 49
 
 
 def ret_values(t, dom, n_counts, ref_ns):
@@ -234,11 +253,13 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--triggers", type=int, default=250)
     ap.add_argument("--per-chunk", type=int, default=100)
+    ap.add_argument("--grid", action="store_true")
     args = ap.parse_args()
+    written = 0
 
     with open(args.out, "wb") as f:
         w = LogWriter(f)
-        w.add(session_pkt(1_000_000))
+        w.add(session_pkt(1_000_000, args.grid))
         for dom, kind, name, n in DOMAINS:
             w.add(domain_pkt(dom, kind, -1, -1, 0, name))
             for i in range(n):
@@ -246,14 +267,16 @@ def main():
         w.add(bookmark_pkt(1, 50, "py-phase"))
         w.add(packet(100, b"\x01\x02\x03"))  # a type no reader knows: skipped
         for t in range(args.triggers):
-            r = ref_values(t)
-            w.add(ref_pkt(w.state, r), t)
-            for dom, _, _, n in DOMAINS:
-                w.add(ret_pkt(w.state, ret_values(t, dom, n, r["ref_ns"])), t)
+            r = ref_values(t, args.grid)
+            if not missed(t, args.grid):
+                w.add(ref_pkt(w.state, r), t)
+                for dom, _, _, n in DOMAINS:
+                    w.add(ret_pkt(w.state, ret_values(t, dom, n, r["ref_ns"])), t)
+                written += 1
             if (t + 1) % args.per_chunk == 0 and t + 1 < args.triggers:
                 w.flush()
-        last_ref = ref_values(args.triggers - 1)["ref_ns"] if args.triggers else 0
-        w.add(status_pkt(args.triggers, 5, 2, 0, last_ref))
+        last_ref = ref_values(args.triggers - 1, args.grid)["ref_ns"] if args.triggers else 0
+        w.add(status_pkt(written, 5, 2, 0, last_ref))
         w.flush()
     return 0
 
