@@ -79,10 +79,7 @@ static int assign_domains(struct t4_sched *s, uint32_t *owner)
 
 	for (size_t i = 0; i < ds->n; i++) {
 		struct t4_domain *d = &ds->v[i];
-		uint32_t c = central_of(s, d);
-		if (c >= s->n_centrals)
-			s->n_centrals = c + 1;
-		struct t4_monitor *m = monitor_for(s, c, d->cpu, owner);
+		struct t4_monitor *m = monitor_for(s, central_of(s, d), d->cpu, owner);
 		struct t4_domain **nd = realloc(m->domains, (m->n_domains + 1) * sizeof(*nd));
 		if (!nd)
 			return t4_err(ENOMEM, "out of memory");
@@ -104,24 +101,49 @@ static size_t ring_bytes_for(const struct t4_monitor *m)
 	return per < (1u << 20) ? (1u << 20) : per;
 }
 
-static int make_centrals(struct t4_sched *s, const uint32_t *owner)
+/* The scheduler of ID id, or NULL. */
+static struct central *central_with(struct t4_sched *s, uint32_t id)
 {
-	s->centrals = calloc(s->n_centrals, sizeof(*s->centrals));
+	for (size_t c = 0; c < s->n_centrals; c++)
+		if (s->centrals[c].id == id)
+			return &s->centrals[c];
+	return NULL;
+}
+
+/* One scheduler per ID that has domains (a socket without counters has
+ * none: no CPU would fire it), in ID order: the first, the recording's
+ * lowest scheduler ID, is "scheduler 0" of docs/FORMAT.md (the bookmark
+ * packets, the spread). */
+static int make_central_list(struct t4_sched *s, const uint32_t *owner)
+{
+	uint32_t max = 0;
+
+	for (size_t i = 0; i < s->n_monitors; i++)
+		max = owner[i] > max ? owner[i] : max;
+	s->centrals = calloc(s->n_monitors, sizeof(*s->centrals));
 	if (!s->centrals)
 		return t4_err(ENOMEM, "out of memory");
-	for (size_t c = 0; c < s->n_centrals; c++) {
-		struct central *ce = &s->centrals[c];
-		ce->id = (uint32_t)c;
-		ce->s = s;
-		ce->cpu = -1;
-		int rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &ce->ring);
-		if (rc < 0)
-			return rc;
-	}
+	for (uint32_t id = 0; id <= max; id++)
+		for (size_t i = 0; i < s->n_monitors; i++)
+			if (owner[i] == id) {
+				s->centrals[s->n_centrals++] = (struct central){ .id = id, .s = s, .cpu = -1 };
+				break;
+			}
+	return 0;
+}
+
+static int make_centrals(struct t4_sched *s, const uint32_t *owner)
+{
+	int rc = make_central_list(s, owner);
+
+	for (size_t c = 0; c < s->n_centrals && rc == 0; c++)
+		rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &s->centrals[c].ring);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
-		struct central *ce = &s->centrals[owner[i]];
-		int rc = t4_log_ring(s->opts.log, ring_bytes_for(m), T4_RING_NONBLOCK, &m->ring);
+		struct central *ce = central_with(s, owner[i]);
+		rc = t4_log_ring(s->opts.log, ring_bytes_for(m), T4_RING_NONBLOCK, &m->ring);
 		if (rc < 0)
 			return rc;
 		/* The scheduler runs on its first monitor's CPU, as that
@@ -190,15 +212,14 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
 
 	if (!opts->period_ns)
 		return t4_err(EINVAL, "period must be > 0");
-	if (!opts->domains || !opts->log)
+	if (!opts->domains || !opts->domains->n || !opts->log)
 		return t4_err(EINVAL, "scheduler needs domains and a log");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return t4_err(ENOMEM, "out of memory");
 	s->opts = *opts;
-	s->n_centrals = 1;
-	s->monitors = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*s->monitors));
-	owner = calloc(opts->domains->n ? opts->domains->n : 1, sizeof(*owner));
+	s->monitors = calloc(opts->domains->n, sizeof(*s->monitors));
+	owner = calloc(opts->domains->n, sizeof(*owner));
 	pthread_mutex_init(&s->cmd_lock, NULL);
 	if (!s->monitors || !owner) {
 		rc = t4_err(ENOMEM, "out of memory");
@@ -232,10 +253,11 @@ void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t misse
 	struct t4_ref_pkt *r = &c->pkt.ref;
 	/* Scheduler 0 writes the bookmark packets before its reference
 	 * packet, and carries the last bookmark this trigger saw. */
-	uint32_t bookmark_id = c->id == 0 ? t4_bookmarks_on_trigger(s->bm, p->id, bm->seen, c->ring)
-					  : bm->id;
+	bool first = c == &s->centrals[0];
+	uint32_t bookmark_id = first ? t4_bookmarks_on_trigger(s->bm, p->id, bm->seen, c->ring)
+				     : bm->id;
 
-	if (c->id == 0 && p->id > 0)
+	if (first && p->id > 0)
 		t4_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
 	c->pkt.type = T4_PKT_REF;
 	r->trigger_id = p->id;

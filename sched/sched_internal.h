@@ -140,7 +140,9 @@ struct t4_monitor {
 };
 
 /* A central scheduler: writes the reference packets of its triggers (and,
- * scheduler 0, the bookmark packets: bookmark.c). */
+ * scheduler 0, the bookmark packets: bookmark.c). One per scheduler ID
+ * that has domains, ascending: centrals[0], the recording's lowest
+ * scheduler ID, is "scheduler 0" (docs/FORMAT.md 6.1). */
 struct central {
 	uint32_t id;
 	int cpu;

@@ -204,6 +204,32 @@ static void start_stop_periodic(enum t4_trigger_path path)
 
 TEST_BOTH_PATHS(sched, start_stop_periodic, start_stop_periodic, .timeout = 30)
 
+/* --per-socket with counters on the second socket only: one scheduler,
+ * ID 1, which is then the recording's "scheduler 0": it writes the
+ * bookmark packets, and a command or the final trigger waits for it
+ * alone (there is no scheduler 0 without a CPU to fire it). */
+Test(sched, per_socket_counters_on_socket_1_only, .timeout = 30)
+{
+	struct rec r;
+	struct readback rb;
+	struct t4_sched_status st;
+
+	rec_open(&r, "nvidia_ucf_pmu_1/cycles/", true, 1000000, true, true, T4_TRIGGER_USER);
+	wait_triggers(r.s, 1);
+	cr_assert_eq(t4_sched_bookmark(r.s, "one"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_sched_trigger(r.s), 0, "%s", t4_errmsg());
+	rec_close(&r, &st);
+	cr_assert_eq(st.schedulers, 1);
+	read_back(r.path, &rb);
+	cr_assert_eq(rb.n_refs, 3, "baseline, the trigger, the final one");
+	for (size_t i = 0; i < rb.n_refs; i++)
+		cr_assert_eq(rb.refs[i].sched_id, 1);
+	cr_assert_eq(rb.n_bms, 1);
+	cr_assert_eq(rb.bms[0].first_trigger, 1);
+	cr_assert_eq(ref_with_id(&rb, 1)->bookmark_id, rb.bms[0].bookmark_id);
+	rec_free(&r, &rb);
+}
+
 /* ---- the simulated Tegra410 against its ground truth ------------------------- */
 
 Test(sched, sim_matches_ground_truth, .timeout = 60)
