@@ -430,23 +430,22 @@ Test(decode_synth, rate_model_beats_offset_and_window)
 	sy_free(&y);
 }
 
-/* Remove packets for which drop(k, domain) says so. */
-static void drop_rets(struct sy *y, bool (*drop)(uint64_t k, uint32_t id))
+/* Remove the packets for which drop(p, ud) says so. */
+static void drop_packets(struct sy *y, bool (*drop)(const struct t4_packet *p, const void *ud),
+			 const void *ud)
 {
 	size_t w = 0;
 
-	for (size_t i = 0; i < y->n_pk; i++) {
-		const struct t4_packet *p = &y->pk[i];
-		if (p->type == T4_PKT_RET && drop(p->ret.trigger_id, p->ret.domain_id))
-			continue;
-		y->pk[w++] = *p;
-	}
+	for (size_t i = 0; i < y->n_pk; i++)
+		if (!drop(&y->pk[i], ud))
+			y->pk[w++] = y->pk[i];
 	y->n_pk = w;
 }
 
-static bool every_7th_of_1(uint64_t k, uint32_t id)
+static bool every_7th_of_1(const struct t4_packet *p, const void *ud)
 {
-	return id == 1 && k % 7 == 3;
+	(void)ud;
+	return p->type == T4_PKT_RET && p->ret.domain_id == 1 && p->ret.trigger_id % 7 == 3;
 }
 
 Test(decode_synth, a_missing_return_makes_one_spanning_interval)
@@ -466,7 +465,7 @@ Test(decode_synth, a_missing_return_makes_one_spanning_interval)
 					(c ? y.bytes[p->ret.trigger_id * 2] - y.bytes[(p->ret.trigger_id - 2) * 2]
 					   : y.x[p->ret.trigger_id * 2] - y.x[(p->ret.trigger_id - 2) * 2]);
 	}
-	drop_rets(&y, every_7th_of_1);
+	drop_packets(&y, every_7th_of_1, NULL);
 	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, 1));
 	size_t last = (y.n_triggers - 1) * 2;
@@ -1012,21 +1011,25 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 
 /* ---- grid trigger IDs, a MONOTONIC reference clock (the in-kernel path) ---------- */
 
+struct id_range {
+	uint64_t first, n;
+};
+
+static bool ref_in(const struct t4_packet *p, const void *ud)
+{
+	const struct id_range *r = ud;
+
+	return p->type == T4_PKT_REF && p->ref.trigger_id - r->first < r->n;
+}
+
 /* The scheduler missed triggers k..k+n-1: no reference packets; with
  * overrun, its next one says so (grid IDs leave the gap, FORMAT.md 6). */
 static void miss_refs(struct sy *y, uint64_t k, uint64_t n, bool overrun)
 {
-	size_t w = 0;
-
-	for (size_t i = 0; i < y->n_pk; i++) {
-		struct t4_packet *p = &y->pk[i];
-		if (p->type == T4_PKT_REF && p->ref.trigger_id >= k && p->ref.trigger_id < k + n)
-			continue;
-		if (overrun && p->type == T4_PKT_REF && p->ref.trigger_id == k + n)
-			p->ref.overruns += (uint32_t)n;
-		y->pk[w++] = *p;
-	}
-	y->n_pk = w;
+	for (size_t i = 0; overrun && i < y->n_pk; i++)
+		if (y->pk[i].type == T4_PKT_REF && y->pk[i].ref.trigger_id == k + n)
+			y->pk[i].ref.overruns += (uint32_t)n;
+	drop_packets(y, ref_in, &(struct id_range){ k, n });
 }
 
 /* Gaps that the next reference packet reports as overruns are no missing
