@@ -53,7 +53,10 @@ struct t4_index_domain {
 	uint64_t values;        /* counter values in them */
 	uint64_t read_failed;   /* returns flagged READ_FAILED */
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
-	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index */
+	uint64_t first_trigger;  /* smallest trigger ID of its returns */
+	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index; a
+					  * gauge's last level */
 };
 
 /* One scheduler's triggers (record --per-socket runs one per socket). */
