@@ -17,6 +17,8 @@
  *             kernel's plus a workload model that produces counts and knows
  *             its exact ground truth.
  *   pci.c     PCI device -> socket/RC/root port through the NVIDIA DVSEC.
+ *   drm.c     DRM client usage stats: one /proc/<pid>/fdinfo/<fd> text
+ *             parsed by the kernel's spec (drm-usage-stats.rst);
  *
  * A PMU set, an event list and a domain set are plain context structs owned
  * by the caller: no globals, getters have no side effects.
@@ -394,5 +396,69 @@ struct t4_pci_port {
  * DVSEC (vendor 0x10de, DVSEC ID 4) and collect every root port's mapping.
  * *out is malloc'ed; free() it. */
 int t4_pci_scan(const char *pci_root, struct t4_pci_port **out, size_t *n);
+
+/* ---- DRM client usage stats (drm.c) ------------------------------------ */
+
+/* The standardised keys with a value per engine or memory region; the
+ * numbers are pinned (they are the `config` of DRM event packets). */
+enum t4_drm_key {
+	T4_DRM_ENGINE = 1,       /* drm-engine-<e>: busy ns, cumulative */
+	T4_DRM_CAPACITY = 2,     /* drm-engine-capacity-<e>: engines, gauge */
+	T4_DRM_CYCLES = 3,       /* drm-cycles-<e>: busy cycles, cumulative */
+	T4_DRM_TOTAL_CYCLES = 4, /* drm-total-cycles-<e>: cycles, cumulative */
+	T4_DRM_MEMORY = 5,       /* drm-memory-<r>: bytes, gauge (legacy) */
+	T4_DRM_RESIDENT = 6,     /* drm-resident-<r> */
+	T4_DRM_TOTAL = 7,        /* drm-total-<r> */
+	T4_DRM_SHARED = 8,       /* drm-shared-<r> */
+	T4_DRM_ACTIVE = 9,       /* drm-active-<r> */
+	T4_DRM_PURGEABLE = 10,   /* drm-purgeable-<r> */
+};
+#define T4_DRM_KEY_LAST T4_DRM_PURGEABLE
+
+#define T4_DRM_NAME_MAX 25    /* engine or region name, with its NUL */
+#define T4_DRM_MAX_VALUES 128 /* keyed values kept from one file */
+
+struct t4_drm_value {
+	uint8_t key; /* enum t4_drm_key */
+	char name[T4_DRM_NAME_MAX];
+	uint64_t v;  /* ns, cycles, engines or bytes (units applied) */
+};
+
+/* One fdinfo text. Keys outside the spec's are ignored (driver-specific
+ * ones too); a malformed line of a known key is skipped and counted. */
+struct t4_drm_info {
+	char driver[T4_NAME_MAX]; /* drm-driver (mandatory) */
+	char pdev[32];            /* drm-pdev, "" when absent */
+	uint64_t client_id;       /* drm-client-id */
+	bool has_client_id;
+	size_t n;
+	struct t4_drm_value v[T4_DRM_MAX_VALUES];
+	uint32_t bad_lines; /* malformed lines skipped */
+	char first_bad[160]; /* "PATH:LINE: why" of the first, "" if none */
+};
+
+/* Parse one fdinfo text (path only names it in messages). 0, or -ENODATA
+ * when it has no valid drm-driver key (not a DRM client's usage stats: a
+ * non-DRM file, or a driver without stats), the message naming the file
+ * and the first malformed line if any. */
+int t4_drm_parse(const char *text, const char *path, struct t4_drm_info *out);
+/* Read and parse a fdinfo file: as t4_drm_parse, plus the read's -errno
+ * (-ENOENT: the fd or the process is gone). */
+int t4_drm_read(const char *path, struct t4_drm_info *out);
+/* A value by key and name, NULL when the file did not have it. */
+const struct t4_drm_value *t4_drm_find(const struct t4_drm_info *in,
+				       enum t4_drm_key key, const char *name);
+/* The spec's engine capacity: drm-engine-capacity-<engine>, 1 if absent. */
+uint64_t t4_drm_capacity(const struct t4_drm_info *in, const char *engine);
+/* What a key is, for event names and units. */
+struct t4_drm_keydef {
+	enum t4_drm_key key;
+	const char *prefix; /* the fdinfo key before the name: "drm-engine-" */
+	const char *label;  /* in event names: "engine", "total-cycles" */
+	const char *unit;   /* "ns", "bytes", "" */
+	bool gauge;         /* a level (capacity, memory), not cumulative */
+};
+/* NULL for a key outside enum t4_drm_key. */
+const struct t4_drm_keydef *t4_drm_keydef(enum t4_drm_key key);
 
 #endif
