@@ -19,6 +19,9 @@
  *   pci.c     PCI device -> socket/RC/root port through the NVIDIA DVSEC.
  *   drm.c     DRM client usage stats: one /proc/<pid>/fdinfo/<fd> text
  *             parsed by the kernel's spec (drm-usage-stats.rst);
+ *   drm_src.c the DRM source: the workload's DRM clients as a clock domain
+ *             of their own (kind drm), found by a scanner thread, read by
+ *             an unpinned monitor, events appended as clients appear.
  *
  * A PMU set, an event list and a domain set are plain context structs owned
  * by the caller: no globals, getters have no side effects.
@@ -304,8 +307,23 @@ int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,
 
 /* ---- clock domains (domain.c) ---------------------------------------------- */
 
+/* Where a return packet goes: 0, or a negative errno when it was dropped
+ * (a full ring: -ENOBUFS). */
+typedef int (*t4_emit_fn)(void *ud, const struct t4_packet *p);
+
+/* A domain read by a source of its own (the DRM source) instead of perf or
+ * the simulator. answer() puts everything the source has for a trigger
+ * through emit: metadata as it appears (domain and event packets), then
+ * the return packets of the domains it owns; it returns the number of
+ * counts put, or a negative errno. It may do I/O: such a domain has cpu -1
+ * and gets a monitor of its own, never on a PMU domain's trigger path. */
+struct t4_domain_source {
+	int (*answer)(void *ctx, uint64_t trigger_id, t4_emit_fn emit, void *ud);
+	void *ctx;
+};
+
 /* One clock domain: the counters of one PMU instance on one CPU, read as
- * one perf group (or from the simulator). */
+ * one perf group (or from the simulator, or a source of its own). */
 struct t4_domain {
 	uint32_t id;
 	enum t4_domain_kind kind;
@@ -330,6 +348,8 @@ struct t4_domain {
 	uint64_t prev_true_ns; /* sim: instant of the previous sample */
 	struct t4_sim_reader *sim_reader;
 	bool primed;
+	struct t4_domain_source source; /* .answer set: read by its source;
+					 * it writes its own metadata */
 };
 
 struct t4_domain_set {
@@ -372,6 +392,13 @@ int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns
  * once per read. */
 void t4_domain_unread(struct t4_domain *d);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
+/* Append an empty domain read by a source of its own (cpu -1, clocked by
+ * the reference clock, ID ds->n); *out points into ds->v until the next
+ * append. */
+int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
+			  enum t4_domain_kind kind,
+			  const struct t4_domain_source *src,
+			  struct t4_domain **out);
 /* The CPU a thread should be pinned to in order to read d cheaply (a perf
  * group read from another CPU costs an inter-processor interrupt: ~9.6 us
  * instead of ~1.7 us here), or -1 when any CPU will do. Simulated domains
@@ -460,5 +487,58 @@ struct t4_drm_keydef {
 };
 /* NULL for a key outside enum t4_drm_key. */
 const struct t4_drm_keydef *t4_drm_keydef(enum t4_drm_key key);
+
+/* ---- the DRM source (drm_src.c) -------------------------------------- */
+
+#define T4_PROC_DEFAULT "/proc"
+#define T4_DRM_SCAN_NS 100000000ull /* scan for clients every 100 ms */
+#define T4_DRM_MAX_DOMAINS 16       /* drm, drm.1, ...: 64 events each */
+#define T4_DRM_EXTRA_ID 65536u      /* domain ID of drm.1; drm.k: +k-1 */
+
+struct t4_drm;
+
+struct t4_drm_opts {
+	const char *proc_root; /* NULL: T4_PROC_DEFAULT */
+	bool every_process;    /* every process is the workload; else the
+				* trees of the roots (t4_drm_add_root) */
+	uint64_t scan_ns;      /* 0: T4_DRM_SCAN_NS */
+};
+
+struct t4_drm_stats {
+	uint64_t clients;       /* distinct clients seen */
+	uint64_t clients_no_id; /* of which without drm-client-id (one per fd:
+				 * shared or duplicated fds may count twice) */
+	uint64_t events;        /* (client, key) events in the log's tables */
+	uint64_t events_left_out; /* beyond T4_DRM_MAX_DOMAINS x 64, or a
+				   * name longer than an event name holds */
+	uint64_t bad_lines;     /* malformed fdinfo lines skipped */
+	uint64_t read_failures; /* reads that failed (previous values kept) */
+	uint64_t scans;
+	char first_bad[160];    /* the first malformed line, "" if none */
+};
+
+/* Open the source and scan once: clients found now (before the first
+ * answer) existed before the recording and count from their values at the
+ * baseline; clients found later count from 0 (the spec's counters start
+ * when the DRM file is opened). Fails when proc_root cannot be read. */
+int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o);
+/* Append the source's domain ("drm") to ds; call once, before the
+ * scheduler is created. */
+int t4_drm_attach(struct t4_drm *s, struct t4_domain_set *ds);
+/* Add a root process of the workload (any thread). */
+int t4_drm_add_root(struct t4_drm *s, int pid);
+/* Scan now: find the workload's processes and their DRM fds, and hand
+ * the result to the next answer (the scanner thread calls this; tests
+ * may call it instead). */
+int t4_drm_scan(struct t4_drm *s);
+/* The scanner thread: t4_drm_scan every scan_ns until stop. */
+int t4_drm_start(struct t4_drm *s);
+void t4_drm_stop(struct t4_drm *s);
+/* Answer one trigger (what the domain's source does): read the known
+ * clients' fdinfo files and emit metadata and return packets. */
+int t4_drm_answer(struct t4_drm *s, uint64_t trigger_id, t4_emit_fn emit,
+		  void *ud);
+void t4_drm_stats(struct t4_drm *s, struct t4_drm_stats *st);
+void t4_drm_free(struct t4_drm *s); /* stops the scanner; accepts NULL */
 
 #endif

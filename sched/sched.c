@@ -160,8 +160,9 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		if (rc < 0)
 			return rc;
 		/* The scheduler runs on its first monitor's CPU and reads that
-		 * monitor itself. */
-		if (!ce->inline_mon && ce->cpu == -1) {
+		 * monitor itself; an unpinned monitor (a source's own, which
+		 * may do I/O) always has a thread of its own. */
+		if (!ce->inline_mon && ce->cpu == -1 && m->cpu >= 0) {
 			ce->inline_mon = m;
 			ce->cpu = m->cpu;
 			m->inline_read = true;
@@ -403,7 +404,8 @@ static int start_threads(struct t4_sched *s)
 		rc = start_monitor(s, m);
 		if (rc)
 			return rc;
-		try_fifo(s, m->thread);
+		if (m->cpu >= 0) /* an unpinned one does I/O: normal priority */
+			try_fifo(s, m->thread);
 	}
 	for (size_t c = 0; c < s->n_centrals; c++) {
 		struct central *ce = &s->centrals[c];

@@ -286,3 +286,417 @@ Test(drm, key_table)
 	cr_assert_null(t4_drm_keydef(T4_DRM_KEY_LAST + 1));
 }
 
+/* ---- the source, driven by hand ------------------------------------------------ */
+
+/* What the source put, standing in for a ring. */
+struct cap {
+	struct t4_packet *v;
+	size_t n, cap;
+	bool drop_rets; /* refuse return packets, as a full ring does */
+};
+
+static int cap_emit(void *ud, const struct t4_packet *p)
+{
+	struct cap *c = ud;
+
+	if (c->drop_rets && p->type == T4_PKT_RET)
+		return -ENOBUFS;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->v = realloc(c->v, c->cap * sizeof(*c->v));
+		cr_assert_not_null(c->v);
+	}
+	c->v[c->n++] = *p;
+	return 0;
+}
+
+static const struct t4_event_pkt *find_event(const struct cap *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].type == T4_PKT_EVENT && !strcmp(c->v[i].event.name, name))
+			return &c->v[i].event;
+	return NULL;
+}
+
+static const struct t4_ret_pkt *last_ret(const struct cap *c, uint32_t domain)
+{
+	for (size_t i = c->n; i-- > 0;)
+		if (c->v[i].type == T4_PKT_RET && c->v[i].ret.domain_id == domain)
+			return &c->v[i].ret;
+	return NULL;
+}
+
+/* The count of an event in its domain's last return packet. */
+static uint64_t count_of(const struct cap *c, const char *name)
+{
+	const struct t4_event_pkt *e = find_event(c, name);
+	const struct t4_ret_pkt *r = e ? last_ret(c, e->domain_id) : NULL;
+
+	cr_assert_not_null(e, "no event %s", name);
+	cr_assert_not_null(r);
+	cr_assert_lt(e->index, r->n_counts, "%s not in the last return", name);
+	return r->counts[e->index];
+}
+
+static size_t count_type(const struct cap *c, uint32_t type)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		n += c->v[i].type == type;
+	return n;
+}
+
+static void answer(struct t4_drm *s, struct cap *c, uint64_t trigger)
+{
+	cr_assert_geq(t4_drm_answer(s, trigger, cap_emit, c), 0);
+}
+
+static struct t4_drm *open_src(const char *root, bool every, int pid)
+{
+	struct t4_drm_opts o = { .proc_root = root, .every_process = every };
+	struct t4_drm *s;
+
+	cr_assert_eq(t4_drm_open(&s, &o), 0, "%s", t4_errmsg());
+	if (pid > 0) {
+		cr_assert_eq(t4_drm_add_root(s, pid), 0);
+		cr_assert_eq(t4_drm_scan(s), 0, "%s", t4_errmsg());
+	}
+	return s;
+}
+
+/* ---- a /proc tree of the test's own ----------------------------------------- */
+
+struct tree {
+	char dir[64];
+	char proc[96];
+};
+
+static void tree_make(struct tree *t, bool copy_fixture)
+{
+	char cmd[256];
+
+	strcpy(t->dir, "/tmp/t4drm.XXXXXX");
+	cr_assert_not_null(mkdtemp(t->dir));
+	snprintf(t->proc, sizeof(t->proc), "%s/proc", t->dir);
+	if (copy_fixture) {
+		snprintf(cmd, sizeof(cmd), "cp -a " FIX_PROC " %s", t->proc);
+		cr_assert_eq(system(cmd), 0);
+	} else {
+		cr_assert_eq(t4_mkdirs(t->proc, 0755), 0);
+	}
+}
+
+static void tree_free(struct tree *t)
+{
+	cr_assert_eq(t4_rmtree(t->dir), 0);
+}
+
+static void tree_path(const struct tree *t, int pid, const char *what, int fd, char *buf,
+		      size_t cap)
+{
+	if (fd >= 0)
+		snprintf(buf, cap, "%s/%d/%s/%d", t->proc, pid, what, fd);
+	else
+		snprintf(buf, cap, "%s/%d/%s", t->proc, pid, what);
+}
+
+/* Process pid (child of ppid) with fd on a render node, its fdinfo text. */
+static void put_client(const struct tree *t, int pid, int ppid, int fd, const char *text)
+{
+	char path[256], stat[64];
+
+	tree_path(t, pid, "fd", -1, path, sizeof(path));
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	tree_path(t, pid, "fdinfo", -1, path, sizeof(path));
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	tree_path(t, pid, "stat", -1, path, sizeof(path));
+	snprintf(stat, sizeof(stat), "%d (proc %d) S %d 1 1 0", pid, pid, ppid);
+	cr_assert_eq(t4_write_small_file(path, stat), 0);
+	tree_path(t, pid, "fd", fd, path, sizeof(path));
+	unlink(path);
+	cr_assert_eq(symlink("/dev/dri/renderD128", path), 0);
+	tree_path(t, pid, "fdinfo", fd, path, sizeof(path));
+	unlink(path);
+	cr_assert_eq(t4_write_small_file(path, text), 0);
+}
+
+static void drop_fd(const struct tree *t, int pid, int fd)
+{
+	char path[256];
+
+	tree_path(t, pid, "fd", fd, path, sizeof(path));
+	cr_assert_eq(unlink(path), 0);
+	tree_path(t, pid, "fdinfo", fd, path, sizeof(path));
+	cr_assert_eq(unlink(path), 0);
+}
+
+/* An i915-like client 7: render busy ns, video capacity, system memory. */
+static const char *client7(uint64_t render_ns, unsigned capacity, const char *memory)
+{
+	static char text[256];
+
+	snprintf(text, sizeof(text),
+		 "drm-driver:\ti915\ndrm-client-id:\t7\ndrm-pdev:\t0000:00:02.0\n"
+		 "drm-engine-render:\t%llu ns\ndrm-engine-capacity-video:\t%u\n"
+		 "drm-total-system0:\t%s\n",
+		 (unsigned long long)render_ns, capacity, memory);
+	return text;
+}
+
+/* ---- scanning ------------------------------------------------------------------ */
+
+/* The fixture tree from its root 100: client 7 on four fds of three
+ * processes is one client; the card without stats and the non-DRM fds are
+ * no clients; 200 is not in the tree. */
+Test(drm, scan_tree_counts_shared_and_dup_fds_once)
+{
+	struct t4_drm *s = open_src(FIX_PROC, false, 100);
+	struct cap c = { 0 };
+	struct t4_drm_stats st;
+
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 3, "clients %llu", (unsigned long long)st.clients);
+	cr_assert_eq(st.clients_no_id, 1);
+	cr_assert_eq(st.events, 15 + 9 + 2);
+	cr_assert_eq(st.bad_lines, 0, "%s", st.first_bad);
+	cr_assert_not_null(find_event(&c, "c7.engine.render"));
+	cr_assert_not_null(find_event(&c, "c9.memory.gtt"));
+	cr_assert_not_null(find_event(&c, "p102-3.engine.gpu"));
+	cr_assert_null(find_event(&c, "c50.engine.render"));
+	/* one event per (client, key), however many fds show it */
+	size_t renders = 0;
+	for (size_t i = 0; i < c.n; i++)
+		renders += c.v[i].type == T4_PKT_EVENT &&
+			   strstr(c.v[i].event.name, ".engine.render") != NULL;
+	cr_assert_eq(renders, 1);
+	free(c.v);
+	t4_drm_free(s);
+}
+
+Test(drm, scan_every_process)
+{
+	struct t4_drm *s = open_src(FIX_PROC, true, 0);
+	struct cap c = { 0 };
+	struct t4_drm_stats st;
+
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 4);
+	cr_assert_not_null(find_event(&c, "c50.engine.render"));
+	free(c.v);
+	t4_drm_free(s);
+}
+
+Test(drm, bad_proc_root_is_an_error)
+{
+	struct t4_drm_opts o = { .proc_root = "tests/fixtures/no-such-proc", .every_process = true };
+	struct t4_drm *s;
+
+	cr_assert_eq(t4_drm_open(&s, &o), -ENOENT);
+	cr_assert(strstr(t4_errmsg(), "no-such-proc"), "%s", t4_errmsg());
+}
+
+/* ---- counting -------------------------------------------------------------- */
+
+/* Event and domain packets: names, units, flags, spec; the domain starts
+ * with a baseline (FIRST, no counts) and its packets precede the return
+ * packet that first carries their counts. */
+Test(drm, packets_describe_every_count)
+{
+	struct t4_drm *s = open_src(FIX_PROC, false, 100);
+	struct cap c = { 0 };
+	struct t4_domain_set ds = { 0 };
+
+	cr_assert_eq(t4_drm_attach(s, &ds), 0);
+	cr_assert_eq(ds.n, 1);
+	cr_assert_eq(ds.v[0].kind, T4_DOM_DRM);
+	cr_assert_eq(ds.v[0].cpu, -1);
+	cr_assert_str_eq(ds.v[0].name, "drm");
+	answer(s, &c, 0);
+	cr_assert_eq(c.v[0].type, T4_PKT_DOMAIN);
+	cr_assert_eq(c.v[0].domain.kind, T4_DOM_DRM);
+	cr_assert_eq(c.v[0].domain.clock_event, -1);
+	cr_assert_eq(c.v[0].domain.cpu, -1);
+	cr_assert_str_eq(c.v[0].domain.name, "drm");
+	cr_assert_eq(c.v[1].type, T4_PKT_RET);
+	cr_assert_eq(c.v[1].ret.flags, T4_RET_FIRST);
+	cr_assert_eq(c.v[1].ret.n_counts, 0);
+	cr_assert_eq(c.v[1].ret.local_clock, c.v[1].ret.read_begin_ns);
+	cr_assert_eq(c.n, 2);
+	answer(s, &c, 1);
+	cr_assert_eq(count_type(&c, T4_PKT_EVENT), 26);
+	cr_assert_eq(c.v[c.n - 1].type, T4_PKT_RET);
+	cr_assert_eq(c.v[c.n - 1].ret.n_counts, 26);
+	cr_assert_eq(c.v[c.n - 1].ret.trigger_id, 1);
+
+	const struct t4_event_pkt *e = find_event(&c, "c7.engine.render");
+	cr_assert_not_null(e);
+	cr_assert_eq(e->domain_id, ds.v[0].id);
+	cr_assert_str_eq(e->pmu, "drm");
+	cr_assert_str_eq(e->unit, "ns");
+	cr_assert_eq(e->flags, 0);
+	cr_assert_eq(e->config, T4_DRM_ENGINE);
+	cr_assert_eq(e->config1, 7);
+	cr_assert_str_eq(e->spec, "drm-engine-render,pdev=0000:00:02.0,client-id=7,driver=i915");
+	e = find_event(&c, "c7.capacity.video");
+	cr_assert_eq(e->flags, T4_EV_GAUGE);
+	cr_assert_str_eq(e->unit, "");
+	e = find_event(&c, "c9.memory.vram");
+	cr_assert_eq(e->flags, T4_EV_GAUGE);
+	cr_assert_str_eq(e->unit, "bytes");
+	e = find_event(&c, "p102-3.engine.gpu");
+	cr_assert_str_eq(e->spec, "drm-engine-gpu,pid=102,fd=3,driver=msm");
+	/* found before the first answer: counted from the baseline; levels as they are */
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 0);
+	cr_assert_eq(count_of(&c, "c7.capacity.video"), 2);
+	cr_assert_eq(count_of(&c, "c9.memory.vram"), 1003520ull << 10);
+	free(c.v);
+	t4_drm_free(s);
+	t4_domains_free(&ds);
+}
+
+/* The spec's rule over a sequence of reads: a lower value keeps the higher
+ * until it catches up (never negative, nothing counted twice); a dropped
+ * return packet is carried by the next; gauges are levels; a client that
+ * goes keeps its events (deltas 0, levels 0) and comes back where it was. */
+Test(drm, deltas_and_gauges_over_reads)
+{
+	struct tree t;
+	struct cap c = { 0 };
+
+	tree_make(&t, false);
+	struct t4_drm *s = open_src(t.proc, true, 0);
+	answer(s, &c, 0); /* nothing yet: no domain */
+	cr_assert_eq(c.n, 0);
+
+	put_client(&t, 10, 1, 3, client7(1000, 2, "4 KiB"));
+	cr_assert_eq(t4_drm_scan(s), 0, "%s", t4_errmsg());
+	answer(s, &c, 1); /* domain and baseline */
+	cr_assert_eq(count_type(&c, T4_PKT_EVENT), 0);
+	answer(s, &c, 2); /* a new client counts from 0 */
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 1000);
+	cr_assert_eq(count_of(&c, "c7.capacity.video"), 2);
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 4096);
+
+	put_client(&t, 10, 1, 3, client7(500, 2, "8 KiB")); /* went down */
+	answer(s, &c, 3);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 0);
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 8192);
+	put_client(&t, 10, 1, 3, client7(1200, 2, "8 KiB")); /* caught up */
+	answer(s, &c, 4);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 200);
+
+	put_client(&t, 10, 1, 3, client7(1500, 2, "8 KiB"));
+	c.drop_rets = true; /* a full ring */
+	answer(s, &c, 5);
+	c.drop_rets = false;
+	put_client(&t, 10, 1, 3, client7(1600, 2, "1 MiB"));
+	answer(s, &c, 6);
+	cr_assert_eq(last_ret(&c, 0)->trigger_id, 6);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 400, "the dropped one's 300 carried");
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 1 << 20);
+
+	drop_fd(&t, 10, 3); /* closed: gone */
+	answer(s, &c, 7);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 0);
+	cr_assert_eq(count_of(&c, "c7.capacity.video"), 0);
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 0);
+	cr_assert_eq(t4_drm_scan(s), 0);
+	answer(s, &c, 8);
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 0);
+
+	put_client(&t, 11, 1, 5, client7(1900, 2, "4 KiB")); /* passed on: back */
+	cr_assert_eq(t4_drm_scan(s), 0);
+	answer(s, &c, 9);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 300);
+	cr_assert_eq(count_of(&c, "c7.total.system0"), 4096);
+	cr_assert_eq(count_type(&c, T4_PKT_EVENT), 3, "no event twice");
+
+	uint64_t sum = 0; /* the sum of the deltas is the highest value read */
+	const struct t4_event_pkt *e = find_event(&c, "c7.engine.render");
+	for (size_t i = 0; i < c.n; i++)
+		if (c.v[i].type == T4_PKT_RET && e->index < c.v[i].ret.n_counts)
+			sum += c.v[i].ret.counts[e->index];
+	cr_assert_eq(sum, 1900);
+	free(c.v);
+	t4_drm_free(s);
+	tree_free(&t);
+}
+
+/* A child process with a new client while recording: its events are
+ * appended (the return packets grow), described before they are counted,
+ * and counted from 0; the clients known before count from their baseline. */
+Test(drm, client_appears_mid_recording)
+{
+	struct tree t;
+	struct cap c = { 0 };
+
+	tree_make(&t, true);
+	struct t4_drm *s = open_src(t.proc, false, 100);
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	const struct t4_ret_pkt *r = last_ret(&c, 0);
+	uint32_t before = r->n_counts;
+	size_t mark = c.n;
+
+	put_client(&t, 103, 100, 4,
+		   "drm-driver: i915\ndrm-client-id: 11\ndrm-pdev: 0000:00:02.0\n"
+		   "drm-engine-render: 777 ns\ndrm-engine-copy: 5 ns\n");
+	cr_assert_eq(t4_drm_scan(s), 0);
+	answer(s, &c, 2);
+	r = last_ret(&c, 0);
+	cr_assert_eq(r->n_counts, before + 2);
+	cr_assert_eq(c.v[mark].type, T4_PKT_EVENT);
+	cr_assert_eq(c.v[mark].event.index, before);
+	cr_assert_str_eq(c.v[mark].event.name, "c11.engine.render");
+	cr_assert_eq(c.v[mark + 1].event.index, before + 1);
+	cr_assert_eq(c.v[mark + 2].type, T4_PKT_RET);
+	cr_assert_eq(count_of(&c, "c11.engine.render"), 777);
+	cr_assert_eq(count_of(&c, "c11.engine.copy"), 5);
+	cr_assert_eq(count_of(&c, "c7.engine.render"), 0);
+
+	struct t4_drm_stats st;
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 4);
+	free(c.v);
+	t4_drm_free(s);
+	tree_free(&t);
+}
+
+/* Past 64 events a client's keys go on in "drm.1"; both domains start
+ * with their own baseline. Two devices giving the same client-id are two
+ * clients, named apart. */
+Test(drm, second_domain_and_same_id_on_two_devices)
+{
+	struct tree t;
+	struct cap c = { 0 };
+	char text[4096];
+	size_t len = 0;
+
+	tree_make(&t, false);
+	len += snprintf(text + len, sizeof(text) - len,
+			"drm-driver: xe\ndrm-client-id: 4\ndrm-pdev: 0000:01:00.0\n");
+	for (int i = 0; i < 70; i++)
+		len += snprintf(text + len, sizeof(text) - len, "drm-engine-e%d: %d ns\n", i, i);
+	put_client(&t, 20, 1, 3, text);
+	put_client(&t, 21, 1, 3,
+		   "drm-driver: xe\ndrm-client-id: 4\ndrm-pdev: 0000:02:00.0\ndrm-engine-rcs: 9 ns\n");
+	struct t4_drm *s = open_src(t.proc, true, 0);
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	const struct t4_event_pkt *e = find_event(&c, "c4.engine.e69");
+	cr_assert_not_null(e);
+	cr_assert_eq(e->domain_id, T4_DRM_EXTRA_ID);
+	cr_assert_not_null(find_event(&c, "c4@1.engine.rcs"));
+	cr_assert_eq(count_type(&c, T4_PKT_DOMAIN), 2);
+	cr_assert_eq(last_ret(&c, 0)->n_counts, 64);
+	cr_assert_eq(last_ret(&c, T4_DRM_EXTRA_ID)->n_counts, 7);
+	free(c.v);
+	t4_drm_free(s);
+	tree_free(&t);
+}
+
