@@ -700,3 +700,189 @@ Test(drm, second_domain_and_same_id_on_two_devices)
 	tree_free(&t);
 }
 
+/* ---- record, end to end ----------------------------------------------------------- */
+
+/* The DRM domains of a log read back: events and their totals (sum of the
+ * deltas; a gauge's last level), each count checked to be described
+ * before it comes. */
+struct logview {
+	struct t4_domain_pkt dom[16];
+	size_t n_dom;
+	struct t4_event_pkt ev[128];
+	uint64_t total[128];
+	size_t n_ev;
+};
+
+static bool is_drm(const struct logview *lv, uint32_t domain)
+{
+	for (size_t i = 0; i < lv->n_dom; i++)
+		if (lv->dom[i].domain_id == domain)
+			return true;
+	return false;
+}
+
+static int ev_slot(const struct logview *lv, uint32_t domain, uint32_t index)
+{
+	for (size_t i = 0; i < lv->n_ev; i++)
+		if (lv->ev[i].domain_id == domain && lv->ev[i].index == index)
+			return (int)i;
+	return -1;
+}
+
+static void take_packet(struct logview *lv, const struct t4_packet *p)
+{
+	if (p->type == T4_PKT_DOMAIN && p->domain.kind == T4_DOM_DRM) {
+		cr_assert_lt(lv->n_dom, T4_ARRAY_LEN(lv->dom));
+		lv->dom[lv->n_dom++] = p->domain;
+	}
+	if (p->type == T4_PKT_EVENT && is_drm(lv, p->event.domain_id)) {
+		cr_assert_lt(lv->n_ev, T4_ARRAY_LEN(lv->ev));
+		lv->ev[lv->n_ev++] = p->event;
+	}
+	if (p->type != T4_PKT_RET || !is_drm(lv, p->ret.domain_id))
+		return;
+	for (uint32_t i = 0; i < p->ret.n_counts; i++) {
+		int k = ev_slot(lv, p->ret.domain_id, i);
+		cr_assert_geq(k, 0, "domain %u count %u before its event", p->ret.domain_id, i);
+		if (lv->ev[k].flags & T4_EV_GAUGE)
+			lv->total[k] = p->ret.counts[i];
+		else
+			lv->total[k] += p->ret.counts[i];
+	}
+}
+
+static void read_log(const char *path, struct logview *lv)
+{
+	struct t4_reader *r;
+	struct t4_packet p;
+	int rc;
+
+	memset(lv, 0, sizeof(*lv));
+	cr_assert_eq(t4_reader_open(&r, path, NULL, NULL), 0, "%s", t4_errmsg());
+	while ((rc = t4_reader_next(r, &p)) > 0)
+		take_packet(lv, &p);
+	cr_assert_eq(rc, 0, "%s", t4_errmsg());
+	t4_reader_close(r);
+}
+
+static const struct t4_domain_pkt *drm_domain(const struct logview *lv)
+{
+	return lv->n_dom ? &lv->dom[0] : NULL;
+}
+
+static uint64_t total_of(const struct logview *lv, const char *name)
+{
+	for (size_t i = 0; i < lv->n_ev; i++)
+		if (!strcmp(lv->ev[i].name, name))
+			return lv->total[i];
+	cr_assert_fail("no event %s in the log", name);
+	return 0;
+}
+
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = h1_run_cli(args, out, cap);
+	if (rc < 0)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	return rc;
+}
+
+/* The fixture tree as a machine: without a command every process is the
+ * workload; the clients were there before, so cumulative keys count from
+ * the baseline (0 here: the files do not change) and gauges hold the
+ * files' levels. --no-drm and --sim leave the source out. */
+Test(drm, record_fixture_tree, .timeout = 60)
+{
+	struct logview lv;
+	struct tree t;
+	char out[8192], log[128];
+
+	tree_make(&t, false);
+	snprintf(log, sizeof(log), "%s/s.t4t", t.dir);
+	cr_assert_eq(run_cli(out, sizeof(out), "record --proc-root " FIX_PROC
+			     " --duration 300ms -o %s", log), 0, "%s", out);
+	cr_assert(strstr(out, "DRM: 4 clients"), "%s", out);
+	cr_assert(strstr(out, "1 without drm-client-id"), "%s", out);
+	read_log(log, &lv);
+	const struct t4_domain_pkt *d = drm_domain(&lv);
+	cr_assert_not_null(d);
+	cr_assert_str_eq(d->name, "drm");
+	cr_assert_eq(d->clock_event, -1);
+	cr_assert_eq(lv.n_dom, 1);
+	cr_assert_eq(lv.n_ev, 15 + 9 + 2 + 2);
+	cr_assert_eq(total_of(&lv, "c7.engine.render"), 0);
+	cr_assert_eq(total_of(&lv, "c7.total.system0"), 4608ull << 10);
+	cr_assert_eq(total_of(&lv, "c7.capacity.video"), 2);
+	cr_assert_eq(total_of(&lv, "c9.memory.vram"), 1003520ull << 10);
+	cr_assert_eq(total_of(&lv, "c50.total.system0"), 64 << 10);
+	cr_assert_eq(total_of(&lv, "p102-3.memory.system"), 12 << 10);
+
+	cr_assert_eq(run_cli(out, sizeof(out), "record -q --no-drm --proc-root " FIX_PROC
+			     " --duration 20ms -o %s", log), 0, "%s", out);
+	read_log(log, &lv);
+	cr_assert_null(drm_domain(&lv));
+	cr_assert_eq(run_cli(out, sizeof(out), "record -q --sim --duration 20ms -o %s", log), 0,
+		     "%s", out);
+	read_log(log, &lv);
+	cr_assert_null(drm_domain(&lv));
+	cr_assert_eq(run_cli(out, sizeof(out), "record -q --proc-root tests/fixtures/none "
+			     "--duration 20ms -o %s", log), 2, "%s", out);
+	cr_assert(strstr(out, "tests/fixtures/none"), "%s", out);
+	tree_free(&t);
+}
+
+/* A command whose process tree makes DRM clients while it runs (it writes
+ * its own entries into the proc root): a client of its own and one of a
+ * child it shares with that child, plus the child's second client. It
+ * waits until the log describes them, lowers a value, raises it past the
+ * old one, and exits; the final trigger reads the last values. New clients
+ * count from 0, so the totals are the files' last values; the fixture's
+ * processes are not in the command's tree. */
+Test(drm, record_command_tree, .timeout = 60)
+{
+	static const char script[] =
+		"d=$1/proc; log=$1/c.t4t; p=$$; kid=99999999\n"
+		"fdinfo() { printf 'drm-driver: i915\\ndrm-client-id: %s\\ndrm-pdev: 0000:00:02.0\\n"
+		"drm-engine-render: %s ns\\ndrm-total-system0: %s\\n' \"$2\" \"$3\" \"$4\" > $d/$1.tmp &&"
+		" mv $d/$1.tmp $d/$1; }\n"
+		"mkdir -p $d/$p/fd $d/$p/fdinfo $d/$kid/fd $d/$kid/fdinfo\n"
+		"echo \"$kid (kid) S $p 1 1 0\" > $d/$kid/stat\n"
+		"ln -s /dev/dri/renderD128 $d/$p/fd/3; ln -s /dev/dri/renderD128 $d/$kid/fd/3\n"
+		"ln -s /dev/dri/renderD129 $d/$kid/fd/8\n"
+		"fdinfo $p/fdinfo/3 21 1000 '8 KiB'; cp $d/$p/fdinfo/3 $d/$kid/fdinfo/3\n"
+		"fdinfo $kid/fdinfo/8 22 40 '1 MiB'\n"
+		"for i in $(seq 400); do\n"
+		"  \"$T4_BIN\" info --json $log 2>/dev/null | grep -q c22.engine.render && break\n"
+		"  sleep 0.05\n"
+		"done\n"
+		"fdinfo $p/fdinfo/3 21 500 '16 KiB'; sleep 0.05\n"
+		"fdinfo $p/fdinfo/3 21 1700 '4 KiB'\n";
+	struct logview lv;
+	struct tree t;
+	char out[8192], path[160];
+
+	tree_make(&t, true);
+	snprintf(path, sizeof(path), "%s/w.sh", t.dir);
+	cr_assert_eq(t4_write_small_file(path, script), 0);
+	cr_assert_eq(run_cli(out, sizeof(out), "record --proc-root %s -o %s/c.t4t -- sh %s %s",
+			     t.proc, t.dir, path, t.dir), 0, "%s", out);
+	cr_assert(strstr(out, "DRM: 2 clients"), "%s", out);
+	snprintf(path, sizeof(path), "%s/c.t4t", t.dir);
+	read_log(path, &lv);
+	cr_assert_not_null(drm_domain(&lv));
+	cr_assert_eq(total_of(&lv, "c21.engine.render"), 1700);
+	cr_assert_eq(total_of(&lv, "c21.total.system0"), 4096);
+	cr_assert_eq(total_of(&lv, "c22.engine.render"), 40);
+	cr_assert_eq(total_of(&lv, "c22.total.system0"), 1 << 20);
+	for (size_t i = 0; i < lv.n_ev; i++)
+		cr_assert(strncmp(lv.ev[i].name, "c7.", 3) && strncmp(lv.ev[i].name, "c50.", 4),
+			  "%s is not the command's", lv.ev[i].name);
+	tree_free(&t);
+}
