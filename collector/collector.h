@@ -491,7 +491,8 @@ const struct t4_drm_keydef *t4_drm_keydef(enum t4_drm_key key);
 /* ---- the DRM source (drm_src.c) -------------------------------------- */
 
 #define T4_PROC_DEFAULT "/proc"
-#define T4_DRM_SCAN_NS 100000000ull /* scan for clients every 100 ms */
+#define T4_DRM_SCAN_NS 100000000ull /* scan for clients every 100 ms (or
+					   * 9x a scan's time, when longer) */
 #define T4_DRM_MAX_DOMAINS 16       /* drm, drm.1, ...: 64 events each */
 #define T4_DRM_EXTRA_ID 65536u      /* domain ID of drm.1; drm.k: +k-1 */
 
