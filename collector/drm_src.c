@@ -194,7 +194,8 @@ static int list_numbers(const char *path, struct ints *out)
 			out->v[out->n++] = x;
 	}
 	closedir(d);
-	qsort(out->v, out->n, sizeof(int), cmp_int);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(int), cmp_int);
 	return rc;
 }
 
