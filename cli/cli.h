@@ -115,12 +115,15 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 struct cli_drm {
 	const char *proc_root; /* --proc-root DIR; NULL: /proc */
 	bool off;              /* --no-drm */
+	const int *pids;       /* processes to attach to (--pid), or NULL */
+	size_t n_pids;
 	struct t4_drm *src;    /* set by cli_drm_open when the source runs */
 };
 
 /* Open the source when it applies (not --no-drm; with --sim only under
- * --proc-root) and append its domain to ds. Without a command every
- * process is the workload; with one, cli_drm_workload names its root. */
+ * --proc-root) and append its domain to ds. The workload: the trees of
+ * pids (their clients count from the baseline), or of the command
+ * (cli_drm_workload names its root once it runs), or else every process. */
 int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
 		 struct t4_domain_set *ds);
 int cli_drm_start(struct cli_drm *c);             /* after the scheduler */

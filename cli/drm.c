@@ -3,7 +3,8 @@
  * is collector/drm_src.c; this is the glue only, kept out of cmd_record.c.
  *
  * On by default: with a command, the command's process tree is the
- * workload; without one, every process under the proc root. --sim leaves
+ * workload (or the trees of the PIDs record attaches to); without one,
+ * every process under the proc root. --sim leaves
  * it out (a simulated Tegra410 has no GPU clients) unless --proc-root names
  * a tree to read. A log gets a drm domain only once a client is found.
  */
@@ -17,7 +18,9 @@ int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
 {
 	struct t4_drm_opts o = {
 		.proc_root = c->proc_root,
-		.every_process = !has_command,
+		.every_process = !has_command && !c->n_pids,
+		.roots = c->pids,
+		.n_roots = c->n_pids,
 	};
 	int rc;
 

@@ -501,7 +501,10 @@ struct t4_drm;
 struct t4_drm_opts {
 	const char *proc_root; /* NULL: T4_PROC_DEFAULT */
 	bool every_process;    /* every process is the workload; else the
-				* trees of the roots (t4_drm_add_root) */
+				* trees of the roots */
+	const int *roots;      /* roots known before the recording (--pid):
+				* their clients count from the baseline */
+	size_t n_roots;        /* more with t4_drm_add_root (a command) */
 	uint64_t scan_ns;      /* 0: T4_DRM_SCAN_NS */
 };
 

@@ -819,7 +819,11 @@ int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	if ((rc = t4_drm_scan(s)) < 0) {
+	s->o.roots = NULL; /* copied by add_root */
+	rc = 0;
+	for (size_t i = 0; i < o->n_roots && rc == 0; i++)
+		rc = t4_drm_add_root(s, o->roots[i]);
+	if (rc < 0 || (rc = t4_drm_scan(s)) < 0) {
 		t4_drm_free(s);
 		return rc;
 	}

@@ -352,16 +352,15 @@ static void answer(struct t4_drm *s, struct cap *c, uint64_t trigger)
 	cr_assert_geq(t4_drm_answer(s, trigger, cap_emit, c), 0);
 }
 
+/* The source on a proc root: every process, or the tree of pid (a root
+ * known before the recording, as --pid gives). */
 static struct t4_drm *open_src(const char *root, bool every, int pid)
 {
-	struct t4_drm_opts o = { .proc_root = root, .every_process = every };
+	struct t4_drm_opts o = { .proc_root = root, .every_process = every, .roots = &pid,
+				 .n_roots = pid > 0 };
 	struct t4_drm *s;
 
 	cr_assert_eq(t4_drm_open(&s, &o), 0, "%s", t4_errmsg());
-	if (pid > 0) {
-		cr_assert_eq(t4_drm_add_root(s, pid), 0);
-		cr_assert_eq(t4_drm_scan(s), 0, "%s", t4_errmsg());
-	}
 	return s;
 }
 
