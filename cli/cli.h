@@ -111,21 +111,25 @@ void cli_virtual_final(const struct t4_sched_status *st, struct t4_status_pkt *f
 void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 			 const struct t4_sched_status *st, const struct t4_log_stats *ls,
 			 double seconds);
+
 /* record's DRM source (drm.c): the workload's GPU clients (fdinfo). */
 struct cli_drm {
 	const char *proc_root; /* --proc-root DIR; NULL: /proc */
 	bool off;              /* --no-drm */
-	const int *pids;       /* processes to attach to (--pid), or NULL */
-	size_t n_pids;
+	int *roots;            /* the processes of -p/-t */
+	size_t n_roots;
 	struct t4_drm *src;    /* set by cli_drm_open when the source runs */
 };
 
+struct cli_target;
+
 /* Open the source when it applies (not --no-drm; with --sim only under
  * --proc-root) and append its domain to ds. The workload: the trees of
- * pids (their clients count from the baseline), or of the command
- * (cli_drm_workload names its root once it runs), or else every process. */
+ * the processes of target's threads (-p/-t; their clients count from the
+ * baseline), or the command's (cli_drm_workload names its root once it
+ * runs), or else every process. */
 int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
-		 struct t4_domain_set *ds);
+		 const struct cli_target *target, struct t4_domain_set *ds);
 int cli_drm_start(struct cli_drm *c);             /* after the scheduler */
 int cli_drm_workload(struct cli_drm *c, int pid); /* the command's PID */
 void cli_drm_stop(struct cli_drm *c);             /* after the scheduler */

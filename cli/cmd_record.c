@@ -473,7 +473,8 @@ static int run(struct recording *r)
 
 	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) < 0 ||
 	    (rc = setup_counters(r)) < 0 ||
-	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->domains)) < 0 ||
+	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->o.target,
+				&r->domains)) < 0 ||
 	    (rc = setup_log(r)) < 0)
 		goto close_log;
 	so.domains = &r->domains;

@@ -2,30 +2,64 @@
  * runs, the workload it watches, and its summary line. The source itself
  * is collector/drm_src.c; this is the glue only, kept out of cmd_record.c.
  *
- * On by default: with a command, the command's process tree is the
- * workload (or the trees of the PIDs record attaches to); without one,
- * every process under the proc root. --sim leaves
- * it out (a simulated Tegra410 has no GPU clients) unless --proc-root names
- * a tree to read. A log gets a drm domain only once a client is found.
+ * On by default. The workload: the processes of -p/-t's threads and their
+ * descendants, or COMMAND's process tree, or else every process under the
+ * proc root. --sim leaves it out (a simulated Tegra410 has no GPU clients)
+ * unless --proc-root names a tree to read. A log gets a drm domain only
+ * once a client is found.
  */
 #include "cli.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The process a thread belongs to (its Tgid), or the thread itself when
+ * its status cannot be read. */
+static int tgid_of(const char *root, int tid)
+{
+	char path[600], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "%s/%d/status", root ? root : T4_PROC_DEFAULT, tid);
+	if (t4_read_small_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nTgid:")))
+		return tid;
+	return atoi(p + 6);
+}
+
+/* The processes of target's threads, each once. */
+static int take_roots(struct cli_drm *c, const struct cli_target *t)
+{
+	if (!t->n_tids)
+		return 0;
+	if (!(c->roots = calloc(t->n_tids, sizeof(*c->roots))))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->n_tids; i++) {
+		int pid = tgid_of(c->proc_root, t->tids[i]);
+		size_t k = 0;
+		while (k < c->n_roots && c->roots[k] != pid)
+			k++;
+		if (k == c->n_roots)
+			c->roots[c->n_roots++] = pid;
+	}
+	return 0;
+}
 
 int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
-		 struct t4_domain_set *ds)
+		 const struct cli_target *target, struct t4_domain_set *ds)
 {
-	struct t4_drm_opts o = {
-		.proc_root = c->proc_root,
-		.every_process = !has_command && !c->n_pids,
-		.roots = c->pids,
-		.n_roots = c->n_pids,
-	};
+	struct t4_drm_opts o = { .proc_root = c->proc_root };
 	int rc;
 
 	if (c->off || (sim && !c->proc_root))
 		return 0;
+	if ((rc = take_roots(c, target)) < 0)
+		return rc;
+	o.every_process = !has_command && !c->n_roots;
+	o.roots = c->roots;
+	o.n_roots = c->n_roots;
 	if ((rc = t4_drm_open(&c->src, &o)) < 0)
 		return rc;
 	return t4_drm_attach(c->src, ds);
@@ -76,4 +110,6 @@ void cli_drm_close(struct cli_drm *c)
 {
 	t4_drm_free(c->src);
 	c->src = NULL;
+	free(c->roots);
+	c->roots = NULL;
 }

@@ -19,9 +19,11 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector/collector.h"
@@ -823,14 +825,17 @@ Test(drm, record_fixture_tree, .timeout = 60)
 	cr_assert_eq(total_of(&lv, "c50.total.system0"), 64 << 10);
 	cr_assert_eq(total_of(&lv, "p102-3.memory.system"), 12 << 10);
 
+	snprintf(log, sizeof(log), "%s/n.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record -q --no-drm --proc-root " FIX_PROC
 			     " --duration 20ms -o %s", log), 0, "%s", out);
 	read_log(log, &lv);
 	cr_assert_null(drm_domain(&lv));
+	snprintf(log, sizeof(log), "%s/m.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record -q --sim --duration 20ms -o %s", log), 0,
 		     "%s", out);
 	read_log(log, &lv);
 	cr_assert_null(drm_domain(&lv));
+	snprintf(log, sizeof(log), "%s/x.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record -q --proc-root tests/fixtures/none "
 			     "--duration 20ms -o %s", log), 2, "%s", out);
 	cr_assert(strstr(out, "tests/fixtures/none"), "%s", out);
@@ -883,6 +888,44 @@ Test(drm, record_command_tree, .timeout = 60)
 	cr_assert_eq(total_of(&lv, "c22.total.system0"), 1 << 20);
 	for (size_t i = 0; i < lv.n_ev; i++)
 		cr_assert(strncmp(lv.ev[i].name, "c7.", 3), "%s is not the command's",
+			  lv.ev[i].name);
+	tree_free(&t);
+}
+
+/* -p PID: the process and its descendants are the workload; their clients
+ * were there before the recording, so they count from the baseline. A
+ * process outside the tree is not recorded. */
+Test(drm, record_pid_tree, .timeout = 60)
+{
+	struct logview lv;
+	struct tree t;
+	char out[8192], log[128];
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	tree_make(&t, false);
+	put_client(&t, pid, 1, 3, client7(1000, 2, "4 KiB"));
+	put_client(&t, 99999997, pid, 5,
+		   "drm-driver: xe\ndrm-client-id: 5\ndrm-engine-capacity-ccs: 4\n");
+	put_client(&t, 99999998, 1, 3,
+		   "drm-driver: xe\ndrm-client-id: 6\ndrm-engine-capacity-ccs: 4\n");
+	snprintf(log, sizeof(log), "%s/p.t4t", t.dir);
+	int rc = run_cli(out, sizeof(out), "record -p %d --proc-root %s --duration 200ms -o %s",
+			 (int)pid, t.proc, log);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert(strstr(out, "DRM: 2 clients"), "%s", out);
+	read_log(log, &lv);
+	cr_assert_eq(total_of(&lv, "c7.engine.render"), 0);
+	cr_assert_eq(total_of(&lv, "c7.total.system0"), 4096);
+	cr_assert_eq(total_of(&lv, "c5.capacity.ccs"), 4);
+	for (size_t i = 0; i < lv.n_ev; i++)
+		cr_assert(strncmp(lv.ev[i].name, "c6.", 3), "%s is not the workload's",
 			  lv.ev[i].name);
 	tree_free(&t);
 }
