@@ -226,6 +226,9 @@ struct t4_dec_domain {
 	const char *event_name[T4_MAX_COUNTERS];
 	const char *event_unit[T4_MAX_COUNTERS];
 	bool event_selected[T4_MAX_COUNTERS];
+	bool event_gauge[T4_MAX_COUNTERS];   /* a level, not a count (FORMAT 4.3):
+					      * intervals give the level; totals
+					      * are level x elapsed us */
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
@@ -240,7 +243,8 @@ struct t4_dec_domain {
 	uint64_t unplaced;        /* returns without a sample before them */
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
-	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
+					  * level x elapsed us) */
 	struct t4_clock_stats clock;
 };
 
