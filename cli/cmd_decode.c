@@ -82,14 +82,15 @@ static const struct option decode_longopts[] = {
 	{ 0 },
 };
 
-/* The argument getopt stopped at, for the message: "-q" or "--bogus". */
-static const char *bad_option(char **argv, int at, char *buf, size_t cap)
+/* The argument getopt stopped at, for the message: "-q" or "--bogus" (it
+ * has just stepped over it, past any FILE before it). */
+static const char *bad_option(char **argv, char *buf, size_t cap)
 {
 	if (optopt && optopt < 256) {
 		snprintf(buf, cap, "-%c", optopt);
 		return buf;
 	}
-	snprintf(buf, cap, "%s", argv[at]);
+	snprintf(buf, cap, "%s", argv[optind - 1]);
 	char *eq = strchr(buf, '=');
 	if (eq)
 		*eq = '\0';
@@ -144,7 +145,7 @@ static int option(struct decode_args *a, int c)
 static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 {
 	char buf[128];
-	int c, at = 1;
+	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -155,13 +156,12 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 		}
 		if (c == '?')
 			return cli_usage_error("decode", "unknown option '%s'",
-					       bad_option(argv, at, buf, sizeof(buf)));
+					       bad_option(argv, buf, sizeof(buf)));
 		if (c == ':')
 			return cli_usage_error("decode", "option '%s' needs a value",
-					       bad_option(argv, at, buf, sizeof(buf)));
+					       bad_option(argv, buf, sizeof(buf)));
 		if (option(a, c))
 			return 2;
-		at = optind;
 	}
 	if (optind >= argc)
 		return cli_usage_error("decode", "missing FILE");
