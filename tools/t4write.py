@@ -56,7 +56,8 @@ counts 0). What the recorder and the file can do to it:
                     damage lost ("lost_triggers"), returns read twice
                     ("duplicates"); the log's dropped packets, triggers
                     without a reference packet ("refs_missing"), bookmarks
-                    (with set_ns), the first trigger's time ("origin_ns")
+                    (with set_ns; "lost" when its packet was), the first
+                    trigger's time ("origin_ns")
   --seed S, --chunk-packets N, --period-ns P
 
 usage: t4write.py OUT [--triggers N] [--per-chunk K] [options above]
@@ -436,7 +437,7 @@ class Real:
                     self.bookmarks[bm_next]["set_ns"] < self.ref_ns[0][k]:
                 b = self.bookmarks[bm_next]
                 b["first_trigger"] = k
-                items.append(dict(kind="bookmark", enc=bookmark_pkt(
+                items.append(dict(kind="bookmark", bm=b, enc=bookmark_pkt(
                     b["id"], k, b["name"], b["set_ns"])))
                 bm_next += 1
             edge = k == 0 or k == self.N - 1  # baseline and final: always written
@@ -564,8 +565,12 @@ class Real:
     def truth(self, chunks, intact, spans, size):
         copies_ret = [0] * len(self.rets)
         copies_ref = [0] * len(self.refs)
+        for b in self.bookmarks:
+            b["lost"] = True
         for c, ok in zip(chunks, intact):
             for it in c:
+                if ok and it["kind"] == "bookmark":
+                    it["bm"]["lost"] = False
                 if ok and it["kind"] == "ret":
                     copies_ret[it["v"]["uid"]] += 1
                 elif ok and it["kind"] == "ref":
@@ -627,7 +632,8 @@ class Real:
             refs_missing=refs_missing,
             partial=any(d["partial"] for d in doms),
             bookmarks=[dict(id=b["id"], name=b["name"], set_ns=b["set_ns"],
-                            first_trigger=b.get("first_trigger")) for b in self.bookmarks],
+                            first_trigger=b.get("first_trigger"), lost=b["lost"])
+                       for b in self.bookmarks],
             domains=doms)
 
 
