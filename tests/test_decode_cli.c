@@ -156,6 +156,29 @@ Test(decode_cli, dropped_late_and_failed_returns_are_carried, .timeout = 120)
 	dc_fini(&c);
 }
 
+/* Every clock model places the same counts: the totals and the tiling of
+ * the timeline do not depend on it. */
+Test(decode_cli, every_clock_model_keeps_the_totals, .timeout = 120)
+{
+	struct dc c;
+	static const char *const models[] = { "rate", "offset", "window" };
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "cm", "--triggers 500 --seed 12 --drop-returns 0.03 --late 0.03 "
+			   "--schedulers 2 --bookmarks");
+	for (size_t i = 0; i < T4_ARRAY_LEN(models); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), "cm.t4 -f csv --clock-model %s -o cm.csv", models[i]);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "csv cm.csv cm.json");
+		snprintf(args, sizeof(args), "cm.t4 -f jsonl --clock-model=%s -o cm.jsonl",
+			 models[i]);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "jsonl cm.jsonl cm.json");
+	}
+	dc_fini(&c);
+}
+
 /* Duplicates and reordering (the packets of a trigger spread over two
  * chunks) decode to exactly the rows of the same recording written
  * cleanly. */
