@@ -342,46 +342,34 @@ def check_info_totals(a):
     print(f"info-totals: {len(want)} events")
 
 
+# subcommand: (check, positional arguments, options with their argparse settings)
+COMMANDS = {
+    "csv": (check_csv, ["out", "truth"],
+            {"--sep": dict(default=","), "--grid": dict(type=int, default=0)}),
+    "jsonl": (check_jsonl, ["out", "truth"], {}),
+    "summary": (check_summary, ["out", "truth"], {}),
+    "same": (check_same, ["full", "part"],
+             {"--truth": {}, "--from": dict(dest="from_x"), "--to": dict(dest="to_x"),
+              "--bookmark": {}, "--pmu": {}, "--event": {}}),
+    "sum": (check_sum, ["full", "parts+"], {}),
+    "rates": (check_rates, ["jsonl", "summary", "truth"], {}),
+    "info-totals": (check_info_totals, ["csv", "info"], {}),
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("csv")
-    p.add_argument("out")
-    p.add_argument("truth")
-    p.add_argument("--sep", default=",")
-    p.add_argument("--grid", type=int, default=0)
-    p.set_defaults(fn=check_csv)
-    p = sub.add_parser("jsonl")
-    p.add_argument("out")
-    p.add_argument("truth")
-    p.set_defaults(fn=check_jsonl)
-    p = sub.add_parser("summary")
-    p.add_argument("out")
-    p.add_argument("truth")
-    p.set_defaults(fn=check_summary)
-    p = sub.add_parser("same")
-    p.add_argument("full")
-    p.add_argument("part")
-    p.add_argument("--truth")
-    p.add_argument("--from", dest="from_x")
-    p.add_argument("--to", dest="to_x")
-    p.add_argument("--bookmark")
-    p.add_argument("--pmu")
-    p.add_argument("--event")
-    p.set_defaults(fn=check_same)
-    p = sub.add_parser("sum")
-    p.add_argument("full")
-    p.add_argument("parts", nargs="+")
-    p.set_defaults(fn=check_sum)
-    p = sub.add_parser("rates")
-    p.add_argument("jsonl")
-    p.add_argument("summary")
-    p.add_argument("truth")
-    p.set_defaults(fn=check_rates)
-    p = sub.add_parser("info-totals")
-    p.add_argument("csv")
-    p.add_argument("info")
-    p.set_defaults(fn=check_info_totals)
+    for name, (fn, args, opts) in COMMANDS.items():
+        p = sub.add_parser(name)
+        for arg in args:
+            if arg.endswith("+"):
+                p.add_argument(arg[:-1], nargs="+")
+            else:
+                p.add_argument(arg)
+        for opt, kw in opts.items():
+            p.add_argument(opt, **kw)
+        p.set_defaults(fn=fn)
     a = ap.parse_args()
     a.fn(a)
     done()
