@@ -523,9 +523,13 @@ Test(decode_cli, standard_input, .timeout = 120)
 	dc_write(&c, "in", "--triggers 300 --seed 11 --bookmarks --drop-returns 0.02");
 	cr_assert_eq(dc_decode(&c, "in.t4 -f csv -o file.csv"), 0, "%s", c.out);
 	int st = dc_decode(&c, "- -f csv -o stdin.csv < in.t4");
-	if (st != 0 && (strstr(c.out, "-: No such file") || strstr(c.out, "not supported")))
+	if (st != 0 && (strstr(c.out, "-: No such file") || strstr(c.out, "not supported"))) {
+		char why[512];
+		snprintf(why, sizeof(why), "%.400s", c.out);
+		dc_fini(&c);
 		cr_skip_test("decode - does not read standard input yet (t4_reader_open of "
-			     "\"-\" is coming): %s", c.out);
+			     "\"-\" is coming): %s", why);
+	}
 	cr_assert_eq(st, 0, "decode - < in.t4: %s", c.out);
 	cr_assert_eq(dc_sh(&c, "cmp file.csv stdin.csv"), 0, "%s", c.out);
 	st = dc_sh(&c, "cat in.t4 | '%s' decode - -f csv > pipe.csv", c.bin);
