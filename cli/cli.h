@@ -114,6 +114,30 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 			 const struct t4_sched_status *st, const struct t4_log_stats *ls,
 			 double seconds);
 
+/* record's DRM source (drm.c): the workload's GPU clients (fdinfo). */
+struct cli_drm {
+	const char *proc_root; /* --proc-root DIR; NULL: /proc */
+	bool off;              /* --no-drm */
+	int *roots;            /* the processes of -p/-t */
+	size_t n_roots;
+	struct t4_drm *src;    /* set by cli_drm_open when the source runs */
+};
+
+struct cli_target;
+
+/* Open the source when it applies (not --no-drm; with --sim only under
+ * --proc-root) and append its domain to ds. The workload: the trees of
+ * the processes of target's threads (-p/-t; their clients count from the
+ * baseline), or the command's (cli_drm_workload names its root once it
+ * runs), or else every process. */
+int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
+		 const struct cli_target *target, struct t4_domain_set *ds);
+int cli_drm_start(struct cli_drm *c);             /* after the scheduler */
+int cli_drm_workload(struct cli_drm *c, int pid); /* the command's PID */
+void cli_drm_stop(struct cli_drm *c);             /* after the scheduler */
+void cli_drm_summary(struct cli_drm *c);          /* one line on stderr */
+void cli_drm_close(struct cli_drm *c);            /* after the scheduler's free */
+
 /* Where `record` writes its log (output.c): FILE.partial-PID until the
  * recording runs, then FILE, an existing FILE kept as FILE.old. */
 struct cli_output {
@@ -170,6 +194,7 @@ struct cli_record_opts {
 	const char *control;
 	struct cli_source src;
 	struct cli_target target;
+	struct cli_drm drm;
 	bool paused, per_socket, quiet, progress, force;
 	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;

@@ -5,7 +5,10 @@
  * output file is written under a temporary name next to it and renamed
  * into place only when decoding succeeded, so a failed or interrupted
  * decode never leaves a half-written file where a good one was; it never
- * replaces the log it reads, nor any other t410trace log.
+ * replaces the log it reads, nor any other t410trace log. An OUT that is
+ * not a regular file (/dev/stdout, a FIFO, a device) is written in place,
+ * and a symbolic link keeps pointing where it did: renaming onto either
+ * would replace it with a file.
  */
 #include "cli.h"
 #include "decode/decode.h"
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +26,9 @@
 struct decode_args {
 	const char *path;
 	const char *output; /* NULL or "-": standard output */
+	const char *dest;   /* the file OUT names: OUT, or where its link points */
+	char dest_buf[PATH_MAX];
+	bool in_place;      /* OUT is not a regular file: written, not replaced */
 	const char *sep;
 	struct t4_decode_opts d;
 	struct t4_output_opts out;
@@ -75,14 +82,15 @@ static const struct option decode_longopts[] = {
 	{ 0 },
 };
 
-/* The argument getopt stopped at, for the message: "-q" or "--bogus". */
-static const char *bad_option(char **argv, int at, char *buf, size_t cap)
+/* The argument getopt stopped at, for the message: "-q" or "--bogus" (it
+ * has just stepped over it, past any FILE before it). */
+static const char *bad_option(char **argv, char *buf, size_t cap)
 {
 	if (optopt && optopt < 256) {
 		snprintf(buf, cap, "-%c", optopt);
 		return buf;
 	}
-	snprintf(buf, cap, "%s", argv[at]);
+	snprintf(buf, cap, "%s", argv[optind - 1]);
 	char *eq = strchr(buf, '=');
 	if (eq)
 		*eq = '\0';
@@ -137,7 +145,7 @@ static int option(struct decode_args *a, int c)
 static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 {
 	char buf[128];
-	int c, at = 1;
+	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -148,13 +156,12 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 		}
 		if (c == '?')
 			return cli_usage_error("decode", "unknown option '%s'",
-					       bad_option(argv, at, buf, sizeof(buf)));
+					       bad_option(argv, buf, sizeof(buf)));
 		if (c == ':')
 			return cli_usage_error("decode", "option '%s' needs a value",
-					       bad_option(argv, at, buf, sizeof(buf)));
+					       bad_option(argv, buf, sizeof(buf)));
 		if (option(a, c))
 			return 2;
-		at = optind;
 	}
 	if (optind >= argc)
 		return cli_usage_error("decode", "missing FILE");
@@ -199,7 +206,24 @@ static int check_output(const struct decode_args *a)
 	return 0;
 }
 
-/* Open the output: standard output, or a temporary file next to OUT. */
+/* Where the output goes: in place for a device or a FIFO, else the file
+ * OUT names (through a symbolic link). */
+static void resolve_output(struct decode_args *a)
+{
+	struct stat sb;
+
+	a->dest = a->output;
+	if (to_stdout(a) || stat(a->output, &sb) < 0)
+		return; /* standard output, or a new file */
+	if (!S_ISREG(sb.st_mode))
+		a->in_place = true;
+	else if (lstat(a->output, &sb) == 0 && S_ISLNK(sb.st_mode) &&
+		 realpath(a->output, a->dest_buf))
+		a->dest = a->dest_buf;
+}
+
+/* Open the output: standard output, OUT itself when it is written in
+ * place, or a temporary file next to the file OUT names. */
 static FILE *open_output(const struct decode_args *a, char *tmp, size_t cap)
 {
 	FILE *f;
@@ -208,7 +232,12 @@ static FILE *open_output(const struct decode_args *a, char *tmp, size_t cap)
 	tmp[0] = '\0';
 	if (to_stdout(a))
 		return stdout;
-	snprintf(tmp, cap, "%s.tmp-XXXXXX", a->output);
+	if (a->in_place) {
+		if (!(f = fopen(a->output, "w")))
+			t4_err(errno, "%s: %s", a->output, strerror(errno));
+		return f;
+	}
+	snprintf(tmp, cap, "%s.tmp-XXXXXX", a->dest);
 	if ((fd = mkstemp(tmp)) < 0) {
 		t4_err(errno, "%s: %s", a->output, strerror(errno));
 		tmp[0] = '\0';
@@ -231,7 +260,9 @@ static int close_output(const struct decode_args *a, FILE *f, const char *tmp, i
 		return rc;
 	if (fclose(f) != 0 && rc >= 0)
 		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
-	if (rc >= 0 && rename(tmp, a->output) < 0)
+	if (a->in_place)
+		return rc;
+	if (rc >= 0 && rename(tmp, a->dest) < 0)
 		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
 	if (rc < 0)
 		unlink(tmp);
@@ -253,6 +284,7 @@ int cmd_decode(int argc, char **argv)
 				       "(or redirect standard output)");
 	if ((rc = check_output(&a)) < 0)
 		return t4_report(rc), 2;
+	resolve_output(&a);
 	a.out.log_name = a.path;
 	if (!(f = open_output(&a, tmp, sizeof(tmp))))
 		return t4_report(-errno), 1;

@@ -299,6 +299,7 @@ static void recording_free(struct recording *r)
 	t4_evlist_free(&r->events);
 	cli_target_free(&r->o.target);
 	cli_source_close(&r->o.src);
+	cli_drm_close(&r->o.drm);
 }
 
 /* Start the scheduler and the command; publish the log once both run.
@@ -311,6 +312,8 @@ static int start(struct recording *r)
 	if ((rc = t4_sched_start(r->sched)) < 0)
 		return rc;
 	r->ran = true;
+	if ((rc = cli_drm_start(&r->o.drm)) < 0)
+		return rc;
 	if (r->o.command && signals_got) { /* interrupted: don't start it */
 		r->not_started = true;
 		r->not_started_code = 128 + (int)last_signal; /* as a shell would */
@@ -328,7 +331,7 @@ static int start(struct recording *r)
 	}
 	if ((rc = cli_output_publish(&r->out)) < 0)
 		t4_report(rc); /* stranded under its partial name, which is said */
-	return 0;
+	return r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
 }
 
 /* Close the log with the final totals; 0 or the log's sticky error. */
@@ -425,7 +428,10 @@ static int run(struct recording *r)
 	int rc, lrc;
 
 	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) < 0 ||
-	    (rc = setup_counters(r)) < 0 || (rc = setup_log(r)) < 0)
+	    (rc = setup_counters(r)) < 0 ||
+	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->o.target,
+				&r->domains)) < 0 ||
+	    (rc = setup_log(r)) < 0)
 		goto close_log;
 	so.domains = &r->domains;
 	so.log = r->log;
@@ -437,13 +443,16 @@ static int run(struct recording *r)
 	if ((rc = start(r)) == 0 && !r->not_started)
 		wait_until_done(r, t0, show_progress);
 	t4_sched_stop(r->sched);
+	cli_drm_stop(&r->o.drm);
 	t_end = t4_ref_ns();
 	if (show_progress)
 		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:
 	lrc = finish_log(r, &st, &ls);
-	if (r->ran && !r->not_started && !r->o.quiet)
+	if (r->ran && !r->not_started && !r->o.quiet) {
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
+		cli_drm_summary(&r->o.drm);
+	}
 	return rc < 0 ? rc : lrc;
 }
 

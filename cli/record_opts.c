@@ -45,6 +45,10 @@ static void record_usage(FILE *f)
 		"                         fast as the CPU goes, the same log for the same seed,\n"
 		"                         a bookmark at each of its workload's phase changes\n"
 		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
+		"      --proc-root DIR    find processes and DRM clients under DIR, not /proc\n"
+		"      --no-drm           leave out the GPU usage of DRM clients (fdinfo), on by\n"
+		"                         default: the processes of COMMAND or -p/-t and their\n"
+		"                         children, or else every process\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
 		"      --trigger PATH     where triggers fire: 'bpf' (BPF timers in the kernel,\n"
@@ -70,7 +74,7 @@ static void record_usage(FILE *f)
 
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
-	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER,
+	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT, OPT_NO_DRM,
 };
 
 static const struct option record_longopts[] = {
@@ -100,6 +104,8 @@ static const struct option record_longopts[] = {
 	{ "sim-wander", required_argument, NULL, CLI_SIM_WANDER },
 	{ "sim-preempt", required_argument, NULL, CLI_SIM_PREEMPT },
 	{ "trigger", required_argument, NULL, OPT_TRIGGER },
+	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "no-drm", no_argument, NULL, OPT_NO_DRM },
 	{ 0 },
 };
 
@@ -204,6 +210,8 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case OPT_PAUSED: o->paused = true; return 0;
 	case OPT_PER_SOCKET: o->per_socket = true; return 0;
 	case OPT_PROGRESS: o->progress = true; return 0;
+	case OPT_PROC_ROOT: o->drm.proc_root = arg; return 0;
+	case OPT_NO_DRM: o->drm.off = true; return 0;
 	case CLI_VIRTUAL:
 	case CLI_SIM_DRIFT:
 	case CLI_SIM_WANDER:
@@ -234,6 +242,8 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
 							  o->control != NULL }))
 		return 2;
+	if (o->virt.on && o->drm.proc_root)
+		return cli_usage_error("record", "--proc-root: DRM clients are read live, not in virtual time");
 	if (optind < argc)
 		o->command = argv + optind;
 	if (o->command && (o->target.pids || o->target.tids_arg))

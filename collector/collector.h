@@ -17,6 +17,11 @@
  *             kernel's plus a workload model that produces counts and knows
  *             its exact ground truth.
  *   pci.c     PCI device -> socket/RC/root port through the NVIDIA DVSEC.
+ *   drm.c     DRM client usage stats: one /proc/<pid>/fdinfo/<fd> text
+ *             parsed by the kernel's spec (drm-usage-stats.rst);
+ *   drm_src.c the DRM source: the workload's DRM clients as a clock domain
+ *             of their own (kind drm), found by a scanner thread, read by
+ *             an unpinned monitor, events appended as clients appear.
  *
  * A PMU set, an event list and a domain set are plain context structs owned
  * by the caller: no globals, getters have no side effects.
@@ -29,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "../packets/packets.h"
 
@@ -302,8 +308,27 @@ int t4_sim_pcie_devs(const struct t4_sim *sim, const struct t4_pmu *pmu,
 
 /* ---- clock domains (domain.c) ---------------------------------------------- */
 
+/* Where a return packet goes: 0, or a negative errno when it was dropped
+ * (a full ring: -ENOBUFS). */
+typedef int (*t4_emit_fn)(void *ud, const struct t4_packet *p);
+
+/* A domain read by a source of its own (the DRM source) instead of perf or
+ * the simulator. answer() puts everything the source has for a trigger
+ * through emit: metadata as it appears (domain and event packets), then
+ * the return packets of the domains it owns, their read windows on
+ * ref_clock (the log's reference clock: CLOCK_MONOTONIC_RAW, or
+ * CLOCK_MONOTONIC when triggers fire in the kernel); it returns the number
+ * of counts put, or a negative errno. It may do I/O: such a domain has
+ * cpu -1 and gets a monitor of its own, never on a PMU domain's trigger
+ * path. */
+struct t4_domain_source {
+	int (*answer)(void *ctx, uint64_t trigger_id, clockid_t ref_clock, t4_emit_fn emit,
+		      void *ud);
+	void *ctx;
+};
+
 /* One clock domain: the counters of one PMU instance on one CPU, read as
- * one perf group (or from the simulator). */
+ * one perf group (or from the simulator, or a source of its own). */
 struct t4_domain {
 	uint32_t id;
 	enum t4_domain_kind kind;
@@ -328,6 +353,8 @@ struct t4_domain {
 	uint64_t prev_true_ns; /* sim: instant of the previous sample */
 	struct t4_sim_reader *sim_reader;
 	bool primed;
+	struct t4_domain_source source; /* .answer set: read by its source;
+					 * it writes its own metadata */
 };
 
 struct t4_domain_set {
@@ -383,6 +410,13 @@ int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns
  * once per read. */
 void t4_domain_unread(struct t4_domain *d);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
+/* Append an empty domain read by a source of its own (cpu -1, clocked by
+ * the reference clock, ID ds->n); *out points into ds->v until the next
+ * append. */
+int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
+			  enum t4_domain_kind kind,
+			  const struct t4_domain_source *src,
+			  struct t4_domain **out);
 /* The CPU a thread should be pinned to in order to read d cheaply (a perf
  * group read from another CPU costs an inter-processor interrupt: ~9.6 us
  * instead of ~1.7 us here), or -1 when any CPU will do. Simulated domains
@@ -410,5 +444,127 @@ struct t4_pci_port {
  * DVSEC (vendor 0x10de, DVSEC ID 4) and collect every root port's mapping.
  * *out is malloc'ed; free() it. */
 int t4_pci_scan(const char *pci_root, struct t4_pci_port **out, size_t *n);
+
+/* ---- DRM client usage stats (drm.c) ------------------------------------ */
+
+/* The standardised keys with a value per engine or memory region; the
+ * numbers are pinned (they are the `config` of DRM event packets). */
+enum t4_drm_key {
+	T4_DRM_ENGINE = 1,       /* drm-engine-<e>: busy ns, cumulative */
+	T4_DRM_CAPACITY = 2,     /* drm-engine-capacity-<e>: engines, gauge */
+	T4_DRM_CYCLES = 3,       /* drm-cycles-<e>: busy cycles, cumulative */
+	T4_DRM_TOTAL_CYCLES = 4, /* drm-total-cycles-<e>: cycles, cumulative */
+	T4_DRM_MEMORY = 5,       /* drm-memory-<r>: bytes, gauge (legacy) */
+	T4_DRM_RESIDENT = 6,     /* drm-resident-<r> */
+	T4_DRM_TOTAL = 7,        /* drm-total-<r> */
+	T4_DRM_SHARED = 8,       /* drm-shared-<r> */
+	T4_DRM_ACTIVE = 9,       /* drm-active-<r> */
+	T4_DRM_PURGEABLE = 10,   /* drm-purgeable-<r> */
+};
+#define T4_DRM_KEY_LAST T4_DRM_PURGEABLE
+
+#define T4_DRM_NAME_MAX 25    /* engine or region name, with its NUL */
+#define T4_DRM_MAX_VALUES 128 /* keyed values kept from one file */
+
+struct t4_drm_value {
+	uint8_t key; /* enum t4_drm_key */
+	char name[T4_DRM_NAME_MAX];
+	uint64_t v;  /* ns, cycles, engines or bytes (units applied) */
+};
+
+/* One fdinfo text. Keys outside the spec's are ignored (driver-specific
+ * ones too); a malformed line of a known key is skipped and counted. */
+struct t4_drm_info {
+	char driver[T4_NAME_MAX]; /* drm-driver (mandatory) */
+	char pdev[32];            /* drm-pdev, "" when absent */
+	uint64_t client_id;       /* drm-client-id */
+	bool has_client_id;
+	size_t n;
+	struct t4_drm_value v[T4_DRM_MAX_VALUES];
+	uint32_t bad_lines; /* malformed lines skipped */
+	char first_bad[160]; /* "PATH:LINE: why" of the first, "" if none */
+};
+
+/* Parse one fdinfo text (path only names it in messages). 0, or -ENODATA
+ * when it has no valid drm-driver key (not a DRM client's usage stats: a
+ * non-DRM file, or a driver without stats), the message naming the file
+ * and the first malformed line if any. */
+int t4_drm_parse(const char *text, const char *path, struct t4_drm_info *out);
+/* Read and parse a fdinfo file: as t4_drm_parse, plus the read's -errno
+ * (-ENOENT: the fd or the process is gone). */
+int t4_drm_read(const char *path, struct t4_drm_info *out);
+/* A value by key and name, NULL when the file did not have it. */
+const struct t4_drm_value *t4_drm_find(const struct t4_drm_info *in,
+				       enum t4_drm_key key, const char *name);
+/* The spec's engine capacity: drm-engine-capacity-<engine>, 1 if absent. */
+uint64_t t4_drm_capacity(const struct t4_drm_info *in, const char *engine);
+/* What a key is, for event names and units. */
+struct t4_drm_keydef {
+	enum t4_drm_key key;
+	const char *prefix; /* the fdinfo key before the name: "drm-engine-" */
+	const char *label;  /* in event names: "engine", "total-cycles" */
+	const char *unit;   /* "ns", "bytes", "" */
+	bool gauge;         /* a level (capacity, memory), not cumulative */
+};
+/* NULL for a key outside enum t4_drm_key. */
+const struct t4_drm_keydef *t4_drm_keydef(enum t4_drm_key key);
+
+/* ---- the DRM source (drm_src.c) -------------------------------------- */
+
+#define T4_PROC_DEFAULT "/proc"
+#define T4_DRM_SCAN_NS 100000000ull /* scan for clients every 100 ms (or
+					   * 9x a scan's time, when longer) */
+#define T4_DRM_MAX_DOMAINS 16       /* drm, drm.1, ...: 64 events each */
+#define T4_DRM_EXTRA_ID 65536u      /* domain ID of drm.1; drm.k: +k-1 */
+
+struct t4_drm;
+
+struct t4_drm_opts {
+	const char *proc_root; /* NULL: T4_PROC_DEFAULT */
+	bool every_process;    /* every process is the workload; else the
+				* trees of the roots */
+	const int *roots;      /* roots known before the recording (--pid):
+				* their clients count from the baseline */
+	size_t n_roots;        /* more with t4_drm_add_root (a command) */
+	uint64_t scan_ns;      /* 0: T4_DRM_SCAN_NS */
+};
+
+struct t4_drm_stats {
+	uint64_t clients;       /* distinct clients seen */
+	uint64_t clients_no_id; /* of which without drm-client-id (one per fd:
+				 * shared or duplicated fds may count twice) */
+	uint64_t events;        /* (client, key) events in the log's tables */
+	uint64_t events_left_out; /* beyond T4_DRM_MAX_DOMAINS x 64, or a
+				   * name longer than an event name holds */
+	uint64_t bad_lines;     /* malformed fdinfo lines skipped */
+	uint64_t read_failures; /* reads that failed (previous values kept) */
+	uint64_t scans;
+	char first_bad[160];    /* the first malformed line, "" if none */
+};
+
+/* Open the source and scan once: clients found now (before the first
+ * answer) existed before the recording and count from their values at the
+ * baseline; clients found later count from 0 (the spec's counters start
+ * when the DRM file is opened). Fails when proc_root cannot be read. */
+int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o);
+/* Append the source's domain ("drm") to ds; call once, before the
+ * scheduler is created. */
+int t4_drm_attach(struct t4_drm *s, struct t4_domain_set *ds);
+/* Add a root process of the workload (any thread). */
+int t4_drm_add_root(struct t4_drm *s, int pid);
+/* Scan now: find the workload's processes and their DRM fds, and hand
+ * the result to the next answer (the scanner thread calls this; tests
+ * may call it instead). */
+int t4_drm_scan(struct t4_drm *s);
+/* The scanner thread: t4_drm_scan every scan_ns until stop. */
+int t4_drm_start(struct t4_drm *s);
+void t4_drm_stop(struct t4_drm *s);
+/* Answer one trigger (what the domain's source does): read the known
+ * clients' fdinfo files and emit metadata and return packets, their read
+ * windows on ref_clock. */
+int t4_drm_answer(struct t4_drm *s, uint64_t trigger_id, clockid_t ref_clock, t4_emit_fn emit,
+		  void *ud);
+void t4_drm_stats(struct t4_drm *s, struct t4_drm_stats *st);
+void t4_drm_free(struct t4_drm *s); /* stops the scanner; accepts NULL */
 
 #endif

@@ -119,18 +119,26 @@ static int check_groups(const struct t4_evlist *l)
 	return 0;
 }
 
+/* An empty domain: no counters, no fds, clocked by the reference clock. */
+static void domain_blank(struct t4_domain *d, uint32_t id, int cpu)
+{
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	d->cpu = cpu;
+	d->clock_index = -1;
+	for (size_t i = 0; i < T4_MAX_COUNTERS; i++)
+		d->fds[i] = -1;
+}
+
 static void domain_init(struct t4_domain *d, uint32_t id,
 			const struct t4_counter *c)
 {
 	const struct t4_pmu *p = c->pmu;
 	int cpu = counter_cpu(c);
 
-	memset(d, 0, sizeof(*d));
-	d->id = id;
+	domain_blank(d, id, cpu);
 	d->kind = kind_of(c);
-	d->cpu = cpu;
 	d->tid = c->tid;
-	d->clock_index = -1;
 	if (c->tid > 0)
 		snprintf(d->name, sizeof(d->name), "%.*s@tid%d",
 			 (int)sizeof(d->name) - 16, p->name, c->tid);
@@ -139,8 +147,6 @@ static void domain_init(struct t4_domain *d, uint32_t id,
 			 (int)sizeof(d->name) - 16, p->name, cpu);
 	else
 		snprintf(d->name, sizeof(d->name), "%s", p->name);
-	for (size_t i = 0; i < T4_MAX_COUNTERS; i++)
-		d->fds[i] = -1;
 }
 
 static struct t4_domain *domain_find(struct t4_domain_set *ds,
@@ -255,6 +261,25 @@ int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l)
 	return err;
 }
 
+int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
+			  enum t4_domain_kind kind,
+			  const struct t4_domain_source *src,
+			  struct t4_domain **out)
+{
+	struct t4_domain *v = realloc(ds->v, (ds->n + 1) * sizeof(*v));
+
+	if (!v)
+		return t4_err(ENOMEM, "%s: out of memory", name);
+	ds->v = v;
+	*out = &v[ds->n];
+	domain_blank(*out, (uint32_t)ds->n, -1);
+	(*out)->kind = kind;
+	(*out)->source = *src;
+	t4_strlcpy((*out)->name, name, sizeof((*out)->name));
+	ds->n++;
+	return 0;
+}
+
 /* ---- opening ------------------------------------------------------------- */
 
 /* pid: the thread counted (0: every task, -1 to perf). */
@@ -352,6 +377,8 @@ static int domain_open(struct t4_domain *d, struct t4_sim *sim)
 	const struct t4_pmu *p = d->counters[0].pmu;
 
 	d->primed = false;
+	if (d->source.answer)
+		return 0; /* its source opens what it reads */
 	if (!p->simulated)
 		return domain_open_perf(d);
 	if (!sim)

@@ -202,6 +202,7 @@ static const struct {
 	{ T4_DOM_SOFTWARE, "software", software_formulas, T4_ARRAY_LEN(software_formulas) },
 	{ T4_DOM_TSC, "TSC", tsc_formulas, T4_ARRAY_LEN(tsc_formulas) },
 	{ T4_DOM_TRACEPOINT, "tracepoint", NULL, 0 },
+	{ T4_DOM_DRM, "DRM", NULL, 0 },
 	{ T4_DOM_OTHER, "other", NULL, 0 },
 };
 

@@ -53,7 +53,10 @@ struct t4_index_domain {
 	uint64_t values;        /* counter values in them */
 	uint64_t read_failed;   /* returns flagged READ_FAILED */
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
-	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index */
+	uint64_t first_trigger;  /* smallest trigger ID of its returns */
+	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index; a
+					  * gauge's last level */
 };
 
 /* One scheduler's triggers (record --per-socket runs one per socket). */
@@ -225,6 +228,9 @@ struct t4_dec_domain {
 	const char *event_name[T4_MAX_COUNTERS];
 	const char *event_unit[T4_MAX_COUNTERS];
 	bool event_selected[T4_MAX_COUNTERS];
+	bool event_gauge[T4_MAX_COUNTERS];   /* a level, not a count (FORMAT 4.3):
+					      * intervals give the level; totals
+					      * are level x elapsed us */
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
@@ -239,7 +245,8 @@ struct t4_dec_domain {
 	uint64_t unplaced;        /* returns without a sample before them */
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
-	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded */
+	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
+					  * level x elapsed us) */
 	struct t4_clock_stats clock;
 };
 

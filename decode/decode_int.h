@@ -222,6 +222,9 @@ struct dom {
 	double freq_w, dur_w, res_ss, res_n; /* segment statistics sums */
 	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
 	char units[T4_MAX_COUNTERS][32];
+	char mnames[T4_MAX_COUNTERS][2 * T4_NAME_MAX]; /* metrics made from events (DRM) */
+	bool any_gauge;
+	uint64_t *weighted;  /* ncap: counts, gauges as level x elapsed us */
 	char pmu[T4_NAME_MAX];
 	bool dirty;          /* metadata changed: refresh names and metrics */
 	bool clocked;        /* a clock event: the fit runs */
@@ -339,6 +342,14 @@ struct t4_decoder {
 	uint64_t origin_ns;
 	uint64_t last_end_ns;
 };
+
+/* The weight of a gauge's level in totals: level x elapsed in us,
+ * saturating (FORMAT 4.3). */
+static inline uint64_t t4_gauge_weight(uint64_t level, uint64_t elapsed_ns)
+{
+	t4_u128 w = (t4_u128)level * (elapsed_ns / 1000);
+	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+}
 
 /* decode.c */
 struct dsched *dec_sched(struct t4_decoder *d, uint32_t id);

@@ -49,11 +49,76 @@ static bool glob_ok(const char *glob, const char *name)
 	return dec_glob_any(glob, name, 0);
 }
 
+/* Index of event "<client>.<key>.<engine>", or -1. */
+static int drm_event(const struct dom *dm, const char *client, size_t clen, const char *key,
+		     const char *engine)
+{
+	char name[T4_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%.*s.%s.%s", (int)clen, client, key, engine);
+	return lookup_event((void *)dm, name, strlen(name));
+}
+
+/* One metric made from events: name, unit "%", compiled expr. */
+static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *name,
+			    const char *expr)
+{
+	uint32_t m = dm->pub.n_metrics;
+
+	if (m >= T4_MAX_COUNTERS)
+		return;
+	snprintf(dm->mnames[m], sizeof(dm->mnames[m]), "%s", name);
+	dm->pub.metric_name[m] = dm->mnames[m];
+	dm->pub.metric_unit[m] = "%";
+	dm->pub.metric_brief[m] = true;
+	dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, dm->mnames[m]);
+	dm->metric_ok[m] = t4_expr_compile(expr, lookup_event, dm, &dm->metric[m]) == 0;
+	dm->pub.n_metrics++;
+}
+
+/* The DRM domain's metrics come from its events (FORMAT 6.2): per client
+ * and engine, busy % = engine ns / elapsed / capacity (1 without a
+ * capacity event), and for drivers that count cycles, cycles / total
+ * cycles / capacity. */
+static void drm_metrics(struct t4_decoder *d, struct dom *dm)
+{
+	char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX], cap[T4_NAME_MAX + 8];
+
+	dm->pub.n_metrics = 0;
+	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
+		const char *ev = dm->names[i], *k = strchr(ev, '.');
+		bool cycles = k && !strncmp(k, ".cycles.", 8);
+		if (!k || (strncmp(k, ".engine.", 8) && !cycles))
+			continue;
+		size_t clen = (size_t)(k - ev);
+		const char *engine = k + 8;
+		int c = drm_event(dm, ev, clen, "capacity", engine);
+		cap[0] = '\0';
+		if (c >= 0)
+			snprintf(cap, sizeof(cap), " / %s", dm->names[c]);
+		if (cycles) {
+			int t = drm_event(dm, ev, clen, "total-cycles", engine);
+			if (t < 0)
+				continue;
+			snprintf(name, sizeof(name), "%.*s.%s_cycles_busy", (int)clen, ev, engine);
+			snprintf(expr, sizeof(expr), "%s / %s * 100%s", ev, dm->names[t], cap);
+		} else {
+			snprintf(name, sizeof(name), "%.*s.%s_busy", (int)clen, ev, engine);
+			snprintf(expr, sizeof(expr), "%s / elapsed_ns * 100%s", ev, cap);
+		}
+		add_made_metric(d, dm, name, expr);
+	}
+}
+
 static void refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 {
 	size_t n;
 	const struct t4_formula *f = t4_kind_formulas(kind, &n, &dm->pub.kind_label);
 
+	if (kind == T4_DOM_DRM) {
+		drm_metrics(d, dm);
+		return;
+	}
 	if (n > T4_MAX_COUNTERS)
 		n = T4_MAX_COUNTERS;
 	dm->pub.n_metrics = (uint32_t)n;
@@ -75,8 +140,11 @@ void dom_refresh(struct t4_decoder *d, struct dom *dm)
 	dm->pub.ix = ix;
 	dm->pub.name = ix->d.name;
 	dm->pmu[0] = '\0';
+	dm->any_gauge = false;
 	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
 		const struct t4_event_pkt *e = t4_index_event(d->ix, dm->pub.id, i);
+		dm->pub.event_gauge[i] = e && (e->flags & T4_EV_GAUGE);
+		dm->any_gauge |= dm->pub.event_gauge[i];
 		if (e) {
 			snprintf(dm->names[i], sizeof(dm->names[i]), "%s", e->name);
 			snprintf(dm->units[i], sizeof(dm->units[i]), "%s", e->unit);
@@ -119,11 +187,14 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint32_t old = dm->ncap;
 	uint64_t *qc = calloc((size_t)DEC_QCAP * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
+	uint64_t *weighted = calloc(n, sizeof(*weighted));
 	double *dc = calloc(n, sizeof(*dc));
 	t4_u128 *ptot = restride(dm->ptot, dm->n_ptot, old, n);
 	t4_u128 *ntot = restride(dm->ntot, dm->n_ntot, old, n);
 
-	if (!qc || !cell || !scratch || !dc || (dm->n_ptot && !ptot) || (dm->n_ntot && !ntot)) {
+	if (!qc || !cell || !scratch || !dc || !weighted || (dm->n_ptot && !ptot) ||
+	    (dm->n_ntot && !ntot)) {
+		free(weighted);
 		free(qc);
 		free(cell);
 		free(scratch);
@@ -142,6 +213,8 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	free(dm->dcounts);
 	free(dm->ptot);
 	free(dm->ntot);
+	free(dm->weighted);
+	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
 	dm->cell.counts = cell;
@@ -167,6 +240,7 @@ void dom_free(struct dom *dm)
 	free(dm->pel);
 	free(dm->ntot);
 	free(dm->nel);
+	free(dm->weighted);
 	free(dm->cell.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
@@ -350,6 +424,19 @@ static uint32_t interval_flags(struct dom *dm, const struct dsample *s)
 	return f;
 }
 
+/* Counts as totals add them: a gauge's level weighted by the time it
+ * held (level x elapsed us), counts themselves otherwise. */
+static const uint64_t *weigh(struct dom *dm, const uint64_t *counts, uint32_t n,
+			     uint64_t elapsed_ns)
+{
+	if (!dm->any_gauge)
+		return counts;
+	for (uint32_t i = 0; i < n; i++)
+		dm->weighted[i] = dm->pub.event_gauge[i] ? t4_gauge_weight(counts[i], elapsed_ns)
+							 : counts[i];
+	return dm->weighted;
+}
+
 static bool phase_ok(const struct t4_decoder *d, uint32_t bookmark_id)
 {
 	return !d->o.phase || !strcmp(t4_decoder_bookmark(d, bookmark_id), d->o.phase);
@@ -390,9 +477,10 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 	if (!dm->pub.first_ns)
 		dm->pub.first_ns = iv.start_ns;
 	dm->pub.last_ns = iv.end_ns;
+	const uint64_t *w = weigh(dm, counts, s->n, iv.elapsed_ns);
 	for (uint32_t i = 0; i < s->n; i++)
-		dm->pub.totals[i] += counts[i];
-	if ((rc = phases_add(d, dm, iv.start_ns, iv.end_ns, iv.elapsed_ns, counts, s->n)) < 0)
+		dm->pub.totals[i] += w[i];
+	if ((rc = phases_add(d, dm, iv.start_ns, iv.end_ns, iv.elapsed_ns, w, s->n)) < 0)
 		return rc;
 	rc = d->o.grid_ns ? grid_add(d, dm, &iv) : dom_output(d, dm, &iv);
 done:

@@ -4,8 +4,9 @@
  *
  * Grammar: expr = term { (+|-) term }, term = factor { (*|/) factor },
  * factor = number | name | ( expr ). A name is an event of the domain
- * ("rd_bytes", "cpu-clock": dashes may join name parts, so a binary minus
- * needs spaces around it) or `elapsed_ns`, the interval's length on the
+ * ("rd_bytes", "cpu-clock", "c7.engine.render": dashes may join name parts,
+ * so a binary minus needs spaces around it) or `elapsed_ns`, the interval's
+ * length on the
  * reference clock. Compiling resolves names to event indexes; a formula
  * whose event was not recorded does not compile (-ENOENT): its metric is
  * absent, never zero. Evaluation is allocation-free, and a division by zero
@@ -50,9 +51,11 @@ static void emit(struct parser *ps, uint8_t op, uint8_t event, double k)
 	ps->out->n++;
 }
 
+/* Name characters: letters, digits, '_', and '.' and '@' inside a name
+ * (the DRM domain's events: "c7.engine.render", "c7@1.capacity.vcs"). */
 static bool name_char(char c)
 {
-	return isalnum((unsigned char)c) || c == '_';
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '@';
 }
 
 static void parse_expr(struct parser *ps);

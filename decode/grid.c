@@ -8,7 +8,9 @@
  * cell is handed out as soon as an interval starts after it, so memory is
  * one cell per domain. A cell's elapsed time is the time the domain's
  * intervals covered in it (less than DUR at the edges of the recording or
- * across a gap), which is what its metrics divide by.
+ * across a gap), which is what its metrics divide by. A gauge (a level,
+ * not a count: FORMAT 4.3) is not split: the cell gets its time-weighted
+ * mean level.
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -33,6 +35,10 @@ static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
 static int cell_emit(struct t4_decoder *d, struct dom *dm)
 {
 	struct gcell *c = &dm->cell;
+
+	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
+		if (dm->pub.event_gauge[i]) /* level x us -> the mean level */
+			c->counts[i] = c->elapsed >= 1000 ? c->counts[i] / (c->elapsed / 1000) : 0;
 	struct t4_interval iv = {
 		.domain = dm->slot,
 		.trigger = c->trigger,
@@ -71,6 +77,14 @@ static void cell_add(struct dom *dm, int64_t i, const struct t4_interval *iv,
 	c->elapsed += elapsed;
 }
 
+/* What counter k adds to a cell: its part of the count, or for a gauge
+ * its level weighted by the time it covers there. */
+static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t level,
+		      uint64_t elapsed_ns)
+{
+	return dm->pub.event_gauge[k] ? t4_gauge_weight(level, elapsed_ns) : part;
+}
+
 int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 {
 	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
@@ -81,7 +95,8 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 	if (first == last) {
 		cell_add(dm, first, iv, iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += iv->counts[k];
+			dm->cell.counts[k] += share(dm, k, iv->counts[k], iv->counts[k],
+						    iv->elapsed_ns);
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
@@ -105,7 +120,8 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 	for (size_t j = 0; j < n && rc >= 0; j++) {
 		cell_add(dm, first + (int64_t)j, iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += parts[j * iv->n_counts + k];
+			dm->cell.counts[k] += share(dm, k, parts[j * iv->n_counts + k],
+						    iv->counts[k], el[j]);
 		if (j + 1 < n)
 			rc = cell_emit(d, dm);
 	}

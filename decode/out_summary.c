@@ -224,39 +224,131 @@ static void kinds(FILE *f, const struct t4_decoder *dec)
 /* ---- 3b. the workload: CPU and GPU phases ------------------------------------ */
 
 #define MAX_GPUS 16
+#define MAX_ENGINES 12
 
+/* The GPU engines the DRM domains report busy time for: engine names
+ * (a busy metric "<client>.<engine>_busy" without its client), to sum
+ * over clients. */
+struct engines {
+	size_t n;
+	char name[MAX_ENGINES][T4_NAME_MAX];
+};
+
+static bool busy_metric(const char *metric, char *engine, size_t cap)
+{
+	const char *dot = strchr(metric, '.');
+	size_t n = strlen(metric);
+
+	if (!dot || n < 5 || strcmp(metric + n - 5, "_busy"))
+		return false;
+	snprintf(engine, cap, "%.*s", (int)(metric + n - 5 - dot - 1), dot + 1);
+	return true;
+}
+
+static int engine_slot(struct engines *e, const char *name)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (!strcmp(e->name[i], name))
+			return (int)i;
+	if (e->n == MAX_ENGINES)
+		return -1;
+	snprintf(e->name[e->n], sizeof(e->name[0]), "%s", name);
+	return (int)e->n++;
+}
+
+/* Busy % per engine in one phase (p), or over one bookmark's phases
+ * (bookmark_id, p = SIZE_MAX): each client's busy % from its totals,
+ * summed over clients (FORMAT 6.2). */
+static void engine_busy(const struct t4_decoder *dec, size_t p, uint32_t bookmark_id,
+			struct engines *e, double *busy)
+{
+	char engine[T4_NAME_MAX];
+	double v[T4_MAX_COUNTERS];
+	uint64_t el;
+
+	for (size_t i = 0; i < MAX_ENGINES; i++)
+		busy[i] = NAN;
+	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		const t4_u128 *tot;
+		if (d->ix->d.kind != T4_DOM_DRM)
+			continue;
+		tot = p == SIZE_MAX ? t4_decoder_name_totals(dec, bookmark_id, i, &el)
+				    : t4_decoder_phase_totals(dec, p, i, &el);
+		if (!tot || !el)
+			continue;
+		t4_decoder_metrics_of(dec, i, tot, el, v);
+		for (uint32_t m = 0; m < d->n_metrics; m++) {
+			int k;
+			if (!busy_metric(d->metric_name[m], engine, sizeof(engine)) ||
+			    !isfinite(v[m]) || (k = engine_slot(e, engine)) < 0)
+				continue;
+			busy[k] = isfinite(busy[k]) ? busy[k] + v[m] : v[m];
+		}
+	}
+}
+
+static void workload_row(FILE *f, const struct t4_decoder *dec, const char *lab, double dur,
+			 uint64_t cpu_ns, uint64_t threads, size_t p, uint32_t bookmark_id,
+			 size_t ng, struct engines *e)
+{
+	struct t4_dec_gpu_busy g[MAX_GPUS];
+	double busy[MAX_ENGINES];
+
+	fprintf(f, "  %-24s", lab);
+	bool cpu = t4_decoder_slice_stats(dec)->cpu > 0; /* bpf/phases ran */
+	print_value(f, 10, cpu && dur > 0 ? (double)cpu_ns / dur * 100 : NAN);
+	if (cpu)
+		fprintf(f, " %8llu", (unsigned long long)threads);
+	else
+		fprintf(f, " %8s", "-");
+	size_t n = p == SIZE_MAX ? 0 : t4_decoder_phase_gpu(dec, p, g, MAX_GPUS);
+	for (size_t i = 0; i < ng && i < MAX_GPUS; i++)
+		print_value(f, 16, i < n && dur > 0 ? (double)g[i].busy_ns / dur * 100 : NAN);
+	engine_busy(dec, p, bookmark_id, e, busy);
+	for (size_t i = 0; i < e->n; i++)
+		print_value(f, 14, busy[i]);
+	fprintf(f, "\n");
+}
+
+/* The workload per phase: its threads' on-CPU time (bpf/phases), each GPU
+ * fence context's busy time, each DRM engine's busy % over the clients. */
 static void workload(FILE *f, const struct t4_decoder *dec)
 {
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 	size_t np = t4_decoder_n_phases(dec), ng = 0;
 	struct t4_dec_gpu_busy g[MAX_GPUS];
+	struct engines e = { 0 };
+	double busy[MAX_ENGINES];
 	char lab[80];
 
-	if (!sl->cpu && !sl->gpu)
+	for (size_t p = 0; p < np; p++) /* every engine of every phase */
+		engine_busy(dec, p, 0, &e, busy);
+	if (!sl->cpu && !sl->gpu && !e.n)
 		return;
 	if (np)
 		ng = t4_decoder_phase_gpu(dec, 0, g, MAX_GPUS); /* the same contexts in every phase */
 	fprintf(f, "\nWORKLOAD, per phase (CPU: its threads' on-CPU time, %% of one CPU;"
-		   " GPU: busy %% per fence context)\n");
+		   " GPU: busy %% per fence context and per DRM engine, summed over clients)\n");
 	fprintf(f, "  %-24s %10s %8s", "PHASE", "CPU %", "THREADS");
 	for (size_t i = 0; i < ng && i < MAX_GPUS; i++) {
 		snprintf(lab, sizeof(lab), "%.10s:%llu %%", g[i].timeline,
 			 (unsigned long long)g[i].context);
 		fprintf(f, " %16s", lab);
 	}
-	fprintf(f, "\n");
-	for (size_t p = 0; p < np; p++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-		double dur = (double)(ph->end_ns - ph->start_ns);
-		phase_label(ph, lab, sizeof(lab));
-		fprintf(f, "  %-24s", lab);
-		print_value(f, 10, dur > 0 ? (double)ph->cpu_ns / dur * 100 : NAN);
-		fprintf(f, " %8llu", (unsigned long long)ph->threads);
-		size_t n = t4_decoder_phase_gpu(dec, p, g, MAX_GPUS);
-		for (size_t i = 0; i < n && i < MAX_GPUS; i++)
-			print_value(f, 16, dur > 0 ? (double)g[i].busy_ns / dur * 100 : NAN);
-		fprintf(f, "\n");
+	for (size_t i = 0; i < e.n; i++) {
+		snprintf(lab, sizeof(lab), "%.9s busy %%", e.name[i]);
+		fprintf(f, " %14s", lab);
 	}
+	fprintf(f, "\n");
+	for (size_t p = 0; p < np && p < MAX_LISTED; p++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
+		phase_label(ph, lab, sizeof(lab));
+		workload_row(f, dec, lab, (double)(ph->end_ns - ph->start_ns), ph->cpu_ns,
+			     ph->threads, p, ph->bookmark_id, ng, &e);
+	}
+	if (np > MAX_LISTED)
+		fprintf(f, "  ... %zu more phases\n", np - MAX_LISTED);
 }
 
 /* ---- 4. clocks ---------------------------------------------------------------- */

@@ -133,6 +133,7 @@ enum t4_domain_kind {
 	T4_DOM_NVCLINK = 8,
 	T4_DOM_NVDLINK = 9,
 	T4_DOM_TRACEPOINT = 10,
+	T4_DOM_DRM = 11,     /* DRM clients' fdinfo usage stats (reference clock) */
 };
 
 struct t4_domain_pkt {
@@ -146,11 +147,16 @@ struct t4_domain_pkt {
 	char name[T4_NAME_MAX]; /* e.g. "nvidia_ucf_pmu_0", "software" */
 };
 
+/* Event flags. */
+enum {
+	T4_EV_GAUGE = 1u << 0, /* counts are the level at the sample, not a delta */
+};
+
 struct t4_event_pkt {
 	uint32_t domain_id;
 	uint32_t index;       /* position in the domain's counts[] */
 	uint32_t perf_type;
-	uint32_t flags;       /* reserved, 0 */
+	uint32_t flags;       /* T4_EV_* */
 	uint64_t config, config1, config2;
 	double scale;         /* multiply raw counts by this (1.0 default) */
 	char pmu[T4_NAME_MAX];

@@ -37,7 +37,9 @@ struct t4_kpath {
 	struct t4_bpf_trigger *trig;
 	struct t4_bpf_domain *doms; /* per domain of the set, same order */
 	int *fds;
-	struct t4_monitor **mon_of; /* per domain: its monitor ... */
+	size_t n_doms;              /* the domains the kernel reads: */
+	struct t4_domain **dom_of;  /* each one, by its index in doms, */
+	struct t4_monitor **mon_of; /* its monitor ... */
 	size_t *idx_of;             /* ... and its index there */
 	pthread_t thread;
 	bool thread_started;
@@ -47,32 +49,35 @@ struct t4_kpath {
 
 /* ---- opening ------------------------------------------------------------------ */
 
+/* Every domain the kernel reads: the domains of every monitor but the
+ * sources' (theirs run in user space on the same grid), in monitor order. */
 static int describe_domains(struct t4_sched *s, struct t4_kpath *k)
 {
-	const struct t4_domain_set *ds = s->opts.domains;
-	size_t total = 0, at = 0;
+	size_t n = s->opts.domains->n, total = 0, at = 0;
 
-	for (size_t i = 0; i < ds->n; i++)
-		total += ds->v[i].n;
-	k->doms = calloc(ds->n ? ds->n : 1, sizeof(*k->doms));
+	for (size_t i = 0; i < n; i++)
+		total += s->opts.domains->v[i].n;
+	k->doms = calloc(n, sizeof(*k->doms));
 	k->fds = calloc(total ? total : 1, sizeof(*k->fds));
-	k->mon_of = calloc(ds->n ? ds->n : 1, sizeof(*k->mon_of));
-	k->idx_of = calloc(ds->n ? ds->n : 1, sizeof(*k->idx_of));
-	if (!k->doms || !k->fds || !k->mon_of || !k->idx_of)
+	k->dom_of = calloc(n, sizeof(*k->dom_of));
+	k->mon_of = calloc(n, sizeof(*k->mon_of));
+	k->idx_of = calloc(n, sizeof(*k->idx_of));
+	if (!k->doms || !k->fds || !k->dom_of || !k->mon_of || !k->idx_of)
 		return t4_err(ENOMEM, "out of memory");
-	for (size_t i = 0; i < ds->n; i++) {
-		const struct t4_domain *d = &ds->v[i];
-		k->doms[i] = (struct t4_bpf_domain){ .cpu = d->cpu, .n = d->n, .fds = &k->fds[at] };
-		for (size_t c = 0; c < d->n; c++)
-			if ((k->fds[at++] = t4_domain_fd(d, c)) < 0)
-				return t4_err(EBADF, "%s: not open as perf events", d->name);
-	}
-	for (size_t m = 0; m < s->n_monitors; m++)
-		for (size_t i = 0; i < s->monitors[m].n_domains; i++) {
-			size_t di = (size_t)(s->monitors[m].domains[i] - ds->v);
-			k->mon_of[di] = &s->monitors[m];
-			k->idx_of[di] = i;
+	for (size_t m = 0; m < s->n_monitors; m++) {
+		struct t4_monitor *mon = &s->monitors[m];
+		for (size_t i = 0; i < mon->n_domains && !mon->sourced; i++, k->n_doms++) {
+			struct t4_domain *d = mon->domains[i];
+			k->doms[k->n_doms] = (struct t4_bpf_domain){ .cpu = d->cpu, .n = d->n,
+								     .fds = &k->fds[at] };
+			k->dom_of[k->n_doms] = d;
+			k->mon_of[k->n_doms] = mon;
+			k->idx_of[k->n_doms] = i;
+			for (size_t c = 0; c < d->n; c++)
+				if ((k->fds[at++] = t4_domain_fd(d, c)) < 0)
+					return t4_err(EBADF, "%s: not open as perf events", d->name);
 		}
+	}
 	return 0;
 }
 
@@ -83,6 +88,7 @@ static void kpath_free(struct t4_kpath *k)
 	t4_bpf_trigger_close(k->trig);
 	free(k->doms);
 	free(k->fds);
+	free(k->dom_of);
 	free(k->mon_of);
 	free(k->idx_of);
 	free(k);
@@ -99,7 +105,7 @@ int t4_kpath_open(struct t4_sched *s)
 	if (rc == 0) {
 		struct t4_bpf_trigger_opts o = {
 			.domains = k->doms,
-			.n_domains = s->opts.domains->n,
+			.n_domains = k->n_doms,
 			.period_ns = s->opts.period_ns,
 			.drain_ns = DRAIN_NS,
 			.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
@@ -213,7 +219,7 @@ static void on_record(void *ud, const struct t4_bpf_record *r)
 			scheduler_record(s, mons[i]->central, r);
 	for (size_t i = 0; i < r->n_reads; i++) {
 		const struct t4_bpf_read *rd = &r->reads[i];
-		struct t4_domain *d = &s->opts.domains->v[rd->domain];
+		struct t4_domain *d = k->dom_of[rd->domain];
 		struct t4_monitor *m = k->mon_of[rd->domain];
 		memcpy(smp->v, rd->values, rd->n * sizeof(smp->v[0]));
 		smp->enabled = rd->enabled;

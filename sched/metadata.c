@@ -75,7 +75,8 @@ int t4_put_metadata(struct t4_ring *ring, const struct t4_session_pkt *session,
 	p->session = *session;
 	rc = t4_ring_put(ring, p);
 	for (size_t i = 0; i < ds->n && rc >= 0; i++)
-		rc = put_domain(ring, p, &ds->v[i], per_socket);
+		if (!ds->v[i].source.answer) /* a source describes its own */
+			rc = put_domain(ring, p, &ds->v[i], per_socket);
 	free(p);
 	return rc;
 }

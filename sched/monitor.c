@@ -24,6 +24,13 @@
  *
  * t4_monitor_put() is shared with the in-kernel path (kpath.c), whose drain
  * thread forms the same return packets from the BPF records.
+ *
+ * A domain read by a source of its own (the DRM source: cpu -1) has a
+ * monitor of its own (m->sourced), a thread on any CPU at normal priority
+ * that follows the same grid on either path (the BPF timers cannot read
+ * it); it answers through its source, which puts its packets, metadata
+ * found while recording included, into this ring, read windows on the
+ * log's reference clock.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -133,19 +140,38 @@ static bool stamp_get(struct t4_stamps *s, uint64_t id, uint64_t *ns)
 void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, ns;
+	size_t stamped = 0;
 
-	if (n < 2)
-		return;
 	for (size_t i = 0; i < n; i++) {
+		if (ms[i].sourced)
+			continue; /* a source's reads: no sample instant */
 		if (!stamp_get(&ms[i].stamps, id, &ns))
 			return; /* a monitor left it unanswered: no sample */
 		lo = ns < lo ? ns : lo;
 		hi = ns > hi ? ns : hi;
+		stamped++;
 	}
-	t4_hist_add(h, hi - lo);
+	if (stamped >= 2)
+		t4_hist_add(h, hi - lo);
 }
 
 /* ---- the user path ------------------------------------------------------------ */
+
+static int put_in_ring(void *ring, const struct t4_packet *p)
+{
+	return t4_ring_put(ring, p);
+}
+
+/* A domain with a source of its own (DRM) puts its packets itself; its
+ * slow reads stay out of the skew and window statistics. */
+static void answer_source(struct t4_monitor *m, struct t4_domain *d, uint64_t id)
+{
+	int n = d->source.answer(d->source.ctx, id, t4_sched_clock(m->s), put_in_ring,
+				 m->ring);
+
+	if (n > 0)
+		atomic_fetch_add_explicit(&m->values, (uint64_t)n, memory_order_relaxed);
+}
 
 /* Read every domain of m for trigger id (its point at point_ref_ns). */
 static void read_domains(struct t4_monitor *m, uint64_t id, uint64_t point_ref_ns)
@@ -155,6 +181,10 @@ static void read_domains(struct t4_monitor *m, uint64_t id, uint64_t point_ref_n
 	if (m->cpu >= 0 && sched_getcpu() != m->cpu)
 		atomic_fetch_add_explicit(&m->off_cpu, 1, memory_order_relaxed);
 	for (size_t i = 0; i < m->n_domains; i++) {
+		if (m->sourced) {
+			answer_source(m, m->domains[i], id);
+			continue;
+		}
 		int err = t4_domain_read(m->domains[i], id, &m->pkt.ret);
 		t4_monitor_put(m, i, point_ref_ns, err);
 	}
@@ -172,7 +202,7 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 	bm.id = t4_bookmarks_current(m->s->bm);
 	bm.seen = t4_bookmarks_seen(m->s->bm);
 	/* The four clocks back to back: they describe one instant. */
-	clk.ref = t4_ref_ns();
+	clk.ref = t4_sched_now(m->s);
 	clk.mono = t4_clock_ns(CLOCK_MONOTONIC);
 	clk.real = t4_clock_ns(CLOCK_REALTIME);
 	clk.local = t4_cpu_ticks();

@@ -38,9 +38,14 @@ static void kick(struct t4_sched *s)
 	t4_futex_wake(&s->cmd_seq, INT32_MAX);
 }
 
+clockid_t t4_sched_clock(const struct t4_sched *s)
+{
+	return s->k ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;
+}
+
 uint64_t t4_sched_now(const struct t4_sched *s)
 {
-	return s->k ? t4_clock_ns(CLOCK_MONOTONIC) : t4_ref_ns();
+	return t4_clock_ns(t4_sched_clock(s));
 }
 
 const char *t4_sched_path_note(const struct t4_sched *s)
@@ -60,16 +65,21 @@ uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d)
 	return central_of(s, d);
 }
 
+/* The monitor of (scheduler, CPU) for domain d; a domain with a source of
+ * its own (it may do I/O) gets one of its own. */
 static struct t4_monitor *monitor_for(struct t4_sched *s, uint32_t central,
-				      int cpu, uint32_t *owner)
+				      const struct t4_domain *d, uint32_t *owner)
 {
-	for (size_t i = 0; i < s->n_monitors; i++)
-		if (owner[i] == central && s->monitors[i].cpu == cpu)
+	bool sourced = d->source.answer != NULL;
+
+	for (size_t i = 0; i < s->n_monitors && !sourced; i++)
+		if (owner[i] == central && s->monitors[i].cpu == d->cpu && !s->monitors[i].sourced)
 			return &s->monitors[i];
 	struct t4_monitor *m = &s->monitors[s->n_monitors];
 	owner[s->n_monitors++] = central;
 	m->s = s;
-	m->cpu = cpu;
+	m->cpu = d->cpu;
+	m->sourced = sourced;
 	return m;
 }
 
@@ -79,7 +89,7 @@ static int assign_domains(struct t4_sched *s, uint32_t *owner)
 
 	for (size_t i = 0; i < ds->n; i++) {
 		struct t4_domain *d = &ds->v[i];
-		struct t4_monitor *m = monitor_for(s, central_of(s, d), d->cpu, owner);
+		struct t4_monitor *m = monitor_for(s, central_of(s, d), d, owner);
 		struct t4_domain **nd = realloc(m->domains, (m->n_domains + 1) * sizeof(*nd));
 		if (!nd)
 			return t4_err(ENOMEM, "out of memory");
@@ -147,8 +157,11 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 		if (rc < 0)
 			return rc;
 		/* The scheduler runs on its first monitor's CPU, as that
-		 * monitor's thread (or timer). */
-		if (!ce->mon) {
+		 * monitor's thread (or timer); a source's monitor (which may
+		 * do I/O) only when the scheduler has no other. */
+		if (!ce->mon || (ce->mon->sourced && !m->sourced)) {
+			if (ce->mon)
+				ce->mon->central = NULL;
 			ce->mon = m;
 			ce->cpu = m->cpu;
 			m->central = ce;
@@ -158,12 +171,15 @@ static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 }
 
 /* The simulator's counters live in user space: only the user path reads
- * them. */
+ * them. (A domain with a source of its own has no counters: its monitor
+ * runs in user space on either path.) */
 static bool has_sim_domains(const struct t4_sched *s)
 {
-	for (size_t i = 0; i < s->opts.domains->n; i++)
-		if (s->opts.domains->v[i].counters[0].pmu->simulated)
+	for (size_t i = 0; i < s->opts.domains->n; i++) {
+		const struct t4_domain *d = &s->opts.domains->v[i];
+		if (d->n && d->counters[0].pmu && d->counters[0].pmu->simulated)
 			return true;
+	}
 	return false;
 }
 
@@ -193,7 +209,7 @@ static int choose_path(struct t4_sched *s)
 static int make_bookmarks(struct t4_sched *s)
 {
 	struct t4_bookmarks_opts o = {
-		.clock = s->k ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW,
+		.clock = t4_sched_clock(s),
 		.publish = s->k ? t4_kpath_bookmark : NULL,
 		.ud = s,
 	};
@@ -294,16 +310,14 @@ static int command(struct t4_sched *s, uint32_t mode, uint32_t flags0, uint64_t 
 		*id0 = e.id0;
 	if (!(mode & T4_EP_FIRE0))
 		return 0; /* nothing fires now: every CPU sees it at its next wake */
-	if (s->k)
-		return t4_kpath_kick(s);
-	kick(s);
-	return 0;
+	kick(s); /* the threads (on the BPF path: the sources' monitors) */
+	return s->k ? t4_kpath_kick(s) : 0;
 }
 
 /* The last trigger ID + 1 that scheduler c's CPU answered. */
 static uint64_t answered(const struct t4_sched *s, const struct central *c)
 {
-	if (s->k)
+	if (s->k && !c->mon->sourced)
 		return t4_kpath_fired(s, c->cpu);
 	return atomic_load_explicit(&c->mon->done, memory_order_acquire);
 }
@@ -419,13 +433,17 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 	}
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
-	char name[16];
-	snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
+	char name[16] = "t4-source";
+	if (!m->sourced)
+		snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
 	pthread_setname_np(m->thread, name);
 	m->thread_started = true;
 	return 0;
 }
 
+/* The monitor threads of user space: every monitor on the user path, the
+ * sources' monitors on the BPF path. An unpinned one may do I/O (a
+ * source's): normal priority. */
 static int start_threads(struct t4_sched *s)
 {
 	sigset_t all, old;
@@ -436,9 +454,12 @@ static int start_threads(struct t4_sched *s)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (size_t i = 0; i < s->n_monitors && rc == 0; i++) {
-		rc = start_monitor(s, &s->monitors[i]);
-		if (rc == 0)
-			try_fifo(s, s->monitors[i].thread);
+		struct t4_monitor *m = &s->monitors[i];
+		if (s->k && !m->sourced)
+			continue; /* its CPU's BPF timer reads it */
+		rc = start_monitor(s, m);
+		if (rc == 0 && m->cpu >= 0)
+			try_fifo(s, m->thread);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
@@ -454,7 +475,9 @@ int t4_sched_start(struct t4_sched *s)
 	if (atomic_load(&s->started) || s->launched)
 		return t4_err(EALREADY, "scheduler already started");
 	s->launched = true;
-	rc = s->k ? t4_kpath_start(s) : start_threads(s);
+	rc = s->k ? t4_kpath_start(s) : 0;
+	if (rc == 0)
+		rc = start_threads(s);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&s->cmd_lock);

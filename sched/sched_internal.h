@@ -85,7 +85,8 @@ struct t4_stamps {
 struct t4_monitor;
 void t4_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns);
 /* Add the spread (latest - earliest stamp) of trigger id over the n
- * monitors ms to h, when every one of them has its stamp. */
+ * monitors ms to h, when every one of them (but a source's) has its
+ * stamp. */
 void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id);
 
 /* ---- futex ------------------------------------------------------------- */
@@ -116,6 +117,9 @@ struct central;
 struct t4_monitor {
 	struct t4_sched *s;
 	int cpu;                  /* -1: any CPU */
+	bool sourced;             /* its domain has a source of its own (DRM):
+				   * a thread on the grid on either path, at
+				   * normal priority, no sample stamps */
 	struct t4_domain **domains;
 	size_t n_domains;
 	struct t4_ring *ring;     /* to the log writer */
@@ -199,6 +203,10 @@ struct t4_trigger_bm {
  * previous trigger (scheduler 0). */
 void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
 		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk);
+
+/* The clock of s's packets: CLOCK_MONOTONIC in the kernel's path,
+ * CLOCK_MONOTONIC_RAW in user space's (t4_sched_now reads it). */
+clockid_t t4_sched_clock(const struct t4_sched *s);
 
 /* ---- monitors (monitor.c) ---------------------------------------------- */
 

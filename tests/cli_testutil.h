@@ -1,22 +1,114 @@
-/* cli_testutil.h - running the built binary from a test, as a user does
- * (shared by the record, safety and perf-habit tests; header-only: the
- * tests are one binary, each file stays readable alone).
+/* cli_testutil.h - running the built binary and the project's scripts from
+ * a test, as a user does (header-only: the tests are one binary, each file
+ * stays readable alone; static inline, so each file uses what it needs
+ * without unused-function warnings).
  *
- * T4_BIN (set by `make check`) names the binary; sh() runs a shell line
- * with stdout and stderr captured; json_num() picks a number out of
- * `info --json`.
+ * T4_BIN (set by `make check`) names the binary: cli_bin(), or bin() in
+ * the record, safety and perf-habit tests. cli_run() runs a shell line
+ * with its output captured, sh() the same into a struct run with stderr
+ * too; cli_tmpdir() and tmpdir() make private directories; cli_repo_file()
+ * finds a file of the repository (tools/t4write.py) from here or from
+ * T4_BIN; cli_have() says whether commands are installed; json_num() picks
+ * a number out of `info --json`.
  */
 #ifndef T4_CLI_TESTUTIL_H
 #define T4_CLI_TESTUTIL_H
 
 #include <criterion/criterion.h>
 
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The binary under test; skips the test when T4_BIN is not set. */
+static inline const char *cli_bin(void)
+{
+	const char *b = getenv("T4_BIN");
+
+	if (!b || access(b, X_OK))
+		cr_skip_test("T4_BIN not set (run through make check)");
+	return b;
+}
+
+/* Run a shell command line (printf-style) and capture its standard output
+ * into out (NUL-terminated, at most cap - 1 bytes; the rest is read and
+ * dropped). Add 2>&1 to the line to capture errors too. Returns the exit
+ * status, 128 + the signal when the command was killed. */
+static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
+{
+	char cmd[8192], drop[4096];
+	size_t n = 0, k;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	k = (size_t)vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert_lt(k, sizeof(cmd), "command line too long: %.200s", cmd);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s", cmd);
+	while (n + 1 < cap && (k = fread(out + n, 1, cap - 1 - n, p)) > 0)
+		n += k;
+	if (cap)
+		out[n] = '\0';
+	while (fread(drop, 1, sizeof(drop), p) > 0)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* A new private directory under $TMPDIR (or /tmp); free() it after
+ * t4_rmtree() or `rm -rf`. */
+static inline char *cli_tmpdir(const char *tag)
+{
+	const char *t = getenv("TMPDIR");
+	char *d = malloc(4096);
+
+	cr_assert_not_null(d);
+	snprintf(d, 4096, "%s/%s-XXXXXX", t && *t ? t : "/tmp", tag);
+	cr_assert_not_null(mkdtemp(d), "mkdtemp %s", d);
+	return d;
+}
+
+/* The absolute path of a file of the repository (e.g. "tools/t4write.py")
+ * into path (PATH_MAX bytes): from the current directory, else relative to
+ * T4_BIN (<repo>/<out>/t410trace). NULL when neither has it. */
+static inline const char *cli_repo_file(const char *rel, char *path)
+{
+	const char *bin = getenv("T4_BIN");
+	char try[PATH_MAX];
+
+	if (realpath(rel, path))
+		return path;
+	if (!bin)
+		return NULL;
+	snprintf(try, sizeof(try), "%s", bin);
+	for (int up = 0; up < 2; up++) {
+		char *sl = strrchr(try, '/');
+		if (sl)
+			*sl = '\0';
+	}
+	strncat(try, "/", sizeof(try) - strlen(try) - 1);
+	strncat(try, rel, sizeof(try) - strlen(try) - 1);
+	return realpath(try, path);
+}
+
+/* Whether every command named (space-separated) is on PATH. */
+static inline bool cli_have(const char *cmds)
+{
+	char out[16];
+
+	return cli_run(out, sizeof(out), "for c in %s; do command -v $c >/dev/null || exit 1; done",
+		       cmds) == 0;
+}
+
+/* ---- a command and its output, for the record, safety and perf tests ---- */
 
 struct run {
 	int status;
@@ -26,29 +118,20 @@ struct run {
 
 static inline const char *bin(void)
 {
-	const char *b = getenv("T4_BIN");
-	if (!b)
-		cr_skip_test("T4_BIN not set (run through make check)");
-	return b;
+	return cli_bin();
 }
 
 /* Run a shell command line (several commands too), capturing the stdout
  * and stderr of all of it. */
 static inline void sh(struct run *r, const char *fmt, ...)
 {
-	char line[4096], cmd[4200];
+	char line[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "{ %s\n} 2>&1", line);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t n = fread(r->out, 1, sizeof(r->out) - 1, p);
-	r->out[n] = '\0';
-	int st = pclose(p);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->status = cli_run(r->out, sizeof(r->out), "{ %s\n} 2>&1", line);
 }
 
 static inline void tmpdir(struct run *r)

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
 #include "h1_testutil.h"
 #include "util/util.h"
@@ -15,23 +15,8 @@
 int h1_run_cli(const char *args, char *out, size_t cap)
 {
 	const char *bin = getenv("T4_BIN");
-	char cmd[4096];
-	size_t len = 0, n;
-	FILE *p;
-	int st;
 
-	if (!bin)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	while (len + 1 < cap && (n = fread(out + len, 1, cap - 1 - len, p)) > 0)
-		len += n;
-	out[len] = '\0';
-	while (fread(cmd, 1, sizeof(cmd), p) > 0) /* drain the rest */
-		;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return bin ? cli_run(out, cap, "%s %s 2>&1", bin, args) : -1;
 }
 
 static struct t4_pmu_set load(const char *root)

@@ -4,13 +4,13 @@
  * files, newer versions, unknown packet types; `info --json` numbers on a
  * generated log and on a log written by tools/t4write.py from FORMAT.md.
  */
+#include "cli_testutil.h"
 #include "packets_testutil.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -107,13 +107,6 @@ static size_t chunk_first_pkt(const struct tu_log *l, size_t c)
 	return k;
 }
 
-static char *make_tmpdir(void)
-{
-	char *d = strdup("/tmp/t4h5-XXXXXX");
-	cr_assert(d && mkdtemp(d));
-	return d;
-}
-
 static void write_file(const char *path, const void *b, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -131,7 +124,7 @@ Test(reader, roundtrip_mem_and_file)
 	size_t n_exp;
 	struct got g;
 	struct t4_reader *r;
-	char *dir = make_tmpdir(), path[256];
+	char *dir = cli_tmpdir("t4h5"), path[256];
 
 	tu_log_init(&l);
 	tu_realistic_log(&l, 3, 5000, 700, &exp, &n_exp);
@@ -318,7 +311,7 @@ static void expect_open_error(const void *buf, size_t len, int err, const char *
 Test(reader, empty_foreign_and_missing_files)
 {
 	static const uint8_t gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2 };
-	char *dir = make_tmpdir(), path[256];
+	char *dir = cli_tmpdir("t4h5"), path[256];
 	struct t4_reader *r;
 
 	expect_open_error("", 0, -EBADMSG, "empty file, not a t410trace log");
@@ -471,20 +464,6 @@ Test(reader, payload_damage_behind_valid_crc)
 
 /* ---- info (runs the binary named by T4_BIN) ------------------------------- */
 
-/* Run a command, capture stdout into out; returns the exit status. */
-static int run_capture(const char *cmd, char *out, size_t cap)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n = 0, k;
-
-	cr_assert(f, "popen %s", cmd);
-	while (n + 1 < cap && (k = fread(out + n, 1, cap - 1 - n, f)) > 0)
-		n += k;
-	out[n] = '\0';
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The number after "key": at the top level (keys are printed first). */
 static uint64_t json_u64(const char *js, const char *key)
 {
@@ -497,21 +476,13 @@ static uint64_t json_u64(const char *js, const char *key)
 	return strtoull(p + strlen(pat), NULL, 10);
 }
 
-static const char *t4_bin(void)
-{
-	const char *b = getenv("T4_BIN");
-	if (!b || access(b, X_OK))
-		cr_skip_test("T4_BIN not set (run through make check)");
-	return b;
-}
-
 static char *info_json(const char *bin, const char *path, int *status)
 {
 	char cmd[1024], *out = malloc(1 << 20);
 
 	cr_assert(out);
 	snprintf(cmd, sizeof(cmd), "'%s' info --json '%s' 2>/dev/null", bin, path);
-	*status = run_capture(cmd, out, 1 << 20);
+	*status = cli_run(out, 1 << 20, "%s", cmd);
 	return out;
 }
 
@@ -527,11 +498,11 @@ static uint32_t exp_first_domain(const struct t4_packet *exp, size_t n)
 
 Test(info, json_numbers_of_generated_log)
 {
-	const char *bin = t4_bin();
+	const char *bin = cli_bin();
 	struct tu_log l;
 	struct t4_packet *exp;
 	size_t n_exp;
-	char *dir = make_tmpdir(), path[256], *js;
+	char *dir = cli_tmpdir("t4h5"), path[256], *js;
 	int st;
 
 	tu_log_init(&l);
@@ -593,8 +564,8 @@ Test(info, json_numbers_of_generated_log)
 
 Test(info, errors_and_human_output)
 {
-	const char *bin = t4_bin();
-	char *dir = make_tmpdir(), path[256], cmd[1024], out[8192];
+	const char *bin = cli_bin();
+	char *dir = cli_tmpdir("t4h5"), path[256], cmd[1024], out[8192];
 	struct tu_log l;
 	struct t4_packet *exp;
 	size_t n_exp;
@@ -602,15 +573,15 @@ Test(info, errors_and_human_output)
 	snprintf(path, sizeof(path), "%s/notalog", dir);
 	write_file(path, "hello world\n", 12);
 	snprintf(cmd, sizeof(cmd), "'%s' info '%s' 2>&1", bin, path);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	cr_assert_eq(cli_run(out, sizeof(out), "%s", cmd), 2);
 	cr_assert(strstr(out, "not a t410trace log (bad magic)"), "%s", out);
 	cr_assert_eq(strchr(out, '\n'), strrchr(out, '\n'), "one line: %s", out);
 	snprintf(cmd, sizeof(cmd), "'%s' info '%s/nope' 2>&1", bin, dir);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	cr_assert_eq(cli_run(out, sizeof(out), "%s", cmd), 2);
 	snprintf(cmd, sizeof(cmd), "'%s' info 2>&1", bin);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 2);
+	cr_assert_eq(cli_run(out, sizeof(out), "%s", cmd), 2);
 	snprintf(cmd, sizeof(cmd), "'%s' info --help", bin);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0);
+	cr_assert_eq(cli_run(out, sizeof(out), "%s", cmd), 0);
 	cr_assert(strstr(out, "--json"));
 
 	tu_log_init(&l);
@@ -618,7 +589,7 @@ Test(info, errors_and_human_output)
 	snprintf(path, sizeof(path), "%s/h.t4", dir);
 	write_file(path, l.buf, l.len);
 	snprintf(cmd, sizeof(cmd), "'%s' info '%s' 2>&1", bin, path);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0);
+	cr_assert_eq(cli_run(out, sizeof(out), "%s", cmd), 0);
 	cr_assert(strstr(out, "[SIMULATED]"), "%s", out);
 	cr_assert(strstr(out, "100 (IDs 0..99, contiguous)"), "%s", out);
 	cr_assert(strstr(out, "nvidia_ucf_pmu_0"));
@@ -629,42 +600,22 @@ Test(info, errors_and_human_output)
 }
 
 /* tools/t4write.py writes a log from docs/FORMAT.md alone. */
-static const char *t4write_script(void)
-{
-	static char path[1024];
-	const char *bin = getenv("T4_BIN");
-
-	if (!access("tools/t4write.py", R_OK))
-		return "tools/t4write.py";
-	if (bin) { /* T4_BIN = <repo>/<out>/t410trace */
-		snprintf(path, sizeof(path), "%s", bin);
-		for (int up = 0; up < 2; up++) {
-			char *sl = strrchr(path, '/');
-			if (sl)
-				*sl = '\0';
-		}
-		strncat(path, "/tools/t4write.py", sizeof(path) - strlen(path) - 1);
-		if (!access(path, R_OK))
-			return path;
-	}
-	return NULL;
-}
-
 Test(info, independent_python_writer)
 {
-	const char *bin = t4_bin(), *script = t4write_script();
-	char *dir = make_tmpdir(), path[256], cmd[2048], out[4096], *js;
+	char script[PATH_MAX];
+	const char *bin = cli_bin();
+	char *dir = cli_tmpdir("t4h5"), path[256], out[4096], *js;
 	struct t4_reader *r;
 	struct t4_packet p;
 	uint64_t refs = 0, rets = 0, bad = 0;
 	int st;
 
-	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null"))
-		cr_skip_test("python3, zstd or tools/t4write.py missing");
+	if (!cli_have("python3 zstd"))
+		cr_skip_test("python3 or zstd missing");
+	cr_assert_not_null(cli_repo_file("tools/t4write.py", script), "tools/t4write.py missing");
 	snprintf(path, sizeof(path), "%s/py.t4", dir);
-	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' --triggers 250 --per-chunk 100 2>&1",
-		 script, path);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0, "t4write.py: %s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "python3 '%s' '%s' --triggers 250 --per-chunk 100 2>&1",
+			     script, path), 0, "t4write.py: %s", out);
 	js = info_json(bin, path, &st);
 	cr_assert_eq(st, 0, "%s", js);
 	cr_assert_eq(json_u64(js, "triggers"), 250u);
@@ -735,8 +686,9 @@ static void gap_log(const char *path, bool overrun)
  * t4write.py --grid, and a generated one); a gap nothing accounts for is. */
 Test(info, contiguous_with_gaps_at_overruns)
 {
-	const char *bin = t4_bin(), *script = t4write_script();
-	char *dir = make_tmpdir(), path[256], cmd[2048], out[4096], *js;
+	char script[PATH_MAX];
+	const char *bin = cli_bin();
+	char *dir = cli_tmpdir("t4gap"), path[256], out[4096], *js;
 	int st;
 
 	for (int overrun = 0; overrun < 2; overrun++) {
@@ -749,13 +701,14 @@ Test(info, contiguous_with_gaps_at_overruns)
 			  "overrun %d: %.300s", overrun, js);
 		free(js);
 	}
-	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null")) {
+	if (!cli_have("python3 zstd") || !cli_repo_file("tools/t4write.py", script)) {
 		t4_rmtree(dir);
+		free(dir);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
 	snprintf(path, sizeof(path), "%s/grid.t4", dir);
-	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' --grid 2>&1", script, path);
-	cr_assert_eq(run_capture(cmd, out, sizeof(out)), 0, "t4write.py: %s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "python3 '%s' '%s' --grid 2>&1", script, path), 0,
+		     "t4write.py: %s", out);
 	js = info_json(bin, path, &st);
 	cr_assert_eq(st, 0, "%s", js);
 	cr_assert_eq(json_u64(js, "triggers"), 245u); /* 250 grid points, 5 missed */

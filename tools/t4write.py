@@ -2,23 +2,75 @@
 """t4write.py - an independent t410trace log writer, written from
 docs/FORMAT.md alone (Python 3 standard library + the `zstd` command line).
 
-It exists to prove that FORMAT.md is complete: the test suite runs it and
-checks the log with `t410trace info --json` and the C reader. It writes a
+It exists to prove that FORMAT.md is complete, and to make the logs a
+decoder must survive. Two recordings:
+
+The default one (no option below but --triggers/--per-chunk/--grid): a
 small synthetic recording whose every value follows a formula (see
 ref_values / ret_values), with delta coding for domain 0 and scheduler 0,
 absolute coding (abs = 1) for domain 5000 (IDs >= 4096 must be absolute),
-one packet of an unknown type, and a status packet at the end.
-
-With --grid it writes what the in-kernel trigger path records instead
-(FORMAT.md 4.1 and 6): the session says BPF_TRIGGER and ref_clock
-CLOCK_MONOTONIC (appended field), reference packets sit exactly on the grid
-with mono_ns = ref_ns, and trigger IDs are grid indexes: each ID with
+one packet of an unknown type, and a status packet at the end. The test
+suite checks it with `t410trace info --json` and the C reader; its bytes
+never change. With --grid it is what the in-kernel trigger path records
+instead (FORMAT.md 4.1 and 6): the session says BPF_TRIGGER and ref_clock
+CLOCK_MONOTONIC (the appended field), reference packets sit exactly on the
+grid with mono_ns = ref_ns, and trigger IDs are grid indexes: each ID with
 overruns 1 (t % 50 == 0) follows a gap, the grid point the scheduler missed
 (no reference or return packet for ID t - 1).
 
-usage: t4write.py OUT [--triggers N] [--per-chunk K] [--grid]
+The realistic one (any option below): Tegra410-like domains (PCIE, CMEM
+latency, UCF, a software domain clocked by the reference clock) whose
+clocks run at a known rate (nominal Hz and a ppm offset) and whose counters
+count at known rates per bookmark phase; every return is read at a true
+instant inside its read window, its local_clock is the clock event's raw
+value then, and its counts are deltas against the domain's last LOGGED
+return (FORMAT.md 4.7). The first trigger is each domain's baseline (FIRST,
+counts 0). What the recorder and the file can do to it:
+
+  --drop-returns F  a return dropped at a full ring (fraction F of them):
+                    carried by the domain's next return, counted in the
+                    status packet's `dropped`
+  --drop-refs F     a reference packet dropped at a full ring (counted)
+  --late F          a monitor skipped a trigger: carried, not counted
+  --read-failures F a return flagged READ_FAILED (counts 0; the next good
+                    read carries), counted in the status packet
+  --duplicate F     a reference or return packet written twice (the copy a
+                    few packets later, possibly in the next chunk)
+  --reorder N       the reference and return packets of each chunk shuffled
+                    within a window of N packets; chunks are cut every
+                    --chunk-packets packets, so the packets of one trigger
+                    may land in different chunks
+  --damage K        after writing, corrupt the zstd frame of chunk K (its
+                    CRC fails: its counts are lost); repeatable
+  --truncate B      cut the last B bytes off the file
+  --schedulers 2    per-socket: two schedulers; each domain answers the
+                    trigger IDs of its own (domain packets carry sched_id)
+  --large-ids       domain IDs 5000 and 4294967295, a scheduler ID 4242 and
+                    bookmark IDs up to 4294967295 (abs = 1 coding)
+  --bookmarks       phases warmup, load, short (shorter than one period),
+                    store, load again: bookmark packets with set_ns (4.4)
+  --odd-names       the PCIE domain is named `pcie "rc,1"` (a comma and
+                    quotes), its PMU `nvidia;pcie` (a semicolon)
+  --truth FILE      write what the log can deliver as JSON: per domain and
+                    event the exact total of its counts ("total"), what a
+                    reader of the surviving chunks gets ("delivered": the
+                    counts of every return with a copy in an intact chunk,
+                    but the first one read, which only starts the timeline)
+                    and what damage and truncation lost ("lost"); per domain
+                    the unanswered triggers between the returns read whose
+                    counts the next return carries ("carried") or that
+                    damage lost ("lost_triggers"), returns read twice
+                    ("duplicates"); the log's dropped packets, triggers
+                    without a reference packet ("refs_missing"), bookmarks
+                    (with set_ns; "lost" when its packet was), the first
+                    trigger's time ("origin_ns")
+  --seed S, --chunk-packets N, --period-ns P
+
+usage: t4write.py OUT [--triggers N] [--per-chunk K] [--grid | options above]
 """
 import argparse
+import json
+import random
 import struct
 import subprocess
 import sys
@@ -92,7 +144,7 @@ def packet(ptype, body):
 
 # ---- packets (FORMAT.md section 4) ------------------------------------------
 
-def session_pkt(period_ns, grid):
+def session_pkt(period_ns, grid=False):
     body = (string("pyhost", 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
             + string("tools/t4write.py (independent writer)", 2047)
             + varint(5_000_000_000) + varint(1_700_000_000_000_000_000)
@@ -104,21 +156,26 @@ def session_pkt(period_ns, grid):
     return packet(PKT_SESSION, body)
 
 
-def domain_pkt(dom_id, kind, cpu, clock_event, hz, name):
+def domain_pkt(dom_id, kind, cpu, clock_event, hz, name, sched_id=None):
     body = (varint(dom_id) + varint(kind) + zz(cpu) + zz(clock_event) + varint(hz)
             + string(name, 63))
+    if sched_id is not None:  # the optional field appended to the body (4.2)
+        body += varint(sched_id)
     return packet(PKT_DOMAIN, body)
 
 
-def event_pkt(dom_id, index, pmu, name):
-    body = (varint(dom_id) + varint(index) + varint(1) + varint(0) + varint(index)
+def event_pkt(dom_id, index, pmu, name, unit="", perf_type=1):
+    body = (varint(dom_id) + varint(index) + varint(perf_type) + varint(0) + varint(index)
             + varint(0) + varint(0) + f64(1.0) + string(pmu, 63) + string(name, 63)
-            + string(f"{pmu}/{name}/", 255) + string("", 31))
+            + string(f"{pmu}/{name}/", 255) + string(unit, 31))
     return packet(PKT_EVENT, body)
 
 
-def bookmark_pkt(bm_id, first_trigger, name):
-    return packet(PKT_BOOKMARK, varint(bm_id) + varint(first_trigger) + string(name, 63))
+def bookmark_pkt(bm_id, first_trigger, name, set_ns=None):
+    body = varint(bm_id) + varint(first_trigger) + string(name, 63)
+    if set_ns is not None:  # the optional field appended to the body (4.4)
+        body += varint(set_ns)
+    return packet(PKT_BOOKMARK, body)
 
 
 def status_pkt(triggers, overruns, dropped, read_failures, ref_ns):
@@ -188,6 +245,8 @@ class LogWriter:
     def __init__(self, f):
         self.f = f
         self.seq = 0
+        self.offset = 0
+        self.chunks = []  # (offset, size in bytes) of every chunk written
         self.new_chunk()
 
     def new_chunk(self):
@@ -214,6 +273,8 @@ class LogWriter:
         hdr += struct.pack("<I", crc32c(bytes(hdr[:60])))
         assert len(hdr) == 64
         self.f.write(bytes(hdr) + frame)
+        self.chunks.append((self.offset, len(hdr) + len(frame)))
+        self.offset += len(hdr) + len(frame)
         self.seq += 1
         self.new_chunk()
 
@@ -248,15 +309,418 @@ def ret_values(t, dom, n_counts, ref_ns):
                 running_delta=500_000 if mux else 0, counts=counts)
 
 
+# ---- the realistic recording ------------------------------------------------
+
+REF_COMMAND, REF_FINAL = 4, 8
+RET_READ_FAILED, RET_FIRST = 1, 8
+DOM_UCF, DOM_CMEM_LAT = 3, 6
+KIND_NAMES = {DOM_SOFTWARE: "software", DOM_UCF: "ucf", DOM_PCIE: "pcie",
+              DOM_CMEM_LAT: "cmem_lat"}
+T0 = 5_000_000_000            # reference clock at the first trigger
+REAL_OFF = 1_700_000_000_000_000_000
+TSC_HZ = 3_000_000_000        # the scheduler's own clock (reference local_clock)
+SCHED_SKEW = 211              # ns between the two schedulers' broadcasts
+MASK32 = (1 << 32) - 1
+
+# The domains. Events: (name, unit, counts per second at phase multiplier
+# 100 %); an event with rate None is the domain's clock (clock_event), which
+# counts at nominal_hz * (1 + ppm / 1e6) in every phase. A domain with
+# clock_event -1 is clocked by the reference clock (local_clock is its
+# read_begin_ns). "sched": the scheduler index it answers with --schedulers 2.
+REAL_DOMAINS = [
+    dict(id=2, large_id=5000, kind=DOM_PCIE, name="nvidia_pcie_pmu_0_rc_1", hz=2_548_000_000,
+         ppm=23, sched=0, skew=2_000,
+         events=[("cycles", "", None), ("rd_bytes", "bytes", 18_000_000_000),
+                 ("wr_bytes", "bytes", 13_500_000_000), ("rd_req", "", 280_000_000),
+                 ("wr_req", "", 210_000_000), ("rd_cum_outs", "", 560_000_000_000)]),
+    dict(id=3, large_id=3, kind=DOM_CMEM_LAT, name="nvidia_cmem_latency_pmu_0", hz=745_000_000,
+         ppm=-41, sched=0, skew=6_000,
+         events=[("cycles", "", None), ("rd_req", "", 680_000_000),
+                 ("rd_cum_outs", "", 111_000_000_000)]),
+    dict(id=0, large_id=0, kind=DOM_SOFTWARE, name="software@cpu0", hz=0, ppm=0, sched=0,
+         skew=500, clock=-1,
+         events=[("cpu-clock", "ns", 350_000_000), ("context-switches", "", 2_000)]),
+    dict(id=7, large_id=MASK32, kind=DOM_UCF, name="nvidia_ucf_pmu_1", hz=2_226_000_000,
+         ppm=-36, sched=1, skew=9_000,
+         events=[("cycles", "", None), ("slc_bytes_rd", "bytes", 52_000_000_000),
+                 ("mem_bytes_rd", "bytes", 40_000_000_000),
+                 ("mem_bytes_wr", "bytes", 16_000_000_000)]),
+]
+ODD_NAME = 'pcie "rc,1"'   # quoted in CSV whatever the separator
+ODD_PMU = "nvidia;pcie"     # quoted in CSV with -x ';' only
+
+# Bookmarks (--bookmarks): (name, id, large id, traffic multiplier in %, where
+# it is set as a fraction of the recording plus a fraction of a period).
+REAL_BOOKMARKS = [
+    ("warmup", 1, 1, 40, None),       # set before the first trigger
+    ("load", 2, 5000, 200, (0.3, 0.5)),
+    ("short", 3, 3, 100, (0.5, 0.3)),  # lasts 0.4 of a period
+    ("store", 4, MASK32, 150, (0.5, 0.7)),
+    ("load", 2, 5000, 200, (0.8, 0.5)),  # a phase that recurs
+]
+
+
+class Real:
+    """One realistic recording: its packets in recording order, and the
+    truth needed to say what a reader of the written file gets."""
+
+    def __init__(self, args):
+        self.a = args
+        self.rng = random.Random(args.seed)
+        self.P = args.period_ns
+        self.N = args.triggers
+        ns = args.schedulers
+        self.sched_ids = ([4242] if ns == 1 else [0, 4242]) if args.large_ids \
+            else list(range(ns))
+        self.doms = []
+        for spec in REAL_DOMAINS:
+            d = dict(spec)
+            d["id"] = spec["large_id"] if args.large_ids else spec["id"]
+            d["sched"] = spec["sched"] if ns > 1 else 0
+            d["clock"] = spec.get("clock", 0)
+            d["pmu"] = spec["name"]
+            if args.odd_names and spec["kind"] == DOM_PCIE:
+                d["name"], d["pmu"] = ODD_NAME, ODD_PMU
+            d["rate_hz"] = spec["hz"] + spec["hz"] * spec["ppm"] // 1_000_000
+            d["base"] = [self.rng.randrange(1 << 44) for _ in spec["events"]]
+            self.doms.append(d)
+        self.bookmarks = []
+        if args.bookmarks:
+            for name, bid, big, mult, at in REAL_BOOKMARKS:
+                if at is None:
+                    set_ns = T0 - self.P // 5
+                else:
+                    set_ns = T0 + int(self.N * at[0]) * self.P + int(self.P * at[1])
+                self.bookmarks.append(dict(name=name, id=big if args.large_ids else bid,
+                                           mult=mult, set_ns=set_ns))
+        # broadcast instants: period grid, a scheduler skew, a little jitter
+        self.ref_ns = [[T0 + k * self.P + s * SCHED_SKEW + (self.rng.randrange(2000) if k else 0)
+                        for k in range(self.N)] for s in range(ns)]
+
+    # -- the true counters ---------------------------------------------------
+
+    def bookmark_at(self, t):
+        """The bookmark in force at reference time t, or None."""
+        cur = None
+        for b in self.bookmarks:
+            if b["set_ns"] <= t:
+                cur = b
+        return cur
+
+    def value(self, d, e, t):
+        """Raw value of event e of domain d at true instant t (exact floor
+        of the integral of its rate since T0)."""
+        rate = d["events"][e][2]
+        if rate is None:
+            return d["base"][e] + d["rate_hz"] * (t - T0) // 1_000_000_000
+        edges = [(T0, 100)] + [(max(b["set_ns"], T0), b["mult"]) for b in self.bookmarks]
+        acc = 0
+        for i, (start, mult) in enumerate(edges):
+            end = min(edges[i + 1][0] if i + 1 < len(edges) else t, t)
+            if end > start:
+                acc += rate * mult * (end - start)
+        return d["base"][e] + acc // (100 * 1_000_000_000)
+
+    def read_window(self, t):
+        """A read window around the true instant t: mostly 0.2-2.4 us, now
+        and then a preempted read of 20-100 us."""
+        r = self.rng
+        if r.random() < 0.02:
+            width = r.randrange(20_000, 100_000)
+            lo = t - r.randrange(width + 1)
+            return lo, lo + width
+        return t - r.randrange(100, 1200), t + r.randrange(100, 1200)
+
+    # -- packets in recording order --------------------------------------------
+
+    def build(self):
+        a, r = self.a, self.rng
+        items = [dict(kind="meta", enc=session_pkt_real(self.P))]
+        for d in self.doms:
+            items.append(dict(kind="meta", enc=domain_pkt(
+                d["id"], d["kind"], 0, d["clock"], d["hz"], d["name"],
+                self.sched_ids[d["sched"]])))
+            for i, (name, unit, _) in enumerate(d["events"]):
+                items.append(dict(kind="meta", enc=event_pkt(d["id"], i, d["pmu"], name, unit,
+                                                           perf_type=40 + d["kind"])))
+        self.rets = []     # every return written, in trigger order per domain
+        self.refs = []     # every reference written
+        self.dropped = self.read_failures = 0
+        logged = [None] * len(self.doms)
+        for d in self.doms:
+            d.update(dropped=0, late=0, read_failed=0)
+        bm_next = 0
+        for k in range(self.N):
+            while bm_next < len(self.bookmarks) and \
+                    self.bookmarks[bm_next]["set_ns"] < self.ref_ns[0][k]:
+                b = self.bookmarks[bm_next]
+                b["first_trigger"] = k
+                items.append(dict(kind="bookmark", bm=b, enc=bookmark_pkt(
+                    b["id"], k, b["name"], b["set_ns"])))
+                bm_next += 1
+            edge = k == 0 or k == self.N - 1  # baseline and final: always written
+            for s, sid in enumerate(self.sched_ids):
+                ref_ns = self.ref_ns[s][k]
+                bm = self.bookmark_at(ref_ns)
+                ref = dict(trigger_id=k, sched_id=sid, bookmark_id=bm["id"] if bm else 0,
+                           ref_ns=ref_ns, mono_ns=ref_ns + 1000 + k % 5,
+                           real_ns=ref_ns + REAL_OFF,
+                           local_clock=10**12 + (ref_ns - T0) * TSC_HZ // 1_000_000_000,
+                           flags=REF_COMMAND if k == 0 else
+                           REF_PERIODIC | (REF_FINAL if k == self.N - 1 else 0),
+                           overruns=0)
+                if not edge and r.random() < a.drop_refs:
+                    self.dropped += 1
+                else:
+                    ref["uid"] = len(self.refs)
+                    self.refs.append(ref)
+                    items.append(dict(kind="ref", v=ref))
+                for di, d in enumerate(self.doms):
+                    if d["sched"] != s:
+                        continue
+                    t = ref_ns + d["skew"] + r.randrange(30_000)  # the true instant
+                    lo, hi = self.read_window(t)
+                    now = [self.value(d, e, t) for e in range(len(d["events"]))]
+                    local = lo if d["clock"] < 0 else now[d["clock"]]
+                    fate = "ok"
+                    if not edge:
+                        x = r.random()
+                        for name, frac in (("drop", a.drop_returns), ("late", a.late),
+                                           ("fail", a.read_failures)):
+                            if x < frac:
+                                fate = name
+                                break
+                            x -= frac
+                    if fate == "drop":
+                        d["dropped"] += 1
+                        self.dropped += 1
+                        continue
+                    if fate == "late":
+                        d["late"] += 1
+                        continue
+                    ret = dict(trigger_id=k, domain_id=d["id"], flags=0, local_clock=local,
+                               read_begin_ns=lo, read_end_ns=hi, enabled_delta=0,
+                               running_delta=0, dom=di, uid=len(self.rets))
+                    if fate == "fail":
+                        d["read_failed"] += 1
+                        self.read_failures += 1
+                        ret.update(flags=RET_READ_FAILED, local_clock=0, counts=[0] * len(now))
+                    elif k == 0:
+                        ret.update(flags=RET_FIRST, counts=[0] * len(now))
+                        logged[di] = now
+                    else:  # deltas against the last value LOGGED
+                        ret["counts"] = [(v - p) & MASK64 for v, p in zip(now, logged[di])]
+                        logged[di] = now
+                    self.rets.append(ret)
+                    items.append(dict(kind="ret", v=ret))
+        last = self.ref_ns[-1][-1]
+        items.append(dict(kind="meta", enc=status_pkt(self.N * len(self.sched_ids), 0,
+                                                      self.dropped, self.read_failures, last)))
+        return items
+
+    def disorder(self, items):
+        """Duplicates, then chunks, then reordering inside each chunk."""
+        a, r = self.a, self.rng
+        keyed = []
+        for i, it in enumerate(items):
+            keyed.append((i, 0, it))
+            if it["kind"] in ("ref", "ret") and r.random() < a.duplicate:
+                keyed.append((i + r.randrange(1, 7), 1, it))  # written again, a bit later
+        if keyed and keyed[-1][2]["kind"] == "meta":  # the status packet stays last
+            tail = keyed.pop()
+            keyed.sort(key=lambda x: (x[0], x[1]))
+            keyed.append(tail)
+        else:
+            keyed.sort(key=lambda x: (x[0], x[1]))
+        stream = [it for _, _, it in keyed]
+        n = max(1, a.chunk_packets)
+        chunks = [stream[i:i + n] for i in range(0, len(stream), n)]
+        if a.reorder > 0:
+            for c in chunks:
+                # each packet moves by less than `reorder` places
+                slots = [i for i, it in enumerate(c) if it["kind"] in ("ref", "ret")]
+                sub = [c[i] for i in slots]
+                order = sorted(range(len(sub)), key=lambda j: j + r.uniform(0, a.reorder))
+                for i, j in zip(slots, order):
+                    c[i] = sub[j]
+        return chunks
+
+    def write(self, path):
+        a = self.a
+        chunks = self.disorder(self.build())
+        with open(path, "wb") as f:
+            w = LogWriter(f)
+            for c in chunks:
+                for it in c:
+                    if it["kind"] == "ref":
+                        w.add(ref_pkt(w.state, it["v"]), it["v"]["trigger_id"])
+                    elif it["kind"] == "ret":
+                        w.add(ret_pkt(w.state, it["v"]), it["v"]["trigger_id"])
+                    else:
+                        w.add(it["enc"])
+                w.flush()
+            size = w.offset
+        if any(not 0 <= k < len(w.chunks) for k in a.damage):
+            sys.exit(f"t4write.py: --damage: chunks are 0..{len(w.chunks) - 1}")
+        with open(path, "r+b") as f:
+            for k in a.damage:
+                off, n = w.chunks[k]
+                f.seek(off + 64 + (n - 64) // 2)  # the middle of the zstd frame
+                b = f.read(1)
+                f.seek(off + 64 + (n - 64) // 2)
+                f.write(bytes([b[0] ^ 0xFF]))
+            if a.truncate:
+                size = max(0, size - a.truncate)
+                f.truncate(size)
+        intact = [k not in a.damage and off + n <= size for k, (off, n) in enumerate(w.chunks)]
+        if a.truth:
+            with open(a.truth, "w") as f:
+                json.dump(self.truth(chunks, intact, w.chunks, size), f, indent=1)
+                f.write("\n")
+
+    # -- what a reader of the file gets ------------------------------------------
+
+    def truth(self, chunks, intact, spans, size):
+        copies_ret = [0] * len(self.rets)
+        copies_ref = [0] * len(self.refs)
+        for b in self.bookmarks:
+            b["lost"] = True
+        for c, ok in zip(chunks, intact):
+            for it in c:
+                if ok and it["kind"] == "bookmark":
+                    it["bm"]["lost"] = False
+                if ok and it["kind"] == "ret":
+                    copies_ret[it["v"]["uid"]] += 1
+                elif ok and it["kind"] == "ref":
+                    copies_ref[it["v"]["uid"]] += 1
+        doms = []
+        for di, d in enumerate(self.doms):
+            mine = [x for x in self.rets if x["dom"] == di and not x["flags"] & RET_READ_FAILED]
+            n_ev = len(d["events"])
+            total = [sum(x["counts"][e] for x in mine) for e in range(n_ev)]
+            got = [x for x in mine if copies_ret[x["uid"]]]
+            delivered = [0] * n_ev
+            carried = lost_trig = dups = 0
+            prev = None
+            for x in got:
+                dups += copies_ret[x["uid"]] - 1
+                if prev is None:
+                    # the first sample read starts the timeline: a baseline
+                    # (FIRST, counts 0), or, after damage, counts that have
+                    # no start (lost)
+                    prev = x
+                    continue
+                gap = x["trigger_id"] - prev["trigger_id"] - 1
+                # the gap's counts are lost iff a good return inside it was
+                # written (x's deltas are against that one), else carried
+                if any(prev["trigger_id"] < y["trigger_id"] < x["trigger_id"] for y in mine):
+                    lost_trig += gap
+                else:
+                    carried += gap
+                prev = x
+                for e in range(n_ev):
+                    delivered[e] += x["counts"][e]
+            events = [dict(index=e, name=name, unit=unit, total=total[e],
+                           delivered=delivered[e], lost=total[e] - delivered[e])
+                      for e, (name, unit, _) in enumerate(d["events"])]
+            doms.append(dict(
+                id=d["id"], name=d["name"], pmu=d["pmu"], kind=KIND_NAMES[d["kind"]],
+                sched_id=self.sched_ids[d["sched"]], nominal_hz=d["hz"],
+                clock_hz=d["rate_hz"] if d["clock"] >= 0 else None,
+                reference_clocked=d["clock"] < 0, returns=len(mine),
+                dropped=d["dropped"], late=d["late"], read_failed=d["read_failed"],
+                carried=carried, lost_triggers=lost_trig, duplicates=dups,
+                partial=any(ev["lost"] for ev in events), events=events))
+        refs_missing = 0
+        for sid in self.sched_ids:
+            seen = sorted({x["trigger_id"] for x in self.refs
+                           if x["sched_id"] == sid and copies_ref[x["uid"]]})
+            if seen:
+                refs_missing += seen[-1] - seen[0] + 1 - len(seen)
+        first = [x["ref_ns"] for x in self.refs if copies_ref[x["uid"]]]
+        return dict(
+            period_ns=self.P, triggers=self.N, sched_ids=self.sched_ids,
+            origin_ns=min(first) if first else None,
+            chunks=len(chunks), bytes=size,
+            damaged_chunks=sorted(set(self.a.damage)),
+            lost_chunks=[k for k, ok in enumerate(intact) if not ok],
+            truncated=size < sum(n for _, n in spans),
+            status_present=intact[-1] if intact else False,
+            dropped=self.dropped, read_failures=self.read_failures,
+            refs_missing=refs_missing,
+            partial=any(d["partial"] for d in doms),
+            bookmarks=[dict(id=b["id"], name=b["name"], set_ns=b["set_ns"],
+                            first_trigger=b.get("first_trigger"), lost=b["lost"])
+                       for b in self.bookmarks],
+            domains=doms)
+
+
+def session_pkt_real(period_ns):
+    body = (string("pyhost", 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
+            + string("tools/t4write.py --realistic (independent writer)", 2047)
+            + varint(T0 - 1_000_000) + varint(REAL_OFF + T0) + varint(period_ns)
+            + varint(0))
+    return packet(PKT_SESSION, body)
+
+
+def fraction(s):
+    v = float(s)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{s}: a fraction between 0 and 1")
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--triggers", type=int, default=250)
     ap.add_argument("--per-chunk", type=int, default=100)
-    ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--grid", action="store_true",
+                    help="the default recording as the in-kernel trigger path writes it")
+    real = ap.add_argument_group("the realistic recording (any of these selects it)")
+    real.add_argument("--realistic", action="store_true", help="no damage, defaults")
+    real.add_argument("--seed", type=int, default=None)
+    real.add_argument("--period-ns", type=int, default=None)
+    real.add_argument("--chunk-packets", type=int, default=None)
+    real.add_argument("--drop-returns", type=fraction, default=None)
+    real.add_argument("--drop-refs", type=fraction, default=None)
+    real.add_argument("--late", type=fraction, default=None)
+    real.add_argument("--read-failures", type=fraction, default=None)
+    real.add_argument("--duplicate", type=fraction, default=None)
+    real.add_argument("--reorder", type=int, default=None)
+    real.add_argument("--damage", type=int, action="append", default=None)
+    real.add_argument("--truncate", type=int, default=None)
+    real.add_argument("--schedulers", type=int, choices=(1, 2), default=None)
+    real.add_argument("--large-ids", action="store_true", default=None)
+    real.add_argument("--bookmarks", action="store_true", default=None)
+    real.add_argument("--odd-names", action="store_true", default=None)
+    real.add_argument("--truth", default=None)
     args = ap.parse_args()
-    written = 0
 
+    realistic = any(getattr(args, k) not in (None, False) for k in (
+        "realistic", "seed", "period_ns", "chunk_packets", "drop_returns", "drop_refs", "late",
+        "read_failures", "duplicate", "reorder", "damage", "truncate", "schedulers",
+        "large_ids", "bookmarks", "odd_names", "truth"))
+    if realistic and args.grid:
+        ap.error("--grid: only for the default recording")
+    if realistic:
+        for k, v in dict(seed=1, period_ns=1_000_000, chunk_packets=500, drop_returns=0.0,
+                         drop_refs=0.0, late=0.0, read_failures=0.0, duplicate=0.0, reorder=0,
+                         damage=[], truncate=0, schedulers=1, large_ids=False,
+                         bookmarks=False, odd_names=False).items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
+        if args.triggers < 2:
+            ap.error("--triggers: at least 2 (a baseline and one interval)")
+        Real(args).write(args.out)
+        return 0
+    legacy(args)
+    return 0
+
+
+def legacy(args):
+    """The default recording (its bytes are pinned by the info test)."""
+    written = 0
     with open(args.out, "wb") as f:
         w = LogWriter(f)
         w.add(session_pkt(1_000_000, args.grid))

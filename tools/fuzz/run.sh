@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
 CC=${FUZZ_CC:-clang}
-ALL=(reader codec events pmu control parse)
+ALL=(reader codec events pmu control parse drm)
 CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer)
@@ -33,6 +33,7 @@ sources() {
 	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
 	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
+	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
 }
@@ -103,6 +104,11 @@ seed_parse() {
 	for s in 1ms 100us 2.5s 1e3ns 0x10 010 1min 18446744073709551615 0.5ns; do
 		seed "$d" "s$((i++))" "$s"
 	done
+}
+
+seed_drm() {
+	cp "$ROOT"/tests/fixtures/fdinfo/*.txt "$1/"
+	seed "$1" bad $'drm-driver: x\ndrm-engine-a: 1 KiB\ndrm-engine-capacity-a: 0\ndrm-total-r: 2 GiB\n'
 }
 
 run() {

@@ -1,0 +1,115 @@
+/* drm.c - record's DRM source: --proc-root and --no-drm, when the source
+ * runs, the workload it watches, and its summary line. The source itself
+ * is collector/drm_src.c; this is the glue only, kept out of cmd_record.c.
+ *
+ * On by default. The workload: the processes of -p/-t's threads and their
+ * descendants, or COMMAND's process tree, or else every process under the
+ * proc root. --sim leaves it out (a simulated Tegra410 has no GPU clients)
+ * unless --proc-root names a tree to read. A log gets a drm domain only
+ * once a client is found.
+ */
+#include "cli.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The process a thread belongs to (its Tgid), or the thread itself when
+ * its status cannot be read. */
+static int tgid_of(const char *root, int tid)
+{
+	char path[600], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "%s/%d/status", root ? root : T4_PROC_DEFAULT, tid);
+	if (t4_read_small_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nTgid:")))
+		return tid;
+	return atoi(p + 6);
+}
+
+/* The processes of target's threads, each once. */
+static int take_roots(struct cli_drm *c, const struct cli_target *t)
+{
+	if (!t->n_tids)
+		return 0;
+	if (!(c->roots = calloc(t->n_tids, sizeof(*c->roots))))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->n_tids; i++) {
+		int pid = tgid_of(c->proc_root, t->tids[i]);
+		size_t k = 0;
+		while (k < c->n_roots && c->roots[k] != pid)
+			k++;
+		if (k == c->n_roots)
+			c->roots[c->n_roots++] = pid;
+	}
+	return 0;
+}
+
+int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
+		 const struct cli_target *target, struct t4_domain_set *ds)
+{
+	struct t4_drm_opts o = { .proc_root = c->proc_root };
+	int rc;
+
+	if (c->off || (sim && !c->proc_root))
+		return 0;
+	if ((rc = take_roots(c, target)) < 0)
+		return rc;
+	o.every_process = !has_command && !c->n_roots;
+	o.roots = c->roots;
+	o.n_roots = c->n_roots;
+	if ((rc = t4_drm_open(&c->src, &o)) < 0)
+		return rc;
+	return t4_drm_attach(c->src, ds);
+}
+
+int cli_drm_start(struct cli_drm *c)
+{
+	return c->src ? t4_drm_start(c->src) : 0;
+}
+
+int cli_drm_workload(struct cli_drm *c, int pid)
+{
+	return c->src && pid > 0 ? t4_drm_add_root(c->src, pid) : 0;
+}
+
+void cli_drm_stop(struct cli_drm *c)
+{
+	if (c->src)
+		t4_drm_stop(c->src);
+}
+
+void cli_drm_summary(struct cli_drm *c)
+{
+	struct t4_drm_stats st;
+
+	if (!c->src)
+		return;
+	t4_drm_stats(c->src, &st);
+	fprintf(stderr, "t410trace: DRM: %llu client%s, %llu events",
+		(unsigned long long)st.clients, st.clients == 1 ? "" : "s",
+		(unsigned long long)st.events);
+	if (st.clients_no_id)
+		fprintf(stderr, " (%llu without drm-client-id: counted per fd, so shared "
+				"fds may count twice)", (unsigned long long)st.clients_no_id);
+	if (st.events_left_out)
+		fprintf(stderr, ", %llu left out (tables full or names too long)",
+			(unsigned long long)st.events_left_out);
+	if (st.read_failures)
+		fprintf(stderr, ", %llu failed reads", (unsigned long long)st.read_failures);
+	if (st.bad_lines)
+		fprintf(stderr, ", %llu malformed fdinfo line%s skipped (first: %s)",
+			(unsigned long long)st.bad_lines, st.bad_lines == 1 ? "" : "s",
+			st.first_bad);
+	fputc('\n', stderr);
+}
+
+void cli_drm_close(struct cli_drm *c)
+{
+	t4_drm_free(c->src);
+	c->src = NULL;
+	free(c->roots);
+	c->roots = NULL;
+}

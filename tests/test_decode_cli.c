@@ -1,0 +1,600 @@
+/* test_decode_cli.c - `t410trace decode` end to end, as a user runs it
+ * (suite "decode_cli").
+ *
+ * The logs come from tools/t4write.py, the project's independent writer
+ * (written from FORMAT.md alone), with what a decoder must survive: returns
+ * dropped at a full ring, monitors that answered late, failed reads,
+ * duplicated and reordered packets, damaged chunks, a truncated tail, two
+ * schedulers, IDs of 4096 and above, bookmarks with set_ns, names that need
+ * quoting. t4write.py also writes the truth: what the log delivers per
+ * domain and event, what damage lost, the triggers a decoder must report.
+ * Every output is read back by readers that are not the writer
+ * (tests/decode_cli_check.py: Python's csv and json modules, the summary
+ * parsed as text) and compared with that truth exactly. Then the options
+ * (-x, --grid, --pmu, --event, --from, --to, --phase), exit codes and
+ * messages, the output file's safety, standard input, and a simulated
+ * Tegra410 recorded and decoded.
+ *
+ * Skips only without python3 or zstd (or T4_BIN, outside `make check`).
+ */
+#include "cli_testutil.h"
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <sys/stat.h>
+
+struct dc {
+	const char *bin;
+	char *dir;                            /* every command runs there */
+	char writer[PATH_MAX], check[PATH_MAX]; /* absolute */
+	char out[1 << 16];
+};
+
+static void dc_init(struct dc *c, const char *needs)
+{
+	c->bin = cli_bin();
+	if (!cli_have(needs))
+		cr_skip_test("needs %s (tools/t4write.py writes the logs, Python's csv and json "
+			     "modules read decode's outputs)", needs);
+	cr_assert_not_null(cli_repo_file("tools/t4write.py", c->writer),
+			   "tools/t4write.py not found from here or from T4_BIN");
+	cr_assert_not_null(cli_repo_file("tests/decode_cli_check.py", c->check),
+			   "tests/decode_cli_check.py not found from here or from T4_BIN");
+	c->dir = cli_tmpdir("t4dec");
+}
+
+static void dc_fini(struct dc *c)
+{
+	t4_rmtree(c->dir);
+	free(c->dir);
+}
+
+/* Run a shell command line in the test's directory; standard output and
+ * errors in c->out (a redirection in the line applies to standard output
+ * only). Returns the exit status. */
+static int dc_sh(struct dc *c, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return cli_run(c->out, sizeof(c->out), "cd '%s' && { %s; } 2>&1", c->dir, cmd);
+}
+
+/* `t410trace decode ARGS`. */
+static int dc_decode(struct dc *c, const char *args)
+{
+	return dc_sh(c, "'%s' decode %s", c->bin, args);
+}
+
+/* t4write.py NAME.t4 --truth NAME.json OPTS */
+static void dc_write(struct dc *c, const char *name, const char *opts)
+{
+	int st = dc_sh(c, "python3 '%s' %s.t4 --truth %s.json %s", c->writer, name, name, opts);
+	cr_assert_eq(st, 0, "t4write.py %s: %s", opts, c->out);
+}
+
+/* decode_cli_check.py ARGS must agree. */
+static void dc_check(struct dc *c, const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	int st = dc_sh(c, "python3 '%s' %s", c->check, args);
+	cr_assert_eq(st, 0, "decode_cli_check.py %s\n%s", args, c->out);
+}
+
+/* Whether the file holds the text. */
+static bool dc_file_has(struct dc *c, const char *file, const char *text)
+{
+	char out[64];
+
+	return cli_run(out, sizeof(out), "cd '%s' && grep -qF -- '%s' '%s'", c->dir, text, file) == 0;
+}
+
+/* Decode NAME.t4 to CSV, JSONL (-o) and the summary (standard output): each
+ * decode succeeds, whatever the damage, and each output agrees with the
+ * truth; with `rates`, every frequency metric is the clock's true one. */
+static void dc_formats(struct dc *c, const char *name, bool rates)
+{
+	char args[512];
+
+	snprintf(args, sizeof(args), "%s.t4 -f csv -o %s.csv", name, name);
+	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
+	cr_assert(strstr(c->out, "wrote"), "%s", c->out);
+	dc_check(c, "csv %s.csv %s.json", name, name);
+	snprintf(args, sizeof(args), "%s.t4 --format=jsonl --output %s.jsonl", name, name);
+	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
+	dc_check(c, "jsonl %s.jsonl %s.json", name, name);
+	snprintf(args, sizeof(args), "%s.t4 > %s.txt", name, name);
+	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
+	dc_check(c, "summary %s.txt %s.json", name, name);
+	if (rates)
+		dc_check(c, "rates %s.jsonl %s.txt %s.json", name, name, name);
+}
+
+/* t4write.py OPTS writes NAME.t4; every format agrees with the truth, and
+ * the summary holds each text of `has` and none of `lacks` (NULL-ended). */
+static void scenario(struct dc *c, const char *name, const char *opts, bool rates,
+		     const char *const *has, const char *const *lacks)
+{
+	char txt[128];
+
+	dc_write(c, name, opts);
+	dc_formats(c, name, rates);
+	snprintf(txt, sizeof(txt), "%s.txt", name);
+	for (; has && *has; has++)
+		cr_assert(dc_file_has(c, txt, *has), "%s: no '%s' in the summary", opts, *has);
+	for (; lacks && *lacks; lacks++)
+		cr_assert_not(dc_file_has(c, txt, *lacks), "%s: '%s' in the summary", opts, *lacks);
+}
+
+/* ---- what a log can go through ------------------------------------------- */
+
+Test(decode_cli, clean_log_in_every_format, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "clean", "--realistic --triggers 600", true,
+		 (const char *[]){ "t410trace decode: clean.t4",
+				   "every domain answered every trigger", NULL },
+		 (const char *[]){ "PARTIAL", "SIMULATED", NULL }); /* not --sim */
+	dc_fini(&c);
+}
+
+/* Returns dropped at a full ring and triggers a monitor skipped are
+ * carried by the domain's next return, failed reads by the next good one:
+ * nothing is lost, every total is exact, the summary counts what is
+ * missing and does not call the totals partial. */
+Test(decode_cli, dropped_late_and_failed_returns_are_carried, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "drops", "--triggers 700 --seed 2 --drop-returns 0.05 --late 0.03 "
+			      "--read-failures 0.02 --drop-refs 0.02", true,
+		 (const char *[]){ "unanswered triggers per domain", NULL },
+		 (const char *[]){ "PARTIAL", NULL });
+	dc_fini(&c);
+}
+
+/* Every clock model places the same counts: the totals and the tiling of
+ * the timeline do not depend on it. */
+Test(decode_cli, every_clock_model_keeps_the_totals, .timeout = 120)
+{
+	struct dc c;
+	static const char *const models[] = { "rate", "offset", "window" };
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "cm", "--triggers 500 --seed 12 --drop-returns 0.03 --late 0.03 "
+			   "--schedulers 2 --bookmarks");
+	for (size_t i = 0; i < T4_ARRAY_LEN(models); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), "cm.t4 -f csv --clock-model %s -o cm.csv", models[i]);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "csv cm.csv cm.json");
+		snprintf(args, sizeof(args), "cm.t4 -f jsonl --clock-model=%s -o cm.jsonl",
+			 models[i]);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "jsonl cm.jsonl cm.json");
+	}
+	dc_fini(&c);
+}
+
+/* Duplicates and reordering (the packets of a trigger spread over two
+ * chunks) decode to exactly the rows of the same recording written
+ * cleanly. */
+Test(decode_cli, duplicated_and_reordered_packets_change_nothing, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "mixed", "--triggers 700 --seed 3 --chunk-packets 300 --duplicate 0.05 "
+			      "--reorder 64", true, (const char *[]){ "duplicates", NULL }, NULL);
+	dc_write(&c, "plain", "--triggers 700 --seed 3 --chunk-packets 300");
+	cr_assert_eq(dc_decode(&c, "plain.t4 -f csv -o plain.csv"), 0, "%s", c.out);
+	dc_check(&c, "sum plain.csv mixed.csv");
+	dc_fini(&c);
+}
+
+/* A damaged chunk: the decode still succeeds (exit 0) with a warning that
+ * names the chunk; totals are lower by exactly the counts in it, the
+ * intervals across it are flagged partial and the summary says PARTIAL. */
+Test(decode_cli, damaged_chunk_loses_exactly_its_counts, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	/* no rates: see damage_leaves_rates_true */
+	scenario(&c, "dmg", "--triggers 700 --seed 4 --damage 2 --drop-returns 0.02 --late 0.02",
+		 false, (const char *[]){ "TOTALS ARE PARTIAL", NULL }, NULL);
+	cr_assert(dc_file_has(&c, "dmg.json", "\"partial\": true"), "the damage lost nothing");
+	cr_assert(dc_file_has(&c, "dmg.jsonl", "\"partial\""));
+	cr_assert_eq(dc_decode(&c, "dmg.t4 -f csv -o again.csv"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "payload CRC mismatch"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* A damaged log with bookmarks (the damaged chunk held a bookmark packet
+ * or not) decodes to outputs that agree with the truth, rates included. */
+static void damaged_with_bookmarks(const char *chunk, bool bookmark_lost)
+{
+	struct dc c;
+	char opts[128];
+
+	dc_init(&c, "python3 zstd");
+	snprintf(opts, sizeof(opts), "--triggers 700 --seed 4 --bookmarks --damage %s", chunk);
+	dc_write(&c, "dmg", opts);
+	cr_assert_eq(dc_file_has(&c, "dmg.json", "\"lost\": true"), bookmark_lost,
+		     "chunk %s holds a bookmark packet: %d", chunk, !bookmark_lost);
+	dc_formats(&c, "dmg", true);
+	dc_fini(&c);
+}
+
+/* DECODER BUG, reported and left to decode/'s owner (enable this test with
+ * the fix): an interval across a damaged chunk (flagged PARTIAL) holds only
+ * the counts since the last return lost with the chunk, but its elapsed time
+ * spans the whole gap, so its rates are far too low: ucf_freq 0.026 GHz for
+ * a 2.226 GHz clock in its JSONL and CSV rows (the CSV has no flag to tell),
+ * and its phase's averages in the summary are biased (pcie_freq 1.208 GHz
+ * in the damaged phase, 2.548 GHz in the others). Rates should be absent
+ * for a PARTIAL interval, and phase averages should leave such intervals'
+ * counts and time out (the phase totals keep the counts). */
+Test(decode_cli, damage_leaves_rates_true, .timeout = 120, .disabled = true)
+{
+	damaged_with_bookmarks("4", false);
+}
+
+/* DECODER BUG, reported and left to decode/'s owner (enable this test with
+ * the fix): a bookmark packet lost with a damaged chunk takes its phase out
+ * of the summary (load#1 here: its time and counts go to warmup#1), though
+ * the reference packets after it still carry its bookmark ID, whose name a
+ * later packet gives, and the CSV and JSONL rows still say "load". With
+ * set_ns bookmarks the decoder ignores the references' IDs; a span should
+ * come back from them (at trigger-grid precision) where no packet says
+ * when the bookmark was set. */
+Test(decode_cli, damage_keeps_phases_the_references_carry, .timeout = 120, .disabled = true)
+{
+	damaged_with_bookmarks("2", true); /* fails on the rates too, until both are fixed */
+}
+
+Test(decode_cli, truncated_log_decodes_what_is_there, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "cut", "--triggers 600 --seed 5 --truncate 5000", true,
+		 (const char *[]){ "TOTALS ARE PARTIAL", "unknown (no status packet)", NULL }, NULL);
+	cr_assert_eq(dc_decode(&c, "cut.t4 -f jsonl -o again.jsonl"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "truncated"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* Per-socket logs: two schedulers with their own trigger IDs (0, 1, ...
+ * both), domains answering either; IDs of 4096 and above everywhere
+ * (domains 5000 and 4294967295, scheduler 4242, bookmarks up to
+ * 4294967295: abs = 1 packets), with drops, duplicates and reordering. */
+Test(decode_cli, two_schedulers_and_large_ids, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "socks", "--triggers 700 --seed 6 --schedulers 2 --large-ids --bookmarks "
+			      "--drop-returns 0.02 --duplicate 0.02 --reorder 16", true, NULL, NULL);
+	cr_assert(dc_file_has(&c, "socks.json", "\"id\": 4294967295"));
+	scenario(&c, "big", "--triggers 400 --seed 7 --large-ids --bookmarks", true, NULL, NULL);
+	dc_fini(&c);
+}
+
+/* ---- the formats' details ------------------------------------------------- */
+
+/* RFC 4180: a field holding the separator or a quote is quoted, quotes
+ * doubled; -x changes the separator, and what needs quoting with it. A
+ * domain name can hold a comma and quotes in a hand-written log. */
+Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "odd", "--triggers 100 --odd-names");
+	cr_assert_eq(dc_decode(&c, "odd.t4 -f csv -o comma.csv"), 0, "%s", c.out);
+	cr_assert(dc_file_has(&c, "comma.csv", ",\"pcie \"\"rc,1\"\"\",nvidia;pcie,cycles,"));
+	dc_check(&c, "csv comma.csv odd.json");
+	cr_assert_eq(dc_decode(&c, "odd.t4 -f csv -x ';' -o semi.csv"), 0, "%s", c.out);
+	cr_assert(dc_file_has(&c, "semi.csv",
+			      "trigger;start_ns;end_ns;bookmark;domain;pmu;event;value;unit"));
+	cr_assert(dc_file_has(&c, "semi.csv", ";\"pcie \"\"rc,1\"\"\";\"nvidia;pcie\";cycles;"));
+	dc_check(&c, "csv semi.csv odd.json --sep ';'");
+	cr_assert_eq(dc_decode(&c, "odd.t4 -f jsonl -o odd.jsonl"), 0, "%s", c.out);
+	dc_check(&c, "jsonl odd.jsonl odd.json");
+	/* -x: one character, not a quote or a line break, CSV only */
+	static const char *const bad[] = { "-f csv -x '\"'", "-f csv -x ';;'", "-f csv -x ''",
+					   "-f jsonl -x ';'", "-x ';'" };
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		char args[128];
+		snprintf(args, sizeof(args), "odd.t4 %s", bad[i]);
+		cr_assert_eq(dc_decode(&c, args), 2, "decode %s: %s", args, c.out);
+		cr_assert(strstr(c.out, "-x"), "decode %s: %s", args, c.out);
+	}
+	dc_fini(&c);
+}
+
+/* --grid: every domain on one grid of cells on the first trigger's time;
+ * every total kept exactly, with cells longer, shorter and not dividing
+ * the period. */
+Test(decode_cli, grid_keeps_every_total, .timeout = 120)
+{
+	struct dc c;
+	static const struct { const char *dur; const char *ns; } g[] = {
+		{ "5ms", "5000000" }, { "7ms", "7000000" }, { "250us", "250000" },
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "grid", "--triggers 600 --seed 8 --bookmarks --drop-returns 0.03 "
+			     "--schedulers 2");
+	for (size_t i = 0; i < T4_ARRAY_LEN(g); i++) {
+		char args[128];
+		snprintf(args, sizeof(args), "grid.t4 -f csv --grid %s -o g.csv", g[i].dur);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "csv g.csv grid.json --grid %s", g[i].ns);
+	}
+	dc_fini(&c);
+}
+
+/* --pmu selects domains by name, PMU or kind; --event events and metrics
+ * by name: exactly the rows of the full output that match. */
+Test(decode_cli, pmu_and_event_globs_select_rows, .timeout = 120)
+{
+	struct dc c;
+	static const struct { const char *opt, *check; } sel[] = {
+		{ "--pmu 'nvidia_c*'", "--pmu 'nvidia_c*'" },
+		{ "--pmu 'software*'", "--pmu 'software*'" },
+		{ "--event '*_bytes*'", "--event '*_bytes*'" },
+		{ "--event '*_bw'", "--event '*_bw'" },
+		{ "--pmu '*pcie*' --event 'rd_*'", "--pmu '*pcie*' --event 'rd_*'" },
+		{ "--pmu ucf", "--pmu 'nvidia_ucf_pmu_*'" }, /* by kind, any case */
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "sel", "--triggers 300 --seed 9");
+	cr_assert_eq(dc_decode(&c, "sel.t4 -f csv -o all.csv"), 0, "%s", c.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(sel); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), "sel.t4 -f csv %s -o part.csv", sel[i].opt);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "same all.csv part.csv %s", sel[i].check);
+	}
+	/* the summary shows the selected kinds only */
+	cr_assert_eq(dc_decode(&c, "sel.t4 --pmu ucf > ucf.txt"), 0, "%s", c.out);
+	cr_assert(dc_file_has(&c, "ucf.txt", "UCF, per phase"));
+	cr_assert_not(dc_file_has(&c, "ucf.txt", "PCIE, per phase"));
+	dc_fini(&c);
+}
+
+/* --from / --to by duration and by bookmark name, --phase NAME: exactly the
+ * rows of the full output whose interval (by its middle) is inside, or
+ * whose bookmark is NAME; the phases together give every row once. */
+Test(decode_cli, time_window_and_phase, .timeout = 120)
+{
+	struct dc c;
+	static const struct { const char *opt, *check; } win[] = {
+		{ "--from 100ms --to 250ms", "--from 100000000 --to 250000000" },
+		{ "--from 0.3s", "--from 300000000" },
+		{ "--to 50ms", "--to 50000000" },
+		{ "--from load --to store", "--from load --to store" },
+		{ "--from store", "--from store" },
+		{ "--to short", "--to short" },
+		{ "--phase load", "--bookmark load" },
+		{ "--phase store --pmu 'nvidia_ucf*'", "--bookmark store --pmu 'nvidia_ucf*'" },
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "ph", "--triggers 800 --seed 10 --bookmarks --schedulers 2");
+	cr_assert_eq(dc_decode(&c, "ph.t4 -f csv -o all.csv"), 0, "%s", c.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(win); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), "ph.t4 -f csv %s -o part.csv", win[i].opt);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+		dc_check(&c, "same all.csv part.csv --truth ph.json %s", win[i].check);
+	}
+	static const char *const names[] = { "warmup", "load", "short", "store" };
+	for (size_t i = 0; i < T4_ARRAY_LEN(names); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), "ph.t4 -f csv --phase %s -o phase-%s.csv", names[i],
+			 names[i]);
+		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
+	}
+	dc_check(&c, "sum all.csv phase-warmup.csv phase-load.csv phase-short.csv "
+		     "phase-store.csv");
+	dc_fini(&c);
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+/* Exit 2 with one line naming the file for what is not a log; 2 for usage
+ * errors; 0 for --help. (A damaged log that is still a log exits 0: see
+ * damaged_chunk_loses_exactly_its_counts.) */
+Test(decode_cli, exit_codes_and_messages)
+{
+	struct dc c;
+	static const struct { const char *args, *needle; } bad[] = {
+		{ "notalog.t4", "notalog.t4: not a t410trace log" },
+		{ "missing.t4", "missing.t4: No such file" },
+		{ "empty.t4", "empty.t4: empty file" },
+		{ "adir", "adir: not a regular file" },
+		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
+		{ "", "missing FILE" },
+		{ "a.t4 b.t4", "one FILE only" },
+		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
+		{ "--bogus=1 notalog.t4", "unknown option '--bogus'" },
+		{ "notalog.t4 -q", "unknown option '-q'" },
+		{ "notalog.t4 --grid", "option '--grid' needs a value" },
+		{ "notalog.t4 -f xml", "xml" },
+		{ "notalog.t4 --grid soon", "soon" },
+		{ "notalog.t4 --clock-model best", "best" },
+		{ "notalog.t4 -o", "needs a value" },
+	};
+
+	c.bin = cli_bin();
+	c.dir = cli_tmpdir("t4dec");
+	cr_assert_eq(dc_sh(&c, "printf 'hello world\\n' > notalog.t4 && : > empty.t4 && "
+			       "mkdir adir"), 0, "%s", c.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		int st = dc_decode(&c, bad[i].args);
+		cr_assert_eq(st, 2, "decode %s: exit %d: %s", bad[i].args, st, c.out);
+		cr_assert(strstr(c.out, bad[i].needle), "decode %s: no '%s' in: %s", bad[i].args,
+			  bad[i].needle, c.out);
+		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
+			     "decode %s: not one line: %s", bad[i].args, c.out);
+	}
+	cr_assert_eq(dc_sh(&c, "ls"), 0);
+	cr_assert_null(strstr(c.out, "out.csv"), "a failed decode left output: %s", c.out);
+	cr_assert_eq(dc_decode(&c, "--help"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "usage: t410trace decode FILE"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* -o never replaces the log being decoded nor any other log; a failed
+ * decode leaves an existing output as it was and no temporary file; a
+ * second decode to the same output replaces it; a symbolic link or a
+ * device given as -o stays what it is. */
+Test(decode_cli, output_file_safety, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 200");
+	dc_write(&c, "y", "--triggers 50 --seed 2");
+	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig && ln -s x.t4 xlink.t4 && "
+			       "printf 'hello\\n' > notalog && printf 'precious\\n' > out.csv"),
+		     0, "%s", c.out);
+	static const char *const refuse[] = {
+		"x.t4 -f csv -o x.t4", "x.t4 -o ./x.t4", "xlink.t4 -f jsonl -o x.t4",
+		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4",
+	};
+	for (size_t i = 0; i < T4_ARRAY_LEN(refuse); i++) {
+		cr_assert_eq(dc_decode(&c, refuse[i]), 2, "decode %s: %s", refuse[i], c.out);
+		cr_assert(strstr(c.out, "not overwritten"), "decode %s: %s", refuse[i], c.out);
+	}
+	cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig && test -L xlink.t4"), 0,
+		     "a log was changed: %s", c.out);
+	/* a failed decode: the old output stays, no temporary file */
+	cr_assert_eq(dc_decode(&c, "notalog -f csv -o out.csv"), 2, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "cat out.csv; ls -A"), 0);
+	cr_assert(strstr(c.out, "precious"), "%s", c.out);
+	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
+	/* two decodes to one output: the second replaces the first */
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o out.csv"), 0, "%s", c.out);
+	dc_check(&c, "csv out.csv x.json");
+	cr_assert_eq(dc_sh(&c, "cp out.csv all.csv"), 0);
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv --event cycles -o out.csv"), 0, "%s", c.out);
+	dc_check(&c, "same all.csv out.csv --event cycles");
+	/* a link to a file: the file is replaced, the link kept; a link to a
+	 * device: written to, kept */
+	cr_assert_eq(dc_sh(&c, "ln -s all.csv link.csv && ln -s /dev/null null.csv"), 0);
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv --event rd_bytes -o link.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "x.t4 -f jsonl -o null.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "test -L link.csv && test -L null.csv && test -c null.csv"), 0,
+		     "-o replaced a link: %s", c.out);
+	cr_assert_eq(dc_sh(&c, "cp all.csv rd.csv && '%s' decode x.t4 -f csv -o all.csv",
+			   c.bin), 0, "%s", c.out);
+	dc_check(&c, "same all.csv rd.csv --event rd_bytes");
+	/* an output that cannot be created: exit 1, named */
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o no/such/dir/out.csv"), 1, "%s", c.out);
+	cr_assert(strstr(c.out, "no/such/dir/out.csv"), "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "ls -A"), 0);
+	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
+	dc_fini(&c);
+}
+
+/* `decode -` reads standard input, from a file or a pipe, and gives what
+ * decoding the file gives. Skipped while the reader cannot open "-". */
+Test(decode_cli, standard_input, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "in", "--triggers 300 --seed 11 --bookmarks --drop-returns 0.02");
+	cr_assert_eq(dc_decode(&c, "in.t4 -f csv -o file.csv"), 0, "%s", c.out);
+	int st = dc_decode(&c, "- -f csv -o stdin.csv < in.t4");
+	if (st != 0 && (strstr(c.out, "-: No such file") || strstr(c.out, "not supported"))) {
+		char why[512];
+		snprintf(why, sizeof(why), "%.400s", c.out);
+		dc_fini(&c);
+		cr_skip_test("decode - does not read standard input yet (t4_reader_open of "
+			     "\"-\" is coming): %s", why);
+	}
+	cr_assert_eq(st, 0, "decode - < in.t4: %s", c.out);
+	cr_assert_eq(dc_sh(&c, "cmp file.csv stdin.csv"), 0, "%s", c.out);
+	st = dc_sh(&c, "cat in.t4 | '%s' decode - -f csv > pipe.csv", c.bin);
+	cr_assert_eq(st, 0, "cat in.t4 | decode -: %s", c.out);
+	cr_assert_eq(dc_sh(&c, "cmp file.csv pipe.csv"), 0, "%s", c.out);
+	dc_check(&c, "csv pipe.csv in.json");
+	dc_fini(&c);
+}
+
+/* ---- a simulated Tegra410, recorded then decoded -------------------------------- */
+
+/* Each PMU kind's table: its title and headline metric columns (bandwidth,
+ * latency, frequency) with their units. */
+static void expect_kind_table(const char *summary, const char *title,
+			      const char *const *cols, const char *units)
+{
+	char head[64];
+	const char *t, *end;
+
+	snprintf(head, sizeof(head), "\n%s, per phase", title);
+	t = strstr(summary, head);
+	cr_assert_not_null(t, "no %s table in:\n%s", title, summary);
+	end = strstr(t + 1, "\n\n");
+	cr_assert_not_null(end);
+	size_t len = (size_t)(end - t);
+	char *tab = strndup(t, len);
+	cr_assert_not_null(tab);
+	for (size_t i = 0; cols[i]; i++)
+		cr_assert(strstr(tab, cols[i]), "%s: no column %s in:\n%s", title, cols[i], tab);
+	for (const char *u = units; *u; u += strlen(u) + 1)
+		cr_assert(strstr(tab, u), "%s: no unit %s in:\n%s", title, u, tab);
+	cr_assert(strstr(tab, "nvidia_"), "%s: no PMU rows in:\n%s", title, tab);
+	free(tab);
+}
+
+Test(decode_cli, record_sim_then_decode, .timeout = 180)
+{
+	struct dc c;
+	static const char *const ucf[] = { "slc_read_bw", "mem_read_bw", "ucf_freq", NULL };
+	static const char *const pcie[] = { "rd_bw", "wr_bw", "pcie_freq", "rd_latency_ns", NULL };
+	static const char *const tgt[] = { "rd_bw", "wr_bw", "pcie_tgt_freq", NULL };
+	static const char *const cmem[] = { "cmem_freq", "rd_latency_ns", "rd_bw", NULL };
+	static const char *const c2c[] = { "c2c_freq", "in_rd_latency_ns", "out_wr_latency_ns",
+					   NULL };
+	static const char *const clink[] = { "clink_freq", "in_rd_latency_ns", NULL };
+	static const char *const dlink[] = { "dlink_freq", "in_rd_latency_ns", NULL };
+
+	dc_init(&c, "python3");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --period 1ms --duration 1s -o sim.t4t",
+			   c.bin), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "sim.t4t"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "SIMULATED"), "%s", c.out);
+	expect_kind_table(c.out, "UCF", ucf, "GB/s\0GHz\0");
+	expect_kind_table(c.out, "PCIE", pcie, "GB/s\0GHz\0ns\0");
+	expect_kind_table(c.out, "PCIE-TGT", tgt, "GB/s\0GHz\0");
+	expect_kind_table(c.out, "CMEM latency", cmem, "GB/s\0GHz\0ns\0");
+	expect_kind_table(c.out, "NVLink-C2C", c2c, "GHz\0ns\0");
+	expect_kind_table(c.out, "NV-CLink", clink, "GHz\0ns\0");
+	expect_kind_table(c.out, "NV-DLink", dlink, "GHz\0ns\0");
+	/* a loaded machine makes monitors late (carried, said): never PARTIAL */
+	cr_assert(strstr(c.out, "\nMISSING\n"), "%s", c.out);
+	cr_assert_null(strstr(c.out, "PARTIAL"), "%s", c.out);
+	/* CSV totals per event are info's totals */
+	cr_assert_eq(dc_decode(&c, "sim.t4t -f csv -o sim.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "'%s' info --json sim.t4t > info.json", c.bin), 0, "%s", c.out);
+	dc_check(&c, "info-totals sim.csv info.json");
+	dc_fini(&c);
+}
