@@ -56,13 +56,13 @@ static void decode_usage(FILE *f)
 		"      --event GLOB[,GLOB] only events and metrics whose name matches\n"
 		"      --from T, --to T   a time from the first trigger (1.5s, 200ms, 2m)\n"
 		"                         or a bookmark name (its first occurrence)\n"
-		"      --phase NAME       only intervals of this bookmark phase\n"
+		"      --phase NAME       only intervals labelled NAME or overlapping its phases\n"
 		"      --clock-model M    rate (default): offset and rate per domain;\n"
 		"                         offset: window midpoints and the nominal rate\n"
 		"                         (as Perfetto, LTTng); window: raw midpoints\n"
 		"  -h, --help             this text\n\n"
-		"Durations take ns, us, ms, s, m (minutes) or h. Exit status: 0 success,\n"
-		"1 I/O error, 2 bad usage or a file that is not a t410trace log.\n");
+		"Durations take " T4_DURATION_UNITS ". Exit status: 0 success, 1 I/O\n"
+		"error, 2 bad usage, an unknown bookmark, or a file that is not a log.\n");
 }
 
 enum { OPT_GRID = 256, OPT_PMU, OPT_EVENT, OPT_FROM, OPT_TO, OPT_PHASE, OPT_MODEL };
@@ -81,21 +81,6 @@ static const struct option decode_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
-
-/* The argument getopt stopped at, for the message: "-q" or "--bogus" (it
- * has just stepped over it, past any FILE before it). */
-static const char *bad_option(char **argv, char *buf, size_t cap)
-{
-	if (optopt && optopt < 256) {
-		snprintf(buf, cap, "-%c", optopt);
-		return buf;
-	}
-	snprintf(buf, cap, "%s", argv[optind - 1]);
-	char *eq = strchr(buf, '=');
-	if (eq)
-		*eq = '\0';
-	return buf;
-}
 
 static int option(struct decode_args *a, int c)
 {
@@ -144,22 +129,19 @@ static int option(struct decode_args *a, int c)
 /* Returns 0, 1 for --help (exit 0), or 2 after a usage error. */
 static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 {
-	char buf[128];
+	struct cli_getopt g;
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:x:h", decode_longopts, NULL)) != -1) {
+	/* no '+': options may follow FILE ("decode trace.t4t -f csv") */
+	while ((c = cli_getopt(&g, argc, argv, ":f:o:x:h", decode_longopts)) != -1) {
 		if (c == 'h') {
 			decode_usage(stdout);
 			return 1;
 		}
-		if (c == '?')
-			return cli_usage_error("decode", "unknown option '%s'",
-					       bad_option(argv, buf, sizeof(buf)));
-		if (c == ':')
-			return cli_usage_error("decode", "option '%s' needs a value",
-					       bad_option(argv, buf, sizeof(buf)));
+		if (c == '?' || c == ':')
+			return cli_opt_error("decode", &g, argv, c);
 		if (option(a, c))
 			return 2;
 	}
@@ -282,12 +264,16 @@ int cmd_decode(int argc, char **argv)
 	if (a.out.format == T4_FMT_PERFETTO && to_stdout(&a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f perfetto writes a binary trace: give -o FILE "
 				       "(or redirect standard output)");
-	if ((rc = check_output(&a)) < 0)
-		return t4_report(rc), 2;
+	if ((rc = check_output(&a)) < 0) {
+		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
+		return 2;
+	}
 	resolve_output(&a);
 	a.out.log_name = a.path;
-	if (!(f = open_output(&a, tmp, sizeof(tmp))))
-		return t4_report(-errno), 1;
+	if (!(f = open_output(&a, tmp, sizeof(tmp)))) {
+		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
+		return 1;
+	}
 	if ((rc = t4_output_new(&out, &a.out, f)) == 0) {
 		a.d.want_metrics = t4_output_wants_metrics(out);
 		rc = t4_decode_file(a.path, &a.d, t4_output_ops(out), out);

@@ -71,6 +71,11 @@ int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int 
 {
 	const char *word = argv[g->word];
 
+	/* getopt_long permutes (no '+'): it stepped over operands such as
+	 * FILE to the option, which is then the word before optind */
+	if (word && word[0] != '-' && optind > 1)
+		word = argv[optind - 1];
+
 	if (word && !strncmp(word, "--", 2))
 		return long_error(sub, g, word, c);
 	if (c == ':')

@@ -295,6 +295,35 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 	d->dmg.events++;
 }
 
+/* A bookmark the options name must be in the log: a typo otherwise gives
+ * an empty (or an unfiltered) output without a word. */
+static int check_name(const struct t4_decoder *d, const char *opt, const char *name)
+{
+	char have[256] = "";
+	size_t n = 0;
+
+	if (!name || t4_index_bookmark_id(d->ix, name) >= 0)
+		return 0;
+	for (size_t i = 0; i < t4_index_n_bookmarks(d->ix) && n < sizeof(have) - 70; i++) {
+		const char *b = t4_index_bookmark_at(d->ix, i)->name;
+		if (!strstr(have, b))
+			n += (size_t)snprintf(have + n, sizeof(have) - n, "%s%s", n ? ", " : "", b);
+	}
+	return t4_err(EINVAL, "%s %s: no such bookmark in the log (%s%s)", opt, name,
+		      n ? "it has: " : "it has none", have);
+}
+
+static int check_names(const struct t4_decoder *d)
+{
+	int rc = check_name(d, "--phase", d->o.phase);
+
+	if (!rc && d->o.from.is_bookmark)
+		rc = check_name(d, "--from", d->o.from.bookmark);
+	if (!rc && d->o.to.is_bookmark)
+		rc = check_name(d, "--to", d->o.to.bookmark);
+	return rc;
+}
+
 int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 {
 	int rc = d->error;
@@ -322,6 +351,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 			d->dmg.partial = true;
 	if (rc >= 0)
 		rc = phases_build(d);
+	if (rc >= 0)
+		rc = check_names(d);
 	for (size_t i = 0; i < d->n_phases && rc >= 0 && d->ops.phase; i++)
 		rc = d->ops.phase(d->ud, d, i);
 	if (rc >= 0 && d->ops.finish)

@@ -111,6 +111,8 @@ const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t 
  * rest are counted in counts.bookmark_packets only). */
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
 size_t t4_index_n_bookmarks(const struct t4_index *ix);
+/* The ID of the bookmark named name, -1 if the log has none. */
+int64_t t4_index_bookmark_id(const struct t4_index *ix, const char *name);
 const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i);
 
 /* Unanswered triggers of a domain: its scheduler's triggers minus the
@@ -348,6 +350,8 @@ struct t4_dec_damage {
 	uint64_t refs_missing;    /* trigger IDs without a reference packet
 				   * that no overrun accounts for */
 	uint64_t refs_duplicate;
+	uint64_t phases_unplaced; /* bookmarks the references carry whose packet
+				   * was lost, too late to be a phase of its own */
 	bool partial;             /* totals miss counts (damage, lost packets) */
 };
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec);

@@ -176,6 +176,7 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
+#define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 
 struct dsample {
@@ -218,6 +219,7 @@ struct dom {
 	int sched_idx;       /* cached index of its scheduler, -1 */
 	bool have_last_t;
 	uint64_t last_t;     /* the last placed instant */
+	uint64_t last_elapsed; /* of the last whole interval handed out */
 	size_t cap_segs;
 	double freq_w, dur_w, res_ss, res_n; /* segment statistics sums */
 	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
@@ -323,7 +325,7 @@ struct t4_decoder {
 	uint32_t phase_sched;
 	bool have_phase_sched;
 	uint64_t pk;         /* next trigger the ref-mode phases examine */
-	bool pk_started;
+	bool pk_started, pk_set;
 	uint64_t pk_prev_ns;
 	struct t4_idmap name_map; /* bookmark ID -> name slot */
 	uint32_t *name_ids;
@@ -373,6 +375,8 @@ int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
 int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
 	       uint64_t elapsed, const uint64_t *counts, uint32_t n);
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
+/* Whether [start, end) overlaps a phase of bookmark `name`. */
+bool phases_named(const struct t4_decoder *d, uint64_t start, uint64_t end, const char *name);
 /* Overlap weights of [start, end) with the k cells bounds[0..k] into the
  * decoder's apportioning scratch (d->ap_w). */
 int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint64_t *bounds,

@@ -437,9 +437,37 @@ static const uint64_t *weigh(struct dom *dm, const uint64_t *counts, uint32_t n,
 	return dm->weighted;
 }
 
-static bool phase_ok(const struct t4_decoder *d, uint32_t bookmark_id)
+/* An interval across a damaged stretch of the file holds only the counts
+ * read after the last packet the damage took: it keeps the time those
+ * counts cover, at its end (its clock's count at the model's rate, or the
+ * domain's last interval's length), and the stretch before it is a hole:
+ * rates stay true, and no time is counted without its counts. */
+static void counted_part(const struct t4_decoder *d, const struct dom *dm,
+			 const uint64_t *counts, struct t4_interval *iv)
 {
-	return !d->o.phase || !strcmp(t4_decoder_bookmark(d, bookmark_id), d->o.phase);
+	int32_t ce = dm->pub.ix->d.clock_event;
+	uint64_t len = iv->end_ns - iv->start_ns, dt;
+
+	if (dm->clocked && ce >= 0 && (uint32_t)ce < iv->n_counts && dm->clk.last_b > 0)
+		dt = (uint64_t)t4_round((double)counts[ce] * dm->clk.last_b);
+	else if (dm->last_elapsed)
+		dt = dm->last_elapsed;
+	else
+		dt = d->period_ns;
+	if (!dt || dt > len)
+		dt = len;
+	iv->start_ns = iv->end_ns - dt;
+	iv->elapsed_ns = dt;
+}
+
+/* --phase NAME: an interval labelled NAME, or one that overlaps a phase
+ * NAME (a phase shorter than a period is no trigger's label). */
+static bool phase_ok(const struct t4_decoder *d, const struct t4_interval *iv)
+{
+	const char *ph = d->o.phase;
+
+	return !ph || !strcmp(t4_decoder_bookmark(d, iv->bookmark_id), ph) ||
+	       phases_named(d, iv->start_ns, iv->end_ns, ph);
 }
 
 static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
@@ -463,15 +491,19 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 	iv.end_ns = s->t;
 	iv.elapsed_ns = elapsed_of(dm, s, iv.start_ns, iv.end_ns);
 	iv.flags = interval_flags(dm, s);
+	iv.n_counts = s->n;
+	iv.counts = counts;
+	if (iv.flags & T4_IV_PARTIAL)
+		counted_part(d, dm, counts, &iv);
+	else
+		dm->last_elapsed = iv.elapsed_ns;
 	if (ref) {
 		dm->last_bookmark = ref->bookmark_id;
 	} else {
 		iv.flags |= T4_IV_NO_REF;
 	}
 	iv.bookmark_id = dm->last_bookmark;
-	iv.n_counts = s->n;
-	iv.counts = counts;
-	if (!dec_time_window(d, iv.start_ns, iv.end_ns) || !phase_ok(d, iv.bookmark_id))
+	if (!dec_time_window(d, iv.start_ns, iv.end_ns) || !phase_ok(d, &iv))
 		goto done;
 	dm->pub.intervals++;
 	if (!dm->pub.first_ns)

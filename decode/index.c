@@ -455,6 +455,14 @@ const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)
 	return slot >= 0 ? ix->bm_ids[slot].name : NULL;
 }
 
+int64_t t4_index_bookmark_id(const struct t4_index *ix, const char *name)
+{
+	for (size_t i = 0; i < ix->n_bm_ids; i++)
+		if (!strcmp(ix->bm_ids[i].name, name))
+			return ix->bm_ids[i].bookmark_id;
+	return -1;
+}
+
 size_t t4_index_n_bookmarks(const struct t4_index *ix)
 {
 	return ix->n_bm_pkts;

@@ -460,13 +460,23 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 			d->name, d->unanswered_carried, d->unanswered_lost, d->duplicates, d->too_late,
 			d->unplaced);
 	}
-	if (!any)
+	size_t with_data = 0;
+	for (size_t i = 0; i < nd; i++)
+		with_data += t4_decoder_domain_at(dec, i)->intervals > 0;
+	if (!with_data)
+		fprintf(f, "  no intervals: the log holds no return packets%s\n",
+			nd ? " that pass the filters" : "");
+	else if (!any)
 		fprintf(f, "  every domain answered every trigger\n");
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 	if (sl->lost_events || sl->unplaced)
 		fprintf(f, "  phase events      %llu lost before the log (a full BPF ring buffer),"
 			   " %llu without a reference packet to place them\n",
 			(unsigned long long)sl->lost_events, (unsigned long long)sl->unplaced);
+	if (dm->phases_unplaced)
+		fprintf(f, "  phases            %llu bookmark change%s without its bookmark packet"
+			   " (damage): counted in the phase before\n",
+			(unsigned long long)dm->phases_unplaced, dm->phases_unplaced == 1 ? "" : "s");
 	if (dm->partial)
 		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
 }

@@ -163,16 +163,29 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 static int ref_phase(struct t4_decoder *d, const struct refent *e)
 {
 	uint64_t start;
+	uint32_t have;
 
 	if (!d->pk_started) {
 		d->pk_started = true;
 		d->pk_prev_ns = e->ref_ns;
-		return add_span(d, 0, e->bookmark_id, e->trigger, false);
+		if (!d->exact_phases)
+			return add_span(d, 0, e->bookmark_id, e->trigger, false);
 	}
 	start = d->pk_prev_ns;
 	d->pk_prev_ns = e->ref_ns;
-	if (d->n_spans && d->spans[d->n_spans - 1].bookmark_id == e->bookmark_id)
+	/* With exact phases, the bookmark packets already read say which
+	 * bookmark was in force at this trigger; a reference packet that
+	 * carries another one means its bookmark packet was lost (damage):
+	 * the phase comes back from the references, at trigger precision. */
+	have = d->n_spans ? d->spans[d->exact_phases ? phases_span_at(d, e->ref_ns)
+						     : d->n_spans - 1].bookmark_id
+			  : UINT32_MAX;
+	if (have == e->bookmark_id)
 		return 0;
+	if (d->exact_phases && d->n_spans && start <= d->spans[d->n_spans - 1].start_ns) {
+		d->dmg.phases_unplaced++; /* spans are appended only: say so */
+		return 0;
+	}
 	return add_span(d, start, e->bookmark_id, e->trigger, false);
 }
 
@@ -180,19 +193,40 @@ int phases_ref(struct t4_decoder *d, struct dsched *s, bool all)
 {
 	int rc = 0;
 
-	if (d->exact_phases || !d->have_phase_sched || s->id != d->phase_sched || !s->any)
+	if (!d->have_phase_sched || s->id != d->phase_sched || !s->any)
 		return 0;
-	if (!d->pk_started)
+	if (!d->pk_set) {
+		d->pk_set = true;
 		d->pk = s->watermark; /* the first reference packet seen */
+	}
+	/* With exact phases a reference packet is only checked once the
+	 * packets around it have been read (bookmark packets may come a few
+	 * packets after it), and before the next phases are appended. */
+	uint64_t lag = d->exact_phases ? DEC_EXACT_LAG : d->o.lookahead;
 	while (rc >= 0 && d->pk <= s->watermark) {
 		const struct refent *e = dec_ref(s, d->pk);
+		if (!all && d->exact_phases && d->pk + lag > s->watermark)
+			break;
 		if (e)
 			rc = ref_phase(d, e);
-		else if (!all && d->pk + d->o.lookahead > s->watermark)
+		else if (!all && d->pk + lag > s->watermark)
 			break; /* it may still come */
 		d->pk++;
 	}
 	return rc;
+}
+
+bool phases_named(const struct t4_decoder *d, uint64_t start, uint64_t end, const char *name)
+{
+	if (!d->n_spans || end <= start)
+		return false;
+	for (size_t i = phases_span_at(d, start); i < d->n_spans; i++) {
+		if (d->spans[i].start_ns >= end)
+			break;
+		if (!strcmp(t4_decoder_bookmark(d, d->spans[i].bookmark_id), name))
+			return true;
+	}
+	return false;
 }
 
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t)

@@ -201,9 +201,12 @@ static bool slice_wanted(struct t4_decoder *d, const struct t4_slice *s)
 {
 	const char *ph = d->o.phase;
 
-	if (!dec_time_window(d, s->start_ns, s->end_ns > s->start_ns ? s->end_ns : s->start_ns + 1))
+	uint64_t end = s->end_ns > s->start_ns ? s->end_ns : s->start_ns + 1;
+
+	if (!dec_time_window(d, s->start_ns, end))
 		return false;
-	return !ph || !strcmp(t4_decoder_bookmark(d, s->bookmark_id), ph);
+	return !ph || !strcmp(t4_decoder_bookmark(d, s->bookmark_id), ph) ||
+	       phases_named(d, s->start_ns, end, ph);
 }
 
 static int emit_cpu(struct t4_decoder *d, const struct t4_cpu_slice_pkt *c)
