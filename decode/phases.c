@@ -157,6 +157,26 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 	return add_span(d, b->set_ns, b->bookmark_id, b->first_trigger, true);
 }
 
+/* The span in force at trigger k by the bookmark packets: the last one
+ * whose first trigger is at or before k (first triggers never go back
+ * along the spans). By trigger, not by time: a trigger carries what its
+ * scheduler saw when it fired, and on the in-kernel path that is later
+ * than its ref_ns (the grid point), so a bookmark set in between is
+ * carried by a trigger whose ref_ns precedes its set_ns. */
+static size_t span_at_trigger(const struct t4_decoder *d, uint64_t k)
+{
+	size_t lo = 0, hi = d->n_spans;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (d->spans[mid].first_trigger <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* One reference packet of the phase scheduler, in trigger order: the
  * interval it closes is in its bookmark's phase, which therefore started
  * at the trigger before it. */
@@ -177,7 +197,7 @@ static int ref_phase(struct t4_decoder *d, const struct refent *e)
 	 * bookmark was in force at this trigger; a reference packet that
 	 * carries another one means its bookmark packet was lost (damage):
 	 * the phase comes back from the references, at trigger precision. */
-	have = d->n_spans ? d->spans[d->exact_phases ? phases_span_at(d, e->ref_ns)
+	have = d->n_spans ? d->spans[d->exact_phases ? span_at_trigger(d, e->trigger)
 						     : d->n_spans - 1].bookmark_id
 			  : UINT32_MAX;
 	if (have == e->bookmark_id)

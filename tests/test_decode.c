@@ -1164,6 +1164,33 @@ Test(decode_synth, overrun_gaps_are_not_missing_references)
 	sy_free(&y);
 }
 
+/* On the in-kernel path a reference packet's ref_ns is its grid point and
+ * the timer reads the bookmark a little later: a bookmark set in between
+ * is carried by that trigger (its first_trigger) though set after its
+ * ref_ns. That is no lost bookmark packet: one exact phase from set_ns. */
+Test(decode_synth, a_bookmark_set_after_its_grid_point_is_no_damage)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 300);
+	y.t0 = 5000000000ull;
+	y.period = 1000000;
+	sy_bookmark(&y, 1, "a", 100, y.t0 + 100 * y.period + 5000);
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_damage_stats(dec)->phases_unplaced, 0);
+	cr_assert_eq(t4_decoder_n_phases(dec), 2);
+	const struct t4_dec_phase *a = t4_decoder_phase_at(dec, 1);
+	cr_assert_str_eq(a->name, "a");
+	cr_assert(a->exact);
+	cr_assert_eq(a->start_ns, y.t0 + 100 * y.period + 5000);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
 struct kept_slices {
 	struct t4_slice v[8];
 	size_t n;
