@@ -4,12 +4,14 @@
  * one-line errors, and the log through `t410trace info --json`.
  */
 #include "cli_testutil.h"
+#include "tests/probe.h"
 
 Test(record, host_duration_period, .timeout = 60)
 {
 	struct run r;
 	const char *b = bin();
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "%s record --period 1ms --duration 1s --bookmark phase1 -o %s/t.t4t", b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
@@ -57,6 +59,7 @@ Test(record, control_socket_session, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
+	t4t_need_perf();
 	tmpdir(&r);
 	sh(&r, "%s record -q --paused --control %s/c.sock -o %s/c.t4t & rec=$!; "
 	       "for i in $(seq 100); do [ -S %s/c.sock ] && break; sleep 0.05; done; "
@@ -138,9 +141,9 @@ Test(record, library_bookmarks_land_on_their_triggers, .timeout = 60)
 		cr_skip_test("T4_OUT not set (run through make check)");
 	tmpdir(&r);
 	/* An app loading a sanitized library must be sanitized too. */
-	sh(&r, "cc -std=c17 $(nm -D --undefined-only %s/libt410trace.so | grep -q __asan_ && "
+	sh(&r, "%s -std=c17 $(nm -D --undefined-only %s/libt410trace.so | grep -q __asan_ && "
 	       "echo -fsanitize=address,undefined) -Iinclude tests/apps/lib_app.c -o %s/lib_app "
-	       "-L%s -lt410trace -Wl,-rpath,%s -pthread", out, r.dir, out, out);
+	       "-L%s -lt410trace -Wl,-rpath,%s -pthread", t4t_cc(), out, r.dir, out, out);
 	cr_assert_eq(r.status, 0, "compile: %s", r.out);
 	sh(&r, "%s record -q --sim --paused -o %s/l.t4t -- %s/lib_app order 3", b, r.dir, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);

@@ -17,6 +17,7 @@
 #include "sched/sched.h"
 #include "sched/sched_internal.h"
 #include "sim_testutil.h"
+#include "tests/probe.h"
 #include "util/util.h"
 
 struct rec {
@@ -152,6 +153,7 @@ Test(sched, real_pmus_one_second, .timeout = 30)
 	struct readback rb;
 	struct t4_sched_status st;
 
+	t4t_need_pmu("msr");
 	rec_open(&r, "cpu-clock,context-switches,msr/tsc/", false, 1000000, false, false);
 	sleep_ms(1000);
 	rec_close(&r, &st);
