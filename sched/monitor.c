@@ -124,7 +124,7 @@ void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns)
 	atomic_store_explicit(&m->pub, p + 2, memory_order_release);
 }
 
-static void read_published(struct t4_monitor *m, uint64_t *id, uint64_t *ref_ns)
+void t4_monitor_read_published(struct t4_monitor *m, uint64_t *id, uint64_t *ref_ns)
 {
 	for (;;) {
 		uint32_t p1 = atomic_load_explicit(&m->pub, memory_order_acquire);
@@ -157,7 +157,7 @@ void *t4_monitor_main(void *arg)
 		/* The published trigger may already be newer than the bump
 		 * that woke us: answer the newest once, count what it
 		 * left unanswered, and skip the bump that announces it. */
-		read_published(m, &id, &ref_ns);
+		t4_monitor_read_published(m, &id, &ref_ns);
 		if (id == last_id)
 			continue;
 		if (last_id != UINT64_MAX && id > last_id + 1)

@@ -88,6 +88,9 @@ struct t4_monitor {
  * (a seqlock), so that the monitor never pairs one trigger's ID with
  * another's reference time. */
 void t4_monitor_publish(struct t4_monitor *m, uint64_t id, uint64_t ref_ns);
+/* Monitor side: the last trigger published, both fields from the same
+ * t4_monitor_publish() (spins while the scheduler is between its stores). */
+void t4_monitor_read_published(struct t4_monitor *m, uint64_t *id, uint64_t *ref_ns);
 
 /* Read every domain of m for trigger_id (broadcast at reference time
  * ref_ns) and put the return packets. */
