@@ -309,6 +309,7 @@ Test(record, rapid_bookmarks_all_in_info, .timeout = 120)
 	struct run r;
 	const char *b = bin();
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "cd %s || exit 1; %s record -q --paused --control c.sock -o b.t4t & rec=$!; "
 	       "for i in $(seq 100); do [ -S c.sock ] && break; sleep 0.05; done; "
