@@ -28,6 +28,7 @@
 
 #include "collector/collector.h"
 #include "h1_testutil.h"
+#include "tests/probe.h"
 #include "util/util.h"
 
 #define FIX_FDINFO "tests/fixtures/fdinfo/"
@@ -801,6 +802,7 @@ static int run_cli(char *out, size_t cap, const char *fmt, ...)
  * files' levels. --no-drm and --sim leave the source out. */
 Test(drm, record_fixture_tree, .timeout = 60)
 {
+	t4t_need_perf(); /* the recording counts this machine's cpu-clock too */
 	struct logview lv;
 	struct tree t;
 	char out[8192], log[128];
@@ -851,6 +853,7 @@ Test(drm, record_fixture_tree, .timeout = 60)
  * gives) has a client that is not recorded. */
 Test(drm, record_command_tree, .timeout = 60)
 {
+	t4t_need_perf(); /* the recording counts this machine's cpu-clock too */
 	static const char script[] =
 		"d=$1/proc; log=$1/c.t4t; p=$$; kid=99999999\n"
 		"fdinfo() { printf 'drm-driver: i915\\ndrm-client-id: %s\\ndrm-pdev: 0000:00:02.0\\n"
@@ -897,6 +900,7 @@ Test(drm, record_command_tree, .timeout = 60)
  * process outside the tree is not recorded. */
 Test(drm, record_pid_tree, .timeout = 60)
 {
+	t4t_need_perf(); /* the recording counts this machine's cpu-clock too */
 	struct logview lv;
 	struct tree t;
 	char out[8192], log[128];
