@@ -367,6 +367,7 @@ static void record_on_path(struct run *r, const char *wrap, const char *args, co
 	const char *b = bin();
 	char cmd[1024], want[64];
 
+	t4t_need_perf(); /* this machine's counters, on either path */
 	tmpdir(r);
 	snprintf(cmd, sizeof(cmd), "%s record --period 1ms --duration 300ms %s -o %s/t.t4t", b,
 		 args, r->dir);
