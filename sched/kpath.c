@@ -163,6 +163,7 @@ static struct t4_trigger_bm record_bm(const struct t4_sched *s, const struct t4_
 
 	return (struct t4_trigger_bm){
 		.seen = (uint64_t)((int64_t)queued - behind),
+		.at_ns = rec->fire_ns, /* the timer read the bookmark word after it */
 		.id = rec->bookmark_id,
 	};
 }
