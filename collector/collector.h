@@ -324,6 +324,11 @@ typedef int (*t4_emit_fn)(void *ud, const struct t4_packet *p);
 struct t4_domain_source {
 	int (*answer)(void *ctx, uint64_t trigger_id, clockid_t ref_clock, t4_emit_fn emit,
 		      void *ud);
+	/* Optional: true while an answer would put nothing (the DRM source
+	 * before it has found a client). Its monitor then rests between
+	 * answers instead of waking on every trigger: a thread wake per
+	 * trigger costs tens of microseconds in a VM. */
+	bool (*idle)(void *ctx);
 	void *ctx;
 };
 

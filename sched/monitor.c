@@ -30,7 +30,8 @@
  * that follows the same grid on either path (the BPF timers cannot read
  * it); it answers through its source, which puts its packets, metadata
  * found while recording included, into this ring, read windows on the
- * log's reference clock.
+ * log's reference clock. While its source has nothing to read (no DRM
+ * client yet) it rests T4_SOURCE_REST_NS between answers.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -195,7 +196,7 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 {
 	struct t4_ref_clocks clk;
 	struct t4_trigger_bm bm;
-	uint64_t missed = p->id - m->last;
+	uint64_t missed = m->resting ? 0 : p->id - m->last;
 
 	/* Before the clocks: every bookmark command seen was set before
 	 * clk.ref (bookmark.c). */
@@ -212,6 +213,23 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 	/* the grid point on the reference clock: now, less the lateness */
 	read_domains(m, p->id, clk.ref - (clk.mono > p->ns ? clk.mono - p->ns : 0));
 	t4_monitor_done(m, p->id, missed);
+}
+
+/* The next grid point; a source with nothing to answer rests up to
+ * T4_SOURCE_REST_NS (but not past the end) and does not count the points
+ * it sleeps through as unanswered: it had nothing for them. Commands wake
+ * it as they wake every monitor. */
+static uint64_t wake_at(struct t4_monitor *m, const struct t4_epoch *e, uint64_t now)
+{
+	uint64_t next = t4_epoch_next(e, now);
+	const struct t4_domain_source *src = m->sourced ? &m->domains[0]->source : NULL;
+
+	m->resting = src && src->idle && next && src->idle(src->ctx);
+	if (!m->resting || next >= now + T4_SOURCE_REST_NS)
+		return next;
+	if (e->end && e->end > now && e->end < now + T4_SOURCE_REST_NS)
+		return e->end;
+	return now + T4_SOURCE_REST_NS;
 }
 
 void *t4_monitor_main(void *arg)
@@ -235,7 +253,7 @@ void *t4_monitor_main(void *arg)
 			if (p.final)
 				break;
 		}
-		t4_futex_wait(&s->cmd_seq, cmd, t4_epoch_next(&e, now));
+		t4_futex_wait(&s->cmd_seq, cmd, wake_at(m, &e, now));
 	}
 	if (m->central)
 		atomic_store_explicit(&m->central->finished, true, memory_order_release);

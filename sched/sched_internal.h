@@ -131,6 +131,9 @@ struct central;
 
 /* One monitor: the domains read on one CPU. Its thread (user path) also
  * runs the scheduler of that CPU, when there is one. */
+/* How long a source's monitor sleeps while its source is idle. */
+#define T4_SOURCE_REST_NS 25000000ull
+
 struct t4_monitor {
 	struct t4_sched *s;
 	int cpu;                  /* -1: any CPU */
@@ -144,6 +147,7 @@ struct t4_monitor {
 	pthread_t thread;
 	bool thread_started;
 
+	bool resting;             /* a source's, resting: it has nothing */
 	uint64_t last;            /* last trigger ID answered + 1 (its thread) */
 	_Atomic uint64_t done;    /* the same, for commands that wait on it */
 	_Atomic uint64_t answered;
