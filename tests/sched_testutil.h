@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "sim_testutil.h"
+#include "tests/probe.h"
 #include "util/util.h"
 
 struct rec {
@@ -49,6 +49,10 @@ struct readback {
 static inline void rec_open_opts(struct rec *r, const char *events, bool sim,
 				 struct t4_sched_opts so)
 {
+	if (!sim)
+		t4t_need_perf(); /* this machine's counters */
+	if (events && strstr(events, "msr/"))
+		t4t_need_pmu("msr"); /* x86 only */
 	memset(r, 0, sizeof(*r));
 	strcpy(r->dir, "/tmp/t4sched.XXXXXX");
 	cr_assert_not_null(mkdtemp(r->dir));
@@ -193,33 +197,6 @@ static inline void wait_triggers(struct t4_sched *s, uint64_t n)
 	cr_assert_fail("scheduler did not reach %lu triggers", (unsigned long)n);
 }
 
-/* Skip the test, saying why, where this machine cannot run the BPF trigger
- * at all: no CAP_BPF nor CAP_SYS_ADMIN, no kernel BTF, or a kernel before
- * 6.8 (absolute, CPU-pinned BPF timers). Anywhere else the BPF path must
- * load and work: a failure is the test's. */
-static inline void bpf_or_skip(void)
-{
-	char line[256];
-	unsigned long long eff = 0;
-	int maj = 0, min = 0;
-	struct utsname u;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (!(eff & (1ull << 39)) && !(eff & (1ull << 21)))
-		cr_skip_test("BPF trigger: no CAP_BPF or CAP_SYS_ADMIN here (run as root)");
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		cr_skip_test("BPF trigger: this kernel has no BTF (/sys/kernel/btf/vmlinux)");
-	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
-	    (maj < 6 || (maj == 6 && min < 8)))
-		cr_skip_test("BPF trigger: Linux %s has no absolute, CPU-pinned BPF timers (6.8+)",
-			     u.release);
-}
-
 /* Two tests of fn: on the user path, and on the BPF path where this
  * machine can run it. */
 #define TEST_BOTH_PATHS(suite, name, fn, ...)                                  \
@@ -229,7 +206,7 @@ static inline void bpf_or_skip(void)
 	}                                                                      \
 	Test(suite, name##_bpf, __VA_ARGS__)                                   \
 	{                                                                      \
-		bpf_or_skip();                                                 \
+		t4t_need_bpf_trigger();                                                 \
 		fn(T4_TRIGGER_BPF);                                            \
 	}
 

@@ -28,7 +28,7 @@
 
 #include "collector/collector.h"
 #include "h1_testutil.h"
-#include "sched_testutil.h" /* bpf_or_skip */
+#include "sched_testutil.h" /* t4t_need_bpf_trigger (tests/probe.h) */
 #include "util/util.h"
 
 #define FIX_FDINFO "tests/fixtures/fdinfo/"
@@ -890,7 +890,7 @@ Test(drm, windows_on_the_reference_clock_user, .timeout = 60)
 
 Test(drm, windows_on_the_reference_clock_bpf, .timeout = 60)
 {
-	bpf_or_skip();
+	t4t_need_bpf_trigger();
 	drm_windows_on_the_reference_clock("bpf");
 }
 

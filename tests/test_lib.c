@@ -1,11 +1,13 @@
 /* test_lib.c - libt410trace as an application sees it (suite control_lib).
  *
- * tests/apps/lib_app.c is compiled at test time with `cc` against
- * $T4_OUT/libt410trace.so and include/t410trace.h only, then run with
- * T410TRACE_CONTROL naming a fake recorder in this process. Skipped when
- * T4_OUT is unset (run through `make check`) or no compiler is found.
+ * tests/apps/lib_app.c is compiled at test time with the target's compiler
+ * (t4t_cc(): $T4_CC, else cc) against $T4_OUT/libt410trace.so and
+ * include/t410trace.h only, then run with T410TRACE_CONTROL naming a fake
+ * recorder in this process. Skipped when T4_OUT is unset (run through
+ * `make check`) or no compiler is found.
  */
 #include "tests/apps/fake_recorder.h"
+#include "tests/probe.h"
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -44,8 +46,10 @@ static bool solib_sanitized(const char *solib)
 	return system(cmd) == 0;
 }
 
-/* Compile src (a path under the repo) into dir/name with compiler cc. */
-static void compile(struct app *a, const char *cc, const char *src, const char *name)
+/* Compile src (a path under the repo) into dir/name with compiler cc
+ * (t4t_cc() or t4t_cxx(): the target under test) and its flags. */
+static void compile(struct app *a, const char *cc, const char *flags, const char *src,
+		    const char *name)
 {
 	const char *out = getenv("T4_OUT");
 	char root[512], solib[600];
@@ -60,10 +64,10 @@ static void compile(struct app *a, const char *cc, const char *src, const char *
 	 * would after make install: link it in the temp dir. */
 	rc = run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
 		       "ln -sf %s %s/libt410trace.so.0 && "
-		       "%s -Wall -Wextra -Werror -I%s/include %s %s/%s -o %s %s "
+		       "%s %s -Wall -Wextra -Werror -I%s/include %s %s/%s -o %s %s "
 		       "-Wl,-rpath,%s -pthread",
 		       solib, a->rec.dir,
-		       cc, root, solib_sanitized(solib) ? "-fsanitize=address,undefined" : "",
+		       cc, flags, root, solib_sanitized(solib) ? "-fsanitize=address,undefined" : "",
 		       root, src, a->bin, solib, a->rec.dir);
 	cr_assert_eq(rc, 0, "compiling %s failed: %s", src, a->err);
 }
@@ -80,7 +84,7 @@ static void app_open(struct app *a)
 	need_solib();
 	memset(a, 0, sizeof(*a));
 	fake_open(&a->rec);
-	compile(a, "cc -std=c17", "tests/apps/lib_app.c", "lib_app");
+	compile(a, t4t_cc(), "-std=c17", "tests/apps/lib_app.c", "lib_app");
 }
 
 /* Run the app with T410TRACE_CONTROL set to the fake recorder. */
@@ -247,12 +251,11 @@ Test(control_lib, usable_from_cxx)
 {
 	struct app a;
 
-	if (system("command -v c++ >/dev/null 2>&1"))
-		cr_skip_test("no C++ compiler");
+	t4t_need_cxx();
 	need_solib();
 	memset(&a, 0, sizeof(a));
 	fake_open(&a.rec);
-	compile(&a, "c++", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
+	compile(&a, t4t_cxx(), "", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
 	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
 			       "env -u T410TRACE_CONTROL %s", a.bin), 0, "%s", a.err);
 	cr_assert_str_eq(a.out, "ok");

@@ -21,6 +21,7 @@
 
 #include "packets/packets.h"
 #include "tests/packets_testutil.h"
+#include "tests/probe.h"
 #include "util/util.h"
 
 /* Criterion runs each test in its own process: one temp dir each. */
@@ -277,6 +278,7 @@ static void write_million(const char *name, enum t4_log_backend be)
 
 Test(log, million_ret_uring)
 {
+	t4t_need_uring();
 	write_million("million.t4", T4_LOG_URING);
 }
 
@@ -679,6 +681,7 @@ Test(log, pwrite_backend_identical)
 	uint64_t n = 0;
 	int ra, rb;
 
+	t4t_need_uring(); /* else both are pwrite logs */
 	write_mixed("uring.t4", T4_LOG_URING);
 	write_mixed("pwrite.t4", T4_LOG_PWRITE);
 	a = open_reader("uring.t4");

@@ -4,6 +4,7 @@
  * in minutes and hours, suggestions for misspelled subcommands.
  */
 #include "cli_testutil.h"
+#include "tests/probe.h"
 
 /* `t410trace ARGS` in a fresh directory: exit code and the first line. */
 static void expect_line(const char *args, int code, const char *line)
@@ -45,6 +46,7 @@ Test(perf_cli, interval_and_all_cpus, .timeout = 60)
 {
 	struct run r;
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "cd %s && %s record -q -a -I 5 -d 100ms -o i.t4t && %s info --json i.t4t", r.dir,
 	   bin(), bin());
@@ -63,6 +65,7 @@ Test(perf_cli, cpu_list, .timeout = 60)
 {
 	struct run r;
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "cd %s && %s record -q -C 0 -d 50ms -o c.t4t && %s info c.t4t | grep -c '@cpu'; "
 	       "%s info c.t4t | grep -c '@cpu0 '", r.dir, bin(), bin(), bin());
@@ -80,6 +83,7 @@ Test(perf_cli, pid_and_tid, .timeout = 60)
 {
 	struct run r;
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "cd %s || exit 1; sleep 0.5 & s=$!; %s record -q -p $s -o p.t4t; echo rc=$?; "
 	       "%s info p.t4t | grep -c \"@tid$s \"; %s info p.t4t | grep -c '@cpu'",
@@ -107,6 +111,7 @@ Test(perf_cli, modifiers_and_cpu_pmu)
 {
 	struct run r;
 
+	t4t_need_perf(); /* this machine's own counters */
 	expect_line("record -e cycles:ppp -d 10ms", 2,
 		    "t410trace: cycles:ppp: ':p' asks for precise sampling; t410trace counts, it "
 		    "does not sample (drop the modifier)\n");
@@ -134,6 +139,7 @@ Test(perf_cli, durations_minutes_hours_and_help, .timeout = 60)
 {
 	struct run r;
 
+	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "cd %s && %s record -q --period 0.001m -d 0.0001h -o m.t4t && %s info --json m.t4t",
 	   r.dir, bin(), bin());

@@ -313,9 +313,15 @@ static void bookmark_storm(enum t4_trigger_path path)
 	for (size_t i = 0; i < rb.n_bms; i++) {
 		const struct t4_bookmark_pkt *bm = &rb.bms[i];
 		const struct t4_ref_pkt *ref = ref_with_id(&rb, bm->first_trigger);
-		cr_assert_not_null(ref, "%s: no trigger %lu", bm->name, (unsigned long)bm->first_trigger);
 		cr_assert(i == 0 || (bm->set_ns > bm[-1].set_ns &&
 				     bm->first_trigger >= bm[-1].first_trigger));
+		if (!ref) {
+			/* at 100 us a loaded machine may drop a reference
+			 * packet (a full ring, counted): nothing to compare */
+			cr_assert_gt(rb.status.dropped, 0, "%s: no trigger %lu, none dropped",
+				     bm->name, (unsigned long)bm->first_trigger);
+			continue;
+		}
 		if (i + 1 < rb.n_bms && bm[1].first_trigger == bm->first_trigger)
 			continue; /* a later command reached the same trigger */
 		cr_assert_eq(ref->bookmark_id, bm->bookmark_id, "trigger %lu carries %u, not %s",

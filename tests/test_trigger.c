@@ -375,7 +375,7 @@ Test(trigger, bpf_and_user_paths_count_the_same, .timeout = 30)
 	struct t4_sched_status st;
 	size_t compared = 0;
 
-	bpf_or_skip();
+	t4t_need_bpf_trigger();
 	rec_open(&u, "cpu-clock,msr/tsc/", false, PERIOD, false, false, T4_TRIGGER_USER);
 	rec_open(&k, "cpu-clock,msr/tsc/", false, PERIOD, false, false, T4_TRIGGER_BPF);
 	sleep_ms(600);

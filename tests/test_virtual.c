@@ -390,13 +390,16 @@ static void count_sample(void *ud, const struct t4_domain *d, uint64_t trigger_i
 	t->last_true = true_ns;
 }
 
-/* What a memory benchmark of the decoder will read: 34 PMUs, an hour of
- * 1 ms triggers, into /dev/null. No timing assertion: the time is logged
- * (and reported in docs/SIMULATOR.md). */
-Test(virtual, one_hour_at_one_ms, .timeout = 1200)
+/* A long run of the whole machine: 34 PMUs, ten minutes of 1 ms triggers
+ * (600,001), into /dev/null, with every kind of fault: nothing lost or
+ * counted twice. No timing assertion: the time is logged. The hour that
+ * docs/SIMULATOR.md and the decoder's memory benchmark use is
+ * tools/bench_decode.sh's (make bench): under qemu-user (make check-arm64)
+ * an hour here took 11 minutes of CI. */
+Test(virtual, ten_minutes_at_one_ms, .timeout = 600)
 {
 	struct vrec r;
-	struct t4_virtual_opts o = busy_opts(51, 3600 * SEC);
+	struct t4_virtual_opts o = busy_opts(51, 600 * SEC);
 	struct tally t = { 0 };
 	uint64_t t0;
 
@@ -407,11 +410,11 @@ Test(virtual, one_hour_at_one_ms, .timeout = 1200)
 	snprintf(r.path, sizeof(r.path), "/dev/null");
 	t0 = t4_ref_ns();
 	vrec_run(&r, &o);
-	cr_log_info("virtual time: 1 h at 1 ms, %zu domains, %llu samples: generated in %.1f s",
+	cr_log_info("virtual time: 10 min at 1 ms, %zu domains, %llu samples: generated in %.1f s",
 		    r.c.ds.n, (unsigned long long)t.samples, (double)(t4_ref_ns() - t0) / 1e9);
-	cr_assert_eq(r.st.triggers, 3600001);
-	cr_assert_eq(t.samples, 34 * 3600001 - 17 * r.st.unanswered);
+	cr_assert_eq(r.st.triggers, 600001);
+	cr_assert_eq(t.samples, 34 * 600001 - 17 * r.st.unanswered);
 	cr_assert_eq(t.samples - t.logged, r.st.dropped);
-	cr_assert_gt(t.last_true, EPOCH + 3600 * SEC);
+	cr_assert_gt(t.last_true, EPOCH + 600 * SEC);
 	vrec_free(&r);
 }

@@ -3,42 +3,123 @@
 # As root: apt-get installs them. Otherwise: prints the exact command.
 # --quiet: say nothing when everything is already there.
 # --bench: also what `make bench` compares against (perf).
-# --arm64: also the aarch64 cross compiler (`make check-arm64`).
+# --arm64=DIR: also what `make check-arm64` needs to build and run the
+#   tests for aarch64 on an x86_64 host: the cross compilers, Debian's arm64
+#   (multiarch) builds of the libraries, qemu-user-static registered with
+#   binfmt_misc (Criterion re-executes its own binary for each test, so an
+#   explicit `qemu-aarch64 t4test` is not enough), and Criterion's arm64
+#   build unpacked into DIR. bookworm cannot install libcriterion3:arm64
+#   next to libcriterion3:amd64: its libnanomsg5 is binNMU'd on amd64 only
+#   (1.1.5+dfsg-1.1+b1 vs 1.1.5+dfsg-1.1) and multiarch needs equal
+#   versions, so those three Debian packages are unpacked (dpkg-deb -x),
+#   not installed; everything else is a normal multiarch install.
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
+ARM64_PKGS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
+pkgconf:arm64 libc6-dev:arm64 liburing-dev:arm64 libzstd-dev:arm64
+libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64
+libffi8:arm64 libgit2-1.5:arm64"
+ARM64_UNPACK="libcriterion3:arm64 libcriterion-dev:arm64 libnanomsg5:arm64"
+BINFMT=/proc/sys/fs/binfmt_misc
 quiet=0
+arm64_dir=""
 for arg in "$@"; do
 	case "$arg" in
 	--quiet) quiet=1 ;;
 	--bench) PKGS="$PKGS linux-perf time" ;;
-	--arm64) PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev-arm64-cross" ;;
+	--arm64=?*) arm64_dir=${arg#--arm64=}; PKGS="$PKGS $ARM64_PKGS" ;;
 	*) echo "deps: unknown option $arg" >&2; exit 2 ;;
 	esac
 done
+native=$(dpkg --print-architecture)
+if [ -n "$arm64_dir" ] && [ "$native" = arm64 ]; then
+	echo "deps: this machine is arm64: build and test natively (make check)" >&2
+	exit 2
+fi
+root=0
+[ "$(id -u)" -ne 0 ] || root=1
+
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+say() { [ $quiet -eq 1 ] || echo "deps: $*"; }
+
+# Installed for the architecture asked (name:arch), else native or all.
+have() {
+	case "$1" in
+	*:*) want=${1#*:} ;;
+	*) want="$native|all" ;;
+	esac
+	dpkg-query -W -f='${Status} ${Architecture}\n' "${1%%:*}" 2>/dev/null |
+		grep -Eq "ok installed ($want)\$"
+}
 
 missing=""
 for p in $PKGS; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-		missing="$missing $p"
-	fi
+	have "$p" || missing="$missing $p"
 done
 
-if [ -z "$missing" ]; then
-	[ $quiet -eq 1 ] || echo "deps: all packages present"
-	exit 0
+if [ -n "$missing" ]; then
+	cmd="apt-get install -y --no-install-recommends$missing"
+	foreign=""
+	if [ -n "$arm64_dir" ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		foreign="dpkg --add-architecture arm64 && "
+	fi
+	if [ $root -eq 0 ]; then
+		echo "deps: missing packages:$missing" >&2
+		echo "deps: run as root:  ${foreign}apt-get update && $cmd" >&2
+		exit 1
+	fi
+	echo "deps: installing$missing"
+	[ -z "$foreign" ] || dpkg --add-architecture arm64
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086
+	apt_get update -qq
+	# shellcheck disable=SC2086
+	apt_get install -y -qq --no-install-recommends $missing >/dev/null
+	echo "deps: done"
 fi
+[ -n "$missing" ] || say "all packages present"
+[ -n "$arm64_dir" ] || exit 0
 
-cmd="apt-get install -y --no-install-recommends$missing"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages:$missing" >&2
-	echo "deps: run as root:  apt-get update && $cmd" >&2
+# qemu-aarch64 for every aarch64 ELF (the rule qemu-user-static ships for
+# systemd-binfmt, which containers do not run).
+if [ ! -e "$BINFMT/qemu-aarch64" ]; then
+	if [ $root -eq 0 ]; then
+		echo "deps: run as root:  mount -t binfmt_misc binfmt_misc $BINFMT;" \
+			"cat /usr/lib/binfmt.d/qemu-aarch64.conf > $BINFMT/register" >&2
+		exit 1
+	fi
+	[ -e "$BINFMT/register" ] || mount -t binfmt_misc binfmt_misc "$BINFMT"
+	cat /usr/lib/binfmt.d/qemu-aarch64.conf > "$BINFMT/register"
+	say "qemu-aarch64 registered with binfmt_misc"
+fi
+if ! grep -qx enabled "$BINFMT/qemu-aarch64" 2>/dev/null; then
+	echo "deps: $BINFMT/qemu-aarch64 is disabled (echo 1 > it, as root)" >&2
 	exit 1
 fi
-echo "deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+
+# Criterion for arm64, unpacked into arm64_dir (see the top). The stamp
+# names the versions, so a Debian update unpacks again.
+candidates() {
+	# shellcheck disable=SC2086
+	apt-cache policy $ARM64_UNPACK | awk '/Candidate:/ { printf "%s ", $2 }'
+}
+versions=$(candidates)
+stamp="$arm64_dir/.unpacked"
+[ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$versions" ] || exit 0
+case "$versions" in
+*none*)
+	[ $root -eq 1 ] || { echo "deps: no arm64 package lists: run apt-get update as root" >&2; exit 1; }
+	apt_get update -qq
+	versions=$(candidates) ;;
+esac
+rm -rf "$arm64_dir"
+mkdir -p "$arm64_dir/debs"
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
-echo "deps: done"
+(cd "$arm64_dir/debs" && apt-get -q -o APT::Sandbox::User=root download $ARM64_UNPACK) >/dev/null
+for deb in "$arm64_dir"/debs/*.deb; do
+	dpkg-deb -x "$deb" "$arm64_dir"
+done
+echo "$versions" > "$stamp"
+say "Criterion for arm64 unpacked into $arm64_dir"

@@ -4,6 +4,10 @@
  * slewed by NTP, so the per-domain rate models of the decoder see the
  * hardware's real drift. The CPU counter is the scheduler's "own local
  * clock" of the patent (claim 9): rdtsc on x86_64, cntvct_el0 on arm64.
+ * Both reads are ordered after the loads before them (lfence, isb): a
+ * thread that sees another's store never reads an earlier count than the
+ * one that thread read before storing (tests/test_clock.c). That costs a
+ * few ns per read, paid once per trigger.
  */
 #include "util.h"
 
@@ -25,7 +29,7 @@ uint64_t t4_cpu_ticks(void)
 #if defined(__x86_64__) || defined(__i386__)
 	uint32_t lo, hi;
 
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
 	return ((uint64_t)hi << 32) | lo;
 #elif defined(__aarch64__)
 	uint64_t v;

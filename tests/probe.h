@@ -1,0 +1,147 @@
+/* probe.h - what a test needs from the machine, found out by trying it.
+ *
+ * A test that needs a kernel facility or a tool calls t4t_need_X() first:
+ * where it is missing, the test is skipped with the reason the probe met
+ * (cr_skip_test), and every other test still runs. Probes try the facility
+ * itself, never guess from the platform: under qemu-user (make
+ * check-arm64) perf_event_open, io_uring and bpf answer ENOSYS; an
+ * unprivileged machine refuses CPU-wide perf counters; an arm64 machine
+ * has no msr PMU. Each probe costs one or two syscalls and keeps nothing
+ * open.
+ *
+ * Compilers: tests that build a program for the target under test use
+ * t4t_cc() / t4t_cxx() (T4_CC / T4_CXX from make check, else cc / c++),
+ * so a cross build compiles its test programs for the same architecture.
+ */
+#ifndef T4_TESTS_PROBE_H
+#define T4_TESTS_PROBE_H
+
+#include "collector/collector.h"
+#include "util/util.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <liburing.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* CPU-wide software counters (cpu-clock on CPU 0, any task), the way the
+ * recorder opens every real PMU. */
+static inline void t4t_need_perf(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+	};
+	long fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		cr_skip_test("no CPU-wide perf counters: perf_event_open: %s", strerror(errno));
+	close((int)fd);
+}
+
+/* A real PMU of this machine by its sysfs name (e.g. "msr": x86 only). */
+static inline void t4t_need_pmu(const char *name)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), T4_SYSFS_DEFAULT "/%s/type", name);
+	if (t4_read_small_file(path, buf, sizeof(buf)) < 0)
+		cr_skip_test("no %s PMU here: %s", name, t4_errmsg());
+}
+
+static inline void t4t_need_uring(void)
+{
+	struct io_uring ring;
+	int err = io_uring_queue_init(2, &ring, 0);
+
+	if (err < 0)
+		cr_skip_test("no io_uring: io_uring_queue_init: %s", strerror(-err));
+	io_uring_queue_exit(&ring);
+}
+
+/* The bpf(2) syscall itself: a one-entry array map. */
+static inline void t4t_need_bpf(void)
+{
+	union bpf_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 1;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	if (fd < 0)
+		cr_skip_test("no BPF: bpf(BPF_MAP_CREATE): %s", strerror(errno));
+	close((int)fd);
+}
+
+/* The in-kernel trigger path: perf counters and the bpf syscall (above),
+ * CAP_BPF or CAP_SYS_ADMIN, the kernel's BTF, Linux 6.8+ (absolute,
+ * CPU-pinned BPF timers). Anywhere these are there, the BPF path must load
+ * and work: a failure is the test's. */
+static inline void t4t_need_bpf_trigger(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	int maj = 0, min = 0;
+	struct utsname u;
+	FILE *f;
+
+	t4t_need_perf();
+	t4t_need_bpf();
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (!(eff & (1ull << 39)) && !(eff & (1ull << 21)))
+		cr_skip_test("BPF trigger: no CAP_BPF or CAP_SYS_ADMIN here (run as root)");
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		cr_skip_test("BPF trigger: this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
+	    (maj < 6 || (maj == 6 && min < 8)))
+		cr_skip_test("BPF trigger: Linux %s has no absolute, CPU-pinned BPF timers (6.8+)",
+			     u.release);
+}
+
+/* A command on PATH (python3, zstd, protoc, ...). */
+static inline void t4t_need_cmd(const char *cmd)
+{
+	char sh[300];
+
+	snprintf(sh, sizeof(sh), "command -v %s >/dev/null 2>&1", cmd);
+	if (system(sh) != 0)
+		cr_skip_test("%s not found", cmd);
+}
+
+static inline const char *t4t_cc(void)
+{
+	const char *cc = getenv("T4_CC");
+
+	return cc && *cc ? cc : "cc";
+}
+
+static inline const char *t4t_cxx(void)
+{
+	const char *cxx = getenv("T4_CXX");
+
+	return cxx && *cxx ? cxx : "c++";
+}
+
+/* The C++ compiler for the target: a C++ test skips without one. */
+static inline void t4t_need_cxx(void)
+{
+	t4t_need_cmd(t4t_cxx());
+}
+
+#endif
