@@ -20,6 +20,7 @@
  * (test_decode.c).
  */
 #include "cli_testutil.h"
+#include "probe.h"
 #include "sched_testutil.h" /* read_back */
 
 #include <errno.h>
@@ -34,24 +35,10 @@
 
 /* ---- probes ------------------------------------------------------------------ */
 
-/* Skip, saying why, where this machine cannot load BPF tracing programs:
- * no CAP_BPF nor CAP_SYS_ADMIN, or no kernel BTF. (A local probe until
- * tests/probe.h's t4t_need_bpf.) */
+/* Where this machine cannot load BPF tracing programs, skip saying why. */
 static void need_bpf(void)
 {
-	char line[256];
-	unsigned long long eff = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (!(eff & (1ull << 39)) && !(eff & (1ull << 21)))
-		cr_skip_test("BPF phases: no CAP_BPF or CAP_SYS_ADMIN here (run as root)");
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		cr_skip_test("BPF phases: this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+	t4t_need_bpf_tracing("BPF phases");
 }
 
 /* The test workload, built by make next to the library. */
