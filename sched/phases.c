@@ -25,7 +25,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,18 +158,12 @@ int t4_phases_open(struct t4_sched *s)
 int t4_phases_start(struct t4_sched *s)
 {
 	struct t4_phases *ph = s->ph;
-	sigset_t all, old;
 	int rc;
 
 	if (!ph)
 		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&ph->thread, NULL, drain_main, ph);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return t4_err(rc, "cannot start the phases thread: %s", strerror(rc));
-	pthread_setname_np(ph->thread, "t4-phases");
+	if ((rc = t4_thread_start(&ph->thread, drain_main, ph, "t4-phases", "phases thread")) < 0)
+		return rc;
 	ph->started = true;
 	return 0;
 }
