@@ -77,6 +77,11 @@ FUZZ_BIN := $(FUZZ_NAMES:%=$(OUT)/fuzz/replay_%)
 FUZZ_CFLAGS := $(filter-out -MMD -MP,$(ALL_CFLAGS))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(OUT)/bench/%)
+# Programs built against libt410trace.so and include/ only, as a user's
+# (tests/apps/lib_app.c is compiled by its test instead): the tests' and the
+# bookmark benchmark's workloads. They find the library next to them.
+APPS := phase_app
+APP_BIN := $(APPS:%=$(OUT)/apps/%)
 
 BIN := $(OUT)/t410trace
 CORE_LIB := $(OUT)/libt4core.a
@@ -175,7 +180,13 @@ $(OUT)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDFLAGS) $< $(CORE_LIB) $(LDLIBS) -o $@
 
-tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) all
+$(OUT)/apps/%: tests/apps/%.c include/t410trace.h $(SOLIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -Iinclude $(LDFLAGS) $< -L$(OUT) -lt410trace \
+	  -Wl,-rpath,'$$ORIGIN/..' -o $@
+
+tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 
 # Criterion runs tests in parallel workers; timing-sensitive tests
 # serialise themselves. T4_BIN lets CLI tests find the binary, T4_CC and
@@ -218,7 +229,7 @@ demo: deps-quiet all
 
 bench:
 	$(Q)tools/deps.sh --quiet --bench
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN)
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN) $(APP_BIN)
 	$(Q)tools/bench.sh $(OUT)
 
 deps:

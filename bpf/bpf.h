@@ -14,6 +14,14 @@
  * the program's mmapped global data, and drains the records when it likes.
  * sched/ turns the records into reference and return packets.
  *
+ * phases: what the kernel sees of the workload (phases.bpf.c): its threads
+ * on the CPUs (sched_switch, filtered in the kernel to the workload's
+ * process tree, or every task), their names, its GPU jobs (dma_fence and
+ * GPU scheduler tracepoints), and libt410trace's bookmarks and triggers
+ * through a uprobe on its probe point; one ring buffer, drained by the
+ * caller, each record handed over as a packet (FORMAT.md 4.5a) or as a
+ * bookmark or trigger command.
+ *
  * Errors follow util.h: 0 or a negative errno with a one-line message that
  * says why (t4_errmsg()), so a caller can fall back and tell the user.
  */
@@ -24,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../packets/packets.h"
+#include "phases.h"
 #include "trigger.h"
 
 /* ---- trigger (trigger.c) ------------------------------------------------ */
@@ -90,5 +100,63 @@ uint64_t t4_bpf_trigger_lost(const struct t4_bpf_trigger *t);
 int t4_bpf_trigger_drain(struct t4_bpf_trigger *t, t4_bpf_record_fn fn, void *ud);
 /* Unload (the timers stop with their maps). Accepts NULL. */
 void t4_bpf_trigger_close(struct t4_bpf_trigger *t);
+
+/* ---- phases (phases.c) -------------------------------------------------- */
+
+struct t4_bpf_phases;
+
+struct t4_bpf_phases_opts {
+	bool all;          /* every task (record -a), else the processes tracked */
+	const int *pids;   /* processes tracked from the start (their children
+			    * are, from then on) */
+	size_t n_pids;
+	size_t ring_bytes; /* a power of two; 0: 4 MiB */
+	bool verbose;      /* libbpf's own messages on stderr */
+};
+
+/* One record of the ring buffer, decoded. */
+enum t4_bpf_phase_kind {
+	T4_BPF_PH_PACKET = 1, /* pkt: a task, CPU slice, GPU slice or GPU context */
+	T4_BPF_PH_BOOKMARK,   /* t410_bookmark() through the probe */
+	T4_BPF_PH_TRIGGER,    /* t410_trigger() through the probe */
+};
+
+struct t4_bpf_phase {
+	int kind;               /* enum t4_bpf_phase_kind */
+	struct t4_packet pkt;   /* PACKET */
+	uint64_t mono_ns;       /* BOOKMARK, TRIGGER: when the probe was hit */
+	uint32_t pid, tid;      /* ... by this thread */
+	char name[T4_NAME_MAX]; /* BOOKMARK: the name ("" when unreadable) */
+};
+
+typedef void (*t4_bpf_phase_fn)(void *ud, const struct t4_bpf_phase *ph);
+
+/* Load and attach. Fails with a one-line reason when the CPU part cannot
+ * run (no privilege, no BTF, a kernel without tp_btf); a missing GPU part
+ * is left out and said by t4_bpf_phases_note. */
+int t4_bpf_phases_open(struct t4_bpf_phases **out, const struct t4_bpf_phases_opts *o);
+/* What was left out, one line ("" when nothing). */
+const char *t4_bpf_phases_note(const struct t4_bpf_phases *p);
+/* Follow process pid (and its children from now on). */
+int t4_bpf_phases_track(struct t4_bpf_phases *p, int pid);
+/* Take process pid's probe hits: path is the file holding its
+ * libt410trace, which pid must map; the file gets the uprobe once. Fails
+ * with the reason (not mapped, no t410__probe symbol, ...). Any thread. */
+int t4_bpf_phases_uprobe(struct t4_bpf_phases *p, int pid, const char *path);
+/* Wait up to timeout_ms for a bookmark or trigger (other records never
+ * wake), then hand every record to fn, in order. Returns how many. */
+int t4_bpf_phases_poll(struct t4_bpf_phases *p, int timeout_ms, t4_bpf_phase_fn fn, void *ud);
+/* At the end: a CPU slice, ending now, for each thread still on a CPU. */
+int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud);
+/* Records lost before user space: the ring was full (and malformed ones). */
+uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p);
+void t4_bpf_phases_close(struct t4_bpf_phases *p); /* accepts NULL */
+
+/* One record (size bytes, phases.h) into out: returns its kind, or
+ * -EPROTO for a record of the wrong size or an unknown type. */
+int t4_bpf_phase_decode(const void *data, size_t size, struct t4_bpf_phase *out);
+/* Whether one line of /proc/PID/maps maps exactly path: 1 with its device
+ * and inode, else 0. */
+int t4_bpf_maps_line(const char *line, const char *path, uint64_t *dev, uint64_t *ino);
 
 #endif

@@ -10,7 +10,7 @@
  * must fire now. The calling thread's CPU affinity is restored after each.
  *
  * libbpf's own messages go to stderr only with opts.verbose; otherwise the
- * last one is kept for the one-line reason of a failure.
+ * last one is kept for the one-line reason of a failure (common.c).
  * Errors follow util.h.
  */
 #include "bpf.h"
@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "bpf/trigger.skel.h"
+#include "common.h"
 #include "util/util.h"
 
 /* Enough ring for four drain intervals of every CPU's records. */
@@ -54,36 +54,6 @@ struct t4_bpf_trigger {
 	struct t4_bpf_record rec;
 	int drain_err;
 };
-
-/* ---- libbpf's messages ---------------------------------------------------- */
-
-static bool verbose;
-static char last_msg[256];
-
-static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	va_list copy;
-
-	va_copy(copy, ap);
-	if (level != LIBBPF_DEBUG) {
-		vsnprintf(last_msg, sizeof(last_msg), fmt, copy);
-		last_msg[strcspn(last_msg, "\n")] = '\0';
-	}
-	va_end(copy);
-	return verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-/* A one-line reason for a failed libbpf call. */
-static int fail(int err, const char *what)
-{
-	err = err < 0 ? -err : err;
-	if (err == EPERM)
-		return t4_err(err, "BPF %s: not permitted (needs root, or CAP_BPF and CAP_PERFMON)",
-			      what);
-	if (last_msg[0])
-		return t4_err(err, "BPF %s: %s (%s)", what, strerror(err), last_msg);
-	return t4_err(err, "BPF %s: %s", what, strerror(err));
-}
 
 /* ---- layout ------------------------------------------------------------------ */
 
@@ -185,7 +155,7 @@ static int fill_events(struct t4_bpf_trigger *t)
 			int rc = bpf_map__update_elem(map, &key, sizeof(key), &d->fds[i],
 						      sizeof(d->fds[i]), BPF_ANY);
 			if (rc < 0)
-				return fail(rc, "perf-event array");
+				return t4_bpf_fail(rc, "perf-event array");
 		}
 	}
 	return 0;
@@ -228,7 +198,7 @@ static int run_on_cpu(struct t4_bpf_trigger *t, int cpu, uint32_t op, int64_t *r
 	}
 	sched_setaffinity(0, sizeof(old), &old);
 	if (fd < 0)
-		return fail(e, "iterator");
+		return t4_bpf_fail(e, "iterator");
 	*result = __atomic_load_n(&t->skel->bss->op_err[cpu], __ATOMIC_ACQUIRE);
 	if (*result == 0)
 		return t4_err(EIO, "the BPF arming program did not run on CPU %d", cpu);
@@ -270,24 +240,24 @@ static int load(struct t4_bpf_trigger *t, const struct t4_bpf_trigger_opts *o)
 	int n_ev, rc, ncpu = libbpf_num_possible_cpus();
 
 	if (ncpu <= 0)
-		return fail(-ncpu, "possible CPUs");
+		return t4_bpf_fail(-ncpu, "possible CPUs");
 	t->skel = trigger_bpf__open();
 	if (!t->skel)
-		return fail(errno, "open");
+		return t4_bpf_fail(errno, "open");
 	if ((n_ev = lay_out(t)) < 0)
 		return n_ev;
 	bpf_map__set_max_entries(t->skel->maps.timers, (uint32_t)ncpu);
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)n_ev);
 	bpf_map__set_max_entries(t->skel->maps.rb, (uint32_t)ring_bytes(t, o));
-	if (verbose)
+	if (o->verbose)
 		bpf_program__set_log_level(t->skel->progs.arm, 4);
 	if ((rc = trigger_bpf__load(t->skel)) < 0)
-		return fail(rc, "load");
+		return t4_bpf_fail(rc, "load");
 	if ((rc = fill_events(t)) < 0)
 		return rc;
 	t->link = bpf_program__attach_iter(t->skel->progs.arm, NULL);
 	if (!t->link)
-		return fail(errno, "iterator attach");
+		return t4_bpf_fail(errno, "iterator attach");
 	return 0;
 }
 
@@ -307,9 +277,7 @@ int t4_bpf_trigger_open(struct t4_bpf_trigger **out, const struct t4_bpf_trigger
 
 	if (!t)
 		return t4_err(ENOMEM, "out of memory");
-	verbose = o->verbose;
-	last_msg[0] = '\0';
-	libbpf_set_print(on_libbpf_print);
+	t4_bpf_messages(o->verbose);
 	pthread_mutex_init(&t->run_lock, NULL);
 	t->domains = o->domains;
 	t->n_domains = o->n_domains;
@@ -323,7 +291,7 @@ int t4_bpf_trigger_open(struct t4_bpf_trigger **out, const struct t4_bpf_trigger
 		goto fail;
 	t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), on_record, t, NULL);
 	if (!t->ring) {
-		rc = fail(errno, "ring buffer");
+		rc = t4_bpf_fail(errno, "ring buffer");
 		goto fail;
 	}
 	*out = t;
@@ -406,7 +374,7 @@ int t4_bpf_trigger_drain(struct t4_bpf_trigger *t, t4_bpf_record_fn fn, void *ud
 	t->drain_err = 0;
 	n = ring_buffer__consume(t->ring);
 	if (n < 0)
-		return fail(n, "ring buffer");
+		return t4_bpf_fail(n, "ring buffer");
 	return t->drain_err ? t->drain_err : n;
 }
 

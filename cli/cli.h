@@ -179,6 +179,10 @@ struct cli_target {
 int cli_target_resolve(struct cli_target *t);
 /* Whether any thread counted is still alive (not exited or a zombie). */
 bool cli_target_alive(const struct cli_target *t);
+/* The processes of the threads counted, each once, as proc_root's
+ * <tid>/status says (NULL: /proc): *out (free() it) and *n. */
+int cli_target_processes(const struct cli_target *t, const char *proc_root, int **out,
+			 size_t *n);
 void cli_target_free(struct cli_target *t);
 
 #define CLI_MAX_EVENT_ARGS 64
@@ -196,6 +200,8 @@ struct cli_record_opts {
 	struct cli_target target;
 	struct cli_drm drm;
 	bool paused, per_socket, quiet, progress, force;
+	bool all_cpus;  /* -a: also every task in the CPU and GPU phases */
+	bool no_phases; /* --no-phases */
 	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
@@ -218,13 +224,16 @@ struct cli_record_summary {
 };
 /* "BPF timers in the kernel" or "user-space threads". */
 const char *cli_trigger_path_name(bool bpf);
-/* One notice line when --trigger auto fell back to user space. */
-void cli_record_path_notice(const struct t4_sched *s, bool quiet);
+/* One notice line when --trigger auto fell back to user space, and one
+ * when the CPU and GPU phases asked for are (partly) left out. */
+void cli_record_path_notice(struct t4_sched *s, bool quiet);
 /* The progress line (final: ends it with a newline). */
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
 			 bool final);
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls);
+/* The CPU and GPU phases' line (nothing when they did not run). */
+void cli_record_phases_summary(const struct t4_sched_status *st);
 
 /* The workload of `record` (child.c). */
 struct cli_child {

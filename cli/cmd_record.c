@@ -15,6 +15,12 @@
  * trigger), close the log with the final status, print a summary (also
  * when the log stopped early: disk full). The main thread only waits and
  * draws the progress line; it never touches the trigger path.
+ *
+ * CPU and GPU phases (the scheduler loads them with its rings, unless
+ * --no-phases or there is no workload to follow: COMMAND's tree, -p/-t's
+ * processes, or every task with -a) follow the command from its fork, before
+ * it execs; libt410trace's "hello" asks the scheduler whether a process's
+ * bookmarks may take the uprobe.
  */
 #include "cli.h"
 #include "collector/collector.h"
@@ -25,6 +31,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +56,9 @@ struct recording {
 	char why[512];         /* and the reason */
 	uint64_t start_ref_ns;
 	char cmdline[T4_CMDLINE_MAX];
+	int *phase_pids;       /* -p/-t's processes, followed in the phases */
+	size_t n_phase_pids;
+	_Atomic bool probe_notice_done;
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -135,27 +146,46 @@ static int write_metadata(struct recording *r)
 
 /* ---- control socket ----------------------------------------------------- */
 
+/* The ops' ud is the recording. */
+static struct t4_sched *sched_of(void *ud)
+{
+	return ((struct recording *)ud)->sched;
+}
 static int ctl_bookmark(void *ud, const char *name)
 {
-	return t4_sched_bookmark(ud, name);
+	return t4_sched_bookmark(sched_of(ud), name);
 }
 static int ctl_trigger(void *ud)
 {
-	return t4_sched_trigger(ud);
+	return t4_sched_trigger(sched_of(ud));
 }
 static int ctl_start(void *ud)
 {
-	return t4_sched_resume(ud);
+	return t4_sched_resume(sched_of(ud));
 }
 static int ctl_stop(void *ud)
 {
-	return t4_sched_pause(ud);
+	return t4_sched_pause(sched_of(ud));
+}
+/* A process of the workload may call the probe when the uprobe takes it;
+ * when the phases run but the uprobe cannot be had, say why once. */
+static int ctl_hello(void *ud, int pid, const char *path)
+{
+	struct recording *r = ud;
+	int up = t4_sched_probe_route(r->sched, pid, path);
+	struct t4_sched_status st;
+
+	t4_sched_status(r->sched, &st);
+	if (!up && st.phases && !r->o.quiet && !atomic_exchange(&r->probe_notice_done, true))
+		fprintf(stderr, "t410trace: notice: libt410trace in process %d keeps the control "
+				"socket: %s\n", pid, t4_errmsg());
+	return up;
 }
 static int ctl_status(void *ud, char *buf, size_t cap)
 {
 	struct t4_sched_status st;
 
-	t4_sched_status(ud, &st);
+	t4_sched_status(sched_of(ud), &st);
 	snprintf(buf, cap, "triggers=%llu overruns=%llu periodic=%s bookmark=%s",
 		 (unsigned long long)st.triggers, (unsigned long long)st.overruns,
 		 st.periodic ? "on" : "off", st.bookmark_id ? st.bookmark : "-");
@@ -168,6 +198,7 @@ static const struct t4_control_ops control_ops = {
 	.start = ctl_start,
 	.stop = ctl_stop,
 	.status = ctl_status,
+	.hello = ctl_hello,
 };
 
 /* A command always gets a control socket (for libt410trace): the one the
@@ -186,7 +217,7 @@ static int setup_control(struct recording *r)
 	} else {
 		return 0;
 	}
-	return t4_control_open(&r->control, r->control_path, &control_ops, r->sched);
+	return t4_control_open(&r->control, r->control_path, &control_ops, r);
 }
 
 /* ---- the command ----------------------------------------------------------- */
@@ -213,6 +244,8 @@ static int start_command(struct recording *r)
 		return t4_err(errno, "setenv: %s", strerror(errno));
 	if ((rc = cli_child_fork(&r->child)) < 0)
 		return rc;
+	if ((rc = t4_sched_follow(r->sched, r->child.pid)) < 0)
+		t4_warn("the CPU phases will miss '%s': %s", r->o.command[0], t4_errmsg());
 	wait_for_baseline(r);
 	return cli_child_release(&r->child);
 }
@@ -298,6 +331,7 @@ static void recording_free(struct recording *r)
 	t4_domains_free(&r->domains);
 	t4_evlist_free(&r->events);
 	cli_target_free(&r->o.target);
+	free(r->phase_pids);
 	cli_source_close(&r->o.src);
 	cli_drm_close(&r->o.drm);
 }
@@ -347,6 +381,7 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.triggers = st->triggers;
 	fin.overruns = st->overruns;
 	fin.read_failures = st->read_failures;
+	fin.lost_events = st->phase_lost;
 	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
 	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
 	r->log = NULL;
@@ -410,6 +445,19 @@ static int run_virtual(struct recording *r)
 	return rc;
 }
 
+/* CPU and GPU phases: when asked for (not --no-phases) and there is a
+ * workload to follow. */
+static int phases_opts(struct recording *r, struct t4_phases_opts *po)
+{
+	int rc = cli_target_processes(&r->o.target, NULL, &r->phase_pids, &r->n_phase_pids);
+
+	po->all = r->o.all_cpus;
+	po->pids = r->phase_pids;
+	po->n_pids = r->n_phase_pids;
+	po->on = !r->o.no_phases && (po->all || po->n_pids || r->o.command);
+	return rc;
+}
+
 static int run(struct recording *r)
 {
 	struct t4_sched_opts so = {
@@ -431,7 +479,7 @@ static int run(struct recording *r)
 	    (rc = setup_counters(r)) < 0 ||
 	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->o.target,
 				&r->domains)) < 0 ||
-	    (rc = setup_log(r)) < 0)
+	    (rc = setup_log(r)) < 0 || (rc = phases_opts(r, &so.phases)) < 0)
 		goto close_log;
 	so.domains = &r->domains;
 	so.log = r->log;
@@ -452,6 +500,7 @@ close_log:
 	if (r->ran && !r->not_started && !r->o.quiet) {
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
 		cli_drm_summary(&r->o.drm);
+		cli_record_phases_summary(&st);
 	}
 	return rc < 0 ? rc : lrc;
 }

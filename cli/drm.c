@@ -11,41 +11,9 @@
 #include "cli.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The process a thread belongs to (its Tgid), or the thread itself when
- * its status cannot be read. */
-static int tgid_of(const char *root, int tid)
-{
-	char path[600], buf[4096];
-	const char *p;
-
-	snprintf(path, sizeof(path), "%s/%d/status", root ? root : T4_PROC_DEFAULT, tid);
-	if (t4_read_small_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nTgid:")))
-		return tid;
-	return atoi(p + 6);
-}
-
-/* The processes of target's threads, each once. */
-static int take_roots(struct cli_drm *c, const struct cli_target *t)
-{
-	if (!t->n_tids)
-		return 0;
-	if (!(c->roots = calloc(t->n_tids, sizeof(*c->roots))))
-		return t4_err(ENOMEM, "out of memory");
-	for (size_t i = 0; i < t->n_tids; i++) {
-		int pid = tgid_of(c->proc_root, t->tids[i]);
-		size_t k = 0;
-		while (k < c->n_roots && c->roots[k] != pid)
-			k++;
-		if (k == c->n_roots)
-			c->roots[c->n_roots++] = pid;
-	}
-	return 0;
-}
 
 int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
 		 const struct cli_target *target, struct t4_domain_set *ds)
@@ -55,7 +23,7 @@ int cli_drm_open(struct cli_drm *c, bool sim, bool has_command,
 
 	if (c->off || (sim && !c->proc_root))
 		return 0;
-	if ((rc = take_roots(c, target)) < 0)
+	if ((rc = cli_target_processes(target, c->proc_root, &c->roots, &c->n_roots)) < 0)
 		return rc;
 	o.every_process = !has_command && !c->n_roots;
 	o.roots = c->roots;

@@ -33,7 +33,8 @@ static void record_usage(FILE *f)
 		"                         an existing FILE is kept as FILE.old\n"
 		"  -f, --force            replace an existing FILE (keep no FILE.old)\n"
 		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
-		"  -a, --all-cpus         system-wide (the default; accepted for perf users)\n"
+		"  -a, --all-cpus         system-wide (the default for counters); the CPU and GPU\n"
+		"                         phases follow every task, not only COMMAND's\n"
 		"  -C, --cpu LIST         per-CPU events (software, tracepoints, msr, CPU PMU)\n"
 		"                         only on these CPUs, e.g. 0-3,8; uncore PMUs unchanged\n"
 		"  -p, --pid PID[,PID]    count these processes' threads only (per-task\n"
@@ -49,6 +50,10 @@ static void record_usage(FILE *f)
 		"      --no-drm           leave out the GPU usage of DRM clients (fdinfo), on by\n"
 		"                         default: the processes of COMMAND or -p/-t and their\n"
 		"                         children, or else every process\n"
+		"      --no-phases        leave out the CPU and GPU phases (BPF: the threads of\n"
+		"                         COMMAND's tree or -p/-t's processes on the CPUs, their\n"
+		"                         GPU jobs, and libt410trace's bookmarks through a uprobe\n"
+		"                         instead of the socket), on by default where BPF loads\n"
 		"      --paused           start with periodic triggers stopped\n"
 		"      --per-socket       one central scheduler per socket\n"
 		"      --trigger PATH     where triggers fire: 'bpf' (BPF timers in the kernel,\n"
@@ -75,6 +80,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
 	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT, OPT_NO_DRM,
+	OPT_NO_PHASES,
 };
 
 static const struct option record_longopts[] = {
@@ -106,6 +112,7 @@ static const struct option record_longopts[] = {
 	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "no-drm", no_argument, NULL, OPT_NO_DRM },
+	{ "no-phases", no_argument, NULL, OPT_NO_PHASES },
 	{ 0 },
 };
 
@@ -197,7 +204,7 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case 'o': o->output = arg; return 0;
 	case 'f': o->force = true; return 0;
 	case 'c': o->control = arg; return 0;
-	case 'a': return 0; /* system-wide is the default */
+	case 'a': o->all_cpus = true; return 0; /* counters: the default already */
 	case 'C': o->target.cpus = arg; return 0;
 	case 'p': o->target.pids = arg; return 0;
 	case 't': o->target.tids_arg = arg; return 0;
@@ -212,6 +219,7 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case OPT_PROGRESS: o->progress = true; return 0;
 	case OPT_PROC_ROOT: o->drm.proc_root = arg; return 0;
 	case OPT_NO_DRM: o->drm.off = true; return 0;
+	case OPT_NO_PHASES: o->no_phases = true; return 0;
 	case CLI_VIRTUAL:
 	case CLI_SIM_DRIFT:
 	case CLI_SIM_WANDER:

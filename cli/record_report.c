@@ -18,12 +18,20 @@ const char *cli_trigger_path_name(bool bpf)
 	return bpf ? "BPF timers in the kernel" : "user-space threads";
 }
 
-void cli_record_path_notice(const struct t4_sched *s, bool quiet)
+void cli_record_path_notice(struct t4_sched *s, bool quiet)
 {
-	const char *why = t4_sched_path_note(s);
+	const char *why = t4_sched_path_note(s), *phases = t4_sched_phases_note(s);
+	struct t4_sched_status st;
 
-	if (why[0] && !quiet)
+	if (quiet)
+		return;
+	if (why[0])
 		fprintf(stderr, "t410trace: notice: triggers fire in user space: %s\n", why);
+	if (!phases[0])
+		return;
+	t4_sched_status(s, &st);
+	fprintf(stderr, "t410trace: notice: %s; %s are recorded\n", phases,
+		st.phases ? "CPU phases and counters" : "counters");
 }
 
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
@@ -103,6 +111,22 @@ static void summary_timing(const struct cli_record_summary *in,
 	if (st->off_cpu)
 		fprintf(stderr, "t410trace: %llu monitor reads ran away from their PMU's CPU "
 				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
+}
+
+void cli_record_phases_summary(const struct t4_sched_status *st)
+{
+	if (!st->phases)
+		return;
+	fprintf(stderr, "t410trace: phases: %llu CPU slices, %llu thread names, %llu GPU jobs "
+			"in %llu contexts; %llu bookmarks and %llu triggers through the uprobe; "
+			"%llu events lost\n",
+		(unsigned long long)st->cpu_slices, (unsigned long long)st->tasks,
+		(unsigned long long)st->gpu_jobs, (unsigned long long)st->gpu_contexts,
+		(unsigned long long)st->probe_bookmarks, (unsigned long long)st->probe_triggers,
+		(unsigned long long)st->phase_lost);
+	if (st->probe_refused)
+		fprintf(stderr, "t410trace: %llu commands through the uprobe refused (first: %s)\n",
+			(unsigned long long)st->probe_refused, st->probe_refusal);
 }
 
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,

@@ -3,7 +3,9 @@
  * recording starts), -t TID[,TID...] those threads only. The IDs go to
  * the collector (struct t4_target), which opens per-task counters for
  * software, tracepoint and CPU-PMU events and refuses uncore PMUs (they
- * count the whole system, never one task).
+ * count the whole system, never one task). cli_target_processes gives the
+ * processes those threads belong to (the DRM source and the CPU phases
+ * follow processes).
  */
 #include "cli.h"
 #include "util/util.h"
@@ -110,6 +112,39 @@ bool cli_target_alive(const struct cli_target *t)
 		if (thread_alive(t->tids[i]))
 			return true;
 	return false;
+}
+
+/* The process a thread belongs to (its Tgid), or the thread itself when
+ * its status cannot be read. */
+static int tgid_of(const char *root, int tid)
+{
+	char path[600], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "%s/%d/status", root ? root : T4_PROC_DEFAULT, tid);
+	if (t4_read_small_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nTgid:")))
+		return tid;
+	return atoi(p + 6);
+}
+
+int cli_target_processes(const struct cli_target *t, const char *proc_root, int **out,
+			 size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!t->n_tids)
+		return 0;
+	if (!(*out = calloc(t->n_tids, sizeof(**out))))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->n_tids; i++) {
+		int pid = tgid_of(proc_root, t->tids[i]);
+		size_t k = 0;
+		while (k < *n && (*out)[k] != pid)
+			k++;
+		if (k == *n)
+			(*out)[(*n)++] = pid;
+	}
+	return 0;
 }
 
 void cli_target_free(struct cli_target *t)

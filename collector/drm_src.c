@@ -39,7 +39,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -821,18 +820,12 @@ static void *scanner_main(void *arg)
 
 int t4_drm_start(struct t4_drm *s)
 {
-	sigset_t all, old;
 	int rc;
 
 	if (s->running)
 		return 0;
-	sigfillset(&all); /* signals stay with the main thread */
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&s->thread, NULL, scanner_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return t4_err(rc, "cannot start the DRM scanner: %s", strerror(rc));
-	pthread_setname_np(s->thread, "t4-drm-scan");
+	if ((rc = t4_thread_start(&s->thread, scanner_main, s, "t4-drm-scan", "DRM scanner")) < 0)
+		return rc;
 	s->running = true;
 	return 0;
 }

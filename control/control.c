@@ -42,6 +42,7 @@
 
 struct ctl_client {
 	int fd;
+	int pid;                             /* the peer (SO_PEERCRED) */
 	size_t len;                          /* bytes buffered in line */
 	char line[T4_CONTROL_LINE_MAX + 1];  /* one line and its newline */
 };
@@ -115,19 +116,52 @@ static int run_op(const struct t4_control_ops *ops, void *ud, const char *cmd,
 	return 0;
 }
 
+/* "hello [PATH]": the rest of the line is the path (it may hold spaces). */
+static bool is_hello(const char *line, const char **path)
+{
+	if (strncmp(line, "hello", 5) || (line[5] && !strchr(" \t\r\n", line[5])))
+		return false;
+	*path = line + 5 + strspn(line + 5, " \t");
+	return true;
+}
+
+/* Always "ok": a recorder that cannot serve the probe says "socket". */
+static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const char *path,
+		     char *reply, size_t cap)
+{
+	char buf[T4_CONTROL_LINE_MAX + 1];
+	int up = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (ops->hello && pid > 0 && buf[0])
+		up = ops->hello(ud, pid, buf);
+	snprintf(reply, cap, "ok %s", up == 1 ? "uprobe" : "socket");
+	return 0;
+}
+
 int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		    const char *line, char *reply, size_t cap)
+{
+	return t4_control_exec_from(ops, ud, 0, line, reply, cap);
+}
+
+int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
+			 const char *line, char *reply, size_t cap)
 {
 	static const char *const cmds[] = { "bookmark", "trigger", "start",
 					    "stop", "status" };
 	char buf[T4_CONTROL_LINE_MAX + 1];
-	char *cmd, *arg, *extra, *save = NULL;
+	char *cmd, *extra, *save = NULL;
+	const char *arg;
 	size_t i;
 
 	if (strlen(line) > T4_CONTROL_LINE_MAX) {
 		snprintf(reply, cap, "error: line too long");
 		return t4_err(EINVAL, "line too long");
 	}
+	if (is_hello(line, &arg))
+		return run_hello(ops, ud, pid, arg, reply, cap);
 	snprintf(buf, sizeof(buf), "%s", line);
 	cmd = strtok_r(buf, " \t\r\n", &save);
 	arg = cmd ? strtok_r(NULL, " \t\r\n", &save) : NULL;
@@ -253,6 +287,7 @@ static bool accept_client(struct t4_control *c)
 		send_line(fd, "error: too many clients");
 	} else {
 		c->clients[c->nclients].fd = fd;
+		c->clients[c->nclients].pid = (int)cred.pid;
 		c->clients[c->nclients++].len = 0;
 		return true;
 	}
@@ -274,7 +309,7 @@ static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 			send_line(cl->fd, "error: NUL byte in command");
 			return false;
 		}
-		t4_control_exec(&c->ops, c->ud, cl->line, reply, sizeof(reply));
+		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply));
 		if (!send_line(cl->fd, reply))
 			return false;
 		memmove(cl->line, cl->line + used, cl->len - used);

@@ -6,6 +6,15 @@
  *
  *   bookmark NAME | trigger | start | stop | status
  *   -> "ok [text]" or "error: <one line>"
+ *   hello [PATH]
+ *   -> "ok uprobe" or "ok socket"
+ *
+ * hello: libt410trace asks once per process, naming the file that holds
+ * it (PATH), whether the recorder takes its bookmarks and triggers through
+ * a uprobe on its probe point (T4_PROBE_SYMBOL): then it calls that
+ * function instead of sending lines, no round trip; otherwise it goes on
+ * with the socket. A recorder without the uprobe (no BPF, an older one)
+ * answers "socket" (or, older, an error: the same to the library).
  *
  * This module is the whole protocol: the server (control.c: socket thread,
  * SO_PEERCRED check, t4_control_exec, the command table), the one client
@@ -36,6 +45,14 @@
 /* Bookmark names: 1 to T4_CONTROL_NAME_MAX - 1 characters. */
 #define T4_CONTROL_NAME_MAX 64
 
+/* The probe point: libt410trace's T4_PROBE_SYMBOL(int op, const char *name),
+ * called with T4_PROBE_BOOKMARK and the name, or T4_PROBE_TRIGGER and NULL,
+ * once the recorder answered "ok uprobe". (bpf/phases.h repeats these for
+ * the kernel side; bpf/phases.c checks that they agree.) */
+#define T4_PROBE_SYMBOL "t410__probe"
+#define T4_PROBE_BOOKMARK 1
+#define T4_PROBE_TRIGGER 2
+
 /* ---- the shared rule (name.c) ------------------------------------------ */
 
 /* A bookmark name: 1-63 characters of A-Z a-z 0-9 _ . : - */
@@ -47,13 +64,17 @@ int t4_control_name_error(const char *name);
 
 /* What the control socket can ask for; record wires these to t4_sched_*.
  * status() writes a one-line summary (no newline) into buf. Each returns 0
- * or a negative errno with its message set (it becomes the error reply). */
+ * or a negative errno with its message set (it becomes the error reply).
+ * hello() (optional: NULL answers "socket") is asked by process pid (0:
+ * unknown) whether its probe point in file path ("" when not given) is
+ * served by a uprobe: 1 yes ("ok uprobe"), 0 no ("ok socket"). */
 struct t4_control_ops {
 	int (*bookmark)(void *ud, const char *name);
 	int (*trigger)(void *ud);
 	int (*start)(void *ud);
 	int (*stop)(void *ud);
 	int (*status)(void *ud, char *buf, size_t cap);
+	int (*hello)(void *ud, int pid, const char *path);
 };
 
 struct t4_control;
@@ -71,6 +92,10 @@ void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
  * Returns 0 or the negative errno of the refusal or of the callback. */
 int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		    const char *line, char *reply, size_t cap);
+/* The same for a line from process pid (SO_PEERCRED; 0: unknown), which
+ * hello needs. */
+int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
+			 const char *line, char *reply, size_t cap);
 
 /* ---- client (client.c) --------------------------------------------------- */
 

@@ -21,6 +21,20 @@
  * drain thread) takes no lock: producers publish the queue's head with a
  * release store, the scheduler its tail.
  *
+ * A command timed elsewhere (t4_bookmarks_set_at: libt410trace's probe,
+ * stamped in the kernel when the program called it, queued once the
+ * phases drain thread has it, tens of microseconds later) keeps its own
+ * set_ns (never before the last one queued: the packets stay in set_ns
+ * order). Such a command may reach the queue after a trigger that fired
+ * after its set_ns has been counted; the trigger that takes it may then
+ * look back: each trigger says when it read the queue (at_ns), and the
+ * timed commands queued just after the ones it saw whose set_ns is before
+ * that instant are its too (a trigger processed after the command arrived
+ * gets it exactly: always on the BPF path, whose triggers are processed
+ * 50 ms late; on the user path when the command beat the next trigger).
+ * Otherwise it goes with the next trigger, and the reference packets stay
+ * consistent with the bookmark packets either way.
+ *
  * Nothing vanishes: a packet that does not fit into the ring stays queued
  * (with its first_trigger; not counted as a drop) and goes out on a later
  * trigger; a command that finds the queue full (T4_BOOKMARK_QUEUE commands
@@ -45,6 +59,7 @@ _Static_assert((T4_BOOKMARK_QUEUE & (T4_BOOKMARK_QUEUE - 1)) == 0, "a power of t
 
 struct bm_entry {
 	uint32_t id;
+	bool timed;             /* set_ns came with the command */
 	uint64_t set_ns;
 	uint64_t first_trigger; /* set by scheduler 0 */
 };
@@ -56,6 +71,7 @@ struct t4_bookmarks {
 	_Atomic uint32_t current; /* the last bookmark set (0 = none) */
 	bool closed;              /* the final trigger has fired */
 	clockid_t clock;          /* of set_ns */
+	uint64_t last_set_ns;     /* of the last command queued */
 	t4_bookmark_publish_fn publish;
 	void *ud;
 	struct bm_entry q[T4_BOOKMARK_QUEUE];
@@ -106,8 +122,8 @@ static int id_of(struct t4_bookmarks *b, const char *name, uint32_t *id)
 	return 0;
 }
 
-/* With the lock held: append one command to the queue. */
-static int enqueue(struct t4_bookmarks *b, const char *name)
+/* With the lock held: append one command to the queue; set_ns 0: now. */
+static int enqueue(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
 {
 	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
 	uint32_t id = 0;
@@ -124,7 +140,14 @@ static int enqueue(struct t4_bookmarks *b, const char *name)
 	 * may wait for its entry (t4_bookmarks_on_trigger). */
 	if (b->publish)
 		b->publish(b->ud, id, h + 1);
-	b->q[h % T4_BOOKMARK_QUEUE] = (struct bm_entry){ .id = id, .set_ns = t4_clock_ns(b->clock) };
+	if (set_ns && set_ns < b->last_set_ns)
+		set_ns = b->last_set_ns; /* the packets stay in set_ns order */
+	b->q[h % T4_BOOKMARK_QUEUE] = (struct bm_entry){
+		.id = id,
+		.timed = set_ns != 0,
+		.set_ns = set_ns ? set_ns : t4_clock_ns(b->clock),
+	};
+	b->last_set_ns = b->q[h % T4_BOOKMARK_QUEUE].set_ns;
 	atomic_store_explicit(&b->head, h + 1, memory_order_release);
 	atomic_store_explicit(&b->current, id, memory_order_release);
 	return 0;
@@ -135,16 +158,21 @@ int t4_bookmark_check(const char *name)
 	return t4_control_name_ok(name) ? 0 : t4_control_name_error(name);
 }
 
-int t4_bookmarks_set(struct t4_bookmarks *b, const char *name)
+int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
 {
 	int rc = t4_bookmark_check(name);
 
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&b->lock);
-	rc = enqueue(b, name);
+	rc = enqueue(b, name, set_ns);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
+}
+
+int t4_bookmarks_set(struct t4_bookmarks *b, const char *name)
+{
+	return t4_bookmarks_set_at(b, name, 0);
 }
 
 /* At the end no later trigger comes: wait (1 s at most) for the writer to
@@ -201,15 +229,37 @@ static uint64_t head_reaching(const struct t4_bookmarks *b, uint64_t seen)
 	return h;
 }
 
-uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
-				 uint64_t seen, struct t4_ring *ring)
+/* Entries up to `upto` get trigger_id as their first trigger. */
+static void assign(struct t4_bookmarks *b, uint64_t upto, uint64_t trigger_id)
 {
-	head_reaching(b, seen);
-	for (; b->assigned < seen; b->assigned++) {
+	for (; b->assigned < upto; b->assigned++) {
 		struct bm_entry *e = &b->q[b->assigned % T4_BOOKMARK_QUEUE];
 		e->first_trigger = trigger_id;
 		b->carried = e->id;
 	}
+}
+
+/* How far the timed commands right after the `seen` ones, queued by now,
+ * were set before the trigger read the queue (at_ns): they are its too. */
+static uint64_t timed_before(const struct t4_bookmarks *b, uint64_t from, uint64_t head,
+			     uint64_t at_ns)
+{
+	for (; from < head; from++) {
+		const struct bm_entry *e = &b->q[from % T4_BOOKMARK_QUEUE];
+		if (!e->timed || e->set_ns >= at_ns)
+			break;
+	}
+	return from;
+}
+
+uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+				 const struct t4_trigger_bm *bm, struct t4_ring *ring)
+{
+	uint64_t head = head_reaching(b, bm->seen);
+
+	assign(b, bm->seen, trigger_id);
+	if (bm->at_ns)
+		assign(b, timed_before(b, b->assigned, head, bm->at_ns), trigger_id);
 	send_assigned(b, ring, false);
 	return b->carried;
 }

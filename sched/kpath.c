@@ -26,7 +26,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -163,6 +162,7 @@ static struct t4_trigger_bm record_bm(const struct t4_sched *s, const struct t4_
 
 	return (struct t4_trigger_bm){
 		.seen = (uint64_t)((int64_t)queued - behind),
+		.at_ns = rec->fire_ns, /* the timer read the bookmark word after it */
 		.id = rec->bookmark_id,
 	};
 }
@@ -273,16 +273,10 @@ static void *drain_main(void *arg)
 int t4_kpath_start(struct t4_sched *s)
 {
 	struct t4_kpath *k = s->k;
-	sigset_t all, old;
 	int rc;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&k->thread, NULL, drain_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return t4_err(rc, "cannot start the drain thread: %s", strerror(rc));
-	pthread_setname_np(k->thread, "t4-drain");
+	if ((rc = t4_thread_start(&k->thread, drain_main, s, "t4-drain", "drain thread")) < 0)
+		return rc;
 	k->thread_started = true;
 	return 0;
 }

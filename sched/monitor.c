@@ -207,6 +207,7 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 	clk.mono = t4_clock_ns(CLOCK_MONOTONIC);
 	clk.real = t4_clock_ns(CLOCK_REALTIME);
 	clk.local = t4_cpu_ticks();
+	bm.at_ns = clk.ref;
 	if (m->central)
 		t4_central_fire(m->central, p, missed, &bm, &clk);
 	/* the grid point on the reference clock: now, less the lateness */

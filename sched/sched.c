@@ -53,6 +53,18 @@ const char *t4_sched_path_note(const struct t4_sched *s)
 	return s->path_note;
 }
 
+uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
+{
+	uint64_t r0, m, r1;
+
+	if (t4_sched_clock(s) == CLOCK_MONOTONIC)
+		return mono_ns;
+	r0 = t4_sched_now(s);
+	m = t4_clock_ns(CLOCK_MONOTONIC);
+	r1 = t4_sched_now(s);
+	return mono_ns + (r0 + (r1 - r0) / 2) - m;
+}
+
 /* ---- building: monitors per (scheduler, CPU) --------------------------- */
 
 static uint32_t central_of(const struct t4_sched *s, const struct t4_domain *d)
@@ -249,6 +261,8 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
 		rc = choose_path(s);
 	if (rc == 0)
 		rc = make_bookmarks(s);
+	if (rc == 0)
+		rc = t4_phases_open(s);
 	if (rc < 0)
 		goto fail;
 	free(owner);
@@ -270,8 +284,7 @@ void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t misse
 	/* Scheduler 0 writes the bookmark packets before its reference
 	 * packet, and carries the last bookmark this trigger saw. */
 	bool first = c == &s->centrals[0];
-	uint32_t bookmark_id = first ? t4_bookmarks_on_trigger(s->bm, p->id, bm->seen, c->ring)
-				     : bm->id;
+	uint32_t bookmark_id = first ? t4_bookmarks_on_trigger(s->bm, p->id, bm, c->ring) : bm->id;
 
 	if (first && p->id > 0)
 		t4_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
@@ -393,6 +406,11 @@ int t4_sched_bookmark(struct t4_sched *s, const char *name)
 	return t4_bookmarks_set(s->bm, name);
 }
 
+int t4_sched_bookmark_at(struct t4_sched *s, const char *name, uint64_t mono_ns)
+{
+	return t4_bookmarks_set_at(s->bm, name, t4_sched_from_mono(s, mono_ns));
+}
+
 /* ---- lifecycle -------------------------------------------------------------- */
 
 static void try_fifo(struct t4_sched *s, pthread_t t)
@@ -478,6 +496,8 @@ int t4_sched_start(struct t4_sched *s)
 	rc = s->k ? t4_kpath_start(s) : 0;
 	if (rc == 0)
 		rc = start_threads(s);
+	if (rc == 0)
+		rc = t4_phases_start(s);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&s->cmd_lock);
@@ -517,6 +537,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	st->bpf = s->k != NULL;
 	st->lost = s->k ? t4_kpath_lost(s) : 0;
 	st->ref_clock = s->k ? T4_REFCLK_MONOTONIC : T4_REFCLK_MONOTONIC_RAW;
+	t4_phases_status(s, st);
 	st->bookmark_id = t4_bookmarks_current(s->bm);
 	t4_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	/* The histograms are written by the threads: read them only once
@@ -557,6 +578,7 @@ int t4_sched_stop(struct t4_sched *s)
 {
 	if (!s->launched || s->joined)
 		return 0;
+	t4_phases_stop(s); /* its last bookmarks and triggers first */
 	atomic_store(&s->stopping, true);
 	fire_final(s);
 	if (s->k)
@@ -579,6 +601,7 @@ void t4_sched_free(struct t4_sched *s)
 	if (!s)
 		return;
 	t4_sched_stop(s);
+	t4_phases_close(s);
 	t4_kpath_close(s);
 	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
 		free(s->monitors[i].domains);

@@ -13,6 +13,9 @@
  *              return packets and sample stamps (skew, spread) of both paths;
  *   kpath.c    the in-kernel trigger path: BPF timers (bpf/), a drain
  *              thread turning their records into packets;
+ *   phases.c   CPU and GPU phases (bpf/ phases component): a drain thread
+ *              writing its packets, libt410trace's probe bookmarks and
+ *              triggers handed to the commands above;
  *
  * Wake-ups: a monitor thread sleeps in FUTEX_WAIT_BITSET on the command
  * word `cmd_seq` with the absolute CLOCK_MONOTONIC deadline of its next grid
@@ -35,6 +38,15 @@
 
 struct t4_bookmarks;
 
+/* What a trigger knew of the bookmark commands when it fired: how many it
+ * saw, when it looked (reference clock; 0 = unknown), and the bookmark
+ * current then (what schedulers other than 0 carry). */
+struct t4_trigger_bm {
+	uint64_t seen;
+	uint64_t at_ns;
+	uint32_t id;
+};
+
 /* How a trigger path that cannot read the queue itself learns of a
  * bookmark command: called with the commands' lock held, once the command
  * is sure to be queued, before its set_ns is read: the bookmark's ID and
@@ -53,17 +65,22 @@ void t4_bookmarks_free(struct t4_bookmarks *b); /* accepts NULL */
 /* A bookmark command (any thread): queued with its reference time; fails
  * (message set) for a bad name, a full queue, or after the end. */
 int t4_bookmarks_set(struct t4_bookmarks *b, const char *name);
+/* The same for a command set earlier, at set_ns (reference clock; never
+ * before the last command's): a trigger that read the queue after set_ns
+ * but before this call may still take it (bookmark.c). */
+int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
 /* How many commands are queued so far: a user-path trigger reads it
  * before its clocks (so that every command it saw was set before its
  * ref_ns) and hands it to t4_bookmarks_on_trigger as `seen`. */
 uint64_t t4_bookmarks_seen(const struct t4_bookmarks *b);
-/* Scheduler 0's trigger trigger_id saw the first `seen` commands (user
- * path: t4_bookmarks_seen; BPF path: the count in its record): those
- * without a first trigger get this one, and every packet with a first
- * trigger goes into ring (those that do not fit wait for the next
- * trigger). Returns the bookmark ID this trigger carries. */
+/* Scheduler 0's trigger trigger_id saw the first bm->seen commands (user
+ * path: t4_bookmarks_seen; BPF path: the count in its record) at bm->at_ns:
+ * those without a first trigger get this one (and the timed commands
+ * queued right after them that were set before at_ns), and every packet
+ * with a first trigger goes into ring (those that do not fit wait for the
+ * next trigger). Returns the bookmark ID this trigger carries. */
 uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
-				 uint64_t seen, struct t4_ring *ring);
+				 const struct t4_trigger_bm *bm, struct t4_ring *ring);
 /* The last bookmark set (0 = none): what other schedulers carry. */
 uint32_t t4_bookmarks_current(const struct t4_bookmarks *b);
 void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap);
@@ -166,6 +183,7 @@ struct central {
 };
 
 struct t4_kpath;
+struct t4_phases;
 
 struct t4_sched {
 	struct t4_sched_opts opts;
@@ -185,6 +203,8 @@ struct t4_sched {
 	_Atomic bool started;         /* the grid is open: commands fire */
 	bool joined;                  /* t4_sched_stop joined every thread */
 	struct t4_kpath *k;           /* the in-kernel path; NULL: user path */
+	struct t4_phases *ph;         /* CPU and GPU phases; NULL: none */
+	char phases_note[300];        /* what of them is left out, or "" */
 	char path_note[200];          /* why the user path (auto), or "" */
 	bool fifo_notice_done;
 };
@@ -192,14 +212,6 @@ struct t4_sched {
 /* The clocks of one reference packet. */
 struct t4_ref_clocks {
 	uint64_t ref, mono, real, local;
-};
-
-/* What a trigger knew of the bookmark commands when it fired: how many it
- * saw, and the bookmark current then (what schedulers other than 0
- * carry). */
-struct t4_trigger_bm {
-	uint64_t seen;
-	uint32_t id;
 };
 
 /* Scheduler c fires point p: its reference packet (overruns = the IDs it
@@ -211,6 +223,12 @@ void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t misse
 /* The clock of s's packets: CLOCK_MONOTONIC in the kernel's path,
  * CLOCK_MONOTONIC_RAW in user space's (t4_sched_now reads it). */
 clockid_t t4_sched_clock(const struct t4_sched *s);
+/* A CLOCK_MONOTONIC instant (a BPF timestamp) on s's reference clock:
+ * itself, or shifted by the offset between the two clocks read now (they
+ * drift apart by NTP's slew, at most 500 ppm of the time since). */
+uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns);
+/* A bookmark command set at mono_ns (libt410trace's probe). */
+int t4_sched_bookmark_at(struct t4_sched *s, const char *name, uint64_t mono_ns);
 
 /* ---- monitors (monitor.c) ---------------------------------------------- */
 
@@ -246,5 +264,21 @@ uint64_t t4_kpath_lost(const struct t4_sched *s);
 /* Stop the drain thread after a last drain. */
 void t4_kpath_stop(struct t4_sched *s);
 void t4_kpath_close(struct t4_sched *s); /* accepts s->k == NULL */
+
+/* ---- CPU and GPU phases (phases.c) ----------------------------------------- */
+
+/* Load the phases program when opts ask for it and its log ring; when it
+ * cannot load, s->phases_note says why and the recording goes on. Fails
+ * only for what stops the recording (no memory). Sets s->ph. */
+int t4_phases_open(struct t4_sched *s);
+/* Start its drain thread. */
+int t4_phases_start(struct t4_sched *s);
+/* The last records, the threads still on a CPU, and stop the thread: before
+ * the final trigger, so that the program's last bookmarks and triggers are
+ * in. */
+void t4_phases_stop(struct t4_sched *s);
+void t4_phases_close(struct t4_sched *s); /* accepts s->ph == NULL */
+/* Its totals into st. */
+void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st);
 
 #endif

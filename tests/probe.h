@@ -84,19 +84,14 @@ static inline void t4t_need_bpf(void)
 	close((int)fd);
 }
 
-/* The in-kernel trigger path: perf counters and the bpf syscall (above),
- * CAP_BPF or CAP_SYS_ADMIN, the kernel's BTF, Linux 6.8+ (absolute,
- * CPU-pinned BPF timers). Anywhere these are there, the BPF path must load
- * and work: a failure is the test's. */
-static inline void t4t_need_bpf_trigger(void)
+/* BPF tracing programs (what needs them named in `what`, for the reason):
+ * the bpf syscall (above), CAP_BPF or CAP_SYS_ADMIN, the kernel's BTF. */
+static inline void t4t_need_bpf_tracing(const char *what)
 {
 	char line[256];
 	unsigned long long eff = 0;
-	int maj = 0, min = 0;
-	struct utsname u;
 	FILE *f;
 
-	t4t_need_perf();
 	t4t_need_bpf();
 	f = fopen("/proc/self/status", "r");
 	while (f && fgets(line, sizeof(line), f))
@@ -105,9 +100,21 @@ static inline void t4t_need_bpf_trigger(void)
 	if (f)
 		fclose(f);
 	if (!(eff & (1ull << 39)) && !(eff & (1ull << 21)))
-		cr_skip_test("BPF trigger: no CAP_BPF or CAP_SYS_ADMIN here (run as root)");
+		cr_skip_test("%s: no CAP_BPF or CAP_SYS_ADMIN here (run as root)", what);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		cr_skip_test("BPF trigger: this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+		cr_skip_test("%s: this kernel has no BTF (/sys/kernel/btf/vmlinux)", what);
+}
+
+/* The in-kernel trigger path: perf counters and BPF tracing (above),
+ * Linux 6.8+ (absolute, CPU-pinned BPF timers). Anywhere these are there,
+ * the BPF path must load and work: a failure is the test's. */
+static inline void t4t_need_bpf_trigger(void)
+{
+	int maj = 0, min = 0;
+	struct utsname u;
+
+	t4t_need_perf();
+	t4t_need_bpf_tracing("BPF trigger");
 	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
 	    (maj < 6 || (maj == 6 && min < 8)))
 		cr_skip_test("BPF trigger: Linux %s has no absolute, CPU-pinned BPF timers (6.8+)",

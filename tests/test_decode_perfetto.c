@@ -92,7 +92,8 @@ static void fx_fini(struct fx *f)
 /* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
 static void record(struct fx *f)
 {
-	int rc = shell(f, "%s record -q --sim --period 10ms --bookmark a -o s.t4t -- sh -c "
+	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
+	int rc = shell(f, "%s record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- sh -c "
 			  "'sleep 0.15 && %s ctl bookmark b && sleep 0.15'",
 		       f->bin, f->bin);
 

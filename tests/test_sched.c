@@ -441,11 +441,12 @@ Test(sched, bookmarks_wait_out_a_full_ring, .timeout = 30)
 		snprintf(name, sizeof(name), "b%d", i);
 		cr_assert_eq(t4_bookmarks_set(b, name), 0, "%s", t4_errmsg());
 	}
-	cr_assert_eq(t4_bookmarks_on_trigger(b, 5, t4_bookmarks_seen(b), ring), 300);
+	cr_assert_eq(t4_bookmarks_on_trigger(b, 5, &(struct t4_trigger_bm){ .seen = t4_bookmarks_seen(b) }, ring), 300);
 	cr_assert_eq(t4_log_start(log), 0);
 	for (uint64_t id = 6; id < 40; id++) { /* the writer drains meanwhile */
 		sleep_ms(5);
-		cr_assert_eq(t4_bookmarks_on_trigger(b, id, t4_bookmarks_seen(b), ring), 300);
+		cr_assert_eq(t4_bookmarks_on_trigger(b, id, &(struct t4_trigger_bm){ .seen = t4_bookmarks_seen(b) },
+						     ring), 300);
 	}
 	t4_bookmarks_close(b, 40, ring);
 	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
@@ -458,6 +459,58 @@ Test(sched, bookmarks_wait_out_a_full_ring, .timeout = 30)
 		cr_assert_eq(rb.bms[i].first_trigger, 5, "%s", name);
 	}
 	cr_assert_eq(rb.status.dropped, 0, "a bookmark that waited is not a drop");
+	free(rb.refs);
+	free(rb.rets);
+	free(rb.bms);
+	t4_rmtree(dir);
+}
+
+/* Bookmarks timed elsewhere (libt410trace's probe: set_ns stamped in the
+ * kernel, queued later by the phases thread): a trigger that read the
+ * queue before one arrived, but after its set_ns, still takes it when it
+ * is processed after the arrival (the BPF path's triggers are processed
+ * 50 ms late); a later one's set_ns order is kept; one set after the
+ * trigger looked waits for the next. */
+Test(sched, timed_bookmarks_land_by_their_time, .timeout = 30)
+{
+	char dir[] = "/tmp/t4bm.XXXXXX", path[64];
+	struct t4_log_opts lo = { .path = path };
+	struct t4_bookmarks *b;
+	struct t4_log *log;
+	struct t4_ring *ring;
+	struct readback rb;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/b.t4t", dir);
+	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_ring(log, 1 << 16, T4_RING_NONBLOCK, &ring), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+		     0);
+	/* trigger 1 looked at t=1000 and saw nothing; then "early" (set at
+	 * 900) and "late" (set at 1100) arrive */
+	uint64_t seen = t4_bookmarks_seen(b);
+	cr_assert_eq(t4_bookmarks_set_at(b, "early", 900), 0);
+	cr_assert_eq(t4_bookmarks_set_at(b, "late", 1100), 0);
+	cr_assert_eq(t4_bookmarks_set_at(b, "back", 1050), 0); /* before late: kept after it */
+	cr_assert_eq(t4_bookmarks_on_trigger(b, 1, &(struct t4_trigger_bm){ seen, 1000, 0 }, ring),
+		     1, "trigger 1 carries early");
+	cr_assert_eq(t4_bookmarks_on_trigger(b, 2, &(struct t4_trigger_bm){ t4_bookmarks_seen(b),
+									  2000, 0 }, ring), 3);
+	t4_bookmarks_close(b, 3, ring);
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
+	t4_bookmarks_free(b);
+	read_back(path, &rb);
+	cr_assert_eq(rb.n_bms, 3);
+	cr_assert_str_eq(rb.bms[0].name, "early");
+	cr_assert_eq(rb.bms[0].first_trigger, 1);
+	cr_assert_eq(rb.bms[0].set_ns, 900);
+	cr_assert_str_eq(rb.bms[1].name, "late");
+	cr_assert_eq(rb.bms[1].first_trigger, 2);
+	cr_assert_eq(rb.bms[1].set_ns, 1100);
+	cr_assert_str_eq(rb.bms[2].name, "back");
+	cr_assert_eq(rb.bms[2].set_ns, 1100, "never before the one queued before it");
+	cr_assert_eq(rb.bms[2].first_trigger, 2);
 	free(rb.refs);
 	free(rb.rets);
 	free(rb.bms);

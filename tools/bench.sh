@@ -42,6 +42,11 @@ done
 "$HERE/bench_decode.sh" "$OUT"
 echo
 
+echo "\`\$ tools/bench_bookmark.sh $OUT\`"
+echo
+"$HERE/bench_bookmark.sh" "$OUT"
+echo
+
 echo "\`\$ tools/bench_vs_perf.sh $OUT/t410trace\`"
 echo
 "$HERE/bench_vs_perf.sh" "$OUT/t410trace"

@@ -17,6 +17,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +162,14 @@ void t4_hist_add(struct t4_hist *h, uint64_t v);
 void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
 /* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
 uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
+
+/* ---- threads (thread.c) ------------------------------------------------ */
+
+/* Start fn(arg) on a thread named name (15 characters at most) with every
+ * signal blocked (signals stay with the main thread). 0, or a negative
+ * errno with "cannot start the <what>: <reason>". */
+int t4_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name,
+		    const char *what);
 
 /* ---- output ---------------------------------------------------------- */
 

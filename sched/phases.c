@@ -1,0 +1,227 @@
+/* phases.c - CPU and GPU phases: what the kernel sees of the workload (bpf/
+ * phases component) into the log, and libt410trace's probe bookmarks and
+ * triggers into the scheduler's commands.
+ *
+ * One drain thread polls the program's ring buffer: it sleeps until a
+ * bookmark or trigger record wakes it, or DRAIN_MS passes (slices and
+ * names never wake anybody), then takes every record in order:
+ *   - a task, CPU slice, GPU slice or GPU context becomes its packet in a
+ *     ring of its own into the log (a context is written once, even when
+ *     the kernel's table of contexts forgot it and sent it again);
+ *   - a bookmark is queued with the instant the program called it (its
+ *     set_ns: bookmark.c places it among the triggers), a name the queue
+ *     refuses is counted, and the first refusal kept for the summary;
+ *   - a trigger fires one, as the control socket's "trigger" does (the
+ *     thread waits for it, a period at most).
+ * At the end (before the final trigger) it takes what is left, and a slice
+ * for each thread still on a CPU.
+ *
+ * The program is loaded at the scheduler's creation, with the rings, and
+ * not at all when opts.phases.on is false; when it cannot load (no
+ * privilege, no BTF) the reason goes to s->phases_note and the recording
+ * goes on without it.
+ */
+#include "sched_internal.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DRAIN_MS 50           /* how often the thread takes slices */
+#define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
+#define CONTEXTS 4096         /* GPU contexts remembered (more are written again) */
+
+struct t4_phases {
+	struct t4_sched *s;
+	struct t4_bpf_phases *bpf;
+	struct t4_ring *ring;
+	pthread_t thread;
+	bool started;
+	_Atomic bool quit;
+	uint64_t contexts[CONTEXTS]; /* context + 1; 0 = empty */
+	_Atomic uint64_t cpu_slices, tasks, gpu_jobs, gpu_contexts;
+	_Atomic uint64_t bookmarks, triggers, refused;
+	char refusal[160]; /* the first refused probe command (drain thread) */
+};
+
+/* ---- records --------------------------------------------------------------- */
+
+/* Whether context is new (and remember it). */
+static bool new_context(struct t4_phases *ph, uint64_t context)
+{
+	size_t i = (size_t)(t4_mix64(context) % CONTEXTS);
+
+	for (size_t n = 0; n < CONTEXTS; n++, i = (i + 1) % CONTEXTS) {
+		if (ph->contexts[i] == context + 1)
+			return false;
+		if (!ph->contexts[i]) {
+			ph->contexts[i] = context + 1;
+			return true;
+		}
+	}
+	return true; /* full: written again, harmless */
+}
+
+static void put_packet(struct t4_phases *ph, const struct t4_packet *p)
+{
+	static const uint32_t types[] = { T4_PKT_CPU_SLICE, T4_PKT_TASK, T4_PKT_GPU_SLICE,
+					  T4_PKT_GPU_CTX };
+	_Atomic uint64_t *counts[] = { &ph->cpu_slices, &ph->tasks, &ph->gpu_jobs,
+				       &ph->gpu_contexts };
+
+	if (p->type == T4_PKT_GPU_CTX && !new_context(ph, p->gpu_ctx.context))
+		return;
+	if (t4_ring_put(ph->ring, p) < 0)
+		return; /* dropped, and counted by the log */
+	for (size_t i = 0; i < T4_ARRAY_LEN(types); i++)
+		if (p->type == types[i])
+			atomic_fetch_add_explicit(counts[i], 1, memory_order_relaxed);
+}
+
+/* The message first, then the count that publishes it (one writer). */
+static void refuse(struct t4_phases *ph)
+{
+	if (!atomic_load(&ph->refused))
+		snprintf(ph->refusal, sizeof(ph->refusal), "%s", t4_errmsg());
+	atomic_fetch_add(&ph->refused, 1);
+}
+
+static void on_phase(void *ud, const struct t4_bpf_phase *r)
+{
+	struct t4_phases *ph = ud;
+	int rc;
+
+	switch (r->kind) {
+	case T4_BPF_PH_PACKET:
+		put_packet(ph, &r->pkt);
+		return;
+	case T4_BPF_PH_BOOKMARK:
+		rc = t4_sched_bookmark_at(ph->s, r->name, r->mono_ns);
+		if (rc == 0)
+			atomic_fetch_add(&ph->bookmarks, 1);
+		break;
+	default:
+		rc = t4_sched_trigger(ph->s);
+		if (rc == 0)
+			atomic_fetch_add(&ph->triggers, 1);
+		break;
+	}
+	if (rc < 0)
+		refuse(ph);
+}
+
+static void *drain_main(void *arg)
+{
+	struct t4_phases *ph = arg;
+
+	while (!atomic_load(&ph->quit))
+		t4_bpf_phases_poll(ph->bpf, DRAIN_MS, on_phase, ph);
+	while (t4_bpf_phases_poll(ph->bpf, 0, on_phase, ph) > 0)
+		;
+	t4_bpf_phases_flush(ph->bpf, on_phase, ph);
+	return NULL;
+}
+
+/* ---- the API ---------------------------------------------------------------- */
+
+int t4_phases_open(struct t4_sched *s)
+{
+	const struct t4_phases_opts *o = &s->opts.phases;
+	struct t4_bpf_phases_opts bo = {
+		.all = o->all, .pids = o->pids, .n_pids = o->n_pids,
+		.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
+	};
+	struct t4_phases *ph;
+	int rc;
+
+	if (!o->on)
+		return 0;
+	if (!(ph = calloc(1, sizeof(*ph))))
+		return t4_err(ENOMEM, "out of memory");
+	ph->s = s;
+	if ((rc = t4_log_ring(s->opts.log, RING_BYTES, T4_RING_NONBLOCK, &ph->ring)) < 0) {
+		free(ph);
+		return rc;
+	}
+	if (t4_bpf_phases_open(&ph->bpf, &bo) < 0) {
+		snprintf(s->phases_note, sizeof(s->phases_note), "no CPU/GPU phases (%s)",
+			 t4_errmsg());
+		free(ph); /* its ring stays with the log, empty */
+		return 0;
+	}
+	snprintf(s->phases_note, sizeof(s->phases_note), "%s", t4_bpf_phases_note(ph->bpf));
+	s->ph = ph;
+	return 0;
+}
+
+int t4_phases_start(struct t4_sched *s)
+{
+	struct t4_phases *ph = s->ph;
+	int rc;
+
+	if (!ph)
+		return 0;
+	if ((rc = t4_thread_start(&ph->thread, drain_main, ph, "t4-phases", "phases thread")) < 0)
+		return rc;
+	ph->started = true;
+	return 0;
+}
+
+void t4_phases_stop(struct t4_sched *s)
+{
+	struct t4_phases *ph = s->ph;
+
+	if (!ph || !ph->started)
+		return;
+	atomic_store(&ph->quit, true);
+	pthread_join(ph->thread, NULL);
+	ph->started = false;
+}
+
+void t4_phases_close(struct t4_sched *s)
+{
+	if (!s->ph)
+		return;
+	t4_phases_stop(s);
+	t4_bpf_phases_close(s->ph->bpf);
+	free(s->ph);
+	s->ph = NULL;
+}
+
+void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st)
+{
+	struct t4_phases *ph = s->ph;
+
+	if (!ph)
+		return;
+	st->phases = true;
+	st->cpu_slices = atomic_load(&ph->cpu_slices);
+	st->tasks = atomic_load(&ph->tasks);
+	st->gpu_jobs = atomic_load(&ph->gpu_jobs);
+	st->gpu_contexts = atomic_load(&ph->gpu_contexts);
+	st->probe_bookmarks = atomic_load(&ph->bookmarks);
+	st->probe_triggers = atomic_load(&ph->triggers);
+	st->probe_refused = atomic_load(&ph->refused);
+	if (st->probe_refused)
+		snprintf(st->probe_refusal, sizeof(st->probe_refusal), "%s", ph->refusal);
+	st->phase_lost = t4_bpf_phases_lost(ph->bpf);
+}
+
+const char *t4_sched_phases_note(const struct t4_sched *s)
+{
+	return s->phases_note;
+}
+
+int t4_sched_follow(struct t4_sched *s, int pid)
+{
+	return s->ph ? t4_bpf_phases_track(s->ph->bpf, pid) : 0;
+}
+
+int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path)
+{
+	if (!s->ph)
+		return t4_err(ENOTSUP, "no uprobe: %s", s->phases_note[0] ? s->phases_note
+									: "phases are off");
+	return t4_bpf_phases_uprobe(s->ph->bpf, pid, path) < 0 ? 0 : 1;
+}

@@ -1,0 +1,238 @@
+/* phase_app.c - a workload with a known schedule, for tests/test_phases.c
+ * and the bookmark-cost benchmark (tools/bench_bookmark.sh).
+ *
+ * Built by the Makefile against libt410trace.so and include/t410trace.h
+ * only, like a user's program ($(OUT)/apps/phase_app). Modes:
+ *
+ *   schedule FILE  threads "t4ph_a" and "t4ph_b" go through phases spin_a
+ *                  (a busy), spin_b (b busy), both, rest (both asleep),
+ *                  twice; the main thread sets a bookmark named after each
+ *                  phase (and "done" at the end). FILE gets what really
+ *                  happened, measured by the program itself, so that a
+ *                  loaded machine moves the expectations with the facts:
+ *                    clock MONO RAW          both clocks read together
+ *                    phase I NAME START END  main's clock around the phase
+ *                    busy TID I T0 T1 CPU    a thread's busy period: its
+ *                                            first and last clock reads and
+ *                                            the CPU time it got in between
+ *                    cpu I NS                every thread's CPU time in it
+ *   marks FILE N   N times: bookmark m<i>, 5 ms, trigger, 5 ms; FILE gets
+ *                  "mark I BEFORE AFTER" and "trigger I BEFORE AFTER"
+ *                  (CLOCK_MONOTONIC around each call)
+ *   cost N         N bookmarks 1 ms apart, then N triggers 2 ms apart, each
+ *                  call timed alone: "bookmark p50 P50 p99 P99 ns" and the
+ *                  same for trigger (the median is what a call costs; the
+ *                  pacing keeps the recorder's queue short)
+ * Times are CLOCK_MONOTONIC ns. Exit 0 when every call succeeded.
+ */
+#include <t410trace.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 2
+#define MS 1000000ull
+
+static const struct {
+	const char *name;
+	int busy[2]; /* a, b */
+	unsigned ms;
+} phases[] = {
+	{ "spin_a", { 1, 0 }, 80 },
+	{ "spin_b", { 0, 1 }, 80 },
+	{ "both", { 1, 1 }, 60 },
+	{ "rest", { 0, 0 }, 80 },
+};
+#define N_PHASES (ROUNDS * (int)(sizeof(phases) / sizeof(phases[0])))
+
+static int failures;
+
+static uint64_t clock_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now(void)
+{
+	return clock_of(CLOCK_MONOTONIC);
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+		;
+}
+
+static void check(int rc, const char *what)
+{
+	if (rc) {
+		fprintf(stderr, "phase_app: %s: %d (%s)\n", what, rc, t410_errmsg());
+		failures++;
+	}
+}
+
+/* ---- schedule ---------------------------------------------------------- */
+
+struct worker {
+	int which; /* 0: a, 1: b */
+	pthread_t thread;
+	int tid;
+	uint64_t t0[N_PHASES], t1[N_PHASES], cpu[N_PHASES];
+};
+
+static pthread_barrier_t start_bar;
+static uint64_t phase_end[N_PHASES];
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->tid = (int)syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), w->which ? "t4ph_b" : "t4ph_a");
+	for (int i = 0; i < N_PHASES; i++) {
+		pthread_barrier_wait(&start_bar); /* asleep until the phase starts */
+		uint64_t c0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
+		w->t0[i] = now();
+		w->t1[i] = w->t0[i];
+		if (phases[i % 4].busy[w->which])
+			while ((w->t1[i] = now()) < phase_end[i])
+				;
+		w->cpu[i] = clock_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+	}
+	return NULL;
+}
+
+static int run_schedule(const char *path)
+{
+	struct worker w[2] = { { .which = 0 }, { .which = 1 } };
+	uint64_t start[N_PHASES + 1], main_cpu[N_PHASES + 1];
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return perror(path), 1;
+	fprintf(f, "clock %llu %llu\n", (unsigned long long)now(),
+		(unsigned long long)clock_of(CLOCK_MONOTONIC_RAW));
+	check(t410_bookmark("start"), "bookmark start"); /* asks the route once */
+	pthread_barrier_init(&start_bar, NULL, 3);
+	for (int k = 0; k < 2; k++)
+		pthread_create(&w[k].thread, NULL, worker_main, &w[k]);
+	usleep(20000); /* the workers are named and asleep */
+	for (int i = 0; i < N_PHASES; i++) {
+		main_cpu[i] = clock_of(CLOCK_THREAD_CPUTIME_ID);
+		start[i] = now();
+		phase_end[i] = start[i] + phases[i % 4].ms * MS;
+		check(t410_bookmark(phases[i % 4].name), phases[i % 4].name);
+		pthread_barrier_wait(&start_bar);
+		sleep_until(phase_end[i]);
+	}
+	main_cpu[N_PHASES] = clock_of(CLOCK_THREAD_CPUTIME_ID);
+	start[N_PHASES] = now();
+	check(t410_bookmark("done"), "bookmark done");
+	for (int k = 0; k < 2; k++)
+		pthread_join(w[k].thread, NULL);
+	for (int i = 0; i < N_PHASES; i++) {
+		uint64_t cpu = main_cpu[i + 1] - main_cpu[i] + w[0].cpu[i] + w[1].cpu[i];
+		fprintf(f, "phase %d %s %llu %llu\ncpu %d %llu\n", i, phases[i % 4].name,
+			(unsigned long long)start[i], (unsigned long long)start[i + 1], i,
+			(unsigned long long)cpu);
+		for (int k = 0; k < 2; k++)
+			if (phases[i % 4].busy[k])
+				fprintf(f, "busy %d %d %llu %llu %llu\n", w[k].tid, i,
+					(unsigned long long)w[k].t0[i], (unsigned long long)w[k].t1[i],
+					(unsigned long long)w[k].cpu[i]);
+	}
+	return fclose(f) ? 1 : 0;
+}
+
+/* ---- marks ----------------------------------------------------------------- */
+
+static int run_marks(const char *path, int n)
+{
+	FILE *f = fopen(path, "w");
+	char name[32];
+
+	if (!f)
+		return perror(path), 1;
+	for (int i = 0; i < n; i++) {
+		uint64_t b = now();
+		snprintf(name, sizeof(name), "m%d", i);
+		check(t410_bookmark(name), name);
+		fprintf(f, "mark %d %llu %llu\n", i, (unsigned long long)b,
+			(unsigned long long)now());
+		usleep(5000);
+		b = now();
+		check(t410_trigger(), "trigger");
+		fprintf(f, "trigger %d %llu %llu\n", i, (unsigned long long)b,
+			(unsigned long long)now());
+		usleep(5000);
+	}
+	return fclose(f) ? 1 : 0;
+}
+
+/* ---- cost ------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* n calls of bookmark (or trigger), gap_us apart, each timed alone. */
+static void cost_of(const char *what, int n, unsigned gap_us, uint64_t *ns)
+{
+	bool bm = !strcmp(what, "bookmark");
+
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = now();
+		check(bm ? t410_bookmark("cost") : t410_trigger(), what);
+		ns[i] = now() - t0;
+		usleep(gap_us);
+	}
+	qsort(ns, (size_t)n, sizeof(*ns), cmp_u64);
+	printf("%s p50 %llu p99 %llu ns\n", what, (unsigned long long)ns[n / 2],
+	       (unsigned long long)ns[n * 99 / 100]);
+}
+
+static int run_cost(int n)
+{
+	uint64_t *ns = calloc((size_t)n, sizeof(*ns));
+
+	if (!ns || n < 2)
+		return 2;
+	check(t410_bookmark("warmup"), "warmup"); /* the route, asked once */
+	cost_of("bookmark", n, 1000, ns);
+	cost_of("trigger", n, 2000, ns);
+	free(ns);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	int rc;
+
+	if (!strcmp(mode, "schedule") && argc == 3)
+		rc = run_schedule(argv[2]);
+	else if (!strcmp(mode, "marks") && argc == 4)
+		rc = run_marks(argv[2], atoi(argv[3]));
+	else if (!strcmp(mode, "cost") && argc == 3)
+		rc = run_cost(atoi(argv[2]));
+	else {
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | cost N\n");
+		return 2;
+	}
+	return rc ? rc : failures ? 1 : 0;
+}

@@ -1,0 +1,468 @@
+/* test_phases.c - the CPU and GPU phases (bpf/phases, sched/phases.c) and
+ * libt410trace's uprobe bookmarks, from the records to what `decode` shows.
+ *
+ * Without privilege: the record decoder, the GPU job rule (t4_fence_step,
+ * the function the kernel side runs too) and the /proc/PID/maps matcher;
+ * and a recording made as an unprivileged user, which must succeed and say
+ * in one line what it left out.
+ *
+ * With BPF (root, or CAP_BPF and CAP_PERFMON, and kernel BTF; skipped with
+ * the reason elsewhere): tests/apps/phase_app ($T4_OUT/apps, built by make)
+ * runs a known schedule and writes down what really happened (its own
+ * clock reads and thread CPU times), so a loaded machine moves the
+ * expectations with the facts; the recording must agree with it: every
+ * busy period's CPU time within 1 ms, on CPU at both ends, off CPU while
+ * asleep, and each phase's CPU % in the summary within 2 points. Its
+ * bookmarks and triggers, through the uprobe, must land on their triggers.
+ * Nothing here can make a GPU job (no GPU driver, no sw_sync on the test
+ * machine): the GPU programs are checked to load and attach where tracefs
+ * has dma_fence; GPU slices are decoded from synthesized packets
+ * (test_decode.c).
+ */
+#include "cli_testutil.h"
+#include "probe.h"
+#include "sched_testutil.h" /* read_back */
+
+#include <errno.h>
+#include <grp.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "bpf/bpf.h"
+
+/* ---- probes ------------------------------------------------------------------ */
+
+/* Where this machine cannot load BPF tracing programs, skip saying why. */
+static void need_bpf(void)
+{
+	t4t_need_bpf_tracing("BPF phases");
+}
+
+/* The test workload, built by make next to the library. */
+static const char *phase_app(char *path, size_t cap)
+{
+	const char *out = getenv("T4_OUT");
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	snprintf(path, cap, "%s/apps/phase_app", out);
+	if (access(path, X_OK))
+		cr_skip_test("%s not built (make tests)", path);
+	return path;
+}
+
+/* ---- records -> packets ------------------------------------------------------ */
+
+Test(phases, records_decode_to_packets)
+{
+	struct t4_bpf_phase ph;
+	struct t4_ph_task task = { .type = T4_PH_TASK, .pid = 10, .tid = 11, .ppid = 1, .ns = 5 };
+	struct t4_ph_cpu cpu = { .type = T4_PH_CPU, .cpu = 3, .pid = 10, .tid = 11,
+				 .start_ns = 100, .end_ns = 250, .flags = T4_PH_PREEMPTED | 0x80 };
+	struct t4_ph_gpu gpu = { .type = T4_PH_GPU, .pid = 10, .tid = 12, .flags = T4_PH_FROM_RUN,
+				 .context = 77, .seqno = 9, .start_ns = 300, .end_ns = 200 };
+	struct t4_ph_ctx ctx = { .type = T4_PH_GPU_CTX, .context = 77 };
+	struct t4_ph_mark mark = { .type = T4_PH_BOOKMARK, .pid = 10, .tid = 11, .ns = 42 };
+
+	memcpy(task.comm, "sixteen_chars_xx", 16); /* a full comm: no NUL */
+	cr_assert_eq(t4_bpf_phase_decode(&task, sizeof(task), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(ph.pkt.type, T4_PKT_TASK);
+	cr_assert_eq(ph.pkt.task.ppid, 1);
+	cr_assert_str_eq(ph.pkt.task.name, "sixteen_chars_xx");
+
+	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(ph.pkt.type, T4_PKT_CPU_SLICE);
+	cr_assert_eq(ph.pkt.cpu_slice.cpu, 3);
+	cr_assert_eq(ph.pkt.cpu_slice.end_ns, 250);
+	cr_assert_eq(ph.pkt.cpu_slice.flags, T4_SLICE_PREEMPTED, "unknown flags dropped");
+
+	cr_assert_eq(t4_bpf_phase_decode(&gpu, sizeof(gpu), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(ph.pkt.type, T4_PKT_GPU_SLICE);
+	cr_assert_eq(ph.pkt.gpu_slice.seqno, 9);
+	cr_assert_eq(ph.pkt.gpu_slice.end_ns, 300, "an end before the start is the start");
+	cr_assert_eq(ph.pkt.gpu_slice.flags, T4_GPU_FROM_RUN);
+
+	strcpy(ctx.driver, "amdgpu");
+	strcpy(ctx.timeline, "gfx_0.0.0");
+	cr_assert_eq(t4_bpf_phase_decode(&ctx, sizeof(ctx), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(ph.pkt.type, T4_PKT_GPU_CTX);
+	cr_assert_str_eq(ph.pkt.gpu_ctx.timeline, "gfx_0.0.0");
+
+	strcpy(mark.name, "prefill");
+	cr_assert_eq(t4_bpf_phase_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_BOOKMARK);
+	cr_assert_eq(ph.mono_ns, 42);
+	cr_assert_str_eq(ph.name, "prefill");
+	mark.type = T4_PH_TRIGGER;
+	cr_assert_eq(t4_bpf_phase_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_TRIGGER);
+
+	/* wrong sizes and unknown types are refused, never read past */
+	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu) - 1, &ph), -EPROTO);
+	cr_assert_eq(t4_bpf_phase_decode(&cpu, 2, &ph), -EPROTO);
+	cpu.type = 99;
+	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu), &ph), -EPROTO);
+}
+
+/* The GPU job rule: a job is the workload's from its first submission; an
+ * emission moves its start unless the GPU scheduler ran it; the signal
+ * ends it; other processes' fences are never entered. */
+Test(phases, fence_rule)
+{
+	struct t4_fence f = { 0 };
+
+	cr_assert_eq(t4_fence_step(T4_FEV_INIT, 0, 0, &f, 10, 5, 6), T4_FA_NONE, "not ours");
+	cr_assert_eq(t4_fence_step(T4_FEV_EMIT, 0, 0, &f, 10, 5, 6), T4_FA_NONE);
+	cr_assert_eq(t4_fence_step(T4_FEV_DONE, 0, 0, &f, 10, 5, 6), T4_FA_NONE);
+
+	cr_assert_eq(t4_fence_step(T4_FEV_INIT, 0, 1, &f, 100, 5, 6), T4_FA_PUT);
+	cr_assert_eq(f.start_ns, 100);
+	cr_assert_eq(f.tid, 6);
+	cr_assert_eq(f.flags, T4_PH_FROM_SUBMIT);
+	cr_assert_eq(t4_fence_step(T4_FEV_QUEUE, 1, 1, &f, 110, 5, 7), T4_FA_NONE, "first counts");
+	cr_assert_eq(t4_fence_step(T4_FEV_EMIT, 1, 0, &f, 120, 0, 0), T4_FA_PUT);
+	cr_assert_eq(f.start_ns, 120);
+	cr_assert_eq(t4_fence_step(T4_FEV_RUN, 1, 0, &f, 130, 0, 0), T4_FA_PUT);
+	cr_assert_eq(f.flags, T4_PH_FROM_RUN);
+	cr_assert_eq(t4_fence_step(T4_FEV_EMIT, 1, 0, &f, 140, 0, 0), T4_FA_NONE,
+		     "a run beats an emission");
+	cr_assert_eq(f.start_ns, 130);
+	cr_assert_eq(f.tid, 6, "the submitter stays");
+	cr_assert_eq(t4_fence_step(T4_FEV_DONE, 1, 0, &f, 200, 0, 0), T4_FA_SLICE);
+	cr_assert_eq(t4_fence_step(T4_FEV_FORGET, 1, 0, &f, 200, 0, 0), T4_FA_DELETE);
+	cr_assert_eq(t4_fence_step(T4_FEV_FORGET, 0, 0, &f, 200, 0, 0), T4_FA_NONE);
+}
+
+Test(phases, maps_line_matches_the_exact_file)
+{
+	const char *line = "7f1c2a000000-7f1c2a004000 r-xp 00001000 fd:01 1314 /opt/lib/libt410trace.so\n";
+	uint64_t dev = 0, ino = 0;
+
+	cr_assert_eq(t4_bpf_maps_line(line, "/opt/lib/libt410trace.so", &dev, &ino), 1);
+	cr_assert_eq(ino, 1314);
+	cr_assert_eq(dev, makedev(0xfd, 1));
+	cr_assert_eq(t4_bpf_maps_line(line, "/opt/lib/libt410trace", &dev, &ino), 0, "a prefix");
+	cr_assert_eq(t4_bpf_maps_line(line, "/opt/lib/libt410trace.so.0", &dev, &ino), 0);
+	cr_assert_eq(t4_bpf_maps_line("7f1c2a000000-7f1c2a004000 rw-p 00000000 00:00 0 \n",
+				      "/opt/lib/libt410trace.so", &dev, &ino), 0, "anonymous");
+	cr_assert_eq(t4_bpf_maps_line("garbage", "/x", &dev, &ino), 0);
+}
+
+/* ---- without privilege --------------------------------------------------------- */
+
+/* Run `bin args` as nobody (uid and gid 65534) with its output in
+ * dir/out.txt; returns its exit status. */
+static int run_as_nobody(const char *dir, const char *bin, const char *args)
+{
+	char cmd[2048], out[512];
+	int st;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(cmd, sizeof(cmd), "cd %s && exec %s %s >%s 2>&1", dir, bin, args, out);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Without BPF privilege (as nobody when run as root; as is otherwise), a
+ * recording of a command succeeds, says in one line that the CPU/GPU
+ * phases are left out and why, and its log has the counters. */
+Test(phases, unprivileged_recording_says_what_it_leaves_out, .timeout = 60)
+{
+	const char *b = bin();
+	struct run r;
+	char args[512], path[600], text[sizeof(r.out)];
+	int rc;
+
+	tmpdir(&r);
+	cr_assert_eq(chmod(r.dir, 0777), 0);
+	snprintf(args, sizeof(args), "record --sim --period 10ms -o s.t4t -- sleep 0.2");
+	if (geteuid() == 0) {
+		rc = run_as_nobody(r.dir, b, args);
+		cr_assert_neq(rc, 126, "cannot become nobody");
+		snprintf(path, sizeof(path), "%s/out.txt", r.dir);
+		cr_assert_geq(t4_read_small_file(path, text, sizeof(text)), 0);
+	} else {
+		sh(&r, "cd %s && %s %s", r.dir, b, args);
+		rc = r.status;
+		snprintf(text, sizeof(text), "%s", r.out);
+	}
+	if (strstr(text, "phases:"))
+		cr_skip_test("BPF is permitted to this unprivileged user: nothing to leave out");
+	cr_assert_eq(rc, 0, "%s", text);
+	const char *note = strstr(text, "notice: no CPU/GPU phases (");
+	cr_assert_not_null(note, "no line says the phases are left out:\n%s", text);
+	cr_assert(strstr(note, "); counters are recorded\n"), "%s", text);
+	cr_assert(strstr(note, "not permitted"), "the reason: %s", text);
+	sh(&r, "%s info --json %s/s.t4t", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_gt(json_num(r.out, "triggers"), 0);
+	cleanup(&r);
+}
+
+/* ---- with BPF: a known schedule ------------------------------------------------- */
+
+#define MAX_ROWS 4096
+#define MS 1000000ll
+
+struct slice {
+	long long start, end;
+	int tid;
+};
+
+struct expect {
+	long long mono_to_ref; /* add to the app's times */
+	struct {
+		char name[32];
+		long long start, end, cpu;
+	} phase[16];
+	int n_phase;
+	struct busy {
+		int tid, phase;
+		long long t0, t1, cpu;
+	} busy[32];
+	int n_busy;
+};
+
+static void read_expect(const char *path, bool raw_ref, struct expect *e)
+{
+	char line[256], name[32];
+	long long a, b, c;
+	int i, tid;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s", path);
+	memset(e, 0, sizeof(*e));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "clock %lld %lld", &a, &b) == 2)
+			e->mono_to_ref = raw_ref ? b - a : 0;
+		else if (sscanf(line, "phase %d %31s %lld %lld", &i, name, &a, &b) == 4 && i < 16) {
+			snprintf(e->phase[i].name, sizeof(e->phase[i].name), "%s", name);
+			e->phase[i].start = a;
+			e->phase[i].end = b;
+			e->n_phase = i + 1;
+		} else if (sscanf(line, "cpu %d %lld", &i, &a) == 2 && i < 16)
+			e->phase[i].cpu = a;
+		else if (sscanf(line, "busy %d %d %lld %lld %lld", &tid, &i, &a, &b, &c) == 5 &&
+			 e->n_busy < 32)
+			e->busy[e->n_busy++] = (struct busy){ tid, i, a, b, c };
+	}
+	fclose(f);
+	cr_assert_eq(e->n_phase, 8, "%s: the app wrote %d phases", path, e->n_phase);
+	cr_assert_eq(e->n_busy, 8);
+}
+
+/* The decoded CPU slices (decode -f phases-csv) of the workload. */
+static size_t read_slices(const char *csv, struct slice *s)
+{
+	size_t n = 0;
+	const char *p = strchr(csv, '\n');
+
+	for (; p && *++p && n < MAX_ROWS; p = strchr(p, '\n')) {
+		char kind[8];
+		int tid;
+		if (sscanf(p, "%lld,%lld,%7[a-z],%*d,%*d,%d", &s[n].start, &s[n].end, kind, &tid) == 4 &&
+		    !strcmp(kind, "cpu")) {
+			s[n].tid = tid;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Thread tid's on-CPU time within [a, b]. */
+static long long on_cpu(const struct slice *s, size_t n, int tid, long long a, long long b)
+{
+	long long sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long long lo = s[i].start > a ? s[i].start : a, hi = s[i].end < b ? s[i].end : b;
+		if (s[i].tid == tid && hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+/* The summary's CPU % of phase `label` (e.g. "spin_a#2"), or -1. */
+static double summary_cpu(const char *summary, const char *label)
+{
+	const char *w = strstr(summary, "\nWORKLOAD");
+	char pat[64];
+	double v;
+
+	cr_assert_not_null(w, "no WORKLOAD table:\n%s", summary);
+	snprintf(pat, sizeof(pat), "\n  %s ", label);
+	const char *p = strstr(w, pat);
+	return p && sscanf(p + strlen(pat), "%lf", &v) == 1 ? v : -1;
+}
+
+/* Whether every busy period of phase i lies in it (a thread woken late
+ * spends part of its CPU time after the phase's end: the app's own split
+ * by phase is then not the recording's, only its periods are). */
+static bool phase_clean(const struct expect *e, int i)
+{
+	for (int k = 0; k < e->n_busy; k++)
+		if (e->busy[k].phase == i &&
+		    (e->busy[k].t0 > e->phase[i].start + MS || e->busy[k].t1 > e->phase[i].end + MS))
+			return false;
+	return true;
+}
+
+/* In phase i (the one before it clean), a worker without a busy period
+ * was asleep: under 1 ms on CPU (the barrier's wake-ups). */
+static void expect_asleep(const struct expect *e, int i, const struct slice *sl, size_t n)
+{
+	int tids[2] = { e->busy[0].tid, 0 };
+	long long a = e->phase[i].start + e->mono_to_ref + MS, b = e->phase[i].end + e->mono_to_ref - MS;
+
+	for (int k = 0; k < e->n_busy; k++)
+		if (e->busy[k].tid != tids[0])
+			tids[1] = e->busy[k].tid;
+	for (int t = 0; t < 2; t++) {
+		bool busy = false;
+		for (int k = 0; k < e->n_busy; k++)
+			busy |= e->busy[k].phase == i && e->busy[k].tid == tids[t];
+		if (!busy)
+			cr_assert_lt(on_cpu(sl, n, tids[t], a, b), MS, "thread %d on CPU in %s (phase %d)",
+				     tids[t], e->phase[i].name, i);
+	}
+}
+
+Test(phases, cpu_slices_follow_the_workload_schedule, .timeout = 120)
+{
+	static struct slice sl[MAX_ROWS];
+	static char csv[1 << 20], summary[1 << 16];
+	const char *b = bin();
+	char app[600], label[48];
+	struct expect e;
+	struct run r;
+	size_t n;
+	int clean = 0;
+
+	need_bpf();
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	sh(&r, "%s record --period 1ms -o %s/s.t4t -- %s schedule %s/sched.txt", b, r.dir, app,
+	   r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "bookmarks and 0 triggers through the uprobe"), "%s", r.out);
+	cr_assert_not(strstr(r.out, " 0 bookmarks and"), "the app's bookmarks: %s", r.out);
+	snprintf(app, sizeof(app), "%s/sched.txt", r.dir);
+	read_expect(app, strstr(r.out, "reference clock CLOCK_MONOTONIC_RAW") != NULL, &e);
+	cr_assert_eq(cli_run(csv, sizeof(csv), "%s decode -f phases-csv %s/s.t4t", b, r.dir), 0);
+	n = read_slices(csv, sl);
+	cr_assert_gt(n, 8, "%s", csv);
+	cr_assert_eq(cli_run(summary, sizeof(summary), "%s decode %s/s.t4t", b, r.dir), 0);
+
+	for (int k = 0; k < e.n_busy; k++) {
+		long long t0 = e.busy[k].t0 + e.mono_to_ref, t1 = e.busy[k].t1 + e.mono_to_ref;
+		int tid = e.busy[k].tid;
+		/* on CPU when it read its clock at both ends */
+		cr_assert_geq(on_cpu(sl, n, tid, t0 - MS, t0 + MS), 1, "thread %d at %lld", tid, t0);
+		cr_assert_geq(on_cpu(sl, n, tid, t1 - MS, t1 + MS), 1, "thread %d at %lld", tid, t1);
+		long long got = on_cpu(sl, n, tid, t0, t1);
+		cr_assert_leq(llabs(got - e.busy[k].cpu), MS,
+			      "thread %d, phase %d: %lld ns on CPU decoded, %lld ns by its clock",
+			      tid, e.busy[k].phase, got, e.busy[k].cpu);
+	}
+	for (int i = 0; i < e.n_phase; i++) {
+		int occurrence = 1 + i / 4;
+		double dur = (double)(e.phase[i].end - e.phase[i].start);
+		double want = 100.0 * (double)e.phase[i].cpu / dur;
+		snprintf(label, sizeof(label), "%s#%d", e.phase[i].name, occurrence);
+		double got = summary_cpu(summary, label);
+		cr_assert_geq(got, 0, "no row %s in\n%s", label, summary);
+		if (!strcmp(e.phase[i].name, "rest") && phase_clean(&e, i - 1))
+			cr_assert_lt(got, 2.0, "%s: asleep, %.3f%% on CPU", label, got);
+		if (i > 0 && phase_clean(&e, i - 1))
+			expect_asleep(&e, i, sl, n);
+		if (!phase_clean(&e, i))
+			continue;
+		clean++;
+		cr_assert_leq(fabs(got - want), 2.0, "%s: %.3f%% decoded, %.3f%% by the app", label,
+			      got, want);
+	}
+	cr_assert_geq(clean, 2, "too few phases without late threads to compare");
+	cr_assert(strstr(csv, ",t4ph_a,") && strstr(csv, ",t4ph_b,"), "thread names");
+	cleanup(&r);
+}
+
+/* ---- with BPF: bookmarks and triggers through the uprobe ------------------------ */
+
+#define MARKS 8
+
+/* phase_app marks: bookmark m<i>, 5 ms, trigger, 5 ms, MARKS times, with
+ * periodic triggers paused: the only triggers are the baseline, the
+ * app's and the final one (the baseline is a single trigger too). Each bookmark is stamped between the app's
+ * clock reads around its call, and the i-th trigger the app asked for
+ * carries m<i>: not the one before, not the one after. */
+Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
+{
+	const char *b = bin();
+	char app[600], line[128];
+	long long mark[MARKS][2], trig[MARKS][2], off = 0, x, y;
+	struct readback rb;
+	struct run r;
+	int i, n_single = 0;
+	FILE *f;
+
+	need_bpf();
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	sh(&r, "%s record --paused --period 1ms -o %s/m.t4t -- %s marks %s/marks.txt %d", b, r.dir,
+	   app, r.dir, MARKS);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(line, sizeof(line), "%d bookmarks and %d triggers through the uprobe", MARKS, MARKS);
+	cr_assert(strstr(r.out, line), "want '%s' in:\n%s", line, r.out);
+	snprintf(app, sizeof(app), "%s/marks.txt", r.dir);
+	cr_assert_not_null(f = fopen(app, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "mark %d %lld %lld", &i, &x, &y) == 3 && i < MARKS)
+			mark[i][0] = x, mark[i][1] = y;
+		else if (sscanf(line, "trigger %d %lld %lld", &i, &x, &y) == 3 && i < MARKS)
+			trig[i][0] = x, trig[i][1] = y;
+	}
+	fclose(f);
+	if (strstr(r.out, "reference clock CLOCK_MONOTONIC_RAW")) /* user path: converted */
+		off = 100000; /* the conversion's error, at most */
+
+	snprintf(app, sizeof(app), "%s/m.t4t", r.dir);
+	read_back(app, &rb);
+	cr_assert_eq(rb.n_bms, MARKS);
+	for (i = 0; i < MARKS; i++) {
+		snprintf(line, sizeof(line), "m%d", i);
+		cr_assert_str_eq(rb.bms[i].name, line);
+		if (!off) /* MONOTONIC: the kernel's stamp itself */
+			cr_assert(rb.bms[i].set_ns >= (uint64_t)mark[i][0] &&
+				  rb.bms[i].set_ns <= (uint64_t)mark[i][1],
+				  "%s set at %llu, called in [%lld, %lld]", line,
+				  (unsigned long long)rb.bms[i].set_ns, mark[i][0], mark[i][1]);
+	}
+	qsort(rb.refs, rb.n_refs, sizeof(*rb.refs), cmp_ref);
+	for (size_t k = 0; k < rb.n_refs; k++) {
+		const struct t4_ref_pkt *ref = &rb.refs[k];
+		if (ref->sched_id != 0 || ref->trigger_id == 0 || !(ref->flags & T4_REF_SINGLE))
+			continue;
+		cr_assert_lt(n_single, MARKS, "more single triggers than the app asked for");
+		i = n_single++;
+		cr_assert_eq(ref->bookmark_id, rb.bms[i].bookmark_id, "trigger %d (ID %llu) carries %u, not m%d",
+			     i, (unsigned long long)ref->trigger_id, ref->bookmark_id, i);
+		cr_assert_eq(rb.bms[i].first_trigger, ref->trigger_id, "m%d's first trigger", i);
+		if (!off)
+			cr_assert_geq(ref->mono_ns, (uint64_t)trig[i][0], "trigger %d fired before its call", i);
+	}
+	cr_assert_eq(n_single, MARKS);
+	free(rb.refs);
+	free(rb.rets);
+	free(rb.bms);
+	cleanup(&r);
+}
