@@ -45,6 +45,7 @@ _Static_assert(T4_PH_PROBE_BOOKMARK == T4_PROBE_BOOKMARK && T4_PH_PROBE_TRIGGER 
 _Static_assert(sizeof(T4_PH_PROBE_SYMBOL) == sizeof(T4_PROBE_SYMBOL),
 	       "control.h and phases.h must name the same probe point");
 _Static_assert((unsigned)T4_PH_PREEMPTED == (unsigned)T4_SLICE_PREEMPTED &&
+	       (unsigned)T4_PH_START_RUNTIME == (unsigned)T4_SLICE_START_RUNTIME &&
 	       (unsigned)T4_PH_FROM_SUBMIT == (unsigned)T4_GPU_FROM_SUBMIT &&
 	       (unsigned)T4_PH_FROM_RUN == (unsigned)T4_GPU_FROM_RUN,
 	       "phase flags are the packets' flags");
@@ -96,7 +97,7 @@ static void cpu_packet(const struct t4_ph_cpu *r, struct t4_packet *p)
 	p->cpu_slice = (struct t4_cpu_slice_pkt){
 		.cpu = r->cpu, .pid = r->pid, .tid = r->tid, .start_ns = r->start_ns,
 		.end_ns = r->end_ns > r->start_ns ? r->end_ns : r->start_ns,
-		.flags = r->flags & T4_SLICE_PREEMPTED,
+		.flags = r->flags & (T4_SLICE_PREEMPTED | T4_SLICE_START_RUNTIME),
 	};
 }
 

@@ -45,7 +45,11 @@ enum {
 	T4_PH_TRIGGER = 6,  /* t410_trigger() through the uprobe */
 };
 
-enum { T4_PH_PREEMPTED = 1u << 0 }; /* switched out still runnable */
+enum {
+	T4_PH_PREEMPTED = 1u << 0,     /* switched out still runnable */
+	T4_PH_START_RUNTIME = 1u << 1, /* switch-in not seen: start is the end
+					* less the scheduler's run time */
+};
 
 enum {
 	T4_PH_FROM_SUBMIT = 1u << 0, /* start: submitted (or emitted) */

@@ -199,7 +199,11 @@ struct t4_gpu_ctx_pkt {
 	char timeline[T4_NAME_MAX];
 };
 
-enum { T4_SLICE_PREEMPTED = 1u << 0 }; /* switched out still runnable */
+enum {
+	T4_SLICE_PREEMPTED = 1u << 0,     /* switched out still runnable */
+	T4_SLICE_START_RUNTIME = 1u << 1, /* switch-in not seen: start from the
+					   * scheduler's run time (FORMAT.md) */
+};
 struct t4_cpu_slice_pkt {
 	uint32_t cpu, pid, tid;
 	uint64_t start_ns, end_ns; /* on the CPU, MONOTONIC */

@@ -61,7 +61,8 @@ Test(phases, records_decode_to_packets)
 	struct t4_bpf_phase ph;
 	struct t4_ph_task task = { .type = T4_PH_TASK, .pid = 10, .tid = 11, .ppid = 1, .ns = 5 };
 	struct t4_ph_cpu cpu = { .type = T4_PH_CPU, .cpu = 3, .pid = 10, .tid = 11,
-				 .start_ns = 100, .end_ns = 250, .flags = T4_PH_PREEMPTED | 0x80 };
+				 .start_ns = 100, .end_ns = 250,
+				 .flags = T4_PH_PREEMPTED | T4_PH_START_RUNTIME | 0x80 };
 	struct t4_ph_gpu gpu = { .type = T4_PH_GPU, .pid = 10, .tid = 12, .flags = T4_PH_FROM_RUN,
 				 .context = 77, .seqno = 9, .start_ns = 300, .end_ns = 200 };
 	struct t4_ph_ctx ctx = { .type = T4_PH_GPU_CTX, .context = 77 };
@@ -77,7 +78,8 @@ Test(phases, records_decode_to_packets)
 	cr_assert_eq(ph.pkt.type, T4_PKT_CPU_SLICE);
 	cr_assert_eq(ph.pkt.cpu_slice.cpu, 3);
 	cr_assert_eq(ph.pkt.cpu_slice.end_ns, 250);
-	cr_assert_eq(ph.pkt.cpu_slice.flags, T4_SLICE_PREEMPTED, "unknown flags dropped");
+	cr_assert_eq(ph.pkt.cpu_slice.flags, T4_SLICE_PREEMPTED | T4_SLICE_START_RUNTIME,
+		     "known flags kept, unknown ones dropped");
 
 	cr_assert_eq(t4_bpf_phase_decode(&gpu, sizeof(gpu), &ph), T4_BPF_PH_PACKET);
 	cr_assert_eq(ph.pkt.type, T4_PKT_GPU_SLICE);
