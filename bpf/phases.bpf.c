@@ -463,6 +463,9 @@ int on_probe(struct pt_regs *ctx)
 	r->name[0] = '\0';
 	if (r->type == T4_PH_BOOKMARK && bpf_probe_read_user_str(r->name, sizeof(r->name), name) < 0)
 		r->name[0] = '\0';
+	/* Wake the drain: a trigger must fire now, and a bookmark must reach
+	 * the queue before the triggers after it are processed, so that its
+	 * first trigger is the one its time says. */
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

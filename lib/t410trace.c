@@ -54,12 +54,25 @@
 
 /* The probe point (control.h): exported, so that the recorder finds it in
  * any build of this library, and kept as a real function: its arguments
- * go into the registers the uprobe reads. */
+ * go into the registers the uprobe reads. On x86_64 it starts with a
+ * 5-byte NOP: Linux 6.18+ turns a uprobe on one into a call to its uprobe
+ * trampoline (the `uprobe` syscall) instead of an int3 trap, several times
+ * cheaper; older kernels trap on it as on anything else. */
 T410_API void t410__probe(int op, const char *name);
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl t410__probe\n"
+	".type t410__probe, @function\n"
+	"t410__probe:\n"
+	"\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nopl 0x0(%rax,%rax,1) */
+	"\tret\n"
+	".size t410__probe, .-t410__probe\n");
+#else
 __attribute__((noinline)) T410_API void t410__probe(int op, const char *name)
 {
 	__asm__ __volatile__("" : : "r"(op), "r"(name) : "memory");
 }
+#endif
 
 static void (*volatile probe)(int, const char *) = t410__probe;
 
