@@ -3,7 +3,8 @@
  *
  * Two threads share it. The scanner (t4_drm_start: every scan_ns, 100 ms by
  * default, resting at least 9x as long as a scan took, so at most a tenth
- * of a CPU on a machine with thousands of processes) finds the workload's
+ * of a CPU on a machine with thousands of processes, and backing off to
+ * 800 ms while it finds no client among the same processes) finds the workload's
  * processes (every process under the proc root, or the trees of the roots
  * through the ppid field of <pid>/stat, which works without
  * CONFIG_PROC_CHILDREN, read once per process), their fds that link to
@@ -49,6 +50,7 @@
 #include "../util/util.h"
 
 #define LEFT_OUT UINT16_MAX /* evref.dom of a (client, key) not recorded */
+#define T4_DRM_QUIET_SCANS 8 /* longest interval while quiet, in scan_ns */
 
 struct fdref {
 	int pid, fd;
@@ -119,6 +121,9 @@ struct t4_drm {
 	int *known_pid, *known_ppid;  /* the last scan's processes (sorted) and
 				       * their parents: the scanner's cache */
 	size_t n_known;
+	uint64_t last_sig;            /* the last scan's processes, hashed */
+	bool quiet;                   /* it found no client, and the workload's
+				       * processes were the same as before */
 
 	/* the answering thread's */
 	struct client *clients;
@@ -350,9 +355,17 @@ int t4_drm_scan(struct t4_drm *s)
 		rc = t4_err(ENOMEM, "DRM source: out of memory");
 	else
 		rc = select_procs(s, &pids, in);
-	for (size_t i = 0; rc == 0 && i < pids.n; i++)
-		if (in[i])
-			rc = scan_fds(s, pids.v[i], &fds, sc);
+	uint64_t sig = 1469598103934665603ull; /* FNV-1a over the workload's pids */
+	for (size_t i = 0; rc == 0 && i < pids.n; i++) {
+		if (!in[i])
+			continue;
+		sig = (sig ^ (uint64_t)(unsigned)pids.v[i]) * 1099511628211ull;
+		rc = scan_fds(s, pids.v[i], &fds, sc);
+	}
+	if (rc == 0) {
+		s->quiet = sc->n == 0 && sig == s->last_sig;
+		s->last_sig = sig;
+	}
 	free(in);
 	free(pids.v);
 	free(fds.v);
@@ -782,7 +795,7 @@ int t4_drm_add_root(struct t4_drm *s, int pid)
 	pthread_mutex_lock(&s->lock);
 	rc = grow((void **)&s->roots, &s->cap_roots, s->n_roots, sizeof(*s->roots));
 	if (rc == 0)
-		s->roots[s->n_roots++] = pid;
+		s->roots[s->n_roots++] = pid; /* its pid changes the next scan's hash */
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -794,11 +807,15 @@ static uint64_t mono_ns(void)
 
 /* Scan every scan_ns, whatever wakes the thread, and rest at least nine
  * times as long as a scan took: a machine with thousands of processes and
- * fds costs the scanner at most a tenth of one CPU. */
+ * fds costs the scanner at most a tenth of one CPU. While scans are quiet
+ * (no client, the same processes) the interval doubles, up to
+ * T4_DRM_QUIET_SCANS scan_ns: a machine or a workload without a GPU is
+ * walked a few times a second, not ten; a new process or a client found
+ * brings it back to scan_ns. */
 static void *scanner_main(void *arg)
 {
 	struct t4_drm *s = arg;
-	uint64_t next = mono_ns() + s->o.scan_ns;
+	uint64_t interval = s->o.scan_ns, next = mono_ns() + interval;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
@@ -811,7 +828,10 @@ static void *scanner_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		t4_drm_scan(s); /* a failed scan keeps the previous list */
 		took = mono_ns() - start;
-		next = start + took + (9 * took > s->o.scan_ns ? 9 * took : s->o.scan_ns);
+		interval = s->quiet ? interval * 2 : s->o.scan_ns;
+		if (interval > T4_DRM_QUIET_SCANS * s->o.scan_ns)
+			interval = T4_DRM_QUIET_SCANS * s->o.scan_ns;
+		next = start + took + (9 * took > interval ? 9 * took : interval);
 		pthread_mutex_lock(&s->lock);
 	}
 	pthread_mutex_unlock(&s->lock);
