@@ -7,11 +7,12 @@
  * - Producers never block and never make a syscall on the normal path;
  *   an idle writer sleeps until its next deadline (chunk_ms, fsync_ms) or
  *   at most LOG_IDLE_MAX_NS, and is woken early (futex) when a ring
- *   crosses half full. A packet may wait in its ring up to 20 ms before
+ *   crosses half full. A packet may wait in its ring up to 50 ms before
  *   the writer sees it, so a chunk is aged from the poll before the one
  *   that found its first packet and closes chunk_ms after that: a crash
  *   loses at most chunk_ms of recording. An idle writer
- *   costs 50 wake-ups a second.
+ *   costs 20 wake-ups a second (the BPF path's drain fills the rings
+ *   20 times a second too).
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
  *   rings. When every buffer is in flight the writer waits for the disk;
  *   the rings then fill and producers drop, counted exactly.
@@ -45,7 +46,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define LOG_IDLE_MAX_NS 20000000ull     /* longest sleep of an idle writer */
+#define LOG_IDLE_MAX_NS 50000000ull     /* longest sleep of an idle writer */
 #define LOG_REAP_NS 1000000ull          /* sleep while writes are in flight */
 #define LOG_RELEASE_BYTES (64u << 10)   /* give ring space back this often */
 #define LOG_MIN_CHUNK 4096u

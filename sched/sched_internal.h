@@ -132,7 +132,7 @@ struct central;
 /* One monitor: the domains read on one CPU. Its thread (user path) also
  * runs the scheduler of that CPU, when there is one. */
 /* How long a source's monitor sleeps while its source is idle. */
-#define T4_SOURCE_REST_NS 25000000ull
+#define T4_SOURCE_REST_NS 100000000ull
 
 struct t4_monitor {
 	struct t4_sched *s;
