@@ -87,17 +87,21 @@ static void summary_timing(const struct cli_record_summary *in,
 			   const struct t4_sched_status *st, uint64_t grid)
 {
 	char d[6][16];
-	size_t counters = 0;
+	size_t counters = 0, domains = 0;
 
-	for (size_t i = 0; i < in->domains->n; i++)
+	/* domains that counted something: the DRM source's has no counter
+	 * of its own until it finds a client (its own line says) */
+	for (size_t i = 0; i < in->domains->n; i++) {
 		counters += in->domains->v[i].n;
+		domains += in->domains->v[i].n > 0;
+	}
 	fprintf(stderr, "t410trace: triggers fired by %s; reference clock %s; CPU %.1f us/trigger\n",
 		cli_trigger_path_name(st->bpf), t4_ref_clock_name(st->ref_clock),
 		grid ? cpu_seconds() * 1e6 / (double)grid : 0.0);
 	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger to sample p50 %s p99 %s "
 			"(%.1f%% of the period); spread between CPUs p50 %s p99 %s; "
 			"read window p50 %s p99 %s\n",
-		in->domains->n, counters, t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
+		domains, counters, t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
 		t4_fmt_duration(st->skew_p99, d[1], sizeof(d[1])),
 		100.0 * (double)st->skew_p99 / (double)in->period_ns,
 		t4_fmt_duration(st->spread_p50, d[2], sizeof(d[2])),
