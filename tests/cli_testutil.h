@@ -8,8 +8,7 @@
  * with its output captured, sh() the same into a struct run with stderr
  * too; cli_tmpdir() and tmpdir() make private directories; cli_repo_file()
  * finds a file of the repository (tools/t4write.py) from here or from
- * T4_BIN; cli_have() says whether commands are installed; json_num() picks
- * a number out of `info --json`.
+ * T4_BIN; json_num() picks a number out of `info --json`.
  */
 #ifndef T4_CLI_TESTUTIL_H
 #define T4_CLI_TESTUTIL_H
@@ -97,15 +96,6 @@ static inline const char *cli_repo_file(const char *rel, char *path)
 	strncat(try, "/", sizeof(try) - strlen(try) - 1);
 	strncat(try, rel, sizeof(try) - strlen(try) - 1);
 	return realpath(try, path);
-}
-
-/* Whether every command named (space-separated) is on PATH. */
-static inline bool cli_have(const char *cmds)
-{
-	char out[16];
-
-	return cli_run(out, sizeof(out), "for c in %s; do command -v $c >/dev/null || exit 1; done",
-		       cmds) == 0;
 }
 
 /* ---- a command and its output, for the record, safety and perf tests ---- */

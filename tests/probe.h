@@ -24,6 +24,7 @@
 #include <liburing.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,14 +122,21 @@ static inline void t4t_need_bpf_trigger(void)
 			     u.release);
 }
 
-/* A command on PATH (python3, zstd, protoc, ...). */
-static inline void t4t_need_cmd(const char *cmd)
+/* Commands on PATH (one, or several separated by spaces: python3, zstd,
+ * protoc, ...). */
+static inline bool t4t_have_cmds(const char *cmds)
 {
-	char sh[300];
+	char sh[400];
 
-	snprintf(sh, sizeof(sh), "command -v %s >/dev/null 2>&1", cmd);
-	if (system(sh) != 0)
-		cr_skip_test("%s not found", cmd);
+	snprintf(sh, sizeof(sh), "for c in %s; do command -v $c >/dev/null 2>&1 || exit 1; done",
+		 cmds);
+	return system(sh) == 0;
+}
+
+static inline void t4t_need_cmd(const char *cmds)
+{
+	if (!t4t_have_cmds(cmds))
+		cr_skip_test("%s not found", cmds);
 }
 
 static inline const char *t4t_cc(void)

@@ -18,6 +18,7 @@
  * Skips only without python3 or zstd (or T4_BIN, outside `make check`).
  */
 #include "cli_testutil.h"
+#include "tests/probe.h"
 #include "util/util.h"
 
 #include <stdarg.h>
@@ -33,7 +34,7 @@ struct dc {
 static void dc_init(struct dc *c, const char *needs)
 {
 	c->bin = cli_bin();
-	if (!cli_have(needs))
+	if (!t4t_have_cmds(needs))
 		cr_skip_test("needs %s (tools/t4write.py writes the logs, Python's csv and json "
 			     "modules read decode's outputs)", needs);
 	cr_assert_not_null(cli_repo_file("tools/t4write.py", c->writer),

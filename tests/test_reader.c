@@ -5,6 +5,7 @@
  * generated log and on a log written by tools/t4write.py from FORMAT.md.
  */
 #include "cli_testutil.h"
+#include "tests/probe.h"
 #include "packets_testutil.h"
 
 #include <errno.h>
@@ -610,7 +611,7 @@ Test(info, independent_python_writer)
 	uint64_t refs = 0, rets = 0, bad = 0;
 	int st;
 
-	if (!cli_have("python3 zstd"))
+	if (!t4t_have_cmds("python3 zstd"))
 		cr_skip_test("python3 or zstd missing");
 	cr_assert_not_null(cli_repo_file("tools/t4write.py", script), "tools/t4write.py missing");
 	snprintf(path, sizeof(path), "%s/py.t4", dir);
@@ -701,7 +702,7 @@ Test(info, contiguous_with_gaps_at_overruns)
 			  "overrun %d: %.300s", overrun, js);
 		free(js);
 	}
-	if (!cli_have("python3 zstd") || !cli_repo_file("tools/t4write.py", script)) {
+	if (!t4t_have_cmds("python3 zstd") || !cli_repo_file("tools/t4write.py", script)) {
 		t4_rmtree(dir);
 		free(dir);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
