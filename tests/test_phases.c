@@ -414,7 +414,7 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 	long long mark[MARKS][2], trig[MARKS][2], off = 0, x, y;
 	struct readback rb;
 	struct run r;
-	int i, n_single = 0;
+	int i, n_single = 0, carried = -1;
 	FILE *f;
 
 	need_bpf();
@@ -456,9 +456,19 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 			continue;
 		cr_assert_lt(n_single, MARKS, "more single triggers than the app asked for");
 		i = n_single++;
-		cr_assert_eq(ref->bookmark_id, rb.bms[i].bookmark_id, "trigger %d (ID %llu) carries %u, not m%d",
-			     i, (unsigned long long)ref->trigger_id, ref->bookmark_id, i);
-		cr_assert_eq(rb.bms[i].first_trigger, ref->trigger_id, "m%d's first trigger", i);
+		/* The app does not wait for its trigger: one that fired after
+		 * the app's next bookmark call began (a slow drain: ASan, a
+		 * loaded machine) may carry that one. */
+		int last = i, j = i;
+		while (last + 1 < MARKS && (uint64_t)mark[last + 1][0] <= ref->mono_ns)
+			last++;
+		while (j <= last && ref->bookmark_id != rb.bms[j].bookmark_id)
+			j++;
+		cr_assert_leq(j, last, "trigger %d (ID %llu) carries %u, not m%d..m%d", i,
+			      (unsigned long long)ref->trigger_id, ref->bookmark_id, i, last);
+		if (j != carried) /* the first trigger to carry m<j> */
+			cr_assert_eq(rb.bms[j].first_trigger, ref->trigger_id, "m%d's first trigger", j);
+		carried = j;
 		if (!off)
 			cr_assert_geq(ref->mono_ns, (uint64_t)trig[i][0], "trigger %d fired before its call", i);
 	}
