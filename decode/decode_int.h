@@ -269,6 +269,8 @@ struct dspan {
 
 #define DEC_PAIRS 8192        /* (MONOTONIC, reference) pairs kept */
 #define DEC_SLICE_HOLD 65536  /* slices waiting for later reference packets */
+#define DEC_SLICE_LAG_NS 250000000ull /* how far past a slice's end they must
+				       * reach: a probe bookmark's lateness */
 
 struct dpair {
 	uint64_t mono, ref;

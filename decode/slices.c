@@ -9,10 +9,12 @@
  * whose reference clock is CLOCK_MONOTONIC itself (the session's
  * ref_clock: triggers fired in the kernel) needs no conversion: its pairs
  * are the identity, and its slices keep their instants, placed even
- * before any reference packet. A slice that ends after the last pair seen
- * waits for later reference packets all the same (the bookmarks that
- * label it come with them; bounded; at the end of the log the last offset
- * is used).
+ * before any reference packet. A slice waits until the reference packets
+ * reach DEC_SLICE_LAG_NS past its end (bounded; at the end of the log the
+ * last offset is used): the bookmarks that label it come with them, and a
+ * bookmark timed elsewhere (libt410trace's probe, stamped in the kernel)
+ * reaches the log with the trigger that takes it, up to a drain or two
+ * after its time, yet its phase starts at its time.
  *
  * A GPU context's jobs run in order: a job that was submitted while the
  * previous one was still running starts when that one signaled, so jobs of
@@ -269,6 +271,12 @@ static uint64_t end_of(const struct t4_packet *p)
 	return p->type == T4_PKT_CPU_SLICE ? p->cpu_slice.end_ns : p->gpu_slice.end_ns;
 }
 
+/* The reference packets seen reach DEC_SLICE_LAG_NS past p's end. */
+static bool covered(const struct dslices *sl, const struct t4_packet *p)
+{
+	return sl->n_pairs && end_of(p) + DEC_SLICE_LAG_NS <= pair_at(sl, sl->n_pairs - 1)->mono;
+}
+
 /* Hand out held slices that the pairs now cover (all: the log ended). */
 static int release(struct t4_decoder *d, bool all)
 {
@@ -277,7 +285,7 @@ static int release(struct t4_decoder *d, bool all)
 
 	while (sl->n_hold && rc >= 0) {
 		const struct t4_packet *p = &sl->hold[sl->hold_head];
-		if (!all && (!sl->n_pairs || end_of(p) > pair_at(sl, sl->n_pairs - 1)->mono))
+		if (!all && !covered(sl, p))
 			break;
 		rc = emit(d, p);
 		sl->hold_head = (sl->hold_head + 1) % DEC_SLICE_HOLD;
@@ -315,7 +323,7 @@ int slices_take(struct t4_decoder *d, const struct t4_packet *p)
 		return take_gpu_ctx(sl, &p->gpu_ctx);
 	case T4_PKT_CPU_SLICE:
 	case T4_PKT_GPU_SLICE:
-		if (!sl->n_hold && sl->n_pairs && end_of(p) <= pair_at(sl, sl->n_pairs - 1)->mono)
+		if (!sl->n_hold && covered(sl, p))
 			return emit(d, p);
 		return hold(d, p);
 	default:

@@ -892,6 +892,55 @@ Test(decode_slices, converted_by_reference_packets_and_summed_per_phase)
 	sy_free(&y);
 }
 
+/* A bookmark timed elsewhere (libt410trace's probe, stamped in the kernel)
+ * reaches the log with the trigger that takes it, here 60 ms after its
+ * time, while the slices around its time came before it (each right after
+ * the reference packet that covers its end): they still go to the phase
+ * their time says. */
+Test(decode_slices, a_late_timed_bookmark_still_splits_the_slices)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+	struct t4_packet *pk;
+	size_t n = 0;
+	int next = 0;
+
+	two_clocks(&y, 600);
+	y.t0 = 5000000000ull;
+	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
+	sy_bookmark(&y, 2, "b", 360, y.t0 + 300500000); /* set at 300.5 ms */
+	sy_build(&y);
+	cr_assert_not_null(pk = calloc(y.n_pk + 60, sizeof(*pk)));
+	for (size_t i = 0; i < y.n_pk; i++) {
+		struct t4_packet *p = &pk[n++];
+		*p = y.pk[i];
+		if (p->type == T4_PKT_SESSION)
+			p->session.ref_clock = T4_REFCLK_MONOTONIC;
+		if (p->type != T4_PKT_REF)
+			continue;
+		p->ref.mono_ns = p->ref.ref_ns;
+		/* the thread runs 2 ms of every 10 ms, from 5 ms */
+		for (uint64_t at; next < 55 && (at = y.t0 + 5000000 + (uint64_t)next * 10000000) +
+						       2000000 <= p->ref.ref_ns; next++) {
+			pk[n].type = T4_PKT_CPU_SLICE;
+			pk[n++].cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, at, at + 2000000, 0 };
+		}
+	}
+	cr_assert_eq(next, 55);
+	struct t4_decoder *dec = sy_decode(pk, n, &o, &k);
+	cr_assert_eq(t4_decoder_slice_stats(dec)->cpu, 55);
+	cr_assert_eq(t4_decoder_n_phases(dec), 2);
+	const struct t4_dec_phase *a = t4_decoder_phase_at(dec, 0), *b = t4_decoder_phase_at(dec, 1);
+	cr_assert_str_eq(b->name, "b");
+	cr_assert_eq(a->cpu_ns, 30 * 2000000ull, "a: %llu", (unsigned long long)a->cpu_ns);
+	cr_assert_eq(b->cpu_ns, 25 * 2000000ull, "b: %llu", (unsigned long long)b->cpu_ns);
+	t4_decoder_free(dec);
+	free(pk);
+	free(k.v);
+	sy_free(&y);
+}
+
 /* Write packets into a log file through the real writer. */
 static void write_log(const char *path, const struct t4_packet *pk, size_t n)
 {
