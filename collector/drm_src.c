@@ -3,9 +3,12 @@
  *
  * Two threads share it. The scanner (t4_drm_start: every scan_ns, 100 ms by
  * default, resting at least 9x as long as a scan took, so at most a tenth
- * of a CPU on a machine with thousands of processes, and backing off to
- * 800 ms while it finds no client among the same processes) finds the workload's
- * processes (every process under the proc root, or the trees of the roots
+ * of a CPU on a machine with thousands of processes; while it finds no
+ * client it walks the fds of processes new since its last full walk at
+ * each scan and everybody's every 2, 4, ... up to 32 scans: a client that
+ * an old process opens late is found within 3.2 s, and its cumulative
+ * counts are not lost, they start from 0) finds the workload's processes
+ * (every process under the proc root, or the trees of the roots
  * through the ppid field of <pid>/stat, which works without
  * CONFIG_PROC_CHILDREN, read once per process), their fds that link to
  * /dev/dri/, and each one's identity from its fdinfo, and hands that list
@@ -50,7 +53,8 @@
 #include "../util/util.h"
 
 #define LEFT_OUT UINT16_MAX /* evref.dom of a (client, key) not recorded */
-#define T4_DRM_QUIET_SCANS 8 /* longest interval while quiet, in scan_ns */
+#define T4_DRM_QUIET_SCANS 32 /* while no client: every process's fds at
+			       * least every 32 scans, new processes' at each */
 
 struct fdref {
 	int pid, fd;
@@ -105,6 +109,11 @@ struct dom {
 	struct ev ev[T4_MAX_COUNTERS];
 };
 
+struct ints {
+	int *v;
+	size_t n, cap;
+};
+
 struct t4_drm {
 	struct t4_drm_opts o;
 	char root[512];
@@ -121,9 +130,10 @@ struct t4_drm {
 	int *known_pid, *known_ppid;  /* the last scan's processes (sorted) and
 				       * their parents: the scanner's cache */
 	size_t n_known;
-	uint64_t last_sig;            /* the last scan's processes, hashed */
-	bool quiet;                   /* it found no client, and the workload's
-				       * processes were the same as before */
+	struct ints walked;           /* processes whose fds the last scan saw */
+	unsigned full_every, since_full; /* scans between walks of every
+					  * process: 1 while there are clients,
+					  * doubling to T4_DRM_QUIET_SCANS */
 
 	/* the answering thread's */
 	struct client *clients;
@@ -172,11 +182,6 @@ static int numeric(const char *name)
 }
 
 /* ---- scanning ------------------------------------------------------------- */
-
-struct ints {
-	int *v;
-	size_t n, cap;
-};
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -342,6 +347,35 @@ static void scan_free(struct scan *sc)
 	free(sc);
 }
 
+static bool walked_before(const struct t4_drm *s, int pid)
+{
+	return s->walked.n && bsearch(&pid, s->walked.v, s->walked.n, sizeof(int), cmp_int);
+}
+
+/* After a scan: remember the processes it covered (pids is sorted), and
+ * how often the next ones walk everybody: at each scan while clients are
+ * found, less and less often while none are (a workload or machine without
+ * a GPU), new processes still at every scan. */
+static int next_scan_plan(struct t4_drm *s, const struct ints *pids, const bool *in, bool full,
+			  bool found)
+{
+	int rc = 0;
+
+	if (full || found) {
+		s->since_full = 0;
+		s->full_every = found ? 1 : s->full_every < T4_DRM_QUIET_SCANS
+							 ? s->full_every * 2 : s->full_every;
+	}
+	if (!full)
+		return 0; /* the processes seen stay those of the last full walk */
+	s->walked.n = 0;
+	for (size_t i = 0; rc == 0 && i < pids->n; i++)
+		if (in[i] && (rc = grow((void **)&s->walked.v, &s->walked.cap, s->walked.n,
+					sizeof(int))) == 0)
+			s->walked.v[s->walked.n++] = pids->v[i];
+	return rc;
+}
+
 int t4_drm_scan(struct t4_drm *s)
 {
 	struct ints pids = { 0 }, fds = { 0 };
@@ -355,17 +389,12 @@ int t4_drm_scan(struct t4_drm *s)
 		rc = t4_err(ENOMEM, "DRM source: out of memory");
 	else
 		rc = select_procs(s, &pids, in);
-	uint64_t sig = 1469598103934665603ull; /* FNV-1a over the workload's pids */
-	for (size_t i = 0; rc == 0 && i < pids.n; i++) {
-		if (!in[i])
-			continue;
-		sig = (sig ^ (uint64_t)(unsigned)pids.v[i]) * 1099511628211ull;
-		rc = scan_fds(s, pids.v[i], &fds, sc);
-	}
-	if (rc == 0) {
-		s->quiet = sc->n == 0 && sig == s->last_sig;
-		s->last_sig = sig;
-	}
+	bool full = ++s->since_full >= s->full_every;
+	for (size_t i = 0; rc == 0 && i < pids.n; i++)
+		if (in[i] && (full || !walked_before(s, pids.v[i])))
+			rc = scan_fds(s, pids.v[i], &fds, sc);
+	if (rc == 0)
+		rc = next_scan_plan(s, &pids, in, full, sc->n > 0);
 	free(in);
 	free(pids.v);
 	free(fds.v);
@@ -807,15 +836,12 @@ static uint64_t mono_ns(void)
 
 /* Scan every scan_ns, whatever wakes the thread, and rest at least nine
  * times as long as a scan took: a machine with thousands of processes and
- * fds costs the scanner at most a tenth of one CPU. While scans are quiet
- * (no client, the same processes) the interval doubles, up to
- * T4_DRM_QUIET_SCANS scan_ns: a machine or a workload without a GPU is
- * walked a few times a second, not ten; a new process or a client found
- * brings it back to scan_ns. */
+ * fds costs the scanner at most a tenth of one CPU (t4_drm_scan decides
+ * which processes' fds each scan walks). */
 static void *scanner_main(void *arg)
 {
 	struct t4_drm *s = arg;
-	uint64_t interval = s->o.scan_ns, next = mono_ns() + interval;
+	uint64_t next = mono_ns() + s->o.scan_ns;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
@@ -828,10 +854,7 @@ static void *scanner_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		t4_drm_scan(s); /* a failed scan keeps the previous list */
 		took = mono_ns() - start;
-		interval = s->quiet ? interval * 2 : s->o.scan_ns;
-		if (interval > T4_DRM_QUIET_SCANS * s->o.scan_ns)
-			interval = T4_DRM_QUIET_SCANS * s->o.scan_ns;
-		next = start + took + (9 * took > interval ? 9 * took : interval);
+		next = start + took + (9 * took > s->o.scan_ns ? 9 * took : s->o.scan_ns);
 		pthread_mutex_lock(&s->lock);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -873,6 +896,7 @@ int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o)
 	s->o = *o;
 	if (!s->o.scan_ns)
 		s->o.scan_ns = T4_DRM_SCAN_NS;
+	s->full_every = 1;
 	t4_strlcpy(s->root, o->proc_root ? o->proc_root : T4_PROC_DEFAULT, sizeof(s->root));
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -921,6 +945,7 @@ void t4_drm_free(struct t4_drm *s)
 	free(s->roots);
 	free(s->known_pid);
 	free(s->known_ppid);
+	free(s->walked.v);
 	scan_free(s->pending);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);

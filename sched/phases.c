@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAIN_MS 50           /* how often the thread takes slices */
+#define DRAIN_MS 100          /* how often the thread takes slices */
 #define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
 #define CONTEXTS 4096         /* GPU contexts remembered (more are written again) */
 

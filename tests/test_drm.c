@@ -629,6 +629,43 @@ Test(drm, deltas_and_gauges_over_reads)
 	tree_free(&t);
 }
 
+/* While no client is found, the scanner walks every process's fds less and
+ * less often (each 2, 4, ... 32 scans) but a new process's at each scan: a
+ * process that was already there and opens a client later is found at the
+ * next full walk, a new one at once. */
+Test(drm, quiet_scans_walk_new_processes_at_once)
+{
+	static const char text[] = "drm-driver:\ti915\ndrm-client-id:\t%d\n"
+				   "drm-pdev:\t0000:00:02.0\ndrm-engine-render:\t5 ns\n";
+	char buf[200];
+	struct tree t;
+	struct cap c = { 0 };
+	struct t4_drm_stats st;
+
+	tree_make(&t, false);
+	snprintf(buf, sizeof(buf), text, 8);
+	put_client(&t, 20, 1, 3, buf);
+	drop_fd(&t, 20, 3); /* process 20: no DRM fd */
+	struct t4_drm *s = open_src(t.proc, true, 0); /* its first scan: full, nothing */
+	answer(s, &c, 0);
+
+	put_client(&t, 20, 1, 4, buf); /* the old process opens a client */
+	snprintf(buf, sizeof(buf), text, 9);
+	put_client(&t, 21, 1, 3, buf); /* a new process with one */
+	cr_assert_eq(t4_drm_scan(s), 0, "%s", t4_errmsg());
+	answer(s, &c, 1);
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 1, "the new process's only: %llu", (unsigned long long)st.clients);
+
+	cr_assert_eq(t4_drm_scan(s), 0, "%s", t4_errmsg()); /* the second: a full walk */
+	answer(s, &c, 2);
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 2, "the old process's too");
+	free(c.v);
+	t4_drm_free(s);
+	tree_free(&t);
+}
+
 /* A child process with a new client while recording: its events are
  * appended (the return packets grow), described before they are counted,
  * and counted from 0; the clients known before count from their baseline. */
