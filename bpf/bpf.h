@@ -111,6 +111,8 @@ struct t4_bpf_phases_opts {
 			    * are, from then on) */
 	size_t n_pids;
 	size_t ring_bytes; /* a power of two; 0: 4 MiB */
+	bool wake_on_bookmark; /* a probe bookmark wakes the drain (as a trigger
+				* does); else it waits for the next drain */
 	bool verbose;      /* libbpf's own messages on stderr */
 };
 

@@ -25,7 +25,8 @@
  * Uprobe: `on_probe` is attached by user space to t410__probe in each
  * library a process names in its "hello"; only processes in `uprobe_ok`
  * (those the recorder answered "uprobe") are taken. It stamps the time
- * first, reads the bookmark name from user memory, and wakes user space.
+ * first, reads the bookmark name from user memory; a trigger wakes user
+ * space, a bookmark waits for the next drain.
  *
  * A record the ring refuses is counted in `lost` (per CPU).
  *
@@ -47,6 +48,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile __u32 trace_all = 0;
+const volatile __u32 wake_on_bookmark = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -463,9 +465,12 @@ int on_probe(struct pt_regs *ctx)
 	r->name[0] = '\0';
 	if (r->type == T4_PH_BOOKMARK && bpf_probe_read_user_str(r->name, sizeof(r->name), name) < 0)
 		r->name[0] = '\0';
-	/* Wake the drain: a trigger must fire now, and a bookmark must reach
-	 * the queue before the triggers after it are processed, so that its
-	 * first trigger is the one its time says. */
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	/* A trigger must fire now: wake the drain. A bookmark carries its own
+	 * time and waits for the next drain (or a trigger's wake-up): the
+	 * decoder places it by that time when it reaches the log within its
+	 * lag, and the app pays no cross-CPU wake-up per bookmark. Periods
+	 * under 1 ms (a lag of fewer triggers than a drain's wait) wake. */
+	bpf_ringbuf_submit(r, r->type == T4_PH_TRIGGER || wake_on_bookmark ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -536,11 +536,21 @@ static void finish_stats(struct dom *dm)
 	c->residual_ns = dm->res_n > 0 ? sqrt(dm->res_ss / dm->res_n) : NAN;
 }
 
+/* How many triggers past k the phase scheduler's stream must be before the
+ * interval k closes is handed out: DEC_SLICE_LAG_NS of them, for a bookmark
+ * timed elsewhere (the probe's) reaches the log with the trigger that takes
+ * it, after its time; within the look-ahead. */
+static uint64_t bookmark_lag(const struct t4_decoder *d)
+{
+	uint64_t lag = d->period_ns ? DEC_SLICE_LAG_NS / d->period_ns : 0;
+
+	return lag < d->o.lookahead ? lag : d->o.lookahead - 1;
+}
+
 /* Whether the interval trigger k closes can be handed out: its reference
- * packet is here and the phase scheduler's stream has passed k (so every
- * bookmark set before it has been read), or the reference packets have run
- * the whole look-ahead past k without it. Handing out at once keeps the
- * samples in cache. */
+ * packet is here and the phase scheduler's stream has passed k far enough
+ * (so every bookmark set before it has been read: bookmark_lag), or the
+ * reference packets have run the whole look-ahead past k without it. */
 static bool joinable(const struct t4_decoder *d, const struct dsched *s, uint64_t k)
 {
 	const struct dsched *ps;
@@ -552,7 +562,7 @@ static bool joinable(const struct t4_decoder *d, const struct dsched *s, uint64_
 	if (!dec_ref(s, k))
 		return false;
 	ps = d->have_phase_sched ? dec_sched_find(d, d->phase_sched) : NULL;
-	return !ps || ps->watermark > k;
+	return !ps || ps->watermark > k + bookmark_lag(d);
 }
 
 /* Hand out the placed samples the join allows; all: the log has ended. */

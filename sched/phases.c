@@ -3,8 +3,9 @@
  * triggers into the scheduler's commands.
  *
  * One drain thread polls the program's ring buffer: it sleeps until a
- * bookmark or trigger record wakes it, or DRAIN_MS passes (slices and
- * names never wake anybody), then takes every record in order:
+ * trigger record wakes it (a bookmark's too at periods under 1 ms), or
+ * DRAIN_MS passes (slices and names never wake anybody), then takes every
+ * record in order:
  *   - a task, CPU slice, GPU slice or GPU context becomes its packet in a
  *     ring of its own into the log (a context is written once, even when
  *     the kernel's table of contexts forgot it and sent it again);
@@ -28,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAIN_MS 100          /* how often the thread takes slices */
+#define DRAIN_MS 50           /* how often the thread takes slices */
 #define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
 #define CONTEXTS 4096         /* GPU contexts remembered (more are written again) */
 
@@ -131,6 +132,9 @@ int t4_phases_open(struct t4_sched *s)
 	struct t4_bpf_phases_opts bo = {
 		.all = o->all, .pids = o->pids, .n_pids = o->n_pids,
 		.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
+		/* the decoder waits up to 255 triggers for a late bookmark:
+		 * enough for a drain's wait only at 1 ms and longer */
+		.wake_on_bookmark = s->opts.period_ns < 1000000,
 	};
 	struct t4_phases *ph;
 	int rc;
