@@ -679,6 +679,43 @@ Test(decode_synth, exact_phases_apportion_by_overlap)
 	sy_free(&y);
 }
 
+/* A bookmark timed elsewhere (libt410trace's probe) reaches the log with
+ * the trigger that takes it, here 200 triggers after its time (the
+ * reference packets in between still carry the old one): the counters are
+ * split at its time all the same. */
+Test(decode_synth, a_late_timed_bookmark_splits_the_counters_at_its_time)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+
+	two_clocks(&y, 600);
+	uint64_t t0 = y.t0 = 5000000000ull;
+	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
+	sy_bookmark(&y, 2, "b", 501, t0 + 300400000); /* set at 300.4 ms */
+	sy_build(&y);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(t4_decoder_n_phases(dec), 2);
+	cr_assert_eq(t4_decoder_phase_at(dec, 1)->start_ns, t0 + 300400000);
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t slot = sy_slot(dec, id);
+		uint64_t el_a, el_b;
+		const t4_u128 *ta = t4_decoder_phase_totals(dec, 0, slot, &el_a);
+		const t4_u128 *tb = t4_decoder_phase_totals(dec, 1, slot, &el_b);
+		cr_assert(ta && tb);
+		/* a: the domain's intervals from its first sample to 300.4 ms */
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, slot);
+		cr_assert_eq(el_a, t0 + 300400000 - d->first_ns, "domain %u: a has %llu ns", id,
+			     (unsigned long long)el_a);
+		double want = y.dom[id - 1].bytes_per_ns * 300400000;
+		cr_assert_lt(fabs((double)ta[1] - want), want * 0.01, "%g vs %g", (double)ta[1], want);
+		cr_assert_gt(el_b, 0);
+	}
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
 Test(decode_synth, phases_from_reference_packets_in_older_logs)
 {
 	struct sy y;
