@@ -694,7 +694,15 @@ Test(decode_synth, a_late_timed_bookmark_splits_the_counters_at_its_time)
 	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
 	sy_bookmark(&y, 2, "b", 501, t0 + 300400000); /* set at 300.4 ms */
 	sy_build(&y);
-	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	/* a log with the CPU/GPU phases (where probe bookmarks come from):
+	 * a thread's name right after the session */
+	struct t4_packet *pk = calloc(y.n_pk + 1, sizeof(*pk));
+	cr_assert_not_null(pk);
+	pk[0] = y.pk[0];
+	pk[1].type = T4_PKT_TASK;
+	pk[1].task = (struct t4_task_pkt){ .pid = 77, .tid = 77, .ppid = 1, .mono_ns = t0 };
+	memcpy(pk + 2, y.pk + 1, (y.n_pk - 1) * sizeof(*pk));
+	struct t4_decoder *dec = sy_decode(pk, y.n_pk + 1, &o, &k);
 	cr_assert_eq(t4_decoder_n_phases(dec), 2);
 	cr_assert_eq(t4_decoder_phase_at(dec, 1)->start_ns, t0 + 300400000);
 	for (uint32_t id = 1; id <= 2; id++) {
@@ -713,6 +721,7 @@ Test(decode_synth, a_late_timed_bookmark_splits_the_counters_at_its_time)
 	}
 	t4_decoder_free(dec);
 	free(k.v);
+	free(pk);
 	sy_free(&y);
 }
 
