@@ -824,7 +824,7 @@ int t4_drm_add_root(struct t4_drm *s, int pid)
 	pthread_mutex_lock(&s->lock);
 	rc = grow((void **)&s->roots, &s->cap_roots, s->n_roots, sizeof(*s->roots));
 	if (rc == 0)
-		s->roots[s->n_roots++] = pid; /* its pid changes the next scan's hash */
+		s->roots[s->n_roots++] = pid; /* not walked yet: the next scan walks it */
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

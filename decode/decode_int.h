@@ -269,8 +269,10 @@ struct dspan {
 
 #define DEC_PAIRS 8192        /* (MONOTONIC, reference) pairs kept */
 #define DEC_SLICE_HOLD 65536  /* slices waiting for later reference packets */
-#define DEC_SLICE_LAG_NS 250000000ull /* how far past a slice's end they must
-				       * reach: a probe bookmark's lateness */
+/* How far past a slice or an interval the reference packets must reach
+ * before it is placed in the phases: a probe bookmark's lateness (it
+ * reaches the log with the trigger that takes it). */
+#define DEC_BOOKMARK_LAG_NS 250000000ull
 
 struct dpair {
 	uint64_t mono, ref;

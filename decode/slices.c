@@ -10,7 +10,7 @@
  * ref_clock: triggers fired in the kernel) needs no conversion: its pairs
  * are the identity, and its slices keep their instants, placed even
  * before any reference packet. A slice waits until the reference packets
- * reach DEC_SLICE_LAG_NS past its end (bounded; at the end of the log the
+ * reach DEC_BOOKMARK_LAG_NS past its end (bounded; at the end of the log the
  * last offset is used): the bookmarks that label it come with them, and a
  * bookmark timed elsewhere (libt410trace's probe, stamped in the kernel)
  * reaches the log with the trigger that takes it, up to a drain or two
@@ -271,10 +271,10 @@ static uint64_t end_of(const struct t4_packet *p)
 	return p->type == T4_PKT_CPU_SLICE ? p->cpu_slice.end_ns : p->gpu_slice.end_ns;
 }
 
-/* The reference packets seen reach DEC_SLICE_LAG_NS past p's end. */
+/* The reference packets seen reach DEC_BOOKMARK_LAG_NS past p's end. */
 static bool covered(const struct dslices *sl, const struct t4_packet *p)
 {
-	return sl->n_pairs && end_of(p) + DEC_SLICE_LAG_NS <= pair_at(sl, sl->n_pairs - 1)->mono;
+	return sl->n_pairs && end_of(p) + DEC_BOOKMARK_LAG_NS <= pair_at(sl, sl->n_pairs - 1)->mono;
 }
 
 /* Hand out held slices that the pairs now cover (all: the log ended). */

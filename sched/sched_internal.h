@@ -129,11 +129,11 @@ bool t4_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now);
 
 struct central;
 
-/* One monitor: the domains read on one CPU. Its thread (user path) also
- * runs the scheduler of that CPU, when there is one. */
 /* How long a source's monitor sleeps while its source is idle. */
 #define T4_SOURCE_REST_NS 100000000ull
 
+/* One monitor: the domains read on one CPU. Its thread (user path) also
+ * runs the scheduler of that CPU, when there is one. */
 struct t4_monitor {
 	struct t4_sched *s;
 	int cpu;                  /* -1: any CPU */
