@@ -478,11 +478,7 @@ const struct t4_dec_domain *t4_decoder_domain_at(const struct t4_decoder *d, siz
 {
 	if (i >= d->n_doms)
 		return NULL;
-	struct dom *dm = d->doms[i];
-	/* the index's tables move as they grow: look the entry up again */
-	dm->pub.ix = t4_index_domain(d->ix, dm->pub.id);
-	dm->pub.name = dm->pub.ix->d.name;
-	return &dm->pub;
+	return &d->doms[i]->pub;
 }
 
 const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *d, size_t i,

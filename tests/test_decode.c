@@ -339,6 +339,59 @@ Test(decode_synth, steady_clocks_placed_exactly_and_totals_conserved)
 	sy_free(&y);
 }
 
+/* A domain that first appears after many others (a DRM client found
+ * mid-run, a damaged first chunk) grows the index's tables: the domains
+ * decoded so far must stay valid (issue 16: a use-after-free). */
+Test(decode_synth, a_domain_appearing_after_many_others_keeps_the_earlier_ones)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+	struct t4_packet *pk;
+	size_t n = 0, mid = 0;
+
+	two_clocks(&y, 400);
+	sy_build(&y);
+	for (size_t i = 0; i < y.n_pk && !mid; i++) /* the first packet of trigger 200 */
+		if (y.pk[i].type == T4_PKT_REF && y.pk[i].ref.trigger_id == 200)
+			mid = i;
+	cr_assert_gt(mid, 0);
+	pk = calloc(y.n_pk + 200, sizeof(*pk));
+	cr_assert(pk);
+	memcpy(pk, y.pk, mid * sizeof(*pk));
+	n = mid;
+	for (uint32_t id = 100; id < 140; id++) { /* 40 late domains: the tables move */
+		struct t4_packet *p = &pk[n++];
+		p->type = T4_PKT_DOMAIN;
+		p->domain.domain_id = id;
+		p->domain.kind = T4_DOM_DRM;
+		p->domain.cpu = -1;
+		p->domain.clock_event = -1;
+		snprintf(p->domain.name, sizeof(p->domain.name), "late%u", id);
+		p = &pk[n++];
+		p->type = T4_PKT_RET;
+		p->ret.domain_id = id;
+		p->ret.trigger_id = 199;
+		p->ret.flags = T4_RET_FIRST;
+		p->ret.n_counts = 1;
+	}
+	memcpy(&pk[n], &y.pk[mid], (y.n_pk - mid) * sizeof(*pk));
+	n += y.n_pk - mid;
+	struct t4_decoder *dec = sy_decode(pk, n, &o, &k);
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t di = id - 1, last = (y.n_triggers - 1) * y.n_doms + di;
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, sy_slot(dec, id));
+		cr_assert_str_eq(d->name, id == 1 ? "dom1" : "dom2");
+		cr_assert_eq(d->intervals, y.n_triggers - 1);
+		cr_assert_eq(sum_of(&k, id, 1), y.bytes[last] - y.bytes[di]);
+	}
+	cr_assert_eq(t4_decoder_n_domains(dec), 42);
+	t4_decoder_free(dec);
+	free(k.v);
+	free(pk);
+	sy_free(&y);
+}
+
 Test(decode_synth, a_dvfs_step_cuts_a_segment)
 {
 	struct sy y;
