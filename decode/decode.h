@@ -373,6 +373,38 @@ const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t boo
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
 
+/* ---- per-event totals as perf stat prints them (totals.c) ----------------- */
+
+/* One event of one PMU, summed over the domains that count it (the CPUs
+ * of a per-CPU event; each Tegra410 PMU instance is one domain). */
+struct t4_event_row {
+	uint32_t kind;            /* enum t4_domain_kind */
+	const char *pmu, *event, *unit; /* valid while the source is */
+	int64_t domain;           /* -1: summed; else the one domain's ID */
+	uint32_t domains;         /* domains summed */
+	bool gauge;               /* a level: total is level x us (FORMAT 4.3) */
+	t4_u128 total;
+	uint64_t elapsed_ns;      /* the time the rows' domains cover (the
+				   * longest: CPUs count side by side) */
+};
+struct t4_event_rows {
+	struct t4_event_row *v;
+	size_t n, cap;
+};
+void t4_event_rows_free(struct t4_event_rows *r);
+/* Add one domain's count to its row (created on first sight). */
+int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add);
+/* Per second; a gauge's mean level. */
+double t4_event_row_rate(const struct t4_event_row *row);
+/* Whole-log totals of every event the index saw; per_domain: one row per
+ * domain instead of summing (perf stat -A). */
+int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
+			     struct t4_event_rows *out);
+/* The decoder's totals of the selected events (phase SIZE_MAX: every
+ * interval decoded; else that phase's). */
+int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
+			       struct t4_event_rows *out);
+
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
 
 enum t4_out_format {

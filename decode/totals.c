@@ -1,0 +1,132 @@
+/* totals.c - per-event totals as `perf stat` prints them: one row per
+ * (PMU, event), summed over the clock domains that count it (the CPUs of
+ * a per-CPU software or msr event; a Tegra410 PMU instance is a domain of
+ * its own and keeps its own row), with the rate over the time they cover.
+ *
+ * One piece of code for every place that prints such a table: `record`'s
+ * closing table and `info` (whole-log totals from the index), the
+ * summary's per-phase EVENTS table (the decoder's phase totals). Rows are
+ * kept in first-seen order; lookups are linear over the rows, which are
+ * few (events x PMUs, not x CPUs).
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void t4_event_rows_free(struct t4_event_rows *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool same_row(const struct t4_event_row *row, uint32_t kind, const char *pmu,
+		     const char *event, int64_t domain)
+{
+	return row->kind == kind && row->domain == domain && !strcmp(row->pmu, pmu) &&
+	       !strcmp(row->event, event);
+}
+
+int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
+{
+	struct t4_event_row *row = NULL;
+	int rc;
+
+	for (size_t i = 0; i < r->n && !row; i++)
+		if (same_row(&r->v[i], add->kind, add->pmu, add->event, add->domain))
+			row = &r->v[i];
+	if (!row) {
+		if ((rc = t4_vec_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v))) < 0)
+			return rc;
+		row = &r->v[r->n++];
+		*row = *add;
+		row->domains = 0;
+		row->total = 0;
+		row->elapsed_ns = 0;
+	}
+	row->domains++;
+	row->total += add->total;
+	if (add->elapsed_ns > row->elapsed_ns)
+		row->elapsed_ns = add->elapsed_ns; /* CPUs count side by side */
+	return 0;
+}
+
+double t4_event_row_rate(const struct t4_event_row *row)
+{
+	if (!row->elapsed_ns)
+		return 0;
+	if (row->gauge) /* level x us over the span: the mean level */
+		return (double)row->total / ((double)row->elapsed_ns / 1000);
+	return (double)row->total * 1e9 / (double)row->elapsed_ns;
+}
+
+/* The PMU of a domain's event (its event packet), else the domain's name. */
+static const char *event_pmu(const struct t4_event_pkt *e, const struct t4_index_domain *d)
+{
+	return e && *e->pmu ? e->pmu : d->d.name;
+}
+
+int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
+			     struct t4_event_rows *out)
+{
+	char fallback[T4_MAX_COUNTERS][16];
+	int rc = 0;
+
+	for (size_t i = 0; i < t4_index_n_domains(ix) && rc >= 0; i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(ix, i);
+		for (uint32_t k = 0; k < d->n_counts && k < T4_MAX_COUNTERS && rc >= 0; k++) {
+			const struct t4_event_pkt *e = t4_index_event(ix, d->d.domain_id, k);
+			snprintf(fallback[k], sizeof(fallback[k]), "event%u", k);
+			struct t4_event_row row = {
+				.kind = d->d.kind,
+				.pmu = event_pmu(e, d),
+				.event = e ? e->name : fallback[k],
+				.unit = e ? e->unit : "",
+				.domain = per_domain ? (int64_t)d->d.domain_id : -1,
+				.gauge = d->gauges >> k & 1,
+				.total = d->totals[k],
+				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
+			};
+			if (row.gauge) /* the last level, held over the span */
+				row.total = (t4_u128)t4_gauge_weight((uint64_t)d->totals[k],
+								     row.elapsed_ns);
+			rc = t4_event_rows_add(out, &row);
+		}
+	}
+	return rc;
+}
+
+int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
+			       struct t4_event_rows *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < t4_decoder_n_domains(dec) && rc >= 0; i++) {
+		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+		const t4_u128 *tot = d->totals;
+		uint64_t el = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+
+		if (!d->selected || !d->intervals)
+			continue;
+		if (phase != SIZE_MAX && !(tot = t4_decoder_phase_totals(dec, phase, i, &el)))
+			continue;
+		for (uint32_t k = 0; k < d->n_counts && rc >= 0; k++) {
+			if (!d->event_selected[k])
+				continue;
+			struct t4_event_row row = {
+				.kind = d->ix->d.kind,
+				.pmu = *d->pmu ? d->pmu : d->name,
+				.event = d->event_name[k],
+				.unit = d->event_unit[k],
+				.domain = per_domain ? (int64_t)d->id : -1,
+				.gauge = d->event_gauge[k],
+				.total = tot[k],
+				.elapsed_ns = el,
+			};
+			rc = t4_event_rows_add(out, &row);
+		}
+	}
+	return rc;
+}
