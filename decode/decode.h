@@ -92,6 +92,9 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
 const struct t4_session_pkt *t4_index_session(const struct t4_index *ix);
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix);
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix);
+/* The zero of relative times in every output: the earliest reference
+ * time (the first trigger's), 0 when the log has no reference packet. */
+uint64_t t4_index_origin_ns(const struct t4_index *ix);
 
 /* Domains in the order first seen; lookups by ID of any size. */
 size_t t4_index_n_domains(const struct t4_index *ix);
@@ -185,7 +188,11 @@ struct t4_interval {
 	uint64_t start_ns, end_ns; /* reference clock */
 	uint64_t elapsed_ns;     /* what the metrics divide by (end - start,
 				  * or the nominal-rate length: OFFSET model) */
-	uint32_t bookmark_id;    /* of the reference packet of `trigger` */
+	uint32_t bookmark_id;    /* its phase's bookmark (attrib.c: where a
+				  * phase boundary falls inside an interval,
+				  * one interval per phase, counts split by
+				  * overlap) */
+	uint32_t occurrence;     /* which span of that bookmark: 1, 2, ... */
 	uint32_t flags;          /* T4_IV_* */
 	uint32_t n_counts;
 	const uint64_t *counts;  /* per event index */
@@ -236,6 +243,8 @@ struct t4_dec_domain {
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
+	const char *metric_formula[T4_MAX_COUNTERS]; /* over the event names and
+						      * elapsed_ns */
 	bool metric_brief[T4_MAX_COUNTERS];    /* a headline metric */
 	bool metric_selected[T4_MAX_COUNTERS];
 	/* decoding results */
@@ -283,6 +292,8 @@ struct t4_dec_slices {
 	uint64_t unplaced;        /* slices with no reference packet near them */
 };
 const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *dec);
+/* The name of workload thread tid as the log last gave it ("" unknown). */
+const char *t4_decoder_thread_name(const struct t4_decoder *dec, uint32_t tid);
 
 /* What the kernel saw of the workload (bpf/phases), on the reference axis:
  * a thread on a CPU, or a GPU job. */
@@ -341,8 +352,23 @@ const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *dec,
 /* Name of a bookmark ID ("" for 0 or unknown). */
 const char *t4_decoder_bookmark(const struct t4_decoder *dec, uint32_t id);
 /* Reference time of the first trigger: the origin of --from/--to and of
- * the summary's relative times. */
+ * every output's relative times (t4_index_origin_ns when the first
+ * output was made; fixed from then on). */
 uint64_t t4_decoder_origin_ns(const struct t4_decoder *dec);
+
+/* The time base of the text outputs (--time). */
+enum t4_time_base {
+	T4_TIME_REF = 0, /* the log's reference clock (the session's ref_clock) */
+	T4_TIME_REL,     /* ns from the first trigger (the origin) */
+	T4_TIME_REAL,    /* UTC ns through the session's realtime anchor */
+};
+int t4_time_base_parse(const char *s, enum t4_time_base *out);
+const char *t4_time_base_name(enum t4_time_base b);
+/* Whether the log can give times in base b (T4_TIME_REAL needs a session
+ * with its (reference, REALTIME) pair); -EINVAL with a message if not. */
+int t4_decoder_time_ok(const struct t4_decoder *dec, enum t4_time_base b);
+/* Reference time t in base b (signed: REL before the first trigger). */
+int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_base b);
 /* Damage seen: chunks skipped, truncated tail, triggers without a
  * reference packet. */
 struct t4_dec_damage {
@@ -355,6 +381,11 @@ struct t4_dec_damage {
 	bool partial;             /* totals miss counts (damage, lost packets) */
 };
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec);
+
+/* Whether phase boundaries are bookmark times (set_ns: intervals are cut
+ * there), or, in logs without them, the triggers' bookmarks (an interval
+ * goes whole to the phase its closing trigger carries). */
+bool t4_decoder_phases_exact(const struct t4_decoder *dec);
 
 /* Phases, in time order. Totals of domain i in phase p: counts apportioned
  * by overlap (integers, exact: the phases' totals add up to the domain's),
@@ -404,6 +435,9 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
  * interval decoded; else that phase's). */
 int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
 			       struct t4_event_rows *out);
+/* The same over every phase of one bookmark (all its occurrences). */
+int t4_event_rows_of_bookmark(const struct t4_decoder *dec, uint32_t bookmark_id,
+			      bool per_domain, struct t4_event_rows *out);
 
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
 
@@ -412,14 +446,19 @@ enum t4_out_format {
 	T4_FMT_CSV,
 	T4_FMT_JSONL,
 	T4_FMT_PERFETTO,
-	T4_FMT_PHASES_CSV, /* the CPU and GPU slices alone */
+	T4_FMT_SLICES,     /* the CPU and GPU slices (CSV; alias phases-csv) */
+	T4_FMT_PHASES,     /* the phase table (CSV) */
 };
 int t4_out_format_parse(const char *s, enum t4_out_format *out);
+const char *t4_out_format_name(enum t4_out_format f);
 
 struct t4_output_opts {
 	enum t4_out_format format;
 	char csv_sep;             /* -x; ',' by default */
 	const char *log_name;     /* the input, for headers */
+	enum t4_time_base time;   /* --time: CSV and JSONL times */
+	bool verbose;             /* -v: the summary's every detail */
+	bool per_cpu;             /* --per-cpu: event rows per domain */
 };
 
 /* An output writing to f: its sink ops and state. */

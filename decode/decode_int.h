@@ -203,12 +203,16 @@ struct dsched {
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 
-/* --grid: the open cell of one domain. */
+/* --grid: the open cell of one domain: grid cell `index` within span
+ * `span` (a cell never straddles a phase boundary: it is cut there),
+ * from lo (its grid start, or the boundary it was cut at). */
 struct gcell {
 	bool open;
 	int64_t index;
+	size_t span;
+	uint64_t lo;
 	uint64_t elapsed, first_trigger, trigger;
-	uint32_t flags, bookmark_id;
+	uint32_t flags;
 	uint64_t *counts;
 };
 
@@ -225,6 +229,7 @@ struct dom {
 	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
 	char units[T4_MAX_COUNTERS][32];
 	char mnames[T4_MAX_COUNTERS][2 * T4_NAME_MAX]; /* metrics made from events (DRM) */
+	char mexprs[T4_MAX_COUNTERS][6 * T4_NAME_MAX]; /* and their formulas */
 	bool any_gauge;
 	uint64_t *weighted;  /* ncap: counts, gauges as level x elapsed us */
 	char pmu[T4_NAME_MAX];
@@ -242,7 +247,6 @@ struct dom {
 	bool have_prev, have_modeled;
 	struct dsample prev; /* the last sample an interval ended at */
 	uint64_t last_modeled;
-	uint32_t last_bookmark;
 	struct t4_hist window, bound;
 	struct t4_clock_segment *segs;
 	size_t n_segs;
@@ -260,9 +264,16 @@ struct dspan {
 	uint64_t start_ns;
 	uint32_t bookmark_id;
 	uint32_t name;            /* its bookmark's slot in the name totals */
+	uint32_t occurrence;      /* 1 + earlier spans of its bookmark */
 	uint64_t first_trigger;
 	bool exact;
 	uint64_t cpu_ns, threads; /* CPU slices inside (slices.c) */
+};
+
+/* A piece of an interval inside one span (attrib.c). */
+struct dcut {
+	size_t span;
+	uint64_t start, end;
 };
 
 /* ---- CPU and GPU slices (slices.c) -------------------------------------- */
@@ -332,6 +343,14 @@ struct t4_decoder {
 	bool pk_started, pk_set;
 	uint64_t pk_prev_ns;
 	struct t4_idmap name_map; /* bookmark ID -> name slot */
+	struct t4_idmap occ_map;  /* bookmark ID -> spans of it so far */
+	struct dcut *cuts;        /* attrib.c's scratch: pieces of one interval */
+	size_t cap_cuts;
+	uint64_t *cut_counts, *cut_weights, *cut_el; /* and their shares */
+	size_t cap_cut_vals;
+	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
+	uint64_t window_from, window_to;
+	int64_t window_to_span;   /* --to's span once found, -1 */
 	uint32_t *name_ids;
 	size_t n_names, cap_names;
 	struct t4_dec_phase *phases; /* built at finish */
@@ -344,7 +363,6 @@ struct t4_decoder {
 	struct dslices sl;
 	/* time window */
 	bool have_origin;    /* fixed: something was output */
-	bool origin_set;
 	uint64_t origin_ns;
 	uint64_t last_end_ns;
 };
@@ -376,11 +394,17 @@ void dom_metrics(const struct dom *dm, const double *counts, double elapsed, dou
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
 int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
-int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
-	       uint64_t elapsed, const uint64_t *counts, uint32_t n);
+/* Add one piece's totals (counts as totals add them) to span `span`. */
+int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+		     const uint64_t *counts, uint32_t n);
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
+/* The span an interval closed by trigger k is in, by the trigger rule of
+ * logs without bookmark times: the last span that trigger k carries. */
+size_t phases_span_at_trigger(const struct t4_decoder *d, uint64_t k);
 /* Whether [start, end) overlaps a phase of bookmark `name`. */
 bool phases_named(const struct t4_decoder *d, uint64_t start, uint64_t end, const char *name);
+/* Make sure a span exists (the one before any bookmark). */
+int phases_ensure(struct t4_decoder *d);
 /* Overlap weights of [start, end) with the k cells bounds[0..k] into the
  * decoder's apportioning scratch (d->ap_w). */
 int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint64_t *bounds,
@@ -393,10 +417,41 @@ int slices_take(struct t4_decoder *d, const struct t4_packet *p);
 int slices_flush(struct t4_decoder *d);
 void slices_free(struct dslices *sl);
 /* grid.c */
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv);
+/* Add a piece of an interval, inside span `span`, to the domain's cells. */
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
 int grid_flush(struct t4_decoder *d, struct dom *dm);
 /* dom.c: hand one interval (or grid cell) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
+/* attrib.c: an interval (weighted: its counts as totals add them) cut at
+ * phase boundaries, each piece to the totals and the outputs */
+int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+		    const uint64_t *weighted);
+void attrib_free(struct t4_decoder *d);
+
+/* ---- aligned text tables (table.c) ---------------------------------------- */
+
+#define T4_TABLE_LABELS 4
+#define T4_TABLE_COLS 24
+#define T4_TABLE_LABEL_MAX 96
+
+struct t4_table {
+	size_t nl, nc, nrows, cap;
+	const char *lhead[T4_TABLE_LABELS];
+	const char *chead[T4_TABLE_COLS], *cunit[T4_TABLE_COLS];
+	char (*label)[T4_TABLE_LABELS][T4_TABLE_LABEL_MAX];
+	double *v;                        /* nrows x T4_TABLE_COLS */
+	char (*integer)[T4_TABLE_COLS][44]; /* exact integers, where set */
+};
+/* nl label columns and nc number columns with their heads (and units, a
+ * second head line; NULL: none). */
+int t4_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
+		  const char *const *chead, const char *const *cunit);
+void t4_table_free(struct t4_table *t);
+/* A row: nl labels, nc values (NaN: absent; v NULL: all absent). */
+int t4_table_row(struct t4_table *t, const char *const *labels, const double *v);
+/* Column c of the last row is the exact integer v (totals). */
+void t4_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
+void t4_table_print(const struct t4_table *t, FILE *f);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 
@@ -413,13 +468,14 @@ void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
 void t4_wbuf_str(struct t4_wbuf *w, const char *s);
 void t4_wbuf_ch(struct t4_wbuf *w, char c);
 void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v);
-void t4_wbuf_u128(struct t4_wbuf *w, t4_u128 v);
+void t4_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
 void t4_wbuf_f64(struct t4_wbuf *w, double v);
-/* A JSON string literal. */
+/* A JSON string literal; bytes that are not UTF-8 as the text \\xNN. */
 void t4_wbuf_json_str(struct t4_wbuf *w, const char *s);
-/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF. */
+/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF; bytes
+ * that are not UTF-8 as the text \\xNN. */
 void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
 
 #endif

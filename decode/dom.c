@@ -68,7 +68,9 @@ static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *na
 	if (m >= T4_MAX_COUNTERS)
 		return;
 	snprintf(dm->mnames[m], sizeof(dm->mnames[m]), "%s", name);
+	snprintf(dm->mexprs[m], sizeof(dm->mexprs[m]), "%s", expr);
 	dm->pub.metric_name[m] = dm->mnames[m];
+	dm->pub.metric_formula[m] = dm->mexprs[m];
 	dm->pub.metric_unit[m] = "%";
 	dm->pub.metric_brief[m] = true;
 	dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, dm->mnames[m]);
@@ -125,6 +127,7 @@ static void refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 	for (size_t m = 0; m < n; m++) {
 		dm->pub.metric_name[m] = f[m].name;
 		dm->pub.metric_unit[m] = f[m].unit;
+		dm->pub.metric_formula[m] = f[m].expr;
 		dm->pub.metric_brief[m] = f[m].brief;
 		dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, f[m].name);
 		/* -ENOENT: an input was not recorded, the metric is absent */
@@ -460,16 +463,6 @@ static void counted_part(const struct t4_decoder *d, const struct dom *dm,
 	iv->elapsed_ns = dt;
 }
 
-/* --phase NAME: an interval labelled NAME, or one that overlaps a phase
- * NAME (a phase shorter than a period is no trigger's label). */
-static bool phase_ok(const struct t4_decoder *d, const struct t4_interval *iv)
-{
-	const char *ph = d->o.phase;
-
-	return !ph || !strcmp(t4_decoder_bookmark(d, iv->bookmark_id), ph) ||
-	       phases_named(d, iv->start_ns, iv->end_ns, ph);
-}
-
 static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 		const uint64_t *counts)
 {
@@ -497,24 +490,9 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 		counted_part(d, dm, counts, &iv);
 	else
 		dm->last_elapsed = iv.elapsed_ns;
-	if (ref) {
-		dm->last_bookmark = ref->bookmark_id;
-	} else {
+	if (!ref)
 		iv.flags |= T4_IV_NO_REF;
-	}
-	iv.bookmark_id = dm->last_bookmark;
-	if (!dec_time_window(d, iv.start_ns, iv.end_ns) || !phase_ok(d, &iv))
-		goto done;
-	dm->pub.intervals++;
-	if (!dm->pub.first_ns)
-		dm->pub.first_ns = iv.start_ns;
-	dm->pub.last_ns = iv.end_ns;
-	const uint64_t *w = weigh(dm, counts, s->n, iv.elapsed_ns);
-	for (uint32_t i = 0; i < s->n; i++)
-		dm->pub.totals[i] += w[i];
-	if ((rc = phases_add(d, dm, iv.start_ns, iv.end_ns, iv.elapsed_ns, w, s->n)) < 0)
-		return rc;
-	rc = d->o.grid_ns ? grid_add(d, dm, &iv) : dom_output(d, dm, &iv);
+	rc = attrib_interval(d, dm, &iv, weigh(dm, counts, s->n, iv.elapsed_ns));
 done:
 	dm->prev = *s;
 	dm->have_prev = true;

@@ -10,7 +10,9 @@
  * intervals covered in it (less than DUR at the edges of the recording or
  * across a gap), which is what its metrics divide by. A gauge (a level,
  * not a count: FORMAT 4.3) is not split: the cell gets its time-weighted
- * mean level.
+ * mean level. A cell never straddles a phase boundary: where one falls
+ * inside it, it is cut there into two rows (the pieces of attrib.c never
+ * straddle one, so the cut is where a piece of another phase starts).
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -32,9 +34,12 @@ static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
 	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.grid_ns);
 }
 
-static int cell_emit(struct t4_decoder *d, struct dom *dm)
+/* Emit the open cell, which ends at hi (its grid end, or the phase
+ * boundary it is cut at). */
+static int cell_emit(struct t4_decoder *d, struct dom *dm, uint64_t hi)
 {
 	struct gcell *c = &dm->cell;
+	const struct dspan *sp = &d->spans[c->span];
 
 	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
 		if (dm->pub.event_gauge[i]) /* level x us -> the mean level */
@@ -43,10 +48,11 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 		.domain = dm->slot,
 		.trigger = c->trigger,
 		.first_trigger = c->first_trigger,
-		.start_ns = cell_start(d, c->index),
-		.end_ns = cell_start(d, c->index + 1),
+		.start_ns = c->lo,
+		.end_ns = hi,
 		.elapsed_ns = c->elapsed,
-		.bookmark_id = c->bookmark_id,
+		.bookmark_id = sp->bookmark_id,
+		.occurrence = sp->occurrence,
 		.flags = c->flags | T4_IV_GRID,
 		.n_counts = dm->pub.n_counts,
 		.counts = c->counts,
@@ -60,19 +66,31 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 	return rc;
 }
 
-/* Add a share of interval iv to cell i (opening it). */
-static void cell_add(struct dom *dm, int64_t i, const struct t4_interval *iv,
-		     uint64_t elapsed)
+/* The end of the open cell: its grid end, or its phase's end if sooner
+ * (a boundary in time; logs without bookmark times cut where the
+ * domain's next phase starts: close_before). */
+static uint64_t cell_end(const struct t4_decoder *d, const struct gcell *c)
+{
+	uint64_t grid_end = cell_start(d, c->index + 1), span_end = phases_span_end(d, c->span);
+
+	return d->exact_phases && span_end < grid_end ? span_end : grid_end;
+}
+
+/* Add a share of interval iv (of span `span`) to cell i, opening it at
+ * lo. */
+static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo,
+		     const struct t4_interval *iv, uint64_t elapsed)
 {
 	struct gcell *c = &dm->cell;
 
 	if (!c->open) {
 		c->open = true;
 		c->index = i;
+		c->span = span;
+		c->lo = lo;
 		c->first_trigger = iv->first_trigger;
 	}
 	c->trigger = iv->trigger;
-	c->bookmark_id = iv->bookmark_id;
 	c->flags |= iv->flags;
 	c->elapsed += elapsed;
 }
@@ -85,15 +103,33 @@ static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t 
 	return dm->pub.event_gauge[k] ? t4_gauge_weight(level, elapsed_ns) : part;
 }
 
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
+/* Close the open cell if iv does not continue it: a later grid cell, or
+ * the same cell in another phase (cut at iv's start, the boundary). */
+static int close_before(struct t4_decoder *d, struct dom *dm, int64_t first, size_t span,
+			uint64_t iv_start, uint64_t *lo)
+{
+	struct gcell *c = &dm->cell;
+
+	*lo = cell_start(d, first);
+	if (!c->open || (c->index == first && c->span == span))
+		return 0;
+	if (c->index == first) { /* a phase boundary inside the cell */
+		*lo = iv_start > *lo ? iv_start : *lo;
+		return cell_emit(d, dm, *lo);
+	}
+	return cell_emit(d, dm, cell_end(d, c));
+}
+
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
 {
 	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
+	uint64_t lo;
 	int rc;
 
-	if (dm->cell.open && dm->cell.index < first && (rc = cell_emit(d, dm)) < 0)
+	if ((rc = close_before(d, dm, first, span, iv->start_ns, &lo)) < 0)
 		return rc;
 	if (first == last) {
-		cell_add(dm, first, iv, iv->elapsed_ns);
+		cell_add(dm, first, span, lo, iv, iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			dm->cell.counts[k] += share(dm, k, iv->counts[k], iv->counts[k],
 						    iv->elapsed_ns);
@@ -118,12 +154,12 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 			parts[j * iv->n_counts + k] = d->ap_out[j];
 	}
 	for (size_t j = 0; j < n && rc >= 0; j++) {
-		cell_add(dm, first + (int64_t)j, iv, el[j]);
+		cell_add(dm, first + (int64_t)j, span, j ? b[j] : lo, iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			dm->cell.counts[k] += share(dm, k, parts[j * iv->n_counts + k],
 						    iv->counts[k], el[j]);
 		if (j + 1 < n)
-			rc = cell_emit(d, dm);
+			rc = cell_emit(d, dm, b[j + 1]);
 	}
 out:
 	free(b);
@@ -134,5 +170,5 @@ out:
 
 int grid_flush(struct t4_decoder *d, struct dom *dm)
 {
-	return dm->cell.open ? cell_emit(d, dm) : 0;
+	return dm->cell.open ? cell_emit(d, dm, cell_end(d, &dm->cell)) : 0;
 }

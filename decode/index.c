@@ -36,6 +36,7 @@ struct t4_index {
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
 	struct t4_index_counts counts;
+	uint64_t origin_ns; /* the earliest reference time (0: no reference yet) */
 
 	/* one allocation per domain: pointers to it stay valid while the
 	 * table grows (the decoder keeps them) */
@@ -272,6 +273,8 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 
 	ix->counts.refs++;
 	ix->counts.ref_overruns += r->overruns;
+	if (!ix->origin_ns || (r->ref_ns && r->ref_ns < ix->origin_ns))
+		ix->origin_ns = r->ref_ns;
 	if (!s)
 		return err;
 	if (s->refs == 0 || r->trigger_id < s->first) {
@@ -411,6 +414,11 @@ const struct t4_session_pkt *t4_index_session(const struct t4_index *ix)
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix)
 {
 	return ix->have_status ? &ix->status : NULL;
+}
+
+uint64_t t4_index_origin_ns(const struct t4_index *ix)
+{
+	return ix->origin_ns;
 }
 
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix)

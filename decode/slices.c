@@ -370,3 +370,10 @@ const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *d)
 {
 	return &d->sl.st;
 }
+
+const char *t4_decoder_thread_name(const struct t4_decoder *d, uint32_t tid)
+{
+	int64_t i = t4_idmap_get(&d->sl.task_map, tid);
+
+	return i >= 0 ? d->sl.tasks[i].name : "";
+}

@@ -98,19 +98,41 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 	return rc;
 }
 
-int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
-			       struct t4_event_rows *out)
+/* Which of the decoder's totals: every interval, one phase, or every
+ * phase of one bookmark. */
+struct which {
+	enum { ALL, PHASE, NAME } by;
+	size_t phase;
+	uint32_t bookmark_id;
+};
+
+static const t4_u128 *totals_of(const struct t4_decoder *dec, size_t i, const struct which *w,
+				uint64_t *el)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+
+	switch (w->by) {
+	case PHASE:
+		return t4_decoder_phase_totals(dec, w->phase, i, el);
+	case NAME:
+		return t4_decoder_name_totals(dec, w->bookmark_id, i, el);
+	default:
+		*el = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+		return d->totals;
+	}
+}
+
+static int from_decoder(const struct t4_decoder *dec, const struct which *w, bool per_domain,
+			struct t4_event_rows *out)
 {
 	int rc = 0;
 
 	for (size_t i = 0; i < t4_decoder_n_domains(dec) && rc >= 0; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		const t4_u128 *tot = d->totals;
-		uint64_t el = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+		uint64_t el;
+		const t4_u128 *tot;
 
-		if (!d->selected || !d->intervals)
-			continue;
-		if (phase != SIZE_MAX && !(tot = t4_decoder_phase_totals(dec, phase, i, &el)))
+		if (!d->selected || !d->intervals || !(tot = totals_of(dec, i, w, &el)) || !el)
 			continue;
 		for (uint32_t k = 0; k < d->n_counts && rc >= 0; k++) {
 			if (!d->event_selected[k])
@@ -129,4 +151,20 @@ int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool 
 		}
 	}
 	return rc;
+}
+
+int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
+			       struct t4_event_rows *out)
+{
+	struct which w = { .by = phase == SIZE_MAX ? ALL : PHASE, .phase = phase };
+
+	return from_decoder(dec, &w, per_domain, out);
+}
+
+int t4_event_rows_of_bookmark(const struct t4_decoder *dec, uint32_t bookmark_id,
+			      bool per_domain, struct t4_event_rows *out)
+{
+	struct which w = { .by = NAME, .bookmark_id = bookmark_id };
+
+	return from_decoder(dec, &w, per_domain, out);
 }

@@ -691,14 +691,15 @@ Test(decode_synth, large_ids_and_two_schedulers)
 	sy_bookmark(&y, 7, "zero", 0, 0);
 	sy_bookmark(&y, 100000, "one", 0, 0);
 	sy_build(&y);
-	/* scheduler 1's bookmark differs: its domain takes its own */
+	/* scheduler 1's references carry another bookmark: the phases are the
+	 * phase scheduler's (the lowest ID) for every domain, one timeline */
 	for (size_t i = 0; i < y.n_pk; i++)
 		if (y.pk[i].type == T4_PKT_REF)
 			y.pk[i].ref.bookmark_id = y.pk[i].ref.sched_id ? 100000 : 7;
 	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	cr_assert_eq(k.n, 2 * 799);
 	for (size_t i = 0; i < k.n; i++)
-		cr_assert_eq(k.v[i].bookmark, k.v[i].domain_id == 5000 ? 7u : 100000u);
+		cr_assert_eq(k.v[i].bookmark, 7u, "domain %u", k.v[i].domain_id);
 	cr_assert_str_eq(t4_decoder_bookmark(dec, 100000), "one");
 	t4_decoder_free(dec);
 	free(k.v);
@@ -913,19 +914,18 @@ Test(decode_synth, time_window_and_phase_filters)
 	memset(&o, 0, sizeof(o));
 	o.phase = "warm";
 	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &k));
-	size_t straddling = 0;
+	size_t cut = 0;
 	for (size_t i = 0; i < k.n; i++) {
-		/* labelled warm, or overlapping a warm phase: the hot
-		 * intervals holding a change at 400.5 or 700.5 ms */
-		if (k.v[i].bookmark == 1)
-			continue;
-		straddling++;
+		/* only warm: the intervals holding a change at 400.5 or 700.5 ms
+		 * give their warm piece, cut at the change */
 		uint64_t s = k.v[i].start, e = k.v[i].end;
-		cr_assert((s < y.t0 + 400500000 && e > y.t0 + 400500000) ||
-			  (s < y.t0 + 700500000 && e > y.t0 + 700500000));
+		cr_assert_eq(k.v[i].bookmark, 1);
+		cr_assert(e <= y.t0 + 400500000 || s >= y.t0 + 700500000, "[%" PRIu64 ", %" PRIu64
+			  ") outside the warm phases", s - y.t0, e - y.t0);
+		cut += e == y.t0 + 400500000 || s == y.t0 + 700500000;
 	}
-	cr_assert(straddling >= 2 && straddling <= 4, "%zu straddling", straddling);
-	cr_assert_eq(k.n - straddling, 2 * (999 - 300));
+	cr_assert_eq(cut, 4, "%zu pieces cut at a change (2 domains x 2 changes)", cut);
+	cr_assert_eq(k.n, 2 * (999 - 300) + 2, "%zu warm pieces", k.n);
 	free(k.v);
 	cr_assert_eq(t4_timepoint_parse("", &o.from), -EINVAL);
 	cr_assert_eq(t4_timepoint_parse("12parsecs", &o.from), -EINVAL);

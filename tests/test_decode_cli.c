@@ -112,7 +112,7 @@ static void dc_formats(struct dc *c, const char *name, bool rates)
 	snprintf(args, sizeof(args), "%s.t4 --format=jsonl --output %s.jsonl", name, name);
 	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
 	dc_check(c, "jsonl %s.jsonl %s.json", name, name);
-	snprintf(args, sizeof(args), "%s.t4 > %s.txt", name, name);
+	snprintf(args, sizeof(args), "%s.t4 -v > %s.txt", name, name);
 	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
 	dc_check(c, "summary %s.txt %s.json", name, name);
 	if (rates)
