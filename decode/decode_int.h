@@ -205,12 +205,12 @@ struct dsched {
 
 /* --grid: the open cell of one domain: grid cell `index` within span
  * `span` (a cell never straddles a phase boundary: it is cut there),
- * from lo (its grid start, or the boundary it was cut at). */
+ * covering [lo, hi) so far. */
 struct gcell {
 	bool open;
 	int64_t index;
 	size_t span;
-	uint64_t lo;
+	uint64_t lo, hi;
 	uint64_t elapsed, first_trigger, trigger;
 	uint32_t flags;
 	uint64_t *counts;

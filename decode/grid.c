@@ -1,6 +1,8 @@
 /* grid.c - `decode --grid DUR`: every domain resampled onto one common
  * grid of cells [origin + i * DUR, origin + (i + 1) * DUR), so that rows
- * line up across clock domains.
+ * line up across clock domains. A row says the time its counts cover: the
+ * whole cell, but at the edges of the recording, across a gap, or where a
+ * phase boundary cuts the cell.
  *
  * Each interval gives each cell it overlaps the share of its counts that
  * the overlap gives, in integers by the largest-remainder rule: every
@@ -34,9 +36,10 @@ static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
 	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.grid_ns);
 }
 
-/* Emit the open cell, which ends at hi (its grid end, or the phase
- * boundary it is cut at). */
-static int cell_emit(struct t4_decoder *d, struct dom *dm, uint64_t hi)
+/* Emit the open cell: the time its counts cover, [lo, hi) (the whole
+ * grid cell, less what lies before the first or after the last interval,
+ * or across a phase boundary, where the cell is cut). */
+static int cell_emit(struct t4_decoder *d, struct dom *dm)
 {
 	struct gcell *c = &dm->cell;
 	const struct dspan *sp = &d->spans[c->span];
@@ -49,7 +52,7 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm, uint64_t hi)
 		.trigger = c->trigger,
 		.first_trigger = c->first_trigger,
 		.start_ns = c->lo,
-		.end_ns = hi,
+		.end_ns = c->hi,
 		.elapsed_ns = c->elapsed,
 		.bookmark_id = sp->bookmark_id,
 		.occurrence = sp->occurrence,
@@ -66,19 +69,9 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm, uint64_t hi)
 	return rc;
 }
 
-/* The end of the open cell: its grid end, or its phase's end if sooner
- * (a boundary in time; logs without bookmark times cut where the
- * domain's next phase starts: close_before). */
-static uint64_t cell_end(const struct t4_decoder *d, const struct gcell *c)
-{
-	uint64_t grid_end = cell_start(d, c->index + 1), span_end = phases_span_end(d, c->span);
-
-	return d->exact_phases && span_end < grid_end ? span_end : grid_end;
-}
-
-/* Add a share of interval iv (of span `span`) to cell i, opening it at
- * lo. */
-static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo,
+/* Add a share of interval iv (of span `span`), covering [lo, hi), to
+ * cell i (opening it). */
+static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_t hi,
 		     const struct t4_interval *iv, uint64_t elapsed)
 {
 	struct gcell *c = &dm->cell;
@@ -90,6 +83,7 @@ static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo,
 		c->lo = lo;
 		c->first_trigger = iv->first_trigger;
 	}
+	c->hi = hi;
 	c->trigger = iv->trigger;
 	c->flags |= iv->flags;
 	c->elapsed += elapsed;
@@ -103,36 +97,29 @@ static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t 
 	return dm->pub.event_gauge[k] ? t4_gauge_weight(level, elapsed_ns) : part;
 }
 
-/* Close the open cell if iv does not continue it: a later grid cell, or
- * the same cell in another phase (cut at iv's start, the boundary). */
-static int close_before(struct t4_decoder *d, struct dom *dm, int64_t first, size_t span,
-			uint64_t iv_start, uint64_t *lo)
+static uint64_t max_u64(uint64_t a, uint64_t b)
 {
-	struct gcell *c = &dm->cell;
+	return a > b ? a : b;
+}
 
-	*lo = cell_start(d, first);
-	if (!c->open || (c->index == first && c->span == span))
-		return 0;
-	if (c->index == first) { /* a phase boundary inside the cell */
-		*lo = iv_start > *lo ? iv_start : *lo;
-		return cell_emit(d, dm, *lo);
-	}
-	return cell_emit(d, dm, cell_end(d, c));
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
 {
 	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
-	uint64_t lo;
+	struct gcell *c = &dm->cell;
 	int rc;
 
-	if ((rc = close_before(d, dm, first, span, iv->start_ns, &lo)) < 0)
+	/* a later cell, or the same one in another phase: the open one is done */
+	if (c->open && (c->index != first || c->span != span) && (rc = cell_emit(d, dm)) < 0)
 		return rc;
 	if (first == last) {
-		cell_add(dm, first, span, lo, iv, iv->elapsed_ns);
+		cell_add(dm, first, span, iv->start_ns, iv->end_ns, iv, iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += share(dm, k, iv->counts[k], iv->counts[k],
-						    iv->elapsed_ns);
+			c->counts[k] += share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
@@ -154,12 +141,13 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv,
 			parts[j * iv->n_counts + k] = d->ap_out[j];
 	}
 	for (size_t j = 0; j < n && rc >= 0; j++) {
-		cell_add(dm, first + (int64_t)j, span, j ? b[j] : lo, iv, el[j]);
+		cell_add(dm, first + (int64_t)j, span, max_u64(b[j], iv->start_ns),
+			 min_u64(b[j + 1], iv->end_ns), iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += share(dm, k, parts[j * iv->n_counts + k],
-						    iv->counts[k], el[j]);
+			c->counts[k] += share(dm, k, parts[j * iv->n_counts + k], iv->counts[k],
+					      el[j]);
 		if (j + 1 < n)
-			rc = cell_emit(d, dm, b[j + 1]);
+			rc = cell_emit(d, dm);
 	}
 out:
 	free(b);
@@ -170,5 +158,5 @@ out:
 
 int grid_flush(struct t4_decoder *d, struct dom *dm)
 {
-	return dm->cell.open ? cell_emit(d, dm, cell_end(d, &dm->cell)) : 0;
+	return dm->cell.open ? cell_emit(d, dm) : 0;
 }

@@ -31,9 +31,14 @@
 #define MAX_COLS 16
 #define MAX_LISTED 32 /* phase occurrences listed one by one */
 
+/* Seconds from the origin; a placed instant a hair before it (a sample
+ * read just before the first trigger's reference time) is 0, never the
+ * "-0.000" of a rounding. */
 static double secs(uint64_t ns, uint64_t origin)
 {
-	return ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+	double s = ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+
+	return s < 0 && s > -0.0005 ? 0 : s; /* the table prints 3 decimals */
 }
 
 /* A name made safe for the terminal. */

@@ -35,6 +35,14 @@ tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
       frequency metric (*_freq, GHz), where present, is within 1 % of it
   info-totals CSV INFO_JSON
       CSV totals per (domain, event) equal `info --json`'s per-event "total"
+  agree SUMMARY JSONL [--csv CSV] [--info INFO_JSON]
+      one truth: the per-phase numbers computed from the rows of -f csv (or
+      of -f jsonl, or of a --grid output: any of them as --csv) equal the
+      summary's (decode -v): each phase occurrence's and each phase name's
+      metric averages (evaluated from the rows' totals with the formulas the
+      JSONL domain records give) to the summary's printed precision, and
+      every EVENTS total exactly; summed over phases, the totals equal
+      `info --json`'s
 """
 import argparse
 import collections
@@ -91,6 +99,7 @@ def check_csv(a):
     # where no chunk was damaged every bookmark's set time is a boundary
     cuts = set_times(truth) if not truth["damaged_chunks"] else []
     tot = collections.Counter()
+    grid_rows = collections.Counter()
     rows = read_csv(a.out, a.sep)
     for n, r in enumerate(rows, 2):
         if len(r) != len(HEADER):
@@ -126,18 +135,21 @@ def check_csv(a):
             if not math.isfinite(v) or not re.fullmatch(r"-?[0-9.]+(e[-+]?\d+)?", val):
                 fail(f"line {n}: metric {ev} = {val!r} is not a decimal")
         if a.grid:
+            # inside one cell of the grid: the whole cell, or the part its
+            # counts cover (the recording's edges, a gap, a phase boundary)
             s0, e0 = int(start) - truth["origin_ns"], int(end) - truth["origin_ns"]
-            if s0 // a.grid != (e0 - 1) // a.grid or \
-                    (s0 % a.grid and int(start) not in cuts) or \
-                    (e0 % a.grid and int(end) not in cuts):
-                fail(f"line {n}: [{start}, {end}) is not a cell of the {a.grid} ns grid "
-                     f"(or one cut at a bookmark's set time)")
+            if s0 // a.grid != (e0 - 1) // a.grid:
+                fail(f"line {n}: [{start}, {end}) is not inside a cell of the {a.grid} ns grid")
+            grid_rows[dom, s0 // a.grid] += 1 if kind == "counter" and ev == "cycles" else 0
     for d in truth["domains"]:
         for e in d["events"]:
             got, want = tot[d["name"], e["name"]], e["delivered"]
             if got != want:
                 fail(f"{d['name']} {e['name']}: CSV total {got}, the log delivers {want} "
                      f"(total {e['total']}, lost {e['lost']}: off by {got - want})")
+    if a.grid and grid_rows and max(grid_rows.values()) > 1 + len(cuts):
+        fail(f"a grid cell cut more often than there are phase boundaries: "
+             f"{max(grid_rows.values())}")
     print(f"csv: {len(rows)} rows")
 
 
@@ -401,6 +413,155 @@ def check_info_totals(a):
     print(f"info-totals: {len(want)} events")
 
 
+def formula_value(expr, totals, elapsed):
+    """A formula of decode's (names, numbers, + - * /, parentheses) over
+    the totals; None when an event is missing or a division by zero."""
+    out = []
+    for tok in expr.split():
+        lead = len(tok) - len(tok.lstrip("("))
+        trail = len(tok) - len(tok.rstrip(")"))
+        core = tok[lead:len(tok) - trail]
+        if core in "+-*/":
+            out.append("(" * lead + core + ")" * trail)
+            continue
+        if re.fullmatch(r"[0-9.]+(e[-+]?[0-9]+)?", core):
+            val = core
+        elif core == "elapsed_ns":
+            val = repr(float(elapsed))
+        elif core in totals:
+            val = repr(float(totals[core]))
+        else:
+            return None
+        out.append("(" * lead + val + ")" * trail)
+    try:
+        return eval(" ".join(out), {"__builtins__": {}}, {})
+    except ZeroDivisionError:
+        return None
+
+
+def read_rows(path):
+    """Counter rows of a CSV or JSONL output, as (label, occurrence, domain,
+    pmu, event, value, start, end)."""
+    rows = []
+    if path.endswith(".jsonl"):
+        for line in open(path):
+            o = json.loads(line)
+            if o["type"] == "interval":
+                for ev, v in o["counts"].items():
+                    rows.append((o["bookmark"], o["occurrence"], o["domain"], o["pmu"], ev, v,
+                                 o["start_ns"], o["end_ns"]))
+        return rows
+    for r in read_csv(path):
+        if r[9] == "counter":
+            rows.append((r[3], int(r[10]), r[4], r[5], r[6], int(r[7]), int(r[1]), int(r[2])))
+    return rows
+
+
+def summary_tables(text, title_re, labels):
+    """Each table whose title matches: (title, column names, rows as dicts).
+    The first `labels` columns are left-aligned text (cut at the header's
+    offsets: they may hold spaces), the others right-aligned numbers."""
+    out = []
+    for m in re.finditer(r"\n(" + title_re + r")\n(.*?)(?=\n\n|\Z)", text, re.S):
+        lines = m.group(2).split("\n")
+        head = lines[0]
+        starts = [mm.start() for mm in re.finditer(r"\S+", head)]
+        names = head.split()
+        rows = []
+        for line in lines[2:]:
+            if not line.strip() or line.lstrip().startswith("..."):
+                continue
+            # labels but the last by the header's offsets; the numbers are
+            # the last fields, the last label what lies before them
+            row = {n: line[starts[i]:starts[i + 1]].strip()
+                   for i, n in enumerate(names[:labels - 1])}
+            rest = line[starts[labels - 1]:].split()
+            k = len(names) - labels
+            row[names[labels - 1]] = " ".join(rest[:-k])
+            row.update(zip(names[labels:], rest[-k:]))
+            rows.append(row)
+        out.append((m.group(1), names, rows))
+    return out
+
+
+def check_agree(a):
+    text = open(a.summary).read()
+    formulas, units = {}, {}
+    for line in open(a.jsonl):
+        o = json.loads(line)
+        if o["type"] == "domain":
+            formulas[o["domain"]] = {k: v["formula"] for k, v in o["metrics"].items()}
+    rows = read_rows(a.csv or a.jsonl)
+    tot = collections.defaultdict(collections.Counter)  # (label, occ, domain) -> totals
+    name_tot = collections.defaultdict(collections.Counter)  # (label, domain)
+    spans = collections.defaultdict(set)  # (label, occ, domain) -> pieces
+    ev_tot = collections.Counter()  # (label or None, pmu, event)
+    ev_occ = collections.Counter()  # (label, occurrence, pmu, event)
+    all_tot = collections.Counter()  # (domain, event)
+    for label, occ, dom, pmu, ev, v, start, end in rows:
+        tot[label, occ, dom][ev] += v
+        name_tot[label, dom][ev] += v
+        spans[label, occ, dom].add((start, end))
+        ev_tot[label, pmu, ev] += v
+        ev_tot[None, pmu, ev] += v
+        ev_occ[label, occ, pmu, ev] += v
+        all_tot[dom, ev] += v
+    elapsed = {k: sum(e - s for s, e in v) for k, v in spans.items()}
+    name_el = collections.Counter()
+    for (label, occ, dom), e in elapsed.items():
+        name_el[label, dom] += e
+    checked = 0
+    for title, names, trows in summary_tables(text, r"[^\n]*, per phase \(averages[^\n]*", 2):
+        for r in trows:
+            ph, dom = r["PHASE"], r["PMU"]
+            m = re.fullmatch(r"(.*)#(\d+)", ph)
+            n = re.fullmatch(r"(.*) \(all \d+\)", ph)
+            label = "" if (m or n).group(1) == "(none)" else (m or n).group(1)
+            if m:
+                t, el = tot[label, int(m.group(2)), dom], elapsed.get((label, int(m.group(2)), dom), 0)
+            else:
+                t, el = name_tot[label, dom], name_el[label, dom]
+            for metric in names[2:]:
+                shown = r[metric]
+                want = formula_value(formulas[dom][metric], t, el) if el else None
+                if shown == "-":
+                    if want is not None and math.isfinite(want):
+                        fail(f"{title}: {ph} {dom} {metric}: summary '-', rows give {want}")
+                    continue
+                dec = len(shown.split(".")[1]) if "." in shown else 0
+                if want is None or abs(want - float(shown)) > 0.5 * 10 ** -dec + 1e-9 * abs(want):
+                    fail(f"{title}: {ph} {dom} {metric}: summary {shown}, rows give {want}")
+                checked += 1
+    for title, names, trows in summary_tables(text, r"EVENTS [^\n]*", 4):
+        for r in trows:
+            pmu = re.sub(r" \(\d+ CPUs\)$", "", r["PMU"])
+            ph = r["PHASE"]
+            occ = re.fullmatch(r"(.*)#(\d+)", ph)
+            every = re.fullmatch(r"(.*) \(all \d+\)", ph)
+            if ph == "(all phases)":
+                got = ev_tot[None, pmu, r["EVENT"]]
+            elif occ:
+                label = "" if occ.group(1) == "(none)" else occ.group(1)
+                got = ev_occ[label, int(occ.group(2)), pmu, r["EVENT"]]
+            else:
+                label = "" if every.group(1) == "(none)" else every.group(1)
+                got = ev_tot[label, pmu, r["EVENT"]]
+            if str(got) != r["TOTAL"]:
+                fail(f"EVENTS {ph} {pmu} {r['EVENT']}: summary {r['TOTAL']}, rows {got}")
+            checked += 1
+    if a.info:
+        info = json.load(open(a.info))
+        for d in info["domains"]:
+            for e in d["events"]:
+                if all_tot[d["name"], e["name"]] != e["total"]:
+                    fail(f"{d['name']} {e['name']}: rows sum to {all_tot[d['name'], e['name']]}, "
+                         f"info says {e['total']}")
+                checked += 1
+    if checked < 10:
+        fail(f"only {checked} numbers compared: a weak test")
+    print(f"agree: {checked} numbers")
+
+
 # subcommand: (check, positional arguments, options with their argparse settings)
 COMMANDS = {
     "csv": (check_csv, ["out", "truth"],
@@ -413,6 +574,7 @@ COMMANDS = {
     "sum": (check_sum, ["full", "parts+"], {}),
     "rates": (check_rates, ["jsonl", "summary", "truth"], {}),
     "info-totals": (check_info_totals, ["csv", "info"], {}),
+    "agree": (check_agree, ["summary", "jsonl"], {"--csv": {}, "--info": {}}),
 }
 
 
