@@ -164,3 +164,50 @@ Test(agree, uprobe_bookmarked_app, .timeout = 240)
 	expect_phases(&a, "(none)#1 start#1 spin_a#1 spin_b#1 both#1 rest#1 spin_a#2 spin_b#2 both#2 rest#2 done#1 ");
 	ag_fini(&a);
 }
+
+/* One zero for relative times: the first trigger's reference time, in
+ * info (origin_ns, each bookmark's set_rel_ns), the summary's PHASES,
+ * JSONL's header, and --time rel; --time real through the session's
+ * anchor. */
+Test(agree, one_zero_for_every_relative_time, .timeout = 240)
+{
+	struct ag a;
+	char line[4096];
+
+	ag_init(&a);
+	snprintf(line, sizeof(line),
+		 "export B='%s'; $B record -q --sim --no-phases --period 5ms --bookmark x -o z.t4t -- sh -c "
+		 "'sleep 0.3; $B ctl bookmark y; sleep 0.3; $B ctl bookmark x; sleep 0.2' && "
+		 "$B decode z.t4t > s.txt && $B info --json z.t4t > i.json && "
+		 "$B decode z.t4t -f jsonl -o z.jsonl && $B decode z.t4t -f phases --time rel -o p.csv && "
+		 "$B decode z.t4t -f csv -o ref.csv && $B decode z.t4t -f csv --time rel -o rel.csv && "
+		 "$B decode z.t4t -f csv --time real -o real.csv",
+		 a.bin);
+	cr_assert_eq(ag_sh(&a, line), 0, "%s", a.out);
+	snprintf(line, sizeof(line), "python3 - <<'EOF'\n"
+		 "import csv, json, re\n"
+		 "info = json.load(open('i.json'))\n"
+		 "head = json.loads(open('z.jsonl').readline())\n"
+		 "o = info['origin_ns']\n"
+		 "assert head['type'] == 'header' and head['origin_ns'] == o, (head, o)\n"
+		 "ph = list(csv.DictReader(open('p.csv')))\n"
+		 "assert [p['phase'] for p in ph] == ['x', 'y', 'x'], ph\n"
+		 "text = open('s.txt').read()\n"
+		 "rows = re.findall(r'^  (\\S+#\\d+) +(-?[0-9.]+) ', text, re.M)\n"
+		 "assert len(rows) == 3, rows\n"
+		 "for p, (label, start) in zip(ph, rows):\n"
+		 "    assert abs(int(p['start_ns']) / 1e9 - float(start)) < 0.0005, (p, start)\n"
+		 "sets = {b['name']: b['set_rel_ns'] for b in info['bookmarks'] if b['name'] == 'y'}\n"
+		 "assert int(ph[1]['start_ns']) == sets['y'], (ph[1], sets)\n"
+		 "anchor = head['realtime_anchor']\n"
+		 "for r0, r1, r2 in zip(csv.reader(open('ref.csv')), csv.reader(open('rel.csv')),\n"
+		 "                      csv.reader(open('real.csv'))):\n"
+		 "    if r0[0] == 'trigger':\n"
+		 "        continue\n"
+		 "    assert int(r1[1]) == int(r0[1]) - o, (r0, r1)\n"
+		 "    assert int(r2[1]) == int(r0[1]) - anchor['ref_ns'] + anchor['real_ns'], (r0, r2)\n"
+		 "print('one zero')\n"
+		 "EOF\n");
+	cr_assert_eq(ag_sh(&a, line), 0, "%s", a.out);
+	ag_fini(&a);
+}

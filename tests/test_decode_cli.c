@@ -462,6 +462,49 @@ Test(decode_cli, exit_codes_and_messages)
 	dc_fini(&c);
 }
 
+/* A filter that matches nothing, or options that do not go together, are
+ * refused with exit 2 and one line naming the closest candidates; never an
+ * empty output without a word, never an option silently ignored. */
+Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
+{
+	struct dc c;
+	static const struct { const char *args, *needle; } bad[] = {
+		{ "f.t4 --pmu nvidia_ucf_pmu_9", "did you mean nvidia_ucf_pmu_1?" },
+		{ "f.t4 --pmu 'ucf,nosuch*'", "--pmu nosuch*: matches no domain" },
+		{ "f.t4 --event mem_bytes_rdd", "did you mean mem_bytes_rd?" },
+		{ "f.t4 --event '*_latency_xx'", "--event *_latency_xx: matches no event or metric" },
+		{ "f.t4 --from 9s", "--from 9s: past the end of the log" },
+		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
+		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
+		{ "f.t4 --from -1s", "never negative" },
+		{ "f.t4 --to 0", "--to 0: the window is empty" },
+		{ "f.t4 --phase lod", "did you mean load?" },
+		{ "f.t4 --grid 10ms", "--grid applies to csv, jsonl and perfetto" },
+		{ "f.t4 -f csv -f jsonl", "one format per run" },
+		{ "f.t4 -f csv --per-cpu", "--per-cpu applies to the summary only" },
+		{ "f.t4 -f perfetto -o x.pf --time rel", "--time applies to" },
+		{ "f.t4 -f jsonl -x ';'", "-x applies to the CSV formats" },
+		{ "f.t4 --time utc", "ref, rel or real" },
+		{ "f.t4 -f csv --grid 0ns", "duration out of range" },
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "f", "--triggers 300 --seed 11 --bookmarks");
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		int st = dc_decode(&c, bad[i].args);
+		cr_assert_eq(st, 2, "decode %s: exit %d: %s", bad[i].args, st, c.out);
+		cr_assert(strstr(c.out, bad[i].needle), "decode %s: no '%s' in: %s", bad[i].args,
+			  bad[i].needle, c.out);
+		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
+			     "decode %s: not one line: %s", bad[i].args, c.out);
+	}
+	/* what does match still works: the same options, spelled right */
+	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
+				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "f.t4 -f csv -f csv --grid 5ms -o ok.csv"), 0, "%s", c.out);
+	dc_fini(&c);
+}
+
 /* -o never replaces the log being decoded nor any other log; a failed
  * decode leaves an existing output as it was and no temporary file; a
  * second decode to the same output replaces it; a symbolic link or a
