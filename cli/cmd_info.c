@@ -295,6 +295,7 @@ static void print_json(const struct info *in)
 	printf("\"truncated\": %s, ", st->truncated ? "true" : "false");
 	jkey_u64("unknown_packets", st->unknown_packets);
 	jkey_u64("untracked_packets", c->untracked);
+	jkey_u64("implausible_refs", c->implausible_refs);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	jkey_u64("cpu_slices", c->cpu_slices);
 	jkey_u64("gpu_slices", c->gpu_slices);
@@ -461,6 +462,9 @@ static void print_human(const struct info *in)
 	if (c->untracked)
 		printf(ROW "%" PRIu64 " packets beyond the table limits, counted in the totals "
 		       "only\n", "untracked", c->untracked);
+	if (c->implausible_refs)
+		printf(ROW "%" PRIu64 " reference packets whose trigger ID jumps further than "
+		       "their time allows (damage), left out\n", "implausible", c->implausible_refs);
 	human_domains(in);
 	human_events(in);
 	human_bookmarks(in);

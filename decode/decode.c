@@ -183,11 +183,41 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 		d->doms[slot]->dirty = true;
 }
 
+/* --grid finer than the log's period only spreads each interval's counts
+ * evenly over its cells: said; a thousand cells per interval and more is
+ * refused (--grid 1ns on a minute's log is hours of work and gigabytes of
+ * made-up rows). */
+static int check_grid(const struct t4_decoder *d)
+{
+	char g[32], p[32];
+
+	if (!d->o.grid_ns || !d->period_ns || d->o.grid_ns >= d->period_ns)
+		return 0;
+	t4_fmt_duration(d->o.grid_ns, g, sizeof(g));
+	t4_fmt_duration(d->period_ns, p, sizeof(p));
+	if (d->period_ns / d->o.grid_ns >= DEC_MAX_CELLS_PER_PERIOD)
+		return t4_err(EINVAL, "--grid %s: a thousand cells and more per period of the log"
+			      " (%s), each only a share of one interval: use --grid %s or more",
+			      g, p, p);
+	t4_warn("--grid %s is finer than the log's period (%s): its cells spread each"
+		" interval's counts evenly", g, p);
+	return 0;
+}
+
 static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 {
-	struct dom *dm = dom_of(d, r->domain_id);
+	int64_t slot = t4_idmap_get(&d->dom_map, r->domain_id);
+	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
 
-	if (!dm)
+	if (!dm && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
+		/* more domains than any machine has: a damaged or crafted log,
+		 * whose memory must stay bounded */
+		if (!d->dmg.untracked_rets++)
+			t4_warn("more than %u clock domains: the returns of the others are not"
+				" decoded (a damaged or crafted log?)", DEC_MAX_DOMAINS);
+		return 0;
+	}
+	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
 	if (!dm->pub.selected)
 		return 0;
@@ -254,17 +284,19 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 
 	if (d->error)
 		return d->error;
+	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
 	switch (p->type) {
 	case T4_PKT_REF:
-		rc = take_ref(d, &p->ref);
+		rc = implausible ? 0 : take_ref(d, &p->ref);
 		break;
 	case T4_PKT_RET:
 		rc = take_ret(d, &p->ret);
 		break;
 	case T4_PKT_SESSION:
 		d->period_ns = p->session.period_ns;
+		rc = check_grid(d);
 		break;
 	case T4_PKT_DOMAIN:
 		mark_dirty(d, p->domain.domain_id);
@@ -470,6 +502,7 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms; i++)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
+	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)

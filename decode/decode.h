@@ -78,6 +78,9 @@ struct t4_index_counts {
 	uint64_t bookmark_packets;
 	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU phase packets */
 	uint64_t untracked;        /* packets beyond the table limits */
+	uint64_t implausible_refs; /* reference packets whose trigger ID jumps
+				    * further than their time allows (damage:
+				    * not counted anywhere else) */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -86,6 +89,10 @@ void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
 /* Account one packet. -ENOMEM is the only failure. */
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
+/* Whether a reference packet's trigger ID is one its scheduler could have
+ * reached by its reference time (the grid's rate, commands on top); one
+ * that is not is damage, left out of the index and the decoder alike. */
+bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *r);
 
 /* NULL when the log has none. The first session packet, the last status
  * packet (authoritative, FORMAT.md 4.5). */
@@ -378,6 +385,8 @@ struct t4_dec_damage {
 	uint64_t refs_duplicate;
 	uint64_t phases_unplaced; /* bookmarks the references carry whose packet
 				   * was lost, too late to be a phase of its own */
+	uint64_t untracked_rets;  /* returns of domains past the decoder's limit
+				   * (thousands: a damaged or crafted log) */
 	bool partial;             /* totals miss counts (damage, lost packets) */
 };
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec);

@@ -178,6 +178,10 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
+#define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
+#define DEC_MAX_CELLS_PER_PERIOD 1000 /* --grid finer than period / this: refused */
+#define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
+			       * a few per CPU plus its uncore PMUs) */
 
 struct dsample {
 	uint64_t trigger, x, lo, hi;

@@ -123,6 +123,9 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv,
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
+	if (n > DEC_MAX_CELLS) /* a log without a period, or one far from it */
+		return t4_err(EINVAL, "--grid: one interval spans %zu cells (at most %u): use a"
+			      " coarser --grid", n, DEC_MAX_CELLS);
 	uint64_t *b = malloc((n + 1) * sizeof(*b)), *parts = malloc(n * iv->n_counts * sizeof(*parts));
 	uint64_t *el = malloc(n * sizeof(*el));
 	if (!b || !parts || !el) {

@@ -266,11 +266,35 @@ static struct t4_index_sched *sched_get(struct t4_index *ix, uint32_t id, int *e
 	return &ix->scheds[lo];
 }
 
+/* How far a scheduler's trigger IDs may run ahead of its reference time:
+ * one ID per period on the grid, commands' single triggers on top (a few
+ * thousand a second at most), and slack. */
+#define REF_ID_SLACK 4096u
+#define REF_ID_PER_PERIOD 16u
+
+bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *r)
+{
+	const struct t4_index_sched *s = t4_index_sched(ix, r->sched_id);
+	uint64_t period = ix->have_session && ix->session.period_ns ? ix->session.period_ns : 0;
+
+	if (!s || !s->refs || r->trigger_id <= s->last)
+		return true; /* a first one, or late: nothing to weigh it against */
+	uint64_t jump = r->trigger_id - s->last;
+	uint64_t dt = r->ref_ns > s->last_ns ? r->ref_ns - s->last_ns : 0;
+	uint64_t allowed = period ? dt / period * REF_ID_PER_PERIOD : dt / 1000; /* 1 us */
+	return jump <= REF_ID_SLACK || jump - REF_ID_SLACK <= allowed;
+}
+
 static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 {
 	int err = 0;
-	struct t4_index_sched *s = sched_get(ix, r->sched_id, &err);
+	struct t4_index_sched *s;
 
+	if (!t4_index_ref_plausible(ix, r)) {
+		ix->counts.implausible_refs++; /* damage: its ID jumps further than its time */
+		return 0;
+	}
+	s = sched_get(ix, r->sched_id, &err);
 	ix->counts.refs++;
 	ix->counts.ref_overruns += r->overruns;
 	if (!ix->origin_ns || (r->ref_ns && r->ref_ns < ix->origin_ns))

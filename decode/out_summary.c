@@ -22,6 +22,7 @@
 #include "out.h"
 #include "../util/util.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -167,81 +168,94 @@ static void table_row(struct t4_table *t, const struct t4_decoder *dec, size_t d
 	t4_table_row(t, l, row);
 }
 
-/* Occurrences of phase p's bookmark, and whether p is its first. */
-static size_t occurrences(const struct t4_decoder *dec, size_t p, bool *first)
-{
-	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-	size_t occ = 0, np = t4_decoder_n_phases(dec);
+/* The phase names: each bookmark's first phase and how many phases it
+ * has, in the order they first occur (one pass: 100,000 bookmarks are
+ * summarised as fast as ten). */
+struct pnames {
+	size_t n;
+	size_t *first, *count;
+};
 
-	*first = true;
-	for (size_t q = 0; q < np; q++)
-		if (t4_decoder_phase_at(dec, q)->bookmark_id == ph->bookmark_id) {
-			*first = *first && q >= p;
-			occ++;
-		}
-	return occ;
+static void pnames_free(struct pnames *pn)
+{
+	free(pn->first);
+	free(pn->count);
 }
 
-/* The phase indexes whose name totals are shown: the first phase of each
- * bookmark that recurs (or of every one when they are too many to list
- * one by one). At most cap. */
-static size_t name_phases(const struct t4_decoder *dec, size_t *out, size_t cap, bool all)
+static int pnames_build(const struct t4_decoder *dec, struct pnames *pn)
 {
-	size_t np = t4_decoder_n_phases(dec), n = 0;
-	struct t4_idmap seen = { 0 };
+	size_t np = t4_decoder_n_phases(dec);
+	struct t4_idmap slot = { 0 };
+	int rc = 0;
 
-	for (size_t p = 0; p < np && n < cap; p++) {
+	pn->n = 0;
+	pn->first = calloc(np + 1, sizeof(size_t));
+	pn->count = calloc(np + 1, sizeof(size_t));
+	if (!pn->first || !pn->count)
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t p = 0; p < np && rc >= 0; p++) {
 		uint32_t id = t4_decoder_phase_at(dec, p)->bookmark_id;
-		if (t4_idmap_get(&seen, id) >= 0)
-			continue;
-		if (t4_idmap_put(&seen, id, 1) < 0)
-			break;
-		bool first;
-		if (all || np > MAX_LISTED || occurrences(dec, p, &first) > 1)
-			out[n++] = p;
+		int64_t k = t4_idmap_get(&slot, id);
+		if (k < 0) {
+			pn->first[pn->n] = p;
+			rc = t4_idmap_put(&slot, id, (uint32_t)pn->n);
+			k = (int64_t)pn->n++;
+		}
+		pn->count[k]++;
 	}
-	t4_idmap_free(&seen);
-	return n;
+	t4_idmap_free(&slot);
+	return rc;
 }
 
-static void name_label(const struct t4_decoder *dec, size_t p, char *buf, size_t cap)
+/* Whether name k gets a row of its own in the metric tables: it recurs,
+ * or the phases are too many to list one by one. */
+static bool name_row(const struct t4_decoder *dec, const struct pnames *pn, size_t k)
 {
-	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-	bool first;
-	size_t occ = occurrences(dec, p, &first);
+	return pn->count[k] > 1 || t4_decoder_n_phases(dec) > MAX_LISTED;
+}
 
-	if (occ == 1)
+static void name_label(const struct t4_decoder *dec, const struct pnames *pn, size_t k,
+		       char *buf, size_t cap)
+{
+	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+
+	if (pn->count[k] == 1)
 		phase_label(ph, buf, cap);
 	else
-		snprintf(buf, cap, "%s (all %zu)", *ph->name ? ph->name : "(none)", occ);
+		snprintf(buf, cap, "%s (all %zu)", *ph->name ? ph->name : "(none)", pn->count[k]);
 }
 
 /* Rows for every phase occurrence (when there are few), then one per
  * recurring phase name over all its occurrences. */
 static void kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
-		      const uint32_t *cols, size_t nc, const size_t *names, size_t nn)
+		      const uint32_t *cols, size_t nc, const struct pnames *pn, bool verbose)
 {
 	size_t np = t4_decoder_n_phases(dec);
 	char lab[160];
 	uint64_t el;
+	/* every occurrence when they are few and each its own name (or -v);
+	 * else one row per name over its occurrences */
+	bool each = np <= MAX_LISTED && (verbose || pn->n == np);
 
-	for (size_t p = 0; p < np && np <= MAX_LISTED; p++) {
+	for (size_t p = 0; p < np && each; p++) {
 		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
 		phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
 		if (tot && el)
 			table_row(t, dec, dom, lab, tot, el, cols, nc);
 	}
-	for (size_t i = 0; i < nn; i++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, names[i]);
-		const t4_u128 *tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el);
-		name_label(dec, names[i], lab, sizeof(lab));
-		if (tot && el)
-			table_row(t, dec, dom, lab, tot, el, cols, nc);
+	for (size_t k = 0; k < pn->n; k++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+		const t4_u128 *tot;
+		if (!name_row(dec, pn, k) ||
+		    !(tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el)) || !el)
+			continue;
+		name_label(dec, pn, k, lab, sizeof(lab));
+		table_row(t, dec, dom, lab, tot, el, cols, nc);
 	}
 }
 
 static void kind_table(FILE *f, const struct t4_decoder *dec, size_t i, bool *done,
-		       const size_t *names, size_t nn)
+		       const struct pnames *pn, bool verbose)
 {
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 	static const char *const lh[] = { "PHASE", "PMU" };
@@ -261,14 +275,15 @@ static void kind_table(FILE *f, const struct t4_decoder *dec, size_t i, bool *do
 		if (done[j] || !e->selected || e->ix->d.kind != d->ix->d.kind || !e->intervals)
 			continue;
 		done[j] = true;
-		kind_rows(&t, dec, j, cols, nc, names, nn);
+		kind_rows(&t, dec, j, cols, nc, pn, verbose);
 	}
-	fprintf(f, "\n%s, per phase (averages over each span, from its totals)\n", d->kind_label);
+	fprintf(f, "\n%s, per phase (averages over each span, from its totals%s)\n", d->kind_label,
+		verbose || pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
 	t4_table_print(&t, f);
 	t4_table_free(&t);
 }
 
-static void kinds(FILE *f, const struct t4_decoder *dec, const size_t *names, size_t nn)
+static void kinds(FILE *f, const struct t4_decoder *dec, const struct pnames *pn, bool verbose)
 {
 	size_t nd = t4_decoder_n_domains(dec);
 	bool *done = calloc(nd ? nd : 1, sizeof(*done));
@@ -279,7 +294,7 @@ static void kinds(FILE *f, const struct t4_decoder *dec, const size_t *names, si
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 		uint32_t cols[MAX_COLS];
 		if (!done[i] && d->selected && d->intervals && brief_cols(d, cols))
-			kind_table(f, dec, i, done, names, nn);
+			kind_table(f, dec, i, done, pn, verbose);
 	}
 	free(done);
 }
@@ -316,7 +331,7 @@ static const struct t4_event_row *same_event(const struct t4_event_rows *r,
 #define MAX_EVENT_SETS (MAX_LISTED + 1 + 64)
 
 static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
-		   const size_t *names, size_t nn)
+		   const struct pnames *pn)
 {
 	static const char *const lh[] = { "PMU", "EVENT", "UNIT", "PHASE" };
 	static const char *const ch[] = { "TOTAL", "RATE" };
@@ -335,9 +350,9 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 		phase_label(t4_decoder_phase_at(dec, p), lab[ns], sizeof(lab[ns]));
 		t4_event_rows_from_decoder(dec, p, per_cpu, &set[ns++]);
 	}
-	for (size_t i = 0; np > 1 && i < nn && ns < MAX_EVENT_SETS; i++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, names[i]);
-		name_label(dec, names[i], lab[ns], sizeof(lab[ns]));
+	for (size_t k = 0; np > 1 && k < pn->n && ns < MAX_EVENT_SETS; k++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+		name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
 		t4_event_rows_of_bookmark(dec, ph->bookmark_id, per_cpu, &set[ns++]);
 	}
 	if (t4_table_init(&t, 4, lh, 2, ch, cu) == 0) {
@@ -673,7 +688,8 @@ static bool anything_missing(const struct t4_decoder *dec)
 
 	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
 	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->refs_missing ||
-	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced)
+	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
+	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs)
 		return true;
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		if (domain_missed(t4_decoder_domain_at(dec, i)))
@@ -739,6 +755,15 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  phases            %llu bookmark change%s without its bookmark packet"
 			   " (damage): counted in the phase before\n",
 			(unsigned long long)dm->phases_unplaced, dm->phases_unplaced == 1 ? "" : "s");
+	if (t4_index_counts(ix)->implausible_refs)
+		fprintf(f, "  implausible       %" PRIu64 " reference packet%s whose trigger ID jumps"
+			   " further than its time allows (damage): left out\n",
+			t4_index_counts(ix)->implausible_refs,
+			t4_index_counts(ix)->implausible_refs == 1 ? "" : "s");
+	if (dm->untracked_rets)
+		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
+			   " (a damaged or crafted log): not decoded\n",
+			dm->untracked_rets, DEC_MAX_DOMAINS);
 	if (dm->partial)
 		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
 }
@@ -747,23 +772,21 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 {
 	struct t4_output *x = ud;
 	FILE *f = x->f;
-	size_t np = t4_decoder_n_phases(dec);
-	size_t *recurring = calloc(np + 1, sizeof(size_t)), *every = calloc(np + 1, sizeof(size_t));
-	size_t nr = 0, ne = 0;
+	struct pnames pn = { 0 };
+	int rc = pnames_build(dec, &pn);
 
-	if (recurring && every) {
-		nr = name_phases(dec, recurring, np, false);
-		ne = name_phases(dec, every, np, true);
+	if (rc < 0) {
+		pnames_free(&pn);
+		return rc;
 	}
 	header(f, x, dec);
 	phases(f, dec);
-	kinds(f, dec, recurring, nr);
-	events(f, x, dec, every, ne);
+	kinds(f, dec, &pn, x->o.verbose);
+	events(f, x, dec, &pn);
 	workload(f, dec);
 	clocks(f, x, dec);
 	missing(f, x, dec);
-	free(recurring);
-	free(every);
+	pnames_free(&pn);
 	return out_close(x);
 }
 

@@ -264,6 +264,8 @@ int phases_ref(struct t4_decoder *d, struct dsched *s, bool all)
 	 * packets around it have been read (bookmark packets may come a few
 	 * packets after it), and before the next phases are appended. */
 	uint64_t lag = d->exact_phases ? DEC_EXACT_LAG : d->o.lookahead;
+	if (s->watermark >= DEC_RCAP && d->pk < s->watermark - DEC_RCAP + 1)
+		d->pk = s->watermark - DEC_RCAP + 1; /* older ones left the ring */
 	while (rc >= 0 && d->pk <= s->watermark) {
 		const struct refent *e = dec_ref(s, d->pk);
 		if (!all && d->exact_phases && d->pk + lag > s->watermark)
