@@ -2,7 +2,9 @@
  * size and the output asked for, whatever a small crafted log claims
  * (issue 16): 200,000 domain IDs in a few hundred kilobytes, a reference
  * packet whose trigger ID jumps by 2^40, --grid far finer than the
- * period, 100,000 bookmarks.
+ * period, 100,000 bookmarks; and what a log names (hosts, domains,
+ * events, bookmarks, threads: any bytes) reaches no output as anything
+ * but valid UTF-8, and no terminal as a control character.
  *
  * Each log is written with the project's own writer, then decoded by the
  * built binary (T4_BIN); its peak memory comes from getrusage of the
@@ -233,6 +235,117 @@ Test(decode_bounds, a_hundred_thousand_bookmarks, .timeout = 300)
 	cr_assert_eq(strtoull(out, NULL, 10), n, "phases: %s", out);
 	cr_assert_eq(run(dir, out, sizeof(out), "decode bm.t4t -f jsonl -o bm.jsonl"), 0, "%s", out);
 	cr_assert_eq(run(dir, out, sizeof(out), "info bm.t4t | tail -2"), 0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
+{
+	struct t4_packet p = { .type = T4_PKT_TASK };
+
+	p.task.pid = p.task.tid = tid;
+	p.task.mono_ns = ns;
+	snprintf(p.task.name, sizeof(p.task.name), "%s", name);
+	lw_put(w, &p);
+}
+
+static void cpu_slice(struct lw *w, uint32_t tid, uint64_t start, uint64_t end)
+{
+	struct t4_packet p = { .type = T4_PKT_CPU_SLICE };
+
+	p.cpu_slice.pid = p.cpu_slice.tid = tid;
+	p.cpu_slice.start_ns = start;
+	p.cpu_slice.end_ns = end;
+	lw_put(w, &p);
+}
+
+/* Names with bytes that are not UTF-8, control characters, an escape
+ * sequence, commas and quotes: JSONL parses line by line, CSV by RFC
+ * 4180, both all UTF-8 with the bad bytes as the text \\xNN; Perfetto's
+ * strings are UTF-8 for protobuf; the summary and info print no control
+ * character. */
+Test(decode_bounds, names_that_are_not_text_stay_out_of_outputs, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[16384], out[8192];
+	struct lw w;
+	struct t4_packet p;
+
+	snprintf(path, sizeof(path), "%s/odd.t4t", dir);
+	lw_open(&w, path);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_SESSION;
+	snprintf(p.session.host, sizeof(p.session.host), "host\x1b[31mred\xff");
+	p.session.start_ref_ns = 1000000000ull;
+	p.session.start_real_ns = 1700000000000000000ull;
+	p.session.period_ns = 1000000;
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_DOMAIN;
+	p.domain.domain_id = 1;
+	p.domain.kind = T4_DOM_SOFTWARE;
+	p.domain.cpu = -1;
+	p.domain.clock_event = -1;
+	snprintf(p.domain.name, sizeof(p.domain.name), "dom\xff\x01,\"x\"");
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_EVENT;
+	p.event.domain_id = 1;
+	snprintf(p.event.pmu, sizeof(p.event.pmu), "pmu\xc3");
+	snprintf(p.event.name, sizeof(p.event.name), "ev\xfe\n2");
+	snprintf(p.event.unit, sizeof(p.event.unit), "u\x80");
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_BOOKMARK;
+	p.bookmark.bookmark_id = 1;
+	p.bookmark.first_trigger = 10;
+	p.bookmark.set_ns = 1000000000ull + 9500000;
+	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "\x1b]0;pwned\x07\xed\xa0\x80");
+	lw_put(&w, &p);
+	task(&w, 77, "\xff\xfe\x1b[2J", 1000000000ull);
+	for (uint64_t k = 0; k < 40; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, k >= 10);
+		ret(&w, 1, k, t, 9);
+		if (k && k < 39)
+			cpu_slice(&w, 77, t + 100000, t + 600000);
+	}
+	lw_close(&w);
+	snprintf(path, sizeof(path),
+		 "cd '%s' && B='%s' && $B decode odd.t4t -f jsonl -o o.jsonl && "
+		 "$B decode odd.t4t -f csv -o o.csv && $B decode odd.t4t -f slices -o s.csv && "
+		 "$B decode odd.t4t -f phases -o p.csv && $B decode odd.t4t -v > sum.txt && "
+		 "$B info odd.t4t > info.txt && $B info --json odd.t4t > info.json && "
+		 "python3 - <<'EOF'\n"
+		 "import csv, json\n"
+		 "lines = open('o.jsonl', 'rb').read().decode('utf-8').splitlines()\n"
+		 "recs = [json.loads(l) for l in lines]\n"
+		 "doms = {r['domain'] for r in recs if r['type'] == 'interval'}\n"
+		 "assert doms == {'dom\\\\xff\\x01,\"x\"'}, doms\n"
+		 "assert any(r.get('bookmark', '').startswith('\\x1b]0;pwned') for r in recs)\n"
+		 "json.load(open('info.json', 'rb'))\n"
+		 "for f in ('o.csv', 's.csv', 'p.csv'):\n"
+		 "    rows = list(csv.reader(open(f, encoding='utf-8', newline='')))\n"
+		 "    assert len(rows) > 1, f\n"
+		 "names = {r[6] for r in csv.reader(open('o.csv', encoding='utf-8', newline=''))}\n"
+		 "assert 'ev\\\\xfe\\n2' in names, names\n"
+		 "for f in ('sum.txt', 'info.txt'):\n"
+		 "    text = open(f, 'rb').read().decode('utf-8')\n"
+		 "    bad = [c for c in text if (ord(c) < 32 and c != '\\n') or 127 <= ord(c) < 160]\n"
+		 "    assert not bad, (f, bad[:5])\n"
+		 "print('clean')\n"
+		 "EOF\n",
+		 dir, cli_bin());
+	cr_assert_eq(cli_run(out, sizeof(out), "%s 2>&1", path), 0, "%s", out);
+	char schema[PATH_MAX];
+	if (realpath("decode", schema) && !access("decode/perfetto.proto", R_OK)) {
+		snprintf(path, sizeof(path),
+			 "cd '%s' && '%s' decode odd.t4t -f perfetto -o o.pftrace && "
+			 "protoc --proto_path='%s' --decode=perfetto.protos.Trace perfetto.proto "
+			 "< o.pftrace > /dev/null",
+			 dir, cli_bin(), schema);
+		cr_assert_eq(cli_run(out, sizeof(out), "%s 2>&1", path), 0, "%s", out);
+		cr_assert_eq(out[0], '\0', "protoc: %s", out);
+	}
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

@@ -28,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 /* ---- running commands ------------------------------------------------------ */
 
 struct fx {
@@ -741,5 +743,49 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 			     "%s", output(&f));
 		cr_assert_eq(shell(&f, "ls ro | grep ."), 1, "left behind: %s", output(&f));
 	}
+	fx_fini(&f);
+}
+
+/* The workload's threads (a system-wide recording with BPF, -a) are on
+ * thread tracks (ThreadDescriptor: pid, tid, name) that the UI groups
+ * under their process's track (ProcessDescriptor); the recorder's own
+ * threads are not among them (other t410trace processes may be: -a sees
+ * every process, so the recorder is told by its PID). */
+Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
+{
+	struct fx f;
+	size_t threads = 0, processes = 0;
+	char line[512];
+	long self = 0;
+
+	t4t_need_perf();
+	t4t_need_bpf_tracing("CPU slices");
+	fx_init(&f);
+	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec %s record -q -a --period 10ms "
+			       "-o a.t4t -- sh -c \"sleep 0.3\"'",
+			   f.bin),
+		     0, "record: %s", output(&f));
+	cr_assert_eq(shell(&f, "%s decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path=%s "
+			       "--decode=perfetto.protos.Trace perfetto.proto < t.pftrace > t.txt",
+			   f.bin, f.schema),
+		     0, "%s", output(&f));
+	FILE *in = fopen(at(&f, "rec.pid"), "r");
+	cr_assert(in && fscanf(in, "%ld", &self) == 1 && self > 0);
+	fclose(in);
+	cr_assert_not_null(in = fopen(at(&f, "t.txt"), "r"));
+	while (fgets(line, sizeof(line), in)) {
+		long pid;
+		threads += strstr(line, "thread {") != NULL;
+		processes += strstr(line, "process {") != NULL;
+		if (sscanf(line, " pid: %ld", &pid) == 1)
+			cr_assert_neq(pid, self, "the recorder's own thread or process: %s", line);
+	}
+	fclose(in);
+	cr_assert_gt(threads, 0, "no thread track");
+	cr_assert_gt(processes, 0, "no process track");
+	cr_assert_leq(processes, threads);
+	cr_assert_eq(shell(&f, "%s decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
+			   f.bin, self),
+		     1, "the recorder's threads are in the slices: %s", output(&f));
 	fx_fini(&f);
 }
