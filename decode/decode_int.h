@@ -32,9 +32,14 @@ void t4_idmap_free(struct t4_idmap *m);
 /* Make room for one more element of a growing array (index.c). */
 int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem);
 
-/* Nearest integer, halves away from zero: inline, unlike llround(). */
+/* Nearest integer, halves away from zero: inline, unlike llround();
+ * saturating (a damaged or crafted log gives any double: NaN is 0). */
 static inline int64_t t4_round(double v)
 {
+	if (!(v > -9.2e18))
+		return v != v ? 0 : INT64_MIN;
+	if (v >= 9.2e18)
+		return INT64_MAX;
 	return (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
 }
 
@@ -172,7 +177,8 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 /* ---- the decoder's state (decode.c, dom.c, phases.c, grid.c) ------------- */
 
 #define DEC_REORDER 32       /* returns held to put late ones in order */
-#define DEC_QCAP 1024        /* samples held per domain (power of two) */
+#define DEC_QCAP 1024        /* samples held per domain, at most (power of two) */
+#define DEC_QCAP_FIRST 64    /* and at first: the ring doubles as needed */
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
@@ -232,21 +238,24 @@ struct dom {
 	double freq_w, dur_w, res_ss, res_n; /* segment statistics sums */
 	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
 	char units[T4_MAX_COUNTERS][32];
-	char mnames[T4_MAX_COUNTERS][2 * T4_NAME_MAX]; /* metrics made from events (DRM) */
-	char mexprs[T4_MAX_COUNTERS][6 * T4_NAME_MAX]; /* and their formulas */
+	struct {
+		char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX];
+	} *made;             /* metrics made from events (DRM domains only) */
 	bool any_gauge;
 	uint64_t *weighted;  /* ncap: counts, gauges as level x elapsed us */
 	char pmu[T4_NAME_MAX];
 	bool dirty;          /* metadata changed: refresh names and metrics */
 	bool clocked;        /* a clock event: the fit runs */
 	struct clk clk;
-	struct t4_expr metric[T4_MAX_COUNTERS];
+	struct t4_expr *metric; /* metric_cap compiled formulas */
+	size_t metric_cap;
 	bool metric_ok[T4_MAX_COUNTERS];
 	/* samples: [head, pcur) placed, [pcur, mcur) in the model,
 	 * [mcur, tail) held for reordering */
 	struct dsample *q;
 	uint64_t *qc;        /* counts, ncap per sample */
 	uint32_t ncap;
+	uint32_t qcap;       /* ring size: DEC_QCAP_FIRST .. DEC_QCAP */
 	uint64_t head, pcur, mcur, tail;
 	bool have_prev, have_modeled;
 	struct dsample prev; /* the last sample an interval ended at */
@@ -293,6 +302,15 @@ struct dpair {
 	uint64_t mono, ref;
 };
 
+/* A CPU or GPU slice packet as held (the packet's own union is kilobytes). */
+struct dslice_pkt {
+	uint32_t type; /* T4_PKT_CPU_SLICE or T4_PKT_GPU_SLICE */
+	union {
+		struct t4_cpu_slice_pkt cpu;
+		struct t4_gpu_slice_pkt gpu;
+	};
+};
+
 struct dtask {
 	uint32_t tid, pid;
 	char name[T4_NAME_MAX];
@@ -310,8 +328,8 @@ struct dgpu {
 struct dslices {
 	struct dpair *pairs;  /* ring, MONOTONIC increasing */
 	size_t n_pairs, pair_head;
-	struct t4_packet *hold; /* slices not yet convertible */
-	size_t n_hold, hold_head;
+	struct dslice_pkt *hold; /* slices not yet convertible: a ring that */
+	size_t n_hold, hold_head, cap_hold; /* grows up to DEC_SLICE_HOLD */
 	struct dtask *tasks;
 	size_t n_tasks, cap_tasks;
 	struct t4_idmap task_map;
@@ -392,7 +410,7 @@ bool dec_glob_any(const char *globs, const char *name, int flags);
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
 int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
-void dom_refresh(struct t4_decoder *d, struct dom *dm);
+int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
 /* phases.c */
