@@ -195,6 +195,9 @@ struct t4_interval {
 	uint64_t start_ns, end_ns; /* reference clock */
 	uint64_t elapsed_ns;     /* what the metrics divide by (end - start,
 				  * or the nominal-rate length: OFFSET model) */
+	uint64_t bound_ns;       /* the clock model's uncertainty of the sample
+				  * that closes it (half-width: the true instant
+				  * is within its placed time +- bound_ns) */
 	uint32_t bookmark_id;    /* its phase's bookmark (attrib.c: where a
 				  * phase boundary falls inside an interval,
 				  * one interval per phase, counts split by

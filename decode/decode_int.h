@@ -87,9 +87,16 @@ static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, 
 void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 		  unsigned nd, double xc, struct t4_fit *out);
 
+/* The range of the lines consistent with the hulls' points at x: the
+ * upper hull of the lower points and the lower hull of the upper points
+ * evaluated there (x inside their x range; NaN outside). */
+void t4_hull_range(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+		   unsigned nd, double x, double *lo, double *hi);
+
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
 
-#define CLOCK_BLOCK 32 /* samples per block; fits span three blocks */
+#define CLOCK_BLOCK 32 /* samples per block; hull fits span three blocks */
+#define CLOCK_SIDE 16  /* blocks on each side of a block in its least squares */
 
 struct clk_pt {
 	uint64_t seq;     /* the caller's sample number */
@@ -121,6 +128,25 @@ struct clk_blk {
 	struct t4_hpt up[CLOCK_BLOCK], dn[CLOCK_BLOCK];
 };
 
+/* Weighted least-squares sums of a block's window midpoints, about its
+ * first sample (x0 ticks, t0 ns): weights 1 / (width^2 + floor^2). */
+struct clk_mom {
+	uint64_t x0, t0;
+	double s0, sx, sy, sxx, sxy, syy;
+	unsigned n;
+};
+
+/* A block waiting for the blocks after it (its least squares is centred
+ * on it): its samples, the range the local hull allows at each, and its
+ * sums. */
+struct clk_qblk {
+	struct clk_pt p[CLOCK_BLOCK];
+	double tmin[CLOCK_BLOCK], tmax[CLOCK_BLOCK]; /* ns from the segment origin */
+	unsigned n;
+	bool ok;     /* the local hull is feasible */
+	struct clk_mom m;
+};
+
 struct clk {
 	double nominal_hz;
 	clk_place_fn place;
@@ -132,12 +158,19 @@ struct clk {
 	uint64_t x0, t0;      /* origin of the segment's fits */
 	uint64_t prev_x, last_t;
 	double last_b;        /* slope of the last fit, ns per tick */
-	struct clk_blk blk[3]; /* placed, pending, open */
+	struct clk_blk blk[3]; /* checked, pending, open */
+	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1), and the
+	 * sums of the last CLOCK_SIDE placed ones of the segment */
+	struct clk_qblk *q;
+	unsigned q_head, q_n;
+	struct clk_mom hist[CLOCK_SIDE];
+	unsigned h_head, h_n;
 	struct clk_seg_acc acc;
 	uint64_t segments;
 };
 
 void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud);
+void clk_free(struct clk *c);
 /* Next sample, in trigger order. */
 void clk_push(struct clk *c, const struct clk_pt *p);
 /* Place every sample still held (end of the log). */

@@ -276,6 +276,7 @@ void dom_free(struct dom *dm)
 	free(dm->metrics);
 	free(dm->metric);
 	free(dm->made);
+	clk_free(&dm->clk);
 	free(dm);
 }
 
@@ -516,6 +517,7 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 	iv.start_ns = dm->prev.t;
 	iv.end_ns = s->t;
 	iv.elapsed_ns = elapsed_of(dm, s, iv.start_ns, iv.end_ns);
+	iv.bound_ns = s->bound;
 	iv.flags = interval_flags(dm, s);
 	iv.n_counts = s->n;
 	iv.counts = counts;
