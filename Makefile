@@ -80,7 +80,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(OUT)/bench/%)
 # Programs built against libt410trace.so and include/ only, as a user's
 # (tests/apps/lib_app.c is compiled by its test instead): the tests' and the
 # bookmark benchmark's workloads. They find the library next to them.
-APPS := phase_app
+APPS := phase_app duty_app
 APP_BIN := $(APPS:%=$(OUT)/apps/%)
 
 BIN := $(OUT)/t410trace

@@ -210,6 +210,8 @@ struct t4_counter {
 	int tid;      /* the thread counted (-p/-t), 0 = every task */
 	int group;    /* index of the user's {group}, -1 when none */
 	bool is_clock; /* the PMU kind's clock event (cycles) */
+	bool inherit;  /* per-task: the task's children too, counted from
+			* its exec on (record -- COMMAND) */
 	/* event modifiers :u :k :h (perf_event_attr.exclude_*) */
 	bool exclude_user, exclude_kernel, exclude_hv;
 };
@@ -225,6 +227,11 @@ struct t4_target {
 			   * counter per event and thread); uncore PMUs are
 			   * refused. NULL: system-wide. */
 	size_t n_tids;
+	bool command;     /* tids is the command of record -- COMMAND, not
+			   * yet exec'd: its CPU-side events (software,
+			   * tracepoint, CPU PMU) count it and every task it
+			   * starts, from its exec on, like perf stat; the
+			   * other PMUs (uncore, msr) count system-wide */
 };
 
 struct t4_evlist {
@@ -238,9 +245,9 @@ struct t4_evlist {
  * nothing is appended and the message names the offending part. */
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
 		    const char *spec);
-/* Append the default set (with -p/-t: the software events only): every
- * Tegra410 PMU's default events when the
- * set has any, else this host's software events and msr/tsc/. */
+/* Append the default set: every Tegra410 PMU's default events when the
+ * set has any (not with -p/-t), else this host's software events and,
+ * counting the system (not a task target), msr/tsc/. */
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
 /* A software event known by name. */
@@ -404,6 +411,10 @@ struct t4_domain {
 struct t4_domain_set {
 	struct t4_domain *v;
 	size_t n;
+	size_t user_only; /* per-task counters t4_domains_open fell back to
+			   * user-space counting (":u" added to their name,
+			   * as perf does): perf_event_paranoid >= 2 and no
+			   * CAP_PERFMON refuse the kernel's share */
 };
 
 /* Group an event list into domains: one per PMU instance and CPU (and
@@ -413,7 +424,10 @@ struct t4_domain_set {
  * hold more than T4_MAX_COUNTERS counters. */
 int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l);
 /* Open every domain's counters (perf_event_open, or the simulator for
- * simulated PMUs; sim may be NULL when none are). */
+ * simulated PMUs; sim may be NULL when none are). A per-task counter of
+ * every privilege level that the kernel refuses (EACCES, EPERM) is
+ * opened user-only instead, as perf does (ds->user_only counts them).
+ * Per-task counters of a command (inherit) are enabled by its exec. */
 int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
 /* Read one domain: one read() of its group, deltas against the previous
  * read, the read window on the reference clock, status flags. The first

@@ -199,6 +199,7 @@ static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
 		return t4_err(EINVAL, "%s: %s counts the whole system, not one task: it cannot "
 			      "be used with -p/-t", c->spec, c->pmu->name);
 	c->cpu = -1;
+	c->inherit = cx->target.command;
 	for (size_t i = 0; i < cx->target.n_tids; i++) {
 		c->tid = cx->target.tids[i];
 		if ((rc = push(&cx->tmp, c)) < 0)
@@ -207,9 +208,17 @@ static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
 	return 0;
 }
 
+/* The PMUs whose events count a task (perf's CPU side): software,
+ * tracepoints, the CPU's own PMU. */
+static bool counts_tasks(const struct t4_pmu *pmu)
+{
+	return is_software_like(pmu) || ev_is_cpu_pmu(pmu);
+}
+
 /* One counter on the PMU's cpumask CPU, or one per online CPU (those of
  * -C) for PMUs without a cpumask (software, tracepoint, msr, the CPU PMU),
- * or one per thread of -p/-t. */
+ * or one per thread of -p/-t; for a command, one for it (and its
+ * children) if the PMU counts tasks, else as without a target. */
 int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
 {
 	int rc;
@@ -217,7 +226,7 @@ int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
 	c->group = cx->group;
 	if ((rc = apply_mods(cx, c)) < 0)
 		return rc;
-	if (cx->target.n_tids)
+	if (cx->target.n_tids && (!cx->target.command || counts_tasks(c->pmu)))
 		return push_per_task(cx, c);
 	if (c->pmu->cpu >= 0) {
 		c->cpu = c->pmu->cpu;
@@ -634,9 +643,11 @@ int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set)
 	char spec[160] = "";
 	int rc = 0;
 
-	/* A task (-p/-t) is counted with the software events: uncore PMUs
-	 * count the whole system, msr/tsc is the machine's clock. */
-	for (size_t i = 0; i < set->n && rc >= 0 && !l->target.n_tids; i++)
+	/* A task target is counted with the software events: uncore PMUs
+	 * count the whole system (-p/-t refuse them; a command's recording
+	 * keeps them, system-wide), msr/tsc is the machine's clock. */
+	bool threads = l->target.n_tids && !l->target.command;
+	for (size_t i = 0; i < set->n && rc >= 0 && !threads; i++)
 		if (set->pmus[i].kind)
 			rc = pmu_defaults(&cx, l, &set->pmus[i]);
 	if (rc >= 0 && cx.tmp.n > 0)

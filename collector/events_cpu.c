@@ -64,7 +64,7 @@ bool ev_all_modifiers(const char *s)
 	return *s && strspn(s, MODIFIER_LETTERS) == strlen(s);
 }
 
-static bool is_cpu_pmu(const struct t4_pmu *p)
+bool ev_is_cpu_pmu(const struct t4_pmu *p)
 {
 	return !p->cpumask[0] &&
 	       (!strcmp(p->name, "cpu") || !strcmp(p->name, "cpu_core") ||
@@ -75,7 +75,7 @@ static bool is_cpu_pmu(const struct t4_pmu *p)
 static const struct t4_pmu *cpu_pmu(const struct t4_pmu_set *set)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (is_cpu_pmu(&set->pmus[i]))
+		if (ev_is_cpu_pmu(&set->pmus[i]))
 			return &set->pmus[i];
 	return NULL;
 }

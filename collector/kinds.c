@@ -233,11 +233,17 @@ static const struct t4_kind kinds[] = {
 	     dlink_events, dlink_defaults, dlink_formulas),
 };
 
-/* The host's domains: software counters (per CPU, or per task with -p),
- * msr/tsc. A formula whose event was not recorded is simply absent. */
+/* The host's domains: software counters (per CPU, or per task with a
+ * command, -p or -t), msr/tsc. A formula whose event was not recorded is
+ * simply absent. cpu-clock and task-clock counted per CPU run whether the
+ * CPU is busy or idle (the kernel ignores exclude_idle for them), so a
+ * busy share from them is a formula of per-task domains only: there
+ * task-clock / elapsed is the CPUs the task kept busy (perf stat's "CPUs
+ * utilized"); per CPU it would be 1. */
 static const struct t4_formula software_formulas[] = {
-	F("cpu_util", "%", "cpu-clock / elapsed_ns * 100", "cpu-clock per elapsed time", true),
-	F("task_util", "%", "task-clock / elapsed_ns * 100", "task-clock per elapsed time", true),
+	{ .name = "cpus_utilized", .unit = "CPUs", .expr = "task-clock / elapsed_ns",
+	  .desc = "CPUs the counted tasks kept busy (perf stat's \"CPUs utilized\")",
+	  .brief = true, .per_task = true },
 	F("ctx_switch_rate", "/s", "context-switches / elapsed_ns * 1000000000",
 	  "context switches per second (of the tasks, or on the CPU)", true),
 	F("page_fault_rate", "/s", "page-faults / elapsed_ns * 1000000000",

@@ -20,7 +20,8 @@
  *
  * The trigger path: T4_TRIGGER_AUTO takes the kernel's when the BPF program
  * loads and every counter can be read there (not the simulator's: they live
- * in user space), and otherwise says why in one line.
+ * in user space; not a task's: it moves between CPUs), and otherwise says
+ * why in one line.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -195,6 +196,19 @@ static bool has_sim_domains(const struct t4_sched *s)
 	return false;
 }
 
+/* Per-task counters (a command's, -p, -t) count their task on whatever
+ * CPU it runs: a CPU's timer can read only counters bound to its CPU. */
+static bool has_task_domains(const struct t4_sched *s)
+{
+	for (size_t i = 0; i < s->opts.domains->n; i++)
+		if (s->opts.domains->v[i].tid > 0)
+			return true;
+	return false;
+}
+
+#define TASK_COUNTERS_WHY "per-task counters (the command's, -p's, -t's) follow their " \
+	"tasks from CPU to CPU, and a CPU's BPF timer reads only its own CPU's counters"
+
 static int choose_path(struct t4_sched *s)
 {
 	enum t4_trigger_path want = s->opts.trigger;
@@ -207,6 +221,13 @@ static int choose_path(struct t4_sched *s)
 		if (want == T4_TRIGGER_BPF)
 			return t4_err(EINVAL, "the BPF trigger cannot read simulated counters "
 				      "(they live in user space)");
+		return 0;
+	}
+	if (has_task_domains(s)) {
+		if (want == T4_TRIGGER_BPF)
+			return t4_err(EINVAL, "--trigger bpf: %s (-a counts every CPU instead)",
+				      TASK_COUNTERS_WHY);
+		snprintf(s->path_note, sizeof(s->path_note), "%s", TASK_COUNTERS_WHY);
 		return 0;
 	}
 	rc = t4_kpath_open(s);

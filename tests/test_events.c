@@ -743,7 +743,9 @@ Test(h1_events, cli_list_metrics)
 			cr_expect_not_null(strstr(out, want), "%s: %s", k[i].label, want);
 			cr_expect_gt(strlen(k[i].formulas[f].desc), 10);
 		}
-	cr_expect_not_null(strstr(out, "\nsoftware\n  cpu_util = "), "%s", out);
+	cr_expect_not_null(strstr(out, "\nsoftware\n  cpus_utilized = task-clock / elapsed_ns  [CPUs]"
+				       "  (per-task counting only)\n"), "%s", out);
+	cr_expect_null(strstr(out, "cpu_util "), "cpu-clock per CPU runs idle or busy: %s", out);
 	cr_expect_not_null(strstr(out, "\nTSC\n  tsc_freq = tsc / elapsed_ns  [GHz]\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "\nDRM (one per client and engine found)\n"), "%s", out);
 	/* GLOB by name and by kind; JSON */
