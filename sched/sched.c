@@ -473,16 +473,19 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
 	char name[16] = "t4-source";
-	if (!m->sourced)
-		snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
+	if (!m->sourced && m->cpu < 0)
+		snprintf(name, sizeof(name), "t4-tasks"); /* per-task counters */
+	else if (!m->sourced)
+		snprintf(name, sizeof(name), "t4-cpu%u", (unsigned)m->cpu & 0xfffffu);
 	pthread_setname_np(m->thread, name);
 	m->thread_started = true;
 	return 0;
 }
 
 /* The monitor threads of user space: every monitor on the user path, the
- * sources' monitors on the BPF path. An unpinned one may do I/O (a
- * source's): normal priority. */
+ * sources' monitors on the BPF path. A source's may do I/O: normal
+ * priority; the others (pinned to their CPU, or the unpinned one of
+ * per-task counters, which follow their tasks) SCHED_FIFO where permitted. */
 static int start_threads(struct t4_sched *s)
 {
 	sigset_t all, old;
@@ -497,7 +500,7 @@ static int start_threads(struct t4_sched *s)
 		if (s->k && !m->sourced)
 			continue; /* its CPU's BPF timer reads it */
 		rc = start_monitor(s, m);
-		if (rc == 0 && m->cpu >= 0)
+		if (rc == 0 && !m->sourced)
 			try_fifo(s, m->thread);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
