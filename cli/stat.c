@@ -8,7 +8,8 @@
  * code the summary's EVENTS table uses), grouped by what they count: the
  * event packets' T4_EV_TASK / T4_EV_INHERIT flags. Totals are exact
  * integers (thousands grouped, as perf does), rates per second with an SI
- * prefix; a task's time (ns) also as the CPUs it kept busy, perf stat's
+ * prefix, a level (a DRM client's memory) as its mean over the span; a
+ * task's time (ns) also as the CPUs it kept busy, perf stat's
  * "CPUs utilized" (never a CPU's: counted per CPU, cpu-clock runs idle or
  * busy).
  */
@@ -113,12 +114,16 @@ struct widths {
 
 static void print_row(FILE *f, const struct t4_event_row *row, const struct widths *w)
 {
-	char tot[64], rate[32];
+	char tot[64], rate[32] = "-";
 	double r = t4_event_row_rate(row);
 
-	fprintf(f, "  %26s %-10s %-*s  %-*s %12s", grouped(row->total, tot, sizeof(tot)),
-		row->gauge ? "(level)" : row->unit, w->event, row->event, w->pmu, row->pmu,
-		row->elapsed_ns ? per_second(r, rate, sizeof(rate)) : "-");
+	if (row->gauge) /* a level (memory, engines): its mean over the span */
+		snprintf(rate, sizeof(rate), "mean level");
+	else if (row->elapsed_ns)
+		per_second(r, rate, sizeof(rate));
+	fprintf(f, "  %26s %-10s %-*s  %-*s %12s",
+		grouped(row->gauge ? (t4_u128)(r + 0.5) : row->total, tot, sizeof(tot)), row->unit,
+		w->event, row->event, w->pmu, row->pmu, rate);
 	if ((row->scope & T4_EV_TASK) && !strcmp(row->unit, "ns") && row->elapsed_ns)
 		fprintf(f, "  %.3f CPUs utilized", r / 1e9);
 	fputc('\n', f);

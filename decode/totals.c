@@ -65,8 +65,9 @@ double t4_event_row_rate(const struct t4_event_row *row)
 {
 	if (!row->elapsed_ns)
 		return 0;
-	if (row->gauge) /* level x us over the span: the mean level */
-		return (double)row->total / ((double)row->elapsed_ns / 1000);
+	if (row->gauge) /* level x whole us (t4_gauge_weight) over them: the mean level */
+		return row->elapsed_ns >= 1000 ? (double)row->total / (double)(row->elapsed_ns / 1000)
+					       : 0;
 	return (double)row->total * 1e9 / (double)row->elapsed_ns;
 }
 

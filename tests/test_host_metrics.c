@@ -70,18 +70,6 @@ static double steal_ns(const struct truth *t)
 	return (double)(t->steal1 - t->steal0) * NS / (double)sysconf(_SC_CLK_TCK);
 }
 
-static const char *duty_app(char *path, size_t cap)
-{
-	const char *out = getenv("T4_OUT");
-
-	if (!out)
-		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(path, cap, "%s/apps/duty_app", out);
-	if (access(path, X_OK))
-		cr_skip_test("%s not built (make tests)", path);
-	return path;
-}
-
 /* ---- the decoded recording --------------------------------------------- */
 
 /* Sums over the intervals of the domains of one scope: every interval, and
@@ -153,22 +141,19 @@ static void decode(const char *log, struct sums *s)
 	cr_assert_gt(s->intervals, 0, "%s: no interval of the scope wanted", log);
 }
 
-static double total(const struct sums *s, const char *name)
+/* An event's sum: over every interval, or over the window. */
+static double sum_of(const struct sums *s, const char *name, bool window)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->names[i], name))
-			return s->total[i];
+			return window ? s->in_window[i] : s->total[i];
 	cr_assert_fail("no event %s", name);
 	return 0;
 }
 
-static double in_window(const struct sums *s, const char *name)
+static double total(const struct sums *s, const char *name)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->names[i], name))
-			return s->in_window[i];
-	cr_assert_fail("no event %s", name);
-	return 0;
+	return sum_of(s, name, false);
 }
 
 /* Record duty_app into dir/h.t4t with `args`, its measurements into t. */
@@ -176,7 +161,7 @@ static void record_duty(struct run *r, const char *args, struct truth *t)
 {
 	char app[PATH_MAX], path[PATH_MAX + 16];
 
-	duty_app(app, sizeof(app));
+	t4t_app("duty_app", app, sizeof(app));
 	sh(r, "cd %s && %s record -q --trigger user --period 10ms %s -o h.t4t -- %s %d %d %s %d "
 	      "duty.out", r->dir, bin(), args, app, WORKERS, DUTY, SECONDS, FAULT_PAGES);
 	cr_assert_eq(r->status, 0, "%s", r->out);
@@ -184,18 +169,6 @@ static void record_duty(struct run *r, const char *args, struct truth *t)
 	read_truth(path, t);
 }
 
-static void per_task_probe(void)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a), .config = PERF_COUNT_SW_TASK_CLOCK,
-		.exclude_kernel = 1,
-	};
-	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-
-	if (fd < 0)
-		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(errno));
-	close((int)fd);
-}
 
 /* ---- the tests ------------------------------------------------------------ */
 
@@ -209,7 +182,7 @@ Test(host_metrics, task_metrics_match_rusage, .timeout = 120)
 	struct truth t;
 	char log[PATH_MAX];
 
-	per_task_probe();
+	t4t_need_task_perf();
 	tmpdir(&r);
 	record_duty(&r, "", &t);
 	/* the window: the workers' run, less an interval at each end */
@@ -265,7 +238,7 @@ Test(host_metrics, system_metrics_match_proc_stat, .timeout = 120)
 	snprintf(log, sizeof(log), "%s/h.t4t", r.dir);
 	decode(log, &s);
 
-	double ctxt = (double)(t.ctxt1 - t.ctxt0), cs = in_window(&s, "context-switches");
+	double ctxt = (double)(t.ctxt1 - t.ctxt0), cs = sum_of(&s, "context-switches", true);
 	cr_expect_leq(fabs(cs - ctxt), 0.03 * ctxt + 50,
 		      "context-switches over the run %.0f, /proc/stat ctxt %.0f", cs, ctxt);
 	cr_expect_gt(total(&s, "cpu-clock"), 0);

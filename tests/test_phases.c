@@ -44,14 +44,7 @@ static void need_bpf(void)
 /* The test workload, built by make next to the library. */
 static const char *phase_app(char *path, size_t cap)
 {
-	const char *out = getenv("T4_OUT");
-
-	if (!out)
-		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(path, cap, "%s/apps/phase_app", out);
-	if (access(path, X_OK))
-		cr_skip_test("%s not built (make tests)", path);
-	return path;
+	return t4t_app("phase_app", path, cap);
 }
 
 /* ---- records -> packets ------------------------------------------------------ */

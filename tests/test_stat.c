@@ -44,18 +44,6 @@ static long long table_total(const char *out, const char *unit, const char *name
 	return atoll(digits);
 }
 
-static void per_task_probe(void)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a), .config = PERF_COUNT_SW_TASK_CLOCK,
-		.exclude_kernel = 1,
-	};
-	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-
-	if (fd < 0)
-		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(errno));
-	close((int)fd);
-}
 
 #define TASK_SCOPE " counting the command's tasks, and every task they started, from its exec:\n"
 #define HEADER "t410trace: every event's total, summed over the CPUs and threads that counted " \
@@ -69,7 +57,7 @@ Test(stat, record_prints_the_command_totals, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	per_task_probe();
+	t4t_need_task_perf();
 	tmpdir(&r);
 	sh(&r, "cd %s && %s record --period 10ms -e task-clock,context-switches -o t.t4t -- "
 	       "sh -c 'sh -c \"i=0; while [ \\$i -lt 20000 ]; do i=\\$((i+1)); done\"' 2>err.txt; "
@@ -128,6 +116,33 @@ Test(stat, uncore_and_all_cpus_count_the_system, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -p counts the threads it names (per task, no children); a level (a DRM
+ * client's memory, from a fixture /proc) is shown as its mean, not a rate. */
+Test(stat, threads_and_levels, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	t4t_need_task_perf();
+	tmpdir(&r);
+	sh(&r, "cd %s || exit 1; sleep 0.3 & %s record --period 10ms -e task-clock -o p.t4t -p $! && "
+	       "%s info p.t4t | grep counts", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, " counting the threads of -p/-t:\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "  counts           the threads of -p/-t: software\n"), "%s", r.out);
+	char fixture[PATH_MAX];
+	cr_assert_not_null(cli_repo_file("tests/fixtures/proc", fixture));
+	sh(&r, "cd %s && %s record --sim --period 10ms -d 200ms --proc-root %s -o d.t4t", r.dir, b,
+	   fixture);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	/* drm-memory-vram: 1003520 KiB all along */
+	const char *vram = strstr(r.out, " 1,027,604,480 bytes      c9.memory.vram ");
+	cr_assert_not_null(vram, "%s", r.out);
+	const char *eol = strchr(vram, '\n');
+	cr_assert(eol && !strncmp(eol - 10, "mean level", 10), "%.*s", (int)(eol - vram), vram);
+	cleanup(&r);
+}
+
 /* Per-task counters follow their task across CPUs: a CPU's BPF timer
  * cannot read them. auto says so and takes the user path; bpf refuses. */
 Test(stat, task_counters_take_the_user_path, .timeout = 60)
@@ -135,7 +150,7 @@ Test(stat, task_counters_take_the_user_path, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	per_task_probe();
+	t4t_need_task_perf();
 	tmpdir(&r);
 	sh(&r, "cd %s && %s record --period 10ms -e task-clock -o t.t4t -- true 2>&1 | head -1; "
 	       "%s info --json t.t4t", r.dir, b, b);
@@ -177,7 +192,7 @@ Test(stat, unprivileged_counts_user_space, .timeout = 60)
 	char was[16] = "", cmd[1024];
 	struct run r;
 
-	per_task_probe();
+	t4t_need_task_perf();
 	if (geteuid() != 0)
 		cr_skip_test("needs root to run the recorder as another user (euid %d)", (int)geteuid());
 	cr_assert_geq(t4_read_small_file(path, was, sizeof(was)), 0);
