@@ -170,6 +170,8 @@ static const char *counted(const struct info *in, char *buf, size_t cap)
 {
 	if (cli_stat_scope(in->ix, buf, cap) < 0)
 		snprintf(buf, cap, "?");
+	else if (!buf[0])
+		snprintf(buf, cap, "(no events)");
 	return buf;
 }
 
@@ -214,6 +216,9 @@ static void json_events(const struct info *in, const struct t4_index_domain *d)
 			jkey_str("name", e->name);
 			jkey_str("spec", e->spec);
 			jkey_str("unit", e->unit);
+			/* what it counted: a command's tasks, -p/-t's, the system */
+			jkey_str("counts", (e->flags & T4_EV_INHERIT) ? "task_and_children"
+					   : (e->flags & T4_EV_TASK) ? "task" : "system");
 			jkey_u64("perf_type", e->perf_type);
 			printf("\"config\": \"0x%" PRIx64 "\", \"config1\": \"0x%" PRIx64 "\", "
 			       "\"config2\": \"0x%" PRIx64 "\", ", e->config, e->config1, e->config2);

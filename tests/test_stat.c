@@ -75,6 +75,8 @@ Test(stat, record_prints_the_command_totals, .timeout = 60)
 	cr_assert(strstr(table, " CPUs utilized\n"), "%s", table);
 	cr_assert(strstr(r.out, "\"counts\": \"the command's tasks, and every task they started, "
 				"from its exec: software\""), "%s", r.out);
+	cr_assert(strstr(r.out, "\"name\": \"task-clock\", \"spec\": \"task-clock\", \"unit\": "
+				"\"ns\", \"counts\": \"task_and_children\""), "%s", r.out);
 	/* -q: nothing; -o - to a pipe: the same table */
 	sh(&r, "cd %s && %s record -q --period 10ms -e task-clock -o q.t4t -- true", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
