@@ -469,6 +469,9 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 	};
 
 	cli_record_summary(&in, st, ls);
+	if (r->ix && r->log_failed)
+		fprintf(stderr, "t410trace: the totals below count what was written until the log "
+				"stopped; its last chunks may be lost (info says what it holds)\n");
 	if (r->ix)
 		cli_stat_print(stderr, r->ix);
 }
