@@ -469,10 +469,11 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 	};
 
 	cli_record_summary(&in, st, ls);
+	/* the writer's index saw the chunks a failed write lost too */
 	if (r->ix && r->log_failed)
-		fprintf(stderr, "t410trace: the totals below count what was written until the log "
-				"stopped; its last chunks may be lost (info says what it holds)\n");
-	if (r->ix)
+		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
+				"gives what it holds)\n", cli_output_name(&r->out));
+	else if (r->ix)
 		cli_stat_print(stderr, r->ix);
 }
 

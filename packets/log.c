@@ -30,7 +30,8 @@
  *   than the path written (record's FILE.partial-PID).
  * - opts.observe sees each packet as it goes into a chunk (record keeps
  *   the index of its closing table so, a pipe included); after a write
- *   error it may have seen packets of the chunks the log lost.
+ *   error it has seen packets of the chunks the log lost (record then
+ *   prints no table).
  */
 #include "packets.h"
 #include "log_io.h"
