@@ -164,10 +164,21 @@ static void jkey_f64(const char *k, double v, const char *sep)
 		printf("\"%s\": null%s", k, sep);
 }
 
+/* What the counters count: a command's tasks, -p/-t's threads or the
+ * system, per kind (record's closing table says the same). */
+static const char *counted(const struct info *in, char *buf, size_t cap)
+{
+	if (cli_stat_scope(in->ix, buf, cap) < 0)
+		snprintf(buf, cap, "?");
+	else if (!buf[0])
+		snprintf(buf, cap, "(no events)");
+	return buf;
+}
+
 static void json_session(const struct info *in)
 {
 	const struct t4_session_pkt *s = t4_index_session(in->ix);
-	char t[64];
+	char t[512];
 
 	if (!s) {
 		printf("\"session\": null, ");
@@ -184,6 +195,7 @@ static void json_session(const struct info *in)
 	jkey_str("cmdline", s->cmdline);
 	jkey_str("trigger_path", (s->flags & T4_SESSION_BPF_TRIGGER) ? "bpf" : "user");
 	jkey_str("ref_clock", t4_ref_clock_name(s->ref_clock));
+	jkey_str("counts", counted(in, t, sizeof(t)));
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
@@ -204,6 +216,9 @@ static void json_events(const struct info *in, const struct t4_index_domain *d)
 			jkey_str("name", e->name);
 			jkey_str("spec", e->spec);
 			jkey_str("unit", e->unit);
+			/* what it counted: a command's tasks, -p/-t's, the system */
+			jkey_str("counts", (e->flags & T4_EV_INHERIT) ? "task_and_children"
+					   : (e->flags & T4_EV_TASK) ? "task" : "system");
 			jkey_u64("perf_type", e->perf_type);
 			printf("\"config\": \"0x%" PRIx64 "\", \"config1\": \"0x%" PRIx64 "\", "
 			       "\"config2\": \"0x%" PRIx64 "\", ", e->config, e->config1, e->config2);
@@ -325,7 +340,7 @@ static const char *tty(const char *s, char *buf, size_t cap)
 static void human_session(const struct info *in)
 {
 	const struct t4_session_pkt *s = t4_index_session(in->ix);
-	char t[64], d[32], safe[4 * T4_CMDLINE_MAX];
+	char t[64], d[32], safe[4 * T4_CMDLINE_MAX], scope[512];
 
 	if (!s) {
 		printf(ROW "(no session packet)\n", "session");
@@ -339,6 +354,7 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "period",
 	       s->period_ns ? t4_fmt_duration(s->period_ns, d, sizeof(d)) : "none");
 	printf(ROW "%s\n", "command", tty(s->cmdline, safe, sizeof(safe)));
+	printf(ROW "%s\n", "counts", counted(in, scope, sizeof(scope)));
 	printf(ROW "%s\n", "triggers by",
 	       cli_trigger_path_name(s->flags & T4_SESSION_BPF_TRIGGER));
 	printf(ROW "%s\n", "reference clock", t4_ref_clock_name(s->ref_clock));

@@ -426,6 +426,9 @@ struct t4_event_row {
 	int64_t domain;           /* -1: summed; else the one domain's ID */
 	uint32_t domains;         /* domains summed */
 	bool gauge;               /* a level: total is level x us (FORMAT 4.3) */
+	uint32_t scope;           /* T4_EV_TASK | T4_EV_INHERIT of its events: a
+				   * task's counts, not a CPU's (rows of either
+				   * scope are never summed together) */
 	t4_u128 total;
 	uint64_t elapsed_ns;      /* the time the rows' domains cover (the
 				   * longest: CPUs count side by side) */

@@ -135,6 +135,34 @@ static int drm_metrics(struct t4_decoder *d, struct dom *dm)
 	return 0;
 }
 
+/* A per-task formula (collector.h) reads only events that count a task
+ * (T4_EV_TASK): counted per CPU, its events mean something else (per CPU,
+ * task-clock runs whether the CPU is busy or idle); elsewhere it is absent. */
+struct task_lookup {
+	const struct t4_decoder *d;
+	struct dom *dm;
+};
+
+static int lookup_task_event(void *ud, const char *name, size_t len)
+{
+	const struct task_lookup *t = ud;
+	int i = lookup_event(t->dm, name, len);
+	const struct t4_event_pkt *e = i >= 0 ? t4_index_event(t->d->ix, t->dm->pub.id, (uint32_t)i)
+					      : NULL;
+
+	return e && (e->flags & T4_EV_TASK) ? i : -1;
+}
+
+static int compile_formula(const struct t4_decoder *d, struct dom *dm, const struct t4_formula *f,
+			   struct t4_expr *out)
+{
+	struct task_lookup tl = { d, dm };
+
+	if (f->per_task)
+		return t4_expr_compile(f->expr, lookup_task_event, &tl, out);
+	return t4_expr_compile(f->expr, lookup_event, dm, out);
+}
+
 static int refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 {
 	size_t n;
@@ -156,8 +184,7 @@ static int refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 		dm->pub.metric_brief[m] = f[m].brief;
 		dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, f[m].name);
 		/* -ENOENT: an input was not recorded, the metric is absent */
-		dm->metric_ok[m] = t4_expr_compile(f[m].expr, lookup_event, dm,
-						   &dm->metric[m]) == 0;
+		dm->metric_ok[m] = compile_formula(d, dm, &f[m], &dm->metric[m]) == 0;
 	}
 	return 0;
 }

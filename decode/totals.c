@@ -1,7 +1,9 @@
 /* totals.c - per-event totals as `perf stat` prints them: one row per
  * (PMU, event), summed over the clock domains that count it (the CPUs of
- * a per-CPU software or msr event; a Tegra410 PMU instance is a domain of
- * its own and keeps its own row), with the rate over the time they cover.
+ * a per-CPU software or msr event, the threads of a per-task one; a
+ * Tegra410 PMU instance is a domain of its own and keeps its own row),
+ * with the rate over the time they cover. A task's counts and a CPU's
+ * are rows apart (scope).
  *
  * One piece of code for every place that prints such a table: `record`'s
  * closing table and `info` (whole-log totals from the index), the
@@ -22,11 +24,17 @@ void t4_event_rows_free(struct t4_event_rows *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static bool same_row(const struct t4_event_row *row, uint32_t kind, const char *pmu,
-		     const char *event, int64_t domain)
+static bool same_row(const struct t4_event_row *row, const struct t4_event_row *add)
 {
-	return row->kind == kind && row->domain == domain && !strcmp(row->pmu, pmu) &&
-	       !strcmp(row->event, event);
+	return row->kind == add->kind && row->domain == add->domain &&
+	       row->scope == add->scope && !strcmp(row->pmu, add->pmu) &&
+	       !strcmp(row->event, add->event);
+}
+
+/* What a row's counts are of, from its event packet's flags. */
+static uint32_t scope_of(const struct t4_event_pkt *e)
+{
+	return e ? e->flags & (T4_EV_TASK | T4_EV_INHERIT) : 0;
 }
 
 int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
@@ -35,7 +43,7 @@ int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
 	int rc;
 
 	for (size_t i = 0; i < r->n && !row; i++)
-		if (same_row(&r->v[i], add->kind, add->pmu, add->event, add->domain))
+		if (same_row(&r->v[i], add))
 			row = &r->v[i];
 	if (!row) {
 		if ((rc = t4_vec_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v))) < 0)
@@ -57,8 +65,9 @@ double t4_event_row_rate(const struct t4_event_row *row)
 {
 	if (!row->elapsed_ns)
 		return 0;
-	if (row->gauge) /* level x us over the span: the mean level */
-		return (double)row->total / ((double)row->elapsed_ns / 1000);
+	if (row->gauge) /* level x whole us (t4_gauge_weight) over them: the mean level */
+		return row->elapsed_ns >= 1000 ? (double)row->total / (double)(row->elapsed_ns / 1000)
+					       : 0;
 	return (double)row->total * 1e9 / (double)row->elapsed_ns;
 }
 
@@ -86,6 +95,7 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 				.unit = e ? e->unit : "",
 				.domain = per_domain ? (int64_t)d->d.domain_id : -1,
 				.gauge = d->gauges >> k & 1,
+				.scope = scope_of(e),
 				.total = d->totals[k],
 				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
 			};
@@ -144,6 +154,7 @@ static int from_decoder(const struct t4_decoder *dec, const struct which *w, boo
 				.unit = d->event_unit[k],
 				.domain = per_domain ? (int64_t)d->id : -1,
 				.gauge = d->event_gauge[k],
+				.scope = scope_of(t4_index_event(t4_decoder_index(dec), d->id, k)),
 				.total = tot[k],
 				.elapsed_ns = el,
 			};
