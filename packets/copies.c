@@ -243,7 +243,9 @@ size_t t4_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t 
 	if (!c->full_pos && seq && seq % T4_COPIES_FULL_EVERY == 0)
 		c->full_pos = 1;
 	while (c->full_pos && (p = full_item(c, c->full_pos, seq, &len, &skip))) {
-		if (!skip) {
+		/* one that no chunk can hold (a long command line in a tiny
+		 * chunk) is passed over, lest it hold up the rest for ever */
+		if (!skip && t4_codec_wrap_copy(p, len, NULL) <= c->budget) {
 			if (!(w = wrap(p, len, out + used, c->budget - used, n)))
 				return used; /* the rest in the next chunk */
 			used += w;

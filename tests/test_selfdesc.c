@@ -157,11 +157,14 @@ static void ret(uint64_t i, struct t4_packet *p)
 		p->ret.counts[k] = t4_mix64(i * 64 + k); /* incompressible: chunks fill fast */
 }
 
-/* The log of test writer_copies: 9 description packets, 700 returns, a
- * bookmark and a thread name after return 300. */
-static void write_log(const char *path, struct t4_log_stats *st)
+/* A log of 9 description packets, 700 returns, a bookmark and a thread
+ * name after return 300, in chunks of chunk_bytes; `cmdline`: the
+ * session's command line ("" for meta()'s). */
+static void write_log_sized(const char *path, uint32_t chunk_bytes, const char *cmdline,
+			    struct t4_log_stats *st)
 {
-	struct t4_log_opts o = { .path = path, .chunk_bytes = 8192, .chunk_ms = UINT32_MAX };
+	struct t4_log_opts o = { .path = path, .chunk_bytes = chunk_bytes,
+				 .chunk_ms = UINT32_MAX };
 	struct t4_log *log;
 	struct t4_ring *ring;
 	struct t4_packet p;
@@ -171,6 +174,8 @@ static void write_log(const char *path, struct t4_log_stats *st)
 	cr_assert_eq(t4_log_start(log), 0);
 	for (int i = 0; i < N_DESC; i++) {
 		meta(i, &p);
+		if (i == 0 && *cmdline)
+			snprintf(p.session.cmdline, sizeof(p.session.cmdline), "%s", cmdline);
 		cr_assert_eq(t4_ring_put(ring, &p), 0);
 	}
 	for (uint64_t i = 0; i < 700; i++) {
@@ -186,6 +191,11 @@ static void write_log(const char *path, struct t4_log_stats *st)
 		}
 	}
 	cr_assert_eq(t4_log_close(log, NULL, st), 0, "%s", t4_errmsg());
+}
+
+static void write_log(const char *path, struct t4_log_stats *st)
+{
+	write_log_sized(path, 8192, "", st);
 }
 
 static bool is_meta(const struct t4_packet *p)
@@ -261,6 +271,38 @@ Test(selfdesc, writer_copies_open_each_chunk, .timeout = 60)
 	cr_assert_gt(bookmark_chunk, 0u);
 	cr_assert_eq(st.copies, copies);
 	cr_assert_eq(st.packets, N_DESC + 700 + 2 + 1, "copies are not packets");
+	free(f.b);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* The smallest chunks (4 KiB: at most 2 KiB of copies each) with a session
+ * too long for any of them (a 2047-byte command line): the session is never
+ * copied, but it holds up nothing: every 8th chunk still repeats every
+ * domain and event. */
+Test(selfdesc, a_copy_too_big_for_any_chunk_is_passed_over, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4sd"), path[256], cmd[T4_CMDLINE_MAX];
+	static struct t4_packet pk[512];
+	struct t4_log_stats st;
+	struct file f;
+
+	memset(cmd, 'x', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/w.t4t", dir);
+	write_log_sized(path, 4096, cmd, &st);
+	load(path, &f);
+	cr_assert_geq(f.n, 2 * FULL_EVERY + 1);
+	for (size_t k = FULL_EVERY; k < f.n; k += FULL_EVERY) {
+		size_t n = chunk_packets(&f, k, pk, 512), domains = 0, events = 0;
+		for (size_t i = 0; i < n && pk[i].copy; i++) {
+			cr_assert_neq(pk[i].type, T4_PKT_SESSION);
+			domains += pk[i].type == T4_PKT_DOMAIN;
+			events += pk[i].type == T4_PKT_EVENT;
+		}
+		cr_assert(domains == 3 && events == 5, "chunk %zu: %zu domains, %zu events", k,
+			  domains, events);
+	}
 	free(f.b);
 	t4_rmtree(dir);
 	free(dir);
