@@ -354,11 +354,18 @@ static int resync(struct t4_reader *r, const char *why)
 
 /* ---- one recording ----------------------------------------------------- */
 
-/* Reading stops before the chunk at off: it belongs to another recording. */
+/* Reading stops before the chunk at off: it belongs to another recording.
+ * A stream is still read to its end, into nothing (bounded memory): the
+ * writer of a pipe is not cut off, and file_bytes is the whole input. */
 static void end_recording(struct t4_reader *r, uint64_t off)
 {
 	r->st.next_recording = off;
 	r->done = 1;
+	while (r->stream && !r->stream->eof) {
+		stream_release(r, r->size);
+		if (stream_fill(r, r->size + SCAN_WIN) < 0)
+			break;
+	}
 }
 
 /* Does the chunk with this (valid) header start another recording: a tag

@@ -76,6 +76,7 @@ static void gen_ret(uint64_t i, uint32_t dom, uint32_t n, int vals, struct t4_pa
 	uint64_t h = mix(i * 131 + dom);
 
 	p->type = T4_PKT_RET;
+	p->copy = false;
 	p->ret.trigger_id = i;
 	p->ret.domain_id = dom;
 	p->ret.flags = (h & 15) == 0 ? T4_RET_MULTIPLEXED : 0;
@@ -104,6 +105,7 @@ static void gen_ref(uint64_t i, struct t4_packet *p)
 	uint64_t h = mix(i ^ 0xabcdef);
 
 	p->type = T4_PKT_REF;
+	p->copy = false;
 	p->ref.trigger_id = i;
 	p->ref.sched_id = 0;
 	p->ref.bookmark_id = (uint32_t)(i / 1000);

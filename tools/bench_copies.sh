@@ -21,6 +21,7 @@ trap 'rm -rf "$dir"' EXIT
 "$bin" record -q --sim=7 --period 1ms --duration 3s -o "$dir/sim-1ms-3s.t4t"
 "$bin" record -q --period 1ms --duration 3s -o "$dir/host-1ms-3s.t4t"
 "$bin" record -q --sim=7 --virtual --period 1ms --duration 60s -o "$dir/sim-virtual-60s.t4t"
-echo "\`\$ $bin record --sim=7 -d 3s; $bin record -d 3s; $bin record --sim=7 --virtual -d 60s; $OUT/bench/bench_copies LOG...\`"
+echo "\`\$ $bin record --sim=7 -d 3s; $bin record -d 3s;" \
+	"$bin record --sim=7 --virtual -d 60s; $OUT/bench/bench_copies LOG...\`"
 echo
 (cd "$dir" && "$measure" sim-1ms-3s.t4t host-1ms-3s.t4t sim-virtual-60s.t4t)
