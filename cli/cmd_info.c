@@ -8,7 +8,11 @@
  * fatal: the exit code is 0 whenever the file is a log at all, 2 when it
  * cannot be opened or is not a log, 1 for an I/O error while reading.
  * Metadata packets repeated in the log replace the earlier copy with the
- * same key (domain ID, domain + event index, bookmark ID).
+ * same key (domain ID, domain + event index, bookmark ID); the copies a
+ * writer repeats in later chunks (FORMAT.md 4.8) count only as copies,
+ * and as "restored" where they stand in for a packet damage lost. A file
+ * that holds two recordings is described up to the second, with a warning
+ * saying where it starts.
  */
 #include "cli.h"
 #include "decode/decode.h"
@@ -64,6 +68,11 @@ static int read_log(struct info *in)
 	t4_reader_stats(r, &in->st);
 	t4_reader_close(r);
 	free(p);
+	if (in->st.next_recording) {
+		char note[T4_READER_NOTE_MAX];
+		on_warning(in, in->st.next_recording, t4_reader_recording_note(
+				   in->path, &in->st, "info", note, sizeof(note)));
+	}
 	return rc;
 }
 
@@ -193,6 +202,7 @@ static void json_session(const struct info *in)
 	jkey_u64("start_ref_ns", s->start_ref_ns);
 	jkey_u64("period_ns", s->period_ns);
 	jkey_str("cmdline", s->cmdline);
+	printf("\"session_id\": \"%016" PRIx64 "\", ", s->session_id);
 	jkey_str("trigger_path", (s->flags & T4_SESSION_BPF_TRIGGER) ? "bpf" : "user");
 	jkey_str("ref_clock", t4_ref_clock_name(s->ref_clock));
 	jkey_str("counts", counted(in, t, sizeof(t)));
@@ -300,6 +310,8 @@ static void print_json(const struct info *in)
 	jkey_u64("ref_packets", c->refs);
 	jkey_u64("ret_packets", c->rets);
 	jkey_u64("meta_packets", c->meta);
+	jkey_u64("copies", c->copies);
+	jkey_u64("restored", c->restored);
 	jkey_u64("bookmark_packets", c->bookmark_packets);
 	jkey_u64("values", c->values);
 	jkey_u64("bytes", st->file_bytes);
@@ -312,6 +324,10 @@ static void print_json(const struct info *in)
 	jkey_u64("untracked_packets", c->untracked);
 	jkey_u64("implausible_refs", c->implausible_refs);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
+	if (st->next_recording)
+		jkey_u64("next_recording", st->next_recording);
+	else
+		printf("\"next_recording\": null, ");
 	jkey_u64("cpu_slices", c->cpu_slices);
 	jkey_u64("gpu_slices", c->gpu_slices);
 	jkey_u64("tasks", c->tasks);
@@ -358,6 +374,8 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "triggers by",
 	       cli_trigger_path_name(s->flags & T4_SESSION_BPF_TRIGGER));
 	printf(ROW "%s\n", "reference clock", t4_ref_clock_name(s->ref_clock));
+	if (s->session_id)
+		printf(ROW "%016" PRIx64 "\n", "session ID", s->session_id);
 }
 
 static void human_domains(const struct info *in)
@@ -472,6 +490,13 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
 		       "%" PRIu64 " events lost before the log\n", "phases", c->cpu_slices,
 		       c->gpu_slices, c->tasks, status ? status->lost_events : 0);
+	if (c->copies)
+		printf(ROW "%" PRIu64 " of metadata repeated for damage recovery, not counted "
+		       "above (%" PRIu64 " stood in for packets damage lost)\n", "copies",
+		       c->copies, c->restored);
+	if (st->next_recording)
+		printf(ROW "another recording starts at offset %" PRIu64 " (not described "
+		       "here)\n", "next recording", st->next_recording);
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);

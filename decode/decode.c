@@ -287,6 +287,8 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
+	if (rc == T4_INDEX_REPEAT)
+		return 0; /* a copy of what the log already said */
 	switch (p->type) {
 	case T4_PKT_REF:
 		rc = implausible ? 0 : take_ref(d, &p->ref);
@@ -611,6 +613,11 @@ int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 	t4_reader_stats(r, &st);
 	t4_reader_close(r);
 	free(p);
+	if (st.next_recording) { /* two logs in one file: never merged */
+		char note[T4_READER_NOTE_MAX];
+		t4_warn("%s: %s", strcmp(path, "-") ? path : "standard input",
+			t4_reader_recording_note(path, &st, "decode", note, sizeof(note)));
+	}
 	if (rc >= 0) {
 		/* a read error ends the log here: decode what was read */
 		char msg[256];

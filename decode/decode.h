@@ -81,13 +81,20 @@ struct t4_index_counts {
 	uint64_t implausible_refs; /* reference packets whose trigger ID jumps
 				    * further than their time allows (damage:
 				    * not counted anywhere else) */
+	uint64_t copies;           /* copies of metadata (FORMAT.md 4.8): not in
+				    * meta, bookmark_packets or tasks... */
+	uint64_t restored;         /* ...unless the original was lost to damage:
+				    * these copies were taken in its place */
 };
 
 int t4_index_new(struct t4_index **out);
 /* Skip the per-event totals (the decoder keeps its own). */
 void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
-/* Account one packet. -ENOMEM is the only failure. */
+/* Account one packet: 0, or T4_INDEX_REPEAT for a copy of what the index
+ * already holds (ignored: callers pass it on to nothing). -ENOMEM is the
+ * only failure. */
+#define T4_INDEX_REPEAT 1
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
 /* Whether a reference packet's trigger ID is one its scheduler could have
  * reached by its reference time (the grid's rate, commands on top); one

@@ -10,6 +10,15 @@
  * memory stays bounded whatever the log holds; packets past a cap are
  * counted as untracked. Metadata packets repeated in a log replace the
  * earlier copy with the same key (FORMAT.md section 6).
+ *
+ * Copies (FORMAT.md 4.8: metadata a writer repeats in later chunks) count
+ * nothing: a copy is taken like its original only when it brings back
+ * what damage lost (a domain never described, a bookmark or thread name
+ * never seen), and t4_index_add() says so, for the decoder to pass on.
+ * What "seen" means per type: the session, domain and event tables
+ * themselves; bookmarks by set time (a writer writes them in set order and
+ * copies them in the same order); threads by name time per thread ID;
+ * GPU contexts by context.
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -23,6 +32,7 @@
 #define T4_INDEX_MAX_SCHEDS 4096u
 #define T4_INDEX_MAX_BOOKMARK_IDS 65536u
 #define T4_INDEX_MAX_BOOKMARK_PKTS 100000u
+#define T4_INDEX_MAX_NAMED (1u << 20) /* threads and GPU contexts remembered */
 
 /* A domain and the slots of its events. */
 struct ixdom {
@@ -55,6 +65,15 @@ struct t4_index {
 	struct t4_idmap bm_map;
 	struct t4_bookmark_pkt *bm_pkts; /* every packet, log order */
 	size_t n_bm_pkts, cap_bm_pkts;
+	uint64_t bm_last_set_ns;         /* the latest set_ns taken */
+
+	/* what copies of thread and GPU context names are checked against */
+	struct t4_idmap task_map;        /* tid -> slot in task_ns */
+	uint64_t *task_ns;               /* mono_ns of its last name */
+	size_t n_tasks, cap_tasks;
+	struct t4_idmap ctx_map;         /* folded context -> slot in ctxs */
+	uint64_t *ctxs;
+	size_t n_ctxs, cap_ctxs;
 };
 
 /* ---- ID map ---------------------------------------------------------------- */
@@ -171,6 +190,10 @@ void t4_index_free(struct t4_index *ix)
 	free(ix->bm_ids);
 	t4_idmap_free(&ix->bm_map);
 	free(ix->bm_pkts);
+	t4_idmap_free(&ix->task_map);
+	free(ix->task_ns);
+	t4_idmap_free(&ix->ctx_map);
+	free(ix->ctxs);
 	free(ix);
 }
 
@@ -353,6 +376,8 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 	int err;
 
 	ix->counts.bookmark_packets++;
+	if (b->set_ns > ix->bm_last_set_ns)
+		ix->bm_last_set_ns = b->set_ns;
 	if (ix->n_bm_pkts < T4_INDEX_MAX_BOOKMARK_PKTS) {
 		if ((err = t4_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
 				       ix->n_bm_pkts, sizeof(*b))) < 0)
@@ -387,27 +412,132 @@ static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
 	return 0;
 }
 
+/* ---- names and copies ------------------------------------------------------ */
+
+/* A thread named at mono_ns: remembered (the latest name time per thread). */
+static int add_task(struct t4_index *ix, const struct t4_task_pkt *t)
+{
+	int64_t slot = t4_idmap_get(&ix->task_map, t->tid);
+	int err;
+
+	ix->counts.tasks++;
+	if (slot >= 0) {
+		if (t->mono_ns > ix->task_ns[slot])
+			ix->task_ns[slot] = t->mono_ns;
+		return 0;
+	}
+	if (ix->n_tasks >= T4_INDEX_MAX_NAMED)
+		return 0;
+	if ((err = t4_vec_room((void **)&ix->task_ns, &ix->cap_tasks, ix->n_tasks,
+			       sizeof(*ix->task_ns))) < 0 ||
+	    (err = t4_idmap_put(&ix->task_map, t->tid, (uint32_t)ix->n_tasks)) < 0)
+		return err;
+	ix->task_ns[ix->n_tasks++] = t->mono_ns;
+	return 0;
+}
+
+static uint32_t ctx_key(uint64_t context)
+{
+	return (uint32_t)(context ^ context >> 32);
+}
+
+static bool ctx_known(const struct t4_index *ix, uint64_t context)
+{
+	int64_t slot = t4_idmap_get(&ix->ctx_map, ctx_key(context));
+
+	return slot >= 0 && ix->ctxs[slot] == context;
+}
+
+static int add_gpu_ctx(struct t4_index *ix, const struct t4_gpu_ctx_pkt *c)
+{
+	int err;
+
+	if (t4_idmap_get(&ix->ctx_map, ctx_key(c->context)) >= 0 ||
+	    ix->n_ctxs >= T4_INDEX_MAX_NAMED)
+		return 0; /* known, or another context with the same key: not kept */
+	if ((err = t4_vec_room((void **)&ix->ctxs, &ix->cap_ctxs, ix->n_ctxs,
+			       sizeof(*ix->ctxs))) < 0 ||
+	    (err = t4_idmap_put(&ix->ctx_map, ctx_key(c->context), (uint32_t)ix->n_ctxs)) < 0)
+		return err;
+	ix->ctxs[ix->n_ctxs++] = c->context;
+	return 0;
+}
+
+static bool same_domain(const struct t4_domain_pkt *a, const struct t4_domain_pkt *b)
+{
+	return a->domain_id == b->domain_id && a->kind == b->kind && a->cpu == b->cpu &&
+	       a->clock_event == b->clock_event && a->nominal_hz == b->nominal_hz &&
+	       a->sched_id == b->sched_id && !strcmp(a->name, b->name);
+}
+
+static bool same_event(const struct t4_event_pkt *a, const struct t4_event_pkt *b)
+{
+	return a->domain_id == b->domain_id && a->index == b->index &&
+	       a->perf_type == b->perf_type && a->flags == b->flags && a->config == b->config &&
+	       a->config1 == b->config1 && a->config2 == b->config2 &&
+	       !memcmp(&a->scale, &b->scale, sizeof(a->scale)) && !strcmp(a->pmu, b->pmu) &&
+	       !strcmp(a->name, b->name) && !strcmp(a->spec, b->spec) &&
+	       !strcmp(a->unit, b->unit);
+}
+
+/* Does a copy bring back something the index does not hold (its original
+ * was in a damaged chunk), or change it? */
+static bool copy_is_news(const struct t4_index *ix, const struct t4_packet *p)
+{
+	const struct t4_index_domain *d;
+	const struct t4_event_pkt *e;
+	int64_t slot;
+
+	switch (p->type) {
+	case T4_PKT_SESSION:
+		return !ix->have_session;
+	case T4_PKT_DOMAIN:
+		d = t4_index_domain(ix, p->domain.domain_id);
+		return !d || !d->described || !same_domain(&d->d, &p->domain);
+	case T4_PKT_EVENT:
+		e = t4_index_event(ix, p->event.domain_id, p->event.index);
+		return !e || !same_event(e, &p->event);
+	case T4_PKT_BOOKMARK:
+		return !t4_index_bookmark_name(ix, p->bookmark.bookmark_id) ||
+		       p->bookmark.set_ns > ix->bm_last_set_ns;
+	case T4_PKT_TASK:
+		slot = t4_idmap_get(&ix->task_map, p->task.tid);
+		return ix->n_tasks < T4_INDEX_MAX_NAMED &&
+		       (slot < 0 || p->task.mono_ns > ix->task_ns[slot]);
+	case T4_PKT_GPU_CTX:
+		return !ctx_known(ix, p->gpu_ctx.context) && ix->n_ctxs < T4_INDEX_MAX_NAMED;
+	default:
+		return false;
+	}
+}
+
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 {
+	if (p->copy) {
+		ix->counts.copies++;
+		if (!copy_is_news(ix, p))
+			return T4_INDEX_REPEAT;
+		ix->counts.restored++;
+	}
 	switch (p->type) {
 	case T4_PKT_REF:
 		return add_ref(ix, &p->ref);
 	case T4_PKT_RET:
 		return add_ret(ix, &p->ret);
 	case T4_PKT_SESSION:
-		ix->counts.meta++;
+		ix->counts.meta += !p->copy;
 		if (!ix->have_session)
 			ix->session = p->session;
 		ix->have_session = true;
 		return 0;
 	case T4_PKT_DOMAIN:
-		ix->counts.meta++;
+		ix->counts.meta += !p->copy;
 		return add_domain(ix, &p->domain);
 	case T4_PKT_EVENT:
-		ix->counts.meta++;
+		ix->counts.meta += !p->copy;
 		return add_event(ix, &p->event);
 	case T4_PKT_BOOKMARK:
-		ix->counts.meta++;
+		ix->counts.meta += !p->copy;
 		return add_bookmark(ix, &p->bookmark);
 	case T4_PKT_STATUS:
 		ix->counts.meta++;
@@ -421,8 +551,9 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 		ix->counts.gpu_slices++;
 		return 0;
 	case T4_PKT_TASK:
-		ix->counts.tasks++;
-		return 0;
+		return add_task(ix, &p->task);
+	case T4_PKT_GPU_CTX:
+		return add_gpu_ctx(ix, &p->gpu_ctx);
 	default:
 		return 0;
 	}

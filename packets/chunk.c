@@ -5,7 +5,8 @@
  * happen to contain the magic, which is what makes resynchronisation after
  * damage safe. Unpack validates everything a reader needs to trust before
  * it allocates or seeks (sizes within the format's limits), so callers
- * never act on an unchecked length.
+ * never act on an unchecked length. Bytes 56..59, reserved in format 1.0,
+ * carry the recording's tag since 1.1 (old readers never looked at them).
  */
 #include "packets.h"
 #include "util/util.h"
@@ -36,7 +37,7 @@ void t4_chunk_hdr_pack(const struct t4_chunk_hdr *h, uint8_t out[T4_CHUNK_HDR_SI
 	t4_put_le32(out + 44, h->comp_size);
 	t4_put_le32(out + 48, h->packets);
 	t4_put_le32(out + 52, h->payload_crc);
-	t4_put_le32(out + 56, 0);
+	t4_put_le32(out + 56, h->tag);
 	t4_put_le32(out + HDR_CRC_OFF, t4_crc32c(0, out, HDR_CRC_OFF));
 }
 
@@ -56,6 +57,7 @@ int t4_chunk_hdr_unpack(const uint8_t in[T4_CHUNK_HDR_SIZE], struct t4_chunk_hdr
 	h->comp_size = t4_get_le32(in + 44);
 	h->packets = t4_get_le32(in + 48);
 	h->payload_crc = t4_get_le32(in + 52);
+	h->tag = t4_get_le32(in + 56);
 	if (h->version == 0)
 		return t4_err(EBADMSG, "chunk header: format version 0");
 	if (h->hdr_size < T4_CHUNK_HDR_SIZE || h->hdr_size > HDR_SIZE_MAX)

@@ -2,7 +2,9 @@
  *
  * Every packet is `type varint, body length varint, body`, so a reader can
  * skip types it does not know and newer writers can append fields to a body.
- * Metadata packets are coded absolutely; the two hot packet kinds are delta
+ * Metadata packets are coded absolutely, and a copy of one (FORMAT.md 4.8)
+ * is the whole encoded packet wrapped in a packet of type 8, so a reader
+ * that does not know copies skips them; the two hot packet kinds are delta
  * coded against the previous packet of the same kind and key within the
  * chunk: reference packets per sched_id, return packets per domain_id. The
  * state is reset at every chunk start, so chunks decode independently.
@@ -18,6 +20,7 @@
  * construction (strings are capped by their field sizes), then copies it.
  */
 #include "packets.h"
+#include "copies.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -460,7 +463,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, s->start_real_ns);
 		o = put_uv(o, s->period_ns);
 		o = put_uv(o, s->flags);
-		return put_uv(o, s->ref_clock); /* appended in 0.1.0: may be absent */
+		o = put_uv(o, s->ref_clock); /* appended in 0.1.0: may be absent */
+		return put_uv(o, s->session_id); /* appended in format 1.1 */
 	}
 	case T4_PKT_DOMAIN: {
 		const struct t4_domain_pkt *d = &p->domain;
@@ -551,6 +555,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->period_ns = get_uv(in);
 		s->flags = get_u32(in);
 		s->ref_clock = in->p < in->end ? get_u32(in) : T4_REFCLK_MONOTONIC_RAW;
+		s->session_id = in->p < in->end ? get_uv(in) : 0;
 		break;
 	}
 	case T4_PKT_DOMAIN: {
@@ -642,15 +647,41 @@ static int known_type(uint64_t t)
 	       (t >= T4_PKT_REF && t <= T4_PKT_GPU_SLICE);
 }
 
+/* Metadata a writer repeats in later chunks: no delta state, no totals. */
+static int copyable_type(uint64_t t)
+{
+	return t == T4_PKT_SESSION || t == T4_PKT_DOMAIN || t == T4_PKT_EVENT ||
+	       t == T4_PKT_BOOKMARK || t == T4_PKT_TASK || t == T4_PKT_GPU_CTX;
+}
+
+bool t4_codec_copyable(uint32_t type)
+{
+	return copyable_type(type);
+}
+
+/* A type a newer writer may copy: one this reader does not know at all. */
+static int future_type(uint64_t t)
+{
+	return !known_type(t) && t != T4_PKT_COPY;
+}
+
+/* `type varint, body_len varint` into hdr; its length. */
+static size_t put_frame(uint8_t *hdr, uint64_t type, size_t blen)
+{
+	return (size_t)(put_uv(put_uv(hdr, type), blen) - hdr);
+}
+
 int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 		    uint8_t *out, size_t cap)
 {
-	uint8_t body[T4_PKT_MAX_ENCODED], hdr[2 * VARINT_MAX], *end, *h;
+	uint8_t body[T4_PKT_MAX_ENCODED], hdr[4 * VARINT_MAX], *end;
 	struct strs st;
 	size_t blen, hlen;
 
 	if (!known_type(p->type))
 		return t4_err(EINVAL, "packet type %u: unknown, not encoded", p->type);
+	if (p->copy && !copyable_type(p->type))
+		return t4_err(EINVAL, "packet type %u: not metadata, cannot be a copy", p->type);
 	if (p->type == T4_PKT_RET && p->ret.n_counts > T4_MAX_COUNTERS)
 		return t4_err(EINVAL, "return packet of domain %u: %u counts (max %d)",
 			      p->ret.domain_id, p->ret.n_counts, T4_MAX_COUNTERS);
@@ -666,8 +697,14 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 	else
 		end = enc_meta(p, body);
 	blen = (size_t)(end - body);
-	h = put_uv(put_uv(hdr, p->type), blen);
-	hlen = (size_t)(h - hdr);
+	hlen = put_frame(hdr, p->type, blen);
+	if (p->copy) { /* type 8 around the whole packet */
+		uint8_t inner[2 * VARINT_MAX];
+		size_t ilen = put_frame(inner, p->type, blen);
+		hlen = put_frame(hdr, T4_PKT_COPY, ilen + blen);
+		memcpy(hdr + hlen, inner, ilen);
+		hlen += ilen;
+	}
 	if (hlen + blen > cap) /* nothing written, delta state unchanged */
 		return t4_err(ENOBUFS, "packet type %u: %zu bytes do not fit in %zu",
 			      p->type, hlen + blen, cap);
@@ -678,6 +715,28 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 	else if (p->type == T4_PKT_RET)
 		commit_ret(ret_slot(c, p->ret.domain_id), &p->ret);
 	return (int)(hlen + blen);
+}
+
+/* The packet inside a copy's body: a metadata packet, or one of a type
+ * this reader does not know (skipped); anything else is malformed. Bytes
+ * after it are a newer writer's and ignored. */
+static int dec_copy(struct cur *in, struct t4_packet *p)
+{
+	uint64_t type = get_uv(in), blen = get_uv(in);
+	struct cur body;
+
+	if (in->bad || blen > (uint64_t)(in->end - in->p))
+		return -1;
+	if (future_type(type)) {
+		p->type = 0;
+		return 0;
+	}
+	if (!copyable_type(type))
+		return -1;
+	p->type = (uint32_t)type;
+	body = (struct cur){ in->p, in->p + blen, in->lim, 0 };
+	dec_meta(&body, p);
+	return body.bad ? -1 : 0;
 }
 
 int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
@@ -691,7 +750,10 @@ int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 	if (cu.bad || blen > (uint64_t)(cu.end - cu.p))
 		return t4_err(EBADMSG, "packet framing truncated or malformed");
 	body = (struct cur){ cu.p, cu.p + blen, in + len, 0 };
-	if (!known_type(type)) {
+	p->copy = type == T4_PKT_COPY;
+	if (p->copy) {
+		bad = dec_copy(&body, p);
+	} else if (!known_type(type)) {
 		p->type = 0;
 	} else {
 		p->type = (uint32_t)type;
@@ -701,10 +763,43 @@ int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 			bad = dec_ret(c, &body, &p->ret);
 		else
 			dec_meta(&body, p);
-		if (bad || body.bad)
-			return t4_err(EBADMSG, "packet type %u: body of %u bytes malformed",
-				      (unsigned)type, (unsigned)blen);
 	}
+	if (bad || body.bad)
+		return t4_err(EBADMSG, "packet type %u: body of %u bytes malformed",
+			      (unsigned)type, (unsigned)blen);
 	/* bytes left in the body: fields appended by a newer writer */
 	return (int)(cu.p - in + blen);
+}
+
+size_t t4_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out)
+{
+	uint8_t hdr[2 * VARINT_MAX];
+	size_t h = put_frame(hdr, T4_PKT_COPY, len);
+
+	if (out) {
+		memcpy(out, hdr, h);
+		memcpy(out + h, enc, len);
+	}
+	return h + len;
+}
+
+size_t t4_codec_frame_len(const uint8_t *in, size_t len)
+{
+	struct cur cu = { in, in + len, in + len, 0 };
+	uint64_t blen;
+
+	get_uv(&cu);
+	blen = get_uv(&cu);
+	if (cu.bad || blen > (uint64_t)(cu.end - cu.p))
+		return len; /* not ours: the rest of the buffer */
+	return (size_t)(cu.p - in) + (size_t)blen;
+}
+
+bool t4_session_same(const struct t4_session_pkt *a, const struct t4_session_pkt *b)
+{
+	return a->session_id == b->session_id && a->start_ref_ns == b->start_ref_ns &&
+	       a->start_real_ns == b->start_real_ns && a->period_ns == b->period_ns &&
+	       a->flags == b->flags && a->ref_clock == b->ref_clock &&
+	       !strcmp(a->host, b->host) && !strcmp(a->kernel, b->kernel) &&
+	       !strcmp(a->version, b->version) && !strcmp(a->cmdline, b->cmdline);
 }

@@ -23,6 +23,12 @@
  *   as dropped. The error is sticky and returned by t4_log_close().
  * - Drops are written into the log itself: a status packet whenever the
  *   total changed, and an exact final one at close.
+ * - The log describes itself chunk by chunk (copies.h): each chunk opens
+ *   with copies of the previous chunk's metadata, and every few chunks of
+ *   the whole description; every chunk header carries the recording's tag
+ *   (from its session packet), so two recordings in one file are told
+ *   apart. Copies cost a memcpy per metadata packet and one per chunk;
+ *   trigger packets never allocate.
  * - An output that cannot seek (pipe, FIFO, socket, stdout on a pipe) is
  *   a stream: one chunk in flight, written at the file's position, so the
  *   bytes go out strictly in order; a slow reader backs up into the rings,
@@ -34,6 +40,7 @@
  *   prints no table).
  */
 #include "packets.h"
+#include "copies.h"
 #include "log_io.h"
 #include "ring.h"
 
@@ -67,7 +74,8 @@ struct slot {
 	size_t cap;
 	enum slot_state state;
 	int err;
-	uint32_t packets;
+	uint32_t packets;   /* original packets (copies are not counted) */
+	uint32_t copies;
 	uint32_t raw;
 };
 
@@ -75,7 +83,8 @@ struct slot {
 struct chunk {
 	uint8_t *raw;
 	size_t cap, len;
-	uint32_t packets;
+	uint32_t packets;       /* all of them: the header's count */
+	uint32_t copies;        /* of which copies (chunk_open's) */
 	uint64_t first_trigger, last_trigger;
 	uint64_t start_ns;
 };
@@ -99,6 +108,8 @@ struct t4_log {
 	struct t4_codec *codec;
 	ZSTD_CCtx *cctx;
 	struct chunk ck;
+	struct t4_copies copies; /* metadata repeated in later chunks */
+	uint32_t tag;           /* the recording's, from its session packet */
 	struct slot *slots;     /* FIFO: submitted at sub, retired at ret */
 	unsigned n_slots;
 	uint64_t sub, ret, seq, file_off;
@@ -114,7 +125,7 @@ struct t4_log {
 
 	/* shared with t4_log_stats() */
 	_Atomic int error;
-	_Atomic uint64_t st_packets, st_chunks, st_raw, st_file, st_lost;
+	_Atomic uint64_t st_packets, st_copies, st_chunks, st_raw, st_file, st_lost;
 };
 
 /* ---- errors and completions ------------------------------------------ */
@@ -153,6 +164,7 @@ static void log_retire(struct t4_log *log)
 			log_fail(log, s->err);
 		if (s->state == SLOT_OK && !atomic_load(&log->error)) {
 			atomic_fetch_add_explicit(&log->st_packets, s->packets, memory_order_relaxed);
+			atomic_fetch_add_explicit(&log->st_copies, s->copies, memory_order_relaxed);
 			atomic_fetch_add_explicit(&log->st_raw, s->raw, memory_order_relaxed);
 			atomic_fetch_add_explicit(&log->st_file, s->req.len, memory_order_relaxed);
 			atomic_fetch_add_explicit(&log->st_chunks, 1, memory_order_relaxed);
@@ -220,7 +232,7 @@ static struct slot *log_slot(struct t4_log *log)
 static void chunk_reset(struct chunk *ck)
 {
 	ck->len = 0;
-	ck->packets = 0;
+	ck->packets = ck->copies = 0;
 	ck->first_trigger = UINT64_MAX;
 	ck->last_trigger = 0;
 }
@@ -233,7 +245,8 @@ static void log_submit(struct t4_log *log, struct slot *s, size_t len)
 	s->req.len = len;
 	s->req.off = log->file_off;
 	s->state = SLOT_PENDING;
-	s->packets = log->ck.packets;
+	s->packets = log->ck.packets - log->ck.copies;
+	s->copies = log->ck.copies;
 	s->raw = (uint32_t)log->ck.len;
 	log->sub++;
 	log->seq++;
@@ -259,7 +272,7 @@ static void chunk_close(struct t4_log *log)
 		return;
 	s = log_slot(log);
 	if (!s) {
-		lost(log, ck->packets);
+		lost(log, ck->packets - ck->copies);
 		chunk_reset(ck);
 		return;
 	}
@@ -269,7 +282,7 @@ static void chunk_close(struct t4_log *log)
 	if (ZSTD_isError(comp)) {
 		t4_warn("%s: zstd: %s", log->name, ZSTD_getErrorName(comp));
 		log_fail(log, -EIO);
-		lost(log, ck->packets);
+		lost(log, ck->packets - ck->copies);
 		chunk_reset(ck);
 		return;
 	}
@@ -282,6 +295,7 @@ static void chunk_close(struct t4_log *log)
 	h.comp_size = (uint32_t)comp;
 	h.packets = ck->packets;
 	h.payload_crc = t4_crc32c(0, s->buf + T4_CHUNK_HDR_SIZE, comp);
+	h.tag = log->tag;
 	t4_chunk_hdr_pack(&h, s->buf);
 	log_submit(log, s, T4_CHUNK_HDR_SIZE + comp);
 	chunk_reset(ck);
@@ -303,6 +317,32 @@ static void chunk_note_trigger(struct chunk *ck, const struct t4_packet *p)
 		ck->last_trigger = id;
 }
 
+/* A new chunk: fresh delta state, then the copies that open it. */
+static void chunk_open(struct t4_log *log)
+{
+	struct chunk *ck = &log->ck;
+
+	t4_codec_reset(log->codec);
+	/* The packet may have waited in its ring since the previous poll: age
+	 * the chunk from then, so that chunk_ms bounds what a crash loses,
+	 * wait included. */
+	ck->start_ns = log->prev_poll_ns;
+	ck->copies = 0;
+	ck->len = t4_copies_emit(&log->copies, log->seq, ck->raw, &ck->copies);
+	ck->packets = ck->copies;
+}
+
+/* Remember what an original metadata packet says for later chunks. */
+static void log_note_meta(struct t4_log *log, const struct t4_packet *p, size_t off, int n)
+{
+	if (p->copy)
+		return;
+	if (p->type == T4_PKT_SESSION)
+		log->tag = t4_session_tag(&p->session);
+	if (t4_copies_note(&log->copies, p, log->ck.raw + off, (size_t)n, log->seq) < 0)
+		t4_warn("%s: %s", log->name, t4_errmsg());
+}
+
 /* Encode one packet into the current chunk (closing it when full). */
 static void log_add(struct t4_log *log, const struct t4_packet *p)
 {
@@ -313,21 +353,17 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 		lost(log, 1);
 		return;
 	}
-	if (!ck->packets) {
-		t4_codec_reset(log->codec);
-		/* The packet may have waited in its ring since the previous
-		 * poll: age the chunk from then, so that chunk_ms bounds what
-		 * a crash loses, wait included. */
-		ck->start_ns = log->prev_poll_ns;
-	}
+	if (!ck->packets)
+		chunk_open(log);
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
 		if (!log->warned_bad)
 			t4_warn("%s: dropped a malformed packet: %s", log->name, t4_errmsg());
 		log->warned_bad = true;
-		lost(log, 1);
+		lost(log, 1); /* the copies stay: a chunk of copies alone is valid */
 		return;
 	}
+	log_note_meta(log, p, ck->len, n);
 	ck->len += (size_t)n;
 	ck->packets++;
 	chunk_note_trigger(ck, p);
@@ -373,6 +409,7 @@ static size_t log_drain_ring(struct t4_log *log, struct t4_ring *r)
 
 	while ((len = t4_ring_peek(r, &pos, head, &data))) {
 		memcpy(&log->pkt, data, len);
+		log->pkt.copy = false; /* copies are the writer's own, never a producer's */
 		log_add(log, &log->pkt);
 		n++;
 		if (pos - released >= LOG_RELEASE_BYTES) {
@@ -554,6 +591,7 @@ static void log_free(struct t4_log *log)
 		free(log->slots[i].buf);
 	free(log->slots);
 	free(log->ck.raw);
+	t4_copies_free(&log->copies);
 	ZSTD_freeCCtx(log->cctx);
 	t4_codec_free(log->codec);
 	free(log->path);
@@ -571,7 +609,8 @@ static int log_alloc(struct t4_log *log)
 	log->slots = calloc(log->n_slots, sizeof(*log->slots));
 	log->cctx = ZSTD_createCCtx();
 	log->codec = t4_codec_new();
-	if (!log->ck.raw || !log->slots || !log->cctx || !log->codec)
+	if (!log->ck.raw || !log->slots || !log->cctx || !log->codec ||
+	    t4_copies_init(&log->copies, log->opts.chunk_bytes / 2) < 0)
 		return t4_err(ENOMEM, "%s: out of memory", log->name);
 	bound = T4_CHUNK_HDR_SIZE + ZSTD_compressBound(log->ck.cap);
 	for (unsigned i = 0; i < log->n_slots; i++) {
@@ -684,6 +723,7 @@ int t4_log_start(struct t4_log *log)
 void t4_log_stats(const struct t4_log *log, struct t4_log_stats *st)
 {
 	st->packets = atomic_load_explicit(&log->st_packets, memory_order_relaxed);
+	st->copies = atomic_load_explicit(&log->st_copies, memory_order_relaxed);
 	st->dropped = log_drops(log) + log->final_status.dropped;
 	st->chunks = atomic_load_explicit(&log->st_chunks, memory_order_relaxed);
 	st->raw_bytes = atomic_load_explicit(&log->st_raw, memory_order_relaxed);

@@ -7,6 +7,11 @@
  *     the monitor that read that domain's counters;
  *   - metadata packets (session, domain, event, bookmark, status).
  *
+ * Logs describe themselves chunk by chunk: the writer repeats metadata as
+ * copies (docs/FORMAT.md 4.8) at the start of later chunks, so a damaged
+ * chunk loses only its own counts, and stamps every chunk with its
+ * recording's tag, so a reader tells two recordings in one file apart.
+ *
  * In memory a packet is a plain struct (struct t4_packet). On disk packets
  * are encoded compactly (varints, deltas against the previous packet of the
  * same kind and domain), gathered into chunks, and each chunk is one
@@ -42,6 +47,8 @@ enum t4_pkt_type {
 	T4_PKT_STATUS = 5,
 	T4_PKT_TASK = 6,      /* a thread of the workload: its name */
 	T4_PKT_GPU_CTX = 7,   /* a GPU fence context: driver and timeline */
+	T4_PKT_COPY = 8,      /* on disk only: a copy of an earlier metadata
+			       * packet (in memory: its type, copy = true) */
 	T4_PKT_REF = 16,
 	T4_PKT_RET = 17,
 	T4_PKT_CPU_SLICE = 18, /* a thread on a CPU, start..end */
@@ -106,7 +113,19 @@ struct t4_session_pkt {
 	uint32_t flags;         /* T4_SESSION_* */
 	uint32_t ref_clock;     /* enum t4_ref_clock (appended field: absent
 				 * in older logs, which means MONOTONIC_RAW) */
+	uint64_t session_id;    /* the recording's identity: random (derived
+				 * from the seed in virtual time), its low 32
+				 * bits never 0; appended in format 1.1: 0 in
+				 * older logs */
 };
+/* The tag every chunk of a recording carries in its header (FORMAT.md 2):
+ * the low 32 bits of its session ID; 0 = none. */
+static inline uint32_t t4_session_tag(const struct t4_session_pkt *s)
+{
+	return (uint32_t)s->session_id;
+}
+/* Whether two session packets are the same (a copy of the other). */
+bool t4_session_same(const struct t4_session_pkt *a, const struct t4_session_pkt *b);
 enum {
 	T4_SESSION_SIMULATED = 1u << 0,   /* data comes from --sim */
 	T4_SESSION_BPF_TRIGGER = 1u << 1, /* triggers fired by BPF timers in
@@ -228,6 +247,10 @@ struct t4_gpu_slice_pkt {
 
 struct t4_packet {
 	uint32_t type; /* enum t4_pkt_type; 0 = unknown type skipped */
+	bool copy;     /* a copy of an earlier metadata packet (session,
+			* domain, event, bookmark, task, GPU context),
+			* repeated so that later chunks describe themselves:
+			* nothing new unless damage lost the original */
 	union {
 		struct t4_ref_pkt ref;
 		struct t4_ret_pkt ret;
@@ -306,6 +329,7 @@ struct t4_log_opts {
 /* Totals of a writer, read with t4_log_stats(). */
 struct t4_log_stats {
 	uint64_t packets;       /* packets written to the log */
+	uint64_t copies;        /* copies of metadata it repeated (not in packets) */
 	uint64_t dropped;       /* packets dropped at full rings */
 	uint64_t chunks;
 	uint64_t raw_bytes;     /* encoded packet bytes before zstd */
@@ -379,22 +403,38 @@ struct t4_reader_stats {
 	uint64_t raw_bytes;      /* decompressed payload bytes */
 	uint64_t file_bytes;     /* file size */
 	uint64_t skipped_bytes;  /* bytes not belonging to a valid chunk */
+	uint64_t copies;         /* copies of metadata packets (not in packets) */
+	uint64_t next_recording; /* offset of the chunk where another recording
+				  * starts: reading stopped there; 0 = none */
 };
 
 /* Open a log file; "-" reads standard input, streamed without seeking
  * (a pipe works; bounded memory: one chunk plus a resync window). Fails
  * with a one-line message for an empty file, a file that is not a
- * t410trace log, or a newer format version. warn may be NULL (warnings
+ * t410trace log (no valid chunk header within the largest first chunk
+ * there can be), or a newer format version. A file whose first header is
+ * damaged opens at its first valid chunk (a warning names what was
+ * skipped). warn may be NULL (warnings
  * then go to stderr via t4_warn). */
 int t4_reader_open(struct t4_reader **out, const char *path,
 		   t4_reader_warn_fn warn, void *ud);
 /* The same over a memory buffer (not copied; must outlive the reader). */
 int t4_reader_open_mem(struct t4_reader **out, const void *buf, size_t len,
 		       t4_reader_warn_fn warn, void *ud);
-/* Next packet: 1 = got one, 0 = end of log, < 0 = error. */
+/* Next packet: 1 = got one, 0 = end of log, < 0 = error. The end comes
+ * early at a chunk that starts another recording (two logs concatenated:
+ * FORMAT.md 7); stats.next_recording then says where. Copies of metadata
+ * (p->copy) are returned too, counted in stats.copies. */
 int t4_reader_next(struct t4_reader *r, struct t4_packet *p);
 void t4_reader_stats(const struct t4_reader *r, struct t4_reader_stats *s);
 void t4_reader_close(struct t4_reader *r); /* accepts NULL */
+#define T4_READER_NOTE_MAX 8448 /* the note with two paths of PATH_MAX */
+/* The warning for a file whose reading stopped at another recording
+ * (st->next_recording != 0): where, and how to read the next one (`name`:
+ * the file, "-" for standard input; `cmd`: the command to suggest); ""
+ * when it holds one recording. */
+const char *t4_reader_recording_note(const char *name, const struct t4_reader_stats *st,
+				     const char *cmd, char *buf, size_t cap);
 
 /* ---- the chunk layer (shared by writer and reader, see FORMAT.md) ----- */
 
@@ -415,6 +455,9 @@ struct t4_chunk_hdr {
 	uint32_t comp_size;
 	uint32_t packets;
 	uint32_t payload_crc;   /* CRC32C of the compressed payload */
+	uint32_t tag;           /* the recording's tag (t4_session_tag), 0 =
+				 * none (format 1.0 and writers without a
+				 * session) */
 };
 
 /* Serialise a header into 64 bytes (computing its own CRC). */

@@ -20,6 +20,14 @@
  * step moves forward by at least one byte, so no input loops forever.
  * Packets of a chunk that fails mid-way have already been returned: the
  * reader streams, it does not buffer a chunk's packets to retract them.
+ * A file whose first header is damaged opens at its first valid chunk, if
+ * there is one within the largest chunk a header can declare (further,
+ * the file is not a log).
+ *
+ * One recording per read: a chunk that starts another one (a different
+ * tag, a sequence number going back, or a first packet that is another
+ * session: FORMAT.md 7) ends the reading, and the statistics say where;
+ * `cat a.t4t b.t4t` is never decoded as one recording.
  */
 #include "packets.h"
 #include "util/util.h"
@@ -34,6 +42,9 @@
 #include <zstd.h>
 
 #define SCAN_WIN (64u << 10) /* bytes examined per step of a resync scan */
+/* Where the first valid chunk of a log whose first header is damaged can
+ * start at the latest: after the largest chunk a header can declare. */
+#define OPEN_SCAN_MAX (4096ull + T4_CHUNK_MAX_RAW + T4_CHUNK_MAX_RAW / 128 + 512)
 
 struct t4_reader;
 
@@ -71,8 +82,14 @@ struct t4_reader {
 	/* the chunk being decoded */
 	int in_chunk;
 	uint64_t chunk_off;
+	uint32_t chunk_raw;
 	size_t rpos, rlen;
 	uint32_t expect_pkts, seen_pkts;
+	/* the recording being read: what tells the next one apart */
+	bool have_seq, have_session, session_original;
+	uint64_t prev_seq;
+	uint32_t tag;
+	struct t4_session_pkt session;
 	struct t4_reader_stats st;
 };
 
@@ -269,17 +286,17 @@ static int chunk_start_at(struct t4_reader *r, const uint8_t *win, size_t in_win
 	return rc == 0 || rc == -EPROTO;
 }
 
-/* Find the first chunk start after `from`; the end of the data when there
- * is none.
+/* Find the first chunk start at or after `from` and before `limit`; the
+ * end of the data when there is none.
  * Returns 0 or a negative errno (I/O). */
-static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
+static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t limit, uint64_t *found)
 {
 	uint64_t pos = from;
 	int err = 0;
 
 	if (grow(&r->cbuf, &r->ccap, SCAN_WIN) < 0)
 		return -ENOMEM;
-	while (have(r, pos, T4_CHUNK_MAGIC_LEN) == T4_CHUNK_MAGIC_LEN) {
+	while (pos < limit && have(r, pos, T4_CHUNK_MAGIC_LEN) == T4_CHUNK_MAGIC_LEN) {
 		size_t n = (size_t)have(r, pos, SCAN_WIN);
 		const uint8_t *w = r->cbuf, *hit;
 
@@ -289,6 +306,8 @@ static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
 		while ((hit = memmem(w, n - (size_t)(w - r->cbuf), T4_CHUNK_MAGIC,
 				     T4_CHUNK_MAGIC_LEN))) {
 			uint64_t at = pos + (uint64_t)(hit - r->cbuf);
+			if (at >= limit)
+				break;
 			int ok = chunk_start_at(r, hit, n - (size_t)(hit - r->cbuf), at, &err);
 			if (err < 0)
 				return err;
@@ -306,13 +325,9 @@ static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t *found)
 	return 0;
 }
 
-static int resync(struct t4_reader *r, const char *why)
+/* Account the stretch [bad, at) as one damaged chunk and go on at `at`. */
+static void skip_to(struct t4_reader *r, uint64_t bad, uint64_t at, const char *why)
 {
-	uint64_t at, bad = r->off;
-	int rc = scan_forward(r, bad + 1, &at);
-
-	if (rc < 0)
-		return rc;
 	r->st.damaged_chunks++;
 	r->st.skipped_bytes += at - bad;
 	if (at < r->size)
@@ -324,7 +339,61 @@ static int resync(struct t4_reader *r, const char *why)
 		      "(%llu bytes skipped)", (unsigned long long)bad, why,
 		      (unsigned long long)(at - bad));
 	r->off = at;
+}
+
+static int resync(struct t4_reader *r, const char *why)
+{
+	uint64_t at;
+	int rc = scan_forward(r, r->off + 1, UINT64_MAX, &at);
+
+	if (rc < 0)
+		return rc;
+	skip_to(r, r->off, at, why);
 	return 0;
+}
+
+/* ---- one recording ----------------------------------------------------- */
+
+/* Reading stops before the chunk at off: it belongs to another recording.
+ * A stream is still read to its end, into nothing (bounded memory): the
+ * writer of a pipe is not cut off, and file_bytes is the whole input. */
+static void end_recording(struct t4_reader *r, uint64_t off)
+{
+	r->st.next_recording = off;
+	r->done = 1;
+	while (r->stream && !r->stream->eof) {
+		stream_release(r, r->size);
+		if (stream_fill(r, r->size + SCAN_WIN) < 0)
+			break;
+	}
+}
+
+/* Does the chunk with this (valid) header start another recording: a tag
+ * other than the recording's, or a sequence number going back? */
+static bool other_recording(struct t4_reader *r, const struct t4_chunk_hdr *h)
+{
+	bool other = (h->tag && r->tag && h->tag != r->tag) ||
+		     (r->have_seq && h->seq < r->prev_seq);
+
+	if (!other) {
+		r->have_seq = true;
+		r->prev_seq = h->seq;
+		r->tag = r->tag ? r->tag : h->tag;
+	}
+	return other;
+}
+
+/* A session packet opening a chunk: another recording's when it differs
+ * from this one's, or is a second original (a writer writes one). */
+static bool other_session(struct t4_reader *r, const struct t4_packet *p)
+{
+	if (r->have_session)
+		return !t4_session_same(&p->session, &r->session) ||
+		       (!p->copy && r->session_original);
+	r->have_session = true;
+	r->session = p->session;
+	r->session_original = !p->copy;
+	return false;
 }
 
 /* ---- loading a chunk ------------------------------------------------- */
@@ -410,6 +479,10 @@ static int load_chunk(struct t4_reader *r)
 				return rc;
 			continue;
 		}
+		if (other_recording(r, &h)) {
+			end_recording(r, r->off);
+			break;
+		}
 		total = (uint64_t)h.hdr_size + h.comp_size;
 		avail = have(r, r->off, total);
 		if (total > avail) {
@@ -438,6 +511,7 @@ static int load_chunk(struct t4_reader *r)
 			continue;
 		}
 		r->chunk_off = r->off;
+		r->chunk_raw = h.raw_size;
 		r->off += total;
 		r->st.chunks++;
 		r->st.raw_bytes += h.raw_size;
@@ -491,7 +565,17 @@ int t4_reader_next(struct t4_reader *r, struct t4_packet *p)
 				r->st.unknown_packets++;
 				continue;
 			}
-			r->st.packets++;
+			if (p->type == T4_PKT_SESSION && other_session(r, p) && r->seen_pkts == 1) {
+				r->in_chunk = 0; /* the chunk is the next recording's */
+				r->st.chunks--;
+				r->st.raw_bytes -= r->chunk_raw;
+				end_recording(r, r->chunk_off);
+				return 0;
+			}
+			if (p->copy)
+				r->st.copies++;
+			else
+				r->st.packets++;
 			return 1;
 		}
 		if (r->in_chunk) {
@@ -511,6 +595,20 @@ void t4_reader_stats(const struct t4_reader *r, struct t4_reader_stats *s)
 	*s = r->st;
 }
 
+const char *t4_reader_recording_note(const char *name, const struct t4_reader_stats *st,
+				     const char *cmd, char *buf, size_t cap)
+{
+	unsigned long long at = st->next_recording;
+
+	if (!at)
+		snprintf(buf, cap, "%s", "");
+	else
+		snprintf(buf, cap, "another recording starts at offset %llu; only the first "
+			 "one was read (to read the next: tail -c +%llu %s | t410trace %s -)",
+			 at, at + 1, strcmp(name, "-") ? name : "FILE", cmd);
+	return buf;
+}
+
 void t4_reader_close(struct t4_reader *r)
 {
 	if (!r)
@@ -521,6 +619,23 @@ void t4_reader_close(struct t4_reader *r)
 	free(r->cbuf);
 	free(r->raw);
 	free(r);
+}
+
+/* A file that does not start with the magic: a log whose first header is
+ * damaged opens at its first valid chunk (starting at most OPEN_SCAN_MAX
+ * bytes in), any other file is refused. 0, or a negative errno with the
+ * message. */
+static int open_past_damage(struct t4_reader *r)
+{
+	uint64_t at;
+	int rc = scan_forward(r, 1, OPEN_SCAN_MAX + 1, &at);
+
+	if (rc < 0)
+		return rc;
+	if (at >= r->size || have(r, at, T4_CHUNK_HDR_SIZE) < T4_CHUNK_HDR_SIZE)
+		return t4_err(EBADMSG, "%s: not a t410trace log (bad magic)", r->name);
+	skip_to(r, 0, at, "bad magic");
+	return 0;
 }
 
 /* Common part of both opens: check the first bytes, refuse what is not a
@@ -537,16 +652,21 @@ static int reader_init(struct t4_reader *r)
 		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
 	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
 		return rc;
-	if (memcmp(hb, T4_CHUNK_MAGIC, n < T4_CHUNK_MAGIC_LEN ? n : T4_CHUNK_MAGIC_LEN))
-		return t4_err(EBADMSG, "%s: not a t410trace log (bad magic)", r->name);
-	if (n == sizeof(hb) && t4_chunk_hdr_unpack(hb, &h) == -EPROTO)
-		return t4_err(EPROTO, "%s: format version %u is newer than this "
-			      "t410trace supports (%d); upgrade t410trace", r->name,
-			      h.version, T4_FORMAT_VERSION);
 	r->dctx = ZSTD_createDCtx();
 	r->codec = t4_codec_new();
 	if (!r->dctx || !r->codec)
 		return t4_err(ENOMEM, "%s: out of memory for the reader", r->name);
+	if (memcmp(hb, T4_CHUNK_MAGIC, n < T4_CHUNK_MAGIC_LEN ? n : T4_CHUNK_MAGIC_LEN)) {
+		if ((rc = open_past_damage(r)) < 0)
+			return rc;
+		if ((rc = r->be.read_at(r, hb, sizeof(hb), r->off)) < 0)
+			return rc;
+		n = sizeof(hb);
+	}
+	if (n == sizeof(hb) && t4_chunk_hdr_unpack(hb, &h) == -EPROTO)
+		return t4_err(EPROTO, "%s: format version %u is newer than this "
+			      "t410trace supports (%d); upgrade t410trace", r->name,
+			      h.version, T4_FORMAT_VERSION);
 	return 0;
 }
 

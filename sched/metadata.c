@@ -13,7 +13,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
 
 uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket)
 {
@@ -21,6 +24,33 @@ uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket)
 		return 0;
 	int sock = d->counters[0].pmu->socket;
 	return sock > 0 ? (uint32_t)sock : 0;
+}
+
+/* A session ID whose low 32 bits (the chunks' tag) are never 0. */
+static uint64_t nonzero_tag(uint64_t id)
+{
+	return (uint32_t)id ? id : id | 1;
+}
+
+/* Random: two recordings never share one, whatever their clocks say. */
+static uint64_t random_session_id(const struct t4_session_pkt *s)
+{
+	uint64_t id;
+	struct timespec ts;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) == (ssize_t)sizeof(id))
+		return nonzero_tag(id);
+	clock_gettime(CLOCK_REALTIME, &ts); /* no entropy yet: early boot */
+	return nonzero_tag(t4_hash((uint64_t)getpid(), (uint64_t)ts.tv_nsec, s->start_ref_ns,
+				   s->start_real_ns));
+}
+
+uint64_t t4_session_content_id(const struct t4_session_pkt *s)
+{
+	uint64_t text = (uint64_t)t4_crc32c(0, s->cmdline, strlen(s->cmdline)) << 32 |
+			t4_crc32c(t4_crc32c(0, s->host, strlen(s->host)), s->kernel,
+				  strlen(s->kernel));
+	return nonzero_tag(t4_hash(text, s->start_ref_ns, s->start_real_ns, s->period_ns));
 }
 
 void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t start_ref_ns,
@@ -41,6 +71,7 @@ void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t sta
 	s->start_real_ns = start_real_ns;
 	s->period_ns = period_ns;
 	s->flags = simulated ? T4_SESSION_SIMULATED : 0;
+	s->session_id = random_session_id(s);
 }
 
 /* The domain packet, then one packet per event of d. */

@@ -213,9 +213,13 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
  * per socket the socket of its PMU (what t4_sched_owner says). */
 uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket);
 /* A session packet: this host's name and kernel, this version, the
- * command line and the recording's start, period and simulated flag. */
+ * command line, the recording's start, period and simulated flag, and a
+ * random session ID. */
 void t4_session_init(struct t4_session_pkt *s, const char *cmdline, uint64_t start_ref_ns,
 		     uint64_t start_real_ns, uint64_t period_ns, bool simulated);
+/* A session ID made of the session's own fields (a virtual-time recording:
+ * the same seed and options give the same log, its ID included). */
+uint64_t t4_session_content_id(const struct t4_session_pkt *s);
 /* Put the metadata that opens a recording into ring (a T4_RING_WAIT ring
  * created before the others): the session, then each domain with its
  * scheduler ID followed by its events. */

@@ -450,5 +450,6 @@ int t4_virtual_session(const struct t4_virtual_opts *o, const char *cmdline,
 		return rc;
 	t0 = t4_sim_epoch(sim) + V_LEAD_NS;
 	t4_session_init(s, cmdline, t0, V_REAL_BASE_NS + t0, o->period_ns, true);
+	s->session_id = t4_session_content_id(s); /* the same bytes for a seed */
 	return 0;
 }

@@ -110,6 +110,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		p->session.period_ns = tu_u64(s);
 		p->session.flags = tu_u32(s);
 		p->session.ref_clock = tu_below(s, 2);
+		p->session.session_id = tu_u64(s);
 		break;
 	case T4_PKT_DOMAIN:
 		p->domain = (struct t4_domain_pkt){ tu_u32(s), tu_u32(s), (int32_t)tu_u32(s),
@@ -178,7 +179,7 @@ static inline uint32_t tu_type(uint64_t *s)
 /* Field-by-field equality (structs may differ in padding). */
 static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b)
 {
-	if (a->type != b->type)
+	if (a->type != b->type || a->copy != b->copy)
 		return 0;
 	switch (a->type) {
 	case T4_PKT_REF: {
@@ -205,7 +206,8 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 		       !strcmp(x->version, y->version) && !strcmp(x->cmdline, y->cmdline) &&
 		       x->start_ref_ns == y->start_ref_ns &&
 		       x->start_real_ns == y->start_real_ns && x->period_ns == y->period_ns &&
-		       x->flags == y->flags && x->ref_clock == y->ref_clock;
+		       x->flags == y->flags && x->ref_clock == y->ref_clock &&
+		       x->session_id == y->session_id;
 	}
 	case T4_PKT_DOMAIN: {
 		const struct t4_domain_pkt *x = &a->domain, *y = &b->domain;
@@ -364,6 +366,7 @@ struct tu_log {
 	size_t nchunks;
 	size_t chunk_off[TU_MAX_CHUNKS + 1]; /* chunk_off[nchunks] = len */
 	size_t chunk_pkts[TU_MAX_CHUNKS];    /* packets recorded in each */
+	uint32_t tag;           /* every chunk's header tag (format 1.1) */
 	/* overrides for the next chunk */
 	uint16_t version, hdr_size;
 	int no_content_size;
@@ -441,6 +444,7 @@ static inline void tu_log_flush(struct tu_log *l)
 	h.comp_size = (uint32_t)n;
 	h.packets = (uint32_t)((int32_t)l->npk + l->packets_adjust);
 	h.payload_crc = t4_crc32c(0, comp, n);
+	h.tag = l->tag;
 	t4_chunk_hdr_pack(&h, hdr);
 	l->chunk_off[l->nchunks] = l->len;
 	l->chunk_pkts[l->nchunks++] = l->npk;

@@ -57,6 +57,8 @@ Test(codec, roundtrip_random_all_types)
 			t4_codec_reset(dec);
 		}
 		tu_random_packet(&s, tu_type(&s), p);
+		/* metadata, now and then as the copy a writer repeats (4.8) */
+		p->copy = p->type != T4_PKT_STATUS && p->type < T4_PKT_REF && tu_below(&s, 3) == 0;
 		int n = encode(enc, p, buf);
 		memset(q, 0xa5, sizeof(*q));
 		int m = t4_codec_decode(dec, buf, (size_t)n, q);
@@ -304,9 +306,63 @@ Test(codec, unknown_type_and_appended_fields)
 	t4_codec_free(c);
 }
 
-/* A session packet of an older writer ends after flags: its reference
- * clock is CLOCK_MONOTONIC_RAW. */
-Test(codec, session_without_ref_clock_is_monotonic_raw)
+/* A copy (FORMAT.md 4.8) is the whole packet inside a packet of type 8:
+ * it decodes to the same packet flagged copy; only metadata may be copied;
+ * a copy of a type the reader does not know is skipped like that type. */
+Test(codec, copies_wrap_metadata)
+{
+	struct t4_codec *c = t4_codec_new();
+	struct t4_packet p = { .type = T4_PKT_DOMAIN }, q;
+	uint8_t orig[T4_PKT_MAX_ENCODED], copy[T4_PKT_MAX_ENCODED];
+	static const uint8_t of_ref[] = { 8, 13, 16, 11, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+			     of_status[] = { 8, 3, 5, 1, 0 }, of_copy[] = { 8, 5, 8, 3, 4, 1, 0 },
+			     of_future[] = { 8, 4, 100, 2, 0xab, 0xcd },
+			     appended[] = { 8, 7, 6, 4, 1, 2, 0, 0, 0xee }, /* a short task: bad */
+			     too_long[] = { 8, 3, 4, 9, 1 };
+
+	p.domain.domain_id = 5;
+	strcpy(p.domain.name, "ucf");
+	int n = encode(c, &p, orig);
+	p.copy = true;
+	int m = encode(c, &p, copy);
+	cr_assert_eq(m, n + 2);
+	cr_assert(copy[0] == T4_PKT_COPY && copy[1] == n && !memcmp(copy + 2, orig, (size_t)n),
+		  "a copy is 08, the packet's length, the packet");
+	cr_assert_eq(decode_bytes(copy, (size_t)m, &q), m);
+	cr_assert(q.copy && tu_pkt_eq(&p, &q));
+	cr_assert_eq(decode_bytes(orig, (size_t)n, &q), n);
+	cr_assert(!q.copy, "an original is no copy");
+
+	p = (struct t4_packet){ .type = T4_PKT_REF, .copy = true };
+	cr_assert_eq(t4_codec_encode(c, &p, copy, sizeof(copy)), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "cannot be a copy"), "%s", t4_errmsg());
+	p.type = T4_PKT_STATUS;
+	cr_assert_eq(t4_codec_encode(c, &p, copy, sizeof(copy)), -EINVAL);
+
+	cr_assert_eq(decode_bytes(of_ref, sizeof(of_ref), &q), -EBADMSG, "a copy of a reference");
+	cr_assert_eq(decode_bytes(of_status, sizeof(of_status), &q), -EBADMSG);
+	cr_assert_eq(decode_bytes(of_copy, sizeof(of_copy), &q), -EBADMSG, "a copy of a copy");
+	cr_assert_eq(decode_bytes(too_long, sizeof(too_long), &q), -EBADMSG);
+	cr_assert_eq(decode_bytes(appended, sizeof(appended), &q), -EBADMSG);
+	cr_assert_eq(decode_bytes(of_future, sizeof(of_future), &q), (int)sizeof(of_future));
+	cr_assert_eq(q.type, 0u, "a copy of a future type is skipped as unknown");
+
+	/* a body longer than its packet: a newer writer's bytes, ignored */
+	p = (struct t4_packet){ .type = T4_PKT_BOOKMARK, .copy = true };
+	p.bookmark.bookmark_id = 3;
+	strcpy(p.bookmark.name, "load");
+	m = encode(c, &p, copy);
+	copy[1]++;
+	copy[m] = 0x77;
+	cr_assert_eq(decode_bytes(copy, (size_t)m + 1, &q), m + 1);
+	cr_assert(q.copy && tu_pkt_eq(&p, &q));
+	t4_codec_free(c);
+}
+
+/* A session packet of an older writer ends after flags (before 0.1.0: its
+ * reference clock is CLOCK_MONOTONIC_RAW) or after ref_clock (format 1.0:
+ * no session ID, 0). */
+Test(codec, session_without_appended_fields)
 {
 	struct t4_codec *c = t4_codec_new();
 	struct t4_packet p = { .type = T4_PKT_SESSION }, q;
@@ -315,12 +371,19 @@ Test(codec, session_without_ref_clock_is_monotonic_raw)
 	strcpy(p.session.host, "h");
 	p.session.flags = T4_SESSION_BPF_TRIGGER;
 	p.session.ref_clock = T4_REFCLK_MONOTONIC;
+	p.session.session_id = 0x1234; /* varint b4 24 */
 	int n = encode(c, &p, buf);
 	cr_assert_eq(decode_bytes(buf, (size_t)n, &q), n);
 	cr_assert(tu_pkt_eq(&p, &q));
-	cr_assert_eq(buf[n - 1], T4_REFCLK_MONOTONIC, "ref_clock is the body's last field");
-	buf[1]--; /* body_len (one byte here), without the last field */
-	cr_assert_eq(decode_bytes(buf, (size_t)n - 1, &q), n - 1);
+	cr_assert_eq(q.session.session_id, 0x1234u);
+	cr_assert(buf[n - 3] == T4_REFCLK_MONOTONIC && buf[n - 2] == 0xb4 && buf[n - 1] == 0x24,
+		  "ref_clock, then session_id: the body's last fields");
+	buf[1] -= 2; /* body_len (one byte here), without session_id: format 1.0 */
+	cr_assert_eq(decode_bytes(buf, (size_t)n - 2, &q), n - 2);
+	cr_assert_eq(q.session.session_id, 0u);
+	cr_assert_eq(q.session.ref_clock, T4_REFCLK_MONOTONIC);
+	buf[1]--; /* and without ref_clock */
+	cr_assert_eq(decode_bytes(buf, (size_t)n - 3, &q), n - 3);
 	cr_assert_eq(q.session.ref_clock, T4_REFCLK_MONOTONIC_RAW);
 	cr_assert_eq(q.session.flags, T4_SESSION_BPF_TRIGGER);
 	t4_codec_free(c);
@@ -372,7 +435,16 @@ static struct t4_chunk_hdr sample_hdr(void)
 	return (struct t4_chunk_hdr){ .version = 1, .hdr_size = 64, .flags = 0, .seq = 2,
 				      .first_trigger = 1000, .last_trigger = 1099,
 				      .raw_size = 5000, .comp_size = 900, .packets = 400,
-				      .payload_crc = 0xdeadbeef };
+				      .payload_crc = 0xdeadbeef, .tag = 0x11223344 };
+}
+
+static bool hdr_eq(const struct t4_chunk_hdr *a, const struct t4_chunk_hdr *b)
+{
+	return a->version == b->version && a->hdr_size == b->hdr_size && a->flags == b->flags &&
+	       a->seq == b->seq && a->first_trigger == b->first_trigger &&
+	       a->last_trigger == b->last_trigger && a->raw_size == b->raw_size &&
+	       a->comp_size == b->comp_size && a->packets == b->packets &&
+	       a->payload_crc == b->payload_crc && a->tag == b->tag;
 }
 
 Test(codec, chunk_hdr_roundtrip_and_bytes)
@@ -390,10 +462,10 @@ Test(codec, chunk_hdr_roundtrip_and_bytes)
 	cr_assert_eq(t4_get_le32(b + 44), 900u);
 	cr_assert_eq(t4_get_le32(b + 48), 400u);
 	cr_assert_eq(t4_get_le32(b + 52), 0xdeadbeefu);
-	cr_assert_eq(t4_get_le32(b + 56), 0u);
+	cr_assert_eq(t4_get_le32(b + 56), 0x11223344u, "the recording's tag (format 1.1)");
 	cr_assert_eq(t4_get_le32(b + 60), t4_crc32c(0, b, 60));
 	cr_assert_eq(t4_chunk_hdr_unpack(b, &g), 0);
-	cr_assert(!memcmp(&h, &g, sizeof(h)));
+	cr_assert(hdr_eq(&h, &g));
 }
 
 Test(codec, chunk_hdr_rejects)

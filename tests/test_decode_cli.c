@@ -265,6 +265,123 @@ Test(decode_cli, damage_keeps_phases_the_references_carry, .timeout = 120)
 	damaged_with_bookmarks("2", true); /* fails on the rates too, until both are fixed */
 }
 
+/* Issue 16.5: a log whose first chunk is damaged every way (a bit of its
+ * magic flipped, its frame garbled) decodes every other chunk with its
+ * domains' names, events and clock models, which come back from the copies
+ * that open the next chunk: every format agrees with the truth, rates
+ * included (before: "not a t410trace log (bad magic)"); `info` says what
+ * the copies brought back. */
+Test(decode_cli, damaged_first_chunk_keeps_names_and_clocks, .timeout = 120)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "head", "--triggers 700 --seed 4 --bookmarks --copies --damage 0 "
+			     "--damage-magic 0", true,
+		 (const char *[]){ "TOTALS ARE PARTIAL", "1 damaged chunk", NULL }, NULL);
+	cr_assert_eq(dc_sh(&c, "'%s' info --json head.t4 > head.info", c.bin), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "chunk at offset 0: bad magic"), "%s", c.out);
+	cr_assert(dc_file_has(&c, "head.info", "\"damaged_chunks\": 1,"));
+	cr_assert_not(dc_file_has(&c, "head.info", "\"restored\": 0,"), "nothing restored");
+	cr_assert_not(dc_file_has(&c, "head.info", "\"name\": \"domain"), "a domain unnamed");
+	dc_fini(&c);
+}
+
+/* The copies count nothing twice: the same recording written with and
+ * without them (format 1.1 and 1.0) decodes to the same CSV, and `info`
+ * says the same of both but for sizes, the copies and the session ID. */
+Test(decode_cli, copies_count_nothing_twice, .timeout = 120)
+{
+	struct dc c;
+	static const char ignore[] = "file,bytes,raw_bytes,compression_ratio,bytes_per_value,"
+				     "copies,session_id";
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "v10", "--triggers 900 --seed 8 --bookmarks --chunk-packets 200 --duplicate 0.02");
+	dc_write(&c, "v11", "--triggers 900 --seed 8 --bookmarks --chunk-packets 200 --duplicate 0.02 "
+			    "--copies");
+	cr_assert_eq(dc_sh(&c, "for v in v10 v11; do '%s' info --json $v.t4 > $v.info && "
+			       "'%s' decode -f csv $v.t4 > $v.csv || exit 1; done", c.bin, c.bin), 0,
+		     "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "cmp v10.csv v11.csv"), 0, "%s", c.out);
+	dc_check(&c, "info-same v10.info v11.info --ignore %s", ignore);
+	dc_check(&c, "info-same v11.info v10.info --ignore %s,restored,next_recording", ignore);
+	cr_assert_not(dc_file_has(&c, "v11.info", "\"copies\": 0,"), "no copies written");
+	dc_fini(&c);
+}
+
+/* Issue 16.8: two logs concatenated (`cat a b > c`), of format 1.0 (told
+ * apart by the second's session packet) and 1.1 (by its chunks' tag; the
+ * other rules: reader/a_second_recording_ends_the_first): decode and info
+ * read the first recording only, exit 0, and say where the second starts
+ * and how to read it (before: one recording, domains merged by ID, totals
+ * of both). */
+static void concatenated(const char *opts)
+{
+	struct dc c;
+	char args[256], at[64], out[1 << 16];
+	long long off;
+
+	dc_init(&c, "python3 zstd");
+	snprintf(args, sizeof(args), "--triggers 700 --seed 6 --second-seed 7 --bookmarks %s", opts);
+	dc_write(&c, "two", args);
+	snprintf(args, sizeof(args), "--triggers 700 --seed 7 --bookmarks %s", opts);
+	dc_write(&c, "second", args);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && python3 -c 'import json; "
+			     "print(json.load(open(\"two.json\"))[\"next_recording\"])'", c.dir),
+		     0, "%s", out);
+	off = atoll(out);
+	cr_assert_gt(off, 0);
+	snprintf(at, sizeof(at), "another recording starts at offset %lld", off);
+	dc_formats(&c, "two", true); /* the first's truth: its totals, not both */
+	cr_assert_eq(dc_decode(&c, "two.t4 -f csv -o again.csv"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, at), "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "'%s' info --json two.t4 > two.info", c.bin), 0, "%s", c.out);
+	cr_assert(strstr(c.out, at), "%s", c.out);
+	snprintf(args, sizeof(args), "\"next_recording\": %lld,", off);
+	cr_assert(dc_file_has(&c, "two.info", args), "info --json lacks %s", args);
+	/* the way the warning says to read the second: the second's own decode */
+	cr_assert_eq(dc_sh(&c, "tail -c +%lld two.t4 | '%s' decode -f csv - > tail.csv && "
+			       "'%s' decode -f csv second.t4 > second.csv && cmp tail.csv second.csv",
+			   off + 1, c.bin, c.bin), 0, "%s", c.out);
+	dc_fini(&c);
+}
+
+Test(decode_cli, two_logs_concatenated_format_1_0, .timeout = 120)
+{
+	concatenated("");
+}
+
+Test(decode_cli, two_logs_concatenated_format_1_1, .timeout = 120)
+{
+	concatenated("--copies");
+}
+
+/* Logs written before format 1.1 (tests/fixtures/logs: a virtual, a live
+ * simulated and a live host recording) read as they did: `info --json`
+ * says everything it said then (saved next to them), decode reads them
+ * without a warning and its CSV totals are info's. */
+Test(decode_cli, format_1_0_logs_read_as_before, .timeout = 120)
+{
+	static const char *const logs[] = { "v1.0-virtual-sim", "v1.0-live-host",
+					    "v1.0-live-sim" };
+	char fix[PATH_MAX];
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	cr_assert_not_null(cli_repo_file("tests/fixtures/logs", fix));
+	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++) {
+		cr_assert_eq(dc_sh(&c, "'%s' info --json '%s/%s.t4t' > %s.info", c.bin, fix, logs[i],
+				   logs[i]), 0, "%s", c.out);
+		dc_check(&c, "info-same '%s/%s.info.json' %s.info --ignore file", fix, logs[i], logs[i]);
+		cr_assert_eq(dc_sh(&c, "'%s' decode -f csv '%s/%s.t4t' > %s.csv", c.bin, fix, logs[i],
+				   logs[i]), 0, "%s", c.out);
+		cr_assert_eq(c.out[0], '\0', "%s: decode said: %s", logs[i], c.out);
+		dc_check(&c, "info-totals %s.csv %s.info", logs[i], logs[i]);
+	}
+	dc_fini(&c);
+}
+
 Test(decode_cli, truncated_log_decodes_what_is_there, .timeout = 120)
 {
 	struct dc c;

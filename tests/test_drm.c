@@ -775,6 +775,8 @@ static int ev_slot(const struct logview *lv, uint32_t domain, uint32_t index)
 
 static void take_packet(struct logview *lv, const struct t4_packet *p)
 {
+	if (p->copy) /* repeated metadata (FORMAT.md 4.8): nothing new */
+		return;
 	if (p->type == T4_PKT_REF && p->ref.sched_id == 0 && p->ref.trigger_id < LV_TRIGGERS)
 		lv->ref_ns[p->ref.trigger_id] = p->ref.ref_ns;
 	if (p->type == T4_PKT_DOMAIN && p->domain.kind == T4_DOM_DRM) {

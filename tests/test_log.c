@@ -76,6 +76,7 @@ static void gen_ret(uint64_t i, uint32_t dom, uint32_t n, int vals, struct t4_pa
 	uint64_t h = mix(i * 131 + dom);
 
 	p->type = T4_PKT_RET;
+	p->copy = false;
 	p->ret.trigger_id = i;
 	p->ret.domain_id = dom;
 	p->ret.flags = (h & 15) == 0 ? T4_RET_MULTIPLEXED : 0;
@@ -104,6 +105,7 @@ static void gen_ref(uint64_t i, struct t4_packet *p)
 	uint64_t h = mix(i ^ 0xabcdef);
 
 	p->type = T4_PKT_REF;
+	p->copy = false;
 	p->ref.trigger_id = i;
 	p->ref.sched_id = 0;
 	p->ref.bookmark_id = (uint32_t)(i / 1000);
@@ -204,9 +206,20 @@ static struct t4_reader *open_reader(const char *name)
 	return r;
 }
 
+/* The next packet that is not a copy of metadata (FORMAT.md 4.8: the
+ * writer repeats metadata at chunk starts; see log/copies_*). */
+static int next_original(struct t4_reader *r, struct t4_packet *p)
+{
+	int ret;
+
+	while ((ret = t4_reader_next(r, p)) == 1 && p->copy)
+		;
+	return ret;
+}
+
 static void next_ok(struct t4_reader *r, struct t4_packet *p, uint64_t i)
 {
-	int ret = t4_reader_next(r, p);
+	int ret = next_original(r, p);
 
 	cr_assert_eq(ret, 1, "packet %llu: reader returned %d (%s)",
 		     (unsigned long long)i, ret, t4_errmsg());
@@ -687,8 +700,8 @@ Test(log, pwrite_backend_identical)
 	a = open_reader("uring.t4");
 	b = open_reader("pwrite.t4");
 	do {
-		ra = t4_reader_next(a, &p);
-		rb = t4_reader_next(b, &q);
+		ra = next_original(a, &p);
+		rb = next_original(b, &q);
 		cr_assert_eq(ra, rb, "packet %llu", (unsigned long long)n);
 		cr_assert(ra <= 0 || tu_pkt_eq(&p, &q), "packet %llu differs",
 			  (unsigned long long)n);

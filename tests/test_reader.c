@@ -185,8 +185,9 @@ Test(reader, truncation_at_every_byte_of_last_chunk)
 	tu_log_free(&l);
 }
 
-/* One flipped bit anywhere (but in the first magic): its chunk is skipped
- * with one warning, every other chunk comes back whole. */
+/* One flipped bit anywhere, the first magic included (issue 16.5: a flip
+ * in bytes 0-7 made the whole file "not a t410trace log"): its chunk is
+ * skipped with one warning, every other chunk comes back whole. */
 Test(reader, single_bit_flips)
 {
 	struct tu_log l;
@@ -201,12 +202,12 @@ Test(reader, single_bit_flips)
 	for (int i = 0; i < 400; i++) {
 		/* every 4th flip lands in a header, to exercise resync */
 		size_t c = tu_below(&s, l.nchunks), off;
-		if (i % 4 == 0)
+		if (i % 8 == 0) /* and every 8th in the file's first bytes */
+			c = 0, off = tu_below(&s, T4_CHUNK_MAGIC_LEN);
+		else if (i % 4 == 0)
 			off = l.chunk_off[c] + tu_below(&s, T4_CHUNK_HDR_SIZE);
 		else
 			off = l.chunk_off[c] + tu_below(&s, l.chunk_off[c + 1] - l.chunk_off[c]);
-		if (off < T4_CHUNK_MAGIC_LEN)
-			continue;
 		memcpy(copy, l.buf, l.len);
 		copy[off] ^= (uint8_t)(1u << tu_below(&s, 8));
 		struct got g;
@@ -298,6 +299,195 @@ Test(reader, garbage_never_crashes)
 	free(exp);
 	tu_log_free(&l);
 	free(b);
+}
+
+/* A log whose first chunk is damaged every way at once (its magic flipped,
+ * garbage in its frame) opens at its second chunk, with one warning, and
+ * gives every packet after it (issue 16.5); the same with junk before the
+ * first chunk (a prefix), read from a file and from a pipe alike. */
+Test(reader, damaged_head_opens_at_the_first_valid_chunk)
+{
+	struct tu_log l;
+	struct t4_packet *exp;
+	size_t n_exp, lost;
+	uint64_t s = 21;
+	struct got g;
+	uint8_t *b;
+
+	tu_log_init(&l);
+	tu_realistic_log(&l, 13, 500, 100, &exp, &n_exp);
+	lost = l.chunk_pkts[0];
+	l.buf[0] ^= 0x01;
+	l.buf[7] ^= 0x80;
+	for (size_t k = l.chunk_off[0] + T4_CHUNK_HDR_SIZE + 10; k < l.chunk_off[1] - 10; k++)
+		l.buf[k] = (uint8_t)tu_rand(&s);
+	read_check(l.buf, l.len, exp, n_exp, 0, lost, &g);
+	cr_assert_eq(g.st.chunks, l.nchunks - 1);
+	cr_assert_eq(g.st.damaged_chunks, 1u);
+	cr_assert_eq(g.st.skipped_bytes, l.chunk_off[1]);
+	cr_assert_eq(g.w.n, 1);
+	cr_assert_eq(g.w.last_off, 0u);
+	cr_assert(strstr(g.w.last, "chunk at offset 0: bad magic, skipped") &&
+		  strstr(g.w.last, "to the next chunk at offset"), "%s", g.w.last);
+
+	/* 5000 bytes of junk before an intact log */
+	tu_log_free(&l);
+	free(exp);
+	tu_log_init(&l);
+	tu_realistic_log(&l, 13, 500, 100, &exp, &n_exp);
+	b = malloc(l.len + 5000);
+	for (size_t k = 0; k < 5000; k++)
+		b[k] = (uint8_t)tu_rand(&s);
+	memcpy(b + 5000, l.buf, l.len);
+	read_check(b, l.len + 5000, exp, n_exp, 0, 0, &g);
+	cr_assert_eq(g.st.chunks, l.nchunks);
+	cr_assert_eq(g.st.skipped_bytes, 5000u);
+	cr_assert_eq(g.w.n, 1);
+	free(b);
+	free(exp);
+	tu_log_free(&l);
+}
+
+/* What no log can be stays refused with one line: a valid chunk further
+ * in than the largest first chunk, text, a magic with nothing valid after. */
+Test(reader, foreign_files_stay_refused)
+{
+	struct tu_log l;
+	struct t4_packet p = { .type = T4_PKT_STATUS };
+	size_t far = (size_t)4096 + T4_CHUNK_MAX_RAW + T4_CHUNK_MAX_RAW / 128 + 512 + 1;
+	uint8_t *b = calloc(1, far + 4096);
+	struct t4_reader *r;
+
+	tu_log_init(&l);
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	memcpy(b + far, l.buf, l.len);
+	cr_assert_eq(t4_reader_open_mem(&r, b, far + l.len, NULL, NULL), -EBADMSG);
+	cr_assert_str_eq(t4_errmsg(), "memory buffer: not a t410trace log (bad magic)");
+	memcpy(b + far - 1, l.buf, l.len); /* the last place a chunk may start */
+	cr_assert_eq(t4_reader_open_mem(&r, b, far - 1 + l.len, NULL, NULL), 0, "%s",
+		     t4_errmsg());
+	t4_reader_close(r);
+	memset(b, 'x', 300);
+	memcpy(b + 100, T4_CHUNK_MAGIC, T4_CHUNK_MAGIC_LEN); /* no valid header after */
+	cr_assert_eq(t4_reader_open_mem(&r, b, 300, NULL, NULL), -EBADMSG);
+	memcpy(b + 290, T4_CHUNK_MAGIC, T4_CHUNK_MAGIC_LEN); /* a magic, 2 bytes after */
+	cr_assert_eq(t4_reader_open_mem(&r, b, 300, NULL, NULL), -EBADMSG);
+	free(b);
+	tu_log_free(&l);
+}
+
+/* ---- two recordings in one file (issue 16.8) ------------------------------- */
+
+/* A recording: its session (with its ID, 0 for format 1.0), a domain, its
+ * event, `chunks` chunks of 10 triggers (format 1.1: each chunk after the
+ * first opens with a copy of the session), a status. */
+static void one_recording(struct tu_log *l, uint64_t id, const char *host, int chunks)
+{
+	struct t4_packet p[64];
+	size_t n = tu_metadata(p);
+	uint64_t s = id + 1;
+
+	snprintf(p[0].session.host, sizeof(p[0].session.host), "%s", host);
+	p[0].session.session_id = id;
+	l->tag = (uint32_t)id;
+	l->seq = 0;
+	for (size_t i = 0; i < n; i++)
+		tu_log_add(l, &p[i]);
+	for (int c = 0; c < chunks; c++) {
+		struct t4_packet t[1 + TU_DOMAINS];
+		if (c && id) {
+			p[0].copy = true;
+			tu_log_add(l, &p[0]);
+			p[0].copy = false;
+		}
+		for (uint64_t k = 0; k < 10; k++) {
+			size_t m = tu_trigger(&s, (uint64_t)c * 10 + k, t);
+			for (size_t i = 0; i < m; i++)
+				tu_log_add(l, &t[i]);
+		}
+		tu_log_flush(l);
+	}
+}
+
+/* Read buf: the packets (copies apart) and where reading stopped. */
+static void read_recording(const uint8_t *buf, size_t len, struct got *g, size_t *refs)
+{
+	read_mem(buf, len, g);
+	*refs = 0;
+	for (size_t i = 0; i < g->n; i++)
+		*refs += g->p[i].type == T4_PKT_REF;
+	free(g->p);
+}
+
+Test(reader, a_second_recording_ends_the_first)
+{
+	static const struct {
+		uint64_t a, b;
+		const char *host_b;
+		const char *what;
+	} cases[] = {
+		{ 0x1111, 0x2222, "h", "format 1.1: another tag" },
+		{ 0, 0, "h", "format 1.0, the same session: a second original session packet" },
+		{ 0, 0, "other", "format 1.0: another session" },
+		{ 0x1111, 0x1111, "h", "the same recording twice (cat a a)" },
+	};
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(cases); i++) {
+		struct tu_log l;
+		struct got g;
+		size_t first, refs;
+
+		tu_log_init(&l);
+		one_recording(&l, cases[i].a, "h", 3);
+		first = l.len;
+		one_recording(&l, cases[i].b, cases[i].host_b, 2);
+		read_recording(l.buf, l.len, &g, &refs);
+		cr_assert_eq(g.st.next_recording, first, "%s", cases[i].what);
+		cr_assert_eq(refs, 30u, "%s: the first recording's triggers only", cases[i].what);
+		cr_assert_eq(g.st.chunks, 3u, "%s", cases[i].what);
+		cr_assert_eq(g.st.damaged_chunks + g.st.skipped_bytes, 0u, "%s", cases[i].what);
+		cr_assert_eq(g.w.n, 0, "%s: a second recording is no damage", cases[i].what);
+		cr_assert_eq(g.st.copies, cases[i].a ? 2u : 0u, "%s", cases[i].what);
+
+		/* the second, found by its chunks alone: the first packets of
+		 * its chunk 0 lost, its later chunks going back in sequence
+		 * (format 1.0) or carrying another tag (1.1) */
+		l.buf[first] ^= 1;
+		read_recording(l.buf, l.len, &g, &refs);
+		if (cases[i].a != cases[i].b || !cases[i].a) /* cat a a with a damaged head: */
+			cr_assert_eq(g.st.next_recording, l.chunk_off[4], "%s", cases[i].what);
+		cr_assert_eq(refs, 30u, "%s", cases[i].what);
+		tu_log_free(&l);
+	}
+}
+
+/* What does not end a recording: copies of its own session, sequence
+ * numbers that skip forward (damage), a session packet inside a chunk. */
+Test(reader, one_recording_reads_to_its_end)
+{
+	struct tu_log l;
+	struct t4_packet p[64];
+	struct got g;
+	size_t refs;
+
+	tu_log_init(&l);
+	one_recording(&l, 0x77, "h", 4);
+	l.seq += 5; /* chunks 4..8 lost */
+	tu_metadata(p);
+	p[0].session.session_id = 0x77;
+	struct t4_packet t[1 + TU_DOMAINS];
+	uint64_t s = 3;
+	size_t m = tu_trigger(&s, 90, t);
+	for (size_t i = 0; i < m; i++)
+		tu_log_add(&l, &t[i]);
+	tu_log_add(&l, &p[0]); /* an original session, but not first in its chunk */
+	tu_log_flush(&l);
+	read_recording(l.buf, l.len, &g, &refs);
+	cr_assert_eq(g.st.next_recording, 0u);
+	cr_assert_eq(refs, 41u);
+	cr_assert_eq(g.st.copies, 3u);
+	tu_log_free(&l);
 }
 
 static void expect_open_error(const void *buf, size_t len, int err, const char *msg)

@@ -91,6 +91,7 @@ static void expect_same_through_stdin(const uint8_t *buf, size_t len, const char
 	cr_assert_eq(in.st.damaged_chunks, mem.st.damaged_chunks, "%s", what);
 	cr_assert_eq(in.st.truncated, mem.st.truncated, "%s", what);
 	cr_assert_eq(in.st.skipped_bytes, mem.st.skipped_bytes, "%s", what);
+	cr_assert_eq(in.st.next_recording, mem.st.next_recording, "%s", what);
 	cr_assert_eq(in.st.file_bytes, len, "%s", what);
 }
 
@@ -118,6 +119,21 @@ Test(stream, reader_reads_stdin_like_a_file, .timeout = 60)
 	expect_same_through_stdin(copy, l.len + 5000, "garbage after the end");
 	memset(copy + l.chunk_off[1], 0x5a, l.chunk_off[9] - l.chunk_off[1]);
 	expect_same_through_stdin(copy, l.len, "garbage over eight chunks");
+	memcpy(copy, l.buf, l.len);
+	copy[2] ^= 4; /* the first magic (issue 16.5) */
+	memset(copy + l.chunk_off[0] + T4_CHUNK_HDR_SIZE, 0x5a, 100);
+	expect_same_through_stdin(copy, l.len, "a damaged first chunk");
+	free(copy);
+	copy = malloc(2 * l.len);
+	memcpy(copy, l.buf, l.len);
+	memcpy(copy + l.len, l.buf, l.len); /* cat a a (issue 16.8) */
+	expect_same_through_stdin(copy, 2 * l.len, "two recordings");
+	struct t4_reader *r;
+	struct seen mem;
+	cr_assert_eq(t4_reader_open_mem(&r, copy, 2 * l.len, quiet, NULL), 0);
+	read_all(r, &mem);
+	cr_assert_eq(mem.st.next_recording, l.len);
+	cr_assert_eq(mem.n, n_exp, "the first recording's packets only");
 	free(copy);
 	free(exp);
 	tu_log_free(&l);
@@ -276,8 +292,8 @@ Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 	cr_assert(strstr(rec_out, "wrote standard output"), "%s", rec_out);
 	expect_intact(&r, copy, bytes, rec_out);
 	/* info on the pipe gives what info on the file gives */
-	sh(&r2, "cat %s | %s info --json - | grep -o '\"[a-z_]*\": [0-9]*' | head -24 > %s/a; "
-		"%s info --json %s | grep -o '\"[a-z_]*\": [0-9]*' | head -24 > %s/b; "
+	sh(&r2, "cat %s | %s info --json - | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > %s/a; "
+		"%s info --json %s | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > %s/b; "
 		"cmp %s/a %s/b && cat %s/a", copy, bin(), r.dir, bin(), copy, r.dir, r.dir, r.dir,
 	   r.dir);
 	cr_assert_eq(r2.status, 0, "%s", r2.out);

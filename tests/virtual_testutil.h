@@ -117,6 +117,8 @@ static inline void vrec_read(struct vrec *r)
 
 	cr_assert_eq(t4_reader_open(&rd, r->path, NULL, NULL), 0, "%s", t4_errmsg());
 	while ((rc = t4_reader_next(rd, p)) == 1) {
+		if (p->copy) /* repeated metadata (FORMAT.md 4.8): nothing new */
+			continue;
 		if (p->type == T4_PKT_REF) {
 			r->refs = push(r->refs, r->n_refs, sizeof(*r->refs));
 			r->refs[r->n_refs++] = p->ref;

@@ -13,7 +13,7 @@ set -euo pipefail
 
 OUT=${1:?usage: tools/bench.sh OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HELPERS=" bench_intervals bench_decode bench_spin "
+HELPERS=" bench_intervals bench_decode bench_spin bench_copies "
 
 [ -d "$OUT/bench" ] || { echo "bench: $OUT/bench: no benchmarks built" >&2; exit 1; }
 
@@ -40,6 +40,9 @@ for b in "$OUT"/bench/*; do
 done
 
 "$HERE/bench_decode.sh" "$OUT"
+echo
+
+"$HERE/bench_copies.sh" "$OUT"
 echo
 
 echo "\`\$ tools/bench_bookmark.sh $OUT\`"

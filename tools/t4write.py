@@ -43,6 +43,18 @@ counts 0). What the recorder and the file can do to it:
   --damage K        after writing, corrupt the zstd frame of chunk K (its
                     CRC fails: its counts are lost); repeatable
   --truncate B      cut the last B bytes off the file
+  --damage-magic K  after writing, flip a bit of chunk K's magic (its header
+                    is damaged: a reader resynchronises, at the start of the
+                    file too); repeatable
+  --copies          write format 1.1: the session packet carries a session ID
+                    (from the seed), every chunk header its tag, and every
+                    chunk opens with copies (type 8) of the previous chunk's
+                    metadata packets, and every 8th chunk with the whole
+                    description (session, domains, events, latest bookmark)
+                    as well, as FORMAT.md 4.8 describes
+  --second-seed S   append a second recording, the same but with seed S
+                    (two logs concatenated: FORMAT.md 7; the truth is the
+                    first's, with "next_recording": the offset of the second)
   --schedulers 2    per-socket: two schedulers; each domain answers the
                     trigger IDs of its own (domain packets carry sched_id)
   --large-ids       domain IDs 5000 and 4294967295, a scheduler ID 4242 and
@@ -79,6 +91,8 @@ MAGIC = b"T4TRACE\x1a"
 MASK64 = (1 << 64) - 1
 
 PKT_SESSION, PKT_DOMAIN, PKT_EVENT, PKT_BOOKMARK, PKT_STATUS = 1, 2, 3, 4, 5
+PKT_COPY = 8
+FULL_COPY_EVERY = 8  # chunks between copies of the whole description (4.8)
 PKT_REF, PKT_RET = 16, 17
 SESSION_SIMULATED, SESSION_BPF_TRIGGER = 1, 2
 REFCLK_MONOTONIC = 1
@@ -242,8 +256,9 @@ def ret_pkt(st, r):
 # ---- chunks (FORMAT.md section 2) -------------------------------------------
 
 class LogWriter:
-    def __init__(self, f):
+    def __init__(self, f, tag=0):
         self.f = f
+        self.tag = tag  # the recording's tag: low 32 bits of its session ID
         self.seq = 0
         self.offset = 0
         self.chunks = []  # (offset, size in bytes) of every chunk written
@@ -269,7 +284,7 @@ class LogWriter:
                                input=raw, stdout=subprocess.PIPE, check=True).stdout
         hdr = bytearray(MAGIC)
         hdr += struct.pack("<HHIQQQIIIII", 1, 64, 0, self.seq, self.first, self.last,
-                           len(raw), len(frame), self.packets, crc32c(frame), 0)
+                           len(raw), len(frame), self.packets, crc32c(frame), self.tag)
         hdr += struct.pack("<I", crc32c(bytes(hdr[:60])))
         assert len(hdr) == 64
         self.f.write(bytes(hdr) + frame)
@@ -435,14 +450,15 @@ class Real:
 
     def build(self):
         a, r = self.a, self.rng
-        items = [dict(kind="meta", enc=session_pkt_real(self.P))]
+        sid = self.session_id() if a.copies else None
+        items = [dict(kind="meta", desc=True, enc=session_pkt_real(self.P, sid))]
         for d in self.doms:
-            items.append(dict(kind="meta", enc=domain_pkt(
+            items.append(dict(kind="meta", desc=True, enc=domain_pkt(
                 d["id"], d["kind"], 0, d["clock"], d["hz"], d["name"],
                 self.sched_ids[d["sched"]])))
             for i, (name, unit, _) in enumerate(d["events"]):
-                items.append(dict(kind="meta", enc=event_pkt(d["id"], i, d["pmu"], name, unit,
-                                                           perf_type=40 + d["kind"])))
+                items.append(dict(kind="meta", desc=True, enc=event_pkt(
+                    d["id"], i, d["pmu"], name, unit, perf_type=40 + d["kind"])))
         self.rets = []     # every return written, in trigger order per domain
         self.refs = []     # every reference written
         self.dropped = self.read_failures = 0
@@ -545,12 +561,38 @@ class Real:
                     c[i] = sub[j]
         return chunks
 
-    def write(self, path):
+    def session_id(self):
+        """Format 1.1's session ID: any random u64 whose low 32 bits are not
+        0; here a function of the seed, so the bytes stay reproducible."""
+        sid = random.Random(f"session {self.a.seed}").getrandbits(64)
+        return sid if sid & MASK32 else sid | 1
+
+    def copies(self, chunks, k):
+        """The copies that open chunk k (FORMAT.md 4.8): the metadata packets
+        of chunk k - 1, then every FULL_COPY_EVERY chunks the whole
+        description (the session, every domain and event, the latest
+        bookmark) but what the first part already repeats."""
+        prev = [it for it in chunks[k - 1] if it.get("desc") or it["kind"] == "bookmark"] \
+            if k else []
+        out = list(prev)
+        if k and k % FULL_COPY_EVERY == 0:
+            before = [it for c in chunks[:k] for it in c]
+            desc = [it for it in before if it.get("desc")]
+            marks = [it for it in before if it["kind"] == "bookmark"]
+            out += [it for it in desc + marks[-1:] if not any(it is p for p in prev)]
+        return out
+
+    def write(self, path, append=False):
         a = self.a
         chunks = self.disorder(self.build())
-        with open(path, "wb") as f:
-            w = LogWriter(f)
-            for c in chunks:
+        tag = self.session_id() & MASK32 if a.copies else 0
+        with open(path, "ab" if append else "wb") as f:
+            base = f.tell()
+            w = LogWriter(f, tag)
+            for k, c in enumerate(chunks):
+                for it in self.copies(chunks, k) if a.copies else ():
+                    w.add(packet(PKT_COPY, it["enc"]))
+                    it.setdefault("in_chunks", []).append(k)
                 for it in c:
                     if it["kind"] == "ref":
                         w.add(ref_pkt(w.state, it["v"]), it["v"]["trigger_id"])
@@ -558,9 +600,12 @@ class Real:
                         w.add(ret_pkt(w.state, it["v"]), it["v"]["trigger_id"])
                     else:
                         w.add(it["enc"])
+                    it.setdefault("in_chunks", []).append(k)
                 w.flush()
             size = w.offset
-        if any(not 0 <= k < len(w.chunks) for k in a.damage):
+        if append:
+            return
+        if any(not 0 <= k < len(w.chunks) for k in a.damage + a.damage_magic):
             sys.exit(f"t4write.py: --damage: chunks are 0..{len(w.chunks) - 1}")
         with open(path, "r+b") as f:
             for k in a.damage:
@@ -569,13 +614,25 @@ class Real:
                 b = f.read(1)
                 f.seek(off + 64 + (n - 64) // 2)
                 f.write(bytes([b[0] ^ 0xFF]))
+            for k in a.damage_magic:
+                f.seek(w.chunks[k][0] + 3)  # the magic's 'T': header damaged
+                b = f.read(1)
+                f.seek(w.chunks[k][0] + 3)
+                f.write(bytes([b[0] ^ 0x10]))
             if a.truncate:
                 size = max(0, size - a.truncate)
                 f.truncate(size)
-        intact = [k not in a.damage and off + n <= size for k, (off, n) in enumerate(w.chunks)]
+        damaged = set(a.damage) | set(a.damage_magic)
+        intact = [k not in damaged and off + n <= size for k, (off, n) in enumerate(w.chunks)]
+        if a.second_seed is not None:
+            second = argparse.Namespace(**vars(a))
+            second.seed = a.second_seed
+            Real(second).write(path, append=True)
         if a.truth:
             with open(a.truth, "w") as f:
-                json.dump(self.truth(chunks, intact, w.chunks, size), f, indent=1)
+                t = self.truth(chunks, intact, w.chunks, size)
+                t["next_recording"] = size if a.second_seed is not None else None
+                json.dump(t, f, indent=1)
                 f.write("\n")
 
     # -- what a reader of the file gets ------------------------------------------
@@ -585,10 +642,11 @@ class Real:
         copies_ref = [0] * len(self.refs)
         for b in self.bookmarks:
             b["lost"] = True
-        for c, ok in zip(chunks, intact):
+        for k, c in enumerate(chunks):
             for it in c:
-                if ok and it["kind"] == "bookmark":
-                    it["bm"]["lost"] = False
+                if it["kind"] == "bookmark" and any(intact[j] for j in it["in_chunks"]):
+                    it["bm"]["lost"] = False  # its packet, or a copy of it, survived
+                ok = intact[k]
                 if ok and it["kind"] == "ret":
                     copies_ret[it["v"]["uid"]] += 1
                 elif ok and it["kind"] == "ref":
@@ -601,6 +659,9 @@ class Real:
             got = [x for x in mine if copies_ret[x["uid"]]]
             delivered = [0] * n_ev
             carried = lost_trig = dups = 0
+            # a first sample that is not the baseline (damage took the chunks
+            # before it) has no sample before it: its counts have no start
+            unplaced = int(bool(got) and not got[0]["flags"] & RET_FIRST)
             prev = None
             for x in got:
                 dups += copies_ret[x["uid"]] - 1
@@ -629,7 +690,7 @@ class Real:
                 clock_hz=d["rate_hz"] if d["clock"] >= 0 else None,
                 reference_clocked=d["clock"] < 0, returns=len(mine),
                 dropped=d["dropped"], late=d["late"], read_failed=d["read_failed"],
-                carried=carried, lost_triggers=lost_trig, duplicates=dups,
+                carried=carried, lost_triggers=lost_trig, duplicates=dups, unplaced=unplaced,
                 partial=any(ev["lost"] for ev in events), events=events))
         refs_missing = 0
         for sid in self.sched_ids:
@@ -642,7 +703,7 @@ class Real:
             period_ns=self.P, triggers=self.N, sched_ids=self.sched_ids,
             origin_ns=min(first) if first else None,
             chunks=len(chunks), bytes=size,
-            damaged_chunks=sorted(set(self.a.damage)),
+            damaged_chunks=sorted(set(self.a.damage) | set(self.a.damage_magic)),
             lost_chunks=[k for k, ok in enumerate(intact) if not ok],
             truncated=size < sum(n for _, n in spans),
             status_present=intact[-1] if intact else False,
@@ -655,11 +716,13 @@ class Real:
             domains=doms)
 
 
-def session_pkt_real(period_ns):
+def session_pkt_real(period_ns, session_id=None):
     body = (string("pyhost", 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
             + string("tools/t4write.py --realistic (independent writer)", 2047)
             + varint(T0 - 1_000_000) + varint(REAL_OFF + T0) + varint(period_ns)
             + varint(0))
+    if session_id is not None:  # format 1.1: ref_clock (0), then the session ID
+        body += varint(0) + varint(session_id)
     return packet(PKT_SESSION, body)
 
 
@@ -690,6 +753,9 @@ def main():
     real.add_argument("--reorder", type=int, default=None)
     real.add_argument("--damage", type=int, action="append", default=None)
     real.add_argument("--truncate", type=int, default=None)
+    real.add_argument("--damage-magic", type=int, action="append", default=None)
+    real.add_argument("--copies", action="store_true", default=None)
+    real.add_argument("--second-seed", type=int, default=None)
     real.add_argument("--schedulers", type=int, choices=(1, 2), default=None)
     real.add_argument("--large-ids", action="store_true", default=None)
     real.add_argument("--bookmarks", action="store_true", default=None)
@@ -700,14 +766,16 @@ def main():
     realistic = any(getattr(args, k) not in (None, False) for k in (
         "realistic", "seed", "period_ns", "chunk_packets", "drop_returns", "drop_refs", "late",
         "read_failures", "duplicate", "reorder", "damage", "truncate", "schedulers",
-        "large_ids", "bookmarks", "odd_names", "truth"))
+        "large_ids", "bookmarks", "odd_names", "truth", "damage_magic", "copies",
+        "second_seed"))
     if realistic and args.grid:
         ap.error("--grid: only for the default recording")
     if realistic:
         for k, v in dict(seed=1, period_ns=1_000_000, chunk_packets=500, drop_returns=0.0,
                          drop_refs=0.0, late=0.0, read_failures=0.0, duplicate=0.0, reorder=0,
                          damage=[], truncate=0, schedulers=1, large_ids=False,
-                         bookmarks=False, odd_names=False).items():
+                         bookmarks=False, odd_names=False, damage_magic=[],
+                         copies=False).items():
             if getattr(args, k) is None:
                 setattr(args, k, v)
         if args.triggers < 2:

@@ -6,7 +6,8 @@
  * so mutations reach the header fields and payload checks behind the CRCs
  * (random bytes almost never carry a valid CRC32C). Checks: every error
  * has a one-line message, every warning is one non-empty line, the reader
- * ends, and its statistics add up.
+ * ends, and its statistics add up (copies of metadata counted apart from
+ * packets; a second recording starts inside the input, after a chunk).
  */
 #include "fuzz_common.h"
 #include "packets/packets.h"
@@ -35,7 +36,7 @@ static void read_all(const uint8_t *buf, size_t len)
 	struct t4_reader *r;
 	struct t4_reader_stats st;
 	struct t4_packet *p = malloc(sizeof(*p));
-	uint64_t got = 0;
+	uint64_t got = 0, copies = 0;
 	int rc;
 
 	if (!p)
@@ -48,7 +49,8 @@ static void read_all(const uint8_t *buf, size_t len)
 		return;
 	}
 	while ((rc = t4_reader_next(r, p)) == 1) {
-		got++;
+		got += !p->copy;
+		copies += p->copy;
 		FUZZ_CHECK(p->type != 0, "packet of unknown type returned");
 	}
 	fuzz_check_rc(rc, "t4_reader_next");
@@ -58,11 +60,16 @@ static void read_all(const uint8_t *buf, size_t len)
 	t4_reader_stats(r, &st);
 	FUZZ_CHECK(st.packets == got, "stats say %llu packets, %llu returned",
 		   (unsigned long long)st.packets, (unsigned long long)got);
+	FUZZ_CHECK(st.copies == copies, "stats say %llu copies, %llu returned",
+		   (unsigned long long)st.copies, (unsigned long long)copies);
+	FUZZ_CHECK(st.next_recording < len && (!st.next_recording ||
+		   st.next_recording >= T4_CHUNK_HDR_SIZE), "next recording at %llu of %zu",
+		   (unsigned long long)st.next_recording, len);
 	FUZZ_CHECK(st.file_bytes == len, "file_bytes %llu", (unsigned long long)st.file_bytes);
 	FUZZ_CHECK(st.skipped_bytes <= len, "skipped %llu of %zu bytes",
 		   (unsigned long long)st.skipped_bytes, len);
 	/* every packet takes at least two bytes of decompressed payload */
-	FUZZ_CHECK(2 * (st.packets + st.unknown_packets) <= st.raw_bytes,
+	FUZZ_CHECK(2 * (st.packets + st.copies + st.unknown_packets) <= st.raw_bytes,
 		   "%llu packets from %llu raw bytes", (unsigned long long)st.packets,
 		   (unsigned long long)st.raw_bytes);
 	t4_reader_close(r);

@@ -61,6 +61,13 @@ seed_reader() {
 	fi
 	python3 "$ROOT/tools/t4write.py" "$tmp/py.t4t" --triggers 20 --per-chunk 4 \
 		>/dev/null 2>&1 || true
+	# format 1.1: copies, a damaged first chunk, two recordings in one file
+	python3 "$ROOT/tools/t4write.py" "$tmp/copies.t4t" --triggers 40 --chunk-packets 30 \
+		--copies --bookmarks >/dev/null 2>&1 || true
+	python3 "$ROOT/tools/t4write.py" "$tmp/head.t4t" --triggers 40 --chunk-packets 30 \
+		--copies --damage-magic 0 >/dev/null 2>&1 || true
+	python3 "$ROOT/tools/t4write.py" "$tmp/two.t4t" --triggers 20 --chunk-packets 30 \
+		--second-seed 2 >/dev/null 2>&1 || true
 	for f in "$tmp"/*.t4t; do [[ -s $f ]] && cp "$f" "$d/"; done
 	rm -rf "$tmp"
 }
