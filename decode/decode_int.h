@@ -218,6 +218,7 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 #define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
+#define DEC_GRID_SLACK_CELLS 4096 /* and beyond its triggers' time (late reads) */
 #define DEC_MAX_CELLS_PER_PERIOD 1000 /* --grid finer than period / this: refused */
 #define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
 			       * a few per CPU plus its uncore PMUs) */

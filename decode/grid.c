@@ -107,25 +107,41 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* Whether an interval may spread over n cells: at most DEC_MAX_CELLS, and
+ * no more than its triggers' time allows (a read late by seconds
+ * included). More is a long silence of its domain, or a damaged or crafted
+ * log's times (an interval of one trigger claiming a day): its counts go
+ * whole into its last cell instead of a million made-up rows. */
+static bool spreads(const struct t4_decoder *d, const struct t4_interval *iv, uint64_t n)
+{
+	uint64_t triggers = iv->trigger - iv->first_trigger + 1;
+	uint64_t per = d->period_ns ? d->period_ns / d->o.grid_ns + 1 : DEC_MAX_CELLS;
+
+	if (n > DEC_MAX_CELLS)
+		return false;
+	return triggers >= DEC_MAX_CELLS || n <= DEC_GRID_SLACK_CELLS + 4 * triggers * per;
+}
+
 int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
 {
 	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
 	struct gcell *c = &dm->cell;
 	int rc;
 
+	if (!spreads(d, iv, (uint64_t)(last - first) + 1))
+		first = last;
+
 	/* a later cell, or the same one in another phase: the open one is done */
 	if (c->open && (c->index != first || c->span != span) && (rc = cell_emit(d, dm)) < 0)
 		return rc;
 	if (first == last) {
-		cell_add(dm, first, span, iv->start_ns, iv->end_ns, iv, iv->elapsed_ns);
+		cell_add(dm, first, span, max_u64(iv->start_ns, cell_start(d, first)), iv->end_ns, iv,
+			 iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			c->counts[k] += share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
-	if (n > DEC_MAX_CELLS) /* a log without a period, or one far from it */
-		return t4_err(EINVAL, "--grid: one interval spans %zu cells (at most %u): use a"
-			      " coarser --grid", n, DEC_MAX_CELLS);
 	uint64_t *b = malloc((n + 1) * sizeof(*b)), *parts = malloc(n * iv->n_counts * sizeof(*parts));
 	uint64_t *el = malloc(n * sizeof(*el));
 	if (!b || !parts || !el) {
