@@ -757,27 +757,39 @@ static void phases_json(struct t4_wbuf *w, const struct t4_decoder *dec)
 	sec_names_free(&pn);
 }
 
-static void lanes_json(struct t4_wbuf *w, struct report *r, const struct t4_decoder *dec)
+static void lane_json(struct t4_wbuf *w, const struct rpt_grid *g, const struct rpt_lane *ln,
+		      bool first)
 {
-	const struct rpt_grid *g = &r->g;
+	t4_wbuf_str(w, first ? "\n{\"group\":" : ",\n{\"group\":");
+	t4_wbuf_str(w, ln->gpu ? "\"GPU\"" : "\"CPU\"");
+	t4_wbuf_str(w, ",\"label\":");
+	json_str(w, ln->label);
+	t4_wbuf_str(w, ",\"busy\":[");
+	for (uint32_t c = 0; c < g->used; c++) {
+		if (c)
+			t4_wbuf_ch(w, ',');
+		json_num(w, g->acc[ln->acc].v[c] / (double)g->width);
+	}
+	t4_wbuf_str(w, "]}");
+}
+
+/* CPU lanes in CPU order, then the GPU contexts as they came. */
+static void lanes_json(struct t4_wbuf *w, struct report *r)
+{
+	bool first = true;
 
 	t4_wbuf_str(w, ",\"lanes\":[");
-	for (size_t l = 0; l < r->n_lanes; l++) {
-		const struct rpt_lane *ln = &r->lanes[l];
-		t4_wbuf_str(w, l ? ",\n{\"group\":" : "\n{\"group\":");
-		t4_wbuf_str(w, ln->gpu ? "\"GPU\"" : "\"CPU\"");
-		t4_wbuf_str(w, ",\"label\":");
-		json_str(w, ln->label);
-		t4_wbuf_str(w, ",\"busy\":[");
-		for (uint32_t c = 0; c < g->used; c++) {
-			if (c)
-				t4_wbuf_ch(w, ',');
-			json_num(w, g->acc[ln->acc].v[c] / (double)g->width);
+	for (size_t k = 0; k <= RPT_CPU_LANES; k++)
+		if (r->cpu_lane[k] >= 0) {
+			lane_json(w, &r->g, &r->lanes[r->cpu_lane[k]], first);
+			first = false;
 		}
-		t4_wbuf_str(w, "]}");
-	}
+	for (size_t l = 0; l < r->n_lanes; l++)
+		if (r->lanes[l].gpu) {
+			lane_json(w, &r->g, &r->lanes[l], first);
+			first = false;
+		}
 	t4_wbuf_ch(w, ']');
-	(void)dec;
 }
 
 static void data(struct t4_output *x, struct report *r, const struct t4_decoder *dec)
@@ -791,7 +803,7 @@ static void data(struct t4_output *x, struct report *r, const struct t4_decoder 
 		g->used, r->series_left_out);
 	plots_json(w, r, dec);
 	phases_json(w, dec);
-	lanes_json(w, r, dec);
+	lanes_json(w, r);
 	t4_wbuf_str(w, "}</script>\n");
 }
 

@@ -223,7 +223,7 @@
 			ctx.restore();
 		}
 		var o = plotOpts(group + " activity (share of each column's time the workload ran)",
-			Math.min(60 + 22 * k, 700), series);
+			Math.min(110 + 26 * k, 800), series);
 		o.scales.y = { auto: false, range: [0, k] };
 		o.axes = [{ label: "s from the first trigger" }, {
 			size: 150,

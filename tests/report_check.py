@@ -5,7 +5,7 @@ third-party module) and checks what a person would see, for
 tests/test_report.c and the benchmark (tools/bench_decode.sh).
 
   open REPORT [--summary FILE] [--plots N] [--spans N] [--lanes N]
-       [--warn ID,...] [--ok ID,...] [--screenshot PNG] [--text STRING]
+       [--warn ID,...] [--ok ID,...] [--screenshot PNG] [--window WxH] [--text STRING]
        [--timeout S] [--probe-fetch]
       loads file://REPORT and waits for the page to say it is drawn
       (data-t4-ready); then checks: no console error, no uncaught
@@ -320,7 +320,8 @@ def variety(png):
 # ---- commands -------------------------------------------------------------------------------
 
 def cmd_open(a):
-    b = Browser(1400, 1000, a.timeout)
+    width, height = (int(v) for v in a.window.split("x"))
+    b = Browser(width, height, a.timeout)
     facts = {}
     try:
         url, first = load(b, a.report, a.timeout)
@@ -460,6 +461,7 @@ def main():
     o.add_argument("--ok")
     o.add_argument("--text")
     o.add_argument("--screenshot")
+    o.add_argument("--window", default="1400x1000", help="WIDTHxHEIGHT of the page")
     o.add_argument("--timeout", type=float, default=120)
     o.add_argument("--probe-fetch", action="store_true")
     tb = sub.add_parser("tables")
