@@ -76,13 +76,16 @@
 	function shade(u) {
 		var x = u.scales.x, ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
 		if (x.min === null || x.min === undefined) return;
+		var last = -Infinity; /* painted up to here: spans under a pixel never pile up */
 		ctx.save();
 		for (var i = firstSpan(x.min); i < spans.length && spans[i][0] < x.max; i++) {
 			var s = spans[i];
-			var a = u.valToPos(Math.max(s[0], x.min), "x", true);
+			var a = Math.max(u.valToPos(Math.max(s[0], x.min), "x", true), last);
 			var b = u.valToPos(Math.min(s[1], x.max), "x", true);
+			if (b <= last) continue;
 			ctx.fillStyle = phaseFill(s, 0.13);
 			ctx.fillRect(a, top, Math.max(b - a, 1), h);
+			last = Math.max(b, a + 1);
 		}
 		ctx.restore();
 	}
