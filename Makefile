@@ -64,7 +64,16 @@ CORE_SRC := $(filter-out %.bpf.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))
 PROTO_C := $(PROTO:%.proto=$(OUT)/gen/%.pb-c.c)
 PROTO_H := $(PROTO_C:.c=.h)
-CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o)
+# The report's assets (decode/out_report.c): uPlot's script, stylesheet and
+# licence from the npm package that `make deps` installs into .deps/ (never
+# committed), and the report's own script and style, embedded into the
+# binary as one generated C file (tools/embed.py, run on the build host:
+# a cross build embeds the same bytes; offline once installed).
+UPLOT_DIR ?= .deps/node_modules/uplot
+UPLOT_FILES := $(UPLOT_DIR)/dist/uPlot.iife.min.js $(UPLOT_DIR)/dist/uPlot.min.css \
+  $(UPLOT_DIR)/LICENSE $(UPLOT_DIR)/package.json
+REPORT_ASSETS_C := $(OUT)/gen/decode/report_assets.c
+CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o) $(REPORT_ASSETS_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 # libt410trace: the app API over control/ (its client and name rule) and util/
@@ -137,6 +146,17 @@ $(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: %.proto
 	$(call msg,PROTOC,$@)
 	@mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=. --c_out=$(OUT)/gen $<
+
+$(REPORT_ASSETS_C): tools/embed.py decode/report.js decode/report.css $(UPLOT_FILES)
+	$(call msg,EMBED,$@)
+	$(Q)python3 tools/embed.py $@ t4_rpt_uplot_js=$(UPLOT_DIR)/dist/uPlot.iife.min.js \
+	  t4_rpt_uplot_css=$(UPLOT_DIR)/dist/uPlot.min.css t4_rpt_uplot_license=$(UPLOT_DIR)/LICENSE \
+	  t4_rpt_uplot_version=json:$(UPLOT_DIR)/package.json:version \
+	  t4_rpt_js=decode/report.js t4_rpt_css=decode/report.css
+
+$(UPLOT_FILES):
+	@echo "uPlot not found at $(UPLOT_DIR): run 'make deps' (it installs the npm package uplot there)" >&2
+	@exit 1
 
 $(OUT)/gen/%.o: $(OUT)/gen/%.c
 	$(call msg,CC,$@)

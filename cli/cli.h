@@ -26,6 +26,29 @@ int cmd_decode(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* An output file of decode or report (outfile.c): written under a
+ * temporary name next to it and renamed when complete, never over the
+ * log it reads nor any t410trace log, mode 0666 less the umask; a device
+ * or a FIFO is written in place, a symbolic link's target replaced. */
+struct cli_outfile {
+	const char *input;   /* the log read ("-": standard input) */
+	const char *output;  /* NULL or "-": standard output */
+	const char *dest;    /* the file OUT names: OUT, or where its link points */
+	char dest_buf[4096];
+	bool in_place;       /* OUT is not a regular file: written, not replaced */
+	char tmp[4096 + 16];
+	FILE *f;             /* set by cli_outfile_open */
+};
+/* Refuse an OUT that is the input or a log (-EEXIST, message set), and
+ * decide where it goes. */
+int cli_outfile_check(struct cli_outfile *o, const char *input, const char *output);
+int cli_outfile_open(struct cli_outfile *o);
+/* Close; rename into place when rc >= 0, else remove. Returns rc, or the
+ * closing error. */
+int cli_outfile_close(struct cli_outfile *o, int rc);
+bool cli_outfile_stdout(const struct cli_outfile *o);
 
 /* Flush stdout at the end of a subcommand: rc, or 141 quietly when the
  * reader went away (EPIPE: `list | head`), or 1 with a message. */

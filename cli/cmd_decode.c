@@ -1,34 +1,23 @@
 /* cmd_decode.c - `t410trace decode FILE`: every clock domain of a log on
  * one reference timeline, as a summary, CSV, JSONL or a Perfetto trace.
  *
- * A thin layer over decode/: options, the output file, exit codes. An
- * output file is written under a temporary name next to it and renamed
- * into place only when decoding succeeded, so a failed or interrupted
- * decode never leaves a half-written file where a good one was; it never
- * replaces the log it reads, nor any other t410trace log. An OUT that is
- * not a regular file (/dev/stdout, a FIFO, a device) is written in place,
- * and a symbolic link keeps pointing where it did: renaming onto either
- * would replace it with a file.
+ * A thin layer over decode/: options, the output file (cli/outfile.c: a
+ * temporary name renamed when complete, never over the log it reads nor
+ * any other log), exit codes.
  */
 #include "cli.h"
 #include "decode/decode.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 struct decode_args {
 	const char *path;
 	const char *output; /* NULL or "-": standard output */
-	const char *dest;   /* the file OUT names: OUT, or where its link points */
-	char dest_buf[PATH_MAX];
-	bool in_place;      /* OUT is not a regular file: written, not replaced */
 	const char *sep;
 	bool format_set, time_set;
 	struct t4_decode_opts d;
@@ -46,8 +35,9 @@ static void decode_usage(FILE *f)
 		"latency and frequency per interval and per bookmark phase.\n"
 		"FILE '-' reads standard input.\n\n"
 		"  -f, --format FMT       summary (default), csv, jsonl, perfetto, phases\n"
-		"                         (the phase table, CSV) or slices (the workload's\n"
-		"                         CPU and GPU slices, CSV; old name phases-csv)\n"
+		"                         (the phase table, CSV), slices (the workload's\n"
+		"                         CPU and GPU slices, CSV; old name phases-csv) or\n"
+		"                         report (the HTML report of t410trace report)\n"
 		"  -o, --output OUT       write to OUT ('-': standard output, the default\n"
 		"                         for the text formats; perfetto needs -o when\n"
 		"                         standard output is a terminal)\n"
@@ -232,106 +222,16 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 	return check_combination(a);
 }
 
-/* ---- the output file ----------------------------------------------------------- */
-
 static bool to_stdout(const struct decode_args *a)
 {
 	return !a->output || !strcmp(a->output, "-");
-}
-
-/* Refuse to replace the input or any t410trace log. */
-static int check_output(const struct decode_args *a)
-{
-	struct stat in, out;
-	char magic[T4_CHUNK_MAGIC_LEN];
-	int fd;
-
-	if (to_stdout(a))
-		return 0;
-	if (stat(a->output, &out) < 0)
-		return 0; /* a new file */
-	if (strcmp(a->path, "-") && stat(a->path, &in) == 0 && in.st_dev == out.st_dev &&
-	    in.st_ino == out.st_ino)
-		return t4_err(EEXIST, "%s: is the log being decoded; not overwritten", a->output);
-	if (S_ISREG(out.st_mode) && (fd = open(a->output, O_RDONLY | O_CLOEXEC)) >= 0) {
-		ssize_t n = read(fd, magic, sizeof(magic));
-		close(fd);
-		if (n == (ssize_t)sizeof(magic) && !memcmp(magic, T4_CHUNK_MAGIC, sizeof(magic)))
-			return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "
-				      "another -o)", a->output);
-	}
-	return 0;
-}
-
-/* Where the output goes: in place for a device or a FIFO, else the file
- * OUT names (through a symbolic link). */
-static void resolve_output(struct decode_args *a)
-{
-	struct stat sb;
-
-	a->dest = a->output;
-	if (to_stdout(a) || stat(a->output, &sb) < 0)
-		return; /* standard output, or a new file */
-	if (!S_ISREG(sb.st_mode))
-		a->in_place = true;
-	else if (lstat(a->output, &sb) == 0 && S_ISLNK(sb.st_mode) &&
-		 realpath(a->output, a->dest_buf))
-		a->dest = a->dest_buf;
-}
-
-/* Open the output: standard output, OUT itself when it is written in
- * place, or a temporary file next to the file OUT names. */
-static FILE *open_output(const struct decode_args *a, char *tmp, size_t cap)
-{
-	FILE *f;
-	int fd;
-
-	tmp[0] = '\0';
-	if (to_stdout(a))
-		return stdout;
-	if (a->in_place) {
-		if (!(f = fopen(a->output, "w")))
-			t4_err(errno, "%s: %s", a->output, strerror(errno));
-		return f;
-	}
-	snprintf(tmp, cap, "%s.tmp-XXXXXX", a->dest);
-	if ((fd = mkstemp(tmp)) < 0) {
-		t4_err(errno, "%s: %s", a->output, strerror(errno));
-		tmp[0] = '\0';
-		return NULL;
-	}
-	fchmod(fd, 0644);
-	if (!(f = fdopen(fd, "w"))) {
-		t4_err(errno, "%s: %s", a->output, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		tmp[0] = '\0';
-	}
-	return f;
-}
-
-/* Close the output: rename it into place on success, remove it otherwise. */
-static int close_output(const struct decode_args *a, FILE *f, const char *tmp, int rc)
-{
-	if (f == stdout)
-		return rc;
-	if (fclose(f) != 0 && rc >= 0)
-		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
-	if (a->in_place)
-		return rc;
-	if (rc >= 0 && rename(tmp, a->dest) < 0)
-		rc = t4_err(errno, "%s: %s", a->output, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	return rc;
 }
 
 int cmd_decode(int argc, char **argv)
 {
 	struct decode_args a = { 0 };
 	struct t4_output *out = NULL;
-	char tmp[4096];
-	FILE *f;
+	struct cli_outfile of;
 	int rc;
 
 	if ((rc = parse_decode_args(argc, argv, &a)))
@@ -339,22 +239,24 @@ int cmd_decode(int argc, char **argv)
 	if (a.out.format == T4_FMT_PERFETTO && to_stdout(&a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f perfetto writes a binary trace: give -o FILE "
 				       "(or redirect standard output)");
-	if ((rc = check_output(&a)) < 0) {
+	if (a.out.format == T4_FMT_REPORT && to_stdout(&a) && isatty(STDOUT_FILENO))
+		return cli_usage_error("decode", "-f report writes an HTML page: give -o FILE "
+				       "(or use t410trace report)");
+	if (cli_outfile_check(&of, a.path, a.output) < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		return 2;
 	}
-	resolve_output(&a);
 	a.out.log_name = a.path;
-	if (!(f = open_output(&a, tmp, sizeof(tmp)))) {
+	if (cli_outfile_open(&of) < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		return 1;
 	}
-	if ((rc = t4_output_new(&out, &a.out, f)) == 0) {
+	if ((rc = t4_output_new(&out, &a.out, of.f)) == 0) {
 		a.d.want_metrics = t4_output_wants_metrics(out);
 		rc = t4_decode_file(a.path, &a.d, t4_output_ops(out), out);
 	}
 	t4_output_free(out);
-	rc = close_output(&a, f, tmp, rc);
+	rc = cli_outfile_close(&of, rc);
 	if (rc == -EPIPE)
 		return 0; /* the reader of our output went away */
 	if (rc < 0) {

@@ -25,6 +25,7 @@ static const struct {
 	{ "list", cmd_list, "list PMUs, events and filters; resolve event strings" },
 	{ "ctl", cmd_ctl, "send a command to a running recorder" },
 	{ "info", cmd_info, "describe a recorded log" },
+	{ "report", cmd_report, "a self-contained HTML report of a log (plots, tables)" },
 };
 
 static void usage(FILE *f)

@@ -470,6 +470,7 @@ enum t4_out_format {
 	T4_FMT_PERFETTO,
 	T4_FMT_SLICES,     /* the CPU and GPU slices (CSV; alias phases-csv) */
 	T4_FMT_PHASES,     /* the phase table (CSV) */
+	T4_FMT_REPORT,     /* the HTML report (t410trace report) */
 };
 int t4_out_format_parse(const char *s, enum t4_out_format *out);
 const char *t4_out_format_name(enum t4_out_format f);

@@ -508,6 +508,9 @@ int t4_table_row(struct t4_table *t, const char *const *labels, const double *v)
 /* Column c of the last row is the exact integer v (totals). */
 void t4_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
 void t4_table_print(const struct t4_table *t, FILE *f);
+/* Cell (r, c) as t4_table_print() prints it (the column's decimals, the
+ * exact integer where set, "-" when absent); labels are t->label[r]. */
+void t4_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 

@@ -16,6 +16,7 @@ static const struct out_backend *const backends[] = {
 	[T4_FMT_PERFETTO] = &out_perfetto,
 	[T4_FMT_SLICES] = &out_slices,
 	[T4_FMT_PHASES] = &out_phases,
+	[T4_FMT_REPORT] = &out_report,
 };
 
 /* Names users typed before a format was renamed. */
@@ -38,7 +39,7 @@ int t4_out_format_parse(const char *s, enum t4_out_format *out)
 			*out = aliases[i].format;
 			return 0;
 		}
-	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl, perfetto, phases or slices",
+	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl, perfetto, phases, slices or report",
 		      s);
 }
 

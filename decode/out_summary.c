@@ -17,7 +17,8 @@
  *
  * Every number is a phase total of decode/attrib.c (the same pieces -f
  * csv and -f jsonl print), printed at the end. Each number column has one
- * format (decode/table.c); names are escaped for the terminal.
+ * format (decode/table.c); names are escaped for the terminal. The tables
+ * of 2, 3 and 6 are built by sections.c, which the report renders too.
  */
 #include "out.h"
 #include "../util/util.h"
@@ -29,18 +30,6 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_COLS 16
-#define MAX_LISTED 32 /* phase occurrences listed one by one */
-
-/* Seconds from the origin; a placed instant a hair before it (a sample
- * read just before the first trigger's reference time) is 0, never the
- * "-0.000" of a rounding. */
-static double secs(uint64_t ns, uint64_t origin)
-{
-	double s = ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
-
-	return s < 0 && s > -0.0005 ? 0 : s; /* the table prints 3 decimals */
-}
 
 /* A name made safe for the terminal. */
 static const char *safe(const char *s, char *buf, size_t cap)
@@ -48,23 +37,7 @@ static const char *safe(const char *s, char *buf, size_t cap)
 	return t4_text(s, T4_TEXT_CONTROL, buf, cap);
 }
 
-static void phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s#%u", *p->name ? p->name : "(none)", p->occurrence);
-}
-
 /* ---- 1. the recording ------------------------------------------------------- */
-
-static uint64_t log_span(const struct t4_decoder *dec)
-{
-	const struct t4_index *ix = t4_decoder_index(dec);
-	uint64_t last = 0, o = t4_decoder_origin_ns(dec);
-
-	for (size_t i = 0; i < t4_index_n_scheds(ix); i++)
-		if (t4_index_sched_at(ix, i)->last_ns > last)
-			last = t4_index_sched_at(ix, i)->last_ns;
-	return last > o ? last - o : 0;
-}
 
 static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 {
@@ -86,7 +59,7 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			safe(s->version, n2, sizeof(n2)));
 		fprintf(f, "  period      %s, %s, triggers fired by %s, reference clock %s\n",
 			s->period_ns ? t4_fmt_duration(s->period_ns, b, sizeof(b)) : "none",
-			t4_fmt_duration(log_span(dec), d, sizeof(d)),
+			t4_fmt_duration(sec_log_span(dec), d, sizeof(d)),
 			s->flags & T4_SESSION_BPF_TRIGGER ? "BPF timers in the kernel"
 							  : "threads in user space",
 			t4_ref_clock_name(s->ref_clock));
@@ -110,193 +83,49 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 static void phases(FILE *f, const struct t4_decoder *dec)
 {
 	size_t n = t4_decoder_n_phases(dec);
-	uint64_t o = t4_decoder_origin_ns(dec);
-	static const char *const lh[] = { "PHASE#OCCURRENCE" };
-	static const char *const ch[] = { "START", "END", "DURATION", "TRIGGERS" };
-	static const char *const cu[] = { "s", "s", "s", "" };
 	struct t4_table t;
-	char lab[160];
 
 	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger; boundaries: %s)\n", n,
 		n == 1 ? "" : "s",
 		t4_decoder_phases_exact(dec) ? "the bookmarks' set times (exact)"
 					     : "the triggers that carry each bookmark");
-	if (!n || t4_table_init(&t, 1, lh, 4, ch, cu) < 0)
+	if (!n)
 		return;
-	for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
-		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
-		const char *l[] = { lab };
-		double v[] = { secs(p->start_ns, o), secs(p->end_ns, o),
-			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
-		phase_label(p, lab, sizeof(lab));
-		if (t4_table_row(&t, l, v) < 0)
-			break;
-		t4_table_set_integer(&t, 3, p->triggers);
-	}
-	t4_table_print(&t, f);
+	if (sec_phase_table(dec, &t) == 0)
+		t4_table_print(&t, f);
 	t4_table_free(&t);
-	if (n > MAX_LISTED)
+	if (n > SEC_MAX_LISTED)
 		fprintf(f, "  ... %zu more (the tables below give each phase name's totals; every"
 			   " phase is in -f phases, every interval in -f csv and -f jsonl)\n",
-			n - MAX_LISTED);
+			n - SEC_MAX_LISTED);
 }
 
 /* ---- 3. metrics per kind ----------------------------------------------------- */
 
-/* The headline metrics of domain i that were recorded, at most MAX_COLS. */
-static size_t brief_cols(const struct t4_dec_domain *d, uint32_t *cols)
-{
-	size_t n = 0;
-
-	for (uint32_t m = 0; m < d->n_metrics && n < MAX_COLS; m++)
-		if (d->metric_brief[m] && d->metric_selected[m])
-			cols[n++] = m;
-	return n;
-}
-
-static void table_row(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
-		      const char *label, const t4_u128 *tot, uint64_t el, const uint32_t *cols,
-		      size_t nc)
-{
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, dom);
-	double v[T4_MAX_COUNTERS], row[MAX_COLS];
-	const char *l[] = { label, d->name };
-
-	t4_decoder_metrics_of(dec, dom, tot, el, v);
-	for (size_t c = 0; c < nc; c++)
-		row[c] = el ? v[cols[c]] : NAN;
-	t4_table_row(t, l, row);
-}
-
-/* The phase names: each bookmark's first phase and how many phases it
- * has, in the order they first occur (one pass: 100,000 bookmarks are
- * summarised as fast as ten). */
-struct pnames {
-	size_t n;
-	size_t *first, *count;
+struct kinds_ctx {
+	FILE *f;
+	const struct sec_names *pn;
+	bool verbose;
 };
 
-static void pnames_free(struct pnames *pn)
+static int kind_print(void *ud, const struct t4_decoder *dec, size_t first, const uint32_t *cols,
+		      size_t nc, const struct t4_table *t)
 {
-	free(pn->first);
-	free(pn->count);
+	struct kinds_ctx *k = ud;
+
+	(void)cols, (void)nc;
+	fprintf(k->f, "\n%s, per phase (averages over each span, from its totals%s)\n",
+		t4_decoder_domain_at(dec, first)->kind_label,
+		k->verbose || k->pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
+	t4_table_print(t, k->f);
+	return 0;
 }
 
-static int pnames_build(const struct t4_decoder *dec, struct pnames *pn)
+static void kinds(FILE *f, const struct t4_decoder *dec, const struct sec_names *pn, bool verbose)
 {
-	size_t np = t4_decoder_n_phases(dec);
-	struct t4_idmap slot = { 0 };
-	int rc = 0;
+	struct kinds_ctx k = { f, pn, verbose };
 
-	pn->n = 0;
-	pn->first = calloc(np + 1, sizeof(size_t));
-	pn->count = calloc(np + 1, sizeof(size_t));
-	if (!pn->first || !pn->count)
-		return t4_err(ENOMEM, "out of memory");
-	for (size_t p = 0; p < np && rc >= 0; p++) {
-		uint32_t id = t4_decoder_phase_at(dec, p)->bookmark_id;
-		int64_t k = t4_idmap_get(&slot, id);
-		if (k < 0) {
-			pn->first[pn->n] = p;
-			rc = t4_idmap_put(&slot, id, (uint32_t)pn->n);
-			k = (int64_t)pn->n++;
-		}
-		pn->count[k]++;
-	}
-	t4_idmap_free(&slot);
-	return rc;
-}
-
-/* Whether name k gets a row of its own in the metric tables: it recurs,
- * or the phases are too many to list one by one. */
-static bool name_row(const struct t4_decoder *dec, const struct pnames *pn, size_t k)
-{
-	return pn->count[k] > 1 || t4_decoder_n_phases(dec) > MAX_LISTED;
-}
-
-static void name_label(const struct t4_decoder *dec, const struct pnames *pn, size_t k,
-		       char *buf, size_t cap)
-{
-	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
-
-	if (pn->count[k] == 1)
-		phase_label(ph, buf, cap);
-	else
-		snprintf(buf, cap, "%s (all %zu)", *ph->name ? ph->name : "(none)", pn->count[k]);
-}
-
-/* Rows for every phase occurrence (when there are few), then one per
- * recurring phase name over all its occurrences. */
-static void kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
-		      const uint32_t *cols, size_t nc, const struct pnames *pn, bool verbose)
-{
-	size_t np = t4_decoder_n_phases(dec);
-	char lab[160];
-	uint64_t el;
-	/* every occurrence when they are few and each its own name (or -v);
-	 * else one row per name over its occurrences */
-	bool each = np <= MAX_LISTED && (verbose || pn->n == np);
-
-	for (size_t p = 0; p < np && each; p++) {
-		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
-		phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
-		if (tot && el)
-			table_row(t, dec, dom, lab, tot, el, cols, nc);
-	}
-	for (size_t k = 0; k < pn->n; k++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
-		const t4_u128 *tot;
-		if (!name_row(dec, pn, k) ||
-		    !(tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el)) || !el)
-			continue;
-		name_label(dec, pn, k, lab, sizeof(lab));
-		table_row(t, dec, dom, lab, tot, el, cols, nc);
-	}
-}
-
-static void kind_table(FILE *f, const struct t4_decoder *dec, size_t i, bool *done,
-		       const struct pnames *pn, bool verbose)
-{
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-	static const char *const lh[] = { "PHASE", "PMU" };
-	const char *ch[MAX_COLS], *cu[MAX_COLS];
-	uint32_t cols[MAX_COLS];
-	size_t nc = brief_cols(d, cols);
-	struct t4_table t;
-
-	for (size_t c = 0; c < nc; c++) {
-		ch[c] = d->metric_name[cols[c]];
-		cu[c] = d->metric_unit[cols[c]];
-	}
-	if (!nc || t4_table_init(&t, 2, lh, nc, ch, cu) < 0)
-		return;
-	for (size_t j = i; j < t4_decoder_n_domains(dec); j++) {
-		const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
-		if (done[j] || !e->selected || e->ix->d.kind != d->ix->d.kind || !e->intervals)
-			continue;
-		done[j] = true;
-		kind_rows(&t, dec, j, cols, nc, pn, verbose);
-	}
-	fprintf(f, "\n%s, per phase (averages over each span, from its totals%s)\n", d->kind_label,
-		verbose || pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
-	t4_table_print(&t, f);
-	t4_table_free(&t);
-}
-
-static void kinds(FILE *f, const struct t4_decoder *dec, const struct pnames *pn, bool verbose)
-{
-	size_t nd = t4_decoder_n_domains(dec);
-	bool *done = calloc(nd ? nd : 1, sizeof(*done));
-
-	if (!done)
-		return;
-	for (size_t i = 0; i < nd; i++) {
-		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		uint32_t cols[MAX_COLS];
-		if (!done[i] && d->selected && d->intervals && brief_cols(d, cols))
-			kind_table(f, dec, i, done, pn, verbose);
-	}
-	free(done);
+	sec_kind_tables(dec, pn, verbose, kind_print, &k);
 }
 
 /* ---- 4. every event -------------------------------------------------------------- */
@@ -328,10 +157,10 @@ static const struct t4_event_row *same_event(const struct t4_event_rows *r,
 	return NULL;
 }
 
-#define MAX_EVENT_SETS (MAX_LISTED + 1 + 64)
+#define MAX_EVENT_SETS (SEC_MAX_LISTED + 1 + 64)
 
 static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
-		   const struct pnames *pn)
+		   const struct sec_names *pn)
 {
 	static const char *const lh[] = { "PMU", "EVENT", "UNIT", "PHASE" };
 	static const char *const ch[] = { "TOTAL", "RATE" };
@@ -346,13 +175,13 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 	memset(set, 0, sizeof(set));
 	snprintf(lab[ns], sizeof(lab[ns]), "(all phases)");
 	t4_event_rows_from_decoder(dec, SIZE_MAX, per_cpu, &set[ns++]);
-	for (size_t p = 0; x->o.verbose && np > 1 && p < np && p < MAX_LISTED; p++) {
-		phase_label(t4_decoder_phase_at(dec, p), lab[ns], sizeof(lab[ns]));
+	for (size_t p = 0; x->o.verbose && np > 1 && p < np && p < SEC_MAX_LISTED; p++) {
+		sec_phase_label(t4_decoder_phase_at(dec, p), lab[ns], sizeof(lab[ns]));
 		t4_event_rows_from_decoder(dec, p, per_cpu, &set[ns++]);
 	}
 	for (size_t k = 0; np > 1 && k < pn->n && ns < MAX_EVENT_SETS; k++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
-		name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
+		sec_name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
 		t4_event_rows_of_bookmark(dec, ph->bookmark_id, per_cpu, &set[ns++]);
 	}
 	if (t4_table_init(&t, 4, lh, 2, ch, cu) == 0) {
@@ -506,9 +335,9 @@ static void workload(FILE *f, const struct t4_decoder *dec)
 	}
 	if (t4_table_init(&t, 1, lh, nc, ch, cu) < 0)
 		return;
-	for (size_t p = 0; p < np && p < MAX_LISTED; p++) {
+	for (size_t p = 0; p < np && p < SEC_MAX_LISTED; p++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-		phase_label(ph, lab, sizeof(lab));
+		sec_phase_label(ph, lab, sizeof(lab));
 		workload_row(&t, dec, lab, (double)(ph->end_ns - ph->start_ns), ph->cpu_ns,
 			     ph->threads, p, ph->bookmark_id, ng, &e);
 	}
@@ -516,56 +345,17 @@ static void workload(FILE *f, const struct t4_decoder *dec)
 		   " context and per DRM engine, summed over clients)\n");
 	t4_table_print(&t, f);
 	t4_table_free(&t);
-	if (np > MAX_LISTED)
-		fprintf(f, "  ... %zu more phases\n", np - MAX_LISTED);
+	if (np > SEC_MAX_LISTED)
+		fprintf(f, "  ... %zu more phases\n", np - SEC_MAX_LISTED);
 }
 
 /* ---- 6. clocks ---------------------------------------------------------------- */
-
-/* The kind's frequency formula (unit GHz) over the whole decoded span of
- * domain i, from its totals: NaN when the kind has none. */
-static double formula_freq(const struct t4_decoder *dec, size_t i)
-{
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-	double v[T4_MAX_COUNTERS];
-
-	if (d->last_ns <= d->first_ns)
-		return NAN;
-	t4_decoder_metrics_of(dec, i, d->totals, d->last_ns - d->first_ns, v);
-	for (uint32_t m = 0; m < d->n_metrics; m++)
-		if (!strcmp(d->metric_unit[m], "GHz") && strstr(d->metric_name[m], "freq"))
-			return v[m];
-	return NAN;
-}
 
 /* Something a user must see about a clock: samples the fit could not
  * bound, or a residual far above the read windows. */
 static bool clock_odd(const struct t4_clock_stats *c)
 {
 	return c->nonlinear || (isfinite(c->residual_ns) && c->residual_ns > 1000);
-}
-
-static void clock_rows(struct t4_table *t, const struct t4_decoder *dec, size_t i)
-{
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-	const struct t4_clock_stats *c = &d->clock;
-	char segs[24];
-	const char *model = c->reference_clocked ? "window" : t4_clock_model_name(c->model);
-	const char *l[] = { d->name, model, "" };
-	double nominal = d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN;
-	double v[] = { c->reference_clocked ? NAN : c->freq_hz / 1e6,
-		       formula_freq(dec, i) * 1e3,
-		       nominal,
-		       c->reference_clocked || c->segments > 1 ? NAN : c->drift_ppm,
-		       c->reference_clocked ? NAN : c->residual_ns,
-		       NAN, (double)c->window_p50, (double)c->window_p99,
-		       (double)c->bound_p50, (double)c->bound_p99 };
-	snprintf(segs, sizeof(segs), "%" PRIu64, c->segments);
-	l[2] = c->reference_clocked ? "(reference clock)" : c->segments > 1 ? "(steps)" : "";
-	if (t4_table_row(t, l, v) < 0)
-		return;
-	if (!c->reference_clocked)
-		t4_table_set_integer(t, 5, c->segments);
 }
 
 static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
@@ -640,11 +430,6 @@ static void clocks_compact(FILE *f, const struct t4_decoder *dec)
 static void clocks(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 {
 	size_t nd = t4_decoder_n_domains(dec);
-	static const char *const lh[] = { "DOMAIN", "MODEL", "" };
-	static const char *const ch[] = { "FREQ", "FORMULA", "NOMINAL", "DRIFT", "RESIDUAL",
-					  "SEGMENTS", "WINDOW p50", "p99", "BOUND p50", "p99" };
-	static const char *const cu[] = { "MHz", "MHz", "MHz", "ppm", "ns", "", "ns", "ns", "ns",
-					  "ns" };
 	bool odd = false;
 	struct t4_table t;
 
@@ -655,14 +440,12 @@ static void clocks(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		clocks_compact(f, dec);
 		return;
 	}
-	if (t4_table_init(&t, 3, lh, 10, ch, cu) < 0)
-		return;
-	for (size_t i = 0; i < nd; i++)
-		if (t4_decoder_domain_at(dec, i)->selected && t4_decoder_domain_at(dec, i)->clock.samples)
-			clock_rows(&t, dec, i);
-	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
-		   " formula's cycles / elapsed; window: read window; bound: model uncertainty)\n");
-	t4_table_print(&t, f);
+	if (sec_clock_table(dec, &t) == 0) {
+		fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
+			   " formula's cycles / elapsed; window: read window; bound: model"
+			   " uncertainty)\n");
+		t4_table_print(&t, f);
+	}
 	t4_table_free(&t);
 	for (size_t i = 0; i < nd; i++)
 		if (t4_decoder_domain_at(dec, i)->selected)
@@ -772,11 +555,11 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 {
 	struct t4_output *x = ud;
 	FILE *f = x->f;
-	struct pnames pn = { 0 };
-	int rc = pnames_build(dec, &pn);
+	struct sec_names pn = { 0 };
+	int rc = sec_names_build(dec, &pn);
 
 	if (rc < 0) {
-		pnames_free(&pn);
+		sec_names_free(&pn);
 		return rc;
 	}
 	header(f, x, dec);
@@ -786,7 +569,7 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 	workload(f, dec);
 	clocks(f, x, dec);
 	missing(f, x, dec);
-	pnames_free(&pn);
+	sec_names_free(&pn);
 	return out_close(x);
 }
 

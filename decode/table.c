@@ -101,6 +101,11 @@ static void cell(const struct t4_table *t, size_t r, size_t c, int dec, char *bu
 		snprintf(buf, cap, "%.*f", dec, v);
 }
 
+void t4_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap)
+{
+	cell(t, r, c, decimals_of(t, c), buf, cap);
+}
+
 void t4_table_print(const struct t4_table *t, FILE *f)
 {
 	int lw[T4_TABLE_LABELS], cw[T4_TABLE_COLS], dec[T4_TABLE_COLS];

@@ -6,7 +6,11 @@
 #      CSV rows per second;
 #   2. a 1-hour recording at 1 ms (7.2 M triggers, 684 M counter values,
 #      about 2.6 GB), decoded to the summary: peak memory (RSS), which must
-#      stay bounded by the decoder's windows, not by the log's length.
+#      stay bounded by the decoder's windows, not by the log's length;
+#   3. `report` on the same log: its time against the summary's (target
+#      at most 2x), the HTML file's size (target at most 15 MB) and how long
+#      headless Chromium takes to draw its first plot (target 5 s; best of
+#      3, tests/report_check.py time).
 #
 #   tools/bench_decode.sh OUT     (OUT: the build folder, e.g. build)
 #
@@ -39,3 +43,23 @@ printf '| 1 h at 1 ms, %s MB | %s M | %s MB | %s s | %.1f s |\n' "$((size / 1000
 	"$((values / 1000000))" "$((rss_kb / 1024))" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')"
 echo
 echo "(the summary has $phases phase rows; the target is under 64 MB of RSS)"
+echo
+
+echo "\`\$ /usr/bin/time $bin report LOG -o LOG.html; tests/report_check.py time LOG.html\`"
+echo
+stats=$( { /usr/bin/time -f "%M %e %U %S" "$bin" report "$dir/1h.t4t" -o "$dir/1h.html"; } 2>&1 | tail -1)
+read -r rrss rwall ruser rsys <<< "$stats"
+html=$(stat -c %s "$dir/1h.html")
+draw=$(python3 "$(dirname "$0")/../tests/report_check.py" time "$dir/1h.html" --runs 3 |
+	python3 -c 'import json,sys; v = json.load(sys.stdin)["first_draw_ms"]; print("-" if v is None else "%.0f ms" % v)' ||
+	echo "no browser")
+echo "| output | peak RSS | wall | CPU | vs summary (CPU) | file | first plot drawn |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+awk -v u="$user" -v s="$sys" -v ru="$ruser" -v rs="$rsys" -v w="$wall" -v rw="$rwall" \
+	-v m="$rss_kb" -v rm="$rrss" -v h="$html" -v d="$draw" 'BEGIN {
+	printf "| summary | %d MB | %s s | %.1f s | 1.00x | | |\n", m / 1024, w, u + s
+	printf "| report | %d MB | %s s | %.1f s | %.2fx | %.1f MB | %s |\n", rm / 1024, rw, ru + rs,
+		(ru + rs) / (u + s), h / 1e6, d }'
+echo
+echo "(targets: report at most 2x the summary's time, at most 15 MB, first plot within 5 s)"
+echo "(load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -8,7 +8,10 @@
 #     terminal, to CSV and to a Perfetto trace;
 #  2. the same simulator live for 1.5 s while a small script sets bookmarks
 #     through the control socket that record opens for it;
-#  3. this machine's real PMUs (software counters and msr/tsc) for 1 s.
+#  3. this machine's real PMUs (software counters and msr/tsc) while a
+#     small shell workload runs two phases (its CPU slices where BPF loads);
+#  4. a self-contained HTML report of 1 and 3 (t410trace report), to open
+#     in a browser: build/demo-sim.html and build/demo-host.html.
 # Each run replaces the logs of the one before (-f): they are the demo's.
 set -eu
 bin=${1:-build/t410trace}
@@ -40,13 +43,19 @@ say "2. the simulator live, phases set by a workload through the control socket"
 say "its phases" "t410trace decode $out/demo-live.t4t --pmu 'cmem*' --event '*_bw,*latency_ns'"
 "$bin" decode "$out/demo-live.t4t" --pmu 'cmem*' --event '*_bw,*latency_ns' | sed -n '/^PHASES/,/^CLOCK/p'
 
-say "3. this machine's real PMUs for 1 s" \
-    "t410trace record -f --period 1ms --duration 1s --bookmark host -o $out/demo-host.t4t"
-"$bin" record -f --period 1ms --duration 1s --bookmark host -o "$out/demo-host.t4t"
+work="i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; $bin ctl bookmark sleep; sleep 0.5"
+say "3. this machine's real PMUs while a shell loop spins, then sleeps" \
+    "t410trace record -f --period 1ms --bookmark spin -o $out/demo-host.t4t -- sh -c '$work'"
+"$bin" record -f --period 1ms --bookmark spin -o "$out/demo-host.t4t" -- sh -c "$work"
 say "decoded" "t410trace decode $out/demo-host.t4t"
 "$bin" decode "$out/demo-host.t4t"
 "$bin" decode "$out/demo-host.t4t" -f csv -o "$out/demo-host.csv" 2>/dev/null
 "$bin" decode "$out/demo-host.t4t" -f perfetto -o "$out/demo-host.pftrace" 2>/dev/null
+
+say "4. the reports: plots over time with the phases, the same tables as decode" \
+    "t410trace report $out/demo-sim.t4t; t410trace report $out/demo-host.t4t"
+"$bin" report "$out/demo-sim.t4t"
+"$bin" report "$out/demo-host.t4t"
 
 cat <<EOT
 
@@ -54,6 +63,8 @@ cat <<EOT
   $out/demo-sim.t4t, $out/demo-live.t4t, $out/demo-host.t4t   the logs ('t410trace info FILE')
   $out/demo-sim.csv, $out/demo-host.csv       timelines: one row per interval and event or metric
   $out/demo-sim.pftrace, $out/demo-host.pftrace  Perfetto traces: https://ui.perfetto.dev, "Open trace file"
+  $out/demo-sim.html, $out/demo-host.html     reports: open them in any browser, from disk
+                                              (e.g. xdg-open $out/demo-sim.html, or file://$(cd "$out" && pwd)/demo-sim.html)
 
   python3 -c "import csv; r = list(csv.DictReader(open('$out/demo-sim.csv'))); print(len(r), 'rows; first:', r[0])"
   t410trace decode $out/demo-sim.t4t --pmu 'nvidia_pcie_pmu_0_*' --event '*_bw' -f csv | head

@@ -2,6 +2,11 @@
 # deps.sh - install the Debian packages t410trace needs, only those missing.
 # As root: apt-get installs them. Otherwise: prints the exact command.
 # --quiet: say nothing when everything is already there.
+# Also the npm package uplot (the report's charts; UPLOT_VERSION below),
+# into .deps/ of the repository (no root needed, never committed; the
+# build embeds it, so the binary needs nothing at run time), and Debian's
+# chromium, which the report's tests open the report in (headless); npm
+# from Debian where node is absent.
 # --bench: also what `make bench` compares against (perf).
 # --arm64=DIR: also what `make check-arm64` needs to build and run the
 #   tests for aarch64 on an x86_64 host: the cross compilers, Debian's arm64
@@ -16,7 +21,9 @@
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3
-libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler chromium"
+UPLOT_VERSION=1.6.32
+DEPS_DIR=$(cd "$(dirname "$0")/.." && pwd)/.deps
 ARM64_PKGS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
 pkgconf:arm64 libc6-dev:arm64 liburing-dev:arm64 libzstd-dev:arm64
 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64
@@ -54,6 +61,7 @@ have() {
 		grep -Eq "ok installed ($want)\$"
 }
 
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 missing=""
 for p in $PKGS; do
 	have "$p" || missing="$missing $p"
@@ -80,6 +88,16 @@ if [ -n "$missing" ]; then
 	echo "deps: done"
 fi
 [ -n "$missing" ] || say "all packages present"
+
+# uPlot, the version pinned above (the stamp is its package.json)
+uplot_have=$(sed -n 's/^ *"version": *"\(.*\)",*$/\1/p' \
+	"$DEPS_DIR/node_modules/uplot/package.json" 2>/dev/null || true)
+if [ "$uplot_have" != "$UPLOT_VERSION" ]; then
+	echo "deps: npm install uplot@$UPLOT_VERSION into $DEPS_DIR"
+	mkdir -p "$DEPS_DIR"
+	npm install --prefix "$DEPS_DIR" --no-save --no-package-lock --no-audit --no-fund \
+		--loglevel=error "uplot@$UPLOT_VERSION" >/dev/null
+fi
 [ -n "$arm64_dir" ] || exit 0
 
 # qemu-aarch64 for every aarch64 ELF (the rule qemu-user-static ships for

@@ -63,6 +63,10 @@ counts 0). What the recorder and the file can do to it:
                     store, load again: bookmark packets with set_ns (4.4)
   --odd-names       the PCIE domain is named `pcie "rc,1"` (a comma and
                     quotes), its PMU `nvidia;pcie` (a semicolon)
+  --hostile-names   names that attack an HTML page: the CMEM domain is
+                    named `</script><script>alert(1)</script>`, the
+                    bookmark "load" is `load\xff<b>&` (not UTF-8, markup)
+                    and the host `</style><img src=x onerror=alert(2)>`
   --truth FILE      write what the log can deliver as JSON: per domain and
                     event the exact total of its counts ("total"), what a
                     reader of the surviving chunks gets ("delivered": the
@@ -143,7 +147,7 @@ def zz(diff):
 
 
 def string(s, max_len):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()
     assert len(b) <= max_len and b"\0" not in b
     return varint(len(b)) + b
 
@@ -363,6 +367,9 @@ REAL_DOMAINS = [
 ]
 ODD_NAME = 'pcie "rc,1"'   # quoted in CSV whatever the separator
 ODD_PMU = "nvidia;pcie"     # quoted in CSV with -x ';' only
+HOSTILE_NAME = "</script><script>alert(1)</script>"
+HOSTILE_BOOKMARK = b"load\xff<b>&"
+HOSTILE_HOST = "</style><img src=x onerror=alert(2)>"
 
 # Bookmarks (--bookmarks): (name, id, large id, traffic multiplier in %, where
 # it is set as a fraction of the recording plus a fraction of a period).
@@ -396,12 +403,16 @@ class Real:
             d["pmu"] = spec["name"]
             if args.odd_names and spec["kind"] == DOM_PCIE:
                 d["name"], d["pmu"] = ODD_NAME, ODD_PMU
+            if args.hostile_names and spec["kind"] == DOM_CMEM_LAT:
+                d["name"] = HOSTILE_NAME
             d["rate_hz"] = spec["hz"] + spec["hz"] * spec["ppm"] // 1_000_000
             d["base"] = [self.rng.randrange(1 << 44) for _ in spec["events"]]
             self.doms.append(d)
         self.bookmarks = []
         if args.bookmarks:
             for name, bid, big, mult, at in REAL_BOOKMARKS:
+                if args.hostile_names and name == "load":
+                    name = HOSTILE_BOOKMARK
                 if at is None:
                     set_ns = T0 - self.P // 5
                 else:
@@ -451,7 +462,8 @@ class Real:
     def build(self):
         a, r = self.a, self.rng
         sid = self.session_id() if a.copies else None
-        items = [dict(kind="meta", desc=True, enc=session_pkt_real(self.P, sid))]
+        items = [dict(kind="meta", desc=True, enc=session_pkt_real(
+            self.P, sid, HOSTILE_HOST if self.a.hostile_names else "pyhost"))]
         for d in self.doms:
             items.append(dict(kind="meta", desc=True, enc=domain_pkt(
                 d["id"], d["kind"], 0, d["clock"], d["hz"], d["name"],
@@ -710,14 +722,16 @@ class Real:
             dropped=self.dropped, read_failures=self.read_failures,
             refs_missing=refs_missing,
             partial=any(d["partial"] for d in doms),
-            bookmarks=[dict(id=b["id"], name=b["name"], set_ns=b["set_ns"],
+            bookmarks=[dict(id=b["id"], set_ns=b["set_ns"],
+                            name=b["name"].decode(errors="backslashreplace")
+                            if isinstance(b["name"], bytes) else b["name"],
                             first_trigger=b.get("first_trigger"), lost=b["lost"])
                        for b in self.bookmarks],
             domains=doms)
 
 
-def session_pkt_real(period_ns, session_id=None):
-    body = (string("pyhost", 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
+def session_pkt_real(period_ns, session_id=None, host="pyhost"):
+    body = (string(host, 63) + string("6.0.0-python", 127) + string("t4write.py", 31)
             + string("tools/t4write.py --realistic (independent writer)", 2047)
             + varint(T0 - 1_000_000) + varint(REAL_OFF + T0) + varint(period_ns)
             + varint(0))
@@ -760,22 +774,23 @@ def main():
     real.add_argument("--large-ids", action="store_true", default=None)
     real.add_argument("--bookmarks", action="store_true", default=None)
     real.add_argument("--odd-names", action="store_true", default=None)
+    real.add_argument("--hostile-names", action="store_true", default=None)
     real.add_argument("--truth", default=None)
     args = ap.parse_args()
 
     realistic = any(getattr(args, k) not in (None, False) for k in (
         "realistic", "seed", "period_ns", "chunk_packets", "drop_returns", "drop_refs", "late",
         "read_failures", "duplicate", "reorder", "damage", "truncate", "schedulers",
-        "large_ids", "bookmarks", "odd_names", "truth", "damage_magic", "copies",
-        "second_seed"))
+        "large_ids", "bookmarks", "odd_names", "hostile_names", "truth", "damage_magic",
+        "copies", "second_seed"))
     if realistic and args.grid:
         ap.error("--grid: only for the default recording")
     if realistic:
         for k, v in dict(seed=1, period_ns=1_000_000, chunk_packets=500, drop_returns=0.0,
                          drop_refs=0.0, late=0.0, read_failures=0.0, duplicate=0.0, reorder=0,
                          damage=[], truncate=0, schedulers=1, large_ids=False,
-                         bookmarks=False, odd_names=False, damage_magic=[],
-                         copies=False).items():
+                         bookmarks=False, odd_names=False, hostile_names=False,
+                         damage_magic=[], copies=False).items():
             if getattr(args, k) is None:
                 setattr(args, k, v)
         if args.triggers < 2:

@@ -1,0 +1,135 @@
+/* cmd_report.c - `t410trace report LOG [-o FILE]`: one self-contained HTML
+ * file (decode/out_report.c) that a browser opens from disk.
+ *
+ * A thin layer over decode/: the report is the decoder's `report` output,
+ * written by the file rules of every output (cli/outfile.c). Without -o
+ * the report goes next to the log: trace.t4t gives trace.html.
+ */
+#include "cli.h"
+#include "decode/decode.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: t410trace report LOG [-o FILE]\n\n"
+		"Writes one self-contained HTML file of a log, for a browser to open from\n"
+		"disk (no network access: every script, style and datum is in the file):\n"
+		"the recording and its health (overruns, drops, read failures, damage),\n"
+		"the phases as a band, per PMU kind a plot of each headline metric over\n"
+		"time (phases shaded, x axes linked: zoom one, all follow; the legend\n"
+		"hides and shows series), the CPU and GPU activity of the workload when\n"
+		"recorded, and the summary's per-phase and clock tables (the same\n"
+		"numbers as 't410trace decode LOG'). Long logs are drawn in at most %d\n"
+		"columns, each with the extremes of its values (a short spike stays\n"
+		"visible); the tables use exact totals. A damaged or truncated log, or\n"
+		"one still being recorded, gives the report of what it holds, its damage\n"
+		"shown.\n\n"
+		"  -o, --output FILE  where to write (default: LOG with .t4t replaced by\n"
+		"                     .html; '-': standard output); never the log itself\n"
+		"                     nor any other t410trace log\n"
+		"  -h, --help         this text\n\n"
+		"LOG '-' reads standard input (give -o).\n"
+		"Exit status: 0 success, 1 I/O error, 2 bad usage or a file that is not a\n"
+		"log.\n",
+		4096);
+}
+
+static const struct option report_longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* LOG with .t4t replaced by .html (or .html appended). */
+static int default_output(const char *log, char *buf, size_t cap)
+{
+	size_t n = strlen(log);
+
+	if (n > 4 && !strcmp(log + n - 4, ".t4t"))
+		n -= 4;
+	if ((size_t)snprintf(buf, cap, "%.*s.html", (int)n, log) >= cap)
+		return cli_usage_error("report", "%s: name too long", log);
+	return 0;
+}
+
+/* Returns 0, 1 for --help (exit 0), or 2 after a usage error. */
+static int parse(int argc, char **argv, const char **log, const char **output, char *buf,
+		 size_t cap)
+{
+	struct cli_getopt g;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = cli_getopt(&g, argc, argv, ":o:h", report_longopts)) != -1) {
+		if (c == 'h') {
+			report_usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':')
+			return cli_opt_error("report", &g, argv, c);
+		*output = optarg;
+	}
+	if (optind >= argc)
+		return cli_usage_error("report", "missing LOG");
+	if (optind + 1 < argc)
+		return cli_usage_error("report", "one LOG only ('%s' and '%s')", argv[optind],
+				       argv[optind + 1]);
+	*log = argv[optind];
+	if (*output)
+		return 0;
+	if (!strcmp(*log, "-"))
+		return cli_usage_error("report", "reading standard input: give -o FILE");
+	*output = buf;
+	return default_output(*log, buf, cap);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const char *log = NULL, *output = NULL;
+	char buf[PATH_MAX], where[PATH_MAX];
+	struct t4_output_opts oo = { .format = T4_FMT_REPORT };
+	struct t4_decode_opts d = { 0 };
+	struct t4_output *out = NULL;
+	struct cli_outfile of;
+	int rc;
+
+	if ((rc = parse(argc, argv, &log, &output, buf, sizeof(buf))))
+		return rc == 1 ? 0 : rc;
+	if (!strcmp(output, "-") && isatty(STDOUT_FILENO))
+		return cli_usage_error("report", "-o - on a terminal: the report is an HTML page"
+				       " (give -o FILE)");
+	if (cli_outfile_check(&of, log, output) < 0) {
+		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
+		return 2;
+	}
+	oo.log_name = log;
+	if (cli_outfile_open(&of) < 0) {
+		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
+		return 1;
+	}
+	if ((rc = t4_output_new(&out, &oo, of.f)) == 0) {
+		d.want_metrics = t4_output_wants_metrics(out);
+		rc = t4_decode_file(log, &d, t4_output_ops(out), out);
+	}
+	t4_output_free(out);
+	rc = cli_outfile_close(&of, rc);
+	if (rc == -EPIPE)
+		return 0;
+	if (rc < 0) {
+		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
+		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO ? 2 : 1;
+	}
+	if (!cli_outfile_stdout(&of))
+		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: file://%s)\n",
+			output, realpath(of.dest, where) ? where : output);
+	return 0;
+}
