@@ -37,7 +37,7 @@ SANFLAGS :=
 endif
 
 VERSION := $(shell sed -n 's/^\#define T4_VERSION "\(.*\)"/\1/p' util/util.h)
-PKGS := liburing libzstd libprotobuf-c libbpf
+PKGS := liburing libzstd libprotobuf-c libbpf libmicrohttpd
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 ifeq ($(CI),true)
 WARN += -Werror
@@ -45,7 +45,7 @@ endif
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS) \
   -I$(OUT)/gen -MMD -MP
-LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luring -lzstd -lprotobuf-c -lbpf -lelf -lz) -lm -pthread
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luring -lzstd -lprotobuf-c -lbpf -lelf -lz -lmicrohttpd) -lm -pthread
 LDFLAGS += $(SANFLAGS)
 CRITERION_CFLAGS ?=
 CRITERION_LIBS ?= -lcriterion
@@ -58,7 +58,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-MODULES := util packets collector control bpf sched decode
+MODULES := util packets collector control bpf sched decode live
 CORE_SRC := $(filter-out %.bpf.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 # m/x.proto -> $(OUT)/gen/m/x.pb-c.{c,h} (protoc-c), compiled into the core
 PROTO := $(foreach m,$(MODULES),$(wildcard $(m)/*.proto))

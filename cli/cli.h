@@ -27,6 +27,24 @@ int cmd_list(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* The live view (top.c), fed with snapshots by take (the control socket,
+ * or record's own index); done (optional) says the recording ended. */
+struct t4_live_snap;
+struct top {
+	int (*take)(void *ud, struct t4_live_snap *out);
+	bool (*done)(void *ud);
+	void *ud;
+	uint64_t interval_ns;
+	/* its state */
+	bool tty, paused, per_kind, redraw;
+	int sort;
+	size_t n;
+	uint64_t first_ns, plain_sig;
+};
+/* Until q, a signal, done() or a failed take (its error returned). */
+int cli_top_run(struct top *tp);
 
 /* An output file of decode or report (outfile.c): written under a
  * temporary name next to it and renamed when complete, never over the
