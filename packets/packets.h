@@ -68,6 +68,11 @@ enum {
 	T4_REF_FINAL = 1u << 3,   /* the closing trigger of a recording */
 };
 
+/* Trigger IDs count from 0, one per grid point or command: 2^62 is beyond
+ * any recording (146 years at one a nanosecond). A reader treats a larger
+ * one as damage, so ID arithmetic (the next ID, a lag ahead) cannot wrap. */
+#define T4_TRIGGER_ID_MAX (UINT64_C(1) << 62)
+
 struct t4_ref_pkt {
 	uint64_t trigger_id;  /* triggers broadcast before this one */
 	uint32_t sched_id;    /* which central scheduler */
