@@ -21,9 +21,10 @@
  * are gauges of the kind's formulas (the decoder's) over the interval
  * between the endpoint's two last snapshots. direction and target come
  * from the event's name (rd/read, wr/write; slc_, mem_, in_, out_); a
- * label value is escaped as the format asks (\\ \" \n) and any byte that
- * is not UTF-8 as \xNN text. For a two-socket Tegra410 (`--sim`, default
- * events) that is 368 series: docs/PERFORMANCE.md.
+ * label value is escaped as the format asks (\\ \") and control
+ * characters and bytes that are not UTF-8 as \xNN text. For a two-socket
+ * Tegra410 (`--sim`, default events) that is 368 series:
+ * docs/PERFORMANCE.md.
  */
 #include "live.h"
 #include "../collector/collector.h"
@@ -75,22 +76,19 @@ static void putf(struct pbuf *b, const char *fmt, ...)
 	put(b, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* A label value: UTF-8 (bad bytes as \xNN text), \\ \" \n escaped. */
+/* A label value: text.c's printable form (control characters and bad
+ * bytes as \xNN text, so a scrape stays valid UTF-8 and one line), with
+ * \\ and \" escaped as the format asks. */
 static void value(struct pbuf *b, const char *s)
 {
 	char piece[5];
 
 	while (*s) {
-		s += t4_text_next(s, 0, piece);
-		if (piece[0] == '\\' && piece[1] == 'x') /* a bad byte's text: one more backslash */
-			put(b, "\\", 1);
+		s += t4_text_next(s, T4_TEXT_CONTROL, piece);
 		for (const char *p = piece; *p; p++) {
 			if (*p == '\\' || *p == '"')
 				put(b, "\\", 1);
-			if (*p == '\n')
-				put(b, "\\n", 2);
-			else
-				put(b, p, 1);
+			put(b, p, 1);
 		}
 	}
 }
