@@ -138,8 +138,8 @@ void cli_drm_stop(struct cli_drm *c);             /* after the scheduler */
 void cli_drm_summary(struct cli_drm *c);          /* one line on stderr */
 void cli_drm_close(struct cli_drm *c);            /* after the scheduler's free */
 
-/* Where `record` writes its log (output.c): FILE.partial-PID until the
- * recording runs, then FILE, an existing FILE kept as FILE.old. */
+/* Where `record` writes its log (output.c): FILE.partial-PID-XXXXXX/log
+ * until the recording runs, then FILE, an existing FILE kept as FILE.old. */
 struct cli_output {
 	const char *path;   /* as given to -o */
 	bool force;         /* --force: replace FILE, keep no FILE.old */
@@ -147,12 +147,16 @@ struct cli_output {
 	bool to_stdout;     /* -o - */
 	bool exists;        /* FILE existed at the start */
 	bool published, kept_old, stranded;
-	char partial[4096]; /* FILE.partial-PID */
+	char dir[4096];     /* the private directory, FILE.partial-PID-XXXXXX */
+	char partial[4200]; /* the log until published: dir/log (or, stranded,
+			     * FILE.partial-PID) */
+	char stranded_name[4096]; /* FILE.partial-PID */
 	char old[4096];     /* FILE.old */
 };
 
-/* Decide where the log goes; refuses a directory, a terminal on stdout,
- * and an existing FILE whose FILE.old exists too (unless force). */
+/* Decide where the log goes and make its private directory (reclaiming
+ * those of killed runs); refuses a directory, a terminal on stdout, and an
+ * existing FILE whose FILE.old exists too (unless force). */
 int cli_output_prepare(struct cli_output *o, const char *path, bool force);
 /* The path to open the log at. */
 const char *cli_output_open_path(const struct cli_output *o);
@@ -160,7 +164,8 @@ const char *cli_output_open_path(const struct cli_output *o);
  * On failure the log stays under its partial name, which the message
  * gives. */
 int cli_output_publish(struct cli_output *o);
-/* Remove the partial file of a recording that never published. */
+/* Remove the log and the private directory of a recording that never
+ * published. */
 void cli_output_drop(struct cli_output *o);
 /* The name to show the user: FILE, "standard output", or the partial
  * name where the log was stranded. */

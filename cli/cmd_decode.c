@@ -204,28 +204,53 @@ static void resolve_output(struct decode_args *a)
 		a->dest = a->dest_buf;
 }
 
+/* OUT written in place (a FIFO, a device): opened without O_CREAT or
+ * O_TRUNC, and checked once open (a file swapped in meanwhile is left
+ * alone). */
+static FILE *open_in_place(const char *path)
+{
+	struct stat sb;
+	FILE *f;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		t4_err(errno, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) == 0 && (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode) ||
+				    S_ISBLK(sb.st_mode))) {
+		t4_err(EEXIST, "%s: changed while decoding began; not overwritten", path);
+		close(fd);
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "w"))) {
+		t4_err(errno, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 /* Open the output: standard output, OUT itself when it is written in
- * place, or a temporary file next to the file OUT names. */
+ * place, or a new temporary file next to the file OUT names (created
+ * O_EXCL|O_NOFOLLOW with the user's umask; a file it replaces keeps its
+ * permissions: a 0600 file stays 0600). */
 static FILE *open_output(const struct decode_args *a, char *tmp, size_t cap)
 {
+	struct stat sb;
 	FILE *f;
 	int fd;
 
 	tmp[0] = '\0';
 	if (to_stdout(a))
 		return stdout;
-	if (a->in_place) {
-		if (!(f = fopen(a->output, "w")))
-			t4_err(errno, "%s: %s", a->output, strerror(errno));
-		return f;
-	}
-	snprintf(tmp, cap, "%s.tmp-XXXXXX", a->dest);
-	if ((fd = mkstemp(tmp)) < 0) {
-		t4_err(errno, "%s: %s", a->output, strerror(errno));
-		tmp[0] = '\0';
+	if (a->in_place)
+		return open_in_place(a->output);
+	if ((fd = t4_create_unique(tmp, cap, a->dest, 0666)) < 0) {
+		t4_err(-fd, "%s: %s", a->output, strerror(-fd));
 		return NULL;
 	}
-	fchmod(fd, 0644);
+	if (stat(a->dest, &sb) == 0 && S_ISREG(sb.st_mode))
+		fchmod(fd, sb.st_mode & 07777);
 	if (!(f = fdopen(fd, "w"))) {
 		t4_err(errno, "%s: %s", a->output, strerror(errno));
 		close(fd);

@@ -336,6 +336,25 @@ static void recording_free(struct recording *r)
 	cli_drm_close(&r->o.drm);
 }
 
+/* The log is given its name only with its first chunk (the metadata) on
+ * disk: a record killed right after cannot leave an empty FILE next to
+ * FILE.old. The writer closes a chunk within chunk_ms (100 ms); 0 (also
+ * after 5 s of a disk that slow), or the log's error. */
+static int wait_for_first_chunk(struct recording *r)
+{
+	struct t4_log_stats ls;
+
+	for (int i = 0; i < 5000; i++) {
+		t4_log_stats(r->log, &ls);
+		if (ls.error)
+			return ls.error;
+		if (ls.file_bytes)
+			return 0;
+		usleep(1000);
+	}
+	return 0;
+}
+
 /* Start the scheduler and the command; publish the log once both run.
  * A command that cannot run (or a signal before it could start) leaves
  * the output as it was: r->not_started. */
@@ -363,7 +382,9 @@ static int start(struct recording *r)
 		snprintf(r->why, sizeof(r->why), "%s", t4_errmsg());
 		return 0;
 	}
-	if ((rc = cli_output_publish(&r->out)) < 0)
+	if (wait_for_first_chunk(r) < 0)
+		r->log_failed = true; /* not published: the log's error is said at the end */
+	else if ((rc = cli_output_publish(&r->out)) < 0)
 		t4_report(rc); /* stranded under its partial name, which is said */
 	return r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
 }
@@ -387,8 +408,7 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	r->log = NULL;
 	if (rc < 0)
 		r->log_failed = true;
-	if (r->not_started || !r->ran)
-		cli_output_drop(&r->out);
+	cli_output_drop(&r->out); /* unless it has its name (or was stranded) */
 	return rc;
 }
 

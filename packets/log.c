@@ -27,7 +27,7 @@
  *   a stream: one chunk in flight, written at the file's position, so the
  *   bytes go out strictly in order; a slow reader backs up into the rings,
  *   which drop and count. Messages name opts.name (the user's file) rather
- *   than the path written (record's FILE.partial-PID).
+ *   than the path written (record's FILE.partial-PID-XXXXXX/log).
  */
 #include "packets.h"
 #include "log_io.h"
@@ -578,18 +578,45 @@ static int log_alloc(struct t4_log *log)
 	return 0;
 }
 
-/* Open the file ("-": a copy of stdout) and learn what it is. */
+/* An existing path is written in place only when it is a stream or a
+ * device (FIFO, socket, /dev/null): opened without O_CREAT or O_TRUNC,
+ * and checked once open (a link swapped in meanwhile gains nothing). */
+static int log_open_existing(struct t4_log *log, struct stat *st)
+{
+	log->fd = open(log->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (log->fd < 0)
+		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	if (fstat(log->fd, st) < 0)
+		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	if (S_ISREG(st->st_mode))
+		return t4_err(EEXIST, "%s: exists; a log is never written over a file", log->name);
+	if (S_ISBLK(st->st_mode) || S_ISDIR(st->st_mode))
+		return t4_err(EEXIST, "%s: is a %s; a log is never written over it", log->name,
+			      S_ISBLK(st->st_mode) ? "block device" : "directory");
+	return 0;
+}
+
+/* Open the file ("-": a copy of stdout) and learn what it is: a new file
+ * is created (t4_create_new: never through a link, umask honoured). */
 static int log_open_file(struct t4_log *log)
 {
 	struct stat st;
+	int err;
 
-	if (!strcmp(log->path, "-"))
+	if (!strcmp(log->path, "-")) {
 		log->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-	else
-		log->fd = open(log->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (log->fd < 0)
-		return t4_err(errno, "%s: %s", log->name, strerror(errno));
-	log->regular = fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (log->fd < 0 || fstat(log->fd, &st) < 0)
+			return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	} else if ((log->fd = t4_create_new(log->path, 0666)) >= 0) {
+		if (fstat(log->fd, &st) < 0)
+			return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	} else if (log->fd == -EEXIST) {
+		if ((err = log_open_existing(log, &st)) < 0)
+			return err;
+	} else {
+		return t4_err(-log->fd, "%s: %s", log->name, strerror(-log->fd));
+	}
+	log->regular = S_ISREG(st.st_mode);
 	log->stream = lseek(log->fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
 	if (log->stream)
 		log->opts.inflight = 1; /* strictly in order */

@@ -748,3 +748,42 @@ Test(log, bad_options_and_misuse)
 	check_clean(rd, &st);
 	t4_reader_close(rd);
 }
+
+/* ---- the file: new, never through a link, the umask honoured --------------- */
+
+/* An existing regular file or a planted symbolic link is refused and left
+ * as it was; a new file gets 0666 less the umask; a device is written in
+ * place. */
+Test(log, never_writes_over_a_file)
+{
+	struct t4_log_opts o = { 0 };
+	char text[64];
+	struct stat sb;
+	struct t4_log *log;
+	mode_t old_mask;
+
+	cr_assert_eq(t4_write_small_file(tpath("victim"), "precious"), 0);
+	char victim[256];
+	snprintf(victim, sizeof(victim), "%s", tpath("victim"));
+	cr_assert_eq(symlink(victim, tpath("link.t4")), 0);
+	o.path = tpath("victim");
+	cr_assert_eq(t4_log_open(&log, &o), -EEXIST);
+	cr_assert(strstr(t4_errmsg(), "exists; a log is never written over a file"), "%s",
+		  t4_errmsg());
+	o.path = tpath("link.t4");
+	cr_assert_eq(t4_log_open(&log, &o), -EEXIST, "a link to a file is followed");
+	cr_assert_eq(t4_read_small_file(tpath("victim"), text, sizeof(text)), 8);
+	cr_assert_str_eq(text, "precious");
+	o.path = tmpdir;
+	cr_assert_eq(t4_log_open(&log, &o), -EISDIR);
+	old_mask = umask(077);
+	o.path = tpath("new.t4");
+	cr_assert_eq(t4_log_open(&log, &o), 0, "%s", t4_errmsg());
+	umask(old_mask);
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0);
+	cr_assert_eq(stat(tpath("new.t4"), &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0600, "mode %o under umask 077", sb.st_mode & 0777);
+	o.path = "/dev/null";
+	cr_assert_eq(t4_log_open(&log, &o), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0);
+}

@@ -159,3 +159,86 @@ Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 	cr_assert(strstr(r.out, "rc=137\nlog-ok"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* ---- files: never through a planted link, the umask, no litter --------------- */
+
+/* A link planted at the log's old temporary name (FILE.partial-PID, with
+ * the PID record will have: exec keeps the shell's) is never followed:
+ * the file it points to keeps its bytes. */
+Test(safety, planted_link_is_never_followed, .timeout = 60)
+{
+	struct run r;
+
+	t4t_need_perf(); /* this machine's own counters */
+	tmpdir(&r);
+	rec_sh(&r, "printf secret > victim; chmod 600 victim; "
+		   "sh -c 'ln -s victim k.t4t.partial-$$ && exec '$B' record -q -d 50ms -o k.t4t'; "
+		   "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
+		   "$B info k.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "rc=0\nsecret\n600 6\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The log and decode's output get 0666 less the umask; a file decode
+ * replaces keeps its permissions. */
+Test(safety, files_honour_the_umask, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "umask 077; $B record -q --sim -d 20ms -o a.t4t; $B decode a.t4t -f csv -o a.csv; "
+		   "umask 022; $B record -q --sim -d 20ms -o b.t4t; $B decode a.t4t -f csv -o b.csv; "
+		   "printf x > c.csv; chmod 600 c.csv; $B decode a.t4t -f csv -o c.csv; "
+		   "stat -c '%a %n' a.t4t a.csv b.t4t b.csv c.csv; ls");
+	cr_assert(strstr(r.out, "600 a.t4t\n600 a.csv\n644 b.t4t\n644 b.csv\n600 c.csv\n"), "%s",
+		  r.out);
+	cr_assert_null(strstr(r.out, "tmp-"), "a temporary file left: %s", r.out);
+	cleanup(&r);
+}
+
+/* What a record killed before its log had a name leaves (its private
+ * directory) is removed by the next run writing next to the same FILE:
+ * only this user's, of a dead process, holding nothing but the log. The
+ * kill is made during start-up for sure: record is stopped (SIGSTOP) while
+ * its directory exists and FILE does not, then killed. */
+Test(safety, startup_litter_is_reclaimed, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "sh -c : & dead=$!; wait $dead; "
+		   "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
+		   "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
+		   "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
+		   "$B record -q --sim -d 20ms -o k.t4t; echo rc=$?; ls | sed \"s/-$dead-/-DEAD-/\"");
+	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"),
+		  "%s", r.out);
+	cleanup(&r);
+	tmpdir(&r);
+	rec_sh(&r, "for try in $(seq 20); do "
+		   "  $B record -q --sim -d 10s -o s.t4t & rec=$!; "
+		   "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
+		   "  do sleep 0.002; done; kill -STOP $rec; "
+		   "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
+		   "    kill -9 $rec; wait $rec; echo litter; break; fi; "
+		   "  kill -9 $rec; wait $rec; rm -rf s.t4t*; "
+		   "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
+		   "$B record -q --sim -d 20ms -o s.t4t; echo rc=$?; ls");
+	cr_assert(strstr(r.out, "litter\ns.t4t.partial-LITTER\nrc=0\ns.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A record killed right after it gave FILE its name (FILE.old appeared)
+ * leaves a readable log there, never an empty FILE next to FILE.old. */
+Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "printf old > k.t4t; $B record -q --sim -d 10s -o k.t4t & rec=$!; "
+		   "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ]; do sleep 0.001; done; "
+		   "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
+		   "$B info k.t4t > /dev/null && echo readable");
+	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
+	cleanup(&r);
+}
