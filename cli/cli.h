@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "collector/collector.h"
@@ -240,20 +241,31 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 /* The CPU and GPU phases' line (nothing when they did not run). */
 void cli_record_phases_summary(const struct t4_sched_status *st);
 
-/* The workload of `record` (child.c). */
+/* The workload of `record` (child.c): record -> keeper (a child
+ * subreaper that ends every descendant when the command or record ends)
+ * -> COMMAND. */
 struct cli_child {
 	char **argv;           /* NULL-terminated */
 	bool stdout_to_stderr; /* the log goes to stdout (-o -) */
-	pid_t pid;             /* 0: not running (never started, or reaped) */
-	int pidfd;             /* -1 when the kernel has no pidfd_open */
+	pid_t pid;             /* the command; 0: not running (never started,
+				* or its status is in) */
+	pid_t keeper;          /* 0 when none */
+	int pidfd;             /* the command's; -1 without pidfd_open */
 	int status;            /* wait status once reaped */
 	int interrupts;        /* SIGINT/SIGTERM received while it ran */
-	int go_fd, err_fd;     /* parent's ends: release, exec result */
-	int child_go, child_err; /* child's ends (closed in the parent) */
+	struct rlimit nofile;  /* RLIMIT_NOFILE for the command (rlim_cur 0: as
+				* record's) */
+	int go_fd, err_fd;     /* record's ends: release, exec result */
+	int status_fd, life_fd; /* the keeper's reports; its life line */
+	int child_go, child_err, child_status, child_life; /* the other ends
+							    * (closed in record) */
 };
 
 void cli_child_init(struct cli_child *c, char **argv, bool stdout_to_stderr);
-/* Fork; the child waits for cli_child_release before it execs. */
+/* The RLIMIT_NOFILE the command gets (record raised its own). */
+void cli_child_nofile(struct cli_child *c, const struct rlimit *rl);
+/* Fork the keeper and, under it, the command, which waits for
+ * cli_child_release before it execs. */
 int cli_child_fork(struct cli_child *c);
 /* Let it exec: 0 once exec worked, or a negative errno ("cannot run 'x':
  * No such file or directory") after reaping the child that could not. */
@@ -273,7 +285,8 @@ void cli_child_stop(struct cli_child *c);
 int cli_child_exit_code(const struct cli_child *c);
 /* "t410trace: 'x' was killed by signal N (...)" when it was. */
 void cli_child_report(const struct cli_child *c);
-/* Stop (SIGTERM) and reap it if it still runs; close everything. */
+/* Stop (SIGTERM) and reap it if it still runs; wait for the keeper to end
+ * its descendants; close everything. */
 void cli_child_free(struct cli_child *c);
 
 #endif

@@ -101,7 +101,7 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 /* Whether process pid is gone (or a zombie nobody reaped yet). */
 static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -q '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
 
-/* kill -9 of record: the workload gets SIGTERM (PR_SET_PDEATHSIG), and
+/* kill -9 of record: the workload gets SIGTERM (from the keeper), and
  * the next run reclaims the temporary directories left behind. (pwrite:
  * where io_uring is missing, e.g. qemu-user, the fallback's warning would
  * come between the lines compared.) */
@@ -114,7 +114,8 @@ Test(safety, kill9_kills_the_workload_and_the_next_run_reclaims, .timeout = 60)
 	snprintf(line, sizeof(line),
 		 "%s mkdir tmp; export TMPDIR=$D/tmp; "
 		 "$B record -q --sim --backend pwrite -o k.t4t -- sleep 30 & rec=$!; "
-		 "for i in $(seq 100); do c=$(pgrep -P $rec sleep) && break; sleep 0.05; done; "
+		 "for i in $(seq 100); do w=$(pgrep -P $rec) && c=$(pgrep -P $w sleep) && break; "
+		 "sleep 0.05; done; "
 		 "[ -n \"$c\" ] || echo no-child; sleep 0.2; ls tmp | sed 's/-[0-9]*-.*//' | sort | "
 		 "tr '\\n' ' '; echo; kill -9 $rec; wait $rec; "
 		 "for i in $(seq 100); do gone $c && break; sleep 0.05; done; "
@@ -241,4 +242,52 @@ Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
 		   "$B info k.t4t > /dev/null && echo readable");
 	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
 	cleanup(&r);
+}
+
+/* ---- processes: every descendant of the command ends with record ------------ */
+
+/* The command leaves grandchildren: one in the background, one in a session
+ * of its own (setsid), one deaf to SIGTERM. However record ends (`how`: a
+ * shell line acting on $rec), none of them survives it (the keeper's
+ * SIGTERM, then its SIGKILL 2 s later; each is given 10 s). A survivor is
+ * killed by its PID after the check. */
+static void descendants_end(const char *cmd, const char *how)
+{
+	struct run r;
+	char line[2048];
+
+	tmpdir(&r);
+	snprintf(line, sizeof(line),
+		 "%s $B record -q --sim -o k.t4t -- sh -c '%s exec >/dev/null 2>&1; "
+		 "sleep 1001 & echo $! > a.pid; setsid sleep 1002 & echo $! > b.pid; "
+		 "(trap \"\" TERM; exec sleep 1003) & echo $! > c.pid; %s' & rec=$!; "
+		 "for i in $(seq 400); do [ -s c.pid ] && break; sleep 0.025; done; sleep 0.2; "
+		 "%s; wait $rec; echo rc=$?; "
+		 "for p in $(cat a.pid b.pid c.pid); do "
+		 "  for i in $(seq 400); do gone $p && break; sleep 0.025; done; "
+		 "  gone $p && echo gone || { echo alive; kill -9 $p; }; done",
+		 gone_check, strstr(how, "INT") ? "trap \"\" INT TERM; " : "", cmd, how);
+	rec_sh(&r, line);
+	cr_assert(strstr(r.out, "\ngone\ngone\ngone\n"), "%s: %s", how, r.out);
+	cleanup(&r);
+}
+
+Test(safety, descendants_end_with_a_killed_record, .timeout = 60)
+{
+	descendants_end("wait", "kill -9 $rec");
+}
+
+Test(safety, descendants_end_with_a_terminated_record, .timeout = 60)
+{
+	descendants_end("wait", "kill -TERM $rec");
+}
+
+Test(safety, descendants_end_after_a_third_interrupt, .timeout = 60)
+{
+	descendants_end("wait", "for i in 1 2 3; do kill -INT $rec; sleep 0.3; done");
+}
+
+Test(safety, descendants_end_when_the_command_exits, .timeout = 60)
+{
+	descendants_end("exit 0", "true");
 }
