@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct recording {
@@ -554,6 +555,20 @@ static int exit_code(struct recording *r, int rc)
 	return cli_child_exit_code(&r->child);
 }
 
+/* Counters, rings and every control client take an fd: the soft limit
+ * goes up to the hard one (record polls, never select()s); the command
+ * gets the limit record was given. */
+static void raise_fd_limit(struct cli_child *child)
+{
+	struct rlimit rl, raised;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	raised = (struct rlimit){ .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+	if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+		cli_child_nofile(child, &rl);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recording r;
@@ -566,6 +581,7 @@ int cmd_record(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
+	raise_fd_limit(&r.child);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -86,6 +86,8 @@ static int read_line(int fd, char *reply, size_t cap, int timeout_ms)
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ECONNRESET) /* closed with our line unread */
+			return t4_err(ECONNRESET, "the recorder closed the connection without answering");
 		if (n < 0)
 			return t4_err(errno, "control socket: %s", strerror(errno));
 		if (n == 0)
@@ -147,6 +149,8 @@ int t4_control_exchange(int fd, const char *line, char *reply, size_t cap)
 			return t4_err(EPIPE, "the recorder closed the connection");
 	} else {
 		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS);
+		if (n == -ECONNRESET)
+			return t4_err(EPIPE, "the recorder closed the connection without answering");
 		if (n < 0)
 			return n;
 	}

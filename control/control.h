@@ -42,6 +42,9 @@
 #define T4_CONTROL_REPLY_MAX 512
 /* How long a client waits for the recorder's reply. */
 #define T4_CONTROL_TIMEOUT_MS 5000
+/* How long the recorder keeps a connection that completes no line (from
+ * its connection or its last line); then it closes it without a word. */
+#define T4_CONTROL_IDLE_MS 10000
 /* Bookmark names: 1 to T4_CONTROL_NAME_MAX - 1 characters. */
 #define T4_CONTROL_NAME_MAX 64
 
@@ -81,9 +84,14 @@ struct t4_control;
 
 /* Listen on a Unix socket at path (mode 0600, replaced if stale), served by
  * a thread of its own. Peers other than root and the recording user are
- * refused (SO_PEERCRED). Each line is answered "ok ..." or "error: ...". */
+ * refused (SO_PEERCRED). Each line is answered "ok ..." or "error: ...".
+ * Any number of clients (as many as the process may open fds; the one
+ * idle longest is closed when none is left), each closed after
+ * T4_CONTROL_IDLE_MS without a complete line. */
 int t4_control_open(struct t4_control **out, const char *path,
 		    const struct t4_control_ops *ops, void *ud);
+/* Another idle timeout (tests), in ms; set it before clients connect. */
+void t4_control_idle(struct t4_control *c, unsigned ms);
 void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
 
 /* Parse and run one command line against ops (what the socket thread does
@@ -109,8 +117,10 @@ int t4_control_send(const char *path, const char *line, char *reply,
  * (libt410trace). connect returns a connected fd (close-on-exec) or a
  * negative errno ("no recorder listening at PATH"). exchange sends one line
  * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
- * t4_control_send, plus -EPIPE when the line could not be sent (the
- * command surely never arrived: reconnecting and resending is safe). */
+ * t4_control_send, plus -EPIPE when the line could not be sent or the
+ * recorder closed the connection without a reply (it executes a command
+ * only with its reply, so the command was not executed: reconnecting and
+ * resending is safe, e.g. after the recorder's idle timeout). */
 int t4_control_connect(const char *path);
 int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
 

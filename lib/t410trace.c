@@ -30,8 +30,9 @@
  * children made without fork() handlers (raw clone); the route is asked
  * again in a child (the recorder lets processes through its uprobe one by
  * one). A command that could
- * not be sent (-EPIPE: the recorder closed our old connection) is retried
- * once on a fresh connection; any other transport failure drops the
+ * not be sent, or that the recorder left unanswered by closing the
+ * connection (-EPIPE: it closed our old connection, e.g. idle for
+ * T4_CONTROL_IDLE_MS), is retried once on a fresh connection; any other transport failure drops the
  * connection so a late reply cannot be taken for the next one's.
  */
 #include "t410trace.h"

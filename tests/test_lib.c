@@ -218,6 +218,34 @@ Test(control_lib, reconnects_after_recorder_restart)
 	fake_close(&a.rec);
 }
 
+/* The recorder closes a connection idle past its timeout without a word;
+ * the next call resends on a fresh one, and nothing arrives twice. */
+Test(control_lib, resends_after_an_idle_close)
+{
+	struct app a;
+	char cmd[600], log[64];
+	FILE *p;
+
+	app_open(&a);
+	t4_control_idle(a.rec.ctl, 50);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL=%s %s reconnect >%s/out 2>%s/err",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	for (int i = 0; i < 10000; i++) { /* up to 10 s for the first bookmark */
+		fake_log(&a.rec, log, sizeof(log));
+		if (strstr(log, "r1"))
+			break;
+		usleep(1000);
+	}
+	cr_assert_str_eq(log, "bookmark r1;");
+	usleep(300000); /* idle for 6 timeouts: closed */
+	fputs("go\n", p);
+	cr_assert_eq(pclose(p), 0);
+	expect_log(&a, "bookmark r1;bookmark r2;");
+	fake_close(&a.rec);
+}
+
 Test(control_lib, recorder_gone)
 {
 	struct app a;

@@ -478,3 +478,39 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 	free(rb.bms);
 	cleanup(&r);
 }
+
+/* ---- many processes at once ----------------------------------------------------- */
+
+/* 256 processes of the workload set 4 bookmarks each at the same moment:
+ * every call succeeds and every one is in the log (args: --no-phases for
+ * the control socket, "" for the uprobe where BPF loads). */
+static void many_processes(const char *args)
+{
+	const char *b = bin();
+	char app[600];
+	struct run r;
+	int n = 0;
+
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	sh(&r, "%s record -q --sim %s --period 1ms -o %s/p.t4t -- %s procs 256 4", b, args, r.dir,
+	   app);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "procs: 0 of 256 failed"), "%s", r.out);
+	sh(&r, "%s info --json %s/p.t4t | grep -o '\"name\": \"p[0-9]*\", \"first_trigger\"' | wc -l", b,
+	   r.dir);
+	n = atoi(r.out);
+	cr_assert_eq(n, 256 * 4, "%d bookmarks in the log", n);
+	cleanup(&r);
+}
+
+Test(phases, many_processes_bookmark_through_the_socket, .timeout = 120)
+{
+	many_processes("--no-phases");
+}
+
+Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
+{
+	need_bpf();
+	many_processes("");
+}

@@ -19,6 +19,9 @@
  *   marks FILE N   N times: bookmark m<i>, 5 ms, trigger, 5 ms; FILE gets
  *                  "mark I BEFORE AFTER" and "trigger I BEFORE AFTER"
  *                  (CLOCK_MONOTONIC around each call)
+ *   procs N M      N processes, each setting bookmark p<i> M times, the
+ *                  first while all of them hold their connection to the
+ *                  recorder; prints "procs: F of N failed"
  *   cost N         N bookmarks 1 ms apart, then N triggers 2 ms apart, each
  *                  call timed alone: "bookmark p50 P50 p99 P99 ns" and the
  *                  same for trigger (the median is what a call costs; the
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,6 +185,53 @@ static int run_marks(const char *path, int n)
 	return fclose(f) ? 1 : 0;
 }
 
+/* ---- procs ------------------------------------------------------------------ */
+
+/* Block until the write ends of p are all closed (EOF). */
+static void wait_eof(int p)
+{
+	char ch;
+
+	while (read(p, &ch, 1) > 0)
+		;
+}
+
+/* Each of n processes sets its first bookmark, waits until all of them
+ * have (so that all hold their connection to the recorder at once), then
+ * sets m - 1 more. */
+static int run_procs(int n, int m)
+{
+	int go[2], ready[2], failed = 0, st;
+	char name[32];
+
+	if (n < 1 || m < 1 || pipe(go) < 0 || pipe(ready) < 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return perror("fork"), 2;
+		if (pid > 0)
+			continue;
+		close(go[1]);
+		close(ready[0]);
+		snprintf(name, sizeof(name), "p%d", i);
+		check(t410_bookmark(name), name);
+		close(ready[1]); /* this one has connected */
+		wait_eof(go[0]);
+		for (int k = 1; k < m; k++)
+			check(t410_bookmark(name), name);
+		_exit(failures ? 1 : 0);
+	}
+	close(ready[1]);
+	wait_eof(ready[0]); /* every process has set its first bookmark */
+	close(go[1]);
+	for (int i = 0; i < n; i++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed++;
+	printf("procs: %d of %d failed\n", failed, n);
+	return failed ? 1 : 0;
+}
+
 /* ---- cost ------------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -228,10 +279,12 @@ int main(int argc, char **argv)
 		rc = run_schedule(argv[2]);
 	else if (!strcmp(mode, "marks") && argc == 4)
 		rc = run_marks(argv[2], atoi(argv[3]));
+	else if (!strcmp(mode, "procs") && argc == 4)
+		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
-		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | cost N\n");
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | procs N M | cost N\n");
 		return 2;
 	}
 	return rc ? rc : failures ? 1 : 0;
