@@ -240,6 +240,8 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 			const struct t4_log_stats *ls);
 /* The CPU and GPU phases' line (nothing when they did not run). */
 void cli_record_phases_summary(const struct t4_sched_status *st);
+/* The bookmark commands refused for lack of room (nothing when none). */
+void cli_record_refusals(const struct t4_sched_status *st);
 
 /* The workload of `record` (child.c): record -> keeper (a child
  * subreaper that ends every descendant when the command or record ends)

@@ -24,7 +24,7 @@ static void ctl_usage(FILE *f)
 		"commands:\n"
 		"  bookmark NAME  tag every following trigger with NAME\n"
 		"                 (1-63 characters of A-Z a-z 0-9 _ . : -); each command is\n"
-		"                 logged with its time; refused when 1024 wait for a trigger\n"
+		"                 logged with its time; refused when 32768 wait for a trigger\n"
 		"  trigger        fire one trigger now\n"
 		"  start          start periodic triggers\n"
 		"  stop           stop periodic triggers\n"

@@ -298,6 +298,7 @@ static void print_json(const struct info *in)
 	jkey_u64("gpu_slices", c->gpu_slices);
 	jkey_u64("tasks", c->tasks);
 	jkey_u64("lost_events", status ? status->lost_events : 0);
+	jkey_u64("bookmarks_refused", status ? status->bookmarks_refused : 0);
 	json_session(in);
 	json_domains(in);
 	json_bookmarks(in);
@@ -438,6 +439,9 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
 		       "%" PRIu64 " events lost before the log\n", "phases", c->cpu_slices,
 		       c->gpu_slices, c->tasks, status ? status->lost_events : 0);
+	if (status && status->bookmarks_refused)
+		printf(ROW "%" PRIu64 " refused for lack of room (each answered with an error; "
+		       "none in the log)\n", "bookmarks", status->bookmarks_refused);
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);

@@ -170,10 +170,10 @@ static int ctl_stop(void *ud)
 }
 /* A process of the workload may call the probe when the uprobe takes it;
  * when the phases run but the uprobe cannot be had, say why once. */
-static int ctl_hello(void *ud, int pid, const char *path)
+static int ctl_hello(void *ud, int pid, const char *path, int *fd)
 {
 	struct recording *r = ud;
-	int up = t4_sched_probe_route(r->sched, pid, path);
+	int up = t4_sched_probe_route(r->sched, pid, path, fd);
 	struct t4_sched_status st;
 
 	t4_sched_status(r->sched, &st);
@@ -404,6 +404,7 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.overruns = st->overruns;
 	fin.read_failures = st->read_failures;
 	fin.lost_events = st->phase_lost;
+	fin.bookmarks_refused = st->bookmarks_refused;
 	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
 	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
 	r->log = NULL;
@@ -522,6 +523,7 @@ close_log:
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
 		cli_drm_summary(&r->o.drm);
 		cli_record_phases_summary(&st);
+		cli_record_refusals(&st);
 	}
 	return rc < 0 ? rc : lrc;
 }

@@ -139,9 +139,10 @@ static bool is_hello(const char *line, const char **path)
 	return true;
 }
 
-/* Always "ok": a recorder that cannot serve the probe says "socket". */
+/* Always "ok": a recorder that cannot serve the probe says "socket";
+ * "uprobe" goes with the probe page's fd (*fd), or not at all. */
 static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const char *path,
-		     char *reply, size_t cap)
+		     char *reply, size_t cap, int *fd)
 {
 	char buf[T4_CONTROL_LINE_MAX + 1];
 	int up = 0;
@@ -149,19 +150,25 @@ static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const 
 	snprintf(buf, sizeof(buf), "%s", path);
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (ops->hello && pid > 0 && buf[0])
-		up = ops->hello(ud, pid, buf);
+		up = ops->hello(ud, pid, buf, fd);
+	if (*fd < 0)
+		up = 0;
 	snprintf(reply, cap, "ok %s", up == 1 ? "uprobe" : "socket");
+	if (up != 1)
+		*fd = -1;
 	return 0;
 }
 
 int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		    const char *line, char *reply, size_t cap)
 {
-	return t4_control_exec_from(ops, ud, 0, line, reply, cap);
+	int fd = -1;
+
+	return t4_control_exec_from(ops, ud, 0, line, reply, cap, &fd);
 }
 
 int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
-			 const char *line, char *reply, size_t cap)
+			 const char *line, char *reply, size_t cap, int *fd)
 {
 	static const char *const cmds[] = { "bookmark", "trigger", "start",
 					    "stop", "status" };
@@ -174,8 +181,9 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
 		snprintf(reply, cap, "error: line too long");
 		return t4_err(EINVAL, "line too long");
 	}
+	*fd = -1;
 	if (is_hello(line, &arg))
-		return run_hello(ops, ud, pid, arg, reply, cap);
+		return run_hello(ops, ud, pid, arg, reply, cap, fd);
 	snprintf(buf, sizeof(buf), "%s", line);
 	cmd = strtok_r(buf, " \t\r\n", &save);
 	arg = cmd ? strtok_r(NULL, " \t\r\n", &save) : NULL;
@@ -260,17 +268,39 @@ static int listen_at(struct t4_control *c)
 
 /* ---- serving ------------------------------------------------------------ */
 
-/* Send one reply line; false if the client cannot take it (dropped). */
-static bool send_line(int fd, const char *text)
+/* Send one reply line, with fd passed along when >= 0 (SCM_RIGHTS);
+ * false if the client cannot take it (dropped). */
+static bool send_reply(int fd, const char *text, int passed)
 {
 	char buf[T4_CONTROL_REPLY_MAX];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = buf };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int n = snprintf(buf, sizeof(buf), "%s\n", text);
 
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
 		n = sizeof(buf) - 1;
 		buf[n - 1] = '\n';
 	}
-	return send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
+	iov.iov_len = (size_t)n;
+	if (passed >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof(ctl.b);
+		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), &passed, sizeof(int));
+	}
+	return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
+}
+
+static bool send_line(int fd, const char *text)
+{
+	return send_reply(fd, text, -1);
 }
 
 static int64_t now_ms(void)
@@ -357,6 +387,7 @@ static bool accept_client(struct t4_control *c)
 static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 {
 	char reply[T4_CONTROL_REPLY_MAX];
+	int passed;
 	char *nl;
 
 	while ((nl = memchr(cl->line, '\n', cl->len))) {
@@ -367,8 +398,8 @@ static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 			send_line(cl->fd, "error: NUL byte in command");
 			return false;
 		}
-		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply));
-		if (!send_line(cl->fd, reply))
+		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply), &passed);
+		if (!send_reply(cl->fd, reply, passed))
 			return false;
 		cl->active_ms = now_ms();
 		memmove(cl->line, cl->line + used, cl->len - used);

@@ -182,6 +182,9 @@ struct t4_status_pkt {
 	uint64_t ref_ns;        /* when this status was taken */
 	uint64_t lost_events;   /* phase events lost before the log (a full BPF
 				 * ring buffer); appended field, 0 if absent */
+	uint64_t bookmarks_refused; /* bookmark commands refused for lack of
+				 * room (each answered with an error, none in
+				 * the log); appended field, 0 if absent */
 };
 
 /* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what

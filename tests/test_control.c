@@ -450,6 +450,47 @@ Test(control, idle_clients_are_closed)
 	fake_close(&f);
 }
 
+/* ---- the probe page ------------------------------------------------------ */
+
+/* A call takes a credit or is refused (counted); after the close every
+ * call is refused; the close waits for a call under way. */
+Test(control, probe_page_credits)
+{
+	struct t4_probe_page *p, *q;
+	bool wake = false;
+	int fd;
+
+	cr_assert_eq(t4_probe_page_create(&p, &fd), 0, "%s", t4_errmsg());
+	cr_assert_not_null(q = t4_probe_page_map(fd), "another process's view");
+	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(atomic_load(&p->refused), 1);
+	t4_probe_grant(p, T4_PROBE_CREDIT);
+	for (int i = 0; i < T4_PROBE_CREDIT; i++) {
+		cr_assert_eq(t4_probe_claim(q, &wake), 0, "credit %d", i);
+		cr_assert_eq(wake, T4_PROBE_CREDIT - i <= T4_PROBE_LOW, "credit %d", i);
+		t4_probe_done(q);
+	}
+	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(atomic_load(&p->refused), 2);
+	t4_probe_grant(p, 1);
+	cr_assert_eq(t4_probe_claim(q, &wake), 0); /* under way ... */
+	pid_t kid = fork();
+	if (kid == 0) {
+		usleep(50000);
+		t4_probe_done(q); /* ... and done, 50 ms later, elsewhere */
+		_exit(0);
+	}
+	t4_probe_close(p);
+	cr_assert_eq(atomic_load(&p->busy), 0, "the close did not wait");
+	cr_assert_eq(waitpid(kid, NULL, 0), kid);
+	cr_assert_eq(t4_probe_claim(q, &wake), -ESHUTDOWN);
+	cr_assert_eq(atomic_load(&p->refused), 2, "a closed page refuses without counting");
+	t4_probe_page_unmap(q);
+	t4_probe_page_unmap(p);
+	close(fd);
+	cr_assert_null(t4_probe_page_map(-1));
+}
+
 /* ---- t410trace ctl ------------------------------------------------------ */
 
 Test(control_cli, ctl_commands)

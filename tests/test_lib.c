@@ -106,7 +106,7 @@ Test(control_lib, exports_only_t410_symbols)
 {
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
-			       "t410__probe" /* the recorder's uprobe point */ };
+			       "t410__probe2" /* the recorder's uprobe point */ };
 	char cmd[600], line[256], sym[200];
 	int found = 0, total = 0;
 	FILE *p;

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "bpf/bpf.h"
+#include "control/control.h"
 
 /* ---- probes ------------------------------------------------------------------ */
 
@@ -513,4 +514,110 @@ Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
 {
 	need_bpf();
 	many_processes("");
+}
+
+/* ---- bookmarks never silently lost ------------------------------------------------ */
+
+/* The bookmarks an app set (`taken`, what it printed) are all in the log,
+ * and its refusals are counted there. */
+static void expect_logged(struct run *r, const char *log, int taken, int refused)
+{
+	const char *b = bin();
+
+	sh(r, "%s info --json %s | grep -o '\"name\": \"b[0-9]*\", \"first_trigger\"' | wc -l",
+	   b, log);
+	cr_assert_eq(atoi(r->out), taken, "%d of %d bookmarks in the log", atoi(r->out), taken);
+	sh(r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", b, log);
+	cr_assert_eq(atoi(strchr(r->out, ':') ? strchr(r->out, ':') + 1 : "-1"), refused, "%s",
+		     r->out);
+}
+
+/* 10,000 bookmarks as fast as the uprobe takes them (a 100 us pause every
+ * 10): each call returns 0 and each one is in the log. */
+Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
+{
+	const char *b = bin();
+	char app[600], log[700];
+	struct run r;
+
+	need_bpf();
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	snprintf(log, sizeof(log), "%s/b.t4t", r.dir);
+	sh(&r, "%s record -q --period 1ms -o %s -- %s burst 10000", b, log, app);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "burst: 10000 taken, 0 refused"), "%s", r.out);
+	expect_logged(&r, log, 10000, 0);
+	cleanup(&r);
+}
+
+/* With periodic triggers stopped the queue fills: the calls past it get an
+ * error at once (args: the uprobe where BPF loads, or --no-phases: the
+ * socket), every call that returned 0 is in the log, and the log counts the
+ * refused ones. */
+static void full_queue(const char *args)
+{
+	const char *b = bin();
+	char app[600], log[700];
+	int taken = -1, refused = -1;
+	struct run r;
+
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	snprintf(log, sizeof(log), "%s/f.t4t", r.dir);
+	sh(&r, "%s record -q --sim --paused %s -o %s -- %s burst %d", b, args, log, app,
+	   T4_BOOKMARK_QUEUE + 4000);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *line = strstr(r.out, "burst: ");
+	cr_assert(line && sscanf(line, "burst: %d taken, %d refused", &taken, &refused) == 2, "%s",
+		  r.out);
+	cr_assert_eq(taken + refused, T4_BOOKMARK_QUEUE + 4000);
+	cr_assert_geq(refused, 4000, "%s", r.out);
+	expect_logged(&r, log, taken, refused);
+	cleanup(&r);
+}
+
+Test(phases, a_full_queue_refuses_and_counts_through_the_uprobe, .timeout = 120)
+{
+	need_bpf();
+	full_queue("");
+}
+
+Test(phases, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
+{
+	full_queue("--no-phases");
+}
+
+/* A name too long, or with a space, that reaches the probe point (a caller
+ * skipping the library's check) is refused and counted, never cut. */
+Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
+{
+	const char *b = bin();
+	char app[600], log[700];
+	struct run r;
+
+	need_bpf();
+	phase_app(app, sizeof(app));
+	tmpdir(&r);
+	snprintf(log, sizeof(log), "%s/n.t4t", r.dir);
+	sh(&r, "%s record -q --period 1ms -o %s -- %s rawname", b, log, app);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "%s info --json %s | grep -o '\"name\": \"[a-z ]*\", \"first_trigger\"'", b,
+	   log);
+	cr_assert_str_eq(r.out, "\"name\": \"ok\", \"first_trigger\"\n"
+				"\"name\": \"done\", \"first_trigger\"\n");
+	sh(&r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", b, log);
+	cr_assert_str_eq(r.out, "\"bookmarks_refused\": 2\n");
+	cleanup(&r);
+}
+
+/* The kernel side's name rule is control/name.c's, byte for byte. */
+Test(phases, the_kernel_name_rule_is_the_protocols)
+{
+	char name[2] = { 0, 0 };
+
+	for (int c = 1; c < 256; c++) {
+		name[0] = (char)c;
+		cr_assert_eq(t4_ph_name_char((char)c) != 0, t4_control_name_ok(name), "byte %d", c);
+	}
 }

@@ -22,6 +22,14 @@
  *   procs N M      N processes, each setting bookmark p<i> M times, the
  *                  first while all of them hold their connection to the
  *                  recorder; prints "procs: F of N failed"
+ *   burst N        N bookmarks b<i % 100> as fast as they go, a 100 us pause
+ *                  (spun, so that a loaded machine cannot make it longer)
+ *                  every 10; prints "burst: A taken, R refused" (a refusal
+ *                  is -EREMOTEIO; any other error fails)
+ *   rawname        bookmark "ok", then the probe point called directly (as a
+ *                  caller skipping the library's checks would) with a name
+ *                  of 70 characters and one with a space, then bookmark
+ *                  "done": the recorder must refuse both, never cut one
  *   cost N         N bookmarks 1 ms apart, then N triggers 2 ms apart, each
  *                  call timed alone: "bookmark p50 P50 p99 P99 ns" and the
  *                  same for trigger (the median is what a call costs; the
@@ -30,6 +38,8 @@
  */
 #include <t410trace.h>
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -232,6 +242,52 @@ static int run_procs(int n, int m)
 	return failed ? 1 : 0;
 }
 
+/* ---- burst ------------------------------------------------------------------ */
+
+static int run_burst(int n)
+{
+	int taken = 0, refused = 0;
+	char name[32];
+
+	for (int i = 0; i < n; i++) {
+		int rc;
+		snprintf(name, sizeof(name), "b%d", i % 100);
+		rc = t410_bookmark(name);
+		if (rc == 0)
+			taken++;
+		else if (rc == -EREMOTEIO)
+			refused++;
+		else
+			check(rc, name);
+		if (i % 10 == 9)
+			for (uint64_t t = now(); now() - t < 100000;)
+				;
+	}
+	printf("burst: %d taken, %d refused\n", taken, refused);
+	return 0;
+}
+
+/* ---- rawname ------------------------------------------------------------------ */
+
+static int run_rawname(void)
+{
+	void (*raw)(int, const char *) = (void (*)(int, const char *))dlsym(RTLD_DEFAULT,
+									 "t410__probe2");
+	char name[80];
+
+	if (!raw) /* an older library */
+		raw = (void (*)(int, const char *))dlsym(RTLD_DEFAULT, "t410__probe");
+	if (!raw)
+		return fprintf(stderr, "phase_app: no probe point\n"), 1;
+	check(t410_bookmark("ok"), "ok"); /* the route: the uprobe, if any */
+	memset(name, 'a', 70);
+	name[70] = '\0';
+	raw(1, name);
+	raw(1, "bad name");
+	check(t410_bookmark("done"), "done");
+	return 0;
+}
+
 /* ---- cost ------------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -279,12 +335,17 @@ int main(int argc, char **argv)
 		rc = run_schedule(argv[2]);
 	else if (!strcmp(mode, "marks") && argc == 4)
 		rc = run_marks(argv[2], atoi(argv[3]));
+	else if (!strcmp(mode, "rawname") && argc == 2)
+		rc = run_rawname();
+	else if (!strcmp(mode, "burst") && argc == 3)
+		rc = run_burst(atoi(argv[2]));
 	else if (!strcmp(mode, "procs") && argc == 4)
 		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
-		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | procs N M | cost N\n");
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | procs N M | "
+				"rawname | cost N\n");
 		return 2;
 	}
 	return rc ? rc : failures ? 1 : 0;
