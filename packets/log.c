@@ -9,8 +9,11 @@
  *   at most LOG_IDLE_MAX_NS, and is woken early (futex) when a ring
  *   crosses half full. A packet may wait in its ring up to 50 ms before
  *   the writer sees it, so a chunk is aged from the poll before the one
- *   that found its first packet and closes chunk_ms after that: a crash
- *   loses at most chunk_ms of recording. An idle writer
+ *   that found its first packet, or from the oldest trigger in it (a
+ *   reference packet's MONOTONIC time: the BPF path hands its triggers
+ *   over up to 50 ms after they fired), whichever is earlier, and closes
+ *   chunk_ms after that: a crash loses at most chunk_ms of recording
+ *   (plus a period, and however late the machine runs the writer). An idle writer
  *   costs 20 wake-ups a second (the BPF path's drain fills the rings
  *   20 times a second too).
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
@@ -100,6 +103,7 @@ struct t4_log {
 	uint64_t sub, ret, seq, file_off;
 	uint64_t last_fsync_ns;
 	uint64_t prev_poll_ns; /* start of the previous drain round */
+	int64_t mono_to_ref;   /* CLOCK_MONOTONIC -> t4_ref_ns(), this round */
 	bool regular;          /* a regular file (not /dev/null): fsync, truncate */
 	bool dirty;             /* written since the last fsync */
 	uint64_t reported_drops;
@@ -299,6 +303,19 @@ static void chunk_note_trigger(struct chunk *ck, const struct t4_packet *p)
 		ck->last_trigger = id;
 }
 
+/* A trigger older than the chunk's start ages the chunk from it (not when
+ * chunks close by size only: virtual time's triggers are not now's). */
+static void chunk_note_age(struct t4_log *log, const struct t4_packet *p)
+{
+	uint64_t fired;
+
+	if (p->type != T4_PKT_REF || !p->ref.mono_ns || log->opts.chunk_ms == UINT32_MAX)
+		return;
+	fired = (uint64_t)((int64_t)p->ref.mono_ns + log->mono_to_ref);
+	if (fired < log->ck.start_ns)
+		log->ck.start_ns = fired;
+}
+
 /* Encode one packet into the current chunk (closing it when full). */
 static void log_add(struct t4_log *log, const struct t4_packet *p)
 {
@@ -316,6 +333,7 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 		 * a crash loses, wait included. */
 		ck->start_ns = log->prev_poll_ns;
 	}
+	chunk_note_age(log, p);
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
 		if (!log->warned_bad)
@@ -471,6 +489,7 @@ static void *log_main(void *arg)
 		uint64_t poll_ns = t4_ref_ns();
 		size_t got = 0;
 
+		log->mono_to_ref = (int64_t)(poll_ns - t4_clock_ns(CLOCK_MONOTONIC));
 		for (size_t i = 0; i < log->n_rings; i++)
 			got += log_drain_ring(log, log->rings[i]);
 		if (log_drops(log) != log->reported_drops && !atomic_load(&log->error))

@@ -286,7 +286,9 @@ struct t4_log_opts {
 			       * (record writes FILE.partial-PID-X/log, says FILE) */
 	int zstd_level;       /* default 1 */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
-	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
+	uint32_t chunk_ms;    /* a chunk is closed at least this often after
+			       * its oldest trigger (or packet); 100;
+			       * UINT32_MAX: by size only */
 	uint32_t fsync_ms;    /* fsync interval; 1000; UINT32_MAX = only at close */
 	uint32_t inflight;    /* compressed chunks in flight; default 4; always
 			       * 1 on a pipe, FIFO, socket or terminal, which
