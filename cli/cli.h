@@ -27,8 +27,14 @@ int cmd_list(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
-/* Flush stdout at the end of a subcommand: rc, or 141 quietly when the
- * reader went away (EPIPE: `list | head`), or 1 with a message. */
+/* The exit status of every subcommand whose standard output's reader
+ * went away (`list | head`, `decode | head`, `record -o - | head`): 128 +
+ * SIGPIPE, as if killed by it, quietly. */
+#define CLI_EXIT_READER_GONE 141
+
+/* Flush stdout at the end of a subcommand: rc, or CLI_EXIT_READER_GONE
+ * quietly when the reader went away (EPIPE), or 1 with a message when it
+ * could not be written (a full disk). */
 int cli_stdout_done(int rc);
 
 /* Exit code for "bad usage": print "t410trace SUB: msg" + hint. */

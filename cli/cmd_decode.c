@@ -306,7 +306,7 @@ int cmd_decode(int argc, char **argv)
 	t4_output_free(out);
 	rc = close_output(&a, f, tmp, rc);
 	if (rc == -EPIPE)
-		return 0; /* the reader of our output went away */
+		return CLI_EXIT_READER_GONE; /* the reader of our output went away */
 	if (rc < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ? 2 : 1;

@@ -520,5 +520,5 @@ int cmd_info(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "t410trace info: %s\n", t4_errmsg());
 	info_free(in);
-	return rc < 0 ? 1 : 0;
+	return cli_stdout_done(rc < 0 ? 1 : 0);
 }

@@ -543,7 +543,8 @@ static int exit_code(struct recording *r, int rc)
 		return r->not_started_code;
 	}
 	if (rc < 0) {
-		code = t4_report(rc);
+		/* the reader of -o - (or of the FIFO) went away: quietly */
+		code = rc == -EPIPE && r->out.in_place ? CLI_EXIT_READER_GONE : t4_report(rc);
 		if (!cli_child_running(&r->child))
 			return code;
 		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
@@ -591,5 +592,9 @@ int cmd_record(int argc, char **argv)
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	rc = exit_code(&r, rc);
 	recording_free(&r);
+	/* The summary could not be written (stderr on a full disk): no one to
+	 * tell, but not a success either. */
+	if (ferror(stderr) && rc == 0)
+		rc = 1;
 	return rc;
 }

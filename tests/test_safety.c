@@ -291,3 +291,110 @@ Test(safety, descendants_end_when_the_command_exits, .timeout = 60)
 {
 	descendants_end("exit 0", "true");
 }
+
+/* ---- exit statuses: the reader gone, a full disk ----------------------------- */
+
+/* The exit status of each of the shell lines (run in r.dir, $B the binary,
+ * stdout a pipe whose reader is gone: every write fails with EPIPE), and
+ * what they said on stderr. */
+static void with_reader_gone(struct run *r, const char *const *lines, int n, int *rc)
+{
+	char cmd[2048], path[128];
+	int p[2], st;
+
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(pipe(p), 0);
+		close(p[0]);
+		pid_t kid = fork();
+		cr_assert_geq(kid, 0);
+		if (kid == 0) {
+			snprintf(cmd, sizeof(cmd), "B=%s; cd %s && exec 2>>err && %s", bin(), r->dir,
+				 lines[i]);
+			dup2(p[1], STDOUT_FILENO);
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+			_exit(99);
+		}
+		close(p[1]);
+		cr_assert_eq(waitpid(kid, &st, 0), kid);
+		rc[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	snprintf(path, sizeof(path), "%s/err", r->dir);
+	r->out[0] = '\0';
+	t4_read_small_file(path, r->out, sizeof(r->out));
+}
+
+/* A recorder in r.dir serving c.sock (its PID in rec.pid), and its end. */
+static void start_recorder(struct run *r)
+{
+	char out[sizeof(r->out)];
+
+	memcpy(out, r->out, sizeof(out));
+	rec_sh(r, "$B record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
+		  "for i in $(seq 500); do $B ctl --control c.sock status >/dev/null 2>&1 && "
+		  "echo started && break; sleep 0.01; done");
+	cr_assert(strstr(r->out, "started"), "%s", r->out);
+	memcpy(r->out, out, sizeof(out));
+}
+
+static void stop_recorder(struct run *r)
+{
+	char out[sizeof(r->out)];
+
+	memcpy(out, r->out, sizeof(out));
+	rec_sh(r, "rec=$(cat rec.pid); kill -INT $rec; while kill -0 $rec 2>/dev/null; do "
+		  "sleep 0.02; done");
+	memcpy(r->out, out, sizeof(out));
+}
+
+/* Every command whose standard output's reader went away exits 141 (as if
+ * SIGPIPE had killed it, as the shell says `| head`), quietly. */
+Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
+{
+	static const char *const lines[] = {
+		"$B list",
+		"$B info s.t4t",
+		"$B info --json s.t4t",
+		"$B decode s.t4t -f csv",
+		"$B ctl --control c.sock status",
+		"$B record -q --sim -d 100ms -o -",
+	};
+	int rc[T4_ARRAY_LEN(lines)];
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t");
+	start_recorder(&r);
+	with_reader_gone(&r, lines, T4_ARRAY_LEN(lines), rc);
+	stop_recorder(&r);
+	for (size_t i = 0; i < T4_ARRAY_LEN(lines); i++)
+		cr_expect_eq(rc[i], 141, "%s: exit %d", lines[i], rc[i]);
+	cr_assert_str_eq(r.out, "", "not quiet");
+	cleanup(&r);
+}
+
+/* A full disk under standard output (or, for record's summary, standard
+ * error): exit 1, and the error said where it can be. */
+Test(safety, write_errors_exit_1, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	start_recorder(&r);
+	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t; "
+		   "$B ctl --control c.sock status > /dev/full; echo ctl=$?; "
+		   "$B info s.t4t > /dev/full; echo info=$?; "
+		   "$B info --json s.t4t > /dev/full; echo json=$?; "
+		   "$B list > /dev/full; echo list=$?; "
+		   "$B decode s.t4t > /dev/full; echo decode=$?; "
+		   "$B record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+	stop_recorder(&r);
+	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "json=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "list=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "decode=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "record=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device\n"), "%s",
+		  r.out);
+	cleanup(&r);
+}

@@ -119,7 +119,8 @@ int t4_rmtree(const char *path);
 /* ---- CPU lists ("0-3,8,10-11") ---------------------------------------- */
 
 /* Returns the first CPU in the list, or a negative errno for a malformed
- * list. count_out (optional) receives the number of CPUs listed. */
+ * list. count_out (optional) receives the number of distinct CPUs listed
+ * ("0,0" and "0-1,1" count 1 and 2). */
 int t4_cpulist_first(const char *list, int *count_out);
 /* 1 when cpu is in the list, 0 when not, or a negative errno for a
  * malformed list. */
