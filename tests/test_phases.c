@@ -480,28 +480,49 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 	cleanup(&r);
 }
 
-/* ---- many processes at once ----------------------------------------------------- */
+/* ---- many processes, bursts, refusals ------------------------------------------ */
+
+/* `record -q RECORD_ARGS -o DIR/a.t4t -- phase_app APP_ARGS` in a new
+ * r->dir; the log's path into log (700 bytes). */
+static void record_app(struct run *r, char *log, const char *record_args, const char *app_args)
+{
+	char app[600];
+
+	phase_app(app, sizeof(app));
+	tmpdir(r);
+	snprintf(log, 700, "%s/a.t4t", r->dir);
+	sh(r, "%s record -q %s -o %s -- %s %s", bin(), record_args, log, app, app_args);
+	cr_assert_eq(r->status, 0, "%s", r->out);
+}
+
+/* How many bookmark packets of the log have a name matching the regular
+ * expression name_re; -1 when info says nothing. */
+static int count_bookmarks(struct run *r, const char *log, const char *name_re)
+{
+	sh(r, "%s info --json %s | grep -o '\"name\": \"%s\", \"first_trigger\"' | wc -l", bin(),
+	   log, name_re);
+	return r->out[0] ? atoi(r->out) : -1;
+}
+
+/* The log's bookmarks_refused. */
+static int refused_in(struct run *r, const char *log)
+{
+	sh(r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", bin(), log);
+	return strchr(r->out, ':') ? atoi(strchr(r->out, ':') + 1) : -1;
+}
 
 /* 256 processes of the workload set 4 bookmarks each at the same moment:
  * every call succeeds and every one is in the log (args: --no-phases for
  * the control socket, "" for the uprobe where BPF loads). */
 static void many_processes(const char *args)
 {
-	const char *b = bin();
-	char app[600];
+	char log[700], rec[64];
 	struct run r;
-	int n = 0;
 
-	phase_app(app, sizeof(app));
-	tmpdir(&r);
-	sh(&r, "%s record -q --sim %s --period 1ms -o %s/p.t4t -- %s procs 256 4", b, args, r.dir,
-	   app);
-	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(rec, sizeof(rec), "--sim %s --period 1ms", args);
+	record_app(&r, log, rec, "procs 256 4");
 	cr_assert(strstr(r.out, "procs: 0 of 256 failed"), "%s", r.out);
-	sh(&r, "%s info --json %s/p.t4t | grep -o '\"name\": \"p[0-9]*\", \"first_trigger\"' | wc -l", b,
-	   r.dir);
-	n = atoi(r.out);
-	cr_assert_eq(n, 256 * 4, "%d bookmarks in the log", n);
+	cr_assert_eq(count_bookmarks(&r, log, "p[0-9]*"), 256 * 4);
 	cleanup(&r);
 }
 
@@ -516,38 +537,18 @@ Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
 	many_processes("");
 }
 
-/* ---- bookmarks never silently lost ------------------------------------------------ */
-
-/* The bookmarks an app set (`taken`, what it printed) are all in the log,
- * and its refusals are counted there. */
-static void expect_logged(struct run *r, const char *log, int taken, int refused)
-{
-	const char *b = bin();
-
-	sh(r, "%s info --json %s | grep -o '\"name\": \"b[0-9]*\", \"first_trigger\"' | wc -l",
-	   b, log);
-	cr_assert_eq(atoi(r->out), taken, "%d of %d bookmarks in the log", atoi(r->out), taken);
-	sh(r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", b, log);
-	cr_assert_eq(atoi(strchr(r->out, ':') ? strchr(r->out, ':') + 1 : "-1"), refused, "%s",
-		     r->out);
-}
-
 /* 10,000 bookmarks as fast as the uprobe takes them (a 100 us pause every
  * 10): each call returns 0 and each one is in the log. */
 Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
 {
-	const char *b = bin();
-	char app[600], log[700];
+	char log[700];
 	struct run r;
 
 	need_bpf();
-	phase_app(app, sizeof(app));
-	tmpdir(&r);
-	snprintf(log, sizeof(log), "%s/b.t4t", r.dir);
-	sh(&r, "%s record -q --period 1ms -o %s -- %s burst 10000", b, log, app);
-	cr_assert_eq(r.status, 0, "%s", r.out);
+	record_app(&r, log, "--period 1ms", "burst 10000");
 	cr_assert(strstr(r.out, "burst: 10000 taken, 0 refused"), "%s", r.out);
-	expect_logged(&r, log, 10000, 0);
+	cr_assert_eq(count_bookmarks(&r, log, "b[0-9]*"), 10000);
+	cr_assert_eq(refused_in(&r, log), 0);
 	cleanup(&r);
 }
 
@@ -557,23 +558,20 @@ Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
  * refused ones. */
 static void full_queue(const char *args)
 {
-	const char *b = bin();
-	char app[600], log[700];
+	char log[700], rec[64], burst[32];
 	int taken = -1, refused = -1;
 	struct run r;
 
-	phase_app(app, sizeof(app));
-	tmpdir(&r);
-	snprintf(log, sizeof(log), "%s/f.t4t", r.dir);
-	sh(&r, "%s record -q --sim --paused %s -o %s -- %s burst %d", b, args, log, app,
-	   T4_BOOKMARK_QUEUE + 4000);
-	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(rec, sizeof(rec), "--sim --paused %s", args);
+	snprintf(burst, sizeof(burst), "burst %d", T4_BOOKMARK_QUEUE + 4000);
+	record_app(&r, log, rec, burst);
 	const char *line = strstr(r.out, "burst: ");
 	cr_assert(line && sscanf(line, "burst: %d taken, %d refused", &taken, &refused) == 2, "%s",
 		  r.out);
 	cr_assert_eq(taken + refused, T4_BOOKMARK_QUEUE + 4000);
 	cr_assert_geq(refused, 4000, "%s", r.out);
-	expect_logged(&r, log, taken, refused);
+	cr_assert_eq(count_bookmarks(&r, log, "b[0-9]*"), taken);
+	cr_assert_eq(refused_in(&r, log), refused);
 	cleanup(&r);
 }
 
@@ -592,22 +590,15 @@ Test(phases, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
  * skipping the library's check) is refused and counted, never cut. */
 Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
 {
-	const char *b = bin();
-	char app[600], log[700];
+	char log[700];
 	struct run r;
 
 	need_bpf();
-	phase_app(app, sizeof(app));
-	tmpdir(&r);
-	snprintf(log, sizeof(log), "%s/n.t4t", r.dir);
-	sh(&r, "%s record -q --period 1ms -o %s -- %s rawname", b, log, app);
-	cr_assert_eq(r.status, 0, "%s", r.out);
-	sh(&r, "%s info --json %s | grep -o '\"name\": \"[a-z ]*\", \"first_trigger\"'", b,
-	   log);
-	cr_assert_str_eq(r.out, "\"name\": \"ok\", \"first_trigger\"\n"
-				"\"name\": \"done\", \"first_trigger\"\n");
-	sh(&r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", b, log);
-	cr_assert_str_eq(r.out, "\"bookmarks_refused\": 2\n");
+	record_app(&r, log, "--period 1ms", "rawname");
+	cr_assert_eq(count_bookmarks(&r, log, "[a-z ]*"), 2, "ok and done only, none cut");
+	cr_assert_eq(count_bookmarks(&r, log, "ok"), 1);
+	cr_assert_eq(count_bookmarks(&r, log, "done"), 1);
+	cr_assert_eq(refused_in(&r, log), 2);
 	cleanup(&r);
 }
 
