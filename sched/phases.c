@@ -118,7 +118,6 @@ static void on_phase(void *ud, const struct t4_bpf_phase *r)
 		break;
 	default:
 		ph->taken++; /* its credit's slot is not used: given back */
-		ph->reserved--;
 		t4_bookmarks_unreserve(ph->s->bm, 1);
 		rc = t4_sched_trigger(ph->s);
 		if (rc == 0)
