@@ -9,9 +9,12 @@
  * session it moved to. It reaps the command and tells record its wait
  * status through a pipe; when the command has exited, or when record is
  * gone (its end of a second pipe closes: any exit, SIGKILL included), it
- * ends whatever is left below it: SIGTERM to each of its children, again
- * to those that become its children as their parents die, and SIGKILL
- * to all of them after LEFTOVER_GRACE_MS; then it exits. So `record`
+ * ends whatever is left below it: SIGTERM to each of its descendants,
+ * again to those that become its children as their parents die, and
+ * SIGKILL to all of them after LEFTOVER_GRACE_MS; then it exits. (Where
+ * no subreaper can be had, as under qemu-user, the descendants still
+ * under the command when record ends are found all the same; only those
+ * already orphaned, e.g. left behind by a command that exited, are not.) So `record`
  * ending for any reason ends all of the command's descendants
  * (PR_SET_PDEATHSIG alone only reached the command itself). The keeper
  * and the command stay in record's process group: the terminal's job
@@ -123,18 +126,23 @@ struct k_dirent {
 	char name[];
 };
 
-/* Send sig to every child of the keeper (a scan of /proc: works without
- * CONFIG_PROC_CHILDREN). */
-static void signal_children(pid_t me, int sig)
+/* Every process (a scan of /proc: works without CONFIG_PROC_CHILDREN),
+ * as (pid, parent) pairs, in static arrays: no malloc in the keeper. */
+#define K_PROCS 65536
+static pid_t k_pid[K_PROCS], k_parent[K_PROCS];
+static unsigned char k_below[K_PROCS]; /* a descendant of the keeper */
+static pid_t k_tree[K_PROCS];          /* the descendants found so far */
+
+static int scan_procs(void)
 {
 	char buf[4096];
 	long n;
-	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int count = 0, dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dfd < 0)
-		return;
-	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
+		return 0;
+	while (count < K_PROCS && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n && count < K_PROCS;) {
 			struct k_dirent *d = (struct k_dirent *)(buf + off);
 			pid_t pid = 0;
 			const char *c = d->name;
@@ -142,11 +150,49 @@ static void signal_children(pid_t me, int sig)
 			off += d->reclen;
 			for (; *c >= '0' && *c <= '9'; c++)
 				pid = pid * 10 + (*c - '0');
-			if (!*c && pid > 0 && ppid_of(d->name) == me)
-				kill(pid, sig);
+			if (*c || pid <= 0)
+				continue;
+			k_pid[count] = pid;
+			k_parent[count] = ppid_of(d->name);
+			k_below[count++] = 0;
 		}
 	}
 	close(dfd);
+	return count;
+}
+
+/* Whether pid is the keeper or one of the n descendants found. */
+static bool in_tree(pid_t me, pid_t pid, int n)
+{
+	if (pid == me)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (k_tree[i] == pid)
+			return true;
+	return false;
+}
+
+/* Send sig to every descendant of the keeper: its children (orphans of
+ * any session become them, the keeper being a subreaper) and theirs,
+ * however deep, so that a grandchild whose parent survives the signal
+ * gets it too, and one whose parent is then killed is found even where no
+ * subreaper can be had (qemu-user refuses PR_SET_CHILD_SUBREAPER). */
+static void signal_tree(pid_t me, int sig)
+{
+	int count = scan_procs(), n = 0;
+	bool more = true;
+
+	while (more) { /* one pass per generation */
+		more = false;
+		for (int i = 0; i < count; i++) {
+			if (k_below[i] || !in_tree(me, k_parent[i], n))
+				continue;
+			k_below[i] = 1;
+			k_tree[n++] = k_pid[i];
+			kill(k_pid[i], sig);
+			more = true;
+		}
+	}
 }
 
 /* Reap what has exited; report the command's status once. Returns false
@@ -183,7 +229,7 @@ static void __attribute__((noreturn)) end_all(pid_t me, pid_t cmd, bool cmd_done
 	int64_t kill_at = mono_ms() + LEFTOVER_GRACE_MS;
 
 	while (reap(cmd, &cmd_done) && mono_ms() < kill_at + LEFTOVER_GIVE_UP_MS) {
-		signal_children(me, mono_ms() < kill_at ? SIGTERM : SIGKILL);
+		signal_tree(me, mono_ms() < kill_at ? SIGTERM : SIGKILL);
 		keeper_wait(LEFTOVER_ROUND_MS, false);
 	}
 	_exit(0);
