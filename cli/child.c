@@ -91,31 +91,47 @@ static void write_int(int fd, int v)
 		;
 }
 
-/* The parent PID in /proc/PID/stat ("pid (comm) S ppid ..."; comm may hold
- * anything, so parse after its last ')'), or 0. */
-static pid_t ppid_of(const char *pid)
+/* A process as /proc/PID/stat describes it ("pid (comm) S ppid ... field
+ * 22 starttime"; comm may hold anything, so parse after its last ')'). */
+struct k_proc {
+	pid_t pid, parent;
+	uint64_t start; /* with pid, who it is: a recycled PID starts later */
+	bool zombie;
+	bool below;     /* a descendant of the keeper (signal_tree) */
+};
+
+static bool read_stat(const char *pid, struct k_proc *kp)
 {
-	char path[64] = "/proc/", buf[512], *p;
+	char path[64] = "/proc/", buf[1024], *p;
 	size_t n = strlen(path);
+	uint64_t v = 0;
 	ssize_t len;
-	pid_t pp = 0;
-	int fd;
+	int fd, field = 3;
 
 	for (size_t i = 0; pid[i] && n < sizeof(path) - 6; i++)
 		path[n++] = pid[i];
 	memcpy(path + n, "/stat", 6);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+		return false;
 	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (len <= 0)
-		return 0;
+		return false;
 	buf[len] = '\0';
-	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return 0;
-	for (p += 4; *p >= '0' && *p <= '9'; p++)
-		pp = pp * 10 + (*p - '0');
-	return pp;
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
+		return false;
+	kp->zombie = p[2] == 'Z' || p[2] == 'X';
+	for (p += 3; *p && field < 22; p++) { /* field 3 is the state, read */
+		if (*p != ' ')
+			continue;
+		field++;
+		for (v = 0; p[1] >= '0' && p[1] <= '9'; p++)
+			v = v * 10 + (uint64_t)(p[1] - '0');
+		if (field == 4)
+			kp->parent = (pid_t)v;
+	}
+	kp->start = v;
+	return field == 22;
 }
 
 struct k_dirent {
@@ -127,11 +143,11 @@ struct k_dirent {
 };
 
 /* Every process (a scan of /proc: works without CONFIG_PROC_CHILDREN),
- * as (pid, parent) pairs, in static arrays: no malloc in the keeper. */
+ * in static arrays: no malloc in the keeper. */
 #define K_PROCS 65536
-static pid_t k_pid[K_PROCS], k_parent[K_PROCS];
-static unsigned char k_below[K_PROCS]; /* a descendant of the keeper */
-static pid_t k_tree[K_PROCS];          /* the descendants found so far */
+static struct k_proc k_all[K_PROCS];
+static struct k_proc k_known[K_PROCS]; /* descendants found in any round */
+static int k_n_known;
 
 static int scan_procs(void)
 {
@@ -144,55 +160,70 @@ static int scan_procs(void)
 	while (count < K_PROCS && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n && count < K_PROCS;) {
 			struct k_dirent *d = (struct k_dirent *)(buf + off);
-			pid_t pid = 0;
+			struct k_proc *kp = &k_all[count];
 			const char *c = d->name;
 
 			off += d->reclen;
-			for (; *c >= '0' && *c <= '9'; c++)
-				pid = pid * 10 + (*c - '0');
-			if (*c || pid <= 0)
-				continue;
-			k_pid[count] = pid;
-			k_parent[count] = ppid_of(d->name);
-			k_below[count++] = 0;
+			for (kp->pid = 0; *c >= '0' && *c <= '9'; c++)
+				kp->pid = kp->pid * 10 + (*c - '0');
+			kp->below = false;
+			if (!*c && kp->pid > 0 && read_stat(d->name, kp))
+				count++;
 		}
 	}
 	close(dfd);
 	return count;
 }
 
-/* Whether pid is the keeper or one of the n descendants found. */
-static bool in_tree(pid_t me, pid_t pid, int n)
+/* Whether kp was found below the keeper in an earlier round (its PID and
+ * start time: never a process that got a recycled PID). */
+static bool known(const struct k_proc *kp)
+{
+	for (int i = 0; i < k_n_known; i++)
+		if (k_known[i].pid == kp->pid && k_known[i].start == kp->start)
+			return true;
+	return false;
+}
+
+/* Whether pid is the keeper or marked below it in this scan. */
+static bool parent_below(pid_t me, pid_t pid, int count)
 {
 	if (pid == me)
 		return true;
-	for (int i = 0; i < n; i++)
-		if (k_tree[i] == pid)
-			return true;
+	for (int i = 0; i < count; i++)
+		if (k_all[i].pid == pid)
+			return k_all[i].below;
 	return false;
 }
 
 /* Send sig to every descendant of the keeper: its children (orphans of
  * any session become them, the keeper being a subreaper) and theirs,
  * however deep, so that a grandchild whose parent survives the signal
- * gets it too, and one whose parent is then killed is found even where no
- * subreaper can be had (qemu-user refuses PR_SET_CHILD_SUBREAPER). */
-static void signal_tree(pid_t me, int sig)
+ * gets it too; and to every process found below it in an earlier round
+ * (the same PID and start time: never a recycled PID), so that one
+ * orphaned since is followed even where no subreaper can be had
+ * (qemu-user refuses PR_SET_CHILD_SUBREAPER). Returns how many live ones
+ * it signalled. */
+static int signal_tree(pid_t me, int sig)
 {
-	int count = scan_procs(), n = 0;
+	int count = scan_procs(), alive = 0;
 	bool more = true;
 
 	while (more) { /* one pass per generation */
 		more = false;
 		for (int i = 0; i < count; i++) {
-			if (k_below[i] || !in_tree(me, k_parent[i], n))
+			struct k_proc *kp = &k_all[i];
+			bool seen = known(kp);
+			if (kp->below || !(seen || parent_below(me, kp->parent, count)))
 				continue;
-			k_below[i] = 1;
-			k_tree[n++] = k_pid[i];
-			kill(k_pid[i], sig);
-			more = true;
+			kp->below = more = true;
+			if (!seen && k_n_known < K_PROCS)
+				k_known[k_n_known++] = *kp;
+			kill(kp->pid, sig);
+			alive += !kp->zombie;
 		}
 	}
+	return alive;
 }
 
 /* Reap what has exited; report the command's status once. Returns false
@@ -223,16 +254,20 @@ static void keeper_wait(int ms, bool watch_life)
 			;
 }
 
-/* The command has exited or record is gone: end everything below. */
+/* The command has exited or record is gone: end everything below, until
+ * nothing is left (or LEFTOVER_GIVE_UP_MS after the SIGKILLs). */
 static void __attribute__((noreturn)) end_all(pid_t me, pid_t cmd, bool cmd_done)
 {
 	int64_t kill_at = mono_ms() + LEFTOVER_GRACE_MS;
 
-	while (reap(cmd, &cmd_done) && mono_ms() < kill_at + LEFTOVER_GIVE_UP_MS) {
-		signal_tree(me, mono_ms() < kill_at ? SIGTERM : SIGKILL);
+	for (;;) {
+		bool children = reap(cmd, &cmd_done);
+		int alive = signal_tree(me, mono_ms() < kill_at ? SIGTERM : SIGKILL);
+
+		if ((!children && !alive) || mono_ms() >= kill_at + LEFTOVER_GIVE_UP_MS)
+			_exit(0);
 		keeper_wait(LEFTOVER_ROUND_MS, false);
 	}
-	_exit(0);
 }
 
 /* Move fds to the keeper's numbers and close every other one above 2. */
