@@ -383,11 +383,14 @@ static int start(struct recording *r)
 		snprintf(r->why, sizeof(r->why), "%s", t4_errmsg());
 		return 0;
 	}
+	/* The DRM scanner learns the command's tree at once, before the wait
+	 * for the first chunk: a process it meets first is judged once. */
+	int drm = r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
 	if (wait_for_first_chunk(r) < 0)
 		r->log_failed = true; /* not published: the log's error is said at the end */
 	else if ((rc = cli_output_publish(&r->out)) < 0)
 		t4_report(rc); /* stranded under its partial name, which is said */
-	return r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
+	return drm;
 }
 
 /* Close the log with the final totals; 0 or the log's sticky error. */
