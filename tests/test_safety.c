@@ -98,8 +98,9 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cleanup(&r);
 }
 
-/* Whether process pid is gone (or a zombie nobody reaped yet). */
-static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -q '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
+/* Whether process pid is gone (or a zombie nobody reaped yet); quiet when
+ * it goes between the two looks. */
+static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -qs '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
 
 /* kill -9 of record: the workload gets SIGTERM (from the keeper), and
  * the next run reclaims the temporary directories left behind. (pwrite:
