@@ -76,8 +76,9 @@ REPORT_ASSETS_C := $(OUT)/gen/decode/report_assets.c
 CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o) $(REPORT_ASSETS_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
-# libt410trace: the app API over control/ (its client and name rule) and util/
-LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c util/err.c
+# libt410trace: the app API over control/ (its client, name rule and probe
+# page) and util/
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/err.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)

@@ -28,8 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* CPU-wide software counters (cpu-clock on CPU 0, any task), the way the
@@ -73,6 +75,22 @@ static inline void t4t_need_pmu(const char *name)
 	snprintf(path, sizeof(path), T4_SYSFS_DEFAULT "/%s/type", name);
 	if (t4_read_small_file(path, buf, sizeof(buf)) < 0)
 		cr_skip_test("no %s PMU here: %s", name, t4_errmsg());
+}
+
+/* A child subreaper (PR_SET_CHILD_SUBREAPER; qemu-user refuses it), tried
+ * in a child process, as record's keeper does. */
+static inline void t4t_need_subreaper(void)
+{
+	int st = 0;
+	pid_t kid = fork();
+
+	if (kid == 0)
+		_exit(prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ? errno : 0);
+	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
+		cr_skip_test("no child to try PR_SET_CHILD_SUBREAPER in");
+	if (WEXITSTATUS(st))
+		cr_skip_test("no child subreaper: prctl(PR_SET_CHILD_SUBREAPER): %s",
+			     strerror(WEXITSTATUS(st)));
 }
 
 static inline void t4t_need_uring(void)

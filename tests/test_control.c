@@ -7,8 +7,12 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -368,6 +372,125 @@ Test(control, other_uid_refused)
 	fake_close(&f);
 }
 
+/* ---- many clients, idle clients ---------------------------------------- */
+
+/* Whether the server closed fd within 10 s (EOF or ECONNRESET). */
+static bool closed_within(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 10000) == 1 && closed_by_peer(fd);
+}
+
+/* 300 clients connected at once, each served (no fixed table). */
+Test(control, any_number_of_clients)
+{
+	enum { N = 300 };
+	struct fake_rec f;
+	char buf[64], line[32];
+	static int fd[N];
+
+	fake_open(&f);
+	for (int i = 0; i < N; i++) {
+		fd[i] = t4_control_connect(f.path);
+		cr_assert_geq(fd[i], 0, "%s", t4_errmsg());
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(line, sizeof(line), "bookmark c%d", i);
+		cr_assert_eq(t4_control_exchange(fd[i], line, buf, sizeof(buf)), 0,
+			     "client %d: %s", i, t4_errmsg());
+	}
+	for (int i = 0; i < N; i++)
+		close(fd[i]);
+	cr_assert_eq(t4_control_send(f.path, "status", buf, sizeof(buf)), 0, "%s", t4_errmsg());
+	cr_assert_str_eq(buf, "ok calls=301");
+	fake_close(&f);
+}
+
+/* Idle clients and clients holding half a line lock nobody out. */
+Test(control, idle_and_half_line_clients_lock_nobody_out)
+{
+	enum { N = 200 };
+	struct fake_rec f;
+	char buf[64];
+	static int fd[2 * N];
+
+	fake_open(&f);
+	for (int i = 0; i < N; i++) {
+		fd[i] = t4_control_connect(f.path);
+		fd[N + i] = raw_send(f.path, "bookm", 5);
+		cr_assert_geq(fd[i], 0, "%s", t4_errmsg());
+	}
+	cr_assert_eq(t4_control_send(f.path, "status", buf, sizeof(buf)), 0, "%s", t4_errmsg());
+	cr_assert_str_eq(buf, "ok calls=1");
+	for (int i = 0; i < 2 * N; i++)
+		close(fd[i]);
+	fake_close(&f);
+}
+
+/* A client that completes no line within the idle timeout is closed
+ * without a word, half a line or none; the others are served. */
+Test(control, idle_clients_are_closed)
+{
+	struct fake_rec f;
+	char buf[64];
+	int idle, half;
+
+	fake_open(&f);
+	t4_control_idle(f.ctl, 200);
+	idle = t4_control_connect(f.path);
+	half = raw_send(f.path, "trig", 4);
+	cr_assert(closed_within(idle), "an idle client was kept");
+	cr_assert(closed_within(half), "a client holding half a line was kept");
+	close(idle);
+	close(half);
+	cr_assert_eq(t4_control_send(f.path, "trigger", buf, sizeof(buf)), 0, "%s", t4_errmsg());
+	fake_log(&f, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "trigger;", "the half line was executed");
+	fake_close(&f);
+}
+
+/* ---- the probe page ------------------------------------------------------ */
+
+/* A call takes a credit or is refused (counted); after the close every
+ * call is refused; the close waits for a call under way. */
+Test(control, probe_page_credits)
+{
+	struct t4_probe_page *p, *q;
+	bool wake = false;
+	int fd;
+
+	cr_assert_eq(t4_probe_page_create(&p, &fd), 0, "%s", t4_errmsg());
+	cr_assert_not_null(q = t4_probe_page_map(fd), "another process's view");
+	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(atomic_load(&p->refused), 1);
+	t4_probe_grant(p, T4_PROBE_CREDIT);
+	for (int i = 0; i < T4_PROBE_CREDIT; i++) {
+		cr_assert_eq(t4_probe_claim(q, &wake), 0, "credit %d", i);
+		cr_assert_eq(wake, T4_PROBE_CREDIT - i <= T4_PROBE_LOW, "credit %d", i);
+		t4_probe_done(q);
+	}
+	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(atomic_load(&p->refused), 2);
+	t4_probe_grant(p, 1);
+	cr_assert_eq(t4_probe_claim(q, &wake), 0); /* under way ... */
+	pid_t kid = fork();
+	if (kid == 0) {
+		usleep(50000);
+		t4_probe_done(q); /* ... and done, 50 ms later, elsewhere */
+		_exit(0);
+	}
+	t4_probe_close(p);
+	cr_assert_eq(atomic_load(&p->busy), 0, "the close did not wait");
+	cr_assert_eq(waitpid(kid, NULL, 0), kid);
+	cr_assert_eq(t4_probe_claim(q, &wake), -ESHUTDOWN);
+	cr_assert_eq(atomic_load(&p->refused), 2, "a closed page refuses without counting");
+	t4_probe_page_unmap(q);
+	t4_probe_page_unmap(p);
+	close(fd);
+	cr_assert_null(t4_probe_page_map(-1));
+}
+
 /* ---- t410trace ctl ------------------------------------------------------ */
 
 Test(control_cli, ctl_commands)
@@ -405,4 +528,48 @@ Test(control_cli, ctl_commands)
 	snprintf(want, sizeof(want), "t410trace ctl: no recorder listening at %s/none", f.dir);
 	cr_assert_str_eq(err, want);
 	fake_close(&f);
+}
+
+/* A recorder out of file descriptors (its hard limit 64) closes its
+ * longest idle client for a new one: 100 idle connections do not lock
+ * out `ctl`. */
+Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
+{
+	enum { N = 100 };
+	const char *bin = getenv("T4_BIN");
+	char dir[] = "/tmp/t4ctl.XXXXXX", sock[64], out[2048], err[2048];
+	static int fd[N];
+	pid_t rec;
+
+	if (!bin)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (rec == 0) {
+		struct rlimit rl = { 64, 64 };
+		char log[64];
+		snprintf(log, sizeof(log), "%s/x.t4t", dir);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(99);
+		execl(bin, bin, "record", "-q", "--sim", "--period", "10ms", "--control", sock, "-o",
+		      log, (char *)NULL);
+		_exit(98);
+	}
+	for (int i = 0; i < 500 && t4_control_send(sock, "status", out, sizeof(out)); i++)
+		usleep(10000); /* until it answers */
+	int opened = 0, rc;
+	for (; opened < N && (fd[opened] = t4_control_connect(sock)) >= 0; opened++)
+		;
+	rc = run_shell(dir, out, err, sizeof(out), "%s ctl --control %s status", bin, sock);
+	for (int i = 0; i < opened; i++)
+		close(fd[i]);
+	kill(rec, SIGINT);
+	cr_assert_eq(waitpid(rec, NULL, 0), rec);
+	cr_assert_eq(opened, N, "%s", t4_errmsg());
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(!strncmp(out, "ok triggers=", 12), "%s", out);
+	t4_rmtree(dir);
 }

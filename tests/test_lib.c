@@ -106,7 +106,7 @@ Test(control_lib, exports_only_t410_symbols)
 {
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
-			       "t410__probe" /* the recorder's uprobe point */ };
+			       "t410__probe2" /* the recorder's uprobe point */ };
 	char cmd[600], line[256], sym[200];
 	int found = 0, total = 0;
 	FILE *p;
@@ -192,26 +192,51 @@ Test(control_lib, refusals_reported_connection_kept)
 	fake_close(&a.rec);
 }
 
-Test(control_lib, reconnects_after_recorder_restart)
+/* The app in mode reconnect: bookmark r1, then, once a line comes on its
+ * stdin (pclose(the returned stream) sends it), r2. Returns once r1 is in. */
+static FILE *reconnect_app(struct app *a)
 {
-	struct app a;
-	char cmd[600], log[64];
+	char cmd[600], log[64] = "";
 	FILE *p;
 
-	app_open(&a);
 	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL=%s %s reconnect >%s/out 2>%s/err",
-		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+		 a->rec.path, a->bin, a->rec.dir, a->rec.dir);
 	p = popen(cmd, "w");
 	cr_assert_not_null(p);
-	for (int i = 0; i < 10000; i++) { /* up to 10 s for the first bookmark */
-		fake_log(&a.rec, log, sizeof(log));
-		if (strstr(log, "r1"))
-			break;
+	for (int i = 0; i < 10000 && !strstr(log, "r1"); i++) { /* 10 s at most */
+		fake_log(&a->rec, log, sizeof(log));
 		usleep(1000);
 	}
 	cr_assert_str_eq(log, "bookmark r1;");
+	return p;
+}
+
+Test(control_lib, reconnects_after_recorder_restart)
+{
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	p = reconnect_app(&a);
 	t4_control_close(a.rec.ctl); /* the app's connection dies with it */
 	cr_assert_eq(t4_control_open(&a.rec.ctl, a.rec.path, &fake_ops, &a.rec), 0);
+	fputs("go\n", p);
+	cr_assert_eq(pclose(p), 0);
+	expect_log(&a, "bookmark r1;bookmark r2;");
+	fake_close(&a.rec);
+}
+
+/* The recorder closes a connection idle past its timeout without a word;
+ * the next call resends on a fresh one, and nothing arrives twice. */
+Test(control_lib, resends_after_an_idle_close)
+{
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_idle(a.rec.ctl, 50);
+	p = reconnect_app(&a);
+	usleep(300000); /* idle for 6 timeouts: closed */
 	fputs("go\n", p);
 	cr_assert_eq(pclose(p), 0);
 	expect_log(&a, "bookmark r1;bookmark r2;");

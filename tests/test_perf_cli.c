@@ -73,8 +73,34 @@ Test(perf_cli, cpu_list, .timeout = 60)
 	int all = atoi(r.out), on0 = atoi(strchr(r.out, '\n') + 1);
 	cr_assert_gt(all, 0, "%s", r.out);
 	cr_assert_eq(all, on0, "domains on other CPUs than -C 0: %s", r.out);
+	/* a CPU listed twice is one CPU */
+	sh(&r, "cd %s && %s record -q -C 0,0 -d 50ms -o d.t4t && %s info d.t4t | grep -c '@cpu0 '",
+	   r.dir, bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(atoi(r.out), on0, "%s", r.out);
 	cleanup(&r);
 	expect_line("record -C 4000 -d 10ms", 2, "t410trace: -C 4000: not every CPU listed is online");
+	expect_line("record -C 0,0-1,4000 -d 10ms", 2,
+		    "t410trace: -C 0,0-1,4000: not every CPU listed is online");
+}
+
+/* An error about a long -e list keeps its reason: the middle of what it
+ * quotes gives way, never the end of the line. */
+Test(perf_cli, a_long_event_list_error_keeps_its_reason)
+{
+	struct run r;
+	char list[4096] = "";
+
+	for (int i = 0; i < 200; i++)
+		strcat(list, "cpu-clock,");
+	strcat(list, ",");
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q -e '%s' -d 10ms", r.dir, bin(), list);
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_eq(count_lines(r.out), 1, "%s", r.out);
+	cr_assert(strstr(r.out, "': empty event (a stray ',' or an empty group?)\n"), "%s", r.out);
+	cr_assert(!strncmp(r.out, "t410trace: 'cpu-clock,cpu-clock,", 32), "%s", r.out);
+	cleanup(&r);
 }
 
 /* -p PID / -t TID: per-task counters of those threads, and the recording

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "bpf/bpf.h"
+#include "control/control.h"
 
 /* ---- probes ------------------------------------------------------------------ */
 
@@ -473,4 +474,137 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 	free(rb.rets);
 	free(rb.bms);
 	cleanup(&r);
+}
+
+/* ---- many processes, bursts, refusals ------------------------------------------ */
+
+/* `record -q RECORD_ARGS -o DIR/a.t4t -- phase_app APP_ARGS` in a new
+ * r->dir; the log's path into log (700 bytes). */
+static void record_app(struct run *r, char *log, const char *record_args, const char *app_args)
+{
+	char app[600];
+
+	phase_app(app, sizeof(app));
+	tmpdir(r);
+	snprintf(log, 700, "%s/a.t4t", r->dir);
+	sh(r, "%s record -q %s -o %s -- %s %s", bin(), record_args, log, app, app_args);
+	cr_assert_eq(r->status, 0, "%s", r->out);
+}
+
+/* How many bookmark packets of the log have a name matching the regular
+ * expression name_re; -1 when info says nothing. */
+static int count_bookmarks(struct run *r, const char *log, const char *name_re)
+{
+	sh(r, "%s info --json %s | grep -o '\"name\": \"%s\", \"first_trigger\"' | wc -l", bin(),
+	   log, name_re);
+	return r->out[0] ? atoi(r->out) : -1;
+}
+
+/* The log's bookmarks_refused. */
+static int refused_in(struct run *r, const char *log)
+{
+	sh(r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", bin(), log);
+	return strchr(r->out, ':') ? atoi(strchr(r->out, ':') + 1) : -1;
+}
+
+/* 256 processes of the workload set 4 bookmarks each at the same moment:
+ * every call succeeds and every one is in the log (args: --no-phases for
+ * the control socket, "" for the uprobe where BPF loads). */
+static void many_processes(const char *args)
+{
+	char log[700], rec[64];
+	struct run r;
+
+	snprintf(rec, sizeof(rec), "--sim %s --period 1ms", args);
+	record_app(&r, log, rec, "procs 256 4");
+	cr_assert(strstr(r.out, "procs: 0 of 256 failed"), "%s", r.out);
+	cr_assert_eq(count_bookmarks(&r, log, "p[0-9]*"), 256 * 4);
+	cleanup(&r);
+}
+
+Test(phases, many_processes_bookmark_through_the_socket, .timeout = 120)
+{
+	many_processes("--no-phases");
+}
+
+Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
+{
+	need_bpf();
+	many_processes("");
+}
+
+/* 10,000 bookmarks as fast as the uprobe takes them (a 100 us pause every
+ * 10): each call returns 0 and each one is in the log. */
+Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
+{
+	char log[700];
+	struct run r;
+
+	need_bpf();
+	record_app(&r, log, "--period 1ms", "burst 10000");
+	cr_assert(strstr(r.out, "burst: 10000 taken, 0 refused"), "%s", r.out);
+	cr_assert_eq(count_bookmarks(&r, log, "b[0-9]*"), 10000);
+	cr_assert_eq(refused_in(&r, log), 0);
+	cleanup(&r);
+}
+
+/* With periodic triggers stopped the queue fills: the calls past it get an
+ * error at once (args: the uprobe where BPF loads, or --no-phases: the
+ * socket), every call that returned 0 is in the log, and the log counts the
+ * refused ones. */
+static void full_queue(const char *args)
+{
+	char log[700], rec[64], burst[32];
+	int taken = -1, refused = -1;
+	struct run r;
+
+	snprintf(rec, sizeof(rec), "--sim --paused %s", args);
+	snprintf(burst, sizeof(burst), "burst %d", T4_BOOKMARK_QUEUE + 4000);
+	record_app(&r, log, rec, burst);
+	const char *line = strstr(r.out, "burst: ");
+	cr_assert(line && sscanf(line, "burst: %d taken, %d refused", &taken, &refused) == 2, "%s",
+		  r.out);
+	cr_assert_eq(taken + refused, T4_BOOKMARK_QUEUE + 4000);
+	cr_assert_geq(refused, 4000, "%s", r.out);
+	cr_assert_eq(count_bookmarks(&r, log, "b[0-9]*"), taken);
+	cr_assert_eq(refused_in(&r, log), refused);
+	cleanup(&r);
+}
+
+Test(phases, a_full_queue_refuses_and_counts_through_the_uprobe, .timeout = 120)
+{
+	need_bpf();
+	full_queue("");
+}
+
+Test(phases, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
+{
+	full_queue("--no-phases");
+}
+
+/* A name too long, or with a space, that reaches the probe point (a caller
+ * skipping the library's check) is refused and counted, never cut. */
+Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
+{
+	char log[700];
+	struct run r;
+
+	need_bpf();
+	record_app(&r, log, "--period 1ms", "rawname");
+	cr_assert_eq(count_bookmarks(&r, log, "[a-z ]*"), 2, "ok and done only, none cut");
+	cr_assert_eq(count_bookmarks(&r, log, "ok"), 1);
+	cr_assert_eq(count_bookmarks(&r, log, "done"), 1);
+	cr_assert_eq(refused_in(&r, log), 2);
+	cleanup(&r);
+}
+
+/* The kernel side's name rule is control/name.c's, byte for byte. */
+Test(phases, the_kernel_name_rule_is_the_protocols)
+{
+	char name[2] = { 0, 0 };
+
+	for (int c = 1; c < 256; c++) {
+		name[0] = (char)c;
+		cr_assert_eq(t4_ph_name_char((char)c) != 0, t4_control_name_ok(name), "byte %d", c);
+	}
 }

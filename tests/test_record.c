@@ -4,7 +4,12 @@
  * one-line errors, and the log through `t410trace info --json`.
  */
 #include "cli_testutil.h"
-#include "sched_testutil.h" /* t4t_need_bpf_trigger (tests/probe.h) */
+#include "sched_testutil.h" /* t4t_need_bpf_trigger (tests/probe.h), read_back */
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include "util/util.h"
 
 Test(record, host_duration_period, .timeout = 60)
 {
@@ -251,13 +256,13 @@ Test(record, sigint_during_startup_stops_the_command, .timeout = 60)
 
 	tmpdir(&r);
 	sh(&r, "start=$(date +%%s%%N); "
-	       "env --default-signal=INT %s record -q --sim -o %s/i.t4t -- sleep 5 & pid=$!; "
+	       "env --default-signal=INT %s record -q --sim -o %s/i.t4t -- sleep 30 & pid=$!; "
 	       "sleep 0.05; kill -INT $pid; wait $pid; rc=$?; "
 	       "echo rc=$rc ms=$(( ($(date +%%s%%N) - start) / 1000000 ))", b, r.dir);
 	cr_assert(strstr(r.out, "rc=130"), "%s", r.out);
 	const char *ms = strstr(r.out, "ms=");
 	cr_assert_not_null(ms);
-	cr_assert_lt(atoi(ms + 3), 3000, "%s", r.out);
+	cr_assert_lt(atoi(ms + 3), 15000, "it waited for the command: %s", r.out);
 	cleanup(&r);
 }
 
@@ -452,4 +457,72 @@ Test(record_trigger, bpf_rapid_bookmarks_all_in_info, .timeout = 120)
 {
 	t4t_need_bpf_trigger();
 	rapid_bookmarks_in_info("bpf");
+}
+
+/* ---- what a kill -9 loses on the BPF path ----------------------------------- */
+
+static int64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Record a command at 1 ms through the BPF timers (the CPU phases too, where
+ * they load), kill -9 at a known CLOCK_MONOTONIC instant (the path's
+ * reference clock) and compare with the log's last trigger. The man page's bound: a chunk reaches the file within chunk_ms
+ * (100 ms) of its oldest trigger, so the loss is under 100 ms plus one
+ * period (the first trigger of the chunk not written), plus however late
+ * the machine ran the writer thread, plus the write under way at the kill.
+ * The writer's lateness is not visible from here; this process's is, under
+ * the same load and scheduler: a thread sleeping 1 ms at a time for the
+ * last 300 ms before the kill, its worst oversleep added. 20 ms cover the
+ * write itself (a chunk of ~20 kB to the page cache). Before chunks were
+ * aged by when their triggers fired, the BPF path's 50 ms drain came on
+ * top: 68-147 ms measured here (14-95 ms since); log/chunk_aged_from_its_
+ * oldest_trigger checks the rule itself without a clock race. */
+Test(record_trigger, bpf_kill_loses_at_most_the_chunk_interval, .timeout = 60)
+{
+	const char *b = bin();
+	char dir[] = "/tmp/t4kill.XXXXXX", path[64];
+	int64_t late = 0, kill_at, last = 0;
+	struct readback rb;
+	struct stat st;
+	pid_t rec;
+
+	t4t_need_bpf_trigger();
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.t4t", dir);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (rec == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(b, b, "record", "-q", "--trigger", "bpf", "--period", "1ms", "-o", path, "--",
+		      "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000 && (stat(path, &st) < 0 || st.st_size == 0); i++)
+		usleep(10000);
+	for (int i = 0; i < 600; i++) {
+		int64_t t = mono_now();
+		usleep(1000);
+		if (i >= 300 && mono_now() - t - 1000000 > late)
+			late = mono_now() - t - 1000000;
+	}
+	kill_at = mono_now();
+	kill(rec, SIGKILL);
+	cr_assert_eq(waitpid(rec, NULL, 0), rec);
+	read_back(path, &rb);
+	for (size_t i = 0; i < rb.n_refs; i++)
+		if ((int64_t)rb.refs[i].ref_ns > last)
+			last = (int64_t)rb.refs[i].ref_ns;
+	free(rb.refs);
+	free(rb.rets);
+	free(rb.bms);
+	t4_rmtree(dir);
+	cr_assert_gt(last, 0, "no trigger in the log");
+	cr_assert_leq(kill_at - last, 101000000 + 20000000 + late,
+		      "lost %.1f ms (this process ran up to %.1f ms late)",
+		      (double)(kill_at - last) / 1e6, (double)late / 1e6);
 }

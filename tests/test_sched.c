@@ -516,3 +516,61 @@ Test(sched, timed_bookmarks_land_by_their_time, .timeout = 30)
 	free(rb.bms);
 	t4_rmtree(dir);
 }
+
+/* Slots reserved for the probe's calls (taken in the kernel, answered
+ * before they reach the queue) are never refused, and other commands find
+ * them taken: the queue, and the table of names, refuse at the bound that
+ * is left, and count each refusal. */
+Test(sched, reserved_bookmark_slots_are_never_refused)
+{
+	struct t4_bookmarks *b;
+	char name[32];
+	int i;
+
+	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+		     0);
+	cr_assert_eq(t4_bookmarks_reserve(b, 100), 100);
+	for (i = 0; i < T4_BOOKMARK_QUEUE - 100; i++)
+		cr_assert_eq(t4_bookmarks_set(b, "mine"), 0, "%d: %s", i, t4_errmsg());
+	cr_assert_eq(t4_bookmarks_set(b, "mine"), -EBUSY);
+	cr_assert_eq(t4_bookmarks_reserve(b, 5), 0, "the queue is full");
+	for (i = 0; i < 100; i++)
+		cr_assert_eq(t4_bookmarks_set_reserved(b, "probe", 0), 0, "%d: %s", i, t4_errmsg());
+	cr_assert_eq(t4_bookmarks_set_reserved(b, "probe", 0), -EBUSY, "none reserved is left");
+	cr_assert_eq(t4_bookmarks_refused(b), 2);
+	t4_bookmarks_free(b);
+
+	/* names: 10 held for reserved commands, however many the others add
+	 * (a trigger now and then empties the queue into a log) */
+	char dir[] = "/tmp/t4bm.XXXXXX", path[64];
+	struct t4_log_opts lo = { .path = path };
+	struct t4_log *log;
+	struct t4_ring *ring;
+	uint64_t trig = 0;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/n.t4t", dir);
+	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_ring(log, 16 << 20, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(log), 0);
+	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+		     0);
+	cr_assert_eq(t4_bookmarks_reserve(b, 10), 10);
+	for (i = 0; t4_bookmarks_set(b, (snprintf(name, sizeof(name), "n%d", i), name)) == 0; i++)
+		if (i % 20000 == 19999)
+			t4_bookmarks_on_trigger(b, ++trig, &(struct t4_trigger_bm){
+							.seen = t4_bookmarks_seen(b) }, ring);
+	cr_assert(strstr(t4_errmsg(), "distinct bookmarks"), "%s", t4_errmsg());
+	int others = i;
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		cr_assert_eq(t4_bookmarks_set_reserved(b, name, 0), 0, "%s", t4_errmsg());
+	}
+	cr_assert_eq(t4_bookmarks_refused(b), 1);
+	t4_bookmarks_unreserve(b, 3); /* more than is held: nothing breaks */
+	t4_bookmarks_close(b, trig + 1, ring);
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
+	t4_bookmarks_free(b);
+	t4_rmtree(dir);
+	cr_assert_eq(others + 10, T4_BOOKMARK_NAMES, "%d names besides the 10 held", others);
+}

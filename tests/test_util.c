@@ -107,3 +107,28 @@ Test(util, errors_set_their_message)
 	cr_assert_lt(t4_rmtree("/proc/self/status"), 0);
 	cr_assert(strstr(t4_errmsg(), "/proc/self/status: cannot remove: "), "%s", t4_errmsg());
 }
+
+/* A message longer than its buffer loses its middle, never its end (the
+ * reason), even when the input it quotes is longer than any stack buffer;
+ * a CPU listed twice counts once. */
+Test(util, long_messages_keep_their_end)
+{
+	static char input[20000];
+	const char *m;
+	int n = 0;
+
+	memset(input, 'x', sizeof(input) - 1);
+	for (size_t len = 100; len < sizeof(input); len = len * 3 + 1) {
+		input[len] = '\0';
+		cr_assert_eq(t4_err(EINVAL, "'%s': the reason", input), -EINVAL);
+		m = t4_errmsg();
+		cr_assert_lt(strlen(m), 512);
+		cr_assert(!strcmp(m + strlen(m) - 13, "': the reason"), "%zu: %s", len, m);
+		cr_assert_eq(m[0], '\'');
+		input[len] = 'x';
+	}
+	cr_assert_eq(t4_cpulist_first("0,0", &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(t4_cpulist_first("3-5,4,0-1", &n), 3);
+	cr_assert_eq(n, 5);
+}

@@ -19,6 +19,17 @@
  *   marks FILE N   N times: bookmark m<i>, 5 ms, trigger, 5 ms; FILE gets
  *                  "mark I BEFORE AFTER" and "trigger I BEFORE AFTER"
  *                  (CLOCK_MONOTONIC around each call)
+ *   procs N M      N processes, each setting bookmark p<i> M times, the
+ *                  first while all of them hold their connection to the
+ *                  recorder; prints "procs: F of N failed"
+ *   burst N        N bookmarks b<i % 100> as fast as they go, a 100 us pause
+ *                  (spun, so that a loaded machine cannot make it longer)
+ *                  every 10; prints "burst: A taken, R refused" (a refusal
+ *                  is -EREMOTEIO; any other error fails)
+ *   rawname        bookmark "ok", then the probe point called directly (as a
+ *                  caller skipping the library's checks would) with a name
+ *                  of 70 characters and one with a space, then bookmark
+ *                  "done": the recorder must refuse both, never cut one
  *   cost N         N bookmarks 1 ms apart, then N triggers 2 ms apart, each
  *                  call timed alone: "bookmark p50 P50 p99 P99 ns" and the
  *                  same for trigger (the median is what a call costs; the
@@ -27,6 +38,8 @@
  */
 #include <t410trace.h>
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,6 +195,99 @@ static int run_marks(const char *path, int n)
 	return fclose(f) ? 1 : 0;
 }
 
+/* ---- procs ------------------------------------------------------------------ */
+
+/* Block until the write ends of p are all closed (EOF). */
+static void wait_eof(int p)
+{
+	char ch;
+
+	while (read(p, &ch, 1) > 0)
+		;
+}
+
+/* Each of n processes sets its first bookmark, waits until all of them
+ * have (so that all hold their connection to the recorder at once), then
+ * sets m - 1 more. */
+static int run_procs(int n, int m)
+{
+	int go[2], ready[2], failed = 0, st;
+	char name[32];
+
+	if (n < 1 || m < 1 || pipe(go) < 0 || pipe(ready) < 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return perror("fork"), 2;
+		if (pid > 0)
+			continue;
+		close(go[1]);
+		close(ready[0]);
+		snprintf(name, sizeof(name), "p%d", i);
+		check(t410_bookmark(name), name);
+		close(ready[1]); /* this one has connected */
+		wait_eof(go[0]);
+		for (int k = 1; k < m; k++)
+			check(t410_bookmark(name), name);
+		_exit(failures ? 1 : 0);
+	}
+	close(ready[1]);
+	wait_eof(ready[0]); /* every process has set its first bookmark */
+	close(go[1]);
+	for (int i = 0; i < n; i++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed++;
+	printf("procs: %d of %d failed\n", failed, n);
+	return failed ? 1 : 0;
+}
+
+/* ---- burst ------------------------------------------------------------------ */
+
+static int run_burst(int n)
+{
+	int taken = 0, refused = 0;
+	char name[32];
+
+	for (int i = 0; i < n; i++) {
+		int rc;
+		snprintf(name, sizeof(name), "b%d", i % 100);
+		rc = t410_bookmark(name);
+		if (rc == 0)
+			taken++;
+		else if (rc == -EREMOTEIO)
+			refused++;
+		else
+			check(rc, name);
+		if (i % 10 == 9)
+			for (uint64_t t = now(); now() - t < 100000;)
+				;
+	}
+	printf("burst: %d taken, %d refused\n", taken, refused);
+	return 0;
+}
+
+/* ---- rawname ------------------------------------------------------------------ */
+
+static int run_rawname(void)
+{
+	void (*raw)(int, const char *) = (void (*)(int, const char *))dlsym(RTLD_DEFAULT,
+									 "t410__probe2");
+	char name[80];
+
+	if (!raw) /* an older library */
+		raw = (void (*)(int, const char *))dlsym(RTLD_DEFAULT, "t410__probe");
+	if (!raw)
+		return fprintf(stderr, "phase_app: no probe point\n"), 1;
+	check(t410_bookmark("ok"), "ok"); /* the route: the uprobe, if any */
+	memset(name, 'a', 70);
+	name[70] = '\0';
+	raw(1, name);
+	raw(1, "bad name");
+	check(t410_bookmark("done"), "done");
+	return 0;
+}
+
 /* ---- cost ------------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -228,10 +335,17 @@ int main(int argc, char **argv)
 		rc = run_schedule(argv[2]);
 	else if (!strcmp(mode, "marks") && argc == 4)
 		rc = run_marks(argv[2], atoi(argv[3]));
+	else if (!strcmp(mode, "rawname") && argc == 2)
+		rc = run_rawname();
+	else if (!strcmp(mode, "burst") && argc == 3)
+		rc = run_burst(atoi(argv[2]));
+	else if (!strcmp(mode, "procs") && argc == 4)
+		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
-		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | cost N\n");
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | procs N M | "
+				"rawname | cost N\n");
 		return 2;
 	}
 	return rc ? rc : failures ? 1 : 0;
