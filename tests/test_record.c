@@ -498,8 +498,8 @@ Test(record_trigger, bpf_kill_loses_at_most_the_chunk_interval, .timeout = 60)
 	cr_assert_geq(rec, 0);
 	if (rec == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(b, b, "record", "-q", "--trigger", "bpf", "--period", "1ms", "-o", path, "--",
-		      "sleep", "30", (char *)NULL);
+		execl(b, b, "record", "-q", "--trigger", "bpf", "-a", "--period", "1ms", "-o", path,
+		      "--", "sleep", "30", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000 && (stat(path, &st) < 0 || st.st_size == 0); i++)
