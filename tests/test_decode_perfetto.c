@@ -14,6 +14,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "tmpdir_testutil.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,9 +30,9 @@
 
 struct fx {
 	const char *bin;
-	char dir[64];
-	char path[256];   /* scratch for dir/NAME */
-	char schema[256]; /* the folder of decode/perfetto.proto */
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 64]; /* scratch for dir/NAME */
+	char schema[PATH_MAX];    /* the folder of decode/perfetto.proto */
 };
 
 /* dir/name, in a scratch buffer valid until the next call. */
@@ -44,13 +46,14 @@ static const char *at(struct fx *f, const char *name)
  * dir/out; returns the exit status. */
 static int shell(struct fx *f, const char *fmt, ...)
 {
-	char cmd[4096];
+	char cmd[4 * PATH_MAX];
 	va_list ap;
-	int n = snprintf(cmd, sizeof(cmd), "cd %s && (", f->dir);
+	int n = snprintf(cmd, sizeof(cmd), "cd '%s' && (", f->dir);
 
 	va_start(ap, fmt);
 	n += vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
 	va_end(ap);
+	cr_assert_lt((size_t)n + 12, sizeof(cmd), "command line too long");
 	snprintf(cmd + n, sizeof(cmd) - (size_t)n, ") >out 2>&1");
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -74,8 +77,7 @@ static void fx_init(struct fx *f)
 	memset(f, 0, sizeof(*f));
 	if (!(f->bin = getenv("T4_BIN")))
 		cr_skip_test("T4_BIN not set (run through make check)");
-	strcpy(f->dir, "/tmp/t4pf.XXXXXX");
-	cr_assert_not_null(mkdtemp(f->dir));
+	t4t_tmpdir(f->dir, sizeof(f->dir), "t4pf");
 	/* protoc reads the schema relative to the repository root */
 	cr_assert_eq(access("decode/perfetto.proto", R_OK), 0, "run from the repository root");
 	cr_assert_not_null(realpath("decode", f->schema));
@@ -83,19 +85,16 @@ static void fx_init(struct fx *f)
 
 static void fx_fini(struct fx *f)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(t4_rmtree(f->dir), 0, "%s", t4_errmsg());
 }
 
 /* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
 static void record(struct fx *f)
 {
 	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
-	int rc = shell(f, "%s record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- sh -c "
-			  "'sleep 0.15 && %s ctl bookmark b && sleep 0.15'",
-		       f->bin, f->bin);
+	int rc = shell(f, "'%s' record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- "
+			  "sh -c 'sleep 0.15 && \"$T4_BIN\" ctl bookmark b && sleep 0.15'",
+		       f->bin);
 
 	cr_assert_eq(rc, 0, "record: %s", output(f));
 }
@@ -104,11 +103,11 @@ static void record(struct fx *f)
  * protoc's text into t.txt. */
 static void decode(struct fx *f, const char *opts)
 {
-	cr_assert_eq(shell(f, "%s decode s.t4t %s -f perfetto -o t.pftrace", f->bin, opts), 0,
+	cr_assert_eq(shell(f, "'%s' decode s.t4t %s -f perfetto -o t.pftrace", f->bin, opts), 0,
 		     "decode: %s", output(f));
-	cr_assert_eq(shell(f, "%s decode s.t4t %s -f csv -o t.csv", f->bin, opts), 0, "%s",
+	cr_assert_eq(shell(f, "'%s' decode s.t4t %s -f csv -o t.csv", f->bin, opts), 0, "%s",
 		     output(f));
-	cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace "
+	cr_assert_eq(shell(f, "protoc --proto_path='%s' --decode=perfetto.protos.Trace "
 			      "perfetto.proto < t.pftrace > t.txt",
 			   f->schema),
 		     0, "protoc: %s", output(f));
@@ -464,7 +463,7 @@ Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 		fx_fini(&x.f);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
-	cr_assert_eq(shell(&x.f, "python3 %s s.t4t --grid", script), 0, "%s", output(&x.f));
+	cr_assert_eq(shell(&x.f, "python3 '%s' s.t4t --grid", script), 0, "%s", output(&x.f));
 	free(script);
 	decode(&x.f, "");
 	load_trace(&x.f, &x.t);
@@ -637,7 +636,7 @@ Test(perfetto, refused_on_a_terminal, .timeout = 60)
 	if (shell(&f, "command -v script") != 0)
 		cr_skip_test("no script(1) to give the command a terminal");
 	record(&f);
-	cr_assert_eq(shell(&f, "script -qec '%s decode s.t4t -f perfetto' /dev/null", f.bin), 2,
+	cr_assert_eq(shell(&f, "script -qec '\"$T4_BIN\" decode s.t4t -f perfetto' /dev/null"), 2,
 		     "%s", output(&f));
 	cr_assert(strstr(output(&f), "-o FILE"), "%s", output(&f));
 	fx_fini(&f);
@@ -652,7 +651,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 	fx_init(&f);
 	record(&f);
 	cr_assert_eq(shell(&f, "trap '' XFSZ; ulimit -f 64; "
-			       "exec %s decode s.t4t -f perfetto -o t.pftrace",
+			       "exec '%s' decode s.t4t -f perfetto -o t.pftrace",
 			   f.bin),
 		     1, "%s", output(&f));
 	cr_assert(strstr(output(&f), "perfetto"), "%s", output(&f));
@@ -660,7 +659,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 		     "left behind: %s", output(&f));
 	if (geteuid() != 0) { /* root writes into read-only directories */
 		cr_assert_eq(shell(&f, "mkdir ro && chmod 555 ro"), 0);
-		cr_assert_eq(shell(&f, "%s decode s.t4t -f perfetto -o ro/t.pftrace", f.bin), 1,
+		cr_assert_eq(shell(&f, "'%s' decode s.t4t -f perfetto -o ro/t.pftrace", f.bin), 1,
 			     "%s", output(&f));
 		cr_assert_eq(shell(&f, "ls ro | grep ."), 1, "left behind: %s", output(&f));
 	}
