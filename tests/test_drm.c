@@ -939,26 +939,31 @@ Test(drm, windows_on_the_reference_clock_bpf, .timeout = 60)
  * them, lowers a value, raises it past the old one, and exits; the final
  * trigger reads the last values. New clients count from 0, so the totals
  * are the files' last values. A process outside its tree (a PID no kernel
- * gives) has a client that is not recorded. */
+ * gives) has a client that is not recorded. Like /proc, the tree never
+ * shows a half-made entry: an fdinfo file is in place before its fd link,
+ * and the child's directory (its stat: its parent) appears whole, by a
+ * rename; the scanner reads a process's stat once (a real process's never
+ * lacks one), and a scan that came between mkdir and the stat's write
+ * (one run in 25 with the machine loaded) kept the child out for good. */
 Test(drm, record_command_tree, .timeout = 60)
 {
 	static const char script[] =
-		"d=\"$1/proc\"; log=\"$1/c.t4t\"; p=$$; kid=99999999\n"
+		"d=\"$1/proc\"; log=\"$1/c.t4t\"; p=$$; kid=99999999; new=\"$1/kid\"\n"
 		"fdinfo() { printf 'drm-driver: i915\\ndrm-client-id: %s\\ndrm-pdev: 0000:00:02.0\\n"
-		"drm-engine-render: %s ns\\ndrm-total-system0: %s\\n' \"$2\" \"$3\" \"$4\" > \"$d/$1.tmp\" &&"
-		" mv \"$d/$1.tmp\" \"$d/$1\"; }\n"
-		"mkdir -p \"$d/$p/fd\" \"$d/$p/fdinfo\" \"$d/$kid/fd\" \"$d/$kid/fdinfo\"\n"
-		"echo \"$kid (kid) S $p 1 1 0\" > \"$d/$kid/stat\"\n"
-		"ln -s /dev/dri/renderD128 \"$d/$p/fd/3\"; ln -s /dev/dri/renderD128 \"$d/$kid/fd/3\"\n"
-		"ln -s /dev/dri/renderD129 \"$d/$kid/fd/8\"\n"
-		"fdinfo $p/fdinfo/3 21 1000 '8 KiB'; cp \"$d/$p/fdinfo/3\" \"$d/$kid/fdinfo/3\"\n"
-		"fdinfo $kid/fdinfo/8 22 40 '1 MiB'\n"
+		"drm-engine-render: %s ns\\ndrm-total-system0: %s\\n' \"$2\" \"$3\" \"$4\" > \"$1.tmp\" &&"
+		" mv \"$1.tmp\" \"$1\"; }\n"
+		"mkdir -p \"$d/$p/fd\" \"$d/$p/fdinfo\" \"$new/fd\" \"$new/fdinfo\"\n"
+		"fdinfo \"$d/$p/fdinfo/3\" 21 1000 '8 KiB'; ln -s /dev/dri/renderD128 \"$d/$p/fd/3\"\n"
+		"echo \"$kid (kid) S $p 1 1 0\" > \"$new/stat\"\n"
+		"cp \"$d/$p/fdinfo/3\" \"$new/fdinfo/3\"; ln -s /dev/dri/renderD128 \"$new/fd/3\"\n"
+		"fdinfo \"$new/fdinfo/8\" 22 40 '1 MiB'; ln -s /dev/dri/renderD129 \"$new/fd/8\"\n"
+		"mv \"$new\" \"$d/$kid\"\n"
 		"for i in $(seq 600); do\n"
 		"  \"$T4_BIN\" info --json \"$log\" 2>/dev/null | grep -q c22.engine.render && break\n"
 		"  sleep 0.05\n"
 		"done\n"
-		"fdinfo $p/fdinfo/3 21 500 '16 KiB'; sleep 0.05\n"
-		"fdinfo $p/fdinfo/3 21 1700 '4 KiB'\n";
+		"fdinfo \"$d/$p/fdinfo/3\" 21 500 '16 KiB'; sleep 0.05\n"
+		"fdinfo \"$d/$p/fdinfo/3\" 21 1700 '4 KiB'\n";
 	struct logview lv;
 	struct tree t;
 	char out[8192], path[PATH_MAX + 16];

@@ -108,7 +108,7 @@ Test(perf_cli, pid_and_tid, .timeout = 60)
 					    "exclude --sim" SEE_HELP);
 	expect_line("record -p 1 -- true", 2, "t410trace record: -p/-t count running tasks; they "
 					      "exclude a COMMAND" SEE_HELP);
-	expect_line("record -p 1 --sysfs-root $OLDPWD/tests/fixtures/sysfs/t410 "
+	expect_line("record -p 1 --sysfs-root \"$OLDPWD/tests/fixtures/sysfs/t410\" "
 		    "-e nvidia_ucf_pmu_0/cycles/", 2,
 		    "t410trace: nvidia_ucf_pmu_0/cycles/: nvidia_ucf_pmu_0 counts the whole system, "
 		    "not one task: it cannot be used with -p/-t\n");
