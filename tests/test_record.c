@@ -426,7 +426,7 @@ Test(record_trigger, falls_back_without_privilege, .timeout = 60)
 	const char *b = bin();
 
 	if (geteuid() != 0)
-		cr_skip_test("needs root, to drop CAP_BPF and CAP_SYS_ADMIN from");
+		cr_skip_test("needs root (it drops CAP_BPF and CAP_SYS_ADMIN to test the fallback)");
 	sh(&r, "command -v setpriv");
 	if (r.status != 0)
 		cr_skip_test("setpriv (util-linux) not installed");

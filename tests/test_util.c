@@ -67,9 +67,10 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	char root[PATH_MAX], dead[PATH_MAX + 64], live[PATH_MAX + 64], other[PATH_MAX + 64],
 	     mine[PATH_MAX + 64];
 	struct stat st;
-	pid_t pid = fork();
+	pid_t pid;
 
-	t4t_tmpdir(root, sizeof(root), "t4util");
+	t4t_tmpdir(root, sizeof(root), "t4util"); /* before the fork: the child makes none */
+	pid = fork();
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
