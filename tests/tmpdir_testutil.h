@@ -103,6 +103,14 @@ static inline int t4t_nobody_can_use(const char *dir, bool exec)
 	return WEXITSTATUS(st) == 1 ? -EPERM : WEXITSTATUS(st) == 2 ? -EACCES : 0;
 }
 
+/* Append "; root: what" to the reasons in why (cap bytes), cut if long. */
+static inline void t4t_why(char *why, size_t cap, const char *root, const char *what)
+{
+	size_t len = strlen(why);
+
+	snprintf(why + len, cap - len, "; %s: %s", root, what);
+}
+
 /* A new directory (mode 0711, root's) that nobody can reach, with exec
  * one nobody can also run programs from: under the first of $TMPDIR,
  * /tmp, /var/tmp, /dev/shm that allows it. Root only. Skips when root
@@ -112,14 +120,12 @@ static inline void t4t_nobody_tmpdir(char *dir, size_t cap, const char *tag, boo
 {
 	const char *roots[] = { t4_tmp_root(), "/tmp", "/var/tmp", "/dev/shm" };
 	char why[1024] = "";
-	size_t len = 0;
 
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		if (i > 0 && !strcmp(roots[i], roots[0]))
 			continue;
 		if (!t4t_mkdtemp_in(dir, cap, roots[i], tag)) {
-			len += (size_t)snprintf(why + len, sizeof(why) - len, "; %s: %s", roots[i],
-						strerror(errno));
+			t4t_why(why, sizeof(why), roots[i], strerror(errno));
 			continue;
 		}
 		cr_assert_eq(chmod(dir, 0711), 0, "chmod %s: %s", dir, strerror(errno));
@@ -129,11 +135,8 @@ static inline void t4t_nobody_tmpdir(char *dir, size_t cap, const char *tag, boo
 		t4_rmtree(dir);
 		if (err == -EPERM)
 			cr_skip_test("root cannot become nobody (uid %d) here", T4T_NOBODY);
-		len += (size_t)snprintf(why + len, sizeof(why) - len, "; %s: %s", roots[i],
-					err == -ENOEXEC ? "mounted noexec"
-							: "nobody cannot search a directory above it");
-		if (len >= sizeof(why))
-			len = sizeof(why) - 1;
+		t4t_why(why, sizeof(why), roots[i],
+			err == -ENOEXEC ? "mounted noexec" : "nobody cannot search a directory above it");
 	}
 	cr_skip_test("no directory nobody can %s%s", exec ? "run programs from" : "reach", why);
 }
