@@ -1,6 +1,7 @@
 # t410trace - build, test, demo, bench.
 #
-#   make            build build/t410trace and libt410trace
+#   make            build build/t410trace and libt410trace, and
+#                   build/t410trace-uninstalled.pc (PKG_CONFIG_PATH=build)
 #   make check      build everything and run every test (Criterion), the
 #                   fuzz harnesses' saved corpora and crash inputs included
 #   make check SAN=1  the same with -fsanitize=address,undefined
@@ -9,7 +10,8 @@
 #   make deps       install missing Debian packages (as root)
 #   make check-arm64  build everything for aarch64 (the real target) into
 #                   build-arm64/ and run every test under qemu-user
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (says what to add to PATH when
+#                   PREFIX/bin is not in it)
 #
 # V=1 shows full commands. CC=clang works. CI=true adds -Werror.
 # BPF components (bpf/x.bpf.c) are built with CLANG, LLVM_STRIP and BPFTOOL
@@ -72,7 +74,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 # The fuzz harnesses, built with a plain main() that replays their saved
 # corpus and crash inputs (tools/fuzz/replay.c), run by `make check`.
-FUZZ_NAMES := reader codec events pmu control parse drm
+FUZZ_NAMES := reader codec events pmu control parse drm decode
 FUZZ_BIN := $(FUZZ_NAMES:%=$(OUT)/fuzz/replay_%)
 FUZZ_CFLAGS := $(filter-out -MMD -MP,$(ALL_CFLAGS))
 BENCH_SRC := $(wildcard bench/*.c)
@@ -80,7 +82,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(OUT)/bench/%)
 # Programs built against libt410trace.so and include/ only, as a user's
 # (tests/apps/lib_app.c is compiled by its test instead): the tests' and the
 # bookmark benchmark's workloads. They find the library next to them.
-APPS := phase_app
+APPS := phase_app duty_app
 APP_BIN := $(APPS:%=$(OUT)/apps/%)
 
 BIN := $(OUT)/t410trace
@@ -91,7 +93,7 @@ TEST_BIN := $(OUT)/t4test
 .PHONY: all check check-arm64 demo bench deps deps-quiet install clean tests
 .DELETE_ON_ERROR:
 
-all: $(BIN) $(SOLIB) $(OUT)/t410trace.pc
+all: $(BIN) $(SOLIB) $(OUT)/t410trace.pc $(OUT)/t410trace-uninstalled.pc
 
 $(OUT)/%.o: %.c
 	$(call msg,CC,$@)
@@ -163,6 +165,11 @@ $(SOLIB): $(LIB_PIC)
 
 $(OUT)/t410trace.pc: lib/t410trace.pc.in
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# PKG_CONFIG_PATH=$(OUT) pkg-config --cflags --libs t410trace before install
+$(OUT)/t410trace-uninstalled.pc: lib/t410trace-uninstalled.pc.in Makefile
+	$(Q)sed -e 's|@LIBDIR@|$(abspath $(OUT))|g' -e 's|@INCLUDEDIR@|$(abspath include)|g' \
+	  -e 's|@VERSION@|$(VERSION)|' -e 's|@SANFLAGS@|$(SANFLAGS)|' $< > $@
 
 $(TEST_OBJ): ALL_CFLAGS += $(CRITERION_CFLAGS)
 
@@ -249,6 +256,9 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' lib/t410trace.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/t410trace.pc
 	install -m 0644 docs/t410trace.1 $(DESTDIR)$(PREFIX)/share/man/man1/t410trace.1
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) [ -n "$(DESTDIR)" ] || \
+	  printf 't410trace: %s is not in PATH; add it: export PATH="%s:$$PATH"\n' \
+	  "$(PREFIX)/bin" "$(PREFIX)/bin";; esac
 
 clean:
 	rm -rf build build-san $(ARM64_OUT)

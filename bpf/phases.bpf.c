@@ -7,7 +7,8 @@
  * map lookup per context switch: `tracked` holds the workload's processes
  * (user space puts in the command's or -p's, sched_process_fork adds the
  * children of tracked ones, the exit of a process's last thread removes
- * it); with `trace_all` (record -a) every task but the idle ones counts.
+ * it); with `trace_all` (record -a) every task but the idle ones and the
+ * recorder's own (`self_tgid`) counts.
  *
  * CPU: sched_switch closes the slice of the thread leaving the CPU (kept
  * per CPU in `oncpu`: switch-in time, pid, tid; PREEMPTED when it leaves
@@ -49,6 +50,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u32 trace_all = 0;
 const volatile __u32 wake_on_bookmark = 0;
+const volatile __u32 self_tgid = 0; /* the recorder: never its own workload */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -113,7 +115,7 @@ struct {
 static __always_inline int is_tracked(__u32 tgid)
 {
 	if (trace_all)
-		return tgid != 0;
+		return tgid != 0 && tgid != self_tgid;
 	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
 }
 

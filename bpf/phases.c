@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,6 +243,7 @@ static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 	if (!p->skel)
 		return t4_bpf_fail(errno, "open");
 	p->skel->rodata->trace_all = o->all;
+	p->skel->rodata->self_tgid = (__u32)getpid();
 	p->skel->rodata->wake_on_bookmark = o->wake_on_bookmark;
 	bpf_map__set_max_entries(p->skel->maps.rb, (uint32_t)ring);
 	choose_programs(p);

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "collector/collector.h"
@@ -234,6 +235,15 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 			const struct t4_log_stats *ls);
 /* The CPU and GPU phases' line (nothing when they did not run). */
 void cli_record_phases_summary(const struct t4_sched_status *st);
+
+/* perf stat's answer (stat.c): every event's total over the log ix
+ * indexes, summed over CPUs and threads, with its rate, grouped by what
+ * the counters count (nothing when the log has no event). */
+struct t4_index;
+int cli_stat_print(FILE *f, const struct t4_index *ix);
+/* What the log's counters count, one line into buf: "the command's tasks,
+ * ...: software; system-wide: ucf". */
+int cli_stat_scope(const struct t4_index *ix, char *buf, size_t cap);
 
 /* The workload of `record` (child.c). */
 struct cli_child {

@@ -30,6 +30,7 @@ struct decode_args {
 	char dest_buf[PATH_MAX];
 	bool in_place;      /* OUT is not a regular file: written, not replaced */
 	const char *sep;
+	bool format_set, time_set;
 	struct t4_decode_opts d;
 	struct t4_output_opts out;
 };
@@ -44,28 +45,50 @@ static void decode_usage(FILE *f)
 		"intervals, and the seed-000 formulas give bandwidth, request rates,\n"
 		"latency and frequency per interval and per bookmark phase.\n"
 		"FILE '-' reads standard input.\n\n"
-		"  -f, --format FMT       summary (default), csv, jsonl, perfetto, or\n"
-		"                         phases-csv (the workload's CPU and GPU slices)\n"
+		"  -f, --format FMT       summary (default), csv, jsonl, perfetto, phases\n"
+		"                         (the phase table, CSV) or slices (the workload's\n"
+		"                         CPU and GPU slices, CSV; old name phases-csv)\n"
 		"  -o, --output OUT       write to OUT ('-': standard output, the default\n"
 		"                         for the text formats; perfetto needs -o when\n"
 		"                         standard output is a terminal)\n"
 		"  -x, --field-separator SEP  CSV field separator (one character)\n"
+		"      --time BASE        CSV and JSONL times: ref (default: the log's\n"
+		"                         reference clock), rel (ns from the first trigger)\n"
+		"                         or real (UTC ns, through the session's anchor)\n"
 		"      --grid DUR         resample every domain onto one grid of DUR cells\n"
-		"                         (counts split by overlap, totals exact)\n"
+		"                         (counts split by overlap, totals exact; a cell is\n"
+		"                         cut where a phase starts); csv, jsonl, perfetto\n"
 		"      --pmu GLOB[,GLOB]  only domains whose name, PMU or kind matches\n"
 		"      --event GLOB[,GLOB] only events and metrics whose name matches\n"
 		"      --from T, --to T   a time from the first trigger (1.5s, 200ms, 2m)\n"
 		"                         or a bookmark name (its first occurrence)\n"
-		"      --phase NAME       only intervals labelled NAME or overlapping its phases\n"
+		"      --phase NAME       only what falls in the phases of bookmark NAME\n"
 		"      --clock-model M    rate (default): offset and rate per domain;\n"
 		"                         offset: window midpoints and the nominal rate\n"
 		"                         (as Perfetto, LTTng); window: raw midpoints\n"
+		"      --per-cpu          the summary's EVENTS: one row per CPU (domain)\n"
+		"                         instead of the sum over CPUs\n"
+		"  -v, --verbose          the summary's clock and missing sections in full\n"
 		"  -h, --help             this text\n\n"
-		"Durations take " T4_DURATION_UNITS ". Exit status: 0 success, 1 I/O\n"
-		"error, 2 bad usage, an unknown bookmark, or a file that is not a log.\n");
+		"Where a phase boundary falls inside an interval, every output has one\n"
+		"interval per phase, counts split by overlap: per-phase sums of -f csv or\n"
+		"-f jsonl equal the summary's. Durations take " T4_DURATION_UNITS ".\n"
+		"Exit status: 0 success, 1 I/O error, 2 bad usage, a filter that matches\n"
+		"nothing (an unknown bookmark, PMU or event; --from/--to outside the log),\n"
+		"or a file that is not a log.\n");
 }
 
-enum { OPT_GRID = 256, OPT_PMU, OPT_EVENT, OPT_FROM, OPT_TO, OPT_PHASE, OPT_MODEL };
+enum {
+	OPT_GRID = 256,
+	OPT_PMU,
+	OPT_EVENT,
+	OPT_FROM,
+	OPT_TO,
+	OPT_PHASE,
+	OPT_MODEL,
+	OPT_TIME,
+	OPT_PER_CPU,
+};
 
 static const struct option decode_longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -78,6 +101,9 @@ static const struct option decode_longopts[] = {
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "phase", required_argument, NULL, OPT_PHASE },
 	{ "clock-model", required_argument, NULL, OPT_MODEL },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "per-cpu", no_argument, NULL, OPT_PER_CPU },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -85,9 +111,27 @@ static const struct option decode_longopts[] = {
 static int option(struct decode_args *a, int c)
 {
 	switch (c) {
-	case 'f':
-		if (t4_out_format_parse(optarg, &a->out.format) < 0)
+	case 'f': {
+		enum t4_out_format f;
+		if (t4_out_format_parse(optarg, &f) < 0)
 			return cli_usage_error("decode", "%s", t4_errmsg());
+		if (a->format_set && f != a->out.format)
+			return cli_usage_error("decode", "-f %s and -f %s: one format per run",
+					       t4_out_format_name(a->out.format), optarg);
+		a->out.format = f;
+		a->format_set = true;
+		return 0;
+	}
+	case 'v':
+		a->out.verbose = true;
+		return 0;
+	case OPT_PER_CPU:
+		a->out.per_cpu = true;
+		return 0;
+	case OPT_TIME:
+		if (t4_time_base_parse(optarg, &a->out.time) < 0)
+			return cli_usage_error("decode", "--time %s", t4_errmsg());
+		a->time_set = true;
 		return 0;
 	case 'o':
 		a->output = optarg;
@@ -110,6 +154,10 @@ static int option(struct decode_args *a, int c)
 		return 0;
 	case OPT_FROM:
 	case OPT_TO:
+		if (optarg[0] == '-' || optarg[0] == '+')
+			return cli_usage_error("decode", "--%s %s: a time counts from the first trigger"
+					       " and is never negative (e.g. 1.5s, or a bookmark name)",
+					       c == OPT_FROM ? "from" : "to", optarg);
 		if (t4_timepoint_parse(optarg, c == OPT_FROM ? &a->d.from : &a->d.to) < 0)
 			return cli_usage_error("decode", "--%s %s", c == OPT_FROM ? "from" : "to",
 					       t4_errmsg());
@@ -126,6 +174,36 @@ static int option(struct decode_args *a, int c)
 	}
 }
 
+/* Options that do not apply to the format asked for are refused, never
+ * silently ignored. */
+static int check_combination(struct decode_args *a)
+{
+	enum t4_out_format f = a->out.format;
+	bool csv = f == T4_FMT_CSV || f == T4_FMT_SLICES || f == T4_FMT_PHASES;
+	bool text = csv || f == T4_FMT_JSONL;
+	bool intervals = f == T4_FMT_CSV || f == T4_FMT_JSONL || f == T4_FMT_PERFETTO;
+
+	if (a->sep && !csv)
+		return cli_usage_error("decode", "-x applies to the CSV formats (csv, phases, slices)"
+				       " only");
+	if (a->time_set && !text)
+		return cli_usage_error("decode", "--time applies to csv, jsonl, phases and slices"
+				       " (perfetto keeps the reference clock; the summary counts from"
+				       " the first trigger)");
+	if (a->d.grid_ns && !intervals)
+		return cli_usage_error("decode", "--grid applies to csv, jsonl and perfetto (the %s"
+				       " has no intervals to resample; its phase totals are exact)",
+				       f == T4_FMT_SUMMARY ? "summary" : "format");
+	if (a->d.from.set && a->d.to.set && !a->d.from.is_bookmark && !a->d.to.is_bookmark &&
+	    a->d.to.offset_ns <= a->d.from.offset_ns)
+		return cli_usage_error("decode", "--to must come after --from");
+	if ((a->out.per_cpu || a->out.verbose) && f != T4_FMT_SUMMARY)
+		return cli_usage_error("decode", "%s applies to the summary only",
+				       a->out.per_cpu ? "--per-cpu" : "-v");
+	a->out.csv_sep = a->sep ? a->sep[0] : ',';
+	return 0;
+}
+
 /* Returns 0, 1 for --help (exit 0), or 2 after a usage error. */
 static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 {
@@ -135,7 +213,7 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 	optind = 1;
 	opterr = 0;
 	/* no '+': options may follow FILE ("decode trace.t4t -f csv") */
-	while ((c = cli_getopt(&g, argc, argv, ":f:o:x:h", decode_longopts)) != -1) {
+	while ((c = cli_getopt(&g, argc, argv, ":f:o:x:vh", decode_longopts)) != -1) {
 		if (c == 'h') {
 			decode_usage(stdout);
 			return 1;
@@ -151,10 +229,7 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 		return cli_usage_error("decode", "one FILE only ('%s' and '%s')", argv[optind],
 				       argv[optind + 1]);
 	a->path = argv[optind];
-	if (a->sep && a->out.format != T4_FMT_CSV && a->out.format != T4_FMT_PHASES_CSV)
-		return cli_usage_error("decode", "-x applies to -f csv and -f phases-csv only");
-	a->out.csv_sep = a->sep ? a->sep[0] : ',';
-	return 0;
+	return check_combination(a);
 }
 
 /* ---- the output file ----------------------------------------------------------- */
@@ -284,7 +359,9 @@ int cmd_decode(int argc, char **argv)
 		return 0; /* the reader of our output went away */
 	if (rc < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
-		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ? 2 : 1;
+		bool usage = rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ||
+			     rc == -ERANGE; /* not a log, or a filter that matches nothing */
+		return usage ? 2 : 1;
 	}
 	if (!to_stdout(&a))
 		fprintf(stderr, "t410trace decode: wrote %s\n", a.output);

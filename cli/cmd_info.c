@@ -164,10 +164,21 @@ static void jkey_f64(const char *k, double v, const char *sep)
 		printf("\"%s\": null%s", k, sep);
 }
 
+/* What the counters count: a command's tasks, -p/-t's threads or the
+ * system, per kind (record's closing table says the same). */
+static const char *counted(const struct info *in, char *buf, size_t cap)
+{
+	if (cli_stat_scope(in->ix, buf, cap) < 0)
+		snprintf(buf, cap, "?");
+	else if (!buf[0])
+		snprintf(buf, cap, "(no events)");
+	return buf;
+}
+
 static void json_session(const struct info *in)
 {
 	const struct t4_session_pkt *s = t4_index_session(in->ix);
-	char t[64];
+	char t[512];
 
 	if (!s) {
 		printf("\"session\": null, ");
@@ -184,6 +195,7 @@ static void json_session(const struct info *in)
 	jkey_str("cmdline", s->cmdline);
 	jkey_str("trigger_path", (s->flags & T4_SESSION_BPF_TRIGGER) ? "bpf" : "user");
 	jkey_str("ref_clock", t4_ref_clock_name(s->ref_clock));
+	jkey_str("counts", counted(in, t, sizeof(t)));
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
@@ -204,6 +216,9 @@ static void json_events(const struct info *in, const struct t4_index_domain *d)
 			jkey_str("name", e->name);
 			jkey_str("spec", e->spec);
 			jkey_str("unit", e->unit);
+			/* what it counted: a command's tasks, -p/-t's, the system */
+			jkey_str("counts", (e->flags & T4_EV_INHERIT) ? "task_and_children"
+					   : (e->flags & T4_EV_TASK) ? "task" : "system");
 			jkey_u64("perf_type", e->perf_type);
 			printf("\"config\": \"0x%" PRIx64 "\", \"config1\": \"0x%" PRIx64 "\", "
 			       "\"config2\": \"0x%" PRIx64 "\", ", e->config, e->config1, e->config2);
@@ -248,8 +263,9 @@ static void json_bookmarks(const struct info *in)
 		printf("%s{\"id\": %u, \"name\": ", i ? ", " : "", b->bookmark_id);
 		t4_json_str(stdout, b->name);
 		printf(", \"first_trigger\": %" PRIu64, b->first_trigger);
-		if (b->set_ns)
-			printf(", \"set_ns\": %" PRIu64, b->set_ns);
+		if (b->set_ns) /* and from the first trigger, every output's zero */
+			printf(", \"set_ns\": %" PRIu64 ", \"set_rel_ns\": %" PRId64, b->set_ns,
+			       (int64_t)(b->set_ns - t4_index_origin_ns(in->ix)));
 		printf("}");
 	}
 	printf("], ");
@@ -273,6 +289,7 @@ static void print_json(const struct info *in)
 		printf("\"first_trigger\": null, \"last_trigger\": null, ");
 	}
 	printf("\"contiguous\": %s, ", contiguous(in) ? "true" : "false");
+	jkey_u64("origin_ns", t4_index_origin_ns(in->ix)); /* every relative time's zero */
 	jkey_u64("schedulers", t4_index_n_scheds(in->ix));
 	jkey_u64("overruns", t4_index_overruns(in->ix));
 	jkey_u64("dropped", status ? status->dropped : 0);
@@ -293,6 +310,7 @@ static void print_json(const struct info *in)
 	printf("\"truncated\": %s, ", st->truncated ? "true" : "false");
 	jkey_u64("unknown_packets", st->unknown_packets);
 	jkey_u64("untracked_packets", c->untracked);
+	jkey_u64("implausible_refs", c->implausible_refs);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	jkey_u64("cpu_slices", c->cpu_slices);
 	jkey_u64("gpu_slices", c->gpu_slices);
@@ -313,23 +331,30 @@ static void print_json(const struct info *in)
 
 #define ROW "  %-16s "
 
+/* Text from the log, safe for a terminal (util/text.c). */
+static const char *tty(const char *s, char *buf, size_t cap)
+{
+	return t4_text(s, T4_TEXT_CONTROL, buf, cap);
+}
+
 static void human_session(const struct info *in)
 {
 	const struct t4_session_pkt *s = t4_index_session(in->ix);
-	char t[64], d[32];
+	char t[64], d[32], safe[4 * T4_CMDLINE_MAX], scope[512];
 
 	if (!s) {
 		printf(ROW "(no session packet)\n", "session");
 		return;
 	}
-	printf(ROW "%s%s\n", "host", s->host,
+	printf(ROW "%s%s\n", "host", tty(s->host, safe, sizeof(safe)),
 	       (s->flags & T4_SESSION_SIMULATED) ? "  [SIMULATED]" : "");
-	printf(ROW "%s\n", "kernel", s->kernel);
-	printf(ROW "t410trace %s\n", "recorded by", s->version);
+	printf(ROW "%s\n", "kernel", tty(s->kernel, safe, sizeof(safe)));
+	printf(ROW "t410trace %s\n", "recorded by", tty(s->version, safe, sizeof(safe)));
 	printf(ROW "%s\n", "started", iso_time(s->start_real_ns, t, sizeof(t)));
 	printf(ROW "%s\n", "period",
 	       s->period_ns ? t4_fmt_duration(s->period_ns, d, sizeof(d)) : "none");
-	printf(ROW "%s\n", "command", s->cmdline);
+	printf(ROW "%s\n", "command", tty(s->cmdline, safe, sizeof(safe)));
+	printf(ROW "%s\n", "counts", counted(in, scope, sizeof(scope)));
 	printf(ROW "%s\n", "triggers by",
 	       cli_trigger_path_name(s->flags & T4_SESSION_BPF_TRIGGER));
 	printf(ROW "%s\n", "reference clock", t4_ref_clock_name(s->ref_clock));
@@ -343,9 +368,11 @@ static void human_domains(const struct info *in)
 	       "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "UNANSWERED");
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
+		char name[4 * T4_NAME_MAX];
 		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64
 		       "%s\n",
-		       d->d.domain_id, d->d.name, t4_domain_kind_name(d->d.kind), d->d.cpu,
+		       d->d.domain_id, tty(d->d.name, name, sizeof(name)),
+		       t4_domain_kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
 		       t4_index_unanswered(in->ix, d), d->described ? "" : "  (no domain packet)");
 	}
@@ -358,20 +385,23 @@ static void human_events(const struct info *in)
 	size_t n = t4_index_n_domains(in->ix);
 
 	printf("\nevents (total over the log, average rate over each domain's span):\n"
-	       "  %6s %4s  %-20s %-24s %-6s %22s %14s\n", "DOMAIN", "IDX", "PMU", "NAME",
+	       "  %6s %4s  %-20s %-24s %-6s %22s %22s\n", "DOMAIN", "IDX", "PMU", "NAME",
 	       "UNIT", "TOTAL", "PER SECOND");
 	for (size_t k = 0; k < n; k++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
 		for (uint32_t i = 0; i < T4_MAX_COUNTERS && i < (d->n_counts > d->n_events ? d->n_counts : d->n_events); i++) {
 			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
 			double r = rate_of(d, i);
+			char pmu[4 * T4_NAME_MAX], name[4 * T4_NAME_MAX], unit[128];
 			printf("  %6u %4u  %-20s %-24s %-6s %22s ", d->d.domain_id, i,
-			       e ? e->pmu : "?", e ? e->name : "?", e ? e->unit : "",
+			       e ? tty(e->pmu, pmu, sizeof(pmu)) : "?",
+			       e ? tty(e->name, name, sizeof(name)) : "?",
+			       e ? tty(e->unit, unit, sizeof(unit)) : "",
 			       t4_u128_str(d->totals[i], tot, sizeof(tot)));
-			if (isfinite(r))
-				printf("%14.6g\n", r);
+			if (isfinite(r)) /* one format for the column: no exponents */
+				printf("%22.3f\n", r);
 			else
-				printf("%14s\n", "-");
+				printf("%22s\n", "-");
 		}
 	}
 }
@@ -379,18 +409,22 @@ static void human_events(const struct info *in)
 static void human_bookmarks(const struct info *in)
 {
 	size_t n = t4_index_n_bookmarks(in->ix);
-	const struct t4_session_pkt *s = t4_index_session(in->ix);
+
+	uint64_t origin = t4_index_origin_ns(in->ix);
+	char name[4 * T4_NAME_MAX];
 
 	printf("\nbookmarks (%zu):\n", n);
 	if (n)
-		printf("  %6s  %-32s %13s  %s\n", "ID", "NAME", "FIRST_TRIGGER", "SET (s from start)");
+		printf("  %6s  %-32s %13s  %s\n", "ID", "NAME", "FIRST_TRIGGER",
+		       "SET (s from the first trigger)");
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(in->ix, i);
-		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, b->name, b->first_trigger);
-		if (b->set_ns && s && b->set_ns >= s->start_ref_ns)
-			printf("  %.9f\n", (double)(b->set_ns - s->start_ref_ns) / 1e9);
+		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, tty(b->name, name, sizeof(name)),
+		       b->first_trigger);
+		if (b->set_ns && origin) /* negative: set before the first trigger */
+			printf("  %.9f\n", (double)(int64_t)(b->set_ns - origin) / 1e9);
 		else
-			printf("  %s\n", b->set_ns ? "(before start)" : "-");
+			printf("  %s\n", "-");
 	}
 	if (t4_index_counts(in->ix)->bookmark_packets > n)
 		printf("  ... %" PRIu64 " more bookmark packets not listed\n",
@@ -444,6 +478,9 @@ static void print_human(const struct info *in)
 	if (c->untracked)
 		printf(ROW "%" PRIu64 " packets beyond the table limits, counted in the totals "
 		       "only\n", "untracked", c->untracked);
+	if (c->implausible_refs)
+		printf(ROW "%" PRIu64 " reference packets whose trigger ID jumps further than "
+		       "their time allows (damage), left out\n", "implausible", c->implausible_refs);
 	human_domains(in);
 	human_events(in);
 	human_bookmarks(in);

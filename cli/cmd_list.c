@@ -1,19 +1,25 @@
 /* cmd_list.c - `t410trace list`: what can be counted here (PMUs grouped by
- * Tegra410 kind and socket, their events, filters and bit ranges), what an
- * event string resolves to (--resolve), and which PCIE RC / root port a PCI
- * device sits on (--pci).
+ * Tegra410 kind and socket, their events with unit and description,
+ * filters and bit ranges), the derived metrics of every kind (--metrics),
+ * what an event string resolves to (--resolve), and which PCIE RC / root
+ * port a PCI device sits on (--pci). A GLOB filters like `perf list
+ * PATTERN`: PMUs whose name (or kind) matches are shown whole, otherwise
+ * only the events whose name or pmu/event/ matches (metrics: by name or
+ * kind); one that matches nothing is an error naming the closest name.
  *
  * Trade-offs: a thin presenter over the collector API (discovery, kinds,
  * event parser, PCI scan); it computes nothing itself, so what `list
- * --resolve` prints is exactly what `record` would open. Text output is for
- * people, --json for scripts (config values as hex strings: JSON numbers
- * lose bits above 2^53).
+ * --resolve` prints is exactly what `record` would open and what `list
+ * --metrics` prints is the formula table the decoder compiles. Text output
+ * is for people, --json for scripts (config values as hex strings: JSON
+ * numbers lose bits above 2^53).
  */
 #include "cli.h"
 #include "collector/collector.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +29,26 @@ struct list_opts {
 	struct cli_source src;
 	const char *resolve;
 	const char *pci_root;
-	bool json, pci;
+	const char *glob; /* GLOB: NULL lists everything */
+	bool json, pci, metrics;
 };
 
 static const char usage_text[] =
-	"usage: t410trace list [--sim[=SEED]] [--sysfs-root DIR] [--json]\n"
-	"                      [--resolve SPEC] [--pci [--pci-root DIR]]\n\n"
+	"usage: t410trace list [--sim[=SEED]] [--sysfs-root DIR] [--json] [GLOB]\n"
+	"       t410trace list --metrics [--json] [GLOB]\n"
+	"       t410trace list [--sim[=SEED]] [--sysfs-root DIR] [--json] --resolve SPEC\n"
+	"       t410trace list --pci [--pci-root DIR] [--json]\n\n"
 	"Lists the PMUs that can be counted: Tegra410 PMUs grouped by kind and\n"
-	"socket, then the others, each with its perf type, cpumask, events and\n"
-	"filters (format fields with their bit ranges).\n\n"
+	"socket, then the others, each with its perf type, cpumask, events (unit\n"
+	"and description where the catalog has them) and filters (format fields\n"
+	"with their bit ranges). GLOB (fnmatch, any case) keeps the PMUs whose\n"
+	"name or kind matches and the events whose name or pmu/event/ matches, as\n"
+	"`perf list PATTERN` does.\n\n"
 	"  --sim[=SEED]      list a simulated Tegra410 (34 PMU instances)\n"
 	"  --sysfs-root DIR  read PMUs from DIR instead of " T4_SYSFS_DEFAULT "\n"
 	"  --json            one JSON object instead of text\n"
+	"  --metrics         every derived metric `decode` computes, per PMU kind: its\n"
+	"                    formula, unit and what it means (GLOB: by name or kind)\n"
 	"  --resolve SPEC    print what an event string expands to: for each\n"
 	"                    counter its PMU, type, config/config1/config2, CPU\n"
 	"  --pci             map PCI root ports to socket, RC and root port\n"
@@ -43,6 +57,8 @@ static const char usage_text[] =
 	"  --help            this text\n\n"
 	"examples:\n"
 	"  t410trace list --sim\n"
+	"  t410trace list --sim 'mem_*'\n"
+	"  t410trace list --metrics '*latency*'\n"
 	"  t410trace list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'\n"
 	"  t410trace list --resolve 'cpu-clock,msr/tsc/'\n"
 	"Event syntax: docs/EVENTS.md.\n";
@@ -55,6 +71,7 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 		{ "sim", optional_argument, NULL, 's' },
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "metrics", no_argument, NULL, 'm' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "pci", no_argument, NULL, 'p' },
 		{ "pci-root", required_argument, NULL, 'P' },
@@ -66,7 +83,7 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 
 	optind = 0; /* GNU: full reset, argv[0] is the subcommand */
 	opterr = 0;
-	while ((c = cli_getopt(&g, argc, argv, "+:h", longopts)) != -1) {
+	while ((c = cli_getopt(&g, argc, argv, ":h", longopts)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_source_set_sim("list", &o->src, optarg))
@@ -74,6 +91,7 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 			break;
 		case 'r': o->src.sysfs_root = optarg; break;
 		case 'j': o->json = true; break;
+		case 'm': o->metrics = true; break;
 		case 'R': o->resolve = optarg; break;
 		case 'p': o->pci = true; break;
 		case 'P': o->pci = true; o->pci_root = optarg; break;
@@ -85,12 +103,127 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 		}
 	}
 	if (optind < argc)
-		return cli_usage_error("list", "%s: unexpected argument", argv[optind]);
+		o->glob = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error("list", "%s: unexpected argument (one GLOB at most)", argv[optind]);
 	if (cli_source_check("list", &o->src))
 		return 2;
-	if (o->pci && (o->resolve || o->src.sim || o->src.sysfs_root))
-		return cli_usage_error("list", "--pci lists PCI devices; it takes no --resolve, --sim or --sysfs-root");
+	if (o->pci && (o->resolve || o->src.sim || o->src.sysfs_root || o->metrics || o->glob))
+		return cli_usage_error("list", "--pci lists PCI devices; it takes no --resolve, --metrics, "
+				       "GLOB, --sim or --sysfs-root");
+	if (o->resolve && (o->metrics || o->glob))
+		return cli_usage_error("list", "--resolve %s: it takes no --metrics or GLOB", o->resolve);
+	if (o->metrics && (o->src.sim || o->src.sysfs_root))
+		return cli_usage_error("list", "--metrics lists the formulas of every kind; it takes no "
+				       "--sim or --sysfs-root");
 	return -1; /* go on */
+}
+
+/* ---- what GLOB selects ------------------------------------------------ */
+
+static bool glob_hit(const char *glob, const char *s)
+{
+	return fnmatch(glob, s, FNM_CASEFOLD) == 0;
+}
+
+/* A PMU shown whole: no GLOB, or its name or kind matches. */
+static bool pmu_whole(const struct list_opts *o, const struct t4_pmu *p)
+{
+	return !o->glob || glob_hit(o->glob, p->name) ||
+	       (p->kind && glob_hit(o->glob, p->kind->label));
+}
+
+static bool event_shown(const struct list_opts *o, const struct t4_pmu *p, const char *ev)
+{
+	char full[2 * T4_NAME_MAX + 4];
+
+	snprintf(full, sizeof(full), "%s/%s/", p->name, ev);
+	return pmu_whole(o, p) || glob_hit(o->glob, ev) || glob_hit(o->glob, full);
+}
+
+/* A software event by its name or perf's short alias ("cs"). */
+static bool sw_shown(const struct list_opts *o, const struct t4_pmu *p,
+		     const struct t4_sw_event *sw)
+{
+	return event_shown(o, p, sw->name) || (sw->alt && event_shown(o, p, sw->alt));
+}
+
+/* The i-th event of p by name: its sysfs aliases, then the software
+ * events known by name and their short aliases; NULL past the last. */
+static const char *pmu_event_at(const struct t4_pmu *p, size_t i)
+{
+	const struct t4_sw_event *sw;
+
+	if (i < p->n_aliases)
+		return p->aliases[i].name;
+	i -= p->n_aliases;
+	if (strcmp(p->name, "software") || !(sw = t4_software_event(i / 2)))
+		return NULL;
+	return i % 2 == 0 ? sw->name : sw->alt ? sw->alt : sw->name;
+}
+
+static bool pmu_shown(const struct list_opts *o, const struct t4_pmu *p)
+{
+	const char *ev;
+
+	if (pmu_whole(o, p))
+		return true;
+	for (size_t i = 0; (ev = pmu_event_at(p, i)); i++)
+		if (event_shown(o, p, ev))
+			return true;
+	return false;
+}
+
+/* Names GLOB is compared with, for "did you mean": PMUs, then events. */
+struct names {
+	const char **v;
+	size_t n;
+};
+
+static int add_name(struct names *nm, size_t *cap, const char *s)
+{
+	if (nm->n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		const char **v = realloc(nm->v, ncap * sizeof(*v));
+		if (!v)
+			return t4_err(ENOMEM, "out of memory");
+		nm->v = v;
+		*cap = ncap;
+	}
+	nm->v[nm->n++] = s;
+	return 0;
+}
+
+static const char *name_at(const void *src, size_t i)
+{
+	return ((const struct names *)src)->v[i];
+}
+
+/* "GLOB: no PMU or event matches (did you mean X?)", exit 2. */
+static int no_match(const char *glob, const char *what, const struct names *nm)
+{
+	char h[T4_NAME_MAX + 32];
+
+	fprintf(stderr, "t410trace: list %s: no %s matches%s\n", glob, what,
+		t4_did_you_mean(h, sizeof(h), t4_suggest(glob, nm, nm->n, name_at)));
+	return 2;
+}
+
+static int pmus_no_match(const struct list_opts *o, const struct t4_pmu_set *set)
+{
+	struct names nm = { 0 };
+	size_t cap = 0;
+	const char *ev;
+	int rc = 0;
+
+	for (size_t i = 0; i < set->n && rc == 0; i++) {
+		rc = add_name(&nm, &cap, set->pmus[i].name);
+		for (size_t k = 0; rc == 0 && (ev = pmu_event_at(&set->pmus[i], k)); k++)
+			rc = add_name(&nm, &cap, ev);
+	}
+	rc = rc < 0 ? t4_report(rc) : no_match(o->glob, "PMU or event", &nm);
+	free(nm.v);
+	return rc;
 }
 
 /* ---- PMU listing ------------------------------------------------------ */
@@ -118,38 +251,71 @@ static int pmu_order(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static const struct t4_pmu **sorted_pmus(const struct t4_pmu_set *set)
+/* The PMUs GLOB selects, in listing order; *n of them. */
+static const struct t4_pmu **sorted_pmus(const struct list_opts *o, const struct t4_pmu_set *set,
+					 size_t *n)
 {
 	const struct t4_pmu **v = calloc(set->n + 1, sizeof(*v));
 
+	*n = 0;
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < set->n; i++)
-		v[i] = &set->pmus[i];
-	qsort(v, set->n, sizeof(*v), pmu_order);
+		if (pmu_shown(o, &set->pmus[i]))
+			v[(*n)++] = &set->pmus[i];
+	qsort(v, *n, sizeof(*v), pmu_order);
 	return v;
 }
 
-/* Events known by name rather than from sysfs aliases. */
-static void print_builtin_events(const struct t4_pmu *p)
+/* "  [unit]  description" after an event's terms. */
+static void print_event_about(const char *unit, const char *desc)
 {
-	const char *name, *alt;
-	uint64_t config;
+	if (unit && *unit)
+		printf("  [%s]", unit);
+	if (desc)
+		printf("  %s", desc);
+}
+
+/* Events known by name rather than from sysfs aliases. */
+static void print_builtin_events(const struct list_opts *o, const struct t4_pmu *p)
+{
+	const struct t4_sw_event *sw;
+	bool header = false;
 
 	if (!strcmp(p->name, "tracepoint")) {
-		printf("    events: subsys:name, e.g. sched:sched_switch (see <tracefs>/events)\n");
+		if (pmu_whole(o, p))
+			printf("    events: subsys:name, e.g. sched:sched_switch (see <tracefs>/events)  [hits]\n");
 		return;
 	}
 	if (strcmp(p->name, "software"))
 		return;
-	printf("    events (by name):\n");
-	for (size_t i = 0; (name = t4_software_event(i, &alt, &config)); i++)
-		printf("      %-22s config=0x%llx%s%s\n", name, (unsigned long long)config,
-		       alt ? ", also " : "", alt ? alt : "");
+	for (size_t i = 0; (sw = t4_software_event(i)); i++) {
+		if (!sw_shown(o, p, sw))
+			continue;
+		if (!header)
+			printf("    events (by name):\n");
+		header = true;
+		printf("      %-22s config=0x%llx%s%s", sw->name, (unsigned long long)sw->config,
+		       sw->alt ? ", also " : "", sw->alt ? sw->alt : "");
+		print_event_about(sw->unit, sw->desc);
+		putchar('\n');
+	}
 }
 
-static void print_pmu_text(const struct t4_pmu *p)
+static void print_alias(const struct t4_pmu *p, const struct t4_alias *a)
 {
+	printf("      %-22s %s", a->name, a->terms);
+	if (a->scale != 1.0)
+		printf("  (scale %g)", a->scale);
+	print_event_about(t4_alias_unit(p, a), t4_alias_desc(p, a));
+	if (p->kind && !strcmp(a->name, p->kind->clock_event))
+		printf("  [clock]");
+	putchar('\n');
+}
+
+static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
+{
+	bool whole = pmu_whole(o, p), header = false;
 	char spec[96];
 
 	printf("  %s\n    type %u, cpumask %s", p->name, p->type, p->cpumask[0] ? p->cpumask : "(none: per CPU)");
@@ -160,33 +326,35 @@ static void print_pmu_text(const struct t4_pmu *p)
 	if (p->peer[0])
 		printf(", peer %s", p->peer);
 	putchar('\n');
-	print_builtin_events(p);
-	if (p->n_aliases)
-		printf("    events:\n");
+	print_builtin_events(o, p);
 	for (size_t i = 0; i < p->n_aliases; i++) {
-		const struct t4_alias *a = &p->aliases[i];
-		printf("      %-22s %s", a->name, a->terms);
-		if (a->scale != 1.0 || a->unit[0])
-			printf("  (scale %g%s%s)", a->scale, a->unit[0] ? ", unit " : "", a->unit);
-		if (p->kind && !strcmp(a->name, p->kind->clock_event))
-			printf("  [clock]");
-		putchar('\n');
+		if (!event_shown(o, p, p->aliases[i].name))
+			continue;
+		if (!header)
+			printf("    events:\n");
+		header = true;
+		print_alias(p, &p->aliases[i]);
 	}
-	if (p->n_formats)
+	if (p->n_formats && whole)
 		printf("    filters:\n");
-	for (size_t i = 0; i < p->n_formats; i++)
+	for (size_t i = 0; i < p->n_formats && whole; i++)
 		printf("      %-22s %s\n", p->formats[i].name,
 		       t4_format_str(&p->formats[i], spec, sizeof(spec)));
 }
 
-static void print_text(const struct t4_pmu_set *set, const struct t4_pmu **v)
+static void print_text(const struct list_opts *o, const struct t4_pmu_set *set,
+		       const struct t4_pmu **v, size_t n)
 {
 	const struct t4_kind *kind = NULL;
 	int socket = -2;
 
-	printf("%zu PMUs under %s%s\n", set->n, set->root,
-	       set->simulated ? " (simulated Tegra410)" : "");
-	for (size_t i = 0; i < set->n; i++) {
+	if (o->glob)
+		printf("%zu of %zu PMUs under %s match '%s'%s\n", n, set->n, set->root, o->glob,
+		       set->simulated ? " (simulated Tegra410)" : "");
+	else
+		printf("%zu PMUs under %s%s\n", set->n, set->root,
+		       set->simulated ? " (simulated Tegra410)" : "");
+	for (size_t i = 0; i < n; i++) {
 		const struct t4_pmu *p = v[i];
 		if (i == 0 || p->kind != kind || (p->kind && p->socket != socket)) {
 			if (p->kind)
@@ -197,7 +365,7 @@ static void print_text(const struct t4_pmu_set *set, const struct t4_pmu **v)
 			kind = p->kind;
 			socket = p->socket;
 		}
-		print_pmu_text(p);
+		print_pmu_text(o, p);
 	}
 }
 
@@ -210,8 +378,20 @@ static void json_kv_str(const char *key, const char *val, bool comma)
 		putchar(',');
 }
 
-static void print_pmu_json(const struct t4_pmu *p)
+/* ,"description":"..." or ,"description":null */
+static void json_desc(const char *desc)
 {
+	printf(",\"description\":");
+	if (desc)
+		t4_json_str(stdout, desc);
+	else
+		printf("null");
+}
+
+static void print_pmu_json(const struct list_opts *o, const struct t4_pmu *p)
+{
+	const struct t4_sw_event *sw;
+	bool any = false;
 	char spec[96];
 
 	putchar('{');
@@ -230,26 +410,31 @@ static void print_pmu_json(const struct t4_pmu *p)
 	printf("\"simulated\":%s,\"events\":[", p->simulated ? "true" : "false");
 	for (size_t i = 0; i < p->n_aliases; i++) {
 		const struct t4_alias *a = &p->aliases[i];
-		printf("%s{", i ? "," : "");
+		if (!event_shown(o, p, a->name))
+			continue;
+		printf("%s{", any ? "," : "");
+		any = true;
 		json_kv_str("name", a->name, true);
 		json_kv_str("terms", a->terms, true);
 		printf("\"scale\":%.17g,", a->scale);
-		json_kv_str("unit", a->unit, false);
+		json_kv_str("unit", t4_alias_unit(p, a), false);
+		json_desc(t4_alias_desc(p, a));
 		putchar('}');
 	}
-	if (!strcmp(p->name, "software")) { /* events known by name, not in sysfs */
-		const char *name, *alt;
-		uint64_t config;
-		for (size_t i = 0; (name = t4_software_event(i, &alt, &config)); i++) {
-			printf("%s{", i || p->n_aliases ? "," : "");
-			json_kv_str("name", name, true);
-			printf("\"terms\":\"config=0x%llx\",\"scale\":1,", (unsigned long long)config);
-			json_kv_str("unit", config <= 1 ? "ns" : "", false);
-			putchar('}');
-		}
+	/* software events are known by name, not in sysfs */
+	for (size_t i = 0; !strcmp(p->name, "software") && (sw = t4_software_event(i)); i++) {
+		if (!sw_shown(o, p, sw))
+			continue;
+		printf("%s{", any ? "," : "");
+		any = true;
+		json_kv_str("name", sw->name, true);
+		printf("\"terms\":\"config=0x%llx\",\"scale\":1,", (unsigned long long)sw->config);
+		json_kv_str("unit", sw->unit, false);
+		json_desc(sw->desc);
+		putchar('}');
 	}
 	printf("],\"formats\":[");
-	for (size_t i = 0; i < p->n_formats; i++) {
+	for (size_t i = 0; i < p->n_formats && pmu_whole(o, p); i++) {
 		printf("%s{", i ? "," : "");
 		json_kv_str("name", p->formats[i].name, true);
 		json_kv_str("spec", t4_format_str(&p->formats[i], spec, sizeof(spec)), false);
@@ -258,17 +443,93 @@ static void print_pmu_json(const struct t4_pmu *p)
 	printf("]}");
 }
 
-static void print_json(const struct t4_pmu_set *set, const struct t4_pmu **v)
+static void print_json(const struct list_opts *o, const struct t4_pmu_set *set,
+		       const struct t4_pmu **v, size_t n)
 {
 	printf("{");
 	json_kv_str("root", set->root, true);
 	printf("\"simulated\":%s,\"pmus\":[", set->simulated ? "true" : "false");
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		print_pmu_json(v[i]);
+		print_pmu_json(o, v[i]);
 	}
 	printf("]}\n");
+}
+
+/* ---- --metrics -------------------------------------------------------- */
+
+static bool metric_shown(const struct list_opts *o, const struct t4_metric_set *ms,
+			 const struct t4_formula *f)
+{
+	return !o->glob || glob_hit(o->glob, f->name) || glob_hit(o->glob, ms->label);
+}
+
+static void print_metric_text(const struct t4_formula *f)
+{
+	printf("  %s = %s  [%s]%s\n      %s\n", f->name, f->expr, f->unit,
+	       f->per_task ? "  (per-task counting only)" : "", f->desc);
+}
+
+static void print_metric_json(const struct t4_metric_set *ms, const struct t4_formula *f,
+			      bool comma)
+{
+	printf("%s{", comma ? "," : "");
+	json_kv_str("kind", ms->label, true);
+	json_kv_str("name", f->name, true);
+	json_kv_str("unit", f->unit, true);
+	json_kv_str("formula", f->expr, true);
+	json_kv_str("description", f->desc, true);
+	printf("\"headline\":%s,\"per_task\":%s,\"pattern\":%s}", f->brief ? "true" : "false",
+	       f->per_task ? "true" : "false", ms->pattern ? "true" : "false");
+}
+
+/* Every metric GLOB selects, or an error naming the closest metric. */
+static int list_metrics(const struct list_opts *o)
+{
+	struct t4_metric_set ms;
+	struct names nm = { 0 };
+	size_t cap = 0, shown = 0;
+	int rc = 0;
+
+	for (size_t i = 0; t4_metric_set_at(i, &ms) && rc == 0; i++)
+		for (size_t k = 0; k < ms.n && rc == 0; k++) {
+			shown += metric_shown(o, &ms, &ms.formulas[k]);
+			rc = add_name(&nm, &cap, ms.formulas[k].name);
+		}
+	if (rc < 0 || !shown) {
+		rc = rc < 0 ? t4_report(rc) : no_match(o->glob, "metric", &nm);
+		free(nm.v);
+		return rc;
+	}
+	free(nm.v);
+	if (o->json)
+		printf("{\"metrics\":[");
+	else
+		printf("Derived metrics, per PMU kind: `decode` computes them per interval, per phase\n"
+		       "and per grid cell; a metric whose events were not recorded is absent.\n"
+		       "Units of the events: `t410trace list`.\n");
+	shown = 0;
+	for (size_t i = 0; t4_metric_set_at(i, &ms); i++) {
+		bool header = false;
+		for (size_t k = 0; k < ms.n; k++) {
+			const struct t4_formula *f = &ms.formulas[k];
+			if (!metric_shown(o, &ms, f))
+				continue;
+			if (o->json) {
+				print_metric_json(&ms, f, shown++ > 0);
+				continue;
+			}
+			if (!header)
+				printf("\n%s%s\n", ms.label,
+				       ms.pattern ? " (one per client and engine found)" : "");
+			header = true;
+			print_metric_text(f);
+		}
+	}
+	if (o->json)
+		printf("]}\n");
+	return 0;
 }
 
 /* ---- --resolve -------------------------------------------------------- */
@@ -363,12 +624,15 @@ int cmd_list(int argc, char **argv)
 {
 	struct list_opts o = { 0 };
 	const struct t4_pmu **v = NULL;
+	size_t n = 0;
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
 	if (o.pci)
-		return list_pci(&o);
+		return cli_stdout_done(list_pci(&o));
+	if (o.metrics)
+		return cli_stdout_done(list_metrics(&o));
 	rc = cli_source_open(&o.src);
 	if (rc < 0) {
 		rc = t4_report(rc);
@@ -378,15 +642,19 @@ int cmd_list(int argc, char **argv)
 		rc = resolve(&o.src.pmus, o.resolve, o.json);
 		goto cleanup;
 	}
-	v = sorted_pmus(&o.src.pmus);
+	v = sorted_pmus(&o, &o.src.pmus, &n);
 	if (!v) {
 		rc = t4_report(t4_err(ENOMEM, "out of memory"));
 		goto cleanup;
 	}
+	if (o.glob && !n) {
+		rc = pmus_no_match(&o, &o.src.pmus);
+		goto cleanup;
+	}
 	if (o.json)
-		print_json(&o.src.pmus, v);
+		print_json(&o, &o.src.pmus, v, n);
 	else
-		print_text(&o.src.pmus, v);
+		print_text(&o, &o.src.pmus, v, n);
 	rc = 0;
 cleanup:
 	free(v);

@@ -2,19 +2,23 @@
  * reference timeline, into a zstd-compressed log.
  *
  * Options are parsed in record_opts.c; what record says on stderr is in
- * record_report.c. Order of things: decide where the log goes (output.c:
- * nothing existing is destroyed), discover PMUs (real, fixture or
- * simulated), parse the events (with perf's -C/-p/-t targets), group them
- * into clock domains and open them, open the log under its temporary
- * name, create the scheduler on its trigger path (--trigger: the BPF
- * timers, or user-space threads; a notice when auto fell back), start the
- * writer, write the metadata (the session says which path and reference
- * clock), start the scheduler (baseline trigger 0), start the command
- * (child.c; its exec checked), publish the log under its name, wait for
- * the command / the duration / a signal / the -p tasks, stop (final
- * trigger), close the log with the final status, print a summary (also
- * when the log stopped early: disk full). The main thread only waits and
- * draws the progress line; it never touches the trigger path.
+ * record_report.c and stat.c. Order of things: decide where the log goes
+ * (output.c: nothing existing is destroyed), fork the command (child.c; it
+ * waits to be released), discover PMUs (real, fixture or simulated), parse
+ * the events (with perf's -C/-p/-t targets, or the command's tasks: without
+ * -a/-C its CPU-side events count it, per task and inherited, like perf
+ * stat), group them into clock domains and open them, open the log under
+ * its temporary name (its writer feeding an index of what it logs), create
+ * the scheduler on its trigger path (--trigger: the BPF timers, or
+ * user-space threads; a notice when auto fell back), start the writer,
+ * write the metadata (the session says which path and reference clock),
+ * start the scheduler (baseline trigger 0), release the command (its exec
+ * checked), publish the log under its name, wait for the command / the
+ * duration / a signal / the -p tasks, stop (final trigger), close the log
+ * with the final status, print a summary (also when the log stopped early:
+ * disk full) and every event's total (perf stat's answer). The main thread
+ * only waits and draws the progress line; it never touches the trigger
+ * path.
  *
  * CPU and GPU phases (the scheduler loads them with its rings, unless
  * --no-phases or there is no workload to follow: COMMAND's tree, -p/-t's
@@ -25,6 +29,7 @@
 #include "cli.h"
 #include "collector/collector.h"
 #include "control/control.h"
+#include "decode/decode.h"
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "util/util.h"
@@ -59,6 +64,10 @@ struct recording {
 	int *phase_pids;       /* -p/-t's processes, followed in the phases */
 	size_t n_phase_pids;
 	_Atomic bool probe_notice_done;
+	int command_pid;       /* the command's CPU-side events count it */
+	bool released;         /* the command may exec (cli_child_release) */
+	struct t4_index *ix;   /* what the log holds, for the closing table
+			        * (fed by the writer thread) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -79,6 +88,13 @@ static void join_cmdline(int argc, char **argv, char *out, size_t cap)
 
 /* ---- setting up --------------------------------------------------------- */
 
+/* `record -- COMMAND` without -a or -C counts the command like perf stat:
+ * its CPU-side events per task, inherited by its children. */
+static bool counts_command(const struct recording *r)
+{
+	return r->o.command && !r->o.all_cpus && !r->o.target.cpus;
+}
+
 static int setup_counters(struct recording *r)
 {
 	struct t4_pmu_set *pmus = &r->o.src.pmus;
@@ -91,6 +107,10 @@ static int setup_counters(struct recording *r)
 		.tids = r->o.target.tids,
 		.n_tids = r->o.target.n_tids,
 	};
+	if (counts_command(r) && r->command_pid > 0)
+		r->events.target = (struct t4_target){
+			.tids = &r->command_pid, .n_tids = 1, .command = true,
+		};
 	rc = cli_source_open(&r->o.src);
 	for (size_t i = 0; i < r->o.n_events && rc >= 0; i++)
 		rc = t4_events_parse(&r->events, pmus, r->o.events[i]);
@@ -103,7 +123,25 @@ static int setup_counters(struct recording *r)
 	rc = t4_domains_build(&r->domains, &r->events);
 	if (rc < 0)
 		return rc;
-	return t4_domains_open(&r->domains, r->o.src.simulator);
+	rc = t4_domains_open(&r->domains, r->o.src.simulator);
+	if (rc == 0 && r->domains.user_only && !r->o.quiet)
+		fprintf(stderr, "t410trace: notice: %zu per-task counters count user space only "
+				"(':u', as perf does): the kernel refuses its share without "
+				"CAP_PERFMON when perf_event_paranoid is 2 or more\n",
+			r->domains.user_only);
+	return rc;
+}
+
+/* The writer thread's view of each packet it logs: the closing table's
+ * index (ix is read only after the log is closed). */
+static void observe(void *ud, const struct t4_packet *p)
+{
+	struct recording *r = ud;
+
+	if (r->ix && t4_index_add(r->ix, p) < 0) {
+		t4_index_free(r->ix); /* out of memory: no table, the log goes on */
+		r->ix = NULL;
+	}
 }
 
 static int setup_log(struct recording *r)
@@ -115,8 +153,13 @@ static int setup_log(struct recording *r)
 		.fsync_ms = r->o.fsync_ms,
 		.backend = r->o.backend,
 		.chunk_ms = r->o.virt.on ? UINT32_MAX : 0, /* virtual: chunks by size only */
+		.observe = observe,
+		.observe_ud = r,
 	};
-	int rc = t4_log_open(&r->log, &lo);
+	int rc = r->o.quiet ? 0 : t4_index_new(&r->ix);
+
+	if (rc == 0)
+		rc = t4_log_open(&r->log, &lo);
 
 	if (rc < 0)
 		return rc;
@@ -203,8 +246,9 @@ static const struct t4_control_ops control_ops = {
 
 /* A command always gets a control socket (for libt410trace): the one the
  * user named, or a private one in a fresh temporary directory (named
- * after this process: a later run reclaims it after a kill -9). */
-static int setup_control(struct recording *r)
+ * after this process: a later run reclaims it after a kill -9). Its path
+ * is known before the command is forked (its environment names it). */
+static int control_path(struct recording *r)
 {
 	int rc;
 
@@ -214,9 +258,14 @@ static int setup_control(struct recording *r)
 		if ((rc = t4_tmpdir_create(r->control_dir, sizeof(r->control_dir), "t410trace")) < 0)
 			return rc;
 		snprintf(r->control_path, sizeof(r->control_path), "%s/control", r->control_dir);
-	} else {
-		return 0;
 	}
+	return 0;
+}
+
+static int setup_control(struct recording *r)
+{
+	if (!r->control_path[0])
+		return 0;
 	return t4_control_open(&r->control, r->control_path, &control_ops, r);
 }
 
@@ -234,19 +283,33 @@ static void wait_for_baseline(struct recording *r)
 	}
 }
 
-/* The command starts once trigger 0 (the baseline) is in, so the recording
+/* The command is forked first, before any thread or counter exists: its
+ * per-task counters are opened on it (counts_command) and it waits until
+ * it is released. */
+static int fork_command(struct recording *r)
+{
+	int rc;
+
+	if (!r->o.command)
+		return 0;
+	if (r->control_path[0] && setenv(T4_CONTROL_ENV, r->control_path, 1) < 0)
+		return t4_err(errno, "setenv: %s", strerror(errno));
+	if ((rc = cli_child_fork(&r->child)) < 0)
+		return rc;
+	r->command_pid = r->child.pid;
+	return 0;
+}
+
+/* The command execs once trigger 0 (the baseline) is in, so the recording
  * covers all of its run; its exec is checked before the log is published. */
 static int start_command(struct recording *r)
 {
 	int rc;
 
-	if (r->control_path[0] && setenv(T4_CONTROL_ENV, r->control_path, 1) < 0)
-		return t4_err(errno, "setenv: %s", strerror(errno));
-	if ((rc = cli_child_fork(&r->child)) < 0)
-		return rc;
 	if ((rc = t4_sched_follow(r->sched, r->child.pid)) < 0)
 		t4_warn("the CPU phases will miss '%s': %s", r->o.command[0], t4_errmsg());
 	wait_for_baseline(r);
+	r->released = true;
 	return cli_child_release(&r->child);
 }
 
@@ -324,6 +387,7 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 static void recording_free(struct recording *r)
 {
 	cli_child_free(&r->child);
+	t4_index_free(r->ix);
 	t4_control_close(r->control);
 	if (r->control_dir[0])
 		rmdir(r->control_dir);
@@ -405,6 +469,12 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 	};
 
 	cli_record_summary(&in, st, ls);
+	/* the writer's index saw the chunks a failed write lost too */
+	if (r->ix && r->log_failed)
+		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
+				"gives what it holds)\n", cli_output_name(&r->out));
+	else if (r->ix)
+		cli_stat_print(stderr, r->ix);
 }
 
 /* record --virtual: counters and log as for a live recording, then the
@@ -439,9 +509,12 @@ static int run_virtual(struct recording *r)
 		rc = cli_output_publish(&r->out);
 	else
 		cli_output_drop(&r->out); /* failed: drop the unnamed log */
-	if (rc == 0 && !r->o.quiet)
+	if (rc == 0 && !r->o.quiet) {
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_ref_ns() - t0) / 1e9);
+		if (r->ix)
+			cli_stat_print(stderr, r->ix);
+	}
 	return rc;
 }
 
@@ -476,6 +549,7 @@ static int run(struct recording *r)
 	int rc, lrc;
 
 	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) < 0 ||
+	    (rc = control_path(r)) < 0 || (rc = fork_command(r)) < 0 ||
 	    (rc = setup_counters(r)) < 0 ||
 	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->o.target,
 				&r->domains)) < 0 ||
@@ -521,8 +595,8 @@ static int exit_code(struct recording *r, int rc)
 	}
 	if (rc < 0) {
 		code = t4_report(rc);
-		if (!cli_child_running(&r->child))
-			return code;
+		if (!cli_child_running(&r->child) || !r->released)
+			return code; /* a command never released exits at once */
 		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
 			r->o.command[0]);
 		cli_child_reap(&r->child);

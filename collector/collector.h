@@ -120,12 +120,19 @@ struct t4_formula {
 	const char *name; /* "mem_read_bw" */
 	const char *unit; /* "GB/s", "req/cycle", "ns", "GHz" */
 	const char *expr; /* "mem_bytes_rd / elapsed_ns" */
+	const char *desc; /* one line for `list --metrics` */
 	bool brief;       /* a headline metric (the decoder's summary table) */
+	bool per_task;    /* meaningful only where every event it reads counts
+			   * tasks (T4_EV_TASK), not CPUs: absent elsewhere */
 };
 
 struct t4_kind_event {
 	const char *name;
-	uint64_t config; /* the `event` value (config bits) */
+	uint64_t config;  /* the `event` value (config bits) */
+	const char *unit; /* of its counts: "bytes", "requests", "cycles",
+			   * "req-cycles" (requests outstanding, added up
+			   * every cycle), "lines" */
+	const char *desc; /* one line for `list` */
 };
 
 struct t4_kind {
@@ -149,6 +156,20 @@ struct t4_kind {
 const struct t4_formula *t4_kind_formulas(enum t4_domain_kind id, size_t *n,
 					  const char **label);
 
+/* Every kind's metrics, for listing: the Tegra410 kinds, then the host's
+ * with any (software, TSC, DRM). pattern: the DRM domain's, whose
+ * metrics the decoder makes per client and engine from these patterns
+ * (CLIENT, ENGINE stand for the names it finds). */
+struct t4_metric_set {
+	enum t4_domain_kind id;
+	const char *label;
+	const struct t4_formula *formulas;
+	size_t n;
+	bool pattern;
+};
+/* The i-th set into *out; false past the last. */
+bool t4_metric_set_at(size_t i, struct t4_metric_set *out);
+
 /* The kind of a PMU by name (and identifier when given), NULL if none. */
 const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier);
 const struct t4_kind *t4_kind_by_id(enum t4_domain_kind id);
@@ -157,6 +178,17 @@ const struct t4_kind *t4_kinds(size_t *n);
 /* A kind's event by name (NULL if the kind has no such event). */
 const struct t4_kind_event *t4_kind_event(const struct t4_kind *k,
 					  const char *name);
+/* A kind's event by its `event` value (NULL if none has it). */
+const struct t4_kind_event *t4_kind_event_by_config(const struct t4_kind *k,
+						    uint64_t config);
+/* The unit of a host PMU's event sysfs does not give (msr/tsc/:
+ * "cycles"), NULL when unknown. */
+const char *t4_host_event_unit(const char *pmu, const char *event);
+/* What the catalog knows of a PMU's alias: the unit of its counts (its
+ * .unit file, else the catalog's; "" when unknown) and a one-line
+ * description (NULL when none). */
+const char *t4_alias_unit(const struct t4_pmu *pmu, const struct t4_alias *a);
+const char *t4_alias_desc(const struct t4_pmu *pmu, const struct t4_alias *a);
 /* True for the kinds with one PMU per PCIE root complex ("_rc_<n>"). */
 bool t4_kind_has_rc(const struct t4_kind *k);
 /* Socket and RC number from a PMU name of kind k (-1 when absent). */
@@ -178,6 +210,8 @@ struct t4_counter {
 	int tid;      /* the thread counted (-p/-t), 0 = every task */
 	int group;    /* index of the user's {group}, -1 when none */
 	bool is_clock; /* the PMU kind's clock event (cycles) */
+	bool inherit;  /* per-task: the task's children too, counted from
+			* its exec on (record -- COMMAND) */
 	/* event modifiers :u :k :h (perf_event_attr.exclude_*) */
 	bool exclude_user, exclude_kernel, exclude_hv;
 };
@@ -193,6 +227,11 @@ struct t4_target {
 			   * counter per event and thread); uncore PMUs are
 			   * refused. NULL: system-wide. */
 	size_t n_tids;
+	bool command;     /* tids is the command of record -- COMMAND, not
+			   * yet exec'd: its CPU-side events (software,
+			   * tracepoint, CPU PMU) count it and every task it
+			   * starts, from its exec on, like perf stat; the
+			   * other PMUs (uncore, msr) count system-wide */
 };
 
 struct t4_evlist {
@@ -206,14 +245,21 @@ struct t4_evlist {
  * nothing is appended and the message names the offending part. */
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
 		    const char *spec);
-/* Append the default set (with -p/-t: the software events only): every
- * Tegra410 PMU's default events when the
- * set has any, else this host's software events and msr/tsc/. */
+/* Append the default set: every Tegra410 PMU's default events when the
+ * set has any (not with -p/-t), else this host's software events and,
+ * counting the system (not a task target), msr/tsc/. */
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
-/* The i-th software event known by name ("cpu-clock", ...; *alt gets its
- * short alias or NULL), NULL past the last one. */
-const char *t4_software_event(size_t i, const char **alt, uint64_t *config);
+/* A software event known by name. */
+struct t4_sw_event {
+	const char *name;  /* "cpu-clock" */
+	const char *alt;   /* perf's short alias ("cs"), or NULL */
+	uint64_t config;   /* PERF_COUNT_SW_* */
+	const char *unit;  /* of its counts: "ns", "faults", ... */
+	const char *desc;  /* one line for `list` */
+};
+/* The i-th software event, NULL past the last one. */
+const struct t4_sw_event *t4_software_event(size_t i);
 
 /* ---- the simulated Tegra410 (sim.c) ---------------------------------------- */
 
@@ -365,6 +411,10 @@ struct t4_domain {
 struct t4_domain_set {
 	struct t4_domain *v;
 	size_t n;
+	size_t user_only; /* per-task counters t4_domains_open fell back to
+			   * user-space counting (":u" added to their name,
+			   * as perf does): perf_event_paranoid >= 2 and no
+			   * CAP_PERFMON refuse the kernel's share */
 };
 
 /* Group an event list into domains: one per PMU instance and CPU (and
@@ -374,7 +424,10 @@ struct t4_domain_set {
  * hold more than T4_MAX_COUNTERS counters. */
 int t4_domains_build(struct t4_domain_set *ds, const struct t4_evlist *l);
 /* Open every domain's counters (perf_event_open, or the simulator for
- * simulated PMUs; sim may be NULL when none are). */
+ * simulated PMUs; sim may be NULL when none are). A per-task counter of
+ * every privilege level that the kernel refuses (EACCES, EPERM) is
+ * opened user-only instead, as perf does (ds->user_only counts them).
+ * Per-task counters of a command (inherit) are enabled by its exec. */
 int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim);
 /* Read one domain: one read() of its group, deltas against the previous
  * read, the read window on the reference clock, status flags. The first

@@ -2,8 +2,9 @@
  * opened as one perf group each, read with one read() into a return packet.
  *
  * Grouping (t4_domains_build): one domain per (PMU, CPU) pair, in order of
- * first appearance; per-task counters (record -p/-t) one per (PMU,
- * thread), opened on that thread and any CPU. The domain's clock (the kind's `cycles`, msr's `tsc`,
+ * first appearance; per-task counters (record -p/-t, a command's) one per
+ * (PMU, thread), opened on that thread and any CPU (a command's with
+ * inherit, enabled by its exec). The domain's clock (the kind's `cycles`, msr's `tsc`,
  * `cycles` on an unknown PMU) is moved to index 0 and leads the group, so
  * the local clock is sampled by the same read() as the counts. Software and
  * tracepoint domains have no clock of their own: their local clock is the
@@ -327,11 +328,10 @@ static void domain_close(struct t4_domain *d)
 	d->primed = false;
 }
 
-static int open_counter(struct t4_domain *d, size_t i)
+static int open_attr(const struct t4_domain *d, size_t i)
 {
 	const struct t4_counter *c = &d->counters[i];
 	struct perf_event_attr a;
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -345,9 +345,41 @@ static int open_counter(struct t4_domain *d, size_t i)
 	a.exclude_kernel = c->exclude_kernel;
 	a.exclude_hv = c->exclude_hv;
 	a.disabled = i == 0; /* members follow the leader */
-	fd = perf_open(&a, d->tid, d->cpu, i == 0 ? -1 : d->fds[0]);
+	/* a command's: its children too, from its exec on (perf stat) */
+	a.inherit = c->inherit;
+	a.enable_on_exec = i == 0 && c->inherit;
+	return perf_open(&a, d->tid, d->cpu, i == 0 ? -1 : d->fds[0]);
+}
+
+/* perf's fallback: a per-task counter of every privilege level refused
+ * (perf_event_paranoid >= 2 without CAP_PERFMON refuses the kernel's
+ * share) counts user space only, its name saying so (":u"). */
+static bool fall_back_to_user(struct t4_counter *c, const struct t4_domain *d, int err)
+{
+	if ((err != EACCES && err != EPERM) || d->tid <= 0 || c->exclude_user ||
+	    c->exclude_kernel || c->exclude_hv)
+		return false;
+	if (strlen(c->name) + 3 > sizeof(c->name) || strlen(c->spec) + 3 > sizeof(c->spec))
+		return false;
+	c->exclude_kernel = c->exclude_hv = true;
+	strcat(c->name, ":u");
+	strcat(c->spec, ":u");
+	return true;
+}
+
+static int open_counter(struct t4_domain *d, size_t i, size_t *user_only)
+{
+	struct t4_counter *c = &d->counters[i], was = *c;
+	int fd = open_attr(d, i), err = errno;
+
+	if (fd < 0 && fall_back_to_user(c, d, err)) {
+		fd = open_attr(d, i);
+		if (fd < 0)
+			*c = was; /* the message names what was asked */
+		*user_only += fd >= 0;
+	}
 	if (fd < 0)
-		return open_error(c, d, errno);
+		return open_error(c, d, err);
 	d->fds[i] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &d->ids[i]) < 0)
 		return t4_err(errno, "%s: PERF_EVENT_IOC_ID: %s", c->spec,
@@ -355,24 +387,26 @@ static int open_counter(struct t4_domain *d, size_t i)
 	return 0;
 }
 
-static int domain_open_perf(struct t4_domain *d)
+static int domain_open_perf(struct t4_domain *d, size_t *user_only)
 {
 	if (d->cpu < 0 && d->tid <= 0)
 		return t4_err(EINVAL, "%s: no CPU to count on (the PMU has no cpumask)",
 			      d->counters[0].spec);
 	for (size_t i = 0; i < d->n; i++) {
-		int err = open_counter(d, i);
+		int err = open_counter(d, i, user_only);
 
 		if (err)
 			return err;
 	}
+	if (d->counters[0].inherit)
+		return 0; /* enabled by the command's exec */
 	if (ioctl(d->fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0)
 		return t4_err(errno, "%s: cannot enable: %s", d->name,
 			      strerror(errno));
 	return 0;
 }
 
-static int domain_open(struct t4_domain *d, struct t4_sim *sim)
+static int domain_open(struct t4_domain *d, struct t4_sim *sim, size_t *user_only)
 {
 	const struct t4_pmu *p = d->counters[0].pmu;
 
@@ -380,7 +414,7 @@ static int domain_open(struct t4_domain *d, struct t4_sim *sim)
 	if (d->source.answer)
 		return 0; /* its source opens what it reads */
 	if (!p->simulated)
-		return domain_open_perf(d);
+		return domain_open_perf(d, user_only);
 	if (!sim)
 		return t4_err(EINVAL, "%s: simulated PMU but no simulator", d->name);
 	d->sim = sim;
@@ -390,8 +424,9 @@ static int domain_open(struct t4_domain *d, struct t4_sim *sim)
 
 int t4_domains_open(struct t4_domain_set *ds, struct t4_sim *sim)
 {
+	ds->user_only = 0;
 	for (size_t i = 0; i < ds->n; i++) {
-		int err = domain_open(&ds->v[i], sim);
+		int err = domain_open(&ds->v[i], sim, &ds->user_only);
 
 		if (err) {
 			for (size_t j = 0; j <= i; j++)
@@ -640,6 +675,8 @@ void t4_domain_describe_event(const struct t4_domain *d, size_t i,
 	ep->config1 = c->config1;
 	ep->config2 = c->config2;
 	ep->scale = c->scale;
+	if (d->tid > 0)
+		ep->flags = T4_EV_TASK | (c->inherit ? T4_EV_INHERIT : 0);
 	snprintf(ep->pmu, sizeof(ep->pmu), "%s", c->pmu->name);
 	memcpy(ep->name, c->name, sizeof(ep->name));
 	memcpy(ep->spec, c->spec, sizeof(ep->spec));

@@ -36,21 +36,27 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define TRACEFS_OLD "/sys/kernel/debug/tracing"
 
-static const struct {
-	const char *name, *alt;
-	uint64_t config;
-} sw_events[] = {
-	{ "cpu-clock", NULL, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", NULL, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", "faults", PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context-switches", "cs", PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", "migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "minor-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS },
+/* The kernel's software events: name, perf's short alias, config, the
+ * unit of their counts and a line for `list`. */
+static const struct t4_sw_event sw_events[] = {
+	{ "cpu-clock", NULL, PERF_COUNT_SW_CPU_CLOCK, "ns",
+	  "time on a CPU clock: per CPU it runs busy or idle, per task while it runs" },
+	{ "task-clock", NULL, PERF_COUNT_SW_TASK_CLOCK, "ns",
+	  "time the counted tasks ran (per CPU: the CPU's time, busy or idle)" },
+	{ "page-faults", "faults", PERF_COUNT_SW_PAGE_FAULTS, "faults", "page faults, minor and major" },
+	{ "context-switches", "cs", PERF_COUNT_SW_CONTEXT_SWITCHES, "switches",
+	  "context switches (a task leaving a CPU)" },
+	{ "cpu-migrations", "migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations",
+	  "tasks moved from one CPU to another" },
+	{ "minor-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MIN, "faults",
+	  "page faults served without I/O" },
+	{ "major-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "faults",
+	  "page faults that needed I/O" },
+	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS, "faults",
+	  "unaligned accesses fixed up by the kernel" },
+	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS, "faults",
+	  "instructions emulated by the kernel" },
 };
-
 
 static const char *pmu_name_at(const void *src, size_t i)
 {
@@ -85,15 +91,9 @@ static bool is_named_event(const char *name)
 	return ev_is_raw_name(name);
 }
 
-const char *t4_software_event(size_t i, const char **alt, uint64_t *config)
+const struct t4_sw_event *t4_software_event(size_t i)
 {
-	if (i >= T4_ARRAY_LEN(sw_events))
-		return NULL;
-	if (alt)
-		*alt = sw_events[i].alt;
-	if (config)
-		*config = sw_events[i].config;
-	return sw_events[i].name;
+	return i < T4_ARRAY_LEN(sw_events) ? &sw_events[i] : NULL;
 }
 
 /* " (did you mean X?)" or "" into buf. */
@@ -182,7 +182,10 @@ static int apply_mods(const struct ev_ctx *cx, struct t4_counter *c)
 	c->exclude_user = !m->u;
 	c->exclude_kernel = !m->k;
 	c->exclude_hv = !m->h;
-	if (!ev_catf(c->spec, sizeof(c->spec), ":%s", m->text))
+	/* the name keeps them too: cpu-clock:u and cpu-clock:k are two
+	 * events in every output, as in perf */
+	if (!ev_catf(c->spec, sizeof(c->spec), ":%s", m->text) ||
+	    !ev_catf(c->name, sizeof(c->name), ":%s", m->text))
 		return t4_err(EINVAL, "%s: event string too long", c->spec);
 	return 0;
 }
@@ -196,6 +199,7 @@ static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
 		return t4_err(EINVAL, "%s: %s counts the whole system, not one task: it cannot "
 			      "be used with -p/-t", c->spec, c->pmu->name);
 	c->cpu = -1;
+	c->inherit = cx->target.command;
 	for (size_t i = 0; i < cx->target.n_tids; i++) {
 		c->tid = cx->target.tids[i];
 		if ((rc = push(&cx->tmp, c)) < 0)
@@ -204,9 +208,17 @@ static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
 	return 0;
 }
 
+/* The PMUs whose events count a task (perf's CPU side): software,
+ * tracepoints, the CPU's own PMU. */
+static bool counts_tasks(const struct t4_pmu *pmu)
+{
+	return is_software_like(pmu) || ev_is_cpu_pmu(pmu);
+}
+
 /* One counter on the PMU's cpumask CPU, or one per online CPU (those of
  * -C) for PMUs without a cpumask (software, tracepoint, msr, the CPU PMU),
- * or one per thread of -p/-t. */
+ * or one per thread of -p/-t; for a command, one for it (and its
+ * children) if the PMU counts tasks, else as without a target. */
 int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
 {
 	int rc;
@@ -214,7 +226,7 @@ int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c)
 	c->group = cx->group;
 	if ((rc = apply_mods(cx, c)) < 0)
 		return rc;
-	if (cx->target.n_tids)
+	if (cx->target.n_tids && (!cx->target.command || counts_tasks(c->pmu)))
 		return push_per_task(cx, c);
 	if (c->pmu->cpu >= 0) {
 		c->cpu = c->pmu->cpu;
@@ -288,8 +300,7 @@ static int software_event(struct ev_ctx *cx, const char *name)
 		c.type = PERF_TYPE_SOFTWARE;
 		c.config = sw_events[i].config;
 		c.scale = 1.0;
-		ev_copy_str(c.unit, sizeof(c.unit),
-			 sw_events[i].config <= PERF_COUNT_SW_TASK_CLOCK ? "ns" : "");
+		ev_copy_str(c.unit, sizeof(c.unit), sw_events[i].unit);
 		return ev_push_per_cpu(cx, &c);
 	}
 	int rc = ev_cpu_event(cx, name);
@@ -422,6 +433,7 @@ static int tracepoint_event(struct ev_ctx *cx, const char *name)
 	c.type = PERF_TYPE_TRACEPOINT;
 	c.config = id;
 	c.scale = 1.0;
+	ev_copy_str(c.unit, sizeof(c.unit), "hits");
 	return ev_push_per_cpu(cx, &c);
 }
 
@@ -631,9 +643,11 @@ int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set)
 	char spec[160] = "";
 	int rc = 0;
 
-	/* A task (-p/-t) is counted with the software events: uncore PMUs
-	 * count the whole system, msr/tsc is the machine's clock. */
-	for (size_t i = 0; i < set->n && rc >= 0 && !l->target.n_tids; i++)
+	/* A task target is counted with the software events: uncore PMUs
+	 * count the whole system (-p/-t refuse them; a command's recording
+	 * keeps them, system-wide), msr/tsc is the machine's clock. */
+	bool threads = l->target.n_tids && !l->target.command;
+	for (size_t i = 0; i < set->n && rc >= 0 && !threads; i++)
 		if (set->pmus[i].kind)
 			rc = pmu_defaults(&cx, l, &set->pmus[i]);
 	if (rc >= 0 && cx.tmp.n > 0)

@@ -22,22 +22,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* perf's hardware events: name, config, the unit of their counts. */
 static const struct {
 	const char *name;
 	uint64_t config;
+	const char *unit;
 } hw_events[] = {
-	{ "cycles", PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles", PERF_COUNT_HW_BUS_CYCLES },
-	{ "stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ "ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "cycles", PERF_COUNT_HW_CPU_CYCLES, "cycles" },
+	{ "cpu-cycles", PERF_COUNT_HW_CPU_CYCLES, "cycles" },
+	{ "instructions", PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
+	{ "cache-references", PERF_COUNT_HW_CACHE_REFERENCES, "references" },
+	{ "cache-misses", PERF_COUNT_HW_CACHE_MISSES, "misses" },
+	{ "branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches" },
+	{ "branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches" },
+	{ "branch-misses", PERF_COUNT_HW_BRANCH_MISSES, "misses" },
+	{ "bus-cycles", PERF_COUNT_HW_BUS_CYCLES, "cycles" },
+	{ "stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles" },
+	{ "stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles" },
+	{ "ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES, "cycles" },
 };
 
 #define MODIFIER_LETTERS "ukhpGHISDWebP"
@@ -62,7 +64,7 @@ bool ev_all_modifiers(const char *s)
 	return *s && strspn(s, MODIFIER_LETTERS) == strlen(s);
 }
 
-static bool is_cpu_pmu(const struct t4_pmu *p)
+bool ev_is_cpu_pmu(const struct t4_pmu *p)
 {
 	return !p->cpumask[0] &&
 	       (!strcmp(p->name, "cpu") || !strcmp(p->name, "cpu_core") ||
@@ -73,7 +75,7 @@ static bool is_cpu_pmu(const struct t4_pmu *p)
 static const struct t4_pmu *cpu_pmu(const struct t4_pmu_set *set)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (is_cpu_pmu(&set->pmus[i]))
+		if (ev_is_cpu_pmu(&set->pmus[i]))
 			return &set->pmus[i];
 	return NULL;
 }
@@ -108,6 +110,7 @@ int ev_cpu_event(struct ev_ctx *cx, const char *name)
 	if (i < T4_ARRAY_LEN(hw_events)) {
 		c.type = PERF_TYPE_HARDWARE;
 		c.config = hw_events[i].config;
+		ev_copy_str(c.unit, sizeof(c.unit), hw_events[i].unit);
 		c.is_clock = c.config == PERF_COUNT_HW_CPU_CYCLES;
 	} else { /* rNNN: NNN is hex, as in perf */
 		char hex[T4_NAME_MAX + 2];

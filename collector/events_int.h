@@ -50,6 +50,8 @@ int ev_parse_modifiers(struct ev_ctx *cx, const char *mods, const char *whole);
 int ev_cpu_event(struct ev_ctx *cx, const char *name);
 /* The i-th hardware event name ("cycles", ...), NULL past the last. */
 const char *ev_hw_event_name(size_t i);
+/* Whether p is the CPU's own PMU (cpu, cpu_core, armv8_*, ...). */
+bool ev_is_cpu_pmu(const struct t4_pmu *p);
 /* Whether name is a raw CPU event: r followed by hex digits. */
 bool ev_is_raw_name(const char *name);
 /* Whether every character of s is a perf modifier letter. */

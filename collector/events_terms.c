@@ -285,6 +285,22 @@ static bool is_clock(const struct t4_pmu *pmu, const struct build *b)
 	return ev_format_extract(ev, b->cfg) == ke->config;
 }
 
+/* The unit of the counts: the alias's (its .unit file or the catalog's),
+ * else the Tegra410 catalog's for the event the `event` field selects,
+ * else unknown (""). */
+static const char *unit_of(const struct t4_pmu *pmu, const struct build *b)
+{
+	const struct t4_format *ev = t4_pmu_format(pmu, "event");
+	const struct t4_kind_event *ke;
+
+	if (b->alias && t4_alias_unit(pmu, b->alias)[0])
+		return t4_alias_unit(pmu, b->alias);
+	if (!pmu->kind || !ev)
+		return "";
+	ke = t4_kind_event_by_config(pmu->kind, ev_format_extract(ev, b->cfg));
+	return ke ? ke->unit : "";
+}
+
 /* Build the counter(s) of pmu/terms/ for one PMU. */
 int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu,
 		     const char *terms, const char *kind_name)
@@ -327,7 +343,7 @@ int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_p
 	c.config1 = b.cfg[1];
 	c.config2 = b.cfg[2];
 	c.scale = b.alias ? b.alias->scale : 1.0;
-	ev_copy_str(c.unit, sizeof(c.unit), b.alias ? b.alias->unit : "");
+	ev_copy_str(c.unit, sizeof(c.unit), unit_of(pmu, &b));
 	c.is_clock = is_clock(pmu, &b);
 	return ev_push_per_cpu(cx, &c);
 }

@@ -18,52 +18,93 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EV(n, c) { n, c }
+/* Units of the raw counts (one word each, for every output). A *_cum_outs
+ * counter adds, every cycle, the number of requests outstanding: its
+ * count is in request-cycles (divided by the requests, the mean latency
+ * in cycles: Little's law). */
+#define U_BYTES "bytes"
+#define U_REQ "requests"
+#define U_CYC "cycles"
+#define U_OUTS "req-cycles"
+#define U_LINES "lines"
+#define EV(n, c, u, d) { n, c, u, d }
 #define CYCLES_BIT32 0x100000000ull
 
 static const struct t4_kind_event ucf_events[] = {
-	EV("bus_cycles", 0x1d),		 EV("slc_allocate", 0xf0),
-	EV("slc_wb", 0xf3),		 EV("slc_refill_rd", 0x109),
-	EV("slc_refill_wr", 0x10a),	 EV("slc_access_rd", 0x111),
-	EV("slc_access_wr", 0x112),	 EV("slc_bytes_rd", 0x113),
-	EV("slc_bytes_wr", 0x114),	 EV("slc_hit_rd", 0x119),
-	EV("mem_access_rd", 0x121),	 EV("mem_access_wr", 0x122),
-	EV("mem_bytes_rd", 0x123),	 EV("mem_bytes_wr", 0x124),
-	EV("local_snoop", 0x180),	 EV("ext_snp_access", 0x181),
-	EV("ext_snp_evict", 0x182),	 EV("slc_access_dataless", 0x183),
-	EV("slc_access_atomic", 0x184), EV("cycles", CYCLES_BIT32),
+	EV("bus_cycles", 0x1d, U_CYC, "cycles of the UCF bus clock"),
+	EV("slc_allocate", 0xf0, U_LINES, "lines allocated in the system-level cache (SLC)"),
+	EV("slc_wb", 0xf3, U_LINES, "dirty lines written back from the SLC to memory"),
+	EV("slc_refill_rd", 0x109, U_LINES, "SLC refills caused by reads (read misses)"),
+	EV("slc_refill_wr", 0x10a, U_LINES, "SLC refills caused by writes"),
+	EV("slc_access_rd", 0x111, U_REQ, "read requests that accessed the SLC"),
+	EV("slc_access_wr", 0x112, U_REQ, "write requests that accessed the SLC"),
+	EV("slc_bytes_rd", 0x113, U_BYTES, "bytes read through the SLC"),
+	EV("slc_bytes_wr", 0x114, U_BYTES, "bytes written through the SLC"),
+	EV("slc_hit_rd", 0x119, U_REQ, "read requests that hit in the SLC"),
+	EV("mem_access_rd", 0x121, U_REQ, "read requests to memory (CMEM, GMEM, remote)"),
+	EV("mem_access_wr", 0x122, U_REQ, "write requests to memory"),
+	EV("mem_bytes_rd", 0x123, U_BYTES, "bytes read from memory"),
+	EV("mem_bytes_wr", 0x124, U_BYTES, "bytes written to memory"),
+	EV("local_snoop", 0x180, U_REQ, "snoops sent to the local CPUs' caches"),
+	EV("ext_snp_access", 0x181, U_REQ, "snoops from other agents that accessed the SLC"),
+	EV("ext_snp_evict", 0x182, U_LINES, "SLC lines evicted by snoops from other agents"),
+	EV("slc_access_dataless", 0x183, U_REQ, "dataless requests (cache maintenance) at the SLC"),
+	EV("slc_access_atomic", 0x184, U_REQ, "atomic requests at the SLC"),
+	EV("cycles", CYCLES_BIT32, U_CYC, "the PMU's dedicated cycle counter (its clock)"),
 };
 
 static const struct t4_kind_event pcie_events[] = {
-	EV("rd_bytes", 0x0), EV("wr_bytes", 0x1),    EV("rd_req", 0x2),
-	EV("wr_req", 0x3),   EV("rd_cum_outs", 0x4), EV("cycles", CYCLES_BIT32),
+	EV("rd_bytes", 0x0, U_BYTES, "bytes read by PCIe devices of the root complex"),
+	EV("wr_bytes", 0x1, U_BYTES, "bytes written by PCIe devices of the root complex"),
+	EV("rd_req", 0x2, U_REQ, "read requests from PCIe devices"),
+	EV("wr_req", 0x3, U_REQ, "write requests from PCIe devices"),
+	EV("rd_cum_outs", 0x4, U_OUTS, "outstanding read requests added up every cycle"),
+	EV("cycles", CYCLES_BIT32, U_CYC, "the PMU's cycle counter (its clock)"),
 };
 
 static const struct t4_kind_event pcie_tgt_events[] = {
-	EV("rd_bytes", 0x0), EV("wr_bytes", 0x1), EV("rd_req", 0x2),
-	EV("wr_req", 0x3),   EV("cycles", 0x4),
+	EV("rd_bytes", 0x0, U_BYTES, "bytes read from targets behind the root complex (BARs, CXL)"),
+	EV("wr_bytes", 0x1, U_BYTES, "bytes written to targets behind the root complex"),
+	EV("rd_req", 0x2, U_REQ, "read requests to targets behind the root complex"),
+	EV("wr_req", 0x3, U_REQ, "write requests to targets behind the root complex"),
+	EV("cycles", 0x4, U_CYC, "the PMU's cycle counter (its clock)"),
 };
 
 static const struct t4_kind_event cmem_events[] = {
-	EV("cycles", 0x0), EV("rd_req", 0x1), EV("rd_cum_outs", 0x2),
+	EV("cycles", 0x0, U_CYC, "the PMU's cycle counter (its clock)"),
+	EV("rd_req", 0x1, U_REQ, "read requests to CPU memory (32 bytes each)"),
+	EV("rd_cum_outs", 0x2, U_OUTS, "outstanding CPU-memory reads added up every cycle"),
 };
 
+#define LINK_EVENTS(peer)                                                         \
+	EV("cycles", 0x0, U_CYC, "the PMU's cycle counter (its clock)"),           \
+	EV("in_rd_cum_outs", 0x1, U_OUTS,                                          \
+	   "outstanding reads from the " peer " added up every cycle"),            \
+	EV("in_rd_req", 0x2, U_REQ, "read requests from the " peer)
+#define LINK_WRITES_IN(peer)                                                      \
+	EV("in_wr_cum_outs", 0x3, U_OUTS,                                          \
+	   "outstanding writes from the " peer " added up every cycle"),           \
+	EV("in_wr_req", 0x4, U_REQ, "write requests from the " peer)
+#define LINK_READS_OUT(peer)                                                      \
+	EV("out_rd_cum_outs", 0x5, U_OUTS,                                         \
+	   "outstanding reads to the " peer " added up every cycle"),              \
+	EV("out_rd_req", 0x6, U_REQ, "read requests to the " peer)
+#define LINK_WRITES_OUT(peer)                                                     \
+	EV("out_wr_cum_outs", 0x7, U_OUTS,                                         \
+	   "outstanding writes to the " peer " added up every cycle"),             \
+	EV("out_wr_req", 0x8, U_REQ, "write requests to the " peer)
+
 static const struct t4_kind_event c2c_events[] = {
-	EV("cycles", 0x0),	    EV("in_rd_cum_outs", 0x1),
-	EV("in_rd_req", 0x2),	    EV("in_wr_cum_outs", 0x3),
-	EV("in_wr_req", 0x4),	    EV("out_rd_cum_outs", 0x5),
-	EV("out_rd_req", 0x6),	    EV("out_wr_cum_outs", 0x7),
-	EV("out_wr_req", 0x8),
+	LINK_EVENTS("GPU peer"), LINK_WRITES_IN("GPU peer"),
+	LINK_READS_OUT("GPU peer"), LINK_WRITES_OUT("GPU peer"),
 };
 
 static const struct t4_kind_event clink_events[] = {
-	EV("cycles", 0x0),	   EV("in_rd_cum_outs", 0x1),
-	EV("in_rd_req", 0x2),	   EV("out_rd_cum_outs", 0x5),
-	EV("out_rd_req", 0x6),
+	LINK_EVENTS("CPU peer"), LINK_READS_OUT("CPU peer"),
 };
 
 static const struct t4_kind_event dlink_events[] = {
-	EV("cycles", 0x0), EV("in_rd_cum_outs", 0x1), EV("in_rd_req", 0x2),
+	LINK_EVENTS("CXL-memory peer"),
 };
 
 /* Default sets: exactly the events the formulas below use. */
@@ -95,67 +136,79 @@ static const char *const dlink_defaults[] = {
 
 /* Seed 000's formulas. bytes / ns = GB/s; FREQ_IN_GHZ = cycles / ns.
  * Bandwidths, latencies in ns and frequencies are the headline (brief)
- * metrics; request rates and latencies in cycles complete the set. */
-#define FREQ(n) { n, "GHz", "cycles / elapsed_ns", true }
-#define BW(n, ev) { n, "GB/s", ev " / elapsed_ns", true }
-#define RATE(n, ev) { n, "req/cycle", ev " / cycles", false }
-#define LAT_CYC(n, outs, req) { n, "cycles", outs " / " req, false }
-#define LAT_NS(n, outs, req) { n, "ns", "(" outs " / " req ") / (cycles / elapsed_ns)", true }
-#define LAT(pfx, outs, req) \
-	LAT_CYC(pfx "_latency_cycles", outs, req), LAT_NS(pfx "_latency_ns", outs, req)
+ * metrics; request rates and latencies in cycles complete the set. Each
+ * has a one-line description (`list --metrics`). */
+#define F(n, u, e, d, b) { .name = n, .unit = u, .expr = e, .desc = d, .brief = b }
+#define FREQ(n) F(n, "GHz", "cycles / elapsed_ns", "the PMU's clock frequency", true)
+#define BW(n, ev, d) F(n, "GB/s", ev " / elapsed_ns", d, true)
+#define RATE(n, ev, d) F(n, "req/cycle", ev " / cycles", d, false)
+#define LAT_CYC(n, outs, req, d) \
+	F(n, "cycles", outs " / " req, "mean latency of " d ", in the PMU's cycles", false)
+#define LAT_NS(n, outs, req, d) \
+	F(n, "ns", "(" outs " / " req ") / (cycles / elapsed_ns)", "mean latency of " d, true)
+#define LAT(pfx, outs, req, d) \
+	LAT_CYC(pfx "_latency_cycles", outs, req, d), LAT_NS(pfx "_latency_ns", outs, req, d)
 
 static const struct t4_formula ucf_formulas[] = {
-	BW("slc_read_bw", "slc_bytes_rd"),   BW("slc_write_bw", "slc_bytes_wr"),
-	BW("mem_read_bw", "mem_bytes_rd"),   BW("mem_write_bw", "mem_bytes_wr"),
-	RATE("slc_read_req_rate", "slc_access_rd"),
-	RATE("slc_write_req_rate", "slc_access_wr"),
-	RATE("mem_read_req_rate", "mem_access_rd"),
-	RATE("mem_write_req_rate", "mem_access_wr"),
+	BW("slc_read_bw", "slc_bytes_rd", "bandwidth read through the SLC"),
+	BW("slc_write_bw", "slc_bytes_wr", "bandwidth written through the SLC"),
+	BW("mem_read_bw", "mem_bytes_rd", "memory read bandwidth"),
+	BW("mem_write_bw", "mem_bytes_wr", "memory write bandwidth"),
+	RATE("slc_read_req_rate", "slc_access_rd", "SLC read requests per UCF cycle"),
+	RATE("slc_write_req_rate", "slc_access_wr", "SLC write requests per UCF cycle"),
+	RATE("mem_read_req_rate", "mem_access_rd", "memory read requests per UCF cycle"),
+	RATE("mem_write_req_rate", "mem_access_wr", "memory write requests per UCF cycle"),
 	FREQ("ucf_freq"),
 };
 
 static const struct t4_formula pcie_formulas[] = {
-	BW("rd_bw", "rd_bytes"),      BW("wr_bw", "wr_bytes"),
-	RATE("rd_req_rate", "rd_req"), RATE("wr_req_rate", "wr_req"),
-	FREQ("pcie_freq"),	      LAT("rd", "rd_cum_outs", "rd_req"),
+	BW("rd_bw", "rd_bytes", "bandwidth PCIe devices read"),
+	BW("wr_bw", "wr_bytes", "bandwidth PCIe devices write"),
+	RATE("rd_req_rate", "rd_req", "PCIe device read requests per cycle"),
+	RATE("wr_req_rate", "wr_req", "PCIe device write requests per cycle"),
+	FREQ("pcie_freq"),
+	LAT("rd", "rd_cum_outs", "rd_req", "PCIe device reads"),
 };
 
 static const struct t4_formula pcie_tgt_formulas[] = {
-	BW("rd_bw", "rd_bytes"),      BW("wr_bw", "wr_bytes"),
-	RATE("rd_req_rate", "rd_req"), RATE("wr_req_rate", "wr_req"),
+	BW("rd_bw", "rd_bytes", "bandwidth read from targets behind the root complex"),
+	BW("wr_bw", "wr_bytes", "bandwidth written to targets behind the root complex"),
+	RATE("rd_req_rate", "rd_req", "target read requests per cycle"),
+	RATE("wr_req_rate", "wr_req", "target write requests per cycle"),
 	FREQ("pcie_tgt_freq"),
 };
 
 /* CMEM read requests are 32 bytes each (seed 000). */
 static const struct t4_formula cmem_formulas[] = {
 	FREQ("cmem_freq"),
-	LAT("rd", "rd_cum_outs", "rd_req"),
-	{ "rd_bw", "GB/s", "rd_req * 32 / elapsed_ns", true },
-	RATE("rd_req_rate", "rd_req"),
+	LAT("rd", "rd_cum_outs", "rd_req", "CPU-memory reads"),
+	F("rd_bw", "GB/s", "rd_req * 32 / elapsed_ns",
+	  "CPU-memory read bandwidth (32 bytes per request)", true),
+	RATE("rd_req_rate", "rd_req", "CPU-memory read requests per cycle"),
 };
 
 static const struct t4_formula c2c_formulas[] = {
 	FREQ("c2c_freq"),
-	LAT("in_rd", "in_rd_cum_outs", "in_rd_req"),
-	LAT("in_wr", "in_wr_cum_outs", "in_wr_req"),
-	LAT("out_rd", "out_rd_cum_outs", "out_rd_req"),
-	LAT("out_wr", "out_wr_cum_outs", "out_wr_req"),
-	RATE("in_rd_req_rate", "in_rd_req"),
-	RATE("out_rd_req_rate", "out_rd_req"),
+	LAT("in_rd", "in_rd_cum_outs", "in_rd_req", "reads from the GPU peer"),
+	LAT("in_wr", "in_wr_cum_outs", "in_wr_req", "writes from the GPU peer"),
+	LAT("out_rd", "out_rd_cum_outs", "out_rd_req", "reads to the GPU peer"),
+	LAT("out_wr", "out_wr_cum_outs", "out_wr_req", "writes to the GPU peer"),
+	RATE("in_rd_req_rate", "in_rd_req", "read requests from the GPU peer per cycle"),
+	RATE("out_rd_req_rate", "out_rd_req", "read requests to the GPU peer per cycle"),
 };
 
 static const struct t4_formula clink_formulas[] = {
 	FREQ("clink_freq"),
-	LAT("in_rd", "in_rd_cum_outs", "in_rd_req"),
-	LAT("out_rd", "out_rd_cum_outs", "out_rd_req"),
-	RATE("in_rd_req_rate", "in_rd_req"),
-	RATE("out_rd_req_rate", "out_rd_req"),
+	LAT("in_rd", "in_rd_cum_outs", "in_rd_req", "reads from the CPU peer"),
+	LAT("out_rd", "out_rd_cum_outs", "out_rd_req", "reads to the CPU peer"),
+	RATE("in_rd_req_rate", "in_rd_req", "read requests from the CPU peer per cycle"),
+	RATE("out_rd_req_rate", "out_rd_req", "read requests to the CPU peer per cycle"),
 };
 
 static const struct t4_formula dlink_formulas[] = {
 	FREQ("dlink_freq"),
-	LAT("in_rd", "in_rd_cum_outs", "in_rd_req"),
-	RATE("in_rd_req_rate", "in_rd_req"),
+	LAT("in_rd", "in_rd_cum_outs", "in_rd_req", "reads from the CXL-memory peer"),
+	RATE("in_rd_req_rate", "in_rd_req", "read requests from the CXL-memory peer per cycle"),
 };
 
 #define KIND(id_, label_, prefix_, ident_, ev, def, fo)                        \
@@ -180,18 +233,74 @@ static const struct t4_kind kinds[] = {
 	     dlink_events, dlink_defaults, dlink_formulas),
 };
 
-/* The host's domains: software counters (per CPU, or per task with -p),
- * msr/tsc. A formula whose event was not recorded is simply absent. */
+/* The host's domains: software counters (per CPU, or per task with a
+ * command, -p or -t), msr/tsc. A formula whose event was not recorded is
+ * simply absent. cpu-clock and task-clock counted per CPU run whether the
+ * CPU is busy or idle (the kernel ignores exclude_idle for them), so a
+ * busy share from them is a formula of per-task domains only: there
+ * task-clock / elapsed is the CPUs the task kept busy (perf stat's "CPUs
+ * utilized"); per CPU it would be 1. */
 static const struct t4_formula software_formulas[] = {
-	{ "cpu_util", "%", "cpu-clock / elapsed_ns * 100", true },
-	{ "task_util", "%", "task-clock / elapsed_ns * 100", true },
-	{ "ctx_switch_rate", "/s", "context-switches / elapsed_ns * 1000000000", true },
-	{ "page_fault_rate", "/s", "page-faults / elapsed_ns * 1000000000", false },
-	{ "migration_rate", "/s", "cpu-migrations / elapsed_ns * 1000000000", false },
+	{ .name = "cpus_utilized", .unit = "CPUs", .expr = "task-clock / elapsed_ns",
+	  .desc = "CPUs the counted tasks kept busy (perf stat's \"CPUs utilized\")",
+	  .brief = true, .per_task = true },
+	F("ctx_switch_rate", "/s", "context-switches / elapsed_ns * 1000000000",
+	  "context switches per second (of the tasks, or on the CPU)", true),
+	F("page_fault_rate", "/s", "page-faults / elapsed_ns * 1000000000",
+	  "page faults per second", false),
+	F("migration_rate", "/s", "cpu-migrations / elapsed_ns * 1000000000",
+	  "migrations of tasks between CPUs per second", false),
 };
 static const struct t4_formula tsc_formulas[] = {
-	{ "tsc_freq", "GHz", "tsc / elapsed_ns", true },
+	F("tsc_freq", "GHz", "tsc / elapsed_ns", "the timestamp counter's frequency", true),
 };
+
+/* Units of the host's PMU events that sysfs gives none (msr/ has no
+ * .unit files). */
+static const struct {
+	const char *pmu, *event, *unit;
+} host_units[] = {
+	{ "msr", "tsc", "cycles" },  { "msr", "aperf", "cycles" },
+	{ "msr", "mperf", "cycles" }, { "msr", "pperf", "cycles" },
+	{ "msr", "smi", "interrupts" },
+};
+
+const char *t4_host_event_unit(const char *pmu, const char *event)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(host_units); i++)
+		if (!strcmp(host_units[i].pmu, pmu) && !strcmp(host_units[i].event, event))
+			return host_units[i].unit;
+	return NULL;
+}
+
+/* The DRM domain's metrics are made by the decoder from the events it
+ * finds, one per client and engine (decode/dom.c, FORMAT.md 6.2): these
+ * are their patterns, for `list --metrics` only. */
+static const struct t4_formula drm_patterns[] = {
+	F("CLIENT.ENGINE_busy", "%",
+	  "CLIENT.engine.ENGINE / elapsed_ns * 100 / CLIENT.capacity.ENGINE",
+	  "share of the engine's capacity a DRM client kept busy (capacity 1 when absent)", true),
+	F("CLIENT.ENGINE_cycles_busy", "%",
+	  "CLIENT.cycles.ENGINE / CLIENT.total-cycles.ENGINE * 100 / CLIENT.capacity.ENGINE",
+	  "the same from the driver's busy and total cycles", true),
+};
+
+const char *t4_alias_unit(const struct t4_pmu *pmu, const struct t4_alias *a)
+{
+	const struct t4_kind_event *ke = t4_kind_event(pmu->kind, a->name);
+	const char *host = t4_host_event_unit(pmu->name, a->name);
+
+	if (a->unit[0])
+		return a->unit;
+	return ke ? ke->unit : host ? host : "";
+}
+
+const char *t4_alias_desc(const struct t4_pmu *pmu, const struct t4_alias *a)
+{
+	const struct t4_kind_event *ke = t4_kind_event(pmu->kind, a->name);
+
+	return ke ? ke->desc : NULL;
+}
 
 static const struct {
 	enum t4_domain_kind id;
@@ -205,6 +314,28 @@ static const struct {
 	{ T4_DOM_DRM, "DRM", NULL, 0 },
 	{ T4_DOM_OTHER, "other", NULL, 0 },
 };
+
+bool t4_metric_set_at(size_t i, struct t4_metric_set *out)
+{
+	if (i < T4_ARRAY_LEN(kinds)) {
+		*out = (struct t4_metric_set){ kinds[i].id, kinds[i].label, kinds[i].formulas,
+					       kinds[i].n_formulas, false };
+		return true;
+	}
+	for (size_t h = 0, at = T4_ARRAY_LEN(kinds); h < T4_ARRAY_LEN(host_kinds); h++) {
+		bool drm = host_kinds[h].id == T4_DOM_DRM;
+		if (!host_kinds[h].n && !drm)
+			continue;
+		if (at++ != i)
+			continue;
+		*out = (struct t4_metric_set){ host_kinds[h].id, host_kinds[h].label,
+					       drm ? drm_patterns : host_kinds[h].formulas,
+					       drm ? T4_ARRAY_LEN(drm_patterns) : host_kinds[h].n,
+					       drm };
+		return true;
+	}
+	return false;
+}
 
 const struct t4_formula *t4_kind_formulas(enum t4_domain_kind id, size_t *n,
 					  const char **label)
@@ -336,6 +467,17 @@ const struct t4_kind_event *t4_kind_event(const struct t4_kind *k,
 		return NULL;
 	for (size_t i = 0; i < k->n_events; i++)
 		if (!strcmp(k->events[i].name, name))
+			return &k->events[i];
+	return NULL;
+}
+
+const struct t4_kind_event *t4_kind_event_by_config(const struct t4_kind *k,
+						    uint64_t config)
+{
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < k->n_events; i++)
+		if (k->events[i].config == config)
 			return &k->events[i];
 	return NULL;
 }

@@ -2,23 +2,42 @@
  * its samples was taken.
  *
  * Samples arrive in trigger order: the local clock x (the clock event's
- * raw value) read inside [lo, hi] of the reference clock. They are cut
- * into blocks of CLOCK_BLOCK samples. Each block is placed with a local
- * fit (hull.c) over itself and its two neighbours, so a clock that wanders
- * by a few ppm is followed, while 3 blocks are enough samples to bound
- * the line tightly. When a block does not fit together with the one
- * before it, the clock changed rate (DVFS step) or restarted: the samples
- * are scanned for the first one that breaks the line and a new segment
- * starts there; a counter going backwards or standing still starts one
- * at once. Segments whose rate differs by less than CLOCK_SAME_RATE from
- * the previous one (a fit broken by wander, not by a step) are reported
- * together.
+ * raw value) read inside [lo, hi] of the reference clock. Two things are
+ * done with them, at two scales.
  *
- * Memory: three blocks of points and the statistics; samples leave the
- * model as soon as the block after theirs is complete (one block of delay,
- * two at a segment end). Statistics per reported segment are least squares
- * of the placed instants against the segment's first fitted line, so that
- * the sums stay small enough for doubles over hours.
+ * Segments, by hulls (hull.c): samples are cut into blocks of CLOCK_BLOCK,
+ * and each block is checked with the convex-hull fit over itself and its
+ * two neighbours: every line consistent with every window. When a block
+ * does not fit together with the one before it, the clock changed rate
+ * (a DVFS step) or restarted: the samples are scanned for the first one
+ * that breaks the line and a new segment starts there; a counter going
+ * backwards or standing still starts one at once. A preempted read's wide
+ * window narrows nothing, so it can neither cut a segment nor mislead a
+ * fit. The local hull also bounds where each sample can be: between the
+ * upper hull of the lower points and the lower hull of the upper points.
+ *
+ * Placement, by least squares: each block is placed on the line of a
+ * weighted least-squares fit of the window midpoints over the CLOCK_SIDE
+ * blocks on each side of it within its segment (about 1000 samples:
+ * the noise of one window averages out, while a few ppm of slow wander
+ * bends the clock too little over that span to matter), weights 1 /
+ * width^2 (a preempted read weighs nothing), clamped into the range the
+ * local hull allows. Its stated bound is three standard errors of the fit
+ * there (scaled up by how badly the midpoints fit the line: wander), at
+ * most that range. Sums are kept per block about the block's own origin
+ * and moved to the placed block's when combined, so doubles keep their
+ * precision over hours.
+ *
+ * Segments whose rate differs by less than CLOCK_SAME_RATE from the
+ * previous one (a cut by wander, not by a step) are reported together.
+ *
+ * Memory: three blocks for the hulls, CLOCK_SIDE + 1 blocks waiting for
+ * the blocks after them (allocated when the domain is first clocked), the
+ * sums of CLOCK_SIDE placed blocks, and the statistics; a sample leaves
+ * the model CLOCK_SIDE + 2 blocks after it came (at a segment's end, at
+ * once). Statistics per reported segment are least squares of the placed
+ * instants against the segment's first fitted line, so that the sums stay
+ * small enough for doubles over hours.
  *
  * The placement of the simpler models (offset, window: the midpoint of the
  * read window) is done by the caller; the fit still runs for every
@@ -32,6 +51,9 @@
 #include <string.h>
 
 #define CLOCK_SAME_RATE 2e-3 /* rate change below which a cut is wander */
+#define CLOCK_WIDTH_FLOOR 20.0 /* ns: a window is never taken as exact */
+#define CLOCK_SIGMAS 3.0       /* the stated bound: standard errors of the fit */
+#define CLOCK_QLEN (CLOCK_SIDE + 1)
 
 static void seg_stats_reset(struct clk_seg_acc *s)
 {
@@ -45,6 +67,12 @@ void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud)
 	c->place = place;
 	c->ud = ud;
 	seg_stats_reset(&c->acc);
+}
+
+void clk_free(struct clk *c)
+{
+	free(c->q);
+	c->q = NULL;
 }
 
 /* Enum of the three blocks: 0 the last placed one (kept for fits), 1
@@ -160,69 +188,239 @@ static void report_sample(struct clk *c, const struct clk_pt *p, uint64_t t)
 	s->last_trigger = p->trigger;
 }
 
-/* ---- placement ------------------------------------------------------------- */
+/* ---- least squares over blocks ---------------------------------------------- */
 
-static void place_block(struct clk *c, int b, const struct t4_fit *f, bool ok)
+static void mom_add(struct clk_mom *m, const struct clk_pt *p)
 {
-	for (unsigned i = 0; i < c->blk[b].n; i++) {
-		const struct clk_pt *p = &c->blk[b].p[i];
-		double X = (double)(p->x - c->x0);
-		uint64_t t, bound = 0;
-		bool nonlinear = !ok;
+	double w, x, y, width = (double)(p->hi - p->lo);
 
-		if (ok) {
-			double v = f->a + f->b * X;
-			t = c->t0 + (uint64_t)t4_round(v);
-			double w = fabs((f->a_max + f->b_max * X) - (f->a_min + f->b_min * X)) / 2;
-			bound = (uint64_t)t4_round(w);
-			if (t < p->lo)
-				t = p->lo;
-			if (t > p->hi)
-				t = p->hi;
-		} else {
-			t = p->lo + (p->hi - p->lo) / 2;
-			bound = (p->hi - p->lo) / 2;
-		}
-		if (c->have_last_t && t <= c->last_t)
-			t = c->last_t + 1;
-		c->last_t = t;
-		c->have_last_t = true;
-		report_sample(c, p, t);
-		c->place(c->ud, p->seq, t, bound, nonlinear);
+	if (!m->n) {
+		m->x0 = p->x;
+		m->t0 = p->lo;
 	}
+	w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
+	x = (double)(p->x - m->x0);
+	y = (double)(int64_t)(p->lo - m->t0) + width / 2;
+	m->n++;
+	m->s0 += w;
+	m->sx += w * x;
+	m->sy += w * y;
+	m->sxx += w * x * x;
+	m->sxy += w * x * y;
+	m->syy += w * y * y;
 }
 
-/* Place block b with fit f (ok: f is feasible; else window midpoints). */
-static void place_fit(struct clk *c, int b, const struct t4_fit *fp, bool ok)
+/* Add m's sums, moved from its origin to (x0, t0), into acc. */
+static void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
 {
-	struct t4_fit f = *fp;
+	double dx = (double)(int64_t)(m->x0 - x0), dy = (double)(int64_t)(m->t0 - t0);
 
-	if (ok && c->decide) {
-		/* first fit after a cut: a new rate, or the same one (wander) */
-		c->decide = false;
-		if (!(c->decide_b > 0 && fabs(f.b / c->decide_b - 1) < CLOCK_SAME_RATE))
-			report_close(c);
-	}
-	if (ok) {
-		c->last_b = f.b;
+	acc->n += m->n;
+	acc->s0 += m->s0;
+	acc->sx += m->sx + dx * m->s0;
+	acc->sy += m->sy + dy * m->s0;
+	acc->sxx += m->sxx + 2 * dx * m->sx + dx * dx * m->s0;
+	acc->sxy += m->sxy + dx * m->sy + dy * m->sx + dx * dy * m->s0;
+	acc->syy += m->syy + 2 * dy * m->sy + dy * dy * m->s0;
+}
+
+/* The weighted line through the sums (about their origin): t = my + b (x -
+ * mx), with the variance of a prediction at x. False without a slope. */
+struct clk_line {
+	double mx, my, b, cxx, s0, scale;
+};
+
+static bool mom_line(const struct clk_mom *m, struct clk_line *l)
+{
+	if (m->n < 3 || m->s0 <= 0)
+		return false;
+	l->s0 = m->s0;
+	l->mx = m->sx / m->s0;
+	l->my = m->sy / m->s0;
+	l->cxx = m->sxx - m->s0 * l->mx * l->mx;
+	double cxy = m->sxy - m->s0 * l->mx * l->my, cyy = m->syy - m->s0 * l->my * l->my;
+	if (!(l->cxx > 0))
+		return false;
+	l->b = cxy / l->cxx;
+	/* how far the midpoints stray from the line, against their widths
+	 * (a midpoint's variance is width^2 / 12): above 1, the clock bent */
+	double chi2 = 12 * (cyy - l->b * cxy) / (double)(m->n - 2);
+	l->scale = chi2 > 1 ? chi2 : 1;
+	return isfinite(l->b) && l->b > 0;
+}
+
+/* Standard error (ns) of the line's value at x (from the line's origin). */
+static double line_sigma(const struct clk_line *l, double x)
+{
+	double d = x - l->mx;
+
+	return sqrt((1 / l->s0 + d * d / l->cxx) / 12 * l->scale);
+}
+
+/* ---- placement ------------------------------------------------------------- */
+
+/* Place one sample at t with its bound (nonlinear: no line). */
+static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_t bound,
+		      bool nonlinear)
+{
+	if (c->have_last_t && t <= c->last_t)
+		t = c->last_t + 1;
+	c->last_t = t;
+	c->have_last_t = true;
+	report_sample(c, p, t);
+	c->place(c->ud, p->seq, t, bound, nonlinear);
+}
+
+/* The sums of every block within CLOCK_SIDE of the head of the queue (the
+ * placed ones before it, the waiting ones after it), about its origin. */
+static void window_sums(const struct clk *c, struct clk_mom *acc)
+{
+	const struct clk_qblk *head = &c->q[c->q_head];
+
+	memset(acc, 0, sizeof(*acc));
+	acc->x0 = head->m.x0;
+	acc->t0 = head->m.t0;
+	for (unsigned i = 0; i < c->h_n; i++)
+		mom_merge(acc, &c->hist[(c->h_head + i) % CLOCK_SIDE], acc->x0, acc->t0);
+	for (unsigned i = 0; i < c->q_n; i++)
+		mom_merge(acc, &c->q[(c->q_head + i) % CLOCK_QLEN].m, acc->x0, acc->t0);
+}
+
+/* Decide at a segment's first placed block whether its rate is a new one
+ * or the cut came from wander (statistics only). */
+static void decide_rate(struct clk *c, double b)
+{
+	if (!c->decide)
+		return;
+	c->decide = false;
+	if (!(c->decide_b > 0 && fabs(b / c->decide_b - 1) < CLOCK_SAME_RATE))
+		report_close(c);
+}
+
+/* Place the block at the head of the queue and move it to the history. */
+static void place_head(struct clk *c)
+{
+	const struct clk_qblk *k = &c->q[c->q_head];
+	struct clk_mom acc;
+	struct clk_line l;
+	bool line;
+
+	window_sums(c, &acc);
+	line = k->ok && mom_line(&acc, &l);
+	if (line) {
+		decide_rate(c, l.b);
+		c->last_b = l.b;
 		if (!c->acc.open || !c->acc.have_ref) {
 			if (!c->acc.open)
-				report_open(c, &c->blk[b].p[0]);
-			c->acc.ref_b = f.b;
+				report_open(c, &k->p[0]);
+			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
 	}
-	place_block(c, b, &f, ok);
+	for (unsigned i = 0; i < k->n; i++) {
+		const struct clk_pt *p = &k->p[i];
+		if (!line) { /* no line here: the window's midpoint */
+			place_one(c, p, p->lo + (p->hi - p->lo) / 2, (p->hi - p->lo) / 2, true);
+			continue;
+		}
+		/* the line's value, inside what the local hull and the window
+		 * allow (ns from the block's origin) */
+		double x = (double)(p->x - acc.x0), off = (double)(int64_t)(c->t0 - acc.t0);
+		double lo = fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
+		double hi = fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
+		if (!(lo <= hi))
+			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
+		double v = fmin(fmax(l.my + l.b * (x - l.mx), lo), hi);
+		double bound = fmin(CLOCK_SIGMAS * line_sigma(&l, x), fmax(v - lo, hi - v));
+		place_one(c, p, acc.t0 + (uint64_t)t4_round(v), (uint64_t)ceil(bound), false);
+	}
+	if (c->h_n == CLOCK_SIDE)
+		c->h_head = (c->h_head + 1) % CLOCK_SIDE;
+	else
+		c->h_n++;
+	c->hist[(c->h_head + c->h_n - 1) % CLOCK_SIDE] = k->m;
+	c->q_head = (c->q_head + 1) % CLOCK_QLEN;
+	c->q_n--;
 }
 
-/* Place block b with the fit over blocks from..to, falling back to the
- * block alone, then to the window midpoints. */
+/* Place what the queue allows: a block once CLOCK_SIDE blocks follow it,
+ * or every one (the segment ends). */
+static void drain(struct clk *c, bool all)
+{
+	while (c->q_n && (all || c->q_n > CLOCK_SIDE))
+		place_head(c);
+	if (all)
+		c->h_n = c->h_head = 0; /* a segment's sums stay its own */
+}
+
+/* Build the combined hulls of blocks from..to; their x range in xlo, xhi. */
+static unsigned hulls_of(const struct clk *c, int from, int to, struct t4_hpt *up,
+			 unsigned *nu, struct t4_hpt *dn, unsigned *nd)
+{
+	unsigned n = 0;
+
+	*nu = *nd = 0;
+	for (int b = from; b <= to; b++) {
+		const struct clk_blk *k = &c->blk[b];
+		for (unsigned i = 0; i < k->nu; i++)
+			t4_hull_push(up, nu, k->up[i], true);
+		for (unsigned i = 0; i < k->nd; i++)
+			t4_hull_push(dn, nd, k->dn[i], false);
+		n += k->n;
+	}
+	return n;
+}
+
+/* Queue block b (its samples leave the hull blocks), with the range the
+ * hull of blocks from..to allows at each sample when that hull is
+ * feasible (ok). Out of memory for the queue: window midpoints. */
+static void enqueue(struct clk *c, int b, int from, int to, bool ok)
+{
+	struct t4_hpt up[3 * CLOCK_BLOCK], dn[3 * CLOCK_BLOCK];
+	unsigned nu, nd;
+	const struct clk_blk *k = &c->blk[b];
+	struct clk_qblk *q;
+
+	if (!c->q && !(c->q = calloc(CLOCK_QLEN, sizeof(*c->q)))) {
+		for (unsigned i = 0; i < k->n; i++)
+			place_one(c, &k->p[i], k->p[i].lo + (k->p[i].hi - k->p[i].lo) / 2,
+				  (k->p[i].hi - k->p[i].lo) / 2, true);
+		return;
+	}
+	if (c->q_n == CLOCK_QLEN)
+		place_head(c);
+	q = &c->q[(c->q_head + c->q_n++) % CLOCK_QLEN];
+	q->n = k->n;
+	q->ok = ok;
+	memset(&q->m, 0, sizeof(q->m));
+	if (ok)
+		hulls_of(c, from, to, up, &nu, dn, &nd);
+	for (unsigned i = 0; i < k->n; i++) {
+		const struct clk_pt *p = &k->p[i];
+		q->p[i] = *p;
+		mom_add(&q->m, p);
+		q->tmin[i] = -INFINITY;
+		q->tmax[i] = INFINITY;
+		if (ok) {
+			double lo, hi;
+			t4_hull_range(up, nu, dn, nd, (double)(p->x - c->x0), &lo, &hi);
+			q->tmin[i] = isfinite(lo) ? lo : -INFINITY;
+			q->tmax[i] = isfinite(hi) ? hi : INFINITY;
+		}
+	}
+	drain(c, false);
+}
+
+/* Block b leaves the hull blocks, bounded by the hull over blocks
+ * from..to, else by its own, else by its windows alone. */
 static void place_with(struct clk *c, int b, int from, int to)
 {
 	struct t4_fit f;
-	bool ok = fit_blocks(c, from, to, &f) || fit_blocks(c, b, b, &f);
 
-	place_fit(c, b, &f, ok);
+	if (fit_blocks(c, from, to, &f))
+		enqueue(c, b, from, to, true);
+	else
+		enqueue(c, b, b, b, fit_blocks(c, b, b, &f));
 }
 
 /* Move block `from` into slot `to`; `from` is left empty. */
@@ -239,6 +437,7 @@ static void close_segment(struct clk *c)
 		place_with(c, B_PEND, B_DONE, B_OPEN);
 	if (c->blk[B_OPEN].n)
 		place_with(c, B_OPEN, B_PEND, B_OPEN);
+	drain(c, true);
 	for (int b = 0; b < 3; b++)
 		blk_clear(&c->blk[b]);
 	c->in_segment = false;
@@ -313,11 +512,12 @@ static void block_full(struct clk *c)
 	if (c->blk[B_PEND].n) {
 		/* one fit over the three blocks usually settles it; only when
 		 * it fails is the pending block checked against the open one */
-		if (!fit_blocks(c, B_DONE, B_OPEN, &f) && !fit_blocks(c, B_PEND, B_OPEN, &f)) {
+		int from = B_DONE;
+		if (!fit_blocks(c, B_DONE, B_OPEN, &f) && !fit_blocks(c, from = B_PEND, B_OPEN, &f)) {
 			cut(c);
 			return;
 		}
-		place_fit(c, B_PEND, &f, true);
+		enqueue(c, B_PEND, from, B_OPEN, true);
 		move_block(c, B_DONE, B_PEND);
 	}
 	move_block(c, B_PEND, B_OPEN);

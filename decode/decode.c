@@ -161,11 +161,10 @@ static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 		d->phase_sched = r->sched_id;
 		d->have_phase_sched = true;
 	}
-	/* the origin: the earliest trigger, refined until the first output */
-	if (!d->have_origin && (!d->origin_set || r->ref_ns < d->origin_ns)) {
-		d->origin_ns = r->ref_ns;
-		d->origin_set = true;
-	}
+	/* the origin: the index's (the earliest trigger), until the first
+	 * output fixes it */
+	if (!d->have_origin)
+		d->origin_ns = t4_index_origin_ns(d->ix);
 	int rc = phases_ref(d, s, false);
 	if (rc >= 0 && r->sched_id == d->phase_sched)
 		rc = slices_pair(d, r->mono_ns, r->ref_ns);
@@ -184,11 +183,41 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 		d->doms[slot]->dirty = true;
 }
 
+/* --grid finer than the log's period only spreads each interval's counts
+ * evenly over its cells: said; a thousand cells per interval and more is
+ * refused (--grid 1ns on a minute's log is hours of work and gigabytes of
+ * made-up rows). */
+static int check_grid(const struct t4_decoder *d)
+{
+	char g[32], p[32];
+
+	if (!d->o.grid_ns || !d->period_ns || d->o.grid_ns >= d->period_ns)
+		return 0;
+	t4_fmt_duration(d->o.grid_ns, g, sizeof(g));
+	t4_fmt_duration(d->period_ns, p, sizeof(p));
+	if (d->period_ns / d->o.grid_ns >= DEC_MAX_CELLS_PER_PERIOD)
+		return t4_err(EINVAL, "--grid %s: a thousand cells and more per period of the log"
+			      " (%s), each only a share of one interval: use --grid %s or more",
+			      g, p, p);
+	t4_warn("--grid %s is finer than the log's period (%s): its cells spread each"
+		" interval's counts evenly", g, p);
+	return 0;
+}
+
 static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 {
-	struct dom *dm = dom_of(d, r->domain_id);
+	int64_t slot = t4_idmap_get(&d->dom_map, r->domain_id);
+	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
 
-	if (!dm)
+	if (!dm && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
+		/* more domains than any machine has: a damaged or crafted log,
+		 * whose memory must stay bounded */
+		if (!d->dmg.untracked_rets++)
+			t4_warn("more than %u clock domains: the returns of the others are not"
+				" decoded (a damaged or crafted log?)", DEC_MAX_DOMAINS);
+		return 0;
+	}
+	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
 	if (!dm->pub.selected)
 		return 0;
@@ -206,6 +235,7 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 	if (!d)
 		return t4_err(ENOMEM, "out of memory");
 	d->o = *o;
+	d->window_to_span = -1;
 	if (!d->o.lookahead)
 		d->o.lookahead = 256;
 	if (d->o.lookahead > DEC_RCAP / 2)
@@ -236,6 +266,8 @@ void t4_decoder_free(struct t4_decoder *d)
 	free(d->spans);
 	free(d->name_ids);
 	t4_idmap_free(&d->name_map);
+	t4_idmap_free(&d->occ_map);
+	attrib_free(d);
 	free(d->phases);
 	free(d->phase_span);
 	free(d->ap_w);
@@ -252,17 +284,19 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 
 	if (d->error)
 		return d->error;
+	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
 	switch (p->type) {
 	case T4_PKT_REF:
-		rc = take_ref(d, &p->ref);
+		rc = implausible ? 0 : take_ref(d, &p->ref);
 		break;
 	case T4_PKT_RET:
 		rc = take_ret(d, &p->ret);
 		break;
 	case T4_PKT_SESSION:
 		d->period_ns = p->session.period_ns;
+		rc = check_grid(d);
 		break;
 	case T4_PKT_DOMAIN:
 		mark_dirty(d, p->domain.domain_id);
@@ -295,22 +329,135 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 	d->dmg.events++;
 }
 
+/* ---- filters that match nothing are errors ------------------------------------ */
+
+/* Candidate names for "did you mean", up to a bound (an error path). */
+struct names {
+	const char *v[512];
+	size_t n;
+};
+
+static void names_add(struct names *c, const char *s)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i], s))
+			return;
+	if (c->n < T4_ARRAY_LEN(c->v) && *s)
+		c->v[c->n++] = s;
+}
+
+/* "a, b, c" of the first candidates into buf. */
+static const char *names_list(const struct names *c, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->n && n + 4 < cap; i++) {
+		char safe[96];
+		const char *t = t4_text(c->v[i], T4_TEXT_CONTROL, safe, sizeof(safe));
+		if (n + strlen(t) + 8 >= cap) {
+			snprintf(buf + n, cap - n, ", ...");
+			break;
+		}
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", t);
+	}
+	return buf;
+}
+
+/* Each glob of a comma-separated list must match one of the candidates:
+ * else an error naming it, the closest candidate and what there is. */
+static int check_globs(const char *opt, const char *globs, const struct names *c, int flags,
+		       const char *what)
+{
+	char one[256], dym[160], list[600], safe[300];
+
+	for (const char *p = globs; p && *p;) {
+		size_t n = strcspn(p, ",");
+		bool hit = false;
+		snprintf(one, sizeof(one), "%.*s", (int)(n < 255 ? n : 255), p);
+		for (size_t i = 0; i < c->n && !hit; i++)
+			hit = !fnmatch(one, c->v[i], flags);
+		if (!hit)
+			return t4_err(ENOENT, "%s %s: matches no %s%s (%s: %s)", opt,
+				      t4_text(one, T4_TEXT_CONTROL, safe, sizeof(safe)), what,
+				      t4_did_you_mean(dym, sizeof(dym),
+						      t4_suggest(one, c->v, c->n, t4_strv_at)),
+				      c->n ? "the log has" : "the log has none", names_list(c, list, sizeof(list)));
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+static int check_pmus(const struct t4_decoder *d)
+{
+	struct names c = { .n = 0 };
+
+	if (!d->o.pmu_glob)
+		return 0;
+	for (size_t i = 0; i < d->n_doms; i++) {
+		const struct dom *dm = d->doms[i];
+		names_add(&c, dm->pub.name);
+		names_add(&c, dm->pmu);
+		names_add(&c, t4_domain_kind_name(dm->pub.ix->d.kind));
+	}
+	return check_globs("--pmu", d->o.pmu_glob, &c, FNM_CASEFOLD, "domain, PMU or kind");
+}
+
+static int check_events(const struct t4_decoder *d)
+{
+	struct names c = { .n = 0 };
+
+	if (!d->o.event_glob)
+		return 0;
+	for (size_t i = 0; i < d->n_doms; i++) {
+		const struct t4_dec_domain *p = &d->doms[i]->pub;
+		if (!p->selected)
+			continue;
+		for (uint32_t k = 0; k < p->n_counts; k++)
+			names_add(&c, p->event_name[k]);
+		for (uint32_t m = 0; m < p->n_metrics; m++)
+			names_add(&c, p->metric_name[m]);
+	}
+	return check_globs("--event", d->o.event_glob, &c, 0, "event or metric");
+}
+
 /* A bookmark the options name must be in the log: a typo otherwise gives
  * an empty (or an unfiltered) output without a word. */
 static int check_name(const struct t4_decoder *d, const char *opt, const char *name)
 {
-	char have[256] = "";
-	size_t n = 0;
+	struct names c = { .n = 0 };
+	char dym[160], list[600], safe[300];
 
 	if (!name || t4_index_bookmark_id(d->ix, name) >= 0)
 		return 0;
-	for (size_t i = 0; i < t4_index_n_bookmarks(d->ix) && n < sizeof(have) - 70; i++) {
-		const char *b = t4_index_bookmark_at(d->ix, i)->name;
-		if (!strstr(have, b))
-			n += (size_t)snprintf(have + n, sizeof(have) - n, "%s%s", n ? ", " : "", b);
+	for (size_t i = 0; i < t4_index_n_bookmarks(d->ix); i++)
+		names_add(&c, t4_index_bookmark_at(d->ix, i)->name);
+	return t4_err(EINVAL, "%s %s: no such bookmark in the log%s (%s%s)", opt,
+		      t4_text(name, T4_TEXT_CONTROL, safe, sizeof(safe)),
+		      t4_did_you_mean(dym, sizeof(dym), t4_suggest(name, c.v, c.n, t4_strv_at)),
+		      c.n ? "it has: " : "it has none", names_list(&c, list, sizeof(list)));
+}
+
+/* --from/--to offsets must fall inside the recording. */
+static int check_span(const struct t4_decoder *d)
+{
+	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
+	uint64_t last = 0;
+	char a[32], b[32];
+
+	for (size_t i = 0; i < t4_index_n_scheds(d->ix); i++) {
+		const struct t4_index_sched *s = t4_index_sched_at(d->ix, i);
+		if (s->last_ns > last)
+			last = s->last_ns;
 	}
-	return t4_err(EINVAL, "%s %s: no such bookmark in the log (%s%s)", opt, name,
-		      n ? "it has: " : "it has none", have);
+	uint64_t span = last > d->origin_ns ? last - d->origin_ns : 0;
+	if (f->set && !f->is_bookmark && f->offset_ns >= span)
+		return t4_err(ERANGE, "--from %s: past the end of the log (its triggers span %s)",
+			      t4_fmt_duration(f->offset_ns, a, sizeof(a)),
+			      t4_fmt_duration(span, b, sizeof(b)));
+	if (t->set && !t->is_bookmark && !t->offset_ns)
+		return t4_err(ERANGE, "--to 0: the window is empty");
+	return 0;
 }
 
 static int check_names(const struct t4_decoder *d)
@@ -321,6 +468,12 @@ static int check_names(const struct t4_decoder *d)
 		rc = check_name(d, "--from", d->o.from.bookmark);
 	if (!rc && d->o.to.is_bookmark)
 		rc = check_name(d, "--to", d->o.to.bookmark);
+	if (!rc)
+		rc = check_pmus(d);
+	if (!rc)
+		rc = check_events(d);
+	if (!rc)
+		rc = check_span(d);
 	return rc;
 }
 
@@ -349,6 +502,7 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms; i++)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
+	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)
@@ -373,35 +527,52 @@ static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t
 	return -1;
 }
 
+/* Resolve --from/--to to reference times: offsets from the origin, or a
+ * bookmark's first span (found once its packet has been read; spans only
+ * grow at the end, so a span found stays). Until then an interval is
+ * before --from, and not yet past --to. */
+static void resolve_window(struct t4_decoder *d)
+{
+	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
+	int64_t i;
+
+	if (d->window_resolved)
+		return;
+	d->window_from = 0;
+	d->window_to = UINT64_MAX;
+	bool from_ok = !f->set || !f->is_bookmark, to_ok = !t->set || !t->is_bookmark;
+	if (f->set && !f->is_bookmark)
+		d->window_from = d->origin_ns + f->offset_ns;
+	else if (f->set && (i = span_named(d, f->bookmark, 0)) >= 0) {
+		d->window_from = d->spans[i].start_ns;
+		from_ok = true;
+	} else if (f->set) {
+		d->window_from = UINT64_MAX;
+	}
+	if (t->set && !t->is_bookmark) {
+		d->window_to = d->origin_ns + t->offset_ns;
+	} else if (t->set && from_ok) {
+		if (d->window_to_span < 0)
+			d->window_to_span = span_named(d, t->bookmark, d->window_from);
+		i = d->window_to_span; /* it ends where the next span starts */
+		if (i >= 0 && (size_t)i + 1 < d->n_spans) {
+			d->window_to = phases_span_end(d, (size_t)i);
+			to_ok = true;
+		}
+	}
+	d->window_resolved = from_ok && to_ok;
+}
+
 /* Whether an interval [start, end) is inside --from/--to (by its middle). */
 bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
 {
-	uint64_t mid = start + (end - start) / 2, from = 0;
-	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
+	uint64_t mid = start + (end - start) / 2;
 
 	d->have_origin = true; /* fixed from the first output on */
-	if (f->set) {
-		if (f->is_bookmark) {
-			int64_t i = span_named(d, f->bookmark, 0);
-			if (i < 0)
-				return false;
-			from = d->spans[i].start_ns;
-		} else {
-			from = d->origin_ns + f->offset_ns;
-		}
-		if (mid < from)
-			return false;
-	}
-	if (t->set) {
-		if (t->is_bookmark) {
-			int64_t i = span_named(d, t->bookmark, from);
-			if (i >= 0 && mid >= phases_span_end(d, (size_t)i))
-				return false;
-		} else if (mid >= d->origin_ns + t->offset_ns) {
-			return false;
-		}
-	}
-	return true;
+	if (!d->o.from.set && !d->o.to.set)
+		return true;
+	resolve_window(d);
+	return mid >= d->window_from && mid < d->window_to;
 }
 
 /* ---- reading a file -------------------------------------------------------- */
@@ -478,11 +649,7 @@ const struct t4_dec_domain *t4_decoder_domain_at(const struct t4_decoder *d, siz
 {
 	if (i >= d->n_doms)
 		return NULL;
-	struct dom *dm = d->doms[i];
-	/* the index's tables move as they grow: look the entry up again */
-	dm->pub.ix = t4_index_domain(d->ix, dm->pub.id);
-	dm->pub.name = dm->pub.ix->d.name;
-	return &dm->pub;
+	return &d->doms[i]->pub;
 }
 
 const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *d, size_t i,
@@ -503,9 +670,55 @@ uint64_t t4_decoder_origin_ns(const struct t4_decoder *d)
 	return d->origin_ns;
 }
 
+static const char *const time_names[] = { "ref", "rel", "real" };
+
+int t4_time_base_parse(const char *s, enum t4_time_base *out)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(time_names); i++)
+		if (!strcmp(s, time_names[i])) {
+			*out = (enum t4_time_base)i;
+			return 0;
+		}
+	return t4_err(EINVAL, "time base '%s': use ref, rel or real", s);
+}
+
+const char *t4_time_base_name(enum t4_time_base b)
+{
+	return (unsigned)b < T4_ARRAY_LEN(time_names) ? time_names[b] : "?";
+}
+
+int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
+{
+	const struct t4_session_pkt *s = t4_index_session(d->ix);
+
+	if (b == T4_TIME_REAL && (!s || !s->start_ref_ns || !s->start_real_ns))
+		return t4_err(EINVAL, "--time real: the log has no session packet with its realtime"
+			      " anchor (use --time ref or rel)");
+	return 0;
+}
+
+int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_base b)
+{
+	const struct t4_session_pkt *s = t4_index_session(d->ix);
+
+	switch (b) {
+	case T4_TIME_REL:
+		return (int64_t)(t - d->origin_ns);
+	case T4_TIME_REAL:
+		return s ? (int64_t)(t - s->start_ref_ns + s->start_real_ns) : (int64_t)t;
+	default:
+		return (int64_t)t;
+	}
+}
+
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *d)
 {
 	return &d->dmg;
+}
+
+bool t4_decoder_phases_exact(const struct t4_decoder *d)
+{
+	return d->exact_phases;
 }
 
 size_t t4_decoder_n_phases(const struct t4_decoder *d)

@@ -78,6 +78,9 @@ struct t4_index_counts {
 	uint64_t bookmark_packets;
 	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU phase packets */
 	uint64_t untracked;        /* packets beyond the table limits */
+	uint64_t implausible_refs; /* reference packets whose trigger ID jumps
+				    * further than their time allows (damage:
+				    * not counted anywhere else) */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -86,12 +89,19 @@ void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
 /* Account one packet. -ENOMEM is the only failure. */
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
+/* Whether a reference packet's trigger ID is one its scheduler could have
+ * reached by its reference time (the grid's rate, commands on top); one
+ * that is not is damage, left out of the index and the decoder alike. */
+bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *r);
 
 /* NULL when the log has none. The first session packet, the last status
  * packet (authoritative, FORMAT.md 4.5). */
 const struct t4_session_pkt *t4_index_session(const struct t4_index *ix);
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix);
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix);
+/* The zero of relative times in every output: the earliest reference
+ * time (the first trigger's), 0 when the log has no reference packet. */
+uint64_t t4_index_origin_ns(const struct t4_index *ix);
 
 /* Domains in the order first seen; lookups by ID of any size. */
 size_t t4_index_n_domains(const struct t4_index *ix);
@@ -185,7 +195,14 @@ struct t4_interval {
 	uint64_t start_ns, end_ns; /* reference clock */
 	uint64_t elapsed_ns;     /* what the metrics divide by (end - start,
 				  * or the nominal-rate length: OFFSET model) */
-	uint32_t bookmark_id;    /* of the reference packet of `trigger` */
+	uint64_t bound_ns;       /* the clock model's uncertainty of the sample
+				  * that closes it (half-width: the true instant
+				  * is within its placed time +- bound_ns) */
+	uint32_t bookmark_id;    /* its phase's bookmark (attrib.c: where a
+				  * phase boundary falls inside an interval,
+				  * one interval per phase, counts split by
+				  * overlap) */
+	uint32_t occurrence;     /* which span of that bookmark: 1, 2, ... */
 	uint32_t flags;          /* T4_IV_* */
 	uint32_t n_counts;
 	const uint64_t *counts;  /* per event index */
@@ -236,6 +253,8 @@ struct t4_dec_domain {
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
+	const char *metric_formula[T4_MAX_COUNTERS]; /* over the event names and
+						      * elapsed_ns */
 	bool metric_brief[T4_MAX_COUNTERS];    /* a headline metric */
 	bool metric_selected[T4_MAX_COUNTERS];
 	/* decoding results */
@@ -283,6 +302,8 @@ struct t4_dec_slices {
 	uint64_t unplaced;        /* slices with no reference packet near them */
 };
 const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *dec);
+/* The name of workload thread tid as the log last gave it ("" unknown). */
+const char *t4_decoder_thread_name(const struct t4_decoder *dec, uint32_t tid);
 
 /* What the kernel saw of the workload (bpf/phases), on the reference axis:
  * a thread on a CPU, or a GPU job. */
@@ -341,8 +362,23 @@ const struct t4_clock_segment *t4_decoder_segments(const struct t4_decoder *dec,
 /* Name of a bookmark ID ("" for 0 or unknown). */
 const char *t4_decoder_bookmark(const struct t4_decoder *dec, uint32_t id);
 /* Reference time of the first trigger: the origin of --from/--to and of
- * the summary's relative times. */
+ * every output's relative times (t4_index_origin_ns when the first
+ * output was made; fixed from then on). */
 uint64_t t4_decoder_origin_ns(const struct t4_decoder *dec);
+
+/* The time base of the text outputs (--time). */
+enum t4_time_base {
+	T4_TIME_REF = 0, /* the log's reference clock (the session's ref_clock) */
+	T4_TIME_REL,     /* ns from the first trigger (the origin) */
+	T4_TIME_REAL,    /* UTC ns through the session's realtime anchor */
+};
+int t4_time_base_parse(const char *s, enum t4_time_base *out);
+const char *t4_time_base_name(enum t4_time_base b);
+/* Whether the log can give times in base b (T4_TIME_REAL needs a session
+ * with its (reference, REALTIME) pair); -EINVAL with a message if not. */
+int t4_decoder_time_ok(const struct t4_decoder *dec, enum t4_time_base b);
+/* Reference time t in base b (signed: REL before the first trigger). */
+int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_base b);
 /* Damage seen: chunks skipped, truncated tail, triggers without a
  * reference packet. */
 struct t4_dec_damage {
@@ -352,9 +388,16 @@ struct t4_dec_damage {
 	uint64_t refs_duplicate;
 	uint64_t phases_unplaced; /* bookmarks the references carry whose packet
 				   * was lost, too late to be a phase of its own */
+	uint64_t untracked_rets;  /* returns of domains past the decoder's limit
+				   * (thousands: a damaged or crafted log) */
 	bool partial;             /* totals miss counts (damage, lost packets) */
 };
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *dec);
+
+/* Whether phase boundaries are bookmark times (set_ns: intervals are cut
+ * there), or, in logs without them, the triggers' bookmarks (an interval
+ * goes whole to the phase its closing trigger carries). */
+bool t4_decoder_phases_exact(const struct t4_decoder *dec);
 
 /* Phases, in time order. Totals of domain i in phase p: counts apportioned
  * by overlap (integers, exact: the phases' totals add up to the domain's),
@@ -373,6 +416,44 @@ const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t boo
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
 
+/* ---- per-event totals as perf stat prints them (totals.c) ----------------- */
+
+/* One event of one PMU, summed over the domains that count it (the CPUs
+ * of a per-CPU event; each Tegra410 PMU instance is one domain). */
+struct t4_event_row {
+	uint32_t kind;            /* enum t4_domain_kind */
+	const char *pmu, *event, *unit; /* valid while the source is */
+	int64_t domain;           /* -1: summed; else the one domain's ID */
+	uint32_t domains;         /* domains summed */
+	bool gauge;               /* a level: total is level x us (FORMAT 4.3) */
+	uint32_t scope;           /* T4_EV_TASK | T4_EV_INHERIT of its events: a
+				   * task's counts, not a CPU's (rows of either
+				   * scope are never summed together) */
+	t4_u128 total;
+	uint64_t elapsed_ns;      /* the time the rows' domains cover (the
+				   * longest: CPUs count side by side) */
+};
+struct t4_event_rows {
+	struct t4_event_row *v;
+	size_t n, cap;
+};
+void t4_event_rows_free(struct t4_event_rows *r);
+/* Add one domain's count to its row (created on first sight). */
+int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add);
+/* Per second; a gauge's mean level. */
+double t4_event_row_rate(const struct t4_event_row *row);
+/* Whole-log totals of every event the index saw; per_domain: one row per
+ * domain instead of summing (perf stat -A). */
+int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
+			     struct t4_event_rows *out);
+/* The decoder's totals of the selected events (phase SIZE_MAX: every
+ * interval decoded; else that phase's). */
+int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool per_domain,
+			       struct t4_event_rows *out);
+/* The same over every phase of one bookmark (all its occurrences). */
+int t4_event_rows_of_bookmark(const struct t4_decoder *dec, uint32_t bookmark_id,
+			      bool per_domain, struct t4_event_rows *out);
+
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
 
 enum t4_out_format {
@@ -380,14 +461,19 @@ enum t4_out_format {
 	T4_FMT_CSV,
 	T4_FMT_JSONL,
 	T4_FMT_PERFETTO,
-	T4_FMT_PHASES_CSV, /* the CPU and GPU slices alone */
+	T4_FMT_SLICES,     /* the CPU and GPU slices (CSV; alias phases-csv) */
+	T4_FMT_PHASES,     /* the phase table (CSV) */
 };
 int t4_out_format_parse(const char *s, enum t4_out_format *out);
+const char *t4_out_format_name(enum t4_out_format f);
 
 struct t4_output_opts {
 	enum t4_out_format format;
 	char csv_sep;             /* -x; ',' by default */
 	const char *log_name;     /* the input, for headers */
+	enum t4_time_base time;   /* --time: CSV and JSONL times */
+	bool verbose;             /* -v: the summary's every detail */
+	bool per_cpu;             /* --per-cpu: event rows per domain */
 };
 
 /* An output writing to f: its sink ops and state. */

@@ -32,9 +32,14 @@ void t4_idmap_free(struct t4_idmap *m);
 /* Make room for one more element of a growing array (index.c). */
 int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem);
 
-/* Nearest integer, halves away from zero: inline, unlike llround(). */
+/* Nearest integer, halves away from zero: inline, unlike llround();
+ * saturating (a damaged or crafted log gives any double: NaN is 0). */
 static inline int64_t t4_round(double v)
 {
+	if (!(v > -9.2e18))
+		return v != v ? 0 : INT64_MIN;
+	if (v >= 9.2e18)
+		return INT64_MAX;
 	return (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
 }
 
@@ -82,9 +87,16 @@ static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, 
 void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 		  unsigned nd, double xc, struct t4_fit *out);
 
+/* The range of the lines consistent with the hulls' points at x: the
+ * upper hull of the lower points and the lower hull of the upper points
+ * evaluated there (x inside their x range; NaN outside). */
+void t4_hull_range(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+		   unsigned nd, double x, double *lo, double *hi);
+
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
 
-#define CLOCK_BLOCK 32 /* samples per block; fits span three blocks */
+#define CLOCK_BLOCK 32 /* samples per block; hull fits span three blocks */
+#define CLOCK_SIDE 16  /* blocks on each side of a block in its least squares */
 
 struct clk_pt {
 	uint64_t seq;     /* the caller's sample number */
@@ -116,6 +128,25 @@ struct clk_blk {
 	struct t4_hpt up[CLOCK_BLOCK], dn[CLOCK_BLOCK];
 };
 
+/* Weighted least-squares sums of a block's window midpoints, about its
+ * first sample (x0 ticks, t0 ns): weights 1 / (width^2 + floor^2). */
+struct clk_mom {
+	uint64_t x0, t0;
+	double s0, sx, sy, sxx, sxy, syy;
+	unsigned n;
+};
+
+/* A block waiting for the blocks after it (its least squares is centred
+ * on it): its samples, the range the local hull allows at each, and its
+ * sums. */
+struct clk_qblk {
+	struct clk_pt p[CLOCK_BLOCK];
+	double tmin[CLOCK_BLOCK], tmax[CLOCK_BLOCK]; /* ns from the segment origin */
+	unsigned n;
+	bool ok;     /* the local hull is feasible */
+	struct clk_mom m;
+};
+
 struct clk {
 	double nominal_hz;
 	clk_place_fn place;
@@ -127,12 +158,19 @@ struct clk {
 	uint64_t x0, t0;      /* origin of the segment's fits */
 	uint64_t prev_x, last_t;
 	double last_b;        /* slope of the last fit, ns per tick */
-	struct clk_blk blk[3]; /* placed, pending, open */
+	struct clk_blk blk[3]; /* checked, pending, open */
+	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1), and the
+	 * sums of the last CLOCK_SIDE placed ones of the segment */
+	struct clk_qblk *q;
+	unsigned q_head, q_n;
+	struct clk_mom hist[CLOCK_SIDE];
+	unsigned h_head, h_n;
 	struct clk_seg_acc acc;
 	uint64_t segments;
 };
 
 void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud);
+void clk_free(struct clk *c);
 /* Next sample, in trigger order. */
 void clk_push(struct clk *c, const struct clk_pt *p);
 /* Place every sample still held (end of the log). */
@@ -172,12 +210,17 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 /* ---- the decoder's state (decode.c, dom.c, phases.c, grid.c) ------------- */
 
 #define DEC_REORDER 32       /* returns held to put late ones in order */
-#define DEC_QCAP 1024        /* samples held per domain (power of two) */
+#define DEC_QCAP 1024        /* samples held per domain, at most (power of two) */
+#define DEC_QCAP_FIRST 64    /* and at first: the ring doubles as needed */
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
+#define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
+#define DEC_MAX_CELLS_PER_PERIOD 1000 /* --grid finer than period / this: refused */
+#define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
+			       * a few per CPU plus its uncore PMUs) */
 
 struct dsample {
 	uint64_t trigger, x, lo, hi;
@@ -203,12 +246,16 @@ struct dsched {
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 
-/* --grid: the open cell of one domain. */
+/* --grid: the open cell of one domain: grid cell `index` within span
+ * `span` (a cell never straddles a phase boundary: it is cut there),
+ * covering [lo, hi) so far. */
 struct gcell {
 	bool open;
 	int64_t index;
+	size_t span;
+	uint64_t lo, hi;
 	uint64_t elapsed, first_trigger, trigger;
-	uint32_t flags, bookmark_id;
+	uint32_t flags;
 	uint64_t *counts;
 };
 
@@ -224,25 +271,28 @@ struct dom {
 	double freq_w, dur_w, res_ss, res_n; /* segment statistics sums */
 	char names[T4_MAX_COUNTERS][T4_NAME_MAX];
 	char units[T4_MAX_COUNTERS][32];
-	char mnames[T4_MAX_COUNTERS][2 * T4_NAME_MAX]; /* metrics made from events (DRM) */
+	struct {
+		char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX];
+	} *made;             /* metrics made from events (DRM domains only) */
 	bool any_gauge;
 	uint64_t *weighted;  /* ncap: counts, gauges as level x elapsed us */
 	char pmu[T4_NAME_MAX];
 	bool dirty;          /* metadata changed: refresh names and metrics */
 	bool clocked;        /* a clock event: the fit runs */
 	struct clk clk;
-	struct t4_expr metric[T4_MAX_COUNTERS];
+	struct t4_expr *metric; /* metric_cap compiled formulas */
+	size_t metric_cap;
 	bool metric_ok[T4_MAX_COUNTERS];
 	/* samples: [head, pcur) placed, [pcur, mcur) in the model,
 	 * [mcur, tail) held for reordering */
 	struct dsample *q;
 	uint64_t *qc;        /* counts, ncap per sample */
 	uint32_t ncap;
+	uint32_t qcap;       /* ring size: DEC_QCAP_FIRST .. DEC_QCAP */
 	uint64_t head, pcur, mcur, tail;
 	bool have_prev, have_modeled;
 	struct dsample prev; /* the last sample an interval ended at */
 	uint64_t last_modeled;
-	uint32_t last_bookmark;
 	struct t4_hist window, bound;
 	struct t4_clock_segment *segs;
 	size_t n_segs;
@@ -260,9 +310,16 @@ struct dspan {
 	uint64_t start_ns;
 	uint32_t bookmark_id;
 	uint32_t name;            /* its bookmark's slot in the name totals */
+	uint32_t occurrence;      /* 1 + earlier spans of its bookmark */
 	uint64_t first_trigger;
 	bool exact;
 	uint64_t cpu_ns, threads; /* CPU slices inside (slices.c) */
+};
+
+/* A piece of an interval inside one span (attrib.c). */
+struct dcut {
+	size_t span;
+	uint64_t start, end;
 };
 
 /* ---- CPU and GPU slices (slices.c) -------------------------------------- */
@@ -276,6 +333,15 @@ struct dspan {
 
 struct dpair {
 	uint64_t mono, ref;
+};
+
+/* A CPU or GPU slice packet as held (the packet's own union is kilobytes). */
+struct dslice_pkt {
+	uint32_t type; /* T4_PKT_CPU_SLICE or T4_PKT_GPU_SLICE */
+	union {
+		struct t4_cpu_slice_pkt cpu;
+		struct t4_gpu_slice_pkt gpu;
+	};
 };
 
 struct dtask {
@@ -295,8 +361,8 @@ struct dgpu {
 struct dslices {
 	struct dpair *pairs;  /* ring, MONOTONIC increasing */
 	size_t n_pairs, pair_head;
-	struct t4_packet *hold; /* slices not yet convertible */
-	size_t n_hold, hold_head;
+	struct dslice_pkt *hold; /* slices not yet convertible: a ring that */
+	size_t n_hold, hold_head, cap_hold; /* grows up to DEC_SLICE_HOLD */
 	struct dtask *tasks;
 	size_t n_tasks, cap_tasks;
 	struct t4_idmap task_map;
@@ -332,6 +398,14 @@ struct t4_decoder {
 	bool pk_started, pk_set;
 	uint64_t pk_prev_ns;
 	struct t4_idmap name_map; /* bookmark ID -> name slot */
+	struct t4_idmap occ_map;  /* bookmark ID -> spans of it so far */
+	struct dcut *cuts;        /* attrib.c's scratch: pieces of one interval */
+	size_t cap_cuts;
+	uint64_t *cut_counts, *cut_weights, *cut_el; /* and their shares */
+	size_t cap_cut_vals;
+	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
+	uint64_t window_from, window_to;
+	int64_t window_to_span;   /* --to's span once found, -1 */
 	uint32_t *name_ids;
 	size_t n_names, cap_names;
 	struct t4_dec_phase *phases; /* built at finish */
@@ -344,7 +418,6 @@ struct t4_decoder {
 	struct dslices sl;
 	/* time window */
 	bool have_origin;    /* fixed: something was output */
-	bool origin_set;
 	uint64_t origin_ns;
 	uint64_t last_end_ns;
 };
@@ -370,17 +443,23 @@ bool dec_glob_any(const char *globs, const char *name, int flags);
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
 int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
-void dom_refresh(struct t4_decoder *d, struct dom *dm);
+int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
 int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
-int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
-	       uint64_t elapsed, const uint64_t *counts, uint32_t n);
+/* Add one piece's totals (counts as totals add them) to span `span`. */
+int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+		     const uint64_t *counts, uint32_t n);
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
+/* The span an interval closed by trigger k is in, by the trigger rule of
+ * logs without bookmark times: the last span that trigger k carries. */
+size_t phases_span_at_trigger(const struct t4_decoder *d, uint64_t k);
 /* Whether [start, end) overlaps a phase of bookmark `name`. */
 bool phases_named(const struct t4_decoder *d, uint64_t start, uint64_t end, const char *name);
+/* Make sure a span exists (the one before any bookmark). */
+int phases_ensure(struct t4_decoder *d);
 /* Overlap weights of [start, end) with the k cells bounds[0..k] into the
  * decoder's apportioning scratch (d->ap_w). */
 int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint64_t *bounds,
@@ -393,10 +472,41 @@ int slices_take(struct t4_decoder *d, const struct t4_packet *p);
 int slices_flush(struct t4_decoder *d);
 void slices_free(struct dslices *sl);
 /* grid.c */
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv);
+/* Add a piece of an interval, inside span `span`, to the domain's cells. */
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
 int grid_flush(struct t4_decoder *d, struct dom *dm);
 /* dom.c: hand one interval (or grid cell) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
+/* attrib.c: an interval (weighted: its counts as totals add them) cut at
+ * phase boundaries, each piece to the totals and the outputs */
+int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+		    const uint64_t *weighted);
+void attrib_free(struct t4_decoder *d);
+
+/* ---- aligned text tables (table.c) ---------------------------------------- */
+
+#define T4_TABLE_LABELS 4
+#define T4_TABLE_COLS 24
+#define T4_TABLE_LABEL_MAX 96
+
+struct t4_table {
+	size_t nl, nc, nrows, cap;
+	const char *lhead[T4_TABLE_LABELS];
+	const char *chead[T4_TABLE_COLS], *cunit[T4_TABLE_COLS];
+	char (*label)[T4_TABLE_LABELS][T4_TABLE_LABEL_MAX];
+	double *v;                        /* nrows x T4_TABLE_COLS */
+	char (*integer)[T4_TABLE_COLS][44]; /* exact integers, where set */
+};
+/* nl label columns and nc number columns with their heads (and units, a
+ * second head line; NULL: none). */
+int t4_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
+		  const char *const *chead, const char *const *cunit);
+void t4_table_free(struct t4_table *t);
+/* A row: nl labels, nc values (NaN: absent; v NULL: all absent). */
+int t4_table_row(struct t4_table *t, const char *const *labels, const double *v);
+/* Column c of the last row is the exact integer v (totals). */
+void t4_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
+void t4_table_print(const struct t4_table *t, FILE *f);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 
@@ -413,13 +523,14 @@ void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
 void t4_wbuf_str(struct t4_wbuf *w, const char *s);
 void t4_wbuf_ch(struct t4_wbuf *w, char c);
 void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v);
-void t4_wbuf_u128(struct t4_wbuf *w, t4_u128 v);
+void t4_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
 void t4_wbuf_f64(struct t4_wbuf *w, double v);
-/* A JSON string literal. */
+/* A JSON string literal; bytes that are not UTF-8 as the text \\xNN. */
 void t4_wbuf_json_str(struct t4_wbuf *w, const char *s);
-/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF. */
+/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF; bytes
+ * that are not UTF-8 as the text \\xNN. */
 void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
 
 #endif

@@ -3,8 +3,10 @@
  *   returns --(reorder, DEC_REORDER)--> clock model --> placed samples
  *           --(join: wait for the reference packets)--> intervals
  *
- * All of it lives in one ring of DEC_QCAP samples with three cursors, so a
- * domain's memory is fixed whatever the length of the log. Returns are
+ * All of it lives in one ring of samples with three cursors, which
+ * doubles as the samples held need it, up to DEC_QCAP: a domain's memory
+ * is bounded whatever the length of the log, and small for a domain with
+ * few samples (a crafted log's thousands of domains cost little). Returns are
  * kept in trigger order on arrival (a late one is slotted in; one later
  * than the reorder window, or a second copy, is counted and dropped so
  * nothing is counted twice). A read failure is no sample: the next good
@@ -24,12 +26,12 @@
 
 static struct dsample *at(const struct dom *dm, uint64_t seq)
 {
-	return &dm->q[seq & (DEC_QCAP - 1)];
+	return &dm->q[seq & (dm->qcap - 1)];
 }
 
 static uint64_t *counts_at(const struct dom *dm, uint64_t seq)
 {
-	return &dm->qc[(seq & (DEC_QCAP - 1)) * dm->ncap];
+	return &dm->qc[(seq & (dm->qcap - 1)) * dm->ncap];
 }
 
 /* ---- metadata: names, units, metrics ------------------------------------ */
@@ -59,6 +61,21 @@ static int drm_event(const struct dom *dm, const char *client, size_t clen, cons
 	return lookup_event((void *)dm, name, strlen(name));
 }
 
+/* Room for n compiled metrics (only what the domain's kind has: most have
+ * a handful, the reference-clocked ones none). */
+static int metric_room(struct dom *dm, size_t n)
+{
+	struct t4_expr *e;
+
+	if (n <= dm->metric_cap)
+		return 0;
+	if (!(e = realloc(dm->metric, n * sizeof(*e))))
+		return t4_err(ENOMEM, "out of memory");
+	dm->metric = e;
+	dm->metric_cap = n;
+	return 0;
+}
+
 /* One metric made from events: name, unit "%", compiled expr. */
 static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *name,
 			    const char *expr)
@@ -67,11 +84,13 @@ static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *na
 
 	if (m >= T4_MAX_COUNTERS)
 		return;
-	snprintf(dm->mnames[m], sizeof(dm->mnames[m]), "%s", name);
-	dm->pub.metric_name[m] = dm->mnames[m];
+	snprintf(dm->made[m].name, sizeof(dm->made[m].name), "%s", name);
+	snprintf(dm->made[m].expr, sizeof(dm->made[m].expr), "%s", expr);
+	dm->pub.metric_name[m] = dm->made[m].name;
+	dm->pub.metric_formula[m] = dm->made[m].expr;
 	dm->pub.metric_unit[m] = "%";
 	dm->pub.metric_brief[m] = true;
-	dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, dm->mnames[m]);
+	dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, dm->made[m].name);
 	dm->metric_ok[m] = t4_expr_compile(expr, lookup_event, dm, &dm->metric[m]) == 0;
 	dm->pub.n_metrics++;
 }
@@ -80,11 +99,16 @@ static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *na
  * and engine, busy % = engine ns / elapsed / capacity (1 without a
  * capacity event), and for drivers that count cycles, cycles / total
  * cycles / capacity. */
-static void drm_metrics(struct t4_decoder *d, struct dom *dm)
+static int drm_metrics(struct t4_decoder *d, struct dom *dm)
 {
 	char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX], cap[T4_NAME_MAX + 8];
+	int rc;
 
 	dm->pub.n_metrics = 0;
+	if (!dm->made && !(dm->made = calloc(T4_MAX_COUNTERS, sizeof(*dm->made))))
+		return t4_err(ENOMEM, "out of memory");
+	if ((rc = metric_room(dm, T4_MAX_COUNTERS)) < 0)
+		return rc;
 	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
 		const char *ev = dm->names[i], *k = strchr(ev, '.');
 		bool cycles = k && !strncmp(k, ".cycles.", 8);
@@ -108,32 +132,64 @@ static void drm_metrics(struct t4_decoder *d, struct dom *dm)
 		}
 		add_made_metric(d, dm, name, expr);
 	}
+	return 0;
 }
 
-static void refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
+/* A per-task formula (collector.h) reads only events that count a task
+ * (T4_EV_TASK): counted per CPU, its events mean something else (per CPU,
+ * task-clock runs whether the CPU is busy or idle); elsewhere it is absent. */
+struct task_lookup {
+	const struct t4_decoder *d;
+	struct dom *dm;
+};
+
+static int lookup_task_event(void *ud, const char *name, size_t len)
+{
+	const struct task_lookup *t = ud;
+	int i = lookup_event(t->dm, name, len);
+	const struct t4_event_pkt *e = i >= 0 ? t4_index_event(t->d->ix, t->dm->pub.id, (uint32_t)i)
+					      : NULL;
+
+	return e && (e->flags & T4_EV_TASK) ? i : -1;
+}
+
+static int compile_formula(const struct t4_decoder *d, struct dom *dm, const struct t4_formula *f,
+			   struct t4_expr *out)
+{
+	struct task_lookup tl = { d, dm };
+
+	if (f->per_task)
+		return t4_expr_compile(f->expr, lookup_task_event, &tl, out);
+	return t4_expr_compile(f->expr, lookup_event, dm, out);
+}
+
+static int refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 {
 	size_t n;
 	const struct t4_formula *f = t4_kind_formulas(kind, &n, &dm->pub.kind_label);
+	int rc;
 
-	if (kind == T4_DOM_DRM) {
-		drm_metrics(d, dm);
-		return;
-	}
+	if (kind == T4_DOM_DRM)
+		return drm_metrics(d, dm);
 	if (n > T4_MAX_COUNTERS)
 		n = T4_MAX_COUNTERS;
+	dm->pub.n_metrics = 0;
+	if ((rc = metric_room(dm, n)) < 0)
+		return rc;
 	dm->pub.n_metrics = (uint32_t)n;
 	for (size_t m = 0; m < n; m++) {
 		dm->pub.metric_name[m] = f[m].name;
 		dm->pub.metric_unit[m] = f[m].unit;
+		dm->pub.metric_formula[m] = f[m].expr;
 		dm->pub.metric_brief[m] = f[m].brief;
 		dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, f[m].name);
 		/* -ENOENT: an input was not recorded, the metric is absent */
-		dm->metric_ok[m] = t4_expr_compile(f[m].expr, lookup_event, dm,
-						   &dm->metric[m]) == 0;
+		dm->metric_ok[m] = compile_formula(d, dm, &f[m], &dm->metric[m]) == 0;
 	}
+	return 0;
 }
 
-void dom_refresh(struct t4_decoder *d, struct dom *dm)
+int dom_refresh(struct t4_decoder *d, struct dom *dm)
 {
 	const struct t4_index_domain *ix = t4_index_domain(d->ix, dm->pub.id);
 
@@ -159,8 +215,8 @@ void dom_refresh(struct t4_decoder *d, struct dom *dm)
 		dm->pub.event_selected[i] = glob_ok(d->o.event_glob, dm->names[i]);
 	}
 	dm->pub.pmu = dm->pmu;
-	refresh_metrics(d, dm, ix->d.kind);
 	dm->dirty = false;
+	return refresh_metrics(d, dm, ix->d.kind);
 }
 
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out)
@@ -185,7 +241,7 @@ static t4_u128 *restride(const t4_u128 *t, size_t rows, uint32_t old, uint32_t n
 static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 {
 	uint32_t old = dm->ncap;
-	uint64_t *qc = calloc((size_t)DEC_QCAP * n, sizeof(*qc));
+	uint64_t *qc = calloc((size_t)dm->qcap * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
 	uint64_t *weighted = calloc(n, sizeof(*weighted));
 	double *dc = calloc(n, sizeof(*dc));
@@ -203,7 +259,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 		free(ntot);
 		return t4_err(ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < DEC_QCAP && old; i++)
+	for (size_t i = 0; i < dm->qcap && old; i++)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
 	if (old)
 		memcpy(cell, dm->cell.counts, old * sizeof(*cell));
@@ -224,7 +280,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	dm->ncap = n;
 	if (n > dm->pub.n_counts) {
 		dm->pub.n_counts = n;
-		dom_refresh(d, dm);
+		return dom_refresh(d, dm);
 	}
 	return 0;
 }
@@ -245,6 +301,9 @@ void dom_free(struct dom *dm)
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);
+	free(dm->metric);
+	free(dm->made);
+	clk_free(&dm->clk);
 	free(dm);
 }
 
@@ -256,7 +315,9 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 	const struct t4_index_domain *ix = t4_index_domain(d->ix, id);
 	struct dom *dm = calloc(1, sizeof(*dm));
 
-	if (!dm || !(dm->q = calloc(DEC_QCAP, sizeof(*dm->q))) ||
+	if (dm)
+		dm->qcap = DEC_QCAP_FIRST;
+	if (!dm || !(dm->q = calloc(dm->qcap, sizeof(*dm->q))) ||
 	    !(dm->metrics = calloc(T4_MAX_COUNTERS, sizeof(*dm->metrics))) ||
 	    !(dm->pub.ix = ix)) {
 		dom_free(dm);
@@ -269,7 +330,10 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 	dm->clocked = ix->described && ix->d.clock_event >= 0;
 	clk_init(&dm->clk, (double)ix->d.nominal_hz, on_place, dm);
 	dm->clk.on_segment = on_segment;
-	dom_refresh(d, dm);
+	if (dom_refresh(d, dm) < 0) {
+		dom_free(dm);
+		return NULL;
+	}
 	dm->pub.selected = dec_domain_selected(d, ix->d.name, dm->pmu, dm->pub.kind_label,
 					       ix->d.kind);
 	dm->pub.clock.reference_clocked = !dm->clocked;
@@ -460,16 +524,6 @@ static void counted_part(const struct t4_decoder *d, const struct dom *dm,
 	iv->elapsed_ns = dt;
 }
 
-/* --phase NAME: an interval labelled NAME, or one that overlaps a phase
- * NAME (a phase shorter than a period is no trigger's label). */
-static bool phase_ok(const struct t4_decoder *d, const struct t4_interval *iv)
-{
-	const char *ph = d->o.phase;
-
-	return !ph || !strcmp(t4_decoder_bookmark(d, iv->bookmark_id), ph) ||
-	       phases_named(d, iv->start_ns, iv->end_ns, ph);
-}
-
 static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 		const uint64_t *counts)
 {
@@ -482,14 +536,15 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 		dm->pub.unplaced += !dm->have_prev && !(s->flags & T4_RET_FIRST);
 		goto done;
 	}
-	if (dm->dirty)
-		dom_refresh(d, dm);
+	if (dm->dirty && (rc = dom_refresh(d, dm)) < 0)
+		return rc;
 	iv.domain = dm->slot;
 	iv.trigger = s->trigger;
 	iv.first_trigger = dm->prev.trigger + 1;
 	iv.start_ns = dm->prev.t;
 	iv.end_ns = s->t;
 	iv.elapsed_ns = elapsed_of(dm, s, iv.start_ns, iv.end_ns);
+	iv.bound_ns = s->bound;
 	iv.flags = interval_flags(dm, s);
 	iv.n_counts = s->n;
 	iv.counts = counts;
@@ -497,24 +552,9 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsample *s,
 		counted_part(d, dm, counts, &iv);
 	else
 		dm->last_elapsed = iv.elapsed_ns;
-	if (ref) {
-		dm->last_bookmark = ref->bookmark_id;
-	} else {
+	if (!ref)
 		iv.flags |= T4_IV_NO_REF;
-	}
-	iv.bookmark_id = dm->last_bookmark;
-	if (!dec_time_window(d, iv.start_ns, iv.end_ns) || !phase_ok(d, &iv))
-		goto done;
-	dm->pub.intervals++;
-	if (!dm->pub.first_ns)
-		dm->pub.first_ns = iv.start_ns;
-	dm->pub.last_ns = iv.end_ns;
-	const uint64_t *w = weigh(dm, counts, s->n, iv.elapsed_ns);
-	for (uint32_t i = 0; i < s->n; i++)
-		dm->pub.totals[i] += w[i];
-	if ((rc = phases_add(d, dm, iv.start_ns, iv.end_ns, iv.elapsed_ns, w, s->n)) < 0)
-		return rc;
-	rc = d->o.grid_ns ? grid_add(d, dm, &iv) : dom_output(d, dm, &iv);
+	rc = attrib_interval(d, dm, &iv, weigh(dm, counts, s->n, iv.elapsed_ns));
 done:
 	dm->prev = *s;
 	dm->have_prev = true;
@@ -593,6 +633,32 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
 
 /* ---- returns in -------------------------------------------------------------- */
 
+/* Double the ring: the samples held, [head, tail), keep their sequence
+ * numbers at their new places. */
+static int ring_grow(struct dom *dm)
+{
+	uint32_t cap = dm->qcap * 2;
+	struct dsample *q = calloc(cap, sizeof(*q));
+	uint64_t *qc = calloc((size_t)cap * dm->ncap, sizeof(*qc));
+
+	if (!q || !qc) {
+		free(q);
+		free(qc);
+		return t4_err(ENOMEM, "out of memory");
+	}
+	for (uint64_t seq = dm->head; seq < dm->tail; seq++) {
+		q[seq & (cap - 1)] = *at(dm, seq);
+		memcpy(&qc[(seq & (cap - 1)) * dm->ncap], counts_at(dm, seq),
+		       dm->ncap * sizeof(*qc));
+	}
+	free(dm->q);
+	free(dm->qc);
+	dm->q = q;
+	dm->qc = qc;
+	dm->qcap = cap;
+	return 0;
+}
+
 /* Where a return of this trigger goes among the samples held for
  * reordering; -1: a second copy or too late (counted). */
 static int64_t slot_for(struct dom *dm, uint64_t trigger)
@@ -651,7 +717,10 @@ int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r)
 	}
 	if (r->n_counts > dm->ncap && (rc = grow_counts(d, dm, r->n_counts)) < 0)
 		return rc;
-	while (dm->tail - dm->head >= DEC_QCAP - 1) {
+	if (dm->tail - dm->head >= dm->qcap - 1 && dm->qcap < DEC_QCAP &&
+	    (rc = ring_grow(dm)) < 0)
+		return rc;
+	while (dm->tail - dm->head >= dm->qcap - 1) {
 		/* full: push the model and hand out without waiting */
 		if (dm->mcur < dm->tail)
 			model_push(dm, dm->mcur++);

@@ -85,11 +85,14 @@ void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v)
 	t4_wbuf_put(w, tmp + n, sizeof(tmp) - n);
 }
 
-void t4_wbuf_u128(struct t4_wbuf *w, t4_u128 v)
+void t4_wbuf_i64(struct t4_wbuf *w, int64_t v)
 {
-	char tmp[48];
-
-	t4_wbuf_str(w, t4_u128_str(v, tmp, sizeof(tmp)));
+	if (v < 0) {
+		t4_wbuf_ch(w, '-');
+		t4_wbuf_u64(w, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	t4_wbuf_u64(w, (uint64_t)v);
 }
 
 static const double pow10_tab[] = {
@@ -163,20 +166,37 @@ void t4_wbuf_f64(struct t4_wbuf *w, double v)
 	t4_wbuf_put(w, out, n);
 }
 
+/* The next character of s as text that is all UTF-8: itself, or \\xNN
+ * for a byte that is not (util/text.c). Returns the bytes taken. */
+static size_t put_text(struct t4_wbuf *w, const char *s)
+{
+	char piece[5];
+	size_t n = t4_text_next(s, 0, piece);
+
+	t4_wbuf_str(w, piece);
+	return n;
+}
+
 void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 
 	t4_wbuf_ch(w, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
 			t4_wbuf_ch(w, '\\');
-			t4_wbuf_ch(w, (char)*p);
-		} else if (*p < 0x20) {
-			char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+			t4_wbuf_ch(w, (char)c);
+			s++;
+		} else if (c < 0x20) {
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			t4_wbuf_put(w, esc, sizeof(esc));
+			s++;
+		} else if (t4_utf8_seq(s)) {
+			s += put_text(w, s);
 		} else {
-			t4_wbuf_ch(w, (char)*p);
+			t4_wbuf_ch(w, '\\'); /* the text \xNN, escaped for JSON */
+			s += put_text(w, s);
 		}
 	}
 	t4_wbuf_ch(w, '"');
@@ -184,15 +204,19 @@ void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
 
 void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
 {
-	if (!strpbrk(s, "\"\r\n") && !strchr(s, sep)) {
+	bool quote = strpbrk(s, "\"\r\n") || strchr(s, sep);
+
+	if (!quote && t4_text_clean(s, 0)) {
 		t4_wbuf_str(w, s);
 		return;
 	}
-	t4_wbuf_ch(w, '"');
-	for (; *s; s++) {
+	if (quote)
+		t4_wbuf_ch(w, '"');
+	while (*s) {
 		if (*s == '"')
 			t4_wbuf_ch(w, '"');
-		t4_wbuf_ch(w, *s);
+		s += put_text(w, s);
 	}
-	t4_wbuf_ch(w, '"');
+	if (quote)
+		t4_wbuf_ch(w, '"');
 }

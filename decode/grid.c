@@ -1,6 +1,8 @@
 /* grid.c - `decode --grid DUR`: every domain resampled onto one common
  * grid of cells [origin + i * DUR, origin + (i + 1) * DUR), so that rows
- * line up across clock domains.
+ * line up across clock domains. A row says the time its counts cover: the
+ * whole cell, but at the edges of the recording, across a gap, or where a
+ * phase boundary cuts the cell.
  *
  * Each interval gives each cell it overlaps the share of its counts that
  * the overlap gives, in integers by the largest-remainder rule: every
@@ -10,7 +12,9 @@
  * intervals covered in it (less than DUR at the edges of the recording or
  * across a gap), which is what its metrics divide by. A gauge (a level,
  * not a count: FORMAT 4.3) is not split: the cell gets its time-weighted
- * mean level.
+ * mean level. A cell never straddles a phase boundary: where one falls
+ * inside it, it is cut there into two rows (the pieces of attrib.c never
+ * straddle one, so the cut is where a piece of another phase starts).
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -32,9 +36,13 @@ static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
 	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.grid_ns);
 }
 
+/* Emit the open cell: the time its counts cover, [lo, hi) (the whole
+ * grid cell, less what lies before the first or after the last interval,
+ * or across a phase boundary, where the cell is cut). */
 static int cell_emit(struct t4_decoder *d, struct dom *dm)
 {
 	struct gcell *c = &dm->cell;
+	const struct dspan *sp = &d->spans[c->span];
 
 	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
 		if (dm->pub.event_gauge[i]) /* level x us -> the mean level */
@@ -43,10 +51,11 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 		.domain = dm->slot,
 		.trigger = c->trigger,
 		.first_trigger = c->first_trigger,
-		.start_ns = cell_start(d, c->index),
-		.end_ns = cell_start(d, c->index + 1),
+		.start_ns = c->lo,
+		.end_ns = c->hi,
 		.elapsed_ns = c->elapsed,
-		.bookmark_id = c->bookmark_id,
+		.bookmark_id = sp->bookmark_id,
+		.occurrence = sp->occurrence,
 		.flags = c->flags | T4_IV_GRID,
 		.n_counts = dm->pub.n_counts,
 		.counts = c->counts,
@@ -60,19 +69,22 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 	return rc;
 }
 
-/* Add a share of interval iv to cell i (opening it). */
-static void cell_add(struct dom *dm, int64_t i, const struct t4_interval *iv,
-		     uint64_t elapsed)
+/* Add a share of interval iv (of span `span`), covering [lo, hi), to
+ * cell i (opening it). */
+static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_t hi,
+		     const struct t4_interval *iv, uint64_t elapsed)
 {
 	struct gcell *c = &dm->cell;
 
 	if (!c->open) {
 		c->open = true;
 		c->index = i;
+		c->span = span;
+		c->lo = lo;
 		c->first_trigger = iv->first_trigger;
 	}
+	c->hi = hi;
 	c->trigger = iv->trigger;
-	c->bookmark_id = iv->bookmark_id;
 	c->flags |= iv->flags;
 	c->elapsed += elapsed;
 }
@@ -85,21 +97,35 @@ static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t 
 	return dm->pub.event_gauge[k] ? t4_gauge_weight(level, elapsed_ns) : part;
 }
 
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
 {
 	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
+	struct gcell *c = &dm->cell;
 	int rc;
 
-	if (dm->cell.open && dm->cell.index < first && (rc = cell_emit(d, dm)) < 0)
+	/* a later cell, or the same one in another phase: the open one is done */
+	if (c->open && (c->index != first || c->span != span) && (rc = cell_emit(d, dm)) < 0)
 		return rc;
 	if (first == last) {
-		cell_add(dm, first, iv, iv->elapsed_ns);
+		cell_add(dm, first, span, iv->start_ns, iv->end_ns, iv, iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += share(dm, k, iv->counts[k], iv->counts[k],
-						    iv->elapsed_ns);
+			c->counts[k] += share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
+	if (n > DEC_MAX_CELLS) /* a log without a period, or one far from it */
+		return t4_err(EINVAL, "--grid: one interval spans %zu cells (at most %u): use a"
+			      " coarser --grid", n, DEC_MAX_CELLS);
 	uint64_t *b = malloc((n + 1) * sizeof(*b)), *parts = malloc(n * iv->n_counts * sizeof(*parts));
 	uint64_t *el = malloc(n * sizeof(*el));
 	if (!b || !parts || !el) {
@@ -118,10 +144,11 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 			parts[j * iv->n_counts + k] = d->ap_out[j];
 	}
 	for (size_t j = 0; j < n && rc >= 0; j++) {
-		cell_add(dm, first + (int64_t)j, iv, el[j]);
+		cell_add(dm, first + (int64_t)j, span, max_u64(b[j], iv->start_ns),
+			 min_u64(b[j + 1], iv->end_ns), iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			dm->cell.counts[k] += share(dm, k, parts[j * iv->n_counts + k],
-						    iv->counts[k], el[j]);
+			c->counts[k] += share(dm, k, parts[j * iv->n_counts + k], iv->counts[k],
+					      el[j]);
 		if (j + 1 < n)
 			rc = cell_emit(d, dm);
 	}

@@ -103,3 +103,30 @@ void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 		t4_hull_push(d, &kd, dn[i], false);
 	fit_from_hulls(u, ku, d, kd, xc, out);
 }
+
+/* A hull (x increasing) evaluated at x by linear interpolation. */
+static double hull_at(const struct t4_hpt *h, unsigned n, double x)
+{
+	unsigned lo = 0, hi = n - 1;
+
+	if (!n || x < h[0].x || x > h[n - 1].x)
+		return NAN;
+	if (n == 1)
+		return h[0].y;
+	while (hi - lo > 1) {
+		unsigned mid = (lo + hi) / 2;
+		if (h[mid].x <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double dx = h[hi].x - h[lo].x;
+	return dx > 0 ? h[lo].y + (h[hi].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
+}
+
+void t4_hull_range(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
+		   unsigned nd, double x, double *lo, double *hi)
+{
+	*lo = hull_at(up, nu, x);
+	*hi = hull_at(dn, nd, x);
+}

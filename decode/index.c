@@ -24,21 +24,28 @@
 #define T4_INDEX_MAX_BOOKMARK_IDS 65536u
 #define T4_INDEX_MAX_BOOKMARK_PKTS 100000u
 
+/* A domain and the slots of its events. */
+struct ixdom {
+	struct t4_index_domain pub;
+	struct t4_idmap ev_map; /* event index -> slot in events */
+};
+
 struct t4_index {
 	bool have_session, have_status;
 	bool no_totals;
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
 	struct t4_index_counts counts;
+	uint64_t origin_ns; /* the earliest reference time (0: no reference yet) */
 
-	struct t4_index_domain *doms;
+	/* one allocation per domain: pointers to it stay valid while the
+	 * table grows (the decoder keeps them) */
+	struct ixdom **doms;
 	size_t n_doms, cap_doms;
 	struct t4_idmap dom_map;
 
 	struct t4_event_pkt *events;
 	size_t n_events, cap_events;
-	struct t4_idmap *ev_maps; /* per domain slot: event index -> slot */
-	size_t cap_ev_maps;
 
 	struct t4_index_sched *scheds; /* sorted by ID */
 	size_t n_scheds, cap_scheds;
@@ -153,9 +160,10 @@ void t4_index_free(struct t4_index *ix)
 {
 	if (!ix)
 		return;
-	for (size_t i = 0; i < ix->n_doms; i++)
-		t4_idmap_free(&ix->ev_maps[i]);
-	free(ix->ev_maps);
+	for (size_t i = 0; i < ix->n_doms; i++) {
+		t4_idmap_free(&ix->doms[i]->ev_map);
+		free(ix->doms[i]);
+	}
 	free(ix->doms);
 	t4_idmap_free(&ix->dom_map);
 	free(ix->events);
@@ -168,41 +176,46 @@ void t4_index_free(struct t4_index *ix)
 
 /* The domain entry of id, created on first sight; NULL past the cap
  * (counted untracked) or on ENOMEM (*err set). */
-static struct t4_index_domain *dom_get(struct t4_index *ix, uint32_t id, int *err)
+static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 {
 	int64_t slot = t4_idmap_get(&ix->dom_map, id);
+	struct ixdom *x;
 
 	if (slot >= 0)
-		return &ix->doms[slot];
+		return ix->doms[slot];
 	if (ix->n_doms >= T4_INDEX_MAX_DOMAINS) {
 		ix->counts.untracked++;
 		return NULL;
 	}
 	if ((*err = t4_vec_room((void **)&ix->doms, &ix->cap_doms, ix->n_doms,
-				sizeof(*ix->doms))) < 0 ||
-	    (*err = t4_vec_room((void **)&ix->ev_maps, &ix->cap_ev_maps, ix->n_doms,
-				sizeof(*ix->ev_maps))) < 0)
+				sizeof(*ix->doms))) < 0)
 		return NULL;
-	if ((*err = t4_idmap_put(&ix->dom_map, id, (uint32_t)ix->n_doms)) < 0)
+	if (!(x = calloc(1, sizeof(*x)))) {
+		*err = t4_err(ENOMEM, "out of memory for the log's tables");
 		return NULL;
-	memset(&ix->ev_maps[ix->n_doms], 0, sizeof(*ix->ev_maps));
-	struct t4_index_domain *d = &ix->doms[ix->n_doms++];
-	memset(d, 0, sizeof(*d));
+	}
+	if ((*err = t4_idmap_put(&ix->dom_map, id, (uint32_t)ix->n_doms)) < 0) {
+		free(x);
+		return NULL;
+	}
+	ix->doms[ix->n_doms++] = x;
+	struct t4_index_domain *d = &x->pub;
 	d->d.domain_id = id;
 	d->d.cpu = -1;
 	d->d.clock_event = -1;
 	snprintf(d->d.name, sizeof(d->d.name), "domain%u", id);
-	return d;
+	return x;
 }
 
 static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 {
 	int err = 0;
-	struct t4_index_domain *d = dom_get(ix, e->domain_id, &err);
+	struct ixdom *x = dom_get(ix, e->domain_id, &err);
 
-	if (!d)
+	if (!x)
 		return err;
-	struct t4_idmap *em = &ix->ev_maps[d - ix->doms];
+	struct t4_index_domain *d = &x->pub;
+	struct t4_idmap *em = &x->ev_map;
 	int64_t slot = t4_idmap_get(em, e->index);
 
 	if (e->index < T4_MAX_COUNTERS) {
@@ -253,13 +266,39 @@ static struct t4_index_sched *sched_get(struct t4_index *ix, uint32_t id, int *e
 	return &ix->scheds[lo];
 }
 
+/* How far a scheduler's trigger IDs may run ahead of its reference time:
+ * one ID per period on the grid, commands' single triggers on top (a few
+ * thousand a second at most), and slack. */
+#define REF_ID_SLACK 4096u
+#define REF_ID_PER_PERIOD 16u
+
+bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *r)
+{
+	const struct t4_index_sched *s = t4_index_sched(ix, r->sched_id);
+	uint64_t period = ix->have_session && ix->session.period_ns ? ix->session.period_ns : 0;
+
+	if (!s || !s->refs || r->trigger_id <= s->last)
+		return true; /* a first one, or late: nothing to weigh it against */
+	uint64_t jump = r->trigger_id - s->last;
+	uint64_t dt = r->ref_ns > s->last_ns ? r->ref_ns - s->last_ns : 0;
+	uint64_t allowed = period ? dt / period * REF_ID_PER_PERIOD : dt / 1000; /* 1 us */
+	return jump <= REF_ID_SLACK || jump - REF_ID_SLACK <= allowed;
+}
+
 static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 {
 	int err = 0;
-	struct t4_index_sched *s = sched_get(ix, r->sched_id, &err);
+	struct t4_index_sched *s;
 
+	if (!t4_index_ref_plausible(ix, r)) {
+		ix->counts.implausible_refs++; /* damage: its ID jumps further than its time */
+		return 0;
+	}
+	s = sched_get(ix, r->sched_id, &err);
 	ix->counts.refs++;
 	ix->counts.ref_overruns += r->overruns;
+	if (!ix->origin_ns || (r->ref_ns && r->ref_ns < ix->origin_ns))
+		ix->origin_ns = r->ref_ns;
 	if (!s)
 		return err;
 	if (s->refs == 0 || r->trigger_id < s->first) {
@@ -279,7 +318,8 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 {
 	int err = 0;
-	struct t4_index_domain *d = dom_get(ix, r->domain_id, &err);
+	struct ixdom *x = dom_get(ix, r->domain_id, &err);
+	struct t4_index_domain *d = x ? &x->pub : NULL;
 	bool failed = r->flags & T4_RET_READ_FAILED;
 
 	ix->counts.rets++;
@@ -338,12 +378,12 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
 {
 	int err = 0;
-	struct t4_index_domain *d = dom_get(ix, p->domain_id, &err);
+	struct ixdom *x = dom_get(ix, p->domain_id, &err);
 
-	if (!d)
+	if (!x)
 		return err;
-	d->d = *p;
-	d->described = true;
+	x->pub.d = *p;
+	x->pub.described = true;
 	return 0;
 }
 
@@ -400,6 +440,11 @@ const struct t4_status_pkt *t4_index_status(const struct t4_index *ix)
 	return ix->have_status ? &ix->status : NULL;
 }
 
+uint64_t t4_index_origin_ns(const struct t4_index *ix)
+{
+	return ix->origin_ns;
+}
+
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix)
 {
 	return &ix->counts;
@@ -412,13 +457,13 @@ size_t t4_index_n_domains(const struct t4_index *ix)
 
 const struct t4_index_domain *t4_index_domain_at(const struct t4_index *ix, size_t i)
 {
-	return i < ix->n_doms ? &ix->doms[i] : NULL;
+	return i < ix->n_doms ? &ix->doms[i]->pub : NULL;
 }
 
 const struct t4_index_domain *t4_index_domain(const struct t4_index *ix, uint32_t id)
 {
 	int64_t slot = t4_idmap_get(&ix->dom_map, id);
-	return slot >= 0 ? &ix->doms[slot] : NULL;
+	return slot >= 0 ? &ix->doms[slot]->pub : NULL;
 }
 
 const struct t4_event_pkt *t4_index_event(const struct t4_index *ix, uint32_t domain_id,
@@ -426,7 +471,7 @@ const struct t4_event_pkt *t4_index_event(const struct t4_index *ix, uint32_t do
 {
 	int64_t d = t4_idmap_get(&ix->dom_map, domain_id), e;
 
-	if (d < 0 || (e = t4_idmap_get(&ix->ev_maps[d], index)) < 0)
+	if (d < 0 || (e = t4_idmap_get(&ix->doms[d]->ev_map, index)) < 0)
 		return NULL;
 	return &ix->events[e];
 }

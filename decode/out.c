@@ -14,7 +14,16 @@ static const struct out_backend *const backends[] = {
 	[T4_FMT_CSV] = &out_csv,
 	[T4_FMT_JSONL] = &out_jsonl,
 	[T4_FMT_PERFETTO] = &out_perfetto,
-	[T4_FMT_PHASES_CSV] = &out_phases_csv,
+	[T4_FMT_SLICES] = &out_slices,
+	[T4_FMT_PHASES] = &out_phases,
+};
+
+/* Names users typed before a format was renamed. */
+static const struct {
+	const char *name;
+	enum t4_out_format format;
+} aliases[] = {
+	{ "phases-csv", T4_FMT_SLICES },
 };
 
 int t4_out_format_parse(const char *s, enum t4_out_format *out)
@@ -24,7 +33,18 @@ int t4_out_format_parse(const char *s, enum t4_out_format *out)
 			*out = (enum t4_out_format)i;
 			return 0;
 		}
-	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl, perfetto or phases-csv", s);
+	for (size_t i = 0; i < T4_ARRAY_LEN(aliases); i++)
+		if (!strcmp(s, aliases[i].name)) {
+			*out = aliases[i].format;
+			return 0;
+		}
+	return t4_err(EINVAL, "format '%s': use summary, csv, jsonl, perfetto, phases or slices",
+		      s);
+}
+
+const char *t4_out_format_name(enum t4_out_format f)
+{
+	return (unsigned)f < T4_ARRAY_LEN(backends) ? backends[f]->name : "?";
 }
 
 int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *f)
@@ -76,6 +96,8 @@ int out_close(struct t4_output *x)
 {
 	int rc = t4_wbuf_flush(&x->w);
 
+	if (!rc && ferror(x->f)) /* the summary prints with stdio */
+		rc = -(errno ? errno : EIO);
 	if (rc == -EPIPE)
 		return rc; /* the reader went away (| head): not an error to print */
 	return rc < 0 ? t4_err(-rc, "writing the %s output: %s", x->be->name, strerror(-rc)) : 0;

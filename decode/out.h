@@ -24,7 +24,8 @@ struct t4_output {
 	void *state; /* the backend's own */
 };
 
-extern const struct out_backend out_summary, out_csv, out_jsonl, out_perfetto, out_phases_csv;
+extern const struct out_backend out_summary, out_csv, out_jsonl, out_perfetto, out_slices,
+	out_phases;
 
 /* Flush; the error, if any, named (EPIPE returned silently). */
 int out_close(struct t4_output *x);

@@ -1,19 +1,36 @@
-/* out_csv.c - `decode -f csv`: the timeline in tidy long form, one row per
- * interval x event and per interval x metric:
+/* out_csv.c - the CSV outputs:
  *
- *   trigger,start_ns,end_ns,bookmark,domain,pmu,event,value,unit
+ * `decode -f csv`: the timeline in tidy long form, one row per interval x
+ * event (kind `counter`) and per interval x metric (kind `metric`):
  *
- * and `decode -f phases-csv`: the CPU and GPU slices, one row each:
+ *   trigger,start_ns,end_ns,bookmark,domain,pmu,event,value,unit,kind,occurrence
+ *
+ * An interval that a phase boundary cuts is one row set per phase
+ * (attrib.c), so grouping by (bookmark, occurrence) gives exactly the
+ * summary's phase totals. `occurrence` numbers the spans of one bookmark
+ * (1, 2, ...), as the summary's NAME#N does.
+ *
+ * `decode -f phases`: the phase table, one row per phase span:
+ *
+ *   phase,occurrence,start_ns,end_ns,duration_ns,triggers,boundary
+ *
+ * (`boundary`: `exact` where the bookmarks' set times cut the phases,
+ * `trigger` where the reference packets' bookmarks do: FORMAT.md 6).
+ *
+ * `decode -f slices` (`phases-csv`, its old name): the CPU and GPU
+ * slices, one row each:
  *
  *   start_ns,end_ns,kind,cpu,pid,tid,name,context
  *
  * (kind `cpu`: a thread on a CPU, name its comm; kind `gpu`: a job of the
  * GPU fence context `context`, submitted by pid/tid, name its timeline).
  *
- * Times are integer ns of the reference clock; counts are integers,
- * metrics decimals (absent metrics have no row). Fields are quoted by RFC
- * 4180 when they hold the separator (-x), a quote or a line break. The
- * part of a row shared by every row of an interval is formatted once.
+ * Times are integer ns in the --time base (the reference clock, ns from
+ * the first trigger, or UTC ns); counts are integers, metrics decimals
+ * (absent metrics have no row). Fields are quoted by RFC 4180 when they
+ * hold the separator (-x), a quote or a line break; bytes that are not
+ * UTF-8 become the text \xNN. The part of a row shared by every row of an
+ * interval is formatted once.
  */
 #include "out.h"
 #include "../util/util.h"
@@ -24,7 +41,26 @@
 
 struct csv_state {
 	struct t4_wbuf prefix; /* trigger..domain of the current interval */
+	struct t4_wbuf suffix; /* ,occurrence and the line end */
+	bool checked;          /* the time base was checked against the log */
 };
+
+/* A reference time in the output's time base. */
+static void field_time(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec,
+		       uint64_t t)
+{
+	t4_wbuf_i64(w, t4_decoder_time(dec, t, x->o.time));
+	t4_wbuf_ch(w, x->o.csv_sep);
+}
+
+/* Once, at the first row: can the log give the times asked for? */
+static int time_check(struct t4_output *x, const struct t4_decoder *dec, bool *checked)
+{
+	if (*checked)
+		return 0;
+	*checked = true;
+	return t4_decoder_time_ok(dec, x->o.time);
+}
 
 static void header(struct t4_output *x, const char *const *cols, size_t n)
 {
@@ -40,11 +76,14 @@ static int csv_init(struct t4_output *x)
 {
 	struct csv_state *st = calloc(1, sizeof(*st));
 	static const char *const cols[] = {
-		"trigger", "start_ns", "end_ns", "bookmark", "domain",
-		"pmu", "event", "value", "unit",
+		"trigger", "start_ns", "end_ns", "bookmark", "domain", "pmu",
+		"event", "value", "unit", "kind", "occurrence",
 	};
 
-	if (!st || t4_wbuf_init(&st->prefix, NULL, 1024) < 0) {
+	if (!st || t4_wbuf_init(&st->prefix, NULL, 1024) < 0 ||
+	    t4_wbuf_init(&st->suffix, NULL, 64) < 0) {
+		if (st)
+			t4_wbuf_free(&st->prefix);
 		free(st);
 		return t4_err(ENOMEM, "out of memory");
 	}
@@ -57,8 +96,10 @@ static void csv_fini(struct t4_output *x)
 {
 	struct csv_state *st = x->state;
 
-	if (st)
+	if (st) {
 		t4_wbuf_free(&st->prefix);
+		t4_wbuf_free(&st->suffix);
+	}
 	free(st);
 }
 
@@ -74,11 +115,15 @@ static void row_start(struct t4_output *x, const char *pmu, const char *name)
 	t4_wbuf_ch(&x->w, sep);
 }
 
-static void row_end(struct t4_output *x, const char *unit)
+static void row_end(struct t4_output *x, const char *unit, const char *kind)
 {
+	struct csv_state *st = x->state;
+
 	t4_wbuf_ch(&x->w, x->o.csv_sep);
 	t4_wbuf_csv_field(&x->w, unit, x->o.csv_sep);
-	t4_wbuf_ch(&x->w, '\n');
+	t4_wbuf_ch(&x->w, x->o.csv_sep);
+	t4_wbuf_str(&x->w, kind);
+	t4_wbuf_put(&x->w, st->suffix.buf, st->suffix.len);
 }
 
 static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
@@ -88,31 +133,36 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
 	struct t4_wbuf *p = &st->prefix;
 	char sep = x->o.csv_sep;
+	int rc;
 
+	if ((rc = time_check(x, dec, &st->checked)) < 0)
+		return rc;
 	p->len = 0;
 	t4_wbuf_u64(p, iv->trigger);
 	t4_wbuf_ch(p, sep);
-	t4_wbuf_u64(p, iv->start_ns);
-	t4_wbuf_ch(p, sep);
-	t4_wbuf_u64(p, iv->end_ns);
-	t4_wbuf_ch(p, sep);
+	field_time(x, p, dec, iv->start_ns);
+	field_time(x, p, dec, iv->end_ns);
 	t4_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep);
 	t4_wbuf_ch(p, sep);
 	t4_wbuf_csv_field(p, dm->name, sep);
 	t4_wbuf_ch(p, sep);
+	st->suffix.len = 0;
+	t4_wbuf_ch(&st->suffix, sep);
+	t4_wbuf_u64(&st->suffix, iv->occurrence);
+	t4_wbuf_ch(&st->suffix, '\n');
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
 		row_start(x, dm->pmu, dm->event_name[i]);
 		t4_wbuf_u64(&x->w, iv->counts[i]);
-		row_end(x, dm->event_unit[i]);
+		row_end(x, dm->event_unit[i], "counter");
 	}
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue; /* not asked for, or absent (NaN) */
 		row_start(x, dm->pmu, dm->metric_name[m]);
 		t4_wbuf_f64(&x->w, iv->metrics[m]);
-		row_end(x, dm->metric_unit[m]);
+		row_end(x, dm->metric_unit[m], "metric");
 	}
 	return out_status(x);
 }
@@ -123,14 +173,16 @@ static int csv_finish(void *ud, const struct t4_decoder *dec)
 	return out_close(ud);
 }
 
-/* ---- phases-csv ------------------------------------------------------------ */
+/* ---- phases: the phase table ---------------------------------------------- */
 
 static int phases_init(struct t4_output *x)
 {
 	static const char *const cols[] = {
-		"start_ns", "end_ns", "kind", "cpu", "pid", "tid", "name", "context",
+		"phase", "occurrence", "start_ns", "end_ns", "duration_ns", "triggers", "boundary",
 	};
 
+	if (!(x->state = calloc(1, sizeof(struct csv_state))))
+		return t4_err(ENOMEM, "out of memory");
 	header(x, cols, T4_ARRAY_LEN(cols));
 	return 0;
 }
@@ -141,16 +193,68 @@ static void field_u64(struct t4_wbuf *w, uint64_t v, char sep)
 	t4_wbuf_ch(w, sep);
 }
 
-static int phases_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
 {
 	struct t4_output *x = ud;
+	struct csv_state *st = x->state;
+	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, i);
+	struct t4_wbuf *w = &x->w;
+	char sep = x->o.csv_sep;
+	int rc;
+
+	if ((rc = time_check(x, dec, &st->checked)) < 0)
+		return rc;
+	t4_wbuf_csv_field(w, ph->name, sep);
+	t4_wbuf_ch(w, sep);
+	field_u64(w, ph->occurrence, sep);
+	field_time(x, w, dec, ph->start_ns);
+	field_time(x, w, dec, ph->end_ns);
+	field_u64(w, ph->end_ns - ph->start_ns, sep);
+	field_u64(w, ph->triggers, sep);
+	t4_wbuf_str(w, ph->exact ? "exact" : "trigger");
+	t4_wbuf_ch(w, '\n');
+	return out_status(x);
+}
+
+static void phases_fini(struct t4_output *x)
+{
+	free(x->state);
+}
+
+const struct out_backend out_phases = {
+	.name = "phases",
+	.ops = { .phase = phases_phase, .finish = csv_finish },
+	.init = phases_init,
+	.fini = phases_fini,
+};
+
+/* ---- slices: the workload's CPU and GPU slices ------------------------------ */
+
+static int slices_init(struct t4_output *x)
+{
+	static const char *const cols[] = {
+		"start_ns", "end_ns", "kind", "cpu", "pid", "tid", "name", "context",
+	};
+
+	if (!(x->state = calloc(1, sizeof(struct csv_state))))
+		return t4_err(ENOMEM, "out of memory");
+	header(x, cols, T4_ARRAY_LEN(cols));
+	return 0;
+}
+
+static int slices_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
+{
+	struct t4_output *x = ud;
+	struct csv_state *st = x->state;
 	struct t4_wbuf *w = &x->w;
 	char sep = x->o.csv_sep;
 	bool gpu = s->kind == T4_SLICE_GPU;
+	int rc;
 
-	(void)dec;
-	field_u64(w, s->start_ns, sep);
-	field_u64(w, s->end_ns, sep);
+	if ((rc = time_check(x, dec, &st->checked)) < 0)
+		return rc;
+	field_time(x, w, dec, s->start_ns);
+	field_time(x, w, dec, s->end_ns);
 	t4_wbuf_str(w, gpu ? "gpu" : "cpu");
 	t4_wbuf_ch(w, sep);
 	if (!gpu)
@@ -163,13 +267,14 @@ static int phases_slice(void *ud, const struct t4_decoder *dec, const struct t4_
 	if (gpu)
 		t4_wbuf_u64(w, s->context);
 	t4_wbuf_ch(w, '\n');
-	return w->error;
+	return out_status(x);
 }
 
-const struct out_backend out_phases_csv = {
-	.name = "phases-csv",
-	.ops = { .slice = phases_slice, .finish = csv_finish },
-	.init = phases_init,
+const struct out_backend out_slices = {
+	.name = "slices",
+	.ops = { .slice = slices_slice, .finish = csv_finish },
+	.init = slices_init,
+	.fini = phases_fini,
 };
 
 const struct out_backend out_csv = {

@@ -1,25 +1,44 @@
-/* out_jsonl.c - `decode -f jsonl`: one JSON object per line, one line per
- * (domain, interval):
+/* out_jsonl.c - `decode -f jsonl`: one JSON object per line, each with a
+ * "type":
  *
- *   {"domain": "...", "pmu": "...", "kind": "ucf", "trigger": 12,
- *    "first_trigger": 12, "start_ns": ..., "end_ns": ..., "elapsed_ns": ...,
- *    "bookmark": "phase1", "counts": {"cycles": 1781000, ...},
- *    "metrics": {"mem_read_bw": 12.5, ...}, "flags": ["spans"]}
- *
- * The CPU and GPU slices (bpf/phases) are lines of their own, told apart
- * by their "slice" key:
- *
- *   {"slice": "cpu", "start_ns": ..., "end_ns": ..., "cpu": 3, "pid": ...,
- *    "tid": ..., "name": "worker", "bookmark": "phase1"}
- *   {"slice": "gpu", ..., "context": 12, "seqno": 99, "driver": ...,
- *    "timeline": ...}
+ *   header    first: what the log is and what the numbers are: host,
+ *             "simulated", the reference clock, the time base (--time),
+ *             the origin (the first trigger), the realtime anchor, the
+ *             period, the phase attribution rule ("time": bookmark times;
+ *             "trigger": older logs, FORMAT.md 6)
+ *   domain    before a domain's first interval: its PMU, kind, the unit
+ *             of every event ("units") and every metric's unit and
+ *             formula ("metrics")
+ *   interval  one per (domain, interval); an interval that a phase
+ *             boundary cuts is one per phase (attrib.c):
+ *             {"type": "interval", "domain": ..., "pmu": ..., "kind": "ucf",
+ *              "trigger": 12, "first_trigger": 12, "start_ns": ...,
+ *              "end_ns": ..., "elapsed_ns": ..., "bookmark": "phase1",
+ *              "occurrence": 1, "counts": {...}, "metrics": {...},
+ *              "flags": ["spans"]}
+ *   slice     a CPU slice or a GPU job of the workload ("slice": "cpu" or
+ *             "gpu")
+ *   phase     at the end, one per phase span, as `-f phases`
  *
  * Counts are JSON integers (64-bit: readers that keep numbers as doubles,
  * like jq, round counts above 2^53), absent metrics are left out, `flags`
- * is omitted when empty.
+ * is omitted when empty. Names that are not UTF-8 carry their bad bytes
+ * as the text \xNN.
  */
 #include "out.h"
 #include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSONL_VERSION 2
+
+struct jsonl_state {
+	bool started;       /* the header record is out */
+	uint8_t *described; /* per domain slot: its domain record is out */
+	size_t cap;
+};
 
 static void key(struct t4_wbuf *w, const char *k, bool first)
 {
@@ -34,6 +53,113 @@ static void key_u64(struct t4_wbuf *w, const char *k, uint64_t v)
 	key(w, k, false);
 	t4_wbuf_u64(w, v);
 }
+
+static void key_str(struct t4_wbuf *w, const char *k, const char *v)
+{
+	key(w, k, false);
+	t4_wbuf_json_str(w, v);
+}
+
+static void key_time(struct t4_output *x, const struct t4_decoder *dec, const char *k,
+		     uint64_t t)
+{
+	key(&x->w, k, false);
+	t4_wbuf_i64(&x->w, t4_decoder_time(dec, t, x->o.time));
+}
+
+static void record(struct t4_wbuf *w, const char *type)
+{
+	t4_wbuf_ch(w, '{');
+	key(w, "type", true);
+	t4_wbuf_json_str(w, type);
+}
+
+/* ---- header and domains ------------------------------------------------------ */
+
+static int start(struct t4_output *x, const struct t4_decoder *dec)
+{
+	struct jsonl_state *st = x->state;
+	const struct t4_session_pkt *s = t4_index_session(t4_decoder_index(dec));
+	struct t4_wbuf *w = &x->w;
+	int rc;
+
+	if (st->started)
+		return 0;
+	st->started = true;
+	if ((rc = t4_decoder_time_ok(dec, x->o.time)) < 0)
+		return rc;
+	record(w, "header");
+	key_str(w, "format", "t410trace-jsonl");
+	key_u64(w, "version", JSONL_VERSION);
+	key_str(w, "log", x->o.log_name ? x->o.log_name : "-");
+	key_str(w, "host", s ? s->host : "");
+	key(w, "simulated", false);
+	t4_wbuf_str(w, s && (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
+	key_str(w, "ref_clock", t4_ref_clock_name(s ? s->ref_clock : T4_REFCLK_MONOTONIC_RAW));
+	key_str(w, "time", t4_time_base_name(x->o.time));
+	key_u64(w, "origin_ns", t4_decoder_origin_ns(dec));
+	if (s && s->start_ref_ns && s->start_real_ns) {
+		key(w, "realtime_anchor", false);
+		t4_wbuf_ch(w, '{');
+		key(w, "ref_ns", true);
+		t4_wbuf_u64(w, s->start_ref_ns);
+		key_u64(w, "real_ns", s->start_real_ns);
+		t4_wbuf_ch(w, '}');
+	}
+	key_u64(w, "period_ns", s ? s->period_ns : 0);
+	key_str(w, "attribution", t4_decoder_phases_exact(dec) ? "time" : "trigger");
+	t4_wbuf_str(w, "}\n");
+	return 0;
+}
+
+static int describe(struct t4_output *x, const struct t4_dec_domain *dm, uint32_t slot)
+{
+	struct jsonl_state *st = x->state;
+	struct t4_wbuf *w = &x->w;
+	bool first = true;
+
+	if (slot >= st->cap) {
+		size_t cap = slot < 32 ? 64 : 2 * (size_t)slot;
+		uint8_t *d = realloc(st->described, cap);
+		if (!d)
+			return t4_err(ENOMEM, "out of memory");
+		memset(d + st->cap, 0, cap - st->cap);
+		st->described = d;
+		st->cap = cap;
+	}
+	if (st->described[slot])
+		return 0;
+	st->described[slot] = 1;
+	record(w, "domain");
+	key_str(w, "domain", dm->name);
+	key_str(w, "pmu", dm->pmu);
+	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
+	key_str(w, "label", dm->kind_label);
+	key(w, "cpu", false);
+	t4_wbuf_i64(w, dm->ix->d.cpu);
+	key(w, "units", false);
+	t4_wbuf_ch(w, '{');
+	for (uint32_t i = 0; i < dm->n_counts; i++, first = false) {
+		key(w, dm->event_name[i], first);
+		t4_wbuf_json_str(w, dm->event_unit[i]);
+	}
+	t4_wbuf_ch(w, '}');
+	key(w, "metrics", false);
+	t4_wbuf_ch(w, '{');
+	first = true;
+	for (uint32_t m = 0; m < dm->n_metrics; m++, first = false) {
+		key(w, dm->metric_name[m], first);
+		t4_wbuf_ch(w, '{');
+		key(w, "unit", true);
+		t4_wbuf_json_str(w, dm->metric_unit[m]);
+		key_str(w, "formula", dm->metric_formula[m] ? dm->metric_formula[m] : "");
+		t4_wbuf_ch(w, '}');
+	}
+	t4_wbuf_str(w, "}}\n");
+	return 0;
+}
+
+/* ---- intervals ----------------------------------------------------------------- */
 
 static void counts(struct t4_wbuf *w, const struct t4_dec_domain *dm,
 		   const struct t4_interval *iv)
@@ -91,21 +217,21 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	struct t4_output *x = ud;
 	struct t4_wbuf *w = &x->w;
 	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
+	int rc;
 
-	t4_wbuf_ch(w, '{');
-	key(w, "domain", true);
-	t4_wbuf_json_str(w, dm->name);
-	key(w, "pmu", false);
-	t4_wbuf_json_str(w, dm->pmu);
-	key(w, "kind", false);
-	t4_wbuf_json_str(w, t4_domain_kind_name(dm->ix->d.kind));
+	if ((rc = start(x, dec)) < 0 || (rc = describe(x, dm, iv->domain)) < 0)
+		return rc;
+	record(w, "interval");
+	key_str(w, "domain", dm->name);
+	key_str(w, "pmu", dm->pmu);
+	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
 	key_u64(w, "trigger", iv->trigger);
 	key_u64(w, "first_trigger", iv->first_trigger);
-	key_u64(w, "start_ns", iv->start_ns);
-	key_u64(w, "end_ns", iv->end_ns);
+	key_time(x, dec, "start_ns", iv->start_ns);
+	key_time(x, dec, "end_ns", iv->end_ns);
 	key_u64(w, "elapsed_ns", iv->elapsed_ns);
-	key(w, "bookmark", false);
-	t4_wbuf_json_str(w, t4_decoder_bookmark(dec, iv->bookmark_id));
+	key_str(w, "bookmark", t4_decoder_bookmark(dec, iv->bookmark_id));
+	key_u64(w, "occurrence", iv->occurrence);
 	counts(w, dm, iv);
 	metrics(w, dm, iv);
 	flags(w, iv->flags);
@@ -113,17 +239,21 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	return out_status(x);
 }
 
+/* ---- slices and phases ----------------------------------------------------------- */
+
 static int jsonl_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
 {
 	struct t4_output *x = ud;
 	struct t4_wbuf *w = &x->w;
 	bool gpu = s->kind == T4_SLICE_GPU;
+	int rc;
 
-	t4_wbuf_ch(w, '{');
-	key(w, "slice", true);
-	t4_wbuf_json_str(w, gpu ? "gpu" : "cpu");
-	key_u64(w, "start_ns", s->start_ns);
-	key_u64(w, "end_ns", s->end_ns);
+	if ((rc = start(x, dec)) < 0)
+		return rc;
+	record(w, "slice");
+	key_str(w, "slice", gpu ? "gpu" : "cpu");
+	key_time(x, dec, "start_ns", s->start_ns);
+	key_time(x, dec, "end_ns", s->end_ns);
 	if (!gpu)
 		key_u64(w, "cpu", s->cpu);
 	key_u64(w, "pid", s->pid);
@@ -131,28 +261,64 @@ static int jsonl_slice(void *ud, const struct t4_decoder *dec, const struct t4_s
 	if (gpu) {
 		key_u64(w, "context", s->context);
 		key_u64(w, "seqno", s->seqno);
-		key(w, "driver", false);
-		t4_wbuf_json_str(w, s->driver);
-		key(w, "timeline", false);
-		t4_wbuf_json_str(w, s->timeline);
+		key_str(w, "driver", s->driver);
+		key_str(w, "timeline", s->timeline);
 	} else {
-		key(w, "name", false);
-		t4_wbuf_json_str(w, s->name);
+		key_str(w, "name", s->name);
 	}
-	key(w, "bookmark", false);
-	t4_wbuf_json_str(w, t4_decoder_bookmark(dec, s->bookmark_id));
+	key_str(w, "bookmark", t4_decoder_bookmark(dec, s->bookmark_id));
 	t4_wbuf_str(w, "}\n");
-	return w->error;
+	return out_status(x);
+}
+
+static int jsonl_phase(void *ud, const struct t4_decoder *dec, size_t i)
+{
+	struct t4_output *x = ud;
+	struct t4_wbuf *w = &x->w;
+	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, i);
+	int rc;
+
+	if ((rc = start(x, dec)) < 0)
+		return rc;
+	record(w, "phase");
+	key_str(w, "phase", ph->name);
+	key_u64(w, "occurrence", ph->occurrence);
+	key_time(x, dec, "start_ns", ph->start_ns);
+	key_time(x, dec, "end_ns", ph->end_ns);
+	key_u64(w, "duration_ns", ph->end_ns - ph->start_ns);
+	key_u64(w, "triggers", ph->triggers);
+	key_str(w, "boundary", ph->exact ? "exact" : "trigger");
+	t4_wbuf_str(w, "}\n");
+	return out_status(x);
 }
 
 static int jsonl_finish(void *ud, const struct t4_decoder *dec)
 {
-	(void)dec;
-	return out_close(ud);
+	int rc = start(ud, dec); /* nothing decoded: still the header */
+
+	return rc < 0 ? rc : out_close(ud);
+}
+
+static int jsonl_init(struct t4_output *x)
+{
+	return (x->state = calloc(1, sizeof(struct jsonl_state))) ? 0
+								    : t4_err(ENOMEM, "out of memory");
+}
+
+static void jsonl_fini(struct t4_output *x)
+{
+	struct jsonl_state *st = x->state;
+
+	if (st)
+		free(st->described);
+	free(st);
 }
 
 const struct out_backend out_jsonl = {
 	.name = "jsonl",
-	.ops = { .interval = jsonl_interval, .slice = jsonl_slice, .finish = jsonl_finish },
+	.ops = { .interval = jsonl_interval, .slice = jsonl_slice, .phase = jsonl_phase,
+		 .finish = jsonl_finish },
 	.wants_metrics = true,
+	.init = jsonl_init,
+	.fini = jsonl_fini,
 };

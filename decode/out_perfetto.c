@@ -67,6 +67,8 @@ typedef Perfetto__Protos__TrackEvent pf_event;
 typedef Perfetto__Protos__TrackEvent__Type pf_event_type;
 typedef Perfetto__Protos__ClockSnapshot pf_snapshot;
 typedef Perfetto__Protos__ClockSnapshot__Clock pf_clock;
+typedef Perfetto__Protos__ThreadDescriptor pf_thread_desc;
+typedef Perfetto__Protos__ProcessDescriptor pf_process_desc;
 
 #define PF_SEQ 1 /* trusted_packet_sequence_id */
 #define PF_MONOTONIC PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC
@@ -88,6 +90,16 @@ enum pf_class {
 	PF_METRIC = 6,
 	PF_THREAD = 7, /* a workload thread: its on-CPU slices */
 	PF_GPU = 8,    /* a GPU fence context: its jobs */
+	PF_PROCESS = 9, /* a workload process: its threads' group */
+};
+
+/* The order of the root's children (explicit: the phases first, then the
+ * PMU kinds in kind order, then the workload). */
+enum {
+	PF_RANK_PHASES = 0,
+	PF_RANK_KIND = 10,     /* + the kind */
+	PF_RANK_WORKLOAD = 100,
+	PF_RANK_GPU = 101,
 };
 #define PF_GROUP 0xffff /* item of a class's group track (object 0) */
 
@@ -111,8 +123,9 @@ struct pf_state {
 	uint64_t kinds;       /* bit k: kind group k described */
 	struct pf_dom *doms;
 	size_t cap_doms;
-	bool groups[2];       /* CPU / GPU group track described */
+	bool gpu_group;       /* the GPU jobs' group track described */
 	struct t4_idmap threads; /* TIDs whose track is described */
+	struct t4_idmap processes; /* PIDs likewise */
 	uint64_t *gpus;       /* contexts whose track is described */
 	size_t n_gpus, cap_gpus;
 };
@@ -131,6 +144,7 @@ static void pf_fini(struct t4_output *x)
 	if (st) {
 		free(st->doms);
 		t4_idmap_free(&st->threads);
+		t4_idmap_free(&st->processes);
 		free(st->gpus);
 	}
 	free(st);
@@ -207,21 +221,39 @@ static void pf_counter(struct t4_output *x, uint64_t ts, uint64_t track, const u
 	pf_write_event(x, ts, &ev);
 }
 
-/* A track under parent (0: a top-level one); counter tracks have cd. */
-static void pf_track(struct t4_output *x, uint64_t uuid, uint64_t parent, const char *name,
-		     pf_counter_desc *cd)
+/* Text for a protobuf string: bytes that are not UTF-8 as \\xNN
+ * (protobuf readers refuse the rest). */
+static const char *pf_text(const char *s, char *buf, size_t cap)
+{
+	return t4_text(s, 0, buf, cap);
+}
+
+/* A track under parent (0: a top-level one) at sibling rank `rank`
+ * (INT32_MIN: none); counter tracks have cd. */
+static void pf_track_desc_write(struct t4_output *x, pf_track_desc *td, uint64_t uuid,
+				uint64_t parent, const char *name, int32_t rank)
 {
 	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	char safe[4 * T4_NAME_MAX + 64];
+
+	td->has_uuid = true;
+	td->uuid = uuid;
+	td->has_parent_uuid = parent != 0;
+	td->parent_uuid = parent;
+	td->name = (char *)pf_text(name, safe, sizeof(safe));
+	td->has_sibling_order_rank = rank != INT32_MIN;
+	td->sibling_order_rank = rank;
+	p.track_descriptor = td;
+	pf_write(x, &p);
+}
+
+static void pf_track(struct t4_output *x, uint64_t uuid, uint64_t parent, const char *name,
+		     pf_counter_desc *cd, int32_t rank)
+{
 	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 
-	td.has_uuid = true;
-	td.uuid = uuid;
-	td.has_parent_uuid = parent != 0;
-	td.parent_uuid = parent;
-	td.name = (char *)name;
 	td.counter = cd;
-	p.track_descriptor = &td;
-	pf_write(x, &p);
+	pf_track_desc_write(x, &td, uuid, parent, name, rank);
 }
 
 /* ---- the trace's start: clock snapshot and root track ------------------------ */
@@ -281,7 +313,10 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 	snprintf(name, sizeof(name), "t410trace%s%s%s", s ? " " : "", s ? s->host : "",
 		 s && (s->flags & T4_SESSION_SIMULATED) ? " [SIMULATED Tegra410: not a measurement]"
 							: "");
-	pf_track(x, pf_uuid(PF_ROOT, 0, 0), 0, name, NULL);
+	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	td.has_child_ordering = true; /* its children by rank: the phases first */
+	td.child_ordering = PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
+	pf_track_desc_write(x, &td, pf_uuid(PF_ROOT, 0, 0), 0, name, INT32_MIN);
 }
 
 /* ---- domains and their counter tracks ------------------------------------------ */
@@ -311,20 +346,30 @@ static int pf_domain(struct t4_output *x, const struct t4_dec_domain *dm, uint32
 	(*out)->described = true;
 	if (!(st->kinds & (1ull << kind))) {
 		st->kinds |= 1ull << kind;
-		pf_track(x, group, pf_uuid(PF_ROOT, 0, 0), dm->kind_label, NULL);
+		pf_track(x, group, pf_uuid(PF_ROOT, 0, 0), dm->kind_label, NULL,
+			 PF_RANK_KIND + (int32_t)kind);
 	}
-	pf_track(x, pf_uuid(PF_DOMAIN, dm->id, 0), group, dm->name, NULL);
+	pf_track(x, pf_uuid(PF_DOMAIN, dm->id, 0), group, dm->name, NULL, INT32_MIN);
 	return 0;
 }
 
-static Perfetto__Protos__CounterDescriptor__Unit pf_unit(const char *unit, bool metric)
+/* Perfetto's own units for bytes and ns; any other unit by its name
+ * (unit_name: GB/s, GHz, %, req/cycle, requests, ...); a count without a
+ * unit is a count. */
+static void pf_unit(pf_counter_desc *cd, const char *unit, bool metric)
 {
-	if (!strcmp(unit, "bytes"))
-		return PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
-	if (!strcmp(unit, "ns"))
-		return PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_TIME_NS;
-	return metric ? PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_UNSPECIFIED
-		      : PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_COUNT;
+	cd->has_unit = true;
+	if (!strcmp(unit, "bytes")) {
+		cd->unit = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
+	} else if (!strcmp(unit, "ns")) {
+		cd->unit = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_TIME_NS;
+	} else if (*unit) {
+		cd->unit = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_UNSPECIFIED;
+		cd->unit_name = (char *)unit;
+	} else {
+		cd->unit = metric ? PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_UNSPECIFIED
+				  : PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_COUNT;
+	}
 }
 
 _Static_assert(T4_MAX_COUNTERS <= 64, "one bit per counter track in struct pf_dom");
@@ -345,9 +390,9 @@ static uint64_t pf_series(struct t4_output *x, const struct t4_dec_domain *dm,
 	unit = unit ? unit : "";
 	snprintf(name, sizeof(name), *unit ? "%s (%s)" : "%s",
 		 metric ? dm->metric_name[i] : dm->event_name[i], unit);
-	cd.has_unit = true;
-	cd.unit = pf_unit(unit, metric);
-	pf_track(x, uuid, pf_uuid(PF_DOMAIN, dm->id, 0), name, &cd);
+	char safe_unit[64];
+	pf_unit(&cd, pf_text(unit, safe_unit, sizeof(safe_unit)), metric);
+	pf_track(x, uuid, pf_uuid(PF_DOMAIN, dm->id, 0), name, &cd, INT32_MIN);
 	return uuid;
 }
 
@@ -384,30 +429,76 @@ static int pf_phase(void *ud, const struct t4_decoder *dec, size_t p)
 	pf_start(x, dec, ph->start_ns);
 	if (!st->phases_described) {
 		st->phases_described = true;
-		pf_track(x, pf_uuid(PF_PHASES, 0, 0), pf_uuid(PF_ROOT, 0, 0), "phases", NULL);
+		pf_track(x, pf_uuid(PF_PHASES, 0, 0), pf_uuid(PF_ROOT, 0, 0), "phases", NULL,
+			 PF_RANK_PHASES);
 	}
+	char safe[4 * T4_NAME_MAX + 16], label[4 * T4_NAME_MAX + 16];
+	snprintf(label, sizeof(label), "%s#%u", *ph->name ? ph->name : "(none)", ph->occurrence);
 	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->start_ns, PF_SLICE_BEGIN,
-		 *ph->name ? ph->name : "(none)");
+		 pf_text(label, safe, sizeof(safe)));
 	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->end_ns, PF_SLICE_END, NULL);
 	return out_status(x);
 }
 
-/* The group track of CPU (gpu false) or GPU slices, described once. */
-static uint64_t pf_group(struct t4_output *x, bool gpu)
+/* The group track of GPU jobs, described once. */
+static uint64_t pf_gpu_group(struct t4_output *x)
 {
 	struct pf_state *st = x->state;
-	uint64_t uuid = pf_uuid(gpu ? PF_GPU : PF_THREAD, 0, PF_GROUP);
+	uint64_t uuid = pf_uuid(PF_GPU, 0, PF_GROUP);
 
-	if (!st->groups[gpu]) {
-		st->groups[gpu] = true;
-		pf_track(x, uuid, pf_uuid(PF_ROOT, 0, 0),
-			 gpu ? "GPU jobs" : "CPU: workload threads", NULL);
+	if (!st->gpu_group) {
+		st->gpu_group = true;
+		pf_track(x, uuid, pf_uuid(PF_ROOT, 0, 0), "GPU jobs", NULL, PF_RANK_GPU);
 	}
 	return uuid;
 }
 
+/* A workload process's track (ProcessDescriptor: the UI groups its
+ * threads under it), described once. */
+static int pf_process(struct t4_output *x, const struct t4_decoder *dec, uint32_t pid)
+{
+	struct pf_state *st = x->state;
+	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	pf_process_desc pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+	char safe[4 * T4_NAME_MAX];
+	const char *name = t4_decoder_thread_name(dec, pid);
+
+	if (t4_idmap_get(&st->processes, pid) >= 0)
+		return 0;
+	pd.has_pid = true;
+	pd.pid = (int32_t)pid;
+	pd.process_name = *name ? (char *)pf_text(name, safe, sizeof(safe)) : NULL;
+	td.process = &pd;
+	pf_track_desc_write(x, &td, pf_uuid(PF_PROCESS, pid, 0), 0, name, INT32_MIN);
+	return t4_idmap_put(&st->processes, pid, 0);
+}
+
+/* A workload thread's track (ThreadDescriptor, in its process). */
+static int pf_thread(struct t4_output *x, const struct t4_decoder *dec, const struct t4_slice *s,
+		     uint64_t uuid)
+{
+	struct pf_state *st = x->state;
+	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	pf_thread_desc th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	char safe[4 * T4_NAME_MAX];
+	int rc;
+
+	if (t4_idmap_get(&st->threads, s->tid) >= 0)
+		return 0;
+	if ((rc = pf_process(x, dec, s->pid)) < 0)
+		return rc;
+	th.has_pid = th.has_tid = true;
+	th.pid = (int32_t)s->pid;
+	th.tid = s->tid;
+	th.thread_name = *s->name ? (char *)pf_text(s->name, safe, sizeof(safe)) : NULL;
+	td.thread = &th;
+	pf_track_desc_write(x, &td, uuid, 0, *s->name ? s->name : "thread", INT32_MIN);
+	return t4_idmap_put(&st->threads, s->tid, 0);
+}
+
 /* The track of slice s's thread or GPU context, described on first use. */
-static int pf_slice_track(struct t4_output *x, const struct t4_slice *s, uint64_t *uuid)
+static int pf_slice_track(struct t4_output *x, const struct t4_decoder *dec,
+			  const struct t4_slice *s, uint64_t *uuid)
 {
 	struct pf_state *st = x->state;
 	char name[3 * T4_NAME_MAX];
@@ -415,13 +506,8 @@ static int pf_slice_track(struct t4_output *x, const struct t4_slice *s, uint64_
 
 	*uuid = gpu ? pf_uuid(PF_GPU, (uint32_t)s->context, (uint16_t)(s->context >> 32))
 		    : pf_uuid(PF_THREAD, s->tid, 0);
-	if (!gpu) {
-		if (t4_idmap_get(&st->threads, s->tid) >= 0)
-			return 0;
-		snprintf(name, sizeof(name), "%s %u", *s->name ? s->name : "thread", s->tid);
-		pf_track(x, *uuid, pf_group(x, false), name, NULL);
-		return t4_idmap_put(&st->threads, s->tid, 0);
-	}
+	if (!gpu)
+		return pf_thread(x, dec, s, *uuid);
 	for (size_t i = 0; i < st->n_gpus; i++)
 		if (st->gpus[i] == s->context)
 			return 0;
@@ -431,7 +517,7 @@ static int pf_slice_track(struct t4_output *x, const struct t4_slice *s, uint64_
 	st->gpus[st->n_gpus++] = s->context;
 	snprintf(name, sizeof(name), "%s %s (context %llu)", *s->driver ? s->driver : "gpu",
 		 s->timeline, (unsigned long long)s->context);
-	pf_track(x, *uuid, pf_group(x, true), name, NULL);
+	pf_track(x, *uuid, pf_gpu_group(x), name, NULL, INT32_MIN);
 	return 0;
 }
 
@@ -445,7 +531,7 @@ static int pf_cpu_gpu_slice(void *ud, const struct t4_decoder *dec, const struct
 	int rc;
 
 	pf_start(x, dec, s->start_ns);
-	if ((rc = pf_slice_track(x, s, &track)) < 0)
+	if ((rc = pf_slice_track(x, dec, s, &track)) < 0)
 		return rc;
 	if (s->kind == T4_SLICE_GPU)
 		snprintf(name, sizeof(name), "job %llu (pid %u)", (unsigned long long)s->seqno,

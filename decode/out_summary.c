@@ -1,20 +1,28 @@
 /* out_summary.c - `decode` (default): what a recording says, for a person
  * at a terminal.
  *
- *   1. the recording: host, period, triggers, span, clock model;
- *   2. the phases: one row per bookmark span, then one per recurring name;
+ *   1. the recording: host, period, duration, triggers, trigger path,
+ *      clock model, SIMULATED when it is;
+ *   2. the phases: one row per bookmark span (NAME#OCCURRENCE);
  *   3. per PMU kind, a table of the headline metrics (bandwidth, latency,
  *      frequency, utilisation) of every PMU in every phase: averages over
  *      the phase computed from its totals, not means of ratios;
- *   4. per clock domain, its clock: frequency, drift, residual, segments,
- *      read window and model bound;
- *   5. what is missing: drops, overruns, damage, unanswered triggers.
+ *   4. EVENTS: every recorded event's total and rate per phase, summed
+ *      over the CPUs that count it (perf stat's answer; --per-cpu: one row
+ *      per CPU), from decode/totals.c, the code `record` and `info` use;
+ *   5. the workload per phase (CPU and GPU activity), when recorded;
+ *   6. CLOCK DOMAINS and 7. MISSING: one line per PMU kind and one line
+ *      when all is well; every domain and every count under -v or as
+ *      soon as something is wrong.
  *
- * Everything is printed at the end; the decoder keeps the totals.
+ * Every number is a phase total of decode/attrib.c (the same pieces -f
+ * csv and -f jsonl print), printed at the end. Each number column has one
+ * format (decode/table.c); names are escaped for the terminal.
  */
 #include "out.h"
 #include "../util/util.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,39 +32,48 @@
 #define MAX_COLS 16
 #define MAX_LISTED 32 /* phase occurrences listed one by one */
 
+/* Seconds from the origin; a placed instant a hair before it (a sample
+ * read just before the first trigger's reference time) is 0, never the
+ * "-0.000" of a rounding. */
 static double secs(uint64_t ns, uint64_t origin)
 {
-	return ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+	double s = ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+
+	return s < 0 && s > -0.0005 ? 0 : s; /* the table prints 3 decimals */
 }
 
-static void print_value(FILE *f, int width, double v)
+/* A name made safe for the terminal. */
+static const char *safe(const char *s, char *buf, size_t cap)
 {
-	if (!isfinite(v))
-		fprintf(f, " %*s", width, "-");
-	else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
-		fprintf(f, " %*.3e", width, v);
-	else
-		fprintf(f, " %*.*f", width, fabs(v) >= 100 ? 1 : 3, v);
+	return t4_text(s, T4_TEXT_CONTROL, buf, cap);
 }
 
-static void print_mhz(FILE *f, double mhz)
+static void phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
 {
-	if (isfinite(mhz))
-		fprintf(f, " %12.3f", mhz);
-	else
-		fprintf(f, " %12s", "-");
+	snprintf(buf, cap, "%s#%u", *p->name ? p->name : "(none)", p->occurrence);
 }
 
 /* ---- 1. the recording ------------------------------------------------------- */
+
+static uint64_t log_span(const struct t4_decoder *dec)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	uint64_t last = 0, o = t4_decoder_origin_ns(dec);
+
+	for (size_t i = 0; i < t4_index_n_scheds(ix); i++)
+		if (t4_index_sched_at(ix, i)->last_ns > last)
+			last = t4_index_sched_at(ix, i)->last_ns;
+	return last > o ? last - o : 0;
+}
 
 static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 {
 	const struct t4_index *ix = t4_decoder_index(dec);
 	const struct t4_session_pkt *s = t4_index_session(ix);
 	const struct t4_index_counts *c = t4_index_counts(ix);
-	char b[32];
+	char b[32], d[32], n1[200], n2[200];
 
-	fprintf(f, "t410trace decode: %s%s\n", x->o.log_name ? x->o.log_name : "-",
+	fprintf(f, "t410trace decode: %s%s\n", safe(x->o.log_name ? x->o.log_name : "-", n1, sizeof(n1)),
 		s && (s->flags & T4_SESSION_SIMULATED) ? "   [SIMULATED Tegra410: not a measurement]"
 						       : "");
 	if (s) {
@@ -65,16 +82,22 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		char date[40] = "?";
 		if (gmtime_r(&t, &tm))
 			strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
-		fprintf(f, "  recorded    %s on %s (t410trace %s), period %s\n", date, s->host,
-			s->version, s->period_ns ? t4_fmt_duration(s->period_ns, b, sizeof(b)) : "none");
+		fprintf(f, "  recorded    %s on %s (t410trace %s)\n", date, safe(s->host, n1, sizeof(n1)),
+			safe(s->version, n2, sizeof(n2)));
+		fprintf(f, "  period      %s, %s, triggers fired by %s, reference clock %s\n",
+			s->period_ns ? t4_fmt_duration(s->period_ns, b, sizeof(b)) : "none",
+			t4_fmt_duration(log_span(dec), d, sizeof(d)),
+			s->flags & T4_SESSION_BPF_TRIGGER ? "BPF timers in the kernel"
+							  : "threads in user space",
+			t4_ref_clock_name(s->ref_clock));
 	}
 	fprintf(f, "  triggers    %" PRIu64 " reference packets, %" PRIu64 " return packets\n",
 		c->refs, c->rets);
 	fprintf(f, "  clock model %s", t4_clock_model_name(t4_decoder_opts(dec)->model));
 	size_t refclk = 0;
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++) {
-		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		refclk += d->selected && d->clock.reference_clocked;
+		const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, i);
+		refclk += dm->selected && dm->clock.reference_clocked;
 	}
 	if (refclk)
 		fprintf(f, " (%zu domain%s clocked by the reference clock: window midpoints)",
@@ -84,34 +107,37 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 
 /* ---- 2. phases ---------------------------------------------------------------- */
 
-static void phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s#%u", *p->name ? p->name : "(none)", p->occurrence);
-}
-
 static void phases(FILE *f, const struct t4_decoder *dec)
 {
 	size_t n = t4_decoder_n_phases(dec);
 	uint64_t o = t4_decoder_origin_ns(dec);
-	char b[32], lab[80];
+	static const char *const lh[] = { "PHASE#OCCURRENCE" };
+	static const char *const ch[] = { "START", "END", "DURATION", "TRIGGERS" };
+	static const char *const cu[] = { "s", "s", "s", "" };
+	struct t4_table t;
+	char lab[160];
 
-	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger)\n", n, n == 1 ? "" : "s");
-	if (!n)
+	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger; boundaries: %s)\n", n,
+		n == 1 ? "" : "s",
+		t4_decoder_phases_exact(dec) ? "the bookmarks' set times (exact)"
+					     : "the triggers that carry each bookmark");
+	if (!n || t4_table_init(&t, 1, lh, 4, ch, cu) < 0)
 		return;
-	fprintf(f, "  %-24s %10s %10s %11s %9s  %s\n", "PHASE#OCCURRENCE", "START s", "END s",
-		"DURATION", "TRIGGERS", "BOUNDARIES");
 	for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
+		const char *l[] = { lab };
+		double v[] = { secs(p->start_ns, o), secs(p->end_ns, o),
+			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
 		phase_label(p, lab, sizeof(lab));
-		fprintf(f, "  %-24s %10.4f %10.4f %11s %9" PRIu64 "  %s\n", lab,
-			secs(p->start_ns, o), secs(p->end_ns, o),
-			t4_fmt_duration(p->end_ns - p->start_ns ? p->end_ns - p->start_ns : 1, b,
-					sizeof(b)),
-			p->triggers, p->exact ? "exact (bookmark times)" : "trigger grid");
+		if (t4_table_row(&t, l, v) < 0)
+			break;
+		t4_table_set_integer(&t, 3, p->triggers);
 	}
+	t4_table_print(&t, f);
+	t4_table_free(&t);
 	if (n > MAX_LISTED)
 		fprintf(f, "  ... %zu more (the tables below give each phase name's totals; every"
-			   " interval is in -f csv and -f jsonl, one phase with --phase NAME)\n",
+			   " phase is in -f phases, every interval in -f csv and -f jsonl)\n",
 			n - MAX_LISTED);
 }
 
@@ -128,72 +154,136 @@ static size_t brief_cols(const struct t4_dec_domain *d, uint32_t *cols)
 	return n;
 }
 
-static void table_head(FILE *f, const struct t4_dec_domain *d, const uint32_t *cols, size_t nc,
-		       int *w)
-{
-	fprintf(f, "\n%s, per phase (averages over each span, from its totals)\n",
-		d->kind_label);
-	fprintf(f, "  %-24s %-28s", "PHASE", "PMU");
-	for (size_t c = 0; c < nc; c++) {
-		w[c] = (int)strlen(d->metric_name[cols[c]]);
-		if (w[c] < 10)
-			w[c] = 10;
-		fprintf(f, " %*s", w[c], d->metric_name[cols[c]]);
-	}
-	fprintf(f, "\n  %-24s %-28s", "", "");
-	for (size_t c = 0; c < nc; c++)
-		fprintf(f, " %*s", w[c], d->metric_unit[cols[c]]);
-	fprintf(f, "\n");
-}
-
-static void table_row(FILE *f, const struct t4_decoder *dec, size_t dom, const char *label,
-		      const t4_u128 *tot, uint64_t el, const uint32_t *cols, size_t nc,
-		      const int *w)
+static void table_row(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
+		      const char *label, const t4_u128 *tot, uint64_t el, const uint32_t *cols,
+		      size_t nc)
 {
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, dom);
-	double v[T4_MAX_COUNTERS];
+	double v[T4_MAX_COUNTERS], row[MAX_COLS];
+	const char *l[] = { label, d->name };
 
 	t4_decoder_metrics_of(dec, dom, tot, el, v);
-	fprintf(f, "  %-24s %-28s", label, d->name);
 	for (size_t c = 0; c < nc; c++)
-		print_value(f, w[c], el ? v[cols[c]] : NAN);
-	fprintf(f, "\n");
+		row[c] = el ? v[cols[c]] : NAN;
+	t4_table_row(t, l, row);
+}
+
+/* The phase names: each bookmark's first phase and how many phases it
+ * has, in the order they first occur (one pass: 100,000 bookmarks are
+ * summarised as fast as ten). */
+struct pnames {
+	size_t n;
+	size_t *first, *count;
+};
+
+static void pnames_free(struct pnames *pn)
+{
+	free(pn->first);
+	free(pn->count);
+}
+
+static int pnames_build(const struct t4_decoder *dec, struct pnames *pn)
+{
+	size_t np = t4_decoder_n_phases(dec);
+	struct t4_idmap slot = { 0 };
+	int rc = 0;
+
+	pn->n = 0;
+	pn->first = calloc(np + 1, sizeof(size_t));
+	pn->count = calloc(np + 1, sizeof(size_t));
+	if (!pn->first || !pn->count)
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t p = 0; p < np && rc >= 0; p++) {
+		uint32_t id = t4_decoder_phase_at(dec, p)->bookmark_id;
+		int64_t k = t4_idmap_get(&slot, id);
+		if (k < 0) {
+			pn->first[pn->n] = p;
+			rc = t4_idmap_put(&slot, id, (uint32_t)pn->n);
+			k = (int64_t)pn->n++;
+		}
+		pn->count[k]++;
+	}
+	t4_idmap_free(&slot);
+	return rc;
+}
+
+/* Whether name k gets a row of its own in the metric tables: it recurs,
+ * or the phases are too many to list one by one. */
+static bool name_row(const struct t4_decoder *dec, const struct pnames *pn, size_t k)
+{
+	return pn->count[k] > 1 || t4_decoder_n_phases(dec) > MAX_LISTED;
+}
+
+static void name_label(const struct t4_decoder *dec, const struct pnames *pn, size_t k,
+		       char *buf, size_t cap)
+{
+	const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+
+	if (pn->count[k] == 1)
+		phase_label(ph, buf, cap);
+	else
+		snprintf(buf, cap, "%s (all %zu)", *ph->name ? ph->name : "(none)", pn->count[k]);
 }
 
 /* Rows for every phase occurrence (when there are few), then one per
- * phase name over all its occurrences. */
-static void kind_rows(FILE *f, const struct t4_decoder *dec, size_t dom, const uint32_t *cols,
-		      size_t nc, const int *w)
+ * recurring phase name over all its occurrences. */
+static void kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
+		      const uint32_t *cols, size_t nc, const struct pnames *pn, bool verbose)
 {
 	size_t np = t4_decoder_n_phases(dec);
-	char lab[80];
+	char lab[160];
 	uint64_t el;
+	/* every occurrence when they are few and each its own name (or -v);
+	 * else one row per name over its occurrences */
+	bool each = np <= MAX_LISTED && (verbose || pn->n == np);
 
-	for (size_t p = 0; p < np && np <= MAX_LISTED; p++) {
+	for (size_t p = 0; p < np && each; p++) {
 		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
 		phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
 		if (tot && el)
-			table_row(f, dec, dom, lab, tot, el, cols, nc, w);
+			table_row(t, dec, dom, lab, tot, el, cols, nc);
 	}
-	for (size_t p = 0; p < np; p++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-		size_t occ = 0;
-		bool first = true;
-
-		for (size_t q = 0; q < np; q++)
-			if (t4_decoder_phase_at(dec, q)->bookmark_id == ph->bookmark_id) {
-				first = first && q >= p;
-				occ++;
-			}
-		const t4_u128 *tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el);
-		if (!first || !tot || !el || (occ == 1 && np <= MAX_LISTED))
-			continue; /* listed above, or not this name's first phase */
-		snprintf(lab, sizeof(lab), "%s (all %zu)", *ph->name ? ph->name : "(none)", occ);
-		table_row(f, dec, dom, lab, tot, el, cols, nc, w);
+	for (size_t k = 0; k < pn->n; k++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+		const t4_u128 *tot;
+		if (!name_row(dec, pn, k) ||
+		    !(tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el)) || !el)
+			continue;
+		name_label(dec, pn, k, lab, sizeof(lab));
+		table_row(t, dec, dom, lab, tot, el, cols, nc);
 	}
 }
 
-static void kinds(FILE *f, const struct t4_decoder *dec)
+static void kind_table(FILE *f, const struct t4_decoder *dec, size_t i, bool *done,
+		       const struct pnames *pn, bool verbose)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+	static const char *const lh[] = { "PHASE", "PMU" };
+	const char *ch[MAX_COLS], *cu[MAX_COLS];
+	uint32_t cols[MAX_COLS];
+	size_t nc = brief_cols(d, cols);
+	struct t4_table t;
+
+	for (size_t c = 0; c < nc; c++) {
+		ch[c] = d->metric_name[cols[c]];
+		cu[c] = d->metric_unit[cols[c]];
+	}
+	if (!nc || t4_table_init(&t, 2, lh, nc, ch, cu) < 0)
+		return;
+	for (size_t j = i; j < t4_decoder_n_domains(dec); j++) {
+		const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
+		if (done[j] || !e->selected || e->ix->d.kind != d->ix->d.kind || !e->intervals)
+			continue;
+		done[j] = true;
+		kind_rows(&t, dec, j, cols, nc, pn, verbose);
+	}
+	fprintf(f, "\n%s, per phase (averages over each span, from its totals%s)\n", d->kind_label,
+		verbose || pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
+	t4_table_print(&t, f);
+	t4_table_free(&t);
+}
+
+static void kinds(FILE *f, const struct t4_decoder *dec, const struct pnames *pn, bool verbose)
 {
 	size_t nd = t4_decoder_n_domains(dec);
 	bool *done = calloc(nd ? nd : 1, sizeof(*done));
@@ -203,22 +293,95 @@ static void kinds(FILE *f, const struct t4_decoder *dec)
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 		uint32_t cols[MAX_COLS];
-		int w[MAX_COLS];
-		size_t nc;
-
-		if (done[i] || !d->selected || !d->intervals || !(nc = brief_cols(d, cols)))
-			continue;
-		table_head(f, d, cols, nc, w);
-		for (size_t j = i; j < nd; j++) {
-			const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
-			if (done[j] || !e->selected || e->ix->d.kind != d->ix->d.kind ||
-			    !e->intervals)
-				continue;
-			done[j] = true;
-			kind_rows(f, dec, j, cols, nc, w);
-		}
+		if (!done[i] && d->selected && d->intervals && brief_cols(d, cols))
+			kind_table(f, dec, i, done, pn, verbose);
 	}
 	free(done);
+}
+
+/* ---- 4. every event -------------------------------------------------------------- */
+
+/* The PMU column of an event row: its PMU, with the number of CPUs
+ * summed, or with --per-cpu the one domain's name. */
+static const char *event_where(const struct t4_event_row *e, const struct t4_decoder *dec,
+			       char *buf, size_t cap)
+{
+	if (e->domain >= 0) {
+		const struct t4_index_domain *d =
+			t4_index_domain(t4_decoder_index(dec), (uint32_t)e->domain);
+		return d ? d->d.name : e->pmu;
+	}
+	if (e->domains <= 1)
+		return e->pmu;
+	snprintf(buf, cap, "%s (%u CPUs)", e->pmu, e->domains);
+	return buf;
+}
+
+/* The row of set r for the same event as e, or NULL. */
+static const struct t4_event_row *same_event(const struct t4_event_rows *r,
+					     const struct t4_event_row *e)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].kind == e->kind && r->v[i].domain == e->domain &&
+		    !strcmp(r->v[i].pmu, e->pmu) && !strcmp(r->v[i].event, e->event))
+			return &r->v[i];
+	return NULL;
+}
+
+#define MAX_EVENT_SETS (MAX_LISTED + 1 + 64)
+
+static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
+		   const struct pnames *pn)
+{
+	static const char *const lh[] = { "PMU", "EVENT", "UNIT", "PHASE" };
+	static const char *const ch[] = { "TOTAL", "RATE" };
+	static const char *const cu[] = { "", "/s" };
+	size_t np = t4_decoder_n_phases(dec), ns = 0;
+	struct t4_event_rows set[MAX_EVENT_SETS];
+	char lab[MAX_EVENT_SETS][160], where[96];
+	bool per_cpu = x->o.per_cpu;
+	struct t4_table t;
+
+	/* the whole decode, each phase with -v, each phase name */
+	memset(set, 0, sizeof(set));
+	snprintf(lab[ns], sizeof(lab[ns]), "(all phases)");
+	t4_event_rows_from_decoder(dec, SIZE_MAX, per_cpu, &set[ns++]);
+	for (size_t p = 0; x->o.verbose && np > 1 && p < np && p < MAX_LISTED; p++) {
+		phase_label(t4_decoder_phase_at(dec, p), lab[ns], sizeof(lab[ns]));
+		t4_event_rows_from_decoder(dec, p, per_cpu, &set[ns++]);
+	}
+	for (size_t k = 0; np > 1 && k < pn->n && ns < MAX_EVENT_SETS; k++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+		name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
+		t4_event_rows_of_bookmark(dec, ph->bookmark_id, per_cpu, &set[ns++]);
+	}
+	if (t4_table_init(&t, 4, lh, 2, ch, cu) == 0) {
+		/* one event after the other, its phases together */
+		for (size_t i = 0; i < set[0].n; i++) {
+			for (size_t k = 0; k < ns; k++) {
+				const struct t4_event_row *e = same_event(&set[k], &set[0].v[i]);
+				if (!e)
+					continue;
+				const char *l[] = { event_where(e, dec, where, sizeof(where)), e->event,
+						    *e->unit ? e->unit : "-", lab[k] };
+				double v[] = { NAN, t4_event_row_rate(e) };
+				if (t4_table_row(&t, l, v) < 0)
+					break;
+				if (!e->gauge)
+					t4_table_set_integer(&t, 0, e->total);
+			}
+		}
+		if (t.nrows) {
+			fprintf(f, "\nEVENTS (every event's total and rate per phase, %s%s)\n",
+				per_cpu ? "one row per CPU or domain"
+					: "summed over the CPUs that count it",
+				x->o.verbose || np < 2 ? "" : "; -v: per occurrence");
+			t4_table_print(&t, f);
+		}
+		t4_table_free(&t);
+	}
+	for (size_t k = 0; k < ns; k++)
+		t4_event_rows_free(&set[k]);
 }
 
 /* ---- 3b. the workload: CPU and GPU phases ------------------------------------ */
@@ -288,27 +451,26 @@ static void engine_busy(const struct t4_decoder *dec, size_t p, uint32_t bookmar
 	}
 }
 
-static void workload_row(FILE *f, const struct t4_decoder *dec, const char *lab, double dur,
-			 uint64_t cpu_ns, uint64_t threads, size_t p, uint32_t bookmark_id,
-			 size_t ng, struct engines *e)
+static void workload_row(struct t4_table *t, const struct t4_decoder *dec, const char *lab,
+			 double dur, uint64_t cpu_ns, uint64_t threads, size_t p,
+			 uint32_t bookmark_id, size_t ng, struct engines *e)
 {
 	struct t4_dec_gpu_busy g[MAX_GPUS];
-	double busy[MAX_ENGINES];
-
-	fprintf(f, "  %-24s", lab);
+	double busy[MAX_ENGINES], v[T4_TABLE_COLS];
+	size_t c = 0;
 	bool cpu = t4_decoder_slice_stats(dec)->cpu > 0; /* bpf/phases ran */
-	print_value(f, 10, cpu && dur > 0 ? (double)cpu_ns / dur * 100 : NAN);
-	if (cpu)
-		fprintf(f, " %8llu", (unsigned long long)threads);
-	else
-		fprintf(f, " %8s", "-");
+	const char *l[] = { lab };
+
+	v[c++] = cpu && dur > 0 ? (double)cpu_ns / dur * 100 : NAN;
+	v[c++] = NAN;
 	size_t n = p == SIZE_MAX ? 0 : t4_decoder_phase_gpu(dec, p, g, MAX_GPUS);
 	for (size_t i = 0; i < ng && i < MAX_GPUS; i++)
-		print_value(f, 16, i < n && dur > 0 ? (double)g[i].busy_ns / dur * 100 : NAN);
+		v[c++] = i < n && dur > 0 ? (double)g[i].busy_ns / dur * 100 : NAN;
 	engine_busy(dec, p, bookmark_id, e, busy);
 	for (size_t i = 0; i < e->n; i++)
-		print_value(f, 14, busy[i]);
-	fprintf(f, "\n");
+		v[c++] = busy[i];
+	if (t4_table_row(t, l, v) == 0 && cpu)
+		t4_table_set_integer(t, 1, threads);
 }
 
 /* The workload per phase: its threads' on-CPU time (bpf/phases), each GPU
@@ -316,42 +478,49 @@ static void workload_row(FILE *f, const struct t4_decoder *dec, const char *lab,
 static void workload(FILE *f, const struct t4_decoder *dec)
 {
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
-	size_t np = t4_decoder_n_phases(dec), ng = 0;
+	size_t np = t4_decoder_n_phases(dec), ng = 0, nc = 0;
 	struct t4_dec_gpu_busy g[MAX_GPUS];
 	struct engines e = { 0 };
 	double busy[MAX_ENGINES];
-	char lab[80];
+	char heads[T4_TABLE_COLS][48], lab[160];
+	const char *ch[T4_TABLE_COLS], *cu[T4_TABLE_COLS];
+	static const char *const lh[] = { "PHASE" };
+	struct t4_table t;
 
 	for (size_t p = 0; p < np; p++) /* every engine of every phase */
 		engine_busy(dec, p, 0, &e, busy);
 	if (!sl->cpu && !sl->gpu && !e.n)
 		return;
-	if (np)
-		ng = t4_decoder_phase_gpu(dec, 0, g, MAX_GPUS); /* the same contexts in every phase */
-	fprintf(f, "\nWORKLOAD, per phase (CPU: its threads' on-CPU time, %% of one CPU;"
-		   " GPU: busy %% per fence context and per DRM engine, summed over clients)\n");
-	fprintf(f, "  %-24s %10s %8s", "PHASE", "CPU %", "THREADS");
-	for (size_t i = 0; i < ng && i < MAX_GPUS; i++) {
-		snprintf(lab, sizeof(lab), "%.10s:%llu %%", g[i].timeline,
+	if (np) /* the same contexts in every phase */
+		ng = t4_decoder_phase_gpu(dec, 0, g, MAX_GPUS);
+	ch[nc] = "CPU", cu[nc++] = "% of 1 CPU";
+	ch[nc] = "THREADS", cu[nc++] = "";
+	for (size_t i = 0; i < ng && i < MAX_GPUS && nc < T4_TABLE_COLS; i++, nc++) {
+		snprintf(heads[nc], sizeof(heads[nc]), "%.10s:%llu", g[i].timeline,
 			 (unsigned long long)g[i].context);
-		fprintf(f, " %16s", lab);
+		ch[nc] = heads[nc], cu[nc] = "busy %";
 	}
-	for (size_t i = 0; i < e.n; i++) {
-		snprintf(lab, sizeof(lab), "%.9s busy %%", e.name[i]);
-		fprintf(f, " %14s", lab);
+	for (size_t i = 0; i < e.n && nc < T4_TABLE_COLS; i++, nc++) {
+		snprintf(heads[nc], sizeof(heads[nc]), "%.20s", e.name[i]);
+		ch[nc] = heads[nc], cu[nc] = "busy %";
 	}
-	fprintf(f, "\n");
+	if (t4_table_init(&t, 1, lh, nc, ch, cu) < 0)
+		return;
 	for (size_t p = 0; p < np && p < MAX_LISTED; p++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
 		phase_label(ph, lab, sizeof(lab));
-		workload_row(f, dec, lab, (double)(ph->end_ns - ph->start_ns), ph->cpu_ns,
+		workload_row(&t, dec, lab, (double)(ph->end_ns - ph->start_ns), ph->cpu_ns,
 			     ph->threads, p, ph->bookmark_id, ng, &e);
 	}
+	fprintf(f, "\nWORKLOAD, per phase (CPU: its threads' on-CPU time; GPU: busy %% per fence"
+		   " context and per DRM engine, summed over clients)\n");
+	t4_table_print(&t, f);
+	t4_table_free(&t);
 	if (np > MAX_LISTED)
 		fprintf(f, "  ... %zu more phases\n", np - MAX_LISTED);
 }
 
-/* ---- 4. clocks ---------------------------------------------------------------- */
+/* ---- 6. clocks ---------------------------------------------------------------- */
 
 /* The kind's frequency formula (unit GHz) over the whole decoded span of
  * domain i, from its totals: NaN when the kind has none. */
@@ -369,62 +538,166 @@ static double formula_freq(const struct t4_decoder *dec, size_t i)
 	return NAN;
 }
 
-static void clocks(FILE *f, const struct t4_decoder *dec)
+/* Something a user must see about a clock: samples the fit could not
+ * bound, or a residual far above the read windows. */
+static bool clock_odd(const struct t4_clock_stats *c)
+{
+	return c->nonlinear || (isfinite(c->residual_ns) && c->residual_ns > 1000);
+}
+
+static void clock_rows(struct t4_table *t, const struct t4_decoder *dec, size_t i)
+{
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
+	const struct t4_clock_stats *c = &d->clock;
+	char segs[24];
+	const char *model = c->reference_clocked ? "window" : t4_clock_model_name(c->model);
+	const char *l[] = { d->name, model, "" };
+	double nominal = d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN;
+	double v[] = { c->reference_clocked ? NAN : c->freq_hz / 1e6,
+		       formula_freq(dec, i) * 1e3,
+		       nominal,
+		       c->reference_clocked || c->segments > 1 ? NAN : c->drift_ppm,
+		       c->reference_clocked ? NAN : c->residual_ns,
+		       NAN, (double)c->window_p50, (double)c->window_p99,
+		       (double)c->bound_p50, (double)c->bound_p99 };
+	snprintf(segs, sizeof(segs), "%" PRIu64, c->segments);
+	l[2] = c->reference_clocked ? "(reference clock)" : c->segments > 1 ? "(steps)" : "";
+	if (t4_table_row(t, l, v) < 0)
+		return;
+	if (!c->reference_clocked)
+		t4_table_set_integer(t, 5, c->segments);
+}
+
+static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
+{
+	size_t ns;
+	const struct t4_clock_segment *sg = t4_decoder_segments(dec, i, &ns);
+	char name[200];
+
+	for (size_t k = 0; ns > 1 && k < ns && k < 8; k++) {
+		fprintf(f, "  %s segment %zu: triggers %" PRIu64 "..%" PRIu64 ", %.3f MHz, ",
+			safe(t4_decoder_domain_at(dec, i)->name, name, sizeof(name)), k + 1,
+			sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6);
+		if (fabs(sg[k].drift_ppm) < 5000) /* a clock's drift */
+			fprintf(f, "drift %.1f ppm", sg[k].drift_ppm);
+		else if (isfinite(sg[k].drift_ppm)) /* a DVFS level */
+			fprintf(f, "%.1f%% of nominal", 100 + sg[k].drift_ppm / 1e4);
+		else
+			fprintf(f, "nominal unknown");
+		fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
+	}
+	if (ns > 8)
+		fprintf(f, "  ... %zu more segments\n", ns - 8);
+}
+
+/* Compact: one line per PMU kind (domains, model, frequency range, the
+ * worst residual and bound). */
+static void clocks_compact(FILE *f, const struct t4_decoder *dec)
 {
 	size_t nd = t4_decoder_n_domains(dec);
+	bool done[T4_DOM_DRM + 2] = { false };
 
-	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
-		   " formula's cycles / elapsed; window: read window; bound: model uncertainty)\n");
-	fprintf(f, "  %-28s %-7s %12s %12s %12s %10s %10s %5s %17s %15s\n", "DOMAIN", "MODEL",
-		"FREQ MHz", "FORMULA MHz", "NOMINAL MHz", "DRIFT ppm", "RESID ns", "SEGS",
-		"WINDOW p50/p99 ns", "BOUND p50/p99");
+	fprintf(f, "\nCLOCK DOMAINS (per kind; -v: every domain)\n");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		const struct t4_clock_stats *c = &d->clock;
-		char win[40], bnd[40];
+		uint32_t kind = d->ix->d.kind <= T4_DOM_DRM ? d->ix->d.kind : T4_DOM_DRM + 1;
+		size_t n = 0, segs = 0;
+		double lo = INFINITY, hi = -INFINITY, res = 0;
+		uint64_t bound = 0;
 
-		if (!d->selected || !c->samples)
+		if (done[kind] || !d->selected || !d->clock.samples)
 			continue;
-		snprintf(win, sizeof(win), "%" PRIu64 "/%" PRIu64, c->window_p50, c->window_p99);
-		snprintf(bnd, sizeof(bnd), "%" PRIu64 "/%" PRIu64, c->bound_p50, c->bound_p99);
-		fprintf(f, "  %-28s %-7s", d->name,
-			c->reference_clocked ? "window" : t4_clock_model_name(c->model));
-		if (c->reference_clocked) {
-			fprintf(f, " %12s %12s %12s %10s %10s %5s", "(reference", "clock)", "", "-",
-				"-", "-");
-		} else {
-			print_mhz(f, c->freq_hz / 1e6);
-			print_mhz(f, formula_freq(dec, i) * 1e3);
-			print_mhz(f, d->ix->d.nominal_hz ? (double)d->ix->d.nominal_hz / 1e6 : NAN);
-			if (c->segments > 1)
-				fprintf(f, " %10s", "(steps)"); /* per segment below */
-			else
-				print_value(f, 10, c->drift_ppm);
-			print_value(f, 10, c->residual_ns);
-			fprintf(f, " %5" PRIu64, c->segments);
+		done[kind] = true;
+		for (size_t j = i; j < nd; j++) {
+			const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
+			const struct t4_clock_stats *c = &e->clock;
+			uint32_t k = e->ix->d.kind <= T4_DOM_DRM ? e->ix->d.kind : T4_DOM_DRM + 1;
+			if (k != kind || !e->selected || !c->samples)
+				continue;
+			n++;
+			segs += c->segments > 1;
+			if (isfinite(c->freq_hz)) {
+				lo = fmin(lo, c->freq_hz / 1e6);
+				hi = fmax(hi, c->freq_hz / 1e6);
+			}
+			if (isfinite(c->residual_ns))
+				res = fmax(res, c->residual_ns);
+			if (c->bound_p99 > bound)
+				bound = c->bound_p99;
 		}
-		fprintf(f, " %17s %15s\n", win, bnd);
-		size_t ns;
-		const struct t4_clock_segment *sg = t4_decoder_segments(dec, i, &ns);
-		for (size_t k = 0; ns > 1 && k < ns && k < 8; k++) {
-			fprintf(f, "      segment %zu: triggers %" PRIu64 "..%" PRIu64 ", %.3f MHz, ",
-				k + 1, sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6);
-			if (fabs(sg[k].drift_ppm) < 5000) /* a clock's drift */
-				fprintf(f, "drift %.1f ppm", sg[k].drift_ppm);
-			else if (isfinite(sg[k].drift_ppm)) /* a DVFS level */
-				fprintf(f, "%.1f%% of nominal", 100 + sg[k].drift_ppm / 1e4);
-			else
-				fprintf(f, "nominal unknown");
-			fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
-		}
-		if (ns > 8)
-			fprintf(f, "      ... %zu more segments\n", ns - 8);
+		fprintf(f, "  %-14s %3zu domain%s  ", d->kind_label, n, n == 1 ? " " : "s");
+		if (d->clock.reference_clocked)
+			fprintf(f, "the reference clock (window midpoints)");
+		else if (isfinite(lo))
+			fprintf(f, "%s model, %.3f-%.3f MHz, residual <= %.1f ns, bound p99 <= %" PRIu64
+				   " ns%s",
+				t4_clock_model_name(d->clock.model), lo, hi, res, bound,
+				segs ? ", rate steps (-v)" : "");
+		fprintf(f, "\n");
 	}
 }
 
-/* ---- 5. missing ---------------------------------------------------------------- */
+static void clocks(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
+{
+	size_t nd = t4_decoder_n_domains(dec);
+	static const char *const lh[] = { "DOMAIN", "MODEL", "" };
+	static const char *const ch[] = { "FREQ", "FORMULA", "NOMINAL", "DRIFT", "RESIDUAL",
+					  "SEGMENTS", "WINDOW p50", "p99", "BOUND p50", "p99" };
+	static const char *const cu[] = { "MHz", "MHz", "MHz", "ppm", "ns", "", "ns", "ns", "ns",
+					  "ns" };
+	bool odd = false;
+	struct t4_table t;
 
-static void missing(FILE *f, const struct t4_decoder *dec)
+	for (size_t i = 0; i < nd; i++)
+		odd |= t4_decoder_domain_at(dec, i)->selected &&
+		       clock_odd(&t4_decoder_domain_at(dec, i)->clock);
+	if (!x->o.verbose && !odd) {
+		clocks_compact(f, dec);
+		return;
+	}
+	if (t4_table_init(&t, 3, lh, 10, ch, cu) < 0)
+		return;
+	for (size_t i = 0; i < nd; i++)
+		if (t4_decoder_domain_at(dec, i)->selected && t4_decoder_domain_at(dec, i)->clock.samples)
+			clock_rows(&t, dec, i);
+	fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
+		   " formula's cycles / elapsed; window: read window; bound: model uncertainty)\n");
+	t4_table_print(&t, f);
+	t4_table_free(&t);
+	for (size_t i = 0; i < nd; i++)
+		if (t4_decoder_domain_at(dec, i)->selected)
+			segment_lines(f, dec, i);
+}
+
+/* ---- 7. missing ---------------------------------------------------------------- */
+
+static bool domain_missed(const struct t4_dec_domain *d)
+{
+	return d->selected && (d->unanswered_carried || d->unanswered_lost || d->duplicates ||
+			       d->too_late || d->unplaced);
+}
+
+/* Whether anything is missing at all. */
+static bool anything_missing(const struct t4_decoder *dec)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	const struct t4_status_pkt *st = t4_index_status(ix);
+	const struct t4_reader_stats *rs = t4_decoder_reader_stats(dec);
+	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
+	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
+
+	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
+	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->refs_missing ||
+	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
+	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs)
+		return true;
+	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
+		if (domain_missed(t4_decoder_domain_at(dec, i)))
+			return true;
+	return false;
+}
+
+static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 {
 	const struct t4_index *ix = t4_decoder_index(dec);
 	const struct t4_status_pkt *st = t4_index_status(ix);
@@ -432,7 +705,16 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
 	size_t nd = t4_decoder_n_domains(dec);
 	bool any = false;
+	char name[200];
 
+	size_t with_data = 0;
+	for (size_t i = 0; i < nd; i++)
+		with_data += t4_decoder_domain_at(dec, i)->intervals > 0;
+	if (!x->o.verbose && !anything_missing(dec) && with_data) {
+		fprintf(f, "\nMISSING     nothing: every domain answered every trigger; no drops,"
+			   " overruns, read failures or damage (-v: the counts)\n");
+		return;
+	}
 	fprintf(f, "\nMISSING\n");
 	if (st)
 		fprintf(f, "  dropped packets   %" PRIu64 " (their counts are carried by the"
@@ -448,8 +730,7 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		if (!d->selected || !(d->unanswered_carried || d->unanswered_lost || d->duplicates ||
-				      d->too_late || d->unplaced))
+		if (!domain_missed(d))
 			continue;
 		if (!any)
 			fprintf(f, "  unanswered triggers per domain (carried: counts in the next"
@@ -457,12 +738,9 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 		any = true;
 		fprintf(f, "    %-28s carried %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
 			   ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
-			d->name, d->unanswered_carried, d->unanswered_lost, d->duplicates, d->too_late,
-			d->unplaced);
+			safe(d->name, name, sizeof(name)), d->unanswered_carried, d->unanswered_lost,
+			d->duplicates, d->too_late, d->unplaced);
 	}
-	size_t with_data = 0;
-	for (size_t i = 0; i < nd; i++)
-		with_data += t4_decoder_domain_at(dec, i)->intervals > 0;
 	if (!with_data)
 		fprintf(f, "  no intervals: the log holds no return packets%s\n",
 			nd ? " that pass the filters" : "");
@@ -477,6 +755,15 @@ static void missing(FILE *f, const struct t4_decoder *dec)
 		fprintf(f, "  phases            %llu bookmark change%s without its bookmark packet"
 			   " (damage): counted in the phase before\n",
 			(unsigned long long)dm->phases_unplaced, dm->phases_unplaced == 1 ? "" : "s");
+	if (t4_index_counts(ix)->implausible_refs)
+		fprintf(f, "  implausible       %" PRIu64 " reference packet%s whose trigger ID jumps"
+			   " further than its time allows (damage): left out\n",
+			t4_index_counts(ix)->implausible_refs,
+			t4_index_counts(ix)->implausible_refs == 1 ? "" : "s");
+	if (dm->untracked_rets)
+		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
+			   " (a damaged or crafted log): not decoded\n",
+			dm->untracked_rets, DEC_MAX_DOMAINS);
 	if (dm->partial)
 		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
 }
@@ -485,13 +772,21 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 {
 	struct t4_output *x = ud;
 	FILE *f = x->f;
+	struct pnames pn = { 0 };
+	int rc = pnames_build(dec, &pn);
 
+	if (rc < 0) {
+		pnames_free(&pn);
+		return rc;
+	}
 	header(f, x, dec);
 	phases(f, dec);
-	kinds(f, dec);
+	kinds(f, dec, &pn, x->o.verbose);
+	events(f, x, dec, &pn);
 	workload(f, dec);
-	clocks(f, dec);
-	missing(f, dec);
+	clocks(f, x, dec);
+	missing(f, x, dec);
+	pnames_free(&pn);
 	return out_close(x);
 }
 

@@ -111,21 +111,53 @@ static uint32_t name_slot(struct t4_decoder *d, uint32_t bookmark_id)
 	return (uint32_t)d->n_names++;
 }
 
+/* Occurrences of a bookmark's spans: the next one's number, counted once
+ * per span (near-linear in bookmarks, whatever their names). */
+static int occurrence_next(struct t4_decoder *d, uint32_t bookmark_id, uint32_t *occ)
+{
+	int64_t n = t4_idmap_get(&d->occ_map, bookmark_id);
+
+	*occ = n > 0 ? (uint32_t)n + 1 : 1;
+	return t4_idmap_put(&d->occ_map, bookmark_id, *occ);
+}
+
+static void occurrence_drop(struct t4_decoder *d, uint32_t bookmark_id)
+{
+	int64_t n = t4_idmap_get(&d->occ_map, bookmark_id);
+
+	if (n > 0)
+		t4_idmap_put(&d->occ_map, bookmark_id, (uint32_t)n - 1);
+}
+
+/* The last span takes another bookmark (one set at, or out of order
+ * before, its start: the later command wins). */
+static int relabel_last(struct t4_decoder *d, uint32_t bookmark_id)
+{
+	struct dspan *last = &d->spans[d->n_spans - 1];
+
+	occurrence_drop(d, last->bookmark_id);
+	last->bookmark_id = bookmark_id;
+	last->name = name_slot(d, bookmark_id);
+	return occurrence_next(d, bookmark_id, &last->occurrence);
+}
+
 static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 		    uint64_t first_trigger, bool exact)
 {
 	struct dspan *last = d->n_spans ? &d->spans[d->n_spans - 1] : NULL;
+	uint32_t occ;
 	int rc;
 
 	if (last && start <= last->start_ns) {
 		/* at (or, out of order, before) the last boundary: it wins */
 		if (last->bookmark_id != bookmark_id && d->n_spans > 1 &&
 		    d->spans[d->n_spans - 2].bookmark_id == bookmark_id) {
+			occurrence_drop(d, last->bookmark_id);
 			d->n_spans--; /* back to the previous phase: no span */
 			return 0;
 		}
-		last->bookmark_id = bookmark_id;
-		last->name = name_slot(d, bookmark_id);
+		if (last->bookmark_id != bookmark_id && (rc = relabel_last(d, bookmark_id)) < 0)
+			return rc;
 		last->exact = exact;
 		if (first_trigger > last->first_trigger)
 			last->first_trigger = first_trigger;
@@ -134,10 +166,17 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	if (last && last->bookmark_id == bookmark_id)
 		return 0; /* the same phase again: no boundary */
 	if ((rc = t4_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
-			      sizeof(*d->spans))) < 0)
+			      sizeof(*d->spans))) < 0 ||
+	    (rc = occurrence_next(d, bookmark_id, &occ)) < 0)
 		return rc;
-	d->spans[d->n_spans++] = (struct dspan){ start, bookmark_id, name_slot(d, bookmark_id),
-						 first_trigger, exact, 0, 0 };
+	d->spans[d->n_spans++] = (struct dspan){
+		.start_ns = start,
+		.bookmark_id = bookmark_id,
+		.name = name_slot(d, bookmark_id),
+		.occurrence = occ,
+		.first_trigger = first_trigger,
+		.exact = exact,
+	};
 	return 0;
 }
 
@@ -146,7 +185,9 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 	if (!b->set_ns)
 		return 0; /* an older log: the reference packets tell */
 	if (!d->exact_phases && d->n_spans <= 1) {
-		d->n_spans = 0; /* nothing was cut by reference packets yet */
+		if (d->n_spans) /* nothing was cut by reference packets yet */
+			occurrence_drop(d, d->spans[0].bookmark_id);
+		d->n_spans = 0;
 	}
 	d->exact_phases = true;
 	if (!d->n_spans) {
@@ -163,7 +204,7 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
  * scheduler saw when it fired, and on the in-kernel path that is later
  * than its ref_ns (the grid point), so a bookmark set in between is
  * carried by a trigger whose ref_ns precedes its set_ns. */
-static size_t span_at_trigger(const struct t4_decoder *d, uint64_t k)
+size_t phases_span_at_trigger(const struct t4_decoder *d, uint64_t k)
 {
 	size_t lo = 0, hi = d->n_spans;
 
@@ -197,7 +238,7 @@ static int ref_phase(struct t4_decoder *d, const struct refent *e)
 	 * bookmark was in force at this trigger; a reference packet that
 	 * carries another one means its bookmark packet was lost (damage):
 	 * the phase comes back from the references, at trigger precision. */
-	have = d->n_spans ? d->spans[d->exact_phases ? span_at_trigger(d, e->trigger)
+	have = d->n_spans ? d->spans[d->exact_phases ? phases_span_at_trigger(d, e->trigger)
 						     : d->n_spans - 1].bookmark_id
 			  : UINT32_MAX;
 	if (have == e->bookmark_id)
@@ -223,6 +264,8 @@ int phases_ref(struct t4_decoder *d, struct dsched *s, bool all)
 	 * packets around it have been read (bookmark packets may come a few
 	 * packets after it), and before the next phases are appended. */
 	uint64_t lag = d->exact_phases ? DEC_EXACT_LAG : d->o.lookahead;
+	if (s->watermark >= DEC_RCAP && d->pk < s->watermark - DEC_RCAP + 1)
+		d->pk = s->watermark - DEC_RCAP + 1; /* older ones left the ring */
 	while (rc >= 0 && d->pk <= s->watermark) {
 		const struct refent *e = dec_ref(s, d->pk);
 		if (!all && d->exact_phases && d->pk + lag > s->watermark)
@@ -291,8 +334,7 @@ static int table_room(const struct dom *dm, t4_u128 **tot, uint64_t **el, size_t
 	return 0;
 }
 
-/* One share of an interval for span i: its totals (when listed) and its
- * name's. */
+/* One piece's totals in span i: its totals (when listed) and its name's. */
 static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint64_t elapsed,
 		      const uint64_t *c, uint32_t n)
 {
@@ -310,66 +352,24 @@ static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint
 		t[k] += c[k];
 }
 
-/* Split an interval straddling spans first..last by overlap, largest
- * remainder: every total exact. */
-static int add_straddling(struct t4_decoder *d, struct dom *dm, size_t first, size_t last,
-			  uint64_t start, uint64_t end, uint64_t elapsed,
-			  const uint64_t *counts, uint32_t n_counts)
+int phases_ensure(struct t4_decoder *d)
 {
-	size_t k = last - first + 1;
-	uint64_t fixed[65], *b = fixed, *heap = NULL, *share;
-	int rc;
-
-	if (k + 1 > T4_ARRAY_LEN(fixed) && !(b = heap = malloc((k + 1) * sizeof(*b))))
-		return t4_err(ENOMEM, "out of memory");
-	for (size_t j = 0; j < k; j++)
-		b[j] = d->spans[first + j].start_ns;
-	b[k] = end;
-	rc = dec_apportion(d, start, end, b, k);
-	free(heap);
-	if (rc < 0 || !(share = calloc(k * ((size_t)n_counts + 1), sizeof(*share))))
-		return rc < 0 ? rc : t4_err(ENOMEM, "out of memory");
-	uint64_t len = end - start;
-	t4_apportion(elapsed, d->ap_w, k, len, d->ap_out, d->ap_keys);
-	for (size_t j = 0; j < k; j++)
-		share[j * (n_counts + 1)] = d->ap_out[j];
-	for (uint32_t c = 0; c < n_counts; c++) {
-		t4_apportion(counts[c], d->ap_w, k, len, d->ap_out, d->ap_keys);
-		for (size_t j = 0; j < k; j++)
-			share[j * (n_counts + 1) + 1 + c] = d->ap_out[j];
-	}
-	for (size_t j = 0; j < k; j++)
-		add_share(d, dm, first + j, share[j * (n_counts + 1)],
-			  &share[j * (n_counts + 1) + 1], n_counts);
-	free(share);
-	return 0;
+	return d->n_spans ? 0 : add_span(d, 0, 0, 0, false);
 }
 
-int phases_add(struct t4_decoder *d, struct dom *dm, uint64_t start, uint64_t end,
-	       uint64_t elapsed, const uint64_t *counts, uint32_t n_counts)
+int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+		     const uint64_t *counts, uint32_t n_counts)
 {
-	size_t listed, n;
+	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
 	int rc;
 
-	if (!d->n_spans && (rc = add_span(d, 0, 0, 0, false)) < 0)
-		return rc;
-	n = d->n_spans;
-	listed = n < DEC_MAX_SPANS ? n : DEC_MAX_SPANS;
 	if ((dm->n_ptot < listed &&
 	     (rc = table_room(dm, &dm->ptot, &dm->pel, &dm->n_ptot, listed)) < 0) ||
 	    (dm->n_ntot < d->n_names &&
 	     (rc = table_room(dm, &dm->ntot, &dm->nel, &dm->n_ntot, d->n_names)) < 0))
 		return rc;
-	if (start >= d->spans[n - 1].start_ns) { /* the usual case: the last span */
-		add_share(d, dm, n - 1, elapsed, counts, n_counts);
-		return 0;
-	}
-	size_t first = phases_span_at(d, start), last = phases_span_at(d, end - 1);
-	if (first == last) {
-		add_share(d, dm, first, elapsed, counts, n_counts);
-		return 0;
-	}
-	return add_straddling(d, dm, first, last, start, end, elapsed, counts, n_counts);
+	add_share(d, dm, span, elapsed, counts, n_counts);
+	return 0;
 }
 
 /* ---- the phase list ------------------------------------------------------------ */
@@ -441,11 +441,7 @@ int phases_build(struct t4_decoder *d)
 		ph->triggers = span_triggers(d, i);
 		ph->cpu_ns = sp->cpu_ns;
 		ph->threads = sp->threads;
-		/* occurrences of a name: counted over the listed spans */
-		uint32_t n = 1;
-		for (size_t j = 0; j < d->n_phases; j++)
-			n += d->phases[j].bookmark_id == sp->bookmark_id;
-		ph->occurrence = n;
+		ph->occurrence = sp->occurrence;
 		d->phase_span[d->n_phases++] = i;
 	}
 	return 0;

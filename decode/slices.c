@@ -256,23 +256,22 @@ static int emit_gpu(struct t4_decoder *d, const struct t4_gpu_slice_pkt *j)
 	return d->ops.slice ? d->ops.slice(d->ud, d, &s) : 0;
 }
 
-static int emit(struct t4_decoder *d, const struct t4_packet *p)
+static int emit(struct t4_decoder *d, const struct dslice_pkt *p)
 {
 	if (!d->sl.n_pairs && !mono_is_ref(d)) {
 		d->sl.st.unplaced++; /* no reference packet: nowhere to put it */
 		return 0;
 	}
-	return p->type == T4_PKT_CPU_SLICE ? emit_cpu(d, &p->cpu_slice)
-					   : emit_gpu(d, &p->gpu_slice);
+	return p->type == T4_PKT_CPU_SLICE ? emit_cpu(d, &p->cpu) : emit_gpu(d, &p->gpu);
 }
 
-static uint64_t end_of(const struct t4_packet *p)
+static uint64_t end_of(const struct dslice_pkt *p)
 {
-	return p->type == T4_PKT_CPU_SLICE ? p->cpu_slice.end_ns : p->gpu_slice.end_ns;
+	return p->type == T4_PKT_CPU_SLICE ? p->cpu.end_ns : p->gpu.end_ns;
 }
 
 /* The reference packets seen reach DEC_BOOKMARK_LAG_NS past p's end. */
-static bool covered(const struct dslices *sl, const struct t4_packet *p)
+static bool covered(const struct dslices *sl, const struct dslice_pkt *p)
 {
 	return sl->n_pairs && end_of(p) + DEC_BOOKMARK_LAG_NS <= pair_at(sl, sl->n_pairs - 1)->mono;
 }
@@ -284,30 +283,50 @@ static int release(struct t4_decoder *d, bool all)
 	int rc = 0;
 
 	while (sl->n_hold && rc >= 0) {
-		const struct t4_packet *p = &sl->hold[sl->hold_head];
+		const struct dslice_pkt *p = &sl->hold[sl->hold_head];
 		if (!all && !covered(sl, p))
 			break;
 		rc = emit(d, p);
-		sl->hold_head = (sl->hold_head + 1) % DEC_SLICE_HOLD;
+		sl->hold_head = (sl->hold_head + 1) % sl->cap_hold;
 		sl->n_hold--;
 	}
 	return rc;
 }
 
-static int hold(struct t4_decoder *d, const struct t4_packet *p)
+/* Room for one more held slice: the ring doubles up to DEC_SLICE_HOLD
+ * (memory as the lag needs it, not as the worst case would). */
+static int hold_room(struct dslices *sl)
+{
+	size_t cap = sl->cap_hold ? 2 * sl->cap_hold : 256;
+	struct dslice_pkt *h;
+
+	if (sl->n_hold < sl->cap_hold || sl->cap_hold >= DEC_SLICE_HOLD)
+		return 0;
+	if (!(h = malloc(cap * sizeof(*h))))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < sl->n_hold; i++)
+		h[i] = sl->hold[(sl->hold_head + i) % sl->cap_hold];
+	free(sl->hold);
+	sl->hold = h;
+	sl->hold_head = 0;
+	sl->cap_hold = cap;
+	return 0;
+}
+
+static int hold(struct t4_decoder *d, const struct dslice_pkt *p)
 {
 	struct dslices *sl = &d->sl;
 	int rc;
 
-	if (!sl->hold && !(sl->hold = malloc(DEC_SLICE_HOLD * sizeof(*sl->hold))))
-		return t4_err(ENOMEM, "out of memory");
-	if (sl->n_hold == DEC_SLICE_HOLD) { /* full: the oldest goes as it is */
+	if ((rc = hold_room(sl)) < 0)
+		return rc;
+	if (sl->n_hold == sl->cap_hold) { /* full: the oldest goes as it is */
 		if ((rc = emit(d, &sl->hold[sl->hold_head])) < 0)
 			return rc;
-		sl->hold_head = (sl->hold_head + 1) % DEC_SLICE_HOLD;
+		sl->hold_head = (sl->hold_head + 1) % sl->cap_hold;
 		sl->n_hold--;
 	}
-	sl->hold[(sl->hold_head + sl->n_hold) % DEC_SLICE_HOLD] = *p;
+	sl->hold[(sl->hold_head + sl->n_hold) % sl->cap_hold] = *p;
 	sl->n_hold++;
 	return 0;
 }
@@ -322,10 +341,16 @@ int slices_take(struct t4_decoder *d, const struct t4_packet *p)
 	case T4_PKT_GPU_CTX:
 		return take_gpu_ctx(sl, &p->gpu_ctx);
 	case T4_PKT_CPU_SLICE:
-	case T4_PKT_GPU_SLICE:
-		if (!sl->n_hold && covered(sl, p))
-			return emit(d, p);
-		return hold(d, p);
+	case T4_PKT_GPU_SLICE: {
+		struct dslice_pkt sp = { .type = p->type };
+		if (p->type == T4_PKT_CPU_SLICE)
+			sp.cpu = p->cpu_slice;
+		else
+			sp.gpu = p->gpu_slice;
+		if (!sl->n_hold && covered(sl, &sp))
+			return emit(d, &sp);
+		return hold(d, &sp);
+	}
 	default:
 		return 0;
 	}
@@ -369,4 +394,11 @@ size_t t4_decoder_phase_gpu(const struct t4_decoder *d, size_t p,
 const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *d)
 {
 	return &d->sl.st;
+}
+
+const char *t4_decoder_thread_name(const struct t4_decoder *d, uint32_t tid)
+{
+	int64_t i = t4_idmap_get(&d->sl.task_map, tid);
+
+	return i >= 0 ? d->sl.tasks[i].name : "";
 }

@@ -28,6 +28,10 @@
  *   bytes go out strictly in order; a slow reader backs up into the rings,
  *   which drop and count. Messages name opts.name (the user's file) rather
  *   than the path written (record's FILE.partial-PID).
+ * - opts.observe sees each packet as it goes into a chunk (record keeps
+ *   the index of its closing table so, a pipe included); after a write
+ *   error it has seen packets of the chunks the log lost (record then
+ *   prints no table).
  */
 #include "packets.h"
 #include "log_io.h"
@@ -327,6 +331,8 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	ck->len += (size_t)n;
 	ck->packets++;
 	chunk_note_trigger(ck, p);
+	if (log->opts.observe)
+		log->opts.observe(log->opts.observe_ud, p);
 	if (ck->len >= log->opts.chunk_bytes)
 		chunk_close(log);
 }

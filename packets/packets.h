@@ -150,6 +150,11 @@ struct t4_domain_pkt {
 /* Event flags. */
 enum {
 	T4_EV_GAUGE = 1u << 0, /* counts are the level at the sample, not a delta */
+	T4_EV_TASK = 1u << 1,  /* counts the domain's task wherever it runs (a
+				* per-task counter: record -- COMMAND, -p, -t),
+				* not a CPU or the whole system */
+	T4_EV_INHERIT = 1u << 2, /* with T4_EV_TASK: and every task it starts
+				  * (the command's children), from its exec */
 };
 
 struct t4_event_pkt {
@@ -277,6 +282,11 @@ enum t4_log_backend {
 	T4_LOG_PWRITE = 1, /* plain pwrite(2), for comparison and fallback */
 };
 
+/* Called by the writer thread with each packet it puts into the log, in
+ * log order (the log's own status packets too), e.g. to keep an index of
+ * what the log holds without reading it back. Must not block. */
+typedef void (*t4_log_observe_fn)(void *ud, const struct t4_packet *p);
+
 struct t4_log_opts {
 	const char *path;     /* "-": standard output */
 	const char *name;     /* the file's name in messages; default: path
@@ -289,6 +299,8 @@ struct t4_log_opts {
 			       * 1 on a pipe, FIFO, socket or terminal, which
 			       * are written strictly in order */
 	enum t4_log_backend backend;
+	t4_log_observe_fn observe; /* optional */
+	void *observe_ud;
 };
 
 /* Totals of a writer, read with t4_log_stats(). */

@@ -20,7 +20,8 @@
  *
  * The trigger path: T4_TRIGGER_AUTO takes the kernel's when the BPF program
  * loads and every counter can be read there (not the simulator's: they live
- * in user space), and otherwise says why in one line.
+ * in user space; not a task's: it moves between CPUs), and otherwise says
+ * why in one line.
  */
 #include "sched_internal.h"
 #include "util/util.h"
@@ -195,6 +196,19 @@ static bool has_sim_domains(const struct t4_sched *s)
 	return false;
 }
 
+/* Per-task counters (a command's, -p, -t) count their task on whatever
+ * CPU it runs: a CPU's timer can read only counters bound to its CPU. */
+static bool has_task_domains(const struct t4_sched *s)
+{
+	for (size_t i = 0; i < s->opts.domains->n; i++)
+		if (s->opts.domains->v[i].tid > 0)
+			return true;
+	return false;
+}
+
+#define TASK_COUNTERS_WHY "per-task counters (the command's, -p's, -t's) follow their " \
+	"tasks from CPU to CPU, and a CPU's BPF timer reads only its own CPU's counters"
+
 static int choose_path(struct t4_sched *s)
 {
 	enum t4_trigger_path want = s->opts.trigger;
@@ -207,6 +221,13 @@ static int choose_path(struct t4_sched *s)
 		if (want == T4_TRIGGER_BPF)
 			return t4_err(EINVAL, "the BPF trigger cannot read simulated counters "
 				      "(they live in user space)");
+		return 0;
+	}
+	if (has_task_domains(s)) {
+		if (want == T4_TRIGGER_BPF)
+			return t4_err(EINVAL, "--trigger bpf: %s (-a counts every CPU instead)",
+				      TASK_COUNTERS_WHY);
+		snprintf(s->path_note, sizeof(s->path_note), "%s", TASK_COUNTERS_WHY);
 		return 0;
 	}
 	rc = t4_kpath_open(s);
@@ -452,16 +473,19 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
 	char name[16] = "t4-source";
-	if (!m->sourced)
-		snprintf(name, sizeof(name), "t4-cpu%d", m->cpu);
+	if (!m->sourced && m->cpu < 0)
+		snprintf(name, sizeof(name), "t4-tasks"); /* per-task counters */
+	else if (!m->sourced)
+		snprintf(name, sizeof(name), "t4-cpu%u", (unsigned)m->cpu & 0xfffffu);
 	pthread_setname_np(m->thread, name);
 	m->thread_started = true;
 	return 0;
 }
 
 /* The monitor threads of user space: every monitor on the user path, the
- * sources' monitors on the BPF path. An unpinned one may do I/O (a
- * source's): normal priority. */
+ * sources' monitors on the BPF path. A source's may do I/O: normal
+ * priority; the others (pinned to their CPU, or the unpinned one of
+ * per-task counters, which follow their tasks) SCHED_FIFO where permitted. */
 static int start_threads(struct t4_sched *s)
 {
 	sigset_t all, old;
@@ -476,7 +500,7 @@ static int start_threads(struct t4_sched *s)
 		if (s->k && !m->sourced)
 			continue; /* its CPU's BPF timer reads it */
 		rc = start_monitor(s, m);
-		if (rc == 0 && m->cpu >= 0)
+		if (rc == 0 && !m->sourced)
 			try_fifo(s, m->thread);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

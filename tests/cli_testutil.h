@@ -103,7 +103,7 @@ static inline const char *cli_repo_file(const char *rel, char *path)
 
 struct run {
 	int status;
-	char out[1 << 16];
+	char out[1 << 18]; /* info --json of a simulated Tegra410: ~64 kB */
 	char dir[PATH_MAX];
 };
 

@@ -5,13 +5,16 @@ parsing) and compares them with the truth file of tools/t4write.py, for
 tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
 
   csv OUT TRUTH [--sep C] [--grid NS]
-      header exactly trigger,...,unit; every field of every row; count rows
-      integers, metric rows decimals; totals per (domain, event) equal what
-      the log delivers (the truth's "delivered": its total less what damage
-      lost); with --grid, cells of NS on the origin's grid
+      header exactly trigger,...,unit,kind,occurrence; every field of every
+      row; counter rows integers, metric rows decimals; totals per (domain,
+      event) equal what the log delivers (the truth's "delivered": its total
+      less what damage lost); no row straddles a bookmark's set time; with
+      --grid, cells of NS on the origin's grid, cut only at set times
   jsonl OUT TRUTH
-      one object per line; per domain the intervals tile the timeline
-      (each starts where the previous ended, trigger after trigger; after
+      one object per line with its "type", the header first, each domain
+      described before its first interval; per domain the intervals tile
+      the timeline (each starts where the previous ended, trigger after
+      trigger, the pieces of one trigger cut at bookmark set times; after
       lost counts, where its counts begin: a hole, never an overlap), their
       counts add up to what the log delivers, "partial" exactly on the
       intervals across lost counts
@@ -23,13 +26,23 @@ tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
       PART holds exactly the rows of FULL that the filters keep: an
       interval is in [from, to) by its middle; X is ns after the first
       trigger, or a bookmark name: from its first phase's start, to the
-      end of its first phase that starts at or after from
-  sum FULL PART... : the rows of the PARTs together are the rows of FULL
+      end of its first phase that starts at or after from; --bookmark NAME:
+      the rows labelled NAME
+  sum FULL PART... : the rows of the PARTs together are the rows of FULL,
+      each once
   rates JSONL SUMMARY TRUTH
       every domain clock runs at one rate: each interval's and each phase's
       frequency metric (*_freq, GHz), where present, is within 1 % of it
   info-totals CSV INFO_JSON
       CSV totals per (domain, event) equal `info --json`'s per-event "total"
+  agree SUMMARY JSONL [--csv CSV] [--info INFO_JSON]
+      one truth: the per-phase numbers computed from the rows of -f csv (or
+      of -f jsonl, or of a --grid output: any of them as --csv) equal the
+      summary's (decode -v): each phase occurrence's and each phase name's
+      metric averages (evaluated from the rows' totals with the formulas the
+      JSONL domain records give) to the summary's printed precision, and
+      every EVENTS total exactly; summed over phases, the totals equal
+      `info --json`'s
 """
 import argparse
 import collections
@@ -40,7 +53,8 @@ import math
 import re
 import sys
 
-HEADER = ["trigger", "start_ns", "end_ns", "bookmark", "domain", "pmu", "event", "value", "unit"]
+HEADER = ["trigger", "start_ns", "end_ns", "bookmark", "domain", "pmu", "event", "value", "unit",
+          "kind", "occurrence"]
 problems = []
 
 
@@ -69,22 +83,38 @@ def events_of(truth):
     return {d["name"]: {e["name"]: e for e in d["events"]} for d in truth["domains"]}
 
 
+def set_times(truth):
+    """The bookmarks' set times: the phase boundaries, where rows are cut."""
+    return sorted(b["set_ns"] for b in truth["bookmarks"] if b.get("set_ns"))
+
+
+def straddles(start, end, cuts):
+    return any(start < t < end for t in cuts)
+
+
 def check_csv(a):
     truth = json.load(open(a.truth))
     evs = events_of(truth)
     names = {b["name"] for b in truth["bookmarks"]} | {""}
+    # where no chunk was damaged every bookmark's set time is a boundary
+    cuts = set_times(truth) if not truth["damaged_chunks"] else []
     tot = collections.Counter()
+    grid_rows = collections.Counter()
     rows = read_csv(a.out, a.sep)
     for n, r in enumerate(rows, 2):
-        if len(r) != 9:
+        if len(r) != len(HEADER):
             fail(f"line {n}: {len(r)} fields: {r}")
             continue
-        trig, start, end, bm, dom, pmu, ev, val, unit = r
-        if not all(re.fullmatch(r"\d+", x) for x in (trig, start, end)):
-            fail(f"line {n}: trigger/start/end not integers: {r}")
+        trig, start, end, bm, dom, pmu, ev, val, unit, kind, occ = r
+        if not all(re.fullmatch(r"\d+", x) for x in (trig, start, end, occ)) or occ == "0":
+            fail(f"line {n}: trigger/start/end/occurrence not integers: {r}")
             continue
         if int(start) >= int(end):
             fail(f"line {n}: start_ns {start} >= end_ns {end}")
+        if straddles(int(start), int(end), cuts):
+            fail(f"line {n}: [{start}, {end}) straddles a bookmark's set time")
+        if kind != ("counter" if ev in evs.get(dom, {}) else "metric"):
+            fail(f"line {n}: kind {kind!r} for {ev}")
         if bm not in names:
             fail(f"line {n}: bookmark {bm!r} not in the log")
         if dom not in evs:
@@ -105,22 +135,31 @@ def check_csv(a):
             if not math.isfinite(v) or not re.fullmatch(r"-?[0-9.]+(e[-+]?\d+)?", val):
                 fail(f"line {n}: metric {ev} = {val!r} is not a decimal")
         if a.grid:
-            rel = int(start) - truth["origin_ns"]
-            if rel % a.grid or int(end) - int(start) != a.grid:
-                fail(f"line {n}: [{start}, {end}) is not a cell of the {a.grid} ns grid")
+            # inside one cell of the grid: the whole cell, or the part its
+            # counts cover (the recording's edges, a gap, a phase boundary)
+            s0, e0 = int(start) - truth["origin_ns"], int(end) - truth["origin_ns"]
+            if s0 // a.grid != (e0 - 1) // a.grid:
+                fail(f"line {n}: [{start}, {end}) is not inside a cell of the {a.grid} ns grid")
+            grid_rows[dom, s0 // a.grid] += 1 if kind == "counter" and ev == "cycles" else 0
     for d in truth["domains"]:
         for e in d["events"]:
             got, want = tot[d["name"], e["name"]], e["delivered"]
             if got != want:
                 fail(f"{d['name']} {e['name']}: CSV total {got}, the log delivers {want} "
                      f"(total {e['total']}, lost {e['lost']}: off by {got - want})")
+    if a.grid and grid_rows and max(grid_rows.values()) > 1 + len(cuts):
+        fail(f"a grid cell cut more often than there are phase boundaries: "
+             f"{max(grid_rows.values())}")
     print(f"csv: {len(rows)} rows")
 
 
 def check_jsonl(a):
     truth = json.load(open(a.truth))
     evs = events_of(truth)
+    cuts = set_times(truth) if not truth["damaged_chunks"] else []
     by_dom = collections.defaultdict(list)
+    described = set()
+    bounds = set()  # the phase boundaries the output states
     with open(a.out) as f:
         for n, line in enumerate(f, 1):
             try:
@@ -128,18 +167,32 @@ def check_jsonl(a):
             except ValueError as e:
                 fail(f"line {n}: not JSON ({e}): {line[:200]}")
                 continue
-            if not isinstance(o, dict):
-                fail(f"line {n}: not an object")
+            if not isinstance(o, dict) or "type" not in o:
+                fail(f"line {n}: not an object with a type")
                 continue
+            if (n == 1) != (o["type"] == "header"):
+                fail(f"line {n}: type {o['type']}; the header is the first line, only")
+            if o["type"] == "phase":
+                bounds.add(o["start_ns"])
+            if o["type"] == "domain":
+                if set(o.get("units", {})) != set(evs.get(o.get("domain"), {})):
+                    fail(f"line {n}: units {o.get('units')} of {o.get('domain')}")
+                described.add(o.get("domain"))
+            if o["type"] != "interval":
+                continue
+            if o.get("domain") not in described:
+                fail(f"line {n}: an interval of {o.get('domain')} before its domain record")
             for k, t in (("domain", str), ("trigger", int), ("first_trigger", int),
                          ("start_ns", int), ("end_ns", int), ("counts", dict),
-                         ("metrics", dict), ("bookmark", str)):
+                         ("metrics", dict), ("bookmark", str), ("occurrence", int)):
                 if not isinstance(o.get(k), t):
                     fail(f"line {n}: {k} missing or not {t.__name__}: {line[:200]}")
                     break
             else:
                 if o["start_ns"] >= o["end_ns"]:
                     fail(f"line {n}: start_ns {o['start_ns']} >= end_ns {o['end_ns']}")
+                if straddles(o["start_ns"], o["end_ns"], cuts):
+                    fail(f"line {n}: straddles a bookmark's set time")
                 if o["domain"] not in evs:
                     fail(f"line {n}: domain {o['domain']!r} not in the log")
                     continue
@@ -150,20 +203,27 @@ def check_jsonl(a):
                     fail(f"line {n}: metrics {o['metrics']}")
                 by_dom[o["domain"]].append(o)
     for d in truth["domains"]:
-        ivs = sorted(by_dom[d["name"]], key=lambda o: o["trigger"])
+        ivs = sorted(by_dom[d["name"]], key=lambda o: (o["trigger"], o["start_ns"]))
         if not ivs:
             fail(f"{d['name']}: no intervals")
             continue
         for p, o in zip(ivs, ivs[1:]):
             # an interval after lost counts keeps only the time its counts
-            # cover: a hole before it, never an overlap
+            # cover: a hole before it, never an overlap; the pieces of one
+            # interval (a bookmark set inside it) follow each other
             hole = "partial" in o.get("flags", []) and o["start_ns"] > p["end_ns"]
-            if o["first_trigger"] != p["trigger"] + 1 or (o["start_ns"] != p["end_ns"] and not hole):
+            piece = o["trigger"] == p["trigger"]
+            if piece and (o["first_trigger"] != p["first_trigger"] or p["end_ns"] not in bounds):
+                fail(f"{d['name']}: trigger {o['trigger']} cut at {p['end_ns']}, "
+                     f"not where a phase starts")
+            if (not piece and o["first_trigger"] != p["trigger"] + 1) or \
+                    (o["start_ns"] != p["end_ns"] and not hole):
                 fail(f"{d['name']}: interval of trigger {o['trigger']} (from "
                      f"{o['first_trigger']}, {o['start_ns']}) does not follow trigger "
                      f"{p['trigger']} (ending {p['end_ns']})")
-        partial = sum("partial" in o.get("flags", []) for o in ivs)
-        spans = sum(o["trigger"] - o["first_trigger"] for o in ivs)
+        partial = len({o["trigger"] for o in ivs if "partial" in o.get("flags", [])})
+        spans = sum(o["trigger"] - o["first_trigger"]
+                    for o in {o["trigger"]: o for o in ivs}.values())
         if (partial > 0) != (d["lost_triggers"] > 0):
             fail(f"{d['name']}: {partial} intervals flagged partial, "
                  f"{d['lost_triggers']} triggers lost to damage")
@@ -265,22 +325,11 @@ def resolve_window(a):
             a.to_ns = bms[i + 1]["set_ns"] if i + 1 < len(bms) else None
 
 
-def in_phase(start, end, a):
-    """--phase NAME also keeps an interval that overlaps a NAME phase."""
-    bms = a.spans
-    for i, b in enumerate(bms):
-        stop = bms[i + 1]["set_ns"] if i + 1 < len(bms) else None
-        if (b["name"] == a.bookmark and b["set_ns"] < end
-                and (stop is None or stop > start)):
-            return True
-    return False
-
-
 def keep(r, a):
     start, end = int(r[1]), int(r[2])
     mid = start + (end - start) // 2
     return ((a.from_ns is None or mid >= a.from_ns) and (a.to_ns is None or mid < a.to_ns)
-            and (a.bookmark is None or r[3] == a.bookmark or in_phase(start, end, a))
+            and (a.bookmark is None or r[3] == a.bookmark)
             and (a.pmu is None or fnmatch.fnmatchcase(r[4], a.pmu)
                  or fnmatch.fnmatchcase(r[5], a.pmu))
             and (a.event is None or fnmatch.fnmatchcase(r[6], a.event)))
@@ -301,17 +350,14 @@ def check_same(a):
 
 
 def check_sum(a):
-    """The parts (--phase of every name) give every row of FULL, and nothing
-    else; a row is in two parts only where its interval holds a phase change."""
+    """The parts (--phase of every name) give every row of FULL, each once:
+    an interval that holds a phase change is cut there, one part each."""
     full = collections.Counter(map(tuple, read_csv(a.full)))
     parts = collections.Counter(map(tuple, (r for p in a.parts for r in read_csv(p))))
-    if set(full) != set(parts):
-        fail(f"{len(parts)} distinct rows in the parts, {len(full)} in {a.full}; "
-             f"missing {list(set(full) - set(parts))[:3]}, extra {list(set(parts) - set(full))[:3]}")
-    twice = sum(parts[r] - full[r] for r in parts if parts[r] > full.get(r, 0))
-    if twice > len(full) // 50:
-        fail(f"{twice} rows in more than one part, of {len(full)}")
-    print(f"sum: {sum(full.values())} rows, {twice} in two phases")
+    if full != parts:
+        fail(f"{sum(parts.values())} rows in the parts, {sum(full.values())} in {a.full}; "
+             f"missing {list(full - parts)[:3]}, extra {list(parts - full)[:3]}")
+    print(f"sum: {sum(full.values())} rows")
 
 
 def check_rates(a):
@@ -321,6 +367,8 @@ def check_rates(a):
     with open(a.jsonl) as f:
         for line in f:
             o = json.loads(line)
+            if o["type"] != "interval":
+                continue
             for k, v in o["metrics"].items():
                 if k.endswith("_freq") and o["domain"] in hz:
                     n += 1
@@ -365,6 +413,155 @@ def check_info_totals(a):
     print(f"info-totals: {len(want)} events")
 
 
+def formula_value(expr, totals, elapsed):
+    """A formula of decode's (names, numbers, + - * /, parentheses) over
+    the totals; None when an event is missing or a division by zero."""
+    out = []
+    for tok in expr.split():
+        lead = len(tok) - len(tok.lstrip("("))
+        trail = len(tok) - len(tok.rstrip(")"))
+        core = tok[lead:len(tok) - trail]
+        if core in "+-*/":
+            out.append("(" * lead + core + ")" * trail)
+            continue
+        if re.fullmatch(r"[0-9.]+(e[-+]?[0-9]+)?", core):
+            val = core
+        elif core == "elapsed_ns":
+            val = repr(float(elapsed))
+        elif core in totals:
+            val = repr(float(totals[core]))
+        else:
+            return None
+        out.append("(" * lead + val + ")" * trail)
+    try:
+        return eval(" ".join(out), {"__builtins__": {}}, {})
+    except ZeroDivisionError:
+        return None
+
+
+def read_rows(path):
+    """Counter rows of a CSV or JSONL output, as (label, occurrence, domain,
+    pmu, event, value, start, end)."""
+    rows = []
+    if path.endswith(".jsonl"):
+        for line in open(path):
+            o = json.loads(line)
+            if o["type"] == "interval":
+                for ev, v in o["counts"].items():
+                    rows.append((o["bookmark"], o["occurrence"], o["domain"], o["pmu"], ev, v,
+                                 o["start_ns"], o["end_ns"]))
+        return rows
+    for r in read_csv(path):
+        if r[9] == "counter":
+            rows.append((r[3], int(r[10]), r[4], r[5], r[6], int(r[7]), int(r[1]), int(r[2])))
+    return rows
+
+
+def summary_tables(text, title_re, labels):
+    """Each table whose title matches: (title, column names, rows as dicts).
+    The first `labels` columns are left-aligned text (cut at the header's
+    offsets: they may hold spaces), the others right-aligned numbers."""
+    out = []
+    for m in re.finditer(r"\n(" + title_re + r")\n(.*?)(?=\n\n|\Z)", text, re.S):
+        lines = m.group(2).split("\n")
+        head = lines[0]
+        starts = [mm.start() for mm in re.finditer(r"\S+", head)]
+        names = head.split()
+        rows = []
+        for line in lines[2:]:
+            if not line.strip() or line.lstrip().startswith("..."):
+                continue
+            # labels but the last by the header's offsets; the numbers are
+            # the last fields, the last label what lies before them
+            row = {n: line[starts[i]:starts[i + 1]].strip()
+                   for i, n in enumerate(names[:labels - 1])}
+            rest = line[starts[labels - 1]:].split()
+            k = len(names) - labels
+            row[names[labels - 1]] = " ".join(rest[:-k])
+            row.update(zip(names[labels:], rest[-k:]))
+            rows.append(row)
+        out.append((m.group(1), names, rows))
+    return out
+
+
+def check_agree(a):
+    text = open(a.summary).read()
+    formulas, units = {}, {}
+    for line in open(a.jsonl):
+        o = json.loads(line)
+        if o["type"] == "domain":
+            formulas[o["domain"]] = {k: v["formula"] for k, v in o["metrics"].items()}
+    rows = read_rows(a.csv or a.jsonl)
+    tot = collections.defaultdict(collections.Counter)  # (label, occ, domain) -> totals
+    name_tot = collections.defaultdict(collections.Counter)  # (label, domain)
+    spans = collections.defaultdict(set)  # (label, occ, domain) -> pieces
+    ev_tot = collections.Counter()  # (label or None, pmu, event)
+    ev_occ = collections.Counter()  # (label, occurrence, pmu, event)
+    all_tot = collections.Counter()  # (domain, event)
+    for label, occ, dom, pmu, ev, v, start, end in rows:
+        tot[label, occ, dom][ev] += v
+        name_tot[label, dom][ev] += v
+        spans[label, occ, dom].add((start, end))
+        ev_tot[label, pmu, ev] += v
+        ev_tot[None, pmu, ev] += v
+        ev_occ[label, occ, pmu, ev] += v
+        all_tot[dom, ev] += v
+    elapsed = {k: sum(e - s for s, e in v) for k, v in spans.items()}
+    name_el = collections.Counter()
+    for (label, occ, dom), e in elapsed.items():
+        name_el[label, dom] += e
+    checked = 0
+    for title, names, trows in summary_tables(text, r"[^\n]*, per phase \(averages[^\n]*", 2):
+        for r in trows:
+            ph, dom = r["PHASE"], r["PMU"]
+            m = re.fullmatch(r"(.*)#(\d+)", ph)
+            n = re.fullmatch(r"(.*) \(all \d+\)", ph)
+            label = "" if (m or n).group(1) == "(none)" else (m or n).group(1)
+            if m:
+                t, el = tot[label, int(m.group(2)), dom], elapsed.get((label, int(m.group(2)), dom), 0)
+            else:
+                t, el = name_tot[label, dom], name_el[label, dom]
+            for metric in names[2:]:
+                shown = r[metric]
+                want = formula_value(formulas[dom][metric], t, el) if el else None
+                if shown == "-":
+                    if want is not None and math.isfinite(want):
+                        fail(f"{title}: {ph} {dom} {metric}: summary '-', rows give {want}")
+                    continue
+                dec = len(shown.split(".")[1]) if "." in shown else 0
+                if want is None or abs(want - float(shown)) > 0.5 * 10 ** -dec + 1e-9 * abs(want):
+                    fail(f"{title}: {ph} {dom} {metric}: summary {shown}, rows give {want}")
+                checked += 1
+    for title, names, trows in summary_tables(text, r"EVENTS [^\n]*", 4):
+        for r in trows:
+            pmu = re.sub(r" \(\d+ CPUs\)$", "", r["PMU"])
+            ph = r["PHASE"]
+            occ = re.fullmatch(r"(.*)#(\d+)", ph)
+            every = re.fullmatch(r"(.*) \(all \d+\)", ph)
+            if ph == "(all phases)":
+                got = ev_tot[None, pmu, r["EVENT"]]
+            elif occ:
+                label = "" if occ.group(1) == "(none)" else occ.group(1)
+                got = ev_occ[label, int(occ.group(2)), pmu, r["EVENT"]]
+            else:
+                label = "" if every.group(1) == "(none)" else every.group(1)
+                got = ev_tot[label, pmu, r["EVENT"]]
+            if str(got) != r["TOTAL"]:
+                fail(f"EVENTS {ph} {pmu} {r['EVENT']}: summary {r['TOTAL']}, rows {got}")
+            checked += 1
+    if a.info:
+        info = json.load(open(a.info))
+        for d in info["domains"]:
+            for e in d["events"]:
+                if all_tot[d["name"], e["name"]] != e["total"]:
+                    fail(f"{d['name']} {e['name']}: rows sum to {all_tot[d['name'], e['name']]}, "
+                         f"info says {e['total']}")
+                checked += 1
+    if checked < 10:
+        fail(f"only {checked} numbers compared: a weak test")
+    print(f"agree: {checked} numbers")
+
+
 # subcommand: (check, positional arguments, options with their argparse settings)
 COMMANDS = {
     "csv": (check_csv, ["out", "truth"],
@@ -377,6 +574,7 @@ COMMANDS = {
     "sum": (check_sum, ["full", "parts+"], {}),
     "rates": (check_rates, ["jsonl", "summary", "truth"], {}),
     "info-totals": (check_info_totals, ["csv", "info"], {}),
+    "agree": (check_agree, ["summary", "jsonl"], {"--csv": {}, "--info": {}}),
 }
 
 

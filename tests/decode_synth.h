@@ -32,6 +32,8 @@ struct sy_dom {
 	double step_factor;
 	double bytes_per_ns;
 	bool reference_clocked; /* clock_event -1 */
+	double wander_ppm;      /* slow wander: a sine of this amplitude */
+	double wander_period_s; /* and period (0: none) */
 };
 
 struct sy {
@@ -40,6 +42,7 @@ struct sy {
 	uint64_t win_min, win_max;
 	double preempt_prob;
 	uint64_t preempt_min, preempt_max;
+	double drop_prob;     /* returns lost (never the first or the last) */
 	size_t n_doms;
 	struct sy_dom dom[SY_MAX_DOMS];
 	/* bookmarks: emitted before the references of trigger `first`, which
@@ -54,6 +57,7 @@ struct sy {
 	struct t4_packet *pk;
 	size_t n_pk, cap_pk;
 	uint64_t *true_t, *x, *bytes;
+	uint64_t logged_x[SY_MAX_DOMS], logged_b[SY_MAX_DOMS]; /* of the last kept return */
 };
 
 static inline uint64_t sy_rand(uint64_t *s)
@@ -78,6 +82,10 @@ static inline uint64_t sy_clock(const struct sy *y, const struct sy_dom *d, uint
 
 	if (d->step_at_s > 0 && dt > d->step_at_s)
 		c = f * d->step_at_s + f * d->step_factor * (dt - d->step_at_s);
+	if (d->wander_period_s > 0) { /* + the integral of A sin(2 pi t / P) */
+		long double w = 2 * 3.14159265358979323846L / (long double)d->wander_period_s;
+		c += (long double)d->hz * (long double)d->wander_ppm / 1e6L * (1 - cosl(w * dt)) / w;
+	}
 	return 1000000000ull + (uint64_t)floorl(c);
 }
 
@@ -175,8 +183,10 @@ static inline void sy_ref(struct sy *y, uint32_t sched, uint64_t k, uint32_t boo
 	p->ref.flags = T4_REF_PERIODIC;
 }
 
-/* The return of domain i for trigger k, with its truth recorded. */
-static inline void sy_ret(struct sy *y, size_t i, uint64_t k, uint64_t *rng)
+/* The return of domain i for trigger k, with its truth recorded; a
+ * dropped one is not written, and the next carries its counts (deltas
+ * against the last return logged, as the recorder does). */
+static inline void sy_ret(struct sy *y, size_t i, uint64_t k, uint64_t *rng, bool drop)
 {
 	const struct sy_dom *d = &y->dom[i];
 	bool pre = sy_unit(rng) < y->preempt_prob;
@@ -188,11 +198,13 @@ static inline void sy_ret(struct sy *y, size_t i, uint64_t k, uint64_t *rng)
 	uint64_t x = d->reference_clocked ? lo : sy_clock(y, d, t);
 	uint64_t b = (uint64_t)floor(d->bytes_per_ns * (double)(t - y->t0));
 	size_t at = k * y->n_doms + i;
-	struct t4_packet *p = sy_push(y);
 
 	y->true_t[at] = t;
 	y->x[at] = x;
 	y->bytes[at] = b;
+	if (drop)
+		return;
+	struct t4_packet *p = sy_push(y);
 	p->type = T4_PKT_RET;
 	p->ret.trigger_id = k;
 	p->ret.domain_id = d->id;
@@ -203,9 +215,11 @@ static inline void sy_ret(struct sy *y, size_t i, uint64_t k, uint64_t *rng)
 	if (k == 0) {
 		p->ret.flags = T4_RET_FIRST;
 	} else {
-		p->ret.counts[0] = d->reference_clocked ? 0 : x - y->x[at - y->n_doms];
-		p->ret.counts[1] = b - y->bytes[at - y->n_doms];
+		p->ret.counts[0] = d->reference_clocked ? 0 : x - y->logged_x[i];
+		p->ret.counts[1] = b - y->logged_b[i];
 	}
+	y->logged_x[i] = x;
+	y->logged_b[i] = b;
 }
 
 /* Build the whole stream: metadata, then per trigger its references (one
@@ -234,8 +248,11 @@ static inline void sy_build(struct sy *y)
 		for (uint32_t s = 0; s < 4; s++)
 			if (sched_used[s])
 				sy_ref(y, s, k, bm);
-		for (size_t i = 0; i < y->n_doms; i++)
-			sy_ret(y, i, k, &rng);
+		for (size_t i = 0; i < y->n_doms; i++) {
+			bool drop = y->drop_prob > 0 && k && k + 1 < y->n_triggers &&
+				    sy_unit(&rng) < y->drop_prob;
+			sy_ret(y, i, k, &rng, drop);
+		}
 	}
 }
 
@@ -252,7 +269,7 @@ static inline void sy_free(struct sy *y)
 
 struct civ {
 	uint32_t domain_id;
-	uint64_t trigger, first_trigger, start, end, elapsed;
+	uint64_t trigger, first_trigger, start, end, elapsed, bound;
 	uint32_t flags, bookmark;
 	uint32_t n;
 	uint64_t counts[4];
@@ -284,6 +301,7 @@ static inline int keep_interval(void *ud, const struct t4_decoder *dec,
 	c->start = iv->start_ns;
 	c->end = iv->end_ns;
 	c->elapsed = iv->elapsed_ns;
+	c->bound = iv->bound_ns;
 	c->flags = iv->flags;
 	c->bookmark = iv->bookmark_id;
 	c->n = iv->n_counts < 4 ? iv->n_counts : 4;

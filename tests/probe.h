@@ -48,6 +48,23 @@ static inline void t4t_need_perf(void)
 	close((int)fd);
 }
 
+/* Per-task software counters on this process, user space only (what an
+ * unprivileged user may open at perf_event_paranoid 2). */
+static inline void t4t_need_task_perf(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.exclude_kernel = 1,
+	};
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(errno));
+	close((int)fd);
+}
+
 /* A real PMU of this machine by its sysfs name (e.g. "msr": x86 only). */
 static inline void t4t_need_pmu(const char *name)
 {
@@ -151,6 +168,20 @@ static inline const char *t4t_cxx(void)
 	const char *cxx = getenv("T4_CXX");
 
 	return cxx && *cxx ? cxx : "c++";
+}
+
+/* A test program make builds into $T4_OUT/apps (tests/apps/NAME.c), its
+ * path into path; the test skips when it is not built. */
+static inline const char *t4t_app(const char *name, char *path, size_t cap)
+{
+	const char *out = getenv("T4_OUT");
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	snprintf(path, cap, "%s/apps/%s", out, name);
+	if (access(path, X_OK))
+		cr_skip_test("%s not built (make tests)", path);
+	return path;
 }
 
 /* The C++ compiler for the target: a C++ test skips without one. */

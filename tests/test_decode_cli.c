@@ -112,7 +112,7 @@ static void dc_formats(struct dc *c, const char *name, bool rates)
 	snprintf(args, sizeof(args), "%s.t4 --format=jsonl --output %s.jsonl", name, name);
 	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
 	dc_check(c, "jsonl %s.jsonl %s.json", name, name);
-	snprintf(args, sizeof(args), "%s.t4 > %s.txt", name, name);
+	snprintf(args, sizeof(args), "%s.t4 -v > %s.txt", name, name);
 	cr_assert_eq(dc_decode(c, args), 0, "decode %s: %s", args, c->out);
 	dc_check(c, "summary %s.txt %s.json", name, name);
 	if (rates)
@@ -459,6 +459,49 @@ Test(decode_cli, exit_codes_and_messages)
 	cr_assert_null(strstr(c.out, "out.csv"), "a failed decode left output: %s", c.out);
 	cr_assert_eq(dc_decode(&c, "--help"), 0, "%s", c.out);
 	cr_assert(strstr(c.out, "usage: t410trace decode FILE"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* A filter that matches nothing, or options that do not go together, are
+ * refused with exit 2 and one line naming the closest candidates; never an
+ * empty output without a word, never an option silently ignored. */
+Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
+{
+	struct dc c;
+	static const struct { const char *args, *needle; } bad[] = {
+		{ "f.t4 --pmu nvidia_ucf_pmu_9", "did you mean nvidia_ucf_pmu_1?" },
+		{ "f.t4 --pmu 'ucf,nosuch*'", "--pmu nosuch*: matches no domain" },
+		{ "f.t4 --event mem_bytes_rdd", "did you mean mem_bytes_rd?" },
+		{ "f.t4 --event '*_latency_xx'", "--event *_latency_xx: matches no event or metric" },
+		{ "f.t4 --from 9s", "--from 9s: past the end of the log" },
+		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
+		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
+		{ "f.t4 --from -1s", "never negative" },
+		{ "f.t4 --to 0", "--to 0: the window is empty" },
+		{ "f.t4 --phase lod", "did you mean load?" },
+		{ "f.t4 --grid 10ms", "--grid applies to csv, jsonl and perfetto" },
+		{ "f.t4 -f csv -f jsonl", "one format per run" },
+		{ "f.t4 -f csv --per-cpu", "--per-cpu applies to the summary only" },
+		{ "f.t4 -f perfetto -o x.pf --time rel", "--time applies to" },
+		{ "f.t4 -f jsonl -x ';'", "-x applies to the CSV formats" },
+		{ "f.t4 --time utc", "ref, rel or real" },
+		{ "f.t4 -f csv --grid 0ns", "duration out of range" },
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "f", "--triggers 300 --seed 11 --bookmarks");
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		int st = dc_decode(&c, bad[i].args);
+		cr_assert_eq(st, 2, "decode %s: exit %d: %s", bad[i].args, st, c.out);
+		cr_assert(strstr(c.out, bad[i].needle), "decode %s: no '%s' in: %s", bad[i].args,
+			  bad[i].needle, c.out);
+		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
+			     "decode %s: not one line: %s", bad[i].args, c.out);
+	}
+	/* what does match still works: the same options, spelled right */
+	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
+				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "f.t4 -f csv -f csv --grid 5ms -o ok.csv"), 0, "%s", c.out);
 	dc_fini(&c);
 }
 

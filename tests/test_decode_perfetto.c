@@ -10,7 +10,11 @@
  * value, against the CSV output of the same log: every CSV row is exactly
  * one counter event at the row's start_ns, and nothing else is.
  *
- * Runs the built binary (T4_BIN, set by `make check`) and protoc.
+ * Runs the built binary (T4_BIN, set by `make check`) and protoc. With
+ * T4_PERFETTO_PROTO naming Perfetto's own perfetto_trace.proto (from
+ * google/perfetto, protos/perfetto/trace/), every trace is also decoded
+ * with it and must read exactly as with decode/perfetto.proto: the real
+ * schema agrees on every field written.
  */
 #include <criterion/criterion.h>
 
@@ -25,6 +29,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "probe.h"
 
 /* ---- running commands ------------------------------------------------------ */
 
@@ -111,6 +117,17 @@ static void decode(struct fx *f, const char *opts)
 			      "perfetto.proto < t.pftrace > t.txt",
 			   f->schema),
 		     0, "protoc: %s", output(f));
+	const char *real = getenv("T4_PERFETTO_PROTO");
+	if (real && *real) {
+		char dir[512], *slash;
+		snprintf(dir, sizeof(dir), "%s", real);
+		cr_assert_not_null(slash = strrchr(dir, '/'), "T4_PERFETTO_PROTO: a path");
+		*slash = '\0';
+		cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace %s "
+				      "< t.pftrace > real.txt && cmp t.txt real.txt",
+				   dir, slash + 1),
+			     0, "Perfetto's own schema reads it otherwise: %s", output(f));
+	}
 }
 
 /* ---- protoc's text format, one record per packet ----------------------------- */
@@ -129,6 +146,10 @@ struct pkt {
 	uint64_t uuid, parent;           /* track_descriptor */
 	bool has_parent, counter;
 	char unit[32];
+	char unit_name[32];
+	bool explicit_order;             /* child_ordering: EXPLICIT */
+	bool has_rank;
+	int rank;                        /* sibling_order_rank */
 	char type[24];                   /* track_event */
 	uint64_t track;
 	bool has_int, has_double;
@@ -187,6 +208,12 @@ static void field(struct pkt *p, const char *block, const char *key, const char 
 		unquote(p->name, sizeof(p->name), v);
 	else if (is(block, key, "counter", "unit"))
 		snprintf(p->unit, sizeof(p->unit), "%s", v);
+	else if (is(block, key, "counter", "unit_name"))
+		unquote(p->unit_name, sizeof(p->unit_name), v);
+	else if (is(block, key, "track_descriptor", "child_ordering"))
+		p->explicit_order = !strcmp(v, "EXPLICIT");
+	else if (is(block, key, "track_descriptor", "sibling_order_rank"))
+		p->has_rank = true, p->rank = atoi(v);
 	else if (is(block, key, "track_event", "type"))
 		snprintf(p->type, sizeof(p->type), "%s", v);
 	else if (is(block, key, "track_event", "track_uuid"))
@@ -512,6 +539,49 @@ Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
 	teardown(&x);
 }
 
+/* The root orders its children explicitly: the phases track first, then
+ * the PMU kinds; a counter in a unit Perfetto has no enum for says it
+ * in unit_name (GB/s, GHz, req/cycle, ...), bytes and ns by the enum. */
+Test(perfetto, phases_first_and_every_unit_named, .timeout = 120)
+{
+	struct decoded x;
+	const struct pkt *root = NULL, *phases = NULL;
+	size_t named = 0;
+
+	setup(&x, "");
+	for (size_t i = 0; i < x.tr.n; i++) {
+		const struct pkt *p = &x.t.pk[x.tr.v[i].at];
+		if (!p->has_parent)
+			root = p;
+		if (!strcmp(p->name, "phases"))
+			phases = p;
+	}
+	cr_assert(root && root->explicit_order, "the root's children are not ordered");
+	cr_assert(phases && phases->has_rank, "no ranked phases track");
+	for (size_t i = 0; i < x.tr.n; i++) {
+		const struct pkt *p = &x.t.pk[x.tr.v[i].at];
+		if (p->has_parent && p->parent == root->uuid && p != phases)
+			cr_assert(p->has_rank && p->rank > phases->rank,
+				  "'%s' (rank %d) before the phases", p->name, p->rank);
+		if (!p->counter)
+			continue;
+		const char *open = strrchr(p->name, '(');
+		char unit[32] = "";
+		if (open)
+			snprintf(unit, sizeof(unit), "%.*s", (int)strcspn(open + 1, ")"), open + 1);
+		if (!strcmp(unit, "bytes"))
+			cr_assert_str_eq(p->unit, "UNIT_SIZE_BYTES", "%s", p->name);
+		else if (!strcmp(unit, "ns"))
+			cr_assert_str_eq(p->unit, "UNIT_TIME_NS", "%s", p->name);
+		else if (*unit) {
+			cr_assert_str_eq(p->unit_name, unit, "%s: unit_name", p->name);
+			named++;
+		}
+	}
+	cr_assert_gt(named, 30, "GB/s, GHz and the like: %zu", named);
+	teardown(&x);
+}
+
 /* Every CSV row is one counter event with the same domain, series, start_ns
  * and value; the count is intervals x (events + present metrics). */
 static void counters_match_csv(const char *opts)
@@ -603,10 +673,10 @@ Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
 	}
 	cr_assert_eq(n, 4, "%zu slice events (two phases: a, b)", n);
 	cr_assert_str_eq(ev[0]->type, "TYPE_SLICE_BEGIN");
-	cr_assert_str_eq(ev[0]->name, "a");
+	cr_assert_str_eq(ev[0]->name, "a#1");
 	cr_assert_str_eq(ev[1]->type, "TYPE_SLICE_END");
 	cr_assert_str_eq(ev[2]->type, "TYPE_SLICE_BEGIN");
-	cr_assert_str_eq(ev[2]->name, "b");
+	cr_assert_str_eq(ev[2]->name, "b#1");
 	cr_assert_str_eq(ev[3]->type, "TYPE_SLICE_END");
 	cr_assert_leq(ev[0]->ts, first, "phase a starts after the first interval");
 	cr_assert_lt(ev[0]->ts, ev[1]->ts);
@@ -616,15 +686,24 @@ Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
 	teardown(&x);
 }
 
-Test(perfetto, nothing_selected_is_still_a_trace, .timeout = 120)
+/* A filter that matches nothing is an error (exit 2, the closest name),
+ * and no trace is left behind; a time window with no interval in it is
+ * still a trace. */
+Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
 {
 	struct decoded x;
 
-	setup(&x, "--pmu no_such_pmu");
+	fx_init(&x.f);
+	record(&x.f);
+	cr_assert_eq(shell(&x.f, "%s decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
+			   x.f.bin),
+		     2, "%s", output(&x.f));
+	cr_assert(strstr(output(&x.f), "did you mean nvidia_ucf_pmu_"), "%s", output(&x.f));
+	cr_assert_neq(access(at(&x.f, "t.pftrace"), F_OK), 0, "a trace was left");
+	decode(&x.f, "--phase a --pmu 'nvidia_ucf*' --event cycles --from 1ms --to 2ms");
+	load_trace(&x.f, &x.t);
+	index_tracks(&x.t, &x.tr);
 	cr_assert_eq(x.t.pk[0].what, PK_SNAPSHOT);
-	for (size_t i = 0; i < x.t.n; i++)
-		cr_assert(x.t.pk[i].what != PK_EVENT || strcmp(x.t.pk[i].type, "TYPE_COUNTER"),
-			  "a counter event with no domain selected");
 	teardown(&x);
 }
 
@@ -663,5 +742,49 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 			     "%s", output(&f));
 		cr_assert_eq(shell(&f, "ls ro | grep ."), 1, "left behind: %s", output(&f));
 	}
+	fx_fini(&f);
+}
+
+/* The workload's threads (a system-wide recording with BPF, -a) are on
+ * thread tracks (ThreadDescriptor: pid, tid, name) that the UI groups
+ * under their process's track (ProcessDescriptor); the recorder's own
+ * threads are not among them (other t410trace processes may be: -a sees
+ * every process, so the recorder is told by its PID). */
+Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
+{
+	struct fx f;
+	size_t threads = 0, processes = 0;
+	char line[512];
+	long self = 0;
+
+	t4t_need_perf();
+	t4t_need_bpf_tracing("CPU slices");
+	fx_init(&f);
+	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec %s record -q -a --period 10ms "
+			       "-o a.t4t -- sh -c \"sleep 0.3\"'",
+			   f.bin),
+		     0, "record: %s", output(&f));
+	cr_assert_eq(shell(&f, "%s decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path=%s "
+			       "--decode=perfetto.protos.Trace perfetto.proto < t.pftrace > t.txt",
+			   f.bin, f.schema),
+		     0, "%s", output(&f));
+	FILE *in = fopen(at(&f, "rec.pid"), "r");
+	cr_assert(in && fscanf(in, "%ld", &self) == 1 && self > 0);
+	fclose(in);
+	cr_assert_not_null(in = fopen(at(&f, "t.txt"), "r"));
+	while (fgets(line, sizeof(line), in)) {
+		long pid;
+		threads += strstr(line, "thread {") != NULL;
+		processes += strstr(line, "process {") != NULL;
+		if (sscanf(line, " pid: %ld", &pid) == 1)
+			cr_assert_neq(pid, self, "the recorder's own thread or process: %s", line);
+	}
+	fclose(in);
+	cr_assert_gt(threads, 0, "no thread track");
+	cr_assert_gt(processes, 0, "no process track");
+	cr_assert_leq(processes, threads);
+	cr_assert_eq(shell(&f, "%s decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
+			   f.bin, self),
+		     1, "the recorder's threads are in the slices: %s", output(&f));
 	fx_fini(&f);
 }

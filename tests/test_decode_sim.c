@@ -68,7 +68,9 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Boundary error of domain dom's intervals against the true instants. */
+/* Boundary error of domain dom's intervals against the true instants:
+ * the end of the last piece of each interval (the others end where a
+ * phase starts, attrib.c). */
 static struct err boundary(const struct vrec *r, const struct keep *k, uint32_t dom)
 {
 	double *e = malloc(k->n * sizeof(*e)), ss = 0;
@@ -77,8 +79,13 @@ static struct err boundary(const struct vrec *r, const struct keep *k, uint32_t 
 	cr_assert(e);
 	for (size_t i = 0; i < k->n; i++) {
 		const struct civ *c = &k->v[i];
+		size_t j = i + 1;
 		if (c->domain_id != dom)
 			continue;
+		while (j < k->n && k->v[j].domain_id != dom)
+			j++;
+		if (j < k->n && k->v[j].trigger == c->trigger)
+			continue; /* a piece cut at a phase boundary */
 		const struct truth *t = truth_of(r, dom, c->trigger);
 		cr_assert(t, "no truth for %u/%" PRIu64, dom, c->trigger);
 		double d = fabs((double)c->end - (double)t->true_ns);

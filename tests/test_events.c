@@ -595,7 +595,7 @@ Test(h1_events, cli_resolve)
 		  "{\"simulated\":false,\"counters\":[{\"pmu\":\"nvidia_ucf_pmu_1\",\"name\":\"cycles\","
 		  "\"spec\":\"nvidia_ucf_pmu_1/cycles/\",\"type\":21,\"config\":\"0x100000000\","
 		  "\"config1\":\"0x0\",\"config2\":\"0x0\",\"cpu\":72,\"group\":-1,\"is_clock\":true,"
-		  "\"scale\":1,\"unit\":\"\"}]}\n", 0 },
+		  "\"scale\":1,\"unit\":\"cycles\"}]}\n", 0 },
 		{ "list --sysfs-root " H1_T410 " --resolve nvidia_pcie_pmu_0_rc_0/event=0x0,src_rp_mask=0x1ff/",
 		  "t410trace: src_rp_mask=0x1ff: value does not fit in config1:0-7 (8 bits)\n", 2 },
 		{ "list --sysfs-root " H1_T410 " --resolve nvidia_ucf_pmu_7/cycles/",
@@ -629,4 +629,140 @@ Test(h1_events, cli_resolve_sim)
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "# simulated Tegra410\nnvidia_pcie_pmu_0_rc_4  type="));
 	cr_expect_not_null(strstr(out, " config=0x4 config1=0x1018000 config2=0x0 cpu="));
+}
+
+/* ---- names with modifiers, units of the counts (issue 15.3) ---------------- */
+
+/* The event packet's name is what every output shows: cpu-clock:u and
+ * cpu-clock:k are two events, not two cpu-clocks. */
+Test(h1_events, modifiers_stay_in_the_name)
+{
+	struct t4_pmu_set set = fixture();
+	struct t4_evlist l = { 0 };
+
+	cr_assert_eq(t4_events_parse(&l, &set, "cpu-clock:u,cpu-clock:k,software/config=0x1/:uk"), 0,
+		     "%s", t4_errmsg());
+	cr_assert_eq(l.n % 3, 0);
+	size_t per = l.n / 3; /* one counter per online CPU */
+	cr_expect_str_eq(l.v[0].name, "cpu-clock:u");
+	cr_expect(l.v[0].exclude_kernel && !l.v[0].exclude_user);
+	cr_expect_str_eq(l.v[per].name, "cpu-clock:k");
+	cr_expect(l.v[per].exclude_user && !l.v[per].exclude_kernel);
+	cr_expect_str_eq(l.v[2 * per].name, "config=0x1:uk");
+	cr_expect_str_eq(l.v[2 * per].spec, "software/config=0x1/:uk");
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+}
+
+/* Every counter carries the unit of its counts where the catalog (kinds.c
+ * for Tegra410 and msr, the software and hardware tables) knows it:
+ * whatever way the event was named. */
+Test(h1_events, counts_carry_their_unit)
+{
+	static const struct {
+		const char *spec, *unit;
+	} cases[] = {
+		{ "nvidia_ucf_pmu_0/mem_bytes_rd/", "bytes" },
+		{ "nvidia_ucf_pmu_0/event=0x123/", "bytes" }, /* raw: by the event value */
+		{ "nvidia_ucf_pmu_0/mem_access_wr,dst_rem/", "requests" },
+		{ "nvidia_ucf_pmu_0/cycles/", "cycles" },
+		{ "nvidia_ucf_pmu_0/slc_wb/", "lines" },
+		{ "nvidia_pcie_pmu_0_rc_0/rd_cum_outs/", "req-cycles" },
+		{ "nvidia_pcie_pmu_0_rc_0/event=0x4,name=outs/", "req-cycles" },
+		{ "nvidia_cmem_latency_pmu_0/rd_req/", "requests" },
+		{ "nvidia_nvlink_c2c_pmu_0/out_wr_cum_outs/", "req-cycles" },
+		{ "cpu-clock", "ns" },
+		{ "task-clock:u", "ns" },
+		{ "cs", "switches" },
+		{ "page-faults", "faults" },
+		{ "cpu-migrations", "migrations" },
+		{ "msr/tsc/", "cycles" },
+		{ "acme_pmu/config=0x12/", "" }, /* a PMU nobody knows: unknown */
+	};
+	struct t4_pmu_set set = fixture();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct t4_evlist l = { 0 };
+		cr_assert_eq(t4_events_parse(&l, &set, cases[i].spec), 0, "%s: %s", cases[i].spec,
+			     t4_errmsg());
+		cr_assert_gt(l.n, 0);
+		cr_expect_str_eq(l.v[0].unit, cases[i].unit, "%s", cases[i].spec);
+		t4_evlist_free(&l);
+	}
+	t4_pmus_free(&set);
+}
+
+/* ---- list GLOB, list --metrics (issue 15.6) --------------------------------- */
+
+Test(h1_events, cli_list_glob_filters)
+{
+	static char out[1 << 16];
+	int rc = h1_run_cli("list --sysfs-root " H1_T410 " 'mem_bytes*'", out, sizeof(out));
+
+	if (rc < 0)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "match 'mem_bytes*'"), "%s", out);
+	cr_expect_not_null(strstr(out, "      mem_bytes_rd           event=0x123  [bytes]  bytes read "
+				       "from memory\n"), "%s", out);
+	cr_expect_null(strstr(out, "slc_bytes_rd"), "%s", out);
+	cr_expect_null(strstr(out, "filters:"), "only the matching events: %s", out);
+	cr_expect_null(strstr(out, "software"), "%s", out);
+	/* a PMU by name: whole, filters too; a software event by perf's alias */
+	rc = h1_run_cli("list --sysfs-root " H1_T410 " 'NVIDIA_CMEM*'", out, sizeof(out));
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "rd_cum_outs            event=0x2  [req-cycles]"), "%s", out);
+	cr_expect_not_null(strstr(out, "filters:"), "%s", out);
+	rc = h1_run_cli("list --sysfs-root " H1_T410 " --json cs", out, sizeof(out));
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "\"name\":\"context-switches\",\"terms\":\"config=0x3\","
+				       "\"scale\":1,\"unit\":\"switches\",\"description\":"), "%s", out);
+	cr_expect_null(strstr(out, "cpu-clock"), "%s", out);
+	/* nothing matches: an error naming the closest */
+	rc = h1_run_cli("list --sysfs-root " H1_T410 " mem_byts_rd", out, sizeof(out));
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list mem_byts_rd: no PMU or event matches (did you mean "
+			      "mem_bytes_rd?)\n");
+}
+
+Test(h1_events, cli_list_metrics)
+{
+	static char out[1 << 16];
+	int rc = h1_run_cli("list --metrics", out, sizeof(out));
+	size_t n, lines = 0;
+	const struct t4_kind *k = t4_kinds(&n);
+
+	if (rc < 0)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_eq(rc, 0, "%s", out);
+	/* every formula of every kind, with its unit and description */
+	for (size_t i = 0; i < n; i++)
+		for (size_t f = 0; f < k[i].n_formulas; f++) {
+			char want[512];
+			snprintf(want, sizeof(want), "  %s = %s  [%s]\n      %s\n", k[i].formulas[f].name,
+				 k[i].formulas[f].expr, k[i].formulas[f].unit, k[i].formulas[f].desc);
+			cr_expect_not_null(strstr(out, want), "%s: %s", k[i].label, want);
+			cr_expect_gt(strlen(k[i].formulas[f].desc), 10);
+		}
+	cr_expect_not_null(strstr(out, "\nsoftware\n  cpus_utilized = task-clock / elapsed_ns  [CPUs]"
+				       "  (per-task counting only)\n"), "%s", out);
+	cr_expect_null(strstr(out, "cpu_util "), "cpu-clock per CPU runs idle or busy: %s", out);
+	cr_expect_not_null(strstr(out, "\nTSC\n  tsc_freq = tsc / elapsed_ns  [GHz]\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "\nDRM (one per client and engine found)\n"), "%s", out);
+	/* GLOB by name and by kind; JSON */
+	rc = h1_run_cli("list --metrics '*latency_ns' --json", out, sizeof(out));
+	cr_assert_eq(rc, 0, "%s", out);
+	for (const char *p = out; (p = strstr(p, "\"name\":")); p++)
+		lines++;
+	cr_expect_eq(lines, 9, "PCIE rd, CMEM rd, C2C x4, CLink x2, DLink: %s", out);
+	cr_expect_not_null(strstr(out, "{\"kind\":\"PCIE\",\"name\":\"rd_latency_ns\",\"unit\":\"ns\","
+				       "\"formula\":\"(rd_cum_outs / rd_req) / (cycles / elapsed_ns)\","
+				       "\"description\":\"mean latency of PCIe device reads\","
+				       "\"headline\":true,\"per_task\":false,\"pattern\":false}"), "%s", out);
+	rc = h1_run_cli("list --metrics TSC", out, sizeof(out));
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_null(strstr(out, "software"), "%s", out);
+	rc = h1_run_cli("list --metrics mem_red_bw", out, sizeof(out));
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list mem_red_bw: no metric matches (did you mean mem_read_bw?)\n");
 }

@@ -35,4 +35,5 @@ Test(fuzz_replay, events, .timeout = 120) { replay("events"); }
 Test(fuzz_replay, pmu, .timeout = 120) { replay("pmu"); }
 Test(fuzz_replay, control, .timeout = 120) { replay("control"); }
 Test(fuzz_replay, parse, .timeout = 120) { replay("parse"); }
+Test(fuzz_replay, decode, .timeout = 240) { replay("decode"); }
 Test(fuzz_replay, drm, .timeout = 120) { replay("drm"); }

@@ -130,6 +130,18 @@ Test(perf_cli, modifiers_and_cpu_pmu)
 	       "grep -o '\"spec\": \"cpu-clock:u\"' | wc -l", r.dir, bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_gt(atoi(r.out), 0, "%s", r.out);
+	/* the modifier is part of the event's name in every output: two
+	 * events, not two cpu-clocks (issue 15.3) */
+	sh(&r, "cd %s && %s record -q -e cpu-clock:u,cpu-clock:k -d 50ms -o uk.t4t && "
+	       "%s info --json uk.t4t | grep -o '\"name\": \"cpu-clock[:uk]*\"' | sort | uniq -c && "
+	       "%s decode uk.t4t -f csv | cut -d, -f7 | grep cpu-clock | sort -u",
+	       r.dir, bin(), bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	char want[256];
+	snprintf(want, sizeof(want), "%7d \"name\": \"cpu-clock:k\"\n%7d \"name\": \"cpu-clock:u\"\n"
+		 "cpu-clock:k\ncpu-clock:u\n", ncpu, ncpu);
+	cr_expect_str_eq(r.out, want);
 	sh(&r, "ls /sys/bus/event_source/devices | grep -qx -e cpu -e cpu_core -e 'armv[89]_.*' "
 	       "&& echo has-cpu-pmu");
 	bool has_cpu_pmu = strstr(r.out, "has-cpu-pmu") != NULL;

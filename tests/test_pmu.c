@@ -277,8 +277,9 @@ Test(h1_pmu, cli_list_text_and_json)
 	cr_expect_not_null(strstr(out, "\nPCIE, socket 0\n  nvidia_pcie_pmu_0_rc_0\n"));
 	cr_expect_not_null(strstr(out, "      src_bdf                config1:8-23\n"));
 	cr_expect_not_null(strstr(out, "identifier NVDA2023, peer nr_gpu=2\n"));
-	cr_expect_not_null(strstr(out, "      energy                 event=0x1ff  (scale 2.32831e-10, unit Joules)\n"));
-	cr_expect_not_null(strstr(out, "      cycles                 event=0x100000000  [clock]\n"));
+	cr_expect_not_null(strstr(out, "      energy                 event=0x1ff  (scale 2.32831e-10)  [Joules]\n"));
+	cr_expect_not_null(strstr(out, "      cycles                 event=0x100000000  [cycles]  the PMU's "
+				       "dedicated cycle counter (its clock)  [clock]\n"));
 	/* Tegra410 kinds first, then the others */
 	cr_expect_lt(strstr(out, "NV-DLink, socket 0"), strstr(out, "\nOther PMUs\n"));
 	cr_expect_lt(strstr(out, "\nUCF, socket 1"), strstr(out, "\nPCIE, socket 0"));
@@ -314,7 +315,10 @@ Test(h1_pmu, cli_list_usage_errors)
 		int rc;
 	} cases[] = {
 		{ "list --bogus", "t410trace list: unknown option '--bogus' (see 't410trace list --help')\n", 2 },
-		{ "list extra", "t410trace list: extra: unexpected argument (see 't410trace list --help')\n", 2 },
+		{ "list extra more", "t410trace list: more: unexpected argument (one GLOB at most) (see 't410trace list --help')\n", 2 },
+		{ "list --sim nvidia_ucf_pmu_0/cycles", "t410trace: list nvidia_ucf_pmu_0/cycles: no PMU or event matches (did you mean nvidia_ucf_pmu_0?)\n", 2 },
+		{ "list --metrics --sim", "t410trace list: --metrics lists the formulas of every kind; it takes no --sim or --sysfs-root (see 't410trace list --help')\n", 2 },
+		{ "list --resolve cs cs", "t410trace list: --resolve cs: it takes no --metrics or GLOB (see 't410trace list --help')\n", 2 },
 		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number (see 't410trace list --help')\n", 2 },
 		{ "list --sim --sysfs-root /x", "t410trace list: --sim and --sysfs-root exclude each other (see 't410trace list --help')\n", 2 },
 		{ "list --sysfs-root /nonexistent", "t410trace: /nonexistent: No such file or directory\n", 2 },

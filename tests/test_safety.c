@@ -96,6 +96,10 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cr_assert_not_null(held, "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: full.t4t: File too large after "), "%s", r.out);
 	cr_assert(strstr(r.out, "\"damaged_chunks\": 0"), "%s", r.out);
+	/* the writer counted chunks the disk refused: no totals, info has them */
+	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info "
+				"full.t4t' gives what it holds)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "every event's total"), "%s", r.out);
 	cleanup(&r);
 }
 

@@ -9,6 +9,7 @@
 #  2. the same simulator live for 1.5 s while a small script sets bookmarks
 #     through the control socket that record opens for it;
 #  3. this machine's real PMUs (software counters and msr/tsc) for 1 s.
+# Each run replaces the logs of the one before (-f): they are the demo's.
 set -eu
 bin=${1:-build/t410trace}
 out=$(dirname "$bin")
@@ -16,8 +17,8 @@ out=$(dirname "$bin")
 say() { printf '\n== %s\n$ %s\n' "$1" "$2"; }
 
 say "1. simulated Tegra410, 6 s of its workload in virtual time, 1 ms triggers" \
-    "t410trace record --sim --virtual --per-socket --period 1ms --duration 6s -o $out/demo-sim.t4t"
-"$bin" record --sim --virtual --per-socket --period 1ms --duration 6s -o "$out/demo-sim.t4t"
+    "t410trace record -f --sim --virtual --per-socket --period 1ms --duration 6s -o $out/demo-sim.t4t"
+"$bin" record -f --sim --virtual --per-socket --period 1ms --duration 6s -o "$out/demo-sim.t4t"
 say "decoded: UCF memory traffic and NVLink-C2C latency per phase on one timeline" \
     "t410trace decode $out/demo-sim.t4t --pmu ucf,nvlink_c2c"
 "$bin" decode "$out/demo-sim.t4t" --pmu ucf,nvlink_c2c
@@ -34,14 +35,14 @@ done
 EOS
 chmod +x "$phases"
 say "2. the simulator live, phases set by a workload through the control socket" \
-    "t410trace record --sim --per-socket --period 1ms -o $out/demo-live.t4t -- $phases"
-"$bin" record --sim --per-socket --period 1ms -o "$out/demo-live.t4t" -- "$phases"
+    "t410trace record -f --sim --per-socket --period 1ms -o $out/demo-live.t4t -- $phases"
+"$bin" record -f --sim --per-socket --period 1ms -o "$out/demo-live.t4t" -- "$phases"
 say "its phases" "t410trace decode $out/demo-live.t4t --pmu 'cmem*' --event '*_bw,*latency_ns'"
 "$bin" decode "$out/demo-live.t4t" --pmu 'cmem*' --event '*_bw,*latency_ns' | sed -n '/^PHASES/,/^CLOCK/p'
 
 say "3. this machine's real PMUs for 1 s" \
-    "t410trace record --period 1ms --duration 1s --bookmark host -o $out/demo-host.t4t"
-"$bin" record --period 1ms --duration 1s --bookmark host -o "$out/demo-host.t4t"
+    "t410trace record -f --period 1ms --duration 1s --bookmark host -o $out/demo-host.t4t"
+"$bin" record -f --period 1ms --duration 1s --bookmark host -o "$out/demo-host.t4t"
 say "decoded" "t410trace decode $out/demo-host.t4t"
 "$bin" decode "$out/demo-host.t4t"
 "$bin" decode "$out/demo-host.t4t" -f csv -o "$out/demo-host.csv" 2>/dev/null

@@ -195,25 +195,6 @@ int t4_cpulist_has(const char *list, int cpu)
 	return rc < 0 ? rc : h.found;
 }
 
-void t4_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 size_t t4_strlcpy(char *dst, const char *src, size_t cap)
 {
 	size_t len = strlen(src);

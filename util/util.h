@@ -16,6 +16,7 @@
 #define T4_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -171,9 +172,25 @@ uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
 int t4_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name,
 		    const char *what);
 
-/* ---- output ---------------------------------------------------------- */
+/* ---- text from a log (text.c) ------------------------------------------ */
 
-/* Write s as a JSON string literal (with quotes) to f. */
+/* Length of the valid UTF-8 character at s (1..4), 0 at an invalid byte
+ * or the end of the string. */
+size_t t4_utf8_seq(const char *s);
+enum {
+	T4_TEXT_CONTROL = 1u << 0, /* also escape control characters (a terminal) */
+};
+/* The next character of s into out (NUL-terminated): itself, or \xNN for
+ * a byte that is not UTF-8 (or, with T4_TEXT_CONTROL, a control
+ * character). Returns the bytes of s it took. */
+size_t t4_text_next(const char *s, unsigned flags, char out[5]);
+/* Whether s needs no escaping under flags. */
+bool t4_text_clean(const char *s, unsigned flags);
+/* s itself when clean, else its escaped copy in buf (cut at a whole
+ * character to fit cap). */
+const char *t4_text(const char *s, unsigned flags, char *buf, size_t cap);
+/* Write s as a JSON string literal (with quotes) to f; bytes that are not
+ * UTF-8 as the text \xNN. */
 void t4_json_str(FILE *f, const char *s);
 
 /* ---- little-endian helpers (the on-disk byte order) ------------------- */

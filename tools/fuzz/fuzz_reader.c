@@ -69,22 +69,6 @@ static void read_all(const uint8_t *buf, size_t len)
 	free(p);
 }
 
-/* Recompute the CRCs of everything that looks like a chunk header. */
-static void fix_crcs(uint8_t *b, size_t len)
-{
-	for (size_t o = 0; o + T4_CHUNK_HDR_SIZE <= len; o++) {
-		uint32_t hsz, csz;
-
-		if (memcmp(b + o, T4_CHUNK_MAGIC, T4_CHUNK_MAGIC_LEN))
-			continue;
-		hsz = t4_get_le16(b + o + 10);
-		csz = t4_get_le32(b + o + 44);
-		if (hsz >= T4_CHUNK_HDR_SIZE && (uint64_t)o + hsz + csz <= len)
-			t4_put_le32(b + o + 52, t4_crc32c(0, b + o + hsz, csz));
-		t4_put_le32(b + o + 60, t4_crc32c(0, b + o, 60));
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	uint8_t *copy = malloc(len ? len : 1);
@@ -93,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		abort();
 	memcpy(copy, data, len); /* exact size: ASan sees any overread */
 	read_all(copy, len);
-	fix_crcs(copy, len);
+	fuzz_fix_crcs(copy, len);
 	read_all(copy, len);
 	free(copy);
 	return 0;

@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
 CC=${FUZZ_CC:-clang}
-ALL=(reader codec events pmu control parse drm)
+ALL=(reader codec events pmu control parse drm decode)
 CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer)
@@ -34,15 +34,19 @@ sources() {
 	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
+	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
+		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/perfetto.pb-c.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
 }
 
 build() {
 	mkdir -p "$OUT"
+	[[ $1 != decode || -f $ROOT/build/gen/decode/perfetto.pb-c.c ]] ||
+		make -C "$ROOT" --no-print-directory build/gen/decode/perfetto.pb-c.c
 	# shellcheck disable=SC2046
-	"$CC" "${CFLAGS[@]}" "$ROOT/tools/fuzz/fuzz_$1.c" $(sources "$1") \
-		-lzstd -lm -o "$OUT/fuzz_$1"
+	"$CC" "${CFLAGS[@]}" -I"$ROOT/build/gen" "$ROOT/tools/fuzz/fuzz_$1.c" $(sources "$1") \
+		-lzstd -lprotobuf-c -lm -o "$OUT/fuzz_$1"
 }
 
 # A seed file per argument: seed DIR NAME CONTENT
@@ -106,6 +110,31 @@ seed_parse() {
 	done
 }
 
+# The decompressed payload of the first chunk of real logs (bookmarked,
+# simulated, with CPU slices where BPF loads), each behind option bytes
+# that pick every format (the harness's first byte).
+seed_decode() {
+	local d=$1 bin=$ROOT/build/t410trace tmp f csz b
+	tmp=$(mktemp -d)
+	if [[ -x $bin ]]; then
+		"$bin" record -q --sim --period 1ms --duration 30ms --bookmark a -o "$tmp/sim.t4t" || true
+		"$bin" record -q --period 1ms --duration 20ms -o "$tmp/host.t4t" || true
+		"$bin" record -q -a --period 1ms --duration 20ms -o "$tmp/slices.t4t" || true
+	fi
+	python3 "$ROOT/tools/t4write.py" "$tmp/py.t4t" --triggers 40 --bookmarks \
+		--schedulers 2 >/dev/null 2>&1 || true
+	for f in "$tmp"/*.t4t; do
+		[[ -s $f ]] || continue
+		csz=$(od -An -tu4 -j44 -N4 "$f" | tr -d ' ')
+		dd if="$f" bs=1 skip=64 count="$csz" status=none | zstd -dq -c > "$tmp/raw" \
+			2>/dev/null || continue
+		for b in 00 01 02 03 04 05 3c 49 7a; do
+			{ printf "\\x$b"; cat "$tmp/raw"; } > "$d/$b-$(basename "$f" .t4t)"
+		done
+	done
+	rm -rf "$tmp"
+}
+
 seed_drm() {
 	cp "$ROOT"/tests/fixtures/fdinfo/*.txt "$1/"
 	seed "$1" bad $'drm-driver: x\ndrm-engine-a: 1 KiB\ndrm-engine-capacity-a: 0\ndrm-total-r: 2 GiB\n'
@@ -119,7 +148,7 @@ run() {
 	(cd "$ROOT" && FUZZ_FIXTURE="$ROOT/tests/fixtures/sysfs/t410" \
 		"$OUT/fuzz_$name" "$corpus" "$ROOT/tools/fuzz/corpus/$name" \
 		"$ROOT/tools/fuzz/crashes/$name" -max_total_time="$secs" -timeout=10 \
-		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -close_fd_mask=2 \
 		-artifact_prefix="$crashes/" 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::|==|SUMMARY|fuzz check|.*ERROR)' || true)
 }
 

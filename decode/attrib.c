@@ -1,0 +1,177 @@
+/* attrib.c - one attribution of counts to phases, used by every output.
+ *
+ * An interval of a domain (the counts between two of its samples) is cut
+ * where a phase boundary falls inside it: one piece per phase it
+ * overlaps, each with the share of its counts and of its elapsed time
+ * that its overlap gives, in integers by the largest-remainder rule, so
+ * the pieces add up exactly to the interval. A gauge (a level, FORMAT 4.3)
+ * keeps its level in every piece; its weight in totals (level x us) is
+ * split like a count. Each piece then goes to the same places: the
+ * domain's totals, its phase's totals (the summary, `report`) and the
+ * sink (CSV, JSONL, Perfetto) or the --grid cells. Every output therefore
+ * says the same thing about a phase, by construction: there is no second
+ * rule anywhere.
+ *
+ * Where the phase boundaries come from (phases.c): in logs whose bookmark
+ * packets carry set_ns, the time a bookmark was set, so an interval
+ * entirely before a boundary keeps the old phase whatever trigger first
+ * carries the new bookmark. Logs without set_ns only say which bookmark
+ * each trigger carried: an interval goes whole to the phase in force at
+ * the trigger that closes it (FORMAT.md section 6).
+ *
+ * --from/--to and --phase then keep or drop whole pieces (a piece by its
+ * middle against --from/--to; a bookmark named by --from/--to is a phase
+ * boundary, so its pieces start and end exactly there).
+ */
+#include "decode_int.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void attrib_free(struct t4_decoder *d)
+{
+	free(d->cuts);
+	free(d->cut_counts);
+	free(d->cut_weights);
+	free(d->cut_el);
+}
+
+/* Scratch for k pieces of n counts each. */
+static int cut_room(struct t4_decoder *d, size_t k, uint32_t n)
+{
+	size_t vals = k * (size_t)(n ? n : 1);
+
+	if (k > d->cap_cuts) {
+		size_t cap = k < 16 ? 16 : 2 * k;
+		struct dcut *c = realloc(d->cuts, cap * sizeof(*c));
+		uint64_t *el = c ? realloc(d->cut_el, cap * sizeof(*el)) : NULL;
+		if (c)
+			d->cuts = c;
+		if (el)
+			d->cut_el = el;
+		if (!c || !el)
+			return t4_err(ENOMEM, "out of memory for the phase split");
+		d->cap_cuts = cap;
+	}
+	if (vals > d->cap_cut_vals) {
+		size_t cap = 2 * vals;
+		uint64_t *cc = realloc(d->cut_counts, cap * sizeof(*cc));
+		uint64_t *cw = cc ? realloc(d->cut_weights, cap * sizeof(*cw)) : NULL;
+		if (cc)
+			d->cut_counts = cc;
+		if (cw)
+			d->cut_weights = cw;
+		if (!cc || !cw)
+			return t4_err(ENOMEM, "out of memory for the phase split");
+		d->cap_cut_vals = cap;
+	}
+	return 0;
+}
+
+/* The pieces of [start, end) into d->cuts: one per span it overlaps
+ * (time rule), or the whole interval in the span its trigger carries
+ * (trigger rule, logs without bookmark times). Returns how many. */
+static int cut(struct t4_decoder *d, const struct t4_interval *iv, size_t *k)
+{
+	size_t first, last;
+	int rc;
+
+	if (!d->exact_phases) {
+		if ((rc = cut_room(d, 1, 0)) < 0)
+			return rc;
+		d->cuts[0] = (struct dcut){ phases_span_at_trigger(d, iv->trigger), iv->start_ns,
+					    iv->end_ns };
+		*k = 1;
+		return 0;
+	}
+	first = phases_span_at(d, iv->start_ns);
+	last = d->spans[d->n_spans - 1].start_ns <= iv->start_ns ? d->n_spans - 1
+								: phases_span_at(d, iv->end_ns - 1);
+	if ((rc = cut_room(d, last - first + 1, 0)) < 0)
+		return rc;
+	for (size_t i = first; i <= last; i++) {
+		uint64_t lo = d->spans[i].start_ns, hi = phases_span_end(d, i);
+		d->cuts[i - first] = (struct dcut){ i, lo > iv->start_ns ? lo : iv->start_ns,
+						    hi < iv->end_ns ? hi : iv->end_ns };
+	}
+	*k = last - first + 1;
+	return 0;
+}
+
+/* One piece, inside one span: totals, then the outputs. */
+static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, size_t span,
+		 const uint64_t *weighted)
+{
+	const struct dspan *sp = &d->spans[span];
+	int rc;
+
+	iv->bookmark_id = sp->bookmark_id;
+	iv->occurrence = sp->occurrence;
+	if (!dec_time_window(d, iv->start_ns, iv->end_ns) ||
+	    (d->o.phase && strcmp(t4_decoder_bookmark(d, sp->bookmark_id), d->o.phase)))
+		return 0;
+	dm->pub.intervals++;
+	if (!dm->pub.first_ns)
+		dm->pub.first_ns = iv->start_ns;
+	dm->pub.last_ns = iv->end_ns;
+	for (uint32_t i = 0; i < iv->n_counts; i++)
+		dm->pub.totals[i] += weighted[i];
+	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
+		return rc;
+	return d->o.grid_ns ? grid_add(d, dm, iv, span) : dom_output(d, dm, iv);
+}
+
+/* Split value by the pieces' overlaps into out (stride n, column c). */
+static void split(struct t4_decoder *d, uint64_t value, size_t k, uint64_t len, uint64_t *out,
+		  uint32_t n, uint32_t c)
+{
+	t4_apportion(value, d->ap_w, k, len, d->ap_out, d->ap_keys);
+	for (size_t j = 0; j < k; j++)
+		out[j * n + c] = d->ap_out[j];
+}
+
+int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+		    const uint64_t *weighted)
+{
+	uint32_t n = iv->n_counts;
+	size_t k;
+	int rc;
+
+	if ((rc = phases_ensure(d)) < 0 || (rc = cut(d, iv, &k)) < 0)
+		return rc;
+	if (k == 1)
+		return piece(d, dm, iv, d->cuts[0].span, weighted);
+	if ((rc = cut_room(d, k + 1, n)) < 0)
+		return rc;
+	/* overlap weights (the pieces tile [start, end)), then every share */
+	uint64_t len = iv->end_ns - iv->start_ns;
+	for (size_t j = 0; j < k; j++)
+		d->cut_el[j] = d->cuts[j].start;
+	d->cut_el[k] = iv->end_ns;
+	if ((rc = dec_apportion(d, iv->start_ns, iv->end_ns, d->cut_el, k)) < 0)
+		return rc;
+	for (uint32_t c = 0; c < n; c++) {
+		if (dm->pub.event_gauge[c]) /* a level holds in every piece */
+			for (size_t j = 0; j < k; j++)
+				d->cut_counts[j * n + c] = iv->counts[c];
+		else
+			split(d, iv->counts[c], k, len, d->cut_counts, n, c);
+		if (weighted != iv->counts)
+			split(d, weighted[c], k, len, d->cut_weights, n, c);
+	}
+	split(d, iv->elapsed_ns, k, len, d->cut_el, 1, 0);
+	/* the shares are final: the outputs may reuse the apportioning scratch */
+	for (size_t j = 0; j < k && rc >= 0; j++) {
+		struct t4_interval p = *iv;
+		uint64_t *pc = &d->cut_counts[j * n];
+		p.start_ns = d->cuts[j].start;
+		p.end_ns = d->cuts[j].end;
+		p.elapsed_ns = d->cut_el[j];
+		p.counts = pc;
+		rc = piece(d, dm, &p, d->cuts[j].span,
+			   weighted != iv->counts ? &d->cut_weights[j * n] : pc);
+	}
+	return rc;
+}

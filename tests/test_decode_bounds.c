@@ -1,0 +1,351 @@
+/* test_decode_bounds.c - decode's time and memory are bounded by the log's
+ * size and the output asked for, whatever a small crafted log claims
+ * (issue 16): 200,000 domain IDs in a few hundred kilobytes, a reference
+ * packet whose trigger ID jumps by 2^40, --grid far finer than the
+ * period, 100,000 bookmarks; and what a log names (hosts, domains,
+ * events, bookmarks, threads: any bytes) reaches no output as anything
+ * but valid UTF-8, and no terminal as a control character.
+ *
+ * Each log is written with the project's own writer, then decoded by the
+ * built binary (T4_BIN); its peak memory comes from getrusage of the
+ * children. Time is bounded only by each test's timeout, generous on
+ * purpose: it tells a hang from a decode, never a fast machine from a slow
+ * one (the speed targets are benchmarks: docs/PERFORMANCE.md).
+ */
+#include "cli_testutil.h"
+
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "packets/packets.h"
+#include "util/util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_LIMIT_KB (3u << 20) /* AddressSanitizer's shadow and quarantine */
+#else
+#define RSS_LIMIT_KB (1u << 20)
+#endif
+
+struct lw {
+	struct t4_log *log;
+	struct t4_ring *ring;
+};
+
+static void lw_open(struct lw *w, const char *path)
+{
+	struct t4_log_opts lo = { .path = path };
+
+	cr_assert_eq(t4_log_open(&w->log, &lo), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_ring(w->log, 1 << 20, T4_RING_WAIT, &w->ring), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(w->log), 0, "%s", t4_errmsg());
+}
+
+static void lw_put(struct lw *w, const struct t4_packet *p)
+{
+	cr_assert_eq(t4_ring_put(w->ring, p), 0);
+}
+
+static void lw_close(struct lw *w)
+{
+	struct t4_status_pkt st = { .triggers = 1 };
+
+	cr_assert_eq(t4_log_close(w->log, &st, NULL), 0, "%s", t4_errmsg());
+}
+
+static void session(struct lw *w, uint64_t period)
+{
+	struct t4_packet p = { .type = T4_PKT_SESSION };
+
+	snprintf(p.session.host, sizeof(p.session.host), "crafted");
+	p.session.start_ref_ns = 1000000000ull;
+	p.session.start_real_ns = 1700000000000000000ull;
+	p.session.period_ns = period;
+	lw_put(w, &p);
+}
+
+static void ref(struct lw *w, uint64_t trigger, uint64_t ns, uint32_t bookmark)
+{
+	struct t4_packet p = { .type = T4_PKT_REF };
+
+	p.ref.trigger_id = trigger;
+	p.ref.ref_ns = ns;
+	p.ref.mono_ns = ns;
+	p.ref.bookmark_id = bookmark;
+	lw_put(w, &p);
+}
+
+static void ret(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns, uint64_t count)
+{
+	struct t4_packet p = { .type = T4_PKT_RET };
+
+	p.ret.domain_id = domain;
+	p.ret.trigger_id = trigger;
+	p.ret.read_begin_ns = ns + 1000;
+	p.ret.read_end_ns = ns + 2000;
+	p.ret.flags = trigger ? 0 : T4_RET_FIRST;
+	p.ret.n_counts = 1;
+	p.ret.counts[0] = count;
+	lw_put(w, &p);
+}
+
+static void domain(struct lw *w, uint32_t id)
+{
+	struct t4_packet p = { .type = T4_PKT_DOMAIN };
+
+	p.domain.domain_id = id;
+	p.domain.kind = T4_DOM_SOFTWARE;
+	p.domain.cpu = -1;
+	p.domain.clock_event = -1;
+	snprintf(p.domain.name, sizeof(p.domain.name), "d%u", id);
+	lw_put(w, &p);
+}
+
+/* Run a decode line in dir; its output in out; exit status returned. */
+static int run(const char *dir, char *out, size_t cap, const char *args)
+{
+	return cli_run(out, cap, "cd '%s' && '%s' %s 2>&1", dir, cli_bin(), args);
+}
+
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+/* 200,000 domains, one baseline and one return each: a few hundred
+ * kilobytes of log; the decoder decodes the first DEC_MAX_DOMAINS and
+ * says it left the others out, in bounded memory. */
+Test(decode_bounds, two_hundred_thousand_domains_stay_bounded, .timeout = 300)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/many.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 0; id < 200000; id++)
+		domain(&w, id);
+	ref(&w, 0, 1000000000ull, 0);
+	ref(&w, 1, 1001000000ull, 0);
+	for (uint32_t id = 0; id < 200000; id++) {
+		ret(&w, id, 0, 1000000000ull, 0);
+		ret(&w, id, 1, 1001000000ull, 7);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode many.t4t > s.txt"), 0, "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "grep -e 'too many domains' -e 'TOTALS ARE PARTIAL'"
+					       " -e 'more than 4096 clock domains' '%s/s.txt' | wc -l", dir),
+		     0, "%s", out);
+	cr_assert_eq(atoi(out), 3, "the summary says what it left out: %s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode many.t4t -f csv -o many.csv"), 0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info many.t4t > /dev/null"), 0, "%s", out);
+	cr_assert_lt(peak_rss_kb(), RSS_LIMIT_KB, "peak RSS %ld kB", peak_rss_kb());
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* A reference packet whose trigger ID jumps by 2^40 a millisecond after
+ * the last: no scheduler gets there in a millisecond. It is damage, left
+ * out of info and decode alike, and costs nothing. */
+Test(decode_bounds, a_trigger_id_jump_of_2_40_is_damage, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/jump.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 50; k++) {
+		ref(&w, k == 20 ? k + (1ull << 40) : k, 1000000000ull + k * 1000000, 0);
+		ret(&w, 1, k, 1000000000ull + k * 1000000, 5);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode jump.t4t"), 0, "%s", out);
+	cr_assert(strstr(out, "1 reference packet whose trigger ID jumps"), "%s", out);
+	cr_assert(strstr(out, "1 trigger without a reference packet"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json jump.t4t"), 0, "%s", out);
+	cr_assert(strstr(out, "\"implausible_refs\": 1,"), "%s", out);
+	cr_assert(strstr(out, "\"last_trigger\": 49,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* --grid far finer than the period is refused before any work; finer is
+ * said and done. */
+Test(decode_bounds, grid_far_finer_than_the_period_is_refused, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/g.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 5000; k++) {
+		ref(&w, k, 1000000000ull + k * 1000000, 0);
+		ret(&w, 1, k, 1000000000ull + k * 1000000, 5);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 1ns -f csv -o g.csv"), 2,
+		     "%s", out);
+	cr_assert(strstr(out, "--grid 1ns: a thousand cells"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 1us -f csv -o g.csv"), 2,
+		     "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 100us -f csv -o g.csv"), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "finer than the log's period (1ms)"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* 100,000 bookmarks, each set once, a millisecond apart: the summary,
+ * every format and info finish (near-linear work), and the phases are all
+ * there. */
+Test(decode_bounds, a_hundred_thousand_bookmarks, .timeout = 300)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[16384];
+	struct lw w;
+	const uint64_t n = 100000;
+
+	snprintf(path, sizeof(path), "%s/bm.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t k = 0; k <= n; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		if (k && k < n) {
+			struct t4_packet b = { .type = T4_PKT_BOOKMARK };
+			b.bookmark.bookmark_id = (uint32_t)k;
+			b.bookmark.first_trigger = k;
+			b.bookmark.set_ns = t - 500000;
+			snprintf(b.bookmark.name, sizeof(b.bookmark.name), "b%llu",
+				 (unsigned long long)k);
+			lw_put(&w, &b);
+		}
+		ref(&w, k, t, k < n ? (uint32_t)k : (uint32_t)n - 1);
+		ret(&w, 1, k, t, 3);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode bm.t4t | head -3"), 0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out),
+			 "decode bm.t4t -f phases | tail -n +2 | wc -l"), 0, "%s", out);
+	cr_assert_eq(strtoull(out, NULL, 10), n, "phases: %s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode bm.t4t -f jsonl -o bm.jsonl"), 0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info bm.t4t | tail -2"), 0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
+{
+	struct t4_packet p = { .type = T4_PKT_TASK };
+
+	p.task.pid = p.task.tid = tid;
+	p.task.mono_ns = ns;
+	snprintf(p.task.name, sizeof(p.task.name), "%s", name);
+	lw_put(w, &p);
+}
+
+static void cpu_slice(struct lw *w, uint32_t tid, uint64_t start, uint64_t end)
+{
+	struct t4_packet p = { .type = T4_PKT_CPU_SLICE };
+
+	p.cpu_slice.pid = p.cpu_slice.tid = tid;
+	p.cpu_slice.start_ns = start;
+	p.cpu_slice.end_ns = end;
+	lw_put(w, &p);
+}
+
+/* Names with bytes that are not UTF-8, control characters, an escape
+ * sequence, commas and quotes: JSONL parses line by line, CSV by RFC
+ * 4180, both all UTF-8 with the bad bytes as the text \\xNN; Perfetto's
+ * strings are UTF-8 for protobuf; the summary and info print no control
+ * character. */
+Test(decode_bounds, names_that_are_not_text_stay_out_of_outputs, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[16384], out[8192];
+	struct lw w;
+	struct t4_packet p;
+
+	snprintf(path, sizeof(path), "%s/odd.t4t", dir);
+	lw_open(&w, path);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_SESSION;
+	snprintf(p.session.host, sizeof(p.session.host), "host\x1b[31mred\xff");
+	p.session.start_ref_ns = 1000000000ull;
+	p.session.start_real_ns = 1700000000000000000ull;
+	p.session.period_ns = 1000000;
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_DOMAIN;
+	p.domain.domain_id = 1;
+	p.domain.kind = T4_DOM_SOFTWARE;
+	p.domain.cpu = -1;
+	p.domain.clock_event = -1;
+	snprintf(p.domain.name, sizeof(p.domain.name), "dom\xff\x01,\"x\"");
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_EVENT;
+	p.event.domain_id = 1;
+	snprintf(p.event.pmu, sizeof(p.event.pmu), "pmu\xc3");
+	snprintf(p.event.name, sizeof(p.event.name), "ev\xfe\n2");
+	snprintf(p.event.unit, sizeof(p.event.unit), "u\x80");
+	lw_put(&w, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_BOOKMARK;
+	p.bookmark.bookmark_id = 1;
+	p.bookmark.first_trigger = 10;
+	p.bookmark.set_ns = 1000000000ull + 9500000;
+	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "\x1b]0;pwned\x07\xed\xa0\x80");
+	lw_put(&w, &p);
+	task(&w, 77, "\xff\xfe\x1b[2J", 1000000000ull);
+	for (uint64_t k = 0; k < 40; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, k >= 10);
+		ret(&w, 1, k, t, 9);
+		if (k && k < 39)
+			cpu_slice(&w, 77, t + 100000, t + 600000);
+	}
+	lw_close(&w);
+	snprintf(path, sizeof(path),
+		 "cd '%s' && B='%s' && $B decode odd.t4t -f jsonl -o o.jsonl && "
+		 "$B decode odd.t4t -f csv -o o.csv && $B decode odd.t4t -f slices -o s.csv && "
+		 "$B decode odd.t4t -f phases -o p.csv && $B decode odd.t4t -v > sum.txt && "
+		 "$B info odd.t4t > info.txt && $B info --json odd.t4t > info.json && "
+		 "python3 - <<'EOF'\n"
+		 "import csv, json\n"
+		 "lines = open('o.jsonl', 'rb').read().decode('utf-8').splitlines()\n"
+		 "recs = [json.loads(l) for l in lines]\n"
+		 "doms = {r['domain'] for r in recs if r['type'] == 'interval'}\n"
+		 "assert doms == {'dom\\\\xff\\x01,\"x\"'}, doms\n"
+		 "assert any(r.get('bookmark', '').startswith('\\x1b]0;pwned') for r in recs)\n"
+		 "json.load(open('info.json', 'rb'))\n"
+		 "for f in ('o.csv', 's.csv', 'p.csv'):\n"
+		 "    rows = list(csv.reader(open(f, encoding='utf-8', newline='')))\n"
+		 "    assert len(rows) > 1, f\n"
+		 "names = {r[6] for r in csv.reader(open('o.csv', encoding='utf-8', newline=''))}\n"
+		 "assert 'ev\\\\xfe\\n2' in names, names\n"
+		 "for f in ('sum.txt', 'info.txt'):\n"
+		 "    text = open(f, 'rb').read().decode('utf-8')\n"
+		 "    bad = [c for c in text if (ord(c) < 32 and c != '\\n') or 127 <= ord(c) < 160]\n"
+		 "    assert not bad, (f, bad[:5])\n"
+		 "print('clean')\n"
+		 "EOF\n",
+		 dir, cli_bin());
+	cr_assert_eq(cli_run(out, sizeof(out), "%s 2>&1", path), 0, "%s", out);
+	char schema[PATH_MAX];
+	if (realpath("decode", schema) && !access("decode/perfetto.proto", R_OK)) {
+		snprintf(path, sizeof(path),
+			 "cd '%s' && '%s' decode odd.t4t -f perfetto -o o.pftrace && "
+			 "protoc --proto_path='%s' --decode=perfetto.protos.Trace perfetto.proto "
+			 "< o.pftrace > /dev/null",
+			 dir, cli_bin(), schema);
+		cr_assert_eq(cli_run(out, sizeof(out), "%s 2>&1", path), 0, "%s", out);
+		cr_assert_eq(out[0], '\0', "protoc: %s", out);
+	}
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}

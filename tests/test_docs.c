@@ -1,0 +1,335 @@
+/* test_docs.c - the documentation runs as written (issue 15.9): README's
+ * Usage commands in order, LIBRARY.md's example app built (pkg-config on
+ * the build folder's t410trace-uninstalled.pc) and recorded, EVENTS.md's
+ * examples and error messages against the binary, and `make install`'s
+ * PATH hint.
+ *
+ * Commands are taken from the documents themselves (their ```sh blocks, the
+ * tables' code spans) and run in a private directory that looks like the
+ * clone's root to them: `build` there is this build's output folder, `tests`
+ * the repository's. A command that fails fails the test, with the trace of
+ * the script (sh -x) up to it. README's commands record this machine's own
+ * counters system-wide: where perf refuses that (no root, no
+ * CAP_PERFMON), the test skips with the probe's reason.
+ */
+#include "cli_testutil.h"
+#include "tests/probe.h"
+
+#include <sys/stat.h>
+
+/* The repository file rel, whole, into a malloc'ed string. */
+static char *slurp(const char *rel)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	char *buf;
+	long n;
+
+	cr_assert_not_null(cli_repo_file(rel, path), "%s not found", rel);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* The text of section `heading` ("## Usage") up to the next "\n## ". */
+static char *section(char *doc, const char *heading)
+{
+	char *s = strstr(doc, heading), *end;
+
+	cr_assert_not_null(s, "no section %s", heading);
+	s += strlen(heading);
+	if ((end = strstr(s, "\n## ")))
+		*end = '\0';
+	return s;
+}
+
+/* Every ```lang block of text, in order, appended to out. */
+static void code_blocks(const char *text, const char *lang, FILE *out)
+{
+	char fence[32];
+	const char *p = text;
+
+	snprintf(fence, sizeof(fence), "```%s\n", lang);
+	while ((p = strstr(p, fence))) {
+		const char *end = strstr(p += strlen(fence), "```");
+		cr_assert_not_null(end, "unterminated ```%s block", lang);
+		fwrite(p, 1, (size_t)(end - p), out);
+		p = end + 3;
+	}
+}
+
+/* A private directory that looks like the clone's root: build -> this
+ * build's output folder, tests -> the repository's. */
+static char *clone_dir(void)
+{
+	char *dir = cli_tmpdir("t4docs"), path[PATH_MAX], link[PATH_MAX + 16];
+	const char *out = getenv("T4_OUT");
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	snprintf(link, sizeof(link), "%s/build", dir);
+	cr_assert_eq(symlink(out, link), 0, "%s", link);
+	cr_assert_not_null(cli_repo_file("tests", path));
+	snprintf(link, sizeof(link), "%s/tests", dir);
+	cr_assert_eq(symlink(path, link), 0, "%s", link);
+	return dir;
+}
+
+/* Write script into dir/name and run it with sh -e -x there; fail with
+ * the end of its trace when a command fails. */
+static void run_script(const char *dir, const char *name, const char *preamble, const char *script)
+{
+	char path[PATH_MAX], trace[1 << 14];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fprintf(f, "%s%s", preamble, script);
+	cr_assert_eq(fclose(f), 0);
+	rc = cli_run(trace, sizeof(trace), "cd %s && sh -e -x %s > %s.out 2>&1; rc=$?; "
+		     "tail -c 12000 %s.out; exit $rc", dir, name, name, name);
+	cr_assert_eq(rc, 0, "%s stopped at a failing command (exit %d):\n%s", name, rc, trace);
+}
+
+/* The code spans of one markdown table cell, NUL-separated into out. */
+static size_t code_spans(const char *cell, size_t len, char out[][512], size_t cap)
+{
+	size_t n = 0;
+	const char *p = cell, *end = cell + len;
+
+	while (n < cap && (p = memchr(p, '`', (size_t)(end - p)))) {
+		const char *q = memchr(p + 1, '`', (size_t)(end - p - 1));
+		if (!q)
+			break;
+		snprintf(out[n++], 512, "%.*s", (int)(q - p - 1), p + 1);
+		p = q + 1;
+	}
+	return n;
+}
+
+/* Does got match want, "..." in want standing for any text? */
+static bool matches(const char *got, const char *want)
+{
+	const char *dots = strstr(want, "...");
+
+	if (!dots)
+		return !strcmp(got, want);
+	if (strncmp(got, want, (size_t)(dots - want)))
+		return false;
+	for (const char *g = got + (dots - want); *g; g++)
+		if (matches(g, dots + 3))
+			return true;
+	return matches("", dots + 3);
+}
+
+/* The clone-like directory EVENTS.md's commands run in. */
+static const char *events_dir;
+
+/* `t410trace list [--sim] --resolve 'spec'`: its exit status, its output
+ * (one line, newline dropped) into out. */
+static int resolve(const char *root_opt, const char *spec, char *out, size_t cap)
+{
+	int rc = cli_run(out, cap, "cd %s && %s list %s --resolve '%s' 2>&1", events_dir, bin(),
+			 root_opt, spec);
+	size_t n = strlen(out);
+
+	if (n && out[n - 1] == '\n')
+		out[n - 1] = '\0';
+	return rc;
+}
+
+/* ---- README ----------------------------------------------------------------- */
+
+Test(docs, readme_usage_runs_as_written, .timeout = 300)
+{
+	char *doc = slurp("README.md"), *dir;
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+
+	t4t_need_perf(); /* its recordings count this machine's CPUs */
+	code_blocks(section(doc, "\n## Usage\n"), "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert(strstr(script, "t410trace record"), "no commands in README's Usage");
+	dir = clone_dir();
+	run_script(dir, "usage.sh", "", script);
+	free(script);
+	free(doc);
+	cr_assert_eq(cli_run(NULL, 0, "rm -rf %s", dir), 0);
+	free(dir);
+}
+
+/* ---- LIBRARY.md: the app, built with pkg-config before install ------------- */
+
+Test(docs, library_example_builds_and_records, .timeout = 120)
+{
+	char *doc = slurp("docs/LIBRARY.md"), *dir, *text, path[PATH_MAX + 16], pre[256] = "";
+	char *script = NULL, *app = NULL;
+	size_t len = 0, alen = 0;
+	FILE *f = open_memstream(&script, &len), *a = open_memstream(&app, &alen);
+
+	text = section(doc, "\n## From a program: libt410trace\n");
+	code_blocks(text, "c", a);
+	code_blocks(text, "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(fclose(a), 0);
+	cr_assert(strstr(app, "int main(void)") && strstr(script, "pkg-config"), "%s\n%s", app, script);
+	t4t_need_cmd("pkg-config");
+	dir = clone_dir();
+	snprintf(path, sizeof(path), "%s/app.c", dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(app, f);
+	cr_assert_eq(fclose(f), 0);
+	/* the compiler for the target under test (a cross build's), as `cc` */
+	if (strcmp(t4t_cc(), "cc"))
+		snprintf(pre, sizeof(pre), "cc() { %s \"$@\"; }\n", t4t_cc());
+	run_script(dir, "library.sh", pre, script);
+	/* the app found the library without LD_LIBRARY_PATH, and its phases
+	 * are in the log */
+	char out[1 << 14];
+	cr_assert_eq(cli_run(out, sizeof(out), "cd %s && env -u LD_LIBRARY_PATH ./app 2>&1 && "
+				 "%s info --json app.t4t | grep -o '\"name\": \"[a-z]*\", "
+				 "\"first_trigger\"'", dir, bin()), 0, "%s", out);
+	cr_assert(strstr(out, "\"name\": \"load\", \"first_trigger\"") &&
+		  strstr(out, "\"name\": \"compute\", \"first_trigger\""), "the app's bookmarks: %s",
+		  out);
+	free(script);
+	free(app);
+	free(doc);
+	cr_assert_eq(cli_run(NULL, 0, "rm -rf %s", dir), 0);
+	free(dir);
+}
+
+/* ---- EVENTS.md: every example resolves, every error is the binary's ---------- */
+
+/* The rows of the markdown table after heading: each row's cells. */
+static void table_rows(char *doc, const char *heading,
+		       void (*row)(const char *c1, size_t n1, const char *c2, size_t n2))
+{
+	char *text = section(doc, heading), *line = strstr(text, "\n|---");
+
+	cr_assert_not_null(line, "no table under %s", heading);
+	for (line = strchr(line + 1, '\n'); line && line[1] == '|'; line = strchr(line + 1, '\n')) {
+		const char *c1 = line + 2, *bar = strstr(c1, " | "), *c2, *end;
+		cr_assert_not_null(bar);
+		c2 = bar + 3;
+		end = strstr(c2, " |");
+		cr_assert_not_null(end);
+		row(c1, (size_t)(bar - c1), c2, (size_t)(end - c2));
+	}
+}
+
+static size_t n_checked;
+
+/* Forms: every example of the second column resolves against the test
+ * fixture tree (it has every kind, the host's PMUs and an unknown one). */
+static void form_row(const char *c1, size_t n1, const char *c2, size_t n2)
+{
+	char ex[16][512], out[4096];
+	size_t n = code_spans(c2, n2, ex, 16);
+
+	(void)c1;
+	(void)n1;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(ex[i], "sched:", 6) && geteuid() != 0) {
+			cr_log_warn("%s: a tracepoint: tracefs needs root here; not checked", ex[i]);
+			continue;
+		}
+		int rc = resolve("--sysfs-root tests/fixtures/sysfs/t410", ex[i], out, sizeof(out));
+		cr_expect_eq(rc, 0, "EVENTS.md's example %s does not resolve: %s", ex[i], out);
+		n_checked++;
+	}
+}
+
+/* Errors: the binary's message for each input, "..." for elided text. */
+static void error_row(const char *c1, size_t n1, const char *c2, size_t n2)
+{
+	char in[4][512], want[4][512], got[4096], msg[1100];
+
+	cr_assert_geq(code_spans(c1, n1, in, 4), 1, "%.*s", (int)n1, c1);
+	cr_assert_eq(code_spans(c2, n2, want, 4), 1, "%.*s", (int)n2, c2);
+	if (!strncmp(in[0], "sched:", 6) && geteuid() != 0) {
+		cr_log_warn("%s: a tracepoint: tracefs needs root here; not checked", in[0]);
+		return;
+	}
+	/* Tegra410 PMUs through the simulator, the rest on this machine */
+	int rc = resolve(strstr(in[0], "nvidia_") ? "--sim" : "", in[0], got, sizeof(got));
+	snprintf(msg, sizeof(msg), "t410trace: %s", want[0]);
+	cr_expect_eq(rc, 2, "%s: exit %d", in[0], rc);
+	cr_expect(matches(got, msg), "EVENTS.md says for %s:\n  %s\nthe binary:\n  %s", in[0], msg,
+		  got);
+	n_checked++;
+}
+
+Test(docs, events_examples_and_errors_are_the_binarys, .timeout = 120)
+{
+	char *doc = slurp("docs/EVENTS.md"), *dir = clone_dir(), out[4096];
+
+	events_dir = dir;
+	n_checked = 0;
+	table_rows(doc, "\n## Forms\n", form_row);
+	cr_expect_gt(n_checked, 15, "the forms' examples");
+	free(doc);
+	doc = slurp("docs/EVENTS.md");
+	n_checked = 0;
+	table_rows(doc, "\n## Errors\n", error_row);
+	cr_expect_gt(n_checked, 15, "the error table");
+	free(doc);
+	/* "Checking an encoding": the command and its output, as shown */
+	doc = slurp("docs/EVENTS.md");
+	char *cmd = strstr(section(doc, "\n## Checking an encoding\n"), "    $ t410trace ");
+	cr_assert_not_null(cmd);
+	char *end = strchr(cmd, '\n'), *shown = end + 1, *stop = strstr(shown, "\n\n");
+	cr_assert_not_null(stop);
+	*end = '\0';
+	stop[1] = '\0';
+	cr_assert_eq(cli_run(out, sizeof(out), "cd %s && %s %s", dir, bin(),
+			     cmd + strlen("    $ t410trace ")), 0, "%s", out);
+	for (char *l = shown; *l; l = strchr(l, '\n') + 1) /* drop the 4-space indent */
+		memmove(l, l + 4, strlen(l + 4) + 1);
+	cr_expect_str_eq(out, shown, "EVENTS.md shows:\n%s\nthe binary prints:\n%s", shown, out);
+	free(doc);
+	cr_assert_eq(cli_run(NULL, 0, "rm -rf %s", dir), 0);
+	free(dir);
+}
+
+/* ---- make install: what to add to PATH ---------------------------------------- */
+
+Test(docs, install_says_what_to_add_to_path, .timeout = 120)
+{
+	const char *out = getenv("T4_OUT");
+	char repo[PATH_MAX], text[1 << 14], *dir = cli_tmpdir("t4inst");
+
+	if (!out)
+		cr_skip_test("T4_OUT not set (run through make check)");
+	cr_assert_not_null(cli_repo_file("Makefile", repo));
+	*strrchr(repo, '/') = '\0';
+	t4t_need_cmd("make");
+	/* nothing to build: the install copies what make check built */
+	if (cli_run(text, sizeof(text), "make -C %s -q OUT=%s all 2>&1", repo, out) != 0)
+		cr_skip_test("%s is not up to date for %s: not installing from it", out, repo);
+	int rc = cli_run(text, sizeof(text), "PATH=/usr/bin:/bin make -s -C %s OUT=%s PREFIX=%s "
+			 "install 2>&1", repo, out, dir);
+	cr_assert_eq(rc, 0, "%s", text);
+	char want[PATH_MAX * 3];
+	snprintf(want, sizeof(want), "t410trace: %s/bin is not in PATH; add it: export "
+		 "PATH=\"%s/bin:$PATH\"\n", dir, dir);
+	cr_expect(strstr(text, want), "no PATH hint:\n%s", text);
+	rc = cli_run(text, sizeof(text), "PATH=%s/bin:/usr/bin:/bin make -s -C %s OUT=%s PREFIX=%s "
+		     "install 2>&1 && %s/bin/t410trace --help >/dev/null", dir, repo, out, dir, dir);
+	cr_assert_eq(rc, 0, "%s", text);
+	cr_expect_null(strstr(text, "is not in PATH"), "a hint though it is in PATH:\n%s", text);
+	cr_assert_eq(cli_run(NULL, 0, "rm -rf %s", dir), 0);
+	free(dir);
+}

@@ -1,0 +1,119 @@
+/* text.c - names from a log reach terminals, JSON parsers and protobuf
+ * readers, and a log may hold any bytes (a thread named with 0xff, a
+ * bookmark with an escape sequence): this is the one place that decides
+ * what such text becomes.
+ *
+ * Valid UTF-8 (RFC 3629: shortest form, no surrogates, at most U+10FFFF)
+ * passes through; any other byte becomes the four characters \xNN. For a
+ * terminal, control characters (C0, DEL, and C1 as UTF-8) are escaped the
+ * same way, so a name can neither garble the screen nor hide what follows
+ * it. Nothing allocates: callers give a buffer, or write byte by byte.
+ */
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t t4_utf8_seq(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char c = p[0];
+	size_t n;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return c ? 1 : 0;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0; /* a NUL ends the string here too */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0; /* overlong, a surrogate, or past Unicode */
+	return n;
+}
+
+/* Whether the character of length n at s must be escaped for flags. */
+static bool must_escape(const unsigned char *s, size_t n, unsigned flags)
+{
+	if (!n)
+		return true; /* not UTF-8 */
+	if (!(flags & T4_TEXT_CONTROL))
+		return false;
+	return (n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+}
+
+size_t t4_text_next(const char *s, unsigned flags, char out[5])
+{
+	size_t n = t4_utf8_seq(s);
+
+	if (must_escape((const unsigned char *)s, n, flags)) {
+		snprintf(out, 5, "\\x%02x", (unsigned char)s[0]);
+		return 1;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return n;
+}
+
+bool t4_text_clean(const char *s, unsigned flags)
+{
+	while (*s) {
+		size_t n = t4_utf8_seq(s);
+		if (must_escape((const unsigned char *)s, n, flags))
+			return false;
+		s += n;
+	}
+	return true;
+}
+
+const char *t4_text(const char *s, unsigned flags, char *buf, size_t cap)
+{
+	size_t len = 0;
+	char piece[5];
+
+	if (t4_text_clean(s, flags) || !cap)
+		return s;
+	while (*s) {
+		s += t4_text_next(s, flags, piece);
+		size_t k = strlen(piece);
+		if (len + k >= cap)
+			break; /* cut at a whole character */
+		memcpy(buf + len, piece, k);
+		len += k;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+void t4_json_str(FILE *f, const char *s)
+{
+	char piece[5];
+
+	fputc('"', f);
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+			s++;
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+			s++;
+		} else {
+			s += t4_text_next(s, 0, piece);
+			if (piece[0] == '\\')
+				fputc('\\', f); /* \xNN, as JSON: \\xNN */
+			fputs(piece, f);
+		}
+	}
+	fputc('"', f);
+}
