@@ -127,6 +127,15 @@ static inline void sh(struct run *r, const char *fmt, ...)
 	r->status = cli_run(r->out, sizeof(r->out), "{ %s\n} 2>&1", line);
 }
 
+/* The end of a shell line that recorded task $s (a `sleep 30`) with
+ * `"$B" record -p $s -c c.sock ... & rec=$!`: $s is ended once the
+ * recorder has fired its first trigger (`ctl status`), however long the
+ * recorder took to start (a `sleep 0.3` it had to attach to in time
+ * failed on a loaded machine); then "rc=N" of the recorder. */
+#define CLI_END_TASK_WHEN_RECORDING                                                    \
+	"for i in $(seq 600); do \"$B\" ctl --control c.sock status 2>/dev/null | "       \
+	"grep -q 'triggers=[1-9]' && break; sleep 0.05; done; kill $s; wait $rec; echo rc=$?; "
+
 static inline void tmpdir(struct run *r)
 {
 	t4t_tmpdir(r->dir, sizeof(r->dir), "t4rec");

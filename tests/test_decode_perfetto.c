@@ -119,11 +119,11 @@ static void decode(struct fx *f, const char *opts)
 		     0, "protoc: %s", output(f));
 	const char *real = getenv("T4_PERFETTO_PROTO");
 	if (real && *real) {
-		char dir[512], *slash;
+		char dir[PATH_MAX], *slash;
 		snprintf(dir, sizeof(dir), "%s", real);
 		cr_assert_not_null(slash = strrchr(dir, '/'), "T4_PERFETTO_PROTO: a path");
 		*slash = '\0';
-		cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace %s "
+		cr_assert_eq(shell(f, "protoc --proto_path='%s' --decode=perfetto.protos.Trace '%s' "
 				      "< t.pftrace > real.txt && cmp t.txt real.txt",
 				   dir, slash + 1),
 			     0, "Perfetto's own schema reads it otherwise: %s", output(f));
@@ -695,7 +695,7 @@ Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeo
 
 	fx_init(&x.f);
 	record(&x.f);
-	cr_assert_eq(shell(&x.f, "%s decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
+	cr_assert_eq(shell(&x.f, "'%s' decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
 			   x.f.bin),
 		     2, "%s", output(&x.f));
 	cr_assert(strstr(output(&x.f), "did you mean nvidia_ucf_pmu_"), "%s", output(&x.f));
@@ -760,11 +760,10 @@ Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 	t4t_need_perf();
 	t4t_need_bpf_tracing("CPU slices");
 	fx_init(&f);
-	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec %s record -q -a --period 10ms "
-			       "-o a.t4t -- sh -c \"sleep 0.3\"'",
-			   f.bin),
+	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec \"$T4_BIN\" record -q -a --period 10ms "
+			       "-o a.t4t -- sh -c \"sleep 0.3\"'"),
 		     0, "record: %s", output(&f));
-	cr_assert_eq(shell(&f, "%s decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path=%s "
+	cr_assert_eq(shell(&f, "'%s' decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path='%s' "
 			       "--decode=perfetto.protos.Trace perfetto.proto < t.pftrace > t.txt",
 			   f.bin, f.schema),
 		     0, "%s", output(&f));
@@ -783,7 +782,7 @@ Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 	cr_assert_gt(threads, 0, "no thread track");
 	cr_assert_gt(processes, 0, "no process track");
 	cr_assert_leq(processes, threads);
-	cr_assert_eq(shell(&f, "%s decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
+	cr_assert_eq(shell(&f, "'%s' decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
 			   f.bin, self),
 		     1, "the recorder's threads are in the slices: %s", output(&f));
 	fx_fini(&f);

@@ -78,12 +78,7 @@ Test(perf_cli, cpu_list, .timeout = 60)
 }
 
 /* -p PID / -t TID: per-task counters of those threads, and the recording
- * ends when they have exited. The task (a sleep) is ended once the
- * recorder has fired its first trigger (`ctl status`), however long the
- * recorder took to start. */
-#define END_TASK_WHEN_RECORDING                                                        \
-	"for i in $(seq 600); do \"$B\" ctl --control c.sock status 2>/dev/null | "       \
-	"grep -q 'triggers=[1-9]' && break; sleep 0.05; done; kill $s; wait $rec; echo rc=$?; "
+ * ends when they have exited (CLI_END_TASK_WHEN_RECORDING). */
 Test(perf_cli, pid_and_tid, .timeout = 60)
 {
 	struct run r;
@@ -91,13 +86,13 @@ Test(perf_cli, pid_and_tid, .timeout = 60)
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh(&r, "B='%s'; cd '%s' || exit 1; sleep 30 & s=$!; "
-	       "\"$B\" record -q -p $s -c c.sock -o p.t4t & rec=$!; " END_TASK_WHEN_RECORDING
+	       "\"$B\" record -q -p $s -c c.sock -o p.t4t & rec=$!; " CLI_END_TASK_WHEN_RECORDING
 	       "\"$B\" info p.t4t | grep -c \"@tid$s \"; \"$B\" info p.t4t | grep -c '@cpu'",
 	   bin(), r.dir);
 	cr_assert(strstr(r.out, "rc=0\n1\n0\n"), "one per-task domain, none per CPU: %s", r.out);
 	sh(&r, "B='%s'; cd '%s' || exit 1; sleep 30 & s=$!; "
 	       "\"$B\" record -p $s -t $s -e cpu-clock -c c.sock -o t.t4t & rec=$!; "
-	       END_TASK_WHEN_RECORDING, bin(), r.dir);
+	       CLI_END_TASK_WHEN_RECORDING, bin(), r.dir);
 	cr_assert(strstr(r.out, "t410trace: the tasks of -p/-t have exited\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cleanup(&r);
