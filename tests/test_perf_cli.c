@@ -127,9 +127,9 @@ Test(perf_cli, modifiers_and_cpu_pmu)
 	cr_assert_gt(atoi(r.out), 0, "%s", r.out);
 	/* the modifier is part of the event's name in every output: two
 	 * events, not two cpu-clocks (issue 15.3) */
-	sh(&r, "cd %s && %s record -q -e cpu-clock:u,cpu-clock:k -d 50ms -o uk.t4t && "
-	       "%s info --json uk.t4t | grep -o '\"name\": \"cpu-clock[:uk]*\"' | sort | uniq -c && "
-	       "%s decode uk.t4t -f csv | cut -d, -f7 | grep cpu-clock | sort -u",
+	sh(&r, "cd '%s' && '%s' record -q -e cpu-clock:u,cpu-clock:k -d 50ms -o uk.t4t && "
+	       "'%s' info --json uk.t4t | grep -o '\"name\": \"cpu-clock[:uk]*\"' | sort | uniq -c && "
+	       "'%s' decode uk.t4t -f csv | cut -d, -f7 | grep cpu-clock | sort -u",
 	       r.dir, bin(), bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

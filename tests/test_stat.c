@@ -57,7 +57,7 @@ Test(stat, record_prints_the_command_totals, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	t4t_need_task_perf();
+	t4t_need_task_perf_kernel(); /* its rows: task-clock, not :u */
 	tmpdir(&r);
 	sh(&r, "cd '%s' && '%s' record --period 10ms -e task-clock,context-switches -o t.t4t -- "
 	       "sh -c 'sh -c \"i=0; while [ \\$i -lt 20000 ]; do i=\\$((i+1)); done\"' 2>err.txt; "
@@ -156,7 +156,7 @@ Test(stat, task_counters_take_the_user_path, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	t4t_need_task_perf();
+	t4t_need_task_perf_kernel(); /* its first line: this notice */
 	tmpdir(&r);
 	sh(&r, "cd '%s' && '%s' record --period 10ms -e task-clock -o t.t4t -- true 2>&1 | head -1; "
 	       "'%s' info --json t.t4t", r.dir, b, b);
