@@ -67,9 +67,9 @@ static void code_blocks(const char *text, const char *lang, FILE *out)
 }
 
 /* A private directory that looks like the clone's root: build -> this
- * build's output folder, tests -> the repository's. With exec, in the
- * build folder ($T4_OUT/tmp), for commands that build and run a program:
- * $TMPDIR may be mounted noexec. */
+ * build's output folder, tests -> the repository's. With exec, one where
+ * a program can run (t4t_exec_tmpdir: $TMPDIR may be mounted noexec), for
+ * commands that build and run one. */
 static char *clone_dir(bool exec)
 {
 	char *dir, path[PATH_MAX], link[PATH_MAX + 16];

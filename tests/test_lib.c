@@ -49,7 +49,7 @@ static bool solib_sanitized(const char *solib)
 
 /* Compile src (a path under the repo) into a->dir/name with compiler cc
  * (t4t_cc() or t4t_cxx(): the target under test) and its flags; a->dir is
- * in the build folder ($TMPDIR may be mounted noexec). */
+ * where programs can run (t4t_exec_tmpdir: $TMPDIR may be mounted noexec). */
 static void compile(struct app *a, const char *cc, const char *flags, const char *src,
 		    const char *name)
 {

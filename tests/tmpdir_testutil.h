@@ -6,9 +6,10 @@
  *
  * t4t_tmpdir()       a private directory under $TMPDIR, else /tmp (the
  *                    recorder's own rule, t4_tmp_root()): data only;
- * t4t_exec_tmpdir()  a private directory in the build folder ($T4_OUT/tmp)
- *                    for programs a test compiles and runs: the folder the
- *                    test binary itself runs from can execute;
+ * t4t_exec_tmpdir()  the same for programs a test builds and runs, in the
+ *                    build folder ($T4_OUT/tmp) where $TMPDIR is mounted
+ *                    noexec: the folder the test binary runs from can
+ *                    execute;
  * t4t_nobody_tmpdir() (root) a directory that nobody (uid 65534) can
  *                    reach, and execute in where asked; skips with the
  *                    reason where root cannot become nobody or no such
@@ -56,15 +57,22 @@ static inline void t4t_tmpdir(char *dir, size_t cap, const char *tag)
 		  t4_tmp_root(), tag, strerror(errno));
 }
 
-/* A new private directory for a program the test builds and runs: in the
- * build folder, since $TMPDIR or /tmp may be mounted noexec. */
+/* A new private directory for a program the test builds and runs: under
+ * $TMPDIR (or /tmp) unless that is mounted noexec, else in the build
+ * folder ($T4_OUT/tmp), which can execute: the test binary runs from it. */
 static inline void t4t_exec_tmpdir(char *dir, size_t cap, const char *tag)
 {
 	const char *out = getenv("T4_OUT");
 	char root[PATH_MAX];
+	struct statvfs vfs;
 
+	if (statvfs(t4_tmp_root(), &vfs) == 0 && !(vfs.f_flag & ST_NOEXEC)) {
+		t4t_tmpdir(dir, cap, tag);
+		return;
+	}
 	if (!out || !*out)
-		cr_skip_test("T4_OUT not set (run through make check)");
+		cr_skip_test("%s is mounted noexec and T4_OUT is not set (run through make check)",
+			     t4_tmp_root());
 	snprintf(root, sizeof(root), "%s/tmp", out);
 	if (mkdir(root, 0700) && errno != EEXIST)
 		cr_assert_fail("cannot create %s: %s", root, strerror(errno));
