@@ -485,8 +485,11 @@ Test(log, backpressure_writer_running)
 	cr_log_info("flood: %llu accepted, %llu dropped, %llu status packets",
 		    (unsigned long long)f.accepted, (unsigned long long)f.enobufs,
 		    (unsigned long long)statuses);
+	/* (Criterion 2.4 ends a run whose tests all passed with exit 1 after
+	 * any cr_log_warn: a writer that kept up, which a loaded machine's
+	 * scheduling decides, is worth a line, not a failed `make check`.) */
 	if (!f.enobufs)
-		cr_log_warn("the writer kept up with the flood: no drops exercised");
+		cr_log_info("the writer kept up with the flood: no drops exercised this time");
 }
 
 Test(log, put_during_close_fails)
