@@ -5,11 +5,11 @@
  * once (header-only, static inline: each test file uses what it needs).
  *
  * t4t_tmpdir()       a private directory under $TMPDIR, else /tmp (the
- *                    recorder's own rule, t4_tmp_root()): data only;
- * t4t_exec_tmpdir()  the same for programs a test builds and runs, in the
- *                    build folder ($T4_OUT/tmp) where $TMPDIR is mounted
- *                    noexec: the folder the test binary runs from can
- *                    execute;
+ *                    recorder's own rule, t4_tmp_root());
+ * t4t_exec_tmpdir()  the same for programs a test builds and runs, but in
+ *                    the build folder ($T4_OUT/tmp) where $TMPDIR is
+ *                    mounted noexec: the folder the test binary runs from
+ *                    can execute;
  * t4t_nobody_tmpdir() (root) a directory that nobody (uid 65534) can
  *                    reach, and execute in where asked; skips with the
  *                    reason where root cannot become nobody or no such
