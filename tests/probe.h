@@ -50,21 +50,45 @@ static inline void t4t_need_perf(void)
 	close((int)fd);
 }
 
-/* Per-task software counters on this process, user space only (what an
- * unprivileged user may open at perf_event_paranoid 2). */
-static inline void t4t_need_task_perf(void)
+/* A per-task software counter on this process (user space only, or with
+ * the kernel's share too): -errno, or 0. */
+static inline int t4t_task_perf(bool user_only)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(a),
 		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.exclude_kernel = 1,
+		.exclude_kernel = user_only,
 	};
 	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0)
-		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(errno));
+		return -errno;
 	close((int)fd);
+	return 0;
+}
+
+/* Per-task software counters on this process, user space only (what an
+ * unprivileged user may open at perf_event_paranoid 2). */
+static inline void t4t_need_task_perf(void)
+{
+	int err = t4t_task_perf(true);
+
+	if (err)
+		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(-err));
+}
+
+/* The same with the kernel's share: what `record -- COMMAND` counts as
+ * "task-clock", not "task-clock:u" (refused without CAP_PERFMON at
+ * perf_event_paranoid 2 or more; the recorder then falls back to ':u'). */
+static inline void t4t_need_task_perf_kernel(void)
+{
+	int err;
+
+	t4t_need_task_perf();
+	if ((err = t4t_task_perf(false)))
+		cr_skip_test("per-task counters count user space only here (':u'): perf_event_open "
+			     "with the kernel's share: %s", strerror(-err));
 }
 
 /* A real PMU of this machine by its sysfs name (e.g. "msr": x86 only). */

@@ -22,20 +22,20 @@
 #include "packets/packets.h"
 #include "tests/packets_testutil.h"
 #include "tests/probe.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Criterion runs each test in its own process: one temp dir each. */
-static char tmpdir[64];
+static char tmpdir[PATH_MAX];
 
 static void setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/t4log-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmpdir));
+	t4t_tmpdir(tmpdir, sizeof(tmpdir), "t4log");
 }
 
 static void teardown(void)
 {
-	char mnt[128];
+	char mnt[PATH_MAX + 8];
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
 	umount2(mnt, MNT_DETACH);
@@ -46,7 +46,7 @@ TestSuite(log, .init = setup, .fini = teardown, .timeout = 120);
 
 static const char *tpath(const char *name)
 {
-	static char buf[256];
+	static char buf[PATH_MAX + 64];
 
 	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
 	return buf;
@@ -498,8 +498,11 @@ Test(log, backpressure_writer_running)
 	cr_log_info("flood: %llu accepted, %llu dropped, %llu status packets",
 		    (unsigned long long)f.accepted, (unsigned long long)f.enobufs,
 		    (unsigned long long)statuses);
+	/* (Criterion 2.4 ends a run whose tests all passed with exit 1 after
+	 * any cr_log_warn: a writer that kept up, which a loaded machine's
+	 * scheduling decides, is worth a line, not a failed `make check`.) */
 	if (!f.enobufs)
-		cr_log_warn("the writer kept up with the flood: no drops exercised");
+		cr_log_info("the writer kept up with the flood: no drops exercised this time");
 }
 
 Test(log, put_during_close_fails)
@@ -661,7 +664,7 @@ static void enospc_run(const char *name, enum t4_log_backend be)
 
 Test(log, enospc_keeps_complete_chunks)
 {
-	char mnt[128];
+	char mnt[PATH_MAX + 8];
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
 	cr_assert_eq(mkdir(mnt, 0755), 0);

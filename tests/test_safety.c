@@ -9,10 +9,11 @@
 #include "cli_testutil.h"
 #include "tests/probe.h"
 
-/* Run `record` in r.dir; the shell line may use $B (the binary) and $D. */
+/* Run `record` in r.dir; the shell line may use "$B" (the binary) and
+ * "$D" (exported: quote them, a checkout path may have spaces). */
 static void rec_sh(struct run *r, const char *line)
 {
-	sh(r, "B=%s; D=%s; cd $D || exit 99; %s", bin(), r->dir, line);
+	sh(r, "export B='%s' D='%s'; cd \"$D\" || exit 99; %s", bin(), r->dir, line);
 }
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
@@ -21,8 +22,8 @@ Test(safety, existing_output_kept_as_old, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "printf precious > k.t4t && $B record -q -d 50ms -o k.t4t; echo rc=$?; "
-		   "cat k.t4t.old; echo; $B info k.t4t >/dev/null && echo log-ok; ls");
+	rec_sh(&r, "printf precious > k.t4t && \"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; "
+		   "cat k.t4t.old; echo; \"$B\" info k.t4t >/dev/null && echo log-ok; ls");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t existed: kept as k.t4t.old"), "%s", r.out);
 	cr_assert(strstr(r.out, "precious\n"), "%s", r.out);
@@ -38,18 +39,18 @@ Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	rec_sh(&r, "printf one > k.t4t && printf two > k.t4t.old && "
-		   "$B record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
+		   "\"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
 	cr_assert(strstr(r.out, "rc=2"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t exists and so does k.t4t.old: refusing to "
 				"replace either (remove or rename one, or use --force to replace "
 				"k.t4t)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "onetwo\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "$B record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
-		   "$B info k.t4t >/dev/null && echo log-ok");
+	rec_sh(&r, "\"$B\" record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
+		   "\"$B\" info k.t4t >/dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "two\nlog-ok"), "--force replaces FILE only: %s", r.out);
-	rec_sh(&r, "mkdir dir.t4t; $B record -q -d 50ms -o dir.t4t; echo rc=$?");
+	rec_sh(&r, "mkdir dir.t4t; \"$B\" record -q -d 50ms -o dir.t4t; echo rc=$?");
 	cr_assert(strstr(r.out, "dir.t4t: is a directory"), "%s", r.out);
 	cleanup(&r);
 }
@@ -61,8 +62,8 @@ Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "$B record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
-		   "$B record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
+	rec_sh(&r, "\"$B\" record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
+		   "\"$B\" record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
 		   "cmp good.t4t ref.t4t && echo same; ls");
 	cr_assert(strstr(r.out, "rc=127"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: cannot run './nosuchcmd': No such file or directory; "
@@ -70,7 +71,7 @@ Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 	cr_assert(strstr(r.out, "same"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "good.t4t.old"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "printf '#!/bin/sh\\n' > noexec; $B record -q -o new.t4t -- ./noexec; "
+	rec_sh(&r, "printf '#!/bin/sh\\n' > noexec; \"$B\" record -q -o new.t4t -- ./noexec; "
 		   "echo rc=$?; ls");
 	cr_assert(strstr(r.out, "rc=126"), "%s", r.out);
 	cr_assert(strstr(r.out, "Permission denied; nothing recorded\n"), "%s", r.out);
@@ -85,8 +86,8 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "sh -c \"trap '' XFSZ; ulimit -f 400; exec $B record --sim -d 2s -o full.t4t\"; "
-		   "echo rc=$?; $B info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
+	rec_sh(&r, "sh -c 'trap \"\" XFSZ; ulimit -f 400; exec \"$B\" record --sim -d 2s -o full.t4t'; "
+		   "echo rc=$?; \"$B\" info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
 		   "stat -c size=%s full.t4t");
 	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "a message names the temporary file: %s", r.out);
@@ -117,15 +118,15 @@ Test(safety, kill9_kills_the_workload_and_the_next_run_reclaims, .timeout = 60)
 
 	tmpdir(&r);
 	snprintf(line, sizeof(line),
-		 "%s mkdir tmp; export TMPDIR=$D/tmp; "
-		 "$B record -q --sim --backend pwrite -o k.t4t -- sleep 30 & rec=$!; "
-		 "for i in $(seq 100); do w=$(pgrep -P $rec) && c=$(pgrep -P $w sleep) && break; "
+		 "%s mkdir tmp; export TMPDIR=\"$D/tmp\"; "
+		 "\"$B\" record -q --sim --backend pwrite -o k.t4t -- sleep 30 & rec=$!; "
+		 "for i in $(seq 600); do w=$(pgrep -P $rec) && c=$(pgrep -P $w sleep) && break; "
 		 "sleep 0.05; done; "
 		 "[ -n \"$c\" ] || echo no-child; sleep 0.2; ls tmp | sed 's/-[0-9]*-.*//' | sort | "
 		 "tr '\\n' ' '; echo; kill -9 $rec; wait $rec; "
-		 "for i in $(seq 100); do gone $c && break; sleep 0.05; done; "
+		 "for i in $(seq 600); do gone $c && break; sleep 0.05; done; "
 		 "gone $c && echo workload-gone; ls tmp | wc -l; "
-		 "$B record -q --sim --backend pwrite -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
+		 "\"$B\" record -q --sim --backend pwrite -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
 		 gone_check);
 	rec_sh(&r, line);
 	cr_assert_null(strstr(r.out, "no-child"), "%s", r.out);
@@ -141,25 +142,28 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "mkdir tmp; (TMPDIR=$D/tmp $B list --sim; echo rc=$? > rc) | true; "
+	rec_sh(&r, "mkdir tmp; (TMPDIR=\"$D/tmp\" \"$B\" list --sim; echo rc=$? > rc) | true; "
 		   "cat rc; ls tmp | wc -l");
 	cr_assert(strstr(r.out, "rc=141\n0\n"), "%s", r.out);
 	cleanup(&r);
 }
 
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
- * kills it, and the exit code says it was killed. (The first comes once
- * the workload runs, however long a loaded machine takes to start it.) */
+ * kills it, and the exit code says it was killed. Each Ctrl-C is sent once
+ * the workload runs (record's handler is set) and the one before has been
+ * delivered (no longer pending in /proc/PID/status: two pending SIGINTs
+ * would be one), however slow the machine. */
 Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 {
 	struct run r;
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "$B record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; echo > ready; exec sleep 30' "
-		   "& rec=$!; while [ ! -e ready ]; do sleep 0.02; done; kill -INT $rec; sleep 0.3; "
-		   "kill -INT $rec; sleep 0.3; kill -INT $rec; wait $rec; echo rc=$?; "
-		   "$B info s.t4t > /dev/null && echo log-ok");
+	rec_sh(&r, "\"$B\" record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; : > ready; exec sleep 30' "
+		   "& rec=$!; delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status; "
+		   "do sleep 0.01; done; }; for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
+		   "done; kill -INT $rec; delivered; kill -INT $rec; delivered; "
+		   "kill -INT $rec; wait $rec; echo rc=$?; \"$B\" info s.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "t410trace: 'sh' is still running; sent Interrupt again (once "
 				"more kills it with SIGKILL)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: killing 'sh' (SIGKILL)\n"), "%s", r.out);

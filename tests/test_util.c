@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Minutes and hours, as perf users and the help text say them. */
@@ -63,11 +64,13 @@ Test(util, suggestions)
  * of another shape are kept. */
 Test(util, tmpdir_reclaims_dead_owners_only)
 {
-	char root[] = "/tmp/t4util.XXXXXX", dead[256], live[256], other[256], mine[256];
+	char root[PATH_MAX], dead[PATH_MAX + 64], live[PATH_MAX + 64], other[PATH_MAX + 64],
+	     mine[PATH_MAX + 64];
 	struct stat st;
-	pid_t pid = fork();
+	pid_t pid;
 
-	cr_assert_not_null(mkdtemp(root));
+	t4t_tmpdir(root, sizeof(root), "t4util"); /* before the fork: the child makes none */
+	pid = fork();
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
