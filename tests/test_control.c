@@ -3,6 +3,7 @@
  * control_cli). The recorder side is a fake (tests/apps/fake_recorder.h).
  */
 #include "tests/apps/fake_recorder.h"
+#include "tmpdir_testutil.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -540,19 +541,19 @@ Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
 {
 	enum { N = 100 };
 	const char *bin = getenv("T4_BIN");
-	char dir[] = "/tmp/t4ctl.XXXXXX", sock[64], out[2048], err[2048];
+	char dir[PATH_MAX], sock[PATH_MAX + 16], out[2048], err[2048];
 	static int fd[N];
 	pid_t rec;
 
 	if (!bin)
 		cr_skip_test("T4_BIN not set (run through make check)");
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4ctl");
 	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
 	rec = fork();
 	cr_assert_geq(rec, 0);
 	if (rec == 0) {
 		struct rlimit rl = { 64, 64 };
-		char log[64];
+		char log[PATH_MAX + 16];
 		snprintf(log, sizeof(log), "%s/x.t4t", dir);
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)

@@ -807,7 +807,7 @@ Test(log, never_writes_over_a_file)
 	mode_t old_mask;
 
 	cr_assert_eq(t4_write_small_file(tpath("victim"), "precious"), 0);
-	char victim[256];
+	char victim[PATH_MAX + 64];
 	snprintf(victim, sizeof(victim), "%s", tpath("victim"));
 	cr_assert_eq(symlink(victim, tpath("link.t4")), 0);
 	o.path = tpath("victim");

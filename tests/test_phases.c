@@ -497,14 +497,14 @@ Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 /* ---- many processes, bursts, refusals ------------------------------------------ */
 
 /* `record -q RECORD_ARGS -o DIR/a.t4t -- phase_app APP_ARGS` in a new
- * r->dir; the log's path into log (700 bytes). */
+ * r->dir; the log's path into log (PATH_MAX + 16 bytes). */
 static void record_app(struct run *r, char *log, const char *record_args, const char *app_args)
 {
 	char app[600];
 
 	phase_app(app, sizeof(app));
 	tmpdir(r);
-	snprintf(log, 700, "%s/a.t4t", r->dir);
+	snprintf(log, PATH_MAX + 16, "%s/a.t4t", r->dir);
 	sh(r, "%s record -q %s -o %s -- %s %s", bin(), record_args, log, app, app_args);
 	cr_assert_eq(r->status, 0, "%s", r->out);
 }
@@ -530,7 +530,7 @@ static int refused_in(struct run *r, const char *log)
  * the control socket, "" for the uprobe where BPF loads). */
 static void many_processes(const char *args)
 {
-	char log[700], rec[64];
+	char log[PATH_MAX + 16], rec[64];
 	struct run r;
 
 	snprintf(rec, sizeof(rec), "--sim %s --period 1ms", args);
@@ -555,7 +555,7 @@ Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
  * 10): each call returns 0 and each one is in the log. */
 Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
 {
-	char log[700];
+	char log[PATH_MAX + 16];
 	struct run r;
 
 	need_bpf();
@@ -572,7 +572,7 @@ Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
  * refused ones. */
 static void full_queue(const char *args)
 {
-	char log[700], rec[64], burst[32];
+	char log[PATH_MAX + 16], rec[64], burst[32];
 	int taken = -1, refused = -1;
 	struct run r;
 
@@ -604,7 +604,7 @@ Test(phases, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
  * skipping the library's check) is refused and counted, never cut. */
 Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
 {
-	char log[700];
+	char log[PATH_MAX + 16];
 	struct run r;
 
 	need_bpf();

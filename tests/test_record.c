@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include "util/util.h"
+#include "tmpdir_testutil.h"
 
 Test(record, host_duration_period, .timeout = 60)
 {
@@ -496,14 +497,14 @@ static int64_t mono_now(void)
 Test(record_trigger, bpf_kill_loses_at_most_the_chunk_interval, .timeout = 60)
 {
 	const char *b = bin();
-	char dir[] = "/tmp/t4kill.XXXXXX", path[64];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	int64_t late = 0, kill_at, last = 0;
 	struct readback rb;
 	struct stat st;
 	pid_t rec;
 
 	t4t_need_bpf_trigger();
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4kill");
 	snprintf(path, sizeof(path), "%s/k.t4t", dir);
 	rec = fork();
 	cr_assert_geq(rec, 0);

@@ -318,7 +318,7 @@ Test(safety, descendants_end_when_the_command_exits, .timeout = 60)
  * what they said on stderr. */
 static void with_reader_gone(struct run *r, const char *const *lines, int n, int *rc)
 {
-	char cmd[2048], path[128];
+	char cmd[2 * PATH_MAX + 2048], path[PATH_MAX + 16];
 	int p[2], st;
 
 	for (int i = 0; i < n; i++) {

@@ -14,6 +14,7 @@
 
 #include "sched/sched_internal.h"
 #include "sched_testutil.h"
+#include "tmpdir_testutil.h"
 
 /* ---- histogram -------------------------------------------------------- */
 
@@ -550,13 +551,13 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 
 	/* names: 10 held for reserved commands, however many the others add
 	 * (a trigger now and then empties the queue into a log) */
-	char dir[] = "/tmp/t4bm.XXXXXX", path[64];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	struct t4_log_opts lo = { .path = path };
 	struct t4_log *log;
 	struct t4_ring *ring;
 	uint64_t trig = 0;
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4bm");
 	snprintf(path, sizeof(path), "%s/n.t4t", dir);
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(log, 16 << 20, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
