@@ -46,7 +46,8 @@ struct t4_live_domain {
 	uint32_t id, kind;
 	int32_t cpu;
 	char name[T4_NAME_MAX], pmu[T4_NAME_MAX];
-	uint64_t last_ns; /* reference time of its last sample's read */
+	uint64_t first_ns; /* reference time of its first sample's read */
+	uint64_t last_ns;  /* and of its last one's */
 	uint64_t rets;
 	uint32_t n_events;
 	struct t4_live_event ev[T4_MAX_COUNTERS];
