@@ -24,9 +24,10 @@
  * between the endpoint's two last snapshots. direction and target come
  * from the event's name (rd/read, wr/write; slc_, mem_, in_, out_); a
  * label value is escaped as the format asks (\\ \") and control
- * characters and bytes that are not UTF-8 as \xNN text. For a two-socket
- * Tegra410 (`--sim`, default events) that is 368 series:
- * docs/PERFORMANCE.md.
+ * characters and bytes that are not UTF-8 as \xNN text. Each family's
+ * samples form one group (the format asks it): the PMU loop runs once per
+ * family. For a two-socket Tegra410 (`--sim`, default events) that is 292
+ * series (tests/test_metrics.c counts them; docs/PERFORMANCE.md).
  */
 #include "live.h"
 #include "../collector/collector.h"
