@@ -91,7 +91,7 @@ const struct t4_index *t4_live_index(const struct t4_live *l);
 /* ---- snapshots as text (live_text.c) ------------------------------------- */
 
 /* Write s as lines of text into a malloc'd *buf (*len bytes): a header
- * line "t410trace-live 1", key/value lines, one "domain" line per domain
+ * line "t410trace-live 2", key/value lines, one "domain" line per domain
  * followed by its "event" lines, and "end". Names are escaped so that
  * any byte survives (\\, \t, \n and non-printable bytes as \xNN). */
 int t4_live_snap_text(const struct t4_live_snap *s, char **buf, size_t *len);

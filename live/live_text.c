@@ -1,11 +1,11 @@
 /* live_text.c - a snapshot as text, and back: what `top` reads through the
  * control socket.
  *
- *   t410trace-live 1
+ *   t410trace-live 2
  *   now_ns N / host S / simulated 0|1 / ref_clock N / period_ns N /
  *   triggers N / overruns N / dropped N / read_failures N / cpu_ns N /
  *   phase S / phase_set_ns N / domains N          (one key per line)
- *   domain ID KIND CPU LAST_NS RETS N_EVENTS NAME PMU
+ *   domain ID KIND CPU FIRST_NS LAST_NS RETS N_EVENTS NAME PMU
  *   event FLAGS TOTAL NAME UNIT                    (N_EVENTS of them)
  *   end
  *
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIVE_VERSION 1
+#define LIVE_VERSION 2 /* 2: a domain's FIRST_NS */
 #define LIVE_MAX_DOMAINS 65536u
 
 /* ---- writing --------------------------------------------------------------- */

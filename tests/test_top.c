@@ -170,3 +170,21 @@ Test(top, in_a_terminal_keys_work_and_q_restores_it, .timeout = 180)
 	cr_assert(strstr(r.out, "rec_rc=0"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* This machine's own PMUs: a row per domain (software and msr per CPU). */
+Test(top, this_machines_pmus, .timeout = 120)
+{
+	struct run r;
+
+	t4t_need_perf();
+	tmpdir(&r);
+	top_sh(&r, "\"$B\" record -q -a -c c.sock -o h.t4t & rec=$!; "
+		   "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
+		   "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
+		   "\"$B\" top --control c.sock -n 2 -i 200ms > t.csv; echo top_rc=$?; "
+		   END_RECORDER "cat t.csv");
+	cr_assert(strstr(r.out, "top_rc=0\nrec_rc=0\ntime_s,phase,"), "%s", r.out);
+	cr_assert(strstr(r.out, ",software@cpu0:rd_GBps,"), "%s", r.out);
+	cr_assert_eq(count_lines(strstr(r.out, "time_s,")), 3, "%s", r.out);
+	cleanup(&r);
+}
