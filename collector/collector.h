@@ -261,8 +261,8 @@ struct t4_counter {
 	bool exclude_user, exclude_kernel, exclude_hv;
 	/* From a sysfs alias that encodes its event otherwise than the
 	 * catalog: the catalog's encoding (config, config1, config2), which
-	 * t4_events_probe tries when the alias reads 0. */
-	bool probe;
+	 * t4_events_check_aliases tries when the alias reads 0. */
+	bool check_alias;
 	uint64_t catalog_config[3];
 };
 
@@ -301,7 +301,7 @@ int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
 /* Check the counters built from a sysfs alias that encodes its event
- * otherwise than the catalog (t4_counter.probe) before recording: each is
+ * otherwise than the catalog (t4_counter.check_alias) before recording: each is
  * counted beside the catalog's encoding for two trigger periods (10 ms at
  * least, 100 ms at most; a perf group on its PMU's CPU, or the simulator's
  * model at two instants for simulated PMUs; sim may be NULL), and one
@@ -309,10 +309,10 @@ void t4_evlist_free(struct t4_evlist *l);
  * the catalog's encoding (config words and spec), with a warning line on
  * stderr. Returns how many were switched, or -ENOMEM. Pairs that cannot be
  * opened are left as they are. */
-#define T4_PROBE_MIN_NS 10000000ull
-#define T4_PROBE_MAX_NS 100000000ull
+#define T4_ALIAS_CHECK_MIN_NS 10000000ull
+#define T4_ALIAS_CHECK_MAX_NS 100000000ull
 struct t4_sim;
-int t4_events_probe(struct t4_evlist *l, const struct t4_sim *sim, uint64_t period_ns);
+int t4_events_check_aliases(struct t4_evlist *l, const struct t4_sim *sim, uint64_t period_ns);
 /* The i-th event name pmu takes: its sysfs aliases, then the catalog's
  * events sysfs lacks (on a Tegra410 PMU with an `event` field); NULL past
  * the last. */

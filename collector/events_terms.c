@@ -373,7 +373,7 @@ static bool is_event_term(const struct t4_pmu *pmu, const struct term *t)
 }
 
 /* An event name's encoding: the catalog's where t4_catalog_event says so
- * or when asked (the probe's alternative), else its sysfs alias. */
+ * or when asked (the alias check's alternative), else its sysfs alias. */
 static int apply_event(const struct t4_pmu *pmu, struct build *b, const char *name, bool catalog)
 {
 	const struct t4_kind_event *ke = catalog ? catalog_event(pmu, name)
@@ -434,7 +434,7 @@ static int build_terms(const struct t4_pmu *pmu, const struct term *t, int n, bo
 
 /* An alias that encodes its event otherwise than the catalog: the
  * catalog's encoding (the same terms with the catalog's id) into c, for
- * the record-time probe (t4_events_probe). */
+ * the record-time alias check (t4_events_check_aliases). */
 static void note_catalog_encoding(const struct t4_pmu *pmu, const struct term *t, int n,
 				  const struct build *b, struct t4_counter *c)
 {
@@ -443,7 +443,7 @@ static void note_catalog_encoding(const struct t4_pmu *pmu, const struct term *t
 	if (!b->alias || !catalog_event(pmu, b->alias->name) ||
 	    build_terms(pmu, t, n, true, &alt) < 0 || !memcmp(alt.cfg, b->cfg, sizeof(alt.cfg)))
 		return;
-	c->probe = true;
+	c->check_alias = true;
 	memcpy(c->catalog_config, alt.cfg, sizeof(alt.cfg));
 }
 

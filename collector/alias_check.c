@@ -1,8 +1,8 @@
-/* probe.c - the record-time check of sysfs aliases against the catalog.
+/* alias_check.c - the record-time check of sysfs aliases against the catalog.
  * A kernel's alias may encode an event otherwise than the Tegra410 catalog
  * does (seen on a real machine: the named byte counters read 0 while their
  * raw encodings counted). Every counter built from such an alias
- * (t4_counter.probe: its catalog encoding differs) is counted twice for a
+ * (t4_counter.check_alias: its catalog encoding differs) is counted twice for a
  * short window before the recording, as one perf group on its PMU's CPU
  * (pid -1, inherit 0, like every uncore counter): its alias and the
  * catalog's encoding. One that read 0 while the catalog's encoding counted
@@ -173,7 +173,7 @@ static void use_catalog(struct t4_counter *c, const struct t4_counter *alt,
 	c->config = alt->config;
 	c->config1 = alt->config1;
 	c->config2 = alt->config2;
-	c->probe = false;
+	c->check_alias = false;
 }
 
 static bool judge(struct pair *p, uint64_t window_ns)
@@ -194,17 +194,17 @@ static bool judge(struct pair *p, uint64_t window_ns)
 	return true;
 }
 
-int t4_events_probe(struct t4_evlist *l, const struct t4_sim *sim, uint64_t period_ns)
+int t4_events_check_aliases(struct t4_evlist *l, const struct t4_sim *sim, uint64_t period_ns)
 {
-	uint64_t window_ns = period_ns > T4_PROBE_MAX_NS / 2 ? T4_PROBE_MAX_NS : 2 * period_ns;
+	uint64_t window_ns = period_ns > T4_ALIAS_CHECK_MAX_NS / 2 ? T4_ALIAS_CHECK_MAX_NS : 2 * period_ns;
 	struct pair *v;
 	size_t n = 0;
 	int switched = 0;
 
-	if (window_ns < T4_PROBE_MIN_NS)
-		window_ns = T4_PROBE_MIN_NS;
+	if (window_ns < T4_ALIAS_CHECK_MIN_NS)
+		window_ns = T4_ALIAS_CHECK_MIN_NS;
 	for (size_t i = 0; i < l->n; i++)
-		n += l->v[i].probe;
+		n += l->v[i].check_alias;
 	if (!n)
 		return 0;
 	v = calloc(n, sizeof(*v));
@@ -212,7 +212,7 @@ int t4_events_probe(struct t4_evlist *l, const struct t4_sim *sim, uint64_t peri
 		return t4_err(ENOMEM, "out of memory");
 	n = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		if (!l->v[i].probe)
+		if (!l->v[i].check_alias)
 			continue;
 		v[n].c = &l->v[i];
 		catalog_counter(&l->v[i], &v[n].alt);
