@@ -13,6 +13,8 @@
 #include "collector/collector.h"
 #include "tests/probe.h"
 
+#include <linux/perf_event.h>
+
 /* This test's scratch directory and its last command (each Criterion
  * test runs in a process of its own). */
 static struct run r;
@@ -500,4 +502,38 @@ Test(sysfs_layouts, uncore_opened_with_pid_minus_1_and_inherit_0, .timeout = 120
 	cr_assert(strstr(line, " cpu=-1 group=leader inherit=1 disabled=1 enable_on_exec=1\n"),
 		  "%s", r.out);
 	done(NULL);
+}
+
+/* The attrs themselves: a counter of the whole system (tid 0) is never
+ * inherited nor enabled by an exec, whatever its flags say; a task's
+ * keeps them. */
+Test(sysfs_layouts, perf_args_of_system_and_task_counters)
+{
+	struct t4_pmu pmu = { .name = "nvidia_ucf_pmu_0", .type = 209, .cpu = 72 };
+	struct t4_counter c = { .pmu = &pmu, .type = 209, .config = 0x123, .cpu = 72,
+				.inherit = true };
+	struct perf_event_attr a;
+	int pid, cpu;
+
+	t4_counter_perf_args(&c, true, &a, &pid, &cpu);
+	cr_expect_eq(pid, -1);
+	cr_expect_eq(cpu, 72);
+	cr_expect_eq(a.inherit, 0);
+	cr_expect_eq(a.enable_on_exec, 0);
+	cr_expect_eq(a.disabled, 1);
+	cr_expect_eq(a.config, 0x123);
+	/* a task's counter: a PMU without a cpumask (software), any CPU */
+	struct t4_pmu sw = { .name = "software", .type = 1, .cpu = -1 };
+
+	c.pmu = &sw;
+	c.tid = 4242;
+	c.cpu = -1;
+	t4_counter_perf_args(&c, true, &a, &pid, &cpu);
+	cr_expect_eq(pid, 4242);
+	cr_expect_eq(cpu, -1);
+	cr_expect_eq(a.inherit, 1);
+	cr_expect_eq(a.enable_on_exec, 1);
+	t4_counter_perf_args(&c, false, &a, &pid, &cpu);
+	cr_expect_eq(a.disabled, 0);
+	cr_expect_eq(a.enable_on_exec, 0);
 }
