@@ -212,7 +212,7 @@ bool t4_identifier_eq(const char *a, const char *b);
  * (the kernel names by the CPU's node) and the RC number the PMU's rank
  * among its kind and socket in name order (the firmware's instance ID is
  * not in sysfs). */
-void t4_kinds_recognise(struct t4_pmu_set *set);
+int t4_kinds_recognise(struct t4_pmu_set *set); /* 0 or -ENOMEM */
 /* The sysfs layout a set shows, in words for `list`: the namings of its
  * Tegra410 PMUs with their counts (or that it has none), and the NVIDIA
  * PMUs of another chip it has; returns buf. */

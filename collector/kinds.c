@@ -20,6 +20,7 @@
 #include "../util/util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,25 +561,6 @@ static int first_cpu(const struct t4_pmu *p)
 	return c >= 0 ? c : p->cpu;
 }
 
-/* Rank of cpu among the distinct first CPUs of the set's Tegra410 PMUs:
- * the socket, as the kernel names PMUs by their first CPU's node. */
-static int cpu_rank(const struct t4_pmu_set *set, int cpu)
-{
-	int rank = 0;
-
-	for (size_t i = 0; i < set->n; i++) {
-		int c = first_cpu(&set->pmus[i]);
-		bool seen = false;
-
-		if (!set->pmus[i].kind || c < 0 || c >= cpu)
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = set->pmus[j].kind && first_cpu(&set->pmus[j]) == c;
-		rank += !seen;
-	}
-	return rank;
-}
-
 /* The number a name ends with (-1 when none): probe order for RCs. */
 static long trailing_num(const char *name)
 {
@@ -589,50 +571,104 @@ static long trailing_num(const char *name)
 	return *p && strlen(p) < 10 ? atol(p) : -1;
 }
 
-static bool named_before(const struct t4_pmu *a, const struct t4_pmu *b)
-{
-	long x = trailing_num(a->name), y = trailing_num(b->name);
+/* A Tegra410 PMU of the set, for numbering: sorted once (n log n), since
+ * a crafted --sysfs-root may hold thousands of PMUs. */
+struct numbered {
+	struct t4_pmu *p;
+	int cpu;  /* its first CPU, or -1 */
+	long num; /* the number its name ends with, or -1 */
+};
 
-	return x != y ? x < y : strcmp(a->name, b->name) < 0;
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
 }
 
-/* Socket and RC number of a PMU known by identifier under another name. */
-static void number_by_order(const struct t4_pmu_set *set, struct t4_pmu *p)
+/* By kind, first CPU, then name order (the number, then the text): the
+ * order the kernel probed a kind's instances on one socket. */
+static int cmp_numbered(const void *a, const void *b)
 {
-	int cpu = first_cpu(p);
+	const struct numbered *x = a, *y = b;
 
-	p->socket = cpu >= 0 ? cpu_rank(set, cpu) : -1;
-	p->instance = -1;
-	if (!t4_kind_has_rc(p->kind))
-		return;
-	p->instance = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct t4_pmu *q = &set->pmus[i];
+	if (x->p->kind->id != y->p->kind->id)
+		return (x->p->kind->id > y->p->kind->id) - (x->p->kind->id < y->p->kind->id);
+	if (x->cpu != y->cpu)
+		return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+	if (x->num != y->num)
+		return (x->num > y->num) - (x->num < y->num);
+	return strcmp(x->p->name, y->p->name);
+}
 
-		if (q != p && q->kind == p->kind && first_cpu(q) == cpu && named_before(q, p))
-			p->instance++;
+/* Socket and RC number of the PMUs known by identifier under another
+ * name: the socket is the rank of the first CPU among the distinct first
+ * CPUs of every Tegra410 PMU of the set (the kernel names by the CPU's
+ * node), the RC the rank within kind and socket. v: the n Tegra410 PMUs;
+ * cpus: room for n. */
+static void number_by_order(struct numbered *v, size_t n, int *cpus)
+{
+	size_t n_all = 0, n_cpus = 0, run = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cpu >= 0)
+			cpus[n_all++] = v[i].cpu;
+	qsort(cpus, n_all, sizeof(*cpus), cmp_int);
+	for (size_t i = 0; i < n_all; i++) /* distinct, ascending */
+		if (!n_cpus || cpus[n_cpus - 1] != cpus[i])
+			cpus[n_cpus++] = cpus[i];
+	qsort(v, n, sizeof(*v), cmp_numbered);
+	for (size_t i = 0; i < n; i++) {
+		struct t4_pmu *p = v[i].p;
+		const int *at = v[i].cpu >= 0 ? bsearch(&v[i].cpu, cpus, n_cpus, sizeof(*cpus), cmp_int)
+					      : NULL;
+
+		run = i && v[i - 1].p->kind == p->kind && v[i - 1].cpu == v[i].cpu ? run + 1 : 0;
+		if (p->naming == T4_NAMING_TEGRA410)
+			continue;
+		p->socket = at ? (int)(at - cpus) : -1;
+		p->instance = t4_kind_has_rc(p->kind) ? (int)run : -1;
 	}
 }
 
-void t4_kinds_recognise(struct t4_pmu_set *set)
+/* Kind, naming and family of one PMU; the numbers from its name where
+ * the Tegra410 drivers named it. */
+static void recognise(struct t4_pmu *p)
 {
+	p->kind = t4_kind_of(p->name, p->identifier);
+	p->naming = T4_NAMING_NONE;
+	p->socket = p->instance = -1;
+	family_of(p->kind ? NULL : p->identifier, p->family, sizeof(p->family));
+	if (!p->kind)
+		return;
+	if (t4_kind_ids(p->kind, p->name, &p->socket, &p->instance) == 0)
+		p->naming = T4_NAMING_TEGRA410;
+	else
+		p->naming = is_generic_name(p->name) ? T4_NAMING_GENERIC : T4_NAMING_OTHER;
+}
+
+int t4_kinds_recognise(struct t4_pmu_set *set)
+{
+	struct numbered *v = calloc(set->n ? set->n : 1, sizeof(*v));
+	int *cpus = calloc(set->n ? set->n : 1, sizeof(*cpus));
+	size_t n = 0;
+
+	if (!v || !cpus) {
+		free(v);
+		free(cpus);
+		return t4_err(ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < set->n; i++) {
 		struct t4_pmu *p = &set->pmus[i];
 
-		p->kind = t4_kind_of(p->name, p->identifier);
-		p->naming = T4_NAMING_NONE;
-		p->socket = p->instance = -1;
-		family_of(p->kind ? NULL : p->identifier, p->family, sizeof(p->family));
-		if (!p->kind)
-			continue;
-		if (t4_kind_ids(p->kind, p->name, &p->socket, &p->instance) == 0)
-			p->naming = T4_NAMING_TEGRA410;
-		else
-			p->naming = is_generic_name(p->name) ? T4_NAMING_GENERIC : T4_NAMING_OTHER;
+		recognise(p);
+		if (p->kind)
+			v[n++] = (struct numbered){ p, first_cpu(p), trailing_num(p->name) };
 	}
-	for (size_t i = 0; i < set->n; i++)
-		if (set->pmus[i].kind && set->pmus[i].naming != T4_NAMING_TEGRA410)
-			number_by_order(set, &set->pmus[i]);
+	number_by_order(v, n, cpus);
+	free(v);
+	free(cpus);
+	return 0;
 }
 
 const struct t4_kind_event *t4_kind_event(const struct t4_kind *k,

@@ -411,12 +411,11 @@ int t4_pmus_discover(struct t4_pmu_set *set, const char *root)
 		pmu->simulated = set->simulated;
 	}
 	free_names(names, n);
-	if (rc < 0) {
+	if (rc >= 0)
+		rc = t4_kinds_recognise(set);
+	if (rc < 0)
 		t4_pmus_free(set);
-		return rc;
-	}
-	t4_kinds_recognise(set);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 void t4_pmus_free(struct t4_pmu_set *set)
