@@ -441,6 +441,21 @@ static void json_desc(const char *desc)
 		printf("null");
 }
 
+/* One object of a PMU's "events" array; from: "sysfs", "catalog" or
+ * "builtin". */
+static void json_event(bool *any, const char *name, const char *terms, double scale,
+		       const char *unit, const char *desc, const char *from)
+{
+	printf("%s{", *any ? "," : "");
+	*any = true;
+	json_kv_str("name", name, true);
+	json_kv_str("terms", terms, true);
+	printf("\"scale\":%.17g,", scale);
+	json_kv_str("unit", unit, false);
+	json_desc(desc);
+	printf(",\"from\":\"%s\"}", from);
+}
+
 static const char *const namings[] = {
 	[T4_NAMING_NONE] = "",
 	[T4_NAMING_TEGRA410] = "tegra410",
@@ -452,7 +467,7 @@ static void print_pmu_json(const struct list_opts *o, const struct t4_pmu *p)
 {
 	const struct t4_sw_event *sw;
 	bool any = false;
-	char spec[96];
+	char spec[96], terms[64];
 
 	putchar('{');
 	json_kv_str("name", p->name, true);
@@ -472,40 +487,25 @@ static void print_pmu_json(const struct list_opts *o, const struct t4_pmu *p)
 	printf("\"simulated\":%s,\"events\":[", p->simulated ? "true" : "false");
 	for (size_t i = 0; i < p->n_aliases; i++) {
 		const struct t4_alias *a = &p->aliases[i];
-		if (!event_shown(o, p, a->name) || t4_catalog_event(p, a->name))
-			continue;
-		printf("%s{", any ? "," : "");
-		any = true;
-		json_kv_str("name", a->name, true);
-		json_kv_str("terms", a->terms, true);
-		printf("\"scale\":%.17g,", a->scale);
-		json_kv_str("unit", t4_alias_unit(p, a), false);
-		json_desc(t4_alias_desc(p, a));
-		printf(",\"from\":\"sysfs\"}");
+
+		if (event_shown(o, p, a->name) && !t4_catalog_event(p, a->name))
+			json_event(&any, a->name, a->terms, a->scale, t4_alias_unit(p, a),
+				   t4_alias_desc(p, a), "sysfs");
 	}
 	for (size_t i = 0; p->kind && i < p->kind->n_events; i++) {
 		const struct t4_kind_event *ke = &p->kind->events[i];
+
 		if (!t4_catalog_event(p, ke->name) || !event_shown(o, p, ke->name))
 			continue;
-		printf("%s{", any ? "," : "");
-		any = true;
-		json_kv_str("name", ke->name, true);
-		printf("\"terms\":\"event=0x%llx\",\"scale\":1,", (unsigned long long)ke->config);
-		json_kv_str("unit", ke->unit, false);
-		json_desc(ke->desc);
-		printf(",\"from\":\"catalog\"}");
+		snprintf(terms, sizeof(terms), "event=0x%llx", (unsigned long long)ke->config);
+		json_event(&any, ke->name, terms, 1, ke->unit, ke->desc, "catalog");
 	}
 	/* software events are known by name, not in sysfs */
 	for (size_t i = 0; !strcmp(p->name, "software") && (sw = t4_software_event(i)); i++) {
 		if (!sw_shown(o, p, sw))
 			continue;
-		printf("%s{", any ? "," : "");
-		any = true;
-		json_kv_str("name", sw->name, true);
-		printf("\"terms\":\"config=0x%llx\",\"scale\":1,", (unsigned long long)sw->config);
-		json_kv_str("unit", sw->unit, false);
-		json_desc(sw->desc);
-		printf(",\"from\":\"builtin\"}");
+		snprintf(terms, sizeof(terms), "config=0x%llx", (unsigned long long)sw->config);
+		json_event(&any, sw->name, terms, 1, sw->unit, sw->desc, "builtin");
 	}
 	printf("],\"formats\":[");
 	for (size_t i = 0; i < p->n_formats && pmu_whole(o, p); i++) {
