@@ -25,7 +25,7 @@ static void make_layouts(const char *names)
 	char script[PATH_MAX];
 
 	cr_assert_not_null(cli_repo_file("tests/fixtures/sysfs/make_layouts.sh", script));
-	sh(&r, "sh %s %s/lay %s", script, r.dir, names);
+	sh(&r, "sh '%s' '%s/lay' %s", script, r.dir, names);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 }
 
@@ -250,7 +250,7 @@ Test(sysfs_layouts, tegra410_aliases_and_the_check_mark)
 	const struct t4_counter *c;
 
 	scratch_with("tegra410");
-	sh(&r, "printf 'event=0x223\\n' > %s/nvidia_ucf_pmu_0/events/mem_bytes_rd",
+	sh(&r, "printf 'event=0x223\\n' > '%s/nvidia_ucf_pmu_0/events/mem_bytes_rd'",
 	   layout_dir("tegra410"));
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(t4_pmus_discover(&set, layout_dir("tegra410")), 0, "%s", t4_errmsg());
@@ -275,7 +275,7 @@ Test(sysfs_layouts, list_says_the_layout, .timeout = 60)
 	int rc;
 
 	scratch_with("generic grace tegra410 grace_kernel");
-	rc = cli_run(out, sizeof(out), "%s list --sysfs-root %s 2>&1", b, layout_dir("generic"));
+	rc = cli_run(out, sizeof(out), "'%s' list --sysfs-root '%s' 2>&1", b, layout_dir("generic"));
 	cr_assert_eq(rc, 0, "%s", out);
 	snprintf(head, sizeof(head), "10 PMUs under %s\n", layout_dir("generic"));
 	cr_expect(strstr(out, head), "%.600s", out);
@@ -288,17 +288,17 @@ Test(sysfs_layouts, list_says_the_layout, .timeout = 60)
 			      "socket 1 by its CPUs\n    events from the catalog"), "%.2000s", out);
 	cr_expect(strstr(out, "RC 1 by order\n"), "%.2000s", out);
 	cr_expect(strstr(out, "      mem_bytes_rd           event=0x123  [bytes]"), "%.2000s", out);
-	rc = cli_run(out, sizeof(out), "%s list --sysfs-root %s 2>&1", b, layout_dir("grace"));
+	rc = cli_run(out, sizeof(out), "'%s' list --sysfs-root '%s' 2>&1", b, layout_dir("grace"));
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect(strstr(out, "sysfs layout: no Tegra410 PMU (and 10 NVIDIA PMUs of another chip "
 			      "or revision, e.g. Grace CNVLink)\n"), "%.600s", out);
 	cr_expect(strstr(out, "an NVIDIA PMU that is no Tegra410 kind (Grace SCF), known by its "
 			      "identifier\n"), "%.600s", out);
-	rc = cli_run(out, sizeof(out), "%s list --sysfs-root %s 2>&1", b, layout_dir("tegra410"));
+	rc = cli_run(out, sizeof(out), "'%s' list --sysfs-root '%s' 2>&1", b, layout_dir("tegra410"));
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect(strstr(out, "sysfs layout: the Tegra410 drivers' names"), "%.600s", out);
 	cr_expect_null(strstr(out, "events from the catalog"), "every alias is there");
-	rc = cli_run(out, sizeof(out), "%s list --json --sysfs-root %s 'mem_*'", b,
+	rc = cli_run(out, sizeof(out), "'%s' list --json --sysfs-root '%s' 'mem_*'", b,
 		     layout_dir("grace_kernel"));
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect(strstr(out, "\"naming\":\"other\",\"family\":\"\""), "%.600s", out);
@@ -306,6 +306,7 @@ Test(sysfs_layouts, list_says_the_layout, .timeout = 60)
 			      "\"unit\":\"bytes\""), "%.2000s", out);
 	cr_expect(strstr(out, "\"from\":\"catalog\"}"), "%.2000s", out);
 	cr_expect(strstr(out, "],\"layout\":\"generic arm_cspmu names"), "%.2000s", out);
+	done(NULL);
 }
 
 /* ---- record, the simulator behind each layout -------------------------------- */
@@ -333,8 +334,8 @@ static const char *event_json(const struct run *run, const char *spec)
  * gets `info --json` of the log. */
 static void record_layout(const char *name, const char *events)
 {
-	sh(&r, "cd %s && rm -f x.t4t && %s record -q --sim=5 --sysfs-root %s --period 10ms "
-	       "-d 50ms %s -o x.t4t && %s info --json x.t4t", r.dir, bin(), layout_dir(name),
+	sh(&r, "cd '%s' && rm -f x.t4t && '%s' record -q --sim=5 --sysfs-root '%s' --period 10ms "
+	       "-d 50ms %s -o x.t4t && '%s' info --json x.t4t", r.dir, bin(), layout_dir(name),
 	   events, bin());
 	cr_assert_eq(r.status, 0, "%s: %.2000s", name, r.out);
 }
@@ -375,7 +376,7 @@ Test(sysfs_layouts, record_picks_pmus_and_encodings, .timeout = 120)
 	cr_expect_gt(json_num(e, "total"), 0, "%s", e);
 
 	/* nothing the simulator can stand behind: said, nothing recorded */
-	sh(&r, "cd %s && rm -f x.t4t && %s record --sim --sysfs-root %s -d 50ms -o x.t4t; "
+	sh(&r, "cd '%s' && rm -f x.t4t && '%s' record --sim --sysfs-root '%s' -d 50ms -o x.t4t; "
 	       "echo rc=$?; ls", r.dir, bin(), layout_dir("grace"));
 	cr_expect(strstr(r.out, "grace: no Tegra410 PMU for the simulator to back (sysfs layout: "
 				"no Tegra410 PMU (and 10 NVIDIA PMUs"), "%s", r.out);
@@ -392,7 +393,8 @@ Test(sysfs_layouts, record_refuses_what_the_simulator_does_not_model, .timeout =
 
 	cr_assert_not_null(cli_repo_file("tests/fixtures/sysfs/t410", root));
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record --sim --sysfs-root %s -e msr/tsc/ -d 50ms -o x.t4t; echo rc=$?",
+	sh(&r, "cd '%s' && '%s' record --sim --sysfs-root '%s' -e msr/tsc/ -d 50ms -o x.t4t; "
+	       "echo rc=$?",
 	   r.dir, bin(), root);
 	cr_expect(strstr(r.out, "t410trace: msr: not a PMU the simulator models (with --sim and "
 				"--sysfs-root only the Tegra410 PMUs it backs are counted)\nrc=2\n"),
@@ -408,7 +410,7 @@ Test(sysfs_layouts, record_refuses_what_the_simulator_does_not_model, .timeout =
 static void wrong_aliases(void)
 {
 	make_layouts("tegra410");
-	sh(&r, "cd %s/nvidia_ucf_pmu_1/events && printf 'event=0x223\\n' > mem_bytes_rd && "
+	sh(&r, "cd '%s/nvidia_ucf_pmu_1/events' && printf 'event=0x223\\n' > mem_bytes_rd && "
 	       "printf 'event=0x123\\n' > mem_bytes_wr", layout_dir("tegra410"));
 	cr_assert_eq(r.status, 0, "%s", r.out);
 }
@@ -427,9 +429,9 @@ Test(sysfs_layouts, wrong_alias_replaced_by_the_check, .timeout = 120)
 	tmpdir(&r);
 	wrong_aliases();
 	for (int virt = 0; virt < 2; virt++) {
-		sh(&r, "cd %s && rm -f x.t4t && %s record --sim=3 --sysfs-root lay/tegra410 "
+		sh(&r, "cd '%s' && rm -f x.t4t && '%s' record --sim=3 --sysfs-root lay/tegra410 "
 		       "--period 10ms -d 50ms %s %s -o x.t4t 2>err; echo rc=$?; grep -c warning err; "
-		       "grep warning err; %s info --json x.t4t",
+		       "grep warning err; '%s' info --json x.t4t",
 		   r.dir, bin(), virt ? "--virtual" : "", ev, bin());
 		cr_assert(strstr(r.out, "rc=0\n1\nt410trace: warning: nvidia_ucf_pmu_1/mem_bytes_rd/ "
 					"read 0 in 20 ms while the catalog's event=0x123 counted "),
@@ -460,7 +462,7 @@ static void build_shim(void)
 
 	t4t_need_cmd(t4t_cc());
 	cr_assert_not_null(cli_repo_file("tests/apps/perf_open_log.c", src));
-	sh(&r, "%s -shared -fPIC -Wall -Werror -o %s/shim.so %s -ldl", t4t_cc(), r.dir, src);
+	sh(&r, "%s -shared -fPIC -Wall -Werror -o '%s/shim.so' '%s' -ldl", t4t_cc(), r.dir, src);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 }
 
@@ -468,10 +470,10 @@ static void build_shim(void)
  * line "--". */
 static void record_logged(const char *args)
 {
-	sh(&r, "cd %s && rm -f opens x.t4t && T4_PERF_LOG=%s/opens LD_PRELOAD=%s/shim.so "
+	sh(&r, "cd '%s' && rm -f opens x.t4t && T4_PERF_LOG=\"$PWD/opens\" LD_PRELOAD=./shim.so "
 	       "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "
-	       "%s record -q %s -o x.t4t >/dev/null 2>&1; echo --; cat opens",
-	   r.dir, r.dir, r.dir, bin(), args);
+	       "'%s' record -q %s -o x.t4t >/dev/null 2>&1; echo --; cat opens",
+	   r.dir, bin(), args);
 }
 
 /* Uncore counters (and the alias check's pair) are opened for every task
@@ -489,7 +491,7 @@ Test(sysfs_layouts, uncore_opened_with_pid_minus_1_and_inherit_0, .timeout = 120
 	cr_assert(strstr(r.out, "--\ntype=209 config=0x123 config1=0x0 config2=0x0 pid=-1 cpu=72 "
 				"group=leader inherit=0 disabled=1 enable_on_exec=0\n"), "%s", r.out);
 	/* the alias check's pair: the same */
-	sh(&r, "printf 'event=0x223\\n' > %s/nvidia_ucf_pmu_1/events/mem_bytes_rd",
+	sh(&r, "printf 'event=0x223\\n' > '%s/nvidia_ucf_pmu_1/events/mem_bytes_rd'",
 	   layout_dir("tegra410"));
 	record_logged("--sysfs-root lay/tegra410 -e nvidia_ucf_pmu_1/mem_bytes_rd/ -- true");
 	cr_assert(strstr(r.out, "--\ntype=209 config=0x223 config1=0x0 config2=0x0 pid=-1 cpu=72 "
