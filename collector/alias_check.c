@@ -85,14 +85,15 @@ static bool open_pair(struct pair *p)
 	return true;
 }
 
-/* The pair's two values into v (by ID); false when the read failed or
- * the group never ran. */
-static bool read_pair(const struct pair *p, uint64_t v[2])
+/* The pair's two values into v (by ID); false when the read failed, or
+ * when ran is asked and the group never ran (at the start it may not have
+ * yet: its values are then 0). */
+static bool read_pair(const struct pair *p, uint64_t v[2], bool ran)
 {
 	uint64_t buf[3 + 2 * 2];
 	ssize_t r = read(p->fd[0], buf, sizeof(buf));
 
-	if (r != (ssize_t)sizeof(buf) || buf[0] != 2 || buf[2] == 0)
+	if (r != (ssize_t)sizeof(buf) || buf[0] != 2 || (ran && buf[2] == 0))
 		return false;
 	for (int k = 0; k < 2; k++) {
 		uint64_t id = buf[3 + 2 * k + 1];
@@ -109,16 +110,21 @@ static void count_perf(struct pair *v, size_t n, uint64_t window_ns)
 	struct timespec ts = { (time_t)(window_ns / 1000000000u), (long)(window_ns % 1000000000u) };
 	size_t open = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (!v[i].c->pmu->simulated && open_pair(&v[i]))
-			open += read_pair(&v[i], v[i].start);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].c->pmu->simulated || !open_pair(&v[i]))
+			continue;
+		if (read_pair(&v[i], v[i].start, false))
+			open++;
+		else
+			close_pair(&v[i]);
+	}
 	if (!open)
 		return;
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].fd[0] >= 0)
-			v[i].counted = read_pair(&v[i], v[i].end);
+			v[i].counted = read_pair(&v[i], v[i].end, true);
 		close_pair(&v[i]);
 	}
 }

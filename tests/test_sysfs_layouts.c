@@ -452,6 +452,29 @@ Test(sysfs_layouts, wrong_alias_replaced_by_the_check, .timeout = 120)
 	done(NULL);
 }
 
+/* The check on real perf counters: this kernel's software PMU dressed as
+ * a CMEM-latency PMU (its identifier, CPU 0), whose `cycles` alias
+ * encodes the dummy event (config 9, which never counts) while the
+ * catalog's 0x0 is cpu-clock here, which always does. */
+Test(sysfs_layouts, wrong_alias_replaced_on_perf, .timeout = 60)
+{
+	t4t_need_perf();
+	tmpdir(&r);
+	sh(&r, "d='%s/sw/nvidia_cmem_latency_pmu_0' && mkdir -p \"$d/format\" \"$d/events\" && "
+	       "cd \"$d\" && echo 1 > type && echo 0 > cpumask && echo NVDA2021 > identifier && "
+	       "echo config:0-63 > format/event && echo event=0x9 > events/cycles && "
+	       "echo event=0x1 > events/rd_req && cd '%s' && '%s' record -q --sysfs-root sw "
+	       "-e nvidia_cmem_latency_pmu_0/cycles/,nvidia_cmem_latency_pmu_0/rd_req/ "
+	       "--period 10ms -d 50ms -o x.t4t 2>&1 >/dev/null; echo rc=$?",
+	   r.dir, r.dir, bin());
+	cr_assert(strstr(r.out, "t410trace: warning: nvidia_cmem_latency_pmu_0/cycles/ read 0 in "
+				"20 ms while the catalog's event=0x0 counted "), "%s", r.out);
+	cr_assert(strstr(r.out, "recording nvidia_cmem_latency_pmu_0/event=0x0/ instead\nrc=0\n"),
+		  "%s", r.out);
+	cr_expect_eq(count_lines(r.out), 2, "rd_req agrees with the catalog: not checked: %s", r.out);
+	done(NULL);
+}
+
 /* ---- what perf_event_open gets --------------------------------------------------- */
 
 /* The shim (tests/apps/perf_open_log.c) built into r.dir; skips without
