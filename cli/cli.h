@@ -97,7 +97,7 @@ int cli_getopt(struct cli_getopt *g, int argc, char **argv, const char *shorts,
 /* For getopt's '?' or ':': print the one-line usage error; returns 2. */
 int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int c);
 
-/* Where PMUs come from (source.c): real sysfs, --sysfs-root or --sim. */
+/* Where PMUs come from (source.c): real sysfs, --sysfs-root, --sim or both. */
 struct cli_source {
 	bool sim;
 	uint64_t seed;
@@ -111,9 +111,9 @@ struct cli_source {
 
 /* --sim[=SEED]: 0, or 2 after a usage error. */
 int cli_source_set_sim(const char *sub, struct cli_source *s, const char *arg);
-/* Options that exclude each other: 0, or 2 after a usage error. */
-int cli_source_check(const char *sub, const struct cli_source *s);
-/* Create the simulator if asked and discover the PMUs. */
+/* Create the simulator if asked and discover the PMUs: the simulator's
+ * own tree, or with --sysfs-root too that tree's Tegra410 PMUs backed by
+ * it (t4_sim_attach; an error when it backs none). */
 int cli_source_open(struct cli_source *s);
 void cli_source_close(struct cli_source *s);
 

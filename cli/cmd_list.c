@@ -45,7 +45,8 @@ static const char usage_text[] =
 	"name or kind matches and the events whose name or pmu/event/ matches, as\n"
 	"`perf list PATTERN` does.\n\n"
 	"  --sim[=SEED]      list a simulated Tegra410 (34 PMU instances)\n"
-	"  --sysfs-root DIR  read PMUs from DIR instead of " T4_SYSFS_DEFAULT "\n"
+	"  --sysfs-root DIR  read PMUs from DIR instead of " T4_SYSFS_DEFAULT " (with\n"
+	"                    --sim: DIR's Tegra410 PMUs, backed by the simulator)\n"
 	"  --json            one JSON object instead of text\n"
 	"  --metrics         every derived metric `decode` computes, per PMU kind: its\n"
 	"                    formula, unit and what it means (GLOB: by name or kind)\n"
@@ -106,8 +107,6 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 		o->glob = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("list", "%s: unexpected argument (one GLOB at most)", argv[optind]);
-	if (cli_source_check("list", &o->src))
-		return 2;
 	if (o->pci && (o->resolve || o->src.sim || o->src.sysfs_root || o->metrics || o->glob))
 		return cli_usage_error("list", "--pci lists PCI devices; it takes no --resolve, --metrics, "
 				       "GLOB, --sim or --sysfs-root");
@@ -148,15 +147,20 @@ static bool sw_shown(const struct list_opts *o, const struct t4_pmu *p,
 	return event_shown(o, p, sw->name) || (sw->alt && event_shown(o, p, sw->alt));
 }
 
-/* The i-th event of p by name: its sysfs aliases, then the software
- * events known by name and their short aliases; NULL past the last. */
+/* The i-th event of p by name: its sysfs aliases and the catalog's events
+ * sysfs lacks, then the software events known by name and their short
+ * aliases; NULL past the last. */
 static const char *pmu_event_at(const struct t4_pmu *p, size_t i)
 {
 	const struct t4_sw_event *sw;
+	const char *ev = t4_pmu_event_name(p, i);
+	size_t n = 0;
 
-	if (i < p->n_aliases)
-		return p->aliases[i].name;
-	i -= p->n_aliases;
+	if (ev)
+		return ev;
+	while (t4_pmu_event_name(p, n))
+		n++;
+	i -= n;
 	if (strcmp(p->name, "software") || !(sw = t4_software_event(i / 2)))
 		return NULL;
 	return i % 2 == 0 ? sw->name : sw->alt ? sw->alt : sw->name;
@@ -302,14 +306,59 @@ static void print_builtin_events(const struct list_opts *o, const struct t4_pmu 
 	}
 }
 
+/* "[clock]" after the kind's clock event. */
+static void print_clock_mark(const struct t4_pmu *p, const char *name)
+{
+	if (p->kind && !strcmp(name, p->kind->clock_event))
+		printf("  [clock]");
+	putchar('\n');
+}
+
 static void print_alias(const struct t4_pmu *p, const struct t4_alias *a)
 {
 	printf("      %-22s %s", a->name, a->terms);
 	if (a->scale != 1.0)
 		printf("  (scale %g)", a->scale);
 	print_event_about(t4_alias_unit(p, a), t4_alias_desc(p, a));
-	if (p->kind && !strcmp(a->name, p->kind->clock_event))
-		printf("  [clock]");
+	print_clock_mark(p, a->name);
+}
+
+/* The catalog's events p takes by name without a sysfs alias. */
+static void print_catalog_events(const struct list_opts *o, const struct t4_pmu *p)
+{
+	bool header = false;
+
+	for (size_t i = 0; p->kind && i < p->kind->n_events; i++) {
+		const struct t4_kind_event *ke = &p->kind->events[i];
+
+		if (!t4_catalog_event(p, ke->name) || !event_shown(o, p, ke->name))
+			continue;
+		if (!header)
+			printf("    events from the catalog (no sysfs alias of the Tegra410 driver):\n");
+		header = true;
+		printf("      %-22s event=0x%llx", ke->name, (unsigned long long)ke->config);
+		print_event_about(ke->unit, ke->desc);
+		print_clock_mark(p, ke->name);
+	}
+}
+
+/* How a PMU was recognised, where its name does not say it. */
+static void print_naming(const struct t4_pmu *p)
+{
+	static const char *const by[] = {
+		[T4_NAMING_GENERIC] = "named by the generic arm_cspmu driver",
+		[T4_NAMING_OTHER] = "named by another driver",
+	};
+
+	if (p->family[0])
+		printf("    an NVIDIA PMU that is no Tegra410 kind (%s), known by its identifier\n",
+		       p->family);
+	if (!p->kind || p->naming == T4_NAMING_TEGRA410)
+		return;
+	printf("    a Tegra410 %s, known by its identifier; %s: socket %d by its CPUs", p->kind->label,
+	       by[p->naming], p->socket);
+	if (p->instance >= 0)
+		printf(", RC %d by order", p->instance);
 	putchar('\n');
 }
 
@@ -326,15 +375,17 @@ static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
 	if (p->peer[0])
 		printf(", peer %s", p->peer);
 	putchar('\n');
+	print_naming(p);
 	print_builtin_events(o, p);
 	for (size_t i = 0; i < p->n_aliases; i++) {
-		if (!event_shown(o, p, p->aliases[i].name))
+		if (!event_shown(o, p, p->aliases[i].name) || t4_catalog_event(p, p->aliases[i].name))
 			continue;
 		if (!header)
 			printf("    events:\n");
 		header = true;
 		print_alias(p, &p->aliases[i]);
 	}
+	print_catalog_events(o, p);
 	if (p->n_formats && whole)
 		printf("    filters:\n");
 	for (size_t i = 0; i < p->n_formats && whole; i++)
@@ -347,6 +398,7 @@ static void print_text(const struct list_opts *o, const struct t4_pmu_set *set,
 {
 	const struct t4_kind *kind = NULL;
 	int socket = -2;
+	char layout[512];
 
 	if (o->glob)
 		printf("%zu of %zu PMUs under %s match '%s'%s\n", n, set->n, set->root, o->glob,
@@ -354,6 +406,7 @@ static void print_text(const struct list_opts *o, const struct t4_pmu_set *set,
 	else
 		printf("%zu PMUs under %s%s\n", set->n, set->root,
 		       set->simulated ? " (simulated Tegra410)" : "");
+	printf("sysfs layout: %s\n", t4_pmus_layout(set, layout, sizeof(layout)));
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_pmu *p = v[i];
 		if (i == 0 || p->kind != kind || (p->kind && p->socket != socket)) {
@@ -388,11 +441,33 @@ static void json_desc(const char *desc)
 		printf("null");
 }
 
+/* One object of a PMU's "events" array; from: "sysfs", "catalog" or
+ * "builtin". */
+static void json_event(bool *any, const char *name, const char *terms, double scale,
+		       const char *unit, const char *desc, const char *from)
+{
+	printf("%s{", *any ? "," : "");
+	*any = true;
+	json_kv_str("name", name, true);
+	json_kv_str("terms", terms, true);
+	printf("\"scale\":%.17g,", scale);
+	json_kv_str("unit", unit, false);
+	json_desc(desc);
+	printf(",\"from\":\"%s\"}", from);
+}
+
+static const char *const namings[] = {
+	[T4_NAMING_NONE] = "",
+	[T4_NAMING_TEGRA410] = "tegra410",
+	[T4_NAMING_GENERIC] = "generic",
+	[T4_NAMING_OTHER] = "other",
+};
+
 static void print_pmu_json(const struct list_opts *o, const struct t4_pmu *p)
 {
 	const struct t4_sw_event *sw;
 	bool any = false;
-	char spec[96];
+	char spec[96], terms[64];
 
 	putchar('{');
 	json_kv_str("name", p->name, true);
@@ -407,31 +482,30 @@ static void print_pmu_json(const struct list_opts *o, const struct t4_pmu *p)
 	json_kv_str("associated_cpus", p->associated_cpus, true);
 	json_kv_str("identifier", p->identifier, true);
 	json_kv_str("peer", p->peer, true);
+	json_kv_str("naming", namings[p->naming], true);
+	json_kv_str("family", p->family, true);
 	printf("\"simulated\":%s,\"events\":[", p->simulated ? "true" : "false");
 	for (size_t i = 0; i < p->n_aliases; i++) {
 		const struct t4_alias *a = &p->aliases[i];
-		if (!event_shown(o, p, a->name))
+
+		if (event_shown(o, p, a->name) && !t4_catalog_event(p, a->name))
+			json_event(&any, a->name, a->terms, a->scale, t4_alias_unit(p, a),
+				   t4_alias_desc(p, a), "sysfs");
+	}
+	for (size_t i = 0; p->kind && i < p->kind->n_events; i++) {
+		const struct t4_kind_event *ke = &p->kind->events[i];
+
+		if (!t4_catalog_event(p, ke->name) || !event_shown(o, p, ke->name))
 			continue;
-		printf("%s{", any ? "," : "");
-		any = true;
-		json_kv_str("name", a->name, true);
-		json_kv_str("terms", a->terms, true);
-		printf("\"scale\":%.17g,", a->scale);
-		json_kv_str("unit", t4_alias_unit(p, a), false);
-		json_desc(t4_alias_desc(p, a));
-		putchar('}');
+		snprintf(terms, sizeof(terms), "event=0x%llx", (unsigned long long)ke->config);
+		json_event(&any, ke->name, terms, 1, ke->unit, ke->desc, "catalog");
 	}
 	/* software events are known by name, not in sysfs */
 	for (size_t i = 0; !strcmp(p->name, "software") && (sw = t4_software_event(i)); i++) {
 		if (!sw_shown(o, p, sw))
 			continue;
-		printf("%s{", any ? "," : "");
-		any = true;
-		json_kv_str("name", sw->name, true);
-		printf("\"terms\":\"config=0x%llx\",\"scale\":1,", (unsigned long long)sw->config);
-		json_kv_str("unit", sw->unit, false);
-		json_desc(sw->desc);
-		putchar('}');
+		snprintf(terms, sizeof(terms), "config=0x%llx", (unsigned long long)sw->config);
+		json_event(&any, sw->name, terms, 1, sw->unit, sw->desc, "builtin");
 	}
 	printf("],\"formats\":[");
 	for (size_t i = 0; i < p->n_formats && pmu_whole(o, p); i++) {
@@ -449,12 +523,16 @@ static void print_json(const struct list_opts *o, const struct t4_pmu_set *set,
 	printf("{");
 	json_kv_str("root", set->root, true);
 	printf("\"simulated\":%s,\"pmus\":[", set->simulated ? "true" : "false");
+	char layout[512];
+
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
 		print_pmu_json(o, v[i]);
 	}
-	printf("]}\n");
+	printf("],");
+	json_kv_str("layout", t4_pmus_layout(set, layout, sizeof(layout)), false);
+	printf("}\n");
 }
 
 /* ---- --metrics -------------------------------------------------------- */

@@ -7,7 +7,9 @@
  * waits to be released), discover PMUs (real, fixture or simulated), parse
  * the events (with perf's -C/-p/-t targets, or the command's tasks: without
  * -a/-C its CPU-side events count it, per task and inherited, like perf
- * stat), group them into clock domains and open them, open the log under
+ * stat), check the sysfs aliases the catalog encodes otherwise (alias_check.c:
+ * one that reads 0 while the catalog's encoding counts is replaced, with a
+ * warning), group them into clock domains and open them, open the log under
  * its temporary name (its writer feeding an index of what it logs), create
  * the scheduler on its trigger path (--trigger: the BPF timers, or
  * user-space threads; a notice when auto fell back), start the writer,
@@ -126,7 +128,9 @@ static int setup_counters(struct recording *r)
 		return rc;
 	if (r->events.n == 0)
 		return t4_err(ENOENT, "no counters to record (see 't410trace list')");
-	rc = t4_domains_build(&r->domains, &r->events);
+	rc = t4_events_check_aliases(&r->events, r->o.src.simulator, r->o.period_ns);
+	if (rc >= 0)
+		rc = t4_domains_build(&r->domains, &r->events);
 	if (rc < 0)
 		return rc;
 	rc = t4_domains_open(&r->domains, r->o.src.simulator);

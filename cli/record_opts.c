@@ -48,7 +48,8 @@ static void record_usage(FILE *f)
 		"      --virtual          with --sim and --duration: record it in virtual time, as\n"
 		"                         fast as the CPU goes, the same log for the same seed,\n"
 		"                         a bookmark at each of its workload's phase changes\n"
-		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs\n"
+		"      --sysfs-root DIR   discover PMUs under DIR instead of sysfs (with --sim:\n"
+		"                         DIR's Tegra410 PMUs, read from the simulator)\n"
 		"      --proc-root DIR    find processes and DRM clients under DIR, not /proc\n"
 		"      --no-drm           leave out the GPU usage of DRM clients (fdinfo), on by\n"
 		"                         default: the processes of COMMAND or -p/-t and their\n"
@@ -265,8 +266,7 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 		if ((rc = parse_one(o, c, optarg)))
 			return rc;
 	}
-	if (cli_source_check("record", &o->src) ||
-	    cli_virtual_check("record", &o->virt, &o->src,
+	if (cli_virtual_check("record", &o->virt, &o->src,
 			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
 							  o->control != NULL }))
 		return 2;

@@ -1,9 +1,14 @@
 /* source.c - where the PMUs of a subcommand come from: the real sysfs, a
- * fixture tree (--sysfs-root DIR) or a simulated Tegra410 (--sim[=SEED]).
- * Shared by record and list so both accept the same options the same way.
+ * fixture tree (--sysfs-root DIR), a simulated Tegra410 (--sim[=SEED]), or
+ * both: the simulator behind a tree of another kernel's sysfs layout, so
+ * that which PMUs and encodings t410trace picks on that layout are
+ * recorded end to end. Shared by record and list so both accept the same
+ * options the same way.
  */
 #include "cli.h"
 #include "util/util.h"
+
+#include <errno.h>
 
 int cli_source_set_sim(const char *sub, struct cli_source *s, const char *arg)
 {
@@ -13,11 +18,15 @@ int cli_source_set_sim(const char *sub, struct cli_source *s, const char *arg)
 	return 0;
 }
 
-int cli_source_check(const char *sub, const struct cli_source *s)
+/* --sim --sysfs-root DIR: DIR's Tegra410 PMUs, read from the simulator. */
+static int attach(struct cli_source *s)
 {
-	if (s->sim && s->sysfs_root)
-		return cli_usage_error(sub, "--sim and --sysfs-root exclude each other");
-	return 0;
+	char layout[512];
+
+	if (t4_sim_attach(s->simulator, &s->pmus) > 0)
+		return 0;
+	return t4_err(ENOENT, "%s: no Tegra410 PMU for the simulator to back (sysfs layout: %s)",
+		      s->sysfs_root, t4_pmus_layout(&s->pmus, layout, sizeof(layout)));
 }
 
 int cli_source_open(struct cli_source *s)
@@ -35,9 +44,11 @@ int cli_source_open(struct cli_source *s)
 		rc = t4_sim_create_opts(&s->simulator, &o);
 		if (rc < 0)
 			return rc;
-		root = t4_sim_root(s->simulator);
+		if (!root)
+			root = t4_sim_root(s->simulator);
 	}
-	return t4_pmus_discover(&s->pmus, root);
+	rc = t4_pmus_discover(&s->pmus, root);
+	return rc < 0 || !s->sim || !s->sysfs_root ? rc : attach(s);
 }
 
 void cli_source_close(struct cli_source *s)

@@ -67,6 +67,18 @@ struct t4_alias {
 
 struct t4_kind;
 
+/* How a PMU's name came about (kinds.c recognises it; `list` says it):
+ * kernels name the same Tegra410 hardware differently. */
+enum t4_naming {
+	T4_NAMING_NONE = 0, /* not a Tegra410 PMU */
+	T4_NAMING_TEGRA410, /* the Tegra410 drivers' name: nvidia_ucf_pmu_<socket>,
+			     * nvidia_pcie_pmu_<socket>_rc_<rc>, ... */
+	T4_NAMING_GENERIC,  /* the NVIDIA arm_cspmu driver's name for a PMIIDR its
+			     * table lacks: nvidia_uncore_pmu_<n>, n in probe order */
+	T4_NAMING_OTHER,    /* another driver's name (a Grace-era kernel's
+			     * nvidia_scf_pmu_<socket>, ...): known by identifier */
+};
+
 struct t4_pmu {
 	char name[T4_NAME_MAX];
 	uint32_t type;
@@ -80,19 +92,28 @@ struct t4_pmu {
 	struct t4_alias *aliases;
 	size_t n_aliases;
 	const struct t4_kind *kind; /* NULL: not a Tegra410 kind */
-	int socket;                 /* from the name; -1 when none */
-	int instance;               /* RC number for PCIE kinds; -1 */
-	bool simulated;             /* lives in a --sim tree */
+	enum t4_naming naming;      /* how kind was recognised */
+	char family[96];            /* an NVIDIA PMU that is no Tegra410 kind,
+				     * by identifier ("Grace SCF"); else "" */
+	int socket;                 /* from a Tegra410 name, else the rank of
+				     * its CPUs (socket order); -1 when none */
+	int instance;               /* RC number for PCIE kinds (by order under
+				     * another driver's name); -1 */
+	bool simulated;             /* read from the simulator */
+	bool unbacked;              /* in a --sim set, a PMU the simulator does
+				     * not model: refused when opened */
 };
 
 struct t4_pmu_set {
 	struct t4_pmu *pmus;
 	size_t n;
 	char root[512];
-	bool simulated; /* the root was made by t4_sim_create() */
+	bool simulated; /* the root was made by t4_sim_create(), or its
+			 * PMUs are backed by one (t4_sim_attach) */
 };
 
-/* Read every PMU under root (NULL: T4_SYSFS_DEFAULT), sorted by name. */
+/* Read every PMU under root (NULL: T4_SYSFS_DEFAULT), sorted by name, and
+ * recognise the Tegra410 ones (t4_kinds_recognise). */
 int t4_pmus_discover(struct t4_pmu_set *set, const char *root);
 void t4_pmus_free(struct t4_pmu_set *set);
 const struct t4_pmu *t4_pmus_find(const struct t4_pmu_set *set,
@@ -139,8 +160,16 @@ struct t4_kind {
 	enum t4_domain_kind id;
 	const char *label;          /* "UCF", "PCIE", ... */
 	const char *prefix;         /* name prefix: "nvidia_ucf_pmu_" */
-	const char *identifier;     /* sysfs identifier, NULL if none */
+	const char *identifier;     /* sysfs identifier: the PMIIDR in hex
+				     * ("2cf2036b") for the arm_cspmu kinds, the
+				     * ACPI HID ("NVDA2021") for the others */
 	const char *clock_event;    /* "cycles" */
+	/* config1/config2 the Tegra410 driver programs into the filter
+	 * registers when a counter sets no filter (all sources, destinations,
+	 * root ports). The generic driver (T4_NAMING_GENERIC) writes config1
+	 * and config2 there as they are, 0 meaning all-ones: on such a PMU
+	 * t410trace sets these itself. 0: none. */
+	uint64_t generic_config1, generic_config2;
 	const struct t4_kind_event *events;
 	size_t n_events;
 	const char *const *defaults; /* default event names, NULL-ended */
@@ -170,8 +199,24 @@ struct t4_metric_set {
 /* The i-th set into *out; false past the last. */
 bool t4_metric_set_at(size_t i, struct t4_metric_set *out);
 
-/* The kind of a PMU by name (and identifier when given), NULL if none. */
+/* The kind of a PMU: by its identifier when the catalog knows it (the
+ * hardware's PMIIDR or the firmware's ACPI HID outrank a name a driver
+ * chose), else by its Tegra410 name; NULL if neither. */
 const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier);
+/* Whether two sysfs identifiers are the same: as hex numbers when both
+ * are ("2cf2036b" = "0x2CF2036B"), else as text, any case. */
+bool t4_identifier_eq(const char *a, const char *b);
+/* Recognise every PMU of the set: kind, naming, family, socket and RC
+ * number. Under a name that is not the Tegra410 drivers' the socket is
+ * the rank of the PMU's first associated CPU among the Tegra410 PMUs'
+ * (the kernel names by the CPU's node) and the RC number the PMU's rank
+ * among its kind and socket in name order (the firmware's instance ID is
+ * not in sysfs). */
+int t4_kinds_recognise(struct t4_pmu_set *set); /* 0 or -ENOMEM */
+/* The sysfs layout a set shows, in words for `list`: the namings of its
+ * Tegra410 PMUs with their counts (or that it has none), and the NVIDIA
+ * PMUs of another chip it has; returns buf. */
+const char *t4_pmus_layout(const struct t4_pmu_set *set, char *buf, size_t cap);
 const struct t4_kind *t4_kind_by_id(enum t4_domain_kind id);
 /* All Tegra410 kinds, for iteration. */
 const struct t4_kind *t4_kinds(size_t *n);
@@ -214,6 +259,11 @@ struct t4_counter {
 			* its exec on (record -- COMMAND) */
 	/* event modifiers :u :k :h (perf_event_attr.exclude_*) */
 	bool exclude_user, exclude_kernel, exclude_hv;
+	/* From a sysfs alias that encodes its event otherwise than the
+	 * catalog: the catalog's encoding (config, config1, config2), which
+	 * t4_events_check_aliases tries when the alias reads 0. */
+	bool check_alias;
+	uint64_t catalog_config[3];
 };
 
 /* What a recording counts besides the default (every task, every online
@@ -250,6 +300,29 @@ int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
  * counting the system (not a task target), msr/tsc/. */
 int t4_events_default(struct t4_evlist *l, const struct t4_pmu_set *set);
 void t4_evlist_free(struct t4_evlist *l);
+/* Check the counters built from a sysfs alias that encodes its event
+ * otherwise than the catalog (t4_counter.check_alias) before recording: each is
+ * counted beside the catalog's encoding for two trigger periods (10 ms at
+ * least, 100 ms at most; a perf group on its PMU's CPU, or the simulator's
+ * model at two instants for simulated PMUs; sim may be NULL), and one
+ * whose alias read 0 while the catalog's encoding counted is switched to
+ * the catalog's encoding (config words and spec), with a warning line on
+ * stderr. Returns how many were switched, or -ENOMEM. Pairs that cannot be
+ * opened are left as they are. */
+#define T4_ALIAS_CHECK_MIN_NS 10000000ull
+#define T4_ALIAS_CHECK_MAX_NS 100000000ull
+struct t4_sim;
+int t4_events_check_aliases(struct t4_evlist *l, const struct t4_sim *sim, uint64_t period_ns);
+/* The i-th event name pmu takes: its sysfs aliases, then the catalog's
+ * events sysfs lacks (on a Tegra410 PMU with an `event` field); NULL past
+ * the last. */
+const char *t4_pmu_event_name(const struct t4_pmu *pmu, size_t i);
+/* The catalog event a name means on pmu where t410trace encodes it from
+ * the catalog rather than a sysfs alias: sysfs lacks the name, or another
+ * driver named the PMU (T4_NAMING_GENERIC, T4_NAMING_OTHER: its aliases are
+ * that driver's, the generic `cycles` a cycle-counter request the Tegra410
+ * PCIE-TGT does not encode so). NULL: its alias, or no such event. */
+const struct t4_kind_event *t4_catalog_event(const struct t4_pmu *pmu, const char *name);
 /* A software event known by name. */
 struct t4_sw_event {
 	const char *name;  /* "cpu-clock" */
@@ -289,6 +362,14 @@ int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o);
 int t4_sim_create(struct t4_sim **out, uint64_t seed, const char *dir);
 void t4_sim_free(struct t4_sim *sim); /* accepts NULL */
 const char *t4_sim_root(const struct t4_sim *sim);
+/* Back the Tegra410 PMUs of a set discovered elsewhere (a fixture of
+ * another kernel's sysfs layout) by the simulator: each PMU of a kind the
+ * model has on that socket (and RC) is read from it, as the Tegra410
+ * drivers would program it, on the simulator's CPU (one this process runs
+ * on, as in its own tree); every other PMU is refused when opened (its
+ * type number is the fixture's, not this kernel's). Marks the set
+ * simulated; returns the number of PMUs backed. */
+size_t t4_sim_attach(const struct t4_sim *sim, struct t4_pmu_set *set);
 
 /* Read a simulated PMU's counters at reference time ref_ns (the sim adds
  * its own read jitter). values[i] are the cumulative 64-bit counter values
@@ -468,6 +549,14 @@ int t4_domain_read_at(struct t4_domain *d, uint64_t trigger_id, uint64_t true_ns
  * once per read. */
 void t4_domain_unread(struct t4_domain *d);
 void t4_domains_free(struct t4_domain_set *ds); /* closes fds */
+struct perf_event_attr;
+/* What perf_event_open gets for a counter (the group's leader, or a
+ * member): its attr (read as a group with times and IDs; the leader
+ * disabled until the group is enabled), the pid (the thread counted, -1
+ * for every task: every uncore counter) and the CPU (-1 for a per-task
+ * counter). inherit only for a command's per-task counters. */
+void t4_counter_perf_args(const struct t4_counter *c, bool leader, struct perf_event_attr *a,
+			  int *pid, int *cpu);
 /* Append an empty domain read by a source of its own (cpu -1, clocked by
  * the reference clock, ID ds->n); *out points into ds->v until the next
  * append. */

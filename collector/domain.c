@@ -283,11 +283,33 @@ int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
 
 /* ---- opening ------------------------------------------------------------- */
 
-/* pid: the thread counted (0: every task, -1 to perf). */
-static int perf_open(struct perf_event_attr *a, int tid, int cpu, int group_fd)
+void t4_counter_perf_args(const struct t4_counter *c, bool leader, struct perf_event_attr *a,
+			  int *pid, int *cpu)
 {
-	return (int)syscall(SYS_perf_event_open, a, tid > 0 ? tid : -1, cpu, group_fd,
-			    PERF_FLAG_FD_CLOEXEC);
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = c->type;
+	a->config = c->config;
+	a->config1 = c->config1;
+	a->config2 = c->config2;
+	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	a->exclude_user = c->exclude_user;
+	a->exclude_kernel = c->exclude_kernel;
+	a->exclude_hv = c->exclude_hv;
+	a->disabled = leader; /* members follow the leader */
+	/* a command's: its children too, from its exec on (perf stat); an
+	 * uncore PMU counts its socket, never a task (pid -1, inherit 0: the
+	 * kernel refuses anything else for such a PMU) */
+	a->inherit = c->tid > 0 && c->inherit;
+	a->enable_on_exec = leader && a->inherit;
+	*pid = c->tid > 0 ? c->tid : -1;
+	*cpu = counter_cpu(c);
+}
+
+static int perf_open(struct perf_event_attr *a, int pid, int cpu, int group_fd)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
 static int open_error(const struct t4_counter *c, const struct t4_domain *d, int e)
@@ -330,25 +352,11 @@ static void domain_close(struct t4_domain *d)
 
 static int open_attr(const struct t4_domain *d, size_t i)
 {
-	const struct t4_counter *c = &d->counters[i];
 	struct perf_event_attr a;
+	int pid, cpu;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = c->type;
-	a.config = c->config;
-	a.config1 = c->config1;
-	a.config2 = c->config2;
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
-	a.exclude_user = c->exclude_user;
-	a.exclude_kernel = c->exclude_kernel;
-	a.exclude_hv = c->exclude_hv;
-	a.disabled = i == 0; /* members follow the leader */
-	/* a command's: its children too, from its exec on (perf stat) */
-	a.inherit = c->inherit;
-	a.enable_on_exec = i == 0 && c->inherit;
-	return perf_open(&a, d->tid, d->cpu, i == 0 ? -1 : d->fds[0]);
+	t4_counter_perf_args(&d->counters[i], i == 0, &a, &pid, &cpu);
+	return perf_open(&a, pid, cpu, i == 0 ? -1 : d->fds[0]);
 }
 
 /* perf's fallback: a per-task counter of every privilege level refused
@@ -413,6 +421,9 @@ static int domain_open(struct t4_domain *d, struct t4_sim *sim, size_t *user_onl
 	d->primed = false;
 	if (d->source.answer)
 		return 0; /* its source opens what it reads */
+	if (p->unbacked)
+		return t4_err(EINVAL, "%s: not a PMU the simulator models (with --sim and "
+			      "--sysfs-root only the Tegra410 PMUs it backs are counted)", p->name);
 	if (!p->simulated)
 		return domain_open_perf(d, user_only);
 	if (!sim)

@@ -265,7 +265,7 @@ static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *p
 			if (fnmatch(pmu_name, cx->set->pmus[i].name, 0) != 0)
 				continue;
 			matched++;
-			if ((rc = ev_build_one(cx, l, &cx->set->pmus[i], terms, NULL)) < 0)
+			if ((rc = ev_build_one(cx, l, &cx->set->pmus[i], terms)) < 0)
 				return rc;
 		}
 		if (!matched)
@@ -276,7 +276,7 @@ static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *p
 	if (!pmu)
 		return t4_err(EINVAL, "%s: unknown PMU%s", pmu_name,
 			      t4_did_you_mean(h, sizeof(h), t4_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
-	return ev_build_one(cx, l, pmu, terms, NULL);
+	return ev_build_one(cx, l, pmu, terms);
 }
 
 static int software_event(struct ev_ctx *cx, const char *name)
@@ -613,23 +613,16 @@ int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set, const cha
 	return rc < 0 ? rc : 0;
 }
 
-/* One PMU's default events: its alias when sysfs has one, else the kind
- * table's id through the `event` format. */
+/* One PMU's default events, by name (its alias or the catalog's
+ * encoding); none it has neither an alias nor an `event` field for. */
 static int pmu_defaults(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu)
 {
 	for (const char *const *d = pmu->kind->defaults; *d; d++) {
-		const struct t4_kind_event *ke = t4_kind_event(pmu->kind, *d);
-		char terms[64];
 		int rc;
 
-		if (t4_pmu_alias(pmu, *d))
-			rc = ev_build_one(cx, l, pmu, *d, NULL);
-		else if (ke && t4_pmu_format(pmu, "event")) {
-			snprintf(terms, sizeof(terms), "event=0x%llx", (unsigned long long)ke->config);
-			rc = ev_build_one(cx, l, pmu, terms, *d);
-		} else
+		if (!t4_pmu_alias(pmu, *d) && !t4_pmu_format(pmu, "event"))
 			continue;
-		if (rc < 0)
+		if ((rc = ev_build_one(cx, l, pmu, *d)) < 0)
 			return rc;
 	}
 	return 0;

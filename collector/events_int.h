@@ -56,9 +56,10 @@ bool ev_is_cpu_pmu(const struct t4_pmu *p);
 bool ev_is_raw_name(const char *name);
 /* Whether every character of s is a perf modifier letter. */
 bool ev_all_modifiers(const char *s);
-/* The counter of pmu/terms/ (kind_name: its name when built from the kind
- * table). l: the caller's list, for the PCIE one-BDF rule. */
+/* The counter of pmu/terms/: an event's name means its sysfs alias or the
+ * catalog's encoding (events_terms.c says which wins). l: the caller's
+ * list, for the PCIE one-BDF rule. */
 int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu,
-		 const char *terms, const char *kind_name);
+		 const char *terms);
 
 #endif

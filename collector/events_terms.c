@@ -34,7 +34,8 @@ struct build {
 	uint64_t cfg[3];
 	char name[T4_NAME_MAX];
 	char canon[T4_SPEC_MAX];
-	const struct t4_alias *alias;
+	const struct t4_alias *alias;    /* the sysfs alias it names, or */
+	const struct t4_kind_event *ke;  /* the catalog event it names */
 	bool user_name;
 	uint32_t seen;	 /* formats set by the user (bit per format index) */
 	uint8_t seen_raw; /* config/config1/config2 set by the user */
@@ -82,9 +83,43 @@ int ev_parse_value(const char *s, uint64_t *out)
 	return errno ? t4_err(ERANGE, "'%s': too large for 64 bits", s) : 0;
 }
 
-static const char *alias_name_at(const void *src, size_t i)
+/* The catalog event a bare name means on pmu: a Tegra410 PMU whose
+ * `event` field holds the catalog's ids. NULL for any other PMU or name. */
+static const struct t4_kind_event *catalog_event(const struct t4_pmu *pmu, const char *name)
 {
-	return ((const struct t4_pmu *)src)->aliases[i].name;
+	return t4_pmu_format(pmu, "event") ? t4_kind_event(pmu->kind, name) : NULL;
+}
+
+const struct t4_kind_event *t4_catalog_event(const struct t4_pmu *pmu, const char *name)
+{
+	const struct t4_kind_event *ke = catalog_event(pmu, name);
+
+	return ke && (!t4_pmu_alias(pmu, name) || pmu->naming != T4_NAMING_TEGRA410) ? ke : NULL;
+}
+
+const char *t4_pmu_event_name(const struct t4_pmu *pmu, size_t i)
+{
+	if (i < pmu->n_aliases)
+		return pmu->aliases[i].name;
+	i -= pmu->n_aliases;
+	for (size_t k = 0; pmu->kind && t4_pmu_format(pmu, "event") && k < pmu->kind->n_events; k++)
+		if (!t4_pmu_alias(pmu, pmu->kind->events[k].name) && i-- == 0)
+			return pmu->kind->events[k].name;
+	return NULL;
+}
+
+static const char *event_name_at(const void *src, size_t i)
+{
+	return t4_pmu_event_name(src, i);
+}
+
+static size_t event_names(const struct t4_pmu *pmu)
+{
+	size_t n = 0;
+
+	while (t4_pmu_event_name(pmu, n))
+		n++;
+	return n;
 }
 
 /* Mask and extracted value of a format field in cfg. */
@@ -149,12 +184,13 @@ static int unknown_term(const struct t4_pmu *pmu, const char *text)
 static int unknown_event(const struct t4_pmu *pmu, const char *name)
 {
 	char h[T4_NAME_MAX + 32], list[300] = "";
+	const char *guess = t4_suggest(name, pmu, event_names(pmu), event_name_at);
 
-	if (t4_suggest(name, pmu, pmu->n_aliases, alias_name_at))
+	if (guess)
 		return t4_err(EINVAL, "%s: unknown event for %s%s", name, pmu->name,
-			      t4_did_you_mean(h, sizeof(h), t4_suggest(name, pmu, pmu->n_aliases, alias_name_at)));
-	for (size_t i = 0; i < pmu->n_aliases; i++)
-		ev_catf(list, sizeof(list), "%s%s", i ? ", " : "", pmu->aliases[i].name);
+			      t4_did_you_mean(h, sizeof(h), guess));
+	for (size_t i = 0; i < event_names(pmu); i++)
+		ev_catf(list, sizeof(list), "%s%s", i ? ", " : "", event_name_at(pmu, i));
 	if (!list[0])
 		return t4_err(EINVAL, "%s: unknown event for %s (it has no named events; use %s/event=0x.../)",
 			      name, pmu->name, pmu->name);
@@ -207,15 +243,44 @@ static int apply_term(const struct t4_pmu *pmu, struct build *b, const struct te
 	return 0;
 }
 
+/* The name of the event b already holds, if any. */
+static const char *event_of(const struct build *b)
+{
+	return b->alias ? b->alias->name : b->ke ? b->ke->name : NULL;
+}
+
+static int two_events(const struct build *b, const char *name)
+{
+	return t4_err(EINVAL, "%s: two events in one (%s and %s); list them separately", name,
+		      event_of(b), name);
+}
+
+/* A catalog event: its id through the PMU's `event` field. */
+static int apply_catalog(const struct t4_pmu *pmu, struct build *b, const struct t4_kind_event *ke)
+{
+	const struct t4_format *ev = t4_pmu_format(pmu, "event");
+	char spec[96];
+
+	if (event_of(b))
+		return two_events(b, ke->name);
+	b->ke = ke;
+	if (t4_format_apply(ev, ke->config, b->cfg) < 0)
+		return t4_err(EINVAL, "%s: the catalog's event=0x%llx does not fit %s's event field "
+			      "(%s)", ke->name, (unsigned long long)ke->config, pmu->name,
+			      t4_format_str(ev, spec, sizeof(spec)));
+	/* the spec says what is programmed: sysfs has no such name */
+	snprintf(b->canon, sizeof(b->canon), "event=0x%llx", (unsigned long long)ke->config);
+	return 0;
+}
+
 static int apply_alias(const struct t4_pmu *pmu, struct build *b, const struct t4_alias *a)
 {
 	char buf[sizeof(a->terms)];
 	struct term t[TERMS_MAX];
 	int n;
 
-	if (b->alias)
-		return t4_err(EINVAL, "%s: two events in one (%s and %s); list them separately",
-			      a->name, b->alias->name, a->name);
+	if (event_of(b))
+		return two_events(b, a->name);
 	b->alias = a;
 	ev_copy_str(buf, sizeof(buf), a->terms);
 	n = split_terms(buf, a->terms, t, TERMS_MAX);
@@ -301,13 +366,94 @@ static const char *unit_of(const struct t4_pmu *pmu, const struct build *b)
 	return ke ? ke->unit : "";
 }
 
+/* Whether a term is an event's name on pmu: a bare alias or catalog name. */
+static bool is_event_term(const struct t4_pmu *pmu, const struct term *t)
+{
+	return !t->val && (t4_pmu_alias(pmu, t->name) || catalog_event(pmu, t->name));
+}
+
+/* An event name's encoding: the catalog's where t4_catalog_event says so
+ * or when asked (the alias check's alternative), else its sysfs alias. */
+static int apply_event(const struct t4_pmu *pmu, struct build *b, const char *name, bool catalog)
+{
+	const struct t4_kind_event *ke = catalog ? catalog_event(pmu, name)
+						 : t4_catalog_event(pmu, name);
+
+	return ke ? apply_catalog(pmu, b, ke) : apply_alias(pmu, b, t4_pmu_alias(pmu, name));
+}
+
+static uint32_t format_bit(const struct t4_pmu *pmu, const struct t4_format *f)
+{
+	return 1u << ((size_t)(f - pmu->formats) & 31);
+}
+
+/* The generic driver writes config1/config2 to the filter registers as
+ * they are (0 meaning all-ones): unless the user set them, they get what
+ * the Tegra410 driver would write. */
+static void apply_generic_filters(const struct t4_pmu *pmu, struct build *b)
+{
+	static const char *const fields[] = { "event", "filter", "filter2" };
+	uint64_t def[3] = { 0, 0, 0 };
+
+	if (!pmu->kind || pmu->naming != T4_NAMING_GENERIC)
+		return;
+	def[T4_CFG1] = pmu->kind->generic_config1;
+	def[T4_CFG2] = pmu->kind->generic_config2;
+	for (int w = T4_CFG1; w <= T4_CFG2; w++) {
+		const struct t4_format *f = t4_pmu_format(pmu, fields[w]);
+
+		if (!f || !def[w] || f->field != w || (b->seen_raw & (1u << w)) ||
+		    (b->seen & format_bit(pmu, f)))
+			continue;
+		(void)t4_format_apply(f, def[w], b->cfg); /* 12 bits into 32: fits */
+	}
+}
+
+/* b from split terms: event names first, then the user's terms in order
+ * (each overrides what came before, as in perf). */
+static int build_terms(const struct t4_pmu *pmu, const struct term *t, int n, bool catalog,
+		       struct build *b)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	for (int i = 0; i < n; i++)
+		if (is_event_term(pmu, &t[i]) && (rc = apply_event(pmu, b, t[i].name, catalog)) < 0)
+			return rc;
+	for (int i = 0; i < n; i++) {
+		if (is_event_term(pmu, &t[i]))
+			continue;
+		if (!t[i].val && raw_index(t[i].name) < 0 && !t4_pmu_format(pmu, t[i].name))
+			return unknown_event(pmu, t[i].name);
+		if ((rc = apply_term(pmu, b, &t[i], true)) < 0)
+			return rc;
+	}
+	apply_generic_filters(pmu, b);
+	return 0;
+}
+
+/* An alias that encodes its event otherwise than the catalog: the
+ * catalog's encoding (the same terms with the catalog's id) into c, for
+ * the record-time alias check (t4_events_check_aliases). */
+static void note_catalog_encoding(const struct t4_pmu *pmu, const struct term *t, int n,
+				  const struct build *b, struct t4_counter *c)
+{
+	struct build alt;
+
+	if (!b->alias || !catalog_event(pmu, b->alias->name) ||
+	    build_terms(pmu, t, n, true, &alt) < 0 || !memcmp(alt.cfg, b->cfg, sizeof(alt.cfg)))
+		return;
+	c->check_alias = true;
+	memcpy(c->catalog_config, alt.cfg, sizeof(alt.cfg));
+}
+
 /* Build the counter(s) of pmu/terms/ for one PMU. */
 int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu,
-		     const char *terms, const char *kind_name)
+		 const char *terms)
 {
 	char buf[T4_SPEC_MAX * 2], spec[T4_SPEC_MAX + T4_NAME_MAX + 4];
 	struct term t[TERMS_MAX];
-	struct build b = { 0 };
+	struct build b;
 	struct t4_counter c = { 0 };
 	int n, rc;
 
@@ -317,27 +463,15 @@ int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_p
 	n = split_terms(buf, terms, t, TERMS_MAX);
 	if (n < 0)
 		return n;
-	for (int i = 0; i < n; i++) { /* aliases first */
-		const struct t4_alias *a = t[i].val ? NULL : t4_pmu_alias(pmu, t[i].name);
-		if (a && (rc = apply_alias(pmu, &b, a)) < 0)
-			return rc;
-	}
-	for (int i = 0; i < n; i++) {
-		if (!t[i].val && t4_pmu_alias(pmu, t[i].name))
-			continue;
-		if (!t[i].val && raw_index(t[i].name) < 0 && !t4_pmu_format(pmu, t[i].name))
-			return unknown_event(pmu, t[i].name);
-		if ((rc = apply_term(pmu, &b, &t[i], true)) < 0)
-			return rc;
-	}
+	if ((rc = build_terms(pmu, t, n, false, &b)) < 0)
+		return rc;
 	if (snprintf(spec, sizeof(spec), "%s/%s/", pmu->name, b.canon) >= T4_SPEC_MAX)
 		return t4_err(EINVAL, "%s/%s/: event string too long", pmu->name, terms);
 	if ((rc = check_pcie(cx, l, pmu, &b, spec)) < 0)
 		return rc;
 	c.pmu = pmu;
 	ev_copy_str(c.spec, sizeof(c.spec), spec);
-	ev_copy_str(c.name, sizeof(c.name),
-		 b.user_name ? b.name : kind_name ? kind_name : b.alias ? b.alias->name : b.canon);
+	ev_copy_str(c.name, sizeof(c.name), b.user_name ? b.name : event_of(&b) ? event_of(&b) : b.canon);
 	c.type = pmu->type;
 	c.config = b.cfg[0];
 	c.config1 = b.cfg[1];
@@ -345,6 +479,6 @@ int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_p
 	c.scale = b.alias ? b.alias->scale : 1.0;
 	ev_copy_str(c.unit, sizeof(c.unit), unit_of(pmu, &b));
 	c.is_clock = is_clock(pmu, &b);
+	note_catalog_encoding(pmu, t, n, &b, &c);
 	return ev_push_per_cpu(cx, &c);
 }
-

@@ -5,18 +5,27 @@
  *
  * Trade-offs: the table is the only place that knows a kind; every other
  * file asks it (no "is this a PCIE PMU" if-chains elsewhere). Recognition
- * goes by name prefix (+ socket, and "_rc_<n>" for the PCIE kinds) and falls
- * back to the sysfs identifier, so a driver that renames its PMUs still
- * maps to a kind when it keeps its identifier. Lookups are linear: seven
- * entries. Formulas are plain strings the decoder evaluates; events are the
- * facts-file ids, used when a sysfs tree lacks an alias.
+ * goes by the sysfs identifier first (the PMIIDR of the arm_cspmu PMUs, the
+ * ACPI HID of the others: what the hardware and firmware say), then by the
+ * Tegra410 drivers' names (prefix + socket, and "_rc_<n>" for the PCIE
+ * kinds), so the same chip is recognised under every kernel's naming: the
+ * Tegra410 drivers', the generic nvidia_uncore_pmu_<n> of a kernel whose
+ * table lacks its PMIIDR, a Grace-era kernel's names. Under a name that is
+ * not the Tegra410 one, socket and RC number come from the PMUs' CPUs and
+ * order (t4_kinds_recognise). Lookups are linear: seven entries. Formulas
+ * are plain strings the decoder evaluates; events are the facts-file ids,
+ * used by name wherever sysfs lacks an alias (events_terms.c).
  */
 #include "collector.h"
 #include "../util/util.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Units of the raw counts (one word each, for every output). A *_cum_outs
  * counter adds, every cycle, the number of requests outstanding: its
@@ -211,18 +220,25 @@ static const struct t4_formula dlink_formulas[] = {
 	RATE("in_rd_req_rate", "in_rd_req", "read requests from the CXL-memory peer per cycle"),
 };
 
-#define KIND(id_, label_, prefix_, ident_, ev, def, fo)                        \
+#define KIND(id_, label_, prefix_, ident_, ev, def, fo, ...)                   \
 	{ .id = id_, .label = label_, .prefix = prefix_, .identifier = ident_,  \
 	  .clock_event = "cycles", .events = ev, .n_events = T4_ARRAY_LEN(ev), \
-	  .defaults = def, .formulas = fo, .n_formulas = T4_ARRAY_LEN(fo) }
+	  .defaults = def, .formulas = fo, .n_formulas = T4_ARRAY_LEN(fo),     \
+	  __VA_ARGS__ }
 
+/* Identifiers: the PMIIDR (the arm_cspmu driver prints it as "%x"), which
+ * the NVIDIA arm_cspmu driver matches on bits 31:12 after NVIDIA's
+ * implementer code 0x36b in bits 11:0 (a whole 32-bit match); the ACPI HID
+ * of the CMEM-latency and C2C drivers (drivers/perf/nvidia_t410_*.c).
+ * Filter defaults: the driver's NV_UCF_FILTER_DEFAULT,
+ * NV_PCIE_V2_FILTER(2)_DEFAULT and NV_PCIE_TGT_FILTER2_DEFAULT. */
 static const struct t4_kind kinds[] = {
-	KIND(T4_DOM_UCF, "UCF", "nvidia_ucf_pmu_", NULL, ucf_events,
-	     ucf_defaults, ucf_formulas),
-	KIND(T4_DOM_PCIE, "PCIE", "nvidia_pcie_pmu_", NULL, pcie_events,
-	     pcie_defaults, pcie_formulas),
-	KIND(T4_DOM_PCIE_TGT, "PCIE-TGT", "nvidia_pcie_tgt_pmu_", NULL,
-	     pcie_tgt_events, pcie_tgt_defaults, pcie_tgt_formulas),
+	KIND(T4_DOM_UCF, "UCF", "nvidia_ucf_pmu_", "2cf2036b", ucf_events,
+	     ucf_defaults, ucf_formulas, .generic_config1 = 0xf07),
+	KIND(T4_DOM_PCIE, "PCIE", "nvidia_pcie_pmu_", "1030136b", pcie_events,
+	     pcie_defaults, pcie_formulas, .generic_config1 = 0xff, .generic_config2 = 0x1f),
+	KIND(T4_DOM_PCIE_TGT, "PCIE-TGT", "nvidia_pcie_tgt_pmu_", "1070036b",
+	     pcie_tgt_events, pcie_tgt_defaults, pcie_tgt_formulas, .generic_config2 = 0xff),
 	KIND(T4_DOM_CMEM_LAT, "CMEM latency", "nvidia_cmem_latency_pmu_",
 	     "NVDA2021", cmem_events, cmem_defaults, cmem_formulas),
 	KIND(T4_DOM_NVLINK_C2C, "NVLink-C2C", "nvidia_nvlink_c2c_pmu_",
@@ -428,36 +444,231 @@ static bool name_matches(const struct t4_kind *k, const char *name,
 int t4_kind_ids(const struct t4_kind *k, const char *name, int *socket,
 		int *instance)
 {
-	const char *p;
-
 	*socket = -1;
 	*instance = -1;
-	if (!k || !name)
+	if (!k || !name || !name_matches(k, name, socket, instance))
 		return -1;
-	if (name_matches(k, name, socket, instance))
-		return 0;
-	/* Recognised by identifier only: take the trailing number. */
-	p = name + strlen(name);
-	while (p > name && isdigit((unsigned char)p[-1]))
-		p--;
-	if (*p)
-		*socket = atoi(p);
 	return 0;
+}
+
+/* ---- identifiers ------------------------------------------------------ */
+
+#define NVIDIA_IMPLEMENTER 0x36bu /* PMIIDR bits 11:0 (JEP106) */
+#define PMIIDR_PRODUCT(v) ((v) >> 20)
+#define GENERIC_PREFIX "nvidia_uncore_pmu_"
+
+/* A whole hex number, optionally 0x-prefixed, that fits 32 bits. */
+static bool parse_hex32(const char *s, uint32_t *out)
+{
+	uint32_t v = 0;
+	size_t n = 0;
+
+	if (!s)
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; isxdigit((unsigned char)s[n]) && n < 9; n++)
+		v = v << 4 | (uint32_t)(isdigit((unsigned char)s[n])
+						? s[n] - '0'
+						: tolower((unsigned char)s[n]) - 'a' + 10);
+	if (!n || n > 8 || s[n])
+		return false;
+	*out = v;
+	return true;
+}
+
+bool t4_identifier_eq(const char *a, const char *b)
+{
+	uint32_t x, y;
+
+	if (!a || !b || !*a || !*b)
+		return false;
+	if (parse_hex32(a, &x) && parse_hex32(b, &y))
+		return x == y;
+	return !strcasecmp(a, b);
+}
+
+static const struct t4_kind *kind_by_identifier(const char *identifier)
+{
+	for (size_t i = 0; identifier && i < T4_ARRAY_LEN(kinds); i++)
+		if (t4_identifier_eq(kinds[i].identifier, identifier))
+			return &kinds[i];
+	return NULL;
+}
+
+/* NVIDIA PMUs of another chip that share a product ID with a Tegra410
+ * kind: the Grace entries of the arm_cspmu driver's table. */
+static const struct {
+	uint32_t pmiidr;
+	const char *name;
+} families[] = {
+	{ 0x2cf0036b, "Grace SCF" },	      { 0x1030036b, "Grace PCIE" },
+	{ 0x1040036b, "Grace NVLink-C2C1" }, { 0x1050036b, "Grace NVLink-C2C0" },
+	{ 0x1060036b, "Grace CNVLink" },
+};
+
+/* What an NVIDIA PMIIDR that is no Tegra410 kind is, into out ("" for
+ * anything else): a Grace PMU, or a kind's product in another variant or
+ * revision (which the kernel does not take for that kind either). */
+static void family_of(const char *identifier, char *out, size_t cap)
+{
+	uint32_t v, k;
+
+	out[0] = '\0';
+	if (!parse_hex32(identifier, &v) || (v & 0xfff) != NVIDIA_IMPLEMENTER)
+		return;
+	for (size_t i = 0; i < T4_ARRAY_LEN(families); i++)
+		if (families[i].pmiidr == v) {
+			snprintf(out, cap, "%s", families[i].name);
+			return;
+		}
+	for (size_t i = 0; i < T4_ARRAY_LEN(kinds); i++)
+		if (parse_hex32(kinds[i].identifier, &k) && PMIIDR_PRODUCT(k) == PMIIDR_PRODUCT(v)) {
+			snprintf(out, cap, "NVIDIA product 0x%x of the Tegra410 %s, another "
+				 "variant or revision", PMIIDR_PRODUCT(v), kinds[i].label);
+			return;
+		}
+	snprintf(out, cap, "NVIDIA product 0x%x", PMIIDR_PRODUCT(v));
 }
 
 const struct t4_kind *t4_kind_of(const char *pmu_name, const char *identifier)
 {
-	if (!pmu_name)
-		return NULL;
+	const struct t4_kind *k = kind_by_identifier(identifier);
+
+	if (k || !pmu_name)
+		return k;
 	for (size_t i = 0; i < T4_ARRAY_LEN(kinds); i++)
 		if (name_matches(&kinds[i], pmu_name, NULL, NULL))
 			return &kinds[i];
-	if (!identifier || !*identifier)
-		return NULL;
-	for (size_t i = 0; i < T4_ARRAY_LEN(kinds); i++)
-		if (kinds[i].identifier && !strcmp(kinds[i].identifier, identifier))
-			return &kinds[i];
 	return NULL;
+}
+
+/* ---- recognising a discovered set ------------------------------------- */
+
+static bool is_generic_name(const char *name)
+{
+	const char *p = name + strlen(GENERIC_PREFIX);
+
+	return !strncmp(name, GENERIC_PREFIX, strlen(GENERIC_PREFIX)) && take_num(&p) >= 0 &&
+	       !*p;
+}
+
+/* The first CPU the PMU serves: associated_cpus, else cpumask; -1. */
+static int first_cpu(const struct t4_pmu *p)
+{
+	int c = p->associated_cpus[0] ? t4_cpulist_first(p->associated_cpus, NULL) : -1;
+
+	return c >= 0 ? c : p->cpu;
+}
+
+/* The number a name ends with (-1 when none): probe order for RCs. */
+static long trailing_num(const char *name)
+{
+	const char *p = name + strlen(name);
+
+	while (p > name && isdigit((unsigned char)p[-1]))
+		p--;
+	return *p && strlen(p) < 10 ? atol(p) : -1;
+}
+
+/* A Tegra410 PMU of the set, for numbering: sorted once (n log n), since
+ * a crafted --sysfs-root may hold thousands of PMUs. */
+struct numbered {
+	struct t4_pmu *p;
+	int cpu;  /* its first CPU, or -1 */
+	long num; /* the number its name ends with, or -1 */
+};
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* By kind, first CPU, then name order (the number, then the text): the
+ * order the kernel probed a kind's instances on one socket. */
+static int cmp_numbered(const void *a, const void *b)
+{
+	const struct numbered *x = a, *y = b;
+
+	if (x->p->kind->id != y->p->kind->id)
+		return (x->p->kind->id > y->p->kind->id) - (x->p->kind->id < y->p->kind->id);
+	if (x->cpu != y->cpu)
+		return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+	if (x->num != y->num)
+		return (x->num > y->num) - (x->num < y->num);
+	return strcmp(x->p->name, y->p->name);
+}
+
+/* Socket and RC number of the PMUs known by identifier under another
+ * name: the socket is the rank of the first CPU among the distinct first
+ * CPUs of every Tegra410 PMU of the set (the kernel names by the CPU's
+ * node), the RC the rank within kind and socket. v: the n Tegra410 PMUs;
+ * cpus: room for n. */
+static void number_by_order(struct numbered *v, size_t n, int *cpus)
+{
+	size_t n_all = 0, n_cpus = 0, run = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cpu >= 0)
+			cpus[n_all++] = v[i].cpu;
+	qsort(cpus, n_all, sizeof(*cpus), cmp_int);
+	for (size_t i = 0; i < n_all; i++) /* distinct, ascending */
+		if (!n_cpus || cpus[n_cpus - 1] != cpus[i])
+			cpus[n_cpus++] = cpus[i];
+	qsort(v, n, sizeof(*v), cmp_numbered);
+	for (size_t i = 0; i < n; i++) {
+		struct t4_pmu *p = v[i].p;
+		const int *at = v[i].cpu >= 0 ? bsearch(&v[i].cpu, cpus, n_cpus, sizeof(*cpus), cmp_int)
+					      : NULL;
+
+		run = i && v[i - 1].p->kind == p->kind && v[i - 1].cpu == v[i].cpu ? run + 1 : 0;
+		if (p->naming == T4_NAMING_TEGRA410)
+			continue;
+		p->socket = at ? (int)(at - cpus) : -1;
+		p->instance = t4_kind_has_rc(p->kind) ? (int)run : -1;
+	}
+}
+
+/* Kind, naming and family of one PMU; the numbers from its name where
+ * the Tegra410 drivers named it. */
+static void recognise(struct t4_pmu *p)
+{
+	p->kind = t4_kind_of(p->name, p->identifier);
+	p->naming = T4_NAMING_NONE;
+	p->socket = p->instance = -1;
+	family_of(p->kind ? NULL : p->identifier, p->family, sizeof(p->family));
+	if (!p->kind)
+		return;
+	if (t4_kind_ids(p->kind, p->name, &p->socket, &p->instance) == 0)
+		p->naming = T4_NAMING_TEGRA410;
+	else
+		p->naming = is_generic_name(p->name) ? T4_NAMING_GENERIC : T4_NAMING_OTHER;
+}
+
+int t4_kinds_recognise(struct t4_pmu_set *set)
+{
+	struct numbered *v = calloc(set->n ? set->n : 1, sizeof(*v));
+	int *cpus = calloc(set->n ? set->n : 1, sizeof(*cpus));
+	size_t n = 0;
+
+	if (!v || !cpus) {
+		free(v);
+		free(cpus);
+		return t4_err(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		struct t4_pmu *p = &set->pmus[i];
+
+		recognise(p);
+		if (p->kind)
+			v[n++] = (struct numbered){ p, first_cpu(p), trailing_num(p->name) };
+	}
+	number_by_order(v, n, cpus);
+	free(v);
+	free(cpus);
+	return 0;
 }
 
 const struct t4_kind_event *t4_kind_event(const struct t4_kind *k,
@@ -480,4 +691,53 @@ const struct t4_kind_event *t4_kind_event_by_config(const struct t4_kind *k,
 		if (k->events[i].config == config)
 			return &k->events[i];
 	return NULL;
+}
+
+/* Append to buf (truncating). */
+static void cat(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+const char *t4_pmus_layout(const struct t4_pmu_set *set, char *buf, size_t cap)
+{
+	static const char *const words[] = {
+		[T4_NAMING_TEGRA410] = "the Tegra410 drivers' names (nvidia_ucf_pmu_<socket>, "
+				       "nvidia_pcie_pmu_<socket>_rc_<rc>, ...): %zu PMUs",
+		[T4_NAMING_GENERIC] = "generic arm_cspmu names (" GENERIC_PREFIX "<n>): %zu "
+				      "Tegra410 PMUs known by their identifier (PMIIDR)",
+		[T4_NAMING_OTHER] = "another driver's names (a Grace-era kernel's "
+				    "nvidia_scf_pmu_<socket>, ...): %zu Tegra410 PMUs known by "
+				    "their identifier",
+	};
+	size_t n[T4_ARRAY_LEN(words)] = { 0 }, others = 0;
+	const char *family = NULL;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < set->n; i++) {
+		n[set->pmus[i].naming]++;
+		if (set->pmus[i].family[0] && !others++)
+			family = set->pmus[i].family;
+	}
+	for (size_t w = T4_NAMING_TEGRA410; w < T4_ARRAY_LEN(words); w++) {
+		if (!n[w])
+			continue;
+		if (buf[0])
+			cat(buf, cap, "; ");
+		cat(buf, cap, words[w], n[w]);
+	}
+	if (!buf[0])
+		cat(buf, cap, "no Tegra410 PMU");
+	if (others)
+		cat(buf, cap, " (and %zu NVIDIA PMU%s of another chip or revision, e.g. %s)",
+		    others, others == 1 ? "" : "s", family);
+	return buf;
 }

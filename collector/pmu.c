@@ -8,7 +8,9 @@
  * `type`, `cpumask`, format spec or `.scale` file fails the whole call with
  * the file's full path, rather than silently dropping a PMU the user may be
  * about to ask for. Unknown extra files (power/, uevent, .per-pkg, ...) are
- * ignored.
+ * ignored. Once every PMU is read, kinds.c recognises the Tegra410 ones
+ * (by identifier, then name: the socket of a PMU a generic driver named
+ * depends on the other PMUs' CPUs, hence after the whole set).
  */
 #include "collector.h"
 #include "../util/util.h"
@@ -357,8 +359,6 @@ static int read_pmu(struct t4_pmu *pmu, const char *root, const char *name)
 	    (rc = read_opt(dir, "peer", pmu->peer, sizeof(pmu->peer))) < 0 ||
 	    (rc = read_formats(pmu, dir)) < 0 || (rc = read_aliases(pmu, dir)) < 0)
 		return rc;
-	pmu->kind = t4_kind_of(pmu->name, pmu->identifier);
-	t4_kind_ids(pmu->kind, pmu->name, &pmu->socket, &pmu->instance);
 	return 0;
 }
 
@@ -411,6 +411,8 @@ int t4_pmus_discover(struct t4_pmu_set *set, const char *root)
 		pmu->simulated = set->simulated;
 	}
 	free_names(names, n);
+	if (rc >= 0)
+		rc = t4_kinds_recognise(set);
 	if (rc < 0)
 		t4_pmus_free(set);
 	return rc < 0 ? rc : 0;

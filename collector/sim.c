@@ -6,9 +6,12 @@
  * Trade-offs: after t4_sim_create() the simulator is read-only, so any
  * number of monitor threads may read it at once without locks; the read
  * jitter is therefore a hash of (seed, PMU, ref_ns - epoch) rather than a
- * PRNG stream. A read looks its PMU up by name (binary search over 34) and
- * decodes each counter's config on every call instead of caching: that is
- * a few hundred ns and keeps the read path free of shared mutable state.
+ * PRNG stream. A read looks its PMU up by name (binary search over 34;
+ * by kind, socket and RC for the PMUs of another layout's tree that
+ * t4_sim_attach backs) and decodes each counter's config on every call
+ * instead of caching: that is a few hundred ns and keeps the read path free
+ * of shared mutable state. Counters are decoded as the Tegra410 drivers
+ * take them, whatever tree they came from.
  */
 #include "sim_internal.h"
 #include "../util/util.h"
@@ -91,6 +94,15 @@ static void sort_names(struct t4_sim *sim)
 	}
 }
 
+static bool same_instance(const struct sim_pmu *p, const struct t4_pmu *pmu)
+{
+	return pmu->kind && p->kind->id == pmu->kind->id && p->socket == pmu->socket &&
+	       p->rc == pmu->instance;
+}
+
+/* The simulated PMU behind pmu: its namesake (the simulator's own tree),
+ * else the one of the same kind, socket and RC (a fixture of another
+ * kernel's layout, t4_sim_attach). */
 static const struct sim_pmu *find_pmu(const struct t4_sim *sim,
 				      const struct t4_pmu *pmu)
 {
@@ -103,13 +115,18 @@ static const struct sim_pmu *find_pmu(const struct t4_sim *sim,
 		const struct sim_pmu *p = &sim->pmus[sim->by_name[mid]];
 		int c = strcmp(pmu->name, p->name);
 
-		if (!c)
+		if (!c && same_instance(p, pmu))
 			return p;
+		if (!c)
+			break;
 		if (c < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
+	for (unsigned i = 0; i < SIM_N_PMUS; i++)
+		if (same_instance(&sim->pmus[i], pmu))
+			return &sim->pmus[i];
 	return NULL;
 }
 
@@ -197,6 +214,24 @@ void t4_sim_free(struct t4_sim *sim)
 const char *t4_sim_root(const struct t4_sim *sim)
 {
 	return sim ? sim->root : NULL;
+}
+
+size_t t4_sim_attach(const struct t4_sim *sim, struct t4_pmu_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		struct t4_pmu *p = &set->pmus[i];
+		const struct sim_pmu *sp = find_pmu(sim, p);
+
+		p->simulated = sp != NULL;
+		p->unbacked = !sp;
+		if (sp)
+			p->cpu = sp->cpu; /* the simulator's CPU: one this process runs on */
+		n += p->simulated;
+	}
+	set->simulated = true;
+	return n;
 }
 
 uint64_t t4_sim_epoch(const struct t4_sim *sim)

@@ -63,6 +63,9 @@ struct sim_kind {
 	const uint16_t *lat;     /* [SIM_PHASES][n_cls] latency, ns */
 	uint16_t size[SIM_PHASES]; /* bytes per request */
 	bool always_dvfs;
+	bool any_event;          /* an arm_cspmu PMU: any event number is
+				  * programmed, one the hardware lacks counts
+				  * nothing; the other drivers refuse it */
 };
 
 /* One elementary traffic cell of a PMU: the finest split any filter can

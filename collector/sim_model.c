@@ -176,12 +176,12 @@ _Static_assert(T4_ARRAY_LEN(clink_lat) == SIM_PHASES * 2, "clink_lat");
 static const struct sim_kind kinds[] = {
 	{ T4_DOM_UCF, "nvidia_ucf_pmu_", NULL, NULL, TABLE(ucf_fmts),
 	  TABLE(ucf_events), MASK33, 2, 12, ucf_rate, NULL, { 64, 128, 64 },
-	  true },
+	  true, true },
 	{ T4_DOM_PCIE, "nvidia_pcie_pmu_", NULL, NULL, TABLE(pcie_fmts),
 	  TABLE(pcie_events), MASK33, 2, 5, pcie_rate, pcie_lat,
-	  { 64, 128, 128 }, false },
+	  { 64, 128, 128 }, false, true },
 	{ T4_DOM_PCIE_TGT, "nvidia_pcie_tgt_pmu_", NULL, NULL, TABLE(tgt_fmts),
-	  TABLE(tgt_events), 0x7, 2, 2, tgt_rate, NULL, { 8, 32, 64 }, false },
+	  TABLE(tgt_events), 0x7, 2, 2, tgt_rate, NULL, { 8, 32, 64 }, false, true },
 	{ T4_DOM_CMEM_LAT, "nvidia_cmem_latency_pmu_", "NVDA2021", NULL,
 	  TABLE(cmem_fmts), TABLE(cmem_events), 0x3, 1, 1, cmem_rate, cmem_lat,
 	  { 32, 32, 32 }, false },
@@ -645,6 +645,11 @@ static uint64_t select_tgt(const struct sim_pmu *p, const struct t4_counter *c)
 	return m;
 }
 
+/* An event number an arm_cspmu PMU's hardware does not implement: it
+ * counts nothing (the selection holds no cell), as an unimplemented
+ * PMEVTYPER event does. */
+static const struct sim_event unimplemented = { "(unimplemented)", 0, SIM_OP_REQ, 0, ALL3 };
+
 int sim_decode(const struct sim_pmu *p, const struct t4_counter *c,
 	       struct sim_sel *sel)
 {
@@ -657,6 +662,12 @@ int sim_decode(const struct sim_pmu *p, const struct t4_counter *c,
 			sel->ev = &k->events[e];
 			sel->ev_index = e;
 		}
+	if (!sel->ev && k->any_event) {
+		sel->ev = &unimplemented;
+		sel->ev_index = 0;
+		sel->cells = 0;
+		return 0;
+	}
 	if (!sel->ev)
 		return t4_err(EINVAL, "%s: event 0x%llx is not an event of simulated %s",
 			      c->spec[0] ? c->spec : c->name,

@@ -55,13 +55,37 @@ Test(h1_kinds, recognition_by_identifier)
 
 	cr_assert_not_null(k);
 	cr_expect_eq(k->id, T4_DOM_CMEM_LAT);
-	t4_kind_ids(k, "nv_cmem_lat_3", &s, &rc);
-	cr_expect_eq(s, 3);
+	/* not the kind's name: socket and RC come from the set (t4_kinds_recognise) */
+	cr_expect_eq(t4_kind_ids(k, "nv_cmem_lat_3", &s, &rc), -1);
+	cr_expect_eq(s, -1);
 	cr_expect_eq(t4_kind_of("x", "NVDA2023")->id, T4_DOM_NVLINK_C2C);
 	cr_expect_eq(t4_kind_of("x", "NVDA2022")->id, T4_DOM_NVCLINK);
 	cr_expect_eq(t4_kind_of("x", "NVDA2020")->id, T4_DOM_NVDLINK);
-	/* the name wins when both are given */
-	cr_expect_eq(t4_kind_of("nvidia_ucf_pmu_0", "NVDA2020")->id, T4_DOM_UCF);
+	cr_expect_eq(t4_kind_of("x", "nvda2020")->id, T4_DOM_NVDLINK);
+	/* the identifier (hardware, firmware) wins over a name (a driver's
+	 * choice) when both are given */
+	cr_expect_eq(t4_kind_of("nvidia_ucf_pmu_0", "NVDA2020")->id, T4_DOM_NVDLINK);
+}
+
+/* The arm_cspmu PMUs' identifier is the PMIIDR ("%x"): the Tegra410 UCF,
+ * PCIE and PCIE-TGT under any name, in any hex spelling; Grace's SCF and
+ * PCIE share the product IDs (0x2cf, 0x103) but not variant and revision,
+ * as the kernel's own table tells them apart. */
+Test(h1_kinds, recognition_by_pmiidr)
+{
+	cr_expect_eq(t4_kind_of("nvidia_uncore_pmu_3", "2cf2036b")->id, T4_DOM_UCF);
+	cr_expect_eq(t4_kind_of("nvidia_scf_pmu_1", "0x2CF2036B")->id, T4_DOM_UCF);
+	cr_expect_eq(t4_kind_of("nvidia_uncore_pmu_0", "1030136b")->id, T4_DOM_PCIE);
+	cr_expect_eq(t4_kind_of("nvidia_uncore_pmu_9", "1070036b")->id, T4_DOM_PCIE_TGT);
+	cr_expect_null(t4_kind_of("nvidia_scf_pmu_0", "2cf0036b"));	/* Grace SCF */
+	cr_expect_null(t4_kind_of("nvidia_pcie_pmu_0", "1030036b"));	/* Grace PCIE */
+	cr_expect_null(t4_kind_of("nvidia_uncore_pmu_2", "2cf1036b")); /* another variant */
+	cr_expect_null(t4_kind_of("nvidia_uncore_pmu_2", "12cf2036b")); /* 33 bits */
+	cr_expect_null(t4_kind_of("nvidia_uncore_pmu_2", "2cf2036b "));
+	cr_expect_null(t4_kind_of("nvidia_uncore_pmu_2", ""));
+	cr_expect(t4_identifier_eq("0x00ab", "AB"));
+	cr_expect(!t4_identifier_eq("0x", "0"));
+	cr_expect(!t4_identifier_eq("NVDA2021", "NVDA2023"));
 }
 
 Test(h1_kinds, event_ids_from_facts)

@@ -133,7 +133,7 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--sim=abc", "abc");
 	expect_usage_error("--fsync 5", "--fsync 5");
 	expect_usage_error("--backend aio", "aio");
-	expect_usage_error("--sim --sysfs-root /x", "exclude");
+	expect_usage_error("--sim --sysfs-root /nonexistent", "/nonexistent: No such file or directory");
 	expect_usage_error("-e 'nvidia_pcie_pmu_0_rc_4/rd_bytes,src_rp_mask=1,src_bdf=0x180,src_bdf_en=1/' --sim",
 			   "mutually exclusive");
 	expect_usage_error("--sim -e cpu-clock", "without --sim");

@@ -915,12 +915,16 @@ Test(sim, bad_counters_are_refused_with_a_message)
 	uint64_t v[2], clock, tn;
 
 	fx_open(&f, 41);
+	/* an arm_cspmu PMU programs any event number: one the hardware lacks
+	 * counts nothing (a wrong sysfs alias reads 0); the C2C and CMEM
+	 * drivers refuse one they do not know */
 	c[0] = ctr(&f, "nvidia_ucf_pmu_0", 0x5, 0, 0);
-	cr_assert_eq(t4_sim_read(f.sim, c, 1, f.e, v, &clock, &tn), -EINVAL);
-	cr_assert(strstr(t4_errmsg(), "0x5"), "%s", t4_errmsg());
+	cr_assert_eq(t4_sim_read(f.sim, c, 1, f.e + SEC, v, &clock, &tn), 0, "%s", t4_errmsg());
+	cr_assert_eq(v[0], 0);
 	cr_assert_eq(t4_sim_value_at(f.sim, &c[0], f.e + SEC), 0);
 	c[0] = ctr(&f, "nvidia_nvdlink_pmu_0", 0x5, 0, 0); /* CXL peer: no out_rd */
 	cr_assert_eq(t4_sim_read(f.sim, c, 1, f.e, v, &clock, &tn), -EINVAL);
+	cr_assert(strstr(t4_errmsg(), "0x5"), "%s", t4_errmsg());
 	c[0] = ctr(&f, "nvidia_nvclink_pmu_0", 0x3, 0, 0); /* CPU peer: no writes */
 	cr_assert_eq(t4_sim_read(f.sim, c, 1, f.e, v, &clock, &tn), -EINVAL);
 	c[0] = ctr(&f, "nvidia_pcie_pmu_0_rc_0", 0x0, 0x1 | 1ull << 24, 0);
