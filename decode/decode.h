@@ -443,6 +443,8 @@ struct t4_event_row {
 struct t4_event_rows {
 	struct t4_event_row *v;
 	size_t n, cap;
+	size_t *slot;  /* open addressing over v: index + 1, 0 empty */
+	size_t slots;  /* a power of two, more than twice n */
 };
 void t4_event_rows_free(struct t4_event_rows *r);
 /* Add one domain's count to its row (created on first sight). */

@@ -8,8 +8,9 @@
  * One piece of code for every place that prints such a table: `record`'s
  * closing table and `info` (whole-log totals from the index), the
  * summary's per-phase EVENTS table (the decoder's phase totals). Rows are
- * kept in first-seen order; lookups are linear over the rows, which are
- * few (events x PMUs, not x CPUs).
+ * kept in first-seen order and found through a hash table: usually few
+ * (events x PMUs, not x CPUs), but a crafted log's 200,000 domains, each a
+ * row of its own, must not cost a quadratic search.
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -21,7 +22,50 @@
 void t4_event_rows_free(struct t4_event_rows *r)
 {
 	free(r->v);
+	free(r->slot);
 	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull; /* FNV-1a */
+	return h;
+}
+
+static size_t row_hash(const struct t4_event_row *row)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	h = mix(h, &row->kind, sizeof(row->kind));
+	h = mix(h, &row->domain, sizeof(row->domain));
+	h = mix(h, &row->scope, sizeof(row->scope));
+	h = mix(h, row->pmu, strlen(row->pmu) + 1);
+	return (size_t)mix(h, row->event, strlen(row->event));
+}
+
+/* The table again, twice as large (4 x the rows at least). */
+static int rehash(struct t4_event_rows *r)
+{
+	size_t slots = r->slots ? 2 * r->slots : 64;
+	size_t *slot;
+
+	while (slots < 4 * (r->n + 1))
+		slots *= 2;
+	if (!(slot = calloc(slots, sizeof(*slot))))
+		return t4_err(ENOMEM, "out of memory for %zu event rows", r->n + 1);
+	for (size_t i = 0; i < r->n; i++) {
+		size_t h = row_hash(&r->v[i]) & (slots - 1);
+		while (slot[h])
+			h = (h + 1) & (slots - 1);
+		slot[h] = i + 1;
+	}
+	free(r->slot);
+	r->slot = slot;
+	r->slots = slots;
+	return 0;
 }
 
 static bool same_row(const struct t4_event_row *row, const struct t4_event_row *add)
@@ -40,14 +84,18 @@ static uint32_t scope_of(const struct t4_event_pkt *e)
 int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
 {
 	struct t4_event_row *row = NULL;
+	size_t h;
 	int rc;
 
-	for (size_t i = 0; i < r->n && !row; i++)
-		if (same_row(&r->v[i], add))
-			row = &r->v[i];
+	if (2 * (r->n + 1) > r->slots && (rc = rehash(r)) < 0)
+		return rc;
+	for (h = row_hash(add) & (r->slots - 1); r->slot[h] && !row; h = (h + 1) & (r->slots - 1))
+		if (same_row(&r->v[r->slot[h] - 1], add))
+			row = &r->v[r->slot[h] - 1];
 	if (!row) {
 		if ((rc = t4_vec_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v))) < 0)
 			return rc;
+		r->slot[h] = r->n + 1;
 		row = &r->v[r->n++];
 		*row = *add;
 		row->domains = 0;

@@ -751,8 +751,10 @@ Test(decode_cli, record_sim_then_decode, .timeout = 180)
 	expect_kind_table(c.out, "NVLink-C2C", c2c, "GHz\0ns\0");
 	expect_kind_table(c.out, "NV-CLink", clink, "GHz\0ns\0");
 	expect_kind_table(c.out, "NV-DLink", dlink, "GHz\0ns\0");
-	/* a loaded machine makes monitors late (carried, said): never PARTIAL */
-	cr_assert(strstr(c.out, "\nMISSING\n"), "%s", c.out);
+	/* a loaded machine makes monitors late (carried, said), a quiet one
+	 * may miss nothing ("MISSING     nothing: ..."): never PARTIAL */
+	cr_assert(strstr(c.out, "\nMISSING\n") || strstr(c.out, "\nMISSING     nothing: "), "%s",
+		  c.out);
 	cr_assert_null(strstr(c.out, "PARTIAL"), "%s", c.out);
 	/* CSV totals per event are info's totals */
 	cr_assert_eq(dc_decode(&c, "sim.t4t -f csv -o sim.csv"), 0, "%s", c.out);
