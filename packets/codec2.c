@@ -57,7 +57,7 @@
 #define M_CAP (1ull << 56) /* residual magnitudes fed to the Rice state */
 #define SHIFT_BITS 6
 #define BATCH_BYTES (32u << 10) /* a batch's bit stream at most */
-#define RECORD_MAX 1536u   /* the largest record: 64 counts of 83 bits... */
+#define RECORD_MAX 2048u   /* above the largest record (about 800 bytes: 64 escaped counts) */
 #define FRAME_MAX 16u      /* type, body_len, count */
 
 _Static_assert(BATCH_BYTES + FRAME_MAX + 8 <= T4_CODEC_MAX_OUT - T4_PKT_MAX_ENCODED,
@@ -66,6 +66,8 @@ _Static_assert(BATCH_BYTES + FRAME_MAX + 8 <= T4_CODEC_MAX_OUT - T4_PKT_MAX_ENCO
 enum { K_REF = 0, K_RET = 1 };
 
 __extension__ typedef unsigned __int128 u128;
+
+#define HOT static inline __attribute__((always_inline)) /* per value */
 
 /* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals. */
 struct rice {
@@ -241,7 +243,7 @@ static inline unsigned bitlen(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static inline unsigned rice_k(const struct rice *r)
+HOT unsigned rice_k(const struct rice *r)
 {
 	unsigned b = bitlen(r->m);
 
@@ -250,7 +252,7 @@ static inline unsigned rice_k(const struct rice *r)
 	return b - 3 < K_MAX ? b - 3 : K_MAX;
 }
 
-static inline void rice_update(struct rice *r, uint64_t u)
+HOT void rice_update(struct rice *r, uint64_t u)
 {
 	if (u > M_CAP)
 		u = M_CAP;
@@ -263,7 +265,7 @@ static inline void rice_update(struct rice *r, uint64_t u)
 }
 
 /* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
-static inline uint64_t scale32(uint64_t delta, uint64_t rate)
+HOT uint64_t scale32(uint64_t delta, uint64_t rate)
 {
 	return (uint64_t)(((u128)delta * rate + (1u << 31)) >> 32);
 }
@@ -277,7 +279,7 @@ static inline uint64_t ratio32(uint64_t num, uint64_t den, uint64_t otherwise)
 }
 
 /* The value a granularity of 2^s rounds a prediction to. */
-static inline uint64_t round_to(uint64_t p, unsigned s)
+HOT uint64_t round_to(uint64_t p, unsigned s)
 {
 	uint64_t mask = (1ull << s) - 1;
 
@@ -286,21 +288,31 @@ static inline uint64_t round_to(uint64_t p, unsigned s)
 
 /* ---- bit writer --------------------------------------------------------- */
 
+/* 8 bytes, little-endian: one store where the host is little-endian. */
+HOT void store_le64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, sizeof(v));
+#else
+	t4_put_le64(p, v);
+#endif
+}
+
 /* k <= 56 bits of v (v < 2^k). The buffer has 8 bytes of slack. */
-static inline void bw_put(struct bw *w, uint64_t v, unsigned k)
+HOT void bw_put(struct bw *w, uint64_t v, unsigned k)
 {
 	unsigned bytes;
 
 	w->buf |= v << w->n;
-	w->n += k;
-	t4_put_le64(w->p, w->buf);
+	w->n += k; /* at most 63 */
+	store_le64(w->p, w->buf);
 	bytes = w->n >> 3;
 	w->p += bytes;
-	w->buf = bytes ? (bytes < 8 ? w->buf >> (8 * bytes) : 0) : w->buf;
+	w->buf >>= 8 * bytes;
 	w->n &= 7;
 }
 
-static void bw_put64(struct bw *w, uint64_t v, unsigned k)
+static inline void bw_put64(struct bw *w, uint64_t v, unsigned k)
 {
 	if (k > 32) {
 		bw_put(w, v & 0xffffffffu, 32);
@@ -311,7 +323,7 @@ static void bw_put64(struct bw *w, uint64_t v, unsigned k)
 }
 
 /* raw(v): 7 bits of length n (the bit length of v), then v in n bits. */
-static void put_raw(struct bw *w, uint64_t v)
+static inline void put_raw(struct bw *w, uint64_t v)
 {
 	unsigned n = bitlen(v);
 
@@ -321,14 +333,14 @@ static void put_raw(struct bw *w, uint64_t v)
 
 /* A residual r (mod 2^64) of a field whose values are multiples of 2^s:
  * Rice coded with r's state, or escaped; the state learns |r| / 2^s. */
-static void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
+HOT void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
 {
 	uint64_t z = zz(r), v = z >> s, q;
 	unsigned k = rice_k(st);
 
 	q = v >> k;
-	if ((r & ((1ull << s) - 1)) == 0 && q < RICE_ESC) {
-		if (q + 1 + k <= 56) {
+	if (__builtin_expect(q < RICE_ESC && (r & ((1ull << s) - 1)) == 0, 1)) {
+		if (k <= 56 - RICE_ESC) { /* one write: q 1 bits, a 0, k bits */
 			bw_put(w, ((v & ((1ull << k) - 1)) << (q + 1)) | ((1ull << q) - 1),
 			       (unsigned)q + 1 + k);
 		} else {
@@ -344,7 +356,7 @@ static void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
 
 /* A field of a record: raw while its key has fewer than 2 records in the
  * chunk, Rice coded after. */
-static inline void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t r)
+HOT void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t r)
 {
 	if (n < 2)
 		put_raw(w, zz(r));
@@ -354,7 +366,7 @@ static inline void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t
 
 /* ---- bit reader -------------------------------------------------------- */
 
-static inline void br_refill(struct br *b)
+HOT void br_refill(struct br *b)
 {
 	if (b->end - b->p >= 8) {
 		b->buf |= t4_get_le64(b->p) << b->n;
@@ -369,7 +381,7 @@ static inline void br_refill(struct br *b)
 }
 
 /* k <= 56 bits. */
-static inline uint64_t br_get(struct br *b, unsigned k)
+HOT uint64_t br_get(struct br *b, unsigned k)
 {
 	uint64_t v;
 
@@ -386,7 +398,7 @@ static inline uint64_t br_get(struct br *b, unsigned k)
 	return v;
 }
 
-static uint64_t br_get64(struct br *b, unsigned k)
+static inline uint64_t br_get64(struct br *b, unsigned k)
 {
 	uint64_t lo;
 
@@ -396,7 +408,7 @@ static uint64_t br_get64(struct br *b, unsigned k)
 	return lo | br_get(b, k - 32) << 32;
 }
 
-static uint64_t get_raw(struct br *b)
+static inline uint64_t get_raw(struct br *b)
 {
 	unsigned n = (unsigned)br_get(b, RAW_LEN_BITS);
 
@@ -431,12 +443,21 @@ static inline unsigned br_ones(struct br *b)
 }
 
 /* The residual put_res() wrote. */
-static inline uint64_t get_res(struct br *b, struct rice *st, unsigned s)
+HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 {
-	unsigned k = rice_k(st), q = br_ones(b);
+	unsigned k = rice_k(st), q;
 	uint64_t v, r;
 
-	if (q < RICE_ESC) {
+	if (b->n < 56)
+		br_refill(b);
+	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
+	if (__builtin_expect(q < RICE_ESC && q + 1 + k <= b->n, 1)) {
+		/* the common case: q 1 bits, a 0 and k bits, all in the buffer */
+		v = (uint64_t)q << k | ((b->buf >> (q + 1)) & ((1ull << k) - 1));
+		b->buf >>= q + 1 + k;
+		b->n -= q + 1 + k;
+		r = unzz(v) << s;
+	} else if ((q = br_ones(b)) < RICE_ESC) {
 		v = (uint64_t)q << k | br_get(b, k);
 		r = unzz(v) << s;
 	} else {
@@ -448,12 +469,12 @@ static inline uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 	return r;
 }
 
-static inline uint64_t get_field(struct br *b, uint32_t n, struct rice *st)
+HOT uint64_t get_field(struct br *b, uint32_t n, struct rice *st)
 {
 	return n < 2 ? unzz(get_raw(b)) : get_res(b, st, 0);
 }
 
-static uint32_t get_raw32(struct br *b)
+static inline uint32_t get_raw32(struct br *b)
 {
 	uint64_t v = get_raw(b);
 
@@ -476,7 +497,7 @@ static uint64_t count_ratio(const struct ret2 *s, uint64_t local)
 	return ratio32(local - s->local, s->dlocal, 1ull << 32);
 }
 
-static inline uint64_t count_pred(const struct ev2 *e, uint64_t prev, uint64_t rc)
+HOT uint64_t count_pred(const struct ev2 *e, uint64_t prev, uint64_t rc)
 {
 	return round_to(e->rate ? scale32(prev, rc) : prev, e->shift);
 }
@@ -504,7 +525,7 @@ static void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
 }
 
 /* Encoder: the block header, chosen from what the block before showed. */
-static void put_block(struct bw *w, struct ret2 *s, uint32_t n_counts)
+static inline void put_block(struct bw *w, struct ret2 *s, uint32_t n_counts)
 {
 	for (uint32_t i = 0; i < n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
@@ -536,10 +557,12 @@ static inline void add_cost(uint32_t *cost, uint64_t r)
 	*cost = *cost > UINT32_MAX - 64 ? *cost : *cost + b;
 }
 
-static void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
+static inline void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
 {
 	uint64_t rc = count_ratio(s, r->local_clock);
 	uint32_t prev_n = s->n_counts;
+	/* the block's choice is learnt from its last 4 records (5a.7) */
+	bool sampled = s->n >= 1 && (s->n + 2) % BLOCK < 4;
 
 	if (block_start(s->n))
 		put_block(w, s, r->n_counts);
@@ -553,7 +576,7 @@ static void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
 		} else {
 			put_res(w, &e->r, c - count_pred(e, prev, rc), e->shift);
 		}
-		if (s->n >= 1) {
+		if (sampled) {
 			add_cost(&e->cost[0], c - prev);
 			add_cost(&e->cost[1], c - scale32(prev, rc));
 		}
@@ -562,7 +585,7 @@ static void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
 
 static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 {
-	struct bw *w = &c->w;
+	struct bw lw = c->w, *w = &lw; /* in registers: its stores alias nothing */
 	struct ret2 scratch, *s = ret_state(c, r->domain_id, &scratch);
 	uint64_t dt = r->trigger_id - s->trigger;
 	uint64_t width = r->read_end_ns - r->read_begin_ns;
@@ -593,9 +616,10 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	}
 	enc_counts(w, s, r);
 	commit_ret(s, r);
+	c->w = lw;
 }
 
-static void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
+static inline void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 {
 	for (uint32_t i = 0; i < n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
@@ -610,7 +634,7 @@ static void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 	}
 }
 
-static void dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r)
+static inline void dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r)
 {
 	uint32_t prev_n = s->n_counts;
 
@@ -684,7 +708,7 @@ static void commit_ref(struct ref2 *s, const struct t4_ref_pkt *r)
 
 static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 {
-	struct bw *w = &c->w;
+	struct bw lw = c->w, *w = &lw;
 	struct ref2 scratch, *s = ref_state(c, r->sched_id, &scratch);
 	uint64_t dt = r->trigger_id - s->trigger;
 	uint64_t pl = s->local + scale32(r->ref_ns - s->ref, s->rate);
@@ -711,6 +735,7 @@ static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 	put_field(w, s->n, &s->rreal, (r->real_ns - r->ref_ns) - s->real_off);
 	put_field(w, s->n, &s->rl, r->local_clock - pl);
 	commit_ref(s, r);
+	c->w = lw;
 }
 
 static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_ref_pkt *r)
@@ -790,15 +815,16 @@ int t4_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, 
 
 int t4_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
 {
-	struct br *b = &c->r;
+	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
 	uint32_t kind, key;
+	int rc;
 
 	if (!c->left) { /* a new batch: its record count, then the bits */
 		struct cur cu = { body, body + len, body + len, 0 };
 		uint64_t n = get_uv(&cu);
 		if (cu.bad || n == 0 || n > (uint64_t)(cu.end - cu.p) * 8)
 			return -1; /* every record takes at least one bit */
-		*b = (struct br){ .p = cu.p, .end = cu.end };
+		lb = (struct br){ .p = cu.p, .end = cu.end };
 		c->left = (uint32_t)n;
 	}
 	if (br_get(b, 1)) {
@@ -813,7 +839,9 @@ int t4_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct 
 	key_commit(c, kind, key);
 	p->copy = false;
 	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
-	if ((kind == K_REF ? dec_ref(c, b, key, &p->ref) : dec_ret(c, b, key, &p->ret)) < 0)
+	rc = kind == K_REF ? dec_ref(c, b, key, &p->ref) : dec_ret(c, b, key, &p->ret);
+	c->r = lb;
+	if (rc < 0)
 		return c->left = 0, -1;
 	return --c->left > 0;
 }

@@ -29,12 +29,12 @@ CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
 sources() {
 	local util=("$ROOT"/util/*.c)
 	case $1 in
-	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c ;;
-	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
+	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c ;;
+	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,codec2,chunk}.c ;;
 	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
-	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
+	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/perfetto.pb-c.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
