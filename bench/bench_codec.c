@@ -128,6 +128,17 @@ static uint64_t rate_pred(uint64_t prev, uint64_t dl, uint64_t pdl)
 	return (uint64_t)(((u128)prev * ((dl << 32) / pdl) + (1u << 31)) >> 32);
 }
 
+/* Count i of record j predicted from record j - 1: as it was, or at its
+ * rate times the elapsed local time. */
+static uint64_t predict(const struct t4_ret_pkt **r, size_t j, uint32_t i, bool rate)
+{
+	uint64_t pv = r[j - 1]->counts[i];
+	uint64_t dl = r[j]->local_clock - r[j - 1]->local_clock;
+	uint64_t pdl = j >= 2 ? r[j - 1]->local_clock - r[j - 2]->local_clock : 0;
+
+	return rate ? rate_pred(pv, dl, pdl) : pv;
+}
+
 /* The ideal residuals of one domain's returns in one chunk (in order). */
 static void floor_domain(struct floor *f, const struct t4_ret_pkt **r, size_t n)
 {
@@ -166,12 +177,11 @@ static void floor_domain(struct floor *f, const struct t4_ret_pkt **r, size_t n)
 				continue;
 			g = g ? g : 1;
 			for (size_t j = b0; j < b1; j++) {
+				uint64_t a, b;
 				if (i >= r[j]->n_counts || i >= r[j - 1]->n_counts)
 					continue;
-				uint64_t c = r[j]->counts[i], pv = r[j - 1]->counts[i];
-				uint64_t dl = r[j]->local_clock - r[j - 1]->local_clock;
-				uint64_t pdl = j >= 2 ? r[j - 1]->local_clock - r[j - 2]->local_clock : 0;
-				uint64_t a = zz(c - pv), b = zz(c - rate_pred(pv, dl, pdl));
+				a = zz(r[j]->counts[i] - predict(r, j, i, false));
+				b = zz(r[j]->counts[i] - predict(r, j, i, true));
 				cost[0] += a ? 64 - (uint64_t)__builtin_clzll(a) : 0;
 				cost[1] += b ? 64 - (uint64_t)__builtin_clzll(b) : 0;
 			}
@@ -179,10 +189,7 @@ static void floor_domain(struct floor *f, const struct t4_ret_pkt **r, size_t n)
 			for (size_t j = b0; j < b1; j++) {
 				if (i >= r[j]->n_counts || i >= r[j - 1]->n_counts)
 					continue;
-				uint64_t c = r[j]->counts[i], pv = r[j - 1]->counts[i];
-				uint64_t dl = r[j]->local_clock - r[j - 1]->local_clock;
-				uint64_t pdl = j >= 2 ? r[j - 1]->local_clock - r[j - 2]->local_clock : 0;
-				uint64_t p = best ? rate_pred(pv, dl, pdl) : pv;
+				uint64_t c = r[j]->counts[i], p = predict(r, j, i, best);
 				/* in units of g: the prediction rounded to one */
 				uint64_t q = (p + g / 2) / g;
 				residual(f, id | (8 + i), c / g - q);

@@ -483,6 +483,18 @@ static inline uint32_t get_raw32(struct br *b)
 	return (uint32_t)v;
 }
 
+/* A record's key (5a.4): 1 bit when predicted, else its kind and value. */
+static inline void put_key(struct t4_codec2 *c, struct bw *w, uint32_t kind, uint32_t key)
+{
+	if (key_predicted(c, kind, key)) {
+		bw_put(w, 1, 1);
+	} else {
+		bw_put(w, kind << 1, 2);
+		put_raw(w, key);
+	}
+	key_commit(c, kind, key);
+}
+
 /* ---- return records ------------------------------------------------------ */
 
 static bool block_start(uint32_t n)
@@ -591,13 +603,7 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	uint64_t width = r->read_end_ns - r->read_begin_ns;
 	uint64_t pl = s->local + scale32(r->read_begin_ns - s->begin, s->rate);
 
-	if (key_predicted(c, K_RET, r->domain_id)) {
-		bw_put(w, 1, 1);
-	} else {
-		bw_put(w, 0 | K_RET << 1, 2);
-		put_raw(w, r->domain_id);
-	}
-	key_commit(c, K_RET, r->domain_id);
+	put_key(c, w, K_RET, r->domain_id);
 	if (s->n && r->flags == s->flags && r->n_counts == s->n_counts) {
 		bw_put(w, 1, 1);
 	} else {
@@ -713,13 +719,7 @@ static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 	uint64_t dt = r->trigger_id - s->trigger;
 	uint64_t pl = s->local + scale32(r->ref_ns - s->ref, s->rate);
 
-	if (key_predicted(c, K_REF, r->sched_id)) {
-		bw_put(w, 1, 1);
-	} else {
-		bw_put(w, 0 | K_REF << 1, 2);
-		put_raw(w, r->sched_id);
-	}
-	key_commit(c, K_REF, r->sched_id);
+	put_key(c, w, K_REF, r->sched_id);
 	if (s->n && r->flags == s->flags && r->bookmark_id == s->bookmark && !r->overruns) {
 		bw_put(w, 1, 1);
 	} else {

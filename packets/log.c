@@ -14,8 +14,13 @@
  *   costs 20 wake-ups a second (the BPF path's drain fills the rings
  *   20 times a second too).
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
- *   rings. When every buffer is in flight the writer waits for the disk;
- *   the rings then fill and producers drop, counted exactly.
+ *   rings, and in format 2 the codec's open batch (32 KiB; trigger packets
+ *   are coded as they come, never held back as packets). When every buffer
+ *   is in flight the writer waits for the disk; the rings then fill and
+ *   producers drop, counted exactly.
+ * - Format 2's batches live inside the chunk being filled, so they delay
+ *   nothing a reader sees: a chunk reaches the file whole or not at all,
+ *   its packets in the order they came (FORMAT.md 5a).
  * - Chunks are retired in file order, even though io_uring may complete
  *   them out of order. On the first write error (ENOSPC...) the file is
  *   truncated to the end of the last chunk written completely before it,

@@ -13,9 +13,11 @@
  * recording's tag, so a reader tells two recordings in one file apart.
  *
  * In memory a packet is a plain struct (struct t4_packet). On disk packets
- * are encoded compactly (varints, deltas against the previous packet of the
- * same kind and domain), gathered into chunks, and each chunk is one
- * independent zstd frame behind a checksummed header (docs/FORMAT.md).
+ * are encoded compactly (format 2: runs of trigger packets as batches of
+ * bit-packed residuals against predictions from the previous packet of the
+ * same scheduler or domain; format 1: varints and deltas), gathered into
+ * chunks, and each chunk is one independent zstd frame behind a
+ * checksummed header (docs/FORMAT.md).
  *
  * Three pieces:
  *   t4_codec   - encode/decode one packet; delta state per chunk;
