@@ -461,6 +461,25 @@ int t4_event_rows_from_decoder(const struct t4_decoder *dec, size_t phase, bool 
 int t4_event_rows_of_bookmark(const struct t4_decoder *dec, uint32_t bookmark_id,
 			      bool per_domain, struct t4_event_rows *out);
 
+/* ---- a kind's metrics outside the decoder (metrics.c) --------------------- */
+
+/* The derived metrics of a domain kind compiled against its event names
+ * (and their T4_EV_* flags, for per-task formulas; NULL: none): the
+ * decoder's formulas and rules, for counts over a duration that did not
+ * come through the decoder (the live view, the metrics endpoint). A metric
+ * whose events are missing evaluates to NaN. */
+struct t4_kind_metrics;
+struct t4_formula;
+int t4_kind_metrics_new(struct t4_kind_metrics **out, uint32_t kind, const char *const *events,
+		      const uint32_t *flags, uint32_t n_events);
+void t4_kind_metrics_free(struct t4_kind_metrics *ms); /* accepts NULL */
+uint32_t t4_kind_metrics_n(const struct t4_kind_metrics *ms);
+/* Name, unit, formula, description and brief of metric m. */
+const struct t4_formula *t4_kind_metrics_formula(const struct t4_kind_metrics *ms, uint32_t m);
+/* Every metric from the n counts over elapsed_ns into out (NaN: absent). */
+void t4_kind_metrics_eval(const struct t4_kind_metrics *ms, const uint64_t *counts, uint32_t n,
+			uint64_t elapsed_ns, double *out);
+
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
 
 enum t4_out_format {

@@ -300,6 +300,8 @@ bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *
 	const struct t4_index_sched *s = t4_index_sched(ix, r->sched_id);
 	uint64_t period = ix->have_session && ix->session.period_ns ? ix->session.period_ns : 0;
 
+	if (r->trigger_id > T4_TRIGGER_ID_MAX)
+		return false; /* no recording counts that far */
 	if (!s || !s->refs || r->trigger_id <= s->last)
 		return true; /* a first one, or late: nothing to weigh it against */
 	uint64_t jump = r->trigger_id - s->last;

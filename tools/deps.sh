@@ -6,7 +6,9 @@
 # into .deps/ of the repository (no root needed, never committed; the
 # build embeds it, so the binary needs nothing at run time), and Debian's
 # chromium, which the report's tests open the report in (headless); npm
-# from Debian where node is absent.
+# from Debian where node is absent. libmicrohttpd serves the metrics
+# endpoint; prometheus (the server: started by its test only) and tmux
+# (top's terminal in its tests) are for `make check`.
 # --bench: also what `make bench` compares against (perf).
 # --arm64=DIR: also what `make check-arm64` needs to build and run the
 #   tests for aarch64 on an x86_64 host: the cross compilers, Debian's arm64
@@ -21,13 +23,14 @@
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3
-libprotobuf-c-dev protobuf-c-compiler protobuf-compiler chromium"
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler chromium libmicrohttpd-dev
+prometheus tmux"
 UPLOT_VERSION=1.6.32
 DEPS_DIR=$(cd "$(dirname "$0")/.." && pwd)/.deps
 ARM64_PKGS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
 pkgconf:arm64 libc6-dev:arm64 liburing-dev:arm64 libzstd-dev:arm64
 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64
-libffi8:arm64 libgit2-1.5:arm64"
+libffi8:arm64 libgit2-1.5:arm64 libmicrohttpd-dev:arm64"
 ARM64_UNPACK="libcriterion3:arm64 libcriterion-dev:arm64 libnanomsg5:arm64"
 BINFMT=/proc/sys/fs/binfmt_misc
 quiet=0

@@ -35,15 +35,16 @@ sources() {
 	parse) echo "${util[@]}" ;;
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
 	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c "$ROOT"/decode/*.c \
-		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/perfetto.pb-c.c ;;
+		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
 }
 
 build() {
 	mkdir -p "$OUT"
-	[[ $1 != decode || -f $ROOT/build/gen/decode/perfetto.pb-c.c ]] ||
-		make -C "$ROOT" --no-print-directory build/gen/decode/perfetto.pb-c.c
+	[[ $1 != decode ]] ||
+		make -C "$ROOT" --no-print-directory build/gen/decode/perfetto.pb-c.c \
+			build/gen/decode/report_assets.c
 	# shellcheck disable=SC2046
 	"$CC" "${CFLAGS[@]}" -I"$ROOT/build/gen" "$ROOT/tools/fuzz/fuzz_$1.c" $(sources "$1") \
 		-lzstd -lprotobuf-c -lm -o "$OUT/fuzz_$1"

@@ -1,0 +1,403 @@
+/* top.c - the live view of a recording: one row per PMU (or per kind) with
+ * its read and write bandwidth, request rate, latency and frequency over
+ * the last interval, the bookmark in force and its age, and the
+ * recorder's health; refreshed every interval. Used by `t410trace top`
+ * (snapshots through the control socket) and `record --top` (snapshots of
+ * its own index): the numbers are live/'s (view.c), the kinds' formulas the
+ * decoder's.
+ *
+ * On a terminal: a full-screen view on the alternate screen (restored on
+ * every exit: q, end of the recording, a signal), keys q quit, s next sort
+ * column, k rows per PMU or per kind, p pause. Elsewhere (a pipe, a file):
+ * one CSV line per refresh, after a header line that names its columns
+ * (written again, with '#' first, when the PMUs change), like
+ * pcm-memory -csv.
+ *
+ * Columns come from each row's metrics by role (what a metric measures):
+ * read and write bandwidth (GB/s; a UCF PMU's memory traffic before its
+ * SLC's), requests per second (the sum of its request counters), latency
+ * (ns, reads first) and frequency (GHz); a host PMU's other headline
+ * metric goes to the last column.
+ */
+#include "cli.h"
+#include "live/live.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+enum col { C_RD, C_WR, C_REQ, C_LAT, C_FREQ, C_N };
+static const char *const col_head[C_N] = { "RD GB/s", "WR GB/s", "REQ/s", "LAT ns", "FREQ GHz" };
+static const char *const col_csv[C_N] = { "rd_GBps", "wr_GBps", "req_per_s", "lat_ns", "freq_GHz" };
+
+struct trow {
+	char name[T4_NAME_MAX], kind[32];
+	double v[C_N];   /* NaN: none */
+	char other[64];  /* a host PMU's headline metric */
+	unsigned n;      /* PMUs summed (per kind) */
+};
+
+static bool is(const char *s, const char *sub)
+{
+	return strstr(s, sub) != NULL;
+}
+
+/* The metric of role c among a row's, or NaN. */
+static double role(const struct t4_live_row *r, enum col c)
+{
+	double best = NAN;
+	int rank = -1;
+
+	for (uint32_t m = 0; m < r->n_metrics; m++) {
+		const char *n = r->metric_name[m], *u = r->metric_unit[m];
+		int k = -1;
+		if ((c == C_RD || c == C_WR) && !strcmp(u, "GB/s"))
+			k = (c == C_RD ? is(n, "read") || is(n, "rd") : is(n, "write") || is(n, "wr"))
+				    ? 1 + !strncmp(n, "mem_", 4)
+				    : -1;
+		else if (c == C_LAT && !strcmp(u, "ns") && is(n, "latency"))
+			k = 1 + (is(n, "rd") || is(n, "read"));
+		else if (c == C_FREQ && !strcmp(u, "GHz"))
+			k = 1;
+		if (k > rank && isfinite(r->metric[m])) {
+			rank = k;
+			best = r->metric[m];
+		}
+	}
+	return best;
+}
+
+/* Requests per second: the sum of its request counters' rates. */
+static double requests(const struct t4_live_row *r)
+{
+	double sum = NAN;
+
+	for (uint32_t k = 0; k < r->dom->n_events; k++)
+		if (!strcmp(r->dom->ev[k].unit, "requests") && isfinite(r->rate[k]))
+			sum = isfinite(sum) ? sum + r->rate[k] : r->rate[k];
+	return sum;
+}
+
+static void make_trow(const struct t4_live_row *r, struct trow *t)
+{
+	char safe[4 * T4_NAME_MAX];
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", t4_text(r->dom->name, T4_TEXT_CONTROL, safe,
+							 sizeof(safe)));
+	snprintf(t->kind, sizeof(t->kind), "%s", t4_domain_kind_name(r->dom->kind));
+	for (int c = 0; c < C_N; c++)
+		t->v[c] = c == C_REQ ? requests(r) : role(r, (enum col)c);
+	t->n = 1;
+	bool covered = false;
+	for (int c = 0; c < C_N; c++)
+		covered |= isfinite(t->v[c]);
+	for (uint32_t m = 0; !covered && m < r->n_metrics && !t->other[0]; m++)
+		if (r->metric_brief[m] && isfinite(r->metric[m]))
+			snprintf(t->other, sizeof(t->other), "%s %.3g %s", r->metric_name[m],
+				 r->metric[m], r->metric_unit[m]);
+}
+
+/* Rows per kind: bandwidths and requests summed, latency and frequency
+ * averaged over the PMUs that have them. */
+static size_t by_kind(struct trow *t, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < k && strcmp(t[j].kind, t[i].kind))
+			j++;
+		if (j == k) {
+			t[k] = t[i];
+			snprintf(t[k].name, sizeof(t[k].name), "(%s)", t[i].kind);
+			k++;
+			continue;
+		}
+		for (int c = 0; c < C_N; c++) {
+			double a = t[j].v[c], b = t[i].v[c];
+			bool mean = c == C_LAT || c == C_FREQ;
+			if (!isfinite(b))
+				continue;
+			t[j].v[c] = !isfinite(a) ? b : mean ? (a * t[j].n + b) / (t[j].n + 1) : a + b;
+		}
+		t[j].n++;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (t[i].n > 1)
+			snprintf(t[i].name + strlen(t[i].name), sizeof(t[i].name) - strlen(t[i].name),
+				 " x%u", t[i].n);
+	return k;
+}
+
+/* ---- the terminal ---------------------------------------------------------------- */
+
+static volatile sig_atomic_t top_stop;
+static struct termios saved_tty;
+static bool tty_raw;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	top_stop = 1;
+}
+
+static void tty_restore(void)
+{
+	if (!tty_raw)
+		return;
+	tty_raw = false;
+	fputs("\033[?25h\033[?1049l", stdout); /* cursor back, main screen */
+	fflush(stdout);
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
+}
+
+static int tty_enter(void)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+		return t4_err(errno, "top: the terminal: %s", strerror(errno));
+	t = saved_tty;
+	t.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) < 0)
+		return t4_err(errno, "top: the terminal: %s", strerror(errno));
+	tty_raw = true;
+	fputs("\033[?1049h\033[?25l", stdout); /* alternate screen, no cursor */
+	return 0;
+}
+
+static unsigned tty_rows(void)
+{
+	struct winsize w;
+
+	return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 4 ? w.ws_row : 24;
+}
+
+/* ---- drawing ------------------------------------------------------------------------- */
+
+static int cmp_col;
+
+static int by_col(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	double u = x->v[cmp_col], v = y->v[cmp_col];
+
+	if (isfinite(u) != isfinite(v))
+		return isfinite(u) ? -1 : 1;
+	if (isfinite(u) && u != v)
+		return u > v ? -1 : 1; /* largest first */
+	return strcmp(x->name, y->name);
+}
+
+static void cell(double v)
+{
+	if (isfinite(v))
+		printf(" %10.3f", v);
+	else
+		printf(" %10s", "-");
+}
+
+static void header_lines(const struct top *tp, const struct t4_live_view *v)
+{
+	const struct t4_live_snap *s = t4_live_view_snap(v);
+	char safe[4 * T4_NAME_MAX], age[32] = "-";
+	double cpu = t4_live_view_cpu_per_trigger(v);
+
+	if (s->phase_set_ns && s->now_ns > s->phase_set_ns)
+		t4_fmt_duration(s->now_ns - s->phase_set_ns, age, sizeof(age));
+	printf("t410trace top: %s%s   every %gs%s\n", t4_text(s->host, T4_TEXT_CONTROL, safe,
+							     sizeof(safe)),
+	       s->simulated ? "   [SIMULATED Tegra410: not a measurement]" : "",
+	       (double)tp->interval_ns / 1e9, tp->paused ? "   PAUSED" : "");
+	printf("phase %s (for %s)   triggers %llu   overruns %llu   dropped %llu   read failures"
+	       " %llu   CPU/trigger %s\n",
+	       *s->phase ? t4_text(s->phase, T4_TEXT_CONTROL, safe, sizeof(safe)) : "(none)", age,
+	       (unsigned long long)s->triggers, (unsigned long long)s->overruns,
+	       (unsigned long long)s->dropped, (unsigned long long)s->read_failures,
+	       isfinite(cpu) ? (snprintf(age, sizeof(age), "%.1f us", cpu / 1e3), age) : "-");
+}
+
+static void draw(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
+{
+	unsigned lines = tty_rows();
+
+	printf("\033[H\033[2J");
+	header_lines(tp, v);
+	printf("\n%-28s %-10s", tp->per_kind ? "KIND" : "PMU", "KIND");
+	for (int c = 0; c < C_N; c++)
+		printf(" %10s%s", col_head[c], c == tp->sort ? "*" : "");
+	printf("  OTHER\n");
+	for (size_t i = 0; i < n && i + 6 < lines; i++) {
+		printf("%-28s %-10s", t[i].name, t[i].kind);
+		for (int c = 0; c < C_N; c++)
+			cell(t[i].v[c]);
+		printf("  %s\n", t[i].other);
+	}
+	printf("\033[%u;1Hq quit  s sort  k per %s  p %s", lines, tp->per_kind ? "PMU" : "kind",
+	       tp->paused ? "resume" : "pause");
+	fflush(stdout);
+}
+
+/* One CSV line per refresh (a header first, and again when the PMUs
+ * change). */
+static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
+{
+	const struct t4_live_snap *s = t4_live_view_snap(v);
+	uint64_t sig = n;
+
+	for (size_t i = 0; i < n; i++)
+		for (const char *p = t[i].name; *p; p++)
+			sig = sig * 131 + (unsigned char)*p;
+	if (sig != tp->plain_sig) {
+		printf("%stime_s,phase,triggers,overruns,dropped,read_failures", tp->plain_sig ? "#" : "");
+		for (size_t i = 0; i < n; i++)
+			for (int c = 0; c < C_N; c++)
+				printf(",%s:%s", t[i].name, col_csv[c]);
+		printf("\n");
+		tp->plain_sig = sig;
+	}
+	printf("%.3f,", (double)(s->now_ns - tp->first_ns) / 1e9);
+	for (const char *p = s->phase; *p; p++) /* a phase name holds no comma or quote */
+		putchar(*p == ',' || *p == '"' ? '_' : *p);
+	printf(",%llu,%llu,%llu,%llu", (unsigned long long)s->triggers,
+	       (unsigned long long)s->overruns, (unsigned long long)s->dropped,
+	       (unsigned long long)s->read_failures);
+	for (size_t i = 0; i < n; i++)
+		for (int c = 0; c < C_N; c++)
+			isfinite(t[i].v[c]) ? printf(",%.6g", t[i].v[c]) : printf(",");
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- the loop ------------------------------------------------------------------------- */
+
+/* Wait up to ms for a key (terminal) or the interval; false: quit. */
+static bool keys(struct top *tp, int ms)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char c;
+
+	if (!tp->tty) {
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		return !top_stop;
+	}
+	if (poll(&p, 1, ms) <= 0 || read(STDIN_FILENO, &c, 1) != 1)
+		return !top_stop;
+	switch (c) {
+	case 'q':
+		return false;
+	case 's':
+		tp->sort = (tp->sort + 1) % C_N;
+		break;
+	case 'k':
+		tp->per_kind = !tp->per_kind;
+		break;
+	case 'p':
+		tp->paused = !tp->paused;
+		break;
+	default:
+		break;
+	}
+	tp->redraw = true;
+	return !top_stop;
+}
+
+static int refresh(struct top *tp, struct t4_live_view *v, struct trow **t, size_t *cap)
+{
+	struct t4_live_snap s;
+	const struct t4_live_row *rows;
+	size_t n;
+	int rc;
+
+	if ((rc = tp->take(tp->ud, &s)) < 0)
+		return rc;
+	if ((rc = t4_live_view_update(v, &s, &rows, &n)) < 0) {
+		t4_live_snap_free(&s);
+		return rc;
+	}
+	if (!tp->first_ns)
+		tp->first_ns = t4_live_view_snap(v)->now_ns;
+	if (n > *cap) {
+		struct trow *r = realloc(*t, n * sizeof(*r));
+		if (!r)
+			return t4_err(ENOMEM, "out of memory");
+		*t = r;
+		*cap = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		make_trow(&rows[i], &(*t)[i]);
+	tp->n = n;
+	return 0;
+}
+
+static void show(struct top *tp, const struct t4_live_view *v, struct trow *t)
+{
+	size_t n = tp->n;
+	struct trow *copy = malloc((n ? n : 1) * sizeof(*copy));
+
+	if (!copy)
+		return;
+	memcpy(copy, t, n * sizeof(*copy));
+	if (tp->per_kind)
+		n = by_kind(copy, n);
+	cmp_col = tp->sort;
+	qsort(copy, n, sizeof(*copy), by_col);
+	if (tp->tty)
+		draw(tp, v, copy, n);
+	else
+		plain(tp, v, copy, n);
+	free(copy);
+}
+
+int cli_top_run(struct top *tp)
+{
+	struct t4_live_view *v = NULL;
+	struct trow *t = NULL;
+	size_t cap = 0;
+	int rc;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_hup;
+
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	tp->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if ((rc = t4_live_view_new(&v)) < 0 || (tp->tty && (rc = tty_enter()) < 0))
+		goto out;
+	uint64_t next = t4_clock_ns(CLOCK_MONOTONIC);
+	while (!top_stop && (!tp->done || !tp->done(tp->ud))) {
+		if (!tp->paused) {
+			if ((rc = refresh(tp, v, &t, &cap)) < 0)
+				break;
+			show(tp, v, t);
+		}
+		next += tp->interval_ns;
+		do {
+			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
+			int ms = next > now ? (int)((next - now) / 1000000) : 0;
+			tp->redraw = false;
+			if (!keys(tp, ms))
+				goto out;
+			if (tp->redraw && tp->n)
+				show(tp, v, t);
+		} while (t4_clock_ns(CLOCK_MONOTONIC) < next && !top_stop);
+	}
+out:
+	tty_restore();
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	t4_live_view_free(v);
+	free(t);
+	return rc;
+}
