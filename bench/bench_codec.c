@@ -25,7 +25,13 @@
  *   - zstd -19: every stream's residuals as zigzag varints, stream after
  *     stream, compressed at level 19 in one frame (long matches across the
  *     streams allowed).
- * "x floor" is format 2's file size over the smaller of the two.
+ * "x floor" is format 2's file size over the smaller of the two; and the
+ * same for the trigger packets alone (each chunk without its metadata and
+ * copies of it: what the floor is of, chunk headers kept). And the
+ * same residuals coded two ways, to compare the codes alone (no framing,
+ * keys or first records): format 2's adaptive Rice code, and PFor (NewPFD,
+ * blocks of 128 at the cheapest width, exceptions' high bits and positions
+ * apart), what issue 19 proposed.
  *
  * usage: bench_codec [-l L1,L2,...] LOG...
  */
@@ -44,6 +50,9 @@
 #define MAX_LEVELS 6
 #define BLOCK 16
 #define STREAMS_MAX (1u << 16)
+#define PFOR_BLOCK 128
+#define PFOR_HEADER 14 /* bits: the width (6), the exceptions (8) */
+#define PFOR_POS 7     /* bits: an exception's position in its block */
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -59,6 +68,12 @@ struct stream {
 	uint64_t hist[65];
 	uint8_t *vbuf;
 	size_t vlen, vcap;
+	/* the same residuals coded two ways (bits): format 2's adaptive Rice
+	 * code (5a.2), and PFor (NewPFD: blocks of PFOR_BLOCK at the best width
+	 * b, an exception's high bits and its position apart) */
+	uint64_t rice_m, rice_bits, pfor_bits;
+	bool rice_has;
+	uint32_t blk_n, blk_hist[65];
 };
 
 struct floor {
@@ -69,6 +84,7 @@ struct floor {
 
 struct fmt_result {
 	uint64_t raw, file[MAX_LEVELS];
+	uint64_t trig; /* the chunks' trigger packets alone, at the first level */
 	double enc_s, zstd_s[MAX_LEVELS], read_s;
 };
 
@@ -90,6 +106,41 @@ static uint64_t zz(uint64_t v)
 	return (v << 1) ^ (0 - (v >> 63));
 }
 
+static unsigned bitlen(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+/* Format 2's res() with its adaptive parameter (FORMAT.md 5a.2), s = 0. */
+static void rice_add(struct stream *s, uint64_t v)
+{
+	unsigned k = s->rice_has && bitlen(s->rice_m) > 3 ? bitlen(s->rice_m) - 3 : 0;
+	uint64_t u = v < (1ull << 56) ? v : 1ull << 56;
+
+	k = k < 56 ? k : 56;
+	s->rice_bits += (v >> k) < 12 ? (v >> k) + 1 + k : 12 + 7 + bitlen(v);
+	s->rice_m = s->rice_has ? s->rice_m - (s->rice_m >> 2) + u : 4 * u;
+	s->rice_has = true;
+}
+
+/* A block of PFor at the width that costs least. */
+static void pfor_flush(struct stream *s)
+{
+	uint64_t best = UINT64_MAX;
+
+	if (!s->blk_n)
+		return;
+	for (unsigned b = 0; b <= 64; b++) {
+		uint64_t bits = PFOR_HEADER + (uint64_t)s->blk_n * b;
+		for (unsigned l = b + 1; l <= 64; l++)
+			bits += (uint64_t)s->blk_hist[l] * (PFOR_POS + l - b);
+		best = bits < best ? bits : best;
+	}
+	s->pfor_bits += best;
+	s->blk_n = 0;
+	memset(s->blk_hist, 0, sizeof(s->blk_hist));
+}
+
 static void residual(struct floor *f, uint64_t key, uint64_t r)
 {
 	struct stream *s = stream_of(f, key);
@@ -97,7 +148,11 @@ static void residual(struct floor *f, uint64_t key, uint64_t r)
 
 	if (!s)
 		return;
-	s->hist[v ? 64 - __builtin_clzll(v) : 0]++;
+	s->hist[bitlen(v)]++;
+	rice_add(s, v);
+	s->blk_hist[bitlen(v)]++;
+	if (++s->blk_n == PFOR_BLOCK)
+		pfor_flush(s);
 	if (s->vlen + 10 > s->vcap) {
 		s->vcap = s->vcap ? 2 * s->vcap : 4096;
 		s->vbuf = realloc(s->vbuf, s->vcap);
@@ -259,10 +314,12 @@ static void floor_chunk(struct floor *f, const struct pkts *k)
 	free(r);
 }
 
-/* Bits by the bit-length model; bytes by zstd -19 of the varints. */
-static void floor_totals(const struct floor *f, double *ent_bytes, double *zstd_bytes)
+/* Bits by the bit-length model; bytes by zstd -19 of the varints; bytes of
+ * the residuals Rice coded and PFor coded. */
+static void floor_totals(struct floor *f, double *ent_bytes, double *zstd_bytes,
+			 double *rice_bytes, double *pfor_bytes)
 {
-	double bits = 0;
+	double bits = 0, rice = 0, pfor = 0;
 	size_t all = 0, off = 0, cap, z;
 	uint8_t *cat, *out;
 
@@ -276,8 +333,13 @@ static void floor_totals(const struct floor *f, double *ent_bytes, double *zstd_
 				bits += c * (-log2(c / (double)tot) + (b > 1 ? b - 1 : 0));
 		}
 		all += f->s[i].vlen;
+		pfor_flush(&f->s[i]);
+		rice += (double)f->s[i].rice_bits;
+		pfor += (double)f->s[i].pfor_bits;
 	}
 	*ent_bytes = bits / 8;
+	*rice_bytes = rice / 8;
+	*pfor_bytes = pfor / 8;
 	cat = malloc(all ? all : 1);
 	cap = ZSTD_compressBound(all);
 	out = malloc(cap);
@@ -295,13 +357,22 @@ static void floor_totals(const struct floor *f, double *ent_bytes, double *zstd_
 
 /* ---- the formats -------------------------------------------------------- */
 
+static bool is_trigger(const struct t4_packet *p)
+{
+	return p->type == T4_PKT_REF || p->type == T4_PKT_RET;
+}
+
+/* The chunk's packets coded again (only its trigger packets: what the
+ * floor is of, without the metadata and its copies). */
 static size_t encode_chunk(struct t4_codec *c, unsigned version, const struct pkts *k,
-			   uint8_t *raw)
+			   uint8_t *raw, bool triggers_only)
 {
 	size_t len = 0;
 
 	t4_codec_start(c, version);
 	for (size_t i = 0; i < k->n; i++) {
+		if (triggers_only && !is_trigger(&k->p[i]))
+			continue;
 		int n = t4_codec_encode(c, &k->p[i], raw + len, T4_CHUNK_MAX_RAW - len);
 		if (n < 0) {
 			t4_report(n);
@@ -364,9 +435,12 @@ static void chunk(struct ctx *x, const struct pkts *k)
 
 		for (int i = 0; i < REPEATS; i++) {
 			t0 = wall_now();
-			len = encode_chunk(x->c, v, k, x->raw);
+			len = encode_chunk(x->c, v, k, x->raw, false);
 			best = fmin(best, wall_now() - t0);
 		}
+		clen = encode_chunk(x->c, v, k, x->comp, true);
+		r->trig += T4_CHUNK_HDR_SIZE + ZSTD_compressCCtx(x->cctx, x->back, x->comp_cap,
+								 x->comp, clen, x->levels[0]);
 		r->enc_s += best;
 		r->raw += len;
 		for (int l = 0; l < x->n_levels; l++) {
@@ -437,8 +511,8 @@ static int bench_log(struct ctx *x, const char *path)
 	free(k.p);
 	if (rc < 0)
 		return rc;
-	double ent, zst, fl;
-	floor_totals(&x->fl, &ent, &zst);
+	double ent, zst, fl, rice, pfor;
+	floor_totals(&x->fl, &ent, &zst, &rice, &pfor);
 	fl = ent < zst ? ent : zst;
 	printf("| %s | %llu | %llu |", path, (unsigned long long)chunks,
 	       (unsigned long long)values);
@@ -450,8 +524,10 @@ static int bench_log(struct ctx *x, const char *path)
 		       (r->enc_s + r->zstd_s[0]) * 1e9 / (double)values,
 		       r->read_s * 1e9 / (double)values);
 	}
-	printf(" %.3f | %.3f | %.2fx |\n", ent / (double)values, zst / (double)values,
-	       (double)x->f[1].file[0] / fl);
+	printf(" %.3f | %.3f | %.2fx | %.3f | %.2fx | %.3f | %.3f |\n", ent / (double)values,
+	       zst / (double)values, (double)x->f[1].file[0] / fl,
+	       (double)x->f[1].trig / (double)values, (double)x->f[1].trig / fl,
+	       rice / (double)values, pfor / (double)values);
 	fflush(stdout);
 	return 0;
 }
@@ -484,7 +560,7 @@ int main(int argc, char **argv)
 	x.dctx = ZSTD_createDCtx();
 	x.comp_cap = ZSTD_compressBound(T4_CHUNK_MAX_RAW);
 	x.raw = malloc(T4_CHUNK_MAX_RAW);
-	x.back = malloc(T4_CHUNK_MAX_RAW);
+	x.back = malloc(x.comp_cap); /* a chunk, or one compressed */
 	x.comp = malloc(x.comp_cap);
 	x.fl.s = calloc(STREAMS_MAX, sizeof(*x.fl.s));
 	if (!x.c || !x.cctx || !x.dctx || !x.raw || !x.back || !x.comp || !x.fl.s)
@@ -495,8 +571,9 @@ int main(int argc, char **argv)
 			printf(" format %d B/value, zstd %d |", v, x.levels[l]);
 		printf(" format %d encode ns/value | + zstd %d | read ns/value |", v, x.levels[0]);
 	}
-	printf(" floor: entropy B/value | floor: zstd -19 of the residuals | format 2 x floor |\n|");
-	for (int i = 0; i < 3 + 2 * (x.n_levels + 3) + 3; i++)
+	printf(" floor: entropy B/value | floor: zstd -19 of the residuals | format 2 x floor "
+	       "| format 2 trigger packets alone B/value | their x floor | residuals Rice coded B/value | residuals PFor coded B/value |\n|");
+	for (int i = 0; i < 3 + 2 * (x.n_levels + 3) + 7; i++)
 		printf("---|");
 	printf("\n");
 	for (int i = optind; i < argc; i++) {

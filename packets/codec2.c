@@ -33,10 +33,12 @@
  * the chunk closes or the scratch is full. Why not blocks of N triggers per
  * domain (frame of reference, PFor): they would hold packets back (up to N
  * triggers x 4096 domains of memory), reorder the file against the reference
- * packets, and need the block before coding its first value; adaptive Rice
- * coding is within a few percent of PFor's size on these streams with
- * neither (docs/PERFORMANCE.md, "Codec v2"). What the block choice of a
- * predictor costs instead: 2-8 bits per event every 16 records.
+ * packets, and need the block before coding its first value. What that
+ * costs, measured by bench_codec on the same ideal residuals
+ * (docs/PERFORMANCE.md, "Codec v2"): PFor in blocks of 128 would code them
+ * 6-14% smaller than this Rice code, which spends at least a bit on a
+ * residual of 0. What the block choice of a predictor costs: 2-8 bits per
+ * event every 16 records.
  *
  * Cost: the decoder does two 64-bit divisions per return record (the
  * ratios) and per value a Rice read, a 64x64->128 multiply for rate
