@@ -453,8 +453,10 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 	if (b->n < 56)
 		br_refill(b);
 	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
-	if (__builtin_expect(q < RICE_ESC && q + 1 + k <= b->n, 1)) {
-		/* the common case: q 1 bits, a 0 and k bits, all in the buffer */
+	if (__builtin_expect(q < RICE_ESC && q + 1 + k <= b->n && q + 1 + k < 64, 1)) {
+		/* the common case: q 1 bits, a 0 and k bits, all in the buffer
+		 * (a buffer refilled byte by byte at the end may hold 64 bits:
+		 * a shift by 64 is undefined, so all 64 go the slow way) */
 		v = (uint64_t)q << k | ((b->buf >> (q + 1)) & ((1ull << k) - 1));
 		b->buf >>= q + 1 + k;
 		b->n -= q + 1 + k;
