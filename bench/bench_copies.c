@@ -35,10 +35,10 @@ struct totals {
 
 /* Append the whole description: a copy of each original session, domain
  * and event packet of the payload. */
-static void describe(struct t4_codec *c, const uint8_t *raw, size_t len, uint8_t *desc,
-		     size_t *dlen, struct t4_packet *p)
+static void describe(struct t4_codec *c, unsigned version, const uint8_t *raw, size_t len,
+		     uint8_t *desc, size_t *dlen, struct t4_packet *p)
 {
-	t4_codec_reset(c);
+	t4_codec_start(c, version); /* the chunk's format */
 	for (size_t off = 0; off < len;) {
 		int n = t4_codec_decode(c, raw + off, len - off, p);
 		if (n < 0)
@@ -55,12 +55,12 @@ static void describe(struct t4_codec *c, const uint8_t *raw, size_t len, uint8_t
 }
 
 /* Bytes at the start of the payload that are copies, and how many. */
-static size_t copies_prefix(struct t4_codec *c, const uint8_t *raw, size_t len,
-			    struct t4_packet *p, uint64_t *n)
+static size_t copies_prefix(struct t4_codec *c, unsigned version, const uint8_t *raw,
+			    size_t len, struct t4_packet *p, uint64_t *n)
 {
 	size_t off = 0;
 
-	t4_codec_reset(c);
+	t4_codec_start(c, version);
 	while (off < len) {
 		int k = t4_codec_decode(c, raw + off, len - off, p);
 		if (k < 0 || !p->copy)
@@ -116,7 +116,7 @@ static int measure(const char *path, struct totals *t)
 				    ZSTD_getErrorName(n));
 			goto out;
 		}
-		size_t pre = copies_prefix(c, raw, n, p, &t->copies);
+		size_t pre = copies_prefix(c, h.version, raw, n, p, &t->copies);
 		t->copy_raw += pre;
 		t->raw += n;
 		if (pre)
@@ -128,7 +128,7 @@ static int measure(const char *path, struct totals *t)
 		t->every += zsize(desc, t->chunks ? dlen : 0, raw + pre, n - pre, tmp, out,
 				  ZSTD_compressBound(cap));
 		if (!t->chunks)
-			describe(c, raw, n, desc, &dlen, p);
+			describe(c, h.version, raw, n, desc, &dlen, p);
 		t->chunks++;
 		off += h.hdr_size + h.comp_size;
 	}

@@ -8,12 +8,15 @@
  * Write CPU is the whole process (getrusage RUSAGE_SELF: producer, writer
  * thread, io_uring workers); the producer's own share (generating and
  * putting the packets) is measured with RUSAGE_THREAD and shown apart, so
- * "writer CPU" = total - producer is what the log itself costs.
+ * "writer CPU" = total - producer is what the log itself costs. Every run
+ * is done in log format 1 and in format 2 (issue 19: format 2's writer
+ * must cost no more CPU per value than format 1's).
  *
- * usage: bench_log [-n PACKETS] [-d DIR] [-k] [-l LEVEL] [-b uring|pwrite]
+ * usage: bench_log [-n PACKETS] [-d DIR] [-k] [-l LEVEL] [-b uring|pwrite] [-f 1|2]
  *   -n  packets per run (default 1000000)
  *   -l  this zstd level instead of 1 and 3
  *   -b  only this backend
+ *   -f  only this log format
  *   -d  directory for the log file (default /tmp)
  *   -k  keep the log files
  */
@@ -39,6 +42,7 @@ struct run {
 	const char *backend_name;
 	enum t4_log_backend backend;
 	int level;
+	unsigned format;
 };
 
 struct result {
@@ -113,7 +117,7 @@ static int bench_write(const char *path, const struct run *run, uint64_t n,
 		       struct result *res)
 {
 	struct t4_log_opts o = { .path = path, .zstd_level = run->level,
-				 .backend = run->backend };
+				 .backend = run->backend, .format = run->format };
 	double w0 = now_s(), c0 = cpu_s(RUSAGE_SELF), p0 = cpu_s(RUSAGE_THREAD);
 	struct t4_status_pkt fin = { .triggers = n };
 	struct t4_log *log;
@@ -179,9 +183,9 @@ static void print_row(const struct run *run, uint64_t n, const struct result *r)
 {
 	double raw_mb = (double)r->st.raw_bytes / 1e6;
 
-	printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.0f | %.1f | %.3f | %.1f "
+	printf("| %u | %s | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.0f | %.1f | %.3f | %.1f "
 	       "| %.3f | %.3f | %.2f |\n",
-	       run->backend_name, run->level, r->w_wall, r->w_cpu, r->w_prod,
+	       run->format, run->backend_name, run->level, r->w_wall, r->w_cpu, r->w_prod,
 	       r->w_cpu - r->w_prod, n / r->w_wall / 1e6, raw_mb / r->w_wall,
 	       (double)r->st.raw_bytes / (double)n,
 	       (double)r->st.file_bytes / ((double)n * N_COUNTERS),
@@ -202,8 +206,9 @@ int main(int argc, char **argv)
 	const char *only_be = NULL;
 	bool keep = false;
 	int opt, err, only_level = 0;
+	unsigned only_format = 0;
 
-	while ((opt = getopt(argc, argv, "n:d:kl:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:d:kl:b:f:")) != -1) {
 		if (opt == 'n' && t4_parse_u64(optarg, &n) == 0 && n > 0)
 			continue;
 		if (opt == 'd') {
@@ -220,26 +225,30 @@ int main(int argc, char **argv)
 			only_be = optarg;
 			continue;
 		}
+		if (opt == 'f' && (only_format = (unsigned)atoi(optarg)) >= 1 &&
+		    only_format <= T4_FORMAT_VERSION)
+			continue;
 		fprintf(stderr, "usage: %s [-n PACKETS] [-d DIR] [-k] [-l LEVEL] "
-			"[-b uring|pwrite]\n", argv[0]);
+			"[-b uring|pwrite] [-f 1|2]\n", argv[0]);
 		return 2;
 	}
 	printf("%llu return packets of %d counters per run, log in %s\n\n",
 	       (unsigned long long)n, N_COUNTERS, dir);
-	printf("| backend | zstd | write wall s | write CPU s | producer CPU s "
+	printf("| format | backend | zstd | write wall s | write CPU s | producer CPU s "
 	       "| writer CPU s | Mpkt/s | raw MB/s | raw B/pkt | disk B/value | ratio "
 	       "| read wall s | read CPU s | read Mpkt/s |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < 2 * T4_ARRAY_LEN(backends); i++) {
-		struct run run = backends[i / 2];
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < 4 * T4_ARRAY_LEN(backends); i++) {
+		struct run run = backends[i / 4];
 		struct result res = { 0 };
 
-		run.level = only_level ? only_level : levels[i % 2];
-		if ((only_level && i % 2) ||
+		run.level = only_level ? only_level : levels[i / 2 % 2];
+		run.format = 1 + i % 2; /* the formats side by side */
+		if ((only_level && i / 2 % 2) || (only_format && run.format != only_format) ||
 		    (only_be && (run.backend == T4_LOG_URING) != !strcmp(only_be, "uring")))
 			continue;
-		snprintf(path, sizeof(path), "%s/bench_log-%s-%d.t4", dir,
-			 run.backend_name, run.level);
+		snprintf(path, sizeof(path), "%s/bench_log-%s-%d-f%u.t4", dir,
+			 run.backend_name, run.level, run.format);
 		unlink(path); /* a kept run's: the log never writes over a file */
 		err = bench_write(path, &run, n, &res);
 		if (!err)

@@ -263,6 +263,7 @@ struct cli_record_opts {
 	bool no_phases; /* --no-phases */
 	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;
+	unsigned log_format; /* --log-format: 0 = the current */
 	uint32_t fsync_ms; /* 0: the log's default (1 s) */
 	enum t4_log_backend backend;
 	char **command; /* NULL-terminated, or NULL */

@@ -161,6 +161,7 @@ static int setup_log(struct recording *r)
 		.path = cli_output_open_path(&r->out),
 		.name = cli_output_name(&r->out),
 		.zstd_level = r->o.zstd_level,
+		.format = r->o.log_format,
 		.fsync_ms = r->o.fsync_ms,
 		.backend = r->o.backend,
 		.chunk_ms = r->o.virt.on ? UINT32_MAX : 0, /* virtual: chunks by size only */

@@ -73,6 +73,8 @@ static void record_usage(FILE *f)
 		"                         serve GET /metrics (Prometheus text format) there, e.g.\n"
 		"                         127.0.0.1:9400, [::1]:9400, :9400 (every address)\n"
 		"      --zstd-level N     compression level (default 1)\n"
+		"      --log-format N     write log format N: 2 (default), or 1 for readers\n"
+		"                         older than format 2 (2.3x larger files)\n"
 		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
 		"      --fsync DUR|close  flush the log to disk every DUR (default 1s) or only\n"
 		"                         at the end; chunks reach the file every 100 ms anyway\n"
@@ -96,8 +98,8 @@ static void record_usage(FILE *f)
 
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
-	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT, OPT_NO_DRM,
-	OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN,
+	OPT_ZSTD, OPT_LOG_FORMAT, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT,
+	OPT_NO_DRM, OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN,
 };
 
 static const struct option record_longopts[] = {
@@ -120,6 +122,7 @@ static const struct option record_longopts[] = {
 	{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "zstd-level", required_argument, NULL, OPT_ZSTD },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
 	{ "virtual", no_argument, NULL, CLI_VIRTUAL },
@@ -189,6 +192,12 @@ static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 		if (t4_parse_u64(arg, &v) < 0 || v < 1 || v > 19)
 			return cli_usage_error("record", "--zstd-level %s: use 1-19", arg);
 		o->zstd_level = (int)v;
+		return 0;
+	case OPT_LOG_FORMAT:
+		if (t4_parse_u64(arg, &v) < 0 || v < 1 || v > T4_FORMAT_VERSION)
+			return cli_usage_error("record", "--log-format %s: use 1-%d", arg,
+					       T4_FORMAT_VERSION);
+		o->log_format = (unsigned)v;
 		return 0;
 	case OPT_FSYNC:
 		if (!strcmp(arg, "close")) {

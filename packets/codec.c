@@ -19,16 +19,14 @@
  * Encoding builds the body in a stack buffer whose size bounds every body by
  * construction (strings are capped by their field sizes), then copies it.
  */
-#include "packets.h"
+#include "codec_int.h"
 #include "copies.h"
-#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define T4_CODEC_MAX_KEYS 4096 /* delta state for keys 0..4095 (FORMAT.md) */
-#define VARINT_MAX 10
 
 struct ref_state {
 	uint32_t gen;
@@ -43,6 +41,12 @@ struct ret_state {
 };
 
 struct t4_codec {
+	unsigned version;     /* the chunk's format version: how trigger
+			       * packets are coded */
+	struct t4_codec2 *v2; /* format 2's state and batches */
+	/* the batch being decoded (format 2) */
+	const uint8_t *batch_body;
+	size_t batch_len, batch_total;
 	uint32_t gen; /* slots whose gen differs are all-zero */
 	struct ref_state ref[T4_CODEC_MAX_KEYS];
 	struct ret_state ret[T4_CODEC_MAX_KEYS];
@@ -52,13 +56,22 @@ struct t4_codec *t4_codec_new(void)
 {
 	struct t4_codec *c = calloc(1, sizeof(*c));
 
-	if (c)
-		c->gen = 1;
+	if (!c)
+		return NULL;
+	c->gen = 1;
+	c->version = T4_FORMAT_VERSION;
+	c->v2 = t4_codec2_new();
+	if (!c->v2) {
+		free(c);
+		return NULL;
+	}
 	return c;
 }
 
 void t4_codec_free(struct t4_codec *c)
 {
+	if (c)
+		t4_codec2_free(c->v2);
 	free(c);
 }
 
@@ -69,6 +82,32 @@ void t4_codec_reset(struct t4_codec *c)
 		memset(c->ret, 0, sizeof(c->ret));
 		c->gen = 1;
 	}
+	t4_codec2_reset(c->v2);
+}
+
+int t4_codec_start(struct t4_codec *c, unsigned version)
+{
+	if (version < 1 || version > T4_FORMAT_VERSION)
+		return t4_err(EINVAL, "format version %u: this codec writes 1..%d", version,
+			      T4_FORMAT_VERSION);
+	c->version = version;
+	t4_codec_reset(c);
+	return 0;
+}
+
+unsigned t4_codec_version(const struct t4_codec *c)
+{
+	return c->version;
+}
+
+size_t t4_codec_flush(struct t4_codec *c, uint8_t *out, size_t cap)
+{
+	return c->version >= 2 ? t4_codec2_flush(c->v2, out, cap) : 0;
+}
+
+size_t t4_codec_pending(const struct t4_codec *c)
+{
+	return c->version >= 2 ? t4_codec2_pending(c->v2) : 0;
 }
 
 const char *t4_ref_clock_name(uint32_t ref_clock)
@@ -157,27 +196,6 @@ static void commit_ret(struct ret_state *s, const struct t4_ret_pkt *r)
 
 /* ---- primitives ------------------------------------------------------ */
 
-static inline uint64_t zz(uint64_t v) /* zigzag of the two's complement */
-{
-	return (v << 1) ^ (0 - (v >> 63));
-}
-
-static inline uint64_t unzz(uint64_t v)
-{
-	return (v >> 1) ^ (0 - (v & 1));
-}
-
-/* Writer: callers guarantee room (bodies are bounded by construction). */
-static inline uint8_t *put_uv(uint8_t *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (uint8_t)v;
-	return o;
-}
-
 static uint8_t *put_str(uint8_t *o, const char *s, size_t len)
 {
 	o = put_uv(o, len);
@@ -194,18 +212,9 @@ static uint8_t *put_f64(uint8_t *o, double d)
 	return o + 8;
 }
 
-/* Reader: a cursor that turns every overrun into a sticky error. `lim`
- * is the end of the readable memory (the chunk's payload), at or after the
- * end of the field being read: varints are read a word at a time where 8
- * bytes are readable, and checked against `end` afterwards. */
-struct cur {
-	const uint8_t *p, *end, *lim;
-	int bad;
-};
-
-/* Slow path: byte by byte with every check (near the end of the buffer,
- * and for 9- and 10-byte varints). */
-static uint64_t get_uv_slow(struct cur *c)
+/* Slow path of get_uv(): byte by byte with every check (near the end of
+ * the buffer, and for 9- and 10-byte varints). */
+uint64_t t4_get_uv_slow(struct cur *c)
 {
 	uint64_t v = 0;
 
@@ -225,31 +234,6 @@ static uint64_t get_uv_slow(struct cur *c)
 	}
 	c->bad = 1; /* an 11th byte would be needed */
 	return 0;
-}
-
-static inline uint64_t get_uv(struct cur *c)
-{
-	if (c->p < c->end && !(*c->p & 0x80))
-		return *c->p++; /* one byte: most deltas */
-	if (c->lim - c->p < 8)
-		return get_uv_slow(c);
-	/* up to 8 bytes from one word: find the last byte, drop the
-	 * continuation bits, pack the 7-bit groups */
-	uint64_t w = t4_get_le64(c->p), stop = ~w & 0x8080808080808080ull;
-	if (!stop)
-		return get_uv_slow(c);
-	unsigned len = (unsigned)__builtin_ctzll(stop) / 8 + 1;
-	uint64_t x = len == 8 ? w : w & ((1ull << (8 * len)) - 1);
-	x &= 0x7f7f7f7f7f7f7f7full;
-	x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
-	x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
-	x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
-	if (c->end - c->p < (ptrdiff_t)len) {
-		c->bad = 1; /* the varint runs past its field */
-		return 0;
-	}
-	c->p += len;
-	return x;
 }
 
 static uint32_t get_u32(struct cur *c)
@@ -664,7 +648,7 @@ bool t4_codec_copyable(uint32_t type)
 /* A type a newer writer may copy: one this reader does not know at all. */
 static int future_type(uint64_t t)
 {
-	return !known_type(t) && t != T4_PKT_COPY;
+	return !known_type(t) && t != T4_PKT_COPY && t != T4_PKT_BATCH;
 }
 
 /* `type varint, body_len varint` into hdr; its length. */
@@ -678,7 +662,7 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 {
 	uint8_t body[T4_PKT_MAX_ENCODED], hdr[4 * VARINT_MAX], *end;
 	struct strs st;
-	size_t blen, hlen;
+	size_t blen, hlen, pend;
 
 	if (!known_type(p->type))
 		return t4_err(EINVAL, "packet type %u: unknown, not encoded", p->type);
@@ -692,6 +676,8 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 		if (field_len(st.s[i], st.cap[i]) < 0)
 			return t4_err(EINVAL, "packet type %u: string field %d is not "
 				      "NUL-terminated within %zu bytes", p->type, i, st.cap[i]);
+	if (c->version >= 2 && (p->type == T4_PKT_REF || p->type == T4_PKT_RET))
+		return t4_codec2_add(c->v2, p, out, cap);
 	if (p->type == T4_PKT_REF)
 		end = enc_ref(c, &p->ref, body);
 	else if (p->type == T4_PKT_RET)
@@ -707,16 +693,18 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 		memcpy(hdr + hlen, inner, ilen);
 		hlen += ilen;
 	}
-	if (hlen + blen > cap) /* nothing written, delta state unchanged */
+	pend = t4_codec_pending(c); /* an open batch goes first */
+	if (pend + hlen + blen > cap) /* nothing written, delta state unchanged */
 		return t4_err(ENOBUFS, "packet type %u: %zu bytes do not fit in %zu",
-			      p->type, hlen + blen, cap);
-	memcpy(out, hdr, hlen);
-	memcpy(out + hlen, body, blen);
+			      p->type, pend + hlen + blen, cap);
+	pend = t4_codec_flush(c, out, cap);
+	memcpy(out + pend, hdr, hlen);
+	memcpy(out + pend + hlen, body, blen);
 	if (p->type == T4_PKT_REF)
 		commit_ref(ref_slot(c, p->ref.sched_id), &p->ref);
 	else if (p->type == T4_PKT_RET)
 		commit_ret(ret_slot(c, p->ret.domain_id), &p->ret);
-	return (int)(hlen + blen);
+	return (int)(pend + hlen + blen);
 }
 
 /* The packet inside a copy's body: a metadata packet, or one of a type
@@ -741,17 +729,42 @@ static int dec_copy(struct cur *in, struct t4_packet *p)
 	return body.bad ? -1 : 0;
 }
 
+/* The next packet of the batch being decoded (format 2): 0 while more
+ * follow (nothing consumed yet), the batch's length after its last. */
+static int batch_next(struct t4_codec *c, struct t4_packet *p)
+{
+	int rc = t4_codec2_next(c->v2, c->batch_body, c->batch_len, p);
+
+	if (rc < 0)
+		return t4_err(EBADMSG, "packet type %d: batch of %zu bytes malformed",
+			      T4_PKT_BATCH, c->batch_len);
+	return rc ? 0 : (int)c->batch_total;
+}
+
 int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 		    struct t4_packet *p)
 {
 	struct cur cu = { in, in + len, in + len, 0 };
-	uint64_t type = get_uv(&cu), blen = get_uv(&cu);
+	uint64_t type, blen;
 	struct cur body;
 	int bad = 0;
 
+	if (c->version >= 2 && t4_codec2_in_batch(c->v2))
+		return batch_next(c, p);
+	type = get_uv(&cu);
+	blen = get_uv(&cu);
 	if (cu.bad || blen > (uint64_t)(cu.end - cu.p))
 		return t4_err(EBADMSG, "packet framing truncated or malformed");
 	body = (struct cur){ cu.p, cu.p + blen, in + len, 0 };
+	if (c->version >= 2 && type == T4_PKT_BATCH) {
+		c->batch_body = cu.p;
+		c->batch_len = (size_t)blen;
+		c->batch_total = (size_t)(cu.p - in) + (size_t)blen;
+		return batch_next(c, p);
+	}
+	if (c->version >= 2 && (type == T4_PKT_REF || type == T4_PKT_RET))
+		return t4_err(EBADMSG, "packet type %u: not in a format-2 chunk (batches "
+			      "carry them)", (unsigned)type);
 	p->copy = type == T4_PKT_COPY;
 	if (p->copy) {
 		bad = dec_copy(&body, p);

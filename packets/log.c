@@ -17,8 +17,13 @@
  *   costs 20 wake-ups a second (the BPF path's drain fills the rings
  *   20 times a second too).
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
- *   rings. When every buffer is in flight the writer waits for the disk;
- *   the rings then fill and producers drop, counted exactly.
+ *   rings, and in format 2 the codec's open batch (32 KiB; trigger packets
+ *   are coded as they come, never held back as packets). When every buffer
+ *   is in flight the writer waits for the disk; the rings then fill and
+ *   producers drop, counted exactly.
+ * - Format 2's batches live inside the chunk being filled, so they delay
+ *   nothing a reader sees: a chunk reaches the file whole or not at all,
+ *   its packets in the order they came (FORMAT.md 5a).
  * - Chunks are retired in file order, even though io_uring may complete
  *   them out of order. On the first write error (ENOSPC...) the file is
  *   truncated to the end of the last chunk written completely before it,
@@ -64,7 +69,7 @@
 #define LOG_REAP_NS 1000000ull          /* sleep while writes are in flight */
 #define LOG_RELEASE_BYTES (64u << 10)   /* give ring space back this often */
 #define LOG_MIN_CHUNK 4096u
-#define LOG_MAX_CHUNK (T4_CHUNK_MAX_RAW - T4_PKT_MAX_ENCODED)
+#define LOG_MAX_CHUNK (T4_CHUNK_MAX_RAW - T4_CODEC_MAX_OUT)
 #define LOG_MAX_INFLIGHT 64u
 #define LOG_FSYNC_AT_CLOSE UINT32_MAX   /* fsync_ms: only at close */
 
@@ -274,6 +279,7 @@ static void chunk_close(struct t4_log *log)
 
 	if (!ck->packets)
 		return;
+	ck->len += t4_codec_flush(log->codec, ck->raw + ck->len, ck->cap - ck->len);
 	s = log_slot(log);
 	if (!s) {
 		lost(log, ck->packets - ck->copies);
@@ -290,7 +296,7 @@ static void chunk_close(struct t4_log *log)
 		chunk_reset(ck);
 		return;
 	}
-	h.version = T4_FORMAT_VERSION;
+	h.version = (uint16_t)log->opts.format;
 	h.hdr_size = T4_CHUNK_HDR_SIZE;
 	h.seq = log->seq;
 	h.first_trigger = ck->first_trigger;
@@ -326,7 +332,7 @@ static void chunk_open(struct t4_log *log)
 {
 	struct chunk *ck = &log->ck;
 
-	t4_codec_reset(log->codec);
+	t4_codec_start(log->codec, log->opts.format);
 	/* The packet may have waited in its ring since the previous poll: age
 	 * the chunk from then, so that chunk_ms bounds what a crash loses,
 	 * wait included. */
@@ -372,6 +378,8 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	}
 	if (!ck->packets)
 		chunk_open(log);
+	if (p->type != T4_PKT_REF && p->type != T4_PKT_RET) /* its own bytes */
+		ck->len += t4_codec_flush(log->codec, ck->raw + ck->len, ck->cap - ck->len);
 	chunk_note_age(log, p);
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
@@ -387,7 +395,7 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	chunk_note_trigger(ck, p);
 	if (log->opts.observe)
 		log->opts.observe(log->opts.observe_ud, p);
-	if (ck->len >= log->opts.chunk_bytes)
+	if (ck->len + t4_codec_pending(log->codec) >= log->opts.chunk_bytes)
 		chunk_close(log);
 }
 
@@ -559,6 +567,11 @@ static int log_fill_opts(struct t4_log_opts *o, const struct t4_log_opts *in)
 		return t4_err(EINVAL, "log: no file name given");
 	if (!o->zstd_level)
 		o->zstd_level = 1; /* level 3: same size here, twice the CPU (PERFORMANCE.md) */
+	if (!o->format)
+		o->format = T4_FORMAT_VERSION;
+	if (o->format > T4_FORMAT_VERSION)
+		return t4_err(EINVAL, "log format %u: this t410trace writes 1..%d", o->format,
+			      T4_FORMAT_VERSION);
 	if (o->zstd_level < ZSTD_minCLevel() || o->zstd_level > ZSTD_maxCLevel())
 		return t4_err(EINVAL, "zstd level %d: out of range (%d..%d)", o->zstd_level,
 			      ZSTD_minCLevel(), ZSTD_maxCLevel());
@@ -622,7 +635,7 @@ static int log_alloc(struct t4_log *log)
 {
 	size_t bound;
 
-	log->ck.cap = log->opts.chunk_bytes + T4_PKT_MAX_ENCODED;
+	log->ck.cap = log->opts.chunk_bytes + T4_CODEC_MAX_OUT;
 	log->ck.raw = malloc(log->ck.cap);
 	log->n_slots = log->opts.inflight;
 	log->slots = calloc(log->n_slots, sizeof(*log->slots));

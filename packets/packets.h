@@ -13,9 +13,11 @@
  * recording's tag, so a reader tells two recordings in one file apart.
  *
  * In memory a packet is a plain struct (struct t4_packet). On disk packets
- * are encoded compactly (varints, deltas against the previous packet of the
- * same kind and domain), gathered into chunks, and each chunk is one
- * independent zstd frame behind a checksummed header (docs/FORMAT.md).
+ * are encoded compactly (format 2: runs of trigger packets as batches of
+ * bit-packed residuals against predictions from the previous packet of the
+ * same scheduler or domain; format 1: varints and deltas), gathered into
+ * chunks, and each chunk is one independent zstd frame behind a
+ * checksummed header (docs/FORMAT.md).
  *
  * Three pieces:
  *   t4_codec   - encode/decode one packet; delta state per chunk;
@@ -282,24 +284,42 @@ size_t t4_packet_size(const struct t4_packet *p);
 
 /* Delta state: one per chunk on each side; reset at every chunk start so
  * that chunks decode independently. Keeps the previous reference packet
- * per scheduler and the previous return packet per domain. */
+ * per scheduler and the previous return packet per domain. A codec codes
+ * one format version at a time (the chunk header's): format 1 codes each
+ * trigger packet on its own, format 2 (the default) gathers runs of them
+ * into batches of bit-packed records (docs/FORMAT.md 5a), so an encode may
+ * write nothing (the packet waits in the open batch) or a whole batch. */
 struct t4_codec;
 
-struct t4_codec *t4_codec_new(void);
+struct t4_codec *t4_codec_new(void); /* format T4_FORMAT_VERSION */
 void t4_codec_free(struct t4_codec *c); /* accepts NULL */
+/* A new chunk: no state, nothing pending (an open batch is dropped). */
 void t4_codec_reset(struct t4_codec *c);
+/* A new chunk of this format version (1 or 2): reset and code it so. */
+int t4_codec_start(struct t4_codec *c, unsigned version);
+unsigned t4_codec_version(const struct t4_codec *c);
 
-/* Largest encoding of any packet. */
+/* Largest encoding of any packet on its own. */
 #define T4_PKT_MAX_ENCODED 4096
+/* Most bytes one encode or flush writes (a whole batch and a packet). */
+#define T4_CODEC_MAX_OUT (40u << 10)
 
-/* Encode p into out (cap >= T4_PKT_MAX_ENCODED is always enough).
- * Returns bytes written or a negative errno (-EINVAL for a malformed
- * packet, e.g. n_counts > T4_MAX_COUNTERS). */
+/* Encode p into out (cap >= T4_CODEC_MAX_OUT is always enough). Returns
+ * bytes written (format 2: 0 when a trigger packet went into the open
+ * batch; a metadata packet writes the open batch first) or a negative
+ * errno (-EINVAL for a malformed packet, e.g. n_counts > T4_MAX_COUNTERS;
+ * -ENOBUFS when it does not fit: nothing written). */
 int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 		    uint8_t *out, size_t cap);
+/* Write the open batch (format 2), if any, before the chunk closes:
+ * bytes written (cap >= T4_CODEC_MAX_OUT). */
+size_t t4_codec_flush(struct t4_codec *c, uint8_t *out, size_t cap);
+/* Bytes the open batch will take once written (0: none). */
+size_t t4_codec_pending(const struct t4_codec *c);
 /* Decode one packet from in[0..len). Returns bytes consumed, or a negative
  * errno (-EBADMSG: malformed). A packet of unknown type is consumed and
- * returned with p->type = 0. */
+ * returned with p->type = 0. Inside a batch (format 2) every packet but
+ * the batch's last consumes 0 bytes: call again with the same input. */
 int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 		    struct t4_packet *p);
 
@@ -323,6 +343,9 @@ struct t4_log_opts {
 	const char *name;     /* the file's name in messages; default: path
 			       * (record writes FILE.partial-PID-X/log, says FILE) */
 	int zstd_level;       /* default 1 */
+	unsigned format;      /* format version to write: 0 = the current
+			       * (T4_FORMAT_VERSION), 1 = for readers before
+			       * format 2 (larger files) */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
 	uint32_t chunk_ms;    /* a chunk is closed at least this often after
 			       * its oldest trigger (or packet); 100;
@@ -454,7 +477,7 @@ const char *t4_reader_recording_note(const char *name, const struct t4_reader_st
 
 #define T4_CHUNK_MAGIC "T4TRACE\x1a"
 #define T4_CHUNK_MAGIC_LEN 8
-#define T4_FORMAT_VERSION 1
+#define T4_FORMAT_VERSION 2 /* the newest this code reads and writes */
 #define T4_CHUNK_HDR_SIZE 64
 #define T4_CHUNK_MAX_RAW (16u << 20) /* a reader refuses larger chunks */
 

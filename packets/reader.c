@@ -515,7 +515,7 @@ static int load_chunk(struct t4_reader *r)
 		r->off += total;
 		r->st.chunks++;
 		r->st.raw_bytes += h.raw_size;
-		t4_codec_reset(r->codec);
+		t4_codec_start(r->codec, h.version);
 		r->in_chunk = 1;
 		r->rpos = 0;
 		r->rlen = h.raw_size;

@@ -2,11 +2,22 @@
  * random round trips of every packet type, rejection of malformed packets
  * and malformed bytes, forward compatibility (unknown types, appended
  * fields), the chunk header, CRC32C, and the size of a realistic stream.
+ * Packet by packet, these are format 1's codec (which t410trace still
+ * writes with `record --format 1`); format 2's batches: test_codec2.c.
  */
 #include "packets_testutil.h"
 
 #include <errno.h>
 #include <stdio.h>
+
+/* A codec of format 1: one packet, one encoding. */
+static struct t4_codec *codec_v1(void)
+{
+	struct t4_codec *c = t4_codec_new();
+
+	cr_assert(c && t4_codec_start(c, 1) == 0);
+	return c;
+}
 
 static int encode(struct t4_codec *c, const struct t4_packet *p, uint8_t *out)
 {
@@ -44,7 +55,7 @@ Test(codec, crc32c_hardware_equals_portable)
 
 Test(codec, roundtrip_random_all_types)
 {
-	struct t4_codec *enc = t4_codec_new(), *dec = t4_codec_new();
+	struct t4_codec *enc = codec_v1(), *dec = codec_v1();
 	struct t4_packet *p = malloc(sizeof(*p)), *q = malloc(sizeof(*q));
 	uint8_t buf[T4_PKT_MAX_ENCODED];
 	uint64_t s = 42;
@@ -82,7 +93,7 @@ Test(codec, roundtrip_random_all_types)
  * and without delta state, all in one chunk: the delta paths. */
 Test(codec, roundtrip_ret_deltas_extremes)
 {
-	struct t4_codec *enc = t4_codec_new(), *dec = t4_codec_new();
+	struct t4_codec *enc = codec_v1(), *dec = codec_v1();
 	struct t4_packet p, q;
 	uint8_t buf[T4_PKT_MAX_ENCODED];
 	static const uint64_t vals[] = { 0, UINT64_MAX, 1, UINT64_MAX, 0, 1ull << 63, 5, 3 };
@@ -116,7 +127,7 @@ Test(codec, roundtrip_ret_deltas_extremes)
  * previous value; and the first packet of a chunk is coded against zero. */
 Test(codec, steady_ret_is_compact)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	struct t4_packet p = { .type = T4_PKT_RET };
 	uint8_t buf[T4_PKT_MAX_ENCODED];
 
@@ -138,7 +149,7 @@ Test(codec, steady_ret_is_compact)
 
 Test(codec, encode_rejects_malformed)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	struct t4_packet p = { .type = T4_PKT_RET };
 	uint8_t buf[T4_PKT_MAX_ENCODED];
 	static const uint32_t bad_types[] = { 0, 8, 15, 20, 99, UINT32_MAX };
@@ -163,7 +174,7 @@ Test(codec, encode_rejects_malformed)
 /* Too small an output buffer: -ENOBUFS, nothing written, state unchanged. */
 Test(codec, encode_small_buffer_keeps_state)
 {
-	struct t4_codec *a = t4_codec_new(), *b = t4_codec_new();
+	struct t4_codec *a = codec_v1(), *b = codec_v1();
 	struct t4_packet p;
 	uint8_t x[T4_PKT_MAX_ENCODED], y[T4_PKT_MAX_ENCODED];
 	uint64_t s = 7;
@@ -186,7 +197,7 @@ Test(codec, encode_small_buffer_keeps_state)
  * crash, never make the decoder consume more than it was given. */
 Test(codec, decode_truncated_and_garbage)
 {
-	struct t4_codec *enc = t4_codec_new(), *dec = t4_codec_new();
+	struct t4_codec *enc = codec_v1(), *dec = codec_v1();
 	struct t4_packet p, q;
 	uint8_t buf[T4_PKT_MAX_ENCODED], junk[600];
 	uint64_t s = 99;
@@ -226,7 +237,7 @@ Test(codec, decode_truncated_and_garbage)
 
 static int decode_bytes(const uint8_t *b, size_t n, struct t4_packet *q)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	int rc = t4_codec_decode(c, b, n, q);
 	t4_codec_free(c);
 	return rc;
@@ -280,7 +291,7 @@ Test(codec, decode_rejects_invalid_fields)
  * appended to a known body are ignored. */
 Test(codec, unknown_type_and_appended_fields)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	struct t4_packet p = { .type = T4_PKT_STATUS }, q;
 	uint8_t buf[64], stream[128];
 	size_t len = 0;
@@ -320,7 +331,7 @@ Test(codec, unknown_type_and_appended_fields)
  * a copy of a type the reader does not know is skipped like that type. */
 Test(codec, copies_wrap_metadata)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	struct t4_packet p = { .type = T4_PKT_DOMAIN }, q;
 	uint8_t orig[T4_PKT_MAX_ENCODED], copy[T4_PKT_MAX_ENCODED];
 	static const uint8_t of_ref[] = { 8, 13, 16, 11, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
@@ -373,7 +384,7 @@ Test(codec, copies_wrap_metadata)
  * no session ID, 0). */
 Test(codec, session_without_appended_fields)
 {
-	struct t4_codec *c = t4_codec_new();
+	struct t4_codec *c = codec_v1();
 	struct t4_packet p = { .type = T4_PKT_SESSION }, q;
 	uint8_t buf[T4_PKT_MAX_ENCODED];
 
@@ -402,7 +413,7 @@ Test(codec, session_without_appended_fields)
  * same bytes as with a fresh codec. */
 Test(codec, reset_makes_chunks_independent)
 {
-	struct t4_codec *a = t4_codec_new(), *b = t4_codec_new();
+	struct t4_codec *a = codec_v1(), *b = codec_v1();
 	struct t4_packet p;
 	uint8_t x[T4_PKT_MAX_ENCODED], y[T4_PKT_MAX_ENCODED];
 	uint64_t s = 5;
@@ -488,11 +499,11 @@ Test(codec, chunk_hdr_rejects)
 		c[i / 8] ^= (uint8_t)(1u << (i % 8));
 		cr_assert_eq(t4_chunk_hdr_unpack(c, &g), -EBADMSG, "bit %d", i);
 	}
-	h.version = 2; /* newer, valid CRC */
+	h.version = T4_FORMAT_VERSION + 1; /* newer, valid CRC */
 	t4_chunk_hdr_pack(&h, c);
 	cr_assert_eq(t4_chunk_hdr_unpack(c, &g), -EPROTO);
-	cr_assert_eq(g.version, 2);
-	cr_assert(strstr(t4_errmsg(), "version 2"), "%s", t4_errmsg());
+	cr_assert_eq(g.version, T4_FORMAT_VERSION + 1);
+	cr_assert(strstr(t4_errmsg(), "version 3"), "%s", t4_errmsg());
 	h = sample_hdr();
 	h.hdr_size = 63;
 	t4_chunk_hdr_pack(&h, c);
@@ -520,13 +531,14 @@ Test(codec, chunk_hdr_rejects)
 
 /* Bytes per counter value of a stream of one 32-counter domain (plus its
  * reference packets), before and after zstd, for a given counter noise. */
-static void stream_size(uint64_t noise, double *before, double *after)
+static void stream_size(unsigned format, uint64_t noise, double *before, double *after)
 {
 	struct tu_log l;
 	struct t4_packet p[1 + TU_DOMAINS];
 	uint64_t s = 1, values = 0, raw = 0;
 
 	tu_log_init(&l);
+	l.format = format;
 	for (uint64_t t = 0; t < 20000; t++) {
 		tu_trigger_noise(&s, t, noise, p);
 		tu_log_add(&l, &p[0]);
@@ -539,8 +551,8 @@ static void stream_size(uint64_t noise, double *before, double *after)
 		raw += t4_get_le32(l.buf + l.chunk_off[c] + 40);
 	*before = (double)raw / (double)values;
 	*after = (double)l.len / (double)values;
-	fprintf(stderr, "codec/stream_size: 20000 triggers x 32 counters, noise %llu: "
-		"%.3f bytes/value encoded, %.3f on disk (zstd 3)\n",
+	fprintf(stderr, "codec/stream_size: format %u, 20000 triggers x 32 counters, noise "
+		"%llu: %.3f bytes/value encoded, %.3f on disk (zstd 3)\n", format,
 		(unsigned long long)noise, *before, *after);
 	tu_log_free(&l);
 }
@@ -552,10 +564,25 @@ Test(codec, realistic_stream_size)
 	/* slowly varying: 1-byte count deltas; about 31 bytes per trigger go
 	 * to the reference packet and the return header (clocks with timer
 	 * jitter of tens of us), so 32 counters cost about 2 bytes each */
-	stream_size(64, &before, &after);
+	stream_size(1, 64, &before, &after);
 	cr_assert_lt(before, 2.1);
 	cr_assert_lt(after, before);
-	stream_size(2000, &before, &after); /* noisy: 2-byte count deltas */
+	stream_size(1, 2000, &before, &after); /* noisy: 2-byte count deltas */
 	cr_assert_lt(before, 3.1);
 	cr_assert_lt(after, before);
+}
+
+/* Format 2 on the same streams: bit-packed residuals, second-order
+ * clocks; zstd then has little left to find. */
+Test(codec, realistic_stream_size_format_2)
+{
+	double b1, a1, b2, a2;
+
+	stream_size(1, 64, &b1, &a1);
+	stream_size(2, 64, &b2, &a2);
+	cr_assert_lt(a2, 0.85 * a1, "format 2 %.3f, format 1 %.3f bytes/value", a2, a1);
+	cr_assert_lt(b2, 1.05 * a2 + 0.02, "zstd gains little on format 2");
+	stream_size(1, 2000, &b1, &a1);
+	stream_size(2, 2000, &b2, &a2);
+	cr_assert_lt(a2, 0.85 * a1, "format 2 %.3f, format 1 %.3f bytes/value", a2, a1);
 }

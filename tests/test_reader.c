@@ -531,12 +531,12 @@ Test(reader, newer_version)
 	struct got g;
 
 	tu_log_init(&l);
-	l.version = 2;
+	l.version = 3;
 	tu_log_add(&l, &p);
 	tu_log_flush(&l);
 	expect_open_error(l.buf, l.len, -EPROTO,
-			  "memory buffer: format version 2 is newer than this t410trace "
-			  "supports (1); upgrade t410trace");
+			  "memory buffer: format version 3 is newer than this t410trace "
+			  "supports (2); upgrade t410trace");
 	/* a newer chunk after a valid one: skipped with a warning */
 	tu_log_free(&l);
 	tu_log_init(&l);
@@ -561,7 +561,7 @@ Test(reader, newer_version)
  * header is damage, and the reader resyncs to the next chunk. */
 Test(reader, newer_chunk_of_size_zero, .timeout = 20)
 {
-	struct t4_chunk_hdr h = { .version = 2, .hdr_size = 0, .first_trigger = UINT64_MAX };
+	struct t4_chunk_hdr h = { .version = 3, .hdr_size = 0, .first_trigger = UINT64_MAX };
 	uint8_t hb[T4_CHUNK_HDR_SIZE];
 	struct t4_packet p = { .type = T4_PKT_STATUS };
 	struct tu_log l;

@@ -509,7 +509,7 @@ Test(selfdesc, virtual_recording_with_a_damaged_first_chunk, .timeout = 120)
 	struct file f;
 	uint8_t *b;
 
-	record(dir, "v.t4t", "--sim=5 --virtual --duration 5s", &f);
+	record(dir, "v.t4t", "--sim=5 --virtual --duration 20s", &f);
 	cr_assert_geq(f.n, 17u, "%zu chunks", f.n);
 	b = damaged(&f, 0, true);
 	snprintf(path, sizeof(path), "%s/dmg.t4t", dir);

@@ -13,7 +13,7 @@ set -euo pipefail
 
 OUT=${1:?usage: tools/bench.sh OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HELPERS=" bench_intervals bench_decode bench_spin bench_copies "
+HELPERS=" bench_intervals bench_decode bench_spin bench_copies bench_codec "
 
 [ -d "$OUT/bench" ] || { echo "bench: $OUT/bench: no benchmarks built" >&2; exit 1; }
 
@@ -46,6 +46,9 @@ echo
 echo
 
 "$HERE/bench_live.sh" "$OUT"
+echo
+
+"$HERE/bench_codec.sh" "$OUT"
 echo
 
 echo "\`\$ tools/bench_bookmark.sh $OUT\`"

@@ -257,12 +257,281 @@ def ret_pkt(st, r):
     return packet(PKT_RET, bytes(body))
 
 
+# ---- format 2: trigger packets in batches (FORMAT.md section 5a) ------------
+
+PKT_BATCH = 20
+BATCH_CLOSE = 30720   # bytes of bits after which the writer closes a batch (5a.7)
+ESC = 12              # 1 bits of an escape (5a.2)
+
+
+def bitlen(v):
+    return v.bit_length()
+
+
+def unsigned(x):
+    return x & MASK64
+
+
+def zz64(x):
+    """zz() of 5a.2: the signed 64-bit reading of x, zigzagged."""
+    n = unsigned(x)
+    if n >= 1 << 63:
+        n -= 1 << 64
+    return ((n << 1) ^ (n >> 63)) & MASK64
+
+
+def scale(d, rate):
+    return ((unsigned(d) * rate + (1 << 31)) >> 32) & MASK64
+
+
+def ratio(num, den, otherwise):
+    num, den = unsigned(num), unsigned(den)
+    if num >= 1 << 32 or den == 0:
+        return otherwise
+    return (num << 32) // den
+
+
+class Bits:
+    """The bit stream of a batch, least significant bit first (5a.2)."""
+
+    def __init__(self):
+        self.out = bytearray()
+        self.buf = 0
+        self.n = 0
+
+    def put(self, v, k):
+        assert 0 <= v < (1 << k) or k == 0 and v == 0
+        self.buf |= v << self.n
+        self.n += k
+        while self.n >= 8:
+            self.out.append(self.buf & 0xFF)
+            self.buf >>= 8
+            self.n -= 8
+
+    def raw(self, v):
+        self.put(bitlen(v), 7)
+        self.put(v, bitlen(v))
+
+    def done(self):
+        if self.n:
+            self.out.append(self.buf & 0xFF)
+        return bytes(self.out)
+
+
+class Rice:
+    def __init__(self):
+        self.m = 0
+        self.has = False
+
+    def k(self):
+        b = bitlen(self.m)
+        return 0 if not self.has or b <= 3 else min(56, b - 3)
+
+    def feed(self, u):
+        u = min(u, 1 << 56)
+        if self.has:
+            self.m = self.m - self.m // 4 + u
+        else:
+            self.m, self.has = 4 * u, True
+
+
+def put_res(bits, st, r, s):
+    """res(st, s) of 5a.2, as a writer writes it."""
+    z = zz64(r)
+    v = z >> s
+    k = st.k()
+    if unsigned(r) % (1 << s) == 0 and (v >> k) < ESC:
+        q = v >> k
+        bits.put((1 << q) - 1, q + 1)  # q 1-bits, then a 0 bit
+        bits.put(v & ((1 << k) - 1), k)
+    else:
+        bits.put((1 << ESC) - 1, ESC)
+        bits.raw(z)
+    st.feed(v)
+
+
+def put_field(bits, n, st, r):
+    if n < 2:
+        bits.raw(zz64(r))
+    else:
+        put_res(bits, st, r, 0)
+
+
+def new_ret_state():
+    return dict(n=0, flags=0, n_counts=0, trigger=0, begin=0, width=0, local=0, enabled=0,
+                running=0, step=0, rate=0, dlocal=0,
+                rt=Rice(), rb=Rice(), rw=Rice(), rl=Rice(), re=Rice(), rr=Rice(),
+                ev=[dict(count=0, rice=Rice(), pred=0, shift=0, cost=[0, 0], orv=0)
+                    for _ in range(64)])
+
+
+def new_ref_state():
+    return dict(n=0, flags=0, bookmark=0, trigger=0, ref=0, mono_off=0, real_off=0, local=0,
+                step=0, rate=0, rt=Rice(), rref=Rice(), rmono=Rice(), rreal=Rice(),
+                rl=Rice())
+
+
+class Format2:
+    """A chunk's state (5a.3) and its open batch, for the writer."""
+
+    def __init__(self):
+        self.ret = {}
+        self.ref = {}
+        self.next = {}
+        self.prev = None
+        self.bits = None
+        self.count = 0
+
+    def state(self, table, key, new):
+        if key >= MAX_DELTA_KEY:
+            return new()  # no state: forgotten after the record
+        return table.setdefault(key, new())
+
+    def key(self, kind, key):
+        b = self.bits
+        if self.prev is not None and self.prev[1] < MAX_DELTA_KEY and \
+                self.next.get(self.prev) == (kind, key):
+            b.put(1, 1)
+        else:
+            b.put(0, 1)
+            b.put(kind, 1)
+            b.raw(key)
+        if self.prev is not None and self.prev[1] < MAX_DELTA_KEY:
+            self.next[self.prev] = (kind, key)
+        self.prev = (kind, key)
+
+    def open(self):
+        if self.bits is None:
+            self.bits = Bits()
+            self.count = 0
+        elif len(self.bits.out) > BATCH_CLOSE:
+            raise AssertionError("flush first")
+
+    def add_ref(self, r):
+        self.open()
+        b = self.bits
+        key = r["sched_id"]
+        self.key(0, key)
+        R = self.state(self.ref, key, new_ref_state)
+        if R["n"] and r["flags"] == R["flags"] and r["bookmark_id"] == R["bookmark"] \
+                and not r["overruns"]:
+            b.put(1, 1)
+        else:
+            if R["n"]:
+                b.put(0, 1)
+            b.raw(r["flags"])
+            b.raw(r["bookmark_id"])
+            b.raw(r["overruns"])
+        n = R["n"]
+        dt = unsigned(r["trigger_id"] - R["trigger"])
+        put_field(b, n, R["rt"], dt - 1)
+        put_field(b, n, R["rref"], r["ref_ns"] - (R["ref"] + R["step"] * dt))
+        mono_off = unsigned(r["mono_ns"] - r["ref_ns"])
+        real_off = unsigned(r["real_ns"] - r["ref_ns"])
+        put_field(b, n, R["rmono"], mono_off - R["mono_off"])
+        put_field(b, n, R["rreal"], real_off - R["real_off"])
+        pl = R["local"] + scale(r["ref_ns"] - R["ref"], R["rate"])
+        put_field(b, n, R["rl"], r["local_clock"] - pl)
+        if n:
+            dr, dl = unsigned(r["ref_ns"] - R["ref"]), unsigned(r["local_clock"] - R["local"])
+            if dt == 1:
+                R["step"] = dr
+            R["rate"] = ratio(dl, dr, 0)
+        R.update(trigger=r["trigger_id"], ref=r["ref_ns"], mono_off=mono_off,
+                 real_off=real_off, local=r["local_clock"], flags=r["flags"],
+                 bookmark=r["bookmark_id"], n=n + 1)
+        self.count += 1
+
+    def add_ret(self, r):
+        self.open()
+        b = self.bits
+        key = r["domain_id"]
+        self.key(1, key)
+        S = self.state(self.ret, key, new_ret_state)
+        counts = r["counts"]
+        nc = len(counts)
+        if S["n"] and r["flags"] == S["flags"] and nc == S["n_counts"]:
+            b.put(1, 1)
+        else:
+            if S["n"]:
+                b.put(0, 1)
+            b.raw(r["flags"])
+            b.raw(nc)
+        n = S["n"]
+        dt = unsigned(r["trigger_id"] - S["trigger"])
+        width = unsigned(r["read_end_ns"] - r["read_begin_ns"])
+        put_field(b, n, S["rt"], dt - 1)
+        put_field(b, n, S["rb"], r["read_begin_ns"] - (S["begin"] + S["step"] * dt))
+        put_field(b, n, S["rw"], width - S["width"])
+        pl = S["local"] + scale(r["read_begin_ns"] - S["begin"], S["rate"])
+        put_field(b, n, S["rl"], r["local_clock"] - pl)
+        if r["flags"] & RET_MULTIPLEXED:
+            put_field(b, n, S["re"], r["enabled_delta"] - S["enabled"])
+            put_field(b, n, S["rr"], r["running_delta"] - S["running"])
+        rc = ratio(r["local_clock"] - S["local"], S["dlocal"], 1 << 32)
+        if n >= 2 and (n - 2) % 16 == 0:  # block header, chosen as 5a.7 says
+            for i in range(nc):
+                e = S["ev"][i]
+                pred = 1 if e["cost"][1] <= e["cost"][0] else 0
+                shift = min((e["orv"] & -e["orv"]).bit_length() - 1, 63) if e["orv"] \
+                    else e["shift"]
+                b.put(pred, 1)
+                if shift == e["shift"]:
+                    b.put(1, 1)
+                else:
+                    b.put(0, 1)
+                    b.put(shift, 6)
+                if pred != e["pred"] or shift != e["shift"]:
+                    e["rice"] = Rice()
+                e.update(pred=pred, shift=shift, cost=[0, 0], orv=0)
+        for i, c in enumerate(counts):
+            e = S["ev"][i]
+            prev = e["count"] if i < S["n_counts"] else 0
+            e["orv"] |= c
+            if n < 2:
+                b.raw(zz64(c - prev))
+            else:
+                s = e["shift"]
+                p = scale(prev, rc) if e["pred"] else prev
+                if s:
+                    p = (p + (1 << (s - 1))) & ~((1 << s) - 1) & MASK64
+                put_res(b, e["rice"], c - p, s)
+            if n >= 1 and (n + 2) % 16 < 4:  # the block's last 4 records (5a.7)
+                e["cost"][0] += bitlen(zz64(c - prev))
+                e["cost"][1] += bitlen(zz64(c - scale(prev, rc)))
+        if n:
+            db = unsigned(r["read_begin_ns"] - S["begin"])
+            dl = unsigned(r["local_clock"] - S["local"])
+            if dt == 1:
+                S["step"] = db
+            S["rate"] = ratio(dl, db, 0)
+            S["dlocal"] = dl
+        S.update(trigger=r["trigger_id"], begin=r["read_begin_ns"], width=width,
+                 local=r["local_clock"], enabled=r["enabled_delta"],
+                 running=r["running_delta"], flags=r["flags"], n_counts=nc, n=n + 1)
+        for i, c in enumerate(counts):
+            S["ev"][i]["count"] = c
+        self.count += 1
+
+    def full(self):
+        return self.bits is not None and len(self.bits.out) > BATCH_CLOSE
+
+    def close(self):
+        """The open batch as a packet of type 20 (b"" when none)."""
+        if self.bits is None:
+            return b""
+        body = varint(self.count) + self.bits.done()
+        self.bits = None
+        return packet(PKT_BATCH, body)
+
+
 # ---- chunks (FORMAT.md section 2) -------------------------------------------
 
 class LogWriter:
-    def __init__(self, f, tag=0):
+    def __init__(self, f, tag=0, fmt=1):
         self.f = f
         self.tag = tag  # the recording's tag: low 32 bits of its session ID
+        self.fmt = fmt  # the chunks' format version (header field `version`)
         self.seq = 0
         self.offset = 0
         self.chunks = []  # (offset, size in bytes) of every chunk written
@@ -274,20 +543,44 @@ class LogWriter:
         self.first = MASK64
         self.last = 0
         self.state = DeltaState()
+        self.f2 = Format2()
+
+    def note(self, trigger_id):
+        self.packets += 1
+        self.first = min(self.first, trigger_id)
+        self.last = max(self.last, trigger_id)
 
     def add(self, encoded, trigger_id=None):
+        self.payload += self.f2.close()  # a batch ends before any other packet
         self.payload += encoded
         self.packets += 1
         if trigger_id is not None:
             self.first = min(self.first, trigger_id)
             self.last = max(self.last, trigger_id)
 
+    def add_ref(self, r):
+        if self.fmt == 1:
+            return self.add(ref_pkt(self.state, r), r["trigger_id"])
+        if self.f2.full():
+            self.payload += self.f2.close()
+        self.f2.add_ref(r)
+        self.note(r["trigger_id"])
+
+    def add_ret(self, r):
+        if self.fmt == 1:
+            return self.add(ret_pkt(self.state, r), r["trigger_id"])
+        if self.f2.full():
+            self.payload += self.f2.close()
+        self.f2.add_ret(r)
+        self.note(r["trigger_id"])
+
     def flush(self):
+        self.payload += self.f2.close()
         raw = bytes(self.payload)
         frame = subprocess.run(["zstd", "-q", "-c", "-3", f"--stream-size={len(raw)}"],
                                input=raw, stdout=subprocess.PIPE, check=True).stdout
         hdr = bytearray(MAGIC)
-        hdr += struct.pack("<HHIQQQIIIII", 1, 64, 0, self.seq, self.first, self.last,
+        hdr += struct.pack("<HHIQQQIIIII", self.fmt, 64, 0, self.seq, self.first, self.last,
                            len(raw), len(frame), self.packets, crc32c(frame), self.tag)
         hdr += struct.pack("<I", crc32c(bytes(hdr[:60])))
         assert len(hdr) == 64
@@ -600,16 +893,16 @@ class Real:
         tag = self.session_id() & MASK32 if a.copies else 0
         with open(path, "ab" if append else "wb") as f:
             base = f.tell()
-            w = LogWriter(f, tag)
+            w = LogWriter(f, tag, a.format)
             for k, c in enumerate(chunks):
                 for it in self.copies(chunks, k) if a.copies else ():
                     w.add(packet(PKT_COPY, it["enc"]))
                     it.setdefault("in_chunks", []).append(k)
                 for it in c:
                     if it["kind"] == "ref":
-                        w.add(ref_pkt(w.state, it["v"]), it["v"]["trigger_id"])
+                        w.add_ref(it["v"])
                     elif it["kind"] == "ret":
-                        w.add(ret_pkt(w.state, it["v"]), it["v"]["trigger_id"])
+                        w.add_ret(it["v"])
                     else:
                         w.add(it["enc"])
                     it.setdefault("in_chunks", []).append(k)
@@ -754,6 +1047,9 @@ def main():
     ap.add_argument("--per-chunk", type=int, default=100)
     ap.add_argument("--grid", action="store_true",
                     help="the default recording as the in-kernel trigger path writes it")
+    ap.add_argument("--format", type=int, choices=(1, 2), default=1,
+                    help="format version of the chunks: 1 (default), or 2 (section 5a: "
+                         "trigger packets in batches)")
     real = ap.add_argument_group("the realistic recording (any of these selects it)")
     real.add_argument("--realistic", action="store_true", help="no damage, defaults")
     real.add_argument("--seed", type=int, default=None)
@@ -805,7 +1101,7 @@ def legacy(args):
     """The default recording (its bytes are pinned by the info test)."""
     written = 0
     with open(args.out, "wb") as f:
-        w = LogWriter(f)
+        w = LogWriter(f, fmt=args.format)
         w.add(session_pkt(1_000_000, args.grid))
         for dom, kind, name, n in DOMAINS:
             w.add(domain_pkt(dom, kind, -1, -1, 0, name))
@@ -816,9 +1112,9 @@ def legacy(args):
         for t in range(args.triggers):
             r = ref_values(t, args.grid)
             if not missed(t, args.grid):
-                w.add(ref_pkt(w.state, r), t)
+                w.add_ref(r)
                 for dom, _, _, n in DOMAINS:
-                    w.add(ret_pkt(w.state, ret_values(t, dom, n, r["ref_ns"])), t)
+                    w.add_ret(ret_values(t, dom, n, r["ref_ns"]))
                 written += 1
             if (t + 1) % args.per_chunk == 0 and t + 1 < args.triggers:
                 w.flush()

@@ -1,11 +1,14 @@
-/* fuzz_codec.c - libFuzzer harness for the packet codec (codec.c), and the
- * reader on top of it, with the input taken as a chunk's raw payload.
+/* fuzz_codec.c - libFuzzer harness for the packet codec (codec.c and
+ * format 2's batches, codec2.c), and the reader on top of it, with the
+ * input taken as a chunk's raw payload, once as a chunk of format 1 and
+ * once as one of format 2.
  *
- * Three checks per input:
+ * Three checks per input and format:
  *   1. t4_codec_decode over the bytes until the end or the first error:
- *      every step consumes at least one byte, errors carry a message;
- *   2. round trip: each packet decoded is encoded again (own delta state)
- *      and decoded again; the two decodings must be equal;
+ *      it ends (a batch's packets but its last consume no bytes, and a
+ *      batch holds at most 8 per byte), errors carry a message;
+ *   2. round trip: the packets decoded are encoded again (own delta state,
+ *      batches and all) and the result decoded again: the same packets;
  *   3. the payload is wrapped into a valid chunk (zstd, CRCs) and read with
  *      t4_reader_open_mem: the reader must return exactly the packets of
  *      step 1 (up to the first one that does not decode).
@@ -20,7 +23,9 @@
 
 struct state {
 	struct t4_codec *dec, *enc, *dec2;
-	struct t4_packet *pkts; /* the packets of step 1, for step 3 */
+	struct t4_packet *pkts; /* the packets of step 1, for steps 2 and 3 */
+	uint8_t *re;            /* step 2's encoding */
+	size_t re_cap;
 };
 
 static struct state *state(void)
@@ -32,39 +37,52 @@ static struct state *state(void)
 		s.enc = t4_codec_new();
 		s.dec2 = t4_codec_new();
 		s.pkts = calloc(MAX_PKTS, sizeof(*s.pkts));
-		if (!s.dec || !s.enc || !s.dec2 || !s.pkts)
+		s.re_cap = MAX_PKTS * (size_t)T4_PKT_MAX_ENCODED + T4_CODEC_MAX_OUT;
+		s.re = malloc(s.re_cap);
+		if (!s.dec || !s.enc || !s.dec2 || !s.pkts || !s.re)
 			abort();
 	}
 	return &s;
 }
 
-static void round_trip(struct state *s, const struct t4_packet *p)
+/* Step 2: the first n packets of step 1 encoded again, then decoded. */
+static void round_trip(struct state *s, size_t n, unsigned version)
 {
-	static uint8_t buf[T4_PKT_MAX_ENCODED];
+	size_t len = 0, pos = 0, got = 0;
 	struct t4_packet q;
-	int n, m;
 
-	n = t4_codec_encode(s->enc, p, buf, sizeof(buf));
-	fuzz_check_rc(n, "t4_codec_encode");
-	FUZZ_CHECK(n > 0, "encoding a decoded packet of type %u failed: %s", p->type,
-		   t4_errmsg());
-	memset(&q, 0, sizeof(q));
-	m = t4_codec_decode(s->dec2, buf, (size_t)n, &q);
-	FUZZ_CHECK(m == n, "re-decoding type %u: %d of %d bytes (%s)", p->type, m, n,
-		   t4_errmsg());
-	FUZZ_CHECK(!memcmp(p, &q, t4_packet_size(p)), "type %u differs after a round trip",
-		   p->type);
+	t4_codec_start(s->enc, version);
+	t4_codec_start(s->dec2, version);
+	for (size_t i = 0; i < n; i++) {
+		int k = t4_codec_encode(s->enc, &s->pkts[i], s->re + len, s->re_cap - len);
+		fuzz_check_rc(k, "t4_codec_encode");
+		FUZZ_CHECK(k >= 0, "encoding a decoded packet of type %u failed: %s",
+			   s->pkts[i].type, t4_errmsg());
+		len += (size_t)k;
+	}
+	len += t4_codec_flush(s->enc, s->re + len, s->re_cap - len);
+	while (pos < len) {
+		int m;
+		memset(&q, 0, sizeof(q));
+		m = t4_codec_decode(s->dec2, s->re + pos, len - pos, &q);
+		FUZZ_CHECK(m >= 0, "re-decoding packet %zu: %s", got, t4_errmsg());
+		FUZZ_CHECK(got < n, "re-decoding gave more than %zu packets", n);
+		FUZZ_CHECK(!memcmp(&s->pkts[got], &q, t4_packet_size(&q)),
+			   "packet %zu (type %u) differs after a round trip", got, q.type);
+		pos += (size_t)m;
+		got++;
+	}
+	FUZZ_CHECK(got == n, "round trip: %zu of %zu packets", got, n);
 }
 
 /* Steps 1 and 2; returns the number of known packets before the first
  * error (or the end), stored in s->pkts. */
-static size_t decode_all(struct state *s, const uint8_t *in, size_t len, uint32_t *all)
+static size_t decode_all(struct state *s, const uint8_t *in, size_t len, uint32_t *all,
+			 unsigned version)
 {
-	size_t pos = 0, n = 0;
+	size_t pos = 0, n = 0, steps = 0;
 
-	t4_codec_reset(s->dec);
-	t4_codec_reset(s->enc);
-	t4_codec_reset(s->dec2);
+	t4_codec_start(s->dec, version);
 	*all = 0;
 	while (pos < len) {
 		struct t4_packet p;
@@ -74,18 +92,18 @@ static size_t decode_all(struct state *s, const uint8_t *in, size_t len, uint32_
 		rc = t4_codec_decode(s->dec, in + pos, len - pos, &p);
 		fuzz_check_rc(rc, "t4_codec_decode");
 		if (rc < 0)
-			return n;
-		FUZZ_CHECK(rc > 0 && (size_t)rc <= len - pos, "decode consumed %d of %zu",
-			   rc, len - pos);
+			break;
+		FUZZ_CHECK((size_t)rc <= len - pos, "decode consumed %d of %zu", rc, len - pos);
+		FUZZ_CHECK(++steps <= 8 * len + 1, "decoding does not end");
 		pos += (size_t)rc;
 		(*all)++;
 		if (p.type == 0)
 			continue;
-		round_trip(s, &p);
 		if (n < MAX_PKTS)
 			memcpy(&s->pkts[n], &p, sizeof(p));
 		n++;
 	}
+	round_trip(s, n < MAX_PKTS ? n : MAX_PKTS, version);
 	return n;
 }
 
@@ -98,7 +116,7 @@ static void quiet(void *ud, uint64_t off, const char *msg)
 
 /* Step 3. */
 static void via_reader(struct state *s, const uint8_t *raw, size_t len, size_t n_ok,
-		       uint32_t n_all)
+		       uint32_t n_all, unsigned version)
 {
 	size_t bound = ZSTD_compressBound(len), got = 0;
 	uint8_t *file = malloc(T4_CHUNK_HDR_SIZE + bound);
@@ -112,7 +130,7 @@ static void via_reader(struct state *s, const uint8_t *raw, size_t len, size_t n
 		abort();
 	csz = ZSTD_compress(file + T4_CHUNK_HDR_SIZE, bound, raw, len, 1);
 	FUZZ_CHECK(!ZSTD_isError(csz), "zstd: %s", ZSTD_getErrorName(csz));
-	h.version = T4_FORMAT_VERSION;
+	h.version = (uint16_t)version;
 	h.hdr_size = T4_CHUNK_HDR_SIZE;
 	h.first_trigger = UINT64_MAX;
 	h.raw_size = (uint32_t)len;
@@ -148,9 +166,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (!copy)
 		abort();
 	memcpy(copy, data, len);
-	n_ok = decode_all(s, copy, len, &n_all);
-	if (len <= T4_CHUNK_MAX_RAW)
-		via_reader(s, copy, len, n_ok, n_all);
+	for (unsigned v = 1; v <= T4_FORMAT_VERSION; v++) {
+		n_ok = decode_all(s, copy, len, &n_all, v);
+		if (len <= T4_CHUNK_MAX_RAW)
+			via_reader(s, copy, len, n_ok, n_all, v);
+	}
 	free(copy);
 	return 0;
 }

@@ -54,7 +54,8 @@ static int feed(struct t4_decoder *d, const uint8_t *buf, size_t len)
 
 	if (!c && !(c = t4_codec_new()))
 		abort();
-	t4_codec_reset(c);
+	t4_codec_start(c, 1); /* the corpus: format 1's packets (the decoder sees
+			       * packets; fuzz_codec covers format 2's coding) */
 	for (size_t off = 0; off < len && rc >= 0;) {
 		n = t4_codec_decode(c, buf + off, len - off, &p);
 		if (n <= 0) {
@@ -62,7 +63,7 @@ static int feed(struct t4_decoder *d, const uint8_t *buf, size_t len)
 			if (++damage > MAX_DAMAGE)
 				break;
 			t4_decoder_damage(d, off, "packet does not decode");
-			t4_codec_reset(c);
+			t4_codec_start(c, 1);
 			off++;
 			continue;
 		}

@@ -29,12 +29,12 @@ CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
 sources() {
 	local util=("$ROOT"/util/*.c)
 	case $1 in
-	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c ;;
-	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,chunk}.c ;;
+	reader|codec) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c ;;
+	events|pmu) echo "${util[@]}" "$ROOT"/collector/*.c "$ROOT"/packets/{codec,codec2,chunk}.c ;;
 	control) echo "${util[@]}" "$ROOT"/control/{control,name}.c ;;
 	parse) echo "${util[@]}" ;;
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
-	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
+	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
 	live) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/live/{live,live_text,view,prom}.c "$ROOT"/collector/kinds.c \
@@ -72,6 +72,15 @@ seed_reader() {
 		--copies --damage-magic 0 >/dev/null 2>&1 || true
 	python3 "$ROOT/tools/t4write.py" "$tmp/two.t4t" --triggers 20 --chunk-packets 30 \
 		--second-seed 2 >/dev/null 2>&1 || true
+	# format 2: batches (record writes it by default: real.t4t, sim.t4t)
+	python3 "$ROOT/tools/t4write.py" "$tmp/py2.t4t" --format 2 --triggers 20 --per-chunk 4 \
+		>/dev/null 2>&1 || true
+	python3 "$ROOT/tools/t4write.py" "$tmp/f2.t4t" --format 2 --triggers 60 --chunk-packets 80 \
+		--copies --bookmarks --schedulers 2 --large-ids --drop-returns 0.05 \
+		>/dev/null 2>&1 || true
+	if [[ -x $bin ]]; then
+		"$bin" record -q --sim --duration 5ms --log-format 1 -o "$tmp/sim1.t4t" || true
+	fi
 	for f in "$tmp"/*.t4t; do [[ -s $f ]] && cp "$f" "$d/"; done
 	rm -rf "$tmp"
 }

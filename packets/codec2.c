@@ -1,0 +1,851 @@
+/* codec2.c - format 2's coding of the trigger packets (docs/FORMAT.md 5a).
+ *
+ * In a version-2 chunk, reference and return packets travel in batches: a
+ * run of consecutive trigger packets is one packet of type 20 whose body is
+ * a bit stream of records, one per packet, in the order they were added.
+ * Each record is coded against the previous record of its key (scheduler
+ * or domain) in the chunk:
+ *   - its key as "the key that followed the previous record's key last
+ *     time" (1 bit while monitors read their domains in a fixed order);
+ *   - flags and sizes as "same as before" (1 bit);
+ *   - clocks as second-order deltas: the reference time and read_begin
+ *     against the previous one plus the last per-trigger step, the local
+ *     clock against the previous one plus the elapsed reference time times
+ *     the last local/reference rate (0 bits' worth for a clock that is the
+ *     reference clock);
+ *   - counts against a prediction, per event and per block of 16 records:
+ *     the previous count, or the previous count times the ratio of the
+ *     local-clock deltas (the counter's previous rate times the elapsed
+ *     local time), whichever the encoder found cheaper over the previous
+ *     block; with the counter's granularity (a power of two: 32- and 64-byte
+ *     units) divided out;
+ *   - every residual zigzagged and Rice coded with a parameter that adapts
+ *     to the recent residuals of that field (no side information), with an
+ *     escape to a length-prefixed value for outliers.
+ * The state is reset at every chunk, like format 1's deltas, so chunks
+ * decode independently; the first two records of a key in a chunk carry
+ * their fields length-prefixed (no history yet).
+ *
+ * Streaming: a batch lives only inside its chunk and packets keep their
+ * order, so batching changes nothing a reader sees (chunks are what it
+ * reads): the writer encodes each record as it comes, into a fixed scratch
+ * of BATCH_BYTES that it copies into the chunk when a metadata packet comes,
+ * the chunk closes or the scratch is full. Why not blocks of N triggers per
+ * domain (frame of reference, PFor): they would hold packets back (up to N
+ * triggers x 4096 domains of memory), reorder the file against the reference
+ * packets, and need the block before coding its first value. What that
+ * costs, measured by bench_codec on the same ideal residuals
+ * (docs/PERFORMANCE.md, "Codec v2"): PFor in blocks of 128 would code them
+ * 6-14% smaller than this Rice code, which spends at least a bit on a
+ * residual of 0. What the block choice of a predictor costs: 2-8 bits per
+ * event every 16 records.
+ *
+ * Cost: the decoder does two 64-bit divisions per return record (the
+ * ratios) and per value a Rice read, a 64x64->128 multiply for rate
+ * predictions, and two adds; no floating point anywhere (the format is
+ * exact integer arithmetic, so any reader gets the same bits).
+ */
+#include "codec_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEYS 4096          /* keys with state, as in format 1 */
+#define BLOCK 16           /* records per predictor block */
+#define RICE_ESC 12        /* this many 1 bits: an escape follows */
+#define RAW_LEN_BITS 7     /* raw(): length 0..64 */
+#define K_MAX 56
+#define M_CAP (1ull << 56) /* residual magnitudes fed to the Rice state */
+#define SHIFT_BITS 6
+#define BATCH_BYTES (32u << 10) /* a batch's bit stream at most */
+#define RECORD_MAX 2048u   /* above the largest record (about 800 bytes: 64 escaped counts) */
+#define FRAME_MAX 16u      /* type, body_len, count */
+
+_Static_assert(BATCH_BYTES + FRAME_MAX + 8 <= T4_CODEC_MAX_OUT - T4_PKT_MAX_ENCODED,
+	       "a batch and a metadata packet fit in what an encode may write");
+
+enum { K_REF = 0, K_RET = 1 };
+
+__extension__ typedef unsigned __int128 u128;
+
+#define HOT static inline __attribute__((always_inline)) /* per value */
+
+/* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals. */
+struct rice {
+	uint64_t m;
+	uint8_t has; /* 0: no residual yet (k = 0) */
+};
+
+struct ev2 {
+	uint64_t count;  /* previous count */
+	struct rice r;
+	uint8_t rate;    /* predictor of this block: 1 = rate, 0 = previous */
+	uint8_t shift;   /* granularity: counts are multiples of 2^shift */
+	/* encoder only: what the current block tells about the next */
+	uint64_t or_acc;
+	uint32_t cost[2];
+};
+
+struct ret2 {
+	uint32_t gen, n; /* n: records of this key in the chunk so far */
+	uint32_t flags, n_counts;
+	uint64_t trigger, begin, width, local, enabled, running;
+	uint64_t step, rate, dlocal;
+	struct rice rt, rb, rw, rl, re, rr;
+	struct ev2 ev[T4_MAX_COUNTERS];
+};
+
+struct ref2 {
+	uint32_t gen, n;
+	uint32_t flags, bookmark;
+	uint64_t trigger, ref, mono_off, real_off, local, step, rate;
+	struct rice rt, rref, rmono, rreal, rl;
+};
+
+struct next2 {
+	uint32_t gen;
+	uint32_t kind;
+	uint32_t key;
+};
+
+struct bw { /* bit writer, LSB first */
+	uint8_t *p;
+	uint64_t buf;
+	unsigned n; /* bits in buf, < 8 between calls */
+};
+
+struct br { /* bit reader, LSB first */
+	const uint8_t *p, *end;
+	uint64_t buf;
+	unsigned n;
+	int bad;
+};
+
+struct t4_codec2 {
+	uint32_t gen;
+	bool have_prev;
+	uint32_t prev_kind, prev_key;
+	/* encoder: the open batch */
+	uint8_t *bits;  /* BATCH_BYTES + 8 */
+	struct bw w;
+	uint32_t count;
+	/* decoder: the batch being read */
+	struct br r;
+	uint32_t left;
+	struct next2 next[2][KEYS];
+	struct ref2 ref[KEYS];
+	struct ret2 ret[KEYS];
+};
+
+struct t4_codec2 *t4_codec2_new(void)
+{
+	struct t4_codec2 *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->bits = malloc(BATCH_BYTES + 8);
+	if (!c->bits) {
+		free(c);
+		return NULL;
+	}
+	c->gen = 1;
+	c->w.p = c->bits;
+	return c;
+}
+
+void t4_codec2_free(struct t4_codec2 *c)
+{
+	if (c)
+		free(c->bits);
+	free(c);
+}
+
+void t4_codec2_reset(struct t4_codec2 *c)
+{
+	if (++c->gen == 0) { /* wrapped after 2^32 chunks: clear for real */
+		memset(c->next, 0, sizeof(c->next));
+		memset(c->ref, 0, sizeof(c->ref));
+		memset(c->ret, 0, sizeof(c->ret));
+		c->gen = 1;
+	}
+	c->have_prev = false;
+	c->w = (struct bw){ .p = c->bits };
+	c->count = 0;
+	c->left = 0;
+}
+
+bool t4_codec2_in_batch(const struct t4_codec2 *c)
+{
+	return c->left > 0;
+}
+
+/* ---- state ------------------------------------------------------------ */
+
+/* The state of a key in this chunk (zeroed on first use), or `scratch`
+ * zeroed for a key without state (>= KEYS: coded as a first record). */
+static struct ret2 *ret_state(struct t4_codec2 *c, uint32_t key, struct ret2 *scratch)
+{
+	struct ret2 *s = key < KEYS ? &c->ret[key] : scratch;
+
+	if (key >= KEYS || s->gen != c->gen) {
+		memset(s, 0, sizeof(*s));
+		s->gen = c->gen;
+	}
+	return s;
+}
+
+static struct ref2 *ref_state(struct t4_codec2 *c, uint32_t key, struct ref2 *scratch)
+{
+	struct ref2 *s = key < KEYS ? &c->ref[key] : scratch;
+
+	if (key >= KEYS || s->gen != c->gen) {
+		memset(s, 0, sizeof(*s));
+		s->gen = c->gen;
+	}
+	return s;
+}
+
+static bool key_predicted(const struct t4_codec2 *c, uint32_t kind, uint32_t key)
+{
+	const struct next2 *n;
+
+	if (!c->have_prev || c->prev_key >= KEYS)
+		return false;
+	n = &c->next[c->prev_kind][c->prev_key];
+	return n->gen == c->gen && n->kind == kind && n->key == key;
+}
+
+/* The predicted key after the previous record; false when there is none. */
+static bool key_prediction(const struct t4_codec2 *c, uint32_t *kind, uint32_t *key)
+{
+	const struct next2 *n;
+
+	if (!c->have_prev || c->prev_key >= KEYS)
+		return false;
+	n = &c->next[c->prev_kind][c->prev_key];
+	if (n->gen != c->gen)
+		return false;
+	*kind = n->kind;
+	*key = n->key;
+	return true;
+}
+
+static void key_commit(struct t4_codec2 *c, uint32_t kind, uint32_t key)
+{
+	if (c->have_prev && c->prev_key < KEYS)
+		c->next[c->prev_kind][c->prev_key] = (struct next2){ c->gen, kind, key };
+	c->have_prev = true;
+	c->prev_kind = kind;
+	c->prev_key = key;
+}
+
+static inline unsigned bitlen(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+HOT unsigned rice_k(const struct rice *r)
+{
+	unsigned b = bitlen(r->m);
+
+	if (!r->has || b <= 3)
+		return 0;
+	return b - 3 < K_MAX ? b - 3 : K_MAX;
+}
+
+HOT void rice_update(struct rice *r, uint64_t u)
+{
+	if (u > M_CAP)
+		u = M_CAP;
+	if (r->has) {
+		r->m = r->m - (r->m >> 2) + u;
+	} else {
+		r->m = u << 2;
+		r->has = 1;
+	}
+}
+
+/* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
+HOT uint64_t scale32(uint64_t delta, uint64_t rate)
+{
+	return (uint64_t)(((u128)delta * rate + (1u << 31)) >> 32);
+}
+
+/* floor(num x 2^32 / den) when num < 2^32 and den != 0; else `otherwise`. */
+static inline uint64_t ratio32(uint64_t num, uint64_t den, uint64_t otherwise)
+{
+	if (!den || num >> 32)
+		return otherwise;
+	return (num << 32) / den;
+}
+
+/* The value a granularity of 2^s rounds a prediction to. */
+HOT uint64_t round_to(uint64_t p, unsigned s)
+{
+	uint64_t mask = (1ull << s) - 1;
+
+	return s ? (p + (1ull << (s - 1))) & ~mask : p;
+}
+
+/* ---- bit writer --------------------------------------------------------- */
+
+/* 8 bytes, little-endian: one store where the host is little-endian. */
+HOT void store_le64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, sizeof(v));
+#else
+	t4_put_le64(p, v);
+#endif
+}
+
+/* k <= 56 bits of v (v < 2^k). The buffer has 8 bytes of slack. */
+HOT void bw_put(struct bw *w, uint64_t v, unsigned k)
+{
+	unsigned bytes;
+
+	w->buf |= v << w->n;
+	w->n += k; /* at most 63 */
+	store_le64(w->p, w->buf);
+	bytes = w->n >> 3;
+	w->p += bytes;
+	w->buf >>= 8 * bytes;
+	w->n &= 7;
+}
+
+static inline void bw_put64(struct bw *w, uint64_t v, unsigned k)
+{
+	if (k > 32) {
+		bw_put(w, v & 0xffffffffu, 32);
+		bw_put(w, v >> 32, k - 32);
+	} else {
+		bw_put(w, v, k);
+	}
+}
+
+/* raw(v): 7 bits of length n (the bit length of v), then v in n bits. */
+static inline void put_raw(struct bw *w, uint64_t v)
+{
+	unsigned n = bitlen(v);
+
+	bw_put(w, n, RAW_LEN_BITS);
+	bw_put64(w, v, n);
+}
+
+/* A residual r (mod 2^64) of a field whose values are multiples of 2^s:
+ * Rice coded with r's state, or escaped; the state learns |r| / 2^s. */
+HOT void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
+{
+	uint64_t z = zz(r), v = z >> s, q;
+	unsigned k = rice_k(st);
+
+	q = v >> k;
+	if (__builtin_expect(q < RICE_ESC && (r & ((1ull << s) - 1)) == 0, 1)) {
+		if (k <= 56 - RICE_ESC) { /* one write: q 1 bits, a 0, k bits */
+			bw_put(w, ((v & ((1ull << k) - 1)) << (q + 1)) | ((1ull << q) - 1),
+			       (unsigned)q + 1 + k);
+		} else {
+			bw_put(w, (1ull << q) - 1, (unsigned)q + 1);
+			bw_put(w, v & ((1ull << k) - 1), k);
+		}
+	} else {
+		bw_put(w, (1u << RICE_ESC) - 1, RICE_ESC);
+		put_raw(w, z);
+	}
+	rice_update(st, v);
+}
+
+/* A field of a record: raw while its key has fewer than 2 records in the
+ * chunk, Rice coded after. */
+HOT void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t r)
+{
+	if (n < 2)
+		put_raw(w, zz(r));
+	else
+		put_res(w, st, r, 0);
+}
+
+/* ---- bit reader -------------------------------------------------------- */
+
+HOT void br_refill(struct br *b)
+{
+	if (b->end - b->p >= 8) {
+		b->buf |= t4_get_le64(b->p) << b->n;
+		b->p += (63 - b->n) >> 3;
+		b->n |= 56;
+	} else {
+		while (b->n <= 56 && b->p < b->end) {
+			b->buf |= (uint64_t)*b->p++ << b->n;
+			b->n += 8;
+		}
+	}
+}
+
+/* k <= 56 bits. */
+HOT uint64_t br_get(struct br *b, unsigned k)
+{
+	uint64_t v;
+
+	if (b->n < k) {
+		br_refill(b);
+		if (b->n < k) {
+			b->bad = 1;
+			return 0;
+		}
+	}
+	v = b->buf & ((1ull << k) - 1);
+	b->buf >>= k;
+	b->n -= k;
+	return v;
+}
+
+static inline uint64_t br_get64(struct br *b, unsigned k)
+{
+	uint64_t lo;
+
+	if (k <= 32)
+		return br_get(b, k);
+	lo = br_get(b, 32);
+	return lo | br_get(b, k - 32) << 32;
+}
+
+static inline uint64_t get_raw(struct br *b)
+{
+	unsigned n = (unsigned)br_get(b, RAW_LEN_BITS);
+
+	if (n > 64) {
+		b->bad = 1;
+		return 0;
+	}
+	return br_get64(b, n);
+}
+
+/* Leading 1 bits, at most RICE_ESC; the 0 after fewer is consumed. */
+static inline unsigned br_ones(struct br *b)
+{
+	unsigned q, used;
+
+	if (b->n < RICE_ESC + 1)
+		br_refill(b);
+	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
+	if (q >= RICE_ESC) {
+		q = RICE_ESC;
+		used = RICE_ESC;
+	} else {
+		used = q + 1;
+	}
+	if (used > b->n) {
+		b->bad = 1;
+		return RICE_ESC;
+	}
+	b->buf >>= used;
+	b->n -= used;
+	return q;
+}
+
+/* The residual put_res() wrote. */
+HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
+{
+	unsigned k = rice_k(st), q;
+	uint64_t v, r;
+
+	if (b->n < 56)
+		br_refill(b);
+	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
+	if (__builtin_expect(q < RICE_ESC && q + 1 + k <= b->n && q + 1 + k < 64, 1)) {
+		/* the common case: q 1 bits, a 0 and k bits, all in the buffer
+		 * (a buffer refilled byte by byte at the end may hold 64 bits:
+		 * a shift by 64 is undefined, so all 64 go the slow way) */
+		v = (uint64_t)q << k | ((b->buf >> (q + 1)) & ((1ull << k) - 1));
+		b->buf >>= q + 1 + k;
+		b->n -= q + 1 + k;
+		r = unzz(v) << s;
+	} else if ((q = br_ones(b)) < RICE_ESC) {
+		v = (uint64_t)q << k | br_get(b, k);
+		r = unzz(v) << s;
+	} else {
+		uint64_t z = get_raw(b);
+		r = unzz(z);
+		v = z >> s;
+	}
+	rice_update(st, v);
+	return r;
+}
+
+HOT uint64_t get_field(struct br *b, uint32_t n, struct rice *st)
+{
+	return n < 2 ? unzz(get_raw(b)) : get_res(b, st, 0);
+}
+
+static inline uint32_t get_raw32(struct br *b)
+{
+	uint64_t v = get_raw(b);
+
+	if (v > UINT32_MAX)
+		b->bad = 1;
+	return (uint32_t)v;
+}
+
+/* A record's key (5a.4): 1 bit when predicted, else its kind and value. */
+static inline void put_key(struct t4_codec2 *c, struct bw *w, uint32_t kind, uint32_t key)
+{
+	if (key_predicted(c, kind, key)) {
+		bw_put(w, 1, 1);
+	} else {
+		bw_put(w, kind << 1, 2);
+		put_raw(w, key);
+	}
+	key_commit(c, kind, key);
+}
+
+/* ---- return records ------------------------------------------------------ */
+
+static bool block_start(uint32_t n)
+{
+	return n >= 2 && (n - 2) % BLOCK == 0;
+}
+
+/* The ratio of this record's local-clock delta to the previous one's
+ * (2^32 = 1): what the rate predictor multiplies the previous count by. */
+static uint64_t count_ratio(const struct ret2 *s, uint64_t local)
+{
+	return ratio32(local - s->local, s->dlocal, 1ull << 32);
+}
+
+HOT uint64_t count_pred(const struct ev2 *e, uint64_t prev, uint64_t rc)
+{
+	return round_to(e->rate ? scale32(prev, rc) : prev, e->shift);
+}
+
+static void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
+{
+	if (s->n) {
+		uint64_t db = r->read_begin_ns - s->begin, dl = r->local_clock - s->local;
+		if (r->trigger_id - s->trigger == 1)
+			s->step = db;
+		s->rate = ratio32(dl, db, 0);
+		s->dlocal = dl;
+	}
+	s->trigger = r->trigger_id;
+	s->begin = r->read_begin_ns;
+	s->width = r->read_end_ns - r->read_begin_ns;
+	s->local = r->local_clock;
+	s->enabled = r->enabled_delta;
+	s->running = r->running_delta;
+	s->flags = r->flags;
+	for (uint32_t i = 0; i < r->n_counts; i++)
+		s->ev[i].count = r->counts[i];
+	s->n_counts = r->n_counts;
+	s->n++;
+}
+
+/* Encoder: the block header, chosen from what the block before showed. */
+static inline void put_block(struct bw *w, struct ret2 *s, uint32_t n_counts)
+{
+	for (uint32_t i = 0; i < n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint8_t rate = e->cost[1] <= e->cost[0];
+		uint8_t shift = e->or_acc ? (uint8_t)__builtin_ctzll(e->or_acc) : e->shift;
+
+		if (shift > 63)
+			shift = 63;
+		bw_put(w, rate, 1);
+		if (shift == e->shift) {
+			bw_put(w, 1, 1);
+		} else {
+			bw_put(w, 0, 1);
+			bw_put(w, shift, SHIFT_BITS);
+		}
+		if (rate != e->rate || shift != e->shift)
+			e->r.has = 0;
+		e->rate = rate;
+		e->shift = shift;
+		e->cost[0] = e->cost[1] = 0;
+		e->or_acc = 0;
+	}
+}
+
+static inline void add_cost(uint32_t *cost, uint64_t r)
+{
+	uint32_t b = bitlen(zz(r));
+
+	*cost = *cost > UINT32_MAX - 64 ? *cost : *cost + b;
+}
+
+static inline void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
+{
+	uint64_t rc = count_ratio(s, r->local_clock);
+	uint32_t prev_n = s->n_counts;
+	/* the block's choice is learnt from its last 4 records (5a.7) */
+	bool sampled = s->n >= 1 && (s->n + 2) % BLOCK < 4;
+
+	if (block_start(s->n))
+		put_block(w, s, r->n_counts);
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
+
+		e->or_acc |= c;
+		if (s->n < 2) {
+			put_raw(w, zz(c - prev));
+		} else {
+			put_res(w, &e->r, c - count_pred(e, prev, rc), e->shift);
+		}
+		if (sampled) {
+			add_cost(&e->cost[0], c - prev);
+			add_cost(&e->cost[1], c - scale32(prev, rc));
+		}
+	}
+}
+
+static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
+{
+	struct bw lw = c->w, *w = &lw; /* in registers: its stores alias nothing */
+	struct ret2 scratch, *s = ret_state(c, r->domain_id, &scratch);
+	uint64_t dt = r->trigger_id - s->trigger;
+	uint64_t width = r->read_end_ns - r->read_begin_ns;
+	uint64_t pl = s->local + scale32(r->read_begin_ns - s->begin, s->rate);
+
+	put_key(c, w, K_RET, r->domain_id);
+	if (s->n && r->flags == s->flags && r->n_counts == s->n_counts) {
+		bw_put(w, 1, 1);
+	} else {
+		if (s->n)
+			bw_put(w, 0, 1);
+		put_raw(w, r->flags);
+		put_raw(w, r->n_counts);
+	}
+	put_field(w, s->n, &s->rt, dt - 1);
+	put_field(w, s->n, &s->rb, r->read_begin_ns - (s->begin + s->step * dt));
+	put_field(w, s->n, &s->rw, width - s->width);
+	put_field(w, s->n, &s->rl, r->local_clock - pl);
+	if (r->flags & T4_RET_MULTIPLEXED) {
+		put_field(w, s->n, &s->re, r->enabled_delta - s->enabled);
+		put_field(w, s->n, &s->rr, r->running_delta - s->running);
+	}
+	enc_counts(w, s, r);
+	commit_ret(s, r);
+	c->w = lw;
+}
+
+static inline void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
+{
+	for (uint32_t i = 0; i < n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint8_t rate = (uint8_t)br_get(b, 1), shift = e->shift;
+
+		if (!br_get(b, 1))
+			shift = (uint8_t)br_get(b, SHIFT_BITS);
+		if (rate != e->rate || shift != e->shift)
+			e->r.has = 0;
+		e->rate = rate;
+		e->shift = shift;
+	}
+}
+
+static inline void dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r)
+{
+	uint32_t prev_n = s->n_counts;
+
+	if (s->n < 2) {
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + unzz(get_raw(b));
+		return;
+	}
+	uint64_t rc = count_ratio(s, r->local_clock);
+	if (block_start(s->n))
+		dec_block(b, s, r->n_counts);
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint64_t prev = i < prev_n ? e->count : 0;
+		r->counts[i] = count_pred(e, prev, rc) + get_res(b, &e->r, e->shift);
+	}
+}
+
+static int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_ret_pkt *r)
+{
+	struct ret2 scratch, *s = ret_state(c, key, &scratch);
+	uint64_t dt;
+
+	r->domain_id = key;
+	if (s->n && br_get(b, 1)) {
+		r->flags = s->flags;
+		r->n_counts = s->n_counts;
+	} else {
+		r->flags = get_raw32(b);
+		r->n_counts = get_raw32(b);
+		if (r->n_counts > T4_MAX_COUNTERS)
+			return -1;
+	}
+	dt = 1 + get_field(b, s->n, &s->rt);
+	r->trigger_id = s->trigger + dt;
+	r->read_begin_ns = s->begin + s->step * dt + get_field(b, s->n, &s->rb);
+	r->read_end_ns = r->read_begin_ns + s->width + get_field(b, s->n, &s->rw);
+	r->local_clock = s->local + scale32(r->read_begin_ns - s->begin, s->rate) +
+			 get_field(b, s->n, &s->rl);
+	r->enabled_delta = r->running_delta = 0;
+	if (r->flags & T4_RET_MULTIPLEXED) {
+		r->enabled_delta = s->enabled + get_field(b, s->n, &s->re);
+		r->running_delta = s->running + get_field(b, s->n, &s->rr);
+	}
+	dec_counts(b, s, r);
+	if (b->bad)
+		return -1;
+	commit_ret(s, r);
+	return 0;
+}
+
+/* ---- reference records --------------------------------------------------- */
+
+static void commit_ref(struct ref2 *s, const struct t4_ref_pkt *r)
+{
+	if (s->n) {
+		uint64_t dr = r->ref_ns - s->ref, dl = r->local_clock - s->local;
+		if (r->trigger_id - s->trigger == 1)
+			s->step = dr;
+		s->rate = ratio32(dl, dr, 0);
+	}
+	s->trigger = r->trigger_id;
+	s->ref = r->ref_ns;
+	s->mono_off = r->mono_ns - r->ref_ns;
+	s->real_off = r->real_ns - r->ref_ns;
+	s->local = r->local_clock;
+	s->flags = r->flags;
+	s->bookmark = r->bookmark_id;
+	s->n++;
+}
+
+static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
+{
+	struct bw lw = c->w, *w = &lw;
+	struct ref2 scratch, *s = ref_state(c, r->sched_id, &scratch);
+	uint64_t dt = r->trigger_id - s->trigger;
+	uint64_t pl = s->local + scale32(r->ref_ns - s->ref, s->rate);
+
+	put_key(c, w, K_REF, r->sched_id);
+	if (s->n && r->flags == s->flags && r->bookmark_id == s->bookmark && !r->overruns) {
+		bw_put(w, 1, 1);
+	} else {
+		if (s->n)
+			bw_put(w, 0, 1);
+		put_raw(w, r->flags);
+		put_raw(w, r->bookmark_id);
+		put_raw(w, r->overruns);
+	}
+	put_field(w, s->n, &s->rt, dt - 1);
+	put_field(w, s->n, &s->rref, r->ref_ns - (s->ref + s->step * dt));
+	put_field(w, s->n, &s->rmono, (r->mono_ns - r->ref_ns) - s->mono_off);
+	put_field(w, s->n, &s->rreal, (r->real_ns - r->ref_ns) - s->real_off);
+	put_field(w, s->n, &s->rl, r->local_clock - pl);
+	commit_ref(s, r);
+	c->w = lw;
+}
+
+static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_ref_pkt *r)
+{
+	struct ref2 scratch, *s = ref_state(c, key, &scratch);
+	uint64_t dt;
+
+	r->sched_id = key;
+	if (s->n && br_get(b, 1)) {
+		r->flags = s->flags;
+		r->bookmark_id = s->bookmark;
+		r->overruns = 0;
+	} else {
+		r->flags = get_raw32(b);
+		r->bookmark_id = get_raw32(b);
+		r->overruns = get_raw32(b);
+	}
+	dt = 1 + get_field(b, s->n, &s->rt);
+	r->trigger_id = s->trigger + dt;
+	r->ref_ns = s->ref + s->step * dt + get_field(b, s->n, &s->rref);
+	r->mono_ns = r->ref_ns + s->mono_off + get_field(b, s->n, &s->rmono);
+	r->real_ns = r->ref_ns + s->real_off + get_field(b, s->n, &s->rreal);
+	r->local_clock = s->local + scale32(r->ref_ns - s->ref, s->rate) +
+			 get_field(b, s->n, &s->rl);
+	if (b->bad)
+		return -1;
+	commit_ref(s, r);
+	return 0;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+size_t t4_codec2_pending(const struct t4_codec2 *c)
+{
+	return c->count ? (size_t)(c->w.p - c->bits) + 1 + FRAME_MAX : 0;
+}
+
+size_t t4_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap)
+{
+	uint8_t cnt[VARINT_MAX], *o = out;
+	size_t bytes, clen;
+
+	if (!c->count)
+		return 0;
+	if (c->w.n)
+		bw_put(&c->w, 0, 8 - c->w.n); /* pad the last byte with 0 bits */
+	bytes = (size_t)(c->w.p - c->bits);
+	clen = (size_t)(put_uv(cnt, c->count) - cnt);
+	if (cap < bytes + clen + FRAME_MAX)
+		return 0; /* callers give T4_CODEC_MAX_OUT: never */
+	o = put_uv(o, T4_PKT_BATCH);
+	o = put_uv(o, clen + bytes);
+	memcpy(o, cnt, clen);
+	memcpy(o + clen, c->bits, bytes);
+	c->w = (struct bw){ .p = c->bits };
+	c->count = 0;
+	return (size_t)(o - out) + clen + bytes;
+}
+
+int t4_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, size_t cap)
+{
+	size_t wrote = 0;
+
+	if ((size_t)(c->w.p - c->bits) > BATCH_BYTES - RECORD_MAX) {
+		if (cap < t4_codec2_pending(c))
+			return t4_err(ENOBUFS, "a batch of %u packets does not fit in %zu bytes",
+				      c->count, cap);
+		wrote = t4_codec2_flush(c, out, cap);
+	}
+	if (p->type == T4_PKT_REF)
+		enc_ref(c, &p->ref);
+	else
+		enc_ret(c, &p->ret);
+	c->count++;
+	return (int)wrote;
+}
+
+int t4_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
+{
+	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
+	uint32_t kind, key;
+	int rc;
+
+	if (!c->left) { /* a new batch: its record count, then the bits */
+		struct cur cu = { body, body + len, body + len, 0 };
+		uint64_t n = get_uv(&cu);
+		if (cu.bad || n == 0 || n > (uint64_t)(cu.end - cu.p) * 8)
+			return -1; /* every record takes at least one bit */
+		lb = (struct br){ .p = cu.p, .end = cu.end };
+		c->left = (uint32_t)n;
+	}
+	if (br_get(b, 1)) {
+		if (!key_prediction(c, &kind, &key))
+			return c->left = 0, -1;
+	} else {
+		kind = (uint32_t)br_get(b, 1);
+		key = get_raw32(b);
+	}
+	if (b->bad)
+		return c->left = 0, -1;
+	key_commit(c, kind, key);
+	p->copy = false;
+	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
+	rc = kind == K_REF ? dec_ref(c, b, key, &p->ref) : dec_ret(c, b, key, &p->ret);
+	c->r = lb;
+	if (rc < 0)
+		return c->left = 0, -1;
+	return --c->left > 0;
+}

@@ -1,0 +1,506 @@
+/* test_codec2.c - format 2's coding of trigger packets (suite "codec2",
+ * docs/FORMAT.md 5a): batches round trip every packet exactly (random
+ * fields, extremes, keys without state, counts that grow and shrink,
+ * batches larger than the writer's scratch), in the order they came; the
+ * coder's predictions earn what they promise (steady clocks and rates cost
+ * a few bits, a granularity costs nothing); damaged batches fail cleanly;
+ * and a log written in format 1 and in format 2 reads back the same.
+ */
+#include "packets_testutil.h"
+#include "cli_testutil.h"
+#include "tests/probe.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#define PAYLOAD_MAX (8u << 20)
+
+/* Packets encoded in format 2 as one chunk's payload. */
+struct pay {
+	struct t4_codec *c;
+	uint8_t *b;
+	size_t len;
+};
+
+static void pay_init(struct pay *y)
+{
+	y->c = t4_codec_new();
+	y->b = malloc(PAYLOAD_MAX);
+	y->len = 0;
+	cr_assert(y->c && y->b && t4_codec_version(y->c) == 2);
+}
+
+static void pay_add(struct pay *y, const struct t4_packet *p)
+{
+	int n = t4_codec_encode(y->c, p, y->b + y->len, PAYLOAD_MAX - y->len);
+
+	cr_assert_geq(n, 0, "encode type %u: %s", p->type, t4_errmsg());
+	y->len += (size_t)n;
+}
+
+/* The end of the chunk: the open batch written, the state reset. */
+static void pay_end(struct pay *y)
+{
+	y->len += t4_codec_flush(y->c, y->b + y->len, PAYLOAD_MAX - y->len);
+	cr_assert_eq(t4_codec_pending(y->c), 0u);
+}
+
+static void pay_free(struct pay *y)
+{
+	t4_codec_free(y->c);
+	free(y->b);
+}
+
+/* Decode a payload; the packets into out[0..cap). Returns how many, or -1
+ * at the first malformed packet. */
+static long decode_all(const uint8_t *b, size_t len, struct t4_packet *out, size_t cap)
+{
+	struct t4_codec *c = t4_codec_new();
+	struct t4_packet scratch;
+	size_t off = 0, n = 0;
+	long guard = 0;
+
+	cr_assert(c);
+	while (off < len) {
+		struct t4_packet *p = n < cap ? &out[n] : &scratch;
+		int k = t4_codec_decode(c, b + off, len - off, p);
+		if (k < 0) {
+			t4_codec_free(c);
+			return -1;
+		}
+		off += (size_t)k;
+		n++;
+		cr_assert_lt(++guard, 100000000, "decoding does not end");
+	}
+	t4_codec_free(c);
+	return (long)n;
+}
+
+static void expect_same(const struct t4_packet *exp, size_t n, const uint8_t *b, size_t len)
+{
+	struct t4_packet *got = malloc((n + 1) * sizeof(*got));
+	long m;
+
+	cr_assert(got);
+	m = decode_all(b, len, got, n + 1);
+	cr_assert_eq(m, (long)n, "%ld packets decoded, %zu written (%s)", m, n, t4_errmsg());
+	for (size_t i = 0; i < n; i++)
+		cr_assert(tu_pkt_eq(&exp[i], &got[i]), "packet %zu (type %u) differs", i,
+			  exp[i].type);
+	free(got);
+}
+
+/* Every field random (extremes, keys with and without state, 0..64
+ * counts, every metadata type and copies between them): each chunk's
+ * packets come back exactly and in order, a batch's packets but its last
+ * consuming no bytes. */
+Test(codec2, roundtrip_random_through_batches)
+{
+	struct t4_packet *exp = malloc(3000 * sizeof(*exp));
+	uint64_t s = 19;
+	struct pay y;
+
+	cr_assert(exp);
+	pay_init(&y);
+	for (int chunk = 0; chunk < 40; chunk++) {
+		size_t n = 1 + tu_below(&s, 2999);
+		y.len = 0;
+		t4_codec_reset(y.c);
+		for (size_t i = 0; i < n; i++) {
+			/* mostly trigger packets: long batches between the others */
+			uint32_t t = tu_below(&s, 4) ? (tu_below(&s, 3) ? T4_PKT_RET : T4_PKT_REF)
+						     : tu_type(&s);
+			tu_random_packet(&s, t, &exp[i]);
+			exp[i].copy = t != T4_PKT_STATUS && t < T4_PKT_REF && tu_below(&s, 3) == 0;
+			pay_add(&y, &exp[i]);
+		}
+		pay_end(&y);
+		expect_same(exp, n, y.b, y.len);
+	}
+	pay_free(&y);
+	free(exp);
+}
+
+/* A domain whose clock, windows and counters do everything at once:
+ * counters going down and wrapping, n_counts growing and shrinking, flags
+ * changing, huge and zero deltas, keys at the edges of the state table. */
+Test(codec2, roundtrip_extremes)
+{
+	static const uint64_t vals[] = { 0, UINT64_MAX, 1, UINT64_MAX, 0, 1ull << 63, 5, 3,
+					 1ull << 32, (1ull << 32) - 1 };
+	static const uint32_t ns[] = { 0, 64, 1, 64, 3, 0, 64, 2, 5, 5 };
+	static const uint32_t doms[] = { 0, 4095, 4096, UINT32_MAX };
+	size_t nv = T4_ARRAY_LEN(vals), n = 0;
+	struct t4_packet *exp = calloc(4 * 3 * 10 * 2, sizeof(*exp));
+	struct pay y;
+
+	cr_assert(exp);
+	pay_init(&y);
+	for (size_t rep = 0; rep < 3; rep++)
+		for (size_t d = 0; d < T4_ARRAY_LEN(doms); d++)
+			for (size_t k = 0; k < nv; k++) {
+				struct t4_packet *p = &exp[n++];
+				p->type = T4_PKT_RET;
+				p->ret.domain_id = doms[d];
+				p->ret.trigger_id = vals[(k + 3) % nv] + rep;
+				p->ret.local_clock = vals[k] * (rep + 1);
+				p->ret.read_begin_ns = vals[(k + 1) % nv];
+				p->ret.read_end_ns = vals[(k + 2) % nv];
+				p->ret.flags = k % 2 ? T4_RET_MULTIPLEXED : UINT32_MAX & ~T4_RET_MULTIPLEXED;
+				p->ret.enabled_delta = k % 2 ? vals[k] : 0;
+				p->ret.running_delta = k % 2 ? ~vals[k] : 0;
+				p->ret.n_counts = ns[k];
+				for (uint32_t i = 0; i < p->ret.n_counts; i++)
+					p->ret.counts[i] = vals[(k + i + rep) % nv] - i;
+				pay_add(&y, p);
+				p = &exp[n++]; /* and a reference packet of a scheduler */
+				p->type = T4_PKT_REF;
+				p->ref = (struct t4_ref_pkt){ vals[k], doms[(d + k) % 4], (uint32_t)k,
+							      vals[(k + 1) % nv], vals[(k + 2) % nv],
+							      vals[(k + 5) % nv], vals[(k + 7) % nv],
+							      (uint32_t)vals[k], (uint32_t)k % 2 };
+				pay_add(&y, p);
+			}
+	pay_end(&y);
+	expect_same(exp, n, y.b, y.len);
+	pay_free(&y);
+	free(exp);
+}
+
+/* One domain of 32 counters read every 1 ms on the grid (a few us of
+ * jitter), its clock at 1.5 GHz; counters at fixed rates, one of them in
+ * 64-byte units. Returns the batch bytes per record after the first 100. */
+static double steady_bytes(uint64_t jitter, unsigned unit, bool rate)
+{
+	struct pay y;
+	struct t4_packet p = { .type = T4_PKT_RET };
+	uint64_t s = 5;
+	size_t at100 = 0;
+	const int n = 2000;
+
+	pay_init(&y);
+	p.ret.domain_id = 3;
+	p.ret.n_counts = 32;
+	for (int t = 0; t < n; t++) {
+		uint64_t begin = 1000000000ull + (uint64_t)t * 1000000 + tu_below(&s, jitter + 1);
+		uint64_t local = begin * 3 / 2, dl = local - p.ret.local_clock;
+		p.ret.trigger_id = (uint64_t)t;
+		p.ret.read_begin_ns = begin;
+		p.ret.read_end_ns = begin + 700 + tu_below(&s, 64);
+		for (int i = 0; i < 32; i++) /* counts: i x 1000 per ms of the clock */
+			p.ret.counts[i] = rate ? dl * (uint64_t)i * 2 / 3000 * unit
+					       : (uint64_t)i * 1000 * unit;
+		p.ret.local_clock = local;
+		pay_add(&y, &p);
+		if (t == 99)
+			at100 = y.len + t4_codec_pending(y.c);
+	}
+	pay_end(&y);
+	pay_free(&y);
+	return (double)(y.len - at100) / (n - 100);
+}
+
+/* Steady clocks cost a few bits: a record of 32 constant counts on a
+ * jitter-free grid is about a bit per field. */
+Test(codec2, steady_stream_costs_bits)
+{
+	double b = steady_bytes(0, 1, false);
+
+	cr_assert_lt(b, 6.0, "%.2f bytes per record of 32 constant counts", b);
+}
+
+/* Counts that follow the clock (a rate times the elapsed local time, the
+ * reads jittered by 3 us): the rate predictor takes the jitter out. */
+Test(codec2, counts_follow_the_clock)
+{
+	double b = steady_bytes(3000, 1, true);
+
+	/* 3 us of jitter at 1.5 GHz: 12 bits for the local clock and the
+	 * begin, and 32 counts predicted to within a unit or two */
+	cr_assert_lt(b, 20.0, "%.2f bytes per record", b);
+}
+
+/* Counts in 64-byte units cost what counts in units cost. */
+Test(codec2, granularity_is_free)
+{
+	double one = steady_bytes(3000, 1, true), g = steady_bytes(3000, 64, true);
+
+	cr_assert_lt(g, one * 1.05 + 0.5, "units of 64: %.2f, units of 1: %.2f", g, one);
+}
+
+/* More records than the writer's scratch holds: several batches, written
+ * in order, the delta state running on across them. */
+Test(codec2, long_runs_span_batches)
+{
+	struct t4_packet *exp = malloc(20000 * sizeof(*exp));
+	uint64_t s = 7;
+	size_t n = 0, batches = 0;
+	struct pay y;
+
+	cr_assert(exp);
+	pay_init(&y);
+	for (uint64_t t = 0; n + 1 + TU_DOMAINS <= 20000; t++) {
+		size_t k = tu_trigger_noise(&s, t, 1u << 20, &exp[n]);
+		for (size_t i = 0; i < k; i++)
+			pay_add(&y, &exp[n + i]);
+		n += k;
+	}
+	pay_end(&y);
+	struct t4_codec *c = t4_codec_new();
+	for (size_t off = 0; off < y.len; batches++) {
+		struct t4_packet q;
+		int m;
+		cr_assert_eq(y.b[off], 20, "a run of trigger packets is batches only");
+		while ((m = t4_codec_decode(c, y.b + off, y.len - off, &q)) == 0)
+			;
+		cr_assert_gt(m, 0, "%s", t4_errmsg());
+		off += (size_t)m;
+	}
+	t4_codec_free(c);
+	cr_assert_geq(batches, 3u, "%zu batches in %zu bytes", batches, y.len);
+	expect_same(exp, n, y.b, y.len);
+	pay_free(&y);
+	free(exp);
+}
+
+/* A hand-made batch packet: type 20, its body. */
+static size_t batch(uint8_t *out, const uint8_t *body, size_t len)
+{
+	out[0] = 20;
+	out[1] = (uint8_t)len;
+	memcpy(out + 2, body, len);
+	return 2 + len;
+}
+
+static int decode_one(const uint8_t *b, size_t len, struct t4_packet *p)
+{
+	struct t4_codec *c = t4_codec_new();
+	int rc;
+
+	cr_assert(c);
+	while ((rc = t4_codec_decode(c, b, len, p)) == 0)
+		;
+	t4_codec_free(c);
+	return rc;
+}
+
+/* Batches that lie: refused with EBADMSG, never read past their body. */
+Test(codec2, malformed_batches_are_refused)
+{
+	uint8_t b[64];
+	struct t4_packet p;
+	struct {
+		const char *what;
+		uint8_t body[12];
+		size_t len;
+	} bad[] = {
+		{ "no record", { 0x00 }, 1 },
+		{ "more records than bits", { 0x09, 0xff }, 2 },
+		{ "a predicted key with nothing to predict from", { 0x01, 0x01 }, 2 },
+		/* explicit return of domain 0, raw flags 0, then raw n_counts 65 */
+		{ "65 counts", { 0x01, 0x02, 0x00, 0x87, 0x20 }, 5 },
+		/* explicit key whose raw length says 127 bits */
+		{ "a raw length above 64", { 0x01, 0xfc, 0xff }, 3 },
+		{ "the bits run out", { 0x01, 0x02 }, 2 },
+	};
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		size_t n = batch(b, bad[i].body, bad[i].len);
+		cr_assert_eq(decode_one(b, n, &p), -EBADMSG, "%s", bad[i].what);
+	}
+	/* format 1's packets of types 16 and 17 have no place in format 2 */
+	memcpy(b, "\x11\x03\x00\x00\x00", 5);
+	cr_assert_eq(decode_one(b, 5, &p), -EBADMSG);
+	cr_assert(strstr(t4_errmsg(), "format-2"), "%s", t4_errmsg());
+}
+
+/* Every truncation and every single bit flip of a real chunk's batches:
+ * decoding ends, with an error or with packets, and never reads outside
+ * the buffer (ASan: make check SAN=1). */
+Test(codec2, damaged_batches_end_cleanly)
+{
+	struct t4_packet *exp = malloc(400 * sizeof(*exp)), *got = malloc(800 * sizeof(*got));
+	uint64_t s = 3;
+	size_t n = 0;
+	struct pay y;
+	uint8_t *copy;
+
+	cr_assert(exp && got);
+	pay_init(&y);
+	for (uint64_t t = 0; n + 1 + TU_DOMAINS <= 400; t++) {
+		size_t k = tu_trigger(&s, t, &exp[n]);
+		for (size_t i = 0; i < k; i++)
+			pay_add(&y, &exp[n + i]);
+		n += k;
+	}
+	pay_end(&y);
+	copy = malloc(y.len);
+	cr_assert(copy);
+	for (size_t cut = 0; cut < y.len; cut += 1 + cut / 50) {
+		uint8_t *tail = malloc(cut ? cut : 1); /* exactly `cut` readable bytes */
+		memcpy(tail, y.b, cut);
+		cr_assert_lt(decode_all(tail, cut, got, 800), (long)n + 1);
+		free(tail);
+	}
+	for (size_t bit = 0; bit < y.len * 8; bit += 7) {
+		memcpy(copy, y.b, y.len);
+		copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		decode_all(copy, y.len, got, 800);
+	}
+	free(copy);
+	pay_free(&y);
+	free(exp);
+	free(got);
+}
+
+/* The same log in format 1 and in format 2: the reader returns the same
+ * packets, and format 2 is the smaller file (this log's counts are random
+ * noise: only a little smaller). */
+Test(codec2, formats_1_and_2_read_the_same)
+{
+	struct tu_log l1, l2;
+	struct t4_packet *e1, *e2, p, q;
+	struct t4_reader *r1, *r2;
+	size_t n1, n2, n = 0;
+	int a, b;
+
+	tu_log_init(&l1);
+	tu_log_init(&l2);
+	l1.format = 1;
+	tu_realistic_log(&l1, 11, 3000, 700, &e1, &n1);
+	tu_realistic_log(&l2, 11, 3000, 700, &e2, &n2);
+	cr_assert_eq(t4_get_le16(l1.buf + 8), 1);
+	cr_assert_eq(t4_get_le16(l2.buf + 8), 2);
+	cr_assert_eq(t4_reader_open_mem(&r1, l1.buf, l1.len, NULL, NULL), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_reader_open_mem(&r2, l2.buf, l2.len, NULL, NULL), 0, "%s", t4_errmsg());
+	while ((a = t4_reader_next(r1, &p)) == 1) {
+		b = t4_reader_next(r2, &q);
+		cr_assert_eq(b, 1, "format 2 ends at packet %zu", n);
+		cr_assert(tu_pkt_eq(&p, &q), "packet %zu differs", n);
+		n++;
+	}
+	cr_assert_eq(a, 0);
+	cr_assert_eq(t4_reader_next(r2, &q), 0);
+	cr_assert_eq(n, n1);
+	cr_assert_lt(l2.len, l1.len * 9 / 10, "format 2: %zu bytes, format 1: %zu", l2.len,
+		     l1.len);
+	t4_reader_close(r1);
+	t4_reader_close(r2);
+	free(e1);
+	free(e2);
+	tu_log_free(&l1);
+	tu_log_free(&l2);
+}
+
+/* ---- the independent writer: the same bytes ------------------------------ */
+
+/* The batches of a payload, concatenated (format 2's bytes; metadata is
+ * format 1's and tested there). */
+static uint64_t varint_at(const uint8_t *b, size_t *off)
+{
+	uint64_t v = 0;
+
+	for (int sh = 0; sh < 64; sh += 7) {
+		uint8_t x = b[(*off)++];
+		v |= (uint64_t)(x & 0x7f) << sh;
+		if (!(x & 0x80))
+			break;
+	}
+	return v;
+}
+
+static size_t batches_of(const uint8_t *raw, size_t len, uint8_t *out)
+{
+	size_t off = 0, n = 0;
+
+	while (off < len) {
+		size_t at = off, k;
+		varint_at(raw, &at);
+		k = (size_t)varint_at(raw, &at) + (at - off);
+		if (raw[off] == 20) {
+			memcpy(out + n, raw + off, k);
+			n += k;
+		}
+		off += k;
+	}
+	return n;
+}
+
+/* tools/t4write.py --format 2, written from FORMAT.md 5a alone, and
+ * t410trace's coder write the same bits: every chunk of its logs decoded
+ * by the C reader and coded again by the C writer gives the same batches,
+ * byte for byte (so both follow 5a.7's choices). */
+static void same_as_t4write(const char *opts)
+{
+	char *dir = cli_tmpdir("t4c2"), writer[PATH_MAX], out[4096], path[PATH_MAX + 64];
+	uint8_t *file = malloc(64u << 20), *raw = malloc(T4_CHUNK_MAX_RAW);
+	uint8_t *mine = malloc(T4_CHUNK_MAX_RAW), *a = malloc(T4_CHUNK_MAX_RAW);
+	uint8_t *b = malloc(T4_CHUNK_MAX_RAW);
+	struct t4_codec *dec = t4_codec_new(), *enc = t4_codec_new();
+	size_t len, off = 0, chunks = 0, batches = 0;
+	FILE *f;
+
+	cr_assert(file && raw && mine && a && b && dec && enc);
+	cr_assert_not_null(cli_repo_file("tools/t4write.py", writer));
+	cr_assert_eq(cli_run(out, sizeof(out), "python3 '%s' '%s/w.t4' --format 2 %s 2>&1",
+			     writer, dir, opts), 0, "%s", out);
+	snprintf(path, sizeof(path), "%s/w.t4", dir);
+	cr_assert_not_null(f = fopen(path, "rb"));
+	len = fread(file, 1, 64u << 20, f);
+	fclose(f);
+	while (off + T4_CHUNK_HDR_SIZE <= len) {
+		struct t4_chunk_hdr h;
+		struct t4_packet p;
+		size_t pos = 0, mlen = 0, na, nb;
+
+		cr_assert_eq(t4_chunk_hdr_unpack(file + off, &h), 0, "%s", t4_errmsg());
+		cr_assert_eq(h.version, 2);
+		cr_assert_eq(ZSTD_decompress(raw, T4_CHUNK_MAX_RAW, file + off + h.hdr_size,
+					     h.comp_size), h.raw_size);
+		t4_codec_start(dec, 2);
+		t4_codec_start(enc, 2);
+		while (pos < h.raw_size) {
+			int n = t4_codec_decode(dec, raw + pos, h.raw_size - pos, &p);
+			cr_assert_geq(n, 0, "chunk %zu: %s", chunks, t4_errmsg());
+			pos += (size_t)n;
+			if (!p.type) { /* unknown: it ends a batch all the same */
+				mlen += t4_codec_flush(enc, mine + mlen, T4_CHUNK_MAX_RAW - mlen);
+				continue;
+			}
+			n = t4_codec_encode(enc, &p, mine + mlen, T4_CHUNK_MAX_RAW - mlen);
+			cr_assert_geq(n, 0, "%s", t4_errmsg());
+			mlen += (size_t)n;
+		}
+		mlen += t4_codec_flush(enc, mine + mlen, T4_CHUNK_MAX_RAW - mlen);
+		na = batches_of(raw, h.raw_size, a);
+		nb = batches_of(mine, mlen, b);
+		cr_assert_eq(nb, na, "chunk %zu: %zu bytes of batches from C, %zu from "
+			     "t4write.py", chunks, nb, na);
+		cr_assert_eq(memcmp(a, b, na), 0, "chunk %zu: the batches differ", chunks);
+		batches += na > 0;
+		off += h.hdr_size + h.comp_size;
+		chunks++;
+	}
+	cr_assert_eq(off, len);
+	cr_assert_gt(batches, 1u);
+	t4_codec_free(dec);
+	t4_codec_free(enc);
+	free(file);
+	free(raw);
+	free(mine);
+	free(a);
+	free(b);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+Test(codec2, same_bytes_as_the_independent_writer, .timeout = 300)
+{
+	if (!t4t_have_cmds("python3 zstd"))
+		cr_skip_test("needs python3 and zstd (tools/t4write.py)");
+	same_as_t4write("");          /* the default recording: every field's path */
+	same_as_t4write("--grid");    /* BPF path: on the grid, MONOTONIC */
+	same_as_t4write("--triggers 2500 --seed 4 --schedulers 2 --large-ids --bookmarks "
+			"--drop-returns 0.03 --late 0.03 --read-failures 0.02 --duplicate 0.02 "
+			"--reorder 8 --copies --chunk-packets 4000");
+}
