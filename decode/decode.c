@@ -494,6 +494,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
 		if (d->doms[i]->pub.selected && d->o.grid_ns)
 			rc = grid_flush(d, d->doms[i]);
+	for (size_t i = 0; i < d->n_doms; i++)
+		phases_flush(d->doms[i]);
 	if (rc >= 0)
 		rc = slices_flush(d);
 	if (t4_index_status(d->ix))
