@@ -467,6 +467,22 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
+/* readahead.c: the log read on a thread of its own (decode -j 2 and up) */
+struct t4_readahead;
+struct dec_read_end {
+	int rrc;        /* t4_reader_next()'s last status */
+	char msg[256];  /* its error message (rrc < 0) */
+	struct t4_reader_stats st;
+};
+/* Feed every packet of r to d, read ahead on another thread; *slot points
+ * at the read-ahead while it runs, for the reader's warning callback to
+ * queue its warnings in place (dec_readahead_warning), which are replayed
+ * through warn(d, ...) in order. Returns the decoder's status; the
+ * reader's end in *end. */
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
+		       t4_reader_warn_fn warn, struct dec_read_end *end);
+void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg);
+
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
 int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
