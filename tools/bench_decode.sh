@@ -56,7 +56,8 @@ if [ -n "${T4_BASE:-}" ]; then
 		su=$(best_cpu "$b" decode "${j[@]}" "$dir/60s.t4t")
 		cs=$(best_cpu "$b" decode "${j[@]}" -f csv -o /dev/null "$dir/60s.t4t")
 		awk -v b="$b" -v i="$i" -v s="$su" -v c="$cs" \
-			'BEGIN { printf "| %s | %.2f | %.2f | %.2fx | %.2f |\n", b, i, s, s / i, c }'
+			'BEGIN { r = i > 0 ? sprintf("%.2fx", s / i) : "-"
+			printf "| %s | %.2f | %.2f | %s | %.2f |\n", b, i, s, r, c }'
 	done
 	echo
 fi
