@@ -24,7 +24,7 @@
 
 #define RA_BATCHES 4
 #define RA_BATCH_BYTES (256u * 1024)
-#define RA_MSG_MAX 1024 /* a warning longer than this is cut */
+#define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
 
 _Static_assert(RA_BATCH_BYTES >= 4 * (sizeof(struct t4_packet) + RA_MSG_MAX),
 	       "a batch holds several of the largest records");
