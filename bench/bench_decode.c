@@ -3,9 +3,11 @@
  * stages apart (reading alone, the index alone as `info` does, the whole
  * decoder without output, summary, CSV to /dev/null).
  *
- * CPU time is this process's (CLOCK_PROCESS_CPUTIME_ID: single-threaded, so
- * one core); each stage runs `-r` times and the best run is kept (the
- * machine's noise only ever adds time). Prints markdown.
+ * CPU time is this process's (CLOCK_PROCESS_CPUTIME_ID; the stages run with
+ * jobs = 1, single-threaded, so one core); each stage runs `-r` times and
+ * the best run is kept (the machine's noise only ever adds time). Then
+ * decode -j: the summary's wall time with 1 thread and with 2 (the log read
+ * on a thread of its own), alternated, best of `-r` each. Prints markdown.
  *
  * usage: bench_decode LOG [-r RUNS]
  *   LOG: a recording, e.g. of the simulated Tegra410 in virtual time:
@@ -79,9 +81,17 @@ static int count_rows(void *ud, const struct t4_decoder *dec, const struct t4_in
 	return 0;
 }
 
-static int decode_stage(const char *path, enum stage s, struct counts *c)
+static double wall_s(void)
 {
-	struct t4_decode_opts o = { 0 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int decode_stage(const char *path, enum stage s, unsigned jobs, struct counts *c)
+{
+	struct t4_decode_opts o = { .jobs = jobs };
 	struct t4_output_opts oo = { .format = s == CSV ? T4_FMT_CSV : T4_FMT_SUMMARY };
 	struct t4_sink_ops ops = { .interval = count_rows };
 	struct t4_output *out = NULL;
@@ -119,6 +129,32 @@ static uint64_t csv_rows(const char *path)
 	return strtoull(buf, NULL, 10);
 }
 
+/* The summary's wall time with -j 1 and -j 2, alternated, best of runs. */
+static int jobs_table(const char *path, int runs, uint64_t values)
+{
+	static const unsigned jobs[] = { 1, 2 };
+	double best[2] = { 1e30, 1e30 };
+	struct counts c;
+
+	for (int r = 0; r < runs; r++)
+		for (int j = 0; j < 2; j++) {
+			double t0 = wall_s();
+			if (decode_stage(path, SUMMARY, jobs[j], &c) < 0) {
+				fprintf(stderr, "bench_decode: -j %u: %s\n", jobs[j], t4_errmsg());
+				return 1;
+			}
+			double t = wall_s() - t0;
+			if (t < best[j])
+				best[j] = t;
+		}
+	printf("\n| decode to summary, wall time | s | M values/s | vs -j 1 |\n"
+	       "|---|---:|---:|---:|\n");
+	for (int j = 0; j < 2; j++)
+		printf("| -j %u | %.3f | %.1f | %.2fx |\n", jobs[j], best[j],
+		       (double)values / best[j] / 1e6, best[0] / best[j]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -144,7 +180,7 @@ int main(int argc, char **argv)
 		best[s] = 1e30;
 		for (int r = 0; r < runs; r++) {
 			double t0 = cpu_s();
-			int rc = s <= INDEX ? read_stage(path, s == INDEX, &c) : decode_stage(path, s, &c);
+			int rc = s <= INDEX ? read_stage(path, s == INDEX, &c) : decode_stage(path, s, 1, &c);
 			double t = cpu_s() - t0;
 			if (rc < 0) {
 				fprintf(stderr, "bench_decode: %s: %s\n", stage_names[s], t4_errmsg());
@@ -167,5 +203,5 @@ int main(int argc, char **argv)
 		else
 			printf(" |\n");
 	}
-	return 0;
+	return jobs_table(path, runs, values.values);
 }

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define DECODE_JOBS_MAX 1024
+
 struct decode_args {
 	const char *path;
 	const char *output; /* NULL or "-": standard output */
@@ -58,6 +60,10 @@ static void decode_usage(FILE *f)
 		"                         (as Perfetto, LTTng); window: raw midpoints\n"
 		"      --per-cpu          the summary's EVENTS: one row per CPU (domain)\n"
 		"                         instead of the sum over CPUs\n"
+		"  -j, --jobs N           threads (default: the CPUs available): from 2 on,\n"
+		"                         the log is read and unpacked on a thread of its\n"
+		"                         own while the domains are decoded; the output is\n"
+		"                         the same for every N\n"
 		"  -v, --verbose          the summary's clock and missing sections in full\n"
 		"  -h, --help             this text\n\n"
 		"Where a phase boundary falls inside an interval, every output has one\n"
@@ -93,6 +99,7 @@ static const struct option decode_longopts[] = {
 	{ "clock-model", required_argument, NULL, OPT_MODEL },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "per-cpu", no_argument, NULL, OPT_PER_CPU },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -118,6 +125,14 @@ static int option(struct decode_args *a, int c)
 	case OPT_PER_CPU:
 		a->out.per_cpu = true;
 		return 0;
+	case 'j': {
+		uint64_t n;
+		if (t4_parse_u64(optarg, &n) < 0 || n < 1 || n > DECODE_JOBS_MAX)
+			return cli_usage_error("decode", "-j %s: give a number of threads from 1 to %u",
+					       optarg, DECODE_JOBS_MAX);
+		a->d.jobs = (unsigned)n;
+		return 0;
+	}
 	case OPT_TIME:
 		if (t4_time_base_parse(optarg, &a->out.time) < 0)
 			return cli_usage_error("decode", "--time %s", t4_errmsg());
@@ -203,7 +218,7 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 	optind = 1;
 	opterr = 0;
 	/* no '+': options may follow FILE ("decode trace.t4t -f csv") */
-	while ((c = cli_getopt(&g, argc, argv, ":f:o:x:vh", decode_longopts)) != -1) {
+	while ((c = cli_getopt(&g, argc, argv, ":f:o:x:j:vh", decode_longopts)) != -1) {
 		if (c == 'h') {
 			decode_usage(stdout);
 			return 1;

@@ -70,25 +70,26 @@ static int cut_room(struct t4_decoder *d, size_t k, uint32_t n)
 	return 0;
 }
 
-/* The pieces of [start, end) into d->cuts: one per span it overlaps
- * (time rule), or the whole interval in the span its trigger carries
- * (trigger rule, logs without bookmark times). Returns how many. */
-static int cut(struct t4_decoder *d, const struct t4_interval *iv, size_t *k)
+/* The span that holds the whole interval, or SIZE_MAX when a phase
+ * boundary cuts it: by time, or, in logs without bookmark times, the
+ * span its trigger carries. */
+static size_t whole_span(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 {
-	size_t first, last;
+	size_t s;
+
+	if (!d->exact_phases)
+		return dm->span_hint = phases_span_find(d, dm->span_hint, iv->trigger, true);
+	s = dm->span_hint = phases_span_find(d, dm->span_hint, iv->start_ns, false);
+	return phases_span_end(d, s) >= iv->end_ns ? s : SIZE_MAX;
+}
+
+/* The pieces of [start, end) into d->cuts: one per span it overlaps,
+ * from span `first` on. Returns how many. */
+static int cut(struct t4_decoder *d, size_t first, const struct t4_interval *iv, size_t *k)
+{
+	size_t last = phases_span_find(d, first, iv->end_ns - 1, false);
 	int rc;
 
-	if (!d->exact_phases) {
-		if ((rc = cut_room(d, 1, 0)) < 0)
-			return rc;
-		d->cuts[0] = (struct dcut){ phases_span_at_trigger(d, iv->trigger), iv->start_ns,
-					    iv->end_ns };
-		*k = 1;
-		return 0;
-	}
-	first = phases_span_at(d, iv->start_ns);
-	last = d->spans[d->n_spans - 1].start_ns <= iv->start_ns ? d->n_spans - 1
-								: phases_span_at(d, iv->end_ns - 1);
 	if ((rc = cut_room(d, last - first + 1, 0)) < 0)
 		return rc;
 	for (size_t i = first; i <= last; i++) {
@@ -116,8 +117,6 @@ static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, s
 	if (!dm->pub.first_ns)
 		dm->pub.first_ns = iv->start_ns;
 	dm->pub.last_ns = iv->end_ns;
-	for (uint32_t i = 0; i < iv->n_counts; i++)
-		dm->pub.totals[i] += weighted[i];
 	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
 		return rc;
 	return d->o.grid_ns ? grid_add(d, dm, iv, span) : dom_output(d, dm, iv);
@@ -139,11 +138,12 @@ int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv
 	size_t k;
 	int rc;
 
-	if ((rc = phases_ensure(d)) < 0 || (rc = cut(d, iv, &k)) < 0)
+	if ((rc = phases_ensure(d)) < 0)
 		return rc;
-	if (k == 1)
-		return piece(d, dm, iv, d->cuts[0].span, weighted);
-	if ((rc = cut_room(d, k + 1, n)) < 0)
+	size_t whole = whole_span(d, dm, iv);
+	if (whole != SIZE_MAX) /* the usual case: one piece, the interval itself */
+		return piece(d, dm, iv, whole, weighted);
+	if ((rc = cut(d, dm->span_hint, iv, &k)) < 0 || (rc = cut_room(d, k + 1, n)) < 0)
 		return rc;
 	/* overlap weights (the pieces tile [start, end)), then every share */
 	uint64_t len = iv->end_ns - iv->start_ns;

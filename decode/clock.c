@@ -94,30 +94,44 @@ static void blk_clear(struct clk_blk *b)
 	b->n = b->nu = b->nd = 0;
 }
 
-/* Fit over blocks from..to, from their hulls only. */
-static bool fit_blocks(const struct clk *c, int from, int to, struct t4_fit *f)
-{
+/* The hulls of consecutive blocks together, and their samples' x range. */
+struct clk_hulls {
 	struct t4_hpt up[3 * CLOCK_BLOCK], dn[3 * CLOCK_BLOCK];
-	unsigned nu = 0, nd = 0, n = 0;
-	uint64_t xlo = 0, xhi = 0;
+	unsigned nu, nd, n;
+	uint64_t xlo, xhi;
+};
 
+/* Build the combined hulls of blocks from..to. */
+static void hulls_of(const struct clk *c, int from, int to, struct clk_hulls *h)
+{
+	h->nu = h->nd = h->n = 0;
 	for (int b = from; b <= to; b++) {
 		const struct clk_blk *k = &c->blk[b];
 		if (!k->n)
 			continue;
-		if (!n)
-			xlo = k->p[0].x;
-		xhi = k->p[k->n - 1].x;
-		n += k->n;
-		memcpy(up + nu, k->up, k->nu * sizeof(up[0]));
-		memcpy(dn + nd, k->dn, k->nd * sizeof(dn[0]));
-		nu += k->nu;
-		nd += k->nd;
+		if (!h->n)
+			h->xlo = k->p[0].x;
+		h->xhi = k->p[k->n - 1].x;
+		h->n += k->n;
+		for (unsigned i = 0; i < k->nu; i++)
+			t4_hull_push(h->up, &h->nu, k->up[i], true);
+		for (unsigned i = 0; i < k->nd; i++)
+			t4_hull_push(h->dn, &h->nd, k->dn[i], false);
 	}
-	if (n < 2)
+}
+
+/* Fit over blocks from..to, from their hulls only (kept in h for the
+ * ranges of the samples). */
+static bool fit_blocks(const struct clk *c, int from, int to, struct clk_hulls *h)
+{
+	struct t4_fit f;
+
+	hulls_of(c, from, to, h);
+	if (h->n < 2)
 		return false;
-	t4_fit_hulls(up, nu, dn, nd, ((double)(xlo - c->x0) + (double)(xhi - c->x0)) / 2, f);
-	return f->feasible;
+	t4_hull_fit(h->up, h->nu, h->dn, h->nd,
+		    ((double)(h->xlo - c->x0) + (double)(h->xhi - c->x0)) / 2, &f);
+	return f.feasible;
 }
 
 /* ---- statistics ----------------------------------------------------------- */
@@ -326,12 +340,12 @@ static void place_head(struct clk *c)
 		/* the line's value, inside what the local hull and the window
 		 * allow (ns from the block's origin) */
 		double x = (double)(p->x - acc.x0), off = (double)(int64_t)(c->t0 - acc.t0);
-		double lo = fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
-		double hi = fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
+		double lo = t4_fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
+		double hi = t4_fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
 		if (!(lo <= hi))
 			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
-		double v = fmin(fmax(l.my + l.b * (x - l.mx), lo), hi);
-		double bound = fmin(CLOCK_SIGMAS * line_sigma(&l, x), fmax(v - lo, hi - v));
+		double v = t4_fmin(t4_fmax(l.my + l.b * (x - l.mx), lo), hi);
+		double bound = t4_fmin(CLOCK_SIGMAS * line_sigma(&l, x), t4_fmax(v - lo, hi - v));
 		place_one(c, p, acc.t0 + (uint64_t)t4_round(v), (uint64_t)ceil(bound), false);
 	}
 	if (c->h_n == CLOCK_SIDE)
@@ -353,33 +367,14 @@ static void drain(struct clk *c, bool all)
 		c->h_n = c->h_head = 0; /* a segment's sums stay its own */
 }
 
-/* Build the combined hulls of blocks from..to; their x range in xlo, xhi. */
-static unsigned hulls_of(const struct clk *c, int from, int to, struct t4_hpt *up,
-			 unsigned *nu, struct t4_hpt *dn, unsigned *nd)
+/* Queue block b (its samples leave the hull blocks), with the range that
+ * the combined hulls h allow at each sample (h NULL: no feasible hull). Out
+ * of memory for the queue: window midpoints. */
+static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 {
-	unsigned n = 0;
-
-	*nu = *nd = 0;
-	for (int b = from; b <= to; b++) {
-		const struct clk_blk *k = &c->blk[b];
-		for (unsigned i = 0; i < k->nu; i++)
-			t4_hull_push(up, nu, k->up[i], true);
-		for (unsigned i = 0; i < k->nd; i++)
-			t4_hull_push(dn, nd, k->dn[i], false);
-		n += k->n;
-	}
-	return n;
-}
-
-/* Queue block b (its samples leave the hull blocks), with the range the
- * hull of blocks from..to allows at each sample when that hull is
- * feasible (ok). Out of memory for the queue: window midpoints. */
-static void enqueue(struct clk *c, int b, int from, int to, bool ok)
-{
-	struct t4_hpt up[3 * CLOCK_BLOCK], dn[3 * CLOCK_BLOCK];
-	unsigned nu, nd;
 	const struct clk_blk *k = &c->blk[b];
 	struct clk_qblk *q;
+	unsigned iu = 0, id = 0;
 
 	if (!c->q && !(c->q = calloc(CLOCK_QLEN, sizeof(*c->q)))) {
 		for (unsigned i = 0; i < k->n; i++)
@@ -391,19 +386,18 @@ static void enqueue(struct clk *c, int b, int from, int to, bool ok)
 		place_head(c);
 	q = &c->q[(c->q_head + c->q_n++) % CLOCK_QLEN];
 	q->n = k->n;
-	q->ok = ok;
+	q->ok = h != NULL;
 	memset(&q->m, 0, sizeof(q->m));
-	if (ok)
-		hulls_of(c, from, to, up, &nu, dn, &nd);
 	for (unsigned i = 0; i < k->n; i++) {
 		const struct clk_pt *p = &k->p[i];
 		q->p[i] = *p;
 		mom_add(&q->m, p);
 		q->tmin[i] = -INFINITY;
 		q->tmax[i] = INFINITY;
-		if (ok) {
-			double lo, hi;
-			t4_hull_range(up, nu, dn, nd, (double)(p->x - c->x0), &lo, &hi);
+		if (h) {
+			double x = (double)(p->x - c->x0);
+			double lo = t4_hull_walk(h->up, h->nu, &iu, x);
+			double hi = t4_hull_walk(h->dn, h->nd, &id, x);
 			q->tmin[i] = isfinite(lo) ? lo : -INFINITY;
 			q->tmax[i] = isfinite(hi) ? hi : INFINITY;
 		}
@@ -415,12 +409,12 @@ static void enqueue(struct clk *c, int b, int from, int to, bool ok)
  * from..to, else by its own, else by its windows alone. */
 static void place_with(struct clk *c, int b, int from, int to)
 {
-	struct t4_fit f;
+	struct clk_hulls h;
 
-	if (fit_blocks(c, from, to, &f))
-		enqueue(c, b, from, to, true);
+	if (fit_blocks(c, from, to, &h) || fit_blocks(c, b, b, &h))
+		enqueue(c, b, &h);
 	else
-		enqueue(c, b, b, b, fit_blocks(c, b, b, &f));
+		enqueue(c, b, NULL);
 }
 
 /* Move block `from` into slot `to`; `from` is left empty. */
@@ -507,17 +501,16 @@ static void cut(struct clk *c)
  * the pending one with its neighbours. */
 static void block_full(struct clk *c)
 {
-	struct t4_fit f;
+	struct clk_hulls h;
 
 	if (c->blk[B_PEND].n) {
 		/* one fit over the three blocks usually settles it; only when
 		 * it fails is the pending block checked against the open one */
-		int from = B_DONE;
-		if (!fit_blocks(c, B_DONE, B_OPEN, &f) && !fit_blocks(c, from = B_PEND, B_OPEN, &f)) {
+		if (!fit_blocks(c, B_DONE, B_OPEN, &h) && !fit_blocks(c, B_PEND, B_OPEN, &h)) {
 			cut(c);
 			return;
 		}
-		enqueue(c, B_PEND, from, B_OPEN, true);
+		enqueue(c, B_PEND, &h);
 		move_block(c, B_DONE, B_PEND);
 	}
 	move_block(c, B_PEND, B_OPEN);

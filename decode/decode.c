@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -494,6 +495,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
 		if (d->doms[i]->pub.selected && d->o.grid_ns)
 			rc = grid_flush(d, d->doms[i]);
+	for (size_t i = 0; i < d->n_doms; i++)
+		phases_flush(d->doms[i]);
 	if (rc >= 0)
 		rc = slices_flush(d);
 	if (t4_index_status(d->ix))
@@ -579,7 +582,8 @@ bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
 
 /* ---- reading a file -------------------------------------------------------- */
 
-static void on_warning(void *ud, uint64_t offset, const char *msg)
+/* A warning of the reader: said, and a damage epoch begins. */
+static void reader_warning(void *ud, uint64_t offset, const char *msg)
 {
 	struct t4_decoder *d = ud;
 
@@ -587,44 +591,79 @@ static void on_warning(void *ud, uint64_t offset, const char *msg)
 	t4_decoder_damage(d, offset, msg);
 }
 
+/* The reader's callback: while a read-ahead runs, its warnings are queued
+ * in place among the packets (readahead.c). */
+struct feed {
+	struct t4_decoder *d;
+	struct t4_readahead *ra;
+};
+
+static void on_warning(void *ud, uint64_t offset, const char *msg)
+{
+	struct feed *f = ud;
+
+	if (f->ra)
+		dec_readahead_warning(f->ra, offset, msg);
+	else
+		reader_warning(f->d, offset, msg);
+}
+
+/* Feed every packet of r to d on this thread. */
+static int feed_here(struct t4_decoder *d, struct t4_reader *r, struct dec_read_end *end)
+{
+	struct t4_packet *p = malloc(sizeof(*p));
+	int rc = 0;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	while ((end->rrc = t4_reader_next(r, p)) > 0)
+		if ((rc = t4_decoder_feed(d, p)) < 0)
+			break;
+	snprintf(end->msg, sizeof(end->msg), "%s", end->rrc < 0 ? t4_errmsg() : "");
+	t4_reader_stats(r, &end->st);
+	free(p);
+	return rc;
+}
+
+unsigned t4_decode_jobs_default(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	return 1;
+}
+
 int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 		   const struct t4_sink_ops *ops, void *ud)
 {
 	struct t4_decoder *d;
 	struct t4_reader *r;
-	struct t4_packet *p = malloc(sizeof(*p));
-	struct t4_reader_stats st;
-	int rc, rrc;
+	struct dec_read_end end = { 0 };
+	struct feed f = { 0 };
+	unsigned jobs = o->jobs ? o->jobs : t4_decode_jobs_default();
+	int rc;
 
-	if (!p)
-		return t4_err(ENOMEM, "out of memory");
-	if ((rc = t4_decoder_new(&d, o, ops, ud)) < 0) {
-		free(p);
+	if ((rc = t4_decoder_new(&d, o, ops, ud)) < 0)
 		return rc;
-	}
-	if ((rc = t4_reader_open(&r, path, on_warning, d)) < 0) {
+	f.d = d;
+	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0) {
 		t4_decoder_free(d);
-		free(p);
 		return rc;
 	}
-	while ((rrc = t4_reader_next(r, p)) > 0)
-		if ((rc = t4_decoder_feed(d, p)) < 0)
-			break;
-	t4_reader_stats(r, &st);
+	rc = jobs > 1 ? dec_readahead_feed(d, r, &f.ra, reader_warning, &end)
+		      : feed_here(d, r, &end);
 	t4_reader_close(r);
-	free(p);
-	if (st.next_recording) { /* two logs in one file: never merged */
+	if (end.st.next_recording) { /* two logs in one file: never merged */
 		char note[T4_READER_NOTE_MAX];
 		t4_warn("%s: %s", strcmp(path, "-") ? path : "standard input",
-			t4_reader_recording_note(path, &st, "decode", note, sizeof(note)));
+			t4_reader_recording_note(path, &end.st, "decode", note, sizeof(note)));
 	}
 	if (rc >= 0) {
 		/* a read error ends the log here: decode what was read */
-		char msg[256];
-		snprintf(msg, sizeof(msg), "%s", rrc < 0 ? t4_errmsg() : "");
-		rc = t4_decoder_finish(d, &st);
-		if (rc >= 0 && rrc < 0)
-			rc = t4_err(-rrc, "%s", msg);
+		rc = t4_decoder_finish(d, &end.st);
+		if (rc >= 0 && end.rrc < 0)
+			rc = t4_err(-end.rrc, "%s", end.msg);
 	}
 	t4_decoder_free(d);
 	return rc;

@@ -180,6 +180,10 @@ struct t4_decode_opts {
 	bool want_metrics;       /* evaluate metrics per interval (sinks
 				  * that print intervals); phases always */
 	uint32_t lookahead;      /* join look-ahead in triggers; 0 = 256 */
+	unsigned jobs;           /* threads for t4_decode_file(): 1 reads and
+				  * decodes on the caller's; 2 and up read the
+				  * log on a thread of its own; 0 = the CPUs
+				  * available (the output is the same) */
 };
 
 /* Interval flags. */
@@ -352,6 +356,8 @@ void t4_decoder_damage(struct t4_decoder *dec, uint64_t offset, const char *msg)
  * the sink's finish. st: the reader's statistics (may be NULL). */
 int t4_decoder_finish(struct t4_decoder *dec, const struct t4_reader_stats *st);
 
+/* The CPUs this process may run on (at least 1): decode's default -j. */
+unsigned t4_decode_jobs_default(void);
 /* Read a log (a path, or "-" for standard input) through the decoder. */
 int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 		   const struct t4_sink_ops *ops, void *ud);

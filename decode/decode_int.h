@@ -81,17 +81,28 @@ static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, 
 	h[k++] = p;
 	*n = k;
 }
-/* Fit from candidate vertices: up, the upper hull vertices of the lower
- * points (x, lo) of consecutive blocks, dn the lower hull vertices of their
+/* Fit from hulls already built (t4_hull_push): up, the upper hull of the
+ * lower points (x, lo) of consecutive blocks, dn the lower hull of their
  * upper points (x, hi), each in x order; xc the middle of the x range. */
-void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
-		  unsigned nd, double xc, struct t4_fit *out);
+void t4_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
+		 double xc, struct t4_fit *out);
 
-/* The range of the lines consistent with the hulls' points at x: the
- * upper hull of the lower points and the lower hull of the upper points
- * evaluated there (x inside their x range; NaN outside). */
-void t4_hull_range(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
-		   unsigned nd, double x, double *lo, double *hi);
+/* A hull evaluated at x by linear interpolation (NaN outside its x
+ * range); *i: a cursor, 0 at first, for points of increasing x. With up
+ * and dn as above, the range of the lines consistent with the points. */
+double t4_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
+
+/* fmax() and fmin() inline, with their NaN rule (a NaN argument gives the
+ * other one) and x86's choice between equal values (the second). */
+static inline double t4_fmax(double x, double y)
+{
+	return x > y || y != y ? x : y;
+}
+
+static inline double t4_fmin(double x, double y)
+{
+	return x < y || y != y ? x : y;
+}
 
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
 
@@ -302,6 +313,15 @@ struct dom {
 	t4_u128 *ptot, *ntot;
 	uint64_t *pel, *nel;
 	size_t n_ptot, n_ntot;
+	/* the run: pieces of consecutive intervals in one span (of one name),
+	 * summed (ncap) until the span changes, then added to pub.totals and
+	 * the span's and the name's totals at once (phases_flush) */
+	t4_u128 *run;
+	uint64_t run_el;
+	size_t run_span;
+	uint32_t run_name;
+	bool run_open;
+	size_t span_hint;    /* the span its last interval started in */
 	struct gcell cell;
 	uint64_t *scratch;   /* ncap */
 	double *dcounts, *metrics;
@@ -447,13 +467,36 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
+/* readahead.c: the log read on a thread of its own (decode -j 2 and up) */
+struct t4_readahead;
+struct dec_read_end {
+	int rrc;        /* t4_reader_next()'s last status */
+	char msg[256];  /* its error message (rrc < 0) */
+	struct t4_reader_stats st;
+};
+/* Feed every packet of r to d, read ahead on another thread; *slot points
+ * at the read-ahead while it runs, for the reader's warning callback to
+ * queue its warnings in place (dec_readahead_warning), which are replayed
+ * through warn(d, ...) in order. Returns the decoder's status; the
+ * reader's end in *end. */
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
+		       t4_reader_warn_fn warn, struct dec_read_end *end);
+void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg);
+
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
 int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
-/* Add one piece's totals (counts as totals add them) to span `span`. */
+/* Add one piece's totals (counts as totals add them) to span `span`:
+ * to the domain's run, which phases_flush() adds to the totals (before
+ * they are read: at the end, and when the counts per sample grow). */
+void phases_flush(struct dom *dm);
 int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
 		     const uint64_t *counts, uint32_t n);
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
+/* The span in force at v, a time (or a trigger: by_trigger), trying span
+ * `hint` and the next one first (a domain's intervals come in order: the
+ * span of its last one). */
+size_t phases_span_find(const struct t4_decoder *d, size_t hint, uint64_t v, bool by_trigger);
 /* The span an interval closed by trigger k is in, by the trigger rule of
  * logs without bookmark times: the last span that trigger k carries. */
 size_t phases_span_at_trigger(const struct t4_decoder *d, uint64_t k);

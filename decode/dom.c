@@ -245,11 +245,14 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
 	uint64_t *weighted = calloc(n, sizeof(*weighted));
 	double *dc = calloc(n, sizeof(*dc));
-	t4_u128 *ptot = restride(dm->ptot, dm->n_ptot, old, n);
-	t4_u128 *ntot = restride(dm->ntot, dm->n_ntot, old, n);
+	t4_u128 *run = calloc(n, sizeof(*run)), *ptot, *ntot;
 
-	if (!qc || !cell || !scratch || !dc || !weighted || (dm->n_ptot && !ptot) ||
+	phases_flush(dm); /* the totals are restrided */
+	ptot = restride(dm->ptot, dm->n_ptot, old, n);
+	ntot = restride(dm->ntot, dm->n_ntot, old, n);
+	if (!qc || !cell || !scratch || !dc || !weighted || !run || (dm->n_ptot && !ptot) ||
 	    (dm->n_ntot && !ntot)) {
+		free(run);
 		free(weighted);
 		free(qc);
 		free(cell);
@@ -270,6 +273,8 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	free(dm->ptot);
 	free(dm->ntot);
 	free(dm->weighted);
+	free(dm->run);
+	dm->run = run;
 	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
@@ -297,6 +302,7 @@ void dom_free(struct dom *dm)
 	free(dm->ntot);
 	free(dm->nel);
 	free(dm->weighted);
+	free(dm->run);
 	free(dm->cell.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
@@ -455,10 +461,10 @@ int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 static uint64_t elapsed_of(const struct dom *dm, const struct dsample *s, uint64_t start,
 			   uint64_t end)
 {
+	if (dm->pub.clock.model != T4_CLOCK_OFFSET || !dm->clocked)
+		return end - start;
 	double hz = (double)dm->pub.ix->d.nominal_hz;
-
-	if (dm->pub.clock.model == T4_CLOCK_OFFSET && dm->clocked && hz > 0 &&
-	    s->x > dm->prev.x)
+	if (hz > 0 && s->x > dm->prev.x)
 		return (uint64_t)t4_round((double)(s->x - dm->prev.x) * 1e9 / hz);
 	return end - start;
 }
@@ -610,9 +616,12 @@ static bool joinable(const struct t4_decoder *d, const struct dsched *s, uint64_
 /* Hand out the placed samples the join allows; all: the log has ended. */
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
 {
-	const struct dsched *s = sched_of(d, dm);
+	const struct dsched *s;
 	int rc = 0;
 
+	if (!all && dm->head == dm->pcur)
+		return 0; /* nothing placed since: the usual case */
+	s = sched_of(d, dm);
 	if (all) {
 		while (dm->mcur < dm->tail)
 			model_push(dm, dm->mcur++);
@@ -638,8 +647,9 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all)
 static int ring_grow(struct dom *dm)
 {
 	uint32_t cap = dm->qcap * 2;
-	struct dsample *q = calloc(cap, sizeof(*q));
-	uint64_t *qc = calloc((size_t)cap * dm->ncap, sizeof(*qc));
+	/* only [head, tail) is ever read: no need to clear */
+	struct dsample *q = malloc(cap * sizeof(*q));
+	uint64_t *qc = malloc((size_t)cap * dm->ncap * sizeof(*qc));
 
 	if (!q || !qc) {
 		free(q);
@@ -701,8 +711,10 @@ static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, 
 	s->n = r->n_counts;
 	s->placed = s->nonlinear = false;
 	uint64_t *c = counts_at(dm, pos);
-	for (uint32_t i = 0; i < dm->ncap; i++)
-		c[i] = i < r->n_counts ? r->counts[i] : 0;
+	for (uint32_t i = 0; i < r->n_counts; i++) /* n_counts <= ncap: grow_counts */
+		c[i] = r->counts[i];
+	for (uint32_t i = r->n_counts; i < dm->ncap; i++)
+		c[i] = 0;
 	dm->tail++;
 }
 

@@ -177,11 +177,30 @@ static size_t put_text(struct t4_wbuf *w, const char *s)
 	return n;
 }
 
+/* The length of s when it needs no care in a CSV field (sep: the field
+ * separator) or a JSON string (sep '\\'): ASCII with neither a quote nor
+ * a control character nor sep, which both write as it is; SIZE_MAX if s
+ * has one, for the careful path. The usual name: written in one piece. */
+static size_t plain_len(const char *s, char sep)
+{
+	size_t n = 0;
+
+	for (unsigned char c; (c = (unsigned char)s[n]); n++)
+		if (c >= 0x80 || c < 0x20 || c == '"' || c == (unsigned char)sep)
+			return SIZE_MAX;
+	return n;
+}
+
 void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t plain = plain_len(s, '\\');
 
 	t4_wbuf_ch(w, '"');
+	if (plain != SIZE_MAX) {
+		t4_wbuf_put(w, s, plain);
+		s += plain;
+	}
 	while (*s) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\') {
@@ -204,6 +223,12 @@ void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
 
 void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
 {
+	size_t plain = plain_len(s, sep);
+
+	if (plain != SIZE_MAX) {
+		t4_wbuf_put(w, s, plain);
+		return;
+	}
 	bool quote = strpbrk(s, "\"\r\n") || strchr(s, sep);
 
 	if (!quote && t4_text_clean(s, 0)) {

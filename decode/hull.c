@@ -88,45 +88,28 @@ void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 	fit_from_hulls(up, nu, dn, nd, (pts[0].x + pts[n - 1].x) / 2, out);
 }
 
-void t4_fit_hulls(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
-		  unsigned nd, double xc, struct t4_fit *out)
+void t4_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
+		 double xc, struct t4_fit *out)
 {
-	struct t4_hpt u[FIT_MAX], d[FIT_MAX];
-	unsigned ku = 0, kd = 0;
-
 	*out = (struct t4_fit){ .feasible = false };
-	if (nu > FIT_MAX || nd > FIT_MAX || nu + nd < 3)
+	if (nu + nd < 3)
 		return;
-	for (unsigned i = 0; i < nu; i++)
-		t4_hull_push(u, &ku, up[i], true);
-	for (unsigned i = 0; i < nd; i++)
-		t4_hull_push(d, &kd, dn[i], false);
-	fit_from_hulls(u, ku, d, kd, xc, out);
+	fit_from_hulls(up, nu, dn, nd, xc, out);
 }
 
-/* A hull (x increasing) evaluated at x by linear interpolation. */
-static double hull_at(const struct t4_hpt *h, unsigned n, double x)
+double t4_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
 {
-	unsigned lo = 0, hi = n - 1;
+	unsigned lo = *i;
 
 	if (!n || x < h[0].x || x > h[n - 1].x)
 		return NAN;
 	if (n == 1)
 		return h[0].y;
-	while (hi - lo > 1) {
-		unsigned mid = (lo + hi) / 2;
-		if (h[mid].x <= x)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	double dx = h[hi].x - h[lo].x;
-	return dx > 0 ? h[lo].y + (h[hi].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
-}
-
-void t4_hull_range(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
-		   unsigned nd, double x, double *lo, double *hi)
-{
-	*lo = hull_at(up, nu, x);
-	*hi = hull_at(dn, nd, x);
+	/* the last vertex at or before x, short of the last one: what a
+	 * binary search finds, in O(1) amortised for increasing x */
+	while (lo + 2 < n && h[lo + 1].x <= x)
+		lo++;
+	*i = lo;
+	double dx = h[lo + 1].x - h[lo].x;
+	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
 }

@@ -40,7 +40,7 @@
 #include <string.h>
 
 struct csv_state {
-	struct t4_wbuf prefix; /* trigger..domain of the current interval */
+	struct t4_wbuf prefix; /* trigger..pmu of the current interval */
 	struct t4_wbuf suffix; /* ,occurrence and the line end */
 	bool checked;          /* the time base was checked against the log */
 };
@@ -103,14 +103,12 @@ static void csv_fini(struct t4_output *x)
 	free(st);
 }
 
-static void row_start(struct t4_output *x, const char *pmu, const char *name)
+static void row_start(struct t4_output *x, const char *name)
 {
 	struct csv_state *st = x->state;
 	char sep = x->o.csv_sep;
 
 	t4_wbuf_put(&x->w, st->prefix.buf, st->prefix.len);
-	t4_wbuf_csv_field(&x->w, pmu, sep);
-	t4_wbuf_ch(&x->w, sep);
 	t4_wbuf_csv_field(&x->w, name, sep);
 	t4_wbuf_ch(&x->w, sep);
 }
@@ -146,6 +144,8 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	t4_wbuf_ch(p, sep);
 	t4_wbuf_csv_field(p, dm->name, sep);
 	t4_wbuf_ch(p, sep);
+	t4_wbuf_csv_field(p, dm->pmu, sep);
+	t4_wbuf_ch(p, sep);
 	st->suffix.len = 0;
 	t4_wbuf_ch(&st->suffix, sep);
 	t4_wbuf_u64(&st->suffix, iv->occurrence);
@@ -153,14 +153,14 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
-		row_start(x, dm->pmu, dm->event_name[i]);
+		row_start(x, dm->event_name[i]);
 		t4_wbuf_u64(&x->w, iv->counts[i]);
 		row_end(x, dm->event_unit[i], "counter");
 	}
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue; /* not asked for, or absent (NaN) */
-		row_start(x, dm->pmu, dm->metric_name[m]);
+		row_start(x, dm->metric_name[m]);
 		t4_wbuf_f64(&x->w, iv->metrics[m]);
 		row_end(x, dm->metric_unit[m], "metric");
 	}

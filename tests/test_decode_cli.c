@@ -797,3 +797,82 @@ Test(decode_cli, record_sim_then_decode, .timeout = 180)
 	dc_check(&c, "info-totals sim.csv info.json");
 	dc_fini(&c);
 }
+
+/* ---- decode -j ------------------------------------------------------------------ */
+
+/* LOG decoded with -j 1, -j 4 and the default -j: every format's output and
+ * what is said on standard error (the damage) are the same, byte for byte. */
+static void same_for_every_jobs(struct dc *c, const char *log)
+{
+	static const char *const fmt[] = { "summary", "csv", "jsonl", "perfetto" };
+	static const char *const jobs[] = { "-j 4", "--jobs=2", "" };
+
+	for (size_t f = 0; f < T4_ARRAY_LEN(fmt); f++) {
+		/* -v: the summary's clock section in full */
+		const char *v = strcmp(fmt[f], "summary") ? "" : "-v";
+		cr_assert_eq(dc_sh(c, "'%s' decode %s -f %s %s -j 1 -o one.out 2>one.err", c->bin, log,
+				   fmt[f], v),
+			     0, "decode %s -f %s -j 1: %s", log, fmt[f], c->out);
+		for (size_t j = 0; j < T4_ARRAY_LEN(jobs); j++) {
+			cr_assert_eq(dc_sh(c, "rm -f n.out && '%s' decode %s -f %s %s %s -o n.out 2>n.err",
+					   c->bin, log, fmt[f], v, jobs[j]),
+				     0, "decode %s -f %s %s: %s", log, fmt[f], jobs[j], c->out);
+			cr_assert_eq(dc_sh(c, "cmp one.out n.out && sed 's/n[.]out/one.out/' n.err |"
+					      " cmp one.err -"),
+				     0, "decode %s -f %s: -j 1 and %s differ: %s", log, fmt[f], jobs[j],
+				     c->out);
+		}
+		dc_sh(c, "rm -f one.out");
+	}
+}
+
+/* A simulated Tegra410 and a damaged, reordered log with bookmarks (its
+ * warnings on standard error among the packets, in their place). */
+Test(decode_cli, threads_change_no_output_sim_and_damaged, .timeout = 300)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim=7 --virtual --per-socket --duration 3s"
+			       " -o sim.t4t", c.bin), 0, "%s", c.out);
+	same_for_every_jobs(&c, "sim.t4t");
+	dc_write(&c, "dmg", "--triggers 3000 --seed 4 --bookmarks --damage 2 --damage 5 --drop-returns 0.02"
+			    " --late 0.02 --duplicate 0.01 --reorder 40");
+	cr_assert_eq(dc_decode(&c, "dmg.t4 -j 1 -o /dev/null"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "payload CRC mismatch"), "the log is not damaged: %s", c.out);
+	same_for_every_jobs(&c, "dmg.t4");
+	/* and from standard input */
+	cr_assert_eq(dc_sh(&c, "'%s' decode - -f csv -j 1 < dmg.t4 > a.csv 2>/dev/null && '%s' decode"
+			       " - -f csv -j 3 < dmg.t4 > b.csv 2>/dev/null && cmp a.csv b.csv",
+			   c.bin, c.bin), 0, "%s", c.out);
+	dc_fini(&c);
+}
+
+/* The host's own PMUs, recorded live. */
+Test(decode_cli, threads_change_no_output_host, .timeout = 300)
+{
+	struct dc c;
+
+	t4t_need_perf();
+	dc_init(&c, "python3");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --period 1ms --duration 1s -o host.t4t", c.bin), 0,
+		     "%s", c.out);
+	same_for_every_jobs(&c, "host.t4t");
+	dc_fini(&c);
+}
+
+/* -j takes a number of threads from 1 on. */
+Test(decode_cli, jobs_refusals, .timeout = 60)
+{
+	struct dc c;
+	static const char *const bad[] = { "0", "-1", "x", "2x", "1025", "" };
+
+	dc_init(&c, "python3");
+	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
+		char args[64];
+		snprintf(args, sizeof(args), "no.t4 -j '%s'", bad[i]);
+		cr_assert_eq(dc_decode(&c, args), 2, "-j '%s': %s", bad[i], c.out);
+		cr_assert(strstr(c.out, "give a number of threads from 1 to 1024"), "%s", c.out);
+	}
+	dc_fini(&c);
+}

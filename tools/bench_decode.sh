@@ -12,6 +12,11 @@
 #      headless Chromium takes to draw its first plot (target 5 s; best of
 #      3, tests/report_check.py time).
 #
+#   With T4_BASE=/path/to/an/older/t410trace (e.g. main's build), part 1 is
+#   followed by both decoders side by side on the same log: CPU seconds
+#   (user + system, best of 3) of info, decode to the summary and decode
+#   to CSV on /dev/null, one core (-j 1 where the binary knows it).
+#
 #   tools/bench_decode.sh OUT     (OUT: the build folder, e.g. build)
 #
 # The logs go to a temporary directory (TMPDIR, default /tmp; 3 GB free
@@ -28,6 +33,34 @@ echo
 "$bin" record --sim --virtual --per-socket --period 1ms --duration 60s -q -o "$dir/60s.t4t"
 T4_OUT="$OUT" "$OUT/bench/bench_decode" "$dir/60s.t4t" -r 3
 echo
+
+# best CPU seconds (user + system) of 3 runs of a command
+best_cpu() {
+	local best=
+	for _ in 1 2 3; do
+		t=$( { /usr/bin/time -f "%U %S" "$@" > /dev/null; } 2>&1 | tail -1 |
+			awk '{ print $1 + $2 }')
+		best=$(awk -v a="$t" -v b="${best:-1e30}" 'BEGIN { print (a < b ? a : b) }')
+	done
+	echo "$best"
+}
+if [ -n "${T4_BASE:-}" ]; then
+	echo "side by side on that log (CPU s, user + system, best of 3; one core):"
+	echo
+	echo "| decoder | info | summary | summary / info | CSV to /dev/null |"
+	echo "|---|---:|---:|---:|---:|"
+	for b in "$T4_BASE" "$bin"; do
+		j=()
+		"$b" decode --help | grep -q -- '--jobs' && j=(-j 1)
+		i=$(best_cpu "$b" info "$dir/60s.t4t")
+		su=$(best_cpu "$b" decode "${j[@]}" "$dir/60s.t4t")
+		cs=$(best_cpu "$b" decode "${j[@]}" -f csv -o /dev/null "$dir/60s.t4t")
+		awk -v b="$b" -v i="$i" -v s="$su" -v c="$cs" \
+			'BEGIN { r = i > 0 ? sprintf("%.2fx", s / i) : "-"
+			printf "| %s | %.2f | %.2f | %s | %.2f |\n", b, i, s, r, c }'
+	done
+	echo
+fi
 
 echo "\`\$ $bin record --sim --virtual --per-socket --period 1ms --duration 1h -o LOG; /usr/bin/time $bin decode LOG\`"
 echo
