@@ -76,8 +76,9 @@ REPORT_ASSETS_C := $(OUT)/gen/decode/report_assets.c
 CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o) $(REPORT_ASSETS_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
-# libt410trace: the app API over control/ (its client and name rule) and util/
-LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c util/err.c
+# libt410trace: the app API over control/ (its client, name rule and probe
+# page) and util/
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/err.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
@@ -222,9 +223,9 @@ tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 # --filter in CRITERION_FLAGS are not listed) and a closing line.
 check: deps-quiet
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)rm -f $(TEST_BIN).tap; \
-	T4_BIN=$(abspath $(BIN)) T4_OUT=$(abspath $(OUT)) T4_SOLIB=$(abspath $(SOLIB)) \
-	  T4_CC='$(CC)' T4_CXX='$(CXX)' LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
+	$(Q)rm -f $(TEST_BIN).tap; out=$$(cd $(OUT) && pwd) || exit 1; \
+	T4_BIN="$$out/$(notdir $(BIN))" T4_OUT="$$out" T4_SOLIB="$$out/$(notdir $(SOLIB))" \
+	  T4_CC='$(CC)' T4_CXX='$(CXX)' LSAN_OPTIONS="suppressions='$$PWD/tests/lsan.supp'" \
 	  $(TEST_BIN) --jobs 2 --tap=$(TEST_BIN).tap $(CRITERION_FLAGS); rc=$$?; \
 	awk '/^not ok / { f++ } /^ok / && !/ # SKIP / { p++ } \
 	  / # SKIP / && !/ # SKIP test was skipped$$/ { s++; sub(/^ok - /, ""); sub(/  # SKIP /, ": "); \
@@ -249,7 +250,7 @@ check-arm64:
 	$(Q)$(MAKE) --no-print-directory check SAN=0 OUT=$(ARM64_OUT) ARCH=aarch64 CC=$(ARM64_CROSS)gcc \
 	  CXX=$(ARM64_CROSS)g++ PKG_CONFIG=$(ARM64_CROSS)pkg-config \
 	  CRITERION_CFLAGS='-isystem $(ARM64_DEB)/usr/include' \
-	  CRITERION_LIBS='-L$(ARM64_LIB) -Wl,-rpath-link,$(ARM64_LIB) -Wl,--disable-new-dtags,-rpath,$(abspath $(ARM64_LIB)) -lcriterion'
+	  CRITERION_LIBS='-L$(ARM64_LIB) -Wl,-rpath-link,$(ARM64_LIB) -Wl,--disable-new-dtags,-rpath,"\$$$$ORIGIN/$(ARM64_LIB:$(ARM64_OUT)/%=%)" -lcriterion'
 
 demo: deps-quiet all
 	$(Q)tools/demo.sh $(BIN)

@@ -240,6 +240,7 @@ int main(int argc, char **argv)
 			continue;
 		snprintf(path, sizeof(path), "%s/bench_log-%s-%d.t4", dir,
 			 run.backend_name, run.level);
+		unlink(path); /* a kept run's: the log never writes over a file */
 		err = bench_write(path, &run, n, &res);
 		if (!err)
 			err = bench_read(path, n, &res);

@@ -18,8 +18,8 @@
  * on the CPUs (sched_switch, filtered in the kernel to the workload's
  * process tree, or every task), their names, its GPU jobs (dma_fence and
  * GPU scheduler tracepoints), and libt410trace's bookmarks and triggers
- * through a uprobe on its probe point; one ring buffer, drained by the
- * caller, each record handed over as a packet (FORMAT.md 4.5a) or as a
+ * through a uprobe on its probe point; two ring buffers (the uprobe's
+ * records apart), drained by the caller together, each record handed over as a packet (FORMAT.md 4.5a) or as a
  * bookmark or trigger command.
  *
  * Errors follow util.h: 0 or a negative errno with a one-line message that
@@ -143,13 +143,16 @@ const char *t4_bpf_phases_note(const struct t4_bpf_phases *p);
 int t4_bpf_phases_track(struct t4_bpf_phases *p, int pid);
 /* Take process pid's probe hits: path is the file holding its
  * libt410trace, which pid must map; the file gets the uprobe once. Fails
- * with the reason (not mapped, no t410__probe symbol, ...). Any thread. */
+ * with the reason (not mapped, no t410__probe2 symbol, ...). Any thread. */
 int t4_bpf_phases_uprobe(struct t4_bpf_phases *p, int pid, const char *path);
 /* Wait up to timeout_ms for a bookmark or trigger (other records never
  * wake), then hand every record to fn, in order. Returns how many. */
 int t4_bpf_phases_poll(struct t4_bpf_phases *p, int timeout_ms, t4_bpf_phase_fn fn, void *ud);
 /* At the end: a CPU slice, ending now, for each thread still on a CPU. */
 int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud);
+/* Probe calls the program did not record: a bad name (a caller that
+ * skipped libt410trace's check), or the marks ring full. */
+uint64_t t4_bpf_phases_refused(const struct t4_bpf_phases *p);
 /* Records lost before user space: the ring was full (and malformed ones). */
 uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p);
 void t4_bpf_phases_close(struct t4_bpf_phases *p); /* accepts NULL */

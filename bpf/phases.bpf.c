@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* phases.bpf.c - what the kernel sees of the workload: its threads on the
  * CPUs, its GPU jobs, and the bookmarks and triggers of libt410trace's
- * probe point, as records in one ring buffer (phases.h).
+ * probe point, as records in two ring buffers (phases.h).
  *
  * Filtering happens here, so that a busy machine's other tasks cost one
  * map lookup per context switch: `tracked` holds the workload's processes
@@ -23,13 +23,20 @@
  * CO-RE through local types, and left out at load where the kernel has
  * none. t4_fence_step (phases.h) decides what each event does.
  *
- * Uprobe: `on_probe` is attached by user space to t410__probe in each
+ * Uprobe: `on_probe` is attached by user space to t410__probe2 in each
  * library a process names in its "hello"; only processes in `uprobe_ok`
  * (those the recorder answered "uprobe") are taken. It stamps the time
- * first, reads the bookmark name from user memory; a trigger wakes user
- * space, a bookmark waits for the next drain.
+ * first, reads the bookmark name from user memory and checks it (control/
+ * name.c's rule: a name too long or with another character is refused,
+ * never cut), and writes the record into `marks`, a ring of its own; a
+ * trigger wakes user space, a bookmark waits for the next drain unless
+ * the caller asks for a wake-up. libt410trace makes a call only with a
+ * credit from the recorder (control/probe.c), and `marks` has room for all
+ * of them: a call the library made is a record. What does not get in (a
+ * bad name from a caller that skipped the library's check, a full ring) is
+ * counted in `marks_refused`.
  *
- * A record the ring refuses is counted in `lost` (per CPU).
+ * A record `rb` refuses is counted in `lost` (per CPU).
  *
  * Missed switches: on this project's loaded VM the kernel sometimes does
  * not deliver a sched_switch to the program (no recursion miss counted;
@@ -104,11 +111,31 @@ struct {
 } rb SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 512 << 10); /* set by user space */
+} marks SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/* A bookmark name as read from the app, longer than a name may be (so
+ * that a longer one is seen, never cut). */
+struct name_buf {
+	char c[T4_PH_NAME + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_buf);
+} scratch SEC(".maps");
+
+__u64 marks_refused = 0; /* probe calls not recorded (the mmapped .bss) */
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -428,7 +455,7 @@ int BPF_PROG(on_job_done, struct drm_sched_fence___t4 *sf)
 
 /* ---- the probe point of libt410trace ------------------------------------ */
 
-/* t410__probe(int op, const char *name): its two arguments. struct
+/* t410__probe2(int op, const char *name): its two arguments. struct
  * user_pt_regs is arm64's UAPI (stable), and a vmlinux.h made on another
  * architecture lacks it: a copy of our own, under our own name. */
 #if defined(__TARGET_ARCH_arm64)
@@ -445,34 +472,58 @@ struct t4_arm64_regs {
 #error "phases.bpf.c: the probe's arguments on this architecture: add them here"
 #endif
 
+/* The bookmark name at user address name into b: whether it is a name
+ * (readable, 1 to T4_PH_NAME - 1 characters of the rule's). */
+static __always_inline int read_name(const char *name, struct name_buf *b)
+{
+	long n = bpf_probe_read_user_str(b->c, T4_PH_NAME + 1, name);
+
+	if (n < 2 || n > T4_PH_NAME)
+		return 0;
+	for (int i = 0; i < T4_PH_NAME; i++) {
+		if (!b->c[i])
+			break;
+		if (!t4_ph_name_char(b->c[i]))
+			return 0;
+	}
+	return 1;
+}
+
 SEC("uprobe")
 int on_probe(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u64 op = PROBE_ARG1(ctx);
+	__u32 tgid = id >> 32, op = (__u32)PROBE_ARG1(ctx), zero = 0;
 	const char *name = (const char *)PROBE_ARG2(ctx);
+	int bm = (op & 0xff) == T4_PH_PROBE_BOOKMARK;
+	struct name_buf *b = NULL;
 	struct t4_ph_mark *r;
 
 	if (!bpf_map_lookup_elem(&uprobe_ok, &tgid))
 		return 0; /* not told to use the probe: another recorder's process */
-	r = reserve(sizeof(*r));
+	if (bm && (!(b = bpf_map_lookup_elem(&scratch, &zero)) || !read_name(name, b)))
+		goto refused;
+	r = bpf_ringbuf_reserve(&marks, sizeof(*r), 0);
 	if (!r)
-		return 0;
-	r->type = (__u32)op == T4_PH_PROBE_TRIGGER ? T4_PH_TRIGGER : T4_PH_BOOKMARK;
+		goto refused;
+	r->type = bm ? T4_PH_BOOKMARK : T4_PH_TRIGGER;
 	r->pid = tgid;
 	r->tid = (__u32)id;
 	r->pad = 0;
 	r->ns = now;
-	r->name[0] = '\0';
-	if (r->type == T4_PH_BOOKMARK && bpf_probe_read_user_str(r->name, sizeof(r->name), name) < 0)
-		r->name[0] = '\0';
+	__builtin_memset(r->name, 0, sizeof(r->name));
+	if (b)
+		__builtin_memcpy(r->name, b->c, sizeof(r->name) - 1);
 	/* A trigger must fire now: wake the drain. A bookmark carries its own
 	 * time and waits for the next drain (or a trigger's wake-up): the
 	 * decoder places it by that time when it reaches the log within its
 	 * lag, and the app pays no cross-CPU wake-up per bookmark. Periods
-	 * under 1 ms (a lag of fewer triggers than a drain's wait) wake. */
-	bpf_ringbuf_submit(r, r->type == T4_PH_TRIGGER || wake_on_bookmark ? BPF_RB_FORCE_WAKEUP
-									  : BPF_RB_NO_WAKEUP);
+	 * under 1 ms (a lag of fewer triggers than a drain's wait) wake, and so
+	 * does a caller that found the credits running low. */
+	bpf_ringbuf_submit(r, !bm || wake_on_bookmark || (op & T4_PH_PROBE_WAKE)
+				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return 0;
+refused:
+	__sync_fetch_and_add(&marks_refused, 1);
 	return 0;
 }

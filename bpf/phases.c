@@ -12,7 +12,7 @@
  * The uprobe: a process of the workload says which file holds its
  * libt410trace (its "hello"); the file must be mapped by that process
  * (/proc/PID/maps), is reached through /proc/PID/root (its mount
- * namespace), and gets one uprobe on t410__probe, found by libbpf in the
+ * namespace), and gets one uprobe on t410__probe2, found by libbpf in the
  * file's symbols, so no offset a process sends is ever trusted. One link per
  * file (device, inode), shared by every process that maps it; the process
  * is then let through the program's uprobe_ok filter. Attaching happens on
@@ -41,8 +41,11 @@
 #include "control/control.h"
 #include "util/util.h"
 
-_Static_assert(T4_PH_PROBE_BOOKMARK == T4_PROBE_BOOKMARK && T4_PH_PROBE_TRIGGER == T4_PROBE_TRIGGER,
+_Static_assert(T4_PH_PROBE_BOOKMARK == T4_PROBE_BOOKMARK && T4_PH_PROBE_TRIGGER == T4_PROBE_TRIGGER &&
+	       T4_PH_PROBE_WAKE == T4_PROBE_WAKE,
 	       "control.h and phases.h must name the same probe operations");
+_Static_assert(T4_PROBE_CREDIT <= T4_PH_MARKS_MAX,
+	       "the marks ring holds every call libt410trace may make before a drain");
 _Static_assert(sizeof(T4_PH_PROBE_SYMBOL) == sizeof(T4_PROBE_SYMBOL),
 	       "control.h and phases.h must name the same probe point");
 _Static_assert((unsigned)T4_PH_PREEMPTED == (unsigned)T4_SLICE_PREEMPTED &&
@@ -234,6 +237,17 @@ static int attach(struct t4_bpf_phases *p)
 
 static int on_sample(void *ctx, void *data, size_t size);
 
+/* The marks ring's size: T4_PH_MARKS_MAX records (each with its 8-byte
+ * header), a power of two. */
+static uint32_t marks_bytes(void)
+{
+	uint32_t need = T4_PH_MARKS_MAX * (uint32_t)(sizeof(struct t4_ph_mark) + 8), n = 4096;
+
+	while (n < need)
+		n <<= 1;
+	return n;
+}
+
 static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 {
 	size_t ring = o->ring_bytes ? o->ring_bytes : DEFAULT_RING_BYTES;
@@ -246,6 +260,7 @@ static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 	p->skel->rodata->self_tgid = (__u32)getpid();
 	p->skel->rodata->wake_on_bookmark = o->wake_on_bookmark;
 	bpf_map__set_max_entries(p->skel->maps.rb, (uint32_t)ring);
+	bpf_map__set_max_entries(p->skel->maps.marks, marks_bytes());
 	choose_programs(p);
 	if ((rc = phases_bpf__load(p->skel)) < 0)
 		return t4_bpf_fail(rc, "load");
@@ -257,6 +272,8 @@ static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 	p->ring = ring_buffer__new(bpf_map__fd(p->skel->maps.rb), on_sample, p, NULL);
 	if (!p->ring)
 		return t4_bpf_fail(errno, "ring buffer");
+	if ((rc = ring_buffer__add(p->ring, bpf_map__fd(p->skel->maps.marks), on_sample, p)) < 0)
+		return t4_bpf_fail(rc, "ring buffer");
 	return 0;
 }
 
@@ -427,6 +444,11 @@ int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud)
 	}
 	free(v);
 	return n;
+}
+
+uint64_t t4_bpf_phases_refused(const struct t4_bpf_phases *p)
+{
+	return __atomic_load_n(&p->skel->bss->marks_refused, __ATOMIC_RELAXED);
 }
 
 uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p)

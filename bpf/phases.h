@@ -4,10 +4,12 @@
  * so that user space tests the rule the kernel runs, as trigger.h does for
  * the grid).
  *
- * Records: one ring buffer, each record starting with its __u32 type. Times
- * are bpf_ktime_get_ns() (CLOCK_MONOTONIC). CPU slices, task names, GPU jobs
- * and contexts go out with BPF_RB_NO_WAKEUP (user space drains on its own
- * schedule); bookmarks and triggers from the uprobe wake it at once.
+ * Records: two ring buffers, each record starting with its __u32 type:
+ * `rb` for CPU slices, task names, GPU jobs and contexts (BPF_RB_NO_WAKEUP:
+ * user space drains on its own schedule), `marks` for the uprobe's
+ * bookmarks and triggers (a trigger wakes user space at once), so that a
+ * flood of slices never takes a bookmark's room. Times are
+ * bpf_ktime_get_ns() (CLOCK_MONOTONIC).
  *
  * GPU jobs: a fence made (dma_fence_init) or queued (drm_sched_job) by a
  * thread of the workload is a job, from its submission; dma_fence_emit
@@ -31,10 +33,18 @@
 #define T4_PH_MAX_TRACKED 16384 /* processes followed at once */
 
 /* The probe point libt410trace calls when the recorder said "uprobe"
- * (control.h repeats these: a static assertion in phases.c keeps them equal). */
-#define T4_PH_PROBE_SYMBOL "t410__probe"
-#define T4_PH_PROBE_BOOKMARK 1 /* t410__probe(1, name) */
-#define T4_PH_PROBE_TRIGGER 2  /* t410__probe(2, NULL) */
+ * (control.h repeats these: static assertions in phases.c keep them
+ * equal). op may carry WAKE: the caller found the recorder's credits
+ * running low, so the drain is woken to queue what it has and lend more. */
+#define T4_PH_PROBE_SYMBOL "t410__probe2"
+#define T4_PH_PROBE_BOOKMARK 1 /* t410__probe2(1, name) */
+#define T4_PH_PROBE_TRIGGER 2  /* t410__probe2(2, NULL) */
+#define T4_PH_PROBE_WAKE 0x100
+
+/* Bookmark and trigger records the `marks` ring holds: at least the calls
+ * libt410trace may make before the drain takes them (control.h's
+ * T4_PROBE_CREDIT), so a call it was let make always finds room. */
+#define T4_PH_MARKS_MAX 16384
 
 enum {
 	T4_PH_TASK = 1,     /* a thread's name: first seen, renamed, exec */
@@ -123,6 +133,14 @@ enum t4_fence_act {
 #ifndef T4_INLINE
 #define T4_INLINE static inline __attribute__((always_inline))
 #endif
+
+/* A character a bookmark name may hold: A-Z a-z 0-9 _ . : - (control/name.c's
+ * rule, for the kernel side; a test checks that both agree on every byte). */
+T4_INLINE int t4_ph_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == ':' || c == '-';
+}
 
 /* Event ev on a fence: `have` says whether it is known (then *f holds its
  * state), `tracked` whether the current thread (pid, tid) is the

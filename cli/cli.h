@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "collector/collector.h"
@@ -68,8 +69,14 @@ int cli_outfile_open(struct cli_outfile *o);
 int cli_outfile_close(struct cli_outfile *o, int rc);
 bool cli_outfile_stdout(const struct cli_outfile *o);
 
-/* Flush stdout at the end of a subcommand: rc, or 141 quietly when the
- * reader went away (EPIPE: `list | head`), or 1 with a message. */
+/* The exit status of every subcommand whose standard output's reader
+ * went away (`list | head`, `decode | head`, `record -o - | head`): 128 +
+ * SIGPIPE, as if killed by it, quietly. */
+#define CLI_EXIT_READER_GONE 141
+
+/* Flush stdout at the end of a subcommand: rc, or CLI_EXIT_READER_GONE
+ * quietly when the reader went away (EPIPE), or 1 with a message when it
+ * could not be written (a full disk). */
 int cli_stdout_done(int rc);
 
 /* Exit code for "bad usage": print "t410trace SUB: msg" + hint. */
@@ -180,8 +187,8 @@ void cli_drm_stop(struct cli_drm *c);             /* after the scheduler */
 void cli_drm_summary(struct cli_drm *c);          /* one line on stderr */
 void cli_drm_close(struct cli_drm *c);            /* after the scheduler's free */
 
-/* Where `record` writes its log (output.c): FILE.partial-PID until the
- * recording runs, then FILE, an existing FILE kept as FILE.old. */
+/* Where `record` writes its log (output.c): FILE.partial-PID-XXXXXX/log
+ * until the recording runs, then FILE, an existing FILE kept as FILE.old. */
 struct cli_output {
 	const char *path;   /* as given to -o */
 	bool force;         /* --force: replace FILE, keep no FILE.old */
@@ -189,12 +196,16 @@ struct cli_output {
 	bool to_stdout;     /* -o - */
 	bool exists;        /* FILE existed at the start */
 	bool published, kept_old, stranded;
-	char partial[4096]; /* FILE.partial-PID */
+	char dir[4096];     /* the private directory, FILE.partial-PID-XXXXXX */
+	char partial[4200]; /* the log until published: dir/log (or, stranded,
+			     * FILE.partial-PID) */
+	char stranded_name[4096]; /* FILE.partial-PID */
 	char old[4096];     /* FILE.old */
 };
 
-/* Decide where the log goes; refuses a directory, a terminal on stdout,
- * and an existing FILE whose FILE.old exists too (unless force). */
+/* Decide where the log goes and make its private directory (reclaiming
+ * those of killed runs); refuses a directory, a terminal on stdout, and an
+ * existing FILE whose FILE.old exists too (unless force). */
 int cli_output_prepare(struct cli_output *o, const char *path, bool force);
 /* The path to open the log at. */
 const char *cli_output_open_path(const struct cli_output *o);
@@ -202,7 +213,8 @@ const char *cli_output_open_path(const struct cli_output *o);
  * On failure the log stays under its partial name, which the message
  * gives. */
 int cli_output_publish(struct cli_output *o);
-/* Remove the partial file of a recording that never published. */
+/* Remove the log and the private directory of a recording that never
+ * published. */
 void cli_output_drop(struct cli_output *o);
 /* The name to show the user: FILE, "standard output", or the partial
  * name where the log was stranded. */
@@ -276,6 +288,8 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 			const struct t4_log_stats *ls);
 /* The CPU and GPU phases' line (nothing when they did not run). */
 void cli_record_phases_summary(const struct t4_sched_status *st);
+/* The bookmark commands refused for lack of room (nothing when none). */
+void cli_record_refusals(const struct t4_sched_status *st);
 
 /* perf stat's answer (stat.c): every event's total over the log ix
  * indexes, summed over CPUs and threads, with its rate, grouped by what
@@ -286,20 +300,31 @@ int cli_stat_print(FILE *f, const struct t4_index *ix);
  * ...: software; system-wide: ucf". */
 int cli_stat_scope(const struct t4_index *ix, char *buf, size_t cap);
 
-/* The workload of `record` (child.c). */
+/* The workload of `record` (child.c): record -> keeper (a child
+ * subreaper that ends every descendant when the command or record ends)
+ * -> COMMAND. */
 struct cli_child {
 	char **argv;           /* NULL-terminated */
 	bool stdout_to_stderr; /* the log goes to stdout (-o -) */
-	pid_t pid;             /* 0: not running (never started, or reaped) */
-	int pidfd;             /* -1 when the kernel has no pidfd_open */
+	pid_t pid;             /* the command; 0: not running (never started,
+				* or its status is in) */
+	pid_t keeper;          /* 0 when none */
+	int pidfd;             /* the command's; -1 without pidfd_open */
 	int status;            /* wait status once reaped */
 	int interrupts;        /* SIGINT/SIGTERM received while it ran */
-	int go_fd, err_fd;     /* parent's ends: release, exec result */
-	int child_go, child_err; /* child's ends (closed in the parent) */
+	struct rlimit nofile;  /* RLIMIT_NOFILE for the command (rlim_cur 0: as
+				* record's) */
+	int go_fd, err_fd;     /* record's ends: release, exec result */
+	int status_fd, life_fd; /* the keeper's reports; its life line */
+	int child_go, child_err, child_status, child_life; /* the other ends
+							    * (closed in record) */
 };
 
 void cli_child_init(struct cli_child *c, char **argv, bool stdout_to_stderr);
-/* Fork; the child waits for cli_child_release before it execs. */
+/* The RLIMIT_NOFILE the command gets (record raised its own). */
+void cli_child_nofile(struct cli_child *c, const struct rlimit *rl);
+/* Fork the keeper and, under it, the command, which waits for
+ * cli_child_release before it execs. */
 int cli_child_fork(struct cli_child *c);
 /* Let it exec: 0 once exec worked, or a negative errno ("cannot run 'x':
  * No such file or directory") after reaping the child that could not. */
@@ -319,7 +344,8 @@ void cli_child_stop(struct cli_child *c);
 int cli_child_exit_code(const struct cli_child *c);
 /* "t410trace: 'x' was killed by signal N (...)" when it was. */
 void cli_child_report(const struct cli_child *c);
-/* Stop (SIGTERM) and reap it if it still runs; close everything. */
+/* Stop (SIGTERM) and reap it if it still runs; wait for the keeper to end
+ * its descendants; close everything. */
 void cli_child_free(struct cli_child *c);
 
 #endif

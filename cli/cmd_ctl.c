@@ -24,12 +24,13 @@ static void ctl_usage(FILE *f)
 		"commands:\n"
 		"  bookmark NAME  tag every following trigger with NAME\n"
 		"                 (1-63 characters of A-Z a-z 0-9 _ . : -); each command is\n"
-		"                 logged with its time; refused when 1024 wait for a trigger\n"
+		"                 logged with its time; refused when 32768 wait for a trigger\n"
 		"  trigger        fire one trigger now\n"
 		"  start          start periodic triggers\n"
 		"  stop           stop periodic triggers\n"
 		"  status         one line: triggers, overruns, bookmark, ...\n\n"
-		"exit status: 0 ok, 1 the recorder refused or is unreachable, 2 bad usage\n");
+		"exit status: 0 ok, 1 the recorder refused or is unreachable (or the reply\n"
+		"cannot be written), 2 bad usage, 141 the reader of the reply went away\n");
 }
 
 /* Join argv[0..argc) with spaces into line. */
@@ -86,7 +87,7 @@ int cmd_ctl(int argc, char **argv)
 	err = t4_control_send(path, line, reply, sizeof(reply));
 	if (err == 0) {
 		printf("%s\n", reply);
-		return 0;
+		return cli_stdout_done(0);
 	}
 	if (err == -EREMOTEIO) {
 		fprintf(stderr, "%s\n", reply);

@@ -258,7 +258,7 @@ int cmd_decode(int argc, char **argv)
 	t4_output_free(out);
 	rc = cli_outfile_close(&of, rc);
 	if (rc == -EPIPE)
-		return 0; /* the reader of our output went away */
+		return CLI_EXIT_READER_GONE; /* the reader of our output went away */
 	if (rc < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		bool usage = rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ||

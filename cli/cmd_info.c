@@ -332,6 +332,7 @@ static void print_json(const struct info *in)
 	jkey_u64("gpu_slices", c->gpu_slices);
 	jkey_u64("tasks", c->tasks);
 	jkey_u64("lost_events", status ? status->lost_events : 0);
+	jkey_u64("bookmarks_refused", status ? status->bookmarks_refused : 0);
 	json_session(in);
 	json_domains(in);
 	json_bookmarks(in);
@@ -497,6 +498,9 @@ static void print_human(const struct info *in)
 	if (st->next_recording)
 		printf(ROW "another recording starts at offset %" PRIu64 " (not described "
 		       "here)\n", "next recording", st->next_recording);
+	if (status && status->bookmarks_refused)
+		printf(ROW "%" PRIu64 " refused for lack of room (each answered with an error; "
+		       "none in the log)\n", "bookmarks", status->bookmarks_refused);
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);
@@ -578,5 +582,5 @@ int cmd_info(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "t410trace info: %s\n", t4_errmsg());
 	info_free(in);
-	return rc < 0 ? 1 : 0;
+	return cli_stdout_done(rc < 0 ? 1 : 0);
 }

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct recording {
@@ -212,10 +213,10 @@ static int ctl_stop(void *ud)
 }
 /* A process of the workload may call the probe when the uprobe takes it;
  * when the phases run but the uprobe cannot be had, say why once. */
-static int ctl_hello(void *ud, int pid, const char *path)
+static int ctl_hello(void *ud, int pid, const char *path, int *fd)
 {
 	struct recording *r = ud;
-	int up = t4_sched_probe_route(r->sched, pid, path);
+	int up = t4_sched_probe_route(r->sched, pid, path, fd);
 	struct t4_sched_status st;
 
 	t4_sched_status(r->sched, &st);
@@ -400,6 +401,25 @@ static void recording_free(struct recording *r)
 	cli_drm_close(&r->o.drm);
 }
 
+/* The log is given its name only with its first chunk (the metadata) on
+ * disk: a record killed right after cannot leave an empty FILE next to
+ * FILE.old. The writer closes a chunk within chunk_ms (100 ms); 0 (also
+ * after 5 s of a disk that slow), or the log's error. */
+static int wait_for_first_chunk(struct recording *r)
+{
+	struct t4_log_stats ls;
+
+	for (int i = 0; i < 5000; i++) {
+		t4_log_stats(r->log, &ls);
+		if (ls.error)
+			return ls.error;
+		if (ls.file_bytes)
+			return 0;
+		usleep(1000);
+	}
+	return 0;
+}
+
 /* Start the scheduler and the command; publish the log once both run.
  * A command that cannot run (or a signal before it could start) leaves
  * the output as it was: r->not_started. */
@@ -427,9 +447,14 @@ static int start(struct recording *r)
 		snprintf(r->why, sizeof(r->why), "%s", t4_errmsg());
 		return 0;
 	}
-	if ((rc = cli_output_publish(&r->out)) < 0)
+	/* The DRM scanner learns the command's tree at once, before the wait
+	 * for the first chunk: a process it meets first is judged once. */
+	int drm = r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
+	if (wait_for_first_chunk(r) < 0)
+		r->log_failed = true; /* not published: the log's error is said at the end */
+	else if ((rc = cli_output_publish(&r->out)) < 0)
 		t4_report(rc); /* stranded under its partial name, which is said */
-	return r->o.command ? cli_drm_workload(&r->o.drm, r->child.pid) : 0;
+	return drm;
 }
 
 /* Close the log with the final totals; 0 or the log's sticky error. */
@@ -446,13 +471,13 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.overruns = st->overruns;
 	fin.read_failures = st->read_failures;
 	fin.lost_events = st->phase_lost;
+	fin.bookmarks_refused = st->bookmarks_refused;
 	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
 	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
 	r->log = NULL;
 	if (rc < 0)
 		r->log_failed = true;
-	if (r->not_started || !r->ran)
-		cli_output_drop(&r->out);
+	cli_output_drop(&r->out); /* unless it has its name (or was stranded) */
 	return rc;
 }
 
@@ -575,6 +600,7 @@ close_log:
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
 		cli_drm_summary(&r->o.drm);
 		cli_record_phases_summary(&st);
+		cli_record_refusals(&st);
 	}
 	return rc < 0 ? rc : lrc;
 }
@@ -594,7 +620,8 @@ static int exit_code(struct recording *r, int rc)
 		return r->not_started_code;
 	}
 	if (rc < 0) {
-		code = t4_report(rc);
+		/* the reader of -o - (or of the FIFO) went away: quietly */
+		code = rc == -EPIPE && r->out.in_place ? CLI_EXIT_READER_GONE : t4_report(rc);
 		if (!cli_child_running(&r->child) || !r->released)
 			return code; /* a command never released exits at once */
 		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
@@ -606,6 +633,20 @@ static int exit_code(struct recording *r, int rc)
 		return 0;
 	cli_child_report(&r->child);
 	return cli_child_exit_code(&r->child);
+}
+
+/* Counters, rings and every control client take an fd: the soft limit
+ * goes up to the hard one (record polls, never select()s); the command
+ * gets the limit record was given. */
+static void raise_fd_limit(struct cli_child *child)
+{
+	struct rlimit rl, raised;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	raised = (struct rlimit){ .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+	if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+		cli_child_nofile(child, &rl);
 }
 
 int cmd_record(int argc, char **argv)
@@ -620,6 +661,7 @@ int cmd_record(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
+	raise_fd_limit(&r.child);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -627,5 +669,9 @@ int cmd_record(int argc, char **argv)
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	rc = exit_code(&r, rc);
 	recording_free(&r);
+	/* The summary could not be written (stderr on a full disk): no one to
+	 * tell, but not a success either. */
+	if (ferror(stderr) && rc == 0)
+		rc = 1;
 	return rc;
 }

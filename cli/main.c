@@ -57,12 +57,14 @@ static const char *command_at(const void *src, size_t i)
 	return commands[i].name;
 }
 
+_Static_assert(CLI_EXIT_READER_GONE == 128 + SIGPIPE, "as a shell says a SIGPIPE death");
+
 int cli_stdout_done(int rc)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return rc;
 	if (errno == EPIPE)
-		return 128 + SIGPIPE; /* the reader went away: as if killed, quietly */
+		return CLI_EXIT_READER_GONE;
 	fprintf(stderr, "t410trace: standard output: %s\n", strerror(errno));
 	return rc ? rc : 1;
 }

@@ -4,9 +4,10 @@
  * An output file is written under a temporary name next to it and renamed
  * into place only when it is complete, so a failed or interrupted run
  * never leaves a half-written file where a good one was; it never replaces
- * the log it reads, nor any other t410trace log. A new file gets the mode
- * the umask allows (0666 less the umask), as any file a shell redirection
- * makes. An OUT that is not a regular file (/dev/stdout, a FIFO, a device)
+ * the log it reads, nor any other t410trace log. The temporary file is
+ * created new (O_EXCL|O_NOFOLLOW: nothing planted at its name is followed)
+ * with the mode the umask allows (0666 less the umask), as any file a
+ * shell redirection makes; a file it replaces keeps its permissions. An OUT that is not a regular file (/dev/stdout, a FIFO, a device)
  * is written in place, and a symbolic link keeps pointing where it did:
  * renaming onto either would replace it with a file.
  */
@@ -63,12 +64,28 @@ static void resolve_output(struct cli_outfile *o)
 		o->dest = o->dest_buf;
 }
 
-static mode_t new_file_mode(void)
+/* OUT written in place (a FIFO, a device): opened without O_CREAT or
+ * O_TRUNC, and checked once open (a file swapped in meanwhile is left
+ * alone). */
+static int open_in_place(struct cli_outfile *o)
 {
-	mode_t mask = umask(0);
+	struct stat sb;
+	int fd = open(o->output, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 
-	umask(mask);
-	return 0666 & ~mask;
+	if (fd < 0)
+		return t4_err(errno, "%s: %s", o->output, strerror(errno));
+	if (fstat(fd, &sb) == 0 &&
+	    (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode) || S_ISBLK(sb.st_mode))) {
+		close(fd);
+		return t4_err(EEXIST, "%s: changed while writing began; not overwritten",
+			      o->output);
+	}
+	if (!(o->f = fdopen(fd, "w"))) {
+		int err = errno;
+		close(fd);
+		return t4_err(err, "%s: %s", o->output, strerror(err));
+	}
+	return 0;
 }
 
 int cli_outfile_check(struct cli_outfile *o, const char *input, const char *output)
@@ -84,6 +101,7 @@ int cli_outfile_check(struct cli_outfile *o, const char *input, const char *outp
 
 int cli_outfile_open(struct cli_outfile *o)
 {
+	struct stat sb;
 	int fd;
 
 	o->tmp[0] = '\0';
@@ -91,17 +109,16 @@ int cli_outfile_open(struct cli_outfile *o)
 		o->f = stdout;
 		return 0;
 	}
-	if (o->in_place) {
-		if (!(o->f = fopen(o->output, "w")))
-			return t4_err(errno, "%s: %s", o->output, strerror(errno));
-		return 0;
-	}
-	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-XXXXXX", o->dest);
-	if ((fd = mkstemp(o->tmp)) < 0) {
+	if (o->in_place)
+		return open_in_place(o);
+	if ((fd = t4_create_unique(o->tmp, sizeof(o->tmp), o->dest, 0666)) < 0) {
 		o->tmp[0] = '\0';
-		return t4_err(errno, "%s: %s", o->output, strerror(errno));
+		return t4_err(-fd, "%s: %s", o->output, strerror(-fd));
 	}
-	if (fchmod(fd, new_file_mode()) < 0 || !(o->f = fdopen(fd, "w"))) {
+	/* a file it replaces keeps its permissions: a 0600 file stays 0600 */
+	if (stat(o->dest, &sb) == 0 && S_ISREG(sb.st_mode))
+		fchmod(fd, sb.st_mode & 07777);
+	if (!(o->f = fdopen(fd, "w"))) {
 		int err = errno;
 		close(fd);
 		unlink(o->tmp);

@@ -1,19 +1,27 @@
 /* output.c - where `record` puts its log, without ever destroying a file
  * the user did not ask to replace.
  *
- * Rules (perf record's habit, README "Output files"):
+ * Rules (perf record's habit, README "Your files are safe"):
  *   - `-o -` is standard output (refused when it is a terminal); a FIFO,
- *     a pipe or a device (/dev/null) is written in place.
- *   - Otherwise the log is written as FILE.partial-PID next to FILE and
- *     given its name only once the recording runs (and its COMMAND could
- *     be executed): a run that fails before that leaves everything as it
- *     was and removes the partial file.
+ *     a pipe or a character device (/dev/null) is written in place (the
+ *     log module refuses anything else that exists there).
+ *   - Otherwise the log is written in a private directory next to FILE,
+ *     FILE.partial-PID-XXXXXX/log (mkdtemp: mode 0700, a name nobody can
+ *     plant first; the log itself created O_EXCL|O_NOFOLLOW with the
+ *     user's umask), and given its name only once the recording runs (and
+ *     its COMMAND could be executed) and its first chunk is on disk: a
+ *     run that fails before that leaves everything as it was and removes
+ *     the directory; one killed before that leaves the directory, which
+ *     the next run writing next to FILE reclaims (util/tmpdir.c: this
+ *     user's, its process gone, holding nothing but `log`).
  *   - An existing FILE is then kept as FILE.old. If FILE.old exists too,
  *     record refuses to start (before recording anything) rather than
  *     destroy it, unless --force, which replaces FILE and leaves FILE.old
  *     alone. Renames use RENAME_NOREPLACE, so a file that appears while
- *     recording is not clobbered either: the log then stays under its
- *     partial name, and record says so.
+ *     recording is not clobbered either: the log then becomes
+ *     FILE.partial-PID (or, if even that name is taken, stays in its
+ *     directory, marked so that no later run reclaims it), and record
+ *     says so.
  *   - A directory at FILE is refused.
  */
 #include "cli.h"
@@ -21,10 +29,34 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define LOG_IN_DIR "log"       /* the log's name in its private directory */
+#define KEEP_IN_DIR "stranded" /* a second entry: never reclaimed */
+
+/* The private directory next to path: "<dir of path>/<base>.partial-PID-XXXXXX". */
+static int make_private_dir(struct cli_output *o)
+{
+	char d[4096], b[4096], prefix[4200];
+	int rc;
+
+	snprintf(d, sizeof(d), "%s", o->path);
+	snprintf(b, sizeof(b), "%s", o->path);
+	snprintf(prefix, sizeof(prefix), "%s.partial", basename(b));
+	rc = t4_privdir_create(o->dir, sizeof(o->dir), dirname(d), prefix, LOG_IN_DIR);
+	if (rc < 0) {
+		o->dir[0] = '\0';
+		return t4_err(-rc, "%s: %s", o->path, strerror(-rc));
+	}
+	if (snprintf(o->partial, sizeof(o->partial), "%s/" LOG_IN_DIR, o->dir) >=
+	    (int)sizeof(o->partial))
+		return t4_err(ENAMETOOLONG, "%s: file name too long", o->path);
+	return 0;
+}
 
 int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 {
@@ -48,14 +80,14 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 	}
 	o->exists = lstat(path, &st) == 0;
 	if (snprintf(o->old, sizeof(o->old), "%s.old", path) >= (int)sizeof(o->old) ||
-	    snprintf(o->partial, sizeof(o->partial), "%s.partial-%ld", path,
-		     (long)getpid()) >= (int)sizeof(o->partial))
+	    snprintf(o->stranded_name, sizeof(o->stranded_name), "%s.partial-%ld", path,
+		     (long)getpid()) >= (int)sizeof(o->stranded_name))
 		return t4_err(ENAMETOOLONG, "%s: file name too long", path);
 	if (o->exists && !force && lstat(o->old, &st) == 0)
 		return t4_err(EEXIST, "%s exists and so does %s: refusing to replace either "
 			      "(remove or rename one, or use --force to replace %s)",
 			      path, o->old, path);
-	return 0;
+	return make_private_dir(o);
 }
 
 const char *cli_output_open_path(const struct cli_output *o)
@@ -69,6 +101,24 @@ static int rename_noreplace(const char *from, const char *to)
 	return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
+/* FILE could not be given: the log becomes FILE.partial-PID, or stays in
+ * its directory with a second entry, so that no later run reclaims it. */
+static void strand(struct cli_output *o)
+{
+	char keep[4200];
+	int fd;
+
+	o->stranded = true;
+	if (rename_noreplace(o->partial, o->stranded_name) == 0) {
+		rmdir(o->dir);
+		snprintf(o->partial, sizeof(o->partial), "%s", o->stranded_name);
+		return;
+	}
+	snprintf(keep, sizeof(keep), "%s/" KEEP_IN_DIR, o->dir);
+	if ((fd = t4_create_new(keep, 0666)) >= 0)
+		close(fd);
+}
+
 int cli_output_publish(struct cli_output *o)
 {
 	int e;
@@ -78,32 +128,33 @@ int cli_output_publish(struct cli_output *o)
 	if (o->force) {
 		if (rename(o->partial, o->path) < 0)
 			goto failed;
-		o->published = true;
-		return 0;
+	} else {
+		if (o->exists && rename_noreplace(o->path, o->old) == 0)
+			o->kept_old = true;
+		else if (o->exists && errno != ENOENT)
+			goto failed;
+		if (rename_noreplace(o->partial, o->path) < 0)
+			goto failed;
 	}
-	if (o->exists && rename_noreplace(o->path, o->old) == 0)
-		o->kept_old = true;
-	else if (o->exists && errno != ENOENT)
-		goto failed;
-	if (rename_noreplace(o->partial, o->path) < 0)
-		goto failed;
 	o->published = true;
+	rmdir(o->dir);
 	if (o->kept_old)
 		fprintf(stderr, "t410trace: %s existed: kept as %s\n", o->path, o->old);
 	return 0;
 failed:
 	e = errno;
-	o->stranded = true;
+	strand(o);
 	return t4_err(e, "cannot name the log %s (%s): it is recorded as %s", o->path,
 		      strerror(e), o->partial);
 }
 
 void cli_output_drop(struct cli_output *o)
 {
-	if (o->in_place || o->published || o->stranded || !o->partial[0])
+	if (o->in_place || o->published || o->stranded || !o->dir[0])
 		return;
 	unlink(o->partial);
-	o->partial[0] = '\0';
+	rmdir(o->dir);
+	o->partial[0] = o->dir[0] = '\0';
 }
 
 const char *cli_output_name(const struct cli_output *o)

@@ -133,6 +133,14 @@ void cli_record_phases_summary(const struct t4_sched_status *st)
 			(unsigned long long)st->probe_refused, st->probe_refusal);
 }
 
+void cli_record_refusals(const struct t4_sched_status *st)
+{
+	if (st->bookmarks_refused)
+		fprintf(stderr, "t410trace: %llu bookmark commands refused for lack of room (each "
+				"caller got an error; counted in the log)\n",
+			(unsigned long long)st->bookmarks_refused);
+}
+
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls)
 {

@@ -61,9 +61,38 @@ int t4_control_connect(const char *path)
 	return fd;
 }
 
+/* recv, keeping the first fd passed along (SCM_RIGHTS) in *passed when
+ * it is -1 and closing any other (passed NULL: closes them all). */
+static ssize_t recv_fds(int fd, char *buf, size_t cap, int *passed)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+			    .msg_controllen = sizeof(ctl.b) };
+	ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (passed && *passed < 0)
+				*passed = got;
+			else
+				close(got);
+		}
+	}
+	return n;
+}
+
 /* Read up to the newline into reply (truncated to cap, the rest of the line
- * consumed). Returns the reply length, or a negative errno. */
-static int read_line(int fd, char *reply, size_t cap, int timeout_ms)
+ * consumed), and an fd passed along into *passed (NULL: none wanted).
+ * Returns the reply length, or a negative errno. */
+static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passed)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	size_t len = 0;
@@ -83,9 +112,11 @@ static int read_line(int fd, char *reply, size_t cap, int timeout_ms)
 		if (r == 0)
 			return t4_err(ETIMEDOUT, "the recorder did not answer within %d ms",
 				      timeout_ms);
-		n = recv(fd, buf, sizeof(buf), 0);
+		n = recv_fds(fd, buf, sizeof(buf), passed);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ECONNRESET) /* closed with our line unread */
+			return t4_err(ECONNRESET, "the recorder closed the connection without answering");
 		if (n < 0)
 			return t4_err(errno, "control socket: %s", strerror(errno));
 		if (n == 0)
@@ -122,11 +153,18 @@ static bool send_all(int fd, const char *buf, size_t len)
 
 int t4_control_exchange(int fd, const char *line, char *reply, size_t cap)
 {
+	return t4_control_exchange_fd(fd, line, reply, cap, NULL);
+}
+
+int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, int *passed)
+{
 	char out[T4_CONTROL_LINE_MAX + 2];
 	char local[T4_CONTROL_REPLY_MAX];
 	size_t len = strlen(line);
 	int n;
 
+	if (passed)
+		*passed = -1;
 	if (!reply || cap == 0) {
 		reply = local;
 		cap = sizeof(local);
@@ -142,16 +180,22 @@ int t4_control_exchange(int fd, const char *line, char *reply, size_t cap)
 	if (!send_all(fd, out, len + 1)) {
 		/* A refusing recorder answers and closes before reading: show
 		 * its answer if it is there. */
-		n = read_line(fd, reply, cap, 0);
+		n = read_line(fd, reply, cap, 0, NULL);
 		if (n <= 0)
 			return t4_err(EPIPE, "the recorder closed the connection");
 	} else {
-		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS);
-		if (n < 0)
-			return n;
+		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS, passed);
 	}
-	if (!strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' '))
+	if (n >= 0 && !strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' '))
 		return 0;
+	if (passed && *passed >= 0) { /* only an "ok" hands one over */
+		close(*passed);
+		*passed = -1;
+	}
+	if (n == -ECONNRESET)
+		return t4_err(EPIPE, "the recorder closed the connection without answering");
+	if (n < 0)
+		return n;
 	return t4_err(EREMOTEIO, "%s", reply);
 }
 

@@ -13,8 +13,17 @@
  * every peer's uid is checked with SO_PEERCRED: only root and the
  * recording user are served, whatever the file's mode.
  *
- * Trade-offs: a fixed table of T4_CONTROL_MAX_CLIENTS clients (more are
- * told so and closed); replies are written with MSG_DONTWAIT and a client
+ * Clients: as many as the process may open files (record raises its soft
+ * RLIMIT_NOFILE to the hard one), each costing one fd and one line buffer
+ * (T4_CONTROL_LINE_MAX + 1 bytes), in a table that grows by doubling. A
+ * client that completes no line for the idle timeout (T4_CONTROL_IDLE_MS,
+ * counted from its connection or its last complete line, so a client
+ * trickling half a line is idle too) is closed without a word; so is the
+ * longest idle one when accept runs out of fds. Neither idle nor
+ * half-line clients can lock out others: libt410trace, whose connection a
+ * timeout closed, resends on a fresh one (a command is executed only when
+ * its reply is sent, so a connection closed without a reply carried no
+ * executed command). Replies are written with MSG_DONTWAIT and a client
  * that does not read its replies is dropped rather than stalling the
  * thread. Parsing and dispatch (t4_control_exec) are a pure function of the
  * line so that they can be tested and fuzzed without a socket.
@@ -26,6 +35,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,14 +45,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-#define T4_CONTROL_MAX_CLIENTS 64
 #define CMD_HELP "(bookmark NAME, trigger, start, stop, status)"
+#define ACCEPT_PAUSE_MS 100 /* out of fds with nobody to close: retry then */
 
 struct ctl_client {
 	int fd;
 	int pid;                             /* the peer (SO_PEERCRED) */
+	int64_t active_ms;                   /* connected, or its last line */
 	size_t len;                          /* bytes buffered in line */
 	char line[T4_CONTROL_LINE_MAX + 1];  /* one line and its newline */
 };
@@ -58,8 +70,10 @@ struct t4_control {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct t4_control_ops ops;
 	void *ud;
-	int nclients;
-	struct ctl_client clients[T4_CONTROL_MAX_CLIENTS];
+	_Atomic unsigned idle_ms;
+	size_t nclients, cap;
+	struct ctl_client *clients; /* cap of them */
+	struct pollfd *pfd;         /* cap + 2 */
 };
 
 /* ---- commands (no socket involved) ------------------------------------ */
@@ -125,9 +139,10 @@ static bool is_hello(const char *line, const char **path)
 	return true;
 }
 
-/* Always "ok": a recorder that cannot serve the probe says "socket". */
+/* Always "ok": a recorder that cannot serve the probe says "socket";
+ * "uprobe" goes with the probe page's fd (*fd), or not at all. */
 static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const char *path,
-		     char *reply, size_t cap)
+		     char *reply, size_t cap, int *fd)
 {
 	char buf[T4_CONTROL_LINE_MAX + 1];
 	int up = 0;
@@ -135,19 +150,25 @@ static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const 
 	snprintf(buf, sizeof(buf), "%s", path);
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (ops->hello && pid > 0 && buf[0])
-		up = ops->hello(ud, pid, buf);
+		up = ops->hello(ud, pid, buf, fd);
+	if (*fd < 0)
+		up = 0;
 	snprintf(reply, cap, "ok %s", up == 1 ? "uprobe" : "socket");
+	if (up != 1)
+		*fd = -1;
 	return 0;
 }
 
 int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		    const char *line, char *reply, size_t cap)
 {
-	return t4_control_exec_from(ops, ud, 0, line, reply, cap);
+	int fd = -1;
+
+	return t4_control_exec_from(ops, ud, 0, line, reply, cap, &fd);
 }
 
 int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
-			 const char *line, char *reply, size_t cap)
+			 const char *line, char *reply, size_t cap, int *fd)
 {
 	static const char *const cmds[] = { "bookmark", "trigger", "start",
 					    "stop", "status" };
@@ -160,8 +181,9 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
 		snprintf(reply, cap, "error: line too long");
 		return t4_err(EINVAL, "line too long");
 	}
+	*fd = -1;
 	if (is_hello(line, &arg))
-		return run_hello(ops, ud, pid, arg, reply, cap);
+		return run_hello(ops, ud, pid, arg, reply, cap, fd);
 	snprintf(buf, sizeof(buf), "%s", line);
 	cmd = strtok_r(buf, " \t\r\n", &save);
 	arg = cmd ? strtok_r(NULL, " \t\r\n", &save) : NULL;
@@ -239,34 +261,98 @@ static int listen_at(struct t4_control *c)
 	c->ino = st.st_ino;
 	if ((st.st_mode & 0077) && chmod(c->path, 0600) < 0) /* not Linux */
 		return t4_err(errno, "%s: chmod: %s", c->path, strerror(errno));
-	if (listen(c->lfd, 16) < 0)
+	if (listen(c->lfd, SOMAXCONN) < 0)
 		return t4_err(errno, "%s: listen: %s", c->path, strerror(errno));
 	return 0;
 }
 
 /* ---- serving ------------------------------------------------------------ */
 
-/* Send one reply line; false if the client cannot take it (dropped). */
-static bool send_line(int fd, const char *text)
+/* Send one reply line, with fd passed along when >= 0 (SCM_RIGHTS);
+ * false if the client cannot take it (dropped). */
+static bool send_reply(int fd, const char *text, int passed)
 {
 	char buf[T4_CONTROL_REPLY_MAX];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = buf };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int n = snprintf(buf, sizeof(buf), "%s\n", text);
 
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
 		n = sizeof(buf) - 1;
 		buf[n - 1] = '\n';
 	}
-	return send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
+	iov.iov_len = (size_t)n;
+	if (passed >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof(ctl.b);
+		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), &passed, sizeof(int));
+	}
+	return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
 }
 
-static void drop_client(struct t4_control *c, int i)
+static bool send_line(int fd, const char *text)
+{
+	return send_reply(fd, text, -1);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void drop_client(struct t4_control *c, size_t i)
 {
 	close(c->clients[i].fd);
 	c->clients[i] = c->clients[--c->nclients];
 }
 
-/* Accept one peer; false when out of fds or memory (the caller pauses
- * accepting for a moment rather than spin on a connection it cannot take). */
+/* Room for one more client (the table doubles); false when out of memory. */
+static bool make_room(struct t4_control *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 16;
+	struct ctl_client *cl;
+	struct pollfd *pfd;
+
+	if (c->nclients < c->cap)
+		return true;
+	if (!(cl = realloc(c->clients, cap * sizeof(*cl))))
+		return false;
+	c->clients = cl;
+	if (!(pfd = realloc(c->pfd, (cap + 2) * sizeof(*pfd))))
+		return false;
+	c->pfd = pfd;
+	c->cap = cap;
+	return true;
+}
+
+/* Out of fds: close the client idle the longest; false when none. */
+static bool evict_idlest(struct t4_control *c)
+{
+	size_t victim = 0;
+
+	if (!c->nclients)
+		return false;
+	for (size_t i = 1; i < c->nclients; i++)
+		if (c->clients[i].active_ms < c->clients[victim].active_ms)
+			victim = i;
+	drop_client(c, victim);
+	return true;
+}
+
+/* Accept one peer; false when out of fds or memory with nobody to close
+ * (the caller pauses accepting for a moment rather than spin on a
+ * connection it cannot take). */
 static bool accept_client(struct t4_control *c)
 {
 	struct ucred cred;
@@ -274,6 +360,8 @@ static bool accept_client(struct t4_control *c)
 	char msg[64];
 	int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && evict_idlest(c))
+		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) /* EAGAIN, or the peer went away: nothing to do */
 		return !(errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			 errno == ENOMEM);
@@ -283,12 +371,12 @@ static bool accept_client(struct t4_control *c)
 		snprintf(msg, sizeof(msg), "error: permission denied (uid %u)",
 			 (unsigned)cred.uid);
 		send_line(fd, msg);
-	} else if (c->nclients == T4_CONTROL_MAX_CLIENTS) {
-		send_line(fd, "error: too many clients");
+	} else if (!make_room(c)) {
+		send_line(fd, "error: out of memory");
 	} else {
-		c->clients[c->nclients].fd = fd;
-		c->clients[c->nclients].pid = (int)cred.pid;
-		c->clients[c->nclients++].len = 0;
+		c->clients[c->nclients++] = (struct ctl_client){
+			.fd = fd, .pid = (int)cred.pid, .active_ms = now_ms(),
+		};
 		return true;
 	}
 	close(fd);
@@ -299,6 +387,7 @@ static bool accept_client(struct t4_control *c)
 static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 {
 	char reply[T4_CONTROL_REPLY_MAX];
+	int passed;
 	char *nl;
 
 	while ((nl = memchr(cl->line, '\n', cl->len))) {
@@ -309,9 +398,10 @@ static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 			send_line(cl->fd, "error: NUL byte in command");
 			return false;
 		}
-		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply));
-		if (!send_line(cl->fd, reply))
+		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply), &passed);
+		if (!send_reply(cl->fd, reply, passed))
 			return false;
+		cl->active_ms = now_ms();
 		memmove(cl->line, cl->line + used, cl->len - used);
 		cl->len -= used;
 	}
@@ -323,7 +413,7 @@ static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 }
 
 /* Read what client i sent; false to drop it. */
-static bool read_client(struct t4_control *c, int i)
+static bool read_client(struct t4_control *c, size_t i)
 {
 	struct ctl_client *cl = &c->clients[i];
 	ssize_t n = recv(cl->fd, cl->line + cl->len, sizeof(cl->line) - cl->len, 0);
@@ -336,32 +426,55 @@ static bool read_client(struct t4_control *c, int i)
 	return answer_lines(c, cl);
 }
 
+/* Close the clients idle past the timeout (silently: libt410trace then
+ * reconnects); the poll timeout until the next one is due (-1: none). */
+static int close_idle(struct t4_control *c)
+{
+	int64_t now = now_ms(), idle = atomic_load(&c->idle_ms), next = -1;
+
+	for (size_t i = c->nclients; i-- > 0;) {
+		int64_t due = c->clients[i].active_ms + idle;
+		if (due <= now)
+			drop_client(c, i);
+		else if (next < 0 || due - now < next)
+			next = due - now;
+	}
+	return next > INT32_MAX ? INT32_MAX : (int)next;
+}
+
 static void *serve(void *arg)
 {
 	struct t4_control *c = arg;
-	struct pollfd pfd[T4_CONTROL_MAX_CLIENTS + 2];
 	bool accepting = true;
 
 	for (;;) {
-		int n = c->nclients;
+		int timeout = close_idle(c);
+		size_t n = c->nclients;
 
-		pfd[0] = (struct pollfd){ .fd = c->wakefd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = accepting ? c->lfd : -1, .events = POLLIN };
-		for (int i = 0; i < n; i++)
-			pfd[i + 2] = (struct pollfd){ .fd = c->clients[i].fd, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n + 2, accepting ? -1 : 100) < 0)
+		if (!accepting && (timeout < 0 || timeout > ACCEPT_PAUSE_MS))
+			timeout = ACCEPT_PAUSE_MS;
+		c->pfd[0] = (struct pollfd){ .fd = c->wakefd, .events = POLLIN };
+		c->pfd[1] = (struct pollfd){ .fd = accepting ? c->lfd : -1, .events = POLLIN };
+		for (size_t i = 0; i < n; i++)
+			c->pfd[i + 2] = (struct pollfd){ .fd = c->clients[i].fd, .events = POLLIN };
+		if (poll(c->pfd, (nfds_t)n + 2, timeout) < 0)
 			continue; /* EINTR; nothing else can fail with these fds */
-		if (pfd[0].revents)
+		if (c->pfd[0].revents)
 			break;
 		accepting = true;
 		/* Backwards, so that dropping (swap with last) skips nobody. */
-		for (int i = n - 1; i >= 0; i--)
-			if (pfd[i + 2].revents && !read_client(c, i))
+		for (size_t i = n; i-- > 0;)
+			if (c->pfd[i + 2].revents && !read_client(c, i))
 				drop_client(c, i);
-		if (pfd[1].revents)
+		if (c->pfd[1].revents)
 			accepting = accept_client(c);
 	}
 	return NULL;
+}
+
+void t4_control_idle(struct t4_control *c, unsigned ms)
+{
+	atomic_store(&c->idle_ms, ms);
 }
 
 int t4_control_open(struct t4_control **out, const char *path,
@@ -381,6 +494,11 @@ int t4_control_open(struct t4_control **out, const char *path,
 		return t4_err(ENOMEM, "control socket: out of memory");
 	c->lfd = -1;
 	c->owner = geteuid();
+	c->idle_ms = T4_CONTROL_IDLE_MS;
+	if (!make_room(c)) {
+		free(c);
+		return t4_err(ENOMEM, "control socket: out of memory");
+	}
 	c->ops = *ops;
 	c->ud = ud;
 	snprintf(c->path, sizeof(c->path), "%s", path);
@@ -429,6 +547,8 @@ void t4_control_close(struct t4_control *c)
 	}
 	while (c->nclients > 0)
 		drop_client(c, c->nclients - 1);
+	free(c->clients);
+	free(c->pfd);
 	if (c->lfd >= 0) {
 		close(c->lfd);
 		/* Unlink only the file we created, not a successor's socket. */

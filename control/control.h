@@ -7,17 +7,20 @@
  *   bookmark NAME | trigger | start | stop | status
  *   -> "ok [text]" or "error: <one line>"
  *   hello [PATH]
- *   -> "ok uprobe" or "ok socket"
+ *   -> "ok uprobe" (with an fd) or "ok socket"
  *
  * hello: libt410trace asks once per process, naming the file that holds
  * it (PATH), whether the recorder takes its bookmarks and triggers through
- * a uprobe on its probe point (T4_PROBE_SYMBOL): then it calls that
- * function instead of sending lines, no round trip; otherwise it goes on
- * with the socket. A recorder without the uprobe (no BPF, an older one)
- * answers "socket" (or, older, an error: the same to the library).
+ * a uprobe on its probe point (T4_PROBE_SYMBOL): then the reply carries
+ * the probe page's fd (SCM_RIGHTS) and the library calls that function,
+ * with a credit from the page, instead of sending lines, no round trip;
+ * otherwise it goes on with the socket. A recorder without the uprobe (no
+ * BPF, an older one) answers "socket" (or, older, an error: the same to
+ * the library).
  *
  * This module is the whole protocol: the server (control.c: socket thread,
- * SO_PEERCRED check, t4_control_exec, the command table), the one client
+ * SO_PEERCRED check, t4_control_exec, the command table), the probe page
+ * (probe.c), the one client
  * (client.c) and the rules both sides share (name.c: what a bookmark name
  * may hold; the environment variable that names the socket). It depends on
  * util/ only, so that libt410trace (lib/) can be built from control/ and
@@ -30,8 +33,10 @@
 #ifndef T4_CONTROL_H
 #define T4_CONTROL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The environment variable through which record tells its child (and
  * libt410trace in it) where the control socket is. */
@@ -42,16 +47,66 @@
 #define T4_CONTROL_REPLY_MAX 512
 /* How long a client waits for the recorder's reply. */
 #define T4_CONTROL_TIMEOUT_MS 5000
+/* How long the recorder keeps a connection that completes no line (from
+ * its connection or its last line); then it closes it without a word. */
+#define T4_CONTROL_IDLE_MS 10000
 /* Bookmark names: 1 to T4_CONTROL_NAME_MAX - 1 characters. */
 #define T4_CONTROL_NAME_MAX 64
 
 /* The probe point: libt410trace's T4_PROBE_SYMBOL(int op, const char *name),
  * called with T4_PROBE_BOOKMARK and the name, or T4_PROBE_TRIGGER and NULL,
- * once the recorder answered "ok uprobe". (bpf/phases.h repeats these for
- * the kernel side; bpf/phases.c checks that they agree.) */
-#define T4_PROBE_SYMBOL "t410__probe"
+ * once the recorder answered "ok uprobe", each call only with a credit
+ * taken from the probe page (below); op | T4_PROBE_WAKE when the credits
+ * run low. The name carries that rule: an older library's t410__probe is
+ * never probed (it keeps the socket). (bpf/phases.h repeats these for the
+ * kernel side; bpf/phases.c checks that they agree.) */
+#define T4_PROBE_SYMBOL "t410__probe2"
 #define T4_PROBE_BOOKMARK 1
 #define T4_PROBE_TRIGGER 2
+#define T4_PROBE_WAKE 0x100
+
+/* ---- the probe page (probe.c) ---------------------------------------------- */
+
+/* The uprobe cannot answer a call (nothing in the kernel may write to the
+ * app, under lockdown least of all), so the recorder lends credits ahead:
+ * one page of shared memory (a memfd it hands over with its "ok uprobe",
+ * SCM_RIGHTS) that every process of the workload maps. A call takes a
+ * credit first, and makes the probe call only with one: each credit is a
+ * place the recorder reserved (in its bookmark queue, in the kernel's
+ * ring), so a call made is a call logged, and a call without a credit is
+ * refused at once, with an error the app sees. `busy` counts the calls
+ * between their credit and their return, so that at the end the recorder
+ * closes the page and waits for them before it drains a last time. */
+#define T4_PROBE_CREDIT 16384   /* credits the recorder keeps lent: a burst
+				 * of that many calls needs no refill */
+#define T4_PROBE_LOW (T4_PROBE_CREDIT / 4) /* below: the call asks for a wake-up */
+#define T4_PROBE_MAGIC 0x74347072u
+#define T4_PROBE_CLOSE_WAIT_MS 1000 /* for calls under way at the end */
+
+struct t4_probe_page {
+	_Atomic uint32_t magic;   /* T4_PROBE_MAGIC once set up */
+	_Atomic uint32_t closed;  /* the recording has stopped */
+	_Atomic int64_t credit;   /* calls that may still be made */
+	_Atomic int64_t busy;     /* calls between their credit and their end */
+	_Atomic uint64_t refused; /* calls refused for want of a credit */
+};
+
+/* The recorder: a new page (its memfd in *fd, close-on-exec) mapped at
+ * *page. 0 or a negative errno. */
+int t4_probe_page_create(struct t4_probe_page **page, int *fd);
+/* A library: map the page of fd (which it may close then); NULL on failure. */
+struct t4_probe_page *t4_probe_page_map(int fd);
+void t4_probe_page_unmap(struct t4_probe_page *page); /* accepts NULL */
+/* The recorder lends n more credits. */
+void t4_probe_grant(struct t4_probe_page *page, int64_t n);
+/* The recorder, at the end: refuse later calls and wait (at most
+ * T4_PROBE_CLOSE_WAIT_MS) for those under way. */
+void t4_probe_close(struct t4_probe_page *page);
+/* A call: 0 with a credit (*wake set when they run low: pass
+ * T4_PROBE_WAKE), -EBUSY none left (counted in refused), -ESHUTDOWN
+ * closed. After 0, make the probe call, then t4_probe_done. */
+int t4_probe_claim(struct t4_probe_page *page, bool *wake);
+void t4_probe_done(struct t4_probe_page *page);
 
 /* ---- the shared rule (name.c) ------------------------------------------ */
 
@@ -67,23 +122,29 @@ int t4_control_name_error(const char *name);
  * or a negative errno with its message set (it becomes the error reply).
  * hello() (optional: NULL answers "socket") is asked by process pid (0:
  * unknown) whether its probe point in file path ("" when not given) is
- * served by a uprobe: 1 yes ("ok uprobe"), 0 no ("ok socket"). */
+ * served by a uprobe: 1 yes ("ok uprobe", with *fd, the probe page's fd,
+ * sent along; the recorder keeps it), 0 no ("ok socket"). */
 struct t4_control_ops {
 	int (*bookmark)(void *ud, const char *name);
 	int (*trigger)(void *ud);
 	int (*start)(void *ud);
 	int (*stop)(void *ud);
 	int (*status)(void *ud, char *buf, size_t cap);
-	int (*hello)(void *ud, int pid, const char *path);
+	int (*hello)(void *ud, int pid, const char *path, int *fd);
 };
 
 struct t4_control;
 
 /* Listen on a Unix socket at path (mode 0600, replaced if stale), served by
  * a thread of its own. Peers other than root and the recording user are
- * refused (SO_PEERCRED). Each line is answered "ok ..." or "error: ...". */
+ * refused (SO_PEERCRED). Each line is answered "ok ..." or "error: ...".
+ * Any number of clients (as many as the process may open fds; the one
+ * idle longest is closed when none is left), each closed after
+ * T4_CONTROL_IDLE_MS without a complete line. */
 int t4_control_open(struct t4_control **out, const char *path,
 		    const struct t4_control_ops *ops, void *ud);
+/* Another idle timeout (tests), in ms; set it before clients connect. */
+void t4_control_idle(struct t4_control *c, unsigned ms);
 void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
 
 /* Parse and run one command line against ops (what the socket thread does
@@ -93,9 +154,9 @@ void t4_control_close(struct t4_control *c); /* accepts NULL; unlinks */
 int t4_control_exec(const struct t4_control_ops *ops, void *ud,
 		    const char *line, char *reply, size_t cap);
 /* The same for a line from process pid (SO_PEERCRED; 0: unknown), which
- * hello needs. */
+ * hello needs; *fd (-1 when none) is an fd to send with the reply. */
 int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
-			 const char *line, char *reply, size_t cap);
+			 const char *line, char *reply, size_t cap, int *fd);
 
 /* ---- client (client.c) --------------------------------------------------- */
 
@@ -109,9 +170,14 @@ int t4_control_send(const char *path, const char *line, char *reply,
  * (libt410trace). connect returns a connected fd (close-on-exec) or a
  * negative errno ("no recorder listening at PATH"). exchange sends one line
  * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
- * t4_control_send, plus -EPIPE when the line could not be sent (the
- * command surely never arrived: reconnecting and resending is safe). */
+ * t4_control_send, plus -EPIPE when the line could not be sent or the
+ * recorder closed the connection without a reply (it executes a command
+ * only with its reply, so the command was not executed: reconnecting and
+ * resending is safe, e.g. after the recorder's idle timeout). */
 int t4_control_connect(const char *path);
 int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
+/* The same, taking an fd the reply carries (SCM_RIGHTS) into *passed
+ * (close-on-exec; -1 when none). */
+int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, int *passed);
 
 #endif

@@ -18,10 +18,19 @@
  *   -ECONNREFUSED when the recorder named by the variable is gone,
  *   -EREMOTEIO when it refused the command, -ETIMEDOUT when it did not
  *   answer within 5 s). Nothing is ever printed; t410_errmsg() says why.
+ * - 0 means the command is in the recording. A command the recorder has
+ *   no room for (32768 bookmarks already waiting for its next trigger) is
+ *   refused with -EREMOTEIO at once, never dropped; the recording counts
+ *   the refusals. This holds on both routes a recorder may give: its
+ *   control socket (a round trip) and, where it runs BPF, a uprobe on this
+ *   library (a few microseconds, no reply: each call first takes one of
+ *   the credits the recorder lent in a shared page, each a place it
+ *   reserved for the call, and a call without one is refused).
  * - Thread-safe: calls from several threads are serialised over one
  *   connection. Fork-safe: a child opens its own connection.
- * - A call costs one round trip to the recorder (tens of microseconds):
- *   mark phases, not loop iterations.
+ * - A call costs one round trip to the recorder (tens of microseconds), or
+ *   a few microseconds through the uprobe: mark phases, not loop
+ *   iterations.
  */
 #ifndef T410TRACE_H
 #define T410TRACE_H

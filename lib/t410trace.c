@@ -12,15 +12,22 @@
  *
  * The probe route: at a process's first call the library says "hello"
  * with the path of the file that holds it (found in /proc/self/maps); a
- * recorder that answers "uprobe" has a uprobe on t410__probe in that file,
- * and from then on each bookmark or trigger is one call of that empty
- * function (the kernel stamps the time and reads the name): no socket, no
- * reply, about 2-3 us instead of a 25-40 us round trip. Nothing is sent on
- * the socket as well, so nothing arrives twice. A name the recorder would
- * refuse still goes over the socket, to get the recorder's refusal. The
- * probe is called through a volatile pointer, so no compiler can inline,
- * clone or specialise it away from its symbol. Any other answer (an older
- * recorder's error included) keeps the socket.
+ * recorder that answers "uprobe" has a uprobe on t410__probe2 in that
+ * file and hands over its probe page (control/probe.c, an fd with the
+ * reply, mapped here). From then on each bookmark or trigger takes a
+ * credit from the page and is one call of that empty function (the kernel
+ * stamps the time, reads and checks the name): no socket, no round trip,
+ * about 3 us instead of 25-40 us. The credit is what makes the call
+ * synchronous although nothing answers it: each stands for a place the
+ * recorder reserved, so a call made with one is in the log; without one
+ * (the recorder's queue is full) the call returns -EREMOTEIO at once, as a
+ * refusal over the socket does, and the page counts it for the log; after
+ * the recording stopped it returns -EREMOTEIO too. Nothing is sent on the
+ * socket as well, so nothing arrives twice. A name the recorder would
+ * refuse still goes over the socket, to get the recorder's own refusal.
+ * The probe is called through a volatile pointer, so no compiler can
+ * inline, clone or specialise it away from its symbol. Any other answer
+ * to "hello" (an older recorder's error included) keeps the socket.
  *
  * The one piece of process-wide state is the connection (a library for
  * apps has no context to hand around): one static struct, set up once,
@@ -30,8 +37,9 @@
  * children made without fork() handlers (raw clone); the route is asked
  * again in a child (the recorder lets processes through its uprobe one by
  * one). A command that could
- * not be sent (-EPIPE: the recorder closed our old connection) is retried
- * once on a fresh connection; any other transport failure drops the
+ * not be sent, or that the recorder left unanswered by closing the
+ * connection (-EPIPE: it closed our old connection, e.g. idle for
+ * T4_CONTROL_IDLE_MS), is retried once on a fresh connection; any other transport failure drops the
  * connection so a late reply cannot be taken for the next one's.
  */
 #include "t410trace.h"
@@ -58,23 +66,23 @@
  * 5-byte NOP: Linux 6.18+ turns a uprobe on one into a call to its uprobe
  * trampoline (the `uprobe` syscall) instead of an int3 trap, several times
  * cheaper; older kernels trap on it as on anything else. */
-T410_API void t410__probe(int op, const char *name);
+T410_API void t410__probe2(int op, const char *name);
 #if defined(__x86_64__)
 __asm__(".text\n"
-	".globl t410__probe\n"
-	".type t410__probe, @function\n"
-	"t410__probe:\n"
+	".globl t410__probe2\n"
+	".type t410__probe2, @function\n"
+	"t410__probe2:\n"
 	"\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nopl 0x0(%rax,%rax,1) */
 	"\tret\n"
-	".size t410__probe, .-t410__probe\n");
+	".size t410__probe2, .-t410__probe2\n");
 #else
-__attribute__((noinline)) T410_API void t410__probe(int op, const char *name)
+__attribute__((noinline)) T410_API void t410__probe2(int op, const char *name)
 {
 	__asm__ __volatile__("" : : "r"(op), "r"(name) : "memory");
 }
 #endif
 
-static void (*volatile probe)(int, const char *) = t410__probe;
+static void (*volatile probe)(int, const char *) = t410__probe2;
 
 _Static_assert(sizeof(T410TRACE_CONTROL_ENV) == sizeof(T4_CONTROL_ENV),
 	       "t410trace.h and control.h must name the same variable");
@@ -90,6 +98,7 @@ struct t410_ctx {
 	pid_t pid;             /* process that opened fd */
 	atomic_int route;      /* ROUTE_*: how this process reaches the recorder */
 	_Atomic pid_t route_pid; /* ... asked by this process */
+	struct t4_probe_page *_Atomic page; /* the recorder's credits (PROBE) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 };
 
@@ -169,18 +178,19 @@ static int connect_locked(void)
 	return 0;
 }
 
-/* With ctx.lock held: send one command and wait for the answer. */
-static int call_locked(const char *line, char *reply, size_t cap)
+/* With ctx.lock held: send one command and wait for the answer (and the
+ * fd it may carry, into *passed; NULL: none wanted). */
+static int call_locked(const char *line, char *reply, size_t cap, int *passed)
 {
 	int err = connect_locked();
 
 	if (err == 0)
-		err = t4_control_exchange(ctx.fd, line, reply, cap);
+		err = t4_control_exchange_fd(ctx.fd, line, reply, cap, passed);
 	if (err == -EPIPE) { /* never arrived: one fresh connection */
 		drop_connection();
 		err = connect_locked();
 		if (err == 0)
-			err = t4_control_exchange(ctx.fd, line, reply, cap);
+			err = t4_control_exchange_fd(ctx.fd, line, reply, cap, passed);
 	}
 	if (err < 0 && err != -EREMOTEIO && err != -EINVAL)
 		drop_connection();
@@ -194,16 +204,16 @@ static int call(const char *line)
 	int err;
 
 	pthread_mutex_lock(&ctx.lock);
-	err = call_locked(line, reply, sizeof(reply));
+	err = call_locked(line, reply, sizeof(reply), NULL);
 	pthread_mutex_unlock(&ctx.lock);
 	return err;
 }
 
-/* The file holding this library: the mapping of t410__probe in
+/* The file holding this library: the mapping of t410__probe2 in
  * /proc/self/maps. 0, or -ENOENT. */
 static int own_file(char *buf, size_t cap)
 {
-	uintptr_t at = (uintptr_t)&t410__probe;
+	uintptr_t at = (uintptr_t)&t410__probe2;
 	char *line = NULL;
 	size_t n = 0;
 	int rc = -ENOENT;
@@ -224,20 +234,58 @@ static int own_file(char *buf, size_t cap)
 	return rc;
 }
 
+/* With ctx.lock held: the probe page handed over as fd (mapped once per
+ * process: every hello hands over the same one). */
+static bool take_page_locked(int fd)
+{
+	struct t4_probe_page *p = atomic_load(&ctx.page);
+
+	if (fd < 0)
+		return false;
+	if (!p && (p = t4_probe_page_map(fd)))
+		atomic_store(&ctx.page, p);
+	close(fd);
+	return p != NULL;
+}
+
 /* With ctx.lock held: ask the recorder which route this process takes.
- * A refused hello (an older recorder) means the socket. */
+ * A refused hello (an older recorder) means the socket; so does "uprobe"
+ * without a probe page. */
 static int hello_locked(void)
 {
 	char line[T4_CONTROL_LINE_MAX + 1] = "hello", file[PATH_MAX];
 	char reply[T4_CONTROL_REPLY_MAX];
-	int err;
+	int err, passed = -1;
 
 	if (own_file(file, sizeof(file)) == 0 && strlen(file) < sizeof(line) - 6)
 		snprintf(line, sizeof(line), "hello %s", file);
-	err = call_locked(line, reply, sizeof(reply));
+	err = call_locked(line, reply, sizeof(reply), &passed);
 	if (err < 0 && err != -EREMOTEIO)
 		return err;
-	return err == 0 && !strcmp(reply, "ok uprobe") ? ROUTE_PROBE : ROUTE_SOCKET;
+	if (err == 0 && !strcmp(reply, "ok uprobe") && take_page_locked(passed))
+		return ROUTE_PROBE;
+	return ROUTE_SOCKET;
+}
+
+/* One call through the probe, with a credit: 0 (it will be in the log), or
+ * -EREMOTEIO at once when the recorder has no room or has stopped. */
+static int probe_call(int op, const char *name)
+{
+	struct t4_probe_page *page = atomic_load(&ctx.page);
+	bool wake = false;
+	int rc = t4_probe_claim(page, &wake);
+	char what[96] = "trigger";
+
+	if (name)
+		snprintf(what, sizeof(what), "bookmark '%s'", name);
+	if (rc == -ESHUTDOWN)
+		return t4_err(EREMOTEIO, "error: %s: the recording has stopped", what);
+	if (rc < 0)
+		return t4_err(EREMOTEIO, "error: %s: the recorder's queue is full; try again "
+			      "after its next trigger", what);
+	probe(op | (wake ? T4_PROBE_WAKE : 0), name);
+	t4_probe_done(page);
+	return 0;
 }
 
 /* How this process reaches the recorder: asked once per process. */
@@ -281,10 +329,8 @@ T410_API int t410_bookmark(const char *name)
 			      T4_CONTROL_NAME_MAX - 1);
 	if ((r = route()) < 0)
 		return r;
-	if (r == ROUTE_PROBE && t4_control_name_ok(name)) {
-		probe(T4_PROBE_BOOKMARK, name);
-		return 0;
-	}
+	if (r == ROUTE_PROBE && t4_control_name_ok(name))
+		return probe_call(T4_PROBE_BOOKMARK, name);
 	snprintf(line, sizeof(line), "bookmark %s", name);
 	return call(line);
 }
@@ -298,10 +344,8 @@ T410_API int t410_trigger(void)
 	clear_errmsg();
 	if ((r = route()) < 0)
 		return r;
-	if (r == ROUTE_PROBE) {
-		probe(T4_PROBE_TRIGGER, NULL);
-		return 0;
-	}
+	if (r == ROUTE_PROBE)
+		return probe_call(T4_PROBE_TRIGGER, NULL);
 	return call("trigger");
 }
 

@@ -48,15 +48,17 @@ void t4_live_free(struct t4_live *l)
 
 void t4_live_feed(struct t4_live *l, const struct t4_packet *p)
 {
-	int rc;
-
 	pthread_mutex_lock(&l->lock);
-	if (l->ix && (rc = t4_index_add(l->ix, p)) < 0) {
-		t4_index_free(l->ix); /* out of memory: no live numbers, the log goes on */
-		l->ix = NULL;
-	} else if (l->ix && rc == 0 && p->type == T4_PKT_BOOKMARK) {
-		snprintf(l->phase, sizeof(l->phase), "%s", p->bookmark.name);
-		l->phase_set_ns = p->bookmark.set_ns;
+	if (l->ix) {
+		int rc = t4_index_add(l->ix, p);
+
+		if (rc < 0) {
+			t4_index_free(l->ix); /* out of memory: no live numbers, the log goes on */
+			l->ix = NULL;
+		} else if (rc == 0 && p->type == T4_PKT_BOOKMARK) {
+			snprintf(l->phase, sizeof(l->phase), "%s", p->bookmark.name);
+			l->phase_set_ns = p->bookmark.set_ns;
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
 }

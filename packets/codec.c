@@ -534,7 +534,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, s->dropped);
 		o = put_uv(o, s->read_failures);
 		o = put_uv(o, s->ref_ns);
-		return put_uv(o, s->lost_events); /* appended: may be absent */
+		o = put_uv(o, s->lost_events); /* appended fields: may be absent */
+		return put_uv(o, s->bookmarks_refused);
 	}
 	}
 }
@@ -634,6 +635,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->read_failures = get_uv(in);
 		s->ref_ns = get_uv(in);
 		s->lost_events = in->p < in->end ? get_uv(in) : 0;
+		s->bookmarks_refused = in->p < in->end ? get_uv(in) : 0;
 		break;
 	}
 	}

@@ -9,8 +9,11 @@
  *   at most LOG_IDLE_MAX_NS, and is woken early (futex) when a ring
  *   crosses half full. A packet may wait in its ring up to 50 ms before
  *   the writer sees it, so a chunk is aged from the poll before the one
- *   that found its first packet and closes chunk_ms after that: a crash
- *   loses at most chunk_ms of recording. An idle writer
+ *   that found its first packet, or from the oldest trigger in it (a
+ *   reference packet's MONOTONIC time: the BPF path hands its triggers
+ *   over up to 50 ms after they fired), whichever is earlier, and closes
+ *   chunk_ms after that: a crash loses at most chunk_ms of recording
+ *   (plus a period, and however late the machine runs the writer). An idle writer
  *   costs 20 wake-ups a second (the BPF path's drain fills the rings
  *   20 times a second too).
  * - Memory is bounded: `inflight` compressed buffers, one raw chunk, the
@@ -33,7 +36,7 @@
  *   a stream: one chunk in flight, written at the file's position, so the
  *   bytes go out strictly in order; a slow reader backs up into the rings,
  *   which drop and count. Messages name opts.name (the user's file) rather
- *   than the path written (record's FILE.partial-PID).
+ *   than the path written (record's FILE.partial-PID-XXXXXX/log).
  * - opts.observe sees each packet as it goes into a chunk (record keeps
  *   the index of its closing table so, a pipe included); after a write
  *   error it has seen packets of the chunks the log lost (record then
@@ -115,6 +118,7 @@ struct t4_log {
 	uint64_t sub, ret, seq, file_off;
 	uint64_t last_fsync_ns;
 	uint64_t prev_poll_ns; /* start of the previous drain round */
+	int64_t mono_to_ref;   /* CLOCK_MONOTONIC -> t4_ref_ns(), this round */
 	bool regular;          /* a regular file (not /dev/null): fsync, truncate */
 	bool dirty;             /* written since the last fsync */
 	uint64_t reported_drops;
@@ -343,6 +347,19 @@ static void log_note_meta(struct t4_log *log, const struct t4_packet *p, size_t 
 		t4_warn("%s: %s", log->name, t4_errmsg());
 }
 
+/* A trigger older than the chunk's start ages the chunk from it (not when
+ * chunks close by size only: virtual time's triggers are not now's). */
+static void chunk_note_age(struct t4_log *log, const struct t4_packet *p)
+{
+	uint64_t fired;
+
+	if (p->type != T4_PKT_REF || !p->ref.mono_ns || log->opts.chunk_ms == UINT32_MAX)
+		return;
+	fired = (uint64_t)((int64_t)p->ref.mono_ns + log->mono_to_ref);
+	if (fired < log->ck.start_ns)
+		log->ck.start_ns = fired;
+}
+
 /* Encode one packet into the current chunk (closing it when full). */
 static void log_add(struct t4_log *log, const struct t4_packet *p)
 {
@@ -355,6 +372,7 @@ static void log_add(struct t4_log *log, const struct t4_packet *p)
 	}
 	if (!ck->packets)
 		chunk_open(log);
+	chunk_note_age(log, p);
 	n = t4_codec_encode(log->codec, p, ck->raw + ck->len, ck->cap - ck->len);
 	if (n < 0) {
 		if (!log->warned_bad)
@@ -514,6 +532,7 @@ static void *log_main(void *arg)
 		uint64_t poll_ns = t4_ref_ns();
 		size_t got = 0;
 
+		log->mono_to_ref = (int64_t)(poll_ns - t4_clock_ns(CLOCK_MONOTONIC));
 		for (size_t i = 0; i < log->n_rings; i++)
 			got += log_drain_ring(log, log->rings[i]);
 		if (log_drops(log) != log->reported_drops && !atomic_load(&log->error))
@@ -623,18 +642,45 @@ static int log_alloc(struct t4_log *log)
 	return 0;
 }
 
-/* Open the file ("-": a copy of stdout) and learn what it is. */
+/* An existing path is written in place only when it is a stream or a
+ * device (FIFO, socket, /dev/null): opened without O_CREAT or O_TRUNC,
+ * and checked once open (a link swapped in meanwhile gains nothing). */
+static int log_open_existing(struct t4_log *log, struct stat *st)
+{
+	log->fd = open(log->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (log->fd < 0)
+		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	if (fstat(log->fd, st) < 0)
+		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	if (S_ISREG(st->st_mode))
+		return t4_err(EEXIST, "%s: exists; a log is never written over a file", log->name);
+	if (S_ISBLK(st->st_mode) || S_ISDIR(st->st_mode))
+		return t4_err(EEXIST, "%s: is a %s; a log is never written over it", log->name,
+			      S_ISBLK(st->st_mode) ? "block device" : "directory");
+	return 0;
+}
+
+/* Open the file ("-": a copy of stdout) and learn what it is: a new file
+ * is created (t4_create_new: never through a link, umask honoured). */
 static int log_open_file(struct t4_log *log)
 {
 	struct stat st;
+	int err;
 
-	if (!strcmp(log->path, "-"))
+	if (!strcmp(log->path, "-")) {
 		log->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-	else
-		log->fd = open(log->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (log->fd < 0)
-		return t4_err(errno, "%s: %s", log->name, strerror(errno));
-	log->regular = fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (log->fd < 0 || fstat(log->fd, &st) < 0)
+			return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	} else if ((log->fd = t4_create_new(log->path, 0666)) >= 0) {
+		if (fstat(log->fd, &st) < 0)
+			return t4_err(errno, "%s: %s", log->name, strerror(errno));
+	} else if (log->fd == -EEXIST) {
+		if ((err = log_open_existing(log, &st)) < 0)
+			return err;
+	} else {
+		return t4_err(-log->fd, "%s: %s", log->name, strerror(-log->fd));
+	}
+	log->regular = S_ISREG(st.st_mode);
 	log->stream = lseek(log->fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
 	if (log->stream)
 		log->opts.inflight = 1; /* strictly in order */

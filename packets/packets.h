@@ -211,6 +211,9 @@ struct t4_status_pkt {
 	uint64_t ref_ns;        /* when this status was taken */
 	uint64_t lost_events;   /* phase events lost before the log (a full BPF
 				 * ring buffer); appended field, 0 if absent */
+	uint64_t bookmarks_refused; /* bookmark commands refused for lack of
+				 * room (each answered with an error, none in
+				 * the log); appended field, 0 if absent */
 };
 
 /* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what
@@ -318,10 +321,12 @@ typedef void (*t4_log_observe_fn)(void *ud, const struct t4_packet *p);
 struct t4_log_opts {
 	const char *path;     /* "-": standard output */
 	const char *name;     /* the file's name in messages; default: path
-			       * (record writes FILE.partial-PID, says FILE) */
+			       * (record writes FILE.partial-PID-X/log, says FILE) */
 	int zstd_level;       /* default 1 */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
-	uint32_t chunk_ms;    /* a chunk is closed at least this often; 100 */
+	uint32_t chunk_ms;    /* a chunk is closed at least this often after
+			       * its oldest trigger (or packet); 100;
+			       * UINT32_MAX: by size only */
 	uint32_t fsync_ms;    /* fsync interval; 1000; UINT32_MAX = only at close */
 	uint32_t inflight;    /* compressed chunks in flight; default 4; always
 			       * 1 on a pipe, FIFO, socket or terminal, which
@@ -342,8 +347,12 @@ struct t4_log_stats {
 	int error;              /* sticky: first write error, 0 if none */
 };
 
-/* Create the file (truncating) and the writer. Nothing runs until
- * t4_log_start(). An output that cannot seek (pipe, FIFO, socket, "-" on
+/* Create the file and the writer. Nothing runs until t4_log_start(). The
+ * file is new (O_EXCL, O_NOFOLLOW, mode 0666 less the umask): an existing
+ * path is written in place only when it is a FIFO, socket or character
+ * device; an existing regular file, directory or block device is refused
+ * (-EEXIST), a symbolic link planted at a new name is never followed. An
+ * output that cannot seek (pipe, FIFO, socket, "-" on
  * a pipe) is written strictly in order: one write in flight, a short
  * write completed before the next chunk; a slow reader then makes the
  * rings drop (counted), never the file interleave. */

@@ -38,9 +38,19 @@
  * Nothing vanishes: a packet that does not fit into the ring stays queued
  * (with its first_trigger; not counted as a drop) and goes out on a later
  * trigger; a command that finds the queue full (T4_BOOKMARK_QUEUE commands
- * waiting for a trigger, or a stuck ring) fails with a message; after the
- * final trigger (t4_bookmarks_close) what is still queued is written with
- * first_trigger = the last trigger + 1 and later commands are refused.
+ * waiting for a trigger, or a stuck ring) or the table of names full fails
+ * with a message and is counted (t4_bookmarks_refused: the status packet's
+ * bookmarks_refused); after the final trigger (t4_bookmarks_close) what is
+ * still queued is written with first_trigger = the last trigger + 1 and
+ * later commands are refused.
+ *
+ * Reservations: libt410trace's probe bookmarks are taken in the kernel,
+ * which answers the app at once and cannot wait for this queue. So the
+ * phases drain reserves room here first (t4_bookmarks_reserve: a queue
+ * slot and a name slot each) and lends it to the kernel as credits; a
+ * probe bookmark the kernel took goes into a reserved slot
+ * (t4_bookmarks_set_reserved), which cannot be refused. Other commands
+ * find the reserved room taken.
  */
 #include "sched_internal.h"
 #include "control/control.h"
@@ -52,7 +62,8 @@
 #include <string.h>
 #include <time.h>
 
-#define T4_MAX_BOOKMARKS 4096 /* distinct names in one recording */
+#define T4_MAX_BOOKMARKS T4_BOOKMARK_NAMES
+#define INDEX_SLOTS (2 * T4_MAX_BOOKMARKS) /* open addressing, at most half full */
 
 _Static_assert(T4_CONTROL_NAME_MAX == T4_NAME_MAX, "one bookmark name length");
 _Static_assert((T4_BOOKMARK_QUEUE & (T4_BOOKMARK_QUEUE - 1)) == 0, "a power of two");
@@ -67,11 +78,14 @@ struct bm_entry {
 struct t4_bookmarks {
 	pthread_mutex_t lock;     /* commands and status */
 	uint32_t count;           /* names in the table */
-	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX];
+	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX]; /* (calloc: pages touched as used) */
+	uint32_t index[INDEX_SLOTS]; /* name hash -> ID (0: empty) */
 	_Atomic uint32_t current; /* the last bookmark set (0 = none) */
 	bool closed;              /* the final trigger has fired */
 	clockid_t clock;          /* of set_ns */
 	uint64_t last_set_ns;     /* of the last command queued */
+	uint32_t reserved;        /* queue (and name) slots reserved */
+	_Atomic uint64_t refused; /* commands refused for lack of room */
 	t4_bookmark_publish_fn publish;
 	void *ud;
 	struct bm_entry q[T4_BOOKMARK_QUEUE];
@@ -105,25 +119,52 @@ void t4_bookmarks_free(struct t4_bookmarks *b)
 	free(b);
 }
 
-/* With the lock held: the ID of name, adding it to the table. */
-static int id_of(struct t4_bookmarks *b, const char *name, uint32_t *id)
+/* The index slot of name: where its ID is, or the empty one it gets. */
+static uint32_t *slot_of(struct t4_bookmarks *b, const char *name)
 {
-	for (uint32_t i = 0; i < b->count; i++) {
-		if (!strcmp(b->names[i], name)) {
-			*id = i + 1;
-			return 0;
-		}
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (uint64_t i = t4_mix64(h) % INDEX_SLOTS;; i = (i + 1) % INDEX_SLOTS) {
+		uint32_t id = b->index[i];
+		if (!id || !strcmp(b->names[id - 1], name))
+			return &b->index[i];
 	}
-	if (b->count == T4_MAX_BOOKMARKS)
+}
+
+/* With the lock held: the ID of name, adding it to the table (a command in
+ * a reserved slot may take the name slot reserved with it). */
+static int id_of(struct t4_bookmarks *b, const char *name, bool reserved, uint32_t *id)
+{
+	uint32_t *slot = slot_of(b, name);
+
+	if (*slot) {
+		*id = *slot;
+		return 0;
+	}
+	if (b->count + b->reserved - reserved >= T4_MAX_BOOKMARKS) {
+		atomic_fetch_add(&b->refused, 1);
 		return t4_err(ENOSPC, "bookmark '%s': more than %d distinct bookmarks", name,
 			      T4_MAX_BOOKMARKS);
+	}
 	snprintf(b->names[b->count], T4_NAME_MAX, "%s", name);
-	*id = ++b->count;
+	*id = *slot = ++b->count;
 	return 0;
 }
 
-/* With the lock held: append one command to the queue; set_ns 0: now. */
-static int enqueue(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+/* With the lock held: queue slots neither taken nor reserved. */
+static uint64_t room(const struct t4_bookmarks *b)
+{
+	uint64_t used = atomic_load_explicit(&b->head, memory_order_relaxed) -
+			atomic_load_explicit(&b->tail, memory_order_acquire) + b->reserved;
+
+	return used < T4_BOOKMARK_QUEUE ? T4_BOOKMARK_QUEUE - used : 0;
+}
+
+/* With the lock held: append one command to the queue (into a slot
+ * reserved for it, or not); set_ns 0: now. */
+static int enqueue(struct t4_bookmarks *b, const char *name, uint64_t set_ns, bool reserved)
 {
 	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
 	uint32_t id = 0;
@@ -131,11 +172,15 @@ static int enqueue(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
 
 	if (b->closed)
 		return t4_err(ESHUTDOWN, "bookmark '%s': the recording has stopped", name);
-	if (h - atomic_load_explicit(&b->tail, memory_order_acquire) >= T4_BOOKMARK_QUEUE)
+	if (!reserved && !room(b)) {
+		atomic_fetch_add(&b->refused, 1);
 		return t4_err(EBUSY, "bookmark '%s': %d bookmarks already wait for the next "
 			      "trigger; try again after it", name, T4_BOOKMARK_QUEUE);
-	if ((rc = id_of(b, name, &id)) < 0)
+	}
+	if ((rc = id_of(b, name, reserved, &id)) < 0)
 		return rc;
+	if (reserved)
+		b->reserved--;
 	/* Nothing fails from here: a trigger path told of command h + 1
 	 * may wait for its entry (t4_bookmarks_on_trigger). */
 	if (b->publish)
@@ -158,16 +203,55 @@ int t4_bookmark_check(const char *name)
 	return t4_control_name_ok(name) ? 0 : t4_control_name_error(name);
 }
 
-int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+static int set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns, bool reserved)
 {
 	int rc = t4_bookmark_check(name);
 
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&b->lock);
-	rc = enqueue(b, name, set_ns);
+	rc = enqueue(b, name, set_ns, reserved && b->reserved > 0);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
+}
+
+int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+{
+	return set_at(b, name, set_ns, false);
+}
+
+int t4_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+{
+	return set_at(b, name, set_ns, true);
+}
+
+uint32_t t4_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n)
+{
+	uint64_t names;
+
+	pthread_mutex_lock(&b->lock);
+	names = T4_MAX_BOOKMARKS - b->count - b->reserved;
+	if (b->closed)
+		n = 0;
+	if (n > room(b))
+		n = (uint32_t)room(b);
+	if (n > names)
+		n = (uint32_t)names;
+	b->reserved += n;
+	pthread_mutex_unlock(&b->lock);
+	return n;
+}
+
+void t4_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n)
+{
+	pthread_mutex_lock(&b->lock);
+	b->reserved -= n < b->reserved ? n : b->reserved;
+	pthread_mutex_unlock(&b->lock);
+}
+
+uint64_t t4_bookmarks_refused(const struct t4_bookmarks *b)
+{
+	return atomic_load(&b->refused);
 }
 
 int t4_bookmarks_set(struct t4_bookmarks *b, const char *name)

@@ -10,12 +10,19 @@
  *     ring of its own into the log (a context is written once, even when
  *     the kernel's table of contexts forgot it and sent it again);
  *   - a bookmark is queued with the instant the program called it (its
- *     set_ns: bookmark.c places it among the triggers), a name the queue
- *     refuses is counted, and the first refusal kept for the summary;
+ *     set_ns: bookmark.c places it among the triggers), into a queue slot
+ *     reserved before the app called: libt410trace makes a probe call only
+ *     with a credit from the probe page (control/probe.c), and each credit
+ *     this thread lends is a slot it reserved in the bookmark queue
+ *     (T4_PROBE_CREDIT of them, topped up after each drain; a call that
+ *     finds a quarter left wakes the drain), so a call the app was told is
+ *     made cannot be refused here. Without a credit the library refuses
+ *     the call at once (the app gets an error) and counts it in the page;
  *   - a trigger fires one, as the control socket's "trigger" does (the
- *     thread waits for it, a period at most).
- * At the end (before the final trigger) it takes what is left, and a slice
- * for each thread still on a CPU.
+ *     thread waits for it, a period at most), and gives back its slot.
+ * At the end (before the final trigger) it closes the page, waits for the
+ * calls under way, takes what is left, gives back the unused reservations,
+ * and makes a slice for each thread still on a CPU.
  *
  * The program is loaded at the scheduler's creation, with the rings, and
  * not at all when opts.phases.on is false; when it cannot load (no
@@ -23,11 +30,13 @@
  * goes on without it.
  */
 #include "sched_internal.h"
+#include "control/control.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DRAIN_MS 50           /* how often the thread takes slices */
 #define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
@@ -44,6 +53,10 @@ struct t4_phases {
 	_Atomic uint64_t cpu_slices, tasks, gpu_jobs, gpu_contexts;
 	_Atomic uint64_t bookmarks, triggers, refused;
 	char refusal[160]; /* the first refused probe command (drain thread) */
+	struct t4_probe_page *page; /* the credits lent to libt410trace */
+	int page_fd;                /* handed over with "ok uprobe" */
+	uint64_t reserved, taken;   /* bookmark queue slots reserved for the
+				     * calls (drain thread), and used */
 };
 
 /* ---- records --------------------------------------------------------------- */
@@ -98,11 +111,14 @@ static void on_phase(void *ud, const struct t4_bpf_phase *r)
 		put_packet(ph, &r->pkt);
 		return;
 	case T4_BPF_PH_BOOKMARK:
-		rc = t4_sched_bookmark_at(ph->s, r->name, r->mono_ns);
+		ph->taken++;
+		rc = t4_bookmarks_set_reserved(ph->s->bm, r->name, t4_sched_from_mono(ph->s, r->mono_ns));
 		if (rc == 0)
 			atomic_fetch_add(&ph->bookmarks, 1);
 		break;
 	default:
+		ph->taken++; /* its credit's slot is not used: given back */
+		t4_bookmarks_unreserve(ph->s->bm, 1);
 		rc = t4_sched_trigger(ph->s);
 		if (rc == 0)
 			atomic_fetch_add(&ph->triggers, 1);
@@ -112,14 +128,33 @@ static void on_phase(void *ud, const struct t4_bpf_phase *r)
 		refuse(ph);
 }
 
+/* Keep T4_PROBE_CREDIT calls reserved and lent (as far as the bookmark
+ * queue has room). */
+static void top_up(struct t4_phases *ph)
+{
+	uint64_t out = ph->reserved - ph->taken;
+	uint32_t got;
+
+	if (out >= T4_PROBE_CREDIT)
+		return;
+	got = t4_bookmarks_reserve(ph->s->bm, (uint32_t)(T4_PROBE_CREDIT - out));
+	ph->reserved += got;
+	t4_probe_grant(ph->page, got);
+}
+
 static void *drain_main(void *arg)
 {
 	struct t4_phases *ph = arg;
 
-	while (!atomic_load(&ph->quit))
+	while (!atomic_load(&ph->quit)) {
 		t4_bpf_phases_poll(ph->bpf, DRAIN_MS, on_phase, ph);
+		top_up(ph);
+	}
+	t4_probe_close(ph->page);
 	while (t4_bpf_phases_poll(ph->bpf, 0, on_phase, ph) > 0)
 		;
+	t4_bookmarks_unreserve(ph->s->bm, (uint32_t)(ph->reserved - ph->taken));
+	ph->reserved = ph->taken;
 	t4_bpf_phases_flush(ph->bpf, on_phase, ph);
 	return NULL;
 }
@@ -154,6 +189,11 @@ int t4_phases_open(struct t4_sched *s)
 		free(ph); /* its ring stays with the log, empty */
 		return 0;
 	}
+	if ((rc = t4_probe_page_create(&ph->page, &ph->page_fd)) < 0) {
+		t4_bpf_phases_close(ph->bpf);
+		free(ph);
+		return rc;
+	}
 	snprintf(s->phases_note, sizeof(s->phases_note), "%s", t4_bpf_phases_note(ph->bpf));
 	s->ph = ph;
 	return 0;
@@ -166,6 +206,7 @@ int t4_phases_start(struct t4_sched *s)
 
 	if (!ph)
 		return 0;
+	top_up(ph);
 	if ((rc = t4_thread_start(&ph->thread, drain_main, ph, "t4-phases", "phases thread")) < 0)
 		return rc;
 	ph->started = true;
@@ -189,6 +230,8 @@ void t4_phases_close(struct t4_sched *s)
 		return;
 	t4_phases_stop(s);
 	t4_bpf_phases_close(s->ph->bpf);
+	t4_probe_page_unmap(s->ph->page);
+	close(s->ph->page_fd);
 	free(s->ph);
 	s->ph = NULL;
 }
@@ -210,6 +253,7 @@ void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st)
 	if (st->probe_refused)
 		snprintf(st->probe_refusal, sizeof(st->probe_refusal), "%s", ph->refusal);
 	st->phase_lost = t4_bpf_phases_lost(ph->bpf);
+	st->bookmarks_refused += t4_bpf_phases_refused(ph->bpf) + atomic_load(&ph->page->refused);
 }
 
 const char *t4_sched_phases_note(const struct t4_sched *s)
@@ -222,10 +266,14 @@ int t4_sched_follow(struct t4_sched *s, int pid)
 	return s->ph ? t4_bpf_phases_track(s->ph->bpf, pid) : 0;
 }
 
-int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path)
+int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path, int *fd)
 {
+	*fd = -1;
 	if (!s->ph)
 		return t4_err(ENOTSUP, "no uprobe: %s", s->phases_note[0] ? s->phases_note
 									: "phases are off");
-	return t4_bpf_phases_uprobe(s->ph->bpf, pid, path) < 0 ? 0 : 1;
+	if (t4_bpf_phases_uprobe(s->ph->bpf, pid, path) < 0)
+		return 0;
+	*fd = s->ph->page_fd;
+	return 1;
 }

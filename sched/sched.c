@@ -427,11 +427,6 @@ int t4_sched_bookmark(struct t4_sched *s, const char *name)
 	return t4_bookmarks_set(s->bm, name);
 }
 
-int t4_sched_bookmark_at(struct t4_sched *s, const char *name, uint64_t mono_ns)
-{
-	return t4_bookmarks_set_at(s->bm, name, t4_sched_from_mono(s, mono_ns));
-}
-
 /* ---- lifecycle -------------------------------------------------------------- */
 
 static void try_fifo(struct t4_sched *s, pthread_t t)
@@ -561,6 +556,7 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	st->bpf = s->k != NULL;
 	st->lost = s->k ? t4_kpath_lost(s) : 0;
 	st->ref_clock = s->k ? T4_REFCLK_MONOTONIC : T4_REFCLK_MONOTONIC_RAW;
+	st->bookmarks_refused = t4_bookmarks_refused(s->bm);
 	t4_phases_status(s, st);
 	st->bookmark_id = t4_bookmarks_current(s->bm);
 	t4_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));

@@ -113,11 +113,18 @@ struct t4_sched_status {
 	uint64_t probe_bookmarks, probe_triggers, probe_refused;
 	char probe_refusal[160]; /* why the first one was refused */
 	uint64_t phase_lost;
+	/* bookmark commands refused for lack of room (the queue or the table
+	 * of names full), every path: the status packet's bookmarks_refused */
+	uint64_t bookmarks_refused;
 };
 
-/* Bookmark commands that may wait between two triggers; one more fails
- * ("try again after the next trigger") instead of being lost. */
-#define T4_BOOKMARK_QUEUE 1024
+/* Bookmark commands that may wait between two triggers (on the BPF path:
+ * two drains, 50 ms); one more fails ("try again after the next trigger")
+ * instead of being lost, and is counted (bookmarks_refused). */
+#define T4_BOOKMARK_QUEUE 32768
+/* Distinct bookmark names in one recording; a command with one more name
+ * fails (and is counted) the same way. */
+#define T4_BOOKMARK_NAMES 65536
 
 /* Create the scheduler(s) and monitors and their rings on opts->log, on
  * the trigger path opts->trigger asks for (AUTO: the kernel's when the BPF
@@ -134,8 +141,9 @@ const char *t4_sched_phases_note(const struct t4_sched *s);
 int t4_sched_follow(struct t4_sched *s, int pid);
 /* A process of the workload asks (control socket "hello") whether its
  * libt410trace, in file path, may call the probe point: 1 yes (the uprobe
- * is on that file and takes pid's calls), 0 no (message set: why). */
-int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path);
+ * is on that file and takes pid's calls; *fd is the probe page's, to hand
+ * over, still the scheduler's), 0 no (message set: why; *fd -1). */
+int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path, int *fd);
 /* The reference clock of s's packets, now (for the session, bookmark and
  * status packets that go with them). */
 uint64_t t4_sched_now(const struct t4_sched *s);

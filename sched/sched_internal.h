@@ -69,6 +69,17 @@ int t4_bookmarks_set(struct t4_bookmarks *b, const char *name);
  * before the last command's): a trigger that read the queue after set_ns
  * but before this call may still take it (bookmark.c). */
 int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
+/* Reserve up to n queue slots (each with a name slot) for commands timed
+ * elsewhere that must not be refused once taken (the probe's, taken in the
+ * kernel); returns how many. Other commands find that room taken. */
+uint32_t t4_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n);
+/* Give back n reserved slots that will not be used. */
+void t4_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n);
+/* t4_bookmarks_set_at into a reserved slot: never refused for room (only a
+ * bad name, or after the end). */
+int t4_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
+/* Commands refused so far because the queue or the table of names was full. */
+uint64_t t4_bookmarks_refused(const struct t4_bookmarks *b);
 /* How many commands are queued so far: a user-path trigger reads it
  * before its clocks (so that every command it saw was set before its
  * ref_ns) and hands it to t4_bookmarks_on_trigger as `seen`. */
@@ -227,8 +238,6 @@ clockid_t t4_sched_clock(const struct t4_sched *s);
  * itself, or shifted by the offset between the two clocks read now (they
  * drift apart by NTP's slew, at most 500 ppm of the time since). */
 uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns);
-/* A bookmark command set at mono_ns (libt410trace's probe). */
-int t4_sched_bookmark_at(struct t4_sched *s, const char *name, uint64_t mono_ns);
 
 /* ---- monitors (monitor.c) ---------------------------------------------- */
 

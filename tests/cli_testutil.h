@@ -6,7 +6,8 @@
  * T4_BIN (set by `make check`) names the binary: cli_bin(), or bin() in
  * the record, safety and perf-habit tests. cli_run() runs a shell line
  * with its output captured, sh() the same into a struct run with stderr
- * too; cli_tmpdir() and tmpdir() make private directories; cli_repo_file()
+ * too; cli_tmpdir() and tmpdir() make private directories (under $TMPDIR:
+ * tmpdir_testutil.h); cli_repo_file()
  * finds a file of the repository (tools/t4write.py) from here or from
  * T4_BIN; json_num() picks a number out of `info --json`.
  */
@@ -14,6 +15,8 @@
 #define T4_CLI_TESTUTIL_H
 
 #include <criterion/criterion.h>
+
+#include "tmpdir_testutil.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -63,15 +66,13 @@ static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
 }
 
 /* A new private directory under $TMPDIR (or /tmp); free() it after
- * t4_rmtree() or `rm -rf`. */
+ * t4_rmtree(). */
 static inline char *cli_tmpdir(const char *tag)
 {
-	const char *t = getenv("TMPDIR");
-	char *d = malloc(4096);
+	char *d = malloc(PATH_MAX);
 
 	cr_assert_not_null(d);
-	snprintf(d, 4096, "%s/%s-XXXXXX", t && *t ? t : "/tmp", tag);
-	cr_assert_not_null(mkdtemp(d), "mkdtemp %s", d);
+	t4t_tmpdir(d, PATH_MAX, tag);
 	return d;
 }
 
@@ -103,7 +104,7 @@ static inline const char *cli_repo_file(const char *rel, char *path)
 struct run {
 	int status;
 	char out[1 << 18]; /* info --json of a simulated Tegra410: ~64 kB */
-	char dir[64];
+	char dir[PATH_MAX];
 };
 
 static inline const char *bin(void)
@@ -115,26 +116,34 @@ static inline const char *bin(void)
  * and stderr of all of it. */
 static inline void sh(struct run *r, const char *fmt, ...)
 {
-	char line[4096];
+	char line[8000];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	cr_assert(n >= 0 && (size_t)n < sizeof(line), "command line too long: %.200s", line);
 	r->status = cli_run(r->out, sizeof(r->out), "{ %s\n} 2>&1", line);
 }
 
+/* The end of a shell line that recorded task $s (a `sleep 30`) with
+ * `"$B" record -p $s -c c.sock ... & rec=$!`: $s is ended once the
+ * recorder has fired its first trigger (`ctl status`), however long the
+ * recorder took to start (a `sleep 0.3` it had to attach to in time
+ * failed on a loaded machine); then "rc=N" of the recorder. */
+#define CLI_END_TASK_WHEN_RECORDING                                                    \
+	"for i in $(seq 600); do \"$B\" ctl --control c.sock status 2>/dev/null | "       \
+	"grep -q 'triggers=[1-9]' && break; sleep 0.05; done; kill $s; wait $rec; echo rc=$?; "
+
 static inline void tmpdir(struct run *r)
 {
-	strcpy(r->dir, "/tmp/t4rec.XXXXXX");
-	cr_assert_not_null(mkdtemp(r->dir));
+	t4t_tmpdir(r->dir, sizeof(r->dir), "t4rec");
 }
 
 static inline void cleanup(struct run *r)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(t4_rmtree(r->dir), 0, "%s", t4_errmsg());
 }
 
 /* The number after "key": in a JSON text. */

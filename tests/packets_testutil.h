@@ -143,7 +143,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		break;
 	case T4_PKT_STATUS:
 		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s),
-						    tu_u64(s), tu_u64(s), tu_u64(s) };
+						    tu_u64(s), tu_u64(s), tu_u64(s), tu_u64(s) };
 		break;
 	case T4_PKT_TASK:
 		p->task = (struct t4_task_pkt){ tu_u32(s), tu_u32(s), tu_u32(s), tu_u64(s) };

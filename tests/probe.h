@@ -28,8 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* CPU-wide software counters (cpu-clock on CPU 0, any task), the way the
@@ -48,21 +50,45 @@ static inline void t4t_need_perf(void)
 	close((int)fd);
 }
 
-/* Per-task software counters on this process, user space only (what an
- * unprivileged user may open at perf_event_paranoid 2). */
-static inline void t4t_need_task_perf(void)
+/* A per-task software counter on this process (user space only, or with
+ * the kernel's share too): -errno, or 0. */
+static inline int t4t_task_perf(bool user_only)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(a),
 		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.exclude_kernel = 1,
+		.exclude_kernel = user_only,
 	};
 	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0)
-		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(errno));
+		return -errno;
 	close((int)fd);
+	return 0;
+}
+
+/* Per-task software counters on this process, user space only (what an
+ * unprivileged user may open at perf_event_paranoid 2). */
+static inline void t4t_need_task_perf(void)
+{
+	int err = t4t_task_perf(true);
+
+	if (err)
+		cr_skip_test("no per-task perf counters: perf_event_open: %s", strerror(-err));
+}
+
+/* The same with the kernel's share: what `record -- COMMAND` counts as
+ * "task-clock", not "task-clock:u" (refused without CAP_PERFMON at
+ * perf_event_paranoid 2 or more; the recorder then falls back to ':u'). */
+static inline void t4t_need_task_perf_kernel(void)
+{
+	int err;
+
+	t4t_need_task_perf();
+	if ((err = t4t_task_perf(false)))
+		cr_skip_test("per-task counters count user space only here (':u'): perf_event_open "
+			     "with the kernel's share: %s", strerror(-err));
 }
 
 /* A real PMU of this machine by its sysfs name (e.g. "msr": x86 only). */
@@ -73,6 +99,22 @@ static inline void t4t_need_pmu(const char *name)
 	snprintf(path, sizeof(path), T4_SYSFS_DEFAULT "/%s/type", name);
 	if (t4_read_small_file(path, buf, sizeof(buf)) < 0)
 		cr_skip_test("no %s PMU here: %s", name, t4_errmsg());
+}
+
+/* A child subreaper (PR_SET_CHILD_SUBREAPER; qemu-user refuses it), tried
+ * in a child process, as record's keeper does. */
+static inline void t4t_need_subreaper(void)
+{
+	int st = 0;
+	pid_t kid = fork();
+
+	if (kid == 0)
+		_exit(prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ? errno : 0);
+	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
+		cr_skip_test("no child to try PR_SET_CHILD_SUBREAPER in");
+	if (WEXITSTATUS(st))
+		cr_skip_test("no child subreaper: prctl(PR_SET_CHILD_SUBREAPER): %s",
+			     strerror(WEXITSTATUS(st)));
 }
 
 static inline void t4t_need_uring(void)

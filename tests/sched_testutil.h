@@ -19,6 +19,7 @@
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "sim_testutil.h"
+#include "tmpdir_testutil.h"
 #include "tests/probe.h"
 #include "util/util.h"
 
@@ -26,8 +27,8 @@ struct rec {
 	struct tu_counters c;
 	struct t4_log *log;
 	struct t4_sched *s;
-	char dir[64];
-	char path[128];
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 16];
 };
 
 struct readback {
@@ -54,8 +55,7 @@ static inline void rec_open_opts(struct rec *r, const char *events, bool sim,
 	if (events && strstr(events, "msr/"))
 		t4t_need_pmu("msr"); /* x86 only */
 	memset(r, 0, sizeof(*r));
-	strcpy(r->dir, "/tmp/t4sched.XXXXXX");
-	cr_assert_not_null(mkdtemp(r->dir));
+	t4t_tmpdir(r->dir, sizeof(r->dir), "t4sched");
 	snprintf(r->path, sizeof(r->path), "%s/t.t4t", r->dir);
 	struct t4_sim_opts sim7 = { .seed = 7, .drift_ppm = T4_SIM_DRIFT_PPM };
 	tu_counters_open(&r->c, sim ? &sim7 : NULL, events);
@@ -187,10 +187,11 @@ static inline void expect_resumed_at(const struct readback *rb, uint64_t id)
 		cr_assert_eq(r->overruns, r->trigger_id - id);
 }
 
+/* Wait for the scheduler's n-th trigger: up to 30 s (a loaded machine). */
 static inline void wait_triggers(struct t4_sched *s, uint64_t n)
 {
 	struct t4_sched_status st;
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 30000; i++) {
 		t4_sched_status(s, &st);
 		if (st.triggers >= n)
 			return;

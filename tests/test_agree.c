@@ -22,7 +22,7 @@
 struct ag {
 	const char *bin;
 	char *dir;
-	char check[1024];
+	char check[PATH_MAX];
 	char out[16384];
 };
 
@@ -60,8 +60,8 @@ static void agree(struct ag *a, const char *log)
 	static const char *const grids[] = { "10ms", "3ms" };
 
 	snprintf(line, sizeof(line),
-		 "B='%s'; $B decode %s -v > s.txt && $B decode %s -f jsonl -o s.jsonl && "
-		 "$B decode %s -f csv -o s.csv && $B info --json %s > i.json",
+		 "B='%s'; \"$B\" decode %s -v > s.txt && \"$B\" decode %s -f jsonl -o s.jsonl && "
+		 "\"$B\" decode %s -f csv -o s.csv && \"$B\" info --json %s > i.json",
 		 a->bin, log, log, log, log);
 	cr_assert_eq(ag_sh(a, line), 0, "%s", a->out);
 	snprintf(line, sizeof(line), "python3 '%s' agree s.txt s.jsonl --csv s.csv --info i.json",
@@ -112,9 +112,9 @@ Test(agree, live_sim_with_ctl_bookmarks, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; $B record -q --sim --no-phases --period 2ms --bookmark warm -o l.t4t -- sh -c "
-		 "'sleep 0.2; $B ctl bookmark load; sleep 0.3; $B ctl bookmark store; sleep 0.2;"
-		 " $B ctl bookmark load; sleep 0.2'",
+		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 2ms --bookmark warm -o l.t4t -- sh -c "
+		 "'sleep 0.2; \"$B\" ctl bookmark load; sleep 0.3; \"$B\" ctl bookmark store; sleep 0.2;"
+		 " \"$B\" ctl bookmark load; sleep 0.2'",
 		 a.bin);
 	cr_assert_eq(ag_sh(&a, line), 0, "%s", a.out);
 	agree(&a, "l.t4t");
@@ -131,9 +131,9 @@ Test(agree, several_bookmarks_between_two_triggers, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; $B record -q --sim --no-phases --period 200ms --bookmark a -o s.t4t -- sh -c "
-		 "'sleep 0.5; $B ctl bookmark b; $B ctl bookmark c; $B ctl bookmark d;"
-		 " $B ctl bookmark e; sleep 0.5'",
+		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 200ms --bookmark a -o s.t4t -- sh -c "
+		 "'sleep 0.5; \"$B\" ctl bookmark b; \"$B\" ctl bookmark c; \"$B\" ctl bookmark d;"
+		 " \"$B\" ctl bookmark e; sleep 0.5'",
 		 a.bin);
 	cr_assert_eq(ag_sh(&a, line), 0, "%s", a.out);
 	agree(&a, "s.t4t");
@@ -176,12 +176,12 @@ Test(agree, one_zero_for_every_relative_time, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; $B record -q --sim --no-phases --period 5ms --bookmark x -o z.t4t -- sh -c "
-		 "'sleep 0.3; $B ctl bookmark y; sleep 0.3; $B ctl bookmark x; sleep 0.2' && "
-		 "$B decode z.t4t > s.txt && $B info --json z.t4t > i.json && "
-		 "$B decode z.t4t -f jsonl -o z.jsonl && $B decode z.t4t -f phases --time rel -o p.csv && "
-		 "$B decode z.t4t -f csv -o ref.csv && $B decode z.t4t -f csv --time rel -o rel.csv && "
-		 "$B decode z.t4t -f csv --time real -o real.csv",
+		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 5ms --bookmark x -o z.t4t -- sh -c "
+		 "'sleep 0.3; \"$B\" ctl bookmark y; sleep 0.3; \"$B\" ctl bookmark x; sleep 0.2' && "
+		 "\"$B\" decode z.t4t > s.txt && \"$B\" info --json z.t4t > i.json && "
+		 "\"$B\" decode z.t4t -f jsonl -o z.jsonl && \"$B\" decode z.t4t -f phases --time rel -o p.csv && "
+		 "\"$B\" decode z.t4t -f csv -o ref.csv && \"$B\" decode z.t4t -f csv --time rel -o rel.csv && "
+		 "\"$B\" decode z.t4t -f csv --time real -o real.csv",
 		 a.bin);
 	cr_assert_eq(ag_sh(&a, line), 0, "%s", a.out);
 	snprintf(line, sizeof(line), "python3 - <<'EOF'\n"

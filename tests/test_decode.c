@@ -11,6 +11,7 @@
  * synthetic windows (0.3-3 us), never from wall-clock timing.
  */
 #include "decode_synth.h"
+#include "tmpdir_testutil.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1125,7 +1126,7 @@ static void write_log(const char *path, const struct t4_packet *pk, size_t n)
 /* A Python check script into dir/name. */
 static void py(const char *dir, const char *name, const char *code)
 {
-	char path[256];
+	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	cr_assert_eq(t4_write_small_file(path, code), 0, "%s", t4_errmsg());
@@ -1137,13 +1138,13 @@ static void py(const char *dir, const char *name, const char *code)
 Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
 {
 	const char *bin = getenv("T4_BIN");
-	char dir[] = "/tmp/t4slices.XXXXXX", path[128], cmd[1024];
+	char dir[PATH_MAX], path[PATH_MAX + 16], cmd[4 * PATH_MAX + 256];
 	struct sy y;
 	struct t4_packet p;
 
 	if (!bin || access(bin, X_OK) || system("command -v python3 >/dev/null"))
 		cr_skip_test("T4_BIN or python3 missing (run through make check)");
-	cr_assert(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4slices");
 	snprintf(path, sizeof(path), "%s/s.t4t", dir);
 	two_clocks(&y, 100);
 	sy_bookmark(&y, 1, "only", 0, 0);

@@ -311,10 +311,10 @@ Test(decode_bounds, names_that_are_not_text_stay_out_of_outputs, .timeout = 120)
 	}
 	lw_close(&w);
 	snprintf(path, sizeof(path),
-		 "cd '%s' && B='%s' && $B decode odd.t4t -f jsonl -o o.jsonl && "
-		 "$B decode odd.t4t -f csv -o o.csv && $B decode odd.t4t -f slices -o s.csv && "
-		 "$B decode odd.t4t -f phases -o p.csv && $B decode odd.t4t -v > sum.txt && "
-		 "$B info odd.t4t > info.txt && $B info --json odd.t4t > info.json && "
+		 "cd '%s' && B='%s' && \"$B\" decode odd.t4t -f jsonl -o o.jsonl && "
+		 "\"$B\" decode odd.t4t -f csv -o o.csv && \"$B\" decode odd.t4t -f slices -o s.csv && "
+		 "\"$B\" decode odd.t4t -f phases -o p.csv && \"$B\" decode odd.t4t -v > sum.txt && "
+		 "\"$B\" info odd.t4t > info.txt && \"$B\" info --json odd.t4t > info.json && "
 		 "python3 - <<'EOF'\n"
 		 "import csv, json\n"
 		 "lines = open('o.jsonl', 'rb').read().decode('utf-8').splitlines()\n"

@@ -18,6 +18,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "tmpdir_testutil.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,9 +36,9 @@
 
 struct fx {
 	const char *bin;
-	char dir[64];
-	char path[256];   /* scratch for dir/NAME */
-	char schema[256]; /* the folder of decode/perfetto.proto */
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 64]; /* scratch for dir/NAME */
+	char schema[PATH_MAX];    /* the folder of decode/perfetto.proto */
 };
 
 /* dir/name, in a scratch buffer valid until the next call. */
@@ -50,13 +52,14 @@ static const char *at(struct fx *f, const char *name)
  * dir/out; returns the exit status. */
 static int shell(struct fx *f, const char *fmt, ...)
 {
-	char cmd[4096];
+	char cmd[4 * PATH_MAX];
 	va_list ap;
-	int n = snprintf(cmd, sizeof(cmd), "cd %s && (", f->dir);
+	int n = snprintf(cmd, sizeof(cmd), "cd '%s' && (", f->dir);
 
 	va_start(ap, fmt);
 	n += vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
 	va_end(ap);
+	cr_assert_lt((size_t)n + 12, sizeof(cmd), "command line too long");
 	snprintf(cmd + n, sizeof(cmd) - (size_t)n, ") >out 2>&1");
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -80,8 +83,7 @@ static void fx_init(struct fx *f)
 	memset(f, 0, sizeof(*f));
 	if (!(f->bin = getenv("T4_BIN")))
 		cr_skip_test("T4_BIN not set (run through make check)");
-	strcpy(f->dir, "/tmp/t4pf.XXXXXX");
-	cr_assert_not_null(mkdtemp(f->dir));
+	t4t_tmpdir(f->dir, sizeof(f->dir), "t4pf");
 	/* protoc reads the schema relative to the repository root */
 	cr_assert_eq(access("decode/perfetto.proto", R_OK), 0, "run from the repository root");
 	cr_assert_not_null(realpath("decode", f->schema));
@@ -89,19 +91,16 @@ static void fx_init(struct fx *f)
 
 static void fx_fini(struct fx *f)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(t4_rmtree(f->dir), 0, "%s", t4_errmsg());
 }
 
 /* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
 static void record(struct fx *f)
 {
 	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
-	int rc = shell(f, "%s record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- sh -c "
-			  "'sleep 0.15 && %s ctl bookmark b && sleep 0.15'",
-		       f->bin, f->bin);
+	int rc = shell(f, "'%s' record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- "
+			  "sh -c 'sleep 0.15 && \"$T4_BIN\" ctl bookmark b && sleep 0.15'",
+		       f->bin);
 
 	cr_assert_eq(rc, 0, "record: %s", output(f));
 }
@@ -110,21 +109,21 @@ static void record(struct fx *f)
  * protoc's text into t.txt. */
 static void decode(struct fx *f, const char *opts)
 {
-	cr_assert_eq(shell(f, "%s decode s.t4t %s -f perfetto -o t.pftrace", f->bin, opts), 0,
+	cr_assert_eq(shell(f, "'%s' decode s.t4t %s -f perfetto -o t.pftrace", f->bin, opts), 0,
 		     "decode: %s", output(f));
-	cr_assert_eq(shell(f, "%s decode s.t4t %s -f csv -o t.csv", f->bin, opts), 0, "%s",
+	cr_assert_eq(shell(f, "'%s' decode s.t4t %s -f csv -o t.csv", f->bin, opts), 0, "%s",
 		     output(f));
-	cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace "
+	cr_assert_eq(shell(f, "protoc --proto_path='%s' --decode=perfetto.protos.Trace "
 			      "perfetto.proto < t.pftrace > t.txt",
 			   f->schema),
 		     0, "protoc: %s", output(f));
 	const char *real = getenv("T4_PERFETTO_PROTO");
 	if (real && *real) {
-		char dir[512], *slash;
+		char dir[PATH_MAX], *slash;
 		snprintf(dir, sizeof(dir), "%s", real);
 		cr_assert_not_null(slash = strrchr(dir, '/'), "T4_PERFETTO_PROTO: a path");
 		*slash = '\0';
-		cr_assert_eq(shell(f, "protoc --proto_path=%s --decode=perfetto.protos.Trace %s "
+		cr_assert_eq(shell(f, "protoc --proto_path='%s' --decode=perfetto.protos.Trace '%s' "
 				      "< t.pftrace > real.txt && cmp t.txt real.txt",
 				   dir, slash + 1),
 			     0, "Perfetto's own schema reads it otherwise: %s", output(f));
@@ -491,7 +490,7 @@ Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 		fx_fini(&x.f);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
-	cr_assert_eq(shell(&x.f, "python3 %s s.t4t --grid", script), 0, "%s", output(&x.f));
+	cr_assert_eq(shell(&x.f, "python3 '%s' s.t4t --grid", script), 0, "%s", output(&x.f));
 	free(script);
 	decode(&x.f, "");
 	load_trace(&x.f, &x.t);
@@ -696,7 +695,7 @@ Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeo
 
 	fx_init(&x.f);
 	record(&x.f);
-	cr_assert_eq(shell(&x.f, "%s decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
+	cr_assert_eq(shell(&x.f, "'%s' decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
 			   x.f.bin),
 		     2, "%s", output(&x.f));
 	cr_assert(strstr(output(&x.f), "did you mean nvidia_ucf_pmu_"), "%s", output(&x.f));
@@ -716,7 +715,7 @@ Test(perfetto, refused_on_a_terminal, .timeout = 60)
 	if (shell(&f, "command -v script") != 0)
 		cr_skip_test("no script(1) to give the command a terminal");
 	record(&f);
-	cr_assert_eq(shell(&f, "script -qec '%s decode s.t4t -f perfetto' /dev/null", f.bin), 2,
+	cr_assert_eq(shell(&f, "script -qec '\"$T4_BIN\" decode s.t4t -f perfetto' /dev/null"), 2,
 		     "%s", output(&f));
 	cr_assert(strstr(output(&f), "-o FILE"), "%s", output(&f));
 	fx_fini(&f);
@@ -731,7 +730,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 	fx_init(&f);
 	record(&f);
 	cr_assert_eq(shell(&f, "trap '' XFSZ; ulimit -f 64; "
-			       "exec %s decode s.t4t -f perfetto -o t.pftrace",
+			       "exec '%s' decode s.t4t -f perfetto -o t.pftrace",
 			   f.bin),
 		     1, "%s", output(&f));
 	cr_assert(strstr(output(&f), "perfetto"), "%s", output(&f));
@@ -739,7 +738,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 		     "left behind: %s", output(&f));
 	if (geteuid() != 0) { /* root writes into read-only directories */
 		cr_assert_eq(shell(&f, "mkdir ro && chmod 555 ro"), 0);
-		cr_assert_eq(shell(&f, "%s decode s.t4t -f perfetto -o ro/t.pftrace", f.bin), 1,
+		cr_assert_eq(shell(&f, "'%s' decode s.t4t -f perfetto -o ro/t.pftrace", f.bin), 1,
 			     "%s", output(&f));
 		cr_assert_eq(shell(&f, "ls ro | grep ."), 1, "left behind: %s", output(&f));
 	}
@@ -761,11 +760,10 @@ Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 	t4t_need_perf();
 	t4t_need_bpf_tracing("CPU slices");
 	fx_init(&f);
-	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec %s record -q -a --period 10ms "
-			       "-o a.t4t -- sh -c \"sleep 0.3\"'",
-			   f.bin),
+	cr_assert_eq(shell(&f, "sh -c 'echo $$ > rec.pid; exec \"$T4_BIN\" record -q -a --period 10ms "
+			       "-o a.t4t -- sh -c \"sleep 0.3\"'"),
 		     0, "record: %s", output(&f));
-	cr_assert_eq(shell(&f, "%s decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path=%s "
+	cr_assert_eq(shell(&f, "'%s' decode a.t4t -f perfetto -o t.pftrace && protoc --proto_path='%s' "
 			       "--decode=perfetto.protos.Trace perfetto.proto < t.pftrace > t.txt",
 			   f.bin, f.schema),
 		     0, "%s", output(&f));
@@ -784,7 +782,7 @@ Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 	cr_assert_gt(threads, 0, "no thread track");
 	cr_assert_gt(processes, 0, "no process track");
 	cr_assert_leq(processes, threads);
-	cr_assert_eq(shell(&f, "%s decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
+	cr_assert_eq(shell(&f, "'%s' decode a.t4t -f slices | awk -F, '$5 == %ld' | grep -c .",
 			   f.bin, self),
 		     1, "the recorder's threads are in the slices: %s", output(&f));
 	fx_fini(&f);

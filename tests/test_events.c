@@ -11,6 +11,7 @@
 
 #include "collector/collector.h"
 #include "h1_testutil.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Relative to the repository root, where `make check` runs the tests. */
@@ -409,11 +410,11 @@ Test(h1_events, groups_and_software)
 
 Test(h1_events, needs_software_and_tracepoint_pmus)
 {
-	char dir[] = "/tmp/h1_nosXXXXXX", path[128], msg[256];
+	char dir[PATH_MAX], path[PATH_MAX + 64], msg[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "h1_nos");
 	snprintf(path, sizeof(path), "%s/acme", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/acme/type", dir);
@@ -465,11 +466,11 @@ Test(h1_events, defaults_tegra410)
 /* A Tegra410 PMU without events/ still gets its defaults from the table. */
 Test(h1_events, defaults_from_kind_table)
 {
-	char dir[] = "/tmp/h1_evXXXXXX", path[128];
+	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "h1_ev");
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format/event", dir);
@@ -496,11 +497,11 @@ Test(h1_events, defaults_from_kind_table)
 
 Test(h1_events, tracepoint_fixture_tracefs)
 {
-	char dir[] = "/tmp/h1_tpXXXXXX", path[128];
+	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "h1_tp");
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir);

@@ -12,18 +12,19 @@
 
 #include "collector/collector.h"
 #include "h1_testutil.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* A sysfs tree with a CPU PMU ("cpu", type 4, no cpumask), the software
  * and tracepoint PMUs and one uncore PMU, in a fresh directory. */
 struct tree {
-	char dir[64];
+	char dir[PATH_MAX];
 	struct t4_pmu_set set;
 };
 
 static void put(const char *dir, const char *file, const char *text)
 {
-	char path[256];
+	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	cr_assert_eq(t4_write_small_file(path, text), 0, "%s", t4_errmsg());
@@ -33,10 +34,9 @@ static void make_tree(struct tree *t)
 {
 	static const char *const dirs[] = { "cpu", "software", "tracepoint", "uncore_x",
 					    "uncore_x/format" };
-	char path[256];
+	char path[PATH_MAX + 64];
 
-	strcpy(t->dir, "/tmp/t4evperf.XXXXXX");
-	cr_assert_not_null(mkdtemp(t->dir));
+	t4t_tmpdir(t->dir, sizeof(t->dir), "t4evperf");
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", t->dir, dirs[i]);
 		cr_assert_eq(t4_mkdirs(path, 0755), 0);
@@ -212,12 +212,12 @@ Test(events_perf, task_targets)
 
 Test(events_perf, tracepoint_suggestions)
 {
-	char dir[] = "/tmp/t4evtp.XXXXXX", path[160], want[400];
+	char dir[PATH_MAX], path[PATH_MAX + 64], want[PATH_MAX + 256];
 	struct tree t;
 	struct t4_evlist l = { 0 };
 
 	make_tree(&t);
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4evtp");
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	put(path, "id", "316\n");

@@ -18,7 +18,7 @@ static void replay(const char *name)
 
 	if (!out)
 		cr_skip_test("T4_OUT not set (run through make check)");
-	sh(&r, "%s/fuzz/replay_%s tools/fuzz/corpus/%s tools/fuzz/crashes/%s", out, name, name,
+	sh(&r, "'%s/fuzz/replay_%s' tools/fuzz/corpus/%s tools/fuzz/crashes/%s", out, name, name,
 	   name);
 	cr_assert_eq(r.status, 0, "replay_%s: %s", name, r.out);
 	snprintf(want, sizeof(want), " inputs from tools/fuzz/corpus/%s\n", name);

@@ -19,7 +19,8 @@
 
 struct app {
 	struct fake_rec rec;
-	char bin[160];
+	char dir[PATH_MAX]; /* the app and the library's soname */
+	char bin[PATH_MAX + 32];
 	char out[4096], err[4096];
 };
 
@@ -27,7 +28,7 @@ struct app {
  * parent of T4_OUT. */
 static void repo_root(char *buf, size_t cap)
 {
-	char tmp[512];
+	char tmp[PATH_MAX];
 
 	if (access("tests/apps/lib_app.c", R_OK) == 0) {
 		snprintf(buf, cap, ".");
@@ -40,36 +41,45 @@ static void repo_root(char *buf, size_t cap)
 /* Whether the library was built with sanitizers (the app must be too). */
 static bool solib_sanitized(const char *solib)
 {
-	char cmd[700];
+	char cmd[PATH_MAX + 80];
 
-	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only %s | grep -q __asan_", solib);
+	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only '%s' | grep -q __asan_", solib);
 	return system(cmd) == 0;
 }
 
-/* Compile src (a path under the repo) into dir/name with compiler cc
- * (t4t_cc() or t4t_cxx(): the target under test) and its flags. */
+/* Compile src (a path under the repo) into a->dir/name with compiler cc
+ * (t4t_cc() or t4t_cxx(): the target under test) and its flags; a->dir is
+ * where programs can run (t4t_exec_tmpdir: $TMPDIR may be mounted noexec). */
 static void compile(struct app *a, const char *cc, const char *flags, const char *src,
 		    const char *name)
 {
 	const char *out = getenv("T4_OUT");
-	char root[512], solib[600];
+	char root[PATH_MAX], solib[PATH_MAX + 32];
 	int rc;
 
 	snprintf(solib, sizeof(solib), "%s/libt410trace.so", out);
 	if (access(solib, R_OK))
 		cr_skip_test("%s not built", solib);
 	repo_root(root, sizeof(root));
-	snprintf(a->bin, sizeof(a->bin), "%s/%s", a->rec.dir, name);
+	t4t_exec_tmpdir(a->dir, sizeof(a->dir), "t4lib");
+	snprintf(a->bin, sizeof(a->bin), "%s/%s", a->dir, name);
 	/* The app needs the soname (libt410trace.so.0) at run time, as it
-	 * would after make install: link it in the temp dir. */
+	 * would after make install: link it next to the app. */
 	rc = run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
-		       "ln -sf %s %s/libt410trace.so.0 && "
-		       "%s %s -Wall -Wextra -Werror -I%s/include %s %s/%s -o %s %s "
-		       "-Wl,-rpath,%s -pthread",
-		       solib, a->rec.dir,
+		       "ln -sf '%s' '%s/libt410trace.so.0' && "
+		       "%s %s -Wall -Wextra -Werror -I'%s/include' %s '%s/%s' -o '%s' '%s' "
+		       "-Wl,-rpath,'%s' -pthread",
+		       solib, a->dir,
 		       cc, flags, root, solib_sanitized(solib) ? "-fsanitize=address,undefined" : "",
-		       root, src, a->bin, solib, a->rec.dir);
+		       root, src, a->bin, solib, a->dir);
 	cr_assert_eq(rc, 0, "compiling %s failed: %s", src, a->err);
+}
+
+static void app_close(struct app *a)
+{
+	fake_close(&a->rec);
+	if (a->dir[0])
+		cr_assert_eq(t4_rmtree(a->dir), 0, "%s", t4_errmsg());
 }
 
 /* Skip (before making anything) when there is no library to test. */
@@ -91,7 +101,7 @@ static void app_open(struct app *a)
 static int app_run(struct app *a, const char *args)
 {
 	return run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
-			 "env T410TRACE_CONTROL=%s %s %s", a->rec.path, a->bin, args);
+			 "env T410TRACE_CONTROL='%s' '%s' %s", a->rec.path, a->bin, args);
 }
 
 static void expect_log(struct app *a, const char *want)
@@ -106,14 +116,14 @@ Test(control_lib, exports_only_t410_symbols)
 {
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
-			       "t410__probe" /* the recorder's uprobe point */ };
-	char cmd[600], line[256], sym[200];
+			       "t410__probe2" /* the recorder's uprobe point */ };
+	char cmd[PATH_MAX + 64], line[256], sym[200];
 	int found = 0, total = 0;
 	FILE *p;
 
 	if (!out)
 		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s/libt410trace.so", out);
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s/libt410trace.so'", out);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);
 	while (fgets(line, sizeof(line), p)) {
@@ -143,7 +153,7 @@ Test(control_lib, bookmarks_arrive_in_order)
 		snprintf(want + strlen(want), sizeof(want) - strlen(want),
 			 "bookmark b%d;trigger;", i);
 	expect_log(&a, want);
-	fake_close(&a.rec);
+	app_close(&a);
 }
 
 Test(control_lib, threads_serialised)
@@ -169,7 +179,7 @@ Test(control_lib, threads_serialised)
 		}
 	}
 	cr_assert_eq(a.rec.calls, 100);
-	fake_close(&a.rec);
+	app_close(&a);
 }
 
 Test(control_lib, fork_child_has_own_connection)
@@ -179,7 +189,7 @@ Test(control_lib, fork_child_has_own_connection)
 	app_open(&a);
 	cr_assert_eq(app_run(&a, "fork"), 0, "%s", a.err);
 	expect_log(&a, "bookmark parent1;bookmark child;bookmark parent2;");
-	fake_close(&a.rec);
+	app_close(&a);
 }
 
 Test(control_lib, refusals_reported_connection_kept)
@@ -189,29 +199,54 @@ Test(control_lib, refusals_reported_connection_kept)
 	app_open(&a);
 	cr_assert_eq(app_run(&a, "bad"), 0, "%s", a.err);
 	expect_log(&a, "bookmark good1;");
-	fake_close(&a.rec);
+	app_close(&a);
+}
+
+/* The app in mode reconnect: bookmark r1, then, once a line comes on its
+ * stdin (pclose(the returned stream) sends it), r2. Returns once r1 is in. */
+static FILE *reconnect_app(struct app *a)
+{
+	char cmd[5 * PATH_MAX], log[64] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' reconnect >'%s/out' 2>'%s/err'",
+		 a->rec.path, a->bin, a->rec.dir, a->rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	for (int i = 0; i < 10000 && !strstr(log, "r1"); i++) { /* 10 s at most */
+		fake_log(&a->rec, log, sizeof(log));
+		usleep(1000);
+	}
+	cr_assert_str_eq(log, "bookmark r1;");
+	return p;
 }
 
 Test(control_lib, reconnects_after_recorder_restart)
 {
 	struct app a;
-	char cmd[600], log[64];
 	FILE *p;
 
 	app_open(&a);
-	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL=%s %s reconnect >%s/out 2>%s/err",
-		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
-	p = popen(cmd, "w");
-	cr_assert_not_null(p);
-	for (int i = 0; i < 10000; i++) { /* up to 10 s for the first bookmark */
-		fake_log(&a.rec, log, sizeof(log));
-		if (strstr(log, "r1"))
-			break;
-		usleep(1000);
-	}
-	cr_assert_str_eq(log, "bookmark r1;");
+	p = reconnect_app(&a);
 	t4_control_close(a.rec.ctl); /* the app's connection dies with it */
 	cr_assert_eq(t4_control_open(&a.rec.ctl, a.rec.path, &fake_ops, &a.rec), 0);
+	fputs("go\n", p);
+	cr_assert_eq(pclose(p), 0);
+	expect_log(&a, "bookmark r1;bookmark r2;");
+	app_close(&a);
+}
+
+/* The recorder closes a connection idle past its timeout without a word;
+ * the next call resends on a fresh one, and nothing arrives twice. */
+Test(control_lib, resends_after_an_idle_close)
+{
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_idle(a.rec.ctl, 50);
+	p = reconnect_app(&a);
+	usleep(300000); /* idle for 6 timeouts: closed */
 	fputs("go\n", p);
 	cr_assert_eq(pclose(p), 0);
 	expect_log(&a, "bookmark r1;bookmark r2;");
@@ -226,10 +261,10 @@ Test(control_lib, recorder_gone)
 	app_open(&a);
 	snprintf(args, sizeof(args), "gone");
 	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
-			       "env T410TRACE_CONTROL=%s/nobody %s %s", a.rec.dir, a.bin, args),
+			       "env T410TRACE_CONTROL='%s/nobody' '%s' %s", a.rec.dir, a.bin, args),
 		     0, "%s", a.err);
 	expect_log(&a, "");
-	fake_close(&a.rec);
+	app_close(&a);
 }
 
 Test(control_lib, no_recorder_is_a_cheap_noop)
@@ -238,13 +273,13 @@ Test(control_lib, no_recorder_is_a_cheap_noop)
 
 	app_open(&a);
 	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
-			       "env -u T410TRACE_CONTROL %s noop 10000000", a.bin), 0, "%s", a.err);
+			       "env -u T410TRACE_CONTROL '%s' noop 10000000", a.bin), 0, "%s", a.err);
 	cr_assert(!strncmp(a.out, "ns/call ", 8), "%s", a.out);
 	cr_log_info("libt410trace without a recorder: %s", a.out);
 	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
-			       "env T410TRACE_CONTROL= %s noop 1000", a.bin), 0, "%s", a.err);
+			       "env T410TRACE_CONTROL= '%s' noop 1000", a.bin), 0, "%s", a.err);
 	expect_log(&a, "");
-	fake_close(&a.rec);
+	app_close(&a);
 }
 
 Test(control_lib, usable_from_cxx)
@@ -257,7 +292,7 @@ Test(control_lib, usable_from_cxx)
 	fake_open(&a.rec);
 	compile(&a, t4t_cxx(), "", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
 	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
-			       "env -u T410TRACE_CONTROL %s", a.bin), 0, "%s", a.err);
+			       "env -u T410TRACE_CONTROL '%s'", a.bin), 0, "%s", a.err);
 	cr_assert_str_eq(a.out, "ok");
-	fake_close(&a.rec);
+	app_close(&a);
 }

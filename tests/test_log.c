@@ -22,20 +22,20 @@
 #include "packets/packets.h"
 #include "tests/packets_testutil.h"
 #include "tests/probe.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Criterion runs each test in its own process: one temp dir each. */
-static char tmpdir[64];
+static char tmpdir[PATH_MAX];
 
 static void setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/t4log-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmpdir));
+	t4t_tmpdir(tmpdir, sizeof(tmpdir), "t4log");
 }
 
 static void teardown(void)
 {
-	char mnt[128];
+	char mnt[PATH_MAX + 8];
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
 	umount2(mnt, MNT_DETACH);
@@ -46,7 +46,7 @@ TestSuite(log, .init = setup, .fini = teardown, .timeout = 120);
 
 static const char *tpath(const char *name)
 {
-	static char buf[256];
+	static char buf[PATH_MAX + 64];
 
 	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
 	return buf;
@@ -498,8 +498,11 @@ Test(log, backpressure_writer_running)
 	cr_log_info("flood: %llu accepted, %llu dropped, %llu status packets",
 		    (unsigned long long)f.accepted, (unsigned long long)f.enobufs,
 		    (unsigned long long)statuses);
+	/* (Criterion 2.4 ends a run whose tests all passed with exit 1 after
+	 * any cr_log_warn: a writer that kept up, which a loaded machine's
+	 * scheduling decides, is worth a line, not a failed `make check`.) */
 	if (!f.enobufs)
-		cr_log_warn("the writer kept up with the flood: no drops exercised");
+		cr_log_info("the writer kept up with the flood: no drops exercised this time");
 }
 
 Test(log, put_during_close_fails)
@@ -585,6 +588,34 @@ Test(log, chunk_closed_by_time)
 	cr_assert_geq(st.chunks, chunks);
 }
 
+/* A trigger handed over late (the BPF path drains its triggers up to 50 ms
+ * after they fired) ages its chunk from when it fired, not from when the
+ * writer saw it: with chunk_ms 5 s, a trigger that fired 6 s ago is on disk
+ * at once. (Aged from the writer's polls, as before, the chunk could not
+ * close before 5 s; the 4 s allowed are for a loaded machine.) */
+Test(log, chunk_aged_from_its_oldest_trigger)
+{
+	struct t4_log_opts o = { .chunk_bytes = 8 << 20, .chunk_ms = 5000 };
+	struct t4_log *log = open_log("late.t4", &o);
+	struct t4_ring *ring = add_ring(log, 0, T4_RING_WAIT);
+	struct timespec t0, t;
+	uint64_t chunks = 0;
+	struct t4_packet p;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(t4_log_start(log), 0);
+	gen_ref(0, &p);
+	p.ref.mono_ns = t4_clock_ns(CLOCK_MONOTONIC) - 6000000000ull;
+	put_ok(ring, &p);
+	do {
+		sleep_ms(10);
+		chunks = chunks_on_disk("late.t4");
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!chunks && (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 4000);
+	cr_assert_eq(chunks, 1, "the late trigger's chunk waited for chunk_ms");
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
+}
+
 /* ---- ENOSPC --------------------------------------------------------------- */
 
 /* Fill the tmpfs at tmpdir/mnt through backend be; check what is left. */
@@ -633,7 +664,7 @@ static void enospc_run(const char *name, enum t4_log_backend be)
 
 Test(log, enospc_keeps_complete_chunks)
 {
-	char mnt[128];
+	char mnt[PATH_MAX + 8];
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
 	cr_assert_eq(mkdir(mnt, 0755), 0);
@@ -648,7 +679,7 @@ Test(log, enospc_keeps_complete_chunks)
 static void write_mixed(const char *name, enum t4_log_backend be)
 {
 	struct t4_log_opts o = { .backend = be, .chunk_bytes = 32 << 10,
-				 .chunk_ms = 600000 };
+				 .chunk_ms = UINT32_MAX }; /* by size only */
 	struct t4_log *log = open_log(name, &o);
 	struct t4_ring *ring = add_ring(log, 0, T4_RING_WAIT);
 	struct t4_status_pkt fin = { .triggers = 5, .ref_ns = 1 };
@@ -760,4 +791,43 @@ Test(log, bad_options_and_misuse)
 	expect_status(rd, 0, 9);
 	check_clean(rd, &st);
 	t4_reader_close(rd);
+}
+
+/* ---- the file: new, never through a link, the umask honoured --------------- */
+
+/* An existing regular file or a planted symbolic link is refused and left
+ * as it was; a new file gets 0666 less the umask; a device is written in
+ * place. */
+Test(log, never_writes_over_a_file)
+{
+	struct t4_log_opts o = { 0 };
+	char text[64];
+	struct stat sb;
+	struct t4_log *log;
+	mode_t old_mask;
+
+	cr_assert_eq(t4_write_small_file(tpath("victim"), "precious"), 0);
+	char victim[PATH_MAX + 64];
+	snprintf(victim, sizeof(victim), "%s", tpath("victim"));
+	cr_assert_eq(symlink(victim, tpath("link.t4")), 0);
+	o.path = tpath("victim");
+	cr_assert_eq(t4_log_open(&log, &o), -EEXIST);
+	cr_assert(strstr(t4_errmsg(), "exists; a log is never written over a file"), "%s",
+		  t4_errmsg());
+	o.path = tpath("link.t4");
+	cr_assert_eq(t4_log_open(&log, &o), -EEXIST, "a link to a file is followed");
+	cr_assert_eq(t4_read_small_file(tpath("victim"), text, sizeof(text)), 8);
+	cr_assert_str_eq(text, "precious");
+	o.path = tmpdir;
+	cr_assert_eq(t4_log_open(&log, &o), -EISDIR);
+	old_mask = umask(077);
+	o.path = tpath("new.t4");
+	cr_assert_eq(t4_log_open(&log, &o), 0, "%s", t4_errmsg());
+	umask(old_mask);
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0);
+	cr_assert_eq(stat(tpath("new.t4"), &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0600, "mode %o under umask 077", sb.st_mode & 0777);
+	o.path = "/dev/null";
+	cr_assert_eq(t4_log_open(&log, &o), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_close(log, NULL, NULL), 0);
 }

@@ -12,7 +12,7 @@ static void expect_line(const char *args, int code, const char *line)
 	struct run r;
 
 	tmpdir(&r);
-	sh(&r, "cd %s && %s %s", r.dir, bin(), args);
+	sh(&r, "cd '%s' && '%s' %s", r.dir, bin(), args);
 	cr_expect_eq(r.status, code, "'%s' exit %d: %s", args, r.status, r.out);
 	cr_expect_eq(strncmp(r.out, line, strlen(line)), 0, "'%s':\n got: %s\nwant: %s", args,
 		     r.out, line);
@@ -48,7 +48,7 @@ Test(perf_cli, interval_and_all_cpus, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -q -a -I 5 -d 100ms -o i.t4t && %s info --json i.t4t", r.dir,
+	sh(&r, "cd '%s' && '%s' record -q -a -I 5 -d 100ms -o i.t4t && '%s' info --json i.t4t", r.dir,
 	   bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(json_num(r.out, "period_ns"), 5000000, "%s", r.out);
@@ -67,30 +67,58 @@ Test(perf_cli, cpu_list, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -q -C 0 -d 50ms -o c.t4t && %s info c.t4t | grep -c '@cpu'; "
-	       "%s info c.t4t | grep -c '@cpu0 '", r.dir, bin(), bin(), bin());
+	sh(&r, "cd '%s' && '%s' record -q -C 0 -d 50ms -o c.t4t && '%s' info c.t4t | grep -c '@cpu'; "
+	       "'%s' info c.t4t | grep -c '@cpu0 '", r.dir, bin(), bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	int all = atoi(r.out), on0 = atoi(strchr(r.out, '\n') + 1);
 	cr_assert_gt(all, 0, "%s", r.out);
 	cr_assert_eq(all, on0, "domains on other CPUs than -C 0: %s", r.out);
+	/* a CPU listed twice is one CPU */
+	sh(&r, "cd %s && %s record -q -C 0,0 -d 50ms -o d.t4t && %s info d.t4t | grep -c '@cpu0 '",
+	   r.dir, bin(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(atoi(r.out), on0, "%s", r.out);
 	cleanup(&r);
 	expect_line("record -C 4000 -d 10ms", 2, "t410trace: -C 4000: not every CPU listed is online");
+	expect_line("record -C 0,0-1,4000 -d 10ms", 2,
+		    "t410trace: -C 0,0-1,4000: not every CPU listed is online");
+}
+
+/* An error about a long -e list keeps its reason: the middle of what it
+ * quotes gives way, never the end of the line. */
+Test(perf_cli, a_long_event_list_error_keeps_its_reason)
+{
+	struct run r;
+	char list[4096] = "";
+
+	for (int i = 0; i < 200; i++)
+		strcat(list, "cpu-clock,");
+	strcat(list, ",");
+	tmpdir(&r);
+	sh(&r, "cd %s && %s record -q -e '%s' -d 10ms", r.dir, bin(), list);
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_eq(count_lines(r.out), 1, "%s", r.out);
+	cr_assert(strstr(r.out, "': empty event (a stray ',' or an empty group?)\n"), "%s", r.out);
+	cr_assert(!strncmp(r.out, "t410trace: 'cpu-clock,cpu-clock,", 32), "%s", r.out);
+	cleanup(&r);
 }
 
 /* -p PID / -t TID: per-task counters of those threads, and the recording
- * ends when they have exited. */
+ * ends when they have exited (CLI_END_TASK_WHEN_RECORDING). */
 Test(perf_cli, pid_and_tid, .timeout = 60)
 {
 	struct run r;
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	sh(&r, "cd %s || exit 1; sleep 0.5 & s=$!; %s record -q -p $s -o p.t4t; echo rc=$?; "
-	       "%s info p.t4t | grep -c \"@tid$s \"; %s info p.t4t | grep -c '@cpu'",
-	   r.dir, bin(), bin(), bin());
+	sh(&r, "B='%s'; cd '%s' || exit 1; sleep 30 & s=$!; "
+	       "\"$B\" record -q -p $s -c c.sock -o p.t4t & rec=$!; " CLI_END_TASK_WHEN_RECORDING
+	       "\"$B\" info p.t4t | grep -c \"@tid$s \"; \"$B\" info p.t4t | grep -c '@cpu'",
+	   bin(), r.dir);
 	cr_assert(strstr(r.out, "rc=0\n1\n0\n"), "one per-task domain, none per CPU: %s", r.out);
-	sh(&r, "cd %s || exit 1; sleep 0.3 & s=$!; %s record -p $s -t $s -e cpu-clock -o t.t4t; echo rc=$?",
-	   r.dir, bin());
+	sh(&r, "B='%s'; cd '%s' || exit 1; sleep 30 & s=$!; "
+	       "\"$B\" record -p $s -t $s -e cpu-clock -c c.sock -o t.t4t & rec=$!; "
+	       CLI_END_TASK_WHEN_RECORDING, bin(), r.dir);
 	cr_assert(strstr(r.out, "t410trace: the tasks of -p/-t have exited\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cleanup(&r);
@@ -101,7 +129,7 @@ Test(perf_cli, pid_and_tid, .timeout = 60)
 					    "exclude --sim" SEE_HELP);
 	expect_line("record -p 1 -- true", 2, "t410trace record: -p/-t count running tasks; they "
 					      "exclude a COMMAND" SEE_HELP);
-	expect_line("record -p 1 --sysfs-root $OLDPWD/tests/fixtures/sysfs/t410 "
+	expect_line("record -p 1 --sysfs-root \"$OLDPWD/tests/fixtures/sysfs/t410\" "
 		    "-e nvidia_ucf_pmu_0/cycles/", 2,
 		    "t410trace: nvidia_ucf_pmu_0/cycles/: nvidia_ucf_pmu_0 counts the whole system, "
 		    "not one task: it cannot be used with -p/-t\n");
@@ -119,15 +147,15 @@ Test(perf_cli, modifiers_and_cpu_pmu)
 		    "t410trace: nvidia_ucf_pmu_0/cycles/:u: nvidia_ucf_pmu_0 is an uncore PMU; it "
 		    "counts every privilege level, so ':u' cannot apply\n");
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -q -e cpu-clock:u -d 50ms -o u.t4t && %s info --json u.t4t | "
+	sh(&r, "cd '%s' && '%s' record -q -e cpu-clock:u -d 50ms -o u.t4t && '%s' info --json u.t4t | "
 	       "grep -o '\"spec\": \"cpu-clock:u\"' | wc -l", r.dir, bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_gt(atoi(r.out), 0, "%s", r.out);
 	/* the modifier is part of the event's name in every output: two
 	 * events, not two cpu-clocks (issue 15.3) */
-	sh(&r, "cd %s && %s record -q -e cpu-clock:u,cpu-clock:k -d 50ms -o uk.t4t && "
-	       "%s info --json uk.t4t | grep -o '\"name\": \"cpu-clock[:uk]*\"' | sort | uniq -c && "
-	       "%s decode uk.t4t -f csv | cut -d, -f7 | grep cpu-clock | sort -u",
+	sh(&r, "cd '%s' && '%s' record -q -e cpu-clock:u,cpu-clock:k -d 50ms -o uk.t4t && "
+	       "'%s' info --json uk.t4t | grep -o '\"name\": \"cpu-clock[:uk]*\"' | sort | uniq -c && "
+	       "'%s' decode uk.t4t -f csv | cut -d, -f7 | grep cpu-clock | sort -u",
 	       r.dir, bin(), bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -153,12 +181,12 @@ Test(perf_cli, durations_minutes_hours_and_help, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -q --period 0.001m -d 0.0001h -o m.t4t && %s info --json m.t4t",
+	sh(&r, "cd '%s' && '%s' record -q --period 0.001m -d 0.0001h -o m.t4t && '%s' info --json m.t4t",
 	   r.dir, bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(json_num(r.out, "period_ns"), 60000000, "%s", r.out);
 	cr_assert_eq(json_num(r.out, "triggers") + json_num(r.out, "overruns"), 7, "%s", r.out);
-	sh(&r, "%s record --help", bin());
+	sh(&r, "'%s' record --help", bin());
 	cr_assert(strstr(r.out, "DUR is a number with a unit: ns, us, ms, s, m (or min), h."),
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "-C, --cpu LIST") && strstr(r.out, "-p, --pid PID") &&

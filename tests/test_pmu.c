@@ -16,7 +16,7 @@ int h1_run_cli(const char *args, char *out, size_t cap)
 {
 	const char *bin = getenv("T4_BIN");
 
-	return bin ? cli_run(out, cap, "%s %s 2>&1", bin, args) : -1;
+	return bin ? cli_run(out, cap, "'%s' %s 2>&1", bin, args) : -1;
 }
 
 static struct t4_pmu_set load(const char *root)
@@ -216,10 +216,10 @@ Test(h1_pmu, broken_trees)
 
 Test(h1_pmu, simulated_marker)
 {
-	char dir[] = "/tmp/h1_pmuXXXXXX", path[128];
+	char dir[PATH_MAX], path[PATH_MAX + 64];
 	struct t4_pmu_set set;
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "h1_pmu");
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0/type", dir);

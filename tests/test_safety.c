@@ -9,10 +9,11 @@
 #include "cli_testutil.h"
 #include "tests/probe.h"
 
-/* Run `record` in r.dir; the shell line may use $B (the binary) and $D. */
+/* Run `record` in r.dir; the shell line may use "$B" (the binary) and
+ * "$D" (exported: quote them, a checkout path may have spaces). */
 static void rec_sh(struct run *r, const char *line)
 {
-	sh(r, "B=%s; D=%s; cd $D || exit 99; %s", bin(), r->dir, line);
+	sh(r, "export B='%s' D='%s'; cd \"$D\" || exit 99; %s", bin(), r->dir, line);
 }
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
@@ -21,8 +22,8 @@ Test(safety, existing_output_kept_as_old, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "printf precious > k.t4t && $B record -q -d 50ms -o k.t4t; echo rc=$?; "
-		   "cat k.t4t.old; echo; $B info k.t4t >/dev/null && echo log-ok; ls");
+	rec_sh(&r, "printf precious > k.t4t && \"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; "
+		   "cat k.t4t.old; echo; \"$B\" info k.t4t >/dev/null && echo log-ok; ls");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t existed: kept as k.t4t.old"), "%s", r.out);
 	cr_assert(strstr(r.out, "precious\n"), "%s", r.out);
@@ -38,18 +39,18 @@ Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	rec_sh(&r, "printf one > k.t4t && printf two > k.t4t.old && "
-		   "$B record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
+		   "\"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
 	cr_assert(strstr(r.out, "rc=2"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t exists and so does k.t4t.old: refusing to "
 				"replace either (remove or rename one, or use --force to replace "
 				"k.t4t)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "onetwo\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "$B record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
-		   "$B info k.t4t >/dev/null && echo log-ok");
+	rec_sh(&r, "\"$B\" record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
+		   "\"$B\" info k.t4t >/dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "two\nlog-ok"), "--force replaces FILE only: %s", r.out);
-	rec_sh(&r, "mkdir dir.t4t; $B record -q -d 50ms -o dir.t4t; echo rc=$?");
+	rec_sh(&r, "mkdir dir.t4t; \"$B\" record -q -d 50ms -o dir.t4t; echo rc=$?");
 	cr_assert(strstr(r.out, "dir.t4t: is a directory"), "%s", r.out);
 	cleanup(&r);
 }
@@ -61,8 +62,8 @@ Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "$B record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
-		   "$B record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
+	rec_sh(&r, "\"$B\" record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
+		   "\"$B\" record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
 		   "cmp good.t4t ref.t4t && echo same; ls");
 	cr_assert(strstr(r.out, "rc=127"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: cannot run './nosuchcmd': No such file or directory; "
@@ -70,7 +71,7 @@ Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 	cr_assert(strstr(r.out, "same"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "good.t4t.old"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "printf '#!/bin/sh\\n' > noexec; $B record -q -o new.t4t -- ./noexec; "
+	rec_sh(&r, "printf '#!/bin/sh\\n' > noexec; \"$B\" record -q -o new.t4t -- ./noexec; "
 		   "echo rc=$?; ls");
 	cr_assert(strstr(r.out, "rc=126"), "%s", r.out);
 	cr_assert(strstr(r.out, "Permission denied; nothing recorded\n"), "%s", r.out);
@@ -85,8 +86,8 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "sh -c \"trap '' XFSZ; ulimit -f 400; exec $B record --sim -d 2s -o full.t4t\"; "
-		   "echo rc=$?; $B info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
+	rec_sh(&r, "sh -c 'trap \"\" XFSZ; ulimit -f 400; exec \"$B\" record --sim -d 2s -o full.t4t'; "
+		   "echo rc=$?; \"$B\" info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
 		   "stat -c size=%s full.t4t");
 	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "a message names the temporary file: %s", r.out);
@@ -102,10 +103,11 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cleanup(&r);
 }
 
-/* Whether process pid is gone (or a zombie nobody reaped yet). */
-static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -q '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
+/* Whether process pid is gone (or a zombie nobody reaped yet); quiet when
+ * it goes between the two looks. */
+static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -qs '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
 
-/* kill -9 of record: the workload gets SIGTERM (PR_SET_PDEATHSIG), and
+/* kill -9 of record: the workload gets SIGTERM (from the keeper), and
  * the next run reclaims the temporary directories left behind. (pwrite:
  * where io_uring is missing, e.g. qemu-user, the fallback's warning would
  * come between the lines compared.) */
@@ -116,14 +118,15 @@ Test(safety, kill9_kills_the_workload_and_the_next_run_reclaims, .timeout = 60)
 
 	tmpdir(&r);
 	snprintf(line, sizeof(line),
-		 "%s mkdir tmp; export TMPDIR=$D/tmp; "
-		 "$B record -q --sim --backend pwrite -o k.t4t -- sleep 30 & rec=$!; "
-		 "for i in $(seq 100); do c=$(pgrep -P $rec sleep) && break; sleep 0.05; done; "
+		 "%s mkdir tmp; export TMPDIR=\"$D/tmp\"; "
+		 "\"$B\" record -q --sim --backend pwrite -o k.t4t -- sleep 30 & rec=$!; "
+		 "for i in $(seq 600); do w=$(pgrep -P $rec) && c=$(pgrep -P $w sleep) && break; "
+		 "sleep 0.05; done; "
 		 "[ -n \"$c\" ] || echo no-child; sleep 0.2; ls tmp | sed 's/-[0-9]*-.*//' | sort | "
 		 "tr '\\n' ' '; echo; kill -9 $rec; wait $rec; "
-		 "for i in $(seq 100); do gone $c && break; sleep 0.05; done; "
+		 "for i in $(seq 600); do gone $c && break; sleep 0.05; done; "
 		 "gone $c && echo workload-gone; ls tmp | wc -l; "
-		 "$B record -q --sim --backend pwrite -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
+		 "\"$B\" record -q --sim --backend pwrite -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
 		 gone_check);
 	rec_sh(&r, line);
 	cr_assert_null(strstr(r.out, "no-child"), "%s", r.out);
@@ -139,27 +142,278 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "mkdir tmp; (TMPDIR=$D/tmp $B list --sim; echo rc=$? > rc) | true; "
+	rec_sh(&r, "mkdir tmp; (TMPDIR=\"$D/tmp\" \"$B\" list --sim; echo rc=$? > rc) | true; "
 		   "cat rc; ls tmp | wc -l");
 	cr_assert(strstr(r.out, "rc=141\n0\n"), "%s", r.out);
 	cleanup(&r);
 }
 
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
- * kills it, and the exit code says it was killed. */
+ * kills it, and the exit code says it was killed. Each Ctrl-C is sent once
+ * the workload runs (record's handler is set) and the one before has been
+ * delivered (no longer pending in /proc/PID/status: two pending SIGINTs
+ * would be one), however slow the machine. */
 Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 {
 	struct run r;
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "$B record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; echo ready; exec sleep 30' "
-		   "& rec=$!; sleep 0.5; kill -INT $rec; sleep 0.3; kill -INT $rec; sleep 0.3; "
-		   "kill -INT $rec; wait $rec; echo rc=$?; $B info s.t4t > /dev/null && echo log-ok");
+	rec_sh(&r, "\"$B\" record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; : > ready; exec sleep 30' "
+		   "& rec=$!; delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status; "
+		   "do sleep 0.01; done; }; for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
+		   "done; kill -INT $rec; delivered; kill -INT $rec; delivered; "
+		   "kill -INT $rec; wait $rec; echo rc=$?; \"$B\" info s.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "t410trace: 'sh' is still running; sent Interrupt again (once "
 				"more kills it with SIGKILL)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: killing 'sh' (SIGKILL)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: 'sh' was killed by signal 9 (Killed)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "rc=137\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* ---- files: never through a planted link, the umask, no litter --------------- */
+
+/* A link planted at the log's old temporary name (FILE.partial-PID, with
+ * the PID record will have: exec keeps the shell's) is never followed:
+ * the file it points to keeps its bytes. */
+Test(safety, planted_link_is_never_followed, .timeout = 60)
+{
+	struct run r;
+
+	t4t_need_perf(); /* this machine's own counters */
+	tmpdir(&r);
+	rec_sh(&r, "printf secret > victim; chmod 600 victim; "
+		   "sh -c 'ln -s victim k.t4t.partial-$$ && exec '$B' record -q -d 50ms -o k.t4t'; "
+		   "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
+		   "$B info k.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "rc=0\nsecret\n600 6\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The log and decode's output get 0666 less the umask; a file decode
+ * replaces keeps its permissions. */
+Test(safety, files_honour_the_umask, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "umask 077; $B record -q --sim -d 20ms -o a.t4t; $B decode a.t4t -f csv -o a.csv; "
+		   "umask 022; $B record -q --sim -d 20ms -o b.t4t; $B decode a.t4t -f csv -o b.csv; "
+		   "printf x > c.csv; chmod 600 c.csv; $B decode a.t4t -f csv -o c.csv; "
+		   "stat -c '%a %n' a.t4t a.csv b.t4t b.csv c.csv; ls");
+	cr_assert(strstr(r.out, "600 a.t4t\n600 a.csv\n644 b.t4t\n644 b.csv\n600 c.csv\n"), "%s",
+		  r.out);
+	cr_assert_null(strstr(r.out, "tmp-"), "a temporary file left: %s", r.out);
+	cleanup(&r);
+}
+
+/* What a record killed before its log had a name leaves (its private
+ * directory) is removed by the next run writing next to the same FILE:
+ * only this user's, of a dead process, holding nothing but the log. The
+ * kill is made during start-up for sure: record is stopped (SIGSTOP) while
+ * its directory exists and FILE does not, then killed. (pwrite: where
+ * io_uring is missing, e.g. qemu-user, the fallback's warning would come
+ * between the lines compared.) */
+Test(safety, startup_litter_is_reclaimed, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "sh -c : & dead=$!; wait $dead; "
+		   "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
+		   "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
+		   "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
+		   "$B record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
+		   "ls | sed \"s/-$dead-/-DEAD-/\"");
+	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"),
+		  "%s", r.out);
+	cleanup(&r);
+	tmpdir(&r);
+	rec_sh(&r, "for try in $(seq 20); do "
+		   "  $B record -q --sim --backend pwrite -d 10s -o s.t4t & rec=$!; "
+		   "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
+		   "  do sleep 0.002; done; kill -STOP $rec; "
+		   "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
+		   "    kill -9 $rec; wait $rec; echo litter; break; fi; "
+		   "  kill -9 $rec; wait $rec; rm -rf s.t4t*; "
+		   "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
+		   "$B record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
+	cr_assert(strstr(r.out, "litter\ns.t4t.partial-LITTER\nrc=0\ns.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A record killed right after it gave FILE its name (FILE.old appeared)
+ * leaves a readable log there, never an empty FILE next to FILE.old. */
+Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "printf old > k.t4t; $B record -q --sim -d 10s -o k.t4t & rec=$!; "
+		   "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ]; do sleep 0.001; done; "
+		   "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
+		   "$B info k.t4t > /dev/null && echo readable");
+	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* ---- processes: every descendant of the command ends with record ------------ */
+
+/* The command leaves grandchildren: one in the background, one in a session
+ * of its own (setsid), one deaf to SIGTERM. However record ends (`how`: a
+ * shell line acting on $rec), none of them survives it (the keeper's
+ * SIGTERM, then its SIGKILL 2 s later; each is given 10 s). A survivor is
+ * killed by its PID after the check. Every way but a SIGKILL of record
+ * (where they are all still under the command) needs the keeper to be a
+ * child subreaper, to find them once the command has died. */
+static void descendants_end(const char *cmd, const char *how)
+{
+	struct run r;
+	char line[2048];
+
+	tmpdir(&r);
+	snprintf(line, sizeof(line),
+		 "%s $B record -q --sim --backend pwrite -o k.t4t -- sh -c '%s exec >/dev/null 2>&1; "
+		 "sleep 1001 & echo $! > a.pid; setsid sleep 1002 & echo $! > b.pid; "
+		 "(trap \"\" TERM; exec sleep 1003) & echo $! > c.pid; %s' & rec=$!; "
+		 "for i in $(seq 400); do [ -s c.pid ] && break; sleep 0.025; done; sleep 0.2; "
+		 "%s; wait $rec; echo rc=$?; "
+		 "for p in $(cat a.pid b.pid c.pid); do "
+		 "  for i in $(seq 400); do gone $p && break; sleep 0.025; done; "
+		 "  gone $p && echo gone || { echo alive; kill -9 $p; }; done",
+		 gone_check, strstr(how, "INT") ? "trap \"\" INT TERM; " : "", cmd, how);
+	rec_sh(&r, line);
+	cr_assert(strstr(r.out, "\ngone\ngone\ngone\n"), "%s: %s", how, r.out);
+	cleanup(&r);
+}
+
+Test(safety, descendants_end_with_a_killed_record, .timeout = 60)
+{
+	descendants_end("wait", "kill -9 $rec");
+}
+
+Test(safety, descendants_end_with_a_terminated_record, .timeout = 60)
+{
+	t4t_need_subreaper();
+	descendants_end("wait", "kill -TERM $rec");
+}
+
+Test(safety, descendants_end_after_a_third_interrupt, .timeout = 60)
+{
+	t4t_need_subreaper();
+	descendants_end("wait", "for i in 1 2 3; do kill -INT $rec; sleep 0.3; done");
+}
+
+Test(safety, descendants_end_when_the_command_exits, .timeout = 60)
+{
+	t4t_need_subreaper();
+	descendants_end("exit 0", "true");
+}
+
+/* ---- exit statuses: the reader gone, a full disk ----------------------------- */
+
+/* The exit status of each of the shell lines (run in r.dir, $B the binary,
+ * stdout a pipe whose reader is gone: every write fails with EPIPE), and
+ * what they said on stderr. */
+static void with_reader_gone(struct run *r, const char *const *lines, int n, int *rc)
+{
+	char cmd[2 * PATH_MAX + 2048], path[PATH_MAX + 16];
+	int p[2], st;
+
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(pipe(p), 0);
+		close(p[0]);
+		pid_t kid = fork();
+		cr_assert_geq(kid, 0);
+		if (kid == 0) {
+			snprintf(cmd, sizeof(cmd), "B=%s; cd %s && exec 2>>err && %s", bin(), r->dir,
+				 lines[i]);
+			dup2(p[1], STDOUT_FILENO);
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+			_exit(99);
+		}
+		close(p[1]);
+		cr_assert_eq(waitpid(kid, &st, 0), kid);
+		rc[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	snprintf(path, sizeof(path), "%s/err", r->dir);
+	r->out[0] = '\0';
+	t4_read_small_file(path, r->out, sizeof(r->out));
+}
+
+/* A recorder in r.dir serving c.sock (its PID in rec.pid), and its end. */
+static void start_recorder(struct run *r)
+{
+	char out[sizeof(r->out)];
+
+	memcpy(out, r->out, sizeof(out));
+	rec_sh(r, "$B record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
+		  "for i in $(seq 500); do $B ctl --control c.sock status >/dev/null 2>&1 && "
+		  "echo started && break; sleep 0.01; done");
+	cr_assert(strstr(r->out, "started"), "%s", r->out);
+	memcpy(r->out, out, sizeof(out));
+}
+
+static void stop_recorder(struct run *r)
+{
+	char out[sizeof(r->out)];
+
+	memcpy(out, r->out, sizeof(out));
+	rec_sh(r, "rec=$(cat rec.pid); kill -INT $rec; while kill -0 $rec 2>/dev/null; do "
+		  "sleep 0.02; done");
+	memcpy(r->out, out, sizeof(out));
+}
+
+/* Every command whose standard output's reader went away exits 141 (as if
+ * SIGPIPE had killed it, as the shell says `| head`), quietly. */
+Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
+{
+	static const char *const lines[] = {
+		"$B list",
+		"$B info s.t4t",
+		"$B info --json s.t4t",
+		"$B decode s.t4t -f csv",
+		"$B ctl --control c.sock status",
+		"$B record -q --sim --backend pwrite -d 100ms -o -",
+	};
+	int rc[T4_ARRAY_LEN(lines)];
+	struct run r;
+
+	tmpdir(&r);
+	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t");
+	start_recorder(&r);
+	with_reader_gone(&r, lines, T4_ARRAY_LEN(lines), rc);
+	stop_recorder(&r);
+	for (size_t i = 0; i < T4_ARRAY_LEN(lines); i++)
+		cr_expect_eq(rc[i], 141, "%s: exit %d", lines[i], rc[i]);
+	cr_assert_str_eq(r.out, "", "not quiet");
+	cleanup(&r);
+}
+
+/* A full disk under standard output (or, for record's summary, standard
+ * error): exit 1, and the error said where it can be. */
+Test(safety, write_errors_exit_1, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	start_recorder(&r);
+	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t; "
+		   "$B ctl --control c.sock status > /dev/full; echo ctl=$?; "
+		   "$B info s.t4t > /dev/full; echo info=$?; "
+		   "$B info --json s.t4t > /dev/full; echo json=$?; "
+		   "$B list > /dev/full; echo list=$?; "
+		   "$B decode s.t4t > /dev/full; echo decode=$?; "
+		   "$B record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+	stop_recorder(&r);
+	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "json=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "list=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "decode=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "record=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device\n"), "%s",
+		  r.out);
 	cleanup(&r);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 #define MS 1000000ull
@@ -248,10 +249,10 @@ Test(sim, tree_has_34_pmus_with_the_kernels_files)
 
 Test(sim, tree_in_given_dir_is_kept)
 {
-	char dir[] = "/tmp/t4simtestXXXXXX", sub[600], path[700];
+	char dir[PATH_MAX], sub[PATH_MAX + 32], path[PATH_MAX + 128];
 	struct t4_sim *sim;
 
-	cr_assert_not_null(mkdtemp(dir));
+	t4t_tmpdir(dir, sizeof(dir), "t4simtest");
 	snprintf(sub, sizeof(sub), "%s/a/b", dir);
 	cr_assert_eq(t4_sim_create(&sim, 5, sub), 0, "%s", t4_errmsg());
 	cr_assert_str_eq(t4_sim_root(sim), sub);

@@ -57,11 +57,11 @@ Test(stat, record_prints_the_command_totals, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	t4t_need_task_perf();
+	t4t_need_task_perf_kernel(); /* its rows: task-clock, not :u */
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record --period 10ms -e task-clock,context-switches -o t.t4t -- "
+	sh(&r, "cd '%s' && '%s' record --period 10ms -e task-clock,context-switches -o t.t4t -- "
 	       "sh -c 'sh -c \"i=0; while [ \\$i -lt 20000 ]; do i=\\$((i+1)); done\"' 2>err.txt; "
-	       "echo rc=$?; cat err.txt; %s info --json t.t4t", r.dir, b, b);
+	       "echo rc=$?; cat err.txt; '%s' info --json t.t4t", r.dir, b, b);
 	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
 	const char *table = strstr(r.out, HEADER);
 	cr_assert_not_null(table, "no table:\n%s", r.out);
@@ -78,11 +78,11 @@ Test(stat, record_prints_the_command_totals, .timeout = 60)
 	cr_assert(strstr(r.out, "\"name\": \"task-clock\", \"spec\": \"task-clock\", \"unit\": "
 				"\"ns\", \"counts\": \"task_and_children\""), "%s", r.out);
 	/* -q: nothing; -o - to a pipe: the same table */
-	sh(&r, "cd %s && %s record -q --period 10ms -e task-clock -o q.t4t -- true", r.dir, b);
+	sh(&r, "cd '%s' && '%s' record -q --period 10ms -e task-clock -o q.t4t -- true", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_str_eq(r.out, "");
-	sh(&r, "cd %s && %s record --period 10ms -e task-clock -o - -- sh -c 'echo hi' 2>err.txt "
-	       "| cat > p.t4t; cat err.txt; %s info --json p.t4t", r.dir, b, b);
+	sh(&r, "cd '%s' && '%s' record --period 10ms -e task-clock -o - -- sh -c 'echo hi' 2>err.txt "
+	       "| cat > p.t4t; cat err.txt; '%s' info --json p.t4t", r.dir, b, b);
 	table = strstr(r.out, HEADER);
 	cr_assert_not_null(table, "no table with -o -:\n%s", r.out);
 	cr_assert(strstr(r.out, "hi\n"), "the command's output goes to stderr: %s", r.out);
@@ -98,8 +98,8 @@ Test(stat, uncore_and_all_cpus_count_the_system, .timeout = 60)
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record --sim --period 10ms -e nvidia_ucf_pmu_0/cycles/ -o s.t4t -- "
-	       "sleep 0.05 && %s info s.t4t", r.dir, b, b);
+	sh(&r, "cd '%s' && '%s' record --sim --period 10ms -e nvidia_ucf_pmu_0/cycles/ -o s.t4t -- "
+	       "sleep 0.05 && '%s' info s.t4t", r.dir, b, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	const char *table = strstr(r.out, HEADER);
 	cr_assert_not_null(table, "%s", r.out);
@@ -109,8 +109,8 @@ Test(stat, uncore_and_all_cpus_count_the_system, .timeout = 60)
 	cleanup(&r);
 	t4t_need_perf();
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -a --period 10ms -e cpu-clock -o a.t4t -- sleep 0.05 && "
-	       "%s info a.t4t", r.dir, b, b);
+	sh(&r, "cd '%s' && '%s' record -a --period 10ms -e cpu-clock -o a.t4t -- sleep 0.05 && "
+	       "'%s' info a.t4t", r.dir, b, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, " counting system-wide:\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "CPUs utilized"), "a CPU's clock runs busy or idle: %s", r.out);
@@ -118,8 +118,10 @@ Test(stat, uncore_and_all_cpus_count_the_system, .timeout = 60)
 	cleanup(&r);
 }
 
-/* -p counts the threads it names (per task, no children); a level (a DRM
- * client's memory, from a fixture /proc) is shown as its mean, not a rate. */
+/* -p counts the threads it names (per task, no children; the task ends
+ * once the recorder has fired: CLI_END_TASK_WHEN_RECORDING); a level (a
+ * DRM client's memory, from a fixture /proc) is shown as its mean, not a
+ * rate. */
 Test(stat, threads_and_levels, .timeout = 60)
 {
 	struct run r;
@@ -127,15 +129,17 @@ Test(stat, threads_and_levels, .timeout = 60)
 
 	t4t_need_task_perf();
 	tmpdir(&r);
-	sh(&r, "cd %s || exit 1; sleep 0.3 & %s record --period 10ms -e task-clock -o p.t4t -p $! && "
-	       "%s info p.t4t | grep counts", r.dir, b, b);
+	sh(&r, "B='%s'; cd '%s' || exit 1; sleep 30 & s=$!; "
+	       "\"$B\" record --period 10ms -e task-clock -c c.sock -o p.t4t -p $s & rec=$!; "
+	       CLI_END_TASK_WHEN_RECORDING "\"$B\" info p.t4t | grep counts", b, r.dir);
 	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
 	cr_assert(strstr(r.out, " counting the threads of -p/-t:\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "  counts           the threads of -p/-t: software\n"), "%s", r.out);
 	char fixture[PATH_MAX];
 	cr_assert_not_null(cli_repo_file("tests/fixtures/proc", fixture));
-	sh(&r, "cd %s && %s record --sim --period 10ms -d 200ms --proc-root %s -o d.t4t", r.dir, b,
-	   fixture);
+	sh(&r, "cd '%s' && '%s' record --sim --period 10ms -d 200ms --proc-root '%s' -o d.t4t", r.dir,
+	   b, fixture);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	/* drm-memory-vram: 1003520 KiB all along */
 	const char *vram = strstr(r.out, " 1,027,604,480 bytes      c9.memory.vram ");
@@ -152,15 +156,15 @@ Test(stat, task_counters_take_the_user_path, .timeout = 60)
 	struct run r;
 	const char *b = bin();
 
-	t4t_need_task_perf();
+	t4t_need_task_perf_kernel(); /* its first line: this notice */
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record --period 10ms -e task-clock -o t.t4t -- true 2>&1 | head -1; "
-	       "%s info --json t.t4t", r.dir, b, b);
+	sh(&r, "cd '%s' && '%s' record --period 10ms -e task-clock -o t.t4t -- true 2>&1 | head -1; "
+	       "'%s' info --json t.t4t", r.dir, b, b);
 	cr_assert(strstr(r.out, "t410trace: notice: triggers fire in user space: per-task counters "
 				"(the command's, -p's, -t's) follow their tasks from CPU to CPU, and a "
 				"CPU's BPF timer reads only its own CPU's counters\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"trigger_path\": \"user\""), "%s", r.out);
-	sh(&r, "cd %s && %s record --trigger bpf --period 10ms -e task-clock -o b.t4t -- true; "
+	sh(&r, "cd '%s' && '%s' record --trigger bpf --period 10ms -e task-clock -o b.t4t -- true; "
 	       "echo rc=$?; ls", r.dir, b);
 	cr_assert(strstr(r.out, "t410trace: --trigger bpf: per-task counters (the command's, -p's, "
 				"-t's) follow their tasks from CPU to CPU, and a CPU's BPF timer reads "
@@ -177,7 +181,7 @@ Test(stat, failed_setup_never_runs_the_command, .timeout = 30)
 	struct run r;
 
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -e bogus -o x.t4t -- touch ran; echo rc=$?; ls", r.dir, bin());
+	sh(&r, "cd '%s' && '%s' record -e bogus -o x.t4t -- touch ran; echo rc=$?; ls", r.dir, bin());
 	cr_assert(strstr(r.out, "t410trace: bogus: unknown event"), "%s", r.out);
 	cr_assert(strstr(r.out, "rc=2\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "ran"), "the command ran: %s", r.out);
@@ -186,31 +190,33 @@ Test(stat, failed_setup_never_runs_the_command, .timeout = 30)
 
 /* perf_event_paranoid 2 without CAP_PERFMON: the kernel refuses a task's
  * kernel-side counts; the counters fall back to user space, as perf does,
- * with one notice, instead of failing. Run as nobody, the sysctl at 2
- * (set for the test when it is not, and put back). */
+ * with one notice, instead of failing. Run as nobody (a copy of the
+ * binary where nobody can run it: the checkout may lie under /root), the
+ * sysctl at 2 (set for the test when it is not, and put back). */
 Test(stat, unprivileged_counts_user_space, .timeout = 60)
 {
 	const char *path = "/proc/sys/kernel/perf_event_paranoid";
-	char was[16] = "", cmd[1024];
+	char was[16] = "", copy[PATH_MAX + 32], out[PATH_MAX + 16];
 	struct run r;
+	int rc;
 
 	t4t_need_task_perf();
 	if (geteuid() != 0)
 		cr_skip_test("needs root to run the recorder as another user (euid %d)", (int)geteuid());
+	t4t_nobody_tmpdir(r.dir, sizeof(r.dir), "t4stat", true);
+	cr_assert_eq(chown(r.dir, T4T_NOBODY, T4T_NOBODY), 0, "%s", strerror(errno));
+	t4t_copy_program(bin(), r.dir, copy, sizeof(copy));
 	cr_assert_geq(t4_read_small_file(path, was, sizeof(was)), 0);
 	if (atoi(was) != 2 && t4_write_small_file(path, "2") < 0)
 		cr_skip_test("cannot set %s to 2: %s", path, t4_errmsg());
-	tmpdir(&r);
-	cr_assert_eq(chmod(r.dir, 0777), 0);
-	snprintf(cmd, sizeof(cmd), "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups "
-		 "%s record --period 10ms -o n.t4t -- sh -c 'i=0; while [ $i -lt 20000 ]; do "
-		 "i=$((i+1)); done'; echo rc=$?", r.dir, bin());
-	sh(&r, "%s", cmd);
+	char *argv[] = { copy, "record", "--period", "10ms", "-o", "n.t4t", "--", "sh", "-c",
+			 "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done", NULL };
+	rc = t4t_run_as_nobody(r.dir, argv);
 	if (atoi(was) != 2)
 		cr_assert_geq(t4_write_small_file(path, was), 0, "cannot put %s back to %s", path, was);
-	if (strstr(r.out, "setpriv: "))
-		cr_skip_test("setpriv cannot switch to nobody here: %s", r.out);
-	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
+	snprintf(out, sizeof(out), "%s/out.txt", r.dir);
+	cr_assert_geq(t4_read_small_file(out, r.out, sizeof(r.out)), 0, "%s", t4_errmsg());
+	cr_assert_eq(rc, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: notice: 5 per-task counters count user space only (':u', "
 				"as perf does): the kernel refuses its share without CAP_PERFMON when "
 				"perf_event_paranoid is 2 or more\n"), "%s", r.out);

@@ -1,9 +1,11 @@
 /* test_stream.c - logs through pipes (suite "stream"): the reader on
  * standard input ("-") gives exactly what it gives on a file, damage
- * included; `record` into a FIFO or `-o -` read slowly by this test (a
- * consumer far slower than the recording) leaves an intact log, with the
- * rings dropping and counting, on both write backends; `info -` reads a
- * pipe.
+ * included; `record` into a FIFO or `-o -` that this test leaves unread
+ * until the recording has fired far more triggers than the pipe, the
+ * writer and the rings can hold (a stalled consumer: drops are then
+ * certain, however fast or loaded the machine) leaves an intact log, with
+ * the rings dropping and counting, on both write backends; `info -` reads
+ * a pipe.
  */
 #include "packets_testutil.h"
 #include "cli_testutil.h"
@@ -154,7 +156,17 @@ Test(stream, reader_stdin_refuses_what_is_not_a_log)
 	waitpid(pid, NULL, 0);
 }
 
-/* ---- record into a slow pipe -------------------------------------------- */
+/* ---- record into a stalled pipe ------------------------------------------ */
+
+/* The recording's command: once the recorder has fired STALL_TRIGGERS
+ * triggers (3 s at 1 ms; what the pipe, the writer's two chunks and the
+ * rings hold is about 1,000), it creates $T4_STALL_DONE and ends the
+ * recording. The test reads nothing before that file exists. */
+#define STALL_TRIGGERS "3000"
+#define STALL_COMMAND                                                                  \
+	"-- sh -c 'echo to-stdout; until \"$T4_BIN\" ctl status | "                  \
+	"grep -Eq \"triggers=([3-9][0-9]{3}|[0-9]{5,}) \"; do sleep 0.05; done; " \
+	"touch \"$T4_STALL_DONE\"'"
 
 static void sleep_ms(long ms)
 {
@@ -162,9 +174,9 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Copy fd to path at about 200 kB/s: 8 kB every 40 ms, a few times slower
- * than the simulated Tegra410 records at 1 ms. */
-static size_t slow_copy(int fd, const char *path)
+/* Wait (the recorder stalled on its output meanwhile) until the file at
+ * done exists, then copy fd to path. */
+static size_t stalled_copy(int fd, const char *path, const char *done)
 {
 	FILE *out = fopen(path, "wb");
 	char buf[8192];
@@ -172,13 +184,14 @@ static size_t slow_copy(int fd, const char *path)
 	ssize_t n;
 
 	cr_assert_not_null(out);
+	while (access(done, F_OK))
+		sleep_ms(10);
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		cr_assert_gt(n, 0, "read: %s", strerror(errno));
 		cr_assert_eq(fwrite(buf, 1, (size_t)n, out), (size_t)n);
 		total += (size_t)n;
-		sleep_ms(40);
 	}
 	fclose(out);
 	return total;
@@ -187,15 +200,16 @@ static size_t slow_copy(int fd, const char *path)
 /* What `info --json` says about the copy: intact, and drops counted. */
 static void expect_intact(struct run *r, const char *copy, size_t bytes, const char *rec_out)
 {
-	sh(r, "%s info --json %s", bin(), copy);
+	sh(r, "'%s' info --json '%s'", bin(), copy);
 	cr_assert_eq(r->status, 0, "%s", r->out);
 	cr_assert_eq(json_num(r->out, "damaged_chunks"), 0, "%s: %s", copy, r->out);
 	cr_assert(strstr(r->out, "\"truncated\": false"), "%s", r->out);
 	cr_assert(strstr(r->out, "\"status_present\": true"), "%s", r->out);
 	cr_assert_eq(json_num(r->out, "bytes"), (long long)bytes);
 	cr_assert_gt(json_num(r->out, "triggers"), 100, "%s", r->out);
-	/* the slow reader made the rings drop, and the log says how many */
-	cr_assert_gt(json_num(r->out, "dropped"), 0, "no drops: not slow enough? %s", r->out);
+	/* the stalled reader made the rings drop, and the log says how many */
+	cr_assert_gt(json_num(r->out, "dropped"), 0, "no drops after " STALL_TRIGGERS
+		     " triggers unread? %s", r->out);
 	cr_assert(strstr(rec_out, "dropped"), "%s", rec_out);
 }
 
@@ -206,13 +220,13 @@ static pid_t spawn_record(const char *args, int out_fd, const char *err_path)
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		char cmd[1024];
+		char cmd[PATH_MAX + 1024];
 		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (err < 0 || dup2(err, STDERR_FILENO) < 0)
 			_exit(126);
 		if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		snprintf(cmd, sizeof(cmd), "exec %s record %s", bin(), args);
+		snprintf(cmd, sizeof(cmd), "exec '%s' record %s", bin(), args);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -230,23 +244,32 @@ static void read_file(const char *path, char *buf, size_t cap)
 	fclose(f);
 }
 
+/* dir/name into buf (PATH_MAX + 32 bytes). */
+static const char *in_dir(char *buf, const struct run *r, const char *name)
+{
+	snprintf(buf, PATH_MAX + 32, "%s/%s", r->dir, name);
+	return buf;
+}
+
 static void fifo_case(const char *backend)
 {
 	static struct run r;
-	char fifo[128], copy[128], err[128], args[512], rec_out[4096];
+	char fifo[PATH_MAX + 32], copy[PATH_MAX + 32], err[PATH_MAX + 32], done[PATH_MAX + 32];
+	char args[PATH_MAX + 512], rec_out[4096];
 	int status, fd;
 
 	tmpdir(&r);
-	snprintf(fifo, sizeof(fifo), "%s/f", r.dir);
-	snprintf(copy, sizeof(copy), "%s/copy.t4t", r.dir);
-	snprintf(err, sizeof(err), "%s/err", r.dir);
+	in_dir(fifo, &r, "f");
+	in_dir(copy, &r, "copy.t4t");
+	in_dir(err, &r, "err");
+	cr_assert_eq(setenv("T4_STALL_DONE", in_dir(done, &r, "done"), 1), 0);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
-	snprintf(args, sizeof(args), "--sim --period 1ms --duration 2s --backend %s -o %s",
+	snprintf(args, sizeof(args), "--sim --period 1ms --backend %s -o '%s' " STALL_COMMAND,
 		 backend, fifo);
 	pid_t pid = spawn_record(args, -1, err);
 	fd = open(fifo, O_RDONLY);
 	cr_assert_geq(fd, 0);
-	size_t bytes = slow_copy(fd, copy);
+	size_t bytes = stalled_copy(fd, copy, done);
 	close(fd);
 	waitpid(pid, &status, 0);
 	read_file(err, rec_out, sizeof(rec_out));
@@ -273,17 +296,17 @@ Test(stream, slow_fifo_pwrite, .timeout = 120)
 Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 {
 	static struct run r, r2;
-	char copy[128], err[128], rec_out[4096];
+	char copy[PATH_MAX + 32], err[PATH_MAX + 32], done[PATH_MAX + 32], rec_out[4096];
 	int fds[2], status;
 
 	tmpdir(&r);
-	snprintf(copy, sizeof(copy), "%s/copy.t4t", r.dir);
-	snprintf(err, sizeof(err), "%s/err", r.dir);
+	in_dir(copy, &r, "copy.t4t");
+	in_dir(err, &r, "err");
+	cr_assert_eq(setenv("T4_STALL_DONE", in_dir(done, &r, "done"), 1), 0);
 	cr_assert_eq(pipe(fds), 0);
-	pid_t pid = spawn_record("--sim --period 1ms -o - -- sh -c 'echo to-stdout; sleep 2'",
-				 fds[1], err);
+	pid_t pid = spawn_record("--sim --period 1ms -o - " STALL_COMMAND, fds[1], err);
 	close(fds[1]);
-	size_t bytes = slow_copy(fds[0], copy);
+	size_t bytes = stalled_copy(fds[0], copy, done);
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	read_file(err, rec_out, sizeof(rec_out));
@@ -292,9 +315,9 @@ Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 	cr_assert(strstr(rec_out, "wrote standard output"), "%s", rec_out);
 	expect_intact(&r, copy, bytes, rec_out);
 	/* info on the pipe gives what info on the file gives */
-	sh(&r2, "cat %s | %s info --json - | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > %s/a; "
-		"%s info --json %s | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > %s/b; "
-		"cmp %s/a %s/b && cat %s/a", copy, bin(), r.dir, bin(), copy, r.dir, r.dir, r.dir,
+	sh(&r2, "cat '%s' | '%s' info --json - | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > '%s/a'; "
+		"'%s' info --json '%s' | grep -o '\"[a-z_]*\": [0-9]*' | head -40 > '%s/b'; "
+		"cmp '%s/a' '%s/b' && cat '%s/a'", copy, bin(), r.dir, bin(), copy, r.dir, r.dir, r.dir,
 	   r.dir);
 	cr_assert_eq(r2.status, 0, "%s", r2.out);
 	cr_assert_eq(json_num(r2.out, "bytes"), (long long)bytes, "%s", r2.out);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Minutes and hours, as perf users and the help text say them. */
@@ -63,11 +64,13 @@ Test(util, suggestions)
  * of another shape are kept. */
 Test(util, tmpdir_reclaims_dead_owners_only)
 {
-	char root[] = "/tmp/t4util.XXXXXX", dead[256], live[256], other[256], mine[256];
+	char root[PATH_MAX], dead[PATH_MAX + 64], live[PATH_MAX + 64], other[PATH_MAX + 64],
+	     mine[PATH_MAX + 64];
 	struct stat st;
-	pid_t pid = fork();
+	pid_t pid;
 
-	cr_assert_not_null(mkdtemp(root));
+	t4t_tmpdir(root, sizeof(root), "t4util"); /* before the fork: the child makes none */
+	pid = fork();
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
@@ -106,4 +109,29 @@ Test(util, errors_set_their_message)
 	(void)t4_err(EIO, "stale");
 	cr_assert_lt(t4_rmtree("/proc/self/status"), 0);
 	cr_assert(strstr(t4_errmsg(), "/proc/self/status: cannot remove: "), "%s", t4_errmsg());
+}
+
+/* A message longer than its buffer loses its middle, never its end (the
+ * reason), even when the input it quotes is longer than any stack buffer;
+ * a CPU listed twice counts once. */
+Test(util, long_messages_keep_their_end)
+{
+	static char input[20000];
+	const char *m;
+	int n = 0;
+
+	memset(input, 'x', sizeof(input) - 1);
+	for (size_t len = 100; len < sizeof(input); len = len * 3 + 1) {
+		input[len] = '\0';
+		cr_assert_eq(t4_err(EINVAL, "'%s': the reason", input), -EINVAL);
+		m = t4_errmsg();
+		cr_assert_lt(strlen(m), 512);
+		cr_assert(!strcmp(m + strlen(m) - 13, "': the reason"), "%zu: %s", len, m);
+		cr_assert_eq(m[0], '\'');
+		input[len] = 'x';
+	}
+	cr_assert_eq(t4_cpulist_first("0,0", &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(t4_cpulist_first("3-5,4,0-1", &n), 3);
+	cr_assert_eq(n, 5);
 }

@@ -17,6 +17,7 @@
 #include "sched/sched.h"
 #include "util/util.h"
 #include "sim_testutil.h"
+#include "tmpdir_testutil.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -31,7 +32,7 @@ struct truth {
 
 struct vrec {
 	struct tu_counters c;
-	char dir[64], path[128];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	struct t4_sched_status st;
 	struct truth *t;
 	size_t n_t;
@@ -77,8 +78,7 @@ static inline void vrec_open(struct vrec *r, uint64_t sim_seed, const char *even
 				  .epoch_ns = EPOCH };
 
 	memset(r, 0, sizeof(*r));
-	strcpy(r->dir, "/tmp/t4virt.XXXXXX");
-	cr_assert_not_null(mkdtemp(r->dir));
+	t4t_tmpdir(r->dir, sizeof(r->dir), "t4virt");
 	snprintf(r->path, sizeof(r->path), "%s/v.t4t", r->dir);
 	tu_counters_open(&r->c, &so, events);
 }

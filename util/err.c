@@ -6,7 +6,9 @@
  * argument (to add context): it formats into a scratch buffer first.
  * Messages quote user input (event strings, sysfs files, control lines),
  * which may hold line breaks: they become spaces, so a message is always
- * one line (for the terminal and for the control socket's replies).
+ * one line (for the terminal and for the control socket's replies). A
+ * message longer than the buffer (a long -e list quoted whole) loses its
+ * middle, never its end: "INPUT: reason" keeps which input and why.
  */
 #include "util.h"
 
@@ -16,18 +18,47 @@
 
 static _Thread_local char last_msg[512];
 
-int t4_err(int errnum, const char *fmt, ...)
-{
-	char tmp[sizeof(last_msg)];
-	va_list ap;
+#define KEEP_HEAD 160 /* of a message too long: its start, "...", its end */
 
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	for (char *p = tmp; *p; p++)
+/* Copy message m (len bytes) into last_msg, one line, its middle cut if
+ * it does not fit. */
+static void keep(const char *m, size_t len)
+{
+	size_t tail = sizeof(last_msg) - 1 - KEEP_HEAD - 3;
+
+	if (len < sizeof(last_msg)) {
+		memcpy(last_msg, m, len + 1);
+	} else {
+		memcpy(last_msg, m, KEEP_HEAD);
+		memcpy(last_msg + KEEP_HEAD, "...", 3);
+		memcpy(last_msg + KEEP_HEAD + 3, m + len - tail, tail + 1);
+	}
+	for (char *p = last_msg; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	memcpy(last_msg, tmp, sizeof(last_msg));
+}
+
+int t4_err(int errnum, const char *fmt, ...)
+{
+	char tmp[8192], *big = NULL; /* t4_errmsg() may be an argument */
+	va_list ap, again;
+	int n;
+
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	/* Longer still (a huge argv): whole, off any hot path, to keep the end. */
+	if (n >= (int)sizeof(tmp) && (big = malloc((size_t)n + 1)))
+		vsnprintf(big, (size_t)n + 1, fmt, again);
+	va_end(again);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (big)
+		keep(big, (size_t)n);
+	else
+		keep(tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+	free(big);
 	return errnum > 0 ? -errnum : (errnum == 0 ? -EINVAL : errnum);
 }
 

@@ -1,11 +1,18 @@
-/* file.c - small whole-file reads and writes (sysfs, fixtures). */
+/* file.c - small whole-file reads and writes (sysfs, fixtures), and the
+ * one way t410trace creates a file: new, never through a link, with the
+ * user's umask (t4_create_new, t4_create_unique). A name that exists, a
+ * symbolic link included, is an error (EEXIST), so a file planted where
+ * t410trace writes is never followed, truncated or overwritten. */
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Close fd after a failed call and report errno against path. */
@@ -51,23 +58,72 @@ int t4_read_small_file(const char *path, char *buf, size_t cap)
 	return (int)len;
 }
 
-int t4_write_small_file(const char *path, const char *text)
+int t4_create_new(const char *path, unsigned mode)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(text), off = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
 
 	if (fd < 0)
 		return t4_err(errno, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Six characters of [a-z0-9] from the kernel's random pool (or, without
+ * it, the clock): a name that cannot be guessed ahead. */
+static void random_tag(char out[7])
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[6];
+	struct timespec ts;
+
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = t4_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32));
+		memcpy(r, &x, sizeof(r));
+	}
+	for (int i = 0; i < 6; i++)
+		out[i] = set[r[i] % (sizeof(set) - 1)];
+	out[6] = '\0';
+}
+
+int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode)
+{
+	char tag[7];
+	int fd = -EEXIST;
+
+	for (int tries = 0; tries < 100 && fd == -EEXIST; tries++) {
+		random_tag(tag);
+		if (snprintf(path, cap, "%s.tmp-%s", base, tag) >= (int)cap)
+			return t4_err(ENAMETOOLONG, "%s: file name too long", base);
+		fd = t4_create_new(path, mode);
+	}
+	if (fd < 0)
+		path[0] = '\0';
+	return fd;
+}
+
+int t4_write_small_file(const char *path, const char *text)
+{
+	char tmp[4200];
+	int fd = t4_create_unique(tmp, sizeof(tmp), path, 0666);
+	size_t len = strlen(text), off = 0;
+
+	if (fd < 0)
+		return fd;
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n < 0) {
+			unlink(tmp);
 			return fail_closing(fd, path);
+		}
 		off += (size_t)n;
 	}
-	if (close(fd) < 0)
-		return t4_err(errno, "%s: %s", path, strerror(errno));
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return t4_err(e, "%s: %s", path, strerror(e));
+	}
 	return 0;
 }
 

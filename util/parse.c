@@ -151,7 +151,8 @@ static int cpulist_walk(const char *list, void (*each)(long lo, long hi, void *u
 
 struct first_cpu {
 	long first;
-	long count;
+	long count;                          /* distinct CPUs: "0,0" is one */
+	uint64_t seen[(CPU_MAX + 1) / 64];
 };
 
 static void note_first(long lo, long hi, void *ud)
@@ -160,12 +161,16 @@ static void note_first(long lo, long hi, void *ud)
 
 	if (f->first < 0)
 		f->first = lo;
-	f->count += hi - lo + 1;
+	for (long c = lo; c <= hi; c++) {
+		uint64_t bit = 1ull << (c % 64);
+		f->count += !(f->seen[c / 64] & bit);
+		f->seen[c / 64] |= bit;
+	}
 }
 
 int t4_cpulist_first(const char *list, int *count_out)
 {
-	struct first_cpu f = { -1, 0 };
+	struct first_cpu f = { .first = -1 };
 	int rc = cpulist_walk(list, note_first, &f);
 
 	if (rc < 0)

@@ -1,14 +1,17 @@
-/* tmpdir.c - private temporary directories that never outlive their
- * owner for long: the simulated sysfs tree (t410sim-*) and the control
- * socket of a workload (t410trace-*).
+/* tmpdir.c - private directories that never outlive their owner for long:
+ * the simulated sysfs tree (t410sim-*) and the control socket of a
+ * workload (t410trace-*) in $TMPDIR, and record's log until it gets its
+ * name (FILE.partial-*, next to FILE).
  *
- * A directory is named <prefix>-<pid>-XXXXXX in $TMPDIR (or /tmp). Its
- * owner removes it on every normal exit; a process killed with SIGKILL
- * cannot, so each creation first reclaims the directories of the same
- * prefix whose process is gone (kill(pid, 0) says ESRCH) and that belong
- * to this user. A directory of a live process, of another user, or not of
- * exactly that shape is never touched. A reused PID keeps a stale
- * directory until that process is gone too: conservative, never wrong.
+ * A directory is named <prefix>-<pid>-XXXXXX (mkdtemp: mode 0700, a name
+ * nobody can take first). Its owner removes it on every normal exit; a
+ * process killed with SIGKILL cannot, so each creation first reclaims the
+ * directories of the same prefix in the same place whose process is gone
+ * (kill(pid, 0) says ESRCH) and that belong to this user. A directory of
+ * a live process, of another user, not of exactly that shape, or (where
+ * the caller names the one file it keeps there) holding anything else,
+ * is never touched. A reused PID keeps a stale directory until that
+ * process is gone too: conservative, never wrong.
  */
 #include "util.h"
 
@@ -44,7 +47,28 @@ static long owner_pid(const char *name, const char *prefix)
 	return pid;
 }
 
-static bool stale(const char *root, const char *name, const char *prefix)
+/* Whether directory path holds nothing but a regular file named only. */
+static bool holds_only(const char *path, const char *only)
+{
+	char child[4096 + 256];
+	struct dirent *e;
+	struct stat st;
+	bool ok = true;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return false;
+	while (ok && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+		ok = !strcmp(e->d_name, only) && lstat(child, &st) == 0 && S_ISREG(st.st_mode);
+	}
+	closedir(d);
+	return ok;
+}
+
+static bool stale(const char *root, const char *name, const char *prefix, const char *only)
 {
 	char path[4096];
 	struct stat st;
@@ -55,12 +79,13 @@ static bool stale(const char *root, const char *name, const char *prefix)
 	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 		return false; /* alive, or not ours to ask about */
 	snprintf(path, sizeof(path), "%s/%s", root, name);
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return false;
+	return !only || holds_only(path, only);
 }
 
-int t4_tmpdir_reclaim(const char *prefix)
+int t4_privdir_reclaim(const char *root, const char *prefix, const char *only)
 {
-	const char *root = t4_tmp_root();
 	char path[4096];
 	struct dirent *e;
 	int n = 0;
@@ -69,7 +94,7 @@ int t4_tmpdir_reclaim(const char *prefix)
 	if (!d)
 		return 0; /* nothing to reclaim where nothing can be listed */
 	while ((e = readdir(d))) {
-		if (!stale(root, e->d_name, prefix))
+		if (!stale(root, e->d_name, prefix, only))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
 		if (t4_rmtree(path) == 0)
@@ -79,17 +104,27 @@ int t4_tmpdir_reclaim(const char *prefix)
 	return n;
 }
 
-int t4_tmpdir_create(char *buf, size_t cap, const char *prefix)
+int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,
+		      const char *only)
 {
-	const char *root = t4_tmp_root();
 	int n;
 
-	t4_tmpdir_reclaim(prefix);
+	t4_privdir_reclaim(root, prefix, only);
 	n = snprintf(buf, cap, "%s/%s-%ld-XXXXXX", root, prefix, (long)getpid());
 	if (n < 0 || (size_t)n >= cap)
-		return t4_err(ENAMETOOLONG, "%s: TMPDIR too long", root);
+		return t4_err(ENAMETOOLONG, "%s/%s: name too long", root, prefix);
 	if (!mkdtemp(buf))
-		return t4_err(errno, "%s: cannot create a temporary directory: %s", buf,
+		return t4_err(errno, "%s: cannot create a private directory: %s", buf,
 			      strerror(errno));
 	return 0;
+}
+
+int t4_tmpdir_reclaim(const char *prefix)
+{
+	return t4_privdir_reclaim(t4_tmp_root(), prefix, NULL);
+}
+
+int t4_tmpdir_create(char *buf, size_t cap, const char *prefix)
+{
+	return t4_privdir_create(buf, cap, t4_tmp_root(), prefix, NULL);
 }

@@ -100,8 +100,18 @@ size_t t4_strlcpy(char *dst, const char *src, size_t cap);
  * stripped). Returns its length or a negative errno (message set, naming
  * the path). -EFBIG if it does not fit. */
 int t4_read_small_file(const char *path, char *buf, size_t cap);
-/* Write a whole string to a file (mode 0644), creating it. */
+/* Write a whole string to a file: a new one (t4_create_unique next to it,
+ * mode 0666 less the umask) renamed over path, so a link at path is
+ * replaced, never followed, and a reader sees the old text or the new. */
 int t4_write_small_file(const char *path, const char *text);
+/* Create a new file for writing: O_EXCL and O_NOFOLLOW, so an existing
+ * name (a symbolic link too) is -EEXIST and nothing is followed; mode is
+ * filtered by the umask as open(2) does. Returns the fd (close-on-exec)
+ * or a negative errno with the message naming path. */
+int t4_create_new(const char *path, unsigned mode);
+/* The same under a fresh name "<base>.tmp-XXXXXX" (random, retried while
+ * taken), written into path (cap bytes; "" on failure). */
+int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
 /* rm -rf (temporary trees, fixtures); the first failure, with a message. */
@@ -110,7 +120,8 @@ int t4_rmtree(const char *path);
 /* ---- CPU lists ("0-3,8,10-11") ---------------------------------------- */
 
 /* Returns the first CPU in the list, or a negative errno for a malformed
- * list. count_out (optional) receives the number of CPUs listed. */
+ * list. count_out (optional) receives the number of distinct CPUs listed
+ * ("0,0" and "0-1,1" count 1 and 2). */
 int t4_cpulist_first(const char *list, int *count_out);
 /* 1 when cpu is in the list, 0 when not, or a negative errno for a
  * malformed list. */
@@ -132,6 +143,15 @@ const char *t4_did_you_mean(char *buf, size_t cap, const char *s);
 
 /* $TMPDIR, or /tmp. */
 const char *t4_tmp_root(void);
+/* Create "<root>/<prefix>-<pid>-XXXXXX" (mode 0700) into buf, after
+ * reclaiming the directories of that shape in root left by dead processes
+ * of this user (t4_privdir_reclaim). */
+int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,
+		      const char *only);
+/* Remove this user's <prefix>-<pid>-XXXXXX directories in root whose
+ * process is gone and, when only is not NULL, that hold nothing but a
+ * regular file of that name; returns how many. */
+int t4_privdir_reclaim(const char *root, const char *prefix, const char *only);
 /* Create "<tmp>/<prefix>-<pid>-XXXXXX" (mode 0700) into buf, after
  * reclaiming the directories of that prefix left by dead processes of
  * this user (kill -9 leaves them behind). */

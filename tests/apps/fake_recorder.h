@@ -18,9 +18,11 @@
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "control/control.h"
+#include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
 struct fake_rec {
@@ -29,8 +31,8 @@ struct fake_rec {
 	size_t len;
 	int calls;
 	int fail;
-	char dir[32];
-	char path[64];
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 16];
 	struct t4_control *ctl;
 };
 
@@ -92,19 +94,34 @@ static const struct t4_control_ops fake_ops = {
 	.status = fake_status,
 };
 
-/* Make a temp dir (mode 0711) and a recorder at dir/ctl.sock. */
-static inline void fake_open(struct fake_rec *f)
+/* A recorder at dir/ctl.sock, in a new directory (mode 0711): one that
+ * nobody can reach (as root, for tests that connect as nobody), else a
+ * private one under $TMPDIR. Skips where a socket path there would not
+ * fit in sun_path (a long $TMPDIR). */
+static inline void fake_open_as(struct fake_rec *f, bool for_nobody)
 {
+	struct sockaddr_un sa;
 	int err;
 
 	memset(f, 0, sizeof(*f));
 	pthread_mutex_init(&f->mu, NULL);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/t4ctl.XXXXXX");
-	cr_assert_not_null(mkdtemp(f->dir));
+	if (for_nobody)
+		t4t_nobody_tmpdir(f->dir, sizeof(f->dir), "t4ctl", false);
+	else
+		t4t_tmpdir(f->dir, sizeof(f->dir), "t4ctl");
 	cr_assert_eq(chmod(f->dir, 0711), 0);
 	snprintf(f->path, sizeof(f->path), "%s/ctl.sock", f->dir);
+	if (strlen(f->path) >= sizeof(sa.sun_path)) {
+		t4_rmtree(f->dir);
+		cr_skip_test("%s: too long for a socket path ($TMPDIR is long)", f->path);
+	}
 	err = t4_control_open(&f->ctl, f->path, &fake_ops, f);
 	cr_assert_eq(err, 0, "t4_control_open: %d %s", err, t4_errmsg());
+}
+
+static inline void fake_open(struct fake_rec *f)
+{
+	fake_open_as(f, false);
 }
 
 /* Close the recorder (if open) and remove the temp dir. */
@@ -134,15 +151,15 @@ __attribute__((format(printf, 5, 6)))
 static inline int run_shell(const char *dir, char *out, char *err, size_t cap,
 			    const char *fmt, ...)
 {
-	char cmd[1024], path[128];
+	char cmd[6 * PATH_MAX], path[PATH_MAX + 16];
 	va_list ap;
 	int n, status;
 
 	va_start(ap, fmt);
 	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
-	cr_assert(n > 0 && (size_t)n + 2 * strlen(dir) + 16 < sizeof(cmd));
-	snprintf(cmd + n, sizeof(cmd) - (size_t)n, " >%s/out 2>%s/err", dir, dir);
+	cr_assert(n > 0 && (size_t)n + 2 * strlen(dir) + 20 < sizeof(cmd));
+	snprintf(cmd + n, sizeof(cmd) - (size_t)n, " >'%s/out' 2>'%s/err'", dir, dir);
 	status = system(cmd);
 	snprintf(path, sizeof(path), "%s/out", dir);
 	cr_assert_geq(t4_read_small_file(path, out, cap), 0);

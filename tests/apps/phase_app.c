@@ -12,13 +12,27 @@
  *                  loaded machine moves the expectations with the facts:
  *                    clock MONO RAW          both clocks read together
  *                    phase I NAME START END  main's clock around the phase
- *                    busy TID I T0 T1 CPU    a thread's busy period: its
+ *                    busy TID I T0 T1 ONCPU  a thread's busy period: its
  *                                            first and last clock reads and
- *                                            the CPU time it got in between
- *                    cpu I NS                every thread's CPU time in it
+ *                                            its time on CPU in between, by
+ *                                            its own context switches (-1:
+ *                                            perf gave no switch records)
+ *                    cpu I NS                every thread's time on CPU in
+ *                                            it
  *   marks FILE N   N times: bookmark m<i>, 5 ms, trigger, 5 ms; FILE gets
  *                  "mark I BEFORE AFTER" and "trigger I BEFORE AFTER"
  *                  (CLOCK_MONOTONIC around each call)
+ *   procs N M      N processes, each setting bookmark p<i> M times, the
+ *                  first while all of them hold their connection to the
+ *                  recorder; prints "procs: F of N failed"
+ *   burst N        N bookmarks b<i % 100> as fast as they go, a 100 us pause
+ *                  (spun, so that a loaded machine cannot make it longer)
+ *                  every 10; prints "burst: A taken, R refused" (a refusal
+ *                  is -EREMOTEIO; any other error fails)
+ *   rawname        bookmark "ok", then the probe point called directly (as a
+ *                  caller skipping the library's checks would) with a name
+ *                  of 70 characters and one with a space, then bookmark
+ *                  "done": the recorder must refuse both, never cut one
  *   cost N         N bookmarks 1 ms apart, then N triggers 2 ms apart, each
  *                  call timed alone: "bookmark p50 P50 p99 P99 ns" and the
  *                  same for trigger (the median is what a call costs; the
@@ -27,13 +41,18 @@
  */
 #include <t410trace.h>
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +102,121 @@ static void check(int rc, const char *what)
 	}
 }
 
+/* ---- a thread's own context switches ------------------------------------ */
+
+/* The truth for a thread's time on CPU is where the kernel switched it in
+ * and out: what the recording's CPU slices show too. Its CPU-time clock
+ * says less by what the kernel does not charge to it (steal time on a VM,
+ * IRQ time), and the scheduler's run-queue wait (schedstat) counts host
+ * steal before a preemption as waiting: both drift with the load of the
+ * machine and of its host. So each worker asks perf for its own switch
+ * records (PERF_RECORD_SWITCH, stamped on CLOCK_MONOTONIC: the BPF
+ * side's clock), read once the schedule is over. */
+
+#define SWITCH_PAGES 256 /* 1 MiB: 32,768 records; a loaded run makes ~1,000 */
+#define MAX_SWITCHES 32768
+
+struct switch_rec {
+	struct perf_event_header h;
+	uint32_t pid, tid; /* sample_id_all: PERF_SAMPLE_TID, PERF_SAMPLE_TIME */
+	uint64_t time;
+};
+
+struct switches {
+	int fd;
+	void *ring;
+	size_t n;
+	bool lost; /* a record missed: no truth */
+	struct {
+		uint64_t t;
+		bool in;
+	} ev[MAX_SWITCHES];
+};
+
+/* Ask for this thread's switch records; false where perf refuses. */
+static bool switches_open(struct switches *s)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.sample_id_all = 1,
+		.context_switch = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	s->n = 0;
+	s->lost = false;
+	s->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (s->fd < 0)
+		return false;
+	s->ring = mmap(NULL, (SWITCH_PAGES + 1) * (size_t)getpagesize(), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, s->fd, 0);
+	if (s->ring == MAP_FAILED) {
+		close(s->fd);
+		s->fd = -1;
+		return false;
+	}
+	return true;
+}
+
+/* Take every record written so far, then close. */
+static void switches_read(struct switches *s)
+{
+	struct perf_event_mmap_page *m = s->ring;
+	size_t page = (size_t)getpagesize(), size = SWITCH_PAGES * page;
+	const char *data = (const char *)s->ring + page;
+	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+
+	for (uint64_t tail = m->data_tail; tail < head;) {
+		struct switch_rec r;
+		size_t off = tail % size, first = sizeof(r) < size - off ? sizeof(r) : size - off;
+		memcpy(&r, data + off, first); /* a record may wrap */
+		memcpy((char *)&r + first, data, sizeof(r) - first);
+		if (r.h.type == PERF_RECORD_LOST || s->n == MAX_SWITCHES)
+			s->lost = true;
+		else if (r.h.type == PERF_RECORD_SWITCH && r.h.size >= sizeof(r)) {
+			s->ev[s->n].t = r.time;
+			s->ev[s->n++].in = !(r.h.misc & PERF_RECORD_MISC_SWITCH_OUT);
+		}
+		tail += r.h.size ? r.h.size : sizeof(r.h);
+	}
+	munmap(s->ring, (SWITCH_PAGES + 1) * page);
+	close(s->fd);
+}
+
+static long long overlap(uint64_t lo, uint64_t hi, uint64_t a, uint64_t b)
+{
+	lo = lo > a ? lo : a;
+	hi = hi < b ? hi : b;
+	return hi > lo ? (long long)(hi - lo) : 0;
+}
+
+/* Time on CPU within [a, b] by the records; -1 when one was lost. The
+ * thread ran from before its first record if that is a switch-out. */
+static long long switches_on_cpu(const struct switches *s, uint64_t a, uint64_t b)
+{
+	bool on = s->n && !s->ev[0].in;
+	uint64_t since = 0;
+	long long sum = 0;
+
+	if (s->lost)
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->ev[i].in == on)
+			continue; /* the same edge again */
+		if (on)
+			sum += overlap(since, s->ev[i].t, a, b);
+		on = s->ev[i].in;
+		since = s->ev[i].t;
+	}
+	return on ? sum + overlap(since, UINT64_MAX, a, b) : sum;
+}
+
 /* ---- schedule ---------------------------------------------------------- */
 
 struct worker {
@@ -90,6 +224,8 @@ struct worker {
 	pthread_t thread;
 	int tid;
 	uint64_t t0[N_PHASES], t1[N_PHASES], cpu[N_PHASES];
+	long long on[N_PHASES]; /* busy: time on CPU in [t0, t1] by the switches */
+	struct switches sw;
 };
 
 static pthread_barrier_t start_bar;
@@ -98,6 +234,7 @@ static uint64_t phase_end[N_PHASES];
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	bool sw = switches_open(&w->sw);
 
 	w->tid = (int)syscall(SYS_gettid);
 	pthread_setname_np(pthread_self(), w->which ? "t4ph_b" : "t4ph_a");
@@ -111,7 +248,20 @@ static void *worker_main(void *arg)
 				;
 		w->cpu[i] = clock_of(CLOCK_THREAD_CPUTIME_ID) - c0;
 	}
+	if (sw)
+		switches_read(&w->sw);
+	for (int i = 0; i < N_PHASES; i++)
+		w->on[i] = sw ? switches_on_cpu(&w->sw, w->t0[i], w->t1[i]) : -1;
 	return NULL;
+}
+
+/* Worker w's time on CPU in phase i: a busy period's by its switches,
+ * else (asleep, or no switch records) its CPU-time clock. */
+static uint64_t on_cpu(const struct worker *w, int i)
+{
+	if (!phases[i % 4].busy[w->which] || w->on[i] < 0)
+		return w->cpu[i];
+	return (uint64_t)w->on[i];
 }
 
 static int run_schedule(const char *path)
@@ -143,15 +293,15 @@ static int run_schedule(const char *path)
 	for (int k = 0; k < 2; k++)
 		pthread_join(w[k].thread, NULL);
 	for (int i = 0; i < N_PHASES; i++) {
-		uint64_t cpu = main_cpu[i + 1] - main_cpu[i] + w[0].cpu[i] + w[1].cpu[i];
+		uint64_t cpu = main_cpu[i + 1] - main_cpu[i] + on_cpu(&w[0], i) + on_cpu(&w[1], i);
 		fprintf(f, "phase %d %s %llu %llu\ncpu %d %llu\n", i, phases[i % 4].name,
 			(unsigned long long)start[i], (unsigned long long)start[i + 1], i,
 			(unsigned long long)cpu);
 		for (int k = 0; k < 2; k++)
 			if (phases[i % 4].busy[k])
-				fprintf(f, "busy %d %d %llu %llu %llu\n", w[k].tid, i,
+				fprintf(f, "busy %d %d %llu %llu %lld\n", w[k].tid, i,
 					(unsigned long long)w[k].t0[i], (unsigned long long)w[k].t1[i],
-					(unsigned long long)w[k].cpu[i]);
+					w[k].on[i]);
 	}
 	return fclose(f) ? 1 : 0;
 }
@@ -179,6 +329,99 @@ static int run_marks(const char *path, int n)
 		usleep(5000);
 	}
 	return fclose(f) ? 1 : 0;
+}
+
+/* ---- procs ------------------------------------------------------------------ */
+
+/* Block until the write ends of p are all closed (EOF). */
+static void wait_eof(int p)
+{
+	char ch;
+
+	while (read(p, &ch, 1) > 0)
+		;
+}
+
+/* Each of n processes sets its first bookmark, waits until all of them
+ * have (so that all hold their connection to the recorder at once), then
+ * sets m - 1 more. */
+static int run_procs(int n, int m)
+{
+	int go[2], ready[2], failed = 0, st;
+	char name[32];
+
+	if (n < 1 || m < 1 || pipe(go) < 0 || pipe(ready) < 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return perror("fork"), 2;
+		if (pid > 0)
+			continue;
+		close(go[1]);
+		close(ready[0]);
+		snprintf(name, sizeof(name), "p%d", i);
+		check(t410_bookmark(name), name);
+		close(ready[1]); /* this one has connected */
+		wait_eof(go[0]);
+		for (int k = 1; k < m; k++)
+			check(t410_bookmark(name), name);
+		_exit(failures ? 1 : 0);
+	}
+	close(ready[1]);
+	wait_eof(ready[0]); /* every process has set its first bookmark */
+	close(go[1]);
+	for (int i = 0; i < n; i++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed++;
+	printf("procs: %d of %d failed\n", failed, n);
+	return failed ? 1 : 0;
+}
+
+/* ---- burst ------------------------------------------------------------------ */
+
+static int run_burst(int n)
+{
+	int taken = 0, refused = 0;
+	char name[32];
+
+	for (int i = 0; i < n; i++) {
+		int rc;
+		snprintf(name, sizeof(name), "b%d", i % 100);
+		rc = t410_bookmark(name);
+		if (rc == 0)
+			taken++;
+		else if (rc == -EREMOTEIO)
+			refused++;
+		else
+			check(rc, name);
+		if (i % 10 == 9)
+			for (uint64_t t = now(); now() - t < 100000;)
+				;
+	}
+	printf("burst: %d taken, %d refused\n", taken, refused);
+	return 0;
+}
+
+/* ---- rawname ------------------------------------------------------------------ */
+
+static int run_rawname(void)
+{
+	void (*raw)(int, const char *) = (void (*)(int, const char *))dlsym(RTLD_DEFAULT,
+									 "t410__probe2");
+	char name[80];
+
+	if (!raw) /* an older library */
+		raw = (void (*)(int, const char *))dlsym(RTLD_DEFAULT, "t410__probe");
+	if (!raw)
+		return fprintf(stderr, "phase_app: no probe point\n"), 1;
+	check(t410_bookmark("ok"), "ok"); /* the route: the uprobe, if any */
+	memset(name, 'a', 70);
+	name[70] = '\0';
+	raw(1, name);
+	raw(1, "bad name");
+	check(t410_bookmark("done"), "done");
+	return 0;
 }
 
 /* ---- cost ------------------------------------------------------------------- */
@@ -228,10 +471,17 @@ int main(int argc, char **argv)
 		rc = run_schedule(argv[2]);
 	else if (!strcmp(mode, "marks") && argc == 4)
 		rc = run_marks(argv[2], atoi(argv[3]));
+	else if (!strcmp(mode, "rawname") && argc == 2)
+		rc = run_rawname();
+	else if (!strcmp(mode, "burst") && argc == 3)
+		rc = run_burst(atoi(argv[2]));
+	else if (!strcmp(mode, "procs") && argc == 4)
+		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
-		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | cost N\n");
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | procs N M | "
+				"rawname | cost N\n");
 		return 2;
 	}
 	return rc ? rc : failures ? 1 : 0;

@@ -13,20 +13,21 @@
 #include "collector/collector.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 
 struct sets {
 	struct t4_pmu_set fix, sim;
 	struct t4_sim *s;
-	char tracefs[64];
+	char tracefs[PATH_MAX];
 };
 
 static void fake_tracefs(struct sets *sp)
 {
-	char path[160];
+	char path[PATH_MAX + 64];
+	int n = snprintf(sp->tracefs, sizeof(sp->tracefs), "%s/t4fuzz_tpXXXXXX", t4_tmp_root());
 
-	snprintf(sp->tracefs, sizeof(sp->tracefs), "/tmp/t4fuzz_tpXXXXXX");
-	if (!mkdtemp(sp->tracefs))
+	if (n < 0 || (size_t)n >= sizeof(sp->tracefs) || !mkdtemp(sp->tracefs))
 		abort();
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", sp->tracefs);
 	if (t4_mkdirs(path, 0755) < 0)
@@ -46,7 +47,7 @@ static void fake_tracefs(struct sets *sp)
 static struct sets st;
 
 /* At exit: the simulated tree and the fake tracefs (a replay in `make
- * check` must leave /tmp as it found it). */
+ * check` must leave $TMPDIR, or /tmp, as it found it). */
 static void cleanup(void)
 {
 	t4_pmus_free(&st.fix);

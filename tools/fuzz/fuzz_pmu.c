@@ -16,6 +16,7 @@
 #include "collector/collector.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -71,13 +72,16 @@ static void check_tree(char **fld, int n)
 {
 	static const char *const files[] = { "type", "cpumask", "format/f", "events/e",
 					     "events/e.scale", "events/e.unit", "identifier" };
-	char dir[] = "/tmp/t4fuzz_pmuXXXXXX", path[256], spec[300];
+	char dir[PATH_MAX], path[PATH_MAX + 64], spec[300];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 	int rc;
 
-	if (n <= 3 || !mkdtemp(dir))
+	if (n <= 3)
 		return;
+	rc = snprintf(dir, sizeof(dir), "%s/t4fuzz_pmuXXXXXX", t4_tmp_root());
+	if (rc < 0 || (size_t)rc >= sizeof(dir) || !mkdtemp(dir))
+		abort(); /* nowhere to put the tree: a replay must not pass empty */
 	for (int i = 3; i < n && i - 3 < (int)T4_ARRAY_LEN(files); i++) {
 		snprintf(path, sizeof(path), "%s/p/%s", dir, files[i - 3]);
 		*strrchr(path, '/') = '\0';

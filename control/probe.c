@@ -1,0 +1,126 @@
+/* probe.c - the probe page: how a libt410trace call that takes the uprobe
+ * learns at once whether it will be logged (control.h).
+ *
+ * A uprobe cannot return anything to the app it interrupts (writing to the
+ * app's memory from BPF needs CAP_SYS_ADMIN and is forbidden under kernel
+ * lockdown; changing its registers is not allowed either), so the answer
+ * is decided before the call: the recorder lends credits in one page of
+ * shared memory, each standing for a place it reserved (a bookmark queue
+ * slot, room in the kernel's ring), and a call is made only with one. All
+ * processes of the workload share the page (the same memfd), so the
+ * counters are atomics on shared memory, lock-free, seq_cst where the
+ * recorder's close must meet a call's claim:
+ *
+ *   call:     busy += 1; closed? -> busy -= 1, -ESHUTDOWN
+ *             credit -= 1 (had none? give it back, busy -= 1, -EBUSY)
+ *             ... the probe call ...; busy -= 1
+ *   recorder: closed = 1; wait until busy == 0; drain a last time
+ *
+ * Either the call sees `closed`, or the recorder sees its `busy`: a call
+ * that got a credit has made its probe call before the recorder's last
+ * drain, or the recorder waited T4_PROBE_CLOSE_WAIT_MS for it (a thread
+ * stopped in the middle of a call at the very end: said in the docs).
+ *
+ * The page is the app's memory too: a buggy app that scribbles on it can
+ * only lose its own bookmarks (the recorder never trusts the counters for
+ * its own accounting: it counts what it lent and what arrived).
+ */
+#include "control.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE_BYTES 4096
+
+_Static_assert(sizeof(struct t4_probe_page) <= PAGE_BYTES, "the probe page fits a page");
+
+int t4_probe_page_create(struct t4_probe_page **page, int *fd)
+{
+	void *m;
+
+	*page = NULL;
+	*fd = memfd_create("t410trace-probe", MFD_CLOEXEC);
+	if (*fd < 0)
+		return t4_err(errno, "probe page: memfd_create: %s", strerror(errno));
+	if (ftruncate(*fd, PAGE_BYTES) < 0 ||
+	    (m = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
+		int e = errno;
+		close(*fd);
+		*fd = -1;
+		return t4_err(e, "probe page: %s", strerror(e));
+	}
+	*page = m;
+	atomic_store(&(*page)->magic, T4_PROBE_MAGIC);
+	return 0;
+}
+
+struct t4_probe_page *t4_probe_page_map(int fd)
+{
+	struct t4_probe_page *p;
+	void *m = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	p = m;
+	if (atomic_load(&p->magic) != T4_PROBE_MAGIC) {
+		munmap(m, PAGE_BYTES);
+		return NULL;
+	}
+	return p;
+}
+
+void t4_probe_page_unmap(struct t4_probe_page *page)
+{
+	if (page)
+		munmap(page, PAGE_BYTES);
+}
+
+void t4_probe_grant(struct t4_probe_page *page, int64_t n)
+{
+	atomic_fetch_add(&page->credit, n);
+}
+
+void t4_probe_close(struct t4_probe_page *page)
+{
+	struct timespec t0, t;
+
+	atomic_store(&page->closed, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&page->busy) > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    T4_PROBE_CLOSE_WAIT_MS)
+			break;
+		sched_yield(); /* a call under way: microseconds */
+	}
+}
+
+int t4_probe_claim(struct t4_probe_page *page, bool *wake)
+{
+	int64_t had;
+
+	atomic_fetch_add(&page->busy, 1);
+	if (atomic_load(&page->closed)) {
+		atomic_fetch_sub(&page->busy, 1);
+		return -ESHUTDOWN;
+	}
+	had = atomic_fetch_sub(&page->credit, 1);
+	if (had <= 0) {
+		atomic_fetch_add(&page->credit, 1);
+		atomic_fetch_add(&page->refused, 1);
+		atomic_fetch_sub(&page->busy, 1);
+		return -EBUSY;
+	}
+	*wake = had <= T4_PROBE_LOW;
+	return 0;
+}
+
+void t4_probe_done(struct t4_probe_page *page)
+{
+	atomic_fetch_sub(&page->busy, 1);
+}
