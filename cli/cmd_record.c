@@ -69,6 +69,8 @@ struct recording {
 	bool released;         /* the command may exec (cli_child_release) */
 	struct t4_index *ix;   /* what the log holds, for the closing table
 			        * (fed by the writer thread) */
+	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
+	char output[4096];     /* -o with its expansions (job.c) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -635,6 +637,45 @@ static int exit_code(struct recording *r, int rc)
 	return cli_child_exit_code(&r->child);
 }
 
+/* Not this node's recorder (job.c): COMMAND runs as if record were not
+ * there (its exit code is the task's), and without one there is nothing
+ * to do. Never returns when COMMAND runs. */
+static int run_command_only(const struct recording *r)
+{
+	if (!r->o.command) {
+		if (!r->o.quiet)
+			fprintf(stderr, "t410trace: not recording in this task (local rank %d of %s's job "
+					"%s on %s): the node's first task records (--all-tasks: every "
+					"task)\n", r->job.local_rank, r->job.launcher,
+				r->job.id[0] ? r->job.id : "-", r->job.host);
+		return 0;
+	}
+	execvp(r->o.command[0], r->o.command);
+	int e = errno;
+	fprintf(stderr, "t410trace: cannot run '%s': %s\n", r->o.command[0], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+/* In a job (or not): the output name expanded, refused before anything
+ * starts; its directories made when an expansion names them. -1: go on
+ * recording; else the exit code (a task that does not record). */
+static int job_setup(struct recording *r)
+{
+	int rc = cli_job_detect(&r->job);
+
+	if (rc == 0)
+		rc = cli_job_expand(&r->job, r->o.output, r->o.all_tasks, r->output,
+				    sizeof(r->output));
+	if (rc < 0)
+		return t4_report(rc);
+	if (!cli_job_records(&r->job, r->o.all_tasks))
+		return run_command_only(r);
+	if ((rc = cli_job_make_dirs(r->o.output, r->output)) < 0)
+		return t4_report(rc);
+	r->o.output = r->output;
+	return -1;
+}
+
 /* Counters, rings and every control client take an fd: the soft limit
  * goes up to the hard one (record polls, never select()s); the command
  * gets the limit record was given. */
@@ -659,6 +700,8 @@ int cmd_record(int argc, char **argv)
 	rc = cli_record_parse(argc, argv, &r.o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
+	if ((rc = job_setup(&r)) >= 0)
+		return rc;
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
 	raise_fd_limit(&r.child);
