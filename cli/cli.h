@@ -266,6 +266,9 @@ int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, ch
 /* Create the directories of path (expanded from pattern) when an
  * expansion named them ('job%j/trace.t4t'); 0 or a negative errno, said. */
 int cli_job_make_dirs(const char *pattern, const char *path);
+/* The host packet (FORMAT.md 4.5b): the job, and the clock's sync state
+ * read now (ref_ns: now on the log's reference clock). */
+void cli_job_host_pkt(const struct cli_job *j, uint64_t ref_ns, struct t4_packet *p);
 
 #define CLI_MAX_EVENT_ARGS 64
 

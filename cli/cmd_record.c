@@ -71,6 +71,7 @@ struct recording {
 			        * (fed by the writer thread) */
 	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
 	char output[4096];     /* -o with its expansions (job.c) */
+	uint64_t host_due_ns;  /* when the next host packet is due (t4_ref_ns) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -187,6 +188,25 @@ static int write_metadata(struct recording *r)
 	s->ref_clock = st.ref_clock;
 	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
 	free(s);
+	return rc;
+}
+
+/* The host packet (the job, the clock's sync state): at the start, every
+ * second and at the end; the main thread is the metadata ring's only
+ * producer once the metadata is in. */
+#define HOST_EVERY_NS 1000000000ull
+
+static int put_host(struct recording *r)
+{
+	struct t4_packet *p = malloc(sizeof(*p));
+	int rc;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	cli_job_host_pkt(&r->job, t4_sched_now(r->sched), p);
+	rc = t4_ring_put(r->meta, p);
+	free(p);
+	r->host_due_ns = t4_ref_ns() + HOST_EVERY_NS;
 	return rc;
 }
 
@@ -363,6 +383,8 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 		/* The scheduler ends --duration itself, on its grid; the
 		 * main thread's clock is only a backstop. */
 		uint64_t now = t4_ref_ns();
+		if (now >= r->host_due_ns && put_host(r) < 0)
+			t4_warn("host packet: %s", t4_errmsg()); /* the recording goes on */
 		t4_sched_status(r->sched, &st);
 		if (end && (st.finished || now >= end + 1000000000ull)) {
 			if (cli_child_running(&r->child) && !r->o.quiet)
@@ -379,6 +401,8 @@ static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress
 			next_draw = now + redraw_ns;
 		}
 		uint64_t timeout = next_draw > now ? next_draw - now : redraw_ns;
+		if (r->host_due_ns > now && r->host_due_ns - now < timeout)
+			timeout = r->host_due_ns - now;
 		if (end && now >= end)
 			timeout = 1000000; /* the final trigger is due any moment */
 		else if (end && end - now < timeout)
@@ -585,7 +609,8 @@ static int run(struct recording *r)
 	so.domains = &r->domains;
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
-	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0)
+	    (rc = write_metadata(r)) < 0 || (rc = put_host(r)) < 0 ||
+	    (rc = setup_control(r)) < 0)
 		goto close_log;
 	cli_record_path_notice(r->sched, r->o.quiet);
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
@@ -594,6 +619,8 @@ static int run(struct recording *r)
 	t4_sched_stop(r->sched);
 	cli_drm_stop(&r->o.drm);
 	t_end = t4_ref_ns();
+	if (put_host(r) < 0)
+		t4_warn("host packet: %s", t4_errmsg());
 	if (show_progress)
 		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:

@@ -12,6 +12,10 @@
  * a hidden name or "..". A name that two nodes (or, with --all-tasks, two
  * tasks) would share is refused before anything starts: two recorders
  * never write one file.
+ *
+ * The host packet (FORMAT.md 4.5b) says which job and task a log belongs
+ * to, and how far the kernel trusts its clock (adjtimex, read-only), so
+ * that logs of several hosts can be put on one timeline.
  */
 #include "cli.h"
 #include "util/util.h"
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -253,4 +258,40 @@ int cli_job_make_dirs(const char *pattern, const char *path)
 			return 0;
 		*p = '/';
 	}
+}
+
+/* ---- the host packet ------------------------------------------------------ */
+
+/* The kernel's view of the clock (adjtimex with no mode: it reads only,
+ * no privilege needed). */
+static void clock_sync(struct t4_host_pkt *h)
+{
+	struct timex tx = { .modes = 0 };
+	int state = adjtimex(&tx);
+
+	h->clock_state = -1;
+	if (state < 0)
+		return; /* a seccomp filter, say: unknown, not unsynchronised */
+	h->clock_state = state;
+	h->sync_flags = T4_HOST_SYNC_KNOWN;
+	if (state != TIME_ERROR && !(tx.status & STA_UNSYNC))
+		h->sync_flags |= T4_HOST_SYNCED;
+	h->maxerror_us = tx.maxerror > 0 ? (uint64_t)tx.maxerror : 0;
+	h->esterror_us = tx.esterror > 0 ? (uint64_t)tx.esterror : 0;
+}
+
+void cli_job_host_pkt(const struct cli_job *j, uint64_t ref_ns, struct t4_packet *p)
+{
+	struct t4_host_pkt *h = &p->host;
+
+	memset(p, 0, sizeof(*p));
+	p->type = T4_PKT_HOST;
+	h->ref_ns = ref_ns;
+	h->real_ns = t4_clock_ns(CLOCK_REALTIME);
+	clock_sync(h);
+	h->rank = j->rank;
+	t4_strlcpy(h->host, j->host, sizeof(h->host));
+	t4_strlcpy(h->job_id, j->id, sizeof(h->job_id));
+	t4_strlcpy(h->step, j->step, sizeof(h->step));
+	t4_strlcpy(h->nodelist, j->nodelist, sizeof(h->nodelist));
 }

@@ -195,3 +195,42 @@ Test(job, one_recorder_per_node, .timeout = 60)
 	cr_assert_str_eq(files, "a.1.t4t\no.4.t4t\ns.0.t4t\n");
 	cleanup(&r);
 }
+
+/* The host packets (FORMAT.md 4.5b): the job as the launcher gave it and
+ * the clock's sync state, at the start, every second and at the end;
+ * `info` shows them, `decode` reads past them; a log without them (virtual
+ * time) says none. */
+Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
+{
+	struct run r;
+	char host[256], want[400];
+	const char *b = bin();
+
+	this_host(host, sizeof(host));
+	tmpdir(&r);
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=314 SLURM_STEP_ID=2 SLURM_PROCID=6 "
+	       "SLURM_LOCALID=0 SLURM_JOB_NODELIST='n[1-3],\"x\"' '%s' record -q --sim "
+	       "--duration 1200ms -o 'j%%j.t4t' && '%s' info --json j314.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(want, sizeof(want), "\"job\": {\"id\": \"314\", \"step\": \"2\", \"nodelist\": "
+		 "\"n[1-3],\\\"x\\\"\", \"host\": \"%s\", \"rank\": 6}", host);
+	cr_assert(strstr(r.out, want), "%s wanted in %s", want, r.out);
+	/* the start and the end at least; every second in between */
+	long long samples = json_num(r.out, "samples");
+	cr_assert(samples >= 2 && samples <= 4, "%lld host packets in 1.2 s", samples);
+	cr_assert(strstr(r.out, "\"synchronised\": true") || strstr(r.out, "\"synchronised\": false") ||
+		  strstr(r.out, "\"synchronised\": null"), "%s", r.out);
+	sh(&r, "cd '%s' && '%s' info j314.t4t && '%s' decode --format jsonl -o j.jsonl j314.t4t",
+	   r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "job              314, step 2, task rank 6, nodes n[1-3],\"x\"\n"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "clock sync       "), "%s", r.out);
+	cr_assert(!strstr(r.out, "warning"), "%s", r.out);
+	/* virtual time: the same log for a seed, so no host packet */
+	sh(&r, "cd '%s' && " NO_JOB "'%s' record -q --sim=1 --virtual --duration 50ms -o v.t4t && "
+	       "'%s' info --json v.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"job\": null, \"clock_sync\": null"), "%s", r.out);
+	cleanup(&r);
+}
