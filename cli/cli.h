@@ -264,8 +264,12 @@ bool cli_job_records(const struct cli_job *j, bool all_tasks);
 int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, char *out,
 		   size_t cap);
 /* Create the directories of path (expanded from pattern) when an
- * expansion named them ('job%j/trace.t4t'); 0 or a negative errno, said. */
-int cli_job_make_dirs(const char *pattern, const char *path);
+ * expansion named them ('job%j/trace.t4t'); 0 or a negative errno, said.
+ * created gets the first one this call made ("" none). */
+int cli_job_make_dirs(const char *pattern, const char *path, char *created, size_t cap);
+/* A recording that wrote nothing: remove the empty directories
+ * cli_job_make_dirs made for path, up to created. */
+void cli_job_drop_dirs(const char *path, const char *created);
 /* The host packet (FORMAT.md 4.5b): the job, and the clock's sync state
  * read now (ref_ns: now on the log's reference clock). */
 void cli_job_host_pkt(const struct cli_job *j, uint64_t ref_ns, struct t4_packet *p);

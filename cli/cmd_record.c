@@ -71,6 +71,7 @@ struct recording {
 			        * (fed by the writer thread) */
 	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
 	char output[4096];     /* -o with its expansions (job.c) */
+	char made_dir[4096];   /* the first directory made for it ("" none) */
 	uint64_t host_due_ns;  /* when the next host packet is due (t4_ref_ns) */
 };
 
@@ -697,7 +698,7 @@ static int job_setup(struct recording *r)
 		return t4_report(rc);
 	if (!cli_job_records(&r->job, r->o.all_tasks))
 		return run_command_only(r);
-	if ((rc = cli_job_make_dirs(r->o.output, r->output)) < 0)
+	if ((rc = cli_job_make_dirs(r->o.output, r->output, r->made_dir, sizeof(r->made_dir))) < 0)
 		return t4_report(rc);
 	r->o.output = r->output;
 	return -1;
@@ -737,6 +738,8 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
+	if (!r.out.published && !r.out.in_place)
+		cli_job_drop_dirs(r.output, r.made_dir); /* nothing written: as it was */
 	rc = exit_code(&r, rc);
 	recording_free(&r);
 	/* The summary could not be written (stderr on a full disk): no one to

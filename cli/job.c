@@ -232,16 +232,17 @@ int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, ch
 	return 0;
 }
 
-int cli_job_make_dirs(const char *pattern, const char *path)
+int cli_job_make_dirs(const char *pattern, const char *path, char *created, size_t cap)
 {
 	char dir[4096];
 	const char *slash = strrchr(path, '/'), *pslash = strrchr(pattern, '/');
 
+	created[0] = '\0';
 	/* only directories an expansion named: the user's own must exist */
 	if (!slash || slash == path || !pslash ||
 	    !memchr(pattern, '%', (size_t)(pslash - pattern)))
 		return 0;
-	if ((size_t)(slash - path) >= sizeof(dir))
+	if ((size_t)(slash - path) >= sizeof(dir) || (size_t)(slash - path) >= cap)
 		return t4_err(ENAMETOOLONG, "-o '%s': name too long", path);
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
@@ -250,13 +251,33 @@ int cli_job_make_dirs(const char *pattern, const char *path)
 		if (*p != '/' && !end)
 			continue;
 		*p = '\0';
-		/* EEXIST: made by another node, or the user's own */
-		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0777) == 0) {
+			if (!created[0])
+				t4_strlcpy(created, dir, cap);
+		} else if (errno != EEXIST) { /* EEXIST: another node's, or the user's */
 			return t4_err(errno, "-o '%s': cannot create the directory '%s': %s", path,
 				      dir, strerror(errno));
+		}
 		if (end)
 			return 0;
 		*p = '/';
+	}
+}
+
+void cli_job_drop_dirs(const char *path, const char *created)
+{
+	char dir[4096];
+	size_t keep = strlen(created);
+	char *slash;
+
+	if (!keep || t4_strlcpy(dir, path, sizeof(dir)) >= sizeof(dir))
+		return;
+	/* deepest first; a directory that is not empty (another node's log,
+	 * a stranded partial) stays, and so does every one above it */
+	while ((slash = strrchr(dir, '/')) && (size_t)(slash - dir) >= keep) {
+		*slash = '\0';
+		if (rmdir(dir) < 0)
+			return;
 	}
 }
 
