@@ -38,13 +38,16 @@ struct top {
 	bool (*done)(void *ud);
 	void *ud;
 	uint64_t interval_ns;
+	bool keep_signals; /* the caller handles SIGINT/SIGTERM (done() sees them) */
 	/* its state */
 	bool tty, paused, per_kind, redraw;
 	int sort;
 	size_t n;
 	uint64_t first_ns, plain_sig;
 };
-/* Until q, a signal, done() or a failed take (its error returned). */
+/* Until q, a signal, done() (asked at least every TOP_DONE_MS) or a
+ * failed take (its error returned); 1 when done() said so. */
+#define TOP_DONE_MS 20
 int cli_top_run(struct top *tp);
 
 /* An output file of decode or report (outfile.c): written under a
@@ -289,6 +292,8 @@ struct cli_record_opts {
 	struct cli_target target;
 	struct cli_drm drm;
 	bool paused, per_socket, quiet, progress, force;
+	bool top;       /* --top: the live view instead of the progress line */
+	const char *metrics_listen; /* --metrics-listen ADDR:PORT */
 	bool all_cpus;  /* -a: also every task in the CPU and GPU phases */
 	bool no_phases; /* --no-phases */
 	bool all_tasks; /* --all-tasks: record in every task of a job */

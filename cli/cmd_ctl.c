@@ -81,6 +81,8 @@ int cmd_ctl(int argc, char **argv)
 	if (i == argc)
 		return cli_usage_error("ctl", "no command given (bookmark NAME, trigger, "
 				       "start, stop, status)");
+	if (!strcmp(argv[i], "live"))
+		return cli_usage_error("ctl", "'live' answers with data: 't410trace top' shows it");
 	if (join_words(argc - i, argv + i, line, sizeof(line)) < 0)
 		return cli_usage_error("ctl", "command longer than %d bytes",
 				       T4_CONTROL_LINE_MAX);

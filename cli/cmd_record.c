@@ -30,11 +30,13 @@
 #include "collector/collector.h"
 #include "control/control.h"
 #include "decode/decode.h"
+#include "live/live.h"
 #include "packets/packets.h"
 #include "sched/sched.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -67,8 +69,11 @@ struct recording {
 	_Atomic bool probe_notice_done;
 	int command_pid;       /* the command's CPU-side events count it */
 	bool released;         /* the command may exec (cli_child_release) */
-	struct t4_index *ix;   /* what the log holds, for the closing table
-			        * (fed by the writer thread) */
+	struct t4_live *live;  /* what the log holds (fed by the writer thread):
+			        * top, the metrics endpoint, the closing table */
+	struct t4_live_http *http; /* --metrics-listen */
+	pthread_mutex_t log_lock;  /* r->log for other threads (live_health):
+				    * NULL once finish_log takes it */
 	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
 	char output[4096];     /* -o with its expansions (job.c) */
 	char made_dir[4096];   /* the first directory made for it ("" none) */
@@ -137,16 +142,17 @@ static int setup_counters(struct recording *r)
 	return rc;
 }
 
-/* The writer thread's view of each packet it logs: the closing table's
- * index (ix is read only after the log is closed). */
+/* The writer thread's view of each packet it logs: the live index (the
+ * closing table reads it only after the log is closed). */
 static void observe(void *ud, const struct t4_packet *p)
 {
-	struct recording *r = ud;
+	t4_live_feed(((struct recording *)ud)->live, p);
+}
 
-	if (r->ix && t4_index_add(r->ix, p) < 0) {
-		t4_index_free(r->ix); /* out of memory: no table, the log goes on */
-		r->ix = NULL;
-	}
+/* The closing table's index: NULL when the live index ran out of memory. */
+static const struct t4_index *closing_index(const struct recording *r)
+{
+	return r->live ? t4_live_index(r->live) : NULL;
 }
 
 static int setup_log(struct recording *r)
@@ -161,7 +167,7 @@ static int setup_log(struct recording *r)
 		.observe = observe,
 		.observe_ud = r,
 	};
-	int rc = r->o.quiet ? 0 : t4_index_new(&r->ix);
+	int rc = t4_live_new(&r->live);
 
 	if (rc == 0)
 		rc = t4_log_open(&r->log, &lo);
@@ -259,6 +265,43 @@ static int ctl_status(void *ud, char *buf, size_t cap)
 	return 0;
 }
 
+/* What only the recorder knows, for a snapshot (any thread). */
+static void live_health(void *ud, struct t4_live_health *h)
+{
+	struct recording *r = ud;
+	struct t4_sched_status st;
+	struct t4_log_stats ls;
+
+	t4_sched_status(r->sched, &st);
+	pthread_mutex_lock(&r->log_lock);
+	h->dropped = r->log ? (t4_log_stats(r->log, &ls), ls.dropped) : 0;
+	pthread_mutex_unlock(&r->log_lock);
+	h->cpu_ns = t4_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	h->now_ns = t4_clock_ns(st.ref_clock == T4_REFCLK_MONOTONIC ? CLOCK_MONOTONIC
+								     : CLOCK_MONOTONIC_RAW);
+}
+
+static int live_take(void *ud, struct t4_live_snap *out)
+{
+	struct recording *r = ud;
+	struct t4_live_health h;
+
+	live_health(r, &h);
+	return t4_live_take(r->live, &h, out);
+}
+
+/* "live" on the control socket: a snapshot as text, for `t410trace top`. */
+static int ctl_live(void *ud, char **data, size_t *len)
+{
+	struct t4_live_snap s;
+	int rc = live_take(ud, &s);
+
+	if (rc == 0)
+		rc = t4_live_snap_text(&s, data, len);
+	t4_live_snap_free(&s);
+	return rc;
+}
+
 static const struct t4_control_ops control_ops = {
 	.bookmark = ctl_bookmark,
 	.trigger = ctl_trigger,
@@ -266,6 +309,7 @@ static const struct t4_control_ops control_ops = {
 	.stop = ctl_stop,
 	.status = ctl_status,
 	.hello = ctl_hello,
+	.live = ctl_live,
 };
 
 /* A command always gets a control socket (for libt410trace): the one the
@@ -291,6 +335,22 @@ static int setup_control(struct recording *r)
 	if (!r->control_path[0])
 		return 0;
 	return t4_control_open(&r->control, r->control_path, &control_ops, r);
+}
+
+/* --metrics-listen: listening before the recording starts, so a port in
+ * use stops record before the command runs or a log is published. */
+static int setup_metrics(struct recording *r)
+{
+	int rc;
+
+	if (!r->o.metrics_listen)
+		return 0;
+	if ((rc = t4_live_http_start(&r->http, r->o.metrics_listen, r->live, live_health, r)) < 0)
+		return rc;
+	if (!r->o.quiet)
+		fprintf(stderr, "t410trace: serving /metrics on %s (port %u)\n",
+			r->o.metrics_listen, t4_live_http_port(r->http));
+	return 0;
 }
 
 /* ---- the command ----------------------------------------------------------- */
@@ -365,58 +425,112 @@ static bool targets_gone(struct recording *r)
 /* Until the command exits, --duration passes, a signal comes, the -p
  * tasks exit, or the log fails (disk full: stop now rather than record
  * into the void). */
-static void wait_until_done(struct recording *r, uint64_t t0, bool show_progress)
+/* Where the wait for the recording's end stands. */
+struct waiting {
+	uint64_t end;       /* --duration's end (0: none) */
+	uint64_t next_draw; /* of the progress line; the targets' check */
+	sig_atomic_t handled;
+	bool show_progress;
+};
+
+/* One look at everything that ends the recording: true when it is over;
+ * else *timeout_ns is how long to wait before the next look. */
+static bool recording_over(struct recording *r, struct waiting *w, uint64_t *timeout_ns)
 {
 	const uint64_t redraw_ns = 250000000ull;
-	uint64_t end = r->o.duration_ns ? t0 + r->o.duration_ns : 0, next_draw = 0;
-	sig_atomic_t handled = 0;
 	struct t4_log_stats ls;
 	struct t4_sched_status st;
 
-	for (;;) {
-		if (cli_child_exited(&r->child) || take_signals(r, &handled))
-			return;
-		t4_log_stats(r->log, &ls);
-		if (ls.error) {
-			r->log_failed = true;
-			return;
-		}
-		/* The scheduler ends --duration itself, on its grid; the
-		 * main thread's clock is only a backstop. */
-		uint64_t now = t4_ref_ns();
-		if (now >= r->host_due_ns && put_host(r) < 0)
-			t4_warn("host packet: %s", t4_errmsg()); /* the recording goes on */
-		t4_sched_status(r->sched, &st);
-		if (end && (st.finished || now >= end + 1000000000ull)) {
-			if (cli_child_running(&r->child) && !r->o.quiet)
-				fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
-					r->o.command[0]);
-			cli_child_stop(&r->child);
-			return;
-		}
-		if (now >= next_draw) {
-			if (show_progress)
-				cli_record_progress(r->sched, r->log, r->start_ref_ns, false);
-			if (targets_gone(r))
-				return;
-			next_draw = now + redraw_ns;
-		}
-		uint64_t timeout = next_draw > now ? next_draw - now : redraw_ns;
-		if (r->host_due_ns > now && r->host_due_ns - now < timeout)
-			timeout = r->host_due_ns - now;
-		if (end && now >= end)
-			timeout = 1000000; /* the final trigger is due any moment */
-		else if (end && end - now < timeout)
-			timeout = end - now;
-		cli_child_nap(&r->child, timeout);
+	if (cli_child_exited(&r->child) || take_signals(r, &w->handled))
+		return true;
+	t4_log_stats(r->log, &ls);
+	if (ls.error) {
+		r->log_failed = true;
+		return true;
 	}
+	/* The scheduler ends --duration itself, on its grid; the main
+	 * thread's clock is only a backstop. */
+	uint64_t now = t4_ref_ns();
+	if (now >= r->host_due_ns && put_host(r) < 0)
+		t4_warn("host packet: %s", t4_errmsg()); /* the recording goes on */
+	t4_sched_status(r->sched, &st);
+	if (w->end && (st.finished || now >= w->end + 1000000000ull)) {
+		if (cli_child_running(&r->child) && !r->o.quiet)
+			fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
+				r->o.command[0]);
+		cli_child_stop(&r->child);
+		return true;
+	}
+	if (now >= w->next_draw) {
+		if (w->show_progress)
+			cli_record_progress(r->sched, r->log, r->start_ref_ns, false);
+		if (targets_gone(r))
+			return true;
+		w->next_draw = now + redraw_ns;
+	}
+	*timeout_ns = w->next_draw > now ? w->next_draw - now : redraw_ns;
+	if (r->host_due_ns > now && r->host_due_ns - now < *timeout_ns)
+		*timeout_ns = r->host_due_ns - now;
+	if (w->end && now >= w->end)
+		*timeout_ns = 1000000; /* the final trigger is due any moment */
+	else if (w->end && w->end - now < *timeout_ns)
+		*timeout_ns = w->end - now;
+	return false;
+}
+
+static void wait_until_done(struct recording *r, struct waiting *w)
+{
+	uint64_t timeout;
+
+	while (!recording_over(r, w, &timeout))
+		cli_child_nap(&r->child, timeout);
+}
+
+/* record --top: the live view asks between its refreshes. */
+struct top_wait {
+	struct recording *r;
+	struct waiting *w;
+	bool over;
+};
+
+static bool top_over(void *ud)
+{
+	struct top_wait *tw = ud;
+	uint64_t timeout;
+
+	return tw->over || (tw->over = recording_over(tw->r, tw->w, &timeout));
+}
+
+static int top_take(void *ud, struct t4_live_snap *out)
+{
+	return live_take(((struct top_wait *)ud)->r, out);
+}
+
+/* The live view until the recording is over, or until q: then the
+ * recording goes on as without --top. */
+static void wait_with_top(struct recording *r, struct waiting *w)
+{
+	struct top_wait tw = { .r = r, .w = w };
+	struct top tp = { .take = top_take, .done = top_over, .ud = &tw,
+			  .interval_ns = 1000000000ull, .keep_signals = true };
+	bool progress = w->show_progress;
+	int rc;
+
+	w->show_progress = false; /* the view has the terminal */
+	rc = cli_top_run(&tp);
+	w->show_progress = progress;
+	if (rc < 0 && !r->o.quiet)
+		fprintf(stderr, "t410trace: --top: %s (the recording goes on)\n", t4_errmsg());
+	if (!tw.over)
+		wait_until_done(r, w);
 }
 
 static void recording_free(struct recording *r)
 {
 	cli_child_free(&r->child);
-	t4_index_free(r->ix);
+	t4_live_http_stop(r->http); /* before the index it reads */
 	t4_control_close(r->control);
+	t4_live_free(r->live);
 	if (r->control_dir[0])
 		rmdir(r->control_dir);
 	t4_sched_free(r->sched);
@@ -488,6 +602,7 @@ static int start(struct recording *r)
 static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4_log_stats *ls)
 {
 	struct t4_status_pkt fin = { 0 };
+	struct t4_log *log;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
@@ -500,8 +615,11 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.lost_events = st->phase_lost;
 	fin.bookmarks_refused = st->bookmarks_refused;
 	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
-	rc = r->log ? t4_log_close(r->log, &fin, ls) : 0;
+	pthread_mutex_lock(&r->log_lock); /* no snapshot reads it from here on */
+	log = r->log;
 	r->log = NULL;
+	pthread_mutex_unlock(&r->log_lock);
+	rc = log ? t4_log_close(log, &fin, ls) : 0;
 	if (rc < 0)
 		r->log_failed = true;
 	cli_output_drop(&r->out); /* unless it has its name (or was stranded) */
@@ -522,11 +640,11 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 
 	cli_record_summary(&in, st, ls);
 	/* the writer's index saw the chunks a failed write lost too */
-	if (r->ix && r->log_failed)
+	if (closing_index(r) && r->log_failed)
 		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
 				"gives what it holds)\n", cli_output_name(&r->out));
-	else if (r->ix)
-		cli_stat_print(stderr, r->ix);
+	else if (closing_index(r))
+		cli_stat_print(stderr, closing_index(r));
 }
 
 /* record --virtual: counters and log as for a live recording, then the
@@ -564,8 +682,8 @@ static int run_virtual(struct recording *r)
 	if (rc == 0 && !r->o.quiet) {
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_ref_ns() - t0) / 1e9);
-		if (r->ix)
-			cli_stat_print(stderr, r->ix);
+		if (closing_index(r))
+			cli_stat_print(stderr, closing_index(r));
 	}
 	return rc;
 }
@@ -611,12 +729,18 @@ static int run(struct recording *r)
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
 	    (rc = write_metadata(r)) < 0 || (rc = put_host(r)) < 0 ||
-	    (rc = setup_control(r)) < 0)
+	    (rc = setup_control(r)) < 0 || (rc = setup_metrics(r)) < 0)
 		goto close_log;
 	cli_record_path_notice(r->sched, r->o.quiet);
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
-	if ((rc = start(r)) == 0 && !r->not_started)
-		wait_until_done(r, t0, show_progress);
+	struct waiting w = { .end = r->o.duration_ns ? t0 + r->o.duration_ns : 0,
+			     .show_progress = show_progress };
+	if ((rc = start(r)) == 0 && !r->not_started) {
+		if (r->o.top)
+			wait_with_top(r, &w);
+		else
+			wait_until_done(r, &w);
+	}
 	t4_sched_stop(r->sched);
 	cli_drm_stop(&r->o.drm);
 	t_end = t4_ref_ns();
@@ -725,6 +849,7 @@ int cmd_record(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.log_lock, NULL);
 	rc = cli_record_parse(argc, argv, &r.o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -742,6 +867,7 @@ int cmd_record(int argc, char **argv)
 		cli_job_drop_dirs(r.output, r.made_dir); /* nothing written: as it was */
 	rc = exit_code(&r, rc);
 	recording_free(&r);
+	pthread_mutex_destroy(&r.log_lock);
 	/* The summary could not be written (stderr on a full disk): no one to
 	 * tell, but not a success either. */
 	if (ferror(stderr) && rc == 0)

@@ -26,6 +26,7 @@ static const struct {
 	{ "ctl", cmd_ctl, "send a command to a running recorder" },
 	{ "info", cmd_info, "describe a recorded log" },
 	{ "report", cmd_report, "a self-contained HTML report of a log (plots, tables)" },
+	{ "top", cmd_top, "a running recording's numbers, live (through its control socket)" },
 };
 
 static void usage(FILE *f)

@@ -69,6 +69,12 @@ static void record_usage(FILE *f)
 		"                         read every counter: not a task's, which moves between\n"
 		"                         CPUs; else user, saying why)\n"
 		"      --progress         show the progress line even when not on a terminal\n"
+		"      --top              show the live view of 't410trace top' while recording\n"
+		"                         (on a terminal; else one CSV line per PMU and second);\n"
+		"                         q leaves it, the recording goes on\n"
+		"      --metrics-listen ADDR:PORT\n"
+		"                         serve GET /metrics (Prometheus text format) there, e.g.\n"
+		"                         127.0.0.1:9400, [::1]:9400, :9400 (every address)\n"
 		"      --zstd-level N     compression level (default 1)\n"
 		"      --backend NAME     log writes through 'uring' (default) or 'pwrite'\n"
 		"      --fsync DUR|close  flush the log to disk every DUR (default 1s) or only\n"
@@ -94,7 +100,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
 	OPT_ZSTD, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT, OPT_NO_DRM,
-	OPT_NO_PHASES, OPT_ALL_TASKS,
+	OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN, OPT_ALL_TASKS,
 };
 
 static const struct option record_longopts[] = {
@@ -127,6 +133,8 @@ static const struct option record_longopts[] = {
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "no-drm", no_argument, NULL, OPT_NO_DRM },
 	{ "no-phases", no_argument, NULL, OPT_NO_PHASES },
+	{ "top", no_argument, NULL, OPT_TOP },
+	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 	{ "all-tasks", no_argument, NULL, OPT_ALL_TASKS },
 	{ 0 },
 };
@@ -235,6 +243,8 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case OPT_PROC_ROOT: o->drm.proc_root = arg; return 0;
 	case OPT_NO_DRM: o->drm.off = true; return 0;
 	case OPT_NO_PHASES: o->no_phases = true; return 0;
+	case OPT_TOP: o->top = true; return 0;
+	case OPT_METRICS_LISTEN: o->metrics_listen = arg; return 0;
 	case OPT_ALL_TASKS: o->all_tasks = true; return 0;
 	case CLI_VIRTUAL:
 	case CLI_SIM_DRIFT:
@@ -266,6 +276,11 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
 							  o->control != NULL }))
 		return 2;
+	if (o->virt.on && (o->top || o->metrics_listen))
+		return cli_usage_error("record", "%s: a live view of a live recording (--virtual runs "
+				       "in virtual time)", o->top ? "--top" : "--metrics-listen");
+	if (o->top && !strcmp(o->output, "-"))
+		return cli_usage_error("record", "--top: standard output carries the log (-o -)");
 	if (o->virt.on && o->drm.proc_root)
 		return cli_usage_error("record", "--proc-root: DRM clients are read live, not in virtual time");
 	if (optind < argc)

@@ -172,6 +172,8 @@ static int tty_enter(void)
 	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	tty_raw = true;
+	/* a whole frame in one write: no flicker, never half a frame seen */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	fputs("\033[?1049h\033[?25l", stdout); /* alternate screen, no cursor */
 	return 0;
 }
@@ -199,18 +201,41 @@ static int by_col(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct trow *)a)->name, ((const struct trow *)b)->name);
+}
+
+/* A name in a CSV header: a comma or quote would shift the columns. */
+static void csv_name(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		putchar(*p == ',' || *p == '"' || *p == '\n' || *p == '\r' ? '_' : *p);
+}
+
+/* A value in 11 columns: large ones with an SI prefix (1.358G). */
 static void cell(double v)
 {
-	if (isfinite(v))
-		printf(" %10.3f", v);
-	else
+	static const struct { double at; char prefix; } si[] = {
+		{ 1e12, 'T' }, { 1e9, 'G' }, { 1e6, 'M' }, { 1e5, 'k' },
+	};
+
+	if (!isfinite(v)) {
 		printf(" %10s", "-");
+		return;
+	}
+	for (size_t i = 0; i < T4_ARRAY_LEN(si); i++)
+		if (fabs(v) >= si[i].at) {
+			printf(" %9.3f%c", v / (si[i].at == 1e5 ? 1e3 : si[i].at), si[i].prefix);
+			return;
+		}
+	printf(" %10.3f", v);
 }
 
 static void header_lines(const struct top *tp, const struct t4_live_view *v)
 {
 	const struct t4_live_snap *s = t4_live_view_snap(v);
-	char safe[4 * T4_NAME_MAX], age[32] = "-";
+	char safe[4 * T4_NAME_MAX], age[32] = "-", per[32] = "-";
 	double cpu = t4_live_view_cpu_per_trigger(v);
 
 	if (s->phase_set_ns && s->now_ns > s->phase_set_ns)
@@ -224,7 +249,7 @@ static void header_lines(const struct top *tp, const struct t4_live_view *v)
 	       *s->phase ? t4_text(s->phase, T4_TEXT_CONTROL, safe, sizeof(safe)) : "(none)", age,
 	       (unsigned long long)s->triggers, (unsigned long long)s->overruns,
 	       (unsigned long long)s->dropped, (unsigned long long)s->read_failures,
-	       isfinite(cpu) ? (snprintf(age, sizeof(age), "%.1f us", cpu / 1e3), age) : "-");
+	       isfinite(cpu) ? (snprintf(per, sizeof(per), "%.1f us", cpu / 1e3), per) : "-");
 }
 
 static void draw(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
@@ -248,8 +273,8 @@ static void draw(struct top *tp, const struct t4_live_view *v, struct trow *t, s
 	fflush(stdout);
 }
 
-/* One CSV line per refresh (a header first, and again when the PMUs
- * change). */
+/* One CSV line per refresh, the PMUs in the order of their names (a
+ * header first, and again, '#' first, when the PMUs change). */
 static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
 {
 	const struct t4_live_snap *s = t4_live_view_snap(v);
@@ -261,14 +286,16 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 	if (sig != tp->plain_sig) {
 		printf("%stime_s,phase,triggers,overruns,dropped,read_failures", tp->plain_sig ? "#" : "");
 		for (size_t i = 0; i < n; i++)
-			for (int c = 0; c < C_N; c++)
-				printf(",%s:%s", t[i].name, col_csv[c]);
+			for (int c = 0; c < C_N; c++) {
+				putchar(',');
+				csv_name(t[i].name);
+				printf(":%s", col_csv[c]);
+			}
 		printf("\n");
 		tp->plain_sig = sig;
 	}
 	printf("%.3f,", (double)(s->now_ns - tp->first_ns) / 1e9);
-	for (const char *p = s->phase; *p; p++) /* a phase name holds no comma or quote */
-		putchar(*p == ',' || *p == '"' ? '_' : *p);
+	csv_name(s->phase);
 	printf(",%llu,%llu,%llu,%llu", (unsigned long long)s->triggers,
 	       (unsigned long long)s->overruns, (unsigned long long)s->dropped,
 	       (unsigned long long)s->read_failures);
@@ -351,8 +378,8 @@ static void show(struct top *tp, const struct t4_live_view *v, struct trow *t)
 	memcpy(copy, t, n * sizeof(*copy));
 	if (tp->per_kind)
 		n = by_kind(copy, n);
-	cmp_col = tp->sort;
-	qsort(copy, n, sizeof(*copy), by_col);
+	cmp_col = tp->sort; /* plain lines keep their columns in one order */
+	qsort(copy, n, sizeof(*copy), tp->tty ? by_col : by_name);
 	if (tp->tty)
 		draw(tp, v, copy, n);
 	else
@@ -368,14 +395,20 @@ int cli_top_run(struct top *tp)
 	int rc;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_hup;
 
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	if (!tp->keep_signals) {
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sigaction(SIGHUP, &sa, &old_hup);
+	}
 	tp->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if ((rc = t4_live_view_new(&v)) < 0 || (tp->tty && (rc = tty_enter()) < 0))
 		goto out;
 	uint64_t next = t4_clock_ns(CLOCK_MONOTONIC);
-	while (!top_stop && (!tp->done || !tp->done(tp->ud))) {
+	while (!top_stop) {
+		if (tp->done && tp->done(tp->ud)) {
+			rc = 1;
+			break;
+		}
 		if (!tp->paused) {
 			if ((rc = refresh(tp, v, &t, &cap)) < 0)
 				break;
@@ -386,17 +419,25 @@ int cli_top_run(struct top *tp)
 			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
 			int ms = next > now ? (int)((next - now) / 1000000) : 0;
 			tp->redraw = false;
+			if (tp->done && ms > TOP_DONE_MS)
+				ms = TOP_DONE_MS;
 			if (!keys(tp, ms))
 				goto out;
+			if (tp->done && tp->done(tp->ud)) {
+				rc = 1;
+				goto out;
+			}
 			if (tp->redraw && tp->n)
 				show(tp, v, t);
 		} while (t4_clock_ns(CLOCK_MONOTONIC) < next && !top_stop);
 	}
 out:
 	tty_restore();
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	if (!tp->keep_signals) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+	}
 	t4_live_view_free(v);
 	free(t);
 	return rc;

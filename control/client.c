@@ -8,8 +8,9 @@
  * the reply (T4_CONTROL_TIMEOUT_MS) so a stopped recorder cannot hang the
  * application forever.
  *
- * The protocol is strictly one reply line per command line, so replies are
- * read in chunks up to the newline: nothing can follow it.
+ * The protocol is one reply line per command line; only a data reply
+ * ("ok data N", t4_control_fetch) is followed by N bytes. Replies are read
+ * in chunks up to the newline; what follows it is kept for the data.
  */
 #include "control.h"
 #include "../util/util.h"
@@ -18,6 +19,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -89,14 +91,19 @@ static ssize_t recv_fds(int fd, char *buf, size_t cap, int *passed)
 	return n;
 }
 
+#define CHUNK 256 /* a reply is read this much at a time */
+
 /* Read up to the newline into reply (truncated to cap, the rest of the line
- * consumed), and an fd passed along into *passed (NULL: none wanted).
- * Returns the reply length, or a negative errno. */
-static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passed)
+ * consumed), and an fd passed along into *passed (NULL: none wanted). What
+ * came after the newline (a data reply's first bytes) goes to rest (CHUNK
+ * bytes; NULL: nothing can follow), its length to *rest_len. Returns the
+ * reply length, or a negative errno. */
+static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passed, char *rest,
+		     size_t *rest_len)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	size_t len = 0;
-	char buf[256];
+	char buf[CHUNK];
 
 	for (;;) {
 		int64_t left = deadline - now_ms();
@@ -127,6 +134,10 @@ static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passe
 				reply[len++] = buf[i];
 		if (cap)
 			reply[len] = '\0';
+		if (nl && rest) {
+			*rest_len = (size_t)(buf + n - (nl + 1));
+			memcpy(rest, nl + 1, *rest_len);
+		}
 		if (nl)
 			break;
 	}
@@ -156,7 +167,10 @@ int t4_control_exchange(int fd, const char *line, char *reply, size_t cap)
 	return t4_control_exchange_fd(fd, line, reply, cap, NULL);
 }
 
-int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, int *passed)
+/* Send line and read its reply line (see t4_control_exchange_fd); rest
+ * and *rest_len as read_line. */
+static int exchange(int fd, const char *line, char *reply, size_t cap, int *passed, char *rest,
+		    size_t *rest_len)
 {
 	char out[T4_CONTROL_LINE_MAX + 2];
 	char local[T4_CONTROL_REPLY_MAX];
@@ -180,11 +194,11 @@ int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, in
 	if (!send_all(fd, out, len + 1)) {
 		/* A refusing recorder answers and closes before reading: show
 		 * its answer if it is there. */
-		n = read_line(fd, reply, cap, 0, NULL);
+		n = read_line(fd, reply, cap, 0, NULL, NULL, NULL);
 		if (n <= 0)
 			return t4_err(EPIPE, "the recorder closed the connection");
 	} else {
-		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS, passed);
+		n = read_line(fd, reply, cap, T4_CONTROL_TIMEOUT_MS, passed, rest, rest_len);
 	}
 	if (n >= 0 && !strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' '))
 		return 0;
@@ -197,6 +211,84 @@ int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, in
 	if (n < 0)
 		return n;
 	return t4_err(EREMOTEIO, "%s", reply);
+}
+
+int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, int *passed)
+{
+	return exchange(fd, line, reply, cap, passed, NULL, NULL);
+}
+
+/* Read len bytes of a data reply into buf (have of them already there)
+ * by the deadline. */
+static int read_data(int fd, char *buf, size_t have, size_t len, int64_t deadline)
+{
+	while (have < len) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, left > 0 ? (int)left : 0);
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return t4_err(r ? errno : ETIMEDOUT, "the recorder's data did not arrive "
+				      "within %d ms", T4_CONTROL_TIMEOUT_MS);
+		n = recv_fds(fd, buf + have, len - have, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) /* the connection is unusable: its next reply is out of step */
+			return t4_err(EPIPE, "the recorder closed the connection in the "
+				      "middle of its data");
+		have += (size_t)n;
+	}
+	return 0;
+}
+
+/* "ok data N": N, a decimal of at most T4_CONTROL_DATA_MAX. */
+static int data_length(const char *reply, size_t *len)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(reply, "ok data ", 8) || reply[8] < '0' || reply[8] > '9')
+		return t4_err(EPROTO, "the recorder's reply is not data: '%.80s'", reply);
+	errno = 0;
+	v = strtoull(reply + 8, &end, 10);
+	if (errno || *end || v > T4_CONTROL_DATA_MAX)
+		return t4_err(EPROTO, "the recorder's data length is out of range: '%.80s'",
+			      reply);
+	*len = (size_t)v;
+	return 0;
+}
+
+int t4_control_fetch(int fd, const char *line, char *reply, size_t cap, char **data,
+		     size_t *len)
+{
+	int64_t deadline = now_ms() + T4_CONTROL_TIMEOUT_MS;
+	char rest[CHUNK];
+	size_t rest_len = 0, n = 0;
+	char *buf;
+	int rc;
+
+	*data = NULL;
+	*len = 0;
+	if ((rc = exchange(fd, line, reply, cap, NULL, rest, &rest_len)) < 0)
+		return rc;
+	if ((rc = data_length(reply, &n)) < 0)
+		return rc;
+	if (rest_len > n)
+		return t4_err(EPROTO, "the recorder sent more than the %zu bytes it announced", n);
+	if (!(buf = malloc(n + 1)))
+		return t4_err(ENOMEM, "out of memory for %zu bytes of data", n);
+	memcpy(buf, rest, rest_len);
+	if ((rc = read_data(fd, buf, rest_len, n, deadline)) < 0) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
 }
 
 int t4_control_send(const char *path, const char *line, char *reply,

@@ -25,7 +25,11 @@
  * its reply is sent, so a connection closed without a reply carried no
  * executed command). Replies are written with MSG_DONTWAIT and a client
  * that does not read its replies is dropped rather than stalling the
- * thread. Parsing and dispatch (t4_control_exec) are a pure function of the
+ * thread. A data reply ("live": a snapshot of some kilobytes) that the
+ * socket does not take at once waits in the client's own buffer and goes
+ * out as the socket has room (POLLOUT); meanwhile that client's further
+ * lines wait, and one that reads none of it for the idle timeout is closed
+ * like an idle one. Parsing and dispatch (t4_control_exec) are a pure function of the
  * line so that they can be tested and fuzzed without a socket.
  */
 #include "control.h"
@@ -48,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CMD_HELP "(bookmark NAME, trigger, start, stop, status)"
+#define CMD_HELP "(bookmark NAME, trigger, start, stop, status, live)"
 #define ACCEPT_PAUSE_MS 100 /* out of fds with nobody to close: retry then */
 
 struct ctl_client {
@@ -57,6 +61,8 @@ struct ctl_client {
 	int64_t active_ms;                   /* connected, or its last line */
 	size_t len;                          /* bytes buffered in line */
 	char line[T4_CONTROL_LINE_MAX + 1];  /* one line and its newline */
+	char *out;                           /* a data reply not sent yet */
+	size_t out_len, out_off;             /* its size, what went already */
 };
 
 struct t4_control {
@@ -93,6 +99,31 @@ static void reply_error(int err, char *reply, size_t cap)
 
 	snprintf(reply, cap, "error: %s", m[0] ? m : strerror(-err));
 	one_line(reply);
+}
+
+/* "live": "ok data N" with the N bytes of the snapshot in *data. */
+static int run_live(const struct t4_control_ops *ops, void *ud, char *reply, size_t cap,
+		    char **data, size_t *len)
+{
+	int err;
+
+	(void)t4_err(EINVAL, "%s", "");
+	err = ops->live ? ops->live(ud, data, len) : -ENOTSUP;
+	if (err == 0 && *len > T4_CONTROL_DATA_MAX) {
+		free(*data);
+		err = t4_err(EMSGSIZE, "live data of %zu bytes (at most %u)", *len,
+			     T4_CONTROL_DATA_MAX);
+	}
+	if (err < 0) {
+		*data = NULL;
+		*len = 0;
+		if (err == -ENOTSUP && !t4_errmsg()[0])
+			(void)t4_err(ENOTSUP, "'live' is not supported by this recorder");
+		reply_error(err, reply, cap);
+		return err;
+	}
+	snprintf(reply, cap, "ok data %zu", *len);
+	return 0;
 }
 
 static int run_op(const struct t4_control_ops *ops, void *ud, const char *cmd,
@@ -159,29 +190,25 @@ static int run_hello(const struct t4_control_ops *ops, void *ud, int pid, const 
 	return 0;
 }
 
-int t4_control_exec(const struct t4_control_ops *ops, void *ud,
-		    const char *line, char *reply, size_t cap)
-{
-	int fd = -1;
-
-	return t4_control_exec_from(ops, ud, 0, line, reply, cap, &fd);
-}
-
-int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
-			 const char *line, char *reply, size_t cap, int *fd)
+/* One line: its reply, an fd to pass along (*fd) and data to send after
+ * the reply (*data, malloc'ed, *len bytes; NULL when none). */
+static int exec_line(const struct t4_control_ops *ops, void *ud, int pid, const char *line,
+		     char *reply, size_t cap, int *fd, char **data, size_t *len)
 {
 	static const char *const cmds[] = { "bookmark", "trigger", "start",
-					    "stop", "status" };
+					    "stop", "status", "live" };
 	char buf[T4_CONTROL_LINE_MAX + 1];
 	char *cmd, *extra, *save = NULL;
 	const char *arg;
 	size_t i;
 
+	*fd = -1;
+	*data = NULL;
+	*len = 0;
 	if (strlen(line) > T4_CONTROL_LINE_MAX) {
 		snprintf(reply, cap, "error: line too long");
 		return t4_err(EINVAL, "line too long");
 	}
-	*fd = -1;
 	if (is_hello(line, &arg))
 		return run_hello(ops, ud, pid, arg, reply, cap, fd);
 	snprintf(buf, sizeof(buf), "%s", line);
@@ -202,11 +229,32 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
 		(void)t4_control_name_error(arg);
 	} else if (i > 0 && arg) {
 		(void)t4_err(EINVAL, "'%s' takes no arguments", cmd);
+	} else if (!strcmp(cmd, "live")) {
+		return run_live(ops, ud, reply, cap, data, len);
 	} else {
 		return run_op(ops, ud, cmd, arg, reply, cap);
 	}
 	reply_error(-EINVAL, reply, cap);
 	return -EINVAL;
+}
+
+int t4_control_exec(const struct t4_control_ops *ops, void *ud,
+		    const char *line, char *reply, size_t cap)
+{
+	int fd = -1;
+
+	return t4_control_exec_from(ops, ud, 0, line, reply, cap, &fd);
+}
+
+int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
+			 const char *line, char *reply, size_t cap, int *fd)
+{
+	char *data;
+	size_t len;
+	int rc = exec_line(ops, ud, pid, line, reply, cap, fd, &data, &len);
+
+	free(data); /* the reply says how much there was */
+	return rc;
 }
 
 /* ---- socket file -------------------------------------------------------- */
@@ -314,6 +362,7 @@ static int64_t now_ms(void)
 static void drop_client(struct t4_control *c, size_t i)
 {
 	close(c->clients[i].fd);
+	free(c->clients[i].out);
 	c->clients[i] = c->clients[--c->nclients];
 }
 
@@ -383,14 +432,57 @@ static bool accept_client(struct t4_control *c)
 	return true;
 }
 
-/* Answer every complete line buffered for client cl; false to drop it. */
+/* Send what is left of cl's data reply, as much as the socket takes now;
+ * false when the client is gone. */
+static bool flush_out(struct ctl_client *cl)
+{
+	while (cl->out && cl->out_off < cl->out_len) {
+		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		cl->out_off += (size_t)n;
+	}
+	free(cl->out);
+	cl->out = NULL;
+	cl->active_ms = now_ms(); /* a data reply counts from its last byte */
+	return true;
+}
+
+/* Queue "reply\n" and data[0..len) (taken over) for cl and send what fits. */
+static bool send_data(struct ctl_client *cl, const char *reply, char *data, size_t len)
+{
+	size_t head = strlen(reply) + 1;
+	char *out = malloc(head + len);
+
+	if (!out) {
+		free(data);
+		send_line(cl->fd, "error: out of memory");
+		return false;
+	}
+	memcpy(out, reply, head - 1);
+	out[head - 1] = '\n';
+	memcpy(out + head, data, len);
+	free(data);
+	cl->out = out;
+	cl->out_len = head + len;
+	cl->out_off = 0;
+	return flush_out(cl);
+}
+
+/* Answer every complete line buffered for client cl, up to a data reply
+ * the socket did not take whole (the rest waits for it); false to drop it. */
 static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 {
 	char reply[T4_CONTROL_REPLY_MAX];
+	char *data;
+	size_t data_len;
 	int passed;
 	char *nl;
 
-	while ((nl = memchr(cl->line, '\n', cl->len))) {
+	while (!cl->out && (nl = memchr(cl->line, '\n', cl->len))) {
 		size_t used = (size_t)(nl - cl->line) + 1;
 
 		*nl = '\0';
@@ -398,12 +490,13 @@ static bool answer_lines(struct t4_control *c, struct ctl_client *cl)
 			send_line(cl->fd, "error: NUL byte in command");
 			return false;
 		}
-		t4_control_exec_from(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply), &passed);
-		if (!send_reply(cl->fd, reply, passed))
-			return false;
+		exec_line(&c->ops, c->ud, cl->pid, cl->line, reply, sizeof(reply), &passed, &data,
+			  &data_len);
 		cl->active_ms = now_ms();
 		memmove(cl->line, cl->line + used, cl->len - used);
 		cl->len -= used;
+		if (data ? !send_data(cl, reply, data, data_len) : !send_reply(cl->fd, reply, passed))
+			return false;
 	}
 	if (cl->len == sizeof(cl->line)) {
 		send_line(cl->fd, "error: line too long");
@@ -424,6 +517,19 @@ static bool read_client(struct t4_control *c, size_t i)
 		return false;
 	cl->len += (size_t)n;
 	return answer_lines(c, cl);
+}
+
+/* Client i is ready: the rest of its data reply (then the lines it sent
+ * meanwhile), or what it sent; false to drop it. */
+static bool serve_client(struct t4_control *c, size_t i)
+{
+	struct ctl_client *cl = &c->clients[i];
+
+	if (!cl->out)
+		return read_client(c, i);
+	if (c->pfd[i + 2].revents & (POLLERR | POLLHUP | POLLNVAL))
+		return false;
+	return flush_out(cl) && (cl->out || answer_lines(c, cl));
 }
 
 /* Close the clients idle past the timeout (silently: libt410trace then
@@ -455,8 +561,10 @@ static void *serve(void *arg)
 			timeout = ACCEPT_PAUSE_MS;
 		c->pfd[0] = (struct pollfd){ .fd = c->wakefd, .events = POLLIN };
 		c->pfd[1] = (struct pollfd){ .fd = accepting ? c->lfd : -1, .events = POLLIN };
-		for (size_t i = 0; i < n; i++)
-			c->pfd[i + 2] = (struct pollfd){ .fd = c->clients[i].fd, .events = POLLIN };
+		for (size_t i = 0; i < n; i++) /* a data reply under way: its room first */
+			c->pfd[i + 2] = (struct pollfd){ .fd = c->clients[i].fd,
+							 .events = c->clients[i].out ? POLLOUT
+										     : POLLIN };
 		if (poll(c->pfd, (nfds_t)n + 2, timeout) < 0)
 			continue; /* EINTR; nothing else can fail with these fds */
 		if (c->pfd[0].revents)
@@ -464,7 +572,7 @@ static void *serve(void *arg)
 		accepting = true;
 		/* Backwards, so that dropping (swap with last) skips nobody. */
 		for (size_t i = n; i-- > 0;)
-			if (c->pfd[i + 2].revents && !read_client(c, i))
+			if (c->pfd[i + 2].revents && !serve_client(c, i))
 				drop_client(c, i);
 		if (c->pfd[1].revents)
 			accepting = accept_client(c);

@@ -6,6 +6,8 @@
  *
  *   bookmark NAME | trigger | start | stop | status
  *   -> "ok [text]" or "error: <one line>"
+ *   live
+ *   -> "ok data N" and N bytes (the live snapshot, live/live.h), or an error
  *   hello [PATH]
  *   -> "ok uprobe" (with an fd) or "ok socket"
  *
@@ -45,6 +47,8 @@
 /* Longest command line (without its newline) and reply (with it). */
 #define T4_CONTROL_LINE_MAX 256
 #define T4_CONTROL_REPLY_MAX 512
+/* The largest data reply ("ok data N" then N bytes): a client refuses more. */
+#define T4_CONTROL_DATA_MAX (64u << 20)
 /* How long a client waits for the recorder's reply. */
 #define T4_CONTROL_TIMEOUT_MS 5000
 /* How long the recorder keeps a connection that completes no line (from
@@ -131,6 +135,9 @@ struct t4_control_ops {
 	int (*stop)(void *ud);
 	int (*status)(void *ud, char *buf, size_t cap);
 	int (*hello)(void *ud, int pid, const char *path, int *fd);
+	/* live (optional: NULL answers an error): *data, malloc'ed, of *len
+	 * bytes (at most T4_CONTROL_DATA_MAX), sent after "ok data LEN". */
+	int (*live)(void *ud, char **data, size_t *len);
 };
 
 struct t4_control;
@@ -179,5 +186,12 @@ int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
 /* The same, taking an fd the reply carries (SCM_RIGHTS) into *passed
  * (close-on-exec; -1 when none). */
 int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, int *passed);
+/* The same for a command answered with data ("ok data N"): *data
+ * (malloc'ed, NUL-terminated, free it) and *len get its N bytes; the whole
+ * exchange takes at most T4_CONTROL_TIMEOUT_MS. -EPROTO for a reply that
+ * is not data or announces more than T4_CONTROL_DATA_MAX; after -EPIPE,
+ * -ETIMEDOUT or -EPROTO the connection is out of step: close it. */
+int t4_control_fetch(int fd, const char *line, char *reply, size_t cap, char **data,
+		     size_t *len);
 
 #endif

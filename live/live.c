@@ -83,6 +83,7 @@ static void copy_domain(const struct t4_index *ix, const struct t4_index_domain 
 	d->kind = x->d.kind;
 	d->cpu = x->d.cpu;
 	snprintf(d->name, sizeof(d->name), "%s", x->d.name);
+	d->first_ns = x->first_ns;
 	d->last_ns = x->last_ns;
 	d->rets = x->rets;
 	d->n_events = x->n_counts < T4_MAX_COUNTERS ? x->n_counts : T4_MAX_COUNTERS;

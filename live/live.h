@@ -46,7 +46,8 @@ struct t4_live_domain {
 	uint32_t id, kind;
 	int32_t cpu;
 	char name[T4_NAME_MAX], pmu[T4_NAME_MAX];
-	uint64_t last_ns; /* reference time of its last sample's read */
+	uint64_t first_ns; /* reference time of its first sample's read */
+	uint64_t last_ns;  /* and of its last one's */
 	uint64_t rets;
 	uint32_t n_events;
 	struct t4_live_event ev[T4_MAX_COUNTERS];
@@ -90,7 +91,7 @@ const struct t4_index *t4_live_index(const struct t4_live *l);
 /* ---- snapshots as text (live_text.c) ------------------------------------- */
 
 /* Write s as lines of text into a malloc'd *buf (*len bytes): a header
- * line "t410trace-live 1", key/value lines, one "domain" line per domain
+ * line "t410trace-live 2", key/value lines, one "domain" line per domain
  * followed by its "event" lines, and "end". Names are escaped so that
  * any byte survives (\\, \t, \n and non-printable bytes as \xNN). */
 int t4_live_snap_text(const struct t4_live_snap *s, char **buf, size_t *len);

@@ -1,11 +1,11 @@
 /* live_text.c - a snapshot as text, and back: what `top` reads through the
  * control socket.
  *
- *   t410trace-live 1
+ *   t410trace-live 2
  *   now_ns N / host S / simulated 0|1 / ref_clock N / period_ns N /
  *   triggers N / overruns N / dropped N / read_failures N / cpu_ns N /
  *   phase S / phase_set_ns N / domains N          (one key per line)
- *   domain ID KIND CPU LAST_NS RETS N_EVENTS NAME PMU
+ *   domain ID KIND CPU FIRST_NS LAST_NS RETS N_EVENTS NAME PMU
  *   event FLAGS TOTAL NAME UNIT                    (N_EVENTS of them)
  *   end
  *
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIVE_VERSION 1
+#define LIVE_VERSION 2 /* 2: a domain's FIRST_NS */
 #define LIVE_MAX_DOMAINS 65536u
 
 /* ---- writing --------------------------------------------------------------- */
@@ -120,8 +120,8 @@ int t4_live_snap_text(const struct t4_live_snap *s, char **buf, size_t *len)
 	tb_key_u64(&t, "domains", s->n_domains);
 	for (size_t i = 0; i < s->n_domains; i++) {
 		const struct t4_live_domain *d = &s->doms[i];
-		tb_printf(&t, "domain\t%u\t%u\t%d\t%" PRIu64 "\t%" PRIu64 "\t%u\t", d->id, d->kind,
-			  d->cpu, d->last_ns, d->rets, d->n_events);
+		tb_printf(&t, "domain\t%u\t%u\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t",
+			  d->id, d->kind, d->cpu, d->first_ns, d->last_ns, d->rets, d->n_events);
 		tb_str(&t, d->name);
 		tb_put(&t, "\t", 1);
 		tb_str(&t, d->pmu);
@@ -259,18 +259,20 @@ static int head_line(struct parser *ps, const char *key, uint64_t *v, char *str,
 
 static int parse_domain(struct parser *ps, struct t4_live_domain *d)
 {
-	uint64_t id, kind, last, rets, n;
+	uint64_t id, kind, first, last, rets, n;
 	int32_t cpu;
 
-	if (!next_line(ps) || ps->n != 9 || strcmp(ps->f[0], "domain") || !num(ps->f[1], &id) ||
+	if (!next_line(ps) || ps->n != 10 || strcmp(ps->f[0], "domain") || !num(ps->f[1], &id) ||
 	    id > UINT32_MAX || !num(ps->f[2], &kind) || kind > UINT32_MAX || !inum(ps->f[3], &cpu) ||
-	    !num(ps->f[4], &last) || !num(ps->f[5], &rets) || !num(ps->f[6], &n) ||
-	    n > T4_MAX_COUNTERS || !unescape(ps->f[7], d->name, sizeof(d->name)) ||
-	    !unescape(ps->f[8], d->pmu, sizeof(d->pmu)))
+	    !num(ps->f[4], &first) || !num(ps->f[5], &last) || first > last ||
+	    !num(ps->f[6], &rets) || !num(ps->f[7], &n) || n > T4_MAX_COUNTERS ||
+	    !unescape(ps->f[8], d->name, sizeof(d->name)) ||
+	    !unescape(ps->f[9], d->pmu, sizeof(d->pmu)))
 		return bad(ps, "a domain line");
 	d->id = (uint32_t)id;
 	d->kind = (uint32_t)kind;
 	d->cpu = cpu;
+	d->first_ns = first;
 	d->last_ns = last;
 	d->rets = rets;
 	d->n_events = (uint32_t)n;

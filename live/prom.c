@@ -11,6 +11,8 @@
  *   t410_pmu_requests_total{...,direction,target}             request counters
  *   t410_pmu_cycles_total{...}                                each PMU's clock
  *   t410_pmu_events_total{...,event}                          any other counter
+ *   t410_pmu_sampled_seconds_total{...}                       reference time its
+ *                                                             samples span
  *   t410_pmu_latency_seconds{...,direction,target}            gauges over the last
  *   t410_pmu_frequency_hertz{...}                             interval (view.c)
  *   t410_host_events_total{host,pmu,event}                    host events summed
@@ -22,9 +24,10 @@
  * between the endpoint's two last snapshots. direction and target come
  * from the event's name (rd/read, wr/write; slc_, mem_, in_, out_); a
  * label value is escaped as the format asks (\\ \") and control
- * characters and bytes that are not UTF-8 as \xNN text. For a two-socket
- * Tegra410 (`--sim`, default events) that is 368 series:
- * docs/PERFORMANCE.md.
+ * characters and bytes that are not UTF-8 as \xNN text. Each family's
+ * samples form one group (the format asks it): the PMU loop runs once per
+ * family. For a two-socket Tegra410 (`--sim`, default events) that is 292
+ * series (tests/test_metrics.c counts them; docs/PERFORMANCE.md).
  */
 #include "live.h"
 #include "../collector/collector.h"
@@ -143,7 +146,7 @@ static void sample_f64(struct pbuf *b, struct family *f, const char *const *kv, 
 
 enum {
 	F_INFO, F_PHASE, F_TRIGGERS, F_OVERRUNS, F_DROPPED, F_FAILURES, F_BYTES, F_REQUESTS,
-	F_CYCLES, F_EVENTS, F_LATENCY, F_FREQ, F_HOST, F_N
+	F_CYCLES, F_EVENTS, F_SAMPLED, F_LATENCY, F_FREQ, F_HOST, F_N
 };
 
 static void init_families(struct family *f)
@@ -159,6 +162,9 @@ static void init_families(struct family *f)
 		{ "t410_pmu_requests_total", "counter", "requests a PMU counted" },
 		{ "t410_pmu_cycles_total", "counter", "cycles of a PMU's clock" },
 		{ "t410_pmu_events_total", "counter", "any other count of a PMU event" },
+		{ "t410_pmu_sampled_seconds_total", "counter", "reference time from the PMU's first "
+		  "sample to its last: rate(bytes) / rate(this) is the bandwidth over exactly the "
+		  "samples scraped" },
 		{ "t410_pmu_latency_seconds", "gauge", "mean latency over the last interval" },
 		{ "t410_pmu_frequency_hertz", "gauge", "clock frequency over the last interval" },
 		{ "t410_host_events_total", "counter", "a host event summed over the CPUs" },
@@ -187,44 +193,92 @@ static bool host_kind(uint32_t kind)
 	return !t4_kind_by_id((enum t4_domain_kind)kind);
 }
 
-static void pmu_events(struct pbuf *b, struct family *f, const char *host,
-		       const struct t4_live_domain *d, const char *socket, const char *kind)
+/* The family of event e's total: bytes, requests, cycles or any other
+ * (F_N: a gauge, not a counter). */
+static int event_family(const struct t4_live_event *e)
 {
+	if (e->flags & T4_EV_GAUGE)
+		return F_N; /* a level (DRM memory): not a counter */
+	if (!strcmp(e->unit, "bytes"))
+		return F_BYTES;
+	if (!strcmp(e->unit, "requests"))
+		return F_REQUESTS;
+	if (!strcmp(e->unit, "cycles"))
+		return F_CYCLES;
+	return F_EVENTS;
+}
+
+/* A PMU's labels. */
+struct pmu_labels {
+	const char *host, *socket, *pmu, *kind;
+};
+
+/* Domain d's samples of family fam (its totals, or its sampled span). */
+static void pmu_counters(struct pbuf *b, struct family *f, int fam, const struct pmu_labels *l,
+			 const struct t4_live_domain *d)
+{
+	const char *base[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",
+			       l->kind, NULL };
+
+	if (fam == F_SAMPLED) {
+		sample_f64(b, &f[F_SAMPLED], base, (double)(d->last_ns - d->first_ns) * 1e-9);
+		return;
+	}
 	for (uint32_t k = 0; k < d->n_events; k++) {
 		const struct t4_live_event *e = &d->ev[k];
 		const char *dir, *target;
+		if (event_family(e) != fam)
+			continue;
 		dir_target(e->name, &dir, &target);
-		const char *kv[] = { "host", host, "socket", socket, "pmu", d->pmu, "kind", kind,
-				     "direction", dir, "target", target, NULL };
-		const char *ev[] = { "host", host, "socket", socket, "pmu", d->pmu, "kind", kind,
-				     "event", e->name, NULL };
-		if (e->flags & T4_EV_GAUGE)
-			continue; /* a level (DRM memory): not a counter */
-		if (!strcmp(e->unit, "bytes"))
-			sample_u64(b, &f[F_BYTES], kv, e->total);
-		else if (!strcmp(e->unit, "requests"))
-			sample_u64(b, &f[F_REQUESTS], kv, e->total);
-		else if (!strcmp(e->unit, "cycles"))
-			sample_u64(b, &f[F_CYCLES], (const char *[]){ "host", host, "socket", socket,
-						 "pmu", d->pmu, "kind", kind, NULL }, e->total);
-		else
-			sample_u64(b, &f[F_EVENTS], ev, e->total);
+		const char *kv[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",
+				     l->kind, "direction", dir, "target", target, NULL };
+		const char *ev[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",
+				     l->kind, "event", e->name, NULL };
+		sample_u64(b, &f[fam], fam == F_CYCLES ? base : fam == F_EVENTS ? ev : kv, e->total);
 	}
 }
 
-static void pmu_gauges(struct pbuf *b, struct family *f, const char *host,
-		       const struct t4_live_row *r, const char *socket, const char *kind)
+/* Row r's gauges of family fam (latency or frequency). */
+static void pmu_gauges(struct pbuf *b, struct family *f, int fam, const struct pmu_labels *l,
+		       const struct t4_live_row *r)
 {
+	const char *base[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",
+			       l->kind, NULL };
+
 	for (uint32_t m = 0; m < r->n_metrics; m++) {
 		const char *name = r->metric_name[m], *unit = r->metric_unit[m], *dir, *target;
 		dir_target(name, &dir, &target);
-		const char *kv[] = { "host", host, "socket", socket, "pmu", r->dom->pmu, "kind", kind,
-				     "direction", dir, "target", target, NULL };
-		if (!strcmp(unit, "ns") && strstr(name, "latency"))
+		const char *kv[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",
+				     l->kind, "direction", dir, "target", target, NULL };
+		if (fam == F_LATENCY && !strcmp(unit, "ns") && strstr(name, "latency"))
 			sample_f64(b, &f[F_LATENCY], kv, r->metric[m] * 1e-9);
-		else if (!strcmp(unit, "GHz"))
-			sample_f64(b, &f[F_FREQ], (const char *[]){ "host", host, "socket", socket,
-					"pmu", r->dom->pmu, "kind", kind, NULL }, r->metric[m] * 1e9);
+		else if (fam == F_FREQ && !strcmp(unit, "GHz"))
+			sample_f64(b, &f[F_FREQ], base, r->metric[m] * 1e9);
+	}
+}
+
+/* Every PMU's samples, one family after another: a family's samples form
+ * one group, as the format asks. */
+static void pmus(struct pbuf *b, struct family *f, const char *host,
+		 const struct t4_live_row *rows, size_t n_rows)
+{
+	for (int fam = F_BYTES; fam <= F_FREQ; fam++) {
+		for (size_t i = 0; i < n_rows; i++) {
+			const struct t4_live_domain *d = rows[i].dom;
+			const struct t4_kind *k = t4_kind_by_id((enum t4_domain_kind)d->kind);
+			char socket[16];
+			int sock = -1, inst = -1;
+			if (!k)
+				continue; /* host events: summed below */
+			t4_kind_ids(k, d->name, &sock, &inst);
+			snprintf(socket, sizeof(socket), "%d", sock);
+			struct pmu_labels l = { host, sock >= 0 ? socket : NULL, d->pmu,
+						t4_domain_kind_name(d->kind) };
+			if (fam >= F_LATENCY)
+				pmu_gauges(b, f, fam, &l, &rows[i]);
+			else
+				pmu_counters(b, f, fam, &l, d);
+		}
 	}
 }
 
@@ -271,20 +325,7 @@ int t4_live_prometheus(const struct t4_live_snap *s, const struct t4_live_row *r
 	sample_u64(&b, &f[F_OVERRUNS], (const char *[]){ "host", host, NULL }, s->overruns);
 	sample_u64(&b, &f[F_DROPPED], (const char *[]){ "host", host, NULL }, s->dropped);
 	sample_u64(&b, &f[F_FAILURES], (const char *[]){ "host", host, NULL }, s->read_failures);
-	for (size_t i = 0; i < n_rows; i++) {
-		const struct t4_live_domain *d = rows[i].dom;
-		const struct t4_kind *k = t4_kind_by_id((enum t4_domain_kind)d->kind);
-		char socket[16] = "";
-		int sock = -1, inst = -1;
-		if (!k)
-			continue; /* host events: summed below */
-		t4_kind_ids(k, d->name, &sock, &inst);
-		if (sock >= 0)
-			snprintf(socket, sizeof(socket), "%d", sock);
-		pmu_events(&b, f, host, d, sock >= 0 ? socket : NULL, t4_domain_kind_name(d->kind));
-		pmu_gauges(&b, f, host, &rows[i], sock >= 0 ? socket : NULL,
-			   t4_domain_kind_name(d->kind));
-	}
+	pmus(&b, f, host, rows, n_rows);
 	if (host_events(&b, f, s) < 0 || b.oom) {
 		free(b.buf);
 		return t4_err(ENOMEM, "out of memory");

@@ -107,8 +107,8 @@ Test(control, exec_refusals)
 	char name63[64], line[128];
 
 	expect_exec("frobnicate now", -EINVAL,
-		    "error: unknown command 'frobnicate' (bookmark NAME, trigger, start, stop, status)");
-	expect_exec("", -EINVAL, "error: empty command (bookmark NAME, trigger, start, stop, status)");
+		    "error: unknown command 'frobnicate' (bookmark NAME, trigger, start, stop, status, live)");
+	expect_exec("", -EINVAL, "error: empty command (bookmark NAME, trigger, start, stop, status, live)");
 	expect_exec("bookmark", -EINVAL, "error: usage: bookmark NAME (one name)");
 	expect_exec("bookmark a b", -EINVAL, "error: usage: bookmark NAME (one name)");
 	expect_exec("bookmark a/b", -EINVAL,
@@ -454,6 +454,132 @@ Test(control, idle_clients_are_closed)
 	fake_close(&f);
 }
 
+/* ---- data replies (live) ---------------------------------------------------- */
+
+static void expect_pattern(const char *data, size_t len, size_t want)
+{
+	cr_assert_eq(len, want);
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != (char)('a' + i % 26))
+			cr_assert_fail("byte %zu of %zu differs", i, len);
+	cr_assert_eq(data[len], '\0');
+}
+
+/* "live" answers "ok data N" and N bytes, on a connection that goes on
+ * with line replies after it; exec without a socket says the length. */
+Test(control, live_data_round_trip)
+{
+	struct fake_rec f;
+	char reply[T4_CONTROL_REPLY_MAX], *data;
+	size_t len;
+	int fd;
+
+	expect_exec("live", 0, "ok data 3");
+	expect_exec("live now", -EINVAL, "error: 'live' takes no arguments");
+	fake_open(&f);
+	f.live_len = 3 << 20; /* more than a socket buffer holds */
+	fd = t4_control_connect(f.path);
+	cr_assert_geq(fd, 0, "%s", t4_errmsg());
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(t4_control_fetch(fd, "live", reply, sizeof(reply), &data, &len), 0,
+			     "%s", t4_errmsg());
+		cr_assert_str_eq(reply, "ok data 3145728");
+		expect_pattern(data, len, f.live_len);
+		free(data);
+	}
+	cr_assert_eq(t4_control_exchange(fd, "status", reply, sizeof(reply)), 0);
+	cr_assert_str_eq(reply, "ok calls=4");
+	/* a reply that is not data, and a refusal */
+	cr_assert_eq(t4_control_fetch(fd, "trigger", reply, sizeof(reply), &data, &len), -EPROTO);
+	cr_assert_null(data);
+	cr_assert_eq(t4_control_fetch(fd, "bogus", reply, sizeof(reply), &data, &len), -EREMOTEIO);
+	close(fd);
+	fake_close(&f);
+}
+
+/* Whether the server closed fd within 10 s, its data left unread (a
+ * Unix socket reports the peer's close as POLLHUP with data pending). */
+static bool hung_up_within(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 10000) == 1 && (p.revents & (POLLHUP | POLLRDHUP));
+}
+
+/* A client that asks for data and never reads it holds nobody up, and
+ * is closed after the idle timeout. */
+Test(control, unread_data_stalls_nobody, .timeout = 60)
+{
+	struct fake_rec f;
+	char reply[T4_CONTROL_REPLY_MAX], *data;
+	size_t len;
+	int stalled;
+
+	fake_open(&f);
+	t4_control_idle(f.ctl, 500);
+	f.live_len = 8 << 20;
+	stalled = raw_send(f.path, "live\nlive\n", 10);
+	for (int i = 0; i < 50; i++) {
+		int fd = t4_control_connect(f.path);
+		cr_assert_geq(fd, 0, "%s", t4_errmsg());
+		cr_assert_eq(t4_control_fetch(fd, "live", reply, sizeof(reply), &data, &len), 0,
+			     "%s", t4_errmsg());
+		expect_pattern(data, len, f.live_len);
+		free(data);
+		close(fd);
+	}
+	cr_assert(hung_up_within(stalled), "a client that reads nothing was kept");
+	close(stalled);
+	fake_close(&f);
+}
+
+/* What a client refuses in a data reply: a length out of range, fewer
+ * bytes than announced (the server closes), more. */
+static void *bad_server(void *arg)
+{
+	int lfd = *(int *)arg, fd;
+	char buf[64];
+	static const char *const replies[] = {
+		"ok data 99999999999\n", "ok data 12x\n", "ok data 10\nabc", "ok data 2\nabcdef\n",
+	};
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(replies); i++) {
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			return NULL;
+		if (recv(fd, buf, sizeof(buf), 0) > 0)
+			(void)!send(fd, replies[i], strlen(replies[i]), MSG_NOSIGNAL);
+		close(fd);
+	}
+	return NULL;
+}
+
+Test(control, data_replies_a_client_refuses)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX], reply[T4_CONTROL_REPLY_MAX], *data;
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), want[] = { -EPROTO, -EPROTO, -EPIPE, -EPROTO };
+	pthread_t th;
+	size_t len;
+
+	t4t_tmpdir(dir, sizeof(dir), "t4data");
+	cr_assert_lt(strlen(dir) + 8, sizeof(sa.sun_path), "a shorter $TMPDIR is needed");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/d.sock", dir);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 4), 0);
+	cr_assert_eq(pthread_create(&th, NULL, bad_server, &lfd), 0);
+	for (size_t i = 0; i < T4_ARRAY_LEN(want); i++) {
+		int fd = t4_control_connect(sa.sun_path);
+		cr_assert_geq(fd, 0);
+		cr_expect_eq(t4_control_fetch(fd, "live", reply, sizeof(reply), &data, &len), want[i],
+			     "reply %zu: %s", i, t4_errmsg());
+		cr_expect_null(data);
+		close(fd);
+	}
+	pthread_join(th, NULL);
+	close(lfd);
+	cr_assert_eq(t4_rmtree(dir), 0);
+}
+
 /* ---- the probe page ------------------------------------------------------ */
 
 /* A call takes a credit or is refused (counted); after the close every
@@ -514,7 +640,7 @@ Test(control_cli, ctl_commands)
 	cr_assert_str_eq(out, "ok calls=2");
 	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --control='%s' frob",
 			     bin, f.path), 1);
-	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status)");
+	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status, live)");
 	cr_assert_str_eq(out, "");
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;");

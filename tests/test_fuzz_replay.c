@@ -37,3 +37,4 @@ Test(fuzz_replay, control, .timeout = 120) { replay("control"); }
 Test(fuzz_replay, parse, .timeout = 120) { replay("parse"); }
 Test(fuzz_replay, decode, .timeout = 240) { replay("decode"); }
 Test(fuzz_replay, drm, .timeout = 120) { replay("drm"); }
+Test(fuzz_replay, live, .timeout = 120) { replay("live"); }

@@ -45,6 +45,9 @@ echo
 "$HERE/bench_copies.sh" "$OUT"
 echo
 
+"$HERE/bench_live.sh" "$OUT"
+echo
+
 echo "\`\$ tools/bench_bookmark.sh $OUT\`"
 echo
 "$HERE/bench_bookmark.sh" "$OUT"

@@ -5,6 +5,7 @@
  * The ops append "bookmark NAME;", "trigger;", "start;", "stop;",
  * "status;" to a log under a mutex; status answers with the number of
  * calls so far. Setting fail makes trigger fail with -EBUSY and a message.
+ * live answers live_len bytes (0: 3), byte i being 'a' + i % 26.
  */
 #ifndef T4_TEST_FAKE_RECORDER_H
 #define T4_TEST_FAKE_RECORDER_H
@@ -31,6 +32,7 @@ struct fake_rec {
 	size_t len;
 	int calls;
 	int fail;
+	size_t live_len;
 	char dir[PATH_MAX];
 	char path[PATH_MAX + 16];
 	struct t4_control *ctl;
@@ -86,12 +88,27 @@ static inline int fake_status(void *ud, char *buf, size_t cap)
 	return 0;
 }
 
+static inline int fake_live(void *ud, char **data, size_t *len)
+{
+	struct fake_rec *f = ud;
+	size_t n = f->live_len ? f->live_len : 3;
+
+	fake_note(ud, "live", NULL);
+	if (!(*data = malloc(n)))
+		return t4_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		(*data)[i] = (char)('a' + i % 26);
+	*len = n;
+	return 0;
+}
+
 static const struct t4_control_ops fake_ops = {
 	.bookmark = fake_bookmark,
 	.trigger = fake_trigger,
 	.start = fake_start,
 	.stop = fake_stop,
 	.status = fake_status,
+	.live = fake_live,
 };
 
 /* A recorder at dir/ctl.sock, in a new directory (mode 0711): one that

@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
 CC=${FUZZ_CC:-clang}
-ALL=(reader codec events pmu control parse drm decode)
+ALL=(reader codec events pmu control parse drm decode live)
 CFLAGS=(-std=c17 -D_GNU_SOURCE -pthread -g -O1 -I"$ROOT"
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer)
@@ -36,13 +36,16 @@ sources() {
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
 	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
+	live) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
+		"$ROOT"/live/{live,live_text,view,prom}.c "$ROOT"/collector/kinds.c \
+		"$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
 	esac
 }
 
 build() {
 	mkdir -p "$OUT"
-	[[ $1 != decode ]] ||
+	[[ $1 != decode && $1 != live ]] ||
 		make -C "$ROOT" --no-print-directory build/gen/decode/perfetto.pb-c.c \
 			build/gen/decode/report_assets.c
 	# shellcheck disable=SC2046
@@ -146,6 +149,29 @@ seed_decode() {
 seed_drm() {
 	cp "$ROOT"/tests/fixtures/fdinfo/*.txt "$1/"
 	seed "$1" bad $'drm-driver: x\ndrm-engine-a: 1 KiB\ndrm-engine-capacity-a: 0\ndrm-total-r: 2 GiB\n'
+}
+
+# Snapshots of real simulated recordings as top reads them (a small
+# client of the control socket: python3), and a hostile one by hand.
+seed_live() {
+	local d=$1 bin=$ROOT/build/t410trace tmp
+	tmp=$(mktemp -d)
+	if [[ -x $bin ]]; then
+		"$bin" record -q --sim --period 1ms --duration 3s -b a -c "$tmp/c.sock" \
+			-o "$tmp/s.t4t" & local rec=$!
+		for _ in $(seq 200); do [[ -S $tmp/c.sock ]] && break; sleep 0.05; done
+		sleep 1
+		python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"live\n")
+d = b""
+while b"\n" not in d: d += s.recv(65536)
+head, rest = d.split(b"\n", 1); n = int(head.split()[2])
+while len(rest) < n: rest += s.recv(65536)
+open(sys.argv[2], "wb").write(rest[:n])' "$tmp/c.sock" "$d/sim" || true
+		wait $rec || true
+	fi
+	seed "$d" hostile $'t410trace-live 2\nnow_ns\t5\nhost\th\\x1b\\t"\nsimulated\t1\nref_clock\t0\nperiod_ns\t1000000\ntriggers\t3\noverruns\t0\ndropped\t0\nread_failures\t0\ncpu_ns\t1\nphase\tp,"q\nphase_set_ns\t1\ndomains\t1\ndomain\t3\t2\t-1\t1\t9\t2\t1\tnvidia_ucf_pmu_0\tnvidia_ucf_pmu_0\nevent\t0\t18446744073709551615\tmem_bytes_rd\tbytes\nend\n'
+	rm -rf "$tmp"
 }
 
 run() {

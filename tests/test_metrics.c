@@ -1,0 +1,140 @@
+/* test_metrics.c - `record --metrics-listen` (suite "metrics"): the
+ * Prometheus endpoint of a simulated Tegra410 recording, scraped by curl
+ * in every condition (malformed requests, stalled and half-sent
+ * connections, 200 scrapes at once, a port in use) and by a real
+ * Prometheus server (tests/prom_check.py: Debian's prometheus, scraping
+ * every second; its rate() of each UCF PMU's read bandwidth must equal
+ * what `decode` says of the same span within 2%).
+ *
+ * Whether the endpoint costs the recording overruns is a measurement on
+ * a loaded machine, so it lives in `make bench` (docs/PERFORMANCE.md),
+ * not here.
+ */
+#include "cli_testutil.h"
+#include "tests/probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void metrics_sh(struct run *r, const char *line)
+{
+	sh(r, "export B='%s' D='%s'; cd \"$D\" || exit 99; %s", bin(), r->dir, line);
+}
+
+/* A port some other program holds: record refuses it at once, before
+ * its command runs or a log exists; bad addresses likewise. */
+Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	metrics_sh(&r, "python3 -c 'import socket, time\n"
+		       "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
+		       "print(s.getsockname()[1], flush=True); time.sleep(60)' > port & py=$!; "
+		       "for i in $(seq 600); do [ -s port ] && break; sleep 0.05; done; P=$(cat port); "
+		       "\"$B\" record -q --sim --metrics-listen 127.0.0.1:$P -o s.t4t -- touch ran "
+		       "2> err; echo rc=$?; sed \"s/:$P:/:PORT:/\" err; kill $py; wait $py; "
+		       "ls; \"$B\" record -q --sim --metrics-listen nowhere -d 10ms -o s.t4t; "
+		       "echo rc=$?; \"$B\" record -q --sim --metrics-listen 127.0.0.1:99999 -d 10ms "
+		       "-o s.t4t; echo rc=$?; ls");
+	cr_assert(strstr(r.out, "rc=2\nt410trace: --metrics-listen 127.0.0.1:PORT: Address already "
+				"in use\n"), "%s", r.out);
+	cr_assert(!strstr(r.out, "ran") && !strstr(r.out, "s.t4t"), "%s", r.out);
+	cr_assert(!strstr(r.out, "rc=0"), "%s", r.out);
+	cr_assert(strstr(r.out, "--metrics-listen nowhere:"), "%s", r.out);
+	cr_assert(strstr(r.out, "--metrics-listen 127.0.0.1:99999:"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The exposition (one group per family, at most 8 labels a series, no
+ * series twice), 404 and 405, a malformed request, stalled and half-sent
+ * connections, 200 scrapes at once: every well-formed scrape answered,
+ * and the recording ends cleanly with its log. */
+Test(metrics, scrapes_in_every_condition, .timeout = 240)
+{
+	struct run r;
+
+	t4t_need_cmd("curl python3 xargs");
+	tmpdir(&r);
+	metrics_sh(&r,
+		   "\"$B\" record --sim --metrics-listen 127.0.0.1:0 -c c.sock -o s.t4t 2> rec.err "
+		   "& rec=$!; trap 'kill -9 $rec $hold 2>/dev/null' EXIT; "
+		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
+		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; U=http://127.0.0.1:$P; "
+		   "for i in $(seq 1200); do curl -s -D hdr -o m.txt $U/metrics; "
+		   "grep -q '^t410_pmu_latency_seconds' m.txt && break; sleep 0.1; done; "
+		   "grep -i '^content-type' hdr | tr -d '\\r'; "
+		   "python3 -c 'import re, sys\n"
+		   "fams, seen, series, most = [], set(), set(), 0\n"
+		   "for line in open(\"m.txt\"):\n"
+		   "    if line.startswith(\"# TYPE \"):\n"
+		   "        f = line.split()[2]\n"
+		   "        assert f not in seen, \"family twice: \" + f\n"
+		   "        seen.add(f); fams.append(f); continue\n"
+		   "    if line.startswith(\"#\"): continue\n"
+		   "    name, labels = re.match(r\"([a-z0-9_]+)(\\{.*\\})? \", line).groups()\n"
+		   "    assert name == fams[-1], \"not in its group: \" + line\n"
+		   "    key = name + (labels or \"\")\n"
+		   "    assert key not in series, \"twice: \" + key\n"
+		   "    series.add(key); most = max(most, (labels or \"\").count(\"=\\\"\"))\n"
+		   "g = sum(k.startswith((\"t410_pmu_latency\", \"t410_pmu_freq\")) for k in series)\n"
+		   "print(\"families\", len(fams), \"series\", len(series) - g, \"+\", g, "
+		   "\"most labels\", most)\n"
+		   "' > check.txt 2>&1; cat check.txt; "
+		   "grep -c '^t410_pmu_bytes_total{.*pmu=\"nvidia_ucf_pmu_[01]\"' m.txt; "
+		   "curl -s -o /dev/null -w 'other %{http_code}\\n' $U/other; "
+		   "curl -s -o /dev/null -w 'post %{http_code}\\n' -d x $U/metrics; "
+		   "python3 -c 'import socket, sys\n"
+		   "s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n"
+		   "s.sendall(b\"NONSENSE\\r\\n\\r\\n\"); s.settimeout(20); d = s.recv(100)\n"
+		   "print(\"bad\", d.split(b\"\\r\\n\")[0].decode() if d else \"closed\")' $P; "
+		   /* held open during the scrapes: silent, half a request, garbage */
+		   "python3 -c 'import socket, sys, time\n"
+		   "c = [socket.create_connection((\"127.0.0.1\", int(sys.argv[1]))) for i in range(3)]\n"
+		   "c[1].sendall(b\"GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n\")\n"
+		   "c[2].sendall(b\"\\xff\\x00junk\\r\\n\\r\\n\")\n"
+		   "print(\"held\", flush=True); time.sleep(120)' $P > held & hold=$!; "
+		   "for i in $(seq 600); do [ -s held ] && break; sleep 0.05; done; cat held; "
+		   "seq 200 | xargs -P 50 -I{} curl -s -o /dev/null -w '%{http_code}\\n' --max-time 60 "
+		   "$U/metrics | sort | uniq -c | sed 's/^ *//'; "
+		   "curl -s -o /dev/null -w 'after %{http_code}\\n' $U/metrics; "
+		   "kill $hold; wait $hold; kill -INT $rec; wait $rec; echo rc=$?; "
+		   "\"$B\" info s.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "Content-Type: text/plain; version=0.0.4"), "%s", r.out);
+	/* 230 totals and info series; the interval's gauges (at most 62) need
+	 * two snapshots with samples between them */
+	cr_assert(strstr(r.out, "families 13 series 230 + "), "%s", r.out);
+	const char *g = strstr(r.out, " + ");
+	cr_assert(g && atoi(g + 3) > 0 && atoi(g + 3) <= 62, "%s", r.out);
+	const char *most = strstr(r.out, "most labels ");
+	cr_assert(most && atoi(most + 12) <= 8 && atoi(most + 12) >= 6, "%s", r.out);
+	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "bad HTTP/1.1 400") || strstr(r.out, "bad closed"),
+		  "a malformed request: %s", r.out);
+	cr_assert(strstr(r.out, "held\n200 200\nafter 200\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A real Prometheus server (tests/prom_check.py): its rate() of each UCF
+ * PMU's read bandwidth equals decode's over the same span within 2%, and
+ * the phase shows after `ctl bookmark`. */
+Test(metrics, prometheus_rates_equal_decode, .timeout = 300)
+{
+	struct run r;
+	char script[PATH_MAX];
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	metrics_sh(&r, "");
+	sh(&r, "python3 '%s' '%s' '%s'; echo rc=$?", cli_repo_file("tests/prom_check.py", script),
+	   bin(), r.dir);
+	if (strstr(r.out, "rc=77"))
+		cr_skip_test("%.200s", r.out);
+	cr_assert(strstr(r.out, "phase prom_phase seen\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "nvidia_ucf_pmu_0: Prometheus ") &&
+		  strstr(r.out, "nvidia_ucf_pmu_1: Prometheus "), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
