@@ -84,7 +84,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 # The fuzz harnesses, built with a plain main() that replays their saved
 # corpus and crash inputs (tools/fuzz/replay.c), run by `make check`.
-FUZZ_NAMES := reader codec events pmu control parse drm decode
+FUZZ_NAMES := reader codec events pmu control parse drm decode live
 FUZZ_BIN := $(FUZZ_NAMES:%=$(OUT)/fuzz/replay_%)
 FUZZ_CFLAGS := $(filter-out -MMD -MP,$(ALL_CFLAGS))
 BENCH_SRC := $(wildcard bench/*.c)

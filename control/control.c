@@ -444,10 +444,10 @@ static bool flush_out(struct ctl_client *cl)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK;
 		cl->out_off += (size_t)n;
+		cl->active_ms = now_ms(); /* idle is reading none of it */
 	}
 	free(cl->out);
 	cl->out = NULL;
-	cl->active_ms = now_ms(); /* a data reply counts from its last byte */
 	return true;
 }
 

@@ -127,6 +127,15 @@ static inline void sh(struct run *r, const char *fmt, ...)
 	r->status = cli_run(r->out, sizeof(r->out), "{ %s\n} 2>&1", line);
 }
 
+/* Run a shell line in r->dir with "$B" the binary and "$D" the directory
+ * (exported: quote them, a checkout path may have spaces), outside any
+ * recorder's control socket. */
+static inline void sh_in_dir(struct run *r, const char *line)
+{
+	sh(r, "export B='%s' D='%s'; unset T410TRACE_CONTROL; cd \"$D\" || exit 99; %s", bin(),
+	   r->dir, line);
+}
+
 /* The end of a shell line that recorded task $s (a `sleep 30`) with
  * `"$B" record -p $s -c c.sock ... & rec=$!`: $s is ended once the
  * recorder has fired its first trigger (`ctl status`), however long the

@@ -83,7 +83,8 @@ def recorder_port(err_path):
 
 def mem_read_rows(binary, log):
     """decode's CSV rows of every PMU's mem_bytes_rd, by PMU."""
-    out = subprocess.run([binary, "decode", "-f", "csv", "--time", "ref", log],
+    out = subprocess.run([binary, "decode", "-f", "csv", "--time", "ref", "--pmu",
+                          "nvidia_ucf_pmu_*", log],
                          capture_output=True, text=True, check=True).stdout.splitlines()
     rows = {}
     for r in csv.DictReader(out[:1] + [x for x in out if ",mem_bytes_rd," in x]):

@@ -16,11 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void metrics_sh(struct run *r, const char *line)
-{
-	sh(r, "export B='%s' D='%s'; cd \"$D\" || exit 99; %s", bin(), r->dir, line);
-}
-
 /* A port some other program holds: record refuses it at once, before
  * its command runs or a log exists; bad addresses likewise. */
 Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
@@ -29,15 +24,15 @@ Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
 
 	t4t_need_cmd("python3");
 	tmpdir(&r);
-	metrics_sh(&r, "python3 -c 'import socket, time\n"
-		       "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
-		       "print(s.getsockname()[1], flush=True); time.sleep(60)' > port & py=$!; "
-		       "for i in $(seq 600); do [ -s port ] && break; sleep 0.05; done; P=$(cat port); "
-		       "\"$B\" record -q --sim --metrics-listen 127.0.0.1:$P -o s.t4t -- touch ran "
-		       "2> err; echo rc=$?; sed \"s/:$P:/:PORT:/\" err; kill $py; wait $py; "
-		       "ls; \"$B\" record -q --sim --metrics-listen nowhere -d 10ms -o s.t4t; "
-		       "echo rc=$?; \"$B\" record -q --sim --metrics-listen 127.0.0.1:99999 -d 10ms "
-		       "-o s.t4t; echo rc=$?; ls");
+	sh_in_dir(&r, "python3 -c 'import socket, time\n"
+		  "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
+		  "print(s.getsockname()[1], flush=True); time.sleep(60)' > port & py=$!; "
+		  "for i in $(seq 600); do [ -s port ] && break; sleep 0.05; done; P=$(cat port); "
+		  "\"$B\" record -q --sim --metrics-listen 127.0.0.1:$P -o s.t4t -- touch ran "
+		  "2> err; echo rc=$?; sed \"s/:$P:/:PORT:/\" err; kill $py; wait $py; "
+		  "ls; \"$B\" record -q --sim --metrics-listen nowhere -d 10ms -o s.t4t; "
+		  "echo rc=$?; \"$B\" record -q --sim --metrics-listen 127.0.0.1:99999 -d 10ms "
+		  "-o s.t4t; echo rc=$?; ls");
 	cr_assert(strstr(r.out, "rc=2\nt410trace: --metrics-listen 127.0.0.1:PORT: Address already "
 				"in use\n"), "%s", r.out);
 	cr_assert(!strstr(r.out, "ran") && !strstr(r.out, "s.t4t"), "%s", r.out);
@@ -57,7 +52,7 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 
 	t4t_need_cmd("curl python3 xargs");
 	tmpdir(&r);
-	metrics_sh(&r,
+	sh_in_dir(&r,
 		   "\"$B\" record --sim --metrics-listen 127.0.0.1:0 -c c.sock -o s.t4t 2> rec.err "
 		   "& rec=$!; trap 'kill -9 $rec $hold 2>/dev/null' EXIT; "
 		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
@@ -127,7 +122,7 @@ Test(metrics, prometheus_rates_equal_decode, .timeout = 300)
 
 	t4t_need_cmd("python3");
 	tmpdir(&r);
-	metrics_sh(&r, "");
+	sh_in_dir(&r, "");
 	sh(&r, "python3 '%s' '%s' '%s'; echo rc=$?", cli_repo_file("tests/prom_check.py", script),
 	   bin(), r.dir);
 	if (strstr(r.out, "rc=77"))

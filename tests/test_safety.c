@@ -9,21 +9,14 @@
 #include "cli_testutil.h"
 #include "tests/probe.h"
 
-/* Run `record` in r.dir; the shell line may use "$B" (the binary) and
- * "$D" (exported: quote them, a checkout path may have spaces). */
-static void rec_sh(struct run *r, const char *line)
-{
-	sh(r, "export B='%s' D='%s'; cd \"$D\" || exit 99; %s", bin(), r->dir, line);
-}
-
 Test(safety, existing_output_kept_as_old, .timeout = 60)
 {
 	struct run r;
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "printf precious > k.t4t && \"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; "
-		   "cat k.t4t.old; echo; \"$B\" info k.t4t >/dev/null && echo log-ok; ls");
+	sh_in_dir(&r, "printf precious > k.t4t && \"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; "
+		  "cat k.t4t.old; echo; \"$B\" info k.t4t >/dev/null && echo log-ok; ls");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t existed: kept as k.t4t.old"), "%s", r.out);
 	cr_assert(strstr(r.out, "precious\n"), "%s", r.out);
@@ -38,19 +31,19 @@ Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "printf one > k.t4t && printf two > k.t4t.old && "
-		   "\"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
+	sh_in_dir(&r, "printf one > k.t4t && printf two > k.t4t.old && "
+		  "\"$B\" record -q -d 50ms -o k.t4t; echo rc=$?; cat k.t4t k.t4t.old; echo; ls");
 	cr_assert(strstr(r.out, "rc=2"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: k.t4t exists and so does k.t4t.old: refusing to "
 				"replace either (remove or rename one, or use --force to replace "
 				"k.t4t)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "onetwo\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "\"$B\" record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
-		   "\"$B\" info k.t4t >/dev/null && echo log-ok");
+	sh_in_dir(&r, "\"$B\" record -q -d 50ms --force -o k.t4t; echo rc=$?; cat k.t4t.old; echo; "
+		  "\"$B\" info k.t4t >/dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "two\nlog-ok"), "--force replaces FILE only: %s", r.out);
-	rec_sh(&r, "mkdir dir.t4t; \"$B\" record -q -d 50ms -o dir.t4t; echo rc=$?");
+	sh_in_dir(&r, "mkdir dir.t4t; \"$B\" record -q -d 50ms -o dir.t4t; echo rc=$?");
 	cr_assert(strstr(r.out, "dir.t4t: is a directory"), "%s", r.out);
 	cleanup(&r);
 }
@@ -62,17 +55,17 @@ Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "\"$B\" record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
-		   "\"$B\" record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
-		   "cmp good.t4t ref.t4t && echo same; ls");
+	sh_in_dir(&r, "\"$B\" record -q -d 50ms -o good.t4t && cp good.t4t ref.t4t && "
+		  "\"$B\" record -q --sim -o good.t4t -- ./nosuchcmd; echo rc=$?; "
+		  "cmp good.t4t ref.t4t && echo same; ls");
 	cr_assert(strstr(r.out, "rc=127"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: cannot run './nosuchcmd': No such file or directory; "
 				"nothing recorded (good.t4t left as it was)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "same"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "good.t4t.old"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
-	rec_sh(&r, "printf '#!/bin/sh\\n' > noexec; \"$B\" record -q -o new.t4t -- ./noexec; "
-		   "echo rc=$?; ls");
+	sh_in_dir(&r, "printf '#!/bin/sh\\n' > noexec; \"$B\" record -q -o new.t4t -- ./noexec; "
+		  "echo rc=$?; ls");
 	cr_assert(strstr(r.out, "rc=126"), "%s", r.out);
 	cr_assert(strstr(r.out, "Permission denied; nothing recorded\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "new.t4t"), "%s", r.out);
@@ -86,9 +79,9 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "sh -c 'trap \"\" XFSZ; ulimit -f 400; exec \"$B\" record --sim -d 2s -o full.t4t'; "
-		   "echo rc=$?; \"$B\" info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
-		   "stat -c size=%s full.t4t");
+	sh_in_dir(&r, "sh -c 'trap \"\" XFSZ; ulimit -f 400; exec \"$B\" record --sim -d 2s -o full.t4t'; "
+		  "echo rc=$?; \"$B\" info --json full.t4t | grep -o '\"damaged_chunks\": [0-9]*'; "
+		  "stat -c size=%s full.t4t");
 	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "a message names the temporary file: %s", r.out);
 	cr_assert(strstr(r.out, "triggers in"), "no summary: %s", r.out);
@@ -128,7 +121,7 @@ Test(safety, kill9_kills_the_workload_and_the_next_run_reclaims, .timeout = 60)
 		 "gone $c && echo workload-gone; ls tmp | wc -l; "
 		 "\"$B\" record -q --sim --backend pwrite -o k2.t4t -- true; echo rc=$?; ls tmp | wc -l",
 		 gone_check);
-	rec_sh(&r, line);
+	sh_in_dir(&r, line);
 	cr_assert_null(strstr(r.out, "no-child"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410sim t410trace \n"), "the run's directories: %s", r.out);
 	cr_assert(strstr(r.out, "workload-gone\n2\nrc=0\n0\n"), "%s", r.out);
@@ -142,8 +135,8 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "mkdir tmp; (TMPDIR=\"$D/tmp\" \"$B\" list --sim; echo rc=$? > rc) | true; "
-		   "cat rc; ls tmp | wc -l");
+	sh_in_dir(&r, "mkdir tmp; (TMPDIR=\"$D/tmp\" \"$B\" list --sim; echo rc=$? > rc) | true; "
+		  "cat rc; ls tmp | wc -l");
 	cr_assert(strstr(r.out, "rc=141\n0\n"), "%s", r.out);
 	cleanup(&r);
 }
@@ -159,11 +152,11 @@ Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "\"$B\" record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; : > ready; exec sleep 30' "
-		   "& rec=$!; delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status; "
-		   "do sleep 0.01; done; }; for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
-		   "done; kill -INT $rec; delivered; kill -INT $rec; delivered; "
-		   "kill -INT $rec; wait $rec; echo rc=$?; \"$B\" info s.t4t > /dev/null && echo log-ok");
+	sh_in_dir(&r, "\"$B\" record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; : > ready; exec sleep 30' "
+		  "& rec=$!; delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status; "
+		  "do sleep 0.01; done; }; for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
+		  "done; kill -INT $rec; delivered; kill -INT $rec; delivered; "
+		  "kill -INT $rec; wait $rec; echo rc=$?; \"$B\" info s.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "t410trace: 'sh' is still running; sent Interrupt again (once "
 				"more kills it with SIGKILL)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: killing 'sh' (SIGKILL)\n"), "%s", r.out);
@@ -183,10 +176,10 @@ Test(safety, planted_link_is_never_followed, .timeout = 60)
 
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
-	rec_sh(&r, "printf secret > victim; chmod 600 victim; "
-		   "sh -c 'ln -s victim k.t4t.partial-$$ && exec '$B' record -q -d 50ms -o k.t4t'; "
-		   "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
-		   "$B info k.t4t > /dev/null && echo log-ok");
+	sh_in_dir(&r, "printf secret > victim; chmod 600 victim; "
+		  "sh -c 'ln -s victim k.t4t.partial-$$ && exec '$B' record -q -d 50ms -o k.t4t'; "
+		  "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
+		  "$B info k.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0\nsecret\n600 6\nlog-ok"), "%s", r.out);
 	cleanup(&r);
 }
@@ -198,10 +191,10 @@ Test(safety, files_honour_the_umask, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "umask 077; $B record -q --sim -d 20ms -o a.t4t; $B decode a.t4t -f csv -o a.csv; "
-		   "umask 022; $B record -q --sim -d 20ms -o b.t4t; $B decode a.t4t -f csv -o b.csv; "
-		   "printf x > c.csv; chmod 600 c.csv; $B decode a.t4t -f csv -o c.csv; "
-		   "stat -c '%a %n' a.t4t a.csv b.t4t b.csv c.csv; ls");
+	sh_in_dir(&r, "umask 077; $B record -q --sim -d 20ms -o a.t4t; $B decode a.t4t -f csv -o a.csv; "
+		  "umask 022; $B record -q --sim -d 20ms -o b.t4t; $B decode a.t4t -f csv -o b.csv; "
+		  "printf x > c.csv; chmod 600 c.csv; $B decode a.t4t -f csv -o c.csv; "
+		  "stat -c '%a %n' a.t4t a.csv b.t4t b.csv c.csv; ls");
 	cr_assert(strstr(r.out, "600 a.t4t\n600 a.csv\n644 b.t4t\n644 b.csv\n600 c.csv\n"), "%s",
 		  r.out);
 	cr_assert_null(strstr(r.out, "tmp-"), "a temporary file left: %s", r.out);
@@ -220,25 +213,25 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "sh -c : & dead=$!; wait $dead; "
-		   "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
-		   "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
-		   "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
-		   "$B record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
-		   "ls | sed \"s/-$dead-/-DEAD-/\"");
+	sh_in_dir(&r, "sh -c : & dead=$!; wait $dead; "
+		  "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
+		  "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
+		  "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
+		  "$B record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
+		  "ls | sed \"s/-$dead-/-DEAD-/\"");
 	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"),
 		  "%s", r.out);
 	cleanup(&r);
 	tmpdir(&r);
-	rec_sh(&r, "for try in $(seq 20); do "
-		   "  $B record -q --sim --backend pwrite -d 10s -o s.t4t & rec=$!; "
-		   "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
-		   "  do sleep 0.002; done; kill -STOP $rec; "
-		   "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
-		   "    kill -9 $rec; wait $rec; echo litter; break; fi; "
-		   "  kill -9 $rec; wait $rec; rm -rf s.t4t*; "
-		   "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
-		   "$B record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
+	sh_in_dir(&r, "for try in $(seq 20); do "
+		  "  $B record -q --sim --backend pwrite -d 10s -o s.t4t & rec=$!; "
+		  "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
+		  "  do sleep 0.002; done; kill -STOP $rec; "
+		  "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
+		  "    kill -9 $rec; wait $rec; echo litter; break; fi; "
+		  "  kill -9 $rec; wait $rec; rm -rf s.t4t*; "
+		  "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
+		  "$B record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
 	cr_assert(strstr(r.out, "litter\ns.t4t.partial-LITTER\nrc=0\ns.t4t\n"), "%s", r.out);
 	cleanup(&r);
 }
@@ -250,10 +243,10 @@ Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "printf old > k.t4t; $B record -q --sim -d 10s -o k.t4t & rec=$!; "
-		   "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ]; do sleep 0.001; done; "
-		   "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
-		   "$B info k.t4t > /dev/null && echo readable");
+	sh_in_dir(&r, "printf old > k.t4t; $B record -q --sim -d 10s -o k.t4t & rec=$!; "
+		  "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ]; do sleep 0.001; done; "
+		  "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
+		  "$B info k.t4t > /dev/null && echo readable");
 	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
 	cleanup(&r);
 }
@@ -283,7 +276,7 @@ static void descendants_end(const char *cmd, const char *how)
 		 "  for i in $(seq 400); do gone $p && break; sleep 0.025; done; "
 		 "  gone $p && echo gone || { echo alive; kill -9 $p; }; done",
 		 gone_check, strstr(how, "INT") ? "trap \"\" INT TERM; " : "", cmd, how);
-	rec_sh(&r, line);
+	sh_in_dir(&r, line);
 	cr_assert(strstr(r.out, "\ngone\ngone\ngone\n"), "%s: %s", how, r.out);
 	cleanup(&r);
 }
@@ -348,7 +341,7 @@ static void start_recorder(struct run *r)
 	char out[sizeof(r->out)];
 
 	memcpy(out, r->out, sizeof(out));
-	rec_sh(r, "$B record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
+	sh_in_dir(r, "$B record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
 		  "for i in $(seq 500); do $B ctl --control c.sock status >/dev/null 2>&1 && "
 		  "echo started && break; sleep 0.01; done");
 	cr_assert(strstr(r->out, "started"), "%s", r->out);
@@ -360,7 +353,7 @@ static void stop_recorder(struct run *r)
 	char out[sizeof(r->out)];
 
 	memcpy(out, r->out, sizeof(out));
-	rec_sh(r, "rec=$(cat rec.pid); kill -INT $rec; while kill -0 $rec 2>/dev/null; do "
+	sh_in_dir(r, "rec=$(cat rec.pid); kill -INT $rec; while kill -0 $rec 2>/dev/null; do "
 		  "sleep 0.02; done");
 	memcpy(r->out, out, sizeof(out));
 }
@@ -381,7 +374,7 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t");
+	sh_in_dir(&r, "$B record -q --sim -d 50ms -o s.t4t");
 	start_recorder(&r);
 	with_reader_gone(&r, lines, T4_ARRAY_LEN(lines), rc);
 	stop_recorder(&r);
@@ -399,13 +392,13 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 
 	tmpdir(&r);
 	start_recorder(&r);
-	rec_sh(&r, "$B record -q --sim -d 50ms -o s.t4t; "
-		   "$B ctl --control c.sock status > /dev/full; echo ctl=$?; "
-		   "$B info s.t4t > /dev/full; echo info=$?; "
-		   "$B info --json s.t4t > /dev/full; echo json=$?; "
-		   "$B list > /dev/full; echo list=$?; "
-		   "$B decode s.t4t > /dev/full; echo decode=$?; "
-		   "$B record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+	sh_in_dir(&r, "$B record -q --sim -d 50ms -o s.t4t; "
+		  "$B ctl --control c.sock status > /dev/full; echo ctl=$?; "
+		  "$B info s.t4t > /dev/full; echo info=$?; "
+		  "$B info --json s.t4t > /dev/full; echo json=$?; "
+		  "$B list > /dev/full; echo list=$?; "
+		  "$B decode s.t4t > /dev/full; echo decode=$?; "
+		  "$B record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
 	stop_recorder(&r);
 	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);

@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Run a shell line in r.dir with "$B" the binary and "$D" the directory. */
-static void top_sh(struct run *r, const char *line)
-{
-	sh(r, "export B='%s' D='%s'; unset T410TRACE_CONTROL; cd \"$D\" || exit 99; %s", bin(),
-	   r->dir, line);
-}
-
 /* A simulated recording with its control socket c.sock, in the
  * background ($rec), once its first trigger is in. */
 #define START_RECORDER                                                                      \
@@ -48,15 +41,15 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 	char *csv;
 
 	tmpdir(&r);
-	top_sh(&r, START_RECORDER
-		   "\"$B\" ctl --control c.sock bookmark top_phase > /dev/null; "
-		   "for i in $(seq 600); do \"$B\" top --control c.sock -n 1 > one.csv; "
-		   "grep -q '^[0-9.]*,top_phase,' one.csv && break; sleep 0.05; done; "
-		   /* the first line whose UCF read bandwidth is a number ends it */
-		   "\"$B\" top --control c.sock -i 200ms -n 150 | awk -F, 'NR == 1 { print; "
-		   "for (i = 1; i <= NF; i++) if ($i == \"nvidia_ucf_pmu_0:rd_GBps\") c = i; next } "
-		   "{ print } $c > 0 { exit }' > t.csv; "
-		   END_RECORDER "echo ---; cat t.csv");
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" ctl --control c.sock bookmark top_phase > /dev/null; "
+		  "for i in $(seq 600); do \"$B\" top --control c.sock -n 1 > one.csv; "
+		  "grep -q '^[0-9.]*,top_phase,' one.csv && break; sleep 0.05; done; "
+		  /* the first line whose UCF read bandwidth is a number ends it */
+		  "\"$B\" top --control c.sock -i 200ms -n 150 | awk -F, 'NR == 1 { print; "
+		  "for (i = 1; i <= NF; i++) if ($i == \"nvidia_ucf_pmu_0:rd_GBps\") c = i; next } "
+		  "{ print } $c > 0 { exit }' > t.csv; "
+		  END_RECORDER "echo ---; cat t.csv");
 	cr_assert(strstr(r.out, "rec_rc=0\n---\n"), "%s", r.out);
 	csv = strstr(r.out, "---\n") + 4;
 	cr_assert(!strncmp(csv, "time_s,phase,triggers,overruns,dropped,read_failures,", 53),
@@ -78,10 +71,10 @@ Test(top, says_when_the_recording_ends, .timeout = 180)
 	struct run r;
 
 	tmpdir(&r);
-	top_sh(&r, START_RECORDER
-		   "\"$B\" top --control c.sock -i 200ms > t.csv 2> t.err & top=$!; "
-		   "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
-		   "done; " END_RECORDER "wait $top; echo top_rc=$?; cat t.err");
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" top --control c.sock -i 200ms > t.csv 2> t.err & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
+		  "done; " END_RECORDER "wait $top; echo top_rc=$?; cat t.err");
 	cr_assert(strstr(r.out, "rec_rc=0\ntop_rc=0\nt410trace top: the recording at c.sock "
 				"ended\n"), "%s", r.out);
 	cleanup(&r);
@@ -95,16 +88,16 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 
 	t4t_need_cmd("python3");
 	tmpdir(&r);
-	top_sh(&r, "\"$B\" top --control nosuch.sock -n 1; echo rc=$?; "
-		   "python3 -c 'import socket, sys, time\n"
-		   "s = socket.socket(socket.AF_UNIX); s.bind(\"fake.sock\"); s.listen(4)\n"
-		   "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")\n"
-		   "c2, _ = s.accept(); c2.recv(100); time.sleep(8)' & py=$!; "
-		   "for i in $(seq 600); do [ -S fake.sock ] && break; sleep 0.05; done; "
-		   "\"$B\" top --control fake.sock -n 1; echo rc=$?; "
-		   "\"$B\" top --control fake.sock -n 1; echo rc=$?; kill $py; wait $py; "
-		   "\"$B\" top --control c.sock -i 10ms; echo rc=$?; "
-		   "\"$B\" top -n 1; echo rc=$?");
+	sh_in_dir(&r, "\"$B\" top --control nosuch.sock -n 1; echo rc=$?; "
+		  "python3 -c 'import socket, sys, time\n"
+		  "s = socket.socket(socket.AF_UNIX); s.bind(\"fake.sock\"); s.listen(4)\n"
+		  "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")\n"
+		  "c2, _ = s.accept(); c2.recv(100); time.sleep(8)' & py=$!; "
+		  "for i in $(seq 600); do [ -S fake.sock ] && break; sleep 0.05; done; "
+		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; "
+		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; kill $py; wait $py; "
+		  "\"$B\" top --control c.sock -i 10ms; echo rc=$?; "
+		  "\"$B\" top -n 1; echo rc=$?");
 	cr_assert(strstr(r.out, "t410trace top: no recorder listening at nosuch.sock\nrc=1\n"),
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: hello there\nrc=1\n"), "%s", r.out);
@@ -124,12 +117,12 @@ Test(top, record_top_prints_plain_lines, .timeout = 120)
 	struct run r;
 
 	tmpdir(&r);
-	top_sh(&r, "\"$B\" record -q --sim --top -d 3s -o s.t4t > t.csv; echo rc=$?; "
-		   "\"$B\" info s.t4t > /dev/null && echo log-ok; echo ---; cat t.csv");
+	sh_in_dir(&r, "\"$B\" record -q --sim --top -d 3s -o s.t4t > t.csv; echo rc=$?; "
+		  "\"$B\" info s.t4t > /dev/null && echo log-ok; echo ---; cat t.csv");
 	cr_assert(strstr(r.out, "rc=0\nlog-ok\n---\ntime_s,phase,"), "%s", r.out);
 	cr_assert_eq(header_pmus(strstr(r.out, "time_s,")), 34, "%s", r.out);
 	cr_assert(count_lines(strstr(r.out, "time_s,")) >= 2, "%s", r.out);
-	top_sh(&r, "\"$B\" record -q --sim --top -o - > /dev/null; echo rc=$?");
+	sh_in_dir(&r, "\"$B\" record -q --sim --top -o - > /dev/null; echo rc=$?");
 	cr_assert(strstr(r.out, "--top: standard output carries the log (-o -)"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nrc=2\n"), "%s", r.out);
 	cleanup(&r);
@@ -145,24 +138,24 @@ Test(top, in_a_terminal_keys_work_and_q_restores_it, .timeout = 180)
 
 	t4t_need_cmd("tmux");
 	tmpdir(&r);
-	top_sh(&r, START_RECORDER
-		   "T=\"tmux -S $D/tmux.sock\"; "
-		   "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; echo top-rc=$?; "
-		   "stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
-		   "echo pane-done; sleep 120' > pane.sh; "
-		   "$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "
-		   "see() { for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
-		   "grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; "
-		   "cat pane.txt; }; "
-		   "see '^q quit'; echo pmus=$(grep -c '^nvidia_' pane.txt); "
-		   "grep -q SIMULATED pane.txt && echo simulated; "
-		   "\"$B\" ctl --control c.sock bookmark tmux_phase > /dev/null; "
-		   "see '^phase tmux_phase (for'; echo phase-seen; "
-		   "$T send-keys -t top s; see 'WR GB/s\\*'; echo sorted; "
-		   "$T send-keys -t top p; see 'PAUSED'; echo paused; $T send-keys -t top p; "
-		   "$T send-keys -t top k; see '^KIND  '; grep -q '^(ucf) ' pane.txt && echo per-kind; "
-		   "$T send-keys -t top q; see pane-done; cat pane.txt; $T kill-server; "
-		   END_RECORDER);
+	sh_in_dir(&r, START_RECORDER
+		  "T=\"tmux -S $D/tmux.sock\"; "
+		  "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; echo top-rc=$?; "
+		  "stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
+		  "echo pane-done; sleep 120' > pane.sh; "
+		  "$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "
+		  "see() { for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
+		  "grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; "
+		  "cat pane.txt; }; "
+		  "see '^q quit'; echo pmus=$(grep -c '^nvidia_' pane.txt); "
+		  "grep -q SIMULATED pane.txt && echo simulated; "
+		  "\"$B\" ctl --control c.sock bookmark tmux_phase > /dev/null; "
+		  "see '^phase tmux_phase (for'; echo phase-seen; "
+		  "$T send-keys -t top s; see 'WR GB/s\\*'; echo sorted; "
+		  "$T send-keys -t top p; see 'PAUSED'; echo paused; $T send-keys -t top p; "
+		  "$T send-keys -t top k; see '^KIND  '; grep -q '^(ucf) ' pane.txt && echo per-kind; "
+		  "$T send-keys -t top q; see pane-done; cat pane.txt; $T kill-server; "
+		  END_RECORDER);
 	cr_assert(strstr(r.out, "pmus=34\nsimulated\nphase-seen\nsorted\npaused\nper-kind\n"),
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "top-rc=0\nicanon\necho\npane-done\n"), "%s", r.out);
@@ -178,11 +171,11 @@ Test(top, this_machines_pmus, .timeout = 120)
 
 	t4t_need_perf();
 	tmpdir(&r);
-	top_sh(&r, "\"$B\" record -q -a -c c.sock -o h.t4t & rec=$!; "
-		   "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
-		   "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
-		   "\"$B\" top --control c.sock -n 2 -i 200ms > t.csv; echo top_rc=$?; "
-		   END_RECORDER "cat t.csv");
+	sh_in_dir(&r, "\"$B\" record -q -a -c c.sock -o h.t4t & rec=$!; "
+		  "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
+		  "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
+		  "\"$B\" top --control c.sock -n 2 -i 200ms > t.csv; echo top_rc=$?; "
+		  END_RECORDER "cat t.csv");
 	cr_assert(strstr(r.out, "top_rc=0\nrec_rc=0\ntime_s,phase,"), "%s", r.out);
 	cr_assert(strstr(r.out, ",software@cpu0:rd_GBps,"), "%s", r.out);
 	cr_assert_eq(count_lines(strstr(r.out, "time_s,")), 3, "%s", r.out);
