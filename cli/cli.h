@@ -242,6 +242,41 @@ int cli_target_processes(const struct cli_target *t, const char *proc_root, int 
 			 size_t *n);
 void cli_target_free(struct cli_target *t);
 
+/* The job a recording runs in (job.c): what Slurm (srun, sbatch) or Open
+ * MPI (mpirun) tell each task in its environment. */
+struct cli_job {
+	const char *launcher;   /* "Slurm", "Open MPI", or NULL: not in a job */
+	char id[32];            /* SLURM_JOB_ID; "" none */
+	char step[32];          /* SLURM_STEP_ID; "" none */
+	char nodelist[256];     /* SLURM_JOB_NODELIST; "" none */
+	char host[T4_NAME_MAX]; /* this host's name (uname) */
+	int32_t rank;           /* SLURM_PROCID / OMPI_COMM_WORLD_RANK; -1 none */
+	int32_t local_rank;     /* SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK; -1 */
+	int32_t tasks;          /* the step's tasks; -1 unknown */
+	int32_t nodes;          /* the job's nodes (Open MPI: 2 = more than one); -1 */
+};
+/* Read the environment: 0, or -EINVAL (said) for a rank that is not a number. */
+int cli_job_detect(struct cli_job *j);
+/* Whether this task records: the node's first (local rank 0, or no
+ * launcher), or every one with --all-tasks. */
+bool cli_job_records(const struct cli_job *j, bool all_tasks);
+/* -o NAME with %h, %j, %t, %p and %% expanded into out (each value made
+ * safe for a file name); -EINVAL (said) for an unknown or unavailable
+ * expansion, or a name several nodes (or, with all_tasks, tasks) would
+ * share. */
+int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, char *out,
+		   size_t cap);
+/* Create the directories of path (expanded from pattern) when an
+ * expansion named them ('job%j/trace.t4t'); 0 or a negative errno, said.
+ * created gets the first one this call made ("" none). */
+int cli_job_make_dirs(const char *pattern, const char *path, char *created, size_t cap);
+/* A recording that wrote nothing: remove the empty directories
+ * cli_job_make_dirs made for path, up to created. */
+void cli_job_drop_dirs(const char *path, const char *created);
+/* The host packet (FORMAT.md 4.5b): the job, and the clock's sync state
+ * read now (ref_ns: now on the log's reference clock). */
+void cli_job_host_pkt(const struct cli_job *j, uint64_t ref_ns, struct t4_packet *p);
+
 #define CLI_MAX_EVENT_ARGS 64
 
 /* The options of `record` (record_opts.c). */
@@ -261,6 +296,7 @@ struct cli_record_opts {
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT */
 	bool all_cpus;  /* -a: also every task in the CPU and GPU phases */
 	bool no_phases; /* --no-phases */
+	bool all_tasks; /* --all-tasks: record in every task of a job */
 	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;
 	unsigned log_format; /* --log-format: 0 = the current */

@@ -209,6 +209,31 @@ static void json_session(const struct info *in)
 	printf("\"simulated\": %s}, ", (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 }
 
+/* The host packets (FORMAT.md 4.5b): the job, then the clock's sync. */
+static void json_host(const struct info *in)
+{
+	const struct t4_index_host *h = t4_index_host(in->ix);
+
+	if (!h) {
+		printf("\"job\": null, \"clock_sync\": null, ");
+		return;
+	}
+	printf("\"job\": {");
+	jkey_str("id", h->first.job_id);
+	jkey_str("step", h->first.step);
+	jkey_str("nodelist", h->first.nodelist);
+	jkey_str("host", h->first.host);
+	printf("\"rank\": %d}, ", h->first.rank);
+	printf("\"clock_sync\": {");
+	jkey_u64("samples", h->samples);
+	jkey_u64("known", h->known);
+	jkey_u64("unsynchronised", h->unsynced);
+	jkey_u64("worst_maxerror_us", h->worst_maxerror_us);
+	jkey_u64("worst_esterror_us", h->worst_esterror_us);
+	printf("\"synchronised\": %s}, ",
+	       !h->known ? "null" : h->unsynced ? "false" : "true");
+}
+
 static void json_events(const struct info *in, const struct t4_index_domain *d)
 {
 	char tot[48];
@@ -334,6 +359,7 @@ static void print_json(const struct info *in)
 	jkey_u64("lost_events", status ? status->lost_events : 0);
 	jkey_u64("bookmarks_refused", status ? status->bookmarks_refused : 0);
 	json_session(in);
+	json_host(in);
 	json_domains(in);
 	json_bookmarks(in);
 	printf("\"warnings\": [");
@@ -377,6 +403,27 @@ static void human_session(const struct info *in)
 	printf(ROW "%s\n", "reference clock", t4_ref_clock_name(s->ref_clock));
 	if (s->session_id)
 		printf(ROW "%016" PRIx64 "\n", "session ID", s->session_id);
+}
+
+static void human_host(const struct info *in)
+{
+	const struct t4_index_host *h = t4_index_host(in->ix);
+	char a[64], b[64], c[4 * 256];
+
+	if (!h)
+		return;
+	if (h->first.job_id[0] || h->first.rank >= 0)
+		printf(ROW "%s, step %s, task rank %d, nodes %s\n", "job",
+		       tty(h->first.job_id[0] ? h->first.job_id : "-", a, sizeof(a)),
+		       tty(h->first.step[0] ? h->first.step : "-", b, sizeof(b)), h->first.rank,
+		       tty(h->first.nodelist[0] ? h->first.nodelist : "-", c, sizeof(c)));
+	if (!h->known)
+		printf(ROW "unknown (the kernel's state was not readable)\n", "clock sync");
+	else
+		printf(ROW "%s%" PRIu64 " of %" PRIu64 " samples unsynchronised; maxerror up to %"
+		       PRIu64 " us, esterror up to %" PRIu64 " us\n", "clock sync",
+		       h->unsynced ? "NOT SYNCHRONISED: " : "synchronised: ", h->unsynced,
+		       h->known, h->worst_maxerror_us, h->worst_esterror_us);
 }
 
 static void human_domains(const struct info *in)
@@ -460,6 +507,7 @@ static void print_human(const struct info *in)
 
 	printf("%s\n", in->path);
 	human_session(in);
+	human_host(in);
 	printf(ROW "%s on disk, %s raw (compression %.1fx)\n", "size",
 	       t4_fmt_bytes(st->file_bytes, b1, sizeof(b1)),
 	       t4_fmt_bytes(st->raw_bytes, b2, sizeof(b2)), ratio(in));

@@ -76,6 +76,10 @@ struct recording {
 	struct t4_live_http *http; /* --metrics-listen */
 	pthread_mutex_t log_lock;  /* r->log for other threads (live_health):
 				    * NULL once finish_log takes it */
+	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
+	char output[4096];     /* -o with its expansions (job.c) */
+	char made_dir[4096];   /* the first directory made for it ("" none) */
+	uint64_t host_due_ns;  /* when the next host packet is due (t4_ref_ns) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -196,6 +200,25 @@ static int write_metadata(struct recording *r)
 	s->ref_clock = st.ref_clock;
 	rc = t4_put_metadata(r->meta, s, &r->domains, r->o.per_socket);
 	free(s);
+	return rc;
+}
+
+/* The host packet (the job, the clock's sync state): at the start, every
+ * second and at the end; the main thread is the metadata ring's only
+ * producer once the metadata is in. */
+#define HOST_EVERY_NS 1000000000ull
+
+static int put_host(struct recording *r)
+{
+	struct t4_packet *p = malloc(sizeof(*p));
+	int rc;
+
+	if (!p)
+		return t4_err(ENOMEM, "out of memory");
+	cli_job_host_pkt(&r->job, t4_sched_now(r->sched), p);
+	rc = t4_ring_put(r->meta, p);
+	free(p);
+	r->host_due_ns = t4_ref_ns() + HOST_EVERY_NS;
 	return rc;
 }
 
@@ -433,6 +456,8 @@ static bool recording_over(struct recording *r, struct waiting *w, uint64_t *tim
 	/* The scheduler ends --duration itself, on its grid; the main
 	 * thread's clock is only a backstop. */
 	uint64_t now = t4_ref_ns();
+	if (now >= r->host_due_ns && put_host(r) < 0)
+		t4_warn("host packet: %s", t4_errmsg()); /* the recording goes on */
 	t4_sched_status(r->sched, &st);
 	if (w->end && (st.finished || now >= w->end + 1000000000ull)) {
 		if (cli_child_running(&r->child) && !r->o.quiet)
@@ -449,6 +474,8 @@ static bool recording_over(struct recording *r, struct waiting *w, uint64_t *tim
 		w->next_draw = now + redraw_ns;
 	}
 	*timeout_ns = w->next_draw > now ? w->next_draw - now : redraw_ns;
+	if (r->host_due_ns > now && r->host_due_ns - now < *timeout_ns)
+		*timeout_ns = r->host_due_ns - now;
 	if (w->end && now >= w->end)
 		*timeout_ns = 1000000; /* the final trigger is due any moment */
 	else if (w->end && w->end - now < *timeout_ns)
@@ -706,8 +733,8 @@ static int run(struct recording *r)
 	so.domains = &r->domains;
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
-	    (rc = write_metadata(r)) < 0 || (rc = setup_control(r)) < 0 ||
-	    (rc = setup_metrics(r)) < 0)
+	    (rc = write_metadata(r)) < 0 || (rc = put_host(r)) < 0 ||
+	    (rc = setup_control(r)) < 0 || (rc = setup_metrics(r)) < 0)
 		goto close_log;
 	cli_record_path_notice(r->sched, r->o.quiet);
 	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
@@ -722,6 +749,8 @@ static int run(struct recording *r)
 	t4_sched_stop(r->sched);
 	cli_drm_stop(&r->o.drm);
 	t_end = t4_ref_ns();
+	if (put_host(r) < 0)
+		t4_warn("host packet: %s", t4_errmsg());
 	if (show_progress)
 		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:
@@ -765,6 +794,45 @@ static int exit_code(struct recording *r, int rc)
 	return cli_child_exit_code(&r->child);
 }
 
+/* Not this node's recorder (job.c): COMMAND runs as if record were not
+ * there (its exit code is the task's), and without one there is nothing
+ * to do. Never returns when COMMAND runs. */
+static int run_command_only(const struct recording *r)
+{
+	if (!r->o.command) {
+		if (!r->o.quiet)
+			fprintf(stderr, "t410trace: not recording in this task (local rank %d of %s's job "
+					"%s on %s): the node's first task records (--all-tasks: every "
+					"task)\n", r->job.local_rank, r->job.launcher,
+				r->job.id[0] ? r->job.id : "-", r->job.host);
+		return 0;
+	}
+	execvp(r->o.command[0], r->o.command);
+	int e = errno;
+	fprintf(stderr, "t410trace: cannot run '%s': %s\n", r->o.command[0], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+/* In a job (or not): the output name expanded, refused before anything
+ * starts; its directories made when an expansion names them. -1: go on
+ * recording; else the exit code (a task that does not record). */
+static int job_setup(struct recording *r)
+{
+	int rc = cli_job_detect(&r->job);
+
+	if (rc == 0)
+		rc = cli_job_expand(&r->job, r->o.output, r->o.all_tasks, r->output,
+				    sizeof(r->output));
+	if (rc < 0)
+		return t4_report(rc);
+	if (!cli_job_records(&r->job, r->o.all_tasks))
+		return run_command_only(r);
+	if ((rc = cli_job_make_dirs(r->o.output, r->output, r->made_dir, sizeof(r->made_dir))) < 0)
+		return t4_report(rc);
+	r->o.output = r->output;
+	return -1;
+}
+
 /* Counters, rings and every control client take an fd: the soft limit
  * goes up to the hard one (record polls, never select()s); the command
  * gets the limit record was given. */
@@ -790,6 +858,8 @@ int cmd_record(int argc, char **argv)
 	rc = cli_record_parse(argc, argv, &r.o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
+	if ((rc = job_setup(&r)) >= 0)
+		return rc;
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
 	raise_fd_limit(&r.child);
@@ -798,6 +868,8 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r.start_ref_ns = t4_ref_ns();
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
+	if (!r.out.published && !r.out.in_place)
+		cli_job_drop_dirs(r.output, r.made_dir); /* nothing written: as it was */
 	rc = exit_code(&r, rc);
 	recording_free(&r);
 	pthread_mutex_destroy(&r.log_lock);

@@ -31,7 +31,11 @@ static void record_usage(FILE *f)
 		"                         COMMAND exits, or Ctrl-C); a COMMAND still running\n"
 		"                         then gets SIGTERM\n"
 		"  -o, --output FILE      log file (default t410trace.t4t; '-' standard output);\n"
-		"                         an existing FILE is kept as FILE.old\n"
+		"                         an existing FILE is kept as FILE.old; %%h host, %%j job\n"
+		"                         ID, %%t task rank, %%p PID, %%%% a %%: 'job%%j/t.%%h.t4t'\n"
+		"      --all-tasks        in a Slurm or Open MPI job, record in every task (by\n"
+		"                         default only each node's first task, local rank 0,\n"
+		"                         records; the others run COMMAND only)\n"
 		"  -f, --force            replace an existing FILE (keep no FILE.old)\n"
 		"  -c, --control PATH     control socket for 't410trace ctl' (mode 0600)\n"
 		"  -a, --all-cpus         system-wide: with a COMMAND, count every task on every\n"
@@ -99,7 +103,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
 	OPT_ZSTD, OPT_LOG_FORMAT, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT,
-	OPT_NO_DRM, OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN,
+	OPT_NO_DRM, OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN, OPT_ALL_TASKS,
 };
 
 static const struct option record_longopts[] = {
@@ -135,6 +139,7 @@ static const struct option record_longopts[] = {
 	{ "no-phases", no_argument, NULL, OPT_NO_PHASES },
 	{ "top", no_argument, NULL, OPT_TOP },
 	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+	{ "all-tasks", no_argument, NULL, OPT_ALL_TASKS },
 	{ 0 },
 };
 
@@ -250,6 +255,7 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case OPT_NO_PHASES: o->no_phases = true; return 0;
 	case OPT_TOP: o->top = true; return 0;
 	case OPT_METRICS_LISTEN: o->metrics_listen = arg; return 0;
+	case OPT_ALL_TASKS: o->all_tasks = true; return 0;
 	case CLI_VIRTUAL:
 	case CLI_SIM_DRIFT:
 	case CLI_SIM_WANDER:

@@ -106,6 +106,17 @@ bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *
 const struct t4_session_pkt *t4_index_session(const struct t4_index *ix);
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix);
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix);
+/* The host packets of a log (FORMAT.md 4.5b): the first (the job it ran
+ * in) and the last, and the clock's sync over the whole recording. */
+struct t4_index_host {
+	struct t4_host_pkt first, last;
+	uint64_t samples;     /* host packets */
+	uint64_t known;       /* those whose sync state the kernel gave */
+	uint64_t unsynced;    /* of which said: not synchronised */
+	uint64_t worst_maxerror_us, worst_esterror_us; /* over the known ones */
+};
+/* NULL when the log has no host packet (older logs, virtual time). */
+const struct t4_index_host *t4_index_host(const struct t4_index *ix);
 /* The zero of relative times in every output: the earliest reference
  * time (the first trigger's), 0 when the log has no reference packet. */
 uint64_t t4_index_origin_ns(const struct t4_index *ix);

@@ -45,6 +45,7 @@ struct t4_index {
 	bool no_totals;
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
+	struct t4_index_host host; /* samples 0: none */
 	struct t4_index_counts counts;
 	uint64_t origin_ns; /* the earliest reference time (0: no reference yet) */
 
@@ -513,6 +514,21 @@ static bool copy_is_news(const struct t4_index *ix, const struct t4_packet *p)
 	}
 }
 
+static void add_host(struct t4_index_host *h, const struct t4_host_pkt *p)
+{
+	if (!h->samples++)
+		h->first = *p;
+	h->last = *p;
+	if (!(p->sync_flags & T4_HOST_SYNC_KNOWN))
+		return;
+	h->known++;
+	h->unsynced += !(p->sync_flags & T4_HOST_SYNCED);
+	if (p->maxerror_us > h->worst_maxerror_us)
+		h->worst_maxerror_us = p->maxerror_us;
+	if (p->esterror_us > h->worst_esterror_us)
+		h->worst_esterror_us = p->esterror_us;
+}
+
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 {
 	if (p->copy) {
@@ -556,6 +572,10 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 		return add_task(ix, &p->task);
 	case T4_PKT_GPU_CTX:
 		return add_gpu_ctx(ix, &p->gpu_ctx);
+	case T4_PKT_HOST:
+		ix->counts.meta++;
+		add_host(&ix->host, &p->host);
+		return 0;
 	default:
 		return 0;
 	}
@@ -566,6 +586,11 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 const struct t4_session_pkt *t4_index_session(const struct t4_index *ix)
 {
 	return ix->have_session ? &ix->session : NULL;
+}
+
+const struct t4_index_host *t4_index_host(const struct t4_index *ix)
+{
+	return ix->host.samples ? &ix->host : NULL;
 }
 
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix)

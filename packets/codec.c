@@ -136,6 +136,7 @@ size_t t4_packet_size(const struct t4_packet *p)
 	case T4_PKT_GPU_CTX: return base + sizeof(p->gpu_ctx);
 	case T4_PKT_CPU_SLICE: return base + sizeof(p->cpu_slice);
 	case T4_PKT_GPU_SLICE: return base + sizeof(p->gpu_slice);
+	case T4_PKT_HOST: return base + sizeof(p->host);
 	default: return sizeof(*p);
 	}
 }
@@ -427,6 +428,10 @@ static void packet_strs(const struct t4_packet *p, struct strs *st)
 	case T4_PKT_BOOKMARK: ADD(p->bookmark.name); break;
 	case T4_PKT_TASK: ADD(p->task.name); break;
 	case T4_PKT_GPU_CTX: ADD(p->gpu_ctx.driver); ADD(p->gpu_ctx.timeline); break;
+	case T4_PKT_HOST:
+		ADD(p->host.host); ADD(p->host.job_id);
+		ADD(p->host.step); ADD(p->host.nodelist);
+		break;
 	default: break;
 	}
 #undef ADD
@@ -510,6 +515,20 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, g->start_ns);
 		o = put_uv(o, g->end_ns - g->start_ns);
 		return put_uv(o, g->flags);
+	}
+	case T4_PKT_HOST: {
+		const struct t4_host_pkt *h = &p->host;
+		o = put_uv(o, h->ref_ns);
+		o = put_uv(o, h->real_ns);
+		o = put_uv(o, h->sync_flags);
+		o = put_uv(o, zz((uint64_t)(int64_t)h->clock_state));
+		o = put_uv(o, h->maxerror_us);
+		o = put_uv(o, h->esterror_us);
+		o = put_uv(o, zz((uint64_t)(int64_t)h->rank));
+		o = PUT_STR(o, h->host);
+		o = PUT_STR(o, h->job_id);
+		o = PUT_STR(o, h->step);
+		return PUT_STR(o, h->nodelist);
 	}
 	default: { /* T4_PKT_STATUS */
 		const struct t4_status_pkt *s = &p->status;
@@ -611,6 +630,21 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		g->flags = get_u32(in);
 		break;
 	}
+	case T4_PKT_HOST: {
+		struct t4_host_pkt *h = &p->host;
+		h->ref_ns = get_uv(in);
+		h->real_ns = get_uv(in);
+		h->sync_flags = get_u32(in);
+		h->clock_state = get_i32(in);
+		h->maxerror_us = get_uv(in);
+		h->esterror_us = get_uv(in);
+		h->rank = get_i32(in);
+		GET_STR(in, h->host);
+		GET_STR(in, h->job_id);
+		GET_STR(in, h->step);
+		GET_STR(in, h->nodelist);
+		break;
+	}
 	default: { /* T4_PKT_STATUS */
 		struct t4_status_pkt *s = &p->status;
 		s->triggers = get_uv(in);
@@ -629,7 +663,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 
 static int known_type(uint64_t t)
 {
-	return (t >= T4_PKT_SESSION && t <= T4_PKT_GPU_CTX) ||
+	return (t >= T4_PKT_SESSION && t <= T4_PKT_GPU_CTX) || t == T4_PKT_HOST ||
 	       (t >= T4_PKT_REF && t <= T4_PKT_GPU_SLICE);
 }
 

@@ -51,6 +51,7 @@ enum t4_pkt_type {
 	T4_PKT_GPU_CTX = 7,   /* a GPU fence context: driver and timeline */
 	T4_PKT_COPY = 8,      /* on disk only: a copy of an earlier metadata
 			       * packet (in memory: its type, copy = true) */
+	T4_PKT_HOST = 9,      /* the host: its job, its clock's sync state */
 	T4_PKT_REF = 16,
 	T4_PKT_RET = 17,
 	T4_PKT_CPU_SLICE = 18, /* a thread on a CPU, start..end */
@@ -218,6 +219,27 @@ struct t4_status_pkt {
 				 * the log); appended field, 0 if absent */
 };
 
+/* The host a recording runs on (FORMAT.md 4.5b): the job a cluster's
+ * scheduler launched it in, and the kernel's view of its clock's sync
+ * (adjtimex), at the start and every second. */
+enum {
+	T4_HOST_SYNC_KNOWN = 1u << 0, /* adjtimex answered: the fields below hold */
+	T4_HOST_SYNCED = 1u << 1,     /* the kernel says the clock is synchronised */
+};
+struct t4_host_pkt {
+	uint64_t ref_ns;        /* reference clock when the state was read */
+	uint64_t real_ns;       /* CLOCK_REALTIME then */
+	uint32_t sync_flags;    /* T4_HOST_* */
+	int32_t clock_state;    /* adjtimex's return (TIME_OK 0 .. TIME_ERROR 5); -1 unknown */
+	uint64_t maxerror_us;   /* the kernel's maximum error of the clock */
+	uint64_t esterror_us;   /* its estimated error */
+	int32_t rank;           /* the task's rank in its job; -1 none */
+	char host[T4_NAME_MAX];
+	char job_id[32];        /* "" outside a job */
+	char step[32];
+	char nodelist[256];
+};
+
 /* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what
  * bpf_ktime_get_ns() reads); reference packets carry MONOTONIC next to the
  * reference clock, so a decoder converts them exactly. */
@@ -273,6 +295,7 @@ struct t4_packet {
 		struct t4_gpu_ctx_pkt gpu_ctx;
 		struct t4_cpu_slice_pkt cpu_slice;
 		struct t4_gpu_slice_pkt gpu_slice;
+		struct t4_host_pkt host;
 	};
 };
 

@@ -163,6 +163,21 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 							  tu_u32(s), tu_u64(s), tu_u64(s),
 							  tu_u32(s) };
 		break;
+	case T4_PKT_HOST: {
+		struct t4_host_pkt *h = &p->host;
+		h->ref_ns = tu_u64(s);
+		h->real_ns = tu_u64(s);
+		h->sync_flags = tu_u32(s);
+		h->clock_state = (int32_t)tu_u32(s);
+		h->maxerror_us = tu_u64(s);
+		h->esterror_us = tu_u64(s);
+		h->rank = (int32_t)tu_u32(s);
+		tu_str(s, h->host, sizeof(h->host));
+		tu_str(s, h->job_id, sizeof(h->job_id));
+		tu_str(s, h->step, sizeof(h->step));
+		tu_str(s, h->nodelist, sizeof(h->nodelist));
+		break;
+	}
 	}
 }
 
@@ -252,6 +267,15 @@ static inline int tu_pkt_eq(const struct t4_packet *a, const struct t4_packet *b
 		       a->gpu_slice.start_ns == b->gpu_slice.start_ns &&
 		       a->gpu_slice.end_ns == b->gpu_slice.end_ns &&
 		       a->gpu_slice.flags == b->gpu_slice.flags;
+	case T4_PKT_HOST: {
+		const struct t4_host_pkt *x = &a->host, *y = &b->host;
+		return x->ref_ns == y->ref_ns && x->real_ns == y->real_ns &&
+		       x->sync_flags == y->sync_flags && x->clock_state == y->clock_state &&
+		       x->maxerror_us == y->maxerror_us && x->esterror_us == y->esterror_us &&
+		       x->rank == y->rank && !strcmp(x->host, y->host) &&
+		       !strcmp(x->job_id, y->job_id) && !strcmp(x->step, y->step) &&
+		       !strcmp(x->nodelist, y->nodelist);
+	}
 	default:
 		return 1;
 	}

@@ -326,6 +326,59 @@ Test(codec, unknown_type_and_appended_fields)
 	t4_codec_free(c);
 }
 
+/* The host packet (type 9, FORMAT.md 4.5b): random round trips, the bytes
+ * of FORMAT.md's example, fields a newer writer appends ignored, a body
+ * cut short refused, never a copy; an older reader skips it by its frame
+ * (type 9 was unknown to it) and reads on. */
+Test(codec, host_packet)
+{
+	struct t4_codec *c = t4_codec_new();
+	struct t4_packet *p = malloc(sizeof(*p)), *q = malloc(sizeof(*q));
+	uint8_t buf[T4_PKT_MAX_ENCODED + 8];
+	uint64_t s = 9;
+
+	cr_assert(c && p && q);
+	for (int i = 0; i < 3000; i++) {
+		tu_random_packet(&s, T4_PKT_HOST, p);
+		int n = encode(c, p, buf);
+		cr_assert_eq(t4_codec_decode(c, buf, (size_t)n, q), n, "%s", t4_errmsg());
+		cr_assert(tu_pkt_eq(p, q), "host packet %d differs after round trip", i);
+		/* the frame an older reader skips it by: type 9, then the body's length */
+		cr_assert(buf[0] == T4_PKT_HOST && (n < 130 ? buf[1] == n - 2 : buf[1] & 0x80));
+	}
+	memset(p, 0, sizeof(*p));
+	p->type = T4_PKT_HOST;
+	p->host = (struct t4_host_pkt){ .ref_ns = 1000, .real_ns = 2000,
+					.sync_flags = T4_HOST_SYNC_KNOWN | T4_HOST_SYNCED,
+					.clock_state = 0, .maxerror_us = 16000, .esterror_us = 2,
+					.rank = -1 };
+	strcpy(p->host.host, "n1");
+	strcpy(p->host.job_id, "42");
+	strcpy(p->host.step, "0");
+	strcpy(p->host.nodelist, "n[1-2]");
+	static const uint8_t want[] = { 0x09, 0x19, 0xe8, 0x07, 0xd0, 0x0f, 0x03, 0x00, 0x80,
+					0x7d, 0x02, 0x01, 0x02, 'n', '1', 0x02, '4', '2',
+					0x01, '0', 0x06, 'n', '[', '1', '-', '2', ']' };
+	int n = encode(c, p, buf);
+	cr_assert_eq(n, (int)sizeof(want));
+	cr_assert_arr_eq(buf, want, sizeof(want), "FORMAT.md 4.5b's example");
+	/* a newer writer's appended field */
+	buf[1] += 2;
+	buf[n] = 0x85;
+	buf[n + 1] = 0x01;
+	cr_assert_eq(t4_codec_decode(c, buf, (size_t)n + 2, q), n + 2);
+	cr_assert(tu_pkt_eq(p, q));
+	/* the body cut before nodelist ends: malformed */
+	buf[1] -= 4;
+	cr_assert_lt(t4_codec_decode(c, buf, (size_t)n - 2, q), 0);
+	/* metadata that is not repeated: no copy of it */
+	p->copy = true;
+	cr_assert_lt(t4_codec_encode(c, p, buf, sizeof(buf)), 0);
+	free(p);
+	free(q);
+	t4_codec_free(c);
+}
+
 /* A copy (FORMAT.md 4.8) is the whole packet inside a packet of type 8:
  * it decodes to the same packet flagged copy; only metadata may be copied;
  * a copy of a type the reader does not know is skipped like that type. */

@@ -7,8 +7,10 @@
 # build embeds it, so the binary needs nothing at run time), and Debian's
 # chromium, which the report's tests open the report in (headless); npm
 # from Debian where node is absent. libmicrohttpd serves the metrics
-# endpoint; prometheus (the server: started by its test only) and tmux
-# (top's terminal in its tests) are for `make check`.
+# endpoint; prometheus (the server: started by its test only), tmux
+# (top's terminal in its tests), and slurm-wlm with munge (the one-node
+# cluster tests/cluster/slurm.sh starts in a temporary directory: never
+# the system's daemons or configuration) are for `make check`.
 # --bench: also what `make bench` compares against (perf).
 # --arm64=DIR: also what `make check-arm64` needs to build and run the
 #   tests for aarch64 on an x86_64 host: the cross compilers, Debian's arm64
@@ -24,7 +26,7 @@ set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
 zlib1g-dev libcriterion-dev bpftool clang llvm python3
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler chromium libmicrohttpd-dev
-prometheus tmux"
+prometheus tmux slurm-wlm munge"
 UPLOT_VERSION=1.6.32
 DEPS_DIR=$(cd "$(dirname "$0")/.." && pwd)/.deps
 ARM64_PKGS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
