@@ -44,6 +44,7 @@ struct top {
 	int sort;
 	size_t n;
 	uint64_t first_ns, plain_sig;
+	bool plain_header; /* a plain header was printed (plain_sig its PMUs) */
 };
 /* Until q, a signal, done() (asked at least every TOP_DONE_MS) or a
  * failed take (its error returned); 1 when done() said so. */

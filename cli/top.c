@@ -283,8 +283,9 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 	for (size_t i = 0; i < n; i++)
 		for (const char *p = t[i].name; *p; p++)
 			sig = sig * 131 + (unsigned char)*p;
-	if (sig != tp->plain_sig) {
-		printf("%stime_s,phase,triggers,overruns,dropped,read_failures", tp->plain_sig ? "#" : "");
+	if (!tp->plain_header || sig != tp->plain_sig) {
+		printf("%stime_s,phase,triggers,overruns,dropped,read_failures",
+		       tp->plain_header ? "#" : "");
 		for (size_t i = 0; i < n; i++)
 			for (int c = 0; c < C_N; c++) {
 				putchar(',');
@@ -293,6 +294,7 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 			}
 		printf("\n");
 		tp->plain_sig = sig;
+		tp->plain_header = true;
 	}
 	printf("%.3f,", (double)(s->now_ns - tp->first_ns) / 1e9);
 	csv_name(s->phase);
