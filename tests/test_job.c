@@ -24,7 +24,8 @@
 	"-u OMPI_COMM_WORLD_LOCAL_RANK -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_LOCAL_SIZE " \
 	"-u T410TRACE_CONTROL "
 
-#define REC "'%s' record -q --sim --duration 20ms"
+/* pwrite: no io_uring warning where there is none (qemu-user) */
+#define REC "'%s' record -q --sim --backend pwrite --duration 20ms"
 
 /* The names in dir (not . and ..), sorted, each followed by '\n'. */
 static void listing(const char *dir, char *out, size_t cap)

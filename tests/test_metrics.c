@@ -28,10 +28,10 @@ Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
 		  "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
 		  "print(s.getsockname()[1], flush=True); time.sleep(60)' > port & py=$!; "
 		  "for i in $(seq 600); do [ -s port ] && break; sleep 0.05; done; P=$(cat port); "
-		  "\"$B\" record -q --sim --metrics-listen 127.0.0.1:$P -o s.t4t -- touch ran "
+		  "\"$B\" record -q --sim --backend pwrite --metrics-listen 127.0.0.1:$P -o s.t4t -- touch ran "
 		  "2> err; echo rc=$?; sed \"s/:$P:/:PORT:/\" err; kill $py; wait $py; "
-		  "ls; \"$B\" record -q --sim --metrics-listen nowhere -d 10ms -o s.t4t; "
-		  "echo rc=$?; \"$B\" record -q --sim --metrics-listen 127.0.0.1:99999 -d 10ms "
+		  "ls; \"$B\" record -q --sim --backend pwrite --metrics-listen nowhere -d 10ms -o s.t4t; "
+		  "echo rc=$?; \"$B\" record -q --sim --backend pwrite --metrics-listen 127.0.0.1:99999 -d 10ms "
 		  "-o s.t4t; echo rc=$?; ls");
 	cr_assert(strstr(r.out, "rc=2\nt410trace: --metrics-listen 127.0.0.1:PORT: Address already "
 				"in use\n"), "%s", r.out);

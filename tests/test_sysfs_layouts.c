@@ -430,7 +430,7 @@ Test(sysfs_layouts, wrong_alias_replaced_by_the_check, .timeout = 120)
 	wrong_aliases();
 	for (int virt = 0; virt < 2; virt++) {
 		sh(&r, "cd '%s' && rm -f x.t4t && '%s' record --sim=3 --sysfs-root lay/tegra410 "
-		       "--period 10ms -d 50ms %s %s -o x.t4t 2>err; echo rc=$?; grep -c warning err; "
+		       "--backend pwrite --period 10ms -d 50ms %s %s -o x.t4t 2>err; echo rc=$?; grep -c warning err; "
 		       "grep warning err; '%s' info --json x.t4t",
 		   r.dir, bin(), virt ? "--virtual" : "", ev, bin());
 		cr_assert(strstr(r.out, "rc=0\n1\nt410trace: warning: nvidia_ucf_pmu_1/mem_bytes_rd/ "
