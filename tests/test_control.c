@@ -693,7 +693,7 @@ Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
 	int opened = 0, rc;
 	for (; opened < N && (fd[opened] = t4_control_connect(sock)) >= 0; opened++)
 		;
-	rc = run_shell(dir, out, err, sizeof(out), "%s ctl --control %s status", bin, sock);
+	rc = run_shell(dir, out, err, sizeof(out), "'%s' ctl --control '%s' status", bin, sock);
 	for (int i = 0; i < opened; i++)
 		close(fd[i]);
 	kill(rec, SIGINT);

@@ -74,7 +74,7 @@ Test(perf_cli, cpu_list, .timeout = 60)
 	cr_assert_gt(all, 0, "%s", r.out);
 	cr_assert_eq(all, on0, "domains on other CPUs than -C 0: %s", r.out);
 	/* a CPU listed twice is one CPU */
-	sh(&r, "cd %s && %s record -q -C 0,0 -d 50ms -o d.t4t && %s info d.t4t | grep -c '@cpu0 '",
+	sh(&r, "cd '%s' && '%s' record -q -C 0,0 -d 50ms -o d.t4t && '%s' info d.t4t | grep -c '@cpu0 '",
 	   r.dir, bin(), bin());
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(atoi(r.out), on0, "%s", r.out);
@@ -95,7 +95,7 @@ Test(perf_cli, a_long_event_list_error_keeps_its_reason)
 		strcat(list, "cpu-clock,");
 	strcat(list, ",");
 	tmpdir(&r);
-	sh(&r, "cd %s && %s record -q -e '%s' -d 10ms", r.dir, bin(), list);
+	sh(&r, "cd '%s' && '%s' record -q -e '%s' -d 10ms", r.dir, bin(), list);
 	cr_assert_eq(r.status, 2, "%s", r.out);
 	cr_assert_eq(count_lines(r.out), 1, "%s", r.out);
 	cr_assert(strstr(r.out, "': empty event (a stray ',' or an empty group?)\n"), "%s", r.out);

@@ -505,7 +505,7 @@ static void record_app(struct run *r, char *log, const char *record_args, const 
 	phase_app(app, sizeof(app));
 	tmpdir(r);
 	snprintf(log, PATH_MAX + 16, "%s/a.t4t", r->dir);
-	sh(r, "%s record -q %s -o %s -- %s %s", bin(), record_args, log, app, app_args);
+	sh(r, "'%s' record -q %s -o '%s' -- '%s' %s", bin(), record_args, log, app, app_args);
 	cr_assert_eq(r->status, 0, "%s", r->out);
 }
 
@@ -513,7 +513,7 @@ static void record_app(struct run *r, char *log, const char *record_args, const 
  * expression name_re; -1 when info says nothing. */
 static int count_bookmarks(struct run *r, const char *log, const char *name_re)
 {
-	sh(r, "%s info --json %s | grep -o '\"name\": \"%s\", \"first_trigger\"' | wc -l", bin(),
+	sh(r, "'%s' info --json '%s' | grep -o '\"name\": \"%s\", \"first_trigger\"' | wc -l", bin(),
 	   log, name_re);
 	return r->out[0] ? atoi(r->out) : -1;
 }
@@ -521,7 +521,7 @@ static int count_bookmarks(struct run *r, const char *log, const char *name_re)
 /* The log's bookmarks_refused. */
 static int refused_in(struct run *r, const char *log)
 {
-	sh(r, "%s info --json %s | grep -o '\"bookmarks_refused\": [0-9]*'", bin(), log);
+	sh(r, "'%s' info --json '%s' | grep -o '\"bookmarks_refused\": [0-9]*'", bin(), log);
 	return strchr(r->out, ':') ? atoi(strchr(r->out, ':') + 1) : -1;
 }
 

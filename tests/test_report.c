@@ -197,8 +197,8 @@ Test(report, this_machines_pmus_in_a_browser, .timeout = 300)
 
 	t4t_need_perf();
 	rp_init(&c);
-	cr_assert_eq(rp_sh(&c, "export B='%s'; $B record -q --period 1ms --bookmark first "
-			       "-o host.t4t -- sh -c 'sleep 0.3; $B ctl bookmark second; sleep 0.3'",
+	cr_assert_eq(rp_sh(&c, "export B='%s'; \"$B\" record -q --period 1ms --bookmark first "
+			       "-o host.t4t -- sh -c 'sleep 0.3; \"$B\" ctl bookmark second; sleep 0.3'",
 			   c.bin), 0, "%s", c.out);
 	rp_report(&c, "host");
 	rp_browser(&c, "host", "--plots summary --spans %d --probe-fetch --screenshot host.png",

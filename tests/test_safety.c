@@ -177,9 +177,9 @@ Test(safety, planted_link_is_never_followed, .timeout = 60)
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh_in_dir(&r, "printf secret > victim; chmod 600 victim; "
-		  "sh -c 'ln -s victim k.t4t.partial-$$ && exec '$B' record -q -d 50ms -o k.t4t'; "
+		  "sh -c 'ln -s victim k.t4t.partial-$$ && exec \"$B\" record -q -d 50ms -o k.t4t'; "
 		  "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
-		  "$B info k.t4t > /dev/null && echo log-ok");
+		  "\"$B\" info k.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0\nsecret\n600 6\nlog-ok"), "%s", r.out);
 	cleanup(&r);
 }
@@ -191,9 +191,9 @@ Test(safety, files_honour_the_umask, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "umask 077; $B record -q --sim -d 20ms -o a.t4t; $B decode a.t4t -f csv -o a.csv; "
-		  "umask 022; $B record -q --sim -d 20ms -o b.t4t; $B decode a.t4t -f csv -o b.csv; "
-		  "printf x > c.csv; chmod 600 c.csv; $B decode a.t4t -f csv -o c.csv; "
+	sh_in_dir(&r, "umask 077; \"$B\" record -q --sim -d 20ms -o a.t4t; \"$B\" decode a.t4t -f csv -o a.csv; "
+		  "umask 022; \"$B\" record -q --sim -d 20ms -o b.t4t; \"$B\" decode a.t4t -f csv -o b.csv; "
+		  "printf x > c.csv; chmod 600 c.csv; \"$B\" decode a.t4t -f csv -o c.csv; "
 		  "stat -c '%a %n' a.t4t a.csv b.t4t b.csv c.csv; ls");
 	cr_assert(strstr(r.out, "600 a.t4t\n600 a.csv\n644 b.t4t\n644 b.csv\n600 c.csv\n"), "%s",
 		  r.out);
@@ -217,21 +217,21 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
 		  "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
 		  "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
 		  "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
-		  "$B record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
+		  "\"$B\" record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
 		  "ls | sed \"s/-$dead-/-DEAD-/\"");
 	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"),
 		  "%s", r.out);
 	cleanup(&r);
 	tmpdir(&r);
 	sh_in_dir(&r, "for try in $(seq 20); do "
-		  "  $B record -q --sim --backend pwrite -d 10s -o s.t4t & rec=$!; "
+		  "  \"$B\" record -q --sim --backend pwrite -d 10s -o s.t4t & rec=$!; "
 		  "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
 		  "  do sleep 0.002; done; kill -STOP $rec; "
 		  "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
 		  "    kill -9 $rec; wait $rec; echo litter; break; fi; "
 		  "  kill -9 $rec; wait $rec; rm -rf s.t4t*; "
 		  "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
-		  "$B record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
+		  "\"$B\" record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
 	cr_assert(strstr(r.out, "litter\ns.t4t.partial-LITTER\nrc=0\ns.t4t\n"), "%s", r.out);
 	cleanup(&r);
 }
@@ -243,10 +243,10 @@ Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "printf old > k.t4t; $B record -q --sim -d 10s -o k.t4t & rec=$!; "
+	sh_in_dir(&r, "printf old > k.t4t; \"$B\" record -q --sim -d 10s -o k.t4t & rec=$!; "
 		  "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ]; do sleep 0.001; done; "
 		  "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
-		  "$B info k.t4t > /dev/null && echo readable");
+		  "\"$B\" info k.t4t > /dev/null && echo readable");
 	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
 	cleanup(&r);
 }
@@ -267,7 +267,7 @@ static void descendants_end(const char *cmd, const char *how)
 
 	tmpdir(&r);
 	snprintf(line, sizeof(line),
-		 "%s $B record -q --sim --backend pwrite -o k.t4t -- sh -c '%s exec >/dev/null 2>&1; "
+		 "%s \"$B\" record -q --sim --backend pwrite -o k.t4t -- sh -c '%s exec >/dev/null 2>&1; "
 		 "sleep 1001 & echo $! > a.pid; setsid sleep 1002 & echo $! > b.pid; "
 		 "(trap \"\" TERM; exec sleep 1003) & echo $! > c.pid; %s' & rec=$!; "
 		 "for i in $(seq 400); do [ -s c.pid ] && break; sleep 0.025; done; sleep 0.2; "
@@ -320,7 +320,7 @@ static void with_reader_gone(struct run *r, const char *const *lines, int n, int
 		pid_t kid = fork();
 		cr_assert_geq(kid, 0);
 		if (kid == 0) {
-			snprintf(cmd, sizeof(cmd), "B=%s; cd %s && exec 2>>err && %s", bin(), r->dir,
+			snprintf(cmd, sizeof(cmd), "B='%s'; cd '%s' && exec 2>>err && %s", bin(), r->dir,
 				 lines[i]);
 			dup2(p[1], STDOUT_FILENO);
 			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -341,8 +341,8 @@ static void start_recorder(struct run *r)
 	char out[sizeof(r->out)];
 
 	memcpy(out, r->out, sizeof(out));
-	sh_in_dir(r, "$B record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
-		  "for i in $(seq 500); do $B ctl --control c.sock status >/dev/null 2>&1 && "
+	sh_in_dir(r, "\"$B\" record -q --sim --control c.sock -o c.t4t > rec.log 2>&1 & echo $! > rec.pid; "
+		  "for i in $(seq 500); do \"$B\" ctl --control c.sock status >/dev/null 2>&1 && "
 		  "echo started && break; sleep 0.01; done");
 	cr_assert(strstr(r->out, "started"), "%s", r->out);
 	memcpy(r->out, out, sizeof(out));
@@ -363,18 +363,18 @@ static void stop_recorder(struct run *r)
 Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 {
 	static const char *const lines[] = {
-		"$B list",
-		"$B info s.t4t",
-		"$B info --json s.t4t",
-		"$B decode s.t4t -f csv",
-		"$B ctl --control c.sock status",
-		"$B record -q --sim --backend pwrite -d 100ms -o -",
+		"\"$B\" list",
+		"\"$B\" info s.t4t",
+		"\"$B\" info --json s.t4t",
+		"\"$B\" decode s.t4t -f csv",
+		"\"$B\" ctl --control c.sock status",
+		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
 	};
 	int rc[T4_ARRAY_LEN(lines)];
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "$B record -q --sim -d 50ms -o s.t4t");
+	sh_in_dir(&r, "\"$B\" record -q --sim -d 50ms -o s.t4t");
 	start_recorder(&r);
 	with_reader_gone(&r, lines, T4_ARRAY_LEN(lines), rc);
 	stop_recorder(&r);
@@ -392,13 +392,13 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 
 	tmpdir(&r);
 	start_recorder(&r);
-	sh_in_dir(&r, "$B record -q --sim -d 50ms -o s.t4t; "
-		  "$B ctl --control c.sock status > /dev/full; echo ctl=$?; "
-		  "$B info s.t4t > /dev/full; echo info=$?; "
-		  "$B info --json s.t4t > /dev/full; echo json=$?; "
-		  "$B list > /dev/full; echo list=$?; "
-		  "$B decode s.t4t > /dev/full; echo decode=$?; "
-		  "$B record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+	sh_in_dir(&r, "\"$B\" record -q --sim -d 50ms -o s.t4t; "
+		  "\"$B\" ctl --control c.sock status > /dev/full; echo ctl=$?; "
+		  "\"$B\" info s.t4t > /dev/full; echo info=$?; "
+		  "\"$B\" info --json s.t4t > /dev/full; echo json=$?; "
+		  "\"$B\" list > /dev/full; echo list=$?; "
+		  "\"$B\" decode s.t4t > /dev/full; echo decode=$?; "
+		  "\"$B\" record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
 	stop_recorder(&r);
 	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
