@@ -65,6 +65,18 @@ static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* A shell line (fmt, ap) run in dir, standard output and errors into out
+ * (a redirection in the line applies to standard output only). */
+static inline int cli_vrun_in(const char *dir, char *out, size_t cap, const char *fmt,
+			      va_list ap)
+{
+	char cmd[4096];
+	int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+
+	cr_assert(n >= 0 && (size_t)n < sizeof(cmd), "command line too long: %.200s", cmd);
+	return cli_run(out, cap, "cd '%s' && { %s; } 2>&1", dir, cmd);
+}
+
 /* A new private directory under $TMPDIR (or /tmp); free() it after
  * t4_rmtree(). */
 static inline char *cli_tmpdir(const char *tag)

@@ -55,13 +55,13 @@ static void dc_fini(struct dc *c)
  * only). Returns the exit status. */
 static int dc_sh(struct dc *c, const char *fmt, ...)
 {
-	char cmd[4096];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	rc = cli_vrun_in(c->dir, c->out, sizeof(c->out), fmt, ap);
 	va_end(ap);
-	return cli_run(c->out, sizeof(c->out), "cd '%s' && { %s; } 2>&1", c->dir, cmd);
+	return rc;
 }
 
 /* `t410trace decode ARGS`. */

@@ -129,13 +129,13 @@ static void rp_fini(struct rp *c)
 /* A shell line in the test's directory, its output and errors in c->out. */
 static int rp_sh(struct rp *c, const char *fmt, ...)
 {
-	char cmd[4096];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	rc = cli_vrun_in(c->dir, c->out, sizeof(c->out), fmt, ap);
 	va_end(ap);
-	return cli_run(c->out, sizeof(c->out), "cd '%s' && { %s; } 2>&1", c->dir, cmd);
+	return rc;
 }
 
 /* decode's summary of LOG into LOG.txt, the report into LOG.html, and
