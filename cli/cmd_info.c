@@ -537,7 +537,7 @@ static void print_human(const struct info *in)
 		       st->truncated ? "truncated" : "not truncated", st->skipped_bytes);
 	if (c->cpu_slices || c->gpu_slices || (status && status->lost_events))
 		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
-		       "%" PRIu64 " events lost before the log\n", "phases", c->cpu_slices,
+		       "%" PRIu64 " events lost before the log\n", "activity", c->cpu_slices,
 		       c->gpu_slices, c->tasks, status ? status->lost_events : 0);
 	if (c->copies)
 		printf(ROW "%" PRIu64 " of metadata repeated for damage recovery, not counted "

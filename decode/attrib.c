@@ -126,7 +126,7 @@ static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, s
 static void split(struct t4_decoder *d, uint64_t value, size_t k, uint64_t len, uint64_t *out,
 		  uint32_t n, uint32_t c)
 {
-	t4_apportion(value, d->ap_w, k, len, d->ap_out, d->ap_keys);
+	dec_apportion_value(value, d->ap_w, k, len, d->ap_out, d->ap_keys);
 	for (size_t j = 0; j < k; j++)
 		out[j * n + c] = d->ap_out[j];
 }

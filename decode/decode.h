@@ -327,7 +327,7 @@ const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *dec)
 /* The name of workload thread tid as the log last gave it ("" unknown). */
 const char *t4_decoder_thread_name(const struct t4_decoder *dec, uint32_t tid);
 
-/* What the kernel saw of the workload (bpf/phases), on the reference axis:
+/* What the kernel saw of the workload (bpf/activity), on the reference axis:
  * a thread on a CPU, or a GPU job. */
 enum t4_slice_kind { T4_SLICE_CPU = 0, T4_SLICE_GPU = 1 };
 struct t4_slice {

@@ -94,7 +94,7 @@ static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64
 static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t level,
 		      uint64_t elapsed_ns)
 {
-	return dm->pub.event_gauge[k] ? t4_gauge_weight(level, elapsed_ns) : part;
+	return dm->pub.event_gauge[k] ? dec_gauge_weight(level, elapsed_ns) : part;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -153,9 +153,9 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv,
 	if ((rc = dec_apportion(d, iv->start_ns, iv->end_ns, b, n)) < 0)
 		goto out;
 	uint64_t len = iv->end_ns - iv->start_ns;
-	t4_apportion(iv->elapsed_ns, d->ap_w, n, len, el, d->ap_keys);
+	dec_apportion_value(iv->elapsed_ns, d->ap_w, n, len, el, d->ap_keys);
 	for (uint32_t k = 0; k < iv->n_counts; k++) {
-		t4_apportion(iv->counts[k], d->ap_w, n, len, d->ap_out, d->ap_keys);
+		dec_apportion_value(iv->counts[k], d->ap_w, n, len, d->ap_out, d->ap_keys);
 		for (size_t j = 0; j < n; j++)
 			parts[j * iv->n_counts + k] = d->ap_out[j];
 	}

@@ -116,6 +116,11 @@ const char *t4_ref_clock_name(uint32_t ref_clock)
 	       : ref_clock == T4_REFCLK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "unknown";
 }
 
+uint64_t t4_ref_clock_now(uint32_t ref_clock)
+{
+	return t4_clock_ns(ref_clock == T4_REFCLK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW);
+}
+
 size_t t4_packet_size(const struct t4_packet *p)
 {
 	size_t base = offsetof(struct t4_packet, ref);

@@ -146,6 +146,8 @@ enum t4_ref_clock {
 };
 /* "CLOCK_MONOTONIC_RAW", "CLOCK_MONOTONIC", or "unknown". */
 const char *t4_ref_clock_name(uint32_t ref_clock);
+/* Now on that clock, in ns (an unknown value reads CLOCK_MONOTONIC_RAW). */
+uint64_t t4_ref_clock_now(uint32_t ref_clock);
 
 /* Clock-domain kinds (one per PMU instance, plus the host domains). */
 enum t4_domain_kind {
@@ -240,7 +242,7 @@ struct t4_host_pkt {
 	char nodelist[256];
 };
 
-/* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what
+/* CPU and GPU activity (bpf/activity): times are CLOCK_MONOTONIC ns (what
  * bpf_ktime_get_ns() reads); reference packets carry MONOTONIC next to the
  * reference clock, so a decoder converts them exactly. */
 struct t4_task_pkt {

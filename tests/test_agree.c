@@ -112,7 +112,7 @@ Test(agree, live_sim_with_ctl_bookmarks, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 2ms --bookmark warm -o l.t4t -- sh -c "
+		 "export B='%s'; \"$B\" record -q --sim --no-activity --period 2ms --bookmark warm -o l.t4t -- sh -c "
 		 "'sleep 0.2; \"$B\" ctl bookmark load; sleep 0.3; \"$B\" ctl bookmark store; sleep 0.2;"
 		 " \"$B\" ctl bookmark load; sleep 0.2'",
 		 a.bin);
@@ -131,7 +131,7 @@ Test(agree, several_bookmarks_between_two_triggers, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 200ms --bookmark a -o s.t4t -- sh -c "
+		 "export B='%s'; \"$B\" record -q --sim --no-activity --period 200ms --bookmark a -o s.t4t -- sh -c "
 		 "'sleep 0.5; \"$B\" ctl bookmark b; \"$B\" ctl bookmark c; \"$B\" ctl bookmark d;"
 		 " \"$B\" ctl bookmark e; sleep 0.5'",
 		 a.bin);
@@ -176,7 +176,7 @@ Test(agree, one_zero_for_every_relative_time, .timeout = 240)
 
 	ag_init(&a);
 	snprintf(line, sizeof(line),
-		 "export B='%s'; \"$B\" record -q --sim --no-phases --period 5ms --bookmark x -o z.t4t -- sh -c "
+		 "export B='%s'; \"$B\" record -q --sim --no-activity --period 5ms --bookmark x -o z.t4t -- sh -c "
 		 "'sleep 0.3; \"$B\" ctl bookmark y; sleep 0.3; \"$B\" ctl bookmark x; sleep 0.2' && "
 		 "\"$B\" decode z.t4t > s.txt && \"$B\" info --json z.t4t > i.json && "
 		 "\"$B\" decode z.t4t -f jsonl -o z.jsonl && \"$B\" decode z.t4t -f phases --time rel -o p.csv && "

@@ -98,7 +98,7 @@ static void fx_fini(struct fx *f)
 static void record(struct fx *f)
 {
 	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
-	int rc = shell(f, "'%s' record -q --sim --no-phases --period 10ms --bookmark a -o s.t4t -- "
+	int rc = shell(f, "'%s' record -q --sim --no-activity --period 10ms --bookmark a -o s.t4t -- "
 			  "sh -c 'sleep 0.15 && \"$T4_BIN\" ctl bookmark b && sleep 0.15'",
 		       f->bin);
 

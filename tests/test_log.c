@@ -289,6 +289,43 @@ static void write_million(const char *name, enum t4_log_backend be)
 	t4_reader_close(r);
 }
 
+/* A status packet's ref_ns is on the log's reference clock, the one its
+ * session packet names (FORMAT.md 4.1): a BPF-path log's on CLOCK_MONOTONIC,
+ * not MONOTONIC_RAW (which differ by the NTP slew since boot). */
+static void status_on_session_clock(const char *name, uint32_t ref_clock)
+{
+	struct t4_log *log = open_log(name, NULL);
+	struct t4_ring *ring = add_ring(log, 1 << 16, T4_RING_WAIT);
+	struct t4_log_stats st;
+	struct t4_reader *r;
+	struct t4_packet p;
+	uint64_t lo, hi;
+
+	gen_meta(0, &p);
+	p.session.ref_clock = ref_clock;
+	cr_assert_eq(t4_log_start(log), 0);
+	put_ok(ring, &p);
+	lo = t4_ref_clock_now(ref_clock);
+	cr_assert_eq(t4_log_close(log, &(struct t4_status_pkt){ .triggers = 1 }, &st), 0, "%s",
+		     t4_errmsg());
+	hi = t4_ref_clock_now(ref_clock);
+	r = open_reader(name);
+	next_ok(r, &p, 0);
+	next_ok(r, &p, 1);
+	cr_assert_eq(p.type, T4_PKT_STATUS);
+	cr_assert(p.status.ref_ns >= lo && p.status.ref_ns <= hi,
+		  "%s: status at %llu, not within [%llu, %llu] of its %s", name,
+		  (unsigned long long)p.status.ref_ns, (unsigned long long)lo,
+		  (unsigned long long)hi, t4_ref_clock_name(ref_clock));
+	t4_reader_close(r);
+}
+
+Test(log, status_packets_on_the_sessions_clock)
+{
+	status_on_session_clock("mono.t4", T4_REFCLK_MONOTONIC);
+	status_on_session_clock("raw.t4", T4_REFCLK_MONOTONIC_RAW);
+}
+
 Test(log, million_ret_uring)
 {
 	t4t_need_uring();

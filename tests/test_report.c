@@ -249,7 +249,7 @@ Test(report, a_log_still_being_recorded, .timeout = 300)
 
 	rp_init(&c);
 	/* until interrupted: the report surely reads it while it is written */
-	cr_assert_eq(rp_sh(&c, "'%s' record -q --sim --no-phases --period 1ms -o live.t4t & pid=$!; "
+	cr_assert_eq(rp_sh(&c, "'%s' record -q --sim --no-activity --period 1ms -o live.t4t & pid=$!; "
 			       "i=0; while [ $i -lt 600 ] && ! [ -s live.t4t ]; do sleep 0.05; "
 			       "i=$((i+1)); done; sleep 1.5; '%s' report live.t4t -o live.html; rc=$?; "
 			       "kill -INT $pid; wait $pid; exit $rc", c.bin, c.bin), 0, "%s", c.out);

@@ -1,8 +1,10 @@
 /* clock.c - the reference clock and the CPU's own timestamp counter.
  *
- * The reference clock of every trace is CLOCK_MONOTONIC_RAW: it is never
- * slewed by NTP, so the per-domain rate models of the decoder see the
- * hardware's real drift. The CPU counter is the scheduler's "own local
+ * A recording's reference clock is the one its session packet names
+ * (FORMAT.md 4.1): CLOCK_MONOTONIC_RAW for user triggers, never slewed by
+ * NTP, so the per-domain rate models see the hardware's real drift; BPF
+ * triggers stamp with bpf_ktime_get_ns(), i.e. CLOCK_MONOTONIC. Each
+ * function here says which clock it reads. The CPU counter is the scheduler's "own local
  * clock" of the patent (claim 9): rdtsc on x86_64, cntvct_el0 on arm64.
  * Both reads are ordered after the loads before them (lfence, isb): a
  * thread that sees another's store never reads an earlier count than the
@@ -19,7 +21,7 @@ uint64_t t4_clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t t4_ref_ns(void)
+uint64_t t4_mono_raw_ns(void)
 {
 	return t4_clock_ns(CLOCK_MONOTONIC_RAW);
 }
