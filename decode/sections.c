@@ -24,9 +24,20 @@
  * "-0.000" of a rounding. */
 double sec_secs(uint64_t ns, uint64_t origin)
 {
-	double s = ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+	return sec_clamp(ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9);
+}
 
+double sec_clamp(double s)
+{
 	return s < 0 && s > -0.0005 ? 0 : s; /* the table prints 3 decimals */
+}
+
+/* Seconds from the origin; merged, from the merged timeline's origin. */
+static double sec_rel(const struct t4_decoder *dec, uint64_t ns, uint64_t origin)
+{
+	if (t4_decoder_place(dec))
+		return sec_clamp((double)t4_decoder_time(dec, ns, T4_TIME_REL) / 1e9);
+	return sec_secs(ns, origin);
 }
 
 void sec_phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
@@ -60,7 +71,7 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 	for (size_t i = 0; rc == 0 && i < n && i < SEC_MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
 		const char *l[] = { lab };
-		double v[] = { sec_secs(p->start_ns, o), sec_secs(p->end_ns, o),
+		double v[] = { sec_rel(dec, p->start_ns, o), sec_rel(dec, p->end_ns, o),
 			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
 		sec_phase_label(p, lab, sizeof(lab));
 		if ((rc = t4_table_row(t, l, v)) == 0)
