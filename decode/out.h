@@ -52,6 +52,11 @@ uint64_t sec_log_span(const struct t4_decoder *dec);
  * most SEC_MAX_COLS. */
 size_t sec_brief_cols(const struct t4_dec_domain *d, uint32_t *cols);
 
+/* A kind table of nl label columns (lh) and the headline metric columns
+ * of domain d (their indexes into cols, *nc of them). */
+int sec_kind_table_init(struct t4_table *t, const struct t4_dec_domain *d,
+			const char *const *lh, size_t nl, uint32_t *cols, size_t *nc);
+
 /* The phase names: each bookmark's first phase and how many phases it
  * has, in the order they first occur. */
 struct sec_names {

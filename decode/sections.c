@@ -195,6 +195,19 @@ static int kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t do
 	return rc;
 }
 
+int sec_kind_table_init(struct t4_table *t, const struct t4_dec_domain *d,
+			const char *const *lh, size_t nl, uint32_t *cols, size_t *nc)
+{
+	const char *ch[SEC_MAX_COLS], *cu[SEC_MAX_COLS];
+
+	*nc = sec_brief_cols(d, cols);
+	for (size_t c = 0; c < *nc; c++) {
+		ch[c] = d->metric_name[cols[c]];
+		cu[c] = d->metric_unit[cols[c]];
+	}
+	return t4_table_init(t, nl, lh, *nc, ch, cu);
+}
+
 /* The table of the kind of domain i: every selected domain of that kind
  * with intervals (marked done). */
 static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
@@ -202,17 +215,12 @@ static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
 {
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 	static const char *const lh[] = { "PHASE", "PMU" };
-	const char *ch[SEC_MAX_COLS], *cu[SEC_MAX_COLS];
 	uint32_t cols[SEC_MAX_COLS];
-	size_t nc = sec_brief_cols(d, cols);
+	size_t nc;
 	struct t4_table t;
 	int rc;
 
-	for (size_t c = 0; c < nc; c++) {
-		ch[c] = d->metric_name[cols[c]];
-		cu[c] = d->metric_unit[cols[c]];
-	}
-	if ((rc = t4_table_init(&t, 2, lh, nc, ch, cu)) < 0)
+	if ((rc = sec_kind_table_init(&t, d, lh, 2, cols, &nc)) < 0)
 		return rc;
 	for (size_t j = i; j < t4_decoder_n_domains(dec) && rc == 0; j++) {
 		const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);

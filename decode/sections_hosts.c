@@ -258,23 +258,18 @@ static int hosts_kind_table(const struct t4_merge *m, const struct hname *names,
 			    const struct t4_dec_domain *first, sec_hosts_kind_fn fn, void *ud)
 {
 	static const char *const lh[] = { "PHASE", "HOST", "PMU" };
-	const char *ch[SEC_MAX_COLS], *cu[SEC_MAX_COLS];
 	uint32_t cols[SEC_MAX_COLS];
-	size_t nc = sec_brief_cols(first, cols);
+	size_t nc;
 	struct t4_table t;
 	int rc;
 
-	for (size_t c = 0; c < nc; c++) {
-		ch[c] = first->metric_name[cols[c]];
-		cu[c] = first->metric_unit[cols[c]];
-	}
-	if ((rc = t4_table_init(&t, 3, lh, nc, ch, cu)) < 0)
+	if ((rc = sec_kind_table_init(&t, first, lh, 3, cols, &nc)) < 0)
 		return rc;
 	for (size_t k = 0; k < nn && rc == 0; k++)
 		for (size_t i = 0; i < t4_merge_n_hosts(m) && rc == 0; i++)
 			if (t4_merge_decoder(m, i))
 				rc = name_rows(&t, t4_merge_decoder(m, i), t4_merge_place(m, i)->host,
-					       names[k].name, first->ix->d.kind, ch, nc);
+					       names[k].name, first->ix->d.kind, t.chead, nc);
 	if (rc == 0 && t.nrows)
 		rc = fn(ud, first, &t);
 	t4_table_free(&t);
