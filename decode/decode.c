@@ -541,8 +541,10 @@ static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
 {
 	if (!d->place)
 		return d->origin_ns + offset_ns;
-	int64_t real = d->place->origin_real_ns + (int64_t)(offset_ns > INT64_MAX / 2 ? INT64_MAX / 2
-										 : offset_ns);
+	int64_t off = offset_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)offset_ns, real;
+
+	if (__builtin_add_overflow(d->place->origin_real_ns, off, &real))
+		real = INT64_MAX;
 	return t4_place_ref(d->place, real);
 }
 
@@ -782,7 +784,7 @@ int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_bas
 	if (d->place && b == T4_TIME_REAL)
 		return t4_place_real(d->place, t);
 	if (d->place && b == T4_TIME_REL)
-		return t4_place_real(d->place, t) - d->place->origin_real_ns;
+		return t4_place_rel(d->place, t);
 	switch (b) {
 	case T4_TIME_REL:
 		return (int64_t)(t - d->origin_ns);

@@ -478,8 +478,10 @@ struct t4_place {
 	int64_t origin_real_ns;    /* the merged timeline's zero: the earliest
 				    * first trigger of any host, on UTC */
 };
-/* UTC ns of reference time t on the host's line, and back. */
+/* UTC ns of reference time t on the host's line (saturating), ns from the
+ * merged origin, and back. */
 int64_t t4_place_real(const struct t4_place *p, uint64_t ref_ns);
+int64_t t4_place_rel(const struct t4_place *p, uint64_t ref_ns);
 uint64_t t4_place_ref(const struct t4_place *p, int64_t real_ns);
 
 /* Open and place every log (a first pass over each: its index and its

@@ -39,6 +39,8 @@
 
 #define DEC_FIT_BUCKETS 4096       /* runs of stamps kept for the residual */
 #define DEC_STRAY_WARN_NS 1000000  /* a residual above this: said */
+#define DEC_RATE_MAX 0.01          /* realtime against the reference clock: NTP
+				    * slews by 500 ppm at most; 1% is damage */
 
 /* One run of consecutive stamps: its span and its extremes of
  * d = real - ref (relative to the first stamp). */
@@ -51,8 +53,7 @@ struct dec_fit_run {
 /* The streaming fit of one host's stamps. */
 struct dec_fit {
 	uint64_t n;
-	uint64_t ref_base;
-	int64_t real_base;
+	uint64_t ref_base, real_base;
 	double mx, my, cxx, cxy;     /* Welford's means and co-moments */
 	struct dec_fit_run run[DEC_FIT_BUCKETS];
 	size_t n_runs;
@@ -74,22 +75,43 @@ struct t4_merge {
 
 /* ---- the line ------------------------------------------------------------- */
 
+/* a + b, saturating (a crafted log's stamps may be anything). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* a - b as a double, exactly where it is small (u64 ns near 2^60). */
+static double diff(uint64_t a, uint64_t b)
+{
+	return a >= b ? (double)(a - b) : -(double)(b - a);
+}
+
 int64_t t4_place_real(const struct t4_place *p, uint64_t ref_ns)
 {
-	double dx = ref_ns >= p->ref0_ns ? (double)(ref_ns - p->ref0_ns)
-					 : -(double)(p->ref0_ns - ref_ns);
+	return sat_add(p->real0_ns, t4_round(diff(ref_ns, p->ref0_ns) * p->rate));
+}
 
-	return p->real0_ns + t4_round(dx * p->rate);
+int64_t t4_place_rel(const struct t4_place *p, uint64_t ref_ns)
+{
+	int64_t real = t4_place_real(p, ref_ns), r;
+
+	return __builtin_sub_overflow(real, p->origin_real_ns, &r) ? INT64_MAX : r;
 }
 
 uint64_t t4_place_ref(const struct t4_place *p, int64_t real_ns)
 {
-	double dx = (double)(real_ns - p->real0_ns) / (p->rate > 0 ? p->rate : 1);
-	int64_t d = t4_round(dx);
+	int64_t dr;
+	double dx = __builtin_sub_overflow(real_ns, p->real0_ns, &dr)
+			    ? (double)real_ns - (double)p->real0_ns
+			    : (double)dr;
+	int64_t d = t4_round(dx / (p->rate > 0 ? p->rate : 1));
 
-	if (d < 0 && (uint64_t)-d > p->ref0_ns)
-		return 0;
-	return d < 0 ? p->ref0_ns - (uint64_t)-d : p->ref0_ns + (uint64_t)d;
+	if (d < 0)
+		return (uint64_t)-(d + 1) >= p->ref0_ns ? 0 : p->ref0_ns - (uint64_t)-(d + 1) - 1;
+	return (uint64_t)d > UINT64_MAX - p->ref0_ns ? UINT64_MAX : p->ref0_ns + (uint64_t)d;
 }
 
 static void fit_run_merge(struct dec_fit_run *a, const struct dec_fit_run *b)
@@ -120,12 +142,10 @@ static void fit_add(struct dec_fit *f, uint64_t ref_ns, uint64_t real_ns)
 {
 	if (!f->n) {
 		f->ref_base = ref_ns;
-		f->real_base = (int64_t)real_ns;
+		f->real_base = real_ns;
 		f->per_run = 1;
 	}
-	double x = ref_ns >= f->ref_base ? (double)(ref_ns - f->ref_base)
-					 : -(double)(f->ref_base - ref_ns);
-	double y = (double)((int64_t)real_ns - f->real_base), d = y - x;
+	double x = diff(ref_ns, f->ref_base), y = diff(real_ns, f->real_base), d = y - x;
 	double dx = x - f->mx;
 
 	f->n++;
@@ -143,8 +163,9 @@ static void fit_add(struct dec_fit *f, uint64_t ref_ns, uint64_t real_ns)
 	f->run[f->n_runs++] = (struct dec_fit_run){ x, x, x, d, x, d, 1 };
 }
 
-/* The line and its residual bound into p. */
-static void fit_place(const struct dec_fit *f, struct t4_place *p)
+/* The line and its residual bound into p; -EINVAL where the stamps are
+ * no clock's. */
+static int fit_place(const struct dec_fit *f, struct t4_place *p)
 {
 	double rate = f->n >= 2 && f->cxx > 0 ? f->cxy / f->cxx : 1;
 	double a = f->my - rate * f->mx; /* y = a + rate x */
@@ -158,10 +179,16 @@ static void fit_place(const struct dec_fit *f, struct t4_place *p)
 		longest = t4_fmax(longest, r->x_hi - r->x_lo);
 	}
 	p->ref0_ns = f->ref_base;
-	p->real0_ns = f->real_base + t4_round(a);
+	p->real0_ns = sat_add((int64_t)f->real_base, t4_round(a));
 	p->rate = rate;
 	p->stamps = f->n;
-	p->residual_ns = (uint64_t)ceil(worst + fabs(rate - 1) * longest + 1); /* +1: rounding */
+	if (!(fabs(rate - 1) <= DEC_RATE_MAX))
+		return t4_err(EINVAL, "%s: its realtime stamps run %.0f ppm from its reference clock"
+			      " (no clock NTP disciplines; damaged?): it cannot be placed on a common"
+			      " timeline (decode it alone)", p->log, (rate - 1) * 1e6);
+	double r = worst + fabs(rate - 1) * longest + 1; /* +1: rounding */
+	p->residual_ns = r < 9e18 ? (uint64_t)ceil(r) : UINT64_MAX / 4;
+	return 0;
 }
 
 /* ---- the first pass ------------------------------------------------------- */
@@ -184,27 +211,25 @@ static int host_scan(struct dec_host *h)
 		t4_index_no_totals(h->ix);
 		rc = t4_reader_open(&r, h->pl.log, count_warning, h);
 	}
-	while (rc == 0 && (rc = t4_reader_next(r, p)) > 0) {
+	int got = 0;
+	while (rc == 0 && (got = t4_reader_next(r, p)) > 0) {
 		int a = t4_index_add(h->ix, p);
-		if (a < 0) {
+		if (a < 0)
 			rc = a;
-			break;
-		}
-		rc = 0;
-		if (a != T4_INDEX_REPEAT && p->type == T4_PKT_REF && p->ref.real_ns &&
-		    t4_index_ref_plausible(h->ix, &p->ref))
+		else if (a != T4_INDEX_REPEAT && p->type == T4_PKT_REF && p->ref.real_ns &&
+			 p->ref.real_ns <= INT64_MAX && t4_index_ref_plausible(h->ix, &p->ref))
 			fit_add(f, p->ref.ref_ns, p->ref.real_ns);
 	}
+	if (rc == 0 && got < 0 && !f->n) /* a read error: what was read, else it */
+		rc = got;
 	if (r)
 		t4_reader_stats(r, &h->rst);
-	if (rc < 0 && h->ix && t4_index_counts(h->ix)->refs) /* a read error: what was read */
-		rc = 0;
 	t4_reader_close(r);
 	if (rc == 0 && !f->n)
 		rc = t4_err(EINVAL, "%s: no reference packet with a realtime stamp: its host cannot"
 			    " be placed on a common timeline (decode it alone)", h->pl.log);
 	if (rc == 0)
-		fit_place(f, &h->pl);
+		rc = fit_place(f, &h->pl);
 	free(f);
 	free(p);
 	return rc;
@@ -319,8 +344,7 @@ static void warn_host(const struct dec_host *h, const struct t4_merge *m)
 	if (!overlaps)
 		t4_warn("%s: host %s: its recording overlaps no other log's in time: placed by its"
 			" clock alone, %s from the first host's start",
-			p->log, host,
-			t4_fmt_duration((uint64_t)(a0 - p->origin_real_ns), b, sizeof(b)));
+			p->log, host, t4_fmt_duration((uint64_t)t4_place_rel(p, p->first_ns), b, sizeof(b)));
 }
 
 /* ---- opening ----------------------------------------------------------------- */

@@ -18,8 +18,9 @@
  * hosts sharing one clock here, within their fits' residuals of it too.
  *
  * Bad input: a log given twice, a missing file, a file that is not a log,
- * a truncated log among several, an empty directory: one line naming the
- * file, the exit status, never a crash (ASan runs these too).
+ * a truncated log among several, an empty directory, stamps of no
+ * disciplined clock: one line naming the file, the exit status, never a
+ * crash (ASan runs these too).
  */
 #include "cli_testutil.h"
 #include "decode_synth.h"
@@ -281,6 +282,14 @@ Test(merge, bad_input_is_named, .timeout = 120)
 	cr_assert(strstr(out, "bt.t4t: host nodeB: the log is damaged or truncated: decoded what is"
 			      " intact"), "%s", out);
 	cr_assert(strstr(out, "\nnodeA,step,1,") && strstr(out, "\nnodeB,step,1,"), "%s", out);
+	/* stamps that are no disciplined clock's (3%: damaged or crafted) */
+	struct mhost wild = hosts[1];
+	wild.file = "w.t4t";
+	wild.ppm = 30000;
+	write_host(dir, &wild, U_BASE + 1900000000ll, 43);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t w.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "w.t4t: its realtime stamps run 30000 ppm from its reference clock"),
+		  "%s", out);
 	/* a filter that matches no host */
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --phase nope"
 				 " 2>&1", dir, b), 2);
