@@ -91,7 +91,7 @@ static double diff(uint64_t a, uint64_t b)
 
 int64_t t4_place_real(const struct t4_place *p, uint64_t ref_ns)
 {
-	return sat_add(p->real0_ns, t4_round(diff(ref_ns, p->ref0_ns) * p->rate));
+	return sat_add(p->real0_ns, dec_round(diff(ref_ns, p->ref0_ns) * p->rate));
 }
 
 int64_t t4_place_rel(const struct t4_place *p, uint64_t ref_ns)
@@ -107,7 +107,7 @@ uint64_t t4_place_ref(const struct t4_place *p, int64_t real_ns)
 	double dx = __builtin_sub_overflow(real_ns, p->real0_ns, &dr)
 			    ? (double)real_ns - (double)p->real0_ns
 			    : (double)dr;
-	int64_t d = t4_round(dx / (p->rate > 0 ? p->rate : 1));
+	int64_t d = dec_round(dx / (p->rate > 0 ? p->rate : 1));
 
 	if (d < 0)
 		return (uint64_t)-(d + 1) >= p->ref0_ns ? 0 : p->ref0_ns - (uint64_t)-(d + 1) - 1;
@@ -175,11 +175,11 @@ static int fit_place(const struct dec_fit *f, struct t4_place *p)
 		const struct dec_fit_run *r = &f->run[i];
 		double e1 = fabs(r->d_min + r->x_min - a - rate * r->x_min);
 		double e2 = fabs(r->d_max + r->x_max - a - rate * r->x_max);
-		worst = t4_fmax(worst, t4_fmax(e1, e2));
-		longest = t4_fmax(longest, r->x_hi - r->x_lo);
+		worst = dec_fmax(worst, dec_fmax(e1, e2));
+		longest = dec_fmax(longest, r->x_hi - r->x_lo);
 	}
 	p->ref0_ns = f->ref_base;
-	p->real0_ns = sat_add((int64_t)f->real_base, t4_round(a));
+	p->real0_ns = sat_add((int64_t)f->real_base, dec_round(a));
 	p->rate = rate;
 	p->stamps = f->n;
 	if (!(fabs(rate - 1) <= DEC_RATE_MAX))

@@ -55,7 +55,7 @@ int sec_hosts_table(const struct t4_merge *m, struct t4_table *t)
 	static const char *const ch[] = { "START", "END", "BOUND +-", "MAXERROR", "RESIDUAL",
 					  "RATE", "STAMPS" };
 	static const char *const cu[] = { "s", "s", "us", "us", "us", "ppm", "" };
-	int rc = t4_table_init(t, 2, lh, 7, ch, cu);
+	int rc = dec_table_init(t, 2, lh, 7, ch, cu);
 
 	for (size_t i = 0; rc == 0 && i < t4_merge_n_hosts(m); i++) {
 		const struct t4_place *pl = t4_merge_place(m, i);
@@ -70,8 +70,8 @@ int sec_hosts_table(const struct t4_merge *m, struct t4_table *t)
 			       (double)pl->residual_ns / 1e3,
 			       (pl->rate - 1) * 1e6,
 			       NAN };
-		if ((rc = t4_table_row(t, l, v)) == 0)
-			t4_table_set_integer(t, 6, pl->stamps);
+		if ((rc = dec_table_row(t, l, v)) == 0)
+			dec_table_set_integer(t, 6, pl->stamps);
 	}
 	return rc;
 }
@@ -131,7 +131,7 @@ static struct hph *collect_phases(const struct t4_merge *m, size_t *n)
 	for (size_t a = 0, b; a < k; a = b) {
 		double first = v[a].start;
 		for (b = a; b < k && !strcmp(v[b].label, v[a].label); b++)
-			first = t4_fmin(first, v[b].start);
+			first = dec_fmin(first, v[b].start);
 		for (size_t j = a; j < b; j++)
 			v[j].group_start = first;
 	}
@@ -147,7 +147,7 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 	static const char *const cu[] = { "s", "s", "s", "ms", "ms" };
 	size_t n = 0;
 	struct hph *v = collect_phases(m, &n);
-	int rc = v ? t4_table_init(t, 2, lh, 5, ch, cu) : t4_err(ENOMEM, "out of memory");
+	int rc = v ? dec_table_init(t, 2, lh, 5, ch, cu) : t4_err(ENOMEM, "out of memory");
 
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		const struct t4_decoder *dec = t4_merge_decoder(m, v[k].host);
@@ -157,7 +157,7 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 		double val[] = { v[k].start, rel_s(dec, ph->end_ns),
 				 (double)(ph->end_ns - ph->start_ns) / 1e9,
 				 (v[k].start - v[k].group_start) * 1e3, (double)pl->bound_ns / 1e6 };
-		rc = t4_table_row(t, l, val);
+		rc = dec_table_row(t, l, val);
 	}
 	free(v);
 	return rc;
@@ -248,7 +248,7 @@ static int name_rows(struct t4_table *t, const struct t4_decoder *dec, const cha
 			row[c] = mi >= 0 ? v[mi] : NAN;
 		}
 		const char *l[] = { *name ? name : "(none)", host, d->name };
-		rc = t4_table_row(t, l, row);
+		rc = dec_table_row(t, l, row);
 	}
 	return rc;
 }
@@ -272,7 +272,7 @@ static int hosts_kind_table(const struct t4_merge *m, const struct hname *names,
 					       names[k].name, first->ix->d.kind, t.chead, nc);
 	if (rc == 0 && t.nrows)
 		rc = fn(ud, first, &t);
-	t4_table_free(&t);
+	dec_table_free(&t);
 	return rc;
 }
 
@@ -289,13 +289,13 @@ int sec_hosts_kind_tables(const struct t4_merge *m, sec_hosts_kind_fn fn, void *
 			const struct t4_dec_domain *d = t4_decoder_domain_at(dec, j);
 			uint32_t cols[SEC_MAX_COLS];
 			if (!d->selected || !d->intervals || !sec_brief_cols(d, cols) ||
-			    t4_idmap_get(&done, d->ix->d.kind) >= 0)
+			    dec_idmap_get(&done, d->ix->d.kind) >= 0)
 				continue;
-			if ((rc = t4_idmap_put(&done, d->ix->d.kind, 1)) == 0)
+			if ((rc = dec_idmap_put(&done, d->ix->d.kind, 1)) == 0)
 				rc = hosts_kind_table(m, names, nn, d, fn, ud);
 		}
 	}
-	t4_idmap_free(&done);
+	dec_idmap_free(&done);
 	free(names);
 	return rc;
 }
