@@ -73,6 +73,22 @@ int cli_outfile_open(struct cli_outfile *o);
 int cli_outfile_close(struct cli_outfile *o, int rc);
 bool cli_outfile_stdout(const struct cli_outfile *o);
 
+/* The logs of decode and report (logs.c): files, and the *.t4t files of
+ * a directory in name order. */
+struct cli_logs {
+	char **v;
+	size_t n, cap;
+	size_t dirs; /* directories given */
+};
+/* Add a file or a directory's logs; 0, or 2 after a message. */
+int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg);
+void cli_logs_free(struct cli_logs *l);
+/* Decode the logs into out: one alone, several merged on one timeline. */
+struct t4_decode_opts;
+struct t4_output;
+int cli_logs_decode(const struct cli_logs *l, const struct t4_decode_opts *d,
+		    struct t4_output *out);
+
 /* The exit status of every subcommand whose standard output's reader
  * went away (`list | head`, `decode | head`, `record -o - | head`): 128 +
  * SIGPIPE, as if killed by it, quietly. */

@@ -1,5 +1,7 @@
 /* cmd_decode.c - `t410trace decode FILE`: every clock domain of a log on
- * one reference timeline, as a summary, CSV, JSONL or a Perfetto trace.
+ * one reference timeline, as a summary, CSV, JSONL or a Perfetto trace;
+ * `decode A B ...` or `decode DIR`: several hosts' logs merged on one
+ * timeline (decode/merge.c).
  *
  * A thin layer over decode/: options, the output file (cli/outfile.c: a
  * temporary name renamed when complete, never over the log it reads nor
@@ -18,7 +20,7 @@
 #define DECODE_JOBS_MAX 1024
 
 struct decode_args {
-	const char *path;
+	struct cli_logs logs;
 	const char *output; /* NULL or "-": standard output */
 	const char *sep;
 	bool format_set, time_set;
@@ -29,13 +31,19 @@ struct decode_args {
 static void decode_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: t410trace decode FILE [OPTIONS]\n\n"
+		"usage: t410trace decode FILE|DIR... [OPTIONS]\n\n"
 		"Puts every clock domain of a log on the reference clock's timeline:\n"
 		"each domain's clock is fitted against the reference clock (offset and\n"
 		"rate, bounded by every sample's read window), consecutive samples make\n"
 		"intervals, and the seed-000 formulas give bandwidth, request rates,\n"
 		"latency and frequency per interval and per bookmark phase.\n"
 		"FILE '-' reads standard input.\n\n"
+		"Several logs (or a directory: its *.t4t files) are merged on one\n"
+		"timeline: each host's reference clock is placed on UTC by a fit (offset\n"
+		"and rate) of its reference packets' realtime stamps, within a bound the\n"
+		"summary gives per host (the kernel's maxerror of the host's clock plus\n"
+		"the fit's residual); each output has a host column (a group per host in\n"
+		"perfetto), and CSV and JSONL times default to UTC (--time real).\n\n"
 		"  -f, --format FMT       summary (default), csv, jsonl, perfetto, phases\n"
 		"                         (the phase table, CSV), slices (the workload's\n"
 		"                         CPU and GPU slices, CSV; old name phases-csv) or\n"
@@ -46,15 +54,19 @@ static void decode_usage(FILE *f)
 		"  -x, --field-separator SEP  CSV field separator (one character)\n"
 		"      --time BASE        CSV and JSONL times: ref (default: the log's\n"
 		"                         reference clock), rel (ns from the first trigger)\n"
-		"                         or real (UTC ns, through the session's anchor)\n"
+		"                         or real (UTC ns, through the session's anchor;\n"
+		"                         merged logs: the default, rel from the first\n"
+		"                         trigger of any host, ref each host's own clock)\n"
 		"      --bin DUR          resample every domain onto one series of DUR bins\n"
 		"                         (counts split by overlap, totals exact; a bin is\n"
 		"                         cut where a phase starts); csv, jsonl, perfetto\n"
 		"      --pmu GLOB[,GLOB]  only domains whose name, PMU or kind matches\n"
 		"      --event GLOB[,GLOB] only events and metrics whose name matches\n"
-		"      --from T, --to T   a time from the first trigger (1.5s, 200ms, 2m)\n"
-		"                         or a bookmark name (its first occurrence)\n"
+		"      --from T, --to T   a time from the first trigger (1.5s, 200ms, 2m;\n"
+		"                         merged: of any host) or a bookmark name (its\n"
+		"                         first occurrence; merged: on each host)\n"
 		"      --phase NAME       only what falls in the phases of bookmark NAME\n"
+		"                         (merged: hosts without it are left out, said)\n"
 		"      --clock-model M    rate (default): offset and rate per domain;\n"
 		"                         offset: window midpoints and the nominal rate\n"
 		"                         (as Perfetto, LTTng); window: raw midpoints\n"
@@ -71,7 +83,7 @@ static void decode_usage(FILE *f)
 		"-f jsonl equal the summary's. Durations take " T4_DURATION_UNITS ".\n"
 		"Exit status: 0 success, 1 I/O error, 2 bad usage, a filter that matches\n"
 		"nothing (an unknown bookmark, PMU or event; --from/--to outside the log),\n"
-		"or a file that is not a log.\n");
+		"a file that is not a log, or is missing, or one log given twice.\n");
 }
 
 enum {
@@ -214,7 +226,7 @@ static int check_combination(struct decode_args *a)
 static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 {
 	struct cli_getopt g;
-	int c;
+	int c, rc;
 
 	optind = 1;
 	opterr = 0;
@@ -231,11 +243,15 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 	}
 	if (optind >= argc)
 		return cli_usage_error("decode", "missing FILE");
-	if (optind + 1 < argc)
-		return cli_usage_error("decode", "one FILE only ('%s' and '%s')", argv[optind],
-				       argv[optind + 1]);
-	a->path = argv[optind];
-	return check_combination(a);
+	for (int i = optind; i < argc; i++)
+		if ((rc = cli_logs_add(&a->logs, "decode", argv[i])))
+			return rc;
+	if ((rc = check_combination(a)))
+		return rc;
+	if (a->logs.n > 1 && !a->time_set)
+		a->out.time = T4_TIME_REAL; /* merged: one timeline, UTC */
+	a->out.hosts = a->logs.n > 1;
+	return 0;
 }
 
 static bool to_stdout(const struct decode_args *a)
@@ -243,33 +259,31 @@ static bool to_stdout(const struct decode_args *a)
 	return !a->output || !strcmp(a->output, "-");
 }
 
-int cmd_decode(int argc, char **argv)
+static int decode_run(struct decode_args *a)
 {
-	struct decode_args a = { 0 };
 	struct t4_output *out = NULL;
 	struct cli_outfile of;
 	int rc;
 
-	if ((rc = parse_decode_args(argc, argv, &a)))
-		return rc == 1 ? 0 : rc;
-	if (a.out.format == T4_FMT_PERFETTO && to_stdout(&a) && isatty(STDOUT_FILENO))
+	if (a->out.format == T4_FMT_PERFETTO && to_stdout(a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f perfetto writes a binary trace: give -o FILE "
 				       "(or redirect standard output)");
-	if (a.out.format == T4_FMT_REPORT && to_stdout(&a) && isatty(STDOUT_FILENO))
+	if (a->out.format == T4_FMT_REPORT && to_stdout(a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f report writes an HTML page: give -o FILE "
 				       "(or use t410trace report)");
-	if (cli_outfile_check(&of, a.path, a.output) < 0) {
-		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
-		return 2;
-	}
-	a.out.log_name = a.path;
+	for (size_t i = 0; i < a->logs.n; i++)
+		if (cli_outfile_check(&of, a->logs.v[i], a->output) < 0) {
+			fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
+			return 2;
+		}
+	a->out.log_name = a->logs.v[0];
 	if (cli_outfile_open(&of) < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		return 1;
 	}
-	if ((rc = t4_output_new(&out, &a.out, of.f)) == 0) {
-		a.d.want_metrics = t4_output_wants_metrics(out);
-		rc = t4_decode_file(a.path, &a.d, t4_output_ops(out), out);
+	if ((rc = t4_output_new(&out, &a->out, of.f)) == 0) {
+		a->d.want_metrics = t4_output_wants_metrics(out);
+		rc = cli_logs_decode(&a->logs, &a->d, out);
 	}
 	t4_output_free(out);
 	rc = cli_outfile_close(&of, rc);
@@ -281,7 +295,20 @@ int cmd_decode(int argc, char **argv)
 			     rc == -ERANGE; /* not a log, or a filter that matches nothing */
 		return usage ? 2 : 1;
 	}
-	if (!to_stdout(&a))
-		fprintf(stderr, "t410trace decode: wrote %s\n", a.output);
+	if (!to_stdout(a))
+		fprintf(stderr, "t410trace decode: wrote %s\n", a->output);
 	return 0;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	struct decode_args a = { 0 };
+	int rc = parse_decode_args(argc, argv, &a);
+
+	if (rc == 1) /* --help */
+		rc = 0;
+	else if (rc == 0)
+		rc = decode_run(&a);
+	cli_logs_free(&a.logs);
+	return rc;
 }

@@ -19,7 +19,7 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: t410trace report LOG [-o FILE]\n\n"
+		"usage: t410trace report LOG|DIR... [-o FILE]\n\n"
 		"Writes one self-contained HTML file of a log, for a browser to open from\n"
 		"disk (no network access: every script, style and datum is in the file):\n"
 		"the recording and its health (overruns, drops, read failures, damage),\n"
@@ -32,6 +32,10 @@ static void report_usage(FILE *f)
 		"visible); the tables use exact totals. A damaged or truncated log, or\n"
 		"one still being recorded, gives the report of what it holds, its damage\n"
 		"shown.\n\n"
+		"Several logs (or a directory: its *.t4t files; give -o) make one report\n"
+		"of every host on one timeline, as 't410trace decode LOG...' merges them:\n"
+		"each host's recording and health, a phase band per host, the plots with\n"
+		"one series per host, and the tables across hosts.\n\n"
 		"  -o, --output FILE  where to write (default: LOG with .t4t replaced by\n"
 		"                     .html; '-': standard output); never the log itself\n"
 		"                     nor any other t410trace log\n"
@@ -61,7 +65,7 @@ static int default_output(const char *log, char *buf, size_t cap)
 }
 
 /* Returns 0, 1 for --help (exit 0), or 2 after a usage error. */
-static int parse(int argc, char **argv, const char **log, const char **output, char *buf,
+static int parse(int argc, char **argv, struct cli_logs *logs, const char **output, char *buf,
 		 size_t cap)
 {
 	struct cli_getopt g;
@@ -80,45 +84,44 @@ static int parse(int argc, char **argv, const char **log, const char **output, c
 	}
 	if (optind >= argc)
 		return cli_usage_error("report", "missing LOG");
-	if (optind + 1 < argc)
-		return cli_usage_error("report", "one LOG only ('%s' and '%s')", argv[optind],
-				       argv[optind + 1]);
-	*log = argv[optind];
+	for (int i = optind; i < argc; i++)
+		if ((c = cli_logs_add(logs, "report", argv[i])))
+			return c;
 	if (*output)
 		return 0;
-	if (!strcmp(*log, "-"))
+	if (logs->n > 1)
+		return cli_usage_error("report", "several logs: give -o FILE");
+	if (!strcmp(logs->v[0], "-"))
 		return cli_usage_error("report", "reading standard input: give -o FILE");
 	*output = buf;
-	return default_output(*log, buf, cap);
+	return default_output(logs->v[0], buf, cap);
 }
 
-int cmd_report(int argc, char **argv)
+static int report_run(struct cli_logs *logs, const char *output)
 {
-	const char *log = NULL, *output = NULL;
-	char buf[PATH_MAX], where[PATH_MAX];
-	struct t4_output_opts oo = { .format = T4_FMT_REPORT };
+	char where[PATH_MAX];
+	struct t4_output_opts oo = { .format = T4_FMT_REPORT, .hosts = logs->n > 1 };
 	struct t4_decode_opts d = { 0 };
 	struct t4_output *out = NULL;
 	struct cli_outfile of;
 	int rc;
 
-	if ((rc = parse(argc, argv, &log, &output, buf, sizeof(buf))))
-		return rc == 1 ? 0 : rc;
 	if (!strcmp(output, "-") && isatty(STDOUT_FILENO))
 		return cli_usage_error("report", "-o - on a terminal: the report is an HTML page"
 				       " (give -o FILE)");
-	if (cli_outfile_check(&of, log, output) < 0) {
-		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
-		return 2;
-	}
-	oo.log_name = log;
+	for (size_t i = 0; i < logs->n; i++)
+		if (cli_outfile_check(&of, logs->v[i], output) < 0) {
+			fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
+			return 2;
+		}
+	oo.log_name = logs->v[0];
 	if (cli_outfile_open(&of) < 0) {
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
 		return 1;
 	}
 	if ((rc = t4_output_new(&out, &oo, of.f)) == 0) {
 		d.want_metrics = t4_output_wants_metrics(out);
-		rc = t4_decode_file(log, &d, t4_output_ops(out), out);
+		rc = cli_logs_decode(logs, &d, out);
 	}
 	t4_output_free(out);
 	rc = cli_outfile_close(&of, rc);
@@ -132,4 +135,19 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: file://%s)\n",
 			output, realpath(of.dest, where) ? where : output);
 	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct cli_logs logs = { 0 };
+	const char *output = NULL;
+	char buf[PATH_MAX];
+	int rc = parse(argc, argv, &logs, &output, buf, sizeof(buf));
+
+	if (rc == 1) /* --help */
+		rc = 0;
+	else if (rc == 0)
+		rc = report_run(&logs, output);
+	cli_logs_free(&logs);
+	return rc;
 }

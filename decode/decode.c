@@ -471,6 +471,9 @@ static int check_names(const struct t4_decoder *d)
 		rc = check_name(d, "--from", d->o.from.bookmark);
 	if (!rc && d->o.to.is_bookmark)
 		rc = check_name(d, "--to", d->o.to.bookmark);
+	if (d->place) /* merged: a filter need match on one host only
+		       * (t4_merge_decode checks that it does) */
+		return rc;
 	if (!rc)
 		rc = check_pmus(d);
 	if (!rc)
@@ -532,6 +535,19 @@ static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t
 	return -1;
 }
 
+/* A --from/--to offset as a reference time: from the origin, or merged,
+ * from the merged timeline's origin (before this host's log: its start). */
+static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
+{
+	if (!d->place)
+		return d->origin_ns + offset_ns;
+	int64_t off = offset_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)offset_ns, real;
+
+	if (__builtin_add_overflow(d->place->origin_real_ns, off, &real))
+		real = INT64_MAX;
+	return t4_place_ref(d->place, real);
+}
+
 /* Resolve --from/--to to reference times: offsets from the origin, or a
  * bookmark's first span (found once its packet has been read; spans only
  * grow at the end, so a span found stays). Until then an interval is
@@ -547,7 +563,7 @@ static void resolve_window(struct t4_decoder *d)
 	d->window_to = UINT64_MAX;
 	bool from_ok = !f->set || !f->is_bookmark, to_ok = !t->set || !t->is_bookmark;
 	if (f->set && !f->is_bookmark)
-		d->window_from = d->origin_ns + f->offset_ns;
+		d->window_from = window_offset(d, f->offset_ns);
 	else if (f->set && (i = span_named(d, f->bookmark, 0)) >= 0) {
 		d->window_from = d->spans[i].start_ns;
 		from_ok = true;
@@ -555,7 +571,7 @@ static void resolve_window(struct t4_decoder *d)
 		d->window_from = UINT64_MAX;
 	}
 	if (t->set && !t->is_bookmark) {
-		d->window_to = d->origin_ns + t->offset_ns;
+		d->window_to = window_offset(d, t->offset_ns);
 	} else if (t->set && from_ok) {
 		if (d->window_to_span < 0)
 			d->window_to_span = span_named(d, t->bookmark, d->window_from);
@@ -587,7 +603,10 @@ static void reader_warning(void *ud, uint64_t offset, const char *msg)
 {
 	struct t4_decoder *d = ud;
 
-	t4_warn("%s", msg);
+	if (d->place) /* merged: which of the logs */
+		t4_warn("%s: %s", d->place->log, msg);
+	else
+		t4_warn("%s", msg);
 	t4_decoder_damage(d, offset, msg);
 }
 
@@ -638,19 +657,25 @@ int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 		   const struct t4_sink_ops *ops, void *ud)
 {
 	struct t4_decoder *d;
-	struct t4_reader *r;
-	struct dec_read_end end = { 0 };
-	struct feed f = { 0 };
-	unsigned jobs = o->jobs ? o->jobs : t4_decode_jobs_default();
 	int rc;
 
 	if ((rc = t4_decoder_new(&d, o, ops, ud)) < 0)
 		return rc;
-	f.d = d;
-	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0) {
-		t4_decoder_free(d);
+	rc = t4_decoder_run_file(d, path);
+	t4_decoder_free(d);
+	return rc;
+}
+
+int t4_decoder_run_file(struct t4_decoder *d, const char *path)
+{
+	struct t4_reader *r;
+	struct dec_read_end end = { 0 };
+	struct feed f = { .d = d };
+	unsigned jobs = d->o.jobs ? d->o.jobs : t4_decode_jobs_default();
+	int rc;
+
+	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	}
 	rc = jobs > 1 ? dec_readahead_feed(d, r, &f.ra, reader_warning, &end)
 		      : feed_here(d, r, &end);
 	t4_reader_close(r);
@@ -665,7 +690,6 @@ int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 		if (rc >= 0 && end.rrc < 0)
 			rc = t4_err(-end.rrc, "%s", end.msg);
 	}
-	t4_decoder_free(d);
 	return rc;
 }
 
@@ -733,11 +757,21 @@ const char *t4_time_base_name(enum t4_time_base b)
 	return (unsigned)b < T4_ARRAY_LEN(time_names) ? time_names[b] : "?";
 }
 
+void t4_decoder_set_place(struct t4_decoder *d, const struct t4_place *p)
+{
+	d->place = p;
+}
+
+const struct t4_place *t4_decoder_place(const struct t4_decoder *d)
+{
+	return d->place;
+}
+
 int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
 {
 	const struct t4_session_pkt *s = t4_index_session(d->ix);
 
-	if (b == T4_TIME_REAL && (!s || !s->start_ref_ns || !s->start_real_ns))
+	if (b == T4_TIME_REAL && !d->place && (!s || !s->start_ref_ns || !s->start_real_ns))
 		return t4_err(EINVAL, "--time real: the log has no session packet with its realtime"
 			      " anchor (use --time ref or rel)");
 	return 0;
@@ -747,6 +781,10 @@ int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_bas
 {
 	const struct t4_session_pkt *s = t4_index_session(d->ix);
 
+	if (d->place && b == T4_TIME_REAL)
+		return t4_place_real(d->place, t);
+	if (d->place && b == T4_TIME_REL)
+		return t4_place_rel(d->place, t);
 	switch (b) {
 	case T4_TIME_REL:
 		return (int64_t)(t - d->origin_ns);

@@ -345,6 +345,7 @@ struct t4_slice {
 /* The sink: what an output format implements. Every callback may be NULL.
  * A negative return stops decoding with that error. */
 struct t4_decoder;
+struct t4_merge;
 struct t4_sink_ops {
 	int (*interval)(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv);
 	/* A CPU or GPU slice, placed on the reference axis. */
@@ -353,6 +354,11 @@ struct t4_sink_ops {
 	int (*phase)(void *ud, const struct t4_decoder *dec, size_t phase_index);
 	/* Decoding is over: every statistic is final. */
 	int (*finish)(void *ud, const struct t4_decoder *dec);
+	/* Merged decodes only (t4_merge_decode): a host's log begins (before
+	 * any other callback of its decoder), and every host is decoded
+	 * (after the last host's finish). */
+	int (*host)(void *ud, const struct t4_decoder *dec);
+	int (*merged)(void *ud, const struct t4_merge *m);
 };
 
 int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
@@ -366,6 +372,10 @@ void t4_decoder_damage(struct t4_decoder *dec, uint64_t offset, const char *msg)
 /* End of the log: flush every pending interval, close the phases, call
  * the sink's finish. st: the reader's statistics (may be NULL). */
 int t4_decoder_finish(struct t4_decoder *dec, const struct t4_reader_stats *st);
+
+/* Read a log (a path, or "-") through dec and finish it: what
+ * t4_decode_file() does between t4_decoder_new() and t4_decoder_free(). */
+int t4_decoder_run_file(struct t4_decoder *dec, const char *path);
 
 /* The CPUs this process may run on (at least 1): decode's default -j. */
 unsigned t4_decode_jobs_default(void);
@@ -393,8 +403,10 @@ uint64_t t4_decoder_origin_ns(const struct t4_decoder *dec);
 /* The time base of the text outputs (--time). */
 enum t4_time_base {
 	T4_TIME_REF = 0, /* the log's reference clock (the session's ref_clock) */
-	T4_TIME_REL,     /* ns from the first trigger (the origin) */
-	T4_TIME_REAL,    /* UTC ns through the session's realtime anchor */
+	T4_TIME_REL,     /* ns from the first trigger (the origin; merged:
+			  * the first trigger of any host, t4_place) */
+	T4_TIME_REAL,    /* UTC ns through the session's realtime anchor
+			  * (merged: the host's line, t4_place) */
 };
 int t4_time_base_parse(const char *s, enum t4_time_base *out);
 const char *t4_time_base_name(enum t4_time_base b);
@@ -439,6 +451,59 @@ const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t boo
  * the phase rows print. out has n_metrics entries. */
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
+
+/* ---- several hosts' logs on one timeline (merge.c) ------------------------- */
+
+/* Where one host's reference clock lies on UTC: the least-squares line
+ * through its reference packets' (ref_ns, real_ns) stamps, offset and
+ * rate, and how far that line may be from true UTC: the kernel's
+ * maximum error of the host's clock (host packets, FORMAT.md 4.5b) plus
+ * the largest distance of a stamp from the line. */
+struct t4_place {
+	size_t index;              /* the host's number in the merge: 0, 1, ... */
+	const char *log;           /* the path given */
+	char host[T4_NAME_MAX];    /* the session's host name */
+	uint64_t session_id;
+	uint64_t ref0_ns;          /* the line: UTC = real0_ns + rate (ref - ref0_ns) */
+	int64_t real0_ns;
+	double rate;               /* UTC ns per reference ns */
+	uint64_t stamps;           /* realtime stamps fitted */
+	uint64_t residual_ns;      /* bound on a stamp's distance from the line */
+	bool sync_known;           /* host packets gave the kernel's sync state */
+	uint64_t sync_samples, unsynced; /* of them; said: not synchronised */
+	uint64_t maxerror_us, esterror_us; /* the worst over the recording */
+	uint64_t bound_ns;         /* +-: maxerror + residual (unknown sync:
+				    * the residual only, UTC itself unknown) */
+	uint64_t first_ns, last_ns; /* its first and last trigger (reference clock) */
+	int64_t origin_real_ns;    /* the merged timeline's zero: the earliest
+				    * first trigger of any host, on UTC */
+};
+/* UTC ns of reference time t on the host's line (saturating), ns from the
+ * merged origin, and back. */
+int64_t t4_place_real(const struct t4_place *p, uint64_t ref_ns);
+int64_t t4_place_rel(const struct t4_place *p, uint64_t ref_ns);
+uint64_t t4_place_ref(const struct t4_place *p, int64_t real_ns);
+
+/* Open and place every log (a first pass over each: its index and its
+ * stamps); refuses a log given twice (the same host and session), a log
+ * without realtime stamps, a missing or unreadable file, naming it; warns
+ * (stderr) of hosts whose clock was not synchronised or whose sync state
+ * is unknown, and of hosts that do not overlap any other in time. */
+int t4_merge_open(struct t4_merge **out, const char *const *paths, size_t n);
+void t4_merge_free(struct t4_merge *m); /* accepts NULL */
+size_t t4_merge_n_hosts(const struct t4_merge *m);
+const struct t4_place *t4_merge_place(const struct t4_merge *m, size_t i);
+/* Decode every host's log in turn into one sink (ops->host before each,
+ * ops->merged at the end); --from/--to offsets count from the merged
+ * origin. The decoders stay for queries until t4_merge_free(). */
+int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
+		    const struct t4_sink_ops *ops, void *ud);
+const struct t4_decoder *t4_merge_decoder(const struct t4_merge *m, size_t i);
+/* Put a decoder on the merged timeline (before its first packet): its
+ * T4_TIME_REAL is p's line, its T4_TIME_REL counts from p's origin. */
+void t4_decoder_set_place(struct t4_decoder *dec, const struct t4_place *p);
+/* NULL for a log decoded alone. */
+const struct t4_place *t4_decoder_place(const struct t4_decoder *dec);
 
 /* ---- per-event totals as perf stat prints them (totals.c) ----------------- */
 
@@ -520,6 +585,7 @@ struct t4_output_opts {
 	enum t4_time_base time;   /* --time: CSV and JSONL times */
 	bool verbose;             /* -v: the summary's every detail */
 	bool per_cpu;             /* --per-cpu: event rows per domain */
+	bool hosts;               /* several hosts merged: a host column */
 };
 
 /* An output writing to f: its sink ops and state. */

@@ -438,6 +438,7 @@ struct t4_decoder {
 	size_t ap_cap;
 	struct dslices sl;
 	/* time window */
+	const struct t4_place *place; /* merged: where its host lies on UTC */
 	bool have_origin;    /* fixed: something was output */
 	uint64_t origin_ns;
 	uint64_t last_end_ns;

@@ -42,6 +42,8 @@ size_t out_flag_names(uint32_t flags, const char **names, size_t cap);
 
 /* Seconds of ns from origin (a hair before it is 0, never -0.000). */
 double sec_secs(uint64_t ns, uint64_t origin);
+/* Seconds as the tables print them: a hair below 0 is 0. */
+double sec_clamp(double s);
 /* "NAME#OCCURRENCE" ("(none)" before any bookmark). */
 void sec_phase_label(const struct t4_dec_phase *p, char *buf, size_t cap);
 /* From the first trigger to the last one of any scheduler. */
@@ -49,6 +51,11 @@ uint64_t sec_log_span(const struct t4_decoder *dec);
 /* The headline metrics of d that were recorded (metric indexes), at
  * most SEC_MAX_COLS. */
 size_t sec_brief_cols(const struct t4_dec_domain *d, uint32_t *cols);
+
+/* A kind table of nl label columns (lh) and the headline metric columns
+ * of domain d (their indexes into cols, *nc of them). */
+int sec_kind_table_init(struct t4_table *t, const struct t4_dec_domain *d,
+			const char *const *lh, size_t nl, uint32_t *cols, size_t *nc);
 
 /* The phase names: each bookmark's first phase and how many phases it
  * has, in the order they first occur. */
@@ -77,5 +84,20 @@ int sec_kind_tables(const struct t4_decoder *dec, const struct sec_names *pn, bo
 		    sec_kind_fn fn, void *ud);
 /* Every selected domain's clock model in one table. */
 int sec_clock_table(const struct t4_decoder *dec, struct t4_table *t);
+
+/* ---- several hosts merged (sections_hosts.c) ----------------------------- */
+
+/* "within +-N (the kernel's maxerror ..., fit residual ...)". */
+void sec_place_text(const struct t4_place *pl, char *buf, size_t cap);
+/* One row per host: span, bound and its parts. */
+int sec_hosts_table(const struct t4_merge *m, struct t4_table *t);
+/* Every host's first SEC_MAX_LISTED phases, the same NAME#N side by side. */
+int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t);
+/* Per kind, rows PHASE, HOST, PMU: the headline metrics over each phase
+ * name's occurrences on each host; fn gets each table with the kind's
+ * first domain (its metric columns). */
+typedef int (*sec_hosts_kind_fn)(void *ud, const struct t4_dec_domain *first,
+				 const struct t4_table *t);
+int sec_hosts_kind_tables(const struct t4_merge *m, sec_hosts_kind_fn fn, void *ud);
 
 #endif

@@ -25,8 +25,14 @@
  * (kind `cpu`: a thread on a CPU, name its comm; kind `gpu`: a job of the
  * GPU fence context `context`, submitted by pid/tid, name its timeline).
  *
+ * Several hosts' logs merged (decode a.t4t b.t4t): every format's rows
+ * start with a `host` column (the host's name, NAME/N where several logs
+ * share one), each host's rows together, in the order the logs were given.
+ *
  * Times are integer ns in the --time base (the reference clock, ns from
- * the first trigger, or UTC ns); counts are integers, metrics decimals
+ * the first trigger, or UTC ns; merged: UTC through each host's line by
+ * default, rel from the first trigger of any host, ref each host's own
+ * clock); counts are integers, metrics decimals
  * (absent metrics have no row). Fields are quoted by RFC 4180 when they
  * hold the separator (-x), a quote or a line break; bytes that are not
  * UTF-8 become the text \xNN. The part of a row shared by every row of an
@@ -45,6 +51,17 @@ struct csv_state {
 	bool checked;          /* the time base was checked against the log */
 };
 
+/* The host field of a merged row (nothing for a single log). */
+static void field_host(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec)
+{
+	const struct t4_place *pl = t4_decoder_place(dec);
+
+	if (!x->o.hosts)
+		return;
+	dec_wbuf_csv_field(w, pl ? pl->host : "", x->o.csv_sep);
+	dec_wbuf_ch(w, x->o.csv_sep);
+}
+
 /* A reference time in the output's time base. */
 static void field_time(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec,
 		       uint64_t t)
@@ -62,8 +79,13 @@ static int time_check(struct t4_output *x, const struct t4_decoder *dec, bool *c
 	return t4_decoder_time_ok(dec, x->o.time);
 }
 
+/* The header line; merged logs (-o hosts) start every row with the host. */
 static void header(struct t4_output *x, const char *const *cols, size_t n)
 {
+	if (x->o.hosts) {
+		dec_wbuf_str(&x->w, "host");
+		dec_wbuf_ch(&x->w, x->o.csv_sep);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			dec_wbuf_ch(&x->w, x->o.csv_sep);
@@ -136,6 +158,7 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
 	p->len = 0;
+	field_host(x, p, dec);
 	dec_wbuf_u64(p, iv->trigger);
 	dec_wbuf_ch(p, sep);
 	field_time(x, p, dec, iv->start_ns);
@@ -204,6 +227,7 @@ static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
 
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
+	field_host(x, w, dec);
 	dec_wbuf_csv_field(w, ph->name, sep);
 	dec_wbuf_ch(w, sep);
 	field_u64(w, ph->occurrence, sep);
@@ -253,6 +277,7 @@ static int slices_slice(void *ud, const struct t4_decoder *dec, const struct t4_
 
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
+	field_host(x, w, dec);
 	field_time(x, w, dec, s->start_ns);
 	field_time(x, w, dec, s->end_ns);
 	dec_wbuf_str(w, gpu ? "gpu" : "cpu");

@@ -20,6 +20,12 @@
  *             "gpu")
  *   phase     at the end, one per phase span, as `-f phases`
  *
+ * Several hosts' logs merged (decode a.t4t b.t4t): each host's records
+ * follow a header of its own, which adds "placement" (the host's line on
+ * UTC: "bound_ns" +-, "residual_ns", "rate_ppm", "stamps", "sync" and
+ * the kernel's "maxerror_us"/"esterror_us", "origin_real_ns": the merged
+ * timeline's zero), and every other record says its "host".
+ *
  * Counts are JSON integers (64-bit: readers that keep numbers as doubles,
  * like jq, round counts above 2^53), absent metrics are left out, `flags`
  * is omitted when empty. Names that are not UTF-8 carry their bad bytes
@@ -35,7 +41,7 @@
 #define JSONL_VERSION 2
 
 struct jsonl_state {
-	bool started;       /* the header record is out */
+	bool started;       /* the header record is out (merged: this host's) */
 	uint8_t *described; /* per domain slot: its domain record is out */
 	size_t cap;
 };
@@ -67,11 +73,39 @@ static void key_time(struct t4_output *x, const struct t4_decoder *dec, const ch
 	dec_wbuf_i64(&x->w, t4_decoder_time(dec, t, x->o.time));
 }
 
-static void record(struct t4_wbuf *w, const char *type)
+/* A record; merged logs name its host next to its type. */
+static void record(struct t4_wbuf *w, const char *type, const struct t4_decoder *dec)
 {
+	const struct t4_place *pl = dec ? t4_decoder_place(dec) : NULL;
+
 	dec_wbuf_ch(w, '{');
 	key(w, "type", true);
 	dec_wbuf_json_str(w, type);
+	if (pl)
+		key_str(w, "host", pl->host);
+}
+
+/* A merged header's placement: the host's line on UTC and its bound. */
+static void placed(struct t4_wbuf *w, const struct t4_place *pl)
+{
+	key(w, "placement", false);
+	dec_wbuf_ch(w, '{');
+	key(w, "bound_ns", true);
+	dec_wbuf_u64(w, pl->bound_ns);
+	key_u64(w, "residual_ns", pl->residual_ns);
+	key(w, "rate_ppm", false);
+	dec_wbuf_f64(w, (pl->rate - 1) * 1e6);
+	key_u64(w, "stamps", pl->stamps);
+	key(w, "sync", false);
+	dec_wbuf_json_str(w, !pl->sync_known ? "unknown" : pl->unsynced ? "unsynchronised"
+								   : "synchronised");
+	if (pl->sync_known) {
+		key_u64(w, "maxerror_us", pl->maxerror_us);
+		key_u64(w, "esterror_us", pl->esterror_us);
+	}
+	key(w, "origin_real_ns", false);
+	dec_wbuf_i64(w, pl->origin_real_ns);
+	dec_wbuf_ch(w, '}');
 }
 
 /* ---- header and domains ------------------------------------------------------ */
@@ -88,11 +122,14 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	st->started = true;
 	if ((rc = t4_decoder_time_ok(dec, x->o.time)) < 0)
 		return rc;
-	record(w, "header");
+	const struct t4_place *pl = t4_decoder_place(dec);
+	record(w, "header", NULL);
 	key_str(w, "format", "t410trace-jsonl");
 	key_u64(w, "version", JSONL_VERSION);
-	key_str(w, "log", x->o.log_name ? x->o.log_name : "-");
-	key_str(w, "host", s ? s->host : "");
+	key_str(w, "log", pl ? pl->log : x->o.log_name ? x->o.log_name : "-");
+	key_str(w, "host", pl ? pl->host : s ? s->host : "");
+	if (pl)
+		placed(w, pl);
 	key(w, "simulated", false);
 	dec_wbuf_str(w, s && (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 	key_str(w, "ref_clock", t4_ref_clock_name(s ? s->ref_clock : T4_REFCLK_MONOTONIC_RAW));
@@ -112,7 +149,8 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	return 0;
 }
 
-static int describe(struct t4_output *x, const struct t4_dec_domain *dm, uint32_t slot)
+static int describe(struct t4_output *x, const struct t4_decoder *dec,
+		    const struct t4_dec_domain *dm, uint32_t slot)
 {
 	struct jsonl_state *st = x->state;
 	struct t4_wbuf *w = &x->w;
@@ -130,7 +168,7 @@ static int describe(struct t4_output *x, const struct t4_dec_domain *dm, uint32_
 	if (st->described[slot])
 		return 0;
 	st->described[slot] = 1;
-	record(w, "domain");
+	record(w, "domain", dec);
 	key_str(w, "domain", dm->name);
 	key_str(w, "pmu", dm->pmu);
 	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
@@ -219,9 +257,9 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
 	int rc;
 
-	if ((rc = start(x, dec)) < 0 || (rc = describe(x, dm, iv->domain)) < 0)
+	if ((rc = start(x, dec)) < 0 || (rc = describe(x, dec, dm, iv->domain)) < 0)
 		return rc;
-	record(w, "interval");
+	record(w, "interval", dec);
 	key_str(w, "domain", dm->name);
 	key_str(w, "pmu", dm->pmu);
 	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
@@ -250,7 +288,7 @@ static int jsonl_slice(void *ud, const struct t4_decoder *dec, const struct t4_s
 
 	if ((rc = start(x, dec)) < 0)
 		return rc;
-	record(w, "slice");
+	record(w, "slice", dec);
 	key_str(w, "slice", gpu ? "gpu" : "cpu");
 	key_time(x, dec, "start_ns", s->start_ns);
 	key_time(x, dec, "end_ns", s->end_ns);
@@ -280,7 +318,7 @@ static int jsonl_phase(void *ud, const struct t4_decoder *dec, size_t i)
 
 	if ((rc = start(x, dec)) < 0)
 		return rc;
-	record(w, "phase");
+	record(w, "phase", dec);
 	key_str(w, "phase", ph->name);
 	key_u64(w, "occurrence", ph->occurrence);
 	key_time(x, dec, "start_ns", ph->start_ns);
@@ -297,6 +335,20 @@ static int jsonl_finish(void *ud, const struct t4_decoder *dec)
 	int rc = start(ud, dec); /* nothing decoded: still the header */
 
 	return rc < 0 ? rc : out_close(ud);
+}
+
+/* Merged: each host opens with its own header, its domains described
+ * again (their slots are its decoder's). */
+static int jsonl_host(void *ud, const struct t4_decoder *dec)
+{
+	struct t4_output *x = ud;
+	struct jsonl_state *st = x->state;
+
+	(void)dec;
+	st->started = false;
+	if (st->described)
+		memset(st->described, 0, st->cap);
+	return 0;
 }
 
 static int jsonl_init(struct t4_output *x)
@@ -317,7 +369,7 @@ static void jsonl_fini(struct t4_output *x)
 const struct out_backend out_jsonl = {
 	.name = "jsonl",
 	.ops = { .interval = jsonl_interval, .slice = jsonl_slice, .phase = jsonl_phase,
-		 .finish = jsonl_finish },
+		 .finish = jsonl_finish, .host = jsonl_host },
 	.wants_metrics = true,
 	.init = jsonl_init,
 	.fini = jsonl_fini,

@@ -44,6 +44,14 @@
  * trace_processor has every conversion it may need. One packet sequence;
  * its first packet clears the incremental state.
  *
+ * Several hosts merged (decode a.t4t b.t4t -f perfetto): one root per
+ * host ("t410trace HOST", its tracks under it as above, workload threads
+ * as plain tracks under a process track of the host: PIDs of several
+ * hosts are not one process), every uuid mixed with the host's number
+ * (pf_track_id), and one time axis: every timestamp is UTC (REALTIME,
+ * clock 1) through the host's line (t4_place_real), the snapshot's one
+ * clock REALTIME at the merged origin.
+ *
  * Streaming: each packet is packed by protobuf-c as a one-packet Trace,
  * which is exactly field 1 of Trace (tag 0x0a, varint length, packet):
  * concatenated, they are one Trace. Packets go straight into the output's
@@ -103,12 +111,15 @@ enum {
 };
 #define PF_GROUP 0xffff /* item of a class's group track (object 0) */
 
-static uint64_t pf_uuid(enum pf_class c, uint32_t object, uint16_t item)
-{
-	return (uint64_t)0x74 << 56 | (uint64_t)c << 48 | (uint64_t)object << 16 | item;
-}
 
 /* ---- state ---------------------------------------------------------------- */
+
+/* Merged: which host the callbacks are about (per-host state below is
+ * reset at each host). */
+struct pf_host {
+	const struct t4_place *place; /* NULL: a single log */
+	bool root;                    /* its root track described */
+};
 
 /* What has been described of one domain (by its decoder index). */
 struct pf_dom {
@@ -117,7 +128,8 @@ struct pf_dom {
 };
 
 struct pf_state {
-	bool started;         /* clock snapshot and root written */
+	bool started;         /* clock snapshot (and a single log's root) written */
+	struct pf_host host;
 	uint32_t clock;       /* the reference clock's builtin clock ID */
 	bool phases_described;
 	uint64_t kinds;       /* bit k: kind group k described */
@@ -129,6 +141,24 @@ struct pf_state {
 	uint64_t *gpus;       /* contexts whose track is described */
 	size_t n_gpus, cap_gpus;
 };
+
+/* A track's uuid (see above); merged, each host's uuids are its single
+ * log's mixed with its number (splitmix64's finaliser: a bijection, so
+ * no two tracks of one host collide, and two hosts' collide with
+ * probability 2^-64). */
+static uint64_t pf_track_id(const struct t4_output *x, enum pf_class c, uint32_t object,
+			    uint16_t item)
+{
+	const struct pf_state *st = x->state;
+	uint64_t u = (uint64_t)0x74 << 56 | (uint64_t)c << 48 | (uint64_t)object << 16 | item;
+
+	if (!st->host.place)
+		return u;
+	u ^= (uint64_t)(st->host.place->index + 1) * 0x9e3779b97f4a7c15ull;
+	u = (u ^ (u >> 30)) * 0xbf58476d1ce4e5b9ull;
+	u = (u ^ (u >> 27)) * 0x94d049bb133111ebull;
+	return u ^ (u >> 31);
+}
 
 static int pf_init(struct t4_output *x)
 {
@@ -184,7 +214,7 @@ static void pf_write_event(struct t4_output *x, uint64_t ts, pf_event *ev)
 	pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 
 	p.has_timestamp = p.has_timestamp_clock_id = true;
-	p.timestamp = ts;
+	p.timestamp = st->host.place ? (uint64_t)t4_place_real(st->host.place, ts) : ts;
 	p.timestamp_clock_id = st->clock;
 	p.track_event = ev;
 	pf_write(x, &p);
@@ -284,7 +314,8 @@ static void pf_snapshot_write(struct t4_output *x, uint32_t ref_clock, uint64_t 
 		c[i].clock_id = ids[i];
 		c[i].timestamp = ts[i];
 	}
-	cs.n_clocks = realtime ? 3 : 2;
+	/* merged logs: REALTIME alone (no host's BOOTTIME is the trace's) */
+	cs.n_clocks = ref_clock == PF_REALTIME ? 1 : realtime ? 3 : 2;
 	cs.clocks = cp;
 	cs.has_primary_trace_clock = true;
 	cs.primary_trace_clock = ref_clock;
@@ -304,19 +335,27 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 	bool paired = s && s->start_ref_ns && s->start_real_ns;
 	char name[T4_NAME_MAX + 64];
 
-	if (st->started)
-		return;
+	const struct t4_place *pl = st->host.place;
+	if (!st->started && pl) { /* merged: one axis, UTC */
+		st->clock = PF_REALTIME;
+		pf_snapshot_write(x, PF_REALTIME, (uint64_t)pl->origin_real_ns, 0);
+	} else if (!st->started) {
+		st->clock = pf_ref_clock(s);
+		pf_snapshot_write(x, st->clock, paired ? s->start_ref_ns : first_ns,
+				  paired ? s->start_real_ns : 0);
+	}
 	st->started = true;
-	st->clock = pf_ref_clock(s);
-	pf_snapshot_write(x, st->clock, paired ? s->start_ref_ns : first_ns,
-			  paired ? s->start_real_ns : 0);
-	snprintf(name, sizeof(name), "t410trace%s%s%s", s ? " " : "", s ? s->host : "",
+	if (st->host.root)
+		return;
+	st->host.root = true;
+	snprintf(name, sizeof(name), "t410trace%s%s%s", s || pl ? " " : "",
+		 pl ? pl->host : s ? s->host : "",
 		 s && (s->flags & T4_SESSION_SIMULATED) ? " [SIMULATED Tegra410: not a measurement]"
 							: "");
 	pf_track_desc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	td.has_child_ordering = true; /* its children by rank: the phases first */
 	td.child_ordering = PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
-	pf_track_desc_write(x, &td, pf_uuid(PF_ROOT, 0, 0), 0, name, INT32_MIN);
+	pf_track_desc_write(x, &td, pf_track_id(x, PF_ROOT, 0, 0), 0, name, INT32_MIN);
 }
 
 /* ---- domains and their counter tracks ------------------------------------------ */
@@ -329,7 +368,7 @@ static int pf_domain(struct t4_output *x, const struct t4_dec_domain *dm, uint32
 	struct pf_state *st = x->state;
 	/* kinds beyond the bit set (none today) share the "other" group */
 	uint32_t kind = dm->ix->d.kind < 64 ? dm->ix->d.kind : T4_DOM_OTHER;
-	uint64_t group = pf_uuid(PF_KIND, kind, 0);
+	uint64_t group = pf_track_id(x, PF_KIND, kind, 0);
 
 	if (slot >= st->cap_doms) {
 		size_t cap = slot < 32 ? 64 : (size_t)slot * 2;
@@ -346,10 +385,10 @@ static int pf_domain(struct t4_output *x, const struct t4_dec_domain *dm, uint32
 	(*out)->described = true;
 	if (!(st->kinds & (1ull << kind))) {
 		st->kinds |= 1ull << kind;
-		pf_track(x, group, pf_uuid(PF_ROOT, 0, 0), dm->kind_label, NULL,
+		pf_track(x, group, pf_track_id(x, PF_ROOT, 0, 0), dm->kind_label, NULL,
 			 PF_RANK_KIND + (int32_t)kind);
 	}
-	pf_track(x, pf_uuid(PF_DOMAIN, dm->id, 0), group, dm->name, NULL, INT32_MIN);
+	pf_track(x, pf_track_id(x, PF_DOMAIN, dm->id, 0), group, dm->name, NULL, INT32_MIN);
 	return 0;
 }
 
@@ -379,7 +418,7 @@ _Static_assert(T4_MAX_COUNTERS <= 64, "one bit per counter track in struct pf_do
 static uint64_t pf_series(struct t4_output *x, const struct t4_dec_domain *dm,
 			  struct pf_dom *pd, bool metric, uint32_t i)
 {
-	uint64_t uuid = pf_uuid(metric ? PF_METRIC : PF_EVENT, dm->id, (uint16_t)i);
+	uint64_t uuid = pf_track_id(x, metric ? PF_METRIC : PF_EVENT, dm->id, (uint16_t)i);
 	const char *unit = metric ? dm->metric_unit[i] : dm->event_unit[i];
 	pf_counter_desc cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	char name[2 * T4_NAME_MAX + 8];
@@ -392,7 +431,7 @@ static uint64_t pf_series(struct t4_output *x, const struct t4_dec_domain *dm,
 		 metric ? dm->metric_name[i] : dm->event_name[i], unit);
 	char safe_unit[64];
 	pf_unit(&cd, pf_text(unit, safe_unit, sizeof(safe_unit)), metric);
-	pf_track(x, uuid, pf_uuid(PF_DOMAIN, dm->id, 0), name, &cd, INT32_MIN);
+	pf_track(x, uuid, pf_track_id(x, PF_DOMAIN, dm->id, 0), name, &cd, INT32_MIN);
 	return uuid;
 }
 
@@ -429,14 +468,14 @@ static int pf_phase(void *ud, const struct t4_decoder *dec, size_t p)
 	pf_start(x, dec, ph->start_ns);
 	if (!st->phases_described) {
 		st->phases_described = true;
-		pf_track(x, pf_uuid(PF_PHASES, 0, 0), pf_uuid(PF_ROOT, 0, 0), "phases", NULL,
+		pf_track(x, pf_track_id(x, PF_PHASES, 0, 0), pf_track_id(x, PF_ROOT, 0, 0), "phases", NULL,
 			 PF_RANK_PHASES);
 	}
 	char safe[4 * T4_NAME_MAX + 16], label[4 * T4_NAME_MAX + 16];
 	snprintf(label, sizeof(label), "%s#%u", *ph->name ? ph->name : "(none)", ph->occurrence);
-	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->start_ns, PF_SLICE_BEGIN,
+	pf_slice(x, pf_track_id(x, PF_PHASES, 0, 0), ph->start_ns, PF_SLICE_BEGIN,
 		 pf_text(label, safe, sizeof(safe)));
-	pf_slice(x, pf_uuid(PF_PHASES, 0, 0), ph->end_ns, PF_SLICE_END, NULL);
+	pf_slice(x, pf_track_id(x, PF_PHASES, 0, 0), ph->end_ns, PF_SLICE_END, NULL);
 	return out_status(x);
 }
 
@@ -444,11 +483,11 @@ static int pf_phase(void *ud, const struct t4_decoder *dec, size_t p)
 static uint64_t pf_gpu_group(struct t4_output *x)
 {
 	struct pf_state *st = x->state;
-	uint64_t uuid = pf_uuid(PF_GPU, 0, PF_GROUP);
+	uint64_t uuid = pf_track_id(x, PF_GPU, 0, PF_GROUP);
 
 	if (!st->gpu_group) {
 		st->gpu_group = true;
-		pf_track(x, uuid, pf_uuid(PF_ROOT, 0, 0), "GPU jobs", NULL, PF_RANK_GPU);
+		pf_track(x, uuid, pf_track_id(x, PF_ROOT, 0, 0), "GPU jobs", NULL, PF_RANK_GPU);
 	}
 	return uuid;
 }
@@ -465,11 +504,18 @@ static int pf_process(struct t4_output *x, const struct t4_decoder *dec, uint32_
 
 	if (dec_idmap_get(&st->processes, pid) >= 0)
 		return 0;
+	if (st->host.place) { /* merged: PIDs of several hosts are not one process's */
+		char label[T4_NAME_MAX + 32];
+		snprintf(label, sizeof(label), "%s (pid %u)", *name ? name : "process", pid);
+		pf_track(x, pf_track_id(x, PF_PROCESS, pid, 0), pf_track_id(x, PF_ROOT, 0, 0), label,
+			 NULL, PF_RANK_WORKLOAD);
+		return dec_idmap_put(&st->processes, pid, 0);
+	}
 	pd.has_pid = true;
 	pd.pid = (int32_t)pid;
 	pd.process_name = *name ? (char *)pf_text(name, safe, sizeof(safe)) : NULL;
 	td.process = &pd;
-	pf_track_desc_write(x, &td, pf_uuid(PF_PROCESS, pid, 0), 0, name, INT32_MIN);
+	pf_track_desc_write(x, &td, pf_track_id(x, PF_PROCESS, pid, 0), 0, name, INT32_MIN);
 	return dec_idmap_put(&st->processes, pid, 0);
 }
 
@@ -487,6 +533,12 @@ static int pf_thread(struct t4_output *x, const struct t4_decoder *dec, const st
 		return 0;
 	if ((rc = pf_process(x, dec, s->pid)) < 0)
 		return rc;
+	if (st->host.place) { /* merged: a plain track in its process's */
+		char label[T4_NAME_MAX + 32];
+		snprintf(label, sizeof(label), "%s %u", *s->name ? s->name : "thread", s->tid);
+		pf_track(x, uuid, pf_track_id(x, PF_PROCESS, s->pid, 0), label, NULL, INT32_MIN);
+		return dec_idmap_put(&st->threads, s->tid, 0);
+	}
 	th.has_pid = th.has_tid = true;
 	th.pid = (int32_t)s->pid;
 	th.tid = s->tid;
@@ -504,8 +556,8 @@ static int pf_slice_track(struct t4_output *x, const struct t4_decoder *dec,
 	char name[3 * T4_NAME_MAX];
 	bool gpu = s->kind == T4_SLICE_GPU;
 
-	*uuid = gpu ? pf_uuid(PF_GPU, (uint32_t)s->context, (uint16_t)(s->context >> 32))
-		    : pf_uuid(PF_THREAD, s->tid, 0);
+	*uuid = gpu ? pf_track_id(x, PF_GPU, (uint32_t)s->context, (uint16_t)(s->context >> 32))
+		    : pf_track_id(x, PF_THREAD, s->tid, 0);
 	if (!gpu)
 		return pf_thread(x, dec, s, *uuid);
 	for (size_t i = 0; i < st->n_gpus; i++)
@@ -543,6 +595,23 @@ static int pf_cpu_gpu_slice(void *ud, const struct t4_decoder *dec, const struct
 	return out_status(x);
 }
 
+/* Merged: a host begins; its tracks are its own (pf_track_id). */
+static int pf_host(void *ud, const struct t4_decoder *dec)
+{
+	struct t4_output *x = ud;
+	struct pf_state *st = x->state;
+
+	st->host = (struct pf_host){ .place = t4_decoder_place(dec) };
+	st->phases_described = st->gpu_group = false;
+	st->kinds = 0;
+	if (st->doms)
+		memset(st->doms, 0, st->cap_doms * sizeof(*st->doms));
+	dec_idmap_free(&st->threads);
+	dec_idmap_free(&st->processes);
+	st->n_gpus = 0;
+	return 0;
+}
+
 static int pf_finish(void *ud, const struct t4_decoder *dec)
 {
 	pf_start(ud, dec, t4_decoder_origin_ns(dec)); /* nothing decoded: still a trace */
@@ -552,7 +621,7 @@ static int pf_finish(void *ud, const struct t4_decoder *dec)
 const struct out_backend out_perfetto = {
 	.name = "perfetto",
 	.ops = { .interval = pf_interval, .slice = pf_cpu_gpu_slice, .phase = pf_phase,
-		 .finish = pf_finish },
+		 .finish = pf_finish, .host = pf_host },
 	.wants_metrics = true,
 	.init = pf_init,
 	.fini = pf_fini,

@@ -53,11 +53,13 @@ static const char *const agg_names[] = { "instance", "sum", "range" };
 
 struct rpt_plot {
 	uint32_t kind;
-	size_t domain; /* the first domain that has it: names, unit, formula */
+	const struct t4_decoder *dec; /* of the first domain that has it: */
+	size_t domain; /* names, unit, formula */
 	uint32_t metric;
 };
 
 struct rpt_series {
+	const struct t4_decoder *dec; /* its domain's (merged: its host's) */
 	uint32_t plot;
 	enum rpt_agg agg;
 	size_t domain;         /* RPT_INSTANCE: its domain */
@@ -82,6 +84,7 @@ struct rpt_kind {
 };
 
 struct rpt_lane {
+	const struct t4_decoder *dec; /* its host's */
 	uint64_t context; /* GPU lanes */
 	size_t acc;
 	uint32_t cpu;
@@ -98,6 +101,8 @@ struct rpt_pending {
 };
 
 struct report {
+	const struct t4_decoder *dec;  /* the log being decoded (merged: the host) */
+	const struct t4_place *place;  /* merged: its host's line (times on UTC) */
 	struct rpt_grid g;
 	struct rpt_plot *plots;
 	size_t n_plots, cap_plots;
@@ -132,6 +137,7 @@ static bool additive(const char *unit)
 
 static int new_series(struct report *r, uint32_t plot, enum rpt_agg agg, size_t domain)
 {
+	const struct t4_decoder *dec = r->dec;
 	int env;
 
 	if (r->n_series >= RPT_MAX_SERIES) {
@@ -142,7 +148,7 @@ static int new_series(struct report *r, uint32_t plot, enum rpt_agg agg, size_t 
 	    dec_vec_room((void **)&r->series, &r->cap_series, r->n_series, sizeof(*r->series)) < 0)
 		return t4_err(ENOMEM, "out of memory for the report's series");
 	struct rpt_series *s = &r->series[r->n_series];
-	*s = (struct rpt_series){ plot, agg, domain, 0, (size_t)env, NULL };
+	*s = (struct rpt_series){ dec, plot, agg, domain, 0, (size_t)env, NULL };
 	if (agg == RPT_SUM) {
 		if (!(s->sum = calloc(1, sizeof(*s->sum))))
 			return t4_err(ENOMEM, "out of memory for the report's series");
@@ -151,20 +157,37 @@ static int new_series(struct report *r, uint32_t plot, enum rpt_agg agg, size_t 
 	return (int)r->n_series++;
 }
 
+/* The plot of (kind, metric) another log (merged: host) made, or n_plots. */
+static size_t plot_find(const struct report *r, uint32_t kind, const char *metric)
+{
+	for (size_t p = 0; p < r->n_plots; p++) {
+		const struct rpt_plot *pl = &r->plots[p];
+		if (pl->kind == kind &&
+		    !strcmp(t4_decoder_domain_at(pl->dec, pl->domain)->metric_name[pl->metric], metric))
+			return p;
+	}
+	return r->n_plots;
+}
+
 /* The plot of (kind, metric m of domain i): found in the kind's list or
- * made. Returns its column in the kind, or -1 when the kind is full. */
+ * made (merged: one plot per kind and metric for every host). Returns
+ * its column in the kind, or -1 when the kind is full. */
 static int plot_col(struct report *r, struct rpt_kind *k, const struct t4_dec_domain *d,
 		    size_t i, uint32_t m)
 {
 	for (size_t c = 0; c < k->n_metrics; c++)
 		if (!strcmp(k->metric[c], d->metric_name[m]))
 			return (int)c;
-	if (k->n_metrics == SEC_MAX_COLS ||
-	    dec_vec_room((void **)&r->plots, &r->cap_plots, r->n_plots, sizeof(*r->plots)) < 0)
+	if (k->n_metrics == SEC_MAX_COLS)
 		return -1;
-	r->plots[r->n_plots] = (struct rpt_plot){ d->ix->d.kind, i, m };
+	size_t p = plot_find(r, d->ix->d.kind, d->metric_name[m]);
+	if (p == r->n_plots) {
+		if (dec_vec_room((void **)&r->plots, &r->cap_plots, r->n_plots, sizeof(*r->plots)) < 0)
+			return -1;
+		r->plots[r->n_plots++] = (struct rpt_plot){ d->ix->d.kind, r->dec, i, m };
+	}
 	snprintf(k->metric[k->n_metrics], T4_NAME_MAX, "%s", d->metric_name[m]);
-	k->plot_of[k->n_metrics] = (uint32_t)r->n_plots++;
+	k->plot_of[k->n_metrics] = (uint32_t)p;
 	k->agg_series[k->n_metrics] = -1;
 	return (int)k->n_metrics++;
 }
@@ -215,6 +238,12 @@ static int map_domain(struct report *r, const struct t4_decoder *dec, size_t i)
 
 /* ---- intervals -------------------------------------------------------------------- */
 
+/* A time on the report's axis: the reference clock, or merged, UTC. */
+static uint64_t rpt_time(const struct report *r, uint64_t t)
+{
+	return r->place ? (uint64_t)t4_place_real(r->place, t) : t;
+}
+
 /* The joined interval's metrics into its series. */
 static void pend_flush(struct report *r, const struct t4_decoder *dec)
 {
@@ -249,6 +278,7 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, iv->domain);
 	int rc;
 
+	r->dec = dec;
 	if (iv->domain >= r->n_dmap) {
 		size_t n = t4_decoder_n_domains(dec);
 		struct rpt_dmap *dm = realloc(r->dmap, n * sizeof(*dm));
@@ -266,7 +296,7 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 		p->open = true;
 		p->domain = iv->domain;
 		p->trigger = iv->trigger;
-		p->start = iv->start_ns;
+		p->start = rpt_time(r, iv->start_ns);
 		p->elapsed = 0;
 		p->n = iv->n_counts;
 		memset(p->totals, 0, sizeof(p->totals[0]) * p->n);
@@ -275,7 +305,7 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	for (uint32_t c = 0; c < iv->n_counts && c < p->n; c++)
 		p->totals[c] += d->event_gauge[c] ? dec_gauge_weight(iv->counts[c], iv->elapsed_ns)
 						  : iv->counts[c];
-	p->end = iv->end_ns;
+	p->end = rpt_time(r, iv->end_ns);
 	p->elapsed += iv->elapsed_ns;
 	return 0;
 }
@@ -286,6 +316,13 @@ static int new_lane(struct report *r, struct rpt_lane l)
 {
 	int a = rpt_acc_new(&r->g);
 
+	l.dec = r->dec;
+	if (r->place) { /* merged: the host's name first */
+		char label[sizeof(l.label)];
+		snprintf(label, sizeof(label), "%s", l.label);
+		snprintf(l.label, sizeof(l.label), "%.*s: %.*s", T4_NAME_MAX, r->place->host,
+			 (int)(sizeof(l.label) - T4_NAME_MAX - 4), label);
+	}
 	if (a < 0 ||
 	    dec_vec_room((void **)&r->lanes, &r->cap_lanes, r->n_lanes, sizeof(*r->lanes)) < 0)
 		return a < 0 ? a : t4_err(ENOMEM, "out of memory for the report's lanes");
@@ -300,7 +337,7 @@ static int gpu_lane(struct report *r, const struct t4_slice *s)
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->n_lanes; i++) {
-		if (!r->lanes[i].gpu)
+		if (!r->lanes[i].gpu || r->lanes[i].dec != r->dec)
 			continue;
 		if (r->lanes[i].other || r->lanes[i].context == s->context)
 			return (int)i;
@@ -336,12 +373,12 @@ static int rpt_slice(void *ud, const struct t4_decoder *dec, const struct t4_sli
 {
 	struct t4_output *x = ud;
 	struct report *r = x->state;
-	int l = s->kind == T4_SLICE_GPU ? gpu_lane(r, s) : cpu_lane(r, s->cpu);
+	int l;
 
-	(void)dec;
-	if (l < 0)
+	r->dec = dec;
+	if ((l = s->kind == T4_SLICE_GPU ? gpu_lane(r, s) : cpu_lane(r, s->cpu)) < 0)
 		return l;
-	rpt_acc_add(&r->g, r->lanes[l].acc, s->start_ns, s->end_ns);
+	rpt_acc_add(&r->g, r->lanes[l].acc, rpt_time(r, s->start_ns), rpt_time(r, s->end_ns));
 	return 0;
 }
 
@@ -423,7 +460,7 @@ static void fmt_str(struct t4_wbuf *w, const char *fmt, ...)
 static const char CSP[] = "default-src 'none'; script-src 'unsafe-inline'; "
 			  "style-src 'unsafe-inline'; img-src data:";
 
-static void head(struct t4_output *x, const struct t4_decoder *dec)
+static void head(struct t4_output *x)
 {
 	struct t4_wbuf *w = &x->w;
 
@@ -437,7 +474,6 @@ static void head(struct t4_output *x, const struct t4_decoder *dec)
 	dec_wbuf_str(w, "</style>\n<style>");
 	dec_wbuf_put(w, t4_rpt_css, t4_rpt_css_len);
 	dec_wbuf_str(w, "</style>\n</head>\n<body>\n");
-	(void)dec;
 }
 
 static void field(struct t4_wbuf *w, const char *name, const char *value)
@@ -455,12 +491,14 @@ static void recording(struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_session_pkt *s = t4_index_session(t4_decoder_index(dec));
 	char b[160], d[32];
 
-	dec_wbuf_str(w, "<header id=\"t4-head\"><h1>");
-	html(w, x->o.log_name ? x->o.log_name : "-");
+	const struct t4_place *pl = t4_decoder_place(dec);
+	/* merged: a header per host, each host's figures in its own (classes) */
+	dec_wbuf_str(w, pl ? "<header class=\"t4-head\"><h1>" : "<header id=\"t4-head\"><h1>");
+	html(w, pl ? pl->log : x->o.log_name ? x->o.log_name : "-");
 	dec_wbuf_str(w, "</h1>");
 	if (s && (s->flags & T4_SESSION_SIMULATED))
 		dec_wbuf_str(w, "<p id=\"t4-simulated\">SIMULATED Tegra410: not a measurement</p>");
-	dec_wbuf_str(w, "<dl id=\"t4-session\">");
+	dec_wbuf_str(w, pl ? "<dl class=\"t4-session\">" : "<dl id=\"t4-session\">");
 	if (s) {
 		time_t t = (time_t)(s->start_real_ns / 1000000000u);
 		struct tm tm;
@@ -653,18 +691,19 @@ static int tables(struct t4_output *x, const struct t4_decoder *dec)
 
 /* ---- the data for the plots ---------------------------------------------------------- */
 
-static void series_label(struct t4_wbuf *w, const struct t4_decoder *dec,
-			 const struct rpt_series *s)
+static void series_label(struct t4_wbuf *w, const struct rpt_series *s)
 {
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, s->domain);
-	char b[160];
+	const struct t4_dec_domain *d = t4_decoder_domain_at(s->dec, s->domain);
+	const struct t4_place *pl = t4_decoder_place(s->dec);
+	char b[160], h[T4_NAME_MAX + 4] = "";
 
-	if (s->agg == RPT_INSTANCE) {
-		json_str(w, d->name);
-		return;
-	}
-	snprintf(b, sizeof(b), "%s of %u %s", s->agg == RPT_SUM ? "sum" : "range", s->members,
-		 d->kind_label);
+	if (pl) /* merged: which host */
+		snprintf(h, sizeof(h), "%s: ", pl->host);
+	if (s->agg == RPT_INSTANCE)
+		snprintf(b, sizeof(b), "%s%s", h, d->name);
+	else
+		snprintf(b, sizeof(b), "%s%s of %u %s", h, s->agg == RPT_SUM ? "sum" : "range",
+			 s->members, d->kind_label);
 	json_str(w, b);
 }
 
@@ -685,12 +724,12 @@ static void series_values(struct t4_wbuf *w, const struct rpt_grid *g, size_t e)
 	dec_wbuf_ch(w, ']');
 }
 
-static void plots_json(struct t4_wbuf *w, struct report *r, const struct t4_decoder *dec)
+static void plots_json(struct t4_wbuf *w, struct report *r)
 {
 	dec_wbuf_str(w, ",\"plots\":[");
 	for (size_t p = 0; p < r->n_plots; p++) {
 		const struct rpt_plot *pl = &r->plots[p];
-		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, pl->domain);
+		const struct t4_dec_domain *d = t4_decoder_domain_at(pl->dec, pl->domain);
 		bool first = true;
 		dec_wbuf_str(w, p ? ",\n{\"kind\":" : "\n{\"kind\":");
 		json_str(w, d->kind_label);
@@ -707,7 +746,7 @@ static void plots_json(struct t4_wbuf *w, struct report *r, const struct t4_deco
 				continue;
 			dec_wbuf_str(w, first ? "\n {\"label\":" : ",\n {\"label\":");
 			first = false;
-			series_label(w, dec, se);
+			series_label(w, se);
 			fmt_str(w, ",\"agg\":\"%s\",\"y\":", agg_names[se->agg]);
 			series_values(w, &r->g, se->env);
 			dec_wbuf_ch(w, '}');
@@ -722,12 +761,13 @@ static double rel_s(const struct t4_decoder *dec, uint64_t t)
 	return (double)t4_decoder_time(dec, t, T4_TIME_REL) / 1e9;
 }
 
+/* A log's phases: {"exact", "more", "spans", "names"}. */
 static void phases_json(struct t4_wbuf *w, const struct t4_decoder *dec)
 {
 	size_t np = t4_decoder_n_phases(dec), n = np < RPT_MAX_SPANS ? np : RPT_MAX_SPANS;
 	struct sec_names pn = { 0 };
 
-	dec_wbuf_str(w, ",\"phases\":{\"exact\":");
+	dec_wbuf_str(w, "{\"exact\":");
 	dec_wbuf_str(w, t4_decoder_phases_exact(dec) ? "true" : "false");
 	fmt_str(w, ",\"more\":%zu,\"spans\":[", np - n);
 	/* span: [start s, end s, name index, occurrence]; names once each */
@@ -792,17 +832,49 @@ static void lanes_json(struct t4_wbuf *w, struct report *r)
 	dec_wbuf_ch(w, ']');
 }
 
-static void data(struct t4_output *x, struct report *r, const struct t4_decoder *dec)
+/* Merged: each host's phase band, its label and bound (report.js). */
+static void hosts_json(struct t4_wbuf *w, const struct t4_merge *m)
+{
+	dec_wbuf_str(w, ",\"hosts\":[");
+	for (size_t i = 0, first = 1; i < t4_merge_n_hosts(m); i++) {
+		const struct t4_decoder *dec = t4_merge_decoder(m, i);
+		if (!dec)
+			continue;
+		dec_wbuf_str(w, first ? "\n{\"label\":" : ",\n{\"label\":");
+		first = 0;
+		json_str(w, t4_merge_place(m, i)->host);
+		dec_wbuf_str(w, ",\"bound_ms\":");
+		json_num(w, (double)t4_merge_place(m, i)->bound_ns / 1e6);
+		dec_wbuf_str(w, ",\"phases\":");
+		phases_json(w, dec);
+		dec_wbuf_ch(w, '}');
+	}
+	dec_wbuf_ch(w, ']');
+}
+
+/* The plots' data; m: merged logs (times from the merged origin, on UTC,
+ * the phases a band per host), else dec's. */
+static void data(struct t4_output *x, struct report *r, const struct t4_decoder *dec,
+		 const struct t4_merge *m)
 {
 	struct t4_wbuf *w = &x->w;
 	const struct rpt_grid *g = &r->g;
+	double x0 = !g->started ? 0
+		    : m     ? (double)((int64_t)g->origin - t4_merge_place(m, 0)->origin_real_ns) / 1e9
+			    : rel_s(dec, g->origin);
 
 	dec_wbuf_str(w, "<script type=\"application/json\" id=\"t4-data\">{\"x0\":");
-	json_num(w, g->started ? rel_s(dec, g->origin) : 0);
+	json_num(w, x0);
 	fmt_str(w, ",\"w\":%.9g,\"n\":%u,\"series_left_out\":%" PRIu64, (double)g->width / 1e9,
 		g->used, r->series_left_out);
-	plots_json(w, r, dec);
-	phases_json(w, dec);
+	plots_json(w, r);
+	dec_wbuf_str(w, ",\"phases\":");
+	if (m)
+		dec_wbuf_str(w, "{\"exact\":true,\"more\":0,\"spans\":[],\"names\":[]}");
+	else
+		phases_json(w, dec);
+	if (m)
+		hosts_json(w, m);
 	lanes_json(w, r);
 	dec_wbuf_str(w, "}</script>\n");
 }
@@ -822,25 +894,121 @@ static void scripts(struct t4_output *x)
 	dec_wbuf_str(w, "</script>\n</body></html>\n");
 }
 
+static const char TIMELINE[] = "<noscript>The plots need JavaScript; the tables below do"
+			       " not.</noscript>\n<div id=\"t4-errors\"></div>\n"
+			       "<section id=\"t4-timeline\"></section>\n";
+
+/* The end of a log: what it still holds goes into the columns. */
+static void rpt_log_done(struct report *r, const struct t4_decoder *dec)
+{
+	pend_flush(r, dec);
+	for (size_t s = 0; s < r->n_series; s++)
+		if (r->series[s].sum && r->series[s].dec == dec)
+			rpt_sum_flush(&r->g, r->series[s].sum);
+}
+
 static int rpt_finish(void *ud, const struct t4_decoder *dec)
 {
 	struct t4_output *x = ud;
 	struct report *r = x->state;
 	int rc;
 
-	pend_flush(r, dec);
-	for (size_t s = 0; s < r->n_series; s++)
-		if (r->series[s].sum)
-			rpt_sum_flush(&r->g, r->series[s].sum);
-	head(x, dec);
+	rpt_log_done(r, dec);
+	if (r->place)
+		return 0; /* merged: the page comes when every host is decoded */
+	head(x);
 	recording(x, dec);
 	health(x, dec);
-	dec_wbuf_str(&x->w, "<noscript>The plots need JavaScript; the tables below do"
-			   " not.</noscript>\n<div id=\"t4-errors\"></div>\n"
-			   "<section id=\"t4-timeline\"></section>\n");
+	dec_wbuf_str(&x->w, TIMELINE);
 	if ((rc = tables(x, dec)) < 0)
 		return rc;
-	data(x, r, dec);
+	data(x, r, dec, NULL);
+	scripts(x);
+	return out_close(x);
+}
+
+/* ---- several hosts merged ------------------------------------------------------------ */
+
+/* A host begins: its domains, kinds and CPU lanes are its own. */
+static int rpt_host(void *ud, const struct t4_decoder *dec)
+{
+	struct t4_output *x = ud;
+	struct report *r = x->state;
+
+	r->dec = dec;
+	r->place = t4_decoder_place(dec);
+	free(r->dmap);
+	r->dmap = NULL;
+	r->n_dmap = 0;
+	memset(r->kinds, 0, sizeof(r->kinds));
+	memset(&r->pend, 0, sizeof(r->pend));
+	for (size_t i = 0; i <= RPT_CPU_LANES; i++)
+		r->cpu_lane[i] = -1;
+	return 0;
+}
+
+static int hosts_kind_html(void *ud, const struct t4_dec_domain *first, const struct t4_table *t)
+{
+	const char *formulas[SEC_MAX_COLS];
+	uint32_t cols[SEC_MAX_COLS];
+	size_t nc = sec_brief_cols(first, cols);
+	char cap[160];
+
+	for (size_t c = 0; c < nc; c++)
+		formulas[c] = first->metric_formula[cols[c]];
+	snprintf(cap, sizeof(cap), "%s across hosts, per phase name (averages over all its spans on"
+		 " each host, from its totals)", first->kind_label);
+	fmt_str(ud, "<section class=\"t4-kind-table\" data-kind=\"%u\">", first->ix->d.kind);
+	table_html(ud, t, "t4-kind t4-hosts-kind", cap, formulas);
+	dec_wbuf_str(ud, "</section>\n");
+	return 0;
+}
+
+/* The tables across hosts: the summary's (sections_hosts.c). */
+static int hosts_tables(struct t4_output *x, const struct t4_merge *m)
+{
+	struct t4_wbuf *w = &x->w;
+	struct t4_table t;
+	int rc;
+
+	dec_wbuf_str(w, "<section id=\"t4-tables\">\n");
+	if ((rc = sec_hosts_table(m, &t)) == 0)
+		table_html(w, &t, "t4-hosts", "Hosts on one timeline (times from the first trigger of"
+			   " any host; each host placed on UTC within +- its bound)", NULL);
+	dec_table_free(&t);
+	if (rc == 0 && (rc = sec_hosts_phase_table(m, &t)) == 0 && t.nrows)
+		table_html(w, &t, "t4-phases t4-hosts-phases", "Phases across hosts (the same phase"
+			   " of several hosts side by side; offset: from its earliest start)", NULL);
+	dec_table_free(&t);
+	if (rc == 0)
+		rc = sec_hosts_kind_tables(m, hosts_kind_html, w);
+	dec_wbuf_str(w, "</section>\n");
+	return rc;
+}
+
+static int rpt_merged(void *ud, const struct t4_merge *m)
+{
+	struct t4_output *x = ud;
+	struct report *r = x->state;
+	char place[400];
+	int rc;
+
+	head(x);
+	for (size_t i = 0; i < t4_merge_n_hosts(m); i++) {
+		const struct t4_decoder *dec = t4_merge_decoder(m, i);
+		if (!dec)
+			continue;
+		recording(x, dec);
+		sec_place_text(t4_merge_place(m, i), place, sizeof(place));
+		dec_wbuf_str(&x->w, "<p class=\"t4-placed\">placed on UTC ");
+		html(&x->w, place);
+		dec_wbuf_str(&x->w, "</p>");
+		health(x, dec);
+	}
+	dec_wbuf_str(&x->w, TIMELINE);
+	if ((rc = hosts_tables(x, m)) < 0)
+		return rc;
+	data(x, r, NULL, m);
 	scripts(x);
 	return out_close(x);
 }
@@ -878,7 +1046,8 @@ static void rpt_fini(struct t4_output *x)
 
 const struct out_backend out_report = {
 	.name = "report",
-	.ops = { .interval = rpt_interval, .slice = rpt_slice, .finish = rpt_finish },
+	.ops = { .interval = rpt_interval, .slice = rpt_slice, .finish = rpt_finish,
+		 .host = rpt_host, .merged = rpt_merged },
 	.wants_metrics = false,
 	.init = rpt_init,
 	.fini = rpt_fini,

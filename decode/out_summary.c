@@ -13,7 +13,11 @@
  *   5. the workload per phase (CPU and GPU activity), when recorded;
  *   6. CLOCK DOMAINS and 7. MISSING: one line per PMU kind and one line
  *      when all is well; every domain and every count under -v or as
- *      soon as something is wrong.
+ *      soon as something is wrong;
+ *   8. several hosts merged: 1-7 for each host (its placement on UTC in
+ *      1), then ACROSS HOSTS: each host's bound, the phases of every host
+ *      side by side, per kind the metrics of every phase name on every
+ *      host (sections_hosts.c).
  *
  * Every number is a phase total of decode/attrib.c (the same pieces -f
  * csv and -f jsonl print), printed at the end. Each number column has one
@@ -46,7 +50,9 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_index_counts *c = t4_index_counts(ix);
 	char b[32], d[32], n1[200], n2[200];
 
-	fprintf(f, "t410trace decode: %s%s\n", safe(x->o.log_name ? x->o.log_name : "-", n1, sizeof(n1)),
+	const struct t4_place *pl = t4_decoder_place(dec);
+	fprintf(f, "%st410trace decode: %s%s\n", pl && pl->index ? "\n" : "",
+		safe(pl ? pl->log : x->o.log_name ? x->o.log_name : "-", n1, sizeof(n1)),
 		s && (s->flags & T4_SESSION_SIMULATED) ? "   [SIMULATED Tegra410: not a measurement]"
 						       : "");
 	if (s) {
@@ -63,6 +69,11 @@ static void header(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			s->flags & T4_SESSION_BPF_TRIGGER ? "BPF timers in the kernel"
 							  : "threads in user space",
 			t4_ref_clock_name(s->ref_clock));
+	}
+	if (pl) {
+		char place[400];
+		sec_place_text(pl, place, sizeof(place));
+		fprintf(f, "  placed      host %s on UTC %s\n", safe(pl->host, n1, sizeof(n1)), place);
 	}
 	fprintf(f, "  triggers    %" PRIu64 " reference packets, %" PRIu64 " return packets\n",
 		c->refs, c->rets);
@@ -85,8 +96,8 @@ static void phases(FILE *f, const struct t4_decoder *dec)
 	size_t n = t4_decoder_n_phases(dec);
 	struct t4_table t;
 
-	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger; boundaries: %s)\n", n,
-		n == 1 ? "" : "s",
+	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger%s; boundaries: %s)\n", n,
+		n == 1 ? "" : "s", t4_decoder_place(dec) ? " of any host" : "",
 		t4_decoder_phases_exact(dec) ? "the bookmarks' set times (exact)"
 					     : "the triggers that carry each bookmark");
 	if (!n)
@@ -573,8 +584,51 @@ static int summary_finish(void *ud, const struct t4_decoder *dec)
 	return out_close(x);
 }
 
+/* ---- 8. across hosts (merged logs) ------------------------------------------ */
+
+static int hosts_kind_print(void *ud, const struct t4_dec_domain *first, const struct t4_table *t)
+{
+	fprintf(ud, "\n%s across hosts, per phase name (averages over all its spans on each"
+		    " host, from its totals)\n", first->kind_label);
+	dec_table_print(t, ud);
+	return 0;
+}
+
+static int summary_merged(void *ud, const struct t4_merge *m)
+{
+	struct t4_output *x = ud;
+	FILE *f = x->f;
+	struct t4_table t;
+	char place[400], n1[200];
+	int rc;
+
+	fprintf(f, "\nACROSS HOSTS (%zu logs on one timeline: times from the first trigger of any"
+		   " host, each host's clock placed on UTC by its realtime stamps)\n",
+		t4_merge_n_hosts(m));
+	for (size_t i = 0; i < t4_merge_n_hosts(m); i++) {
+		const struct t4_place *pl = t4_merge_place(m, i);
+		sec_place_text(pl, place, sizeof(place));
+		fprintf(f, "  host %s is placed %s%s\n", safe(pl->host, n1, sizeof(n1)), place,
+			t4_merge_decoder(m, i) ? "" : " [left out]");
+	}
+	if ((rc = sec_hosts_table(m, &t)) == 0)
+		dec_table_print(&t, f);
+	dec_table_free(&t);
+	if (rc == 0 && (rc = sec_hosts_phase_table(m, &t)) == 0 && t.nrows) {
+		fprintf(f, "\nPHASES ACROSS HOSTS (the same phase of several hosts side by side;"
+			   " OFFSET: from its earliest start on any host; the first %d of each"
+			   " host)\n",
+			SEC_MAX_LISTED);
+		dec_table_print(&t, f);
+	}
+	dec_table_free(&t);
+	if (rc == 0)
+		rc = sec_hosts_kind_tables(m, hosts_kind_print, f);
+	return rc < 0 ? rc : out_close(x);
+}
+
 const struct out_backend out_summary = {
 	.name = "summary",
-	.ops = { .finish = summary_finish },
+	.ops = { .finish = summary_finish, .merged = summary_merged },
 	.wants_metrics = false,
 };

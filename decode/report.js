@@ -1,5 +1,5 @@
 /* report.js - the report's timeline (decode/out_report.c embeds it after
- * uPlot): the phase band, one uPlot per (PMU kind, metric) with the
+ * uPlot): the phase band (merged logs: one per host), one uPlot per (PMU kind, metric) with the
  * phases shaded behind it, and the CPU and GPU lanes, all on one x axis
  * (seconds from the first trigger): zooming or panning one plot moves
  * every other one and the band; a legend entry hides or shows its series.
@@ -25,8 +25,10 @@
 		"#7b4173", "#3182bd"];
 	var PHASE_RGB = ["66,133,244", "251,140,0", "52,168,83", "171,71,188", "0,172,193",
 		"229,57,53", "124,179,66", "255,193,7", "92,107,192", "141,110,99"];
-	var spans = D.phases.spans, names = D.phases.names;
-	var plots = [], syncing = false, band = null;
+	/* the shading: a single log's phases (merged logs: none; each host's
+	 * phases are a band of its own, D.hosts) */
+	var spans = D.phases.spans;
+	var plots = [], syncing = false, bands = [];
 
 	function el(tag, cls, text) {
 		var e = document.createElement(tag);
@@ -47,9 +49,6 @@
 		return "rgba(" + PHASE_RGB[s[2] % PHASE_RGB.length] + "," + alpha + ")";
 	}
 
-	function phaseName(s) {
-		return names[s[2]] + "#" + s[3];
-	}
 
 	/* The x values: two per column for the extremes, one for the lanes. */
 	var X2 = new Array(2 * D.n), X1 = new Array(D.n);
@@ -93,8 +92,8 @@
 	function drawn(u) {
 		if (!document.body.hasAttribute("data-t4-first-draw"))
 			document.body.setAttribute("data-t4-first-draw", String(performance.now()));
-		if (band && u === plots[0]) /* its layout settles over the first draws */
-			band.place(u.scales.x.min, u.scales.x.max, u);
+		if (u === plots[0]) /* its layout settles over the first draws */
+			placeBands(u.scales.x.min, u.scales.x.max, u);
 	}
 
 	/* One plot zoomed or panned: every other one follows, and the band. */
@@ -106,25 +105,32 @@
 			if (p !== u) p.setScale("x", { min: mn, max: mx });
 		});
 		syncing = false;
-		if (band) band.place(mn, mx, u);
+		placeBands(mn, mx, u);
 	}
 
-	function makeBand() {
-		var box = el("div"), strip = el("div");
-		strip.id = "t4-band";
-		box.appendChild(el("h2", null, "Phases"));
+	function placeBands(mn, mx, u) {
+		bands.forEach(function (b) { b.place(mn, mx, u); });
+	}
+
+	/* A phase band: a log's phases (ph: exact, more, spans, names); the
+	 * first band is #t4-band, every band a .t4-band. */
+	function makeBand(title, ph) {
+		var box = el("div"), strip = el("div", "t4-band"), sp = ph.spans;
+		if (!bands.length)
+			strip.id = "t4-band";
+		box.appendChild(el("h2", null, title));
 		box.appendChild(strip);
-		var divs = spans.map(function (s) {
-			var d = el("div", "t4-span", names[s[2]]);
+		var divs = sp.map(function (s) {
+			var d = el("div", "t4-span", ph.names[s[2]]);
 			d.style.background = phaseFill(s, 0.45);
-			d.title = phaseName(s) + ": " + s[0].toFixed(6) + " s to " + s[1].toFixed(6) +
-				" s (" + (s[1] - s[0]).toFixed(6) + " s" +
-				(D.phases.exact ? ", exact boundaries" : ", at triggers") + ")";
+			d.title = ph.names[s[2]] + "#" + s[3] + ": " + s[0].toFixed(6) + " s to " +
+				s[1].toFixed(6) + " s (" + (s[1] - s[0]).toFixed(6) + " s" +
+				(ph.exact ? ", exact boundaries" : ", at triggers") + ")";
 			strip.appendChild(d);
 			return d;
 		});
-		if (D.phases.more)
-			box.appendChild(el("div", "t4-band-note", D.phases.more +
+		if (ph.more)
+			box.appendChild(el("div", "t4-band-note", ph.more +
 				" more phases not drawn ('t410trace decode -f phases' lists them all)"));
 		root.appendChild(box);
 		return {
@@ -136,7 +142,7 @@
 				strip.style.width = o ? o.width + "px" : "100%";
 				var len = mx - mn || 1;
 				divs.forEach(function (d, i) {
-					var a = (spans[i][0] - mn) / len * 100, b = (spans[i][1] - mn) / len * 100;
+					var a = (sp[i][0] - mn) / len * 100, b = (sp[i][1] - mn) / len * 100;
 					if (b <= 0 || a >= 100) {
 						d.style.display = "none";
 						return;
@@ -258,7 +264,13 @@
 		});
 	}
 
-	band = makeBand();
+	if (D.hosts) /* merged logs: one lane per host, on one time axis */
+		D.hosts.forEach(function (h) {
+			bands.push(makeBand("Phases on " + h.label + " (placed within +-" +
+				fmt(h.bound_ms) + " ms)", h.phases));
+		});
+	else
+		bands.push(makeBand("Phases", D.phases));
 	if (!D.n)
 		root.appendChild(el("p", null, "No intervals to draw: the log holds no return packets."));
 	groups();
@@ -266,13 +278,20 @@
 		root.appendChild(el("p", null, D.series_left_out + " series left out (more than the report draws)"));
 	if (plots.length) {
 		var u = plots[0];
-		band.place(u.scales.x.min, u.scales.x.max, u);
-	} else if (spans.length) {
-		band.place(spans[0][0], spans[spans.length - 1][1], null);
+		placeBands(u.scales.x.min, u.scales.x.max, u);
+	} else {
+		var mn = Infinity, mx = -Infinity;
+		(D.hosts ? D.hosts.map(function (h) { return h.phases; }) : [D.phases]).forEach(function (ph) {
+			if (!ph.spans.length) return;
+			mn = Math.min(mn, ph.spans[0][0]);
+			mx = Math.max(mx, ph.spans[ph.spans.length - 1][1]);
+		});
+		if (mn < mx)
+			placeBands(mn, mx, null);
 	}
 	window.addEventListener("resize", function () {
 		plots.forEach(function (p) { p.setSize({ width: plotWidth(), height: p.height }); });
-		if (plots.length) band.place(plots[0].scales.x.min, plots[0].scales.x.max, plots[0]);
+		if (plots.length) placeBands(plots[0].scales.x.min, plots[0].scales.x.max, plots[0]);
 	});
 	document.body.setAttribute("data-t4-plots", String(plots.length));
 	document.body.setAttribute("data-t4-ready", "1");

@@ -24,9 +24,20 @@
  * "-0.000" of a rounding. */
 double sec_secs(uint64_t ns, uint64_t origin)
 {
-	double s = ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9;
+	return sec_clamp(ns >= origin ? (double)(ns - origin) / 1e9 : -(double)(origin - ns) / 1e9);
+}
 
+double sec_clamp(double s)
+{
 	return s < 0 && s > -0.0005 ? 0 : s; /* the table prints 3 decimals */
+}
+
+/* Seconds from the origin; merged, from the merged timeline's origin. */
+static double sec_rel(const struct t4_decoder *dec, uint64_t ns, uint64_t origin)
+{
+	if (t4_decoder_place(dec))
+		return sec_clamp((double)t4_decoder_time(dec, ns, T4_TIME_REL) / 1e9);
+	return sec_secs(ns, origin);
 }
 
 void sec_phase_label(const struct t4_dec_phase *p, char *buf, size_t cap)
@@ -60,7 +71,7 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 	for (size_t i = 0; rc == 0 && i < n && i < SEC_MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
 		const char *l[] = { lab };
-		double v[] = { sec_secs(p->start_ns, o), sec_secs(p->end_ns, o),
+		double v[] = { sec_rel(dec, p->start_ns, o), sec_rel(dec, p->end_ns, o),
 			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
 		sec_phase_label(p, lab, sizeof(lab));
 		if ((rc = dec_table_row(t, l, v)) == 0)
@@ -184,6 +195,19 @@ static int kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t do
 	return rc;
 }
 
+int sec_kind_table_init(struct t4_table *t, const struct t4_dec_domain *d,
+			const char *const *lh, size_t nl, uint32_t *cols, size_t *nc)
+{
+	const char *ch[SEC_MAX_COLS], *cu[SEC_MAX_COLS];
+
+	*nc = sec_brief_cols(d, cols);
+	for (size_t c = 0; c < *nc; c++) {
+		ch[c] = d->metric_name[cols[c]];
+		cu[c] = d->metric_unit[cols[c]];
+	}
+	return dec_table_init(t, nl, lh, *nc, ch, cu);
+}
+
 /* The table of the kind of domain i: every selected domain of that kind
  * with intervals (marked done). */
 static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
@@ -191,17 +215,12 @@ static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
 {
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 	static const char *const lh[] = { "PHASE", "PMU" };
-	const char *ch[SEC_MAX_COLS], *cu[SEC_MAX_COLS];
 	uint32_t cols[SEC_MAX_COLS];
-	size_t nc = sec_brief_cols(d, cols);
+	size_t nc;
 	struct t4_table t;
 	int rc;
 
-	for (size_t c = 0; c < nc; c++) {
-		ch[c] = d->metric_name[cols[c]];
-		cu[c] = d->metric_unit[cols[c]];
-	}
-	if ((rc = dec_table_init(&t, 2, lh, nc, ch, cu)) < 0)
+	if ((rc = sec_kind_table_init(&t, d, lh, 2, cols, &nc)) < 0)
 		return rc;
 	for (size_t j = i; j < t4_decoder_n_domains(dec) && rc == 0; j++) {
 		const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);

@@ -8,7 +8,8 @@
  * recorder itself as users run it (`srun -n 2 t410trace record --sim -o
  * 'job%j/trace.%h.t4t' -- COMMAND`, with and without --all-tasks, and in
  * an sbatch script): its logs land under their expanded names, one per
- * node by default, and `info` shows the job they belong to. Every command is bounded by timeout(1): a broken
+ * node by default, `info` shows the job they belong to, and `decode DIR`
+ * merges the --all-tasks logs on one timeline. Every command is bounded by timeout(1): a broken
  * daemon fails the test with its output, never hangs it. Then the
  * harness's own promise: stopped, or its owner killed, nothing it started
  * keeps running. Where Slurm cannot run (not root, packages missing, a
@@ -190,6 +191,12 @@ static void recorder_under_srun(void)
 	cr_assert_str_eq(cl.out, "t.0.t4t\nt.1.t4t\n");
 	snprintf(path, sizeof(path), "%s/t.1.t4t", dir);
 	recorded_job(path, dir + 3, "0", 1);
+	/* the job's logs merged on one timeline (decode DIR): one host name,
+	 * two recordings told apart, each placed with its bound */
+	cr_assert_eq(t4t_slurm_sh(&cl, 60, "'%s' decode '%s' 2>&1", b, dir), 0, "%s", cl.out);
+	cr_assert(strstr(cl.out, "ACROSS HOSTS (2 logs on one timeline"), "%s", cl.out);
+	snprintf(path, sizeof(path), "host %s/2 is placed within +-", host);
+	cr_assert(strstr(cl.out, path), "%s wanted in %s", path, cl.out);
 }
 
 /* sbatch --wait of a script that records its step: the log lands under

@@ -480,7 +480,7 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 
 /* --bin: every domain on one series of bins from the first trigger's time;
  * every total kept exactly, with bins longer, shorter and not dividing
- * the period; --bin, its old name, does the same. */
+ * the period; --grid, its old name, does the same. */
 Test(decode_cli, bins_keep_every_total, .timeout = 120)
 {
 	struct dc c;
@@ -582,10 +582,10 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "notalog.t4", "notalog.t4: not a t410trace log" },
 		{ "missing.t4", "missing.t4: No such file" },
 		{ "empty.t4", "empty.t4: empty file" },
-		{ "adir", "adir: not a regular file" },
+		{ "adir", "adir: a directory without any .t4t log" },
 		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
 		{ "", "missing FILE" },
-		{ "a.t4 b.t4", "one FILE only" },
+		{ "a.t4 b.t4", "a.t4: No such file" }, /* several: merged (test_merge.c) */
 		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
 		{ "--bogus=1 notalog.t4", "unknown option '--bogus'" },
 		{ "notalog.t4 -q", "unknown option '-q'" },

@@ -1,0 +1,116 @@
+/* logs.c - the logs `decode` and `report` are given: files, or a
+ * directory of them (its *.t4t files, in name order, not its
+ * subdirectories), the way a Slurm job's `-o 'job%j/trace.%h.t4t'` leaves
+ * one log per node in one directory. Several logs are decoded merged on
+ * one timeline (decode/merge.c); one log is decoded alone, as always.
+ */
+#include "cli.h"
+#include "decode/decode.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CLI_LOGS_MAX 4096 /* logs of one merge */
+
+void cli_logs_free(struct cli_logs *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int add(struct cli_logs *l, const char *sub, const char *dir, const char *name)
+{
+	char *p;
+	size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+
+	if (l->n == CLI_LOGS_MAX)
+		return cli_usage_error(sub, "more than %d logs: merge them in groups", CLI_LOGS_MAX);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return cli_usage_error(sub, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(p = malloc(n)))
+		return cli_usage_error(sub, "out of memory");
+	if (dir)
+		snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	else
+		snprintf(p, n, "%s", name);
+	l->v[l->n++] = p;
+	return 0;
+}
+
+static bool is_log_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 4 && !strcmp(name + n - 4, ".t4t");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.t4t regular files of dir, in name order. */
+static int add_dir(struct cli_logs *l, const char *sub, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t before = l->n;
+	int rc = 0;
+
+	if (!d) {
+		fprintf(stderr, "t410trace %s: %s: %s\n", sub, dir, strerror(errno));
+		return 2;
+	}
+	while (rc == 0 && (e = readdir(d))) {
+		struct stat sb;
+		if (!is_log_name(e->d_name) || (rc = add(l, sub, dir, e->d_name)))
+			continue;
+		if (stat(l->v[l->n - 1], &sb) < 0 || !S_ISREG(sb.st_mode))
+			free(l->v[--l->n]); /* a dangling link, a directory named x.t4t */
+	}
+	closedir(d);
+	if (rc == 0 && l->n == before) {
+		fprintf(stderr, "t410trace %s: %s: a directory without any .t4t log\n", sub, dir);
+		return 2;
+	}
+	if (rc == 0)
+		qsort(l->v + before, l->n - before, sizeof(*l->v), by_name);
+	return rc;
+}
+
+int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg)
+{
+	struct stat sb;
+
+	if (strcmp(arg, "-") && stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		l->dirs++;
+		return add_dir(l, sub, arg);
+	}
+	return add(l, sub, NULL, arg);
+}
+
+int cli_logs_decode(const struct cli_logs *l, const struct t4_decode_opts *d,
+		    struct t4_output *out)
+{
+	struct t4_merge *m = NULL;
+	int rc;
+
+	if (l->n == 1)
+		return t4_decode_file(l->v[0], d, t4_output_ops(out), out);
+	if ((rc = t4_merge_open(&m, (const char *const *)l->v, l->n)) == 0)
+		rc = t4_merge_decode(m, d, t4_output_ops(out), out);
+	t4_merge_free(m);
+	return rc;
+}

@@ -1,0 +1,331 @@
+/* test_merge.c - `decode a.t4t b.t4t ...`: several hosts' logs on one
+ * timeline (decode/merge.c), by the built binary (T4_BIN).
+ *
+ * The math: synthetic logs (decode_synth.h's streams, written with the
+ * project's own writer) of hosts whose reference clocks started at
+ * different times, whose CLOCK_REALTIME runs at a known rate against the
+ * reference clock (-40, 0, +60 ppm) with a known error against true UTC
+ * (within the maxerror their host packets state), at different periods;
+ * one bookmark set at the same true UTC instant on every host. Every
+ * host's phase must start within its reported bound of that instant (a
+ * single offset instead of offset and rate misses by up to 60 us over the
+ * 2 s logs, beyond the bounds). Hosts that are unsynchronised, of unknown
+ * sync state or apart in time are decoded with a warning.
+ *
+ * Two recordings at once in separate UTS namespaces (unshare --uts): one
+ * bookmark sent to both; each host's placed phase start is within its
+ * bound of the UTC interval the two `ctl bookmark` calls took, and, both
+ * hosts sharing one clock here, within their fits' residuals of it too.
+ *
+ * Bad input: a log given twice, a missing file, a file that is not a log,
+ * a truncated log among several, an empty directory, stamps of no
+ * disciplined clock: one line naming the file, the exit status, never a
+ * crash (ASan runs these too).
+ */
+#include "cli_testutil.h"
+#include "decode_synth.h"
+#include "probe.h"
+
+#include <inttypes.h>
+
+#include "packets/packets.h"
+
+#define U_BASE 1700000000000000000ll /* true UTC at a host's t0 + its start */
+#define MERGE_TRIGGERS 2000
+
+/* One synthetic host: its reference clock starts at t0 (boot time), its
+ * recording at true UTC U_BASE + start_ns; its realtime runs at 1 + ppm
+ * against the reference clock and is off true UTC by err_ns. */
+struct mhost {
+	const char *name, *file;
+	uint64_t t0, period, start_ns;
+	double ppm;
+	int64_t err_ns;
+	uint32_t sync_flags; /* 0: no host packet */
+	uint64_t maxerror_us;
+};
+
+/* True UTC of reference time ref on host h. */
+static int64_t true_utc(const struct mhost *h, uint64_t ref)
+{
+	return U_BASE + (int64_t)h->start_ns + (int64_t)((double)(ref - h->t0) * (1 + h->ppm / 1e6));
+}
+
+/* The reference time at which true UTC is u. */
+static uint64_t ref_at(const struct mhost *h, int64_t u)
+{
+	return h->t0 + (uint64_t)((double)(u - U_BASE - (int64_t)h->start_ns) / (1 + h->ppm / 1e6));
+}
+
+static void put(struct t4_ring *ring, const struct t4_packet *p)
+{
+	cr_assert_eq(t4_ring_put(ring, p), 0);
+}
+
+static void host_packet(struct t4_ring *ring, const struct mhost *h, uint64_t ref)
+{
+	struct t4_packet p = { .type = T4_PKT_HOST };
+
+	p.host.ref_ns = ref;
+	p.host.real_ns = (uint64_t)(true_utc(h, ref) + h->err_ns);
+	p.host.sync_flags = h->sync_flags;
+	p.host.clock_state = h->sync_flags & T4_HOST_SYNCED ? 0 : 5;
+	p.host.maxerror_us = h->maxerror_us;
+	p.host.esterror_us = h->maxerror_us / 4;
+	p.host.rank = -1;
+	snprintf(p.host.host, sizeof(p.host.host), "%s", h->name);
+	put(ring, &p);
+}
+
+/* Write host h's log into dir, the bookmark "step" set at true UTC
+ * bookmark_utc; stamps jitter by up to 2 us around the host's error. */
+static void write_host(const char *dir, const struct mhost *h, int64_t bookmark_utc, uint64_t seed)
+{
+	struct sy y = { .seed = seed, .t0 = h->t0, .period = h->period,
+			.n_triggers = MERGE_TRIGGERS, .n_doms = 2 };
+	struct t4_log *log;
+	struct t4_ring *ring;
+	char path[PATH_MAX + 64];
+	uint64_t rng = seed;
+
+	y.dom[0] = (struct sy_dom){ .id = 1, .hz = 1e9, .ppm = 30, .bytes_per_ns = 2 };
+	y.dom[1] = (struct sy_dom){ .id = 2, .hz = 5e8, .ppm = -20, .bytes_per_ns = 1 };
+	uint64_t set = ref_at(h, bookmark_utc);
+	sy_bookmark(&y, 1, "step", (set - h->t0 + h->period - 1) / h->period, set);
+	sy_build(&y);
+	snprintf(path, sizeof(path), "%s/%s", dir, h->file);
+	struct t4_log_opts lo = { .path = path, .chunk_bytes = 16384 }; /* chunks to lose */
+	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_ring(log, 1 << 22, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(log), 0, "%s", t4_errmsg());
+	for (size_t i = 0; i < y.n_pk; i++) {
+		struct t4_packet *p = &y.pk[i];
+		if (p->type == T4_PKT_SESSION) {
+			snprintf(p->session.host, sizeof(p->session.host), "%s", h->name);
+			p->session.session_id = seed << 32 | 1;
+			p->session.start_real_ns = (uint64_t)(true_utc(h, h->t0) + h->err_ns);
+		}
+		if (p->type == T4_PKT_REF) {
+			int64_t jitter = (int64_t)(sy_rand(&rng) % 4001) - 2000;
+			p->ref.real_ns = (uint64_t)(true_utc(h, p->ref.ref_ns) + h->err_ns + jitter);
+		}
+		put(ring, p);
+		if (i == 0 && h->sync_flags)
+			host_packet(ring, h, h->t0);
+	}
+	if (h->sync_flags)
+		host_packet(ring, h, h->t0 + MERGE_TRIGGERS * h->period);
+	struct t4_status_pkt st = { .triggers = MERGE_TRIGGERS };
+	cr_assert_eq(t4_log_close(log, &st, NULL), 0, "%s", t4_errmsg());
+	sy_free(&y);
+}
+
+/* The number after `key` in the line of out that contains `anchor`. */
+static int64_t num_after(const char *out, const char *anchor, const char *key)
+{
+	const char *a = strstr(out, anchor), *k;
+
+	cr_assert_not_null(a, "no %s in:\n%.3000s", anchor, out);
+	k = strstr(a, key);
+	cr_assert(k && !memchr(a, '\n', (size_t)(k - a)), "no %s after %s in:\n%.3000s", key, anchor,
+		  out);
+	return strtoll(k + strlen(key), NULL, 10);
+}
+
+/* The start_ns (field 4) of phase `phase` of host `host` in -f phases. */
+static int64_t phase_start(const char *csv, const char *host, const char *phase)
+{
+	char want[160];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s,%s,1,", host, phase);
+	cr_assert_not_null(p = strstr(csv, want), "no %s on %s in:\n%s", phase, host, csv);
+	return strtoll(p + strlen(want), NULL, 10);
+}
+
+static const struct mhost hosts[] = {
+	/* synchronised, realtime 40 ppm slow, 300 us off UTC */
+	{ "nodeA", "a.t4t", 5000000000ull, 1000000, 0, -40, 300000, 3, 400 },
+	/* synchronised, 60 ppm fast, 150 us early, another period and boot */
+	{ "nodeB", "b.t4t", 90000000000ull, 2000000, 400000000, 60, -150000, 3, 200 },
+	/* unsynchronised: 0.2 s off, the kernel's maxerror 16 s */
+	{ "nodeC", "c.t4t", 777000000ull, 1000000, 100000000, 0, 200000000, 1, 16000000 },
+	/* no host packet (an older log): placed by its stamps alone */
+	{ "nodeD", "d.t4t", 3000000000ull, 1000000, 250000000, 10, 0, 0, 0 },
+};
+
+Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 20], csv[1 << 16];
+	int64_t bm = U_BASE + 1900000000ll; /* inside every host's recording */
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(hosts); i++)
+		write_host(dir, &hosts[i], bm, 11 + i);
+	cr_assert_eq(cli_run(csv, sizeof(csv), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t d.t4t"
+				 " -f phases 2>/dev/null", dir, cli_bin()), 0, "%s", csv);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t d.t4t"
+				 " -f jsonl 2>&1 | grep -e header -e warning", dir, cli_bin()), 0,
+		     "%s", out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(hosts); i++) {
+		const struct mhost *h = &hosts[i];
+		char anchor[64];
+		snprintf(anchor, sizeof(anchor), "\"host\": \"%s\", \"placement\"", h->name);
+		int64_t bound = num_after(out, anchor, "\"bound_ns\": ");
+		int64_t residual = num_after(out, anchor, "\"residual_ns\": ");
+		int64_t err = phase_start(csv, h->name, "step") - bm;
+		cr_log_info("%s: placement error %+" PRId64 " ns, bound +-%" PRId64 " ns (residual %"
+			    PRId64 " ns)", h->name, err, bound, residual);
+		cr_assert_leq(llabs(err), bound, "%s placed %" PRId64 " ns off, bound %" PRId64,
+			      h->name, err, bound);
+		cr_assert_lt(residual, 10000, "%s: the stamps jitter 2 us: residual %" PRId64,
+			     h->name, residual);
+		if (h->sync_flags & T4_HOST_SYNCED) /* the bound is the kernel's + the fit's */
+			cr_assert_eq(bound, (int64_t)h->maxerror_us * 1000 + residual);
+	}
+	/* the rate matters: nodeB's realtime runs 60 ppm fast; an offset at
+	 * its start would be 60 ppm x 1.5 s = 90 us off at the bookmark */
+	cr_assert(strstr(out, "\"rate_ppm\": 59.9") || strstr(out, "\"rate_ppm\": 60.0"), "%s", out);
+	cr_assert(strstr(out, "c.t4t: host nodeC: the kernel says its clock was not synchronised"),
+		  "%s", out);
+	cr_assert(strstr(out, "d.t4t: host nodeD: no clock sync state recorded"), "%s", out);
+	cr_assert_null(strstr(out, "overlaps no other"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* The summary says each host's bound ("host X is placed within +-N") and
+ * puts the same phase of every host side by side; CSV rows carry the
+ * host; the same logs decoded alone keep their single-log output. */
+Test(merge, summary_csv_and_single_logs, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 20];
+	int64_t bm = U_BASE + 1900000000ll;
+
+	write_host(dir, &hosts[0], bm, 21);
+	write_host(dir, &hosts[1], bm, 22);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode . 2>&1", dir, cli_bin()), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "host nodeA is placed within +-"), "%s", out);
+	cr_assert(strstr(out, "host nodeB is placed within +-"), "%s", out);
+	cr_assert(strstr(out, "PHASES ACROSS HOSTS"), "%s", out);
+	const char *a = strstr(out, "\n  step#1           nodeA"), *b = strstr(out, "\n  step#1           nodeB");
+	cr_assert(a && b && (b - a) < 200, "the two step#1 rows side by side:\n%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f csv | head -2",
+			     dir, cli_bin()), 0);
+	cr_assert(!strncmp(out, "host,trigger,start_ns,", 22), "%s", out);
+	cr_assert(!strncmp(strchr(out, '\n') + 1, "nodeA,", 6), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t -f csv | head -1", dir,
+			     cli_bin()), 0);
+	cr_assert_str_eq(out, "trigger,start_ns,end_ns,bookmark,domain,pmu,event,value,unit,kind,"
+			      "occurrence\n");
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t 2>&1", dir,
+			     cli_bin()), 0);
+	cr_assert_null(strstr(out, "placed"), "a single log says nothing of placement:\n%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Hosts apart in time: decoded, each on the timeline, with a warning. */
+Test(merge, hosts_apart_in_time_are_said, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	struct mhost late = hosts[1];
+
+	late.start_ns = 3600000000000ull; /* an hour later */
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 31);
+	write_host(dir, &late, U_BASE + 3601900000000ll, 32);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f phases 2>&1",
+			     dir, cli_bin()), 0, "%s", out);
+	cr_assert(strstr(out, "b.t4t: host nodeB: its recording overlaps no other log's in time"),
+		  "%s", out);
+	cr_assert_leq(llabs(phase_start(out, "nodeB", "step") - (U_BASE + 3601900000000ll)),
+		      200000 + 10000, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Bad input: one line naming the file, exit status 2, no crash; a
+ * truncated log among several is decoded as far as it is intact. */
+Test(merge, bad_input_is_named, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	const char *b = cli_bin();
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 41);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 42);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t a.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "a.t4t and a.t4t are the same recording (host nodeA"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && cp b.t4t b2.t4t && '%s' decode a.t4t"
+				 " b.t4t b2.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "b.t4t and b2.t4t are the same recording"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t gone.t4t 2>&1", dir, b),
+		     2);
+	cr_assert(strstr(out, "gone.t4t: No such file or directory"), "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && echo text > t.t4t && '%s' decode a.t4t"
+				 " t.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "t.t4t: not a t410trace log"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && mkdir empty && '%s' decode empty 2>&1",
+			     dir, b), 2);
+	cr_assert(strstr(out, "empty: a directory without any .t4t log"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t - 2>&1 < a.t4t", dir,
+			     b), 2);
+	cr_assert(strstr(out, "standard input cannot be merged"), "%s", out);
+	/* truncated: its intact chunks decoded, said, the other host whole */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && size=$(stat -c %%s b.t4t) && head -c"
+				 " $((size - 3000)) b.t4t > bt.t4t && '%s' decode a.t4t bt.t4t -f"
+				 " phases 2>&1", dir, b), 0, "%s", out);
+	cr_assert(strstr(out, "bt.t4t: host nodeB: the log is damaged or truncated: decoded what is"
+			      " intact"), "%s", out);
+	cr_assert(strstr(out, "\nnodeA,step,1,") && strstr(out, "\nnodeB,step,1,"), "%s", out);
+	/* stamps that are no disciplined clock's (3%: damaged or crafted) */
+	struct mhost wild = hosts[1];
+	wild.file = "w.t4t";
+	wild.ppm = 30000;
+	write_host(dir, &wild, U_BASE + 1900000000ll, 43);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t w.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "w.t4t: its realtime stamps run 30000 ppm from its reference clock"),
+		  "%s", out);
+	/* a filter that matches no host */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --phase nope"
+				 " 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "no log has the bookmark"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --pmu nope"
+				 " 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "--pmu nope: matches no domain"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Perfetto: one root per host, every timestamp on REALTIME (clock 1);
+ * the report: one phase band per host. */
+Test(merge, perfetto_and_report_per_host, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge"), schema[PATH_MAX];
+	static char out[1 << 16];
+	const char *b = cli_bin();
+
+	t4t_need_cmd("protoc");
+	cr_assert_not_null(cli_repo_file("decode/perfetto.proto", schema));
+	*strrchr(schema, '/') = '\0';
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 51);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 52);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f perfetto -o"
+				 " m.pftrace 2>&1 && protoc --decode=perfetto.protos.Trace -I '%s'"
+				 " '%s/perfetto.proto' < m.pftrace > m.txt && grep -c 'name:"
+				 " \"t410trace node' m.txt && grep timestamp_clock_id m.txt | sort -u",
+				 dir, b, schema, schema), 0, "%s", out);
+	cr_assert(strstr(out, "\n2\n") || !strncmp(out, "2\n", 2), "two roots: %s", out);
+	cr_assert(strstr(out, "timestamp_clock_id: 1\n") && !strstr(out, "clock_id: 5"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report a.t4t b.t4t -o m.html 2>&1 &&"
+				 " grep -o '\"hosts\":\\[' m.html && grep -c 'Phases across hosts'"
+				 " m.html", dir, b), 0, "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report a.t4t b.t4t 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "several logs: give -o FILE"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
