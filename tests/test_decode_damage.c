@@ -8,17 +8,6 @@
 #include "decode_synth.h"
 #include "tests/probe.h"
 
-/* One synthetic domain, n triggers. */
-static void one_domain(struct sy *y, size_t n)
-{
-	memset(y, 0, sizeof(*y));
-	y->seed = 5;
-	y->n_triggers = n;
-	y->n_doms = 1;
-	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1e9, .bytes_per_ns = 2 };
-	sy_build(y);
-}
-
 /* The first damage's offset and message are kept, whatever follows; every
  * one is counted. */
 Test(decode_damage, the_first_offset_and_message_are_kept)
@@ -28,7 +17,8 @@ Test(decode_damage, the_first_offset_and_message_are_kept)
 	struct t4_decoder *dec;
 	struct t4_decode_opts o = { 0 };
 
-	one_domain(&y, 200);
+	sy_one_domain(&y, 200, 5);
+	sy_build(&y);
 	cr_assert_eq(t4_decoder_new(&dec, &o, &keep_ops, &k), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_decoder_damage_stats(dec)->first_msg[0], '\0', "none yet");
 	for (size_t i = 0; i < y.n_pk; i++) {

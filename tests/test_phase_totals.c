@@ -10,18 +10,6 @@
 
 #include "decode/decode_int.h"
 
-/* One domain of 2 bytes per ns; n triggers of 1 ms. */
-static void one_domain(struct sy *y, size_t n)
-{
-	memset(y, 0, sizeof(*y));
-	y->seed = 9;
-	y->n_triggers = n;
-	y->n_doms = 1;
-	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1e9, .bytes_per_ns = 2 };
-	y->t0 = 5000000000ull;
-	y->period = 1000000;
-}
-
 /* Bookmark "a" from trigger 10, "b" from trigger 20 (set mid-interval);
  * the name table cannot grow when "b" comes: feeding "b" fails with
  * -ENOMEM and says so; nothing is decoded after it (before: b's counts
@@ -34,7 +22,7 @@ Test(phase_totals, out_of_memory_is_an_error_not_another_names_totals)
 	struct t4_decode_opts o = { 0 };
 	int rc = 0;
 
-	one_domain(&y, 40);
+	sy_one_domain(&y, 40, 9);
 	sy_bookmark(&y, 300, "a", 10, y.t0 + 9 * y.period + 500000);
 	sy_bookmark(&y, 301, "b", 20, y.t0 + 19 * y.period + 500000);
 	sy_build(&y);
@@ -67,7 +55,7 @@ Test(phase_totals, names_past_the_limit_have_none_not_anothers)
 	char name[32];
 	uint64_t el;
 
-	one_domain(&y, n + 2);
+	sy_one_domain(&y, n + 2, 9);
 	for (uint64_t t = 1; t <= n; t++) { /* name t from trigger t on */
 		snprintf(name, sizeof(name), "n%llu", (unsigned long long)t);
 		sy_bookmark(&y, (uint32_t)t, name, t, y.t0 + (t - 1) * y.period + 500000);
