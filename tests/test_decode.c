@@ -3,7 +3,7 @@
  * recordings (tests/decode_synth.h) whose every sample instant and count is
  * known exactly: placement accuracy, segments, the three clock models side
  * by side, missing / duplicated / reordered packets, large IDs, several
- * schedulers, phases with exact and grid boundaries, --grid conservation,
+ * schedulers, phases with exact and grid boundaries, --bin conservation,
  * the time window, grid trigger IDs with gaps at overruns, slices on a
  * CLOCK_MONOTONIC reference.
  *
@@ -862,7 +862,7 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 {
 	struct sy y;
 	struct keep k;
-	struct t4_decode_opts o = { .grid_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
+	struct t4_decode_opts o = { .bin_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
 
 	two_clocks(&y, 1200);
 	sy_build(&y);
@@ -884,12 +884,12 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 	for (size_t i = 0; i < k.n; i++) {
 		const struct civ *c = &k.v[i];
 		bool edge = i == first[c->domain_id] || i == last[c->domain_id];
-		cr_assert(c->flags & T4_IV_GRID);
-		cr_assert_eq((c->start - origin) / o.grid_ns, (c->end - 1 - origin) / o.grid_ns,
+		cr_assert(c->flags & T4_IV_BIN);
+		cr_assert_eq((c->start - origin) / o.bin_ns, (c->end - 1 - origin) / o.bin_ns,
 			     "a cell across the grid");
 		if (!edge) {
-			cr_assert_eq((c->start - origin) % o.grid_ns, 0);
-			cr_assert_eq(c->end - c->start, o.grid_ns);
+			cr_assert_eq((c->start - origin) % o.bin_ns, 0);
+			cr_assert_eq(c->end - c->start, o.bin_ns);
 		}
 		cr_assert_eq(c->elapsed, c->end - c->start, "the time its counts cover");
 	}
@@ -1238,7 +1238,7 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 
 /* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
  * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
- * levels in intervals, time-weighted means in phases and --grid cells. */
+ * levels in intervals, time-weighted means in phases and --bin bins. */
 static void drm_stream(struct sy *y, uint64_t n)
 {
 	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
@@ -1309,9 +1309,9 @@ Test(decode_drm, busy_percent_and_gauges)
 		  "gauge totals: level x us");
 	t4_decoder_free(dec);
 	free(k.v);
-	/* --grid 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
+	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
 	 * across the step their time-weighted mean */
-	o.grid_ns = 10000000;
+	o.bin_ns = 10000000;
 	dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	bool mixed = false;
 	for (size_t i = 0; i < k.n; i++) {
