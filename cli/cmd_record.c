@@ -745,7 +745,8 @@ static int run(struct recording *r)
 		else
 			wait_until_done(r, &w);
 	}
-	t4_sched_stop(r->sched);
+	if (t4_sched_stop(r->sched) < 0) /* the log holds what came; say what did not */
+		t4_warn("%s", t4_errmsg());
 	cli_drm_stop(&r->o.drm);
 	t_end = t4_mono_raw_ns();
 	if (put_host(r) < 0)

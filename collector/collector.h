@@ -1,7 +1,7 @@
 /* collector.h - counter sources: what can be counted, what the user asked
  * for, and reading it.
  *
- * Four layers, each its own file:
+ * One layer per file:
  *   pmu.c     discovery: every PMU under a sysfs root (type, cpumask,
  *             identifier, peer, format/ fields, events/ aliases);
  *   kinds.c   Tegra410 knowledge as data: one table of the seven PMU kinds

@@ -326,10 +326,11 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 
 void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 {
-	(void)offset;
-	(void)msg;
+	if (!d->dmg.events++) {
+		d->dmg.first_offset = offset;
+		snprintf(d->dmg.first_msg, sizeof(d->dmg.first_msg), "%s", msg ? msg : "");
+	}
 	d->epoch++;
-	d->dmg.events++;
 }
 
 /* ---- filters that match nothing are errors ------------------------------------ */

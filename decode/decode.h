@@ -366,8 +366,10 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 void t4_decoder_free(struct t4_decoder *dec); /* accepts NULL */
 /* Feed the next packet of the log. */
 int t4_decoder_feed(struct t4_decoder *dec, const struct t4_packet *p);
-/* The reader skipped something (damaged chunk, garbage): counts after
- * this point cannot be joined with those before without a loss check. */
+/* The reader skipped something (damaged chunk, garbage) at byte offset
+ * of the log, saying msg: counts after this point cannot be joined with
+ * those before without a loss check. Counted; the first one's offset and
+ * message are kept (t4_decoder_damage_stats) for the summary. */
 void t4_decoder_damage(struct t4_decoder *dec, uint64_t offset, const char *msg);
 /* End of the log: flush every pending interval, close the phases, call
  * the sink's finish. st: the reader's statistics (may be NULL). */
@@ -418,7 +420,9 @@ int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_b
 /* Damage seen: chunks skipped, truncated tail, triggers without a
  * reference packet. */
 struct t4_dec_damage {
-	uint64_t events;          /* reader warnings */
+	uint64_t events;          /* reader warnings (t4_decoder_damage calls) */
+	uint64_t first_offset;    /* the first one's byte offset in the log */
+	char first_msg[256];      /* and what it said ("" when none) */
 	uint64_t refs_missing;    /* trigger IDs without a reference packet
 				   * that no overrun accounts for */
 	uint64_t refs_duplicate;

@@ -226,6 +226,7 @@ void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t w
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
+#define DEC_NO_NAME UINT32_MAX /* a span's name slot past DEC_MAX_NAMES */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 #define DEC_MAX_BINS 65536   /* --bin bins one interval may span */
@@ -330,7 +331,8 @@ struct dom {
 struct dspan {
 	uint64_t start_ns;
 	uint32_t bookmark_id;
-	uint32_t name;            /* its bookmark's slot in the name totals */
+	uint32_t name;            /* its bookmark's slot in the name totals
+				   * (DEC_NO_NAME: none) */
 	uint32_t occurrence;      /* 1 + earlier spans of its bookmark */
 	uint64_t first_trigger;
 	bool exact;
@@ -429,6 +431,8 @@ struct t4_decoder {
 	int64_t window_to_span;   /* --to's span once found, -1 */
 	uint32_t *name_ids;
 	size_t n_names, cap_names;
+	bool test_fail_name_alloc; /* a test's seam: the next name slot's
+				    * allocation fails (phases.c) */
 	struct t4_dec_phase *phases; /* built at finish */
 	size_t *phase_span;          /* the span of each phase */
 	size_t n_phases;

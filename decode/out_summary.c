@@ -481,7 +481,8 @@ static bool anything_missing(const struct t4_decoder *dec)
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 
 	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
-	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->refs_missing ||
+	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
+	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs)
 		return true;
@@ -520,6 +521,14 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");
+	if (dm->events) {
+		char msg[4 * sizeof(dm->first_msg)];
+		fprintf(f, "    first at byte %" PRIu64 ": %s", dm->first_offset,
+			safe(dm->first_msg, msg, sizeof(msg)));
+		if (dm->events > 1)
+			fprintf(f, " (and %" PRIu64 " more)", dm->events - 1);
+		fputc('\n', f);
+	}
 	fprintf(f, "  no reference      %" PRIu64 " trigger%s without a reference packet\n",
 		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
 	for (size_t i = 0; i < nd; i++) {

@@ -17,7 +17,9 @@
  * boundary) so per-domain totals stay indexed by span. Totals are kept
  * per span for the first DEC_MAX_SPANS spans and per bookmark name for all
  * of them, so an hours-long recording with thousands of phase changes
- * still has exact per-name totals in bounded memory.
+ * still has exact per-name totals in bounded memory; per name for the
+ * first DEC_MAX_NAMES names (later ones have none: a count is never
+ * credited to another name, and an allocation that fails is an error).
  */
 #include "decode_int.h"
 #include "../util/util.h"
@@ -94,21 +96,27 @@ int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint
 
 /* ---- the span list ---------------------------------------------------------- */
 
-/* The name-totals slot of a bookmark ID (past DEC_MAX_NAMES names, the
- * last slot takes the rest). */
-static uint32_t name_slot(struct t4_decoder *d, uint32_t bookmark_id)
+/* The name-totals slot of a bookmark ID into *slot: DEC_NO_NAME past
+ * DEC_MAX_NAMES names (their counts go to no name's totals, and
+ * t4_decoder_name_totals has none for them: never another name's). 0, or
+ * -ENOMEM (d->test_fail_name_alloc: as if). */
+static int name_slot(struct t4_decoder *d, uint32_t bookmark_id, uint32_t *slot)
 {
-	int64_t slot = dec_idmap_get(&d->name_map, bookmark_id);
+	int64_t have = dec_idmap_get(&d->name_map, bookmark_id);
+	int rc;
 
-	if (slot >= 0)
-		return (uint32_t)slot;
-	if (d->n_names >= DEC_MAX_NAMES ||
-	    dec_vec_room((void **)&d->name_ids, &d->cap_names, d->n_names,
-			sizeof(*d->name_ids)) < 0 ||
-	    dec_idmap_put(&d->name_map, bookmark_id, (uint32_t)d->n_names) < 0)
-		return d->n_names ? (uint32_t)d->n_names - 1 : 0;
+	*slot = have >= 0 ? (uint32_t)have : DEC_NO_NAME;
+	if (have >= 0 || d->n_names >= DEC_MAX_NAMES)
+		return 0;
+	if (d->test_fail_name_alloc)
+		return t4_err(ENOMEM, "out of memory for the bookmark names' totals");
+	if ((rc = dec_vec_room((void **)&d->name_ids, &d->cap_names, d->n_names,
+			      sizeof(*d->name_ids))) < 0 ||
+	    (rc = dec_idmap_put(&d->name_map, bookmark_id, (uint32_t)d->n_names)) < 0)
+		return rc;
 	d->name_ids[d->n_names] = bookmark_id;
-	return (uint32_t)d->n_names++;
+	*slot = (uint32_t)d->n_names++;
+	return 0;
 }
 
 /* Occurrences of a bookmark's spans: the next one's number, counted once
@@ -134,10 +142,14 @@ static void occurrence_drop(struct t4_decoder *d, uint32_t bookmark_id)
 static int relabel_last(struct t4_decoder *d, uint32_t bookmark_id)
 {
 	struct dspan *last = &d->spans[d->n_spans - 1];
+	uint32_t name;
+	int rc = name_slot(d, bookmark_id, &name);
 
+	if (rc < 0)
+		return rc;
 	occurrence_drop(d, last->bookmark_id);
 	last->bookmark_id = bookmark_id;
-	last->name = name_slot(d, bookmark_id);
+	last->name = name;
 	return occurrence_next(d, bookmark_id, &last->occurrence);
 }
 
@@ -145,7 +157,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 		    uint64_t first_trigger, bool exact)
 {
 	struct dspan *last = d->n_spans ? &d->spans[d->n_spans - 1] : NULL;
-	uint32_t occ;
+	uint32_t occ, name;
 	int rc;
 
 	if (last && start <= last->start_ns) {
@@ -165,14 +177,15 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	}
 	if (last && last->bookmark_id == bookmark_id)
 		return 0; /* the same phase again: no boundary */
-	if ((rc = dec_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
+	if ((rc = name_slot(d, bookmark_id, &name)) < 0 ||
+	    (rc = dec_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
 			      sizeof(*d->spans))) < 0 ||
 	    (rc = occurrence_next(d, bookmark_id, &occ)) < 0)
 		return rc;
 	d->spans[d->n_spans++] = (struct dspan){
 		.start_ns = start,
 		.bookmark_id = bookmark_id,
-		.name = name_slot(d, bookmark_id),
+		.name = name,
 		.occurrence = occ,
 		.first_trigger = first_trigger,
 		.exact = exact,
@@ -347,18 +360,20 @@ static int table_room(const struct dom *dm, t4_u128 **tot, uint64_t **el, size_t
  * name's. */
 void phases_flush(struct dom *dm)
 {
-	t4_u128 *n = &dm->ntot[dm->run_name * dm->ncap];
+	t4_u128 *n = dm->run_name != DEC_NO_NAME ? &dm->ntot[dm->run_name * dm->ncap] : NULL;
 	t4_u128 *p = dm->run_span < DEC_MAX_SPANS ? &dm->ptot[dm->run_span * dm->ncap] : NULL;
 
 	if (!dm->run_open)
 		return;
 	dm->run_open = false;
-	dm->nel[dm->run_name] += dm->run_el;
+	if (n)
+		dm->nel[dm->run_name] += dm->run_el;
 	if (p)
 		dm->pel[dm->run_span] += dm->run_el;
 	for (uint32_t k = 0; k < dm->ncap; k++) {
 		dm->pub.totals[k] += dm->run[k];
-		n[k] += dm->run[k];
+		if (n)
+			n[k] += dm->run[k];
 		if (p)
 			p[k] += dm->run[k];
 		dm->run[k] = 0;

@@ -5,13 +5,28 @@
  * the path of its control socket into the environment variable
  * T410TRACE_CONTROL, and these calls reach it:
  *
- *     t410_bookmark("phase2");   // every trigger from now on is tagged phase2
+ *     t410_bookmark("phase2");   // from now on the phase is phase2
  *     t410_trigger();            // take one extra snapshot now
  *
  * Without a recorder (the variable unset or empty) every call is a no-op
  * that returns 0 in a few nanoseconds, so the calls can stay in production
- * code. With one, each call is synchronous: it returns after the recorder
- * has applied it, so a bookmark tags every trigger fired after it returns.
+ * code. With one, the calls of a process take one of two routes, the
+ * recorder's choice (asked at the process's first call):
+ * - its control socket (always available): each call is synchronous, a
+ *   round trip that returns after the recorder has applied the command: a
+ *   bookmark is carried by every trigger fired after the call returns;
+ *   t410_trigger() returns once every scheduler has fired its trigger.
+ * - a uprobe on this library (where the recorder runs BPF; a bookmark
+ *   name it would refuse still goes over the socket): no reply, a call
+ *   returns as soon as the kernel has taken it, before the recorder has
+ *   seen it. A bookmark's time is the kernel's stamp of the call, and the
+ *   decoded phases start exactly there; the recorder takes it from the
+ *   kernel at its next drain (every 50 ms; at once at periods under 1 ms),
+ *   so a trigger fired in between may still carry the previous bookmark
+ *   in the log. t410_trigger() does not wait: its trigger fires after the
+ *   call, once the recorder has taken it (the call wakes it); one it fails
+ *   to fire is counted in record's summary ("commands through the uprobe
+ *   refused"), not told to the app.
  *
  * Rules:
  * - Every function returns 0 on success or a negative errno (e.g.
@@ -21,11 +36,10 @@
  * - 0 means the command is in the recording. A command the recorder has
  *   no room for (32768 bookmarks already waiting for its next trigger) is
  *   refused with -EREMOTEIO at once, never dropped; the recording counts
- *   the refusals. This holds on both routes a recorder may give: its
- *   control socket (a round trip) and, where it runs BPF, a uprobe on this
- *   library (a few microseconds, no reply: each call first takes one of
- *   the credits the recorder lent in a shared page, each a place it
- *   reserved for the call, and a call without one is refused).
+ *   the refusals. This holds on both routes: through the uprobe each call
+ *   first takes one of the credits the recorder lent in a shared page,
+ *   each a place it reserved for the call, and a call without one is
+ *   refused.
  * - Thread-safe: calls from several threads are serialised over one
  *   connection. Fork-safe: a child opens its own connection.
  * - A call costs one round trip to the recorder (tens of microseconds), or
@@ -42,14 +56,16 @@ extern "C" {
 /* Name of the environment variable that holds the recorder's socket. */
 #define T410TRACE_CONTROL_ENV "T410TRACE_CONTROL"
 
-/* Set the current bookmark: every trigger after this call returns carries
- * it, until the next bookmark. name: 1 to 63 characters of A-Z a-z 0-9
- * _ . : - (others are refused with -EREMOTEIO by the recorder).
+/* Set the current bookmark, from the instant of this call until the next
+ * bookmark (which triggers carry it: the routes above). name: 1 to 63
+ * characters of A-Z a-z 0-9 _ . : - (others are refused with -EREMOTEIO
+ * by the recorder).
  * @return 0 (also without a recorder), or a negative errno. */
 int t410_bookmark(const char *name);
 
 /* Fire one trigger now (a snapshot of every counter, in addition to the
- * periodic ones). Returns after the recorder has fired it.
+ * periodic ones). Through the control socket it returns after the
+ * recorder has fired it; through the uprobe, at once (it fires after).
  * @return 0 (also without a recorder), or a negative errno. */
 int t410_trigger(void);
 

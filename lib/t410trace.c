@@ -17,9 +17,11 @@
  * reply, mapped here). From then on each bookmark or trigger takes a
  * credit from the page and is one call of that empty function (the kernel
  * stamps the time, reads and checks the name): no socket, no round trip,
- * about 3 us instead of 25-40 us. The credit is what makes the call
- * synchronous although nothing answers it: each stands for a place the
- * recorder reserved, so a call made with one is in the log; without one
+ * about 3 us instead of 25-40 us. Such a call is not synchronous (it
+ * returns before the recorder has seen it: t410trace.h says what follows);
+ * the credit is what makes its 0 mean "in the log" although nothing
+ * answers it: each stands for a place the recorder reserved, so a call
+ * made with one is in the log; without one
  * (the recorder's queue is full) the call returns -EREMOTEIO at once, as a
  * refusal over the socket does, and the page counts it for the log; after
  * the recording stopped it returns -EREMOTEIO too. Nothing is sent on the

@@ -6,7 +6,8 @@
  *   release store: no allocation, no lock, no syscall on the normal path.
  *   A producer wakes a sleeping writer (futex) only when its head crosses a
  *   half-ring boundary, so a slow trickle of packets costs no wake-ups
- *   (the writer polls on its own every 20 ms), yet a ring never gets past
+ *   (the writer polls on its own at least every 50 ms: log.c's
+ *   LOG_IDLE_MAX_NS), yet a ring never gets past
  *   half full while the writer sleeps.
  * - Each put marks the ring busy with a sequentially consistent store, so
  *   that t4_log_close() can shut the ring and know that no put is still

@@ -36,10 +36,8 @@
 #include "sched_internal.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,19 +62,6 @@ void sched_futex_wake(_Atomic uint32_t *word, int n)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
 		NULL, NULL, 0);
-}
-
-int sched_pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		return t4_err(errno, "cannot run on CPU %d: %s", cpu, strerror(errno));
-	return 0;
 }
 
 /* ---- return packets (both paths) -------------------------------------------- */

@@ -356,15 +356,20 @@ static uint64_t answered(const struct t4_sched *s, const struct central *c)
 	return atomic_load_explicit(&c->mon->done, memory_order_acquire);
 }
 
-/* Wait (up to 1 s) until every scheduler answered trigger id. */
+/* Wait (up to 1 s by the clock: a sleep takes longer than asked, more so
+ * on a loaded machine) until every scheduler answered trigger id. */
 static int wait_answered(struct t4_sched *s, uint64_t id)
 {
-	for (int waited_us = 0; waited_us < 1000000; waited_us += 20) {
+	uint64_t deadline = t4_clock_ns(CLOCK_MONOTONIC) + 1000000000ull;
+
+	for (;;) {
 		size_t done = 0;
 		for (size_t c = 0; c < s->n_centrals; c++)
 			done += answered(s, &s->centrals[c]) > id;
 		if (done == s->n_centrals)
 			return 0;
+		if (t4_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);
 	}
@@ -581,26 +586,54 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	}
 }
 
-/* The final trigger, unless --duration's end already fired it. */
-static void fire_final(struct t4_sched *s)
+/* The final trigger, unless --duration's end already fired it (then 0,
+ * *id UINT64_MAX); waits up to 1 s for every scheduler's answer. */
+static int fire_final(struct t4_sched *s, uint64_t *id)
 {
-	uint64_t id;
-
 	pthread_mutex_lock(&s->cmd_lock);
 	int rc = all_finished(s) ? -ESHUTDOWN
-				 : command(s, T4_EP_FIRE0 | T4_EP_FINAL0, T4_REF_FINAL, &id);
+				 : command(s, T4_EP_FIRE0 | T4_EP_FINAL0, T4_REF_FINAL, id);
 	pthread_mutex_unlock(&s->cmd_lock);
-	if (rc == 0)
-		wait_answered(s, id);
+	if (rc == -ESHUTDOWN) { /* the end came first: it is the final trigger */
+		*id = UINT64_MAX;
+		return 0;
+	}
+	return rc < 0 ? rc : wait_answered(s, *id);
+}
+
+/* Once every thread is joined: what became of a final trigger that was
+ * not answered in time (rc, from fire_final). Late but answered, it is in
+ * the log (ETIMEDOUT still: the recording's end came late); unanswered,
+ * the log ends at the previous trigger of the schedulers that missed it. */
+static int final_missed(struct t4_sched *s, uint64_t id, int rc)
+{
+	size_t missed = 0, first = 0;
+
+	if (id == UINT64_MAX)
+		return t4_err(-rc, "the final trigger did not fire: %s", t4_errmsg());
+	for (size_t c = s->n_centrals; c-- > 0;)
+		if (answered(s, &s->centrals[c]) <= id)
+			missed++, first = c;
+	if (!missed)
+		return rc == -ETIMEDOUT ? t4_err(ETIMEDOUT, "the final trigger (%llu) was answered "
+						 "more than 1 s late", (unsigned long long)id)
+					: 0;
+	return t4_err(-rc, "the final trigger (%llu) did not fire on %zu of %zu schedulers "
+			   "(first: scheduler %u; %s): their counts since their last trigger "
+			   "are not in the log", (unsigned long long)id, missed, s->n_centrals,
+		      s->centrals[first].id, t4_errmsg());
 }
 
 int t4_sched_stop(struct t4_sched *s)
 {
+	uint64_t final = UINT64_MAX;
+	int rc;
+
 	if (!s->launched || s->joined)
 		return 0;
 	sched_activity_stop(s); /* its last bookmarks and triggers first */
 	atomic_store(&s->stopping, true);
-	fire_final(s);
+	rc = fire_final(s, &final);
 	if (s->k)
 		sched_kpath_stop(s);
 	for (size_t i = 0; i < s->n_monitors; i++) {
@@ -613,7 +646,7 @@ int t4_sched_stop(struct t4_sched *s)
 	/* Scheduler 0 is gone: its ring is ours for what is still queued. */
 	sched_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
 	s->joined = true;
-	return 0;
+	return rc < 0 ? final_missed(s, final, rc) : 0;
 }
 
 void t4_sched_free(struct t4_sched *s)

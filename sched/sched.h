@@ -163,7 +163,10 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st);
 /* The ID of the scheduler whose triggers domain d answers. */
 uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
 /* Fire the final trigger (unless --duration's end already did), stop and
- * join every thread. */
+ * join every thread (always). 0 when every scheduler answered it within
+ * 1 s; else a negative errno (-ETIMEDOUT) and a message that says whether
+ * it came late (it is in the log) or never (the log ends at the previous
+ * trigger of the schedulers that missed it). */
 int t4_sched_stop(struct t4_sched *s);
 void t4_sched_free(struct t4_sched *s); /* accepts NULL */
 

@@ -172,7 +172,6 @@ struct t4_monitor {
 	struct t4_hist skew;      /* trigger point to mid-read per domain, ns */
 	struct t4_stamps stamps;
 	struct t4_packet pkt;
-	int error;
 };
 
 /* A central scheduler: writes the reference packets of its triggers (and,
@@ -251,8 +250,6 @@ void sched_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, in
 void sched_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed);
 /* Thread body of the user path's monitors. */
 void *sched_monitor_main(void *arg);
-/* Pin the calling thread to cpu (no-op for -1). */
-int sched_pin_to_cpu(int cpu);
 
 /* ---- the in-kernel path (kpath.c) --------------------------------------- */
 

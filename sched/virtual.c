@@ -16,16 +16,19 @@
  * preempt_prob, preempt_min_ns..preempt_max_ns; the sample is taken at a
  * uniform instant inside that read window.
  *
- * What the live scheduler does and this mirrors: contiguous trigger IDs per
- * scheduler, one scheduler per socket with per_socket (t4_sched_id_of),
- * bookmark IDs per distinct name and one bookmark packet per change by
+ * What the live scheduler does and this mirrors: trigger IDs on the grid
+ * (ID k at t0 + k * period), one scheduler per socket with per_socket
+ * (t4_sched_id_of), bookmark IDs per distinct name and one bookmark packet per change by
  * scheduler 0 before its first trigger that carries it, a monitor that
  * answers late skips a trigger (its next answer covers both) and is
  * counted as unanswered, a return packet that is not logged is taken back
  * (t4_domain_unread) so the domain's next one carries its counts. Monitors
  * are grouped per (scheduler, socket), the CPUs of the simulated PMUs on a
- * machine with two or more CPUs; unlike the live one, every monitor may be
- * late (the live scheduler reads its own CPU's monitor inline).
+ * machine with two or more CPUs. Unlike the live one: every monitor may be
+ * late (the live scheduler reads its own CPU's monitor inline), and no
+ * scheduler ever is, so every ID is fired (the live one skips the IDs its
+ * CPU woke too late for and counts them as overruns); and it takes no
+ * commands (whose triggers take IDs of their own live: bpf/trigger.h).
  *
  * Every choice is a hash of (seed, what, which, trigger) (t4_hash), so one
  * knob never shifts another and a seed gives the same packets on any

@@ -222,6 +222,19 @@ static inline void sy_ret(struct sy *y, size_t i, uint64_t k, uint64_t *rng, boo
 	y->logged_b[i] = b;
 }
 
+/* A stream of one domain (ID 1: a 1 GHz clock, 2 bytes per ns), n
+ * triggers of 1 ms from 5 s; bookmarks may be scheduled before sy_build. */
+static inline void sy_one_domain(struct sy *y, size_t n, uint64_t seed)
+{
+	memset(y, 0, sizeof(*y));
+	y->seed = seed;
+	y->n_triggers = n;
+	y->n_doms = 1;
+	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1e9, .bytes_per_ns = 2 };
+	y->t0 = 5000000000ull;
+	y->period = 1000000;
+}
+
 /* Build the whole stream: metadata, then per trigger its references (one
  * per scheduler in use) and returns. */
 static inline void sy_build(struct sy *y)

@@ -44,6 +44,23 @@ struct readback {
 	bool have_status;
 };
 
+/* Record r->c's domains into a new log in a new temporary directory with
+ * the scheduler options so (domains, log and quiet are filled in here);
+ * the scheduler is started. */
+static inline void rec_start(struct rec *r, struct t4_sched_opts so)
+{
+	t4t_tmpdir(r->dir, sizeof(r->dir), "t4sched");
+	snprintf(r->path, sizeof(r->path), "%s/t.t4t", r->dir);
+	struct t4_log_opts lo = { .path = r->path };
+	cr_assert_eq(t4_log_open(&r->log, &lo), 0, "%s", t4_errmsg());
+	so.domains = &r->c.ds;
+	so.log = r->log;
+	so.quiet = true;
+	cr_assert_eq(t4_sched_create(&r->s, &so), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_start(r->log), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_sched_start(r->s), 0, "%s", t4_errmsg());
+}
+
 /* Record `events` (NULL: the default set) of this machine or of the
  * simulator with the scheduler options so (domains, log and quiet are
  * filled in here); the scheduler is started. */
@@ -55,18 +72,9 @@ static inline void rec_open_opts(struct rec *r, const char *events, bool sim,
 	if (events && strstr(events, "msr/"))
 		t4t_need_pmu("msr"); /* x86 only */
 	memset(r, 0, sizeof(*r));
-	t4t_tmpdir(r->dir, sizeof(r->dir), "t4sched");
-	snprintf(r->path, sizeof(r->path), "%s/t.t4t", r->dir);
 	struct t4_sim_opts sim7 = { .seed = 7, .drift_ppm = T4_SIM_DRIFT_PPM };
 	tu_counters_open(&r->c, sim ? &sim7 : NULL, events);
-	struct t4_log_opts lo = { .path = r->path };
-	cr_assert_eq(t4_log_open(&r->log, &lo), 0, "%s", t4_errmsg());
-	so.domains = &r->c.ds;
-	so.log = r->log;
-	so.quiet = true;
-	cr_assert_eq(t4_sched_create(&r->s, &so), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_log_start(r->log), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_sched_start(r->s), 0, "%s", t4_errmsg());
+	rec_start(r, so);
 }
 
 static inline void rec_open(struct rec *r, const char *events, bool sim, uint64_t period_ns,
@@ -82,7 +90,7 @@ static inline void rec_open(struct rec *r, const char *events, bool sim, uint64_
 
 static inline void rec_close(struct rec *r, struct t4_sched_status *st)
 {
-	cr_assert_eq(t4_sched_stop(r->s), 0);
+	cr_assert_eq(t4_sched_stop(r->s), 0, "%s", t4_errmsg());
 	t4_sched_status(r->s, st);
 	struct t4_status_pkt fin = { .triggers = st->triggers, .overruns = st->overruns };
 	cr_assert_eq(t4_log_close(r->log, &fin, NULL), 0, "%s", t4_errmsg());

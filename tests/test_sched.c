@@ -583,3 +583,61 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 	t4_rmtree(dir);
 	cr_assert_eq(others + 10, T4_BOOKMARK_NAMES, "%d names besides the 10 held", others);
 }
+
+/* ---- the final trigger -------------------------------------------------- */
+
+/* A domain with a source of its own (the DRM source's kind) whose answers
+ * take 1.5 s once `slow` is set: the only domain, so its monitor is
+ * scheduler 0's. */
+struct slow_source {
+	_Atomic bool slow;
+	_Atomic uint64_t last_id;
+};
+
+static int slow_answer(void *ctx, uint64_t trigger_id, clockid_t ref_clock, t4_emit_fn emit,
+		       void *ud)
+{
+	struct slow_source *ss = ctx;
+
+	(void)ref_clock, (void)emit, (void)ud;
+	if (atomic_load(&ss->slow))
+		sleep_ms(1500);
+	atomic_store(&ss->last_id, trigger_id);
+	return 0;
+}
+
+/* A final trigger that a scheduler answers only after the 1 s the stop
+ * waits is not silent: t4_sched_stop says so (and that it is in the log,
+ * which it is), once every thread is joined. */
+Test(sched, a_late_final_trigger_is_reported, .timeout = 30)
+{
+	struct slow_source ss = { 0 };
+	struct t4_domain_source src = { .answer = slow_answer, .ctx = &ss };
+	struct t4_sched_opts so = { .period_ns = 5000000, .trigger = T4_TRIGGER_USER };
+	struct t4_sched_status st;
+	struct t4_domain *d;
+	struct readback rb;
+	struct rec r;
+
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(t4_domains_add_source(&r.c.ds, "slow", T4_DOM_DRM, &src, &d), 0, "%s",
+		     t4_errmsg());
+	rec_start(&r, so);
+	wait_triggers(r.s, 3);
+	atomic_store(&ss.slow, true);
+	int rc = t4_sched_stop(r.s);
+	cr_assert_eq(rc, -ETIMEDOUT, "the late final trigger went unsaid: %d %s", rc, t4_errmsg());
+	cr_assert(strstr(t4_errmsg(), "the final trigger") &&
+		  strstr(t4_errmsg(), "answered more than 1 s late"), "%s", t4_errmsg());
+	t4_sched_status(r.s, &st);
+	struct t4_status_pkt fin = { .triggers = st.triggers, .overruns = st.overruns };
+	cr_assert_eq(t4_log_close(r.log, &fin, NULL), 0, "%s", t4_errmsg());
+	t4_sched_free(r.s);
+	read_back(r.path, &rb);
+	qsort(rb.refs, rb.n_refs, sizeof(*rb.refs), cmp_ref);
+	cr_assert_gt(rb.n_refs, 0);
+	const struct t4_ref_pkt *last = &rb.refs[rb.n_refs - 1];
+	cr_assert(last->flags & T4_REF_FINAL, "the late final trigger is in the log");
+	cr_assert_eq(atomic_load(&ss.last_id), last->trigger_id, "and the source answered it");
+	rec_free(&r, &rb);
+}
