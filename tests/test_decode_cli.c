@@ -486,7 +486,7 @@ Test(decode_cli, bins_keep_every_total, .timeout = 120)
 	struct dc c;
 	static const struct { const char *opt, *dur, *ns; } g[] = {
 		{ "--bin", "5ms", "5000000" }, { "--bin", "7ms", "7000000" },
-		{ "--bin", "250us", "250000" },
+		{ "--grid", "250us", "250000" },
 	};
 
 	dc_init(&c, "python3 zstd");

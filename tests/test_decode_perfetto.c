@@ -479,7 +479,7 @@ Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
 
 /* A log whose reference clock is CLOCK_MONOTONIC (what the in-kernel
  * trigger path records; written here from FORMAT.md by tools/t4write.py
- * --bin): the trace's clock is Perfetto's MONOTONIC, clock 3. */
+ * --grid): the trace's clock is Perfetto's MONOTONIC, clock 3. */
 Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 {
 	struct decoded x;
@@ -490,7 +490,7 @@ Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 		fx_fini(&x.f);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
-	cr_assert_eq(shell(&x.f, "python3 '%s' s.t4t --bin", script), 0, "%s", output(&x.f));
+	cr_assert_eq(shell(&x.f, "python3 '%s' s.t4t --grid", script), 0, "%s", output(&x.f));
 	free(script);
 	decode(&x.f, "");
 	load_trace(&x.f, &x.t);
