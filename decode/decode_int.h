@@ -225,7 +225,8 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 #define DEC_QCAP_FIRST 64    /* and at first: the ring doubles as needed */
 #define DEC_RCAP 4096        /* reference packets kept per scheduler */
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
-#define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
+#define DEC_MAX_NAMES T4_BOOKMARK_NAMES /* bookmark names whose totals are kept:
+					* every one a writer may name */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 #define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
@@ -349,8 +350,8 @@ struct dcut {
 #define DEC_SLICE_HOLD 65536  /* slices waiting for later reference packets */
 /* How far past a slice or an interval the reference packets must reach
  * before it is placed in the phases: a probe bookmark's lateness (it
- * reaches the log with the trigger that takes it). */
-#define DEC_BOOKMARK_LAG_NS 250000000ull
+ * reaches the log with the trigger that takes it), the format's bound. */
+#define DEC_BOOKMARK_LAG_NS T4_BOOKMARK_LATE_NS
 
 struct dpair {
 	uint64_t mono, ref;
