@@ -101,7 +101,7 @@ static void gen_packet(struct gen *g, uint64_t i, struct t4_packet *p)
 
 static double now_s(void)
 {
-	return (double)t4_ref_ns() / 1e9;
+	return (double)t4_mono_raw_ns() / 1e9;
 }
 
 static double cpu_s(int who)

@@ -166,7 +166,7 @@ static uint32_t newest_fire(struct run *r, uint64_t *now)
 {
 	uint32_t f = atomic_load(&r->fired);
 
-	*now = t4_ref_ns();
+	*now = t4_mono_raw_ns();
 	return f;
 }
 
@@ -182,7 +182,7 @@ static int64_t do_wait(struct run *r, uint32_t seen, uint64_t *now)
 	case P_FUTEX:
 		while ((f = atomic_load(&r->fired)) == seen)
 			futex(&r->fired, FUTEX_WAIT_BITSET, seen);
-		*now = t4_ref_ns();
+		*now = t4_mono_raw_ns();
 		return f;
 	case P_EVENTFD:
 		if (full_read(r->efd, &v, sizeof(v)))
@@ -192,7 +192,7 @@ static int64_t do_wait(struct run *r, uint32_t seen, uint64_t *now)
 		pthread_mutex_lock(&r->mtx);
 		while (r->cv_fired == seen)
 			pthread_cond_wait(&r->cond, &r->mtx);
-		*now = t4_ref_ns();
+		*now = t4_mono_raw_ns();
 		f = r->cv_fired;
 		pthread_mutex_unlock(&r->mtx);
 		return f;
@@ -255,7 +255,7 @@ static void scheduler_loop(struct run *r)
 			r->woke_ns[k] = t4_clock_ns(CLOCK_MONOTONIC);
 			continue;
 		}
-		r->fire_ns[k] = t4_ref_ns();
+		r->fire_ns[k] = t4_mono_raw_ns();
 		int rc = do_wake(r, k + 1);
 		if (rc)
 			atomic_store(&r->error, t4_err(-rc, "%s: wake failed",

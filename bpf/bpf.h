@@ -14,7 +14,7 @@
  * the program's mmapped global data, and drains the records when it likes.
  * sched/ turns the records into reference and return packets.
  *
- * phases: what the kernel sees of the workload (phases.bpf.c): its threads
+ * activity: what the kernel sees of the workload (activity.bpf.c): its threads
  * on the CPUs (sched_switch, filtered in the kernel to the workload's
  * process tree, or every task), their names, its GPU jobs (dma_fence and
  * GPU scheduler tracepoints), and libt410trace's bookmarks and triggers
@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "../packets/packets.h"
-#include "phases.h"
+#include "activity.h"
 #include "trigger.h"
 
 /* ---- trigger (trigger.c) ------------------------------------------------ */
@@ -101,11 +101,11 @@ int t4_bpf_trigger_drain(struct t4_bpf_trigger *t, t4_bpf_record_fn fn, void *ud
 /* Unload (the timers stop with their maps). Accepts NULL. */
 void t4_bpf_trigger_close(struct t4_bpf_trigger *t);
 
-/* ---- phases (phases.c) -------------------------------------------------- */
+/* ---- activity (activity.c) ------------------------------------------------ */
 
-struct t4_bpf_phases;
+struct t4_bpf_activity;
 
-struct t4_bpf_phases_opts {
+struct t4_bpf_activity_opts {
 	bool all;          /* every task (record -a), else the processes tracked */
 	const int *pids;   /* processes tracked from the start (their children
 			    * are, from then on) */
@@ -117,49 +117,49 @@ struct t4_bpf_phases_opts {
 };
 
 /* One record of the ring buffer, decoded. */
-enum t4_bpf_phase_kind {
+enum t4_bpf_activity_kind {
 	T4_BPF_PH_PACKET = 1, /* pkt: a task, CPU slice, GPU slice or GPU context */
 	T4_BPF_PH_BOOKMARK,   /* t410_bookmark() through the probe */
 	T4_BPF_PH_TRIGGER,    /* t410_trigger() through the probe */
 };
 
-struct t4_bpf_phase {
-	int kind;               /* enum t4_bpf_phase_kind */
+struct t4_bpf_activity_rec {
+	int kind;               /* enum t4_bpf_activity_kind */
 	struct t4_packet pkt;   /* PACKET */
 	uint64_t mono_ns;       /* BOOKMARK, TRIGGER: when the probe was hit */
 	uint32_t pid, tid;      /* ... by this thread */
 	char name[T4_NAME_MAX]; /* BOOKMARK: the name ("" when unreadable) */
 };
 
-typedef void (*t4_bpf_phase_fn)(void *ud, const struct t4_bpf_phase *ph);
+typedef void (*t4_bpf_activity_fn)(void *ud, const struct t4_bpf_activity_rec *ph);
 
 /* Load and attach. Fails with a one-line reason when the CPU part cannot
  * run (no privilege, no BTF, a kernel without tp_btf); a missing GPU part
- * is left out and said by t4_bpf_phases_note. */
-int t4_bpf_phases_open(struct t4_bpf_phases **out, const struct t4_bpf_phases_opts *o);
+ * is left out and said by t4_bpf_activity_note. */
+int t4_bpf_activity_open(struct t4_bpf_activity **out, const struct t4_bpf_activity_opts *o);
 /* What was left out, one line ("" when nothing). */
-const char *t4_bpf_phases_note(const struct t4_bpf_phases *p);
+const char *t4_bpf_activity_note(const struct t4_bpf_activity *p);
 /* Follow process pid (and its children from now on). */
-int t4_bpf_phases_track(struct t4_bpf_phases *p, int pid);
+int t4_bpf_activity_track(struct t4_bpf_activity *p, int pid);
 /* Take process pid's probe hits: path is the file holding its
  * libt410trace, which pid must map; the file gets the uprobe once. Fails
  * with the reason (not mapped, no t410__probe2 symbol, ...). Any thread. */
-int t4_bpf_phases_uprobe(struct t4_bpf_phases *p, int pid, const char *path);
+int t4_bpf_activity_uprobe(struct t4_bpf_activity *p, int pid, const char *path);
 /* Wait up to timeout_ms for a bookmark or trigger (other records never
  * wake), then hand every record to fn, in order. Returns how many. */
-int t4_bpf_phases_poll(struct t4_bpf_phases *p, int timeout_ms, t4_bpf_phase_fn fn, void *ud);
+int t4_bpf_activity_poll(struct t4_bpf_activity *p, int timeout_ms, t4_bpf_activity_fn fn, void *ud);
 /* At the end: a CPU slice, ending now, for each thread still on a CPU. */
-int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud);
+int t4_bpf_activity_flush(struct t4_bpf_activity *p, t4_bpf_activity_fn fn, void *ud);
 /* Probe calls the program did not record: a bad name (a caller that
  * skipped libt410trace's check), or the marks ring full. */
-uint64_t t4_bpf_phases_refused(const struct t4_bpf_phases *p);
+uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p);
 /* Records lost before user space: the ring was full (and malformed ones). */
-uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p);
-void t4_bpf_phases_close(struct t4_bpf_phases *p); /* accepts NULL */
+uint64_t t4_bpf_activity_lost(const struct t4_bpf_activity *p);
+void t4_bpf_activity_close(struct t4_bpf_activity *p); /* accepts NULL */
 
-/* One record (size bytes, phases.h) into out: returns its kind, or
+/* One record (size bytes, activity.h) into out: returns its kind, or
  * -EPROTO for a record of the wrong size or an unknown type. */
-int t4_bpf_phase_decode(const void *data, size_t size, struct t4_bpf_phase *out);
+int t4_bpf_activity_decode(const void *data, size_t size, struct t4_bpf_activity_rec *out);
 /* Whether one line of /proc/PID/maps maps exactly path: 1 with its device
  * and inode, else 0. */
 int t4_bpf_maps_line(const char *line, const char *path, uint64_t *dev, uint64_t *ino);

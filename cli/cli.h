@@ -295,8 +295,8 @@ struct cli_record_opts {
 	bool paused, per_socket, quiet, progress, force;
 	bool top;       /* --top: the live view instead of the progress line */
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT */
-	bool all_cpus;  /* -a: also every task in the CPU and GPU phases */
-	bool no_phases; /* --no-phases */
+	bool all_cpus;  /* -a: also every task in the CPU and GPU activity */
+	bool no_activity; /* --no-phases */
 	bool all_tasks; /* --all-tasks: record in every task of a job */
 	enum t4_trigger_path trigger; /* --trigger */
 	int zstd_level;
@@ -322,15 +322,15 @@ struct cli_record_summary {
 /* "BPF timers in the kernel" or "user-space threads". */
 const char *cli_trigger_path_name(bool bpf);
 /* One notice line when --trigger auto fell back to user space, and one
- * when the CPU and GPU phases asked for are (partly) left out. */
+ * when the CPU and GPU activity asked for are (partly) left out. */
 void cli_record_path_notice(struct t4_sched *s, bool quiet);
 /* The progress line (final: ends it with a newline). */
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
 			 bool final);
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls);
-/* The CPU and GPU phases' line (nothing when they did not run). */
-void cli_record_phases_summary(const struct t4_sched_status *st);
+/* The CPU and GPU activity' line (nothing when they did not run). */
+void cli_record_activity_summary(const struct t4_sched_status *st);
 /* The bookmark commands refused for lack of room (nothing when none). */
 void cli_record_refusals(const struct t4_sched_status *st);
 

@@ -22,7 +22,7 @@
  * only waits and draws the progress line; it never touches the trigger
  * path.
  *
- * CPU and GPU phases (the scheduler loads them with its rings, unless
+ * CPU and GPU activity (the scheduler loads them with its rings, unless
  * --no-phases or there is no workload to follow: COMMAND's tree, -p/-t's
  * processes, or every task with -a) follow the command from its fork, before
  * it execs; libt410trace's "hello" asks the scheduler whether a process's
@@ -66,8 +66,8 @@ struct recording {
 	char why[512];         /* and the reason */
 	uint64_t start_ref_ns;
 	char cmdline[T4_CMDLINE_MAX];
-	int *phase_pids;       /* -p/-t's processes, followed in the phases */
-	size_t n_phase_pids;
+	int *activity_pids;       /* -p/-t's processes, followed in the phases */
+	size_t n_activity_pids;
 	_Atomic bool probe_notice_done;
 	int command_pid;       /* the command's CPU-side events count it */
 	bool released;         /* the command may exec (cli_child_release) */
@@ -79,7 +79,7 @@ struct recording {
 	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
 	char output[4096];     /* -o with its expansions (job.c) */
 	char made_dir[4096];   /* the first directory made for it ("" none) */
-	uint64_t host_due_ns;  /* when the next host packet is due (t4_ref_ns) */
+	uint64_t host_due_ns;  /* when the next host packet is due (t4_mono_raw_ns) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -194,7 +194,7 @@ static int write_metadata(struct recording *r)
 		return t4_err(ENOMEM, "out of memory");
 	t4_sched_status(r->sched, &st);
 	/* the start on the packets' reference clock (the BPF path's is MONOTONIC) */
-	t4_session_init(s, r->cmdline, t4_sched_now(r->sched) - (t4_ref_ns() - r->start_ref_ns),
+	t4_session_init(s, r->cmdline, t4_sched_now(r->sched) - (t4_mono_raw_ns() - r->start_ref_ns),
 			t4_clock_ns(CLOCK_REALTIME), r->o.period_ns, r->o.src.sim);
 	s->flags |= st.bpf ? T4_SESSION_BPF_TRIGGER : 0;
 	s->ref_clock = st.ref_clock;
@@ -218,7 +218,7 @@ static int put_host(struct recording *r)
 	cli_job_host_pkt(&r->job, t4_sched_now(r->sched), p);
 	rc = t4_ring_put(r->meta, p);
 	free(p);
-	r->host_due_ns = t4_ref_ns() + HOST_EVERY_NS;
+	r->host_due_ns = t4_mono_raw_ns() + HOST_EVERY_NS;
 	return rc;
 }
 
@@ -254,7 +254,7 @@ static int ctl_hello(void *ud, int pid, const char *path, int *fd)
 	struct t4_sched_status st;
 
 	t4_sched_status(r->sched, &st);
-	if (!up && st.phases && !r->o.quiet && !atomic_exchange(&r->probe_notice_done, true))
+	if (!up && st.activity && !r->o.quiet && !atomic_exchange(&r->probe_notice_done, true))
 		fprintf(stderr, "t410trace: notice: libt410trace in process %d keeps the control "
 				"socket: %s\n", pid, t4_errmsg());
 	return up;
@@ -396,7 +396,7 @@ static int start_command(struct recording *r)
 	int rc;
 
 	if ((rc = t4_sched_follow(r->sched, r->child.pid)) < 0)
-		t4_warn("the CPU phases will miss '%s': %s", r->o.command[0], t4_errmsg());
+		t4_warn("the CPU activity will miss '%s': %s", r->o.command[0], t4_errmsg());
 	wait_for_baseline(r);
 	r->released = true;
 	return cli_child_release(&r->child);
@@ -455,7 +455,7 @@ static bool recording_over(struct recording *r, struct waiting *w, uint64_t *tim
 	}
 	/* The scheduler ends --duration itself, on its grid; the main
 	 * thread's clock is only a backstop. */
-	uint64_t now = t4_ref_ns();
+	uint64_t now = t4_mono_raw_ns();
 	if (now >= r->host_due_ns && put_host(r) < 0)
 		t4_warn("host packet: %s", t4_errmsg()); /* the recording goes on */
 	t4_sched_status(r->sched, &st);
@@ -542,7 +542,7 @@ static void recording_free(struct recording *r)
 	t4_domains_free(&r->domains);
 	t4_evlist_free(&r->events);
 	cli_target_free(&r->o.target);
-	free(r->phase_pids);
+	free(r->activity_pids);
 	cli_source_close(&r->o.src);
 	cli_drm_close(&r->o.drm);
 }
@@ -617,9 +617,9 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.triggers = st->triggers;
 	fin.overruns = st->overruns;
 	fin.read_failures = st->read_failures;
-	fin.lost_events = st->phase_lost;
+	fin.lost_events = st->activity_lost;
 	fin.bookmarks_refused = st->bookmarks_refused;
-	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_ref_ns();
+	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_mono_raw_ns();
 	pthread_mutex_lock(&r->log_lock); /* no snapshot reads it from here on */
 	log = r->log;
 	r->log = NULL;
@@ -665,7 +665,7 @@ static int run_virtual(struct recording *r)
 	struct t4_sched_status st = { 0 };
 	struct t4_status_pkt fin;
 	struct t4_log_stats ls;
-	uint64_t t0 = t4_ref_ns();
+	uint64_t t0 = t4_mono_raw_ns();
 	int rc, crc = 0;
 
 	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) >= 0 &&
@@ -686,23 +686,23 @@ static int run_virtual(struct recording *r)
 		cli_output_drop(&r->out); /* failed: drop the unnamed log */
 	if (rc == 0 && !r->o.quiet) {
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
-				    (double)(t4_ref_ns() - t0) / 1e9);
+				    (double)(t4_mono_raw_ns() - t0) / 1e9);
 		if (closing_index(r))
 			cli_stat_print(stderr, closing_index(r));
 	}
 	return rc;
 }
 
-/* CPU and GPU phases: when asked for (not --no-phases) and there is a
+/* CPU and GPU activity: when asked for (not --no-phases) and there is a
  * workload to follow. */
-static int phases_opts(struct recording *r, struct t4_phases_opts *po)
+static int activity_opts(struct recording *r, struct t4_activity_opts *po)
 {
-	int rc = cli_target_processes(&r->o.target, NULL, &r->phase_pids, &r->n_phase_pids);
+	int rc = cli_target_processes(&r->o.target, NULL, &r->activity_pids, &r->n_activity_pids);
 
 	po->all = r->o.all_cpus;
-	po->pids = r->phase_pids;
-	po->n_pids = r->n_phase_pids;
-	po->on = !r->o.no_phases && (po->all || po->n_pids || r->o.command);
+	po->pids = r->activity_pids;
+	po->n_pids = r->n_activity_pids;
+	po->on = !r->o.no_activity && (po->all || po->n_pids || r->o.command);
 	return rc;
 }
 
@@ -728,7 +728,7 @@ static int run(struct recording *r)
 	    (rc = setup_counters(r)) < 0 ||
 	    (rc = cli_drm_open(&r->o.drm, r->o.src.sim, r->o.command != NULL, &r->o.target,
 				&r->domains)) < 0 ||
-	    (rc = setup_log(r)) < 0 || (rc = phases_opts(r, &so.phases)) < 0)
+	    (rc = setup_log(r)) < 0 || (rc = activity_opts(r, &so.activity)) < 0)
 		goto close_log;
 	so.domains = &r->domains;
 	so.log = r->log;
@@ -737,7 +737,7 @@ static int run(struct recording *r)
 	    (rc = setup_control(r)) < 0 || (rc = setup_metrics(r)) < 0)
 		goto close_log;
 	cli_record_path_notice(r->sched, r->o.quiet);
-	t0 = t4_ref_ns(); /* the baseline trigger: --duration counts from it */
+	t0 = t4_mono_raw_ns(); /* the baseline trigger: --duration counts from it */
 	struct waiting w = { .end = r->o.duration_ns ? t0 + r->o.duration_ns : 0,
 			     .show_progress = show_progress };
 	if ((rc = start(r)) == 0 && !r->not_started) {
@@ -748,7 +748,7 @@ static int run(struct recording *r)
 	}
 	t4_sched_stop(r->sched);
 	cli_drm_stop(&r->o.drm);
-	t_end = t4_ref_ns();
+	t_end = t4_mono_raw_ns();
 	if (put_host(r) < 0)
 		t4_warn("host packet: %s", t4_errmsg());
 	if (show_progress)
@@ -758,7 +758,7 @@ close_log:
 	if (r->ran && !r->not_started && !r->o.quiet) {
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
 		cli_drm_summary(&r->o.drm);
-		cli_record_phases_summary(&st);
+		cli_record_activity_summary(&st);
 		cli_record_refusals(&st);
 	}
 	return rc < 0 ? rc : lrc;
@@ -866,7 +866,7 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r.start_ref_ns = t4_ref_ns();
+	r.start_ref_ns = t4_mono_raw_ns();
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	if (!r.out.published && !r.out.in_place)
 		cli_job_drop_dirs(r.output, r.made_dir); /* nothing written: as it was */

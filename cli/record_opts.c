@@ -58,7 +58,7 @@ static void record_usage(FILE *f)
 		"      --no-drm           leave out the GPU usage of DRM clients (fdinfo), on by\n"
 		"                         default: the processes of COMMAND or -p/-t and their\n"
 		"                         children, or else every process\n"
-		"      --no-phases        leave out the CPU and GPU phases (BPF: the threads of\n"
+		"      --no-phases        leave out the CPU and GPU activity (BPF: the threads of\n"
 		"                         COMMAND's tree or -p/-t's processes on the CPUs, their\n"
 		"                         GPU jobs, and libt410trace's bookmarks through a uprobe\n"
 		"                         instead of the socket), on by default where BPF loads\n"
@@ -103,7 +103,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_SIM = 256, OPT_SYSFS, OPT_PAUSED, OPT_PER_SOCKET, OPT_PROGRESS,
 	OPT_ZSTD, OPT_LOG_FORMAT, OPT_BACKEND, OPT_FSYNC, OPT_PERIOD, OPT_TRIGGER, OPT_PROC_ROOT,
-	OPT_NO_DRM, OPT_NO_PHASES, OPT_TOP, OPT_METRICS_LISTEN, OPT_ALL_TASKS,
+	OPT_NO_DRM, OPT_NO_ACTIVITY, OPT_TOP, OPT_METRICS_LISTEN, OPT_ALL_TASKS,
 };
 
 static const struct option record_longopts[] = {
@@ -136,7 +136,7 @@ static const struct option record_longopts[] = {
 	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "no-drm", no_argument, NULL, OPT_NO_DRM },
-	{ "no-phases", no_argument, NULL, OPT_NO_PHASES },
+	{ "no-phases", no_argument, NULL, OPT_NO_ACTIVITY },
 	{ "top", no_argument, NULL, OPT_TOP },
 	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 	{ "all-tasks", no_argument, NULL, OPT_ALL_TASKS },
@@ -252,7 +252,7 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	case OPT_PROGRESS: o->progress = true; return 0;
 	case OPT_PROC_ROOT: o->drm.proc_root = arg; return 0;
 	case OPT_NO_DRM: o->drm.off = true; return 0;
-	case OPT_NO_PHASES: o->no_phases = true; return 0;
+	case OPT_NO_ACTIVITY: o->no_activity = true; return 0;
 	case OPT_TOP: o->top = true; return 0;
 	case OPT_METRICS_LISTEN: o->metrics_listen = arg; return 0;
 	case OPT_ALL_TASKS: o->all_tasks = true; return 0;

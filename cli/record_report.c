@@ -20,7 +20,7 @@ const char *cli_trigger_path_name(bool bpf)
 
 void cli_record_path_notice(struct t4_sched *s, bool quiet)
 {
-	const char *why = t4_sched_path_note(s), *phases = t4_sched_phases_note(s);
+	const char *why = t4_sched_path_note(s), *phases = t4_sched_activity_note(s);
 	struct t4_sched_status st;
 
 	if (quiet)
@@ -31,7 +31,7 @@ void cli_record_path_notice(struct t4_sched *s, bool quiet)
 		return;
 	t4_sched_status(s, &st);
 	fprintf(stderr, "t410trace: notice: %s; %s are recorded\n", phases,
-		st.phases ? "CPU phases and counters" : "counters");
+		st.activity ? "CPU activity and counters" : "counters");
 }
 
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
@@ -40,7 +40,7 @@ void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
 	char b1[32];
-	double el = (t4_ref_ns() - start_ref_ns) / 1e9;
+	double el = (t4_mono_raw_ns() - start_ref_ns) / 1e9;
 
 	t4_sched_status(s, &st);
 	t4_log_stats(log, &ls);
@@ -117,17 +117,17 @@ static void summary_timing(const struct cli_record_summary *in,
 				"(cpuset?): slower reads, more skew\n", (unsigned long long)st->off_cpu);
 }
 
-void cli_record_phases_summary(const struct t4_sched_status *st)
+void cli_record_activity_summary(const struct t4_sched_status *st)
 {
-	if (!st->phases)
+	if (!st->activity)
 		return;
-	fprintf(stderr, "t410trace: phases: %llu CPU slices, %llu thread names, %llu GPU jobs "
+	fprintf(stderr, "t410trace: activity: %llu CPU slices, %llu thread names, %llu GPU jobs "
 			"in %llu contexts; %llu bookmarks and %llu triggers through the uprobe; "
 			"%llu events lost\n",
 		(unsigned long long)st->cpu_slices, (unsigned long long)st->tasks,
 		(unsigned long long)st->gpu_jobs, (unsigned long long)st->gpu_contexts,
 		(unsigned long long)st->probe_bookmarks, (unsigned long long)st->probe_triggers,
-		(unsigned long long)st->phase_lost);
+		(unsigned long long)st->activity_lost);
 	if (st->probe_refused)
 		fprintf(stderr, "t410trace: %llu commands through the uprobe refused (first: %s)\n",
 			(unsigned long long)st->probe_refused, st->probe_refusal);

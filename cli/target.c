@@ -4,7 +4,7 @@
  * the collector (struct t4_target), which opens per-task counters for
  * software, tracepoint and CPU-PMU events and refuses uncore PMUs (they
  * count the whole system, never one task). cli_target_processes gives the
- * processes those threads belong to (the DRM source and the CPU phases
+ * processes those threads belong to (the DRM source and the CPU activity
  * follow processes).
  */
 #include "cli.h"

@@ -349,7 +349,7 @@ struct t4_sim_opts {
 	uint32_t wander_ppm; /* slow frequency wander within +-wander_ppm,
 			      * stepping at schedule-cycle boundaries; 0 = none */
 	uint64_t epoch_ns;   /* reference time of the model's t = 0; 0 = now
-			      * (t4_ref_ns()), a fixed value makes virtual-time
+			      * (t4_mono_raw_ns()), a fixed value makes virtual-time
 			      * recordings byte-identical */
 };
 #define T4_SIM_DRIFT_PPM 50
@@ -408,7 +408,7 @@ const char *t4_sim_phase_at(const struct t4_sim *sim, uint64_t t_ns);
  * names the new phase from that instant on); UINT64_MAX past the model's
  * horizon. */
 uint64_t t4_sim_next_phase_change(const struct t4_sim *sim, uint64_t t_ns);
-/* Reference time of the model's t = 0 (t4_ref_ns() at create); values and
+/* Reference time of the model's t = 0 (t4_mono_raw_ns() at create); values and
  * clocks are 0 there and stay 0 before it. */
 uint64_t t4_sim_epoch(const struct t4_sim *sim);
 /* The PMU's exact clock frequency at true time t in Hz (nominal x drift x

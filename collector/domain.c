@@ -520,13 +520,13 @@ static int read_perf(const struct t4_domain *d, struct t4_sample *s)
 	int e;
 
 	if (d->fds[0] < 0) {
-		s->begin = s->end = t4_ref_ns();
+		s->begin = s->end = t4_mono_raw_ns();
 		return t4_err(EBADF, "%s: not open", d->name);
 	}
-	s->begin = t4_ref_ns();
+	s->begin = t4_mono_raw_ns();
 	r = read(d->fds[0], buf, sizeof(buf));
 	e = errno;
-	s->end = t4_ref_ns();
+	s->end = t4_mono_raw_ns();
 	errno = e;
 	return parse_group(d, buf, r, s);
 }
@@ -540,7 +540,7 @@ static int read_sim(struct t4_domain *d, struct t4_sample *s)
 	uint64_t clock = 0, true_ns = 0, now;
 	int err;
 
-	s->begin = t4_ref_ns();
+	s->begin = t4_mono_raw_ns();
 	err = t4_sim_read(d->sim, d->counters, d->n, s->begin, s->v, &clock,
 			  &true_ns);
 	if (!err && true_ns < d->prev_true_ns)
@@ -548,7 +548,7 @@ static int read_sim(struct t4_domain *d, struct t4_sample *s)
 				  &clock, &true_ns);
 	if (!err)
 		d->prev_true_ns = true_ns;
-	now = t4_ref_ns();
+	now = t4_mono_raw_ns();
 	s->end = now > true_ns ? now : true_ns;
 	s->enabled = s->running = 0;
 	return err;

@@ -190,7 +190,7 @@ int t4_sim_create_opts(struct t4_sim **out, const struct t4_sim_opts *o)
 		t4_sim_free(sim);
 		return err;
 	}
-	sim->epoch = o->epoch_ns ? o->epoch_ns : t4_ref_ns();
+	sim->epoch = o->epoch_ns ? o->epoch_ns : t4_mono_raw_ns();
 	*out = sim;
 	return 0;
 }

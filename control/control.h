@@ -62,8 +62,8 @@
  * once the recorder answered "ok uprobe", each call only with a credit
  * taken from the probe page (below); op | T4_PROBE_WAKE when the credits
  * run low. The name carries that rule: an older library's t410__probe is
- * never probed (it keeps the socket). (bpf/phases.h repeats these for the
- * kernel side; bpf/phases.c checks that they agree.) */
+ * never probed (it keeps the socket). (bpf/activity.h repeats these for the
+ * kernel side; bpf/activity.c checks that they agree.) */
 #define T4_PROBE_SYMBOL "t410__probe2"
 #define T4_PROBE_BOOKMARK 1
 #define T4_PROBE_TRIGGER 2

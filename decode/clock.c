@@ -85,8 +85,8 @@ static void blk_add(struct clk *c, struct clk_blk *b, const struct clk_pt *p)
 	double x = (double)(p->x - c->x0);
 
 	b->p[b->n++] = *p;
-	t4_hull_push(b->up, &b->nu, (struct t4_hpt){ x, (double)(int64_t)(p->lo - c->t0) }, true);
-	t4_hull_push(b->dn, &b->nd, (struct t4_hpt){ x, (double)(int64_t)(p->hi - c->t0) }, false);
+	dec_hull_push(b->up, &b->nu, (struct t4_hpt){ x, (double)(int64_t)(p->lo - c->t0) }, true);
+	dec_hull_push(b->dn, &b->nd, (struct t4_hpt){ x, (double)(int64_t)(p->hi - c->t0) }, false);
 }
 
 static void blk_clear(struct clk_blk *b)
@@ -114,9 +114,9 @@ static void hulls_of(const struct clk *c, int from, int to, struct clk_hulls *h)
 		h->xhi = k->p[k->n - 1].x;
 		h->n += k->n;
 		for (unsigned i = 0; i < k->nu; i++)
-			t4_hull_push(h->up, &h->nu, k->up[i], true);
+			dec_hull_push(h->up, &h->nu, k->up[i], true);
 		for (unsigned i = 0; i < k->nd; i++)
-			t4_hull_push(h->dn, &h->nd, k->dn[i], false);
+			dec_hull_push(h->dn, &h->nd, k->dn[i], false);
 	}
 }
 
@@ -129,7 +129,7 @@ static bool fit_blocks(const struct clk *c, int from, int to, struct clk_hulls *
 	hulls_of(c, from, to, h);
 	if (h->n < 2)
 		return false;
-	t4_hull_fit(h->up, h->nu, h->dn, h->nd,
+	dec_hull_fit(h->up, h->nu, h->dn, h->nd,
 		    ((double)(h->xlo - c->x0) + (double)(h->xhi - c->x0)) / 2, &f);
 	return f.feasible;
 }
@@ -340,13 +340,13 @@ static void place_head(struct clk *c)
 		/* the line's value, inside what the local hull and the window
 		 * allow (ns from the block's origin) */
 		double x = (double)(p->x - acc.x0), off = (double)(int64_t)(c->t0 - acc.t0);
-		double lo = t4_fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
-		double hi = t4_fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
+		double lo = dec_fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
+		double hi = dec_fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
 		if (!(lo <= hi))
 			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
-		double v = t4_fmin(t4_fmax(l.my + l.b * (x - l.mx), lo), hi);
-		double bound = t4_fmin(CLOCK_SIGMAS * line_sigma(&l, x), t4_fmax(v - lo, hi - v));
-		place_one(c, p, acc.t0 + (uint64_t)t4_round(v), (uint64_t)ceil(bound), false);
+		double v = dec_fmin(dec_fmax(l.my + l.b * (x - l.mx), lo), hi);
+		double bound = dec_fmin(CLOCK_SIGMAS * line_sigma(&l, x), dec_fmax(v - lo, hi - v));
+		place_one(c, p, acc.t0 + (uint64_t)dec_round(v), (uint64_t)ceil(bound), false);
 	}
 	if (c->h_n == CLOCK_SIDE)
 		c->h_head = (c->h_head + 1) % CLOCK_SIDE;
@@ -396,8 +396,8 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 		q->tmax[i] = INFINITY;
 		if (h) {
 			double x = (double)(p->x - c->x0);
-			double lo = t4_hull_walk(h->up, h->nu, &iu, x);
-			double hi = t4_hull_walk(h->dn, h->nd, &id, x);
+			double lo = dec_hull_walk(h->up, h->nu, &iu, x);
+			double hi = dec_hull_walk(h->dn, h->nd, &id, x);
 			q->tmin[i] = isfinite(lo) ? lo : -INFINITY;
 			q->tmax[i] = isfinite(hi) ? hi : INFINITY;
 		}
@@ -481,7 +481,7 @@ static void cut(struct clk *c)
 	struct t4_fit f;
 
 	for (; m < n; m++) {
-		t4_fit_hull(pts, m + 1, &f);
+		dec_fit_hull(pts, m + 1, &f);
 		if (!f.feasible)
 			break;
 	}

@@ -46,7 +46,7 @@ int rpt_env_new(struct rpt_grid *g)
 			     calloc(RPT_COLS, 1) };
 
 	if (!e.lo || !e.hi || !e.state ||
-	    t4_vec_room((void **)&g->env, &g->cap_env, g->n_env, sizeof(e)) < 0) {
+	    dec_vec_room((void **)&g->env, &g->cap_env, g->n_env, sizeof(e)) < 0) {
 		free(e.lo);
 		free(e.hi);
 		free(e.state);
@@ -60,7 +60,7 @@ int rpt_acc_new(struct rpt_grid *g)
 {
 	struct rpt_acc a = { calloc(RPT_COLS, sizeof(double)) };
 
-	if (!a.v || t4_vec_room((void **)&g->acc, &g->cap_acc, g->n_acc, sizeof(a)) < 0) {
+	if (!a.v || dec_vec_room((void **)&g->acc, &g->cap_acc, g->n_acc, sizeof(a)) < 0) {
 		free(a.v);
 		return t4_err(ENOMEM, "out of memory for the report's lanes");
 	}

@@ -76,7 +76,7 @@ struct dsched *dec_sched(struct t4_decoder *d, uint32_t id)
 	for (size_t i = 0; i < d->n_scheds; i++)
 		if (d->scheds[i].id == id)
 			return &d->scheds[i];
-	if (t4_vec_room((void **)&d->scheds, &d->cap_scheds, d->n_scheds,
+	if (dec_vec_room((void **)&d->scheds, &d->cap_scheds, d->n_scheds,
 			sizeof(*d->scheds)) < 0)
 		return NULL;
 	struct dsched *s = &d->scheds[d->n_scheds];
@@ -182,36 +182,36 @@ static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 
 static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 {
-	int64_t slot = t4_idmap_get(&d->dom_map, domain_id);
+	int64_t slot = dec_idmap_get(&d->dom_map, domain_id);
 
 	if (slot >= 0)
 		d->doms[slot]->dirty = true;
 }
 
-/* --grid finer than the log's period only spreads each interval's counts
+/* --bin finer than the log's period only spreads each interval's counts
  * evenly over its cells: said; a thousand cells per interval and more is
- * refused (--grid 1ns on a minute's log is hours of work and gigabytes of
+ * refused (--bin 1ns on a minute's log is hours of work and gigabytes of
  * made-up rows). */
 static int check_grid(const struct t4_decoder *d)
 {
 	char g[32], p[32];
 
-	if (!d->o.grid_ns || !d->period_ns || d->o.grid_ns >= d->period_ns)
+	if (!d->o.bin_ns || !d->period_ns || d->o.bin_ns >= d->period_ns)
 		return 0;
-	t4_fmt_duration(d->o.grid_ns, g, sizeof(g));
+	t4_fmt_duration(d->o.bin_ns, g, sizeof(g));
 	t4_fmt_duration(d->period_ns, p, sizeof(p));
-	if (d->period_ns / d->o.grid_ns >= DEC_MAX_CELLS_PER_PERIOD)
-		return t4_err(EINVAL, "--grid %s: a thousand cells and more per period of the log"
-			      " (%s), each only a share of one interval: use --grid %s or more",
+	if (d->period_ns / d->o.bin_ns >= DEC_MAX_BINS_PER_PERIOD)
+		return t4_err(EINVAL, "--bin %s: a thousand cells and more per period of the log"
+			      " (%s), each only a share of one interval: use --bin %s or more",
 			      g, p, p);
-	t4_warn("--grid %s is finer than the log's period (%s): its cells spread each"
+	t4_warn("--bin %s is finer than the log's period (%s): its cells spread each"
 		" interval's counts evenly", g, p);
 	return 0;
 }
 
 static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 {
-	int64_t slot = t4_idmap_get(&d->dom_map, r->domain_id);
+	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
 	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
 
 	if (!dm && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
@@ -264,14 +264,14 @@ void t4_decoder_free(struct t4_decoder *d)
 	for (size_t i = 0; i < d->n_doms; i++)
 		dom_free(d->doms[i]);
 	free(d->doms);
-	t4_idmap_free(&d->dom_map);
+	dec_idmap_free(&d->dom_map);
 	for (size_t i = 0; i < d->n_scheds; i++)
 		free(d->scheds[i].ring);
 	free(d->scheds);
 	free(d->spans);
 	free(d->name_ids);
-	t4_idmap_free(&d->name_map);
-	t4_idmap_free(&d->occ_map);
+	dec_idmap_free(&d->name_map);
+	dec_idmap_free(&d->occ_map);
 	attrib_free(d);
 	free(d->phases);
 	free(d->phase_span);
@@ -497,8 +497,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 		if (d->doms[i]->pub.selected)
 			rc = dom_drain(d, d->doms[i], true);
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected && d->o.grid_ns)
-			rc = grid_flush(d, d->doms[i]);
+		if (d->doms[i]->pub.selected && d->o.bin_ns)
+			rc = dec_bins_flush(d, d->doms[i]);
 	for (size_t i = 0; i < d->n_doms; i++)
 		phases_flush(d->doms[i]);
 	if (rc >= 0)
@@ -800,7 +800,7 @@ const t4_u128 *t4_decoder_phase_totals(const struct t4_decoder *d, size_t p, siz
 const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *d, uint32_t bookmark_id,
 				      size_t domain, uint64_t *elapsed_ns)
 {
-	int64_t slot = t4_idmap_get(&d->name_map, bookmark_id);
+	int64_t slot = dec_idmap_get(&d->name_map, bookmark_id);
 	const struct dom *dm;
 
 	*elapsed_ns = 0;

@@ -25,16 +25,16 @@ struct t4_idmap {
 	size_t cap, n;
 };
 /* Value for key, or -1. */
-int64_t t4_idmap_get(const struct t4_idmap *m, uint32_t key);
-int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val);
-void t4_idmap_free(struct t4_idmap *m);
+int64_t dec_idmap_get(const struct t4_idmap *m, uint32_t key);
+int dec_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val);
+void dec_idmap_free(struct t4_idmap *m);
 
 /* Make room for one more element of a growing array (index.c). */
-int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem);
+int dec_vec_room(void **v, size_t *cap, size_t n, size_t elem);
 
 /* Nearest integer, halves away from zero: inline, unlike llround();
  * saturating (a damaged or crafted log gives any double: NaN is 0). */
-static inline int64_t t4_round(double v)
+static inline int64_t dec_round(double v)
 {
 	if (!(v > -9.2e18))
 		return v != v ? 0 : INT64_MIN;
@@ -61,7 +61,7 @@ struct t4_fit {
 	double a_max, b_max;     /* the maximum-slope separating line */
 };
 /* pts sorted by strictly increasing x; n >= 2. */
-void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
+void dec_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
 
 /* The same from hulls kept by the caller: a point of a hull. */
 struct t4_hpt {
@@ -69,7 +69,7 @@ struct t4_hpt {
 };
 /* Add p (x increasing) to an upper (or lower) convex hull of n vertices:
  * Andrew's monotone chain, one step; inline, it runs for every sample. */
-static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
+static inline void dec_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
 {
 	unsigned k = *n;
 	double sign = upper ? 1 : -1;
@@ -81,25 +81,25 @@ static inline void t4_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, 
 	h[k++] = p;
 	*n = k;
 }
-/* Fit from hulls already built (t4_hull_push): up, the upper hull of the
+/* Fit from hulls already built (dec_hull_push): up, the upper hull of the
  * lower points (x, lo) of consecutive blocks, dn the lower hull of their
  * upper points (x, hi), each in x order; xc the middle of the x range. */
-void t4_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
+void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
 		 double xc, struct t4_fit *out);
 
 /* A hull evaluated at x by linear interpolation (NaN outside its x
  * range); *i: a cursor, 0 at first, for points of increasing x. With up
  * and dn as above, the range of the lines consistent with the points. */
-double t4_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
+double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
 
 /* fmax() and fmin() inline, with their NaN rule (a NaN argument gives the
  * other one) and x86's choice between equal values (the second). */
-static inline double t4_fmax(double x, double y)
+static inline double dec_fmax(double x, double y)
 {
 	return x > y || y != y ? x : y;
 }
 
-static inline double t4_fmin(double x, double y)
+static inline double dec_fmin(double x, double y)
 {
 	return x < y || y != y ? x : y;
 }
@@ -204,10 +204,10 @@ struct t4_expr {
 typedef int (*t4_expr_lookup)(void *ud, const char *name, size_t len);
 /* Compile expr; -ENOENT when an event it uses is not recorded (the metric
  * is then absent), -EINVAL for a malformed formula. */
-int t4_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out);
+int dec_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out);
 /* Evaluate with counts as doubles; NaN when a division has a zero
  * denominator. */
-double t4_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns);
+double dec_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns);
 
 /* ---- apportioning (phases.c) --------------------------------------------- */
 
@@ -215,10 +215,10 @@ double t4_expr_eval(const struct t4_expr *e, const double *counts, double elapse
  * wsum > 0) so that the parts add up to value exactly: floors, then the
  * largest remainders get one more (ties to the lower index). keys: k
  * entries of scratch. */
-void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
+void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 		  uint64_t *out, t4_u128 *keys);
 
-/* ---- the decoder's state (decode.c, dom.c, phases.c, grid.c) ------------- */
+/* ---- the decoder's state (decode.c, dom.c, phases.c, bins.c) ------------- */
 
 #define DEC_REORDER 32       /* returns held to put late ones in order */
 #define DEC_QCAP 1024        /* samples held per domain, at most (power of two) */
@@ -229,9 +229,9 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 					* every one a writer may name */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
-#define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
+#define DEC_MAX_BINS 65536   /* --bin bins one interval may span */
 #define DEC_GRID_SLACK_CELLS 4096 /* and beyond its triggers' time (late reads) */
-#define DEC_MAX_CELLS_PER_PERIOD 1000 /* --grid finer than period / this: refused */
+#define DEC_MAX_BINS_PER_PERIOD 1000 /* --bin finer than period / this: refused */
 #define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
 			       * a few per CPU plus its uncore PMUs) */
 
@@ -259,10 +259,10 @@ struct dsched {
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 
-/* --grid: the open cell of one domain: grid cell `index` within span
+/* --bin: the open cell of one domain: bin `index` within span
  * `span` (a cell never straddles a phase boundary: it is cut there),
  * covering [lo, hi) so far. */
-struct gcell {
+struct dbin {
 	bool open;
 	int64_t index;
 	size_t span;
@@ -323,7 +323,7 @@ struct dom {
 	uint32_t run_name;
 	bool run_open;
 	size_t span_hint;    /* the span its last interval started in */
-	struct gcell cell;
+	struct dbin bin;
 	uint64_t *scratch;   /* ncap */
 	double *dcounts, *metrics;
 };
@@ -446,7 +446,7 @@ struct t4_decoder {
 
 /* The weight of a gauge's level in totals: level x elapsed in us,
  * saturating (FORMAT 4.3). */
-static inline uint64_t t4_gauge_weight(uint64_t level, uint64_t elapsed_ns)
+static inline uint64_t dec_gauge_weight(uint64_t level, uint64_t elapsed_ns)
 {
 	t4_u128 w = (t4_u128)level * (elapsed_ns / 1000);
 	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
@@ -516,11 +516,11 @@ int slices_pair(struct t4_decoder *d, uint64_t mono, uint64_t ref);
 int slices_take(struct t4_decoder *d, const struct t4_packet *p);
 int slices_flush(struct t4_decoder *d);
 void slices_free(struct dslices *sl);
-/* grid.c */
+/* bins.c */
 /* Add a piece of an interval, inside span `span`, to the domain's cells. */
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
-int grid_flush(struct t4_decoder *d, struct dom *dm);
-/* dom.c: hand one interval (or grid cell) to the sink */
+int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
+int dec_bins_flush(struct t4_decoder *d, struct dom *dm);
+/* dom.c: hand one interval (or bin) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
 /* attrib.c: an interval (weighted: its counts as totals add them) cut at
  * phase boundaries, each piece to the totals and the outputs */
@@ -544,17 +544,17 @@ struct t4_table {
 };
 /* nl label columns and nc number columns with their heads (and units, a
  * second head line; NULL: none). */
-int t4_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
+int dec_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
 		  const char *const *chead, const char *const *cunit);
-void t4_table_free(struct t4_table *t);
+void dec_table_free(struct t4_table *t);
 /* A row: nl labels, nc values (NaN: absent; v NULL: all absent). */
-int t4_table_row(struct t4_table *t, const char *const *labels, const double *v);
+int dec_table_row(struct t4_table *t, const char *const *labels, const double *v);
 /* Column c of the last row is the exact integer v (totals). */
-void t4_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
-void t4_table_print(const struct t4_table *t, FILE *f);
-/* Cell (r, c) as t4_table_print() prints it (the column's decimals, the
+void dec_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
+void dec_table_print(const struct t4_table *t, FILE *f);
+/* Cell (r, c) as dec_table_print() prints it (the column's decimals, the
  * exact integer where set, "-" when absent); labels are t->label[r]. */
-void t4_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap);
+void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 
@@ -564,21 +564,21 @@ struct t4_wbuf {
 	size_t len, cap;
 	int error; /* sticky: first write error (negative errno) */
 };
-int t4_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap);
-void t4_wbuf_free(struct t4_wbuf *w);
-int t4_wbuf_flush(struct t4_wbuf *w);
-void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
-void t4_wbuf_str(struct t4_wbuf *w, const char *s);
-void t4_wbuf_ch(struct t4_wbuf *w, char c);
-void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v);
-void t4_wbuf_i64(struct t4_wbuf *w, int64_t v);
+int dec_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap);
+void dec_wbuf_free(struct t4_wbuf *w);
+int dec_wbuf_flush(struct t4_wbuf *w);
+void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
+void dec_wbuf_str(struct t4_wbuf *w, const char *s);
+void dec_wbuf_ch(struct t4_wbuf *w, char c);
+void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v);
+void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
-void t4_wbuf_f64(struct t4_wbuf *w, double v);
+void dec_wbuf_f64(struct t4_wbuf *w, double v);
 /* A JSON string literal; bytes that are not UTF-8 as the text \\xNN. */
-void t4_wbuf_json_str(struct t4_wbuf *w, const char *s);
+void dec_wbuf_json_str(struct t4_wbuf *w, const char *s);
 /* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF; bytes
  * that are not UTF-8 as the text \\xNN. */
-void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
 
 #endif

@@ -91,7 +91,7 @@ static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *na
 	dm->pub.metric_unit[m] = "%";
 	dm->pub.metric_brief[m] = true;
 	dm->pub.metric_selected[m] = glob_ok(d->o.event_glob, dm->made[m].name);
-	dm->metric_ok[m] = t4_expr_compile(expr, lookup_event, dm, &dm->metric[m]) == 0;
+	dm->metric_ok[m] = dec_expr_compile(expr, lookup_event, dm, &dm->metric[m]) == 0;
 	dm->pub.n_metrics++;
 }
 
@@ -159,8 +159,8 @@ static int compile_formula(const struct t4_decoder *d, struct dom *dm, const str
 	struct task_lookup tl = { d, dm };
 
 	if (f->per_task)
-		return t4_expr_compile(f->expr, lookup_task_event, &tl, out);
-	return t4_expr_compile(f->expr, lookup_event, dm, out);
+		return dec_expr_compile(f->expr, lookup_task_event, &tl, out);
+	return dec_expr_compile(f->expr, lookup_event, dm, out);
 }
 
 static int refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
@@ -222,7 +222,7 @@ int dom_refresh(struct t4_decoder *d, struct dom *dm)
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out)
 {
 	for (uint32_t m = 0; m < dm->pub.n_metrics; m++)
-		out[m] = dm->metric_ok[m] ? t4_expr_eval(&dm->metric[m], counts, elapsed) : NAN;
+		out[m] = dm->metric_ok[m] ? dec_expr_eval(&dm->metric[m], counts, elapsed) : NAN;
 }
 
 /* ---- storage ---------------------------------------------------------------- */
@@ -265,9 +265,9 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	for (size_t i = 0; i < dm->qcap && old; i++)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
 	if (old)
-		memcpy(cell, dm->cell.counts, old * sizeof(*cell));
+		memcpy(cell, dm->bin.counts, old * sizeof(*cell));
 	free(dm->qc);
-	free(dm->cell.counts);
+	free(dm->bin.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
@@ -278,7 +278,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
-	dm->cell.counts = cell;
+	dm->bin.counts = cell;
 	dm->scratch = scratch;
 	dm->dcounts = dc;
 	dm->ptot = ptot;
@@ -303,7 +303,7 @@ void dom_free(struct dom *dm)
 	free(dm->nel);
 	free(dm->weighted);
 	free(dm->run);
-	free(dm->cell.counts);
+	free(dm->bin.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);
@@ -353,15 +353,15 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 
 struct dom *dom_of(struct t4_decoder *d, uint32_t id)
 {
-	int64_t slot = t4_idmap_get(&d->dom_map, id);
+	int64_t slot = dec_idmap_get(&d->dom_map, id);
 	struct dom *dm;
 
 	if (slot >= 0)
 		return d->doms[slot];
-	if (t4_vec_room((void **)&d->doms, &d->cap_doms, d->n_doms, sizeof(*d->doms)) < 0 ||
+	if (dec_vec_room((void **)&d->doms, &d->cap_doms, d->n_doms, sizeof(*d->doms)) < 0 ||
 	    !(dm = dom_new(d, id)))
 		return NULL;
-	if (t4_idmap_put(&d->dom_map, id, (uint32_t)d->n_doms) < 0) {
+	if (dec_idmap_put(&d->dom_map, id, (uint32_t)d->n_doms) < 0) {
 		dom_free(dm);
 		return NULL;
 	}
@@ -401,7 +401,7 @@ static void on_segment(void *ud, const struct t4_clock_segment *seg)
 	double dur = (double)(seg->end_ns - seg->start_ns);
 
 	if (dm->n_segs < DEC_MAX_SEGMENTS &&
-	    t4_vec_room((void **)&dm->segs, &dm->cap_segs, dm->n_segs, sizeof(*seg)) == 0)
+	    dec_vec_room((void **)&dm->segs, &dm->cap_segs, dm->n_segs, sizeof(*seg)) == 0)
 		dm->segs[dm->n_segs++] = *seg;
 	if (isfinite(seg->freq_hz) && dur > 0) {
 		dm->freq_w += seg->freq_hz * dur;
@@ -465,7 +465,7 @@ static uint64_t elapsed_of(const struct dom *dm, const struct dsample *s, uint64
 		return end - start;
 	double hz = (double)dm->pub.ix->d.nominal_hz;
 	if (hz > 0 && s->x > dm->prev.x)
-		return (uint64_t)t4_round((double)(s->x - dm->prev.x) * 1e9 / hz);
+		return (uint64_t)dec_round((double)(s->x - dm->prev.x) * 1e9 / hz);
 	return end - start;
 }
 
@@ -502,7 +502,7 @@ static const uint64_t *weigh(struct dom *dm, const uint64_t *counts, uint32_t n,
 	if (!dm->any_gauge)
 		return counts;
 	for (uint32_t i = 0; i < n; i++)
-		dm->weighted[i] = dm->pub.event_gauge[i] ? t4_gauge_weight(counts[i], elapsed_ns)
+		dm->weighted[i] = dm->pub.event_gauge[i] ? dec_gauge_weight(counts[i], elapsed_ns)
 							 : counts[i];
 	return dm->weighted;
 }
@@ -519,7 +519,7 @@ static void counted_part(const struct t4_decoder *d, const struct dom *dm,
 	uint64_t len = iv->end_ns - iv->start_ns, dt;
 
 	if (dm->clocked && ce >= 0 && (uint32_t)ce < iv->n_counts && dm->clk.last_b > 0)
-		dt = (uint64_t)t4_round((double)counts[ce] * dm->clk.last_b);
+		dt = (uint64_t)dec_round((double)counts[ce] * dm->clk.last_b);
 	else if (dm->last_elapsed)
 		dt = dm->last_elapsed;
 	else

@@ -122,7 +122,7 @@ static void parse_expr(struct parser *ps)
 	}
 }
 
-int t4_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out)
+int dec_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out)
 {
 	struct parser ps = { .s = expr, .p = expr, .lookup = lookup, .ud = ud, .out = out };
 
@@ -134,7 +134,7 @@ int t4_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4
 	return ps.err;
 }
 
-double t4_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns)
+double dec_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns)
 {
 	double st[T4_EXPR_MAX];
 	int sp = 0;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int t4_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap)
+int dec_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap)
 {
 	memset(w, 0, sizeof(*w));
 	w->f = f;
@@ -25,13 +25,13 @@ int t4_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap)
 	return w->buf ? 0 : t4_err(ENOMEM, "out of memory");
 }
 
-void t4_wbuf_free(struct t4_wbuf *w)
+void dec_wbuf_free(struct t4_wbuf *w)
 {
 	free(w->buf);
 	w->buf = NULL;
 }
 
-int t4_wbuf_flush(struct t4_wbuf *w)
+int dec_wbuf_flush(struct t4_wbuf *w)
 {
 	if (w->len && !w->error && fwrite(w->buf, 1, w->len, w->f) != w->len)
 		w->error = -(errno ? errno : EIO);
@@ -48,7 +48,7 @@ static void spill(struct t4_wbuf *w)
 	w->len = 0;
 }
 
-void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
+void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
 {
 	while (n) {
 		if (w->len == w->cap)
@@ -61,19 +61,19 @@ void t4_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
 	}
 }
 
-void t4_wbuf_str(struct t4_wbuf *w, const char *s)
+void dec_wbuf_str(struct t4_wbuf *w, const char *s)
 {
-	t4_wbuf_put(w, s, strlen(s));
+	dec_wbuf_put(w, s, strlen(s));
 }
 
-void t4_wbuf_ch(struct t4_wbuf *w, char c)
+void dec_wbuf_ch(struct t4_wbuf *w, char c)
 {
 	if (w->len == w->cap)
 		spill(w);
 	w->buf[w->len++] = c;
 }
 
-void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v)
+void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v)
 {
 	char tmp[24];
 	size_t n = sizeof(tmp);
@@ -82,17 +82,17 @@ void t4_wbuf_u64(struct t4_wbuf *w, uint64_t v)
 		tmp[--n] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	t4_wbuf_put(w, tmp + n, sizeof(tmp) - n);
+	dec_wbuf_put(w, tmp + n, sizeof(tmp) - n);
 }
 
-void t4_wbuf_i64(struct t4_wbuf *w, int64_t v)
+void dec_wbuf_i64(struct t4_wbuf *w, int64_t v)
 {
 	if (v < 0) {
-		t4_wbuf_ch(w, '-');
-		t4_wbuf_u64(w, (uint64_t)0 - (uint64_t)v);
+		dec_wbuf_ch(w, '-');
+		dec_wbuf_u64(w, (uint64_t)0 - (uint64_t)v);
 		return;
 	}
-	t4_wbuf_u64(w, (uint64_t)v);
+	dec_wbuf_u64(w, (uint64_t)v);
 }
 
 static const double pow10_tab[] = {
@@ -109,17 +109,17 @@ static double pow10_of(int e)
 	return pow(10, e);
 }
 
-void t4_wbuf_f64(struct t4_wbuf *w, double v)
+void dec_wbuf_f64(struct t4_wbuf *w, double v)
 {
 	char digits[16], out[48];
 	size_t n = 0;
 
 	if (!isfinite(v)) {
-		t4_wbuf_str(w, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+		dec_wbuf_str(w, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 		return;
 	}
 	if (v == 0) {
-		t4_wbuf_ch(w, '0');
+		dec_wbuf_ch(w, '0');
 		return;
 	}
 	if (v < 0) {
@@ -163,7 +163,7 @@ void t4_wbuf_f64(struct t4_wbuf *w, double v)
 				out[n++] = digits[i];
 		}
 	}
-	t4_wbuf_put(w, out, n);
+	dec_wbuf_put(w, out, n);
 }
 
 /* The next character of s as text that is all UTF-8: itself, or \\xNN
@@ -173,7 +173,7 @@ static size_t put_text(struct t4_wbuf *w, const char *s)
 	char piece[5];
 	size_t n = t4_text_next(s, 0, piece);
 
-	t4_wbuf_str(w, piece);
+	dec_wbuf_str(w, piece);
 	return n;
 }
 
@@ -191,57 +191,57 @@ static size_t plain_len(const char *s, char sep)
 	return n;
 }
 
-void t4_wbuf_json_str(struct t4_wbuf *w, const char *s)
+void dec_wbuf_json_str(struct t4_wbuf *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t plain = plain_len(s, '\\');
 
-	t4_wbuf_ch(w, '"');
+	dec_wbuf_ch(w, '"');
 	if (plain != SIZE_MAX) {
-		t4_wbuf_put(w, s, plain);
+		dec_wbuf_put(w, s, plain);
 		s += plain;
 	}
 	while (*s) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\') {
-			t4_wbuf_ch(w, '\\');
-			t4_wbuf_ch(w, (char)c);
+			dec_wbuf_ch(w, '\\');
+			dec_wbuf_ch(w, (char)c);
 			s++;
 		} else if (c < 0x20) {
 			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-			t4_wbuf_put(w, esc, sizeof(esc));
+			dec_wbuf_put(w, esc, sizeof(esc));
 			s++;
 		} else if (t4_utf8_seq(s)) {
 			s += put_text(w, s);
 		} else {
-			t4_wbuf_ch(w, '\\'); /* the text \xNN, escaped for JSON */
+			dec_wbuf_ch(w, '\\'); /* the text \xNN, escaped for JSON */
 			s += put_text(w, s);
 		}
 	}
-	t4_wbuf_ch(w, '"');
+	dec_wbuf_ch(w, '"');
 }
 
-void t4_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
 {
 	size_t plain = plain_len(s, sep);
 
 	if (plain != SIZE_MAX) {
-		t4_wbuf_put(w, s, plain);
+		dec_wbuf_put(w, s, plain);
 		return;
 	}
 	bool quote = strpbrk(s, "\"\r\n") || strchr(s, sep);
 
 	if (!quote && t4_text_clean(s, 0)) {
-		t4_wbuf_str(w, s);
+		dec_wbuf_str(w, s);
 		return;
 	}
 	if (quote)
-		t4_wbuf_ch(w, '"');
+		dec_wbuf_ch(w, '"');
 	while (*s) {
 		if (*s == '"')
-			t4_wbuf_ch(w, '"');
+			dec_wbuf_ch(w, '"');
 		s += put_text(w, s);
 	}
 	if (quote)
-		t4_wbuf_ch(w, '"');
+		dec_wbuf_ch(w, '"');
 }

@@ -73,7 +73,7 @@ static void fit_from_hulls(const struct t4_hpt *up, unsigned nu, const struct t4
 	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
 }
 
-void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
+void dec_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 {
 	struct t4_hpt up[FIT_MAX], dn[FIT_MAX];
 	unsigned nu = 0, nd = 0;
@@ -82,13 +82,13 @@ void t4_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 	if (n < 2 || n > FIT_MAX)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		t4_hull_push(up, &nu, (struct t4_hpt){ pts[i].x, pts[i].lo }, true);
-		t4_hull_push(dn, &nd, (struct t4_hpt){ pts[i].x, pts[i].hi }, false);
+		dec_hull_push(up, &nu, (struct t4_hpt){ pts[i].x, pts[i].lo }, true);
+		dec_hull_push(dn, &nd, (struct t4_hpt){ pts[i].x, pts[i].hi }, false);
 	}
 	fit_from_hulls(up, nu, dn, nd, (pts[0].x + pts[n - 1].x) / 2, out);
 }
 
-void t4_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
+void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
 		 double xc, struct t4_fit *out)
 {
 	*out = (struct t4_fit){ .feasible = false };
@@ -97,7 +97,7 @@ void t4_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, 
 	fit_from_hulls(up, nu, dn, nd, xc, out);
 }
 
-double t4_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
+double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
 {
 	unsigned lo = *i;
 

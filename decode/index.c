@@ -84,7 +84,7 @@ static size_t hash32(uint32_t k, size_t cap)
 	return (size_t)((k * 2654435761u) ^ (k >> 16)) & (cap - 1);
 }
 
-int64_t t4_idmap_get(const struct t4_idmap *m, uint32_t key)
+int64_t dec_idmap_get(const struct t4_idmap *m, uint32_t key)
 {
 	if (key < T4_IDMAP_DIRECT)
 		return (int64_t)m->direct[key] - 1;
@@ -111,7 +111,7 @@ static int idmap_grow(struct t4_idmap *m)
 	}
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->vals[i])
-			t4_idmap_put(&g, m->keys[i], m->vals[i] - 1);
+			dec_idmap_put(&g, m->keys[i], m->vals[i] - 1);
 	free(m->keys);
 	free(m->vals);
 	m->keys = g.keys;
@@ -121,7 +121,7 @@ static int idmap_grow(struct t4_idmap *m)
 	return 0;
 }
 
-int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val)
+int dec_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val)
 {
 	int rc;
 
@@ -145,14 +145,14 @@ int t4_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val)
 	}
 }
 
-void t4_idmap_free(struct t4_idmap *m)
+void dec_idmap_free(struct t4_idmap *m)
 {
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
 }
 
-int t4_vec_room(void **v, size_t *cap, size_t n, size_t elem)
+int dec_vec_room(void **v, size_t *cap, size_t n, size_t elem)
 {
 	void *p;
 	size_t ncap;
@@ -181,19 +181,19 @@ void t4_index_free(struct t4_index *ix)
 	if (!ix)
 		return;
 	for (size_t i = 0; i < ix->n_doms; i++) {
-		t4_idmap_free(&ix->doms[i]->ev_map);
+		dec_idmap_free(&ix->doms[i]->ev_map);
 		free(ix->doms[i]);
 	}
 	free(ix->doms);
-	t4_idmap_free(&ix->dom_map);
+	dec_idmap_free(&ix->dom_map);
 	free(ix->events);
 	free(ix->scheds);
 	free(ix->bm_ids);
-	t4_idmap_free(&ix->bm_map);
+	dec_idmap_free(&ix->bm_map);
 	free(ix->bm_pkts);
-	t4_idmap_free(&ix->task_map);
+	dec_idmap_free(&ix->task_map);
 	free(ix->task_ns);
-	t4_idmap_free(&ix->ctx_map);
+	dec_idmap_free(&ix->ctx_map);
 	free(ix->ctxs);
 	free(ix);
 }
@@ -202,7 +202,7 @@ void t4_index_free(struct t4_index *ix)
  * (counted untracked) or on ENOMEM (*err set). */
 static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 {
-	int64_t slot = t4_idmap_get(&ix->dom_map, id);
+	int64_t slot = dec_idmap_get(&ix->dom_map, id);
 	struct ixdom *x;
 
 	if (slot >= 0)
@@ -211,14 +211,14 @@ static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 		ix->counts.untracked++;
 		return NULL;
 	}
-	if ((*err = t4_vec_room((void **)&ix->doms, &ix->cap_doms, ix->n_doms,
+	if ((*err = dec_vec_room((void **)&ix->doms, &ix->cap_doms, ix->n_doms,
 				sizeof(*ix->doms))) < 0)
 		return NULL;
 	if (!(x = calloc(1, sizeof(*x)))) {
 		*err = t4_err(ENOMEM, "out of memory for the log's tables");
 		return NULL;
 	}
-	if ((*err = t4_idmap_put(&ix->dom_map, id, (uint32_t)ix->n_doms)) < 0) {
+	if ((*err = dec_idmap_put(&ix->dom_map, id, (uint32_t)ix->n_doms)) < 0) {
 		free(x);
 		return NULL;
 	}
@@ -240,7 +240,7 @@ static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 		return err;
 	struct t4_index_domain *d = &x->pub;
 	struct t4_idmap *em = &x->ev_map;
-	int64_t slot = t4_idmap_get(em, e->index);
+	int64_t slot = dec_idmap_get(em, e->index);
 
 	if (e->index < T4_MAX_COUNTERS) {
 		uint64_t bit = 1ull << e->index;
@@ -254,9 +254,9 @@ static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 		ix->counts.untracked++;
 		return 0;
 	}
-	if ((err = t4_vec_room((void **)&ix->events, &ix->cap_events, ix->n_events,
+	if ((err = dec_vec_room((void **)&ix->events, &ix->cap_events, ix->n_events,
 			       sizeof(*e))) < 0 ||
-	    (err = t4_idmap_put(em, e->index, (uint32_t)ix->n_events)) < 0)
+	    (err = dec_idmap_put(em, e->index, (uint32_t)ix->n_events)) < 0)
 		return err;
 	ix->events[ix->n_events++] = *e;
 	d->n_events++;
@@ -280,7 +280,7 @@ static struct t4_index_sched *sched_get(struct t4_index *ix, uint32_t id, int *e
 		ix->counts.untracked++;
 		return NULL;
 	}
-	if ((*err = t4_vec_room((void **)&ix->scheds, &ix->cap_scheds, ix->n_scheds,
+	if ((*err = dec_vec_room((void **)&ix->scheds, &ix->cap_scheds, ix->n_scheds,
 				sizeof(*ix->scheds))) < 0)
 		return NULL;
 	memmove(&ix->scheds[lo + 1], &ix->scheds[lo],
@@ -375,14 +375,14 @@ void t4_index_no_totals(struct t4_index *ix)
 
 static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 {
-	int64_t slot = t4_idmap_get(&ix->bm_map, b->bookmark_id);
+	int64_t slot = dec_idmap_get(&ix->bm_map, b->bookmark_id);
 	int err;
 
 	ix->counts.bookmark_packets++;
 	if (b->set_ns > ix->bm_last_set_ns)
 		ix->bm_last_set_ns = b->set_ns;
 	if (ix->n_bm_pkts < T4_INDEX_MAX_BOOKMARK_PKTS) {
-		if ((err = t4_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
+		if ((err = dec_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
 				       ix->n_bm_pkts, sizeof(*b))) < 0)
 			return err;
 		ix->bm_pkts[ix->n_bm_pkts++] = *b;
@@ -395,9 +395,9 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 		ix->counts.untracked++;
 		return 0;
 	}
-	if ((err = t4_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
+	if ((err = dec_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
 			       sizeof(*b))) < 0 ||
-	    (err = t4_idmap_put(&ix->bm_map, b->bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
+	    (err = dec_idmap_put(&ix->bm_map, b->bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
 		return err;
 	ix->bm_ids[ix->n_bm_ids++] = *b;
 	return 0;
@@ -420,7 +420,7 @@ static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
 /* A thread named at mono_ns: remembered (the latest name time per thread). */
 static int add_task(struct t4_index *ix, const struct t4_task_pkt *t)
 {
-	int64_t slot = t4_idmap_get(&ix->task_map, t->tid);
+	int64_t slot = dec_idmap_get(&ix->task_map, t->tid);
 	int err;
 
 	ix->counts.tasks++;
@@ -431,9 +431,9 @@ static int add_task(struct t4_index *ix, const struct t4_task_pkt *t)
 	}
 	if (ix->n_tasks >= T4_INDEX_MAX_NAMED)
 		return 0;
-	if ((err = t4_vec_room((void **)&ix->task_ns, &ix->cap_tasks, ix->n_tasks,
+	if ((err = dec_vec_room((void **)&ix->task_ns, &ix->cap_tasks, ix->n_tasks,
 			       sizeof(*ix->task_ns))) < 0 ||
-	    (err = t4_idmap_put(&ix->task_map, t->tid, (uint32_t)ix->n_tasks)) < 0)
+	    (err = dec_idmap_put(&ix->task_map, t->tid, (uint32_t)ix->n_tasks)) < 0)
 		return err;
 	ix->task_ns[ix->n_tasks++] = t->mono_ns;
 	return 0;
@@ -446,7 +446,7 @@ static uint32_t ctx_key(uint64_t context)
 
 static bool ctx_known(const struct t4_index *ix, uint64_t context)
 {
-	int64_t slot = t4_idmap_get(&ix->ctx_map, ctx_key(context));
+	int64_t slot = dec_idmap_get(&ix->ctx_map, ctx_key(context));
 
 	return slot >= 0 && ix->ctxs[slot] == context;
 }
@@ -455,12 +455,12 @@ static int add_gpu_ctx(struct t4_index *ix, const struct t4_gpu_ctx_pkt *c)
 {
 	int err;
 
-	if (t4_idmap_get(&ix->ctx_map, ctx_key(c->context)) >= 0 ||
+	if (dec_idmap_get(&ix->ctx_map, ctx_key(c->context)) >= 0 ||
 	    ix->n_ctxs >= T4_INDEX_MAX_NAMED)
 		return 0; /* known, or another context with the same key: not kept */
-	if ((err = t4_vec_room((void **)&ix->ctxs, &ix->cap_ctxs, ix->n_ctxs,
+	if ((err = dec_vec_room((void **)&ix->ctxs, &ix->cap_ctxs, ix->n_ctxs,
 			       sizeof(*ix->ctxs))) < 0 ||
-	    (err = t4_idmap_put(&ix->ctx_map, ctx_key(c->context), (uint32_t)ix->n_ctxs)) < 0)
+	    (err = dec_idmap_put(&ix->ctx_map, ctx_key(c->context), (uint32_t)ix->n_ctxs)) < 0)
 		return err;
 	ix->ctxs[ix->n_ctxs++] = c->context;
 	return 0;
@@ -504,7 +504,7 @@ static bool copy_is_news(const struct t4_index *ix, const struct t4_packet *p)
 		return !t4_index_bookmark_name(ix, p->bookmark.bookmark_id) ||
 		       p->bookmark.set_ns > ix->bm_last_set_ns;
 	case T4_PKT_TASK:
-		slot = t4_idmap_get(&ix->task_map, p->task.tid);
+		slot = dec_idmap_get(&ix->task_map, p->task.tid);
 		return ix->n_tasks < T4_INDEX_MAX_NAMED &&
 		       (slot < 0 || p->task.mono_ns > ix->task_ns[slot]);
 	case T4_PKT_GPU_CTX:
@@ -620,16 +620,16 @@ const struct t4_index_domain *t4_index_domain_at(const struct t4_index *ix, size
 
 const struct t4_index_domain *t4_index_domain(const struct t4_index *ix, uint32_t id)
 {
-	int64_t slot = t4_idmap_get(&ix->dom_map, id);
+	int64_t slot = dec_idmap_get(&ix->dom_map, id);
 	return slot >= 0 ? &ix->doms[slot]->pub : NULL;
 }
 
 const struct t4_event_pkt *t4_index_event(const struct t4_index *ix, uint32_t domain_id,
 					  uint32_t index)
 {
-	int64_t d = t4_idmap_get(&ix->dom_map, domain_id), e;
+	int64_t d = dec_idmap_get(&ix->dom_map, domain_id), e;
 
-	if (d < 0 || (e = t4_idmap_get(&ix->doms[d]->ev_map, index)) < 0)
+	if (d < 0 || (e = dec_idmap_get(&ix->doms[d]->ev_map, index)) < 0)
 		return NULL;
 	return &ix->events[e];
 }
@@ -654,7 +654,7 @@ const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t 
 
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)
 {
-	int64_t slot = t4_idmap_get(&ix->bm_map, id);
+	int64_t slot = dec_idmap_get(&ix->bm_map, id);
 	return slot >= 0 ? ix->bm_ids[slot].name : NULL;
 }
 

@@ -51,7 +51,7 @@ int t4_kind_metrics_new(struct t4_kind_metrics **out, uint32_t kind, const char 
 		ms->f[ms->n] = &f[m];
 		ms->task_only = f[m].per_task;
 		/* -ENOENT: an input was not recorded, the metric is absent */
-		ms->ok[ms->n] = t4_expr_compile(f[m].expr, lookup, ms, &ms->code[ms->n]) == 0;
+		ms->ok[ms->n] = dec_expr_compile(f[m].expr, lookup, ms, &ms->code[ms->n]) == 0;
 		ms->n++;
 	}
 	ms->events = NULL; /* the caller's names are not kept */
@@ -83,5 +83,5 @@ void t4_kind_metrics_eval(const struct t4_kind_metrics *ms, const uint64_t *coun
 	for (uint32_t i = 0; i < n && i < T4_MAX_COUNTERS; i++)
 		c[i] = (double)counts[i];
 	for (uint32_t m = 0; m < ms->n; m++)
-		out[m] = ms->ok[m] ? t4_expr_eval(&ms->code[m], c, (double)elapsed_ns) : NAN;
+		out[m] = ms->ok[m] ? dec_expr_eval(&ms->code[m], c, (double)elapsed_ns) : NAN;
 }

@@ -62,7 +62,7 @@ int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *
 		x->o.csv_sep = ',';
 	x->be = backends[o->format];
 	x->f = f;
-	if ((rc = t4_wbuf_init(&x->w, f, 1 << 16)) < 0 ||
+	if ((rc = dec_wbuf_init(&x->w, f, 1 << 16)) < 0 ||
 	    (x->be->init && (rc = x->be->init(x)) < 0)) {
 		t4_output_free(x);
 		return rc;
@@ -77,7 +77,7 @@ void t4_output_free(struct t4_output *x)
 		return;
 	if (x->be && x->be->fini)
 		x->be->fini(x);
-	t4_wbuf_free(&x->w);
+	dec_wbuf_free(&x->w);
 	free(x);
 }
 
@@ -95,7 +95,7 @@ bool t4_output_wants_metrics(const struct t4_output *x)
  * closed pipe) with the output it hit. */
 int out_close(struct t4_output *x)
 {
-	int rc = t4_wbuf_flush(&x->w);
+	int rc = dec_wbuf_flush(&x->w);
 
 	if (!rc && ferror(x->f)) /* the summary prints with stdio */
 		rc = -(errno ? errno : EIO);
@@ -111,7 +111,7 @@ int out_status(struct t4_output *x)
 
 /* Interval flags as words, for the text formats. */
 static const char *const flag_names[] = {
-	"spans", "partial", "multiplexed", "backwards", "grid", "no_ref", "nonlinear",
+	"spans", "partial", "multiplexed", "backwards", "bin", "no_ref", "nonlinear",
 };
 
 size_t out_flag_names(uint32_t flags, const char **names, size_t cap)

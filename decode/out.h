@@ -65,7 +65,7 @@ void sec_name_label(const struct t4_decoder *dec, const struct sec_names *pn, si
  * name, or verbose) besides the recurring names' rows. */
 bool sec_each_occurrence(const struct t4_decoder *dec, const struct sec_names *pn, bool verbose);
 
-/* The phase table (the first SEC_MAX_LISTED spans); t4_table_free() it. */
+/* The phase table (the first SEC_MAX_LISTED spans); dec_table_free() it. */
 int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t);
 /* One table per PMU kind: rows PHASE, PMU and the kind's headline metrics
  * (averages over each phase from its totals). fn gets each table with

@@ -49,8 +49,8 @@ struct csv_state {
 static void field_time(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec,
 		       uint64_t t)
 {
-	t4_wbuf_i64(w, t4_decoder_time(dec, t, x->o.time));
-	t4_wbuf_ch(w, x->o.csv_sep);
+	dec_wbuf_i64(w, t4_decoder_time(dec, t, x->o.time));
+	dec_wbuf_ch(w, x->o.csv_sep);
 }
 
 /* Once, at the first row: can the log give the times asked for? */
@@ -66,10 +66,10 @@ static void header(struct t4_output *x, const char *const *cols, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			t4_wbuf_ch(&x->w, x->o.csv_sep);
-		t4_wbuf_str(&x->w, cols[i]);
+			dec_wbuf_ch(&x->w, x->o.csv_sep);
+		dec_wbuf_str(&x->w, cols[i]);
 	}
-	t4_wbuf_ch(&x->w, '\n');
+	dec_wbuf_ch(&x->w, '\n');
 }
 
 static int csv_init(struct t4_output *x)
@@ -80,10 +80,10 @@ static int csv_init(struct t4_output *x)
 		"event", "value", "unit", "kind", "occurrence",
 	};
 
-	if (!st || t4_wbuf_init(&st->prefix, NULL, 1024) < 0 ||
-	    t4_wbuf_init(&st->suffix, NULL, 64) < 0) {
+	if (!st || dec_wbuf_init(&st->prefix, NULL, 1024) < 0 ||
+	    dec_wbuf_init(&st->suffix, NULL, 64) < 0) {
 		if (st)
-			t4_wbuf_free(&st->prefix);
+			dec_wbuf_free(&st->prefix);
 		free(st);
 		return t4_err(ENOMEM, "out of memory");
 	}
@@ -97,8 +97,8 @@ static void csv_fini(struct t4_output *x)
 	struct csv_state *st = x->state;
 
 	if (st) {
-		t4_wbuf_free(&st->prefix);
-		t4_wbuf_free(&st->suffix);
+		dec_wbuf_free(&st->prefix);
+		dec_wbuf_free(&st->suffix);
 	}
 	free(st);
 }
@@ -108,20 +108,20 @@ static void row_start(struct t4_output *x, const char *name)
 	struct csv_state *st = x->state;
 	char sep = x->o.csv_sep;
 
-	t4_wbuf_put(&x->w, st->prefix.buf, st->prefix.len);
-	t4_wbuf_csv_field(&x->w, name, sep);
-	t4_wbuf_ch(&x->w, sep);
+	dec_wbuf_put(&x->w, st->prefix.buf, st->prefix.len);
+	dec_wbuf_csv_field(&x->w, name, sep);
+	dec_wbuf_ch(&x->w, sep);
 }
 
 static void row_end(struct t4_output *x, const char *unit, const char *kind)
 {
 	struct csv_state *st = x->state;
 
-	t4_wbuf_ch(&x->w, x->o.csv_sep);
-	t4_wbuf_csv_field(&x->w, unit, x->o.csv_sep);
-	t4_wbuf_ch(&x->w, x->o.csv_sep);
-	t4_wbuf_str(&x->w, kind);
-	t4_wbuf_put(&x->w, st->suffix.buf, st->suffix.len);
+	dec_wbuf_ch(&x->w, x->o.csv_sep);
+	dec_wbuf_csv_field(&x->w, unit, x->o.csv_sep);
+	dec_wbuf_ch(&x->w, x->o.csv_sep);
+	dec_wbuf_str(&x->w, kind);
+	dec_wbuf_put(&x->w, st->suffix.buf, st->suffix.len);
 }
 
 static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
@@ -136,32 +136,32 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
 	p->len = 0;
-	t4_wbuf_u64(p, iv->trigger);
-	t4_wbuf_ch(p, sep);
+	dec_wbuf_u64(p, iv->trigger);
+	dec_wbuf_ch(p, sep);
 	field_time(x, p, dec, iv->start_ns);
 	field_time(x, p, dec, iv->end_ns);
-	t4_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep);
-	t4_wbuf_ch(p, sep);
-	t4_wbuf_csv_field(p, dm->name, sep);
-	t4_wbuf_ch(p, sep);
-	t4_wbuf_csv_field(p, dm->pmu, sep);
-	t4_wbuf_ch(p, sep);
+	dec_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep);
+	dec_wbuf_ch(p, sep);
+	dec_wbuf_csv_field(p, dm->name, sep);
+	dec_wbuf_ch(p, sep);
+	dec_wbuf_csv_field(p, dm->pmu, sep);
+	dec_wbuf_ch(p, sep);
 	st->suffix.len = 0;
-	t4_wbuf_ch(&st->suffix, sep);
-	t4_wbuf_u64(&st->suffix, iv->occurrence);
-	t4_wbuf_ch(&st->suffix, '\n');
+	dec_wbuf_ch(&st->suffix, sep);
+	dec_wbuf_u64(&st->suffix, iv->occurrence);
+	dec_wbuf_ch(&st->suffix, '\n');
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
 		row_start(x, dm->event_name[i]);
-		t4_wbuf_u64(&x->w, iv->counts[i]);
+		dec_wbuf_u64(&x->w, iv->counts[i]);
 		row_end(x, dm->event_unit[i], "counter");
 	}
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue; /* not asked for, or absent (NaN) */
 		row_start(x, dm->metric_name[m]);
-		t4_wbuf_f64(&x->w, iv->metrics[m]);
+		dec_wbuf_f64(&x->w, iv->metrics[m]);
 		row_end(x, dm->metric_unit[m], "metric");
 	}
 	return out_status(x);
@@ -189,8 +189,8 @@ static int phases_init(struct t4_output *x)
 
 static void field_u64(struct t4_wbuf *w, uint64_t v, char sep)
 {
-	t4_wbuf_u64(w, v);
-	t4_wbuf_ch(w, sep);
+	dec_wbuf_u64(w, v);
+	dec_wbuf_ch(w, sep);
 }
 
 static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
@@ -204,15 +204,15 @@ static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
 
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
-	t4_wbuf_csv_field(w, ph->name, sep);
-	t4_wbuf_ch(w, sep);
+	dec_wbuf_csv_field(w, ph->name, sep);
+	dec_wbuf_ch(w, sep);
 	field_u64(w, ph->occurrence, sep);
 	field_time(x, w, dec, ph->start_ns);
 	field_time(x, w, dec, ph->end_ns);
 	field_u64(w, ph->end_ns - ph->start_ns, sep);
 	field_u64(w, ph->triggers, sep);
-	t4_wbuf_str(w, ph->exact ? "exact" : "trigger");
-	t4_wbuf_ch(w, '\n');
+	dec_wbuf_str(w, ph->exact ? "exact" : "trigger");
+	dec_wbuf_ch(w, '\n');
 	return out_status(x);
 }
 
@@ -255,18 +255,18 @@ static int slices_slice(void *ud, const struct t4_decoder *dec, const struct t4_
 		return rc;
 	field_time(x, w, dec, s->start_ns);
 	field_time(x, w, dec, s->end_ns);
-	t4_wbuf_str(w, gpu ? "gpu" : "cpu");
-	t4_wbuf_ch(w, sep);
+	dec_wbuf_str(w, gpu ? "gpu" : "cpu");
+	dec_wbuf_ch(w, sep);
 	if (!gpu)
-		t4_wbuf_u64(w, s->cpu);
-	t4_wbuf_ch(w, sep);
+		dec_wbuf_u64(w, s->cpu);
+	dec_wbuf_ch(w, sep);
 	field_u64(w, s->pid, sep);
 	field_u64(w, s->tid, sep);
-	t4_wbuf_csv_field(w, gpu ? s->timeline : s->name, sep);
-	t4_wbuf_ch(w, sep);
+	dec_wbuf_csv_field(w, gpu ? s->timeline : s->name, sep);
+	dec_wbuf_ch(w, sep);
 	if (gpu)
-		t4_wbuf_u64(w, s->context);
-	t4_wbuf_ch(w, '\n');
+		dec_wbuf_u64(w, s->context);
+	dec_wbuf_ch(w, '\n');
 	return out_status(x);
 }
 

@@ -43,35 +43,35 @@ struct jsonl_state {
 static void key(struct t4_wbuf *w, const char *k, bool first)
 {
 	if (!first)
-		t4_wbuf_str(w, ", ");
-	t4_wbuf_json_str(w, k);
-	t4_wbuf_str(w, ": ");
+		dec_wbuf_str(w, ", ");
+	dec_wbuf_json_str(w, k);
+	dec_wbuf_str(w, ": ");
 }
 
 static void key_u64(struct t4_wbuf *w, const char *k, uint64_t v)
 {
 	key(w, k, false);
-	t4_wbuf_u64(w, v);
+	dec_wbuf_u64(w, v);
 }
 
 static void key_str(struct t4_wbuf *w, const char *k, const char *v)
 {
 	key(w, k, false);
-	t4_wbuf_json_str(w, v);
+	dec_wbuf_json_str(w, v);
 }
 
 static void key_time(struct t4_output *x, const struct t4_decoder *dec, const char *k,
 		     uint64_t t)
 {
 	key(&x->w, k, false);
-	t4_wbuf_i64(&x->w, t4_decoder_time(dec, t, x->o.time));
+	dec_wbuf_i64(&x->w, t4_decoder_time(dec, t, x->o.time));
 }
 
 static void record(struct t4_wbuf *w, const char *type)
 {
-	t4_wbuf_ch(w, '{');
+	dec_wbuf_ch(w, '{');
 	key(w, "type", true);
-	t4_wbuf_json_str(w, type);
+	dec_wbuf_json_str(w, type);
 }
 
 /* ---- header and domains ------------------------------------------------------ */
@@ -94,21 +94,21 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	key_str(w, "log", x->o.log_name ? x->o.log_name : "-");
 	key_str(w, "host", s ? s->host : "");
 	key(w, "simulated", false);
-	t4_wbuf_str(w, s && (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
+	dec_wbuf_str(w, s && (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 	key_str(w, "ref_clock", t4_ref_clock_name(s ? s->ref_clock : T4_REFCLK_MONOTONIC_RAW));
 	key_str(w, "time", t4_time_base_name(x->o.time));
 	key_u64(w, "origin_ns", t4_decoder_origin_ns(dec));
 	if (s && s->start_ref_ns && s->start_real_ns) {
 		key(w, "realtime_anchor", false);
-		t4_wbuf_ch(w, '{');
+		dec_wbuf_ch(w, '{');
 		key(w, "ref_ns", true);
-		t4_wbuf_u64(w, s->start_ref_ns);
+		dec_wbuf_u64(w, s->start_ref_ns);
 		key_u64(w, "real_ns", s->start_real_ns);
-		t4_wbuf_ch(w, '}');
+		dec_wbuf_ch(w, '}');
 	}
 	key_u64(w, "period_ns", s ? s->period_ns : 0);
 	key_str(w, "attribution", t4_decoder_phases_exact(dec) ? "time" : "trigger");
-	t4_wbuf_str(w, "}\n");
+	dec_wbuf_str(w, "}\n");
 	return 0;
 }
 
@@ -136,26 +136,26 @@ static int describe(struct t4_output *x, const struct t4_dec_domain *dm, uint32_
 	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
 	key_str(w, "label", dm->kind_label);
 	key(w, "cpu", false);
-	t4_wbuf_i64(w, dm->ix->d.cpu);
+	dec_wbuf_i64(w, dm->ix->d.cpu);
 	key(w, "units", false);
-	t4_wbuf_ch(w, '{');
+	dec_wbuf_ch(w, '{');
 	for (uint32_t i = 0; i < dm->n_counts; i++, first = false) {
 		key(w, dm->event_name[i], first);
-		t4_wbuf_json_str(w, dm->event_unit[i]);
+		dec_wbuf_json_str(w, dm->event_unit[i]);
 	}
-	t4_wbuf_ch(w, '}');
+	dec_wbuf_ch(w, '}');
 	key(w, "metrics", false);
-	t4_wbuf_ch(w, '{');
+	dec_wbuf_ch(w, '{');
 	first = true;
 	for (uint32_t m = 0; m < dm->n_metrics; m++, first = false) {
 		key(w, dm->metric_name[m], first);
-		t4_wbuf_ch(w, '{');
+		dec_wbuf_ch(w, '{');
 		key(w, "unit", true);
-		t4_wbuf_json_str(w, dm->metric_unit[m]);
+		dec_wbuf_json_str(w, dm->metric_unit[m]);
 		key_str(w, "formula", dm->metric_formula[m] ? dm->metric_formula[m] : "");
-		t4_wbuf_ch(w, '}');
+		dec_wbuf_ch(w, '}');
 	}
-	t4_wbuf_str(w, "}}\n");
+	dec_wbuf_str(w, "}}\n");
 	return 0;
 }
 
@@ -167,15 +167,15 @@ static void counts(struct t4_wbuf *w, const struct t4_dec_domain *dm,
 	bool first = true;
 
 	key(w, "counts", false);
-	t4_wbuf_ch(w, '{');
+	dec_wbuf_ch(w, '{');
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
 		key(w, dm->event_name[i], first);
-		t4_wbuf_u64(w, iv->counts[i]);
+		dec_wbuf_u64(w, iv->counts[i]);
 		first = false;
 	}
-	t4_wbuf_ch(w, '}');
+	dec_wbuf_ch(w, '}');
 }
 
 static void metrics(struct t4_wbuf *w, const struct t4_dec_domain *dm,
@@ -184,15 +184,15 @@ static void metrics(struct t4_wbuf *w, const struct t4_dec_domain *dm,
 	bool first = true;
 
 	key(w, "metrics", false);
-	t4_wbuf_ch(w, '{');
+	dec_wbuf_ch(w, '{');
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue;
 		key(w, dm->metric_name[m], first);
-		t4_wbuf_f64(w, iv->metrics[m]);
+		dec_wbuf_f64(w, iv->metrics[m]);
 		first = false;
 	}
-	t4_wbuf_ch(w, '}');
+	dec_wbuf_ch(w, '}');
 }
 
 static void flags(struct t4_wbuf *w, uint32_t f)
@@ -203,13 +203,13 @@ static void flags(struct t4_wbuf *w, uint32_t f)
 	if (!n)
 		return;
 	key(w, "flags", false);
-	t4_wbuf_ch(w, '[');
+	dec_wbuf_ch(w, '[');
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			t4_wbuf_str(w, ", ");
-		t4_wbuf_json_str(w, names[i]);
+			dec_wbuf_str(w, ", ");
+		dec_wbuf_json_str(w, names[i]);
 	}
-	t4_wbuf_ch(w, ']');
+	dec_wbuf_ch(w, ']');
 }
 
 static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
@@ -235,7 +235,7 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	counts(w, dm, iv);
 	metrics(w, dm, iv);
 	flags(w, iv->flags);
-	t4_wbuf_str(w, "}\n");
+	dec_wbuf_str(w, "}\n");
 	return out_status(x);
 }
 
@@ -267,7 +267,7 @@ static int jsonl_slice(void *ud, const struct t4_decoder *dec, const struct t4_s
 		key_str(w, "name", s->name);
 	}
 	key_str(w, "bookmark", t4_decoder_bookmark(dec, s->bookmark_id));
-	t4_wbuf_str(w, "}\n");
+	dec_wbuf_str(w, "}\n");
 	return out_status(x);
 }
 
@@ -288,7 +288,7 @@ static int jsonl_phase(void *ud, const struct t4_decoder *dec, size_t i)
 	key_u64(w, "duration_ns", ph->end_ns - ph->start_ns);
 	key_u64(w, "triggers", ph->triggers);
 	key_str(w, "boundary", ph->exact ? "exact" : "trigger");
-	t4_wbuf_str(w, "}\n");
+	dec_wbuf_str(w, "}\n");
 	return out_status(x);
 }
 

@@ -143,8 +143,8 @@ static void pf_fini(struct t4_output *x)
 
 	if (st) {
 		free(st->doms);
-		t4_idmap_free(&st->threads);
-		t4_idmap_free(&st->processes);
+		dec_idmap_free(&st->threads);
+		dec_idmap_free(&st->processes);
 		free(st->gpus);
 	}
 	free(st);
@@ -161,7 +161,7 @@ struct pf_sink {
 
 static void pf_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
-	t4_wbuf_put(((struct pf_sink *)b)->w, (const char *)data, len);
+	dec_wbuf_put(((struct pf_sink *)b)->w, (const char *)data, len);
 }
 
 /* One packet on our sequence, as a one-packet Trace (= field 1 of Trace). */
@@ -464,14 +464,14 @@ static int pf_process(struct t4_output *x, const struct t4_decoder *dec, uint32_
 	char safe[4 * T4_NAME_MAX];
 	const char *name = t4_decoder_thread_name(dec, pid);
 
-	if (t4_idmap_get(&st->processes, pid) >= 0)
+	if (dec_idmap_get(&st->processes, pid) >= 0)
 		return 0;
 	pd.has_pid = true;
 	pd.pid = (int32_t)pid;
 	pd.process_name = *name ? (char *)pf_text(name, safe, sizeof(safe)) : NULL;
 	td.process = &pd;
 	pf_track_desc_write(x, &td, pf_uuid(PF_PROCESS, pid, 0), 0, name, INT32_MIN);
-	return t4_idmap_put(&st->processes, pid, 0);
+	return dec_idmap_put(&st->processes, pid, 0);
 }
 
 /* A workload thread's track (ThreadDescriptor, in its process). */
@@ -484,7 +484,7 @@ static int pf_thread(struct t4_output *x, const struct t4_decoder *dec, const st
 	char safe[4 * T4_NAME_MAX];
 	int rc;
 
-	if (t4_idmap_get(&st->threads, s->tid) >= 0)
+	if (dec_idmap_get(&st->threads, s->tid) >= 0)
 		return 0;
 	if ((rc = pf_process(x, dec, s->pid)) < 0)
 		return rc;
@@ -494,7 +494,7 @@ static int pf_thread(struct t4_output *x, const struct t4_decoder *dec, const st
 	th.thread_name = *s->name ? (char *)pf_text(s->name, safe, sizeof(safe)) : NULL;
 	td.thread = &th;
 	pf_track_desc_write(x, &td, uuid, 0, *s->name ? s->name : "thread", INT32_MIN);
-	return t4_idmap_put(&st->threads, s->tid, 0);
+	return dec_idmap_put(&st->threads, s->tid, 0);
 }
 
 /* The track of slice s's thread or GPU context, described on first use. */
@@ -512,7 +512,7 @@ static int pf_slice_track(struct t4_output *x, const struct t4_decoder *dec,
 	for (size_t i = 0; i < st->n_gpus; i++)
 		if (st->gpus[i] == s->context)
 			return 0;
-	int rc = t4_vec_room((void **)&st->gpus, &st->cap_gpus, st->n_gpus, sizeof(*st->gpus));
+	int rc = dec_vec_room((void **)&st->gpus, &st->cap_gpus, st->n_gpus, sizeof(*st->gpus));
 	if (rc < 0)
 		return rc;
 	st->gpus[st->n_gpus++] = s->context;

@@ -12,7 +12,7 @@
  *             uPlot, both embedded from the build: report.h);
  *   tables    the summary's phase, per-kind metric and clock tables, built
  *             by the summary's own code (sections.c) and printed cell by
- *             cell as the summary prints them (t4_table_cell).
+ *             cell as the summary prints them (dec_table_cell).
  *
  * Series: a plot is one (kind, metric); a kind with at most
  * RPT_MAX_INSTANCES domains has one series per domain, a kind with more
@@ -139,7 +139,7 @@ static int new_series(struct report *r, uint32_t plot, enum rpt_agg agg, size_t 
 		return -1;
 	}
 	if ((env = rpt_env_new(&r->g)) < 0 ||
-	    t4_vec_room((void **)&r->series, &r->cap_series, r->n_series, sizeof(*r->series)) < 0)
+	    dec_vec_room((void **)&r->series, &r->cap_series, r->n_series, sizeof(*r->series)) < 0)
 		return t4_err(ENOMEM, "out of memory for the report's series");
 	struct rpt_series *s = &r->series[r->n_series];
 	*s = (struct rpt_series){ plot, agg, domain, 0, (size_t)env, NULL };
@@ -160,7 +160,7 @@ static int plot_col(struct report *r, struct rpt_kind *k, const struct t4_dec_do
 		if (!strcmp(k->metric[c], d->metric_name[m]))
 			return (int)c;
 	if (k->n_metrics == SEC_MAX_COLS ||
-	    t4_vec_room((void **)&r->plots, &r->cap_plots, r->n_plots, sizeof(*r->plots)) < 0)
+	    dec_vec_room((void **)&r->plots, &r->cap_plots, r->n_plots, sizeof(*r->plots)) < 0)
 		return -1;
 	r->plots[r->n_plots] = (struct rpt_plot){ d->ix->d.kind, i, m };
 	snprintf(k->metric[k->n_metrics], T4_NAME_MAX, "%s", d->metric_name[m]);
@@ -273,7 +273,7 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	}
 	/* totals as the phases add them: counts, gauges as level x us */
 	for (uint32_t c = 0; c < iv->n_counts && c < p->n; c++)
-		p->totals[c] += d->event_gauge[c] ? t4_gauge_weight(iv->counts[c], iv->elapsed_ns)
+		p->totals[c] += d->event_gauge[c] ? dec_gauge_weight(iv->counts[c], iv->elapsed_ns)
 						  : iv->counts[c];
 	p->end = iv->end_ns;
 	p->elapsed += iv->elapsed_ns;
@@ -287,7 +287,7 @@ static int new_lane(struct report *r, struct rpt_lane l)
 	int a = rpt_acc_new(&r->g);
 
 	if (a < 0 ||
-	    t4_vec_room((void **)&r->lanes, &r->cap_lanes, r->n_lanes, sizeof(*r->lanes)) < 0)
+	    dec_vec_room((void **)&r->lanes, &r->cap_lanes, r->n_lanes, sizeof(*r->lanes)) < 0)
 		return a < 0 ? a : t4_err(ENOMEM, "out of memory for the report's lanes");
 	l.acc = (size_t)a;
 	r->lanes[r->n_lanes] = l;
@@ -357,12 +357,12 @@ static void html(struct t4_wbuf *w, const char *s)
 		s += t4_text_next(s, T4_TEXT_CONTROL, piece);
 		for (const char *p = piece; *p; p++) {
 			switch (*p) {
-			case '&': t4_wbuf_str(w, "&amp;"); break;
-			case '<': t4_wbuf_str(w, "&lt;"); break;
-			case '>': t4_wbuf_str(w, "&gt;"); break;
-			case '"': t4_wbuf_str(w, "&quot;"); break;
-			case '\'': t4_wbuf_str(w, "&#39;"); break;
-			default: t4_wbuf_ch(w, *p);
+			case '&': dec_wbuf_str(w, "&amp;"); break;
+			case '<': dec_wbuf_str(w, "&lt;"); break;
+			case '>': dec_wbuf_str(w, "&gt;"); break;
+			case '"': dec_wbuf_str(w, "&quot;"); break;
+			case '\'': dec_wbuf_str(w, "&#39;"); break;
+			default: dec_wbuf_ch(w, *p);
 			}
 		}
 	}
@@ -374,23 +374,23 @@ static void json_str(struct t4_wbuf *w, const char *s)
 {
 	char piece[5];
 
-	t4_wbuf_ch(w, '"');
+	dec_wbuf_ch(w, '"');
 	while (*s) {
 		s += t4_text_next(s, T4_TEXT_CONTROL, piece);
 		for (const char *p = piece; *p; p++) {
 			if (*p == '"' || *p == '\\') {
-				t4_wbuf_ch(w, '\\');
-				t4_wbuf_ch(w, *p);
+				dec_wbuf_ch(w, '\\');
+				dec_wbuf_ch(w, *p);
 			} else if (*p == '<' || *p == '>' || *p == '&') {
 				char u[8];
 				snprintf(u, sizeof(u), "\\u%04x", (unsigned char)*p);
-				t4_wbuf_str(w, u);
+				dec_wbuf_str(w, u);
 			} else {
-				t4_wbuf_ch(w, *p);
+				dec_wbuf_ch(w, *p);
 			}
 		}
 	}
-	t4_wbuf_ch(w, '"');
+	dec_wbuf_ch(w, '"');
 }
 
 /* A number for the plots: 5 significant digits, null when absent. */
@@ -399,11 +399,11 @@ static void json_num(struct t4_wbuf *w, double v)
 	char b[32];
 
 	if (!isfinite(v)) {
-		t4_wbuf_str(w, "null");
+		dec_wbuf_str(w, "null");
 		return;
 	}
 	snprintf(b, sizeof(b), "%.5g", v);
-	t4_wbuf_str(w, b);
+	dec_wbuf_str(w, b);
 }
 
 static void fmt_str(struct t4_wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -415,7 +415,7 @@ static void fmt_str(struct t4_wbuf *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(b, sizeof(b), fmt, ap);
 	va_end(ap);
-	t4_wbuf_str(w, b);
+	dec_wbuf_str(w, b);
 }
 
 /* ---- the head ---------------------------------------------------------------------- */
@@ -427,26 +427,26 @@ static void head(struct t4_output *x, const struct t4_decoder *dec)
 {
 	struct t4_wbuf *w = &x->w;
 
-	t4_wbuf_str(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	dec_wbuf_str(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		       "<meta http-equiv=\"Content-Security-Policy\" content=\"");
-	t4_wbuf_str(w, CSP);
-	t4_wbuf_str(w, "\">\n<meta name=\"generator\" content=\"t410trace " T4_VERSION "\">\n<title>");
+	dec_wbuf_str(w, CSP);
+	dec_wbuf_str(w, "\">\n<meta name=\"generator\" content=\"t410trace " T4_VERSION "\">\n<title>");
 	html(w, x->o.log_name ? x->o.log_name : "-");
-	t4_wbuf_str(w, " - t410trace report</title>\n<style>");
-	t4_wbuf_put(w, t4_rpt_uplot_css, t4_rpt_uplot_css_len);
-	t4_wbuf_str(w, "</style>\n<style>");
-	t4_wbuf_put(w, t4_rpt_css, t4_rpt_css_len);
-	t4_wbuf_str(w, "</style>\n</head>\n<body>\n");
+	dec_wbuf_str(w, " - t410trace report</title>\n<style>");
+	dec_wbuf_put(w, t4_rpt_uplot_css, t4_rpt_uplot_css_len);
+	dec_wbuf_str(w, "</style>\n<style>");
+	dec_wbuf_put(w, t4_rpt_css, t4_rpt_css_len);
+	dec_wbuf_str(w, "</style>\n</head>\n<body>\n");
 	(void)dec;
 }
 
 static void field(struct t4_wbuf *w, const char *name, const char *value)
 {
-	t4_wbuf_str(w, "<dt>");
-	t4_wbuf_str(w, name);
-	t4_wbuf_str(w, "</dt><dd>");
+	dec_wbuf_str(w, "<dt>");
+	dec_wbuf_str(w, name);
+	dec_wbuf_str(w, "</dt><dd>");
 	html(w, value);
-	t4_wbuf_str(w, "</dd>");
+	dec_wbuf_str(w, "</dd>");
 }
 
 static void recording(struct t4_output *x, const struct t4_decoder *dec)
@@ -455,12 +455,12 @@ static void recording(struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_session_pkt *s = t4_index_session(t4_decoder_index(dec));
 	char b[160], d[32];
 
-	t4_wbuf_str(w, "<header id=\"t4-head\"><h1>");
+	dec_wbuf_str(w, "<header id=\"t4-head\"><h1>");
 	html(w, x->o.log_name ? x->o.log_name : "-");
-	t4_wbuf_str(w, "</h1>");
+	dec_wbuf_str(w, "</h1>");
 	if (s && (s->flags & T4_SESSION_SIMULATED))
-		t4_wbuf_str(w, "<p id=\"t4-simulated\">SIMULATED Tegra410: not a measurement</p>");
-	t4_wbuf_str(w, "<dl id=\"t4-session\">");
+		dec_wbuf_str(w, "<p id=\"t4-simulated\">SIMULATED Tegra410: not a measurement</p>");
+	dec_wbuf_str(w, "<dl id=\"t4-session\">");
 	if (s) {
 		time_t t = (time_t)(s->start_real_ns / 1000000000u);
 		struct tm tm;
@@ -483,7 +483,7 @@ static void recording(struct t4_output *x, const struct t4_decoder *dec)
 	field(w, "clock model", t4_clock_model_name(t4_decoder_opts(dec)->model));
 	snprintf(b, sizeof(b), "%zu", t4_decoder_n_domains(dec));
 	field(w, "clock domains", b);
-	t4_wbuf_str(w, "</dl>\n");
+	dec_wbuf_str(w, "</dl>\n");
 }
 
 /* One health item: warn when n is not zero (or when forced; n < 0:
@@ -498,11 +498,11 @@ static void health_item(struct t4_wbuf *w, const char *id, const char *what, int
 	fmt_str(w, "<li id=\"t4-h-%s\" class=\"%s\"><b>%s</b> %s", id, warn || n ? "warn" : "ok",
 		v, what);
 	if (note && *note) {
-		t4_wbuf_str(w, " <small>");
-		t4_wbuf_str(w, note);
-		t4_wbuf_str(w, "</small>");
+		dec_wbuf_str(w, " <small>");
+		dec_wbuf_str(w, note);
+		dec_wbuf_str(w, "</small>");
 	}
-	t4_wbuf_str(w, "</li>");
+	dec_wbuf_str(w, "</li>");
 }
 
 static void health(struct t4_output *x, const struct t4_decoder *dec)
@@ -517,7 +517,7 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		lost += t4_decoder_domain_at(dec, i)->unanswered_lost;
-	t4_wbuf_str(w, "<ul id=\"t4-health\">");
+	dec_wbuf_str(w, "<ul id=\"t4-health\">");
 	health_item(w, "overruns", "overruns", (int64_t)t4_index_overruns(ix), false,
 		    "triggers a scheduler woke too late for");
 	if (st)
@@ -541,9 +541,9 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "slices", "CPU/GPU events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");
 	if (dm->partial)
-		t4_wbuf_str(w, "<li id=\"t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"
+		dec_wbuf_str(w, "<li id=\"t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"
 			       " counts were lost to damage or missing packets</li>");
-	t4_wbuf_str(w, "</ul>\n</header>\n");
+	dec_wbuf_str(w, "</ul>\n</header>\n");
 }
 
 /* ---- tables -------------------------------------------------------------------------- */
@@ -557,45 +557,45 @@ static void table_html(struct t4_wbuf *w, const struct t4_table *t, const char *
 
 	fmt_str(w, "<table class=\"%s\"><caption>", cls);
 	html(w, caption);
-	t4_wbuf_str(w, "</caption><thead><tr>");
+	dec_wbuf_str(w, "</caption><thead><tr>");
 	for (size_t i = 0; i < t->nl; i++) {
-		t4_wbuf_str(w, "<th>");
+		dec_wbuf_str(w, "<th>");
 		html(w, t->lhead[i]);
-		t4_wbuf_str(w, "</th>");
+		dec_wbuf_str(w, "</th>");
 	}
 	for (size_t c = 0; c < t->nc; c++) {
-		t4_wbuf_str(w, "<th class=\"num\"");
+		dec_wbuf_str(w, "<th class=\"num\"");
 		if (formulas && formulas[c]) {
-			t4_wbuf_str(w, " title=\"");
+			dec_wbuf_str(w, " title=\"");
 			html(w, formulas[c]);
-			t4_wbuf_ch(w, '"');
+			dec_wbuf_ch(w, '"');
 		}
-		t4_wbuf_ch(w, '>');
+		dec_wbuf_ch(w, '>');
 		html(w, t->chead[c]);
 		if (*t->cunit[c]) {
-			t4_wbuf_str(w, "<span class=\"unit\">");
+			dec_wbuf_str(w, "<span class=\"unit\">");
 			html(w, t->cunit[c]);
-			t4_wbuf_str(w, "</span>");
+			dec_wbuf_str(w, "</span>");
 		}
-		t4_wbuf_str(w, "</th>");
+		dec_wbuf_str(w, "</th>");
 	}
-	t4_wbuf_str(w, "</tr></thead><tbody>\n");
+	dec_wbuf_str(w, "</tr></thead><tbody>\n");
 	for (size_t r = 0; r < t->nrows; r++) {
-		t4_wbuf_str(w, "<tr>");
+		dec_wbuf_str(w, "<tr>");
 		for (size_t i = 0; i < t->nl; i++) {
-			t4_wbuf_str(w, "<td>");
+			dec_wbuf_str(w, "<td>");
 			html(w, t->label[r][i]);
-			t4_wbuf_str(w, "</td>");
+			dec_wbuf_str(w, "</td>");
 		}
 		for (size_t c = 0; c < t->nc; c++) {
-			t4_table_cell(t, r, c, b, sizeof(b));
-			t4_wbuf_str(w, "<td class=\"num\">");
+			dec_table_cell(t, r, c, b, sizeof(b));
+			dec_wbuf_str(w, "<td class=\"num\">");
 			html(w, b);
-			t4_wbuf_str(w, "</td>");
+			dec_wbuf_str(w, "</td>");
 		}
-		t4_wbuf_str(w, "</tr>\n");
+		dec_wbuf_str(w, "</tr>\n");
 	}
-	t4_wbuf_str(w, "</tbody></table>\n");
+	dec_wbuf_str(w, "</tbody></table>\n");
 }
 
 struct kind_ctx {
@@ -617,7 +617,7 @@ static int kind_html(void *ud, const struct t4_decoder *dec, size_t first, const
 		 d->kind_label);
 	fmt_str(k->w, "<section class=\"t4-kind-table\" data-kind=\"%u\">", d->ix->d.kind);
 	table_html(k->w, t, "t4-kind", cap, formulas);
-	t4_wbuf_str(k->w, "</section>\n");
+	dec_wbuf_str(k->w, "</section>\n");
 	return 0;
 }
 
@@ -631,12 +631,12 @@ static int tables(struct t4_output *x, const struct t4_decoder *dec)
 	size_t np = t4_decoder_n_phases(dec);
 	int rc;
 
-	t4_wbuf_str(w, "<section id=\"t4-tables\">\n");
+	dec_wbuf_str(w, "<section id=\"t4-tables\">\n");
 	snprintf(cap, sizeof(cap), "Phases (%zu span%s%s; times from the first trigger)", np,
 		 np == 1 ? "" : "s", np > SEC_MAX_LISTED ? ", the first 32 listed" : "");
 	if ((rc = sec_phase_table(dec, &t)) == 0)
-		table_html(w, &t, "t4-phases", cap, NULL);
-	t4_table_free(&t);
+		table_html(w, &t, "t4-activity", cap, NULL);
+	dec_table_free(&t);
 	if (rc == 0 && (rc = sec_names_build(dec, &pn)) == 0)
 		rc = sec_kind_tables(dec, &pn, false, kind_html, &k);
 	sec_names_free(&pn);
@@ -646,8 +646,8 @@ static int tables(struct t4_output *x, const struct t4_decoder *dec)
 			   " formula's cycles / elapsed; window: read window; bound: model"
 			   " uncertainty)",
 			   NULL);
-	t4_table_free(&t);
-	t4_wbuf_str(w, "</section>\n");
+	dec_table_free(&t);
+	dec_wbuf_str(w, "</section>\n");
 	return rc;
 }
 
@@ -673,48 +673,48 @@ static void series_values(struct t4_wbuf *w, const struct rpt_grid *g, size_t e)
 {
 	const struct rpt_env *v = &g->env[e];
 
-	t4_wbuf_ch(w, '[');
+	dec_wbuf_ch(w, '[');
 	for (uint32_t c = 0; c < g->used; c++) {
 		bool has = v->state[c] & RPT_HAS, hi_first = v->state[c] & RPT_HI_FIRST;
 		if (c)
-			t4_wbuf_ch(w, ',');
+			dec_wbuf_ch(w, ',');
 		json_num(w, has ? (hi_first ? v->hi[c] : v->lo[c]) : NAN);
-		t4_wbuf_ch(w, ',');
+		dec_wbuf_ch(w, ',');
 		json_num(w, has ? (hi_first ? v->lo[c] : v->hi[c]) : NAN);
 	}
-	t4_wbuf_ch(w, ']');
+	dec_wbuf_ch(w, ']');
 }
 
 static void plots_json(struct t4_wbuf *w, struct report *r, const struct t4_decoder *dec)
 {
-	t4_wbuf_str(w, ",\"plots\":[");
+	dec_wbuf_str(w, ",\"plots\":[");
 	for (size_t p = 0; p < r->n_plots; p++) {
 		const struct rpt_plot *pl = &r->plots[p];
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, pl->domain);
 		bool first = true;
-		t4_wbuf_str(w, p ? ",\n{\"kind\":" : "\n{\"kind\":");
+		dec_wbuf_str(w, p ? ",\n{\"kind\":" : "\n{\"kind\":");
 		json_str(w, d->kind_label);
-		t4_wbuf_str(w, ",\"metric\":");
+		dec_wbuf_str(w, ",\"metric\":");
 		json_str(w, d->metric_name[pl->metric]);
-		t4_wbuf_str(w, ",\"unit\":");
+		dec_wbuf_str(w, ",\"unit\":");
 		json_str(w, d->metric_unit[pl->metric]);
-		t4_wbuf_str(w, ",\"formula\":");
+		dec_wbuf_str(w, ",\"formula\":");
 		json_str(w, d->metric_formula[pl->metric] ? d->metric_formula[pl->metric] : "");
-		t4_wbuf_str(w, ",\"series\":[");
+		dec_wbuf_str(w, ",\"series\":[");
 		for (size_t s = 0; s < r->n_series; s++) {
 			const struct rpt_series *se = &r->series[s];
 			if (se->plot != p)
 				continue;
-			t4_wbuf_str(w, first ? "\n {\"label\":" : ",\n {\"label\":");
+			dec_wbuf_str(w, first ? "\n {\"label\":" : ",\n {\"label\":");
 			first = false;
 			series_label(w, dec, se);
 			fmt_str(w, ",\"agg\":\"%s\",\"y\":", agg_names[se->agg]);
 			series_values(w, &r->g, se->env);
-			t4_wbuf_ch(w, '}');
+			dec_wbuf_ch(w, '}');
 		}
-		t4_wbuf_str(w, "]}");
+		dec_wbuf_str(w, "]}");
 	}
-	t4_wbuf_ch(w, ']');
+	dec_wbuf_ch(w, ']');
 }
 
 static double rel_s(const struct t4_decoder *dec, uint64_t t)
@@ -727,50 +727,50 @@ static void phases_json(struct t4_wbuf *w, const struct t4_decoder *dec)
 	size_t np = t4_decoder_n_phases(dec), n = np < RPT_MAX_SPANS ? np : RPT_MAX_SPANS;
 	struct sec_names pn = { 0 };
 
-	t4_wbuf_str(w, ",\"phases\":{\"exact\":");
-	t4_wbuf_str(w, t4_decoder_phases_exact(dec) ? "true" : "false");
+	dec_wbuf_str(w, ",\"phases\":{\"exact\":");
+	dec_wbuf_str(w, t4_decoder_phases_exact(dec) ? "true" : "false");
 	fmt_str(w, ",\"more\":%zu,\"spans\":[", np - n);
 	/* span: [start s, end s, name index, occurrence]; names once each */
 	if (sec_names_build(dec, &pn) < 0)
 		n = 0;
 	struct t4_idmap slot = { 0 };
 	for (size_t k = 0; k < pn.n; k++)
-		t4_idmap_put(&slot, t4_decoder_phase_at(dec, pn.first[k])->bookmark_id, (uint32_t)k);
+		dec_idmap_put(&slot, t4_decoder_phase_at(dec, pn.first[k])->bookmark_id, (uint32_t)k);
 	for (size_t p = 0; p < n; p++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
-		int64_t k = t4_idmap_get(&slot, ph->bookmark_id);
+		int64_t k = dec_idmap_get(&slot, ph->bookmark_id);
 		if (p)
-			t4_wbuf_ch(w, ',');
-		t4_wbuf_ch(w, '[');
+			dec_wbuf_ch(w, ',');
+		dec_wbuf_ch(w, '[');
 		fmt_str(w, "%.9f,%.9f,%" PRId64 ",%u]", rel_s(dec, ph->start_ns), rel_s(dec, ph->end_ns),
 			k < 0 ? 0 : k, ph->occurrence);
 	}
-	t4_wbuf_str(w, "],\"names\":[");
+	dec_wbuf_str(w, "],\"names\":[");
 	for (size_t k = 0; k < pn.n; k++) {
 		const char *name = t4_decoder_phase_at(dec, pn.first[k])->name;
 		if (k)
-			t4_wbuf_ch(w, ',');
+			dec_wbuf_ch(w, ',');
 		json_str(w, *name ? name : "(none)");
 	}
-	t4_wbuf_str(w, "]}");
-	t4_idmap_free(&slot);
+	dec_wbuf_str(w, "]}");
+	dec_idmap_free(&slot);
 	sec_names_free(&pn);
 }
 
 static void lane_json(struct t4_wbuf *w, const struct rpt_grid *g, const struct rpt_lane *ln,
 		      bool first)
 {
-	t4_wbuf_str(w, first ? "\n{\"group\":" : ",\n{\"group\":");
-	t4_wbuf_str(w, ln->gpu ? "\"GPU\"" : "\"CPU\"");
-	t4_wbuf_str(w, ",\"label\":");
+	dec_wbuf_str(w, first ? "\n{\"group\":" : ",\n{\"group\":");
+	dec_wbuf_str(w, ln->gpu ? "\"GPU\"" : "\"CPU\"");
+	dec_wbuf_str(w, ",\"label\":");
 	json_str(w, ln->label);
-	t4_wbuf_str(w, ",\"busy\":[");
+	dec_wbuf_str(w, ",\"busy\":[");
 	for (uint32_t c = 0; c < g->used; c++) {
 		if (c)
-			t4_wbuf_ch(w, ',');
+			dec_wbuf_ch(w, ',');
 		json_num(w, g->acc[ln->acc].v[c] / (double)g->width);
 	}
-	t4_wbuf_str(w, "]}");
+	dec_wbuf_str(w, "]}");
 }
 
 /* CPU lanes in CPU order, then the GPU contexts as they came. */
@@ -778,7 +778,7 @@ static void lanes_json(struct t4_wbuf *w, struct report *r)
 {
 	bool first = true;
 
-	t4_wbuf_str(w, ",\"lanes\":[");
+	dec_wbuf_str(w, ",\"lanes\":[");
 	for (size_t k = 0; k <= RPT_CPU_LANES; k++)
 		if (r->cpu_lane[k] >= 0) {
 			lane_json(w, &r->g, &r->lanes[r->cpu_lane[k]], first);
@@ -789,7 +789,7 @@ static void lanes_json(struct t4_wbuf *w, struct report *r)
 			lane_json(w, &r->g, &r->lanes[l], first);
 			first = false;
 		}
-	t4_wbuf_ch(w, ']');
+	dec_wbuf_ch(w, ']');
 }
 
 static void data(struct t4_output *x, struct report *r, const struct t4_decoder *dec)
@@ -797,29 +797,29 @@ static void data(struct t4_output *x, struct report *r, const struct t4_decoder 
 	struct t4_wbuf *w = &x->w;
 	const struct rpt_grid *g = &r->g;
 
-	t4_wbuf_str(w, "<script type=\"application/json\" id=\"t4-data\">{\"x0\":");
+	dec_wbuf_str(w, "<script type=\"application/json\" id=\"t4-data\">{\"x0\":");
 	json_num(w, g->started ? rel_s(dec, g->origin) : 0);
 	fmt_str(w, ",\"w\":%.9g,\"n\":%u,\"series_left_out\":%" PRIu64, (double)g->width / 1e9,
 		g->used, r->series_left_out);
 	plots_json(w, r, dec);
 	phases_json(w, dec);
 	lanes_json(w, r);
-	t4_wbuf_str(w, "}</script>\n");
+	dec_wbuf_str(w, "}</script>\n");
 }
 
 static void scripts(struct t4_output *x)
 {
 	struct t4_wbuf *w = &x->w;
 
-	t4_wbuf_str(w, "<script>/* uPlot ");
-	t4_wbuf_put(w, t4_rpt_uplot_version, t4_rpt_uplot_version_len);
-	t4_wbuf_str(w, ", embedded by t410trace.\n");
-	t4_wbuf_put(w, t4_rpt_uplot_license, t4_rpt_uplot_license_len);
-	t4_wbuf_str(w, "*/\n");
-	t4_wbuf_put(w, t4_rpt_uplot_js, t4_rpt_uplot_js_len);
-	t4_wbuf_str(w, "</script>\n<script>");
-	t4_wbuf_put(w, t4_rpt_js, t4_rpt_js_len);
-	t4_wbuf_str(w, "</script>\n</body></html>\n");
+	dec_wbuf_str(w, "<script>/* uPlot ");
+	dec_wbuf_put(w, t4_rpt_uplot_version, t4_rpt_uplot_version_len);
+	dec_wbuf_str(w, ", embedded by t410trace.\n");
+	dec_wbuf_put(w, t4_rpt_uplot_license, t4_rpt_uplot_license_len);
+	dec_wbuf_str(w, "*/\n");
+	dec_wbuf_put(w, t4_rpt_uplot_js, t4_rpt_uplot_js_len);
+	dec_wbuf_str(w, "</script>\n<script>");
+	dec_wbuf_put(w, t4_rpt_js, t4_rpt_js_len);
+	dec_wbuf_str(w, "</script>\n</body></html>\n");
 }
 
 static int rpt_finish(void *ud, const struct t4_decoder *dec)
@@ -835,7 +835,7 @@ static int rpt_finish(void *ud, const struct t4_decoder *dec)
 	head(x, dec);
 	recording(x, dec);
 	health(x, dec);
-	t4_wbuf_str(&x->w, "<noscript>The plots need JavaScript; the tables below do"
+	dec_wbuf_str(&x->w, "<noscript>The plots need JavaScript; the tables below do"
 			   " not.</noscript>\n<div id=\"t4-errors\"></div>\n"
 			   "<section id=\"t4-timeline\"></section>\n");
 	if ((rc = tables(x, dec)) < 0)

@@ -92,8 +92,8 @@ static void phases(FILE *f, const struct t4_decoder *dec)
 	if (!n)
 		return;
 	if (sec_phase_table(dec, &t) == 0)
-		t4_table_print(&t, f);
-	t4_table_free(&t);
+		dec_table_print(&t, f);
+	dec_table_free(&t);
 	if (n > SEC_MAX_LISTED)
 		fprintf(f, "  ... %zu more (the tables below give each phase name's totals; every"
 			   " phase is in -f phases, every interval in -f csv and -f jsonl)\n",
@@ -117,7 +117,7 @@ static int kind_print(void *ud, const struct t4_decoder *dec, size_t first, cons
 	fprintf(k->f, "\n%s, per phase (averages over each span, from its totals%s)\n",
 		t4_decoder_domain_at(dec, first)->kind_label,
 		k->verbose || k->pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
-	t4_table_print(t, k->f);
+	dec_table_print(t, k->f);
 	return 0;
 }
 
@@ -184,7 +184,7 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 		sec_name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
 		t4_event_rows_of_bookmark(dec, ph->bookmark_id, per_cpu, &set[ns++]);
 	}
-	if (t4_table_init(&t, 4, lh, 2, ch, cu) == 0) {
+	if (dec_table_init(&t, 4, lh, 2, ch, cu) == 0) {
 		/* one event after the other, its phases together */
 		for (size_t i = 0; i < set[0].n; i++) {
 			for (size_t k = 0; k < ns; k++) {
@@ -194,10 +194,10 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 				const char *l[] = { event_where(e, dec, where, sizeof(where)), e->event,
 						    *e->unit ? e->unit : "-", lab[k] };
 				double v[] = { NAN, t4_event_row_rate(e) };
-				if (t4_table_row(&t, l, v) < 0)
+				if (dec_table_row(&t, l, v) < 0)
 					break;
 				if (!e->gauge)
-					t4_table_set_integer(&t, 0, e->total);
+					dec_table_set_integer(&t, 0, e->total);
 			}
 		}
 		if (t.nrows) {
@@ -205,15 +205,15 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 				per_cpu ? "one row per CPU or domain"
 					: "summed over the CPUs that count it",
 				x->o.verbose || np < 2 ? "" : "; -v: per occurrence");
-			t4_table_print(&t, f);
+			dec_table_print(&t, f);
 		}
-		t4_table_free(&t);
+		dec_table_free(&t);
 	}
 	for (size_t k = 0; k < ns; k++)
 		t4_event_rows_free(&set[k]);
 }
 
-/* ---- 3b. the workload: CPU and GPU phases ------------------------------------ */
+/* ---- 3b. the workload: CPU and GPU activity ------------------------------------ */
 
 #define MAX_GPUS 16
 #define MAX_ENGINES 12
@@ -287,7 +287,7 @@ static void workload_row(struct t4_table *t, const struct t4_decoder *dec, const
 	struct t4_dec_gpu_busy g[MAX_GPUS];
 	double busy[MAX_ENGINES], v[T4_TABLE_COLS];
 	size_t c = 0;
-	bool cpu = t4_decoder_slice_stats(dec)->cpu > 0; /* bpf/phases ran */
+	bool cpu = t4_decoder_slice_stats(dec)->cpu > 0; /* bpf/activity ran */
 	const char *l[] = { lab };
 
 	v[c++] = cpu && dur > 0 ? (double)cpu_ns / dur * 100 : NAN;
@@ -298,11 +298,11 @@ static void workload_row(struct t4_table *t, const struct t4_decoder *dec, const
 	engine_busy(dec, p, bookmark_id, e, busy);
 	for (size_t i = 0; i < e->n; i++)
 		v[c++] = busy[i];
-	if (t4_table_row(t, l, v) == 0 && cpu)
-		t4_table_set_integer(t, 1, threads);
+	if (dec_table_row(t, l, v) == 0 && cpu)
+		dec_table_set_integer(t, 1, threads);
 }
 
-/* The workload per phase: its threads' on-CPU time (bpf/phases), each GPU
+/* The workload per phase: its threads' on-CPU time (bpf/activity), each GPU
  * fence context's busy time, each DRM engine's busy % over the clients. */
 static void workload(FILE *f, const struct t4_decoder *dec)
 {
@@ -333,7 +333,7 @@ static void workload(FILE *f, const struct t4_decoder *dec)
 		snprintf(heads[nc], sizeof(heads[nc]), "%.20s", e.name[i]);
 		ch[nc] = heads[nc], cu[nc] = "busy %";
 	}
-	if (t4_table_init(&t, 1, lh, nc, ch, cu) < 0)
+	if (dec_table_init(&t, 1, lh, nc, ch, cu) < 0)
 		return;
 	for (size_t p = 0; p < np && p < SEC_MAX_LISTED; p++) {
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
@@ -343,8 +343,8 @@ static void workload(FILE *f, const struct t4_decoder *dec)
 	}
 	fprintf(f, "\nWORKLOAD, per phase (CPU: its threads' on-CPU time; GPU: busy %% per fence"
 		   " context and per DRM engine, summed over clients)\n");
-	t4_table_print(&t, f);
-	t4_table_free(&t);
+	dec_table_print(&t, f);
+	dec_table_free(&t);
 	if (np > SEC_MAX_LISTED)
 		fprintf(f, "  ... %zu more phases\n", np - SEC_MAX_LISTED);
 }
@@ -444,9 +444,9 @@ static void clocks(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "\nCLOCK DOMAINS (frequency and drift from the clock model, next to the"
 			   " formula's cycles / elapsed; window: read window; bound: model"
 			   " uncertainty)\n");
-		t4_table_print(&t, f);
+		dec_table_print(&t, f);
 	}
-	t4_table_free(&t);
+	dec_table_free(&t);
 	for (size_t i = 0; i < nd; i++)
 		if (t4_decoder_domain_at(dec, i)->selected)
 			segment_lines(f, dec, i);

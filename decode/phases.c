@@ -34,7 +34,7 @@ static int key_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
+void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 		  uint64_t *out, t4_u128 *keys)
 {
 	uint64_t given = 0, left;
@@ -55,7 +55,7 @@ void t4_apportion(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 		out[(size_t)(keys[i] & 0xffffffffu)]++;
 }
 
-/* Scratch of k entries for t4_apportion. */
+/* Scratch of k entries for dec_apportion_value. */
 static int ap_room(struct t4_decoder *d, size_t k)
 {
 	if (k <= d->ap_cap)
@@ -98,14 +98,14 @@ int dec_apportion(struct t4_decoder *d, uint64_t start, uint64_t end, const uint
  * last slot takes the rest). */
 static uint32_t name_slot(struct t4_decoder *d, uint32_t bookmark_id)
 {
-	int64_t slot = t4_idmap_get(&d->name_map, bookmark_id);
+	int64_t slot = dec_idmap_get(&d->name_map, bookmark_id);
 
 	if (slot >= 0)
 		return (uint32_t)slot;
 	if (d->n_names >= DEC_MAX_NAMES ||
-	    t4_vec_room((void **)&d->name_ids, &d->cap_names, d->n_names,
+	    dec_vec_room((void **)&d->name_ids, &d->cap_names, d->n_names,
 			sizeof(*d->name_ids)) < 0 ||
-	    t4_idmap_put(&d->name_map, bookmark_id, (uint32_t)d->n_names) < 0)
+	    dec_idmap_put(&d->name_map, bookmark_id, (uint32_t)d->n_names) < 0)
 		return d->n_names ? (uint32_t)d->n_names - 1 : 0;
 	d->name_ids[d->n_names] = bookmark_id;
 	return (uint32_t)d->n_names++;
@@ -115,18 +115,18 @@ static uint32_t name_slot(struct t4_decoder *d, uint32_t bookmark_id)
  * per span (near-linear in bookmarks, whatever their names). */
 static int occurrence_next(struct t4_decoder *d, uint32_t bookmark_id, uint32_t *occ)
 {
-	int64_t n = t4_idmap_get(&d->occ_map, bookmark_id);
+	int64_t n = dec_idmap_get(&d->occ_map, bookmark_id);
 
 	*occ = n > 0 ? (uint32_t)n + 1 : 1;
-	return t4_idmap_put(&d->occ_map, bookmark_id, *occ);
+	return dec_idmap_put(&d->occ_map, bookmark_id, *occ);
 }
 
 static void occurrence_drop(struct t4_decoder *d, uint32_t bookmark_id)
 {
-	int64_t n = t4_idmap_get(&d->occ_map, bookmark_id);
+	int64_t n = dec_idmap_get(&d->occ_map, bookmark_id);
 
 	if (n > 0)
-		t4_idmap_put(&d->occ_map, bookmark_id, (uint32_t)n - 1);
+		dec_idmap_put(&d->occ_map, bookmark_id, (uint32_t)n - 1);
 }
 
 /* The last span takes another bookmark (one set at, or out of order
@@ -165,7 +165,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	}
 	if (last && last->bookmark_id == bookmark_id)
 		return 0; /* the same phase again: no boundary */
-	if ((rc = t4_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
+	if ((rc = dec_vec_room((void **)&d->spans, &d->cap_spans, d->n_spans,
 			      sizeof(*d->spans))) < 0 ||
 	    (rc = occurrence_next(d, bookmark_id, &occ)) < 0)
 		return rc;

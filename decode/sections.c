@@ -3,7 +3,7 @@
  * renders the same tables as HTML (out_report.c). A number the report
  * shows for a phase is therefore the summary's number by construction:
  * the same rows from the same totals, and each cell in the same format
- * (t4_table_cell).
+ * (dec_table_cell).
  *
  *   sec_phase_table   the phases: one row per span (NAME#OCCURRENCE)
  *   sec_kind_tables   per PMU kind, the headline metrics of every PMU in
@@ -55,7 +55,7 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 	static const char *const ch[] = { "START", "END", "DURATION", "TRIGGERS" };
 	static const char *const cu[] = { "s", "s", "s", "" };
 	char lab[160];
-	int rc = t4_table_init(t, 1, lh, 4, ch, cu);
+	int rc = dec_table_init(t, 1, lh, 4, ch, cu);
 
 	for (size_t i = 0; rc == 0 && i < n && i < SEC_MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
@@ -63,8 +63,8 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 		double v[] = { sec_secs(p->start_ns, o), sec_secs(p->end_ns, o),
 			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
 		sec_phase_label(p, lab, sizeof(lab));
-		if ((rc = t4_table_row(t, l, v)) == 0)
-			t4_table_set_integer(t, 3, p->triggers);
+		if ((rc = dec_table_row(t, l, v)) == 0)
+			dec_table_set_integer(t, 3, p->triggers);
 	}
 	return rc;
 }
@@ -92,15 +92,15 @@ int sec_names_build(const struct t4_decoder *dec, struct sec_names *pn)
 		return t4_err(ENOMEM, "out of memory");
 	for (size_t p = 0; p < np && rc >= 0; p++) {
 		uint32_t id = t4_decoder_phase_at(dec, p)->bookmark_id;
-		int64_t k = t4_idmap_get(&slot, id);
+		int64_t k = dec_idmap_get(&slot, id);
 		if (k < 0) {
 			pn->first[pn->n] = p;
-			rc = t4_idmap_put(&slot, id, (uint32_t)pn->n);
+			rc = dec_idmap_put(&slot, id, (uint32_t)pn->n);
 			k = (int64_t)pn->n++;
 		}
 		pn->count[k]++;
 	}
-	t4_idmap_free(&slot);
+	dec_idmap_free(&slot);
 	return rc;
 }
 
@@ -152,7 +152,7 @@ static int table_row(struct t4_table *t, const struct t4_decoder *dec, size_t do
 	t4_decoder_metrics_of(dec, dom, tot, el, v);
 	for (size_t c = 0; c < nc; c++)
 		row[c] = el ? v[cols[c]] : NAN;
-	return t4_table_row(t, l, row);
+	return dec_table_row(t, l, row);
 }
 
 /* Rows for every phase occurrence (when there are few), then one per
@@ -201,7 +201,7 @@ static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
 		ch[c] = d->metric_name[cols[c]];
 		cu[c] = d->metric_unit[cols[c]];
 	}
-	if ((rc = t4_table_init(&t, 2, lh, nc, ch, cu)) < 0)
+	if ((rc = dec_table_init(&t, 2, lh, nc, ch, cu)) < 0)
 		return rc;
 	for (size_t j = i; j < t4_decoder_n_domains(dec) && rc == 0; j++) {
 		const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
@@ -212,7 +212,7 @@ static int kind_table(const struct t4_decoder *dec, size_t i, bool *done,
 	}
 	if (rc == 0)
 		rc = fn(ud, dec, i, cols, nc, &t);
-	t4_table_free(&t);
+	dec_table_free(&t);
 	return rc;
 }
 
@@ -270,10 +270,10 @@ static int clock_row(struct t4_table *t, const struct t4_decoder *dec, size_t i)
 		       c->reference_clocked ? NAN : c->residual_ns,
 		       NAN, (double)c->window_p50, (double)c->window_p99,
 		       (double)c->bound_p50, (double)c->bound_p99 };
-	int rc = t4_table_row(t, l, v);
+	int rc = dec_table_row(t, l, v);
 
 	if (rc == 0 && !c->reference_clocked)
-		t4_table_set_integer(t, 5, c->segments);
+		dec_table_set_integer(t, 5, c->segments);
 	return rc;
 }
 
@@ -284,7 +284,7 @@ int sec_clock_table(const struct t4_decoder *dec, struct t4_table *t)
 					  "SEGMENTS", "WINDOW p50", "p99", "BOUND p50", "p99" };
 	static const char *const cu[] = { "MHz", "MHz", "MHz", "ppm", "ns", "", "ns", "ns", "ns",
 					  "ns" };
-	int rc = t4_table_init(t, 3, lh, 10, ch, cu);
+	int rc = dec_table_init(t, 3, lh, 10, ch, cu);
 
 	for (size_t i = 0; rc == 0 && i < t4_decoder_n_domains(dec); i++)
 		if (t4_decoder_domain_at(dec, i)->selected &&

@@ -1,5 +1,5 @@
 /* slices.c - what the kernel saw of the workload, on the reference axis:
- * its threads on CPUs and its GPU jobs (bpf/phases, FORMAT.md 4.5a).
+ * its threads on CPUs and its GPU jobs (bpf/activity, FORMAT.md 4.5a).
  *
  * Slices are timed on CLOCK_MONOTONIC; reference packets carry MONOTONIC
  * next to the reference clock, so the phase scheduler's reference packets
@@ -97,7 +97,7 @@ static uint64_t to_ref(const struct t4_decoder *d, uint64_t t)
 
 static struct dtask *task_of(struct dslices *sl, uint32_t tid)
 {
-	int64_t i = t4_idmap_get(&sl->task_map, tid);
+	int64_t i = dec_idmap_get(&sl->task_map, tid);
 	return i >= 0 ? &sl->tasks[i] : NULL;
 }
 
@@ -107,9 +107,9 @@ static int take_task(struct dslices *sl, const struct t4_task_pkt *t)
 	int rc;
 
 	if (!k) {
-		if ((rc = t4_vec_room((void **)&sl->tasks, &sl->cap_tasks, sl->n_tasks,
+		if ((rc = dec_vec_room((void **)&sl->tasks, &sl->cap_tasks, sl->n_tasks,
 				      sizeof(*sl->tasks))) < 0 ||
-		    (rc = t4_idmap_put(&sl->task_map, t->tid, (uint32_t)sl->n_tasks)) < 0)
+		    (rc = dec_idmap_put(&sl->task_map, t->tid, (uint32_t)sl->n_tasks)) < 0)
 			return rc;
 		k = &sl->tasks[sl->n_tasks++];
 		memset(k, 0, sizeof(*k));
@@ -126,7 +126,7 @@ static struct dgpu *gpu_of(struct dslices *sl, uint64_t context, bool create)
 	for (size_t i = 0; i < sl->n_gpus; i++)
 		if (sl->gpus[i].context == context)
 			return &sl->gpus[i];
-	if (!create || t4_vec_room((void **)&sl->gpus, &sl->cap_gpus, sl->n_gpus,
+	if (!create || dec_vec_room((void **)&sl->gpus, &sl->cap_gpus, sl->n_gpus,
 				   sizeof(*sl->gpus)) < 0)
 		return NULL;
 	struct dgpu *g = &sl->gpus[sl->n_gpus++];
@@ -367,7 +367,7 @@ void slices_free(struct dslices *sl)
 		free(sl->gpus[i].busy);
 	free(sl->gpus);
 	free(sl->tasks);
-	t4_idmap_free(&sl->task_map);
+	dec_idmap_free(&sl->task_map);
 	free(sl->pairs);
 	free(sl->hold);
 }
@@ -398,7 +398,7 @@ const struct t4_dec_slices *t4_decoder_slice_stats(const struct t4_decoder *d)
 
 const char *t4_decoder_thread_name(const struct t4_decoder *d, uint32_t tid)
 {
-	int64_t i = t4_idmap_get(&d->sl.task_map, tid);
+	int64_t i = dec_idmap_get(&d->sl.task_map, tid);
 
 	return i >= 0 ? d->sl.tasks[i].name : "";
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int t4_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
+int dec_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
 		  const char *const *chead, const char *const *cunit)
 {
 	memset(t, 0, sizeof(*t));
@@ -30,7 +30,7 @@ int t4_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_
 	return 0;
 }
 
-void t4_table_free(struct t4_table *t)
+void dec_table_free(struct t4_table *t)
 {
 	free(t->label);
 	free(t->v);
@@ -38,7 +38,7 @@ void t4_table_free(struct t4_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int t4_table_row(struct t4_table *t, const char *const *labels, const double *v)
+int dec_table_row(struct t4_table *t, const char *const *labels, const double *v)
 {
 	if (t->nrows == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 32;
@@ -69,7 +69,7 @@ int t4_table_row(struct t4_table *t, const char *const *labels, const double *v)
 	return 0;
 }
 
-void t4_table_set_integer(struct t4_table *t, size_t c, t4_u128 v)
+void dec_table_set_integer(struct t4_table *t, size_t c, t4_u128 v)
 {
 	if (t->nrows && c < t->nc)
 		t4_u128_str(v, t->integer[t->nrows - 1][c], sizeof(t->integer[0][0]));
@@ -101,12 +101,12 @@ static void cell(const struct t4_table *t, size_t r, size_t c, int dec, char *bu
 		snprintf(buf, cap, "%.*f", dec, v);
 }
 
-void t4_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap)
+void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap)
 {
 	cell(t, r, c, decimals_of(t, c), buf, cap);
 }
 
-void t4_table_print(const struct t4_table *t, FILE *f)
+void dec_table_print(const struct t4_table *t, FILE *f)
 {
 	int lw[T4_TABLE_LABELS], cw[T4_TABLE_COLS], dec[T4_TABLE_COLS];
 	char buf[64];

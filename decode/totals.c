@@ -93,7 +93,7 @@ int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
 		if (same_row(&r->v[r->slot[h] - 1], add))
 			row = &r->v[r->slot[h] - 1];
 	if (!row) {
-		if ((rc = t4_vec_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v))) < 0)
+		if ((rc = dec_vec_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v))) < 0)
 			return rc;
 		r->slot[h] = r->n + 1;
 		row = &r->v[r->n++];
@@ -113,7 +113,7 @@ double t4_event_row_rate(const struct t4_event_row *row)
 {
 	if (!row->elapsed_ns)
 		return 0;
-	if (row->gauge) /* level x whole us (t4_gauge_weight) over them: the mean level */
+	if (row->gauge) /* level x whole us (dec_gauge_weight) over them: the mean level */
 		return row->elapsed_ns >= 1000 ? (double)row->total / (double)(row->elapsed_ns / 1000)
 					       : 0;
 	return (double)row->total * 1e9 / (double)row->elapsed_ns;
@@ -148,7 +148,7 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
 			};
 			if (row.gauge) /* the last level, held over the span */
-				row.total = (t4_u128)t4_gauge_weight((uint64_t)d->totals[k],
+				row.total = (t4_u128)dec_gauge_weight((uint64_t)d->totals[k],
 								     row.elapsed_ns);
 			rc = t4_event_rows_add(out, &row);
 		}

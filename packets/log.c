@@ -123,7 +123,7 @@ struct t4_log {
 	uint64_t sub, ret, seq, file_off;
 	uint64_t last_fsync_ns;
 	uint64_t prev_poll_ns; /* start of the previous drain round */
-	int64_t mono_to_ref;   /* CLOCK_MONOTONIC -> t4_ref_ns(), this round */
+	int64_t mono_to_ref;   /* CLOCK_MONOTONIC -> t4_mono_raw_ns(), this round */
 	bool regular;          /* a regular file (not /dev/null): fsync, truncate */
 	bool dirty;             /* written since the last fsync */
 	uint64_t reported_drops;
@@ -419,7 +419,7 @@ static void log_add_status(struct t4_log *log, const struct t4_status_pkt *st)
 	log->reported_drops = log_drops(log);
 	p.status.dropped += log->reported_drops;
 	if (!p.status.ref_ns)
-		p.status.ref_ns = t4_ref_ns();
+		p.status.ref_ns = t4_mono_raw_ns();
 	log_add(log, &p);
 }
 
@@ -466,7 +466,7 @@ static uint64_t until(uint64_t now, uint64_t deadline, uint64_t t)
  * the next fsync is due, or soon when writes are in flight. */
 static uint64_t log_idle_ns(const struct t4_log *log)
 {
-	uint64_t now = t4_ref_ns(), t = LOG_IDLE_MAX_NS;
+	uint64_t now = t4_mono_raw_ns(), t = LOG_IDLE_MAX_NS;
 	uint32_t fs = log->opts.fsync_ms;
 
 	if (log->ck.packets)
@@ -510,7 +510,7 @@ static void log_fsync(struct t4_log *log, uint64_t now)
 /* Time-driven work: close an old chunk, fsync on the interval. */
 static void log_timers(struct t4_log *log)
 {
-	uint64_t now = t4_ref_ns();
+	uint64_t now = t4_mono_raw_ns();
 	uint32_t fs = log->opts.fsync_ms;
 
 	if (log->ck.packets && now - log->ck.start_ns >= log->opts.chunk_ms * 1000000ull)
@@ -526,7 +526,7 @@ static void log_finish(struct t4_log *log)
 	chunk_close(log);
 	log_wait_all(log);
 	log->dirty = true;
-	log_fsync(log, t4_ref_ns());
+	log_fsync(log, t4_mono_raw_ns());
 	log_settle(log);
 }
 
@@ -534,10 +534,10 @@ static void *log_main(void *arg)
 {
 	struct t4_log *log = arg;
 
-	log->last_fsync_ns = log->prev_poll_ns = t4_ref_ns();
+	log->last_fsync_ns = log->prev_poll_ns = t4_mono_raw_ns();
 	for (;;) {
 		bool stopping = atomic_load(&log->stop);
-		uint64_t poll_ns = t4_ref_ns();
+		uint64_t poll_ns = t4_mono_raw_ns();
 		size_t got = 0;
 
 		log->mono_to_ref = (int64_t)(poll_ns - t4_clock_ns(CLOCK_MONOTONIC));

@@ -298,7 +298,7 @@ struct t4_host_pkt {
 	char nodelist[256];
 };
 
-/* CPU and GPU phases (bpf/phases): times are CLOCK_MONOTONIC ns (what
+/* CPU and GPU activity (bpf/activity): times are CLOCK_MONOTONIC ns (what
  * bpf_ktime_get_ns() reads); reference packets carry MONOTONIC next to the
  * reference clock, so a decoder converts them exactly. */
 struct t4_task_pkt {

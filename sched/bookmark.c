@@ -2,12 +2,12 @@
  * paths: every command lands in the log, with the reference time at which
  * it was set and the first trigger that carries it.
  *
- * A command (t4_bookmarks_set, any thread: --bookmark, the control socket,
+ * A command (sched_bookmarks_set, any thread: --bookmark, the control socket,
  * libt410trace) gives the name its ID (one per distinct name, in an
  * append-only table), takes the reference clock and appends (ID, set_ns)
  * to a bounded queue, all under one mutex, so set_ns grows along the
  * queue and an entry's index is its command count. Scheduler 0, on each of
- * its triggers (t4_bookmarks_on_trigger), is told how many commands that
+ * its triggers (sched_bookmarks_on_trigger), is told how many commands that
  * trigger saw: on the user path, the queue's count read before the
  * trigger's clocks (so every such command was set before its ref_ns); on
  * the BPF path, the count a command stored into the program's global data
@@ -21,7 +21,7 @@
  * drain thread) takes no lock: producers publish the queue's head with a
  * release store, the scheduler its tail.
  *
- * A command timed elsewhere (t4_bookmarks_set_at: libt410trace's probe,
+ * A command timed elsewhere (sched_bookmarks_set_at: libt410trace's probe,
  * stamped in the kernel when the program called it, queued once the
  * phases drain thread has it, tens of microseconds later) keeps its own
  * set_ns (never before the last one queued: the packets stay in set_ns
@@ -39,17 +39,17 @@
  * (with its first_trigger; not counted as a drop) and goes out on a later
  * trigger; a command that finds the queue full (T4_BOOKMARK_QUEUE commands
  * waiting for a trigger, or a stuck ring) or the table of names full fails
- * with a message and is counted (t4_bookmarks_refused: the status packet's
- * bookmarks_refused); after the final trigger (t4_bookmarks_close) what is
+ * with a message and is counted (sched_bookmarks_refused: the status packet's
+ * bookmarks_refused); after the final trigger (sched_bookmarks_close) what is
  * still queued is written with first_trigger = the last trigger + 1 and
  * later commands are refused.
  *
  * Reservations: libt410trace's probe bookmarks are taken in the kernel,
  * which answers the app at once and cannot wait for this queue. So the
- * phases drain reserves room here first (t4_bookmarks_reserve: a queue
+ * phases drain reserves room here first (sched_bookmarks_reserve: a queue
  * slot and a name slot each) and lends it to the kernel as credits; a
  * probe bookmark the kernel took goes into a reserved slot
- * (t4_bookmarks_set_reserved), which cannot be refused. Other commands
+ * (sched_bookmarks_set_reserved), which cannot be refused. Other commands
  * find the reserved room taken.
  */
 #include "sched_internal.h"
@@ -96,7 +96,7 @@ struct t4_bookmarks {
 	struct t4_packet pkt;
 };
 
-int t4_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o)
+int sched_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o)
 {
 	struct t4_bookmarks *b = calloc(1, sizeof(*b));
 
@@ -110,7 +110,7 @@ int t4_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *
 	return 0;
 }
 
-void t4_bookmarks_free(struct t4_bookmarks *b)
+void sched_bookmarks_free(struct t4_bookmarks *b)
 {
 	if (!b)
 		return;
@@ -181,7 +181,7 @@ static int enqueue(struct t4_bookmarks *b, const char *name, uint64_t set_ns, bo
 	if (reserved)
 		b->reserved--;
 	/* Nothing fails from here: a trigger path told of command h + 1
-	 * may wait for its entry (t4_bookmarks_on_trigger). */
+	 * may wait for its entry (sched_bookmarks_on_trigger). */
 	if (b->publish)
 		b->publish(b->ud, id, h + 1);
 	if (set_ns && set_ns < b->last_set_ns)
@@ -214,17 +214,17 @@ static int set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns, boo
 	return rc;
 }
 
-int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+int sched_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
 {
 	return set_at(b, name, set_ns, false);
 }
 
-int t4_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
+int sched_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns)
 {
 	return set_at(b, name, set_ns, true);
 }
 
-uint32_t t4_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n)
+uint32_t sched_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n)
 {
 	uint64_t names;
 
@@ -241,21 +241,21 @@ uint32_t t4_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n)
 	return n;
 }
 
-void t4_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n)
+void sched_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n)
 {
 	pthread_mutex_lock(&b->lock);
 	b->reserved -= n < b->reserved ? n : b->reserved;
 	pthread_mutex_unlock(&b->lock);
 }
 
-uint64_t t4_bookmarks_refused(const struct t4_bookmarks *b)
+uint64_t sched_bookmarks_refused(const struct t4_bookmarks *b)
 {
 	return atomic_load(&b->refused);
 }
 
-int t4_bookmarks_set(struct t4_bookmarks *b, const char *name)
+int sched_bookmarks_set(struct t4_bookmarks *b, const char *name)
 {
-	return t4_bookmarks_set_at(b, name, 0);
+	return sched_bookmarks_set_at(b, name, 0);
 }
 
 /* At the end no later trigger comes: wait (1 s at most) for the writer to
@@ -295,7 +295,7 @@ static void send_assigned(struct t4_bookmarks *b, struct t4_ring *ring, bool fin
 	atomic_store_explicit(&b->tail, t, memory_order_release);
 }
 
-uint64_t t4_bookmarks_seen(const struct t4_bookmarks *b)
+uint64_t sched_bookmarks_seen(const struct t4_bookmarks *b)
 {
 	return atomic_load_explicit(&b->head, memory_order_acquire);
 }
@@ -307,7 +307,7 @@ static uint64_t head_reaching(const struct t4_bookmarks *b, uint64_t seen)
 {
 	uint64_t h;
 
-	while ((h = t4_bookmarks_seen(b)) < seen)
+	while ((h = sched_bookmarks_seen(b)) < seen)
 		sched_yield();
 	return h;
 }
@@ -335,7 +335,7 @@ static uint64_t timed_before(const struct t4_bookmarks *b, uint64_t from, uint64
 	return from;
 }
 
-uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+uint32_t sched_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
 				 const struct t4_trigger_bm *bm, struct t4_ring *ring)
 {
 	uint64_t head = head_reaching(b, bm->seen);
@@ -347,19 +347,19 @@ uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
 	return b->carried;
 }
 
-uint32_t t4_bookmarks_current(const struct t4_bookmarks *b)
+uint32_t sched_bookmarks_current(const struct t4_bookmarks *b)
 {
 	return atomic_load_explicit(&b->current, memory_order_acquire);
 }
 
-void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap)
+void sched_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap)
 {
 	pthread_mutex_lock(&b->lock);
 	snprintf(buf, cap, "%s", id && id <= b->count ? b->names[id - 1] : "");
 	pthread_mutex_unlock(&b->lock);
 }
 
-void t4_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring)
+void sched_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring)
 {
 	pthread_mutex_lock(&b->lock);
 	b->closed = true;

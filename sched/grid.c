@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <string.h>
 
-int t4_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns)
+int sched_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns)
 {
 	const struct t4_epoch *cur = &g->e; /* only this writer changes it */
 	uint64_t now;
@@ -44,7 +44,7 @@ int t4_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns)
 	return 0;
 }
 
-bool t4_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now)
+bool sched_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now)
 {
 	uint64_t s1 = __atomic_load_n(&g->seq, __ATOMIC_ACQUIRE);
 

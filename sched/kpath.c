@@ -17,7 +17,7 @@
  *
  * Bookmarks go through the one queue of both paths (bookmark.c): each
  * command stores its ID and the command count into the BPF program's
- * global data (t4_kpath_bookmark, before its set_ns is read); every record
+ * global data (sched_kpath_bookmark, before its set_ns is read); every record
  * carries both, and scheduler 0's records hand the count to the queue, so
  * each command's packet gets exactly the first trigger of scheduler 0 that
  * carries its bookmark or a later one.
@@ -93,7 +93,7 @@ static void kpath_free(struct t4_kpath *k)
 	free(k);
 }
 
-int t4_kpath_open(struct t4_sched *s)
+int sched_kpath_open(struct t4_sched *s)
 {
 	struct t4_kpath *k = calloc(1, sizeof(*k));
 	int rc;
@@ -120,7 +120,7 @@ int t4_kpath_open(struct t4_sched *s)
 	return 0;
 }
 
-void t4_kpath_close(struct t4_sched *s)
+void sched_kpath_close(struct t4_sched *s)
 {
 	kpath_free(s->k);
 	s->k = NULL;
@@ -129,22 +129,22 @@ void t4_kpath_close(struct t4_sched *s)
 
 /* ---- commands ------------------------------------------------------------------ */
 
-int t4_kpath_kick(struct t4_sched *s)
+int sched_kpath_kick(struct t4_sched *s)
 {
 	return t4_bpf_trigger_kick(s->k->trig);
 }
 
-uint64_t t4_kpath_fired(const struct t4_sched *s, int cpu)
+uint64_t sched_kpath_fired(const struct t4_sched *s, int cpu)
 {
 	return t4_bpf_trigger_fired(s->k->trig, cpu);
 }
 
-uint64_t t4_kpath_lost(const struct t4_sched *s)
+uint64_t sched_kpath_lost(const struct t4_sched *s)
 {
 	return t4_bpf_trigger_lost(s->k->trig);
 }
 
-void t4_kpath_bookmark(void *ud, uint32_t id, uint64_t count)
+void sched_kpath_bookmark(void *ud, uint32_t id, uint64_t count)
 {
 	struct t4_sched *s = ud;
 
@@ -157,7 +157,7 @@ void t4_kpath_bookmark(void *ud, uint32_t id, uint64_t count)
  * against it. */
 static struct t4_trigger_bm record_bm(const struct t4_sched *s, const struct t4_rec *rec)
 {
-	uint64_t queued = t4_bookmarks_seen(s->bm);
+	uint64_t queued = sched_bookmarks_seen(s->bm);
 	int32_t behind = (int32_t)((uint32_t)queued - rec->bookmark_gen);
 
 	return (struct t4_trigger_bm){
@@ -181,7 +181,7 @@ static void scheduler_record(struct t4_sched *s, struct central *c, const struct
 		.real = r->real_ns - late,
 	};
 
-	t4_central_fire(c, &p, rec->missed, &bm, &clk);
+	sched_central_fire(c, &p, rec->missed, &bm, &clk);
 	if (rec->final)
 		atomic_store_explicit(&c->finished, true, memory_order_release);
 }
@@ -227,10 +227,10 @@ static void on_record(void *ud, const struct t4_bpf_record *r)
 		smp->begin = rd->begin_ns;
 		smp->end = rd->end_ns;
 		int err = t4_domain_take(d, rec->trigger_id, smp, rd->err, &m->pkt.ret);
-		t4_monitor_put(m, k->idx_of[rd->domain], rec->point_ns, err);
+		sched_monitor_put(m, k->idx_of[rd->domain], rec->point_ns, err);
 	}
 	for (size_t i = 0; i < n; i++)
-		t4_monitor_done(mons[i], rec->trigger_id, rec->missed);
+		sched_monitor_done(mons[i], rec->trigger_id, rec->missed);
 }
 
 /* Every monitor has its final record drained. */
@@ -241,7 +241,7 @@ static bool all_final(struct t4_sched *s)
 	uint64_t now;
 	size_t done = 0;
 
-	if (!t4_grid_read(s->grid, &e, &now) || !t4_epoch_due(&e, now, &p) || !p.final)
+	if (!sched_grid_read(s->grid, &e, &now) || !t4_epoch_due(&e, now, &p) || !p.final)
 		return false;
 	for (size_t i = 0; i < s->n_monitors; i++)
 		done += atomic_load(&s->monitors[i].done) > p.id;
@@ -260,7 +260,7 @@ static void *drain_main(void *arg)
 		t4_bpf_trigger_drain(k->trig, on_record, s);
 		if (w)
 			break;
-		t4_futex_wait(&k->wake, 0, t4_clock_ns(CLOCK_MONOTONIC) + DRAIN_NS);
+		sched_futex_wait(&k->wake, 0, t4_clock_ns(CLOCK_MONOTONIC) + DRAIN_NS);
 	}
 	for (int ms = 0; ms < 1000 && !all_final(s); ms++) {
 		struct timespec ts = { 0, 1000000 };
@@ -270,7 +270,7 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-int t4_kpath_start(struct t4_sched *s)
+int sched_kpath_start(struct t4_sched *s)
 {
 	struct t4_kpath *k = s->k;
 	int rc;
@@ -281,14 +281,14 @@ int t4_kpath_start(struct t4_sched *s)
 	return 0;
 }
 
-void t4_kpath_stop(struct t4_sched *s)
+void sched_kpath_stop(struct t4_sched *s)
 {
 	struct t4_kpath *k = s->k;
 
 	if (!k->thread_started)
 		return;
 	atomic_store(&k->wake, 1);
-	t4_futex_wake(&k->wake, 1);
+	sched_futex_wake(&k->wake, 1);
 	pthread_join(k->thread, NULL);
 	k->thread_started = false;
 }

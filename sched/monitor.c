@@ -22,7 +22,7 @@
  * trigger, start/stop, the final trigger) wake every thread through the
  * futex; they are rare.
  *
- * t4_monitor_put() is shared with the in-kernel path (kpath.c), whose drain
+ * sched_monitor_put() is shared with the in-kernel path (kpath.c), whose drain
  * thread forms the same return packets from the BPF records.
  *
  * A domain read by a source of its own (the DRM source: cpu -1) has a
@@ -44,7 +44,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
+void sched_futex_wait(_Atomic uint32_t *word, uint32_t expected,
 		   uint64_t deadline_mono_ns)
 {
 	struct timespec ts, *tsp = NULL;
@@ -60,13 +60,13 @@ void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
 		expected, tsp, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-void t4_futex_wake(_Atomic uint32_t *word, int n)
+void sched_futex_wake(_Atomic uint32_t *word, int n)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
 		NULL, NULL, 0);
 }
 
-int t4_pin_to_cpu(int cpu)
+int sched_pin_to_cpu(int cpu)
 {
 	cpu_set_t set;
 
@@ -81,7 +81,7 @@ int t4_pin_to_cpu(int cpu)
 
 /* ---- return packets (both paths) -------------------------------------------- */
 
-void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err)
+void sched_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err)
 {
 	const struct t4_ret_pkt *ret = &m->pkt.ret;
 	uint64_t mid = ret->read_begin_ns + (ret->read_end_ns - ret->read_begin_ns) / 2;
@@ -93,7 +93,7 @@ void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int e
 	/* The patent's t1: from the trigger's grid point to the sample. */
 	t4_hist_add(&m->skew, mid > point_ref_ns ? mid - point_ref_ns : 0);
 	if (i == 0)
-		t4_stamps_put(&m->stamps, ret->trigger_id, mid);
+		sched_stamps_put(&m->stamps, ret->trigger_id, mid);
 	/* A full ring drops and counts the packet inside the log; the domain's
 	 * next packet then carries its counts. */
 	if (t4_ring_put(m->ring, &m->pkt) == 0)
@@ -102,7 +102,7 @@ void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int e
 		t4_domain_unread(m->domains[i]);
 }
 
-void t4_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed)
+void sched_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed)
 {
 	m->last = id + 1;
 	if (missed)
@@ -118,7 +118,7 @@ void t4_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed)
  * spread between CPUs of trigger k - 1 when it fires trigger k: by then
  * every monitor has had a period to answer, and the slot still holds it. */
 
-void t4_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns)
+void sched_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns)
 {
 	size_t i = id % T4_STAMPS;
 
@@ -138,7 +138,7 @@ static bool stamp_get(struct t4_stamps *s, uint64_t id, uint64_t *ns)
 	return atomic_load_explicit(&s->id[i], memory_order_acquire) == id + 1;
 }
 
-void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id)
+void sched_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, ns;
 	size_t stamped = 0;
@@ -167,7 +167,7 @@ static int put_in_ring(void *ring, const struct t4_packet *p)
  * slow reads stay out of the skew and window statistics. */
 static void answer_source(struct t4_monitor *m, struct t4_domain *d, uint64_t id)
 {
-	int n = d->source.answer(d->source.ctx, id, t4_sched_clock(m->s), put_in_ring,
+	int n = d->source.answer(d->source.ctx, id, sched_ref_clockid(m->s), put_in_ring,
 				 m->ring);
 
 	if (n > 0)
@@ -187,7 +187,7 @@ static void read_domains(struct t4_monitor *m, uint64_t id, uint64_t point_ref_n
 			continue;
 		}
 		int err = t4_domain_read(m->domains[i], id, &m->pkt.ret);
-		t4_monitor_put(m, i, point_ref_ns, err);
+		sched_monitor_put(m, i, point_ref_ns, err);
 	}
 }
 
@@ -200,8 +200,8 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 
 	/* Before the clocks: every bookmark command seen was set before
 	 * clk.ref (bookmark.c). */
-	bm.id = t4_bookmarks_current(m->s->bm);
-	bm.seen = t4_bookmarks_seen(m->s->bm);
+	bm.id = sched_bookmarks_current(m->s->bm);
+	bm.seen = sched_bookmarks_seen(m->s->bm);
 	/* The four clocks back to back: they describe one instant. */
 	clk.ref = t4_sched_now(m->s);
 	clk.mono = t4_clock_ns(CLOCK_MONOTONIC);
@@ -209,10 +209,10 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 	clk.local = t4_cpu_ticks();
 	bm.at_ns = clk.ref;
 	if (m->central)
-		t4_central_fire(m->central, p, missed, &bm, &clk);
+		sched_central_fire(m->central, p, missed, &bm, &clk);
 	/* the grid point on the reference clock: now, less the lateness */
 	read_domains(m, p->id, clk.ref - (clk.mono > p->ns ? clk.mono - p->ns : 0));
-	t4_monitor_done(m, p->id, missed);
+	sched_monitor_done(m, p->id, missed);
 }
 
 /* The next grid point; a source with nothing to answer rests up to
@@ -232,7 +232,7 @@ static uint64_t wake_at(struct t4_monitor *m, const struct t4_epoch *e, uint64_t
 	return now + T4_SOURCE_REST_NS;
 }
 
-void *t4_monitor_main(void *arg)
+void *sched_monitor_main(void *arg)
 {
 	struct t4_monitor *m = arg;
 	struct t4_sched *s = m->s;
@@ -244,7 +244,7 @@ void *t4_monitor_main(void *arg)
 	for (;;) {
 		uint32_t cmd = atomic_load_explicit(&s->cmd_seq, memory_order_acquire);
 
-		if (!t4_grid_read(s->grid, &e, &now)) {
+		if (!sched_grid_read(s->grid, &e, &now)) {
 			sched_yield(); /* a command is being written */
 			continue;
 		}
@@ -253,7 +253,7 @@ void *t4_monitor_main(void *arg)
 			if (p.final)
 				break;
 		}
-		t4_futex_wait(&s->cmd_seq, cmd, wake_at(m, &e, now));
+		sched_futex_wait(&s->cmd_seq, cmd, wake_at(m, &e, now));
 	}
 	if (m->central)
 		atomic_store_explicit(&m->central->finished, true, memory_order_release);

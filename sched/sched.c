@@ -36,17 +36,17 @@
 static void kick(struct t4_sched *s)
 {
 	atomic_fetch_add(&s->cmd_seq, 1);
-	t4_futex_wake(&s->cmd_seq, INT32_MAX);
+	sched_futex_wake(&s->cmd_seq, INT32_MAX);
 }
 
-clockid_t t4_sched_clock(const struct t4_sched *s)
+clockid_t sched_ref_clockid(const struct t4_sched *s)
 {
 	return s->k ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;
 }
 
 uint64_t t4_sched_now(const struct t4_sched *s)
 {
-	return t4_clock_ns(t4_sched_clock(s));
+	return t4_clock_ns(sched_ref_clockid(s));
 }
 
 const char *t4_sched_path_note(const struct t4_sched *s)
@@ -54,11 +54,11 @@ const char *t4_sched_path_note(const struct t4_sched *s)
 	return s->path_note;
 }
 
-uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
+uint64_t sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
 {
 	uint64_t r0, m, r1;
 
-	if (t4_sched_clock(s) == CLOCK_MONOTONIC)
+	if (sched_ref_clockid(s) == CLOCK_MONOTONIC)
 		return mono_ns;
 	r0 = t4_sched_now(s);
 	m = t4_clock_ns(CLOCK_MONOTONIC);
@@ -220,7 +220,7 @@ static int choose_path(struct t4_sched *s)
 		snprintf(s->path_note, sizeof(s->path_note), "%s", TASK_COUNTERS_WHY);
 		return 0;
 	}
-	rc = t4_kpath_open(s);
+	rc = sched_kpath_open(s);
 	if (rc == 0 || want == T4_TRIGGER_BPF)
 		return rc;
 	snprintf(s->path_note, sizeof(s->path_note), "%s", t4_errmsg());
@@ -232,14 +232,14 @@ static int choose_path(struct t4_sched *s)
 static int make_bookmarks(struct t4_sched *s)
 {
 	struct t4_bookmarks_opts o = {
-		.clock = t4_sched_clock(s),
-		.publish = s->k ? t4_kpath_bookmark : NULL,
+		.clock = sched_ref_clockid(s),
+		.publish = s->k ? sched_kpath_bookmark : NULL,
 		.ud = s,
 	};
-	int rc = t4_bookmarks_new(&s->bm, &o);
+	int rc = sched_bookmarks_new(&s->bm, &o);
 
 	if (rc == 0 && s->opts.bookmark)
-		rc = t4_bookmarks_set(s->bm, s->opts.bookmark);
+		rc = sched_bookmarks_set(s->bm, s->opts.bookmark);
 	return rc;
 }
 
@@ -273,7 +273,7 @@ int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts)
 	if (rc == 0)
 		rc = make_bookmarks(s);
 	if (rc == 0)
-		rc = t4_phases_open(s);
+		rc = sched_activity_open(s);
 	if (rc < 0)
 		goto fail;
 	free(owner);
@@ -292,7 +292,7 @@ int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
 {
 	/* Scheduler 0 writes the bookmark packets before its reference
 	 * packet, and carries the last bookmark this trigger saw. */
-	uint32_t bookmark_id = f->zero ? t4_bookmarks_on_trigger(b, f->p.id, &f->bm, ring)
+	uint32_t bookmark_id = f->zero ? sched_bookmarks_on_trigger(b, f->p.id, &f->bm, ring)
 				       : f->bm.id;
 
 	pkt->type = T4_PKT_REF;
@@ -310,7 +310,7 @@ int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
 	return t4_ring_put(ring, pkt);
 }
 
-void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
+void sched_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
 		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk)
 {
 	struct t4_sched *s = c->s;
@@ -318,7 +318,7 @@ void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t misse
 				.missed = missed, .bm = *bm, .clk = *clk };
 
 	if (f.zero && p->id > 0)
-		t4_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
+		sched_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
 	atomic_fetch_add(&c->overruns, missed);
 	c->next_id = p->id + 1;
 	sched_write_trigger(s->bm, &f, c->ring, &c->pkt);
@@ -336,7 +336,7 @@ static int command(struct t4_sched *s, uint32_t mode, uint32_t flags0, uint64_t 
 		.grid_flags = T4_REF_PERIODIC,
 		.end_flags = T4_REF_FINAL,
 	};
-	int rc = t4_grid_publish(s->grid, &e, s->opts.duration_ns);
+	int rc = sched_grid_publish(s->grid, &e, s->opts.duration_ns);
 
 	if (rc < 0)
 		return rc;
@@ -345,14 +345,14 @@ static int command(struct t4_sched *s, uint32_t mode, uint32_t flags0, uint64_t 
 	if (!(mode & T4_EP_FIRE0))
 		return 0; /* nothing fires now: every CPU sees it at its next wake */
 	kick(s); /* the threads (on the BPF path: the sources' monitors) */
-	return s->k ? t4_kpath_kick(s) : 0;
+	return s->k ? sched_kpath_kick(s) : 0;
 }
 
 /* The last trigger ID + 1 that scheduler c's CPU answered. */
 static uint64_t answered(const struct t4_sched *s, const struct central *c)
 {
 	if (s->k && !c->mon->sourced)
-		return t4_kpath_fired(s, c->cpu);
+		return sched_kpath_fired(s, c->cpu);
 	return atomic_load_explicit(&c->mon->done, memory_order_acquire);
 }
 
@@ -424,7 +424,7 @@ int t4_sched_pause(struct t4_sched *s)
 
 int t4_sched_bookmark(struct t4_sched *s, const char *name)
 {
-	return t4_bookmarks_set(s->bm, name);
+	return sched_bookmarks_set(s->bm, name);
 }
 
 /* ---- lifecycle -------------------------------------------------------------- */
@@ -457,13 +457,13 @@ static int start_monitor(struct t4_sched *s, struct t4_monitor *m)
 		CPU_SET(m->cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
-	rc = pthread_create(&m->thread, &attr, t4_monitor_main, m);
+	rc = pthread_create(&m->thread, &attr, sched_monitor_main, m);
 	pthread_attr_destroy(&attr);
 	if (rc == EINVAL && m->cpu >= 0) {
 		if (!s->opts.quiet)
 			t4_warn("cannot run the monitor of CPU %d there: reading it from "
 				"another CPU, slower and with more skew", m->cpu);
-		rc = pthread_create(&m->thread, NULL, t4_monitor_main, m);
+		rc = pthread_create(&m->thread, NULL, sched_monitor_main, m);
 	}
 	if (rc)
 		return t4_err(rc, "cannot start a monitor thread: %s", strerror(rc));
@@ -512,11 +512,11 @@ int t4_sched_start(struct t4_sched *s)
 	if (atomic_load(&s->started) || s->launched)
 		return t4_err(EALREADY, "scheduler already started");
 	s->launched = true;
-	rc = s->k ? t4_kpath_start(s) : 0;
+	rc = s->k ? sched_kpath_start(s) : 0;
 	if (rc == 0)
 		rc = start_threads(s);
 	if (rc == 0)
-		rc = t4_phases_start(s);
+		rc = sched_activity_start(s);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&s->cmd_lock);
@@ -554,12 +554,12 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	st->periodic = atomic_load(&s->periodic);
 	st->period_ns = s->opts.period_ns;
 	st->bpf = s->k != NULL;
-	st->lost = s->k ? t4_kpath_lost(s) : 0;
+	st->lost = s->k ? sched_kpath_lost(s) : 0;
 	st->ref_clock = s->k ? T4_REFCLK_MONOTONIC : T4_REFCLK_MONOTONIC_RAW;
-	st->bookmarks_refused = t4_bookmarks_refused(s->bm);
-	t4_phases_status(s, st);
-	st->bookmark_id = t4_bookmarks_current(s->bm);
-	t4_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
+	st->bookmarks_refused = sched_bookmarks_refused(s->bm);
+	sched_activity_status(s, st);
+	st->bookmark_id = sched_bookmarks_current(s->bm);
+	sched_bookmarks_name(s->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	/* The histograms are written by the threads: read them only once
 	 * t4_sched_stop has joined them. */
 	if (s->joined) {
@@ -598,11 +598,11 @@ int t4_sched_stop(struct t4_sched *s)
 {
 	if (!s->launched || s->joined)
 		return 0;
-	t4_phases_stop(s); /* its last bookmarks and triggers first */
+	sched_activity_stop(s); /* its last bookmarks and triggers first */
 	atomic_store(&s->stopping, true);
 	fire_final(s);
 	if (s->k)
-		t4_kpath_stop(s);
+		sched_kpath_stop(s);
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
 		if (!m->thread_started)
@@ -611,7 +611,7 @@ int t4_sched_stop(struct t4_sched *s)
 		m->thread_started = false;
 	}
 	/* Scheduler 0 is gone: its ring is ours for what is still queued. */
-	t4_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
+	sched_bookmarks_close(s->bm, s->centrals[0].next_id, s->centrals[0].ring);
 	s->joined = true;
 	return 0;
 }
@@ -621,11 +621,11 @@ void t4_sched_free(struct t4_sched *s)
 	if (!s)
 		return;
 	t4_sched_stop(s);
-	t4_phases_close(s);
-	t4_kpath_close(s);
+	sched_activity_close(s);
+	sched_kpath_close(s);
 	for (size_t i = 0; s->monitors && i < s->n_monitors; i++)
 		free(s->monitors[i].domains);
-	t4_bookmarks_free(s->bm);
+	sched_bookmarks_free(s->bm);
 	pthread_mutex_destroy(&s->cmd_lock);
 	free(s->centrals);
 	free(s->monitors);

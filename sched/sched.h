@@ -48,10 +48,10 @@ enum t4_trigger_path {
 	T4_TRIGGER_BPF = 2,  /* BPF timers in the kernel */
 };
 
-/* CPU and GPU phases (phases.c, bpf/ phases): which threads of the
+/* CPU and GPU activity (activity.c, bpf/ activity): which threads of the
  * workload ran where, its GPU jobs, and libt410trace's probe bookmarks. */
-struct t4_phases_opts {
-	bool on;           /* load the phases program (needs BPF privilege) */
+struct t4_activity_opts {
+	bool on;           /* load the activity program (needs BPF privilege) */
 	bool all;          /* every task (record -a); else the processes followed */
 	const int *pids;   /* processes followed from the start (-p/-t) */
 	size_t n_pids;
@@ -68,7 +68,7 @@ struct t4_sched_opts {
 	struct t4_log *log;          /* rings are created on it */
 	bool quiet;                  /* no notices on stderr */
 	enum t4_trigger_path trigger;
-	struct t4_phases_opts phases;
+	struct t4_activity_opts activity;
 };
 
 struct t4_sched_status {
@@ -105,14 +105,14 @@ struct t4_sched_status {
 	 * and the end of the final trigger's last read */
 	uint64_t dropped;
 	uint64_t end_ref_ns;
-	/* CPU and GPU phases: whether the program ran, the packets it gave,
+	/* CPU and GPU activity: whether the program ran, the packets it gave,
 	 * libt410trace's probe commands taken and refused, and the records
 	 * lost before the log (the status packet's lost_events) */
-	bool phases;
+	bool activity;
 	uint64_t cpu_slices, tasks, gpu_jobs, gpu_contexts;
 	uint64_t probe_bookmarks, probe_triggers, probe_refused;
 	char probe_refusal[160]; /* why the first one was refused */
-	uint64_t phase_lost;
+	uint64_t activity_lost;
 	/* bookmark commands refused for lack of room (the queue or the table
 	 * of names full), every path: the status packet's bookmarks_refused */
 	uint64_t bookmarks_refused;
@@ -133,11 +133,11 @@ struct t4_sched_status {
 int t4_sched_create(struct t4_sched **out, const struct t4_sched_opts *opts);
 /* Why AUTO chose user space ("" when it did not fall back): one line. */
 const char *t4_sched_path_note(const struct t4_sched *s);
-/* What of the CPU and GPU phases opts asked for is left out, and why, one
+/* What of the CPU and GPU activity opts asked for is left out, and why, one
  * line ("" when nothing: all of it runs, or none was asked for). */
-const char *t4_sched_phases_note(const struct t4_sched *s);
+const char *t4_sched_activity_note(const struct t4_sched *s);
 /* Follow process pid and its children in the phases (the command, once
- * forked: before it execs). 0 when phases are off. */
+ * forked: before it execs). 0 when activity is off. */
 int t4_sched_follow(struct t4_sched *s, int pid);
 /* A process of the workload asks (control socket "hello") whether its
  * libt410trace, in file path, may call the probe point: 1 yes (the uprobe

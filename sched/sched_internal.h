@@ -13,7 +13,7 @@
  *              return packets and sample stamps (skew, spread) of both paths;
  *   kpath.c    the in-kernel trigger path: BPF timers (bpf/), a drain
  *              thread turning their records into packets;
- *   phases.c   CPU and GPU phases (bpf/ phases component): a drain thread
+ *   activity.c CPU and GPU activity (bpf/ activity component): a drain thread
  *              writing its packets, libt410trace's probe bookmarks and
  *              triggers handed to the commands above;
  *
@@ -60,45 +60,45 @@ struct t4_bookmarks_opts {
 	void *ud;
 };
 
-int t4_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o);
-void t4_bookmarks_free(struct t4_bookmarks *b); /* accepts NULL */
+int sched_bookmarks_new(struct t4_bookmarks **out, const struct t4_bookmarks_opts *o);
+void sched_bookmarks_free(struct t4_bookmarks *b); /* accepts NULL */
 /* A bookmark command (any thread): queued with its reference time; fails
  * (message set) for a bad name, a full queue, or after the end. */
-int t4_bookmarks_set(struct t4_bookmarks *b, const char *name);
+int sched_bookmarks_set(struct t4_bookmarks *b, const char *name);
 /* The same for a command set earlier, at set_ns (reference clock; never
  * before the last command's): a trigger that read the queue after set_ns
  * but before this call may still take it (bookmark.c). */
-int t4_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
+int sched_bookmarks_set_at(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
 /* Reserve up to n queue slots (each with a name slot) for commands timed
  * elsewhere that must not be refused once taken (the probe's, taken in the
  * kernel); returns how many. Other commands find that room taken. */
-uint32_t t4_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n);
+uint32_t sched_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n);
 /* Give back n reserved slots that will not be used. */
-void t4_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n);
-/* t4_bookmarks_set_at into a reserved slot: never refused for room (only a
+void sched_bookmarks_unreserve(struct t4_bookmarks *b, uint32_t n);
+/* sched_bookmarks_set_at into a reserved slot: never refused for room (only a
  * bad name, or after the end). */
-int t4_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
+int sched_bookmarks_set_reserved(struct t4_bookmarks *b, const char *name, uint64_t set_ns);
 /* Commands refused so far because the queue or the table of names was full. */
-uint64_t t4_bookmarks_refused(const struct t4_bookmarks *b);
+uint64_t sched_bookmarks_refused(const struct t4_bookmarks *b);
 /* How many commands are queued so far: a user-path trigger reads it
  * before its clocks (so that every command it saw was set before its
- * ref_ns) and hands it to t4_bookmarks_on_trigger as `seen`. */
-uint64_t t4_bookmarks_seen(const struct t4_bookmarks *b);
+ * ref_ns) and hands it to sched_bookmarks_on_trigger as `seen`. */
+uint64_t sched_bookmarks_seen(const struct t4_bookmarks *b);
 /* Scheduler 0's trigger trigger_id saw the first bm->seen commands (user
- * path: t4_bookmarks_seen; BPF path: the count in its record) at bm->at_ns:
+ * path: sched_bookmarks_seen; BPF path: the count in its record) at bm->at_ns:
  * those without a first trigger get this one (and the timed commands
  * queued right after them that were set before at_ns), and every packet
  * with a first trigger goes into ring (those that do not fit wait for the
  * next trigger). Returns the bookmark ID this trigger carries. */
-uint32_t t4_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
+uint32_t sched_bookmarks_on_trigger(struct t4_bookmarks *b, uint64_t trigger_id,
 				 const struct t4_trigger_bm *bm, struct t4_ring *ring);
 /* The last bookmark set (0 = none): what other schedulers carry. */
-uint32_t t4_bookmarks_current(const struct t4_bookmarks *b);
-void t4_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap);
+uint32_t sched_bookmarks_current(const struct t4_bookmarks *b);
+void sched_bookmarks_name(struct t4_bookmarks *b, uint32_t id, char *buf, size_t cap);
 /* After the final trigger, once scheduler 0 has stopped (its ring is then
  * the caller's): write what is still queued with first_trigger
  * next_trigger (none carries it) and refuse later commands. */
-void t4_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring);
+void sched_bookmarks_close(struct t4_bookmarks *b, uint64_t next_trigger, struct t4_ring *ring);
 
 /* When each of a monitor's recent triggers was sampled (the middle of its
  * first domain's read window, reference clock), so that the spread between
@@ -111,19 +111,19 @@ struct t4_stamps {
 };
 
 struct t4_monitor;
-void t4_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns);
+void sched_stamps_put(struct t4_stamps *s, uint64_t id, uint64_t ns);
 /* Add the spread (latest - earliest stamp) of trigger id over the n
  * monitors ms to h, when every one of them (but a source's) has its
  * stamp. */
-void t4_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id);
+void sched_spread_note(struct t4_hist *h, struct t4_monitor *ms, size_t n, uint64_t id);
 
 /* ---- futex ------------------------------------------------------------- */
 
 /* Wait while *word == expected, until woken or the absolute
  * CLOCK_MONOTONIC deadline (0 = none). */
-void t4_futex_wait(_Atomic uint32_t *word, uint32_t expected,
+void sched_futex_wait(_Atomic uint32_t *word, uint32_t expected,
 		   uint64_t deadline_mono_ns);
-void t4_futex_wake(_Atomic uint32_t *word, int n);
+void sched_futex_wake(_Atomic uint32_t *word, int n);
 
 /* ---- the grid (grid.c) ------------------------------------------------- */
 
@@ -131,10 +131,10 @@ void t4_futex_wake(_Atomic uint32_t *word, int n);
  * flags; its gen, id0 and t_c are filled in. The first epoch is the grid's
  * origin: t0 = t_c, end = t_c + duration (0 = none). Returns -ESHUTDOWN
  * once the current epoch's end has passed (the final trigger is due). */
-int t4_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns);
+int sched_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_ns);
 /* A consistent copy of the current epoch, and CLOCK_MONOTONIC read inside
  * the same seqlock window; false while a command is being written. */
-bool t4_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now);
+bool sched_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now);
 
 /* ---- drains -------------------------------------------------------------- */
 
@@ -206,7 +206,7 @@ struct central {
 };
 
 struct t4_kpath;
-struct t4_phases;
+struct sched_activity;
 
 struct t4_sched {
 	struct t4_sched_opts opts;
@@ -226,8 +226,8 @@ struct t4_sched {
 	_Atomic bool started;         /* the grid is open: commands fire */
 	bool joined;                  /* t4_sched_stop joined every thread */
 	struct t4_kpath *k;           /* the in-kernel path; NULL: user path */
-	struct t4_phases *ph;         /* CPU and GPU phases; NULL: none */
-	char phases_note[300];        /* what of them is left out, or "" */
+	struct sched_activity *ph;         /* CPU and GPU activity; NULL: none */
+	char activity_note[300];        /* what of them is left out, or "" */
 	char path_note[200];          /* why the user path (auto), or "" */
 	bool fifo_notice_done;
 };
@@ -240,7 +240,7 @@ struct t4_ref_clocks {
 /* Scheduler c fires point p: its reference packet (overruns = the IDs it
  * missed before p), the bookmark packets (scheduler 0), the spread of the
  * previous trigger (scheduler 0). */
-void t4_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
+void sched_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
 		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk);
 
 /* ---- what every scheduler writes: live (sched.c) and virtual (virtual.c) -- */
@@ -263,7 +263,7 @@ struct sched_fire {
 };
 
 /* Write trigger f into ring: scheduler 0's bookmark packets first (those
- * of the commands it saw: t4_bookmarks_on_trigger), then its reference
+ * of the commands it saw: sched_bookmarks_on_trigger), then its reference
  * packet, formed in pkt. The one writer of both for the live and the
  * virtual scheduler. Returns t4_ring_put's result for the reference
  * packet (pkt->ref says what it carried). */
@@ -272,11 +272,11 @@ int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
 
 /* The clock of s's packets: CLOCK_MONOTONIC in the kernel's path,
  * CLOCK_MONOTONIC_RAW in user space's (t4_sched_now reads it). */
-clockid_t t4_sched_clock(const struct t4_sched *s);
+clockid_t sched_ref_clockid(const struct t4_sched *s);
 /* A CLOCK_MONOTONIC instant (a BPF timestamp) on s's reference clock:
  * itself, or shifted by the offset between the two clocks read now (they
  * drift apart by NTP's slew, at most 500 ppm of the time since). */
-uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns);
+uint64_t sched_from_mono(const struct t4_sched *s, uint64_t mono_ns);
 
 /* ---- monitors (monitor.c) ---------------------------------------------- */
 
@@ -284,49 +284,49 @@ uint64_t t4_sched_from_mono(const struct t4_sched *s, uint64_t mono_ns);
  * the statistics; point_ref_ns: the trigger's point on the reference
  * clock. A packet the ring refuses is carried by the domain's next one
  * (t4_domain_unread). */
-void t4_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err);
+void sched_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err);
 /* m answered trigger id, having missed `missed` IDs before it (unanswered
  * triggers; a scheduler counts its own as overruns). */
-void t4_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed);
+void sched_monitor_done(struct t4_monitor *m, uint64_t id, uint64_t missed);
 /* Thread body of the user path's monitors. */
-void *t4_monitor_main(void *arg);
+void *sched_monitor_main(void *arg);
 /* Pin the calling thread to cpu (no-op for -1). */
-int t4_pin_to_cpu(int cpu);
+int sched_pin_to_cpu(int cpu);
 
 /* ---- the in-kernel path (kpath.c) --------------------------------------- */
 
 /* Load the BPF trigger for s's domains; fails with the reason (no
  * privilege, kernel, a counter it cannot read). Sets s->k and s->grid. */
-int t4_kpath_open(struct t4_sched *s);
+int sched_kpath_open(struct t4_sched *s);
 /* Start the drain thread. */
-int t4_kpath_start(struct t4_sched *s);
+int sched_kpath_start(struct t4_sched *s);
 /* Make every CPU's timer look at the grid now. */
-int t4_kpath_kick(struct t4_sched *s);
+int sched_kpath_kick(struct t4_sched *s);
 /* Tell the BPF timers of a bookmark command (a t4_bookmark_publish_fn;
  * ud: the scheduler). */
-void t4_kpath_bookmark(void *ud, uint32_t id, uint64_t count);
+void sched_kpath_bookmark(void *ud, uint32_t id, uint64_t count);
 /* The last trigger ID + 1 the kernel answered on cpu. */
-uint64_t t4_kpath_fired(const struct t4_sched *s, int cpu);
+uint64_t sched_kpath_fired(const struct t4_sched *s, int cpu);
 /* Records the kernel's ring buffer refused so far. */
-uint64_t t4_kpath_lost(const struct t4_sched *s);
+uint64_t sched_kpath_lost(const struct t4_sched *s);
 /* Stop the drain thread after a last drain. */
-void t4_kpath_stop(struct t4_sched *s);
-void t4_kpath_close(struct t4_sched *s); /* accepts s->k == NULL */
+void sched_kpath_stop(struct t4_sched *s);
+void sched_kpath_close(struct t4_sched *s); /* accepts s->k == NULL */
 
-/* ---- CPU and GPU phases (phases.c) ----------------------------------------- */
+/* ---- CPU and GPU activity (activity.c) ----------------------------------------- */
 
-/* Load the phases program when opts ask for it and its log ring; when it
- * cannot load, s->phases_note says why and the recording goes on. Fails
+/* Load the activity program when opts ask for it and its log ring; when it
+ * cannot load, s->activity_note says why and the recording goes on. Fails
  * only for what stops the recording (no memory). Sets s->ph. */
-int t4_phases_open(struct t4_sched *s);
+int sched_activity_open(struct t4_sched *s);
 /* Start its drain thread. */
-int t4_phases_start(struct t4_sched *s);
+int sched_activity_start(struct t4_sched *s);
 /* The last records, the threads still on a CPU, and stop the thread: before
  * the final trigger, so that the program's last bookmarks and triggers are
  * in. */
-void t4_phases_stop(struct t4_sched *s);
-void t4_phases_close(struct t4_sched *s); /* accepts s->ph == NULL */
+void sched_activity_stop(struct t4_sched *s);
+void sched_activity_close(struct t4_sched *s); /* accepts s->ph == NULL */
 /* Its totals into st. */
-void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st);
+void sched_activity_status(struct t4_sched *s, struct t4_sched_status *st);
 
 #endif

@@ -277,14 +277,14 @@ static int setup_bookmarks(struct virt *v)
 	const struct t4_virtual_opts *o = v->o;
 	struct t4_bookmarks_opts bo = { .clock = CLOCK_MONOTONIC_RAW };
 	const char *initial = o->bookmark;
-	int rc = t4_bookmarks_new(&v->bm, &bo);
+	int rc = sched_bookmarks_new(&v->bm, &bo);
 
 	v->next_change = o->phase_bookmarks ? t4_sim_next_phase_change(v->sim, v->t0)
 					    : UINT64_MAX;
 	if (!initial && o->phase_bookmarks)
 		initial = t4_sim_phase_at(v->sim, v->t0);
 	if (rc == 0 && initial)
-		rc = t4_bookmarks_set_at(v->bm, initial, v->t0);
+		rc = sched_bookmarks_set_at(v->bm, initial, v->t0);
 	return rc;
 }
 
@@ -297,7 +297,7 @@ static int queue_changes(struct virt *v, uint64_t t)
 	while (rc >= 0 && v->next_change <= t) {
 		uint64_t at = v->next_change;
 
-		rc = t4_bookmarks_set_at(v->bm, t4_sim_phase_at(v->sim, at), at);
+		rc = sched_bookmarks_set_at(v->bm, t4_sim_phase_at(v->sim, at), at);
 		v->next_change = t4_sim_next_phase_change(v->sim, at);
 	}
 	return rc;
@@ -314,8 +314,8 @@ static int put_trigger(struct virt *v, uint32_t s, uint64_t k, uint64_t ref)
 		.zero = s == 0,
 		.p = { .id = k, .flags = k == v->last ? T4_REF_FINAL : T4_REF_PERIODIC },
 		.missed = vs->missed,
-		.bm = { .seen = t4_bookmarks_seen(v->bm), .at_ns = ref,
-			.id = t4_bookmarks_current(v->bm) },
+		.bm = { .seen = sched_bookmarks_seen(v->bm), .at_ns = ref,
+			.id = sched_bookmarks_current(v->bm) },
 		.clk = { .ref = ref, .mono = ref + V_MONO_OFFSET_NS, .real = V_REAL_BASE_NS + ref,
 			 .local = ref + V_LOCAL_OFFSET_NS },
 	};
@@ -439,7 +439,7 @@ static void finish_status(struct virt *v, struct t4_sched_status *st)
 	st->finished = true;
 	st->periodic = true;
 	st->period_ns = v->o->period_ns;
-	t4_bookmarks_name(v->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
+	sched_bookmarks_name(v->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	st->latency_p50 = t4_hist_quantile(&v->latency, 0.5);
 	st->latency_p99 = t4_hist_quantile(&v->latency, 0.99);
 	st->latency_max = v->latency.max;
@@ -476,10 +476,10 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++)
 		rc = fire_all(v, k, v->t0 + k * o->period_ns);
 	if (rc >= 0) /* what was set after scheduler 0's final trigger, as live */
-		t4_bookmarks_close(v->bm, v->last + 1, o->ring);
+		sched_bookmarks_close(v->bm, v->last + 1, o->ring);
 	if (rc >= 0 && st)
 		finish_status(v, st);
-	t4_bookmarks_free(v->bm);
+	sched_bookmarks_free(v->bm);
 	free(v->sched);
 	free(v->dom);
 	free(v->mon);

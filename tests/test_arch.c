@@ -10,7 +10,7 @@
  *   consumer threads: every byte that crosses is compared with what was
  *   put, in order, with exact drop counts; tiny rings, so records wrap and
  *   producers wait all the time.
- * - The trigger grid's seqlock (t4_grid_publish / t4_grid_read, the
+ * - The trigger grid's seqlock (sched_grid_publish / sched_grid_read, the
  *   protocol the BPF timers use too) with readers racing the writer: never
  *   a torn epoch, never an older epoch after a newer one, never a clock
  *   read before the command it saw.
@@ -67,7 +67,7 @@ static void run_threads(size_t n, void *(*fn)(void *), void *args, size_t size)
  * clock is read once every 256 iterations). */
 static bool enough(uint64_t i, uint64_t max, uint64_t end_ns)
 {
-	return i >= max || (i % 256 == 0 && t4_ref_ns() >= end_ns);
+	return i >= max || (i % 256 == 0 && t4_mono_raw_ns() >= end_ns);
 }
 
 /* ---- the CPU counter ---------------------------------------------------- */
@@ -79,7 +79,7 @@ struct mono {
 static void *mono_thread(void *arg)
 {
 	struct mono *m = arg;
-	uint64_t end = t4_ref_ns() + BUDGET_NS / 2, prev = t4_cpu_ticks();
+	uint64_t end = t4_mono_raw_ns() + BUDGET_NS / 2, prev = t4_cpu_ticks();
 
 	m->first = prev;
 	for (; !enough(m->reads, 5000000, end); m->reads++) {
@@ -152,7 +152,7 @@ static void *pp_thread(void *arg)
 
 Test(clock, cpu_ticks_ordered_across_threads)
 {
-	struct pingpong pp = { .end_ns = t4_ref_ns() + BUDGET_NS };
+	struct pingpong pp = { .end_ns = t4_mono_raw_ns() + BUDGET_NS };
 	struct player pl[2] = { { .pp = &pp, .me = 0 }, { .pp = &pp, .me = 1 } };
 
 	atomic_store(&pp.ticks, t4_cpu_ticks());
@@ -175,7 +175,7 @@ static void sample(struct sample *s)
 {
 	s->width_ns = UINT64_MAX;
 	for (int i = 0; i < 16; i++) {
-		uint64_t a = t4_ref_ns(), t = t4_cpu_ticks(), b = t4_ref_ns();
+		uint64_t a = t4_mono_raw_ns(), t = t4_cpu_ticks(), b = t4_mono_raw_ns();
 
 		if (b - a < s->width_ns)
 			*s = (struct sample){ t, a + (b - a) / 2, b - a };
@@ -357,7 +357,7 @@ static void *pair_thread(void *arg)
 /* n producer/consumer pairs, one smallest ring each. */
 static void ring_stress(struct pair *pr, size_t n, int flags)
 {
-	uint64_t end = t4_ref_ns() + BUDGET_NS;
+	uint64_t end = t4_mono_raw_ns() + BUDGET_NS;
 
 	memset(pr, 0, n * sizeof(*pr));
 	for (size_t i = 0; i < n; i++) {
@@ -428,7 +428,7 @@ static void *seq_writer(void *arg)
 
 		e.flags0 = (uint32_t)(gen * SEQ_K);
 		e.grid_flags = (uint32_t)((gen * SEQ_K) >> 32);
-		if (t4_grid_publish(sh->g, &e, 0) < 0)
+		if (sched_grid_publish(sh->g, &e, 0) < 0)
 			break;
 	}
 	atomic_store(&sh->stop, true);
@@ -442,7 +442,7 @@ static void *seq_reader(void *arg)
 	struct t4_epoch e;
 
 	do {
-		if (!t4_grid_read(r->sh->g, &e, &now) || !e.gen)
+		if (!sched_grid_read(r->sh->g, &e, &now) || !e.gen)
 			continue;
 		r->torn += e.flags0 != (uint32_t)(e.gen * SEQ_K) ||
 			   e.grid_flags != (uint32_t)((e.gen * SEQ_K) >> 32);
@@ -459,7 +459,7 @@ static void *seq_reader(void *arg)
 
 Test(seqlock, readers_never_see_a_torn_epoch)
 {
-	struct seq_shared sh = { .end_ns = t4_ref_ns() + BUDGET_NS };
+	struct seq_shared sh = { .end_ns = t4_mono_raw_ns() + BUDGET_NS };
 	struct seq_reader r[2] = { { .sh = &sh }, { .sh = &sh } };
 	pthread_t writer;
 	struct t4_epoch e;
@@ -477,7 +477,7 @@ Test(seqlock, readers_never_see_a_torn_epoch)
 		cr_assert_eq(r[i].backwards, 0, "reader %d: an older epoch after a newer one", i);
 		cr_assert_eq(r[i].early, 0, "reader %d: its clock before the command it saw", i);
 	}
-	cr_assert(t4_grid_read(sh.g, &e, &now));
+	cr_assert(sched_grid_read(sh.g, &e, &now));
 	cr_assert_gt(e.gen, 1);
 	cr_assert_eq(e.flags0, (uint32_t)(e.gen * SEQ_K));
 	free(sh.g);

@@ -3,7 +3,7 @@
  * recordings (tests/decode_synth.h) whose every sample instant and count is
  * known exactly: placement accuracy, segments, the three clock models side
  * by side, missing / duplicated / reordered packets, large IDs, several
- * schedulers, phases with exact and grid boundaries, --grid conservation,
+ * schedulers, phases with exact and grid boundaries, --bin conservation,
  * the time window, grid trigger IDs with gaps at overruns, slices on a
  * CLOCK_MONOTONIC reference.
  *
@@ -36,7 +36,7 @@ Test(decode_fit, recovers_a_line_inside_every_window)
 		double a = sy_unit(&rng) * 1500, b = sy_unit(&rng) * 1500;
 		p[i] = (struct t4_fit_pt){ x, t - a, t + b };
 	}
-	t4_fit_hull(p, 48, &f);
+	dec_fit_hull(p, 48, &f);
 	cr_assert(f.feasible);
 	cr_assert_leq(f.b_min, f.b);
 	cr_assert_leq(f.b, f.b_max);
@@ -56,9 +56,9 @@ Test(decode_fit, a_kink_is_infeasible)
 		double x = i * 1e6, t = i < 16 ? x : 16e6 + (x - 16e6) * 1.05; /* 5% step */
 		p[i] = (struct t4_fit_pt){ x, t - 500, t + 500 };
 	}
-	t4_fit_hull(p, 32, &f);
+	dec_fit_hull(p, 32, &f);
 	cr_assert_not(f.feasible);
-	t4_fit_hull(p, 16, &f);
+	dec_fit_hull(p, 16, &f);
 	cr_assert(f.feasible);
 }
 
@@ -71,10 +71,10 @@ Test(decode_fit, wide_windows_cost_nothing)
 		double t = 1000.0 * i;
 		p[i] = (struct t4_fit_pt){ i * 2000.0, t - 100, t + 100 };
 	}
-	t4_fit_hull(p, 48, &tight);
+	dec_fit_hull(p, 48, &tight);
 	p[10].lo -= 50000; /* a read preempted for 50 us */
 	p[30].hi += 80000;
-	t4_fit_hull(p, 48, &wide);
+	dec_fit_hull(p, 48, &wide);
 	cr_assert(wide.feasible);
 	cr_assert_float_eq(wide.b, tight.b, 1e-12);
 	cr_assert_float_eq(wide.a, tight.a, 1e-6);
@@ -87,13 +87,13 @@ Test(decode_apportion, conserves_and_gives_remainders_to_the_largest)
 	uint64_t w[3] = { 1, 1, 1 }, out[3];
 	t4_u128 keys[3];
 
-	t4_apportion(10, w, 3, 3, out, keys);
+	dec_apportion_value(10, w, 3, 3, out, keys);
 	cr_assert_eq(out[0], 4);
 	cr_assert_eq(out[1], 3);
 	cr_assert_eq(out[2], 3);
 	uint64_t w2[4] = { 10, 25, 40, 25 }, out2[4];
 	t4_u128 keys2[4];
-	t4_apportion(7, w2, 4, 100, out2, keys2); /* 0.7 1.75 2.8 1.75 */
+	dec_apportion_value(7, w2, 4, 100, out2, keys2); /* 0.7 1.75 2.8 1.75 */
 	cr_assert_eq(out2[0] + out2[1] + out2[2] + out2[3], 7);
 	cr_assert_eq(out2[0], 0); /* remainders .7 .75 .8 .75: three get one */
 	cr_assert_eq(out2[1], 2);
@@ -102,7 +102,7 @@ Test(decode_apportion, conserves_and_gives_remainders_to_the_largest)
 	for (uint64_t v = 0; v < 2000; v += 37) {
 		uint64_t w3[5] = { 3, 0, 17, 5, 1 }, o3[5];
 		t4_u128 k3[5];
-		t4_apportion(UINT64_MAX - v, w3, 5, 26, o3, k3);
+		dec_apportion_value(UINT64_MAX - v, w3, 5, 26, o3, k3);
 		t4_u128 sum = 0;
 		for (int j = 0; j < 5; j++)
 			sum += o3[j];
@@ -138,7 +138,7 @@ Test(decode_expr, every_seed_formula_compiles_against_its_kind)
 		cr_assert_eq(nf, k[i].n_formulas);
 		for (size_t j = 0; j < nf; j++) {
 			struct t4_expr e;
-			cr_assert_eq(t4_expr_compile(f[j].expr, kind_lookup, (void *)&k[i], &e), 0,
+			cr_assert_eq(dec_expr_compile(f[j].expr, kind_lookup, (void *)&k[i], &e), 0,
 				     "%s %s: %s", k[i].label, f[j].name, f[j].expr);
 		}
 	}
@@ -159,16 +159,16 @@ Test(decode_expr, evaluates_absent_and_zero_denominators)
 	struct t4_expr e;
 	double c[2] = { 500000, 3000 };
 
-	cr_assert_eq(t4_expr_compile("cpu-clock / elapsed_ns * 100", two_names, NULL, &e), 0);
-	cr_assert_float_eq(t4_expr_eval(&e, c, 1e6), 50.0, 1e-12);
-	cr_assert_eq(t4_expr_compile("(cycles - 1000) / (2 * cycles)", two_names, NULL, &e), 0);
-	cr_assert_float_eq(t4_expr_eval(&e, c, 1), 2000.0 / 6000.0, 1e-12);
-	cr_assert_eq(t4_expr_compile("rd_req / cycles", two_names, NULL, &e), -ENOENT);
-	cr_assert_eq(t4_expr_compile("cycles / ", two_names, NULL, &e), -EINVAL);
-	cr_assert_eq(t4_expr_compile("(cycles", two_names, NULL, &e), -EINVAL);
-	cr_assert_eq(t4_expr_compile("cycles / cpu-clock", two_names, NULL, &e), 0);
+	cr_assert_eq(dec_expr_compile("cpu-clock / elapsed_ns * 100", two_names, NULL, &e), 0);
+	cr_assert_float_eq(dec_expr_eval(&e, c, 1e6), 50.0, 1e-12);
+	cr_assert_eq(dec_expr_compile("(cycles - 1000) / (2 * cycles)", two_names, NULL, &e), 0);
+	cr_assert_float_eq(dec_expr_eval(&e, c, 1), 2000.0 / 6000.0, 1e-12);
+	cr_assert_eq(dec_expr_compile("rd_req / cycles", two_names, NULL, &e), -ENOENT);
+	cr_assert_eq(dec_expr_compile("cycles / ", two_names, NULL, &e), -EINVAL);
+	cr_assert_eq(dec_expr_compile("(cycles", two_names, NULL, &e), -EINVAL);
+	cr_assert_eq(dec_expr_compile("cycles / cpu-clock", two_names, NULL, &e), 0);
 	c[0] = 0;
-	cr_assert(isnan(t4_expr_eval(&e, c, 1)));
+	cr_assert(isnan(dec_expr_eval(&e, c, 1)));
 }
 
 /* ---- number formatting ---------------------------------------------------------- */
@@ -179,10 +179,10 @@ static const char *fmt(double v, char *buf, size_t cap)
 	struct t4_wbuf w;
 
 	cr_assert(f);
-	cr_assert_eq(t4_wbuf_init(&w, f, 64), 0);
-	t4_wbuf_f64(&w, v);
-	t4_wbuf_flush(&w);
-	t4_wbuf_free(&w);
+	cr_assert_eq(dec_wbuf_init(&w, f, 64), 0);
+	dec_wbuf_f64(&w, v);
+	dec_wbuf_flush(&w);
+	dec_wbuf_free(&w);
 	fclose(f);
 	return buf;
 }
@@ -802,7 +802,7 @@ Test(decode_synth, a_late_timed_bookmark_splits_the_counters_at_its_time)
 	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
 	sy_bookmark(&y, 2, "b", 501, t0 + 300400000); /* set at 300.4 ms */
 	sy_build(&y);
-	/* a log with the CPU/GPU phases (where probe bookmarks come from):
+	/* a log with the CPU/GPU activity (where probe bookmarks come from):
 	 * a thread's name right after the session */
 	struct t4_packet *pk = calloc(y.n_pk + 1, sizeof(*pk));
 	cr_assert_not_null(pk);
@@ -862,7 +862,7 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 {
 	struct sy y;
 	struct keep k;
-	struct t4_decode_opts o = { .grid_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
+	struct t4_decode_opts o = { .bin_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
 
 	two_clocks(&y, 1200);
 	sy_build(&y);
@@ -884,12 +884,12 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 	for (size_t i = 0; i < k.n; i++) {
 		const struct civ *c = &k.v[i];
 		bool edge = i == first[c->domain_id] || i == last[c->domain_id];
-		cr_assert(c->flags & T4_IV_GRID);
-		cr_assert_eq((c->start - origin) / o.grid_ns, (c->end - 1 - origin) / o.grid_ns,
+		cr_assert(c->flags & T4_IV_BIN);
+		cr_assert_eq((c->start - origin) / o.bin_ns, (c->end - 1 - origin) / o.bin_ns,
 			     "a cell across the grid");
 		if (!edge) {
-			cr_assert_eq((c->start - origin) % o.grid_ns, 0);
-			cr_assert_eq(c->end - c->start, o.grid_ns);
+			cr_assert_eq((c->start - origin) % o.bin_ns, 0);
+			cr_assert_eq(c->end - c->start, o.bin_ns);
 		}
 		cr_assert_eq(c->elapsed, c->end - c->start, "the time its counts cover");
 	}
@@ -1238,7 +1238,7 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 
 /* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
  * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
- * levels in intervals, time-weighted means in phases and --grid cells. */
+ * levels in intervals, time-weighted means in phases and --bin bins. */
 static void drm_stream(struct sy *y, uint64_t n)
 {
 	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
@@ -1309,9 +1309,9 @@ Test(decode_drm, busy_percent_and_gauges)
 		  "gauge totals: level x us");
 	t4_decoder_free(dec);
 	free(k.v);
-	/* --grid 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
+	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
 	 * across the step their time-weighted mean */
-	o.grid_ns = 10000000;
+	o.bin_ns = 10000000;
 	dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	bool mixed = false;
 	for (size_t i = 0; i < k.n; i++) {

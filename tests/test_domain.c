@@ -106,10 +106,10 @@ static int count_fds(void)
 
 static void spin(unsigned ms)
 {
-	uint64_t end = t4_ref_ns() + ms * 1000000ull;
+	uint64_t end = t4_mono_raw_ns() + ms * 1000000ull;
 	volatile uint64_t x = 0;
 
-	while (t4_ref_ns() < end)
+	while (t4_mono_raw_ns() < end)
 		x++;
 }
 

@@ -481,7 +481,7 @@ static int64_t mono_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Record a command at 1 ms through the BPF timers (the CPU phases too, where
+/* Record a command at 1 ms through the BPF timers (the CPU activity too, where
  * they load), kill -9 at a known CLOCK_MONOTONIC instant (the path's
  * reference clock) and compare with the log's last trigger. The man page's bound: a chunk reaches the file within chunk_ms
  * (100 ms) of its oldest trigger, so the loss is under 100 ms plus one

@@ -444,22 +444,22 @@ Test(sched, bookmarks_wait_out_a_full_ring, .timeout = 30)
 	snprintf(path, sizeof(path), "%s/b.t4t", dir);
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(log, 1, T4_RING_NONBLOCK, &ring), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC_RAW }),
+	cr_assert_eq(sched_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC_RAW }),
 		     0);
 	for (int i = 0; i < 300; i++) {
 		snprintf(name, sizeof(name), "b%d", i);
-		cr_assert_eq(t4_bookmarks_set(b, name), 0, "%s", t4_errmsg());
+		cr_assert_eq(sched_bookmarks_set(b, name), 0, "%s", t4_errmsg());
 	}
-	cr_assert_eq(t4_bookmarks_on_trigger(b, 5, &(struct t4_trigger_bm){ .seen = t4_bookmarks_seen(b) }, ring), 300);
+	cr_assert_eq(sched_bookmarks_on_trigger(b, 5, &(struct t4_trigger_bm){ .seen = sched_bookmarks_seen(b) }, ring), 300);
 	cr_assert_eq(t4_log_start(log), 0);
 	for (uint64_t id = 6; id < 40; id++) { /* the writer drains meanwhile */
 		sleep_ms(5);
-		cr_assert_eq(t4_bookmarks_on_trigger(b, id, &(struct t4_trigger_bm){ .seen = t4_bookmarks_seen(b) },
+		cr_assert_eq(sched_bookmarks_on_trigger(b, id, &(struct t4_trigger_bm){ .seen = sched_bookmarks_seen(b) },
 						     ring), 300);
 	}
-	t4_bookmarks_close(b, 40, ring);
+	sched_bookmarks_close(b, 40, ring);
 	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
-	t4_bookmarks_free(b);
+	sched_bookmarks_free(b);
 	read_back(path, &rb);
 	cr_assert_eq(rb.n_bms, 300);
 	for (size_t i = 0; i < rb.n_bms; i++) {
@@ -494,21 +494,21 @@ Test(sched, timed_bookmarks_land_by_their_time, .timeout = 30)
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(log, 1 << 16, T4_RING_NONBLOCK, &ring), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(log), 0);
-	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+	cr_assert_eq(sched_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
 		     0);
 	/* trigger 1 looked at t=1000 and saw nothing; then "early" (set at
 	 * 900) and "late" (set at 1100) arrive */
-	uint64_t seen = t4_bookmarks_seen(b);
-	cr_assert_eq(t4_bookmarks_set_at(b, "early", 900), 0);
-	cr_assert_eq(t4_bookmarks_set_at(b, "late", 1100), 0);
-	cr_assert_eq(t4_bookmarks_set_at(b, "back", 1050), 0); /* before late: kept after it */
-	cr_assert_eq(t4_bookmarks_on_trigger(b, 1, &(struct t4_trigger_bm){ seen, 1000, 0 }, ring),
+	uint64_t seen = sched_bookmarks_seen(b);
+	cr_assert_eq(sched_bookmarks_set_at(b, "early", 900), 0);
+	cr_assert_eq(sched_bookmarks_set_at(b, "late", 1100), 0);
+	cr_assert_eq(sched_bookmarks_set_at(b, "back", 1050), 0); /* before late: kept after it */
+	cr_assert_eq(sched_bookmarks_on_trigger(b, 1, &(struct t4_trigger_bm){ seen, 1000, 0 }, ring),
 		     1, "trigger 1 carries early");
-	cr_assert_eq(t4_bookmarks_on_trigger(b, 2, &(struct t4_trigger_bm){ t4_bookmarks_seen(b),
+	cr_assert_eq(sched_bookmarks_on_trigger(b, 2, &(struct t4_trigger_bm){ sched_bookmarks_seen(b),
 									  2000, 0 }, ring), 3);
-	t4_bookmarks_close(b, 3, ring);
+	sched_bookmarks_close(b, 3, ring);
 	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
-	t4_bookmarks_free(b);
+	sched_bookmarks_free(b);
 	read_back(path, &rb);
 	cr_assert_eq(rb.n_bms, 3);
 	cr_assert_str_eq(rb.bms[0].name, "early");
@@ -536,18 +536,18 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 	char name[32];
 	int i;
 
-	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+	cr_assert_eq(sched_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
 		     0);
-	cr_assert_eq(t4_bookmarks_reserve(b, 100), 100);
+	cr_assert_eq(sched_bookmarks_reserve(b, 100), 100);
 	for (i = 0; i < T4_BOOKMARK_QUEUE - 100; i++)
-		cr_assert_eq(t4_bookmarks_set(b, "mine"), 0, "%d: %s", i, t4_errmsg());
-	cr_assert_eq(t4_bookmarks_set(b, "mine"), -EBUSY);
-	cr_assert_eq(t4_bookmarks_reserve(b, 5), 0, "the queue is full");
+		cr_assert_eq(sched_bookmarks_set(b, "mine"), 0, "%d: %s", i, t4_errmsg());
+	cr_assert_eq(sched_bookmarks_set(b, "mine"), -EBUSY);
+	cr_assert_eq(sched_bookmarks_reserve(b, 5), 0, "the queue is full");
 	for (i = 0; i < 100; i++)
-		cr_assert_eq(t4_bookmarks_set_reserved(b, "probe", 0), 0, "%d: %s", i, t4_errmsg());
-	cr_assert_eq(t4_bookmarks_set_reserved(b, "probe", 0), -EBUSY, "none reserved is left");
-	cr_assert_eq(t4_bookmarks_refused(b), 2);
-	t4_bookmarks_free(b);
+		cr_assert_eq(sched_bookmarks_set_reserved(b, "probe", 0), 0, "%d: %s", i, t4_errmsg());
+	cr_assert_eq(sched_bookmarks_set_reserved(b, "probe", 0), -EBUSY, "none reserved is left");
+	cr_assert_eq(sched_bookmarks_refused(b), 2);
+	sched_bookmarks_free(b);
 
 	/* names: 10 held for reserved commands, however many the others add
 	 * (a trigger now and then empties the queue into a log) */
@@ -562,24 +562,24 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(log, 16 << 20, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(log), 0);
-	cr_assert_eq(t4_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
+	cr_assert_eq(sched_bookmarks_new(&b, &(struct t4_bookmarks_opts){ .clock = CLOCK_MONOTONIC }),
 		     0);
-	cr_assert_eq(t4_bookmarks_reserve(b, 10), 10);
-	for (i = 0; t4_bookmarks_set(b, (snprintf(name, sizeof(name), "n%d", i), name)) == 0; i++)
+	cr_assert_eq(sched_bookmarks_reserve(b, 10), 10);
+	for (i = 0; sched_bookmarks_set(b, (snprintf(name, sizeof(name), "n%d", i), name)) == 0; i++)
 		if (i % 20000 == 19999)
-			t4_bookmarks_on_trigger(b, ++trig, &(struct t4_trigger_bm){
-							.seen = t4_bookmarks_seen(b) }, ring);
+			sched_bookmarks_on_trigger(b, ++trig, &(struct t4_trigger_bm){
+							.seen = sched_bookmarks_seen(b) }, ring);
 	cr_assert(strstr(t4_errmsg(), "distinct bookmarks"), "%s", t4_errmsg());
 	int others = i;
 	for (i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "p%d", i);
-		cr_assert_eq(t4_bookmarks_set_reserved(b, name, 0), 0, "%s", t4_errmsg());
+		cr_assert_eq(sched_bookmarks_set_reserved(b, name, 0), 0, "%s", t4_errmsg());
 	}
-	cr_assert_eq(t4_bookmarks_refused(b), 1);
-	t4_bookmarks_unreserve(b, 3); /* more than is held: nothing breaks */
-	t4_bookmarks_close(b, trig + 1, ring);
+	cr_assert_eq(sched_bookmarks_refused(b), 1);
+	sched_bookmarks_unreserve(b, 3); /* more than is held: nothing breaks */
+	sched_bookmarks_close(b, trig + 1, ring);
 	cr_assert_eq(t4_log_close(log, NULL, NULL), 0, "%s", t4_errmsg());
-	t4_bookmarks_free(b);
+	sched_bookmarks_free(b);
 	t4_rmtree(dir);
 	cr_assert_eq(others + 10, T4_BOOKMARK_NAMES, "%d names besides the 10 held", others);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_bookmark.sh - what one t410_bookmark() / t410_trigger() call costs
 # the application: with no recorder, through the control socket (record
-# --no-phases), and through the uprobe (record with the CPU/GPU phases,
+# --no-phases), and through the uprobe (record with the CPU/GPU activity,
 # which needs BPF privilege; said and left out otherwise).
 #
 #   tools/bench_bookmark.sh OUT     (OUT: the build folder, e.g. build)
@@ -32,5 +32,5 @@ out=$("$T4" record --period 1ms -o "$TMP/u.t4t" -- "$APP" cost "$N" 2>"$TMP/err"
 if grep -q "bookmarks and $N triggers through the uprobe" "$TMP/err"; then
 	row "uprobe" "$out"
 else
-	echo "| uprobe | (not measured: $(grep -m1 -o 'no CPU/GPU phases[^;]*' "$TMP/err" || echo 'the calls did not take the uprobe')) | | |"
+	echo "| uprobe | (not measured: $(grep -m1 -o 'no CPU/GPU activity[^;]*' "$TMP/err" || echo 'the calls did not take the uprobe')) | | |"
 fi

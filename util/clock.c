@@ -19,7 +19,7 @@ uint64_t t4_clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t t4_ref_ns(void)
+uint64_t t4_mono_raw_ns(void)
 {
 	return t4_clock_ns(CLOCK_MONOTONIC_RAW);
 }

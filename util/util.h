@@ -46,13 +46,13 @@ void t4_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- clocks ---------------------------------------------------------- */
 
 /* The reference clock of every trace: CLOCK_MONOTONIC_RAW in ns. */
-uint64_t t4_ref_ns(void);
+uint64_t t4_mono_raw_ns(void);
 uint64_t t4_clock_ns(clockid_t clk);
 /* The CPU's own free-running timestamp counter (rdtsc on x86_64,
  * cntvct_el0 on arm64); 0 on other architectures. */
 uint64_t t4_cpu_ticks(void);
 /* Frequency of t4_cpu_ticks() in Hz where the architecture tells it
- * (cntfrq_el0); 0 when unknown (x86_64: measure it against t4_ref_ns). */
+ * (cntfrq_el0); 0 when unknown (x86_64: measure it against t4_mono_raw_ns). */
 uint64_t t4_cpu_ticks_hz(void);
 
 /* ---- deterministic pseudo-randomness --------------------------------- */

@@ -1,4 +1,4 @@
-/* phase_app.c - a workload with a known schedule, for tests/test_phases.c
+/* phase_app.c - a workload with a known schedule, for tests/test_activity.c
  * and the bookmark-cost benchmark (tools/bench_bookmark.sh).
  *
  * Built by the Makefile against libt410trace.so and include/t410trace.h

@@ -1,5 +1,5 @@
-/* phases.h - what the kernel side (phases.bpf.c) and the user side share:
- * the records of the CPU and GPU phases ring buffer, the per-CPU on-CPU
+/* activity.h - what the kernel side (activity.bpf.c) and the user side share:
+ * the records of the CPU and GPU activity ring buffer, the per-CPU on-CPU
  * state, and the GPU job matching (one function compiled into both sides,
  * so that user space tests the rule the kernel runs, as trigger.h does for
  * the grid).
@@ -21,55 +21,55 @@
  *
  * Types are __u32/__u64 only (libbpf-tools habit).
  */
-#ifndef T4_BPF_PHASES_H
-#define T4_BPF_PHASES_H
+#ifndef T4_BPF_ACTIVITY_H
+#define T4_BPF_ACTIVITY_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
 
-#define T4_PH_COMM 16        /* a task's comm (TASK_COMM_LEN) */
-#define T4_PH_NAME 64        /* driver, timeline, bookmark names (T4_NAME_MAX) */
-#define T4_PH_MAX_TRACKED 16384 /* processes followed at once */
+#define T4_ACT_COMM 16        /* a task's comm (TASK_COMM_LEN) */
+#define T4_ACT_NAME 64        /* driver, timeline, bookmark names (T4_NAME_MAX) */
+#define T4_ACT_MAX_TRACKED 16384 /* processes followed at once */
 
 /* The probe point libt410trace calls when the recorder said "uprobe"
- * (control.h repeats these: static assertions in phases.c keep them
+ * (control.h repeats these: static assertions in activity.c keep them
  * equal). op may carry WAKE: the caller found the recorder's credits
  * running low, so the drain is woken to queue what it has and lend more. */
-#define T4_PH_PROBE_SYMBOL "t410__probe2"
-#define T4_PH_PROBE_BOOKMARK 1 /* t410__probe2(1, name) */
-#define T4_PH_PROBE_TRIGGER 2  /* t410__probe2(2, NULL) */
-#define T4_PH_PROBE_WAKE 0x100
+#define T4_ACT_PROBE_SYMBOL "t410__probe2"
+#define T4_ACT_PROBE_BOOKMARK 1 /* t410__probe2(1, name) */
+#define T4_ACT_PROBE_TRIGGER 2  /* t410__probe2(2, NULL) */
+#define T4_ACT_PROBE_WAKE 0x100
 
 /* Bookmark and trigger records the `marks` ring holds: at least the calls
  * libt410trace may make before the drain takes them (control.h's
  * T4_PROBE_CREDIT), so a call it was let make always finds room. */
-#define T4_PH_MARKS_MAX 16384
+#define T4_ACT_MARKS_MAX 16384
 
 enum {
-	T4_PH_TASK = 1,     /* a thread's name: first seen, renamed, exec */
-	T4_PH_CPU = 2,      /* a thread on a CPU, switch-in to switch-out */
-	T4_PH_GPU = 3,      /* a GPU job, start to signal */
-	T4_PH_GPU_CTX = 4,  /* a fence context's driver and timeline, once */
-	T4_PH_BOOKMARK = 5, /* t410_bookmark() through the uprobe */
-	T4_PH_TRIGGER = 6,  /* t410_trigger() through the uprobe */
+	T4_ACT_TASK = 1,     /* a thread's name: first seen, renamed, exec */
+	T4_ACT_CPU = 2,      /* a thread on a CPU, switch-in to switch-out */
+	T4_ACT_GPU = 3,      /* a GPU job, start to signal */
+	T4_ACT_GPU_CTX = 4,  /* a fence context's driver and timeline, once */
+	T4_ACT_BOOKMARK = 5, /* t410_bookmark() through the uprobe */
+	T4_ACT_TRIGGER = 6,  /* t410_trigger() through the uprobe */
 };
 
 enum {
-	T4_PH_PREEMPTED = 1u << 0,     /* switched out still runnable */
-	T4_PH_START_RUNTIME = 1u << 1, /* switch-in not seen: start is the end
+	T4_ACT_PREEMPTED = 1u << 0,     /* switched out still runnable */
+	T4_ACT_START_RUNTIME = 1u << 1, /* switch-in not seen: start is the end
 					* less the scheduler's run time */
 };
 
 enum {
-	T4_PH_FROM_SUBMIT = 1u << 0, /* start: submitted (or emitted) */
-	T4_PH_FROM_RUN = 1u << 1,    /* start: the GPU scheduler ran it */
+	T4_ACT_FROM_SUBMIT = 1u << 0, /* start: submitted (or emitted) */
+	T4_ACT_FROM_RUN = 1u << 1,    /* start: the GPU scheduler ran it */
 };
 
 struct t4_ph_task {
 	__u32 type, pid, tid, ppid;
 	__u64 ns;
-	char comm[T4_PH_COMM];
+	char comm[T4_ACT_COMM];
 };
 
 struct t4_ph_cpu {
@@ -86,14 +86,14 @@ struct t4_ph_gpu {
 struct t4_ph_ctx {
 	__u32 type, pad;
 	__u64 context;
-	char driver[T4_PH_NAME];
-	char timeline[T4_PH_NAME];
+	char driver[T4_ACT_NAME];
+	char timeline[T4_ACT_NAME];
 };
 
 struct t4_ph_mark {
 	__u32 type, pid, tid, pad;
 	__u64 ns;
-	char name[T4_PH_NAME]; /* "" for a trigger, or when unreadable */
+	char name[T4_ACT_NAME]; /* "" for a trigger, or when unreadable */
 };
 
 /* The thread on each CPU now (a per-CPU array of one): tid 0 = none of the
@@ -156,11 +156,11 @@ T4_INLINE int t4_fence_step(int ev, int have, int tracked, struct t4_fence *f, _
 		f->start_ns = now;
 		f->pid = pid;
 		f->tid = tid;
-		f->flags = T4_PH_FROM_SUBMIT;
+		f->flags = T4_ACT_FROM_SUBMIT;
 		f->pad = 0;
 		return T4_FA_PUT;
 	case T4_FEV_EMIT:
-		if (!have || (f->flags & T4_PH_FROM_RUN))
+		if (!have || (f->flags & T4_ACT_FROM_RUN))
 			return T4_FA_NONE; /* a run beats an emission */
 		f->start_ns = now;
 		return T4_FA_PUT;
@@ -168,7 +168,7 @@ T4_INLINE int t4_fence_step(int ev, int have, int tracked, struct t4_fence *f, _
 		if (!have)
 			return T4_FA_NONE;
 		f->start_ns = now;
-		f->flags = T4_PH_FROM_RUN;
+		f->flags = T4_ACT_FROM_RUN;
 		return T4_FA_PUT;
 	case T4_FEV_DONE:
 		return have ? T4_FA_SLICE : T4_FA_NONE;

@@ -1,4 +1,4 @@
-/* phases.c - CPU and GPU phases: what the kernel sees of the workload (bpf/
+/* activity.c - CPU and GPU activity: what the kernel sees of the workload (bpf/
  * phases component) into the log, and libt410trace's probe bookmarks and
  * triggers into the scheduler's commands.
  *
@@ -25,8 +25,8 @@
  * and makes a slice for each thread still on a CPU.
  *
  * The program is loaded at the scheduler's creation, with the rings, and
- * not at all when opts.phases.on is false; when it cannot load (no
- * privilege, no BTF) the reason goes to s->phases_note and the recording
+ * not at all when opts.activity.on is false; when it cannot load (no
+ * privilege, no BTF) the reason goes to s->activity_note and the recording
  * goes on without it.
  */
 #include "sched_internal.h"
@@ -42,9 +42,9 @@
 #define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
 #define CONTEXTS 4096         /* GPU contexts remembered (more are written again) */
 
-struct t4_phases {
+struct sched_activity {
 	struct t4_sched *s;
-	struct t4_bpf_phases *bpf;
+	struct t4_bpf_activity *bpf;
 	struct t4_ring *ring;
 	pthread_t thread;
 	bool started;
@@ -62,7 +62,7 @@ struct t4_phases {
 /* ---- records --------------------------------------------------------------- */
 
 /* Whether context is new (and remember it). */
-static bool new_context(struct t4_phases *ph, uint64_t context)
+static bool new_context(struct sched_activity *ph, uint64_t context)
 {
 	size_t i = (size_t)(t4_mix64(context) % CONTEXTS);
 
@@ -77,7 +77,7 @@ static bool new_context(struct t4_phases *ph, uint64_t context)
 	return true; /* full: written again, harmless */
 }
 
-static void put_packet(struct t4_phases *ph, const struct t4_packet *p)
+static void put_packet(struct sched_activity *ph, const struct t4_packet *p)
 {
 	static const uint32_t types[] = { T4_PKT_CPU_SLICE, T4_PKT_TASK, T4_PKT_GPU_SLICE,
 					  T4_PKT_GPU_CTX };
@@ -94,16 +94,16 @@ static void put_packet(struct t4_phases *ph, const struct t4_packet *p)
 }
 
 /* The message first, then the count that publishes it (one writer). */
-static void refuse(struct t4_phases *ph)
+static void refuse(struct sched_activity *ph)
 {
 	if (!atomic_load(&ph->refused))
 		snprintf(ph->refusal, sizeof(ph->refusal), "%s", t4_errmsg());
 	atomic_fetch_add(&ph->refused, 1);
 }
 
-static void on_phase(void *ud, const struct t4_bpf_phase *r)
+static void on_phase(void *ud, const struct t4_bpf_activity_rec *r)
 {
-	struct t4_phases *ph = ud;
+	struct sched_activity *ph = ud;
 	int rc;
 
 	switch (r->kind) {
@@ -112,13 +112,13 @@ static void on_phase(void *ud, const struct t4_bpf_phase *r)
 		return;
 	case T4_BPF_PH_BOOKMARK:
 		ph->taken++;
-		rc = t4_bookmarks_set_reserved(ph->s->bm, r->name, t4_sched_from_mono(ph->s, r->mono_ns));
+		rc = sched_bookmarks_set_reserved(ph->s->bm, r->name, sched_from_mono(ph->s, r->mono_ns));
 		if (rc == 0)
 			atomic_fetch_add(&ph->bookmarks, 1);
 		break;
 	default:
 		ph->taken++; /* its credit's slot is not used: given back */
-		t4_bookmarks_unreserve(ph->s->bm, 1);
+		sched_bookmarks_unreserve(ph->s->bm, 1);
 		rc = t4_sched_trigger(ph->s);
 		if (rc == 0)
 			atomic_fetch_add(&ph->triggers, 1);
@@ -130,48 +130,48 @@ static void on_phase(void *ud, const struct t4_bpf_phase *r)
 
 /* Keep T4_PROBE_CREDIT calls reserved and lent (as far as the bookmark
  * queue has room). */
-static void top_up(struct t4_phases *ph)
+static void top_up(struct sched_activity *ph)
 {
 	uint64_t out = ph->reserved - ph->taken;
 	uint32_t got;
 
 	if (out >= T4_PROBE_CREDIT)
 		return;
-	got = t4_bookmarks_reserve(ph->s->bm, (uint32_t)(T4_PROBE_CREDIT - out));
+	got = sched_bookmarks_reserve(ph->s->bm, (uint32_t)(T4_PROBE_CREDIT - out));
 	ph->reserved += got;
 	t4_probe_grant(ph->page, got);
 }
 
 static void *drain_main(void *arg)
 {
-	struct t4_phases *ph = arg;
+	struct sched_activity *ph = arg;
 
 	while (!atomic_load(&ph->quit)) {
-		t4_bpf_phases_poll(ph->bpf, DRAIN_MS, on_phase, ph);
+		t4_bpf_activity_poll(ph->bpf, DRAIN_MS, on_phase, ph);
 		top_up(ph);
 	}
 	t4_probe_close(ph->page);
-	while (t4_bpf_phases_poll(ph->bpf, 0, on_phase, ph) > 0)
+	while (t4_bpf_activity_poll(ph->bpf, 0, on_phase, ph) > 0)
 		;
-	t4_bookmarks_unreserve(ph->s->bm, (uint32_t)(ph->reserved - ph->taken));
+	sched_bookmarks_unreserve(ph->s->bm, (uint32_t)(ph->reserved - ph->taken));
 	ph->reserved = ph->taken;
-	t4_bpf_phases_flush(ph->bpf, on_phase, ph);
+	t4_bpf_activity_flush(ph->bpf, on_phase, ph);
 	return NULL;
 }
 
 /* ---- the API ---------------------------------------------------------------- */
 
-int t4_phases_open(struct t4_sched *s)
+int sched_activity_open(struct t4_sched *s)
 {
-	const struct t4_phases_opts *o = &s->opts.phases;
-	struct t4_bpf_phases_opts bo = {
+	const struct t4_activity_opts *o = &s->opts.activity;
+	struct t4_bpf_activity_opts bo = {
 		.all = o->all, .pids = o->pids, .n_pids = o->n_pids,
 		.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
 		/* below ~1 ms the triggers a decoder waits for a late
 		 * bookmark are shorter than the drains' wait (FORMAT.md 6.1) */
 		.wake_on_bookmark = t4_bookmark_must_hurry(s->opts.period_ns),
 	};
-	struct t4_phases *ph;
+	struct sched_activity *ph;
 	int rc;
 
 	if (!o->on)
@@ -183,39 +183,39 @@ int t4_phases_open(struct t4_sched *s)
 		free(ph);
 		return rc;
 	}
-	if (t4_bpf_phases_open(&ph->bpf, &bo) < 0) {
-		snprintf(s->phases_note, sizeof(s->phases_note), "no CPU/GPU phases (%s)",
+	if (t4_bpf_activity_open(&ph->bpf, &bo) < 0) {
+		snprintf(s->activity_note, sizeof(s->activity_note), "no CPU/GPU activity (%s)",
 			 t4_errmsg());
 		free(ph); /* its ring stays with the log, empty */
 		return 0;
 	}
 	if ((rc = t4_probe_page_create(&ph->page, &ph->page_fd)) < 0) {
-		t4_bpf_phases_close(ph->bpf);
+		t4_bpf_activity_close(ph->bpf);
 		free(ph);
 		return rc;
 	}
-	snprintf(s->phases_note, sizeof(s->phases_note), "%s", t4_bpf_phases_note(ph->bpf));
+	snprintf(s->activity_note, sizeof(s->activity_note), "%s", t4_bpf_activity_note(ph->bpf));
 	s->ph = ph;
 	return 0;
 }
 
-int t4_phases_start(struct t4_sched *s)
+int sched_activity_start(struct t4_sched *s)
 {
-	struct t4_phases *ph = s->ph;
+	struct sched_activity *ph = s->ph;
 	int rc;
 
 	if (!ph)
 		return 0;
 	top_up(ph);
-	if ((rc = t4_thread_start(&ph->thread, drain_main, ph, "t4-phases", "phases thread")) < 0)
+	if ((rc = t4_thread_start(&ph->thread, drain_main, ph, "t4-activity", "activity thread")) < 0)
 		return rc;
 	ph->started = true;
 	return 0;
 }
 
-void t4_phases_stop(struct t4_sched *s)
+void sched_activity_stop(struct t4_sched *s)
 {
-	struct t4_phases *ph = s->ph;
+	struct sched_activity *ph = s->ph;
 
 	if (!ph || !ph->started)
 		return;
@@ -224,25 +224,25 @@ void t4_phases_stop(struct t4_sched *s)
 	ph->started = false;
 }
 
-void t4_phases_close(struct t4_sched *s)
+void sched_activity_close(struct t4_sched *s)
 {
 	if (!s->ph)
 		return;
-	t4_phases_stop(s);
-	t4_bpf_phases_close(s->ph->bpf);
+	sched_activity_stop(s);
+	t4_bpf_activity_close(s->ph->bpf);
 	t4_probe_page_unmap(s->ph->page);
 	close(s->ph->page_fd);
 	free(s->ph);
 	s->ph = NULL;
 }
 
-void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st)
+void sched_activity_status(struct t4_sched *s, struct t4_sched_status *st)
 {
-	struct t4_phases *ph = s->ph;
+	struct sched_activity *ph = s->ph;
 
 	if (!ph)
 		return;
-	st->phases = true;
+	st->activity = true;
 	st->cpu_slices = atomic_load(&ph->cpu_slices);
 	st->tasks = atomic_load(&ph->tasks);
 	st->gpu_jobs = atomic_load(&ph->gpu_jobs);
@@ -252,27 +252,27 @@ void t4_phases_status(struct t4_sched *s, struct t4_sched_status *st)
 	st->probe_refused = atomic_load(&ph->refused);
 	if (st->probe_refused)
 		snprintf(st->probe_refusal, sizeof(st->probe_refusal), "%s", ph->refusal);
-	st->phase_lost = t4_bpf_phases_lost(ph->bpf);
-	st->bookmarks_refused += t4_bpf_phases_refused(ph->bpf) + atomic_load(&ph->page->refused);
+	st->activity_lost = t4_bpf_activity_lost(ph->bpf);
+	st->bookmarks_refused += t4_bpf_activity_refused(ph->bpf) + atomic_load(&ph->page->refused);
 }
 
-const char *t4_sched_phases_note(const struct t4_sched *s)
+const char *t4_sched_activity_note(const struct t4_sched *s)
 {
-	return s->phases_note;
+	return s->activity_note;
 }
 
 int t4_sched_follow(struct t4_sched *s, int pid)
 {
-	return s->ph ? t4_bpf_phases_track(s->ph->bpf, pid) : 0;
+	return s->ph ? t4_bpf_activity_track(s->ph->bpf, pid) : 0;
 }
 
 int t4_sched_probe_route(struct t4_sched *s, int pid, const char *path, int *fd)
 {
 	*fd = -1;
 	if (!s->ph)
-		return t4_err(ENOTSUP, "no uprobe: %s", s->phases_note[0] ? s->phases_note
-									: "phases are off");
-	if (t4_bpf_phases_uprobe(s->ph->bpf, pid, path) < 0)
+		return t4_err(ENOTSUP, "no uprobe: %s", s->activity_note[0] ? s->activity_note
+									: "activity is off");
+	if (t4_bpf_activity_uprobe(s->ph->bpf, pid, path) < 0)
 		return 0;
 	*fd = s->ph->page_fd;
 	return 1;

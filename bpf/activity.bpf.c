@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* phases.bpf.c - what the kernel sees of the workload: its threads on the
+/* activity.bpf.c - what the kernel sees of the workload: its threads on the
  * CPUs, its GPU jobs, and the bookmarks and triggers of libt410trace's
- * probe point, as records in two ring buffers (phases.h).
+ * probe point, as records in two ring buffers (activity.h).
  *
  * Filtering happens here, so that a busy machine's other tasks cost one
  * map lookup per context switch: `tracked` holds the workload's processes
@@ -21,7 +21,7 @@
  * driver and timeline names, which a BPF program cannot ask the fence's ops
  * for); the GPU scheduler's (gpu_scheduler module) are raw, read with
  * CO-RE through local types, and left out at load where the kernel has
- * none. t4_fence_step (phases.h) decides what each event does.
+ * none. t4_fence_step (activity.h) decides what each event does.
  *
  * Uprobe: `on_probe` is attached by user space to t410__probe2 in each
  * library a process names in its "hello"; only processes in `uprobe_ok`
@@ -50,7 +50,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "phases.h"
+#include "activity.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -61,7 +61,7 @@ const volatile __u32 self_tgid = 0; /* the recorder: never its own workload */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, T4_PH_MAX_TRACKED);
+	__uint(max_entries, T4_ACT_MAX_TRACKED);
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } tracked SEC(".maps");
@@ -74,7 +74,7 @@ struct {
 } uprobe_ok SEC(".maps");
 
 struct comm_words {
-	__u64 w[T4_PH_COMM / 8];
+	__u64 w[T4_ACT_COMM / 8];
 };
 
 struct {
@@ -125,7 +125,7 @@ struct {
 /* A bookmark name as read from the app, longer than a name may be (so
  * that a longer one is seen, never cut). */
 struct name_buf {
-	char c[T4_PH_NAME + 8];
+	char c[T4_ACT_NAME + 8];
 };
 
 struct {
@@ -192,7 +192,7 @@ static __always_inline void note_name(struct task_struct *t, __u64 now)
 	r = reserve(sizeof(*r));
 	if (!r)
 		return; /* tried again at its next switch-in */
-	r->type = T4_PH_TASK;
+	r->type = T4_ACT_TASK;
 	r->pid = t->tgid;
 	r->tid = tid;
 	r->ppid = t->real_parent->tgid;
@@ -221,7 +221,7 @@ static __always_inline void put_cpu_slice(const struct t4_ph_oncpu *oc, __u64 no
 
 	if (!r)
 		return;
-	r->type = T4_PH_CPU;
+	r->type = T4_ACT_CPU;
 	r->cpu = bpf_get_smp_processor_id();
 	r->pid = oc->pid;
 	r->tid = oc->tid;
@@ -242,7 +242,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	if (!oc)
 		return 0;
-	flags = task_state(prev) == 0 ? T4_PH_PREEMPTED : 0;
+	flags = task_state(prev) == 0 ? T4_ACT_PREEMPTED : 0;
 	if (oc->tid && oc->tid != (__u32)prev->pid)
 		count_lost(); /* oc's thread left unseen: its slice is lost */
 	if (oc->tid == (__u32)prev->pid && oc->tid) {
@@ -254,7 +254,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		__u64 ran = run_since_switch_in(prev);
 
 		late.start_ns = ran < now ? now - ran : 0;
-		put_cpu_slice(&late, now, flags | T4_PH_START_RUNTIME);
+		put_cpu_slice(&late, now, flags | T4_ACT_START_RUNTIME);
 	}
 	oc->tid = 0;
 	if (next->pid && is_tracked(next->tgid)) {
@@ -316,7 +316,7 @@ static __always_inline void note_context(__u64 context, struct trace_event_raw_d
 	r = reserve(sizeof(*r));
 	if (!r)
 		return;
-	r->type = T4_PH_GPU_CTX;
+	r->type = T4_ACT_GPU_CTX;
 	r->pad = 0;
 	r->context = context;
 	r->driver[0] = r->timeline[0] = '\0';
@@ -333,7 +333,7 @@ static __always_inline void put_gpu_slice(const struct t4_fence_key *k, const st
 
 	if (!r)
 		return;
-	r->type = T4_PH_GPU;
+	r->type = T4_ACT_GPU;
 	r->pid = f->pid;
 	r->tid = f->tid;
 	r->flags = f->flags;
@@ -469,18 +469,18 @@ struct t4_arm64_regs {
 #define PROBE_ARG1(ctx) ((ctx)->di)
 #define PROBE_ARG2(ctx) ((ctx)->si)
 #else
-#error "phases.bpf.c: the probe's arguments on this architecture: add them here"
+#error "activity.bpf.c: the probe's arguments on this architecture: add them here"
 #endif
 
 /* The bookmark name at user address name into b: whether it is a name
- * (readable, 1 to T4_PH_NAME - 1 characters of the rule's). */
+ * (readable, 1 to T4_ACT_NAME - 1 characters of the rule's). */
 static __always_inline int read_name(const char *name, struct name_buf *b)
 {
-	long n = bpf_probe_read_user_str(b->c, T4_PH_NAME + 1, name);
+	long n = bpf_probe_read_user_str(b->c, T4_ACT_NAME + 1, name);
 
-	if (n < 2 || n > T4_PH_NAME)
+	if (n < 2 || n > T4_ACT_NAME)
 		return 0;
-	for (int i = 0; i < T4_PH_NAME; i++) {
+	for (int i = 0; i < T4_ACT_NAME; i++) {
 		if (!b->c[i])
 			break;
 		if (!t4_ph_name_char(b->c[i]))
@@ -495,7 +495,7 @@ int on_probe(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, op = (__u32)PROBE_ARG1(ctx), zero = 0;
 	const char *name = (const char *)PROBE_ARG2(ctx);
-	int bm = (op & 0xff) == T4_PH_PROBE_BOOKMARK;
+	int bm = (op & 0xff) == T4_ACT_PROBE_BOOKMARK;
 	struct name_buf *b = NULL;
 	struct t4_ph_mark *r;
 
@@ -506,7 +506,7 @@ int on_probe(struct pt_regs *ctx)
 	r = bpf_ringbuf_reserve(&marks, sizeof(*r), 0);
 	if (!r)
 		goto refused;
-	r->type = bm ? T4_PH_BOOKMARK : T4_PH_TRIGGER;
+	r->type = bm ? T4_ACT_BOOKMARK : T4_ACT_TRIGGER;
 	r->pid = tgid;
 	r->tid = (__u32)id;
 	r->pad = 0;
@@ -520,7 +520,7 @@ int on_probe(struct pt_regs *ctx)
 	 * lag, and the app pays no cross-CPU wake-up per bookmark. Periods
 	 * under 1 ms (a lag of fewer triggers than a drain's wait) wake, and so
 	 * does a caller that found the credits running low. */
-	bpf_ringbuf_submit(r, !bm || wake_on_bookmark || (op & T4_PH_PROBE_WAKE)
+	bpf_ringbuf_submit(r, !bm || wake_on_bookmark || (op & T4_ACT_PROBE_WAKE)
 				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 refused:

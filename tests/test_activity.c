@@ -1,4 +1,4 @@
-/* test_phases.c - the CPU and GPU phases (bpf/phases, sched/phases.c) and
+/* test_activity.c - the CPU and GPU activity (bpf/activity, sched/activity.c) and
  * libt410trace's uprobe bookmarks, from the records to what `decode` shows.
  *
  * Without privilege: the record decoder, the GPU job rule (t4_fence_step,
@@ -42,7 +42,7 @@
 /* Where this machine cannot load BPF tracing programs, skip saying why. */
 static void need_bpf(void)
 {
-	t4t_need_bpf_tracing("BPF phases");
+	t4t_need_bpf_tracing("BPF activity");
 }
 
 /* The test workload, built by make next to the library. */
@@ -53,32 +53,32 @@ static const char *phase_app(char *path, size_t cap)
 
 /* ---- records -> packets ------------------------------------------------------ */
 
-Test(phases, records_decode_to_packets)
+Test(activity, records_decode_to_packets)
 {
-	struct t4_bpf_phase ph;
-	struct t4_ph_task task = { .type = T4_PH_TASK, .pid = 10, .tid = 11, .ppid = 1, .ns = 5 };
-	struct t4_ph_cpu cpu = { .type = T4_PH_CPU, .cpu = 3, .pid = 10, .tid = 11,
+	struct t4_bpf_activity_rec ph;
+	struct t4_ph_task task = { .type = T4_ACT_TASK, .pid = 10, .tid = 11, .ppid = 1, .ns = 5 };
+	struct t4_ph_cpu cpu = { .type = T4_ACT_CPU, .cpu = 3, .pid = 10, .tid = 11,
 				 .start_ns = 100, .end_ns = 250,
-				 .flags = T4_PH_PREEMPTED | T4_PH_START_RUNTIME | 0x80 };
-	struct t4_ph_gpu gpu = { .type = T4_PH_GPU, .pid = 10, .tid = 12, .flags = T4_PH_FROM_RUN,
+				 .flags = T4_ACT_PREEMPTED | T4_ACT_START_RUNTIME | 0x80 };
+	struct t4_ph_gpu gpu = { .type = T4_ACT_GPU, .pid = 10, .tid = 12, .flags = T4_ACT_FROM_RUN,
 				 .context = 77, .seqno = 9, .start_ns = 300, .end_ns = 200 };
-	struct t4_ph_ctx ctx = { .type = T4_PH_GPU_CTX, .context = 77 };
-	struct t4_ph_mark mark = { .type = T4_PH_BOOKMARK, .pid = 10, .tid = 11, .ns = 42 };
+	struct t4_ph_ctx ctx = { .type = T4_ACT_GPU_CTX, .context = 77 };
+	struct t4_ph_mark mark = { .type = T4_ACT_BOOKMARK, .pid = 10, .tid = 11, .ns = 42 };
 
 	memcpy(task.comm, "sixteen_chars_xx", 16); /* a full comm: no NUL */
-	cr_assert_eq(t4_bpf_phase_decode(&task, sizeof(task), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(t4_bpf_activity_decode(&task, sizeof(task), &ph), T4_BPF_PH_PACKET);
 	cr_assert_eq(ph.pkt.type, T4_PKT_TASK);
 	cr_assert_eq(ph.pkt.task.ppid, 1);
 	cr_assert_str_eq(ph.pkt.task.name, "sixteen_chars_xx");
 
-	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(t4_bpf_activity_decode(&cpu, sizeof(cpu), &ph), T4_BPF_PH_PACKET);
 	cr_assert_eq(ph.pkt.type, T4_PKT_CPU_SLICE);
 	cr_assert_eq(ph.pkt.cpu_slice.cpu, 3);
 	cr_assert_eq(ph.pkt.cpu_slice.end_ns, 250);
 	cr_assert_eq(ph.pkt.cpu_slice.flags, T4_SLICE_PREEMPTED | T4_SLICE_START_RUNTIME,
 		     "known flags kept, unknown ones dropped");
 
-	cr_assert_eq(t4_bpf_phase_decode(&gpu, sizeof(gpu), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(t4_bpf_activity_decode(&gpu, sizeof(gpu), &ph), T4_BPF_PH_PACKET);
 	cr_assert_eq(ph.pkt.type, T4_PKT_GPU_SLICE);
 	cr_assert_eq(ph.pkt.gpu_slice.seqno, 9);
 	cr_assert_eq(ph.pkt.gpu_slice.end_ns, 300, "an end before the start is the start");
@@ -86,28 +86,28 @@ Test(phases, records_decode_to_packets)
 
 	strcpy(ctx.driver, "amdgpu");
 	strcpy(ctx.timeline, "gfx_0.0.0");
-	cr_assert_eq(t4_bpf_phase_decode(&ctx, sizeof(ctx), &ph), T4_BPF_PH_PACKET);
+	cr_assert_eq(t4_bpf_activity_decode(&ctx, sizeof(ctx), &ph), T4_BPF_PH_PACKET);
 	cr_assert_eq(ph.pkt.type, T4_PKT_GPU_CTX);
 	cr_assert_str_eq(ph.pkt.gpu_ctx.timeline, "gfx_0.0.0");
 
 	strcpy(mark.name, "prefill");
-	cr_assert_eq(t4_bpf_phase_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_BOOKMARK);
+	cr_assert_eq(t4_bpf_activity_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_BOOKMARK);
 	cr_assert_eq(ph.mono_ns, 42);
 	cr_assert_str_eq(ph.name, "prefill");
-	mark.type = T4_PH_TRIGGER;
-	cr_assert_eq(t4_bpf_phase_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_TRIGGER);
+	mark.type = T4_ACT_TRIGGER;
+	cr_assert_eq(t4_bpf_activity_decode(&mark, sizeof(mark), &ph), T4_BPF_PH_TRIGGER);
 
 	/* wrong sizes and unknown types are refused, never read past */
-	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu) - 1, &ph), -EPROTO);
-	cr_assert_eq(t4_bpf_phase_decode(&cpu, 2, &ph), -EPROTO);
+	cr_assert_eq(t4_bpf_activity_decode(&cpu, sizeof(cpu) - 1, &ph), -EPROTO);
+	cr_assert_eq(t4_bpf_activity_decode(&cpu, 2, &ph), -EPROTO);
 	cpu.type = 99;
-	cr_assert_eq(t4_bpf_phase_decode(&cpu, sizeof(cpu), &ph), -EPROTO);
+	cr_assert_eq(t4_bpf_activity_decode(&cpu, sizeof(cpu), &ph), -EPROTO);
 }
 
 /* The GPU job rule: a job is the workload's from its first submission; an
  * emission moves its start unless the GPU scheduler ran it; the signal
  * ends it; other processes' fences are never entered. */
-Test(phases, fence_rule)
+Test(activity, fence_rule)
 {
 	struct t4_fence f = { 0 };
 
@@ -118,12 +118,12 @@ Test(phases, fence_rule)
 	cr_assert_eq(t4_fence_step(T4_FEV_INIT, 0, 1, &f, 100, 5, 6), T4_FA_PUT);
 	cr_assert_eq(f.start_ns, 100);
 	cr_assert_eq(f.tid, 6);
-	cr_assert_eq(f.flags, T4_PH_FROM_SUBMIT);
+	cr_assert_eq(f.flags, T4_ACT_FROM_SUBMIT);
 	cr_assert_eq(t4_fence_step(T4_FEV_QUEUE, 1, 1, &f, 110, 5, 7), T4_FA_NONE, "first counts");
 	cr_assert_eq(t4_fence_step(T4_FEV_EMIT, 1, 0, &f, 120, 0, 0), T4_FA_PUT);
 	cr_assert_eq(f.start_ns, 120);
 	cr_assert_eq(t4_fence_step(T4_FEV_RUN, 1, 0, &f, 130, 0, 0), T4_FA_PUT);
-	cr_assert_eq(f.flags, T4_PH_FROM_RUN);
+	cr_assert_eq(f.flags, T4_ACT_FROM_RUN);
 	cr_assert_eq(t4_fence_step(T4_FEV_EMIT, 1, 0, &f, 140, 0, 0), T4_FA_NONE,
 		     "a run beats an emission");
 	cr_assert_eq(f.start_ns, 130);
@@ -133,7 +133,7 @@ Test(phases, fence_rule)
 	cr_assert_eq(t4_fence_step(T4_FEV_FORGET, 0, 0, &f, 200, 0, 0), T4_FA_NONE);
 }
 
-Test(phases, maps_line_matches_the_exact_file)
+Test(activity, maps_line_matches_the_exact_file)
 {
 	const char *line = "7f1c2a000000-7f1c2a004000 r-xp 00001000 fd:01 1314 /opt/lib/libt410trace.so\n";
 	uint64_t dev = 0, ino = 0;
@@ -155,7 +155,7 @@ Test(phases, maps_line_matches_the_exact_file)
  * phases are left out and why, and its log has the counters. As root, the
  * binary is copied where nobody can run it: the checkout may lie under a
  * directory nobody cannot enter (/root, mktemp -d). */
-Test(phases, unprivileged_recording_says_what_it_leaves_out, .timeout = 60)
+Test(activity, unprivileged_recording_says_what_it_leaves_out, .timeout = 60)
 {
 	const char *b = bin();
 	struct run r;
@@ -177,10 +177,10 @@ Test(phases, unprivileged_recording_says_what_it_leaves_out, .timeout = 60)
 		rc = r.status;
 		snprintf(text, sizeof(text), "%s", r.out);
 	}
-	if (strstr(text, "phases:"))
+	if (strstr(text, "activity:"))
 		cr_skip_test("BPF is permitted to this unprivileged user: nothing to leave out");
 	cr_assert_eq(rc, 0, "%s", text);
-	const char *note = strstr(text, "notice: no CPU/GPU phases (");
+	const char *note = strstr(text, "notice: no CPU/GPU activity (");
 	cr_assert_not_null(note, "no line says the phases are left out:\n%s", text);
 	cr_assert(strstr(note, "); counters are recorded\n"), "%s", text);
 	cr_assert(strstr(note, "not permitted"), "the reason: %s", text);
@@ -322,7 +322,7 @@ static void expect_asleep(const struct expect *e, int i, const struct slice *sl,
 	}
 }
 
-Test(phases, cpu_slices_follow_the_workload_schedule, .timeout = 120)
+Test(activity, cpu_slices_follow_the_workload_schedule, .timeout = 120)
 {
 	static struct slice sl[MAX_ROWS];
 	static char csv[1 << 20], summary[1 << 16];
@@ -410,7 +410,7 @@ static uint64_t bookmark_read_by(const struct readback *rb, const struct t4_ref_
  * app's and the final one (the baseline is a single trigger too). Each bookmark is stamped between the app's
  * clock reads around its call, and the i-th trigger the app asked for
  * carries m<i>: not the one before, not the one after. */
-Test(phases, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
+Test(activity, uprobe_bookmarks_land_on_their_triggers, .timeout = 120)
 {
 	const char *b = bin();
 	char app[PATH_MAX + 32], line[128];
@@ -540,12 +540,12 @@ static void many_processes(const char *args)
 	cleanup(&r);
 }
 
-Test(phases, many_processes_bookmark_through_the_socket, .timeout = 120)
+Test(activity, many_processes_bookmark_through_the_socket, .timeout = 120)
 {
 	many_processes("--no-phases");
 }
 
-Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
+Test(activity, many_processes_bookmark_through_the_uprobe, .timeout = 120)
 {
 	need_bpf();
 	many_processes("");
@@ -553,7 +553,7 @@ Test(phases, many_processes_bookmark_through_the_uprobe, .timeout = 120)
 
 /* 10,000 bookmarks as fast as the uprobe takes them (a 100 us pause every
  * 10): each call returns 0 and each one is in the log. */
-Test(phases, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
+Test(activity, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)
 {
 	char log[PATH_MAX + 16];
 	struct run r;
@@ -589,20 +589,20 @@ static void full_queue(const char *args)
 	cleanup(&r);
 }
 
-Test(phases, a_full_queue_refuses_and_counts_through_the_uprobe, .timeout = 120)
+Test(activity, a_full_queue_refuses_and_counts_through_the_uprobe, .timeout = 120)
 {
 	need_bpf();
 	full_queue("");
 }
 
-Test(phases, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
+Test(activity, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
 {
 	full_queue("--no-phases");
 }
 
 /* A name too long, or with a space, that reaches the probe point (a caller
  * skipping the library's check) is refused and counted, never cut. */
-Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
+Test(activity, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
 {
 	char log[PATH_MAX + 16];
 	struct run r;
@@ -617,7 +617,7 @@ Test(phases, the_uprobe_refuses_a_name_it_would_cut, .timeout = 60)
 }
 
 /* The kernel side's name rule is control/name.c's, byte for byte. */
-Test(phases, the_kernel_name_rule_is_the_protocols)
+Test(activity, the_kernel_name_rule_is_the_protocols)
 {
 	char name[2] = { 0, 0 };
 

@@ -1,4 +1,4 @@
-/* phases.c - user side of the CPU and GPU phases: load phases.bpf.o
+/* activity.c - user side of the CPU and GPU activity: load activity.bpf.o
  * through its skeleton, attach, follow processes, attach the uprobe of a
  * library on demand, and turn the ring buffer's records into packets.
  *
@@ -7,7 +7,7 @@
  * through tracefs), and the GPU scheduler's, which exist only where the
  * gpu_sched module is loaded: their programs are not loaded when tracefs
  * does not list them (bpf_program__set_autoload, libbpf-tools' habit), and
- * what is left out is said in one line (t4_bpf_phases_note).
+ * what is left out is said in one line (t4_bpf_activity_note).
  *
  * The uprobe: a process of the workload says which file holds its
  * libt410trace (its "hello"); the file must be mapped by that process
@@ -19,7 +19,7 @@
  * the control socket's thread while the drain thread polls: a mutex keeps
  * the table of files.
  *
- * Records -> packets (t4_bpf_phase_decode) is a pure function of the bytes,
+ * Records -> packets (t4_bpf_activity_decode) is a pure function of the bytes,
  * so tests feed it hand-made records. Errors follow util.h.
  */
 #include "bpf.h"
@@ -36,30 +36,30 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/phases.skel.h"
+#include "bpf/activity.skel.h"
 #include "common.h"
 #include "control/control.h"
 #include "util/util.h"
 
-_Static_assert(T4_PH_PROBE_BOOKMARK == T4_PROBE_BOOKMARK && T4_PH_PROBE_TRIGGER == T4_PROBE_TRIGGER &&
-	       T4_PH_PROBE_WAKE == T4_PROBE_WAKE,
-	       "control.h and phases.h must name the same probe operations");
-_Static_assert(T4_PROBE_CREDIT <= T4_PH_MARKS_MAX,
+_Static_assert(T4_ACT_PROBE_BOOKMARK == T4_PROBE_BOOKMARK && T4_ACT_PROBE_TRIGGER == T4_PROBE_TRIGGER &&
+	       T4_ACT_PROBE_WAKE == T4_PROBE_WAKE,
+	       "control.h and activity.h must name the same probe operations");
+_Static_assert(T4_PROBE_CREDIT <= T4_ACT_MARKS_MAX,
 	       "the marks ring holds every call libt410trace may make before a drain");
-_Static_assert(sizeof(T4_PH_PROBE_SYMBOL) == sizeof(T4_PROBE_SYMBOL),
-	       "control.h and phases.h must name the same probe point");
-_Static_assert((unsigned)T4_PH_PREEMPTED == (unsigned)T4_SLICE_PREEMPTED &&
-	       (unsigned)T4_PH_START_RUNTIME == (unsigned)T4_SLICE_START_RUNTIME &&
-	       (unsigned)T4_PH_FROM_SUBMIT == (unsigned)T4_GPU_FROM_SUBMIT &&
-	       (unsigned)T4_PH_FROM_RUN == (unsigned)T4_GPU_FROM_RUN,
+_Static_assert(sizeof(T4_ACT_PROBE_SYMBOL) == sizeof(T4_PROBE_SYMBOL),
+	       "control.h and activity.h must name the same probe point");
+_Static_assert((unsigned)T4_ACT_PREEMPTED == (unsigned)T4_SLICE_PREEMPTED &&
+	       (unsigned)T4_ACT_START_RUNTIME == (unsigned)T4_SLICE_START_RUNTIME &&
+	       (unsigned)T4_ACT_FROM_SUBMIT == (unsigned)T4_GPU_FROM_SUBMIT &&
+	       (unsigned)T4_ACT_FROM_RUN == (unsigned)T4_GPU_FROM_RUN,
 	       "phase flags are the packets' flags");
-_Static_assert(T4_PH_NAME == T4_NAME_MAX, "one name length");
+_Static_assert(T4_ACT_NAME == T4_NAME_MAX, "one name length");
 
 #define DEFAULT_RING_BYTES (4u << 20)
 #define MAX_LIBS 16 /* files with libt410trace's probe point */
 
-struct t4_bpf_phases {
-	struct phases_bpf *skel;
+struct t4_bpf_activity {
+	struct activity_bpf *skel;
 	struct ring_buffer *ring;
 	struct bpf_link *links[16]; /* the tracepoints */
 	size_t n_links;
@@ -69,9 +69,9 @@ struct t4_bpf_phases {
 		struct bpf_link *link;
 	} libs[MAX_LIBS];
 	size_t n_libs;
-	t4_bpf_phase_fn fn;
+	t4_bpf_activity_fn fn;
 	void *ud;
-	struct t4_bpf_phase ph;
+	struct t4_bpf_activity_rec ph;
 	uint64_t malformed;
 	char note[256];
 };
@@ -124,9 +124,9 @@ static void ctx_packet(const struct t4_ph_ctx *r, struct t4_packet *p)
 		 sizeof(r->timeline));
 }
 
-static void mark(const struct t4_ph_mark *r, struct t4_bpf_phase *out)
+static void mark(const struct t4_ph_mark *r, struct t4_bpf_activity_rec *out)
 {
-	out->kind = r->type == T4_PH_TRIGGER ? T4_BPF_PH_TRIGGER : T4_BPF_PH_BOOKMARK;
+	out->kind = r->type == T4_ACT_TRIGGER ? T4_BPF_PH_TRIGGER : T4_BPF_PH_BOOKMARK;
 	out->mono_ns = r->ns;
 	out->pid = r->pid;
 	out->tid = r->tid;
@@ -137,31 +137,31 @@ static void mark(const struct t4_ph_mark *r, struct t4_bpf_phase *out)
 static size_t rec_size(uint32_t type)
 {
 	switch (type) {
-	case T4_PH_TASK: return sizeof(struct t4_ph_task);
-	case T4_PH_CPU: return sizeof(struct t4_ph_cpu);
-	case T4_PH_GPU: return sizeof(struct t4_ph_gpu);
-	case T4_PH_GPU_CTX: return sizeof(struct t4_ph_ctx);
-	case T4_PH_BOOKMARK:
-	case T4_PH_TRIGGER: return sizeof(struct t4_ph_mark);
+	case T4_ACT_TASK: return sizeof(struct t4_ph_task);
+	case T4_ACT_CPU: return sizeof(struct t4_ph_cpu);
+	case T4_ACT_GPU: return sizeof(struct t4_ph_gpu);
+	case T4_ACT_GPU_CTX: return sizeof(struct t4_ph_ctx);
+	case T4_ACT_BOOKMARK:
+	case T4_ACT_TRIGGER: return sizeof(struct t4_ph_mark);
 	default: return 0;
 	}
 }
 
-int t4_bpf_phase_decode(const void *data, size_t size, struct t4_bpf_phase *out)
+int t4_bpf_activity_decode(const void *data, size_t size, struct t4_bpf_activity_rec *out)
 {
 	uint32_t type;
 
 	if (size < sizeof(type))
-		return t4_err(EPROTO, "phase record of %zu bytes", size);
+		return t4_err(EPROTO, "activity record of %zu bytes", size);
 	memcpy(&type, data, sizeof(type));
 	if (!rec_size(type) || size != rec_size(type))
-		return t4_err(EPROTO, "phase record of type %" PRIu32 " and %zu bytes", type, size);
+		return t4_err(EPROTO, "activity record of type %" PRIu32 " and %zu bytes", type, size);
 	out->kind = T4_BPF_PH_PACKET;
 	switch (type) {
-	case T4_PH_TASK: task_packet(data, &out->pkt); break;
-	case T4_PH_CPU: cpu_packet(data, &out->pkt); break;
-	case T4_PH_GPU: gpu_packet(data, &out->pkt); break;
-	case T4_PH_GPU_CTX: ctx_packet(data, &out->pkt); break;
+	case T4_ACT_TASK: task_packet(data, &out->pkt); break;
+	case T4_ACT_CPU: cpu_packet(data, &out->pkt); break;
+	case T4_ACT_GPU: gpu_packet(data, &out->pkt); break;
+	case T4_ACT_GPU_CTX: ctx_packet(data, &out->pkt); break;
 	default: mark(data, out); break;
 	}
 	return out->kind;
@@ -190,9 +190,9 @@ static void autoload(struct bpf_program *const *progs, size_t n, bool on)
 }
 
 /* Leave out what this kernel lacks; say so when it is the GPU jobs. */
-static void choose_programs(struct t4_bpf_phases *p)
+static void choose_programs(struct t4_bpf_activity *p)
 {
-	struct phases_bpf *s = p->skel;
+	struct activity_bpf *s = p->skel;
 	struct bpf_program *fence[] = { s->progs.on_fence_init, s->progs.on_fence_emit,
 					s->progs.on_fence_signaled, s->progs.on_fence_destroy };
 	struct bpf_program *sched[] = { s->progs.on_sched_job, s->progs.on_run_job,
@@ -208,7 +208,7 @@ static void choose_programs(struct t4_bpf_phases *p)
 
 /* Attach every loaded program but the uprobe (attached per library). A
  * GPU one that fails is left out (said); a CPU one fails the whole. */
-static int attach(struct t4_bpf_phases *p)
+static int attach(struct t4_bpf_activity *p)
 {
 	struct bpf_program *prog;
 
@@ -228,7 +228,7 @@ static int attach(struct t4_bpf_phases *p)
 		}
 		if (p->n_links == T4_ARRAY_LEN(p->links)) {
 			bpf_link__destroy(l);
-			return t4_err(E2BIG, "BPF phases: more programs than links");
+			return t4_err(E2BIG, "BPF activity: more programs than links");
 		}
 		p->links[p->n_links++] = l;
 	}
@@ -237,23 +237,23 @@ static int attach(struct t4_bpf_phases *p)
 
 static int on_sample(void *ctx, void *data, size_t size);
 
-/* The marks ring's size: T4_PH_MARKS_MAX records (each with its 8-byte
+/* The marks ring's size: T4_ACT_MARKS_MAX records (each with its 8-byte
  * header), a power of two. */
 static uint32_t marks_bytes(void)
 {
-	uint32_t need = T4_PH_MARKS_MAX * (uint32_t)(sizeof(struct t4_ph_mark) + 8), n = 4096;
+	uint32_t need = T4_ACT_MARKS_MAX * (uint32_t)(sizeof(struct t4_ph_mark) + 8), n = 4096;
 
 	while (n < need)
 		n <<= 1;
 	return n;
 }
 
-static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
+static int load(struct t4_bpf_activity *p, const struct t4_bpf_activity_opts *o)
 {
 	size_t ring = o->ring_bytes ? o->ring_bytes : DEFAULT_RING_BYTES;
 	int rc;
 
-	p->skel = phases_bpf__open();
+	p->skel = activity_bpf__open();
 	if (!p->skel)
 		return t4_bpf_fail(errno, "open");
 	p->skel->rodata->trace_all = o->all;
@@ -262,12 +262,12 @@ static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 	bpf_map__set_max_entries(p->skel->maps.rb, (uint32_t)ring);
 	bpf_map__set_max_entries(p->skel->maps.marks, marks_bytes());
 	choose_programs(p);
-	if ((rc = phases_bpf__load(p->skel)) < 0)
+	if ((rc = activity_bpf__load(p->skel)) < 0)
 		return t4_bpf_fail(rc, "load");
 	if ((rc = attach(p)) < 0)
 		return rc;
 	for (size_t i = 0; i < o->n_pids; i++)
-		if ((rc = t4_bpf_phases_track(p, o->pids[i])) < 0)
+		if ((rc = t4_bpf_activity_track(p, o->pids[i])) < 0)
 			return rc;
 	p->ring = ring_buffer__new(bpf_map__fd(p->skel->maps.rb), on_sample, p, NULL);
 	if (!p->ring)
@@ -277,9 +277,9 @@ static int load(struct t4_bpf_phases *p, const struct t4_bpf_phases_opts *o)
 	return 0;
 }
 
-int t4_bpf_phases_open(struct t4_bpf_phases **out, const struct t4_bpf_phases_opts *o)
+int t4_bpf_activity_open(struct t4_bpf_activity **out, const struct t4_bpf_activity_opts *o)
 {
-	struct t4_bpf_phases *p = calloc(1, sizeof(*p));
+	struct t4_bpf_activity *p = calloc(1, sizeof(*p));
 	int rc;
 
 	if (!p)
@@ -287,19 +287,19 @@ int t4_bpf_phases_open(struct t4_bpf_phases **out, const struct t4_bpf_phases_op
 	pthread_mutex_init(&p->lock, NULL);
 	t4_bpf_messages(o->verbose);
 	if ((rc = load(p, o)) < 0) {
-		t4_bpf_phases_close(p);
+		t4_bpf_activity_close(p);
 		return rc;
 	}
 	*out = p;
 	return 0;
 }
 
-const char *t4_bpf_phases_note(const struct t4_bpf_phases *p)
+const char *t4_bpf_activity_note(const struct t4_bpf_activity *p)
 {
 	return p->note;
 }
 
-int t4_bpf_phases_track(struct t4_bpf_phases *p, int pid)
+int t4_bpf_activity_track(struct t4_bpf_activity *p, int pid)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
@@ -347,10 +347,10 @@ static int mapped_by(int pid, const char *path, uint64_t *dev, uint64_t *ino)
 }
 
 /* With the lock held: the uprobe on the file (dev, ino), made once. */
-static int attach_lib(struct t4_bpf_phases *p, int pid, const char *path, uint64_t dev,
+static int attach_lib(struct t4_bpf_activity *p, int pid, const char *path, uint64_t dev,
 		      uint64_t ino)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = T4_PH_PROBE_SYMBOL);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = T4_ACT_PROBE_SYMBOL);
 	char target[4200];
 	struct bpf_link *l;
 
@@ -369,7 +369,7 @@ static int attach_lib(struct t4_bpf_phases *p, int pid, const char *path, uint64
 	return 0;
 }
 
-int t4_bpf_phases_uprobe(struct t4_bpf_phases *p, int pid, const char *path)
+int t4_bpf_activity_uprobe(struct t4_bpf_activity *p, int pid, const char *path)
 {
 	uint64_t dev, ino;
 	uint32_t key = (uint32_t)pid;
@@ -394,9 +394,9 @@ int t4_bpf_phases_uprobe(struct t4_bpf_phases *p, int pid, const char *path)
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
-	struct t4_bpf_phases *p = ctx;
+	struct t4_bpf_activity *p = ctx;
 
-	if (t4_bpf_phase_decode(data, size, &p->ph) < 0)
+	if (t4_bpf_activity_decode(data, size, &p->ph) < 0)
 		p->malformed++;
 	else
 		p->fn(p->ud, &p->ph);
@@ -405,7 +405,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 /* ring_buffer__poll takes only what woke it: the records written without
  * a wake-up are taken by the consume after it. */
-int t4_bpf_phases_poll(struct t4_bpf_phases *p, int timeout_ms, t4_bpf_phase_fn fn, void *ud)
+int t4_bpf_activity_poll(struct t4_bpf_activity *p, int timeout_ms, t4_bpf_activity_fn fn, void *ud)
 {
 	int n, m;
 
@@ -420,7 +420,7 @@ int t4_bpf_phases_poll(struct t4_bpf_phases *p, int timeout_ms, t4_bpf_phase_fn 
 	return (n > 0 ? n : 0) + m;
 }
 
-int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud)
+int t4_bpf_activity_flush(struct t4_bpf_activity *p, t4_bpf_activity_fn fn, void *ud)
 {
 	int ncpu = libbpf_num_possible_cpus(), n = 0;
 	struct t4_ph_oncpu *v;
@@ -434,9 +434,9 @@ int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud)
 	if (bpf_map__lookup_elem(p->skel->maps.oncpu, &zero, sizeof(zero), v,
 				 (size_t)ncpu * sizeof(*v), 0) == 0) {
 		for (int c = 0; c < ncpu; c++) {
-			struct t4_ph_cpu r = { .type = T4_PH_CPU, .cpu = (uint32_t)c, .pid = v[c].pid,
+			struct t4_ph_cpu r = { .type = T4_ACT_CPU, .cpu = (uint32_t)c, .pid = v[c].pid,
 					       .tid = v[c].tid, .start_ns = v[c].start_ns, .end_ns = now };
-			if (!v[c].tid || t4_bpf_phase_decode(&r, sizeof(r), &p->ph) < 0)
+			if (!v[c].tid || t4_bpf_activity_decode(&r, sizeof(r), &p->ph) < 0)
 				continue;
 			fn(ud, &p->ph);
 			n++;
@@ -446,12 +446,12 @@ int t4_bpf_phases_flush(struct t4_bpf_phases *p, t4_bpf_phase_fn fn, void *ud)
 	return n;
 }
 
-uint64_t t4_bpf_phases_refused(const struct t4_bpf_phases *p)
+uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p)
 {
 	return __atomic_load_n(&p->skel->bss->marks_refused, __ATOMIC_RELAXED);
 }
 
-uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p)
+uint64_t t4_bpf_activity_lost(const struct t4_bpf_activity *p)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v, n = 0;
@@ -467,7 +467,7 @@ uint64_t t4_bpf_phases_lost(const struct t4_bpf_phases *p)
 	return n + p->malformed;
 }
 
-void t4_bpf_phases_close(struct t4_bpf_phases *p)
+void t4_bpf_activity_close(struct t4_bpf_activity *p)
 {
 	if (!p)
 		return;
@@ -476,7 +476,7 @@ void t4_bpf_phases_close(struct t4_bpf_phases *p)
 		bpf_link__destroy(p->libs[i].link);
 	for (size_t i = 0; i < p->n_links; i++)
 		bpf_link__destroy(p->links[i]);
-	phases_bpf__destroy(p->skel);
+	activity_bpf__destroy(p->skel);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
