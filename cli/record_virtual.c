@@ -122,7 +122,7 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 			 double seconds)
 {
 	char d1[16], d2[16], d3[16], d4[16], d5[16], b1[32];
-	uint64_t grid = st->schedulers ? st->triggers / st->schedulers : 0;
+	uint64_t grid = st->schedulers ? (st->triggers + st->overruns) / st->schedulers : 0;
 	size_t counters = 0;
 
 	for (size_t i = 0; i < ds->n; i++)

@@ -249,6 +249,9 @@ static const struct t4_kind kinds[] = {
 	     dlink_events, dlink_defaults, dlink_formulas),
 };
 
+_Static_assert(T4_ARRAY_LEN(kinds) == T4_DOM_T410_KINDS,
+	       "one row per Tegra410 kind of packets.h's T4_DOMAIN_KINDS");
+
 /* The host's domains: software counters (per CPU, or per task with a
  * command, -p or -t), msr/tsc. A formula whose event was not recorded is
  * simply absent. cpu-clock and task-clock counted per CPU run whether the
@@ -330,6 +333,8 @@ static const struct {
 	{ T4_DOM_DRM, "DRM", NULL, 0 },
 	{ T4_DOM_OTHER, "other", NULL, 0 },
 };
+_Static_assert(T4_ARRAY_LEN(host_kinds) == T4_DOM_KINDS - T4_DOM_T410_KINDS,
+	       "one row per host kind of packets.h's T4_DOMAIN_KINDS");
 
 bool t4_metric_set_at(size_t i, struct t4_metric_set *out)
 {

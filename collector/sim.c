@@ -58,7 +58,8 @@ static void init_pmus(struct t4_sim *sim)
 	pick_cpus(cpu);
 	for (int s = 0; s < SIM_SOCKETS; s++)
 		for (size_t i = 0; i < nk; i++) {
-			bool has_rc = k[i].id == T4_DOM_PCIE || k[i].id == T4_DOM_PCIE_TGT;
+			const struct t4_kind *t410 = t4_kind_by_id(k[i].id);
+			bool has_rc = t4_kind_has_rc(t410);
 
 			for (int rc = 0; rc < (has_rc ? SIM_RCS : 1); rc++) {
 				struct sim_pmu *p = &sim->pmus[idx];
@@ -70,10 +71,10 @@ static void init_pmus(struct t4_sim *sim)
 				p->cpu = cpu[s];
 				if (has_rc)
 					snprintf(p->name, sizeof(p->name), "%s%d_rc_%d",
-						 k[i].prefix, s, rc);
+						 t410->prefix, s, rc);
 				else
 					snprintf(p->name, sizeof(p->name), "%s%d",
-						 k[i].prefix, s);
+						 t410->prefix, s);
 				idx++;
 			}
 		}

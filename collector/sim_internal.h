@@ -48,9 +48,9 @@ struct sim_fmt {
 
 /* A PMU kind: sysfs shape plus traffic profile. */
 struct sim_kind {
-	enum t4_domain_kind id;
-	const char *prefix;      /* "nvidia_ucf_pmu_" */
-	const char *identifier;  /* NULL: no identifier file */
+	enum t4_domain_kind id;  /* its name prefix and identifier: kinds.c's */
+	bool identifier;         /* an identifier file (the drivers that
+				  * show the ACPI HID) */
 	const char *peer;        /* NULL: no peer file */
 	const struct sim_fmt *fmts;
 	size_t n_fmts;

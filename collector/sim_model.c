@@ -169,32 +169,37 @@ _Static_assert(T4_ARRAY_LEN(c2c_lat) == SIM_PHASES * 4, "c2c_lat");
 _Static_assert(T4_ARRAY_LEN(clink_rate) == SIM_PHASES * 2, "clink_rate");
 _Static_assert(T4_ARRAY_LEN(clink_lat) == SIM_PHASES * 2, "clink_lat");
 
-#define TABLE(x) x, T4_ARRAY_LEN(x)
+#define FMTS(x) .fmts = x, .n_fmts = T4_ARRAY_LEN(x)
+#define EVENTS(x) .events = x, .n_events = T4_ARRAY_LEN(x)
 #define MASK33 0x1ffffffffull
 
-/* Order matters: it is the order PMUs are created in per socket. */
+/* One row per Tegra410 kind of packets.h's T4_DOMAIN_KINDS (its name
+ * prefix and identifier come from kinds.c). Order matters: it is the order
+ * PMUs are created in per socket. */
 static const struct sim_kind kinds[] = {
-	{ T4_DOM_UCF, "nvidia_ucf_pmu_", NULL, NULL, TABLE(ucf_fmts),
-	  TABLE(ucf_events), MASK33, 2, 12, ucf_rate, NULL, { 64, 128, 64 },
-	  true, true },
-	{ T4_DOM_PCIE, "nvidia_pcie_pmu_", NULL, NULL, TABLE(pcie_fmts),
-	  TABLE(pcie_events), MASK33, 2, 5, pcie_rate, pcie_lat,
-	  { 64, 128, 128 }, false, true },
-	{ T4_DOM_PCIE_TGT, "nvidia_pcie_tgt_pmu_", NULL, NULL, TABLE(tgt_fmts),
-	  TABLE(tgt_events), 0x7, 2, 2, tgt_rate, NULL, { 8, 32, 64 }, false, true },
-	{ T4_DOM_CMEM_LAT, "nvidia_cmem_latency_pmu_", "NVDA2021", NULL,
-	  TABLE(cmem_fmts), TABLE(cmem_events), 0x3, 1, 1, cmem_rate, cmem_lat,
-	  { 32, 32, 32 }, false },
-	{ T4_DOM_NVLINK_C2C, "nvidia_nvlink_c2c_pmu_", "NVDA2023", "nr_gpu=2",
-	  TABLE(c2c_fmts), TABLE(c2c_events), 0xf, 4, 1, c2c_rate, c2c_lat,
-	  { 64, 128, 64 }, true },
-	{ T4_DOM_NVCLINK, "nvidia_nvclink_pmu_", "NVDA2022", "nr_cpu=1",
-	  TABLE(link_fmts), TABLE(clink_events), 0xf, 2, 1, clink_rate,
-	  clink_lat, { 64, 64, 64 }, false },
-	{ T4_DOM_NVDLINK, "nvidia_nvdlink_pmu_", "NVDA2020", "nr_cxlmem=1",
-	  TABLE(link_fmts), TABLE(dlink_events), 0xf, 1, 1, dlink_rate,
-	  dlink_lat, { 64, 64, 64 }, false },
+	{ .id = T4_DOM_UCF, FMTS(ucf_fmts), EVENTS(ucf_events), .event_mask = MASK33,
+	  .n_cls = 2, .n_cc = 12, .rate = ucf_rate, .size = { 64, 128, 64 },
+	  .always_dvfs = true, .any_event = true },
+	{ .id = T4_DOM_PCIE, FMTS(pcie_fmts), EVENTS(pcie_events), .event_mask = MASK33,
+	  .n_cls = 2, .n_cc = 5, .rate = pcie_rate, .lat = pcie_lat, .size = { 64, 128, 128 },
+	  .any_event = true },
+	{ .id = T4_DOM_PCIE_TGT, FMTS(tgt_fmts), EVENTS(tgt_events), .event_mask = 0x7,
+	  .n_cls = 2, .n_cc = 2, .rate = tgt_rate, .size = { 8, 32, 64 }, .any_event = true },
+	{ .id = T4_DOM_CMEM_LAT, .identifier = true, FMTS(cmem_fmts), EVENTS(cmem_events),
+	  .event_mask = 0x3, .n_cls = 1, .n_cc = 1, .rate = cmem_rate, .lat = cmem_lat,
+	  .size = { 32, 32, 32 } },
+	{ .id = T4_DOM_NVLINK_C2C, .identifier = true, .peer = "nr_gpu=2", FMTS(c2c_fmts),
+	  EVENTS(c2c_events), .event_mask = 0xf, .n_cls = 4, .n_cc = 1, .rate = c2c_rate,
+	  .lat = c2c_lat, .size = { 64, 128, 64 }, .always_dvfs = true },
+	{ .id = T4_DOM_NVCLINK, .identifier = true, .peer = "nr_cpu=1", FMTS(link_fmts),
+	  EVENTS(clink_events), .event_mask = 0xf, .n_cls = 2, .n_cc = 1, .rate = clink_rate,
+	  .lat = clink_lat, .size = { 64, 64, 64 } },
+	{ .id = T4_DOM_NVDLINK, .identifier = true, .peer = "nr_cxlmem=1", FMTS(link_fmts),
+	  EVENTS(dlink_events), .event_mask = 0xf, .n_cls = 1, .n_cc = 1, .rate = dlink_rate,
+	  .lat = dlink_lat, .size = { 64, 64, 64 } },
 };
+_Static_assert(T4_ARRAY_LEN(kinds) == T4_DOM_T410_KINDS,
+	       "one simulated kind per Tegra410 kind of packets.h's T4_DOMAIN_KINDS");
 
 const struct sim_kind *sim_kind_table(size_t *n)
 {

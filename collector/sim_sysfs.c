@@ -52,7 +52,8 @@ static int write_pmu(const struct t4_sim *sim, const struct sim_pmu *p)
 	    (err = put(dir, "cpumask", "%d\n", p->cpu)) < 0 ||
 	    (err = put(dir, "associated_cpus", "%d\n", p->cpu)) < 0)
 		return err;
-	if (k->identifier && (err = put(dir, "identifier", "%s\n", k->identifier)) < 0)
+	if (k->identifier &&
+	    (err = put(dir, "identifier", "%s\n", t4_kind_by_id(k->id)->identifier)) < 0)
 		return err;
 	if (k->peer && (err = put(dir, "peer", "%s\n", k->peer)) < 0)
 		return err;

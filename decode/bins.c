@@ -119,7 +119,7 @@ static bool spreads(const struct t4_decoder *d, const struct t4_interval *iv, ui
 
 	if (n > DEC_MAX_BINS)
 		return false;
-	return triggers >= DEC_MAX_BINS || n <= DEC_GRID_SLACK_CELLS + 4 * triggers * per;
+	return triggers >= DEC_MAX_BINS || n <= DEC_BIN_SLACK + 4 * triggers * per;
 }
 
 int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)

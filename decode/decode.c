@@ -67,6 +67,10 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out)
 
 /* ---- schedulers and the join ---------------------------------------------- */
 
+/* The ring of reference packets holds the look-ahead the format promises
+ * readers wait for, twice (the join looks back as far as ahead). */
+_Static_assert(T4_LOOKAHEAD_TRIGGERS <= DEC_RCAP / 2, "the look-ahead fits the ring");
+
 struct dsched *dec_sched(struct t4_decoder *d, uint32_t id)
 {
 	for (size_t i = 0; i < d->n_scheds; i++)
@@ -238,7 +242,7 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 	d->o = *o;
 	d->window_to_span = -1;
 	if (!d->o.lookahead)
-		d->o.lookahead = 256;
+		d->o.lookahead = T4_LOOKAHEAD_TRIGGERS;
 	if (d->o.lookahead > DEC_RCAP / 2)
 		d->o.lookahead = DEC_RCAP / 2;
 	if (ops)

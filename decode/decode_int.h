@@ -227,10 +227,14 @@ void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t w
 #define DEC_MAX_SPANS 4096   /* phase spans whose totals are kept one by one */
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
 #define DEC_NO_NAME UINT32_MAX /* a span's name slot past DEC_MAX_NAMES */
+/* A recorder may write T4_BOOKMARK_NAMES names; the decoder keeps the totals
+ * of the first DEC_MAX_NAMES (memory: names x domains x counters) and none,
+ * never another's, for later ones (phases.c:name_slot). */
+_Static_assert(DEC_MAX_NAMES <= T4_BOOKMARK_NAMES, "no more name slots than names a log may hold");
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
 #define DEC_MAX_BINS 65536   /* --bin bins one interval may span */
-#define DEC_GRID_SLACK_CELLS 4096 /* and beyond its triggers' time (late reads) */
+#define DEC_BIN_SLACK 4096 /* and beyond its triggers' time (late reads) */
 #define DEC_MAX_BINS_PER_PERIOD 1000 /* --bin finer than period / this: refused */
 #define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
 			       * a few per CPU plus its uncore PMUs) */
@@ -351,8 +355,8 @@ struct dcut {
 #define DEC_SLICE_HOLD 65536  /* slices waiting for later reference packets */
 /* How far past a slice or an interval the reference packets must reach
  * before it is placed in the phases: a probe bookmark's lateness (it
- * reaches the log with the trigger that takes it). */
-#define DEC_BOOKMARK_LAG_NS 250000000ull
+ * reaches the log with the trigger that takes it), the format's bound. */
+#define DEC_BOOKMARK_LAG_NS T4_BOOKMARK_LATE_NS
 
 struct dpair {
 	uint64_t mono, ref;

@@ -583,14 +583,15 @@ static void finish_stats(struct dom *dm)
 }
 
 /* How many triggers past k the phase scheduler's stream must be before the
- * interval k closes is handed out: DEC_BOOKMARK_LAG_NS of them, for a bookmark
- * timed elsewhere (the probe's) reaches the log with the trigger that takes
- * it, after its time; within the look-ahead. Only in logs with the CPU/GPU
+ * interval k closes is handed out: those a writer may let a late bookmark
+ * trail (t4_bookmark_late_triggers: FORMAT.md 6.1), for a bookmark timed
+ * elsewhere (the probe's) reaches the log with the trigger that takes it,
+ * after its time; within the look-ahead. Only in logs with the CPU/GPU
  * phases (the probe's condition): holding samples longer costs the join
  * its cache (~8% of the decode's time). */
 static uint64_t bookmark_lag(const struct t4_decoder *d)
 {
-	uint64_t lag = d->period_ns && d->sl.n_tasks ? DEC_BOOKMARK_LAG_NS / d->period_ns : 0;
+	uint64_t lag = d->period_ns && d->sl.n_tasks ? t4_bookmark_late_triggers(d->period_ns) : 0;
 
 	return lag < d->o.lookahead ? lag : d->o.lookahead - 1;
 }

@@ -703,14 +703,10 @@ uint64_t t4_index_overruns(const struct t4_index *ix)
 	return ix->have_status ? ix->status.overruns : ix->counts.ref_overruns;
 }
 
-static const char *const kind_names[] = {
-	[T4_DOM_OTHER] = "other",       [T4_DOM_SOFTWARE] = "software",
-	[T4_DOM_TSC] = "tsc",           [T4_DOM_UCF] = "ucf",
-	[T4_DOM_PCIE] = "pcie",         [T4_DOM_PCIE_TGT] = "pcie_tgt",
-	[T4_DOM_CMEM_LAT] = "cmem_lat", [T4_DOM_NVLINK_C2C] = "nvlink_c2c",
-	[T4_DOM_NVCLINK] = "nvclink",   [T4_DOM_NVDLINK] = "nvdlink",
-	[T4_DOM_TRACEPOINT] = "tracepoint", [T4_DOM_DRM] = "drm",
-};
+#define KIND_NAME(id, num, name, t410) [id] = name,
+static const char *const kind_names[] = { T4_DOMAIN_KINDS(KIND_NAME) };
+#undef KIND_NAME
+_Static_assert(T4_ARRAY_LEN(kind_names) == T4_DOM_KINDS, "kind numbers 0..T4_DOM_KINDS - 1");
 
 const char *t4_domain_kind_name(uint32_t kind)
 {

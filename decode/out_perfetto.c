@@ -412,6 +412,7 @@ static void pf_unit(pf_counter_desc *cd, const char *unit, bool metric)
 }
 
 _Static_assert(T4_MAX_COUNTERS <= 64, "one bit per counter track in struct pf_dom");
+_Static_assert(T4_DOM_KINDS <= 64, "one bit per kind group in struct pf_state");
 
 /* The uuid of the counter track of a domain's event i (metric false) or
  * metric i, described on its first value: "name" or "name (unit)". */

@@ -111,7 +111,7 @@ struct report {
 	uint64_t series_left_out;
 	struct rpt_dmap *dmap;
 	size_t n_dmap;
-	struct rpt_kind kinds[T4_DOM_DRM + 2];
+	struct rpt_kind kinds[T4_DOM_KINDS + 1]; /* + 1: unknown kinds */
 	struct rpt_lane *lanes;
 	size_t n_lanes, cap_lanes;
 	int32_t cpu_lane[RPT_CPU_LANES + 1];
@@ -121,7 +121,7 @@ struct report {
 
 static uint32_t kind_slot(uint32_t kind)
 {
-	return kind <= T4_DOM_DRM ? kind : T4_DOM_DRM + 1;
+	return kind < T4_DOM_KINDS ? kind : T4_DOM_KINDS;
 }
 
 /* A rate adds up over instances: a unit per second, or a percentage (of

@@ -396,12 +396,12 @@ static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 static void clocks_compact(FILE *f, const struct t4_decoder *dec)
 {
 	size_t nd = t4_decoder_n_domains(dec);
-	bool done[T4_DOM_DRM + 2] = { false };
+	bool done[T4_DOM_KINDS + 1] = { false }; /* + 1: unknown kinds */
 
 	fprintf(f, "\nCLOCK DOMAINS (per kind; -v: every domain)\n");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		uint32_t kind = d->ix->d.kind <= T4_DOM_DRM ? d->ix->d.kind : T4_DOM_DRM + 1;
+		uint32_t kind = d->ix->d.kind < T4_DOM_KINDS ? d->ix->d.kind : T4_DOM_KINDS;
 		size_t n = 0, segs = 0;
 		double lo = INFINITY, hi = -INFINITY, res = 0;
 		uint64_t bound = 0;
@@ -412,7 +412,7 @@ static void clocks_compact(FILE *f, const struct t4_decoder *dec)
 		for (size_t j = i; j < nd; j++) {
 			const struct t4_dec_domain *e = t4_decoder_domain_at(dec, j);
 			const struct t4_clock_stats *c = &e->clock;
-			uint32_t k = e->ix->d.kind <= T4_DOM_DRM ? e->ix->d.kind : T4_DOM_DRM + 1;
+			uint32_t k = e->ix->d.kind < T4_DOM_KINDS ? e->ix->d.kind : T4_DOM_KINDS;
 			if (k != kind || !e->selected || !c->samples)
 				continue;
 			n++;

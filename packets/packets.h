@@ -149,21 +149,40 @@ const char *t4_ref_clock_name(uint32_t ref_clock);
 /* Now on that clock, in ns (an unknown value reads CLOCK_MONOTONIC_RAW). */
 uint64_t t4_ref_clock_now(uint32_t ref_clock);
 
-/* Clock-domain kinds (one per PMU instance, plus the host domains). */
-enum t4_domain_kind {
-	T4_DOM_OTHER = 0,
-	T4_DOM_SOFTWARE = 1, /* clocked by the reference clock itself */
-	T4_DOM_TSC = 2,      /* msr/tsc */
-	T4_DOM_UCF = 3,
-	T4_DOM_PCIE = 4,
-	T4_DOM_PCIE_TGT = 5,
-	T4_DOM_CMEM_LAT = 6,
-	T4_DOM_NVLINK_C2C = 7,
-	T4_DOM_NVCLINK = 8,
-	T4_DOM_NVDLINK = 9,
-	T4_DOM_TRACEPOINT = 10,
-	T4_DOM_DRM = 11,     /* DRM clients' fdinfo usage stats (reference clock) */
+/* Clock-domain kinds (one per PMU instance, plus the host domains): the
+ * one list. Each row: the enum name, its pinned on-disk number, the name
+ * outputs use (t4_domain_kind_name, decode/index.c) and whether it is a
+ * Tegra410 PMU kind, which also has a row in collector/kinds.c (events,
+ * formulas) and in the simulator (collector/sim_model.c); the host kinds
+ * have theirs in kinds.c's host_kinds. Those tables are checked against
+ * this list (_Static_asserts on their counts, tests/test_couplings.c on
+ * their rows): docs/ARCHITECTURE.md, "Adding a PMU kind". Numbers are
+ * never reused; new rows go at the end. */
+#define T4_DOMAIN_KINDS(X)                                                     \
+	X(T4_DOM_OTHER, 0, "other", 0)                                         \
+	X(T4_DOM_SOFTWARE, 1, "software", 0) /* clocked by the reference clock */ \
+	X(T4_DOM_TSC, 2, "tsc", 0)           /* msr/tsc */                      \
+	X(T4_DOM_UCF, 3, "ucf", 1)                                             \
+	X(T4_DOM_PCIE, 4, "pcie", 1)                                           \
+	X(T4_DOM_PCIE_TGT, 5, "pcie_tgt", 1)                                   \
+	X(T4_DOM_CMEM_LAT, 6, "cmem_lat", 1)                                   \
+	X(T4_DOM_NVLINK_C2C, 7, "nvlink_c2c", 1)                               \
+	X(T4_DOM_NVCLINK, 8, "nvclink", 1)                                     \
+	X(T4_DOM_NVDLINK, 9, "nvdlink", 1)                                     \
+	X(T4_DOM_TRACEPOINT, 10, "tracepoint", 0)                              \
+	X(T4_DOM_DRM, 11, "drm", 0) /* DRM clients' fdinfo (reference clock) */
+
+#define T4_DOM_ENUM_(id, num, name, t410) id = num,
+#define T4_DOM_COUNT_(id, num, name, t410) +1
+#define T4_DOM_T410_COUNT_(id, num, name, t410) +(t410)
+enum t4_domain_kind { T4_DOMAIN_KINDS(T4_DOM_ENUM_) };
+enum {
+	T4_DOM_KINDS = 0 T4_DOMAIN_KINDS(T4_DOM_COUNT_),      /* rows: 0..this - 1 */
+	T4_DOM_T410_KINDS = 0 T4_DOMAIN_KINDS(T4_DOM_T410_COUNT_), /* Tegra410 rows */
 };
+#undef T4_DOM_ENUM_
+#undef T4_DOM_COUNT_
+#undef T4_DOM_T410_COUNT_
 
 struct t4_domain_pkt {
 	uint32_t domain_id;
@@ -198,6 +217,45 @@ struct t4_event_pkt {
 	char spec[T4_SPEC_MAX];  /* the string as typed, expanded */
 	char unit[32];           /* "bytes", "ns", "" */
 };
+
+/* ---- what a writer promises and a reader may assume (FORMAT.md 6.1) ----
+ *
+ * These constants are the format's, not one side's: the recorder (sched/)
+ * and the decoder (decode/) both take them from here. */
+
+/* Distinct bookmark names in one log: a writer refuses a command with one
+ * more (and counts it: bookmarks_refused); a reader keeps totals for every
+ * one of them. */
+#define T4_BOOKMARK_NAMES 65536
+
+/* A reader's join look-ahead: how many triggers of a scheduler's
+ * reference packets it waits for before it takes a missing one as lost. */
+#define T4_LOOKAHEAD_TRIGGERS 256
+
+/* Late bookmarks: a bookmark timed before the recorder hears of it
+ * (libt410trace's probe: set_ns is the application's call) reaches the log
+ * after some reference packets of the triggers that follow its set_ns. A
+ * writer puts its packet before scheduler 0's reference packet of trigger
+ * first_trigger + t4_bookmark_late_triggers(period) + 1: no later than
+ * T4_BOOKMARK_LATE_NS of triggers, nor than the look-ahead less one. A
+ * reader that has read that reference packet may cut every interval up to
+ * first_trigger into phases. */
+#define T4_BOOKMARK_LATE_NS 250000000ull
+
+static inline uint64_t t4_bookmark_late_triggers(uint64_t period_ns)
+{
+	uint64_t n = period_ns ? T4_BOOKMARK_LATE_NS / period_ns : 0;
+
+	return n < T4_LOOKAHEAD_TRIGGERS - 1 ? n : T4_LOOKAHEAD_TRIGGERS - 1;
+}
+
+/* Whether the look-ahead caps the triggers a reader waits for at this
+ * period below T4_BOOKMARK_LATE_NS (periods under ~0.98 ms): a writer must
+ * then hand a late bookmark on at once, not on its next unhurried pass. */
+static inline bool t4_bookmark_must_hurry(uint64_t period_ns)
+{
+	return (T4_LOOKAHEAD_TRIGGERS - 1) * period_ns < T4_BOOKMARK_LATE_NS;
+}
 
 struct t4_bookmark_pkt {
 	uint32_t bookmark_id;
@@ -418,6 +476,10 @@ enum {
 int t4_log_ring(struct t4_log *log, size_t bytes, int flags,
 		struct t4_ring **out);
 
+/* Bytes packet p takes in a ring (a length word, its t4_packet_size()
+ * bytes, padding): what producers size their rings by. */
+size_t t4_ring_record_bytes(const struct t4_packet *p);
+
 /* Start the writer thread. */
 int t4_log_start(struct t4_log *log);
 
@@ -428,8 +490,9 @@ int t4_log_start(struct t4_log *log);
 int t4_ring_put(struct t4_ring *r, const struct t4_packet *p);
 
 /* The same for a producer that keeps a packet it could not queue and
- * offers it again later (bookmarks): a full ring returns -EAGAIN and
- * counts nothing. */
+ * offers it again later (bookmarks): a full T4_RING_NONBLOCK ring returns
+ * -EAGAIN and counts nothing (a T4_RING_WAIT ring waits, as for
+ * t4_ring_put, so an offline producer's order stays its own). */
 int t4_ring_try_put(struct t4_ring *r, const struct t4_packet *p);
 
 /* Packets dropped so far on this ring. */

@@ -49,6 +49,11 @@ static uint64_t pow2_at_least(uint64_t v)
 	return c;
 }
 
+size_t t4_ring_record_bytes(const struct t4_packet *p)
+{
+	return rec_bytes(t4_packet_size(p));
+}
+
 size_t t4_ring_min_bytes(void)
 {
 	return pow2_at_least(2 * rec_bytes(sizeof(struct t4_packet)));
@@ -129,7 +134,7 @@ static int ring_wait_space(struct t4_ring *r, uint64_t want_tail, bool keep)
 		r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
 		if (r->tail_cache >= want_tail)
 			return 0;
-		if (keep)
+		if (keep && r->flags == T4_RING_NONBLOCK)
 			return t4_err(EAGAIN, "log ring full: packet kept for later");
 		if (r->flags == T4_RING_NONBLOCK) {
 			atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);

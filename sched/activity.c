@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DRAIN_MS 50           /* how often the thread takes slices */
+#define DRAIN_MS ((int)(SCHED_DRAIN_NS / 1000000)) /* how often it takes slices */
 #define RING_BYTES (4u << 20) /* its packets into the log: many drains' worth */
 #define CONTEXTS 4096         /* GPU contexts remembered (more are written again) */
 
@@ -167,9 +167,9 @@ int sched_activity_open(struct t4_sched *s)
 	struct t4_bpf_activity_opts bo = {
 		.all = o->all, .pids = o->pids, .n_pids = o->n_pids,
 		.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
-		/* the decoder waits up to 255 triggers for a late bookmark:
-		 * enough for a drain's wait only at 1 ms and longer */
-		.wake_on_bookmark = s->opts.period_ns < 1000000,
+		/* below ~1 ms the triggers a decoder waits for a late
+		 * bookmark are shorter than the drains' wait (FORMAT.md 6.1) */
+		.wake_on_bookmark = t4_bookmark_must_hurry(s->opts.period_ns),
 	};
 	struct sched_activity *ph;
 	int rc;

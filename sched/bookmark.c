@@ -62,8 +62,7 @@
 #include <string.h>
 #include <time.h>
 
-#define T4_MAX_BOOKMARKS T4_BOOKMARK_NAMES
-#define INDEX_SLOTS (2 * T4_MAX_BOOKMARKS) /* open addressing, at most half full */
+#define INDEX_SLOTS (2 * T4_BOOKMARK_NAMES) /* open addressing, at most half full */
 
 _Static_assert(T4_CONTROL_NAME_MAX == T4_NAME_MAX, "one bookmark name length");
 _Static_assert((T4_BOOKMARK_QUEUE & (T4_BOOKMARK_QUEUE - 1)) == 0, "a power of two");
@@ -78,7 +77,7 @@ struct bm_entry {
 struct t4_bookmarks {
 	pthread_mutex_t lock;     /* commands and status */
 	uint32_t count;           /* names in the table */
-	char names[T4_MAX_BOOKMARKS][T4_NAME_MAX]; /* (calloc: pages touched as used) */
+	char names[T4_BOOKMARK_NAMES][T4_NAME_MAX]; /* (calloc: pages touched as used) */
 	uint32_t index[INDEX_SLOTS]; /* name hash -> ID (0: empty) */
 	_Atomic uint32_t current; /* the last bookmark set (0 = none) */
 	bool closed;              /* the final trigger has fired */
@@ -143,10 +142,10 @@ static int id_of(struct t4_bookmarks *b, const char *name, bool reserved, uint32
 		*id = *slot;
 		return 0;
 	}
-	if (b->count + b->reserved - reserved >= T4_MAX_BOOKMARKS) {
+	if (b->count + b->reserved - reserved >= T4_BOOKMARK_NAMES) {
 		atomic_fetch_add(&b->refused, 1);
 		return t4_err(ENOSPC, "bookmark '%s': more than %d distinct bookmarks", name,
-			      T4_MAX_BOOKMARKS);
+			      T4_BOOKMARK_NAMES);
 	}
 	snprintf(b->names[b->count], T4_NAME_MAX, "%s", name);
 	*id = *slot = ++b->count;
@@ -230,7 +229,7 @@ uint32_t sched_bookmarks_reserve(struct t4_bookmarks *b, uint32_t n)
 	uint64_t names;
 
 	pthread_mutex_lock(&b->lock);
-	names = T4_MAX_BOOKMARKS - b->count - b->reserved;
+	names = T4_BOOKMARK_NAMES - b->count - b->reserved;
 	if (b->closed)
 		n = 0;
 	if (n > room(b))

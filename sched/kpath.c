@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#define DRAIN_NS 50000000ull /* how often the drain thread empties the ring */
+#define DRAIN_NS SCHED_DRAIN_NS /* how often the drain thread empties the ring */
 
 struct t4_kpath {
 	struct t4_bpf_trigger *trig;

@@ -7,7 +7,7 @@
  * so the writer (which drains rings in creation order) logs it before the
  * packets it describes. Off the trigger path: it may allocate.
  */
-#include "sched.h"
+#include "sched_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -24,6 +24,25 @@ uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket)
 		return 0;
 	int sock = d->counters[0].pmu->socket;
 	return sock > 0 ? (uint32_t)sock : 0;
+}
+
+size_t sched_ids(const struct t4_domain_set *ds, bool per_socket, uint32_t *ids)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ds->n; i++) {
+		uint32_t id = t4_sched_id_of(&ds->v[i], per_socket);
+		size_t at = 0;
+
+		while (at < n && ids[at] < id)
+			at++;
+		if (at < n && ids[at] == id)
+			continue;
+		memmove(&ids[at + 1], &ids[at], (n - at) * sizeof(*ids));
+		ids[at] = id;
+		n++;
+	}
+	return n;
 }
 
 /* A session ID whose low 32 bits (the chunks' tag) are never 0. */

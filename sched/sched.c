@@ -68,16 +68,6 @@ uint64_t sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
 
 /* ---- building: monitors per (scheduler, CPU) --------------------------- */
 
-static uint32_t central_of(const struct t4_sched *s, const struct t4_domain *d)
-{
-	return t4_sched_id_of(d, s->opts.per_socket);
-}
-
-uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d)
-{
-	return central_of(s, d);
-}
-
 /* The monitor of (scheduler, CPU) for domain d; a domain with a source of
  * its own (it may do I/O) gets one of its own. */
 static struct t4_monitor *monitor_for(struct t4_sched *s, uint32_t central,
@@ -102,7 +92,7 @@ static int assign_domains(struct t4_sched *s, uint32_t *owner)
 
 	for (size_t i = 0; i < ds->n; i++) {
 		struct t4_domain *d = &ds->v[i];
-		struct t4_monitor *m = monitor_for(s, central_of(s, d), d, owner);
+		struct t4_monitor *m = monitor_for(s, t4_sched_id_of(d, s->opts.per_socket), d, owner);
 		struct t4_domain **nd = realloc(m->domains, (m->n_domains + 1) * sizeof(*nd));
 		if (!nd)
 			return t4_err(ENOMEM, "out of memory");
@@ -112,14 +102,18 @@ static int assign_domains(struct t4_sched *s, uint32_t *owner)
 	return 0;
 }
 
-/* Ring sizes: room for ~512 triggers of the monitor's packets, at least
- * 1 MiB, so that the writer's idle sleep and a slow chunk never drop. */
+/* Ring sizes: room for ~512 triggers of the monitor's return packets, at
+ * least 1 MiB, so that the writer's idle sleep and a slow chunk never
+ * drop. */
 static size_t ring_bytes_for(const struct t4_monitor *m)
 {
+	struct t4_packet p = { .type = T4_PKT_RET };
 	size_t per = 0;
 
-	for (size_t i = 0; i < m->n_domains; i++)
-		per += 96 + 8 * m->domains[i]->n;
+	for (size_t i = 0; i < m->n_domains; i++) {
+		p.ret.n_counts = (uint32_t)m->domains[i]->n;
+		per += t4_ring_record_bytes(&p);
+	}
 	per *= 512;
 	return per < (1u << 20) ? (1u << 20) : per;
 }
@@ -133,31 +127,27 @@ static struct central *central_with(struct t4_sched *s, uint32_t id)
 	return NULL;
 }
 
-/* One scheduler per ID that has domains (a socket without counters has
- * none: no CPU would fire it), in ID order: the first, the recording's
- * lowest scheduler ID, is "scheduler 0" of docs/FORMAT.md (the bookmark
- * packets, the spread). */
-static int make_central_list(struct t4_sched *s, const uint32_t *owner)
+/* One scheduler per ID that fires, in ID order (sched_ids): the first is
+ * "scheduler 0" (the bookmark packets, the spread). */
+static int make_central_list(struct t4_sched *s)
 {
-	uint32_t max = 0;
+	uint32_t *ids = calloc(s->opts.domains->n, sizeof(*ids));
 
-	for (size_t i = 0; i < s->n_monitors; i++)
-		max = owner[i] > max ? owner[i] : max;
-	s->centrals = calloc(s->n_monitors, sizeof(*s->centrals));
-	if (!s->centrals)
+	s->centrals = calloc(s->opts.domains->n, sizeof(*s->centrals));
+	if (!ids || !s->centrals) {
+		free(ids);
 		return t4_err(ENOMEM, "out of memory");
-	for (uint32_t id = 0; id <= max; id++)
-		for (size_t i = 0; i < s->n_monitors; i++)
-			if (owner[i] == id) {
-				s->centrals[s->n_centrals++] = (struct central){ .id = id, .s = s, .cpu = -1 };
-				break;
-			}
+	}
+	s->n_centrals = sched_ids(s->opts.domains, s->opts.per_socket, ids);
+	for (size_t c = 0; c < s->n_centrals; c++)
+		s->centrals[c] = (struct central){ .id = ids[c], .s = s, .cpu = -1 };
+	free(ids);
 	return 0;
 }
 
 static int make_centrals(struct t4_sched *s, const uint32_t *owner)
 {
-	int rc = make_central_list(s, owner);
+	int rc = make_central_list(s);
 
 	for (size_t c = 0; c < s->n_centrals && rc == 0; c++)
 		rc = t4_log_ring(s->opts.log, 256 << 10, T4_RING_NONBLOCK, &s->centrals[c].ring);
@@ -297,31 +287,41 @@ fail:
 
 /* ---- reference packets ------------------------------------------------------ */
 
+int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
+			struct t4_ring *ring, struct t4_packet *pkt)
+{
+	/* Scheduler 0 writes the bookmark packets before its reference
+	 * packet, and carries the last bookmark this trigger saw. */
+	uint32_t bookmark_id = f->zero ? sched_bookmarks_on_trigger(b, f->p.id, &f->bm, ring)
+				       : f->bm.id;
+
+	pkt->type = T4_PKT_REF;
+	pkt->ref = (struct t4_ref_pkt){
+		.trigger_id = f->p.id,
+		.sched_id = f->sched_id,
+		.bookmark_id = bookmark_id,
+		.ref_ns = f->clk.ref,
+		.mono_ns = f->clk.mono,
+		.real_ns = f->clk.real,
+		.local_clock = f->clk.local,
+		.flags = f->p.flags,
+		.overruns = (uint32_t)(f->missed > UINT32_MAX ? UINT32_MAX : f->missed),
+	};
+	return t4_ring_put(ring, pkt);
+}
+
 void sched_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
 		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk)
 {
 	struct t4_sched *s = c->s;
-	struct t4_ref_pkt *r = &c->pkt.ref;
-	/* Scheduler 0 writes the bookmark packets before its reference
-	 * packet, and carries the last bookmark this trigger saw. */
-	bool first = c == &s->centrals[0];
-	uint32_t bookmark_id = first ? sched_bookmarks_on_trigger(s->bm, p->id, bm, c->ring) : bm->id;
+	struct sched_fire f = { .sched_id = c->id, .zero = c == &s->centrals[0], .p = *p,
+				.missed = missed, .bm = *bm, .clk = *clk };
 
-	if (first && p->id > 0)
+	if (f.zero && p->id > 0)
 		sched_spread_note(&c->spread, s->monitors, s->n_monitors, p->id - 1);
-	c->pkt.type = T4_PKT_REF;
-	r->trigger_id = p->id;
-	r->sched_id = c->id;
-	r->ref_ns = clk->ref;
-	r->mono_ns = clk->mono;
-	r->real_ns = clk->real;
-	r->local_clock = clk->local;
-	r->bookmark_id = bookmark_id;
-	r->flags = p->flags;
-	r->overruns = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
 	atomic_fetch_add(&c->overruns, missed);
 	c->next_id = p->id + 1;
-	t4_ring_put(c->ring, &c->pkt);
+	sched_write_trigger(s->bm, &f, c->ring, &c->pkt);
 	atomic_store_explicit(&c->triggers, atomic_load(&c->triggers) + 1, memory_order_release);
 }
 

@@ -122,9 +122,9 @@ struct t4_sched_status {
  * two drains, 50 ms); one more fails ("try again after the next trigger")
  * instead of being lost, and is counted (bookmarks_refused). */
 #define T4_BOOKMARK_QUEUE 32768
-/* Distinct bookmark names in one recording; a command with one more name
- * fails (and is counted) the same way. */
-#define T4_BOOKMARK_NAMES 65536
+/* Distinct bookmark names in one recording: T4_BOOKMARK_NAMES (packets.h,
+ * the decoder keeps as many); a command with one more name fails (and is
+ * counted) the same way. */
 
 /* Create the scheduler(s) and monitors and their rings on opts->log, on
  * the trigger path opts->trigger asks for (AUTO: the kernel's when the BPF
@@ -160,8 +160,6 @@ int t4_sched_trigger(struct t4_sched *s);
 int t4_sched_resume(struct t4_sched *s);
 int t4_sched_pause(struct t4_sched *s);
 void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st);
-/* The ID of the scheduler whose triggers domain d answers. */
-uint32_t t4_sched_owner(const struct t4_sched *s, const struct t4_domain *d);
 /* Fire the final trigger (unless --duration's end already did), stop and
  * join every thread (always). 0 when every scheduler answered it within
  * 1 s; else a negative errno (-ETIMEDOUT) and a message that says whether
@@ -221,7 +219,8 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 /* ---- recording metadata (metadata.c) ---------------------------------- */
 
 /* The scheduler whose triggers domain d answers: 0, or with one scheduler
- * per socket the socket of its PMU (what t4_sched_owner says). */
+ * per socket the socket of its PMU: the one place that says, for the live
+ * and the virtual scheduler and the domain packets. */
 uint32_t t4_sched_id_of(const struct t4_domain *d, bool per_socket);
 /* A session packet: this host's name and kernel, this version, the
  * command line, the recording's start, period and simulated flag, and a

@@ -136,6 +136,18 @@ int sched_grid_publish(struct t4_grid *g, struct t4_epoch *e, uint64_t duration_
  * the same seqlock window; false while a command is being written. */
 bool sched_grid_read(const struct t4_grid *g, struct t4_epoch *e, uint64_t *now);
 
+/* ---- drains -------------------------------------------------------------- */
+
+/* How often the drain threads take what the kernel wrote (kpath.c: the
+ * trigger records; activity.c: slices and probe bookmarks). A probe bookmark
+ * may wait for both before its packet is written: together they stay well
+ * inside the late-bookmark bound readers wait for (FORMAT.md 6.1); at
+ * periods where the readers' wait is shorter (t4_bookmark_must_hurry) a
+ * probe bookmark wakes the activity drain at once. */
+#define SCHED_DRAIN_NS 50000000ull
+_Static_assert(2 * SCHED_DRAIN_NS <= T4_BOOKMARK_LATE_NS / 2,
+	       "two drains fit in half the late-bookmark bound");
+
 /* ---- monitors and schedulers ------------------------------------------- */
 
 struct central;
@@ -229,6 +241,33 @@ struct t4_ref_clocks {
  * previous trigger (scheduler 0). */
 void sched_central_fire(struct central *c, const struct t4_point *p, uint64_t missed,
 		     const struct t4_trigger_bm *bm, const struct t4_ref_clocks *clk);
+
+/* ---- what every scheduler writes: live (sched.c) and virtual (virtual.c) -- */
+
+/* The scheduler IDs that fire, ascending, into ids (room for ds->n):
+ * one per ID that has domains (a socket without counters has none: no CPU
+ * would fire it). ids[0], the recording's lowest, is "scheduler 0" of
+ * docs/FORMAT.md 6.1: it writes the bookmark packets. Returns how many
+ * (metadata.c, beside t4_sched_id_of). */
+size_t sched_ids(const struct t4_domain_set *ds, bool per_socket, uint32_t *ids);
+
+/* One trigger as its scheduler fires it. */
+struct sched_fire {
+	uint32_t sched_id;
+	bool zero;                  /* scheduler 0: ids[0] of sched_ids */
+	struct t4_point p;          /* its ID and reference flags */
+	uint64_t missed;            /* IDs it missed before p: overruns */
+	struct t4_trigger_bm bm;    /* what it knew of the bookmark commands */
+	struct t4_ref_clocks clk;
+};
+
+/* Write trigger f into ring: scheduler 0's bookmark packets first (those
+ * of the commands it saw: sched_bookmarks_on_trigger), then its reference
+ * packet, formed in pkt. The one writer of both for the live and the
+ * virtual scheduler. Returns t4_ring_put's result for the reference
+ * packet (pkt->ref says what it carried). */
+int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
+			struct t4_ring *ring, struct t4_packet *pkt);
 
 /* The clock of s's packets: CLOCK_MONOTONIC in the kernel's path,
  * CLOCK_MONOTONIC_RAW in user space's (t4_sched_now reads it). */

@@ -16,26 +16,25 @@
  * preempt_prob, preempt_min_ns..preempt_max_ns; the sample is taken at a
  * uniform instant inside that read window.
  *
- * What the live scheduler does and this mirrors: trigger IDs on the grid
- * (ID k at t0 + k * period), one scheduler per socket with per_socket
- * (t4_sched_id_of), bookmark IDs per distinct name and one bookmark packet per change by
- * scheduler 0 before its first trigger that carries it, a monitor that
- * answers late skips a trigger (its next answer covers both) and is
- * counted as unanswered, a return packet that is not logged is taken back
- * (t4_domain_unread) so the domain's next one carries its counts. Monitors
- * are grouped per (scheduler, socket), the CPUs of the simulated PMUs on a
- * machine with two or more CPUs. Unlike the live one: every monitor may be
- * late (the live scheduler reads its own CPU's monitor inline), and no
- * scheduler ever is, so every ID is fired (the live one skips the IDs its
- * CPU woke too late for and counts them as overruns); and it takes no
- * commands (whose triggers take IDs of their own live: bpf/trigger.h).
+ * What it shares with the live scheduler: its schedulers (sched_ids: one
+ * per scheduler ID with domains, one per socket with per_socket, the lowest
+ * "scheduler 0"), the bookmark queue (bookmark.c: each phase change is a
+ * command set at its instant) and the writer of the reference and bookmark
+ * packets (sched_write_trigger). What it mirrors: a monitor that answers
+ * late skips a trigger (its next answer covers both) and is counted as
+ * unanswered; when it is a scheduler's own monitor (its first, whose thread
+ * the live scheduler is) the scheduler skips the trigger too: no reference
+ * packet, and an overrun in its next one. A return packet that is not
+ * logged is taken back (t4_domain_unread) so the domain's next one carries
+ * its counts. Monitors are grouped per (scheduler, socket), the CPUs of the
+ * simulated PMUs on a machine with two or more CPUs.
  *
  * Every choice is a hash of (seed, what, which, trigger) (t4_hash), so one
  * knob never shifts another and a seed gives the same packets on any
  * machine. All packets go into one ring: one producer, so the log's order
  * and bytes are deterministic (with a chunk time limit that never fires).
  */
-#include "sched.h"
+#include "sched_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -54,14 +53,13 @@
 #define V_WINDOW_MAX 3000
 #define V_PREEMPT_MIN 20000
 #define V_PREEMPT_MAX 100000
-#define V_BOOKMARKS 8 /* the initial one and the phases */
 
 enum { TAG_JITTER = 1, TAG_LAG, TAG_READ, TAG_LATE };
 enum { PICK_NOISE = 1, PICK_PREEMPT, PICK_WINDOW, PICK_POS, PICK_DROP };
 
 struct vdom {
 	struct t4_domain *d;
-	uint32_t sched, mon;
+	uint32_t sched, mon; /* indexes of v->sched and v->mon */
 	uint64_t lag; /* read start after the reference time */
 };
 
@@ -71,21 +69,27 @@ struct vmon {
 	bool late; /* skips the current trigger */
 };
 
+struct vsched {
+	uint32_t id;
+	uint32_t mon;    /* its own monitor: the first of its domains' */
+	uint64_t missed; /* triggers it skipped since its last one */
+	uint64_t ref;    /* the current trigger's reference time */
+	bool fired;      /* it fired the current trigger */
+};
+
 struct virt {
 	const struct t4_virtual_opts *o;
 	const struct t4_sim *sim;
 	uint64_t t0, last;    /* grid origin; ID of the final trigger */
 	uint64_t pmin, pmax;  /* preempted read windows */
-	uint32_t n_sched;
+	struct vsched *sched;  /* sched_ids' order: [0] is scheduler 0 */
+	size_t n_sched;
 	struct vdom *dom;
 	size_t n_dom;
 	struct vmon *mon;
 	size_t n_mon;
-	char names[V_BOOKMARKS][T4_NAME_MAX]; /* bookmark ID i + 1 */
-	uint32_t n_names;
-	uint32_t initial;      /* ID of the initial bookmark, 0 = none */
-	uint64_t first_change; /* phase bookmarks from here; UINT64_MAX: none */
-	uint64_t next_change;  /* next phase change not yet in the log */
+	struct t4_bookmarks *bm;
+	uint64_t next_change;  /* next phase change not yet queued; UINT64_MAX: none */
 	struct t4_sched_status st;
 	struct t4_hist window, skew, latency;
 	struct t4_packet pkt;
@@ -121,15 +125,19 @@ static uint64_t choice(uint64_t read_hash, uint64_t what)
 	return t4_mix64(read_hash + what * 0x9e3779b97f4a7c15ull);
 }
 
-static int put(struct virt *v)
+/* A ring's refusal (rc < 0) as this recording's error. */
+static int ring_error(int rc)
 {
-	int rc = t4_ring_put(v->o->ring, &v->pkt);
-
 	if (rc == -ENOBUFS)
 		return t4_err(ENOBUFS, "virtual recording: ring full (it must be a T4_RING_WAIT ring)");
 	if (rc == -EPIPE)
 		return t4_err(EPIPE, "virtual recording: the log was closed");
 	return rc;
+}
+
+static int put(struct virt *v)
+{
+	return ring_error(t4_ring_put(v->o->ring, &v->pkt));
 }
 
 /* ---- checking and setting up ------------------------------------------ */
@@ -210,85 +218,86 @@ static uint32_t monitor_of(struct virt *v, uint32_t sched, int socket)
 	return (uint32_t)v->n_mon++;
 }
 
+/* The index of scheduler ID id in v->sched. */
+static uint32_t sched_index(const struct virt *v, uint32_t id)
+{
+	uint32_t i = 0;
+
+	while (v->sched[i].id != id)
+		i++;
+	return i;
+}
+
+static int setup_scheds(struct virt *v)
+{
+	const struct t4_domain_set *ds = v->o->domains;
+	uint32_t *ids = calloc(ds->n, sizeof(*ids));
+
+	v->sched = calloc(ds->n, sizeof(*v->sched));
+	if (!ids || !v->sched) {
+		free(ids);
+		return t4_err(ENOMEM, "virtual recording: out of memory");
+	}
+	v->n_sched = sched_ids(ds, v->o->per_socket, ids);
+	for (size_t i = 0; i < v->n_sched; i++)
+		v->sched[i] = (struct vsched){ .id = ids[i], .mon = UINT32_MAX };
+	free(ids);
+	return 0;
+}
+
 static int setup_domains(struct virt *v)
 {
 	const struct t4_domain_set *ds = v->o->domains;
+	int rc = setup_scheds(v);
 
 	v->dom = calloc(ds->n, sizeof(*v->dom));
 	v->mon = calloc(ds->n, sizeof(*v->mon));
-	if (!v->dom || !v->mon)
-		return t4_err(ENOMEM, "virtual recording: out of memory");
+	if (rc < 0 || !v->dom || !v->mon)
+		return rc < 0 ? rc : t4_err(ENOMEM, "virtual recording: out of memory");
 	for (size_t i = 0; i < ds->n; i++) {
 		struct vdom *vd = &v->dom[v->n_dom++];
 		const struct t4_pmu *p = ds->v[i].counters[0].pmu;
 
 		vd->d = &ds->v[i];
-		vd->sched = t4_sched_id_of(vd->d, v->o->per_socket);
+		vd->sched = sched_index(v, t4_sched_id_of(vd->d, v->o->per_socket));
 		vd->mon = monitor_of(v, vd->sched, p ? p->socket : -1);
 		vd->lag = draw(v, TAG_LAG, i, 0, V_LAG_MIN, V_LAG_MAX);
-		if (vd->sched + 1 > v->n_sched)
-			v->n_sched = vd->sched + 1;
+		if (v->sched[vd->sched].mon == UINT32_MAX)
+			v->sched[vd->sched].mon = vd->mon;
 	}
 	return 0;
 }
 
-/* ---- bookmarks ------------------------------------------------------------ */
+/* ---- bookmarks: commands of the live scheduler's queue ------------------ */
 
-static uint32_t bookmark_id(struct virt *v, const char *name)
-{
-	for (uint32_t i = 0; i < v->n_names; i++)
-		if (!strcmp(v->names[i], name))
-			return i + 1;
-	t4_strlcpy(v->names[v->n_names], name, T4_NAME_MAX);
-	return ++v->n_names;
-}
-
-/* The bookmark in effect at reference time t. */
-static uint32_t bookmark_at(struct virt *v, uint64_t t)
-{
-	if (t < v->first_change)
-		return v->initial;
-	return bookmark_id(v, t4_sim_phase_at(v->sim, t));
-}
-
-static void setup_bookmarks(struct virt *v)
+/* The initial bookmark (or the phase at the start) set at t0, so that
+ * trigger 0 carries it; the phase changes follow as they come. */
+static int setup_bookmarks(struct virt *v)
 {
 	const struct t4_virtual_opts *o = v->o;
+	struct t4_bookmarks_opts bo = { .clock = CLOCK_MONOTONIC_RAW };
+	const char *initial = o->bookmark;
+	int rc = sched_bookmarks_new(&v->bm, &bo);
 
-	v->first_change = o->phase_bookmarks ? t4_sim_next_phase_change(v->sim, v->t0)
-					     : UINT64_MAX;
-	v->next_change = v->first_change;
-	if (o->bookmark)
-		v->initial = bookmark_id(v, o->bookmark);
-	else if (o->phase_bookmarks)
-		v->initial = bookmark_id(v, t4_sim_phase_at(v->sim, v->t0));
+	v->next_change = o->phase_bookmarks ? t4_sim_next_phase_change(v->sim, v->t0)
+					    : UINT64_MAX;
+	if (!initial && o->phase_bookmarks)
+		initial = t4_sim_phase_at(v->sim, v->t0);
+	if (rc == 0 && initial)
+		rc = sched_bookmarks_set_at(v->bm, initial, v->t0);
+	return rc;
 }
 
-static int put_bookmark(struct virt *v, uint32_t id, uint64_t first, uint64_t set_ns)
-{
-	struct t4_bookmark_pkt *b = &v->pkt.bookmark;
-
-	memset(&v->pkt, 0, sizeof(v->pkt));
-	v->pkt.type = T4_PKT_BOOKMARK;
-	b->bookmark_id = id;
-	b->first_trigger = first;
-	b->set_ns = set_ns;
-	memcpy(b->name, v->names[id - 1], T4_NAME_MAX);
-	return put(v);
-}
-
-/* Scheduler 0, before its trigger k at ref: the initial bookmark, then one
- * packet per phase change since its previous trigger. */
-static int put_bookmarks(struct virt *v, uint64_t k, uint64_t ref)
+/* Queue the phase changes up to reference time t: each a bookmark command
+ * set at its instant. */
+static int queue_changes(struct virt *v, uint64_t t)
 {
 	int rc = 0;
 
-	if (k == 0 && v->initial)
-		rc = put_bookmark(v, v->initial, 0, v->t0);
-	while (rc >= 0 && v->next_change <= ref) {
+	while (rc >= 0 && v->next_change <= t) {
 		uint64_t at = v->next_change;
 
-		rc = put_bookmark(v, bookmark_id(v, t4_sim_phase_at(v->sim, at)), k, at);
+		rc = sched_bookmarks_set_at(v->bm, t4_sim_phase_at(v->sim, at), at);
 		v->next_change = t4_sim_next_phase_change(v->sim, at);
 	}
 	return rc;
@@ -296,22 +305,26 @@ static int put_bookmarks(struct virt *v, uint64_t k, uint64_t ref)
 
 /* ---- triggers ------------------------------------------------------------- */
 
-static int put_ref(struct virt *v, uint32_t s, uint64_t k, uint64_t ref)
+/* Scheduler v->sched[s] writes trigger k at ref, as the live one does. */
+static int put_trigger(struct virt *v, uint32_t s, uint64_t k, uint64_t ref)
 {
-	v->pkt.type = T4_PKT_REF;
-	v->pkt.ref = (struct t4_ref_pkt){
-		.trigger_id = k,
-		.sched_id = s,
-		.bookmark_id = bookmark_at(v, ref),
-		.ref_ns = ref,
-		.mono_ns = ref + V_MONO_OFFSET_NS,
-		.real_ns = V_REAL_BASE_NS + ref,
-		.local_clock = ref + V_LOCAL_OFFSET_NS,
-		.flags = k == v->last ? T4_REF_FINAL : T4_REF_PERIODIC,
+	struct vsched *vs = &v->sched[s];
+	struct sched_fire f = {
+		.sched_id = vs->id,
+		.zero = s == 0,
+		.p = { .id = k, .flags = k == v->last ? T4_REF_FINAL : T4_REF_PERIODIC },
+		.missed = vs->missed,
+		.bm = { .seen = sched_bookmarks_seen(v->bm), .at_ns = ref,
+			.id = sched_bookmarks_current(v->bm) },
+		.clk = { .ref = ref, .mono = ref + V_MONO_OFFSET_NS, .real = V_REAL_BASE_NS + ref,
+			 .local = ref + V_LOCAL_OFFSET_NS },
 	};
-	if (s == 0)
+	int rc = sched_write_trigger(v->bm, &f, v->o->ring, &v->pkt);
+
+	vs->missed = 0;
+	if (f.zero)
 		v->st.bookmark_id = v->pkt.ref.bookmark_id;
-	return put(v);
+	return ring_error(rc);
 }
 
 /* Log (or, with drop_prob, leave out and take back) one read. */
@@ -355,7 +368,9 @@ static int read_domain(struct virt *v, size_t i, uint64_t k, uint64_t ref, uint6
 }
 
 /* Which monitors of scheduler s skip trigger k (never the baseline and
- * never the final one, as the live scheduler waits for those). */
+ * never the final one, as the live scheduler waits for those): the
+ * scheduler's own monitor is an overrun of the scheduler, any other an
+ * unanswered trigger. */
 static void choose_late(struct virt *v, uint32_t s, uint64_t k)
 {
 	for (size_t m = 0; m < v->n_mon; m++) {
@@ -363,19 +378,24 @@ static void choose_late(struct virt *v, uint32_t s, uint64_t k)
 			continue;
 		v->mon[m].late = k > 0 && k < v->last &&
 				 chance(v, TAG_LATE, m, k, v->o->late_prob);
-		v->st.unanswered += v->mon[m].late;
+		if (m == v->sched[s].mon) {
+			v->sched[s].missed += v->mon[m].late;
+			v->st.overruns += v->mon[m].late;
+		} else
+			v->st.unanswered += v->mon[m].late;
 	}
 }
 
-/* Scheduler s fires trigger k at grid point grid. */
-static int fire(struct virt *v, uint32_t s, uint64_t k, uint64_t grid)
+/* Scheduler v->sched[s] fires trigger k at its reference time (unless its
+ * own monitor is late: then only its other monitors answer). */
+static int fire(struct virt *v, uint32_t s, uint64_t k)
 {
-	uint64_t ref = grid + draw(v, TAG_JITTER, s, k, 0, V_JITTER_MAX), end = ref;
-	int rc = s == 0 ? put_bookmarks(v, k, ref) : 0;
+	uint64_t ref = v->sched[s].ref, end = ref;
+	int rc = queue_changes(v, ref);
 
-	if (rc >= 0)
-		rc = put_ref(v, s, k, ref);
 	choose_late(v, s, k);
+	if (rc >= 0 && !v->mon[v->sched[s].mon].late)
+		rc = put_trigger(v, s, k, ref);
 	for (size_t i = 0; i < v->n_dom && rc >= 0; i++)
 		if (v->dom[i].sched == s && !v->mon[v->dom[i].mon].late)
 			rc = read_domain(v, i, k, ref, &end);
@@ -385,18 +405,41 @@ static int fire(struct virt *v, uint32_t s, uint64_t k, uint64_t grid)
 	return rc;
 }
 
+/* Every scheduler fires trigger k (grid point grid) in the order of their
+ * reference times, as the live ones would, each on its own CPU: so the
+ * bookmark in force when one fires is the one at its reference time. */
+static int fire_all(struct virt *v, uint64_t k, uint64_t grid)
+{
+	int rc = 0;
+
+	for (size_t s = 0; s < v->n_sched; s++) {
+		v->sched[s].ref = grid + draw(v, TAG_JITTER, v->sched[s].id, k, 0, V_JITTER_MAX);
+		v->sched[s].fired = false;
+	}
+	for (size_t n = 0; n < v->n_sched && rc >= 0; n++) {
+		uint32_t next = UINT32_MAX;
+
+		for (uint32_t s = 0; s < v->n_sched; s++)
+			if (!v->sched[s].fired &&
+			    (next == UINT32_MAX || v->sched[s].ref < v->sched[next].ref))
+				next = s;
+		v->sched[next].fired = true;
+		rc = fire(v, next, k);
+	}
+	return rc;
+}
+
 /* ---- the recording ----------------------------------------------------------- */
 
 static void finish_status(struct virt *v, struct t4_sched_status *st)
 {
 	*st = v->st;
-	st->schedulers = v->n_sched;
-	st->triggers = (v->last + 1) * v->n_sched;
+	st->schedulers = (uint32_t)v->n_sched;
+	st->triggers = (v->last + 1) * v->n_sched - st->overruns;
 	st->finished = true;
 	st->periodic = true;
 	st->period_ns = v->o->period_ns;
-	if (st->bookmark_id)
-		t4_strlcpy(st->bookmark, v->names[st->bookmark_id - 1], sizeof(st->bookmark));
+	sched_bookmarks_name(v->bm, st->bookmark_id, st->bookmark, sizeof(st->bookmark));
 	st->latency_p50 = t4_hist_quantile(&v->latency, 0.5);
 	st->latency_p99 = t4_hist_quantile(&v->latency, 0.99);
 	st->latency_max = v->latency.max;
@@ -419,8 +462,7 @@ static int virt_init(struct virt *v, const struct t4_virtual_opts *o)
 	v->last = (o->duration_ns + o->period_ns - 1) / o->period_ns;
 	if ((rc = setup_domains(v)) < 0)
 		return rc;
-	setup_bookmarks(v);
-	return 0;
+	return setup_bookmarks(v);
 }
 
 int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *st)
@@ -432,10 +474,13 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 		return t4_err(ENOMEM, "virtual recording: out of memory");
 	rc = virt_init(v, o);
 	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++)
-		for (uint32_t s = 0; rc >= 0 && s < v->n_sched; s++)
-			rc = fire(v, s, k, v->t0 + k * o->period_ns);
+		rc = fire_all(v, k, v->t0 + k * o->period_ns);
+	if (rc >= 0) /* what was set after scheduler 0's final trigger, as live */
+		sched_bookmarks_close(v->bm, v->last + 1, o->ring);
 	if (rc >= 0 && st)
 		finish_status(v, st);
+	sched_bookmarks_free(v->bm);
+	free(v->sched);
 	free(v->dom);
 	free(v->mon);
 	free(v);

@@ -130,7 +130,7 @@ static void totals_exact(const struct vrec *r, const struct t4_decoder *dec)
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 		const struct t4_domain *sd = domain_by_id(r, d->id);
 		const struct truth *first = truth_of(r, d->id, 0);
-		uint64_t last_k = r->st.triggers - 1;
+		uint64_t last_k = r->st.triggers + r->st.overruns - 1; /* one scheduler */
 		const struct truth *last = truth_of(r, d->id, last_k);
 		cr_assert(first && last);
 		for (size_t c = 0; c < sd->n; c++) {
