@@ -468,7 +468,7 @@ static void expect_clock(const struct trace *t, uint32_t clock, const char *name
 	}
 }
 
-Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
+Test(decode_perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
 {
 	struct decoded x;
 
@@ -480,7 +480,7 @@ Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
 /* A log whose reference clock is CLOCK_MONOTONIC (what the in-kernel
  * trigger path records; written here from FORMAT.md by tools/t4write.py
  * --grid): the trace's clock is Perfetto's MONOTONIC, clock 3. */
-Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
+Test(decode_perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 {
 	struct decoded x;
 	char *script = realpath("tools/t4write.py", NULL);
@@ -499,7 +499,7 @@ Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 	teardown(&x);
 }
 
-Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
+Test(decode_perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
 {
 	struct decoded x;
 	struct val *csv;
@@ -542,7 +542,7 @@ Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
 /* The root orders its children explicitly: the phases track first, then
  * the PMU kinds; a counter in a unit Perfetto has no enum for says it
  * in unit_name (GB/s, GHz, req/cycle, ...), bytes and ns by the enum. */
-Test(perfetto, phases_first_and_every_unit_named, .timeout = 120)
+Test(decode_perfetto, phases_first_and_every_unit_named, .timeout = 120)
 {
 	struct decoded x;
 	const struct pkt *root = NULL, *phases = NULL;
@@ -613,17 +613,17 @@ static void counters_match_csv(const char *opts)
 	teardown(&x);
 }
 
-Test(perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
+Test(decode_perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
 {
 	counters_match_csv("");
 }
 
-Test(perfetto, filters_and_grid_match_csv_too, .timeout = 120)
+Test(decode_perfetto, filters_and_grid_match_csv_too, .timeout = 120)
 {
 	counters_match_csv("--pmu 'nvidia_pcie*' --event 'rd_*' --grid 25ms");
 }
 
-Test(perfetto, timestamps_increase_per_track, .timeout = 120)
+Test(decode_perfetto, timestamps_increase_per_track, .timeout = 120)
 {
 	struct decoded x;
 	uint64_t *last;
@@ -647,7 +647,7 @@ Test(perfetto, timestamps_increase_per_track, .timeout = 120)
 	teardown(&x);
 }
 
-Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
+Test(decode_perfetto, bookmark_phases_are_slices, .timeout = 120)
 {
 	struct decoded x;
 	const struct pkt *ev[8], *phases = NULL;
@@ -689,7 +689,7 @@ Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
 /* A filter that matches nothing is an error (exit 2, the closest name),
  * and no trace is left behind; a time window with no interval in it is
  * still a trace. */
-Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
+Test(decode_perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
 {
 	struct decoded x;
 
@@ -707,7 +707,7 @@ Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeo
 	teardown(&x);
 }
 
-Test(perfetto, refused_on_a_terminal, .timeout = 60)
+Test(decode_perfetto, refused_on_a_terminal, .timeout = 60)
 {
 	struct fx f;
 
@@ -723,7 +723,7 @@ Test(perfetto, refused_on_a_terminal, .timeout = 60)
 
 /* The output breaks part way (a file size limit: EFBIG): exit 1, a message
  * naming the error, and no file left behind, complete or partial. */
-Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
+Test(decode_perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 {
 	struct fx f;
 
@@ -750,7 +750,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
  * under their process's track (ProcessDescriptor); the recorder's own
  * threads are not among them (other t410trace processes may be: -a sees
  * every process, so the recorder is told by its PID). */
-Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
+Test(decode_perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 {
 	struct fx f;
 	size_t threads = 0, processes = 0;

@@ -116,7 +116,7 @@ static const struct {
 	{ "{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/in_rd_cum_outs/}", 2, { 0x2, 0x1 } },
 };
 
-Test(h1_events, seed000_examples)
+Test(events, seed000_examples)
 {
 	struct t4_pmu_set set = fixture();
 
@@ -138,7 +138,7 @@ Test(h1_events, seed000_examples)
 }
 
 /* The tables above hold every example line of the seed file. */
-Test(h1_events, seed000_table_is_complete)
+Test(events, seed000_table_is_complete)
 {
 	FILE *f = fopen(SEED000, "r");
 	char line[512];
@@ -170,7 +170,7 @@ Test(h1_events, seed000_table_is_complete)
 	cr_expect_eq(seen, 20);
 }
 
-Test(h1_events, good_strings)
+Test(events, good_strings)
 {
 	static const struct good good[] = {
 		/* alias, then a bare flag term, like perf */
@@ -209,7 +209,7 @@ Test(h1_events, good_strings)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, counter_attributes)
+Test(events, counter_attributes)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -318,7 +318,7 @@ static const struct bad bad_strings[] = {
 				   "subsys:tracepoint or pmu/event/) (did you mean task-clock?)" },
 };
 
-Test(h1_events, bad_strings)
+Test(events, bad_strings)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -336,7 +336,7 @@ Test(h1_events, bad_strings)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, wildcards)
+Test(events, wildcards)
 {
 	static const char *pcie[] = { "nvidia_pcie_pmu_0_rc_0", "nvidia_pcie_pmu_0_rc_1",
 				      "nvidia_pcie_pmu_0_rc_4", "nvidia_pcie_pmu_1_rc_2",
@@ -363,7 +363,7 @@ Test(h1_events, wildcards)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, groups_and_software)
+Test(events, groups_and_software)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -408,13 +408,13 @@ Test(h1_events, groups_and_software)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, needs_software_and_tracepoint_pmus)
+Test(events, needs_software_and_tracepoint_pmus)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], msg[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_nos");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_nos");
 	snprintf(path, sizeof(path), "%s/acme", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/acme/type", dir);
@@ -440,7 +440,7 @@ Test(h1_events, needs_software_and_tracepoint_pmus)
 	t4_rmtree(dir);
 }
 
-Test(h1_events, defaults_tegra410)
+Test(events, defaults_tegra410)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -464,13 +464,13 @@ Test(h1_events, defaults_tegra410)
 }
 
 /* A Tegra410 PMU without events/ still gets its defaults from the table. */
-Test(h1_events, defaults_from_kind_table)
+Test(events, defaults_from_kind_table)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_ev");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev");
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format/event", dir);
@@ -495,13 +495,13 @@ Test(h1_events, defaults_from_kind_table)
 	t4_rmtree(dir);
 }
 
-Test(h1_events, tracepoint_fixture_tracefs)
+Test(events, tracepoint_fixture_tracefs)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_tp");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_tp");
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir);
@@ -523,7 +523,7 @@ Test(h1_events, tracepoint_fixture_tracefs)
 
 /* ---- this machine's real kernel -------------------------------------------- */
 
-Test(h1_events, real_host_defaults)
+Test(events, real_host_defaults)
 {
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
@@ -551,7 +551,7 @@ Test(h1_events, real_host_defaults)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, real_tracepoint)
+Test(events, real_tracepoint)
 {
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
@@ -576,7 +576,7 @@ Test(h1_events, real_tracepoint)
 
 /* ---- list --resolve ------------------------------------------------------- */
 
-Test(h1_events, cli_resolve)
+Test(events, cli_resolve)
 {
 	static const struct {
 		const char *args, *out;
@@ -618,7 +618,7 @@ Test(h1_events, cli_resolve)
 	}
 }
 
-Test(h1_events, cli_resolve_sim)
+Test(events, cli_resolve_sim)
 {
 	static char out[1 << 16];
 	int rc = h1_run_cli("list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'",
@@ -635,7 +635,7 @@ Test(h1_events, cli_resolve_sim)
 
 /* The event packet's name is what every output shows: cpu-clock:u and
  * cpu-clock:k are two events, not two cpu-clocks. */
-Test(h1_events, modifiers_stay_in_the_name)
+Test(events, modifiers_stay_in_the_name)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -657,7 +657,7 @@ Test(h1_events, modifiers_stay_in_the_name)
 /* Every counter carries the unit of its counts where the catalog (kinds.c
  * for Tegra410 and msr, the software and hardware tables) knows it:
  * whatever way the event was named. */
-Test(h1_events, counts_carry_their_unit)
+Test(events, counts_carry_their_unit)
 {
 	static const struct {
 		const char *spec, *unit;
@@ -694,7 +694,7 @@ Test(h1_events, counts_carry_their_unit)
 
 /* ---- list GLOB, list --metrics (issue 15.6) --------------------------------- */
 
-Test(h1_events, cli_list_glob_filters)
+Test(events, cli_list_glob_filters)
 {
 	static char out[1 << 16];
 	int rc = h1_run_cli("list --sysfs-root " H1_T410 " 'mem_bytes*'", out, sizeof(out));
@@ -725,7 +725,7 @@ Test(h1_events, cli_list_glob_filters)
 			      "mem_bytes_rd?)\n");
 }
 
-Test(h1_events, cli_list_metrics)
+Test(events, cli_list_metrics)
 {
 	static char out[1 << 16];
 	int rc = h1_run_cli("list --metrics", out, sizeof(out));

@@ -1,4 +1,4 @@
-/* test_lib.c - libt410trace as an application sees it (suite control_lib).
+/* test_lib.c - libt410trace as an application sees it (suite lib).
  *
  * tests/apps/lib_app.c is compiled at test time with the target's compiler
  * (t4t_cc(): $T4_CC, else cc) against $T4_OUT/libt410trace.so and
@@ -112,7 +112,7 @@ static void expect_log(struct app *a, const char *want)
 	cr_assert_str_eq(log, want);
 }
 
-Test(control_lib, exports_only_t410_symbols)
+Test(lib, exports_only_t410_symbols)
 {
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
@@ -141,7 +141,7 @@ Test(control_lib, exports_only_t410_symbols)
 	cr_assert_eq(total, 5);
 }
 
-Test(control_lib, bookmarks_arrive_in_order)
+Test(lib, bookmarks_arrive_in_order)
 {
 	struct app a;
 	char want[2048] = "";
@@ -156,7 +156,7 @@ Test(control_lib, bookmarks_arrive_in_order)
 	app_close(&a);
 }
 
-Test(control_lib, threads_serialised)
+Test(lib, threads_serialised)
 {
 	struct app a;
 	char log[sizeof(a.rec.log)], name[32];
@@ -182,7 +182,7 @@ Test(control_lib, threads_serialised)
 	app_close(&a);
 }
 
-Test(control_lib, fork_child_has_own_connection)
+Test(lib, fork_child_has_own_connection)
 {
 	struct app a;
 
@@ -192,7 +192,7 @@ Test(control_lib, fork_child_has_own_connection)
 	app_close(&a);
 }
 
-Test(control_lib, refusals_reported_connection_kept)
+Test(lib, refusals_reported_connection_kept)
 {
 	struct app a;
 
@@ -221,7 +221,7 @@ static FILE *reconnect_app(struct app *a)
 	return p;
 }
 
-Test(control_lib, reconnects_after_recorder_restart)
+Test(lib, reconnects_after_recorder_restart)
 {
 	struct app a;
 	FILE *p;
@@ -238,7 +238,7 @@ Test(control_lib, reconnects_after_recorder_restart)
 
 /* The recorder closes a connection idle past its timeout without a word;
  * the next call resends on a fresh one, and nothing arrives twice. */
-Test(control_lib, resends_after_an_idle_close)
+Test(lib, resends_after_an_idle_close)
 {
 	struct app a;
 	FILE *p;
@@ -253,7 +253,7 @@ Test(control_lib, resends_after_an_idle_close)
 	fake_close(&a.rec);
 }
 
-Test(control_lib, recorder_gone)
+Test(lib, recorder_gone)
 {
 	struct app a;
 	char args[200];
@@ -267,7 +267,7 @@ Test(control_lib, recorder_gone)
 	app_close(&a);
 }
 
-Test(control_lib, no_recorder_is_a_cheap_noop)
+Test(lib, no_recorder_is_a_cheap_noop)
 {
 	struct app a;
 
@@ -282,7 +282,7 @@ Test(control_lib, no_recorder_is_a_cheap_noop)
 	app_close(&a);
 }
 
-Test(control_lib, usable_from_cxx)
+Test(lib, usable_from_cxx)
 {
 	struct app a;
 

@@ -90,12 +90,12 @@ static void write_dev(const char *root, const struct dev *d)
 /* A new directory (PATH_MAX bytes) with the devices' config files. */
 static void make_tree(char *dir)
 {
-	t4t_tmpdir(dir, PATH_MAX, "h1_pci");
+	t4t_tmpdir(dir, PATH_MAX, "t4pci");
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
 		write_dev(dir, &devs[i]);
 }
 
-Test(h1_pci, scan_seed000_rows)
+Test(pci, scan_seed000_rows)
 {
 	char dir[PATH_MAX];
 	struct t4_pci_port *v;
@@ -116,7 +116,7 @@ Test(h1_pci, scan_seed000_rows)
 	t4_rmtree(dir);
 }
 
-Test(h1_pci, scan_errors_and_empty)
+Test(pci, scan_errors_and_empty)
 {
 	char dir[PATH_MAX];
 	struct t4_pci_port *v = (void *)1;
@@ -126,7 +126,7 @@ Test(h1_pci, scan_errors_and_empty)
 	cr_expect_str_eq(t4_errmsg(), "/nonexistent/pci: No such file or directory");
 	cr_expect_null(v);
 	cr_expect_eq(n, 0);
-	t4t_tmpdir(dir, sizeof(dir), "h1_pcie");
+	t4t_tmpdir(dir, sizeof(dir), "t4pcie");
 	cr_expect_eq(t4_pci_scan(dir, &v, &n), 0);
 	cr_expect_eq(n, 0);
 	free(v);
@@ -136,7 +136,7 @@ Test(h1_pci, scan_errors_and_empty)
 	free(v);
 }
 
-Test(h1_pci, cli_list_pci)
+Test(pci, cli_list_pci)
 {
 	char dir[PATH_MAX], args[PATH_MAX + 64];
 	static char out[8192];

@@ -28,7 +28,7 @@ static struct t4_pmu_set load(const char *root)
 	return set;
 }
 
-Test(h1_pmu, fixture_has_all_seven_kinds)
+Test(pmu, fixture_has_all_seven_kinds)
 {
 	struct t4_pmu_set set = load(H1_T410);
 	size_t nk;
@@ -49,7 +49,7 @@ Test(h1_pmu, fixture_has_all_seven_kinds)
 	cr_expect_null(set.pmus);
 }
 
-Test(h1_pmu, fixture_pmu_details)
+Test(pmu, fixture_pmu_details)
 {
 	struct t4_pmu_set set = load(H1_T410);
 	const struct t4_pmu *p = t4_pmus_find(&set, "nvidia_pcie_pmu_1_rc_3");
@@ -97,7 +97,7 @@ Test(h1_pmu, fixture_pmu_details)
 	t4_pmus_free(&set);
 }
 
-Test(h1_pmu, alias_scale_unit_and_attrs_ignored)
+Test(pmu, alias_scale_unit_and_attrs_ignored)
 {
 	struct t4_pmu_set set = load(H1_T410);
 	const struct t4_pmu *p = t4_pmus_find(&set, "acme_pmu");
@@ -114,7 +114,7 @@ Test(h1_pmu, alias_scale_unit_and_attrs_ignored)
 	t4_pmus_free(&set);
 }
 
-Test(h1_pmu, format_spec_forms)
+Test(pmu, format_spec_forms)
 {
 	struct t4_format f;
 	char buf[64];
@@ -138,7 +138,7 @@ Test(h1_pmu, format_spec_forms)
 	cr_expect_eq(f.n_ranges, 3);
 }
 
-Test(h1_pmu, format_spec_errors)
+Test(pmu, format_spec_errors)
 {
 	static const struct {
 		const char *spec, *msg;
@@ -163,7 +163,7 @@ Test(h1_pmu, format_spec_errors)
 	}
 }
 
-Test(h1_pmu, format_apply)
+Test(pmu, format_apply)
 {
 	struct t4_format f;
 	uint64_t cfg[3] = { 0, 0, 0 };
@@ -186,7 +186,7 @@ Test(h1_pmu, format_apply)
 	cr_expect_eq(cfg[1], ~0ull);
 }
 
-Test(h1_pmu, broken_trees)
+Test(pmu, broken_trees)
 {
 	static const struct {
 		const char *root, *msg;
@@ -214,12 +214,12 @@ Test(h1_pmu, broken_trees)
 	}
 }
 
-Test(h1_pmu, simulated_marker)
+Test(pmu, simulated_marker)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
 	struct t4_pmu_set set;
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_pmu");
+	t4t_tmpdir(dir, sizeof(dir), "t4pmu");
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0/type", dir);
@@ -241,7 +241,7 @@ Test(h1_pmu, simulated_marker)
 	t4_rmtree(dir);
 }
 
-Test(h1_pmu, real_sysfs)
+Test(pmu, real_sysfs)
 {
 	struct t4_pmu_set set = load(NULL);
 	const struct t4_pmu *sw = t4_pmus_find(&set, "software");
@@ -263,7 +263,7 @@ Test(h1_pmu, real_sysfs)
 
 /* ---- t410trace list ------------------------------------------------------- */
 
-Test(h1_pmu, cli_list_text_and_json)
+Test(pmu, cli_list_text_and_json)
 {
 	static char out[1 << 17];
 	int rc = h1_run_cli("list --sysfs-root " H1_T410, out, sizeof(out));
@@ -291,7 +291,7 @@ Test(h1_pmu, cli_list_text_and_json)
 	cr_expect_not_null(strstr(out, "{\"name\":\"src_bdf\",\"spec\":\"config1:8-23\"}"));
 }
 
-Test(h1_pmu, cli_list_sim_and_host)
+Test(pmu, cli_list_sim_and_host)
 {
 	static char out[1 << 17];
 	int rc = h1_run_cli("list --sim=3", out, sizeof(out));
@@ -308,7 +308,7 @@ Test(h1_pmu, cli_list_sim_and_host)
 	cr_expect_not_null(strstr(out, "  software\n    type 1, cpumask (none: per CPU)\n"));
 }
 
-Test(h1_pmu, cli_list_usage_errors)
+Test(pmu, cli_list_usage_errors)
 {
 	static const struct {
 		const char *args, *msg;
@@ -340,7 +340,7 @@ Test(h1_pmu, cli_list_usage_errors)
 
 /* Found by tools/fuzz/fuzz_parse: util's parsers quote their input in
  * their messages; a line break there no longer splits the message. */
-Test(h1_pmu, parse_messages_one_line)
+Test(pmu, parse_messages_one_line)
 {
 	uint64_t ns;
 
@@ -354,7 +354,7 @@ Test(h1_pmu, parse_messages_one_line)
  * the CPU count was an int summed without a bound ("0-2147483647,
  * 0-2147483647" overflowed it) and CPU numbers beyond int were truncated
  * ("4294967297" read as CPU 1). */
-Test(h1_pmu, cpulist_bounds)
+Test(pmu, cpulist_bounds)
 {
 	int n = 0;
 
