@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_testutil.h"
 #include "probe.h"
 
 /* ---- running commands ------------------------------------------------------ */
@@ -39,6 +40,7 @@ struct fx {
 	char dir[PATH_MAX];
 	char path[PATH_MAX + 64]; /* scratch for dir/NAME */
 	char schema[PATH_MAX];    /* the folder of decode/perfetto.proto */
+	char out[8192];           /* what the last shell() printed */
 };
 
 /* dir/name, in a scratch buffer valid until the next call. */
@@ -48,34 +50,25 @@ static const char *at(struct fx *f, const char *name)
 	return f->path;
 }
 
-/* Run a shell command line in the fixture's directory, its output into
- * dir/out; returns the exit status. */
+/* Run a shell command line in the fixture's directory, its output and
+ * errors into f->out; returns the exit status. */
 static int shell(struct fx *f, const char *fmt, ...)
 {
-	char cmd[4 * PATH_MAX];
 	va_list ap;
-	int n = snprintf(cmd, sizeof(cmd), "cd '%s' && (", f->dir);
+	int rc;
 
 	va_start(ap, fmt);
-	n += vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
+	rc = cli_vexec(&(struct cli_io){ .dir = f->dir, .out = f->out, .cap = sizeof(f->out),
+					  .merge_err = true },
+		       fmt, ap);
 	va_end(ap);
-	cr_assert_lt((size_t)n + 12, sizeof(cmd), "command line too long");
-	snprintf(cmd + n, sizeof(cmd) - (size_t)n, ") >out 2>&1");
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return rc;
 }
 
 /* What the last command printed. */
 static const char *output(struct fx *f)
 {
-	static char buf[8192];
-	FILE *p = fopen(at(f, "out"), "r");
-	size_t n = p ? fread(buf, 1, sizeof(buf) - 1, p) : 0;
-
-	buf[n] = '\0';
-	if (p)
-		fclose(p);
-	return buf;
+	return f->out;
 }
 
 static void fx_init(struct fx *f)
@@ -486,7 +479,7 @@ Test(decode_perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 	char *script = realpath("tools/t4write.py", NULL);
 
 	fx_init(&x.f);
-	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null")) {
+	if (!script || !t4t_have_cmds("python3 zstd")) {
 		fx_fini(&x.f);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
@@ -734,7 +727,7 @@ Test(decode_perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 			   f.bin),
 		     1, "%s", output(&f));
 	cr_assert(strstr(output(&f), "perfetto"), "%s", output(&f));
-	cr_assert_eq(shell(&f, "ls | grep -v '^out$' | grep -vx s.t4t | grep ."), 1,
+	cr_assert_eq(shell(&f, "ls | grep -vx s.t4t | grep ."), 1,
 		     "left behind: %s", output(&f));
 	if (geteuid() != 0) { /* root writes into read-only directories */
 		cr_assert_eq(shell(&f, "mkdir ro && chmod 555 ro"), 0);

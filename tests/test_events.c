@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
@@ -21,7 +22,7 @@ static struct t4_pmu_set fixture(void)
 {
 	struct t4_pmu_set set;
 
-	cr_assert_eq(t4_pmus_discover(&set, H1_T410), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_discover(&set, SYSFS_T410), 0, "%s", t4_errmsg());
 	return set;
 }
 
@@ -582,34 +583,32 @@ Test(events, cli_resolve)
 		const char *args, *out;
 		int rc;
 	} cases[] = {
-		{ "list --sysfs-root " H1_T410 " --resolve "
+		{ "list --sysfs-root " SYSFS_T410 " --resolve "
 		  "'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'",
 		  "nvidia_pcie_pmu_0_rc_4  type=34 config=0x4 config1=0x1018000 config2=0x0 cpu=0  "
 		  "nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x180,src_bdf_en=0x1/\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/cycles/}'",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve '{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/cycles/}'",
 		  "nvidia_nvdlink_pmu_0  type=82 config=0x2 config1=0x0 config2=0x0 cpu=0  "
 		  "nvidia_nvdlink_pmu_0/in_rd_req/  group=0\n"
 		  "nvidia_nvdlink_pmu_0  type=82 config=0x0 config1=0x0 config2=0x0 cpu=0  "
 		  "nvidia_nvdlink_pmu_0/cycles/  group=0  clock\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --json --resolve nvidia_ucf_pmu_1/cycles/",
+		{ "list --sysfs-root " SYSFS_T410 " --json --resolve nvidia_ucf_pmu_1/cycles/",
 		  "{\"simulated\":false,\"counters\":[{\"pmu\":\"nvidia_ucf_pmu_1\",\"name\":\"cycles\","
 		  "\"spec\":\"nvidia_ucf_pmu_1/cycles/\",\"type\":21,\"config\":\"0x100000000\","
 		  "\"config1\":\"0x0\",\"config2\":\"0x0\",\"cpu\":72,\"group\":-1,\"is_clock\":true,"
 		  "\"scale\":1,\"unit\":\"cycles\"}]}\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --resolve nvidia_pcie_pmu_0_rc_0/event=0x0,src_rp_mask=0x1ff/",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve nvidia_pcie_pmu_0_rc_0/event=0x0,src_rp_mask=0x1ff/",
 		  "t410trace: src_rp_mask=0x1ff: value does not fit in config1:0-7 (8 bits)\n", 2 },
-		{ "list --sysfs-root " H1_T410 " --resolve nvidia_ucf_pmu_7/cycles/",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve nvidia_ucf_pmu_7/cycles/",
 		  "t410trace: nvidia_ucf_pmu_7: unknown PMU (did you mean nvidia_ucf_pmu_0?)\n", 2 },
-		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
 		  "t410trace: {nvidia_ucf_pmu_0/cycles/: unbalanced braces (missing '}')\n", 2 },
 		{ "list --resolve", "t410trace list: option '--resolve' needs a value (see 't410trace list --help')\n", 2 },
 	};
 	char out[8192];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int rc = h1_run_cli(cases[i].args, out, sizeof(out));
-		if (rc < 0)
-			cr_skip_test("T4_BIN not set (run through make check)");
+		int rc = cli_t4(out, sizeof(out), "%s", cases[i].args);
 		cr_expect_eq(rc, cases[i].rc, "%s: %s", cases[i].args, out);
 		if (cases[i].rc == 2 && strstr(cases[i].out, "unknown option"))
 			cr_expect_eq(strncmp(out, cases[i].out, strlen(cases[i].out)), 0, "%s", out);
@@ -621,11 +620,8 @@ Test(events, cli_resolve)
 Test(events, cli_resolve_sim)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'",
-			    out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'");
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "# simulated Tegra410\nnvidia_pcie_pmu_0_rc_4  type="));
 	cr_expect_not_null(strstr(out, " config=0x4 config1=0x1018000 config2=0x0 cpu="));
@@ -697,10 +693,8 @@ Test(events, counts_carry_their_unit)
 Test(events, cli_list_glob_filters)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --sysfs-root " H1_T410 " 'mem_bytes*'", out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " 'mem_bytes*'");
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "match 'mem_bytes*'"), "%s", out);
 	cr_expect_not_null(strstr(out, "      mem_bytes_rd           event=0x123  [bytes]  bytes read "
@@ -709,17 +703,17 @@ Test(events, cli_list_glob_filters)
 	cr_expect_null(strstr(out, "filters:"), "only the matching events: %s", out);
 	cr_expect_null(strstr(out, "software"), "%s", out);
 	/* a PMU by name: whole, filters too; a software event by perf's alias */
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " 'NVIDIA_CMEM*'", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " 'NVIDIA_CMEM*'");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "rd_cum_outs            event=0x2  [req-cycles]"), "%s", out);
 	cr_expect_not_null(strstr(out, "filters:"), "%s", out);
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " --json cs", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " --json cs");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "\"name\":\"context-switches\",\"terms\":\"config=0x3\","
 				       "\"scale\":1,\"unit\":\"switches\",\"description\":"), "%s", out);
 	cr_expect_null(strstr(out, "cpu-clock"), "%s", out);
 	/* nothing matches: an error naming the closest */
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " mem_byts_rd", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " mem_byts_rd");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_byts_rd: no PMU or event matches (did you mean "
 			      "mem_bytes_rd?)\n");
@@ -728,12 +722,10 @@ Test(events, cli_list_glob_filters)
 Test(events, cli_list_metrics)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --metrics", out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --metrics");
 	size_t n, lines = 0;
 	const struct t4_kind *k = t4_kinds(&n);
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	/* every formula of every kind, with its unit and description */
 	for (size_t i = 0; i < n; i++)
@@ -750,7 +742,7 @@ Test(events, cli_list_metrics)
 	cr_expect_not_null(strstr(out, "\nTSC\n  tsc_freq = tsc / elapsed_ns  [GHz]\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "\nDRM (one per client and engine found)\n"), "%s", out);
 	/* GLOB by name and by kind; JSON */
-	rc = h1_run_cli("list --metrics '*latency_ns' --json", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics '*latency_ns' --json");
 	cr_assert_eq(rc, 0, "%s", out);
 	for (const char *p = out; (p = strstr(p, "\"name\":")); p++)
 		lines++;
@@ -759,10 +751,10 @@ Test(events, cli_list_metrics)
 				       "\"formula\":\"(rd_cum_outs / rd_req) / (cycles / elapsed_ns)\","
 				       "\"description\":\"mean latency of PCIe device reads\","
 				       "\"headline\":true,\"per_task\":false,\"pattern\":false}"), "%s", out);
-	rc = h1_run_cli("list --metrics TSC", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics TSC");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_null(strstr(out, "software"), "%s", out);
-	rc = h1_run_cli("list --metrics mem_red_bw", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics mem_red_bw");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_red_bw: no metric matches (did you mean mem_read_bw?)\n");
 }

@@ -41,10 +41,9 @@ static void repo_root(char *buf, size_t cap)
 /* Whether the library was built with sanitizers (the app must be too). */
 static bool solib_sanitized(const char *solib)
 {
-	char cmd[PATH_MAX + 80];
+	char out[64];
 
-	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only '%s' | grep -q __asan_", solib);
-	return system(cmd) == 0;
+	return cli_run(out, sizeof(out), "nm -D --undefined-only '%s' | grep -q __asan_", solib) == 0;
 }
 
 /* Compile src (a path under the repo) into a->dir/name with compiler cc
@@ -65,7 +64,7 @@ static void compile(struct app *a, const char *cc, const char *flags, const char
 	snprintf(a->bin, sizeof(a->bin), "%s/%s", a->dir, name);
 	/* The app needs the soname (libt410trace.so.0) at run time, as it
 	 * would after make install: link it next to the app. */
-	rc = run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+	rc = run_shell(a->out, a->err, sizeof(a->out),
 		       "ln -sf '%s' '%s/libt410trace.so.0' && "
 		       "%s %s -Wall -Wextra -Werror -I'%s/include' %s '%s/%s' -o '%s' '%s' "
 		       "-Wl,-rpath,'%s' -pthread",
@@ -100,7 +99,7 @@ static void app_open(struct app *a)
 /* Run the app with T410TRACE_CONTROL set to the fake recorder. */
 static int app_run(struct app *a, const char *args)
 {
-	return run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+	return run_shell(a->out, a->err, sizeof(a->out),
 			 "env T410TRACE_CONTROL='%s' '%s' %s", a->rec.path, a->bin, args);
 }
 
@@ -117,16 +116,14 @@ Test(lib, exports_only_t410_symbols)
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
 			       "t410__probe2" /* the recorder's uprobe point */ };
-	char cmd[PATH_MAX + 64], line[256], sym[200];
+	static char syms[1 << 16];
+	char sym[200];
 	int found = 0, total = 0;
-	FILE *p;
 
 	if (!out)
 		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s/libt410trace.so'", out);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	while (fgets(line, sizeof(line), p)) {
+	cr_assert_eq(cli_run(syms, sizeof(syms), "nm -D --defined-only '%s/libt410trace.so'", out), 0);
+	for (char *line = strtok(syms, "\n"); line; line = strtok(NULL, "\n")) {
 		char addr[40], type[4];
 
 		if (sscanf(line, "%39s %3s %199s", addr, type, sym) != 3)
@@ -136,7 +133,6 @@ Test(lib, exports_only_t410_symbols)
 		for (size_t i = 0; i < T4_ARRAY_LEN(want); i++)
 			found += !strcmp(sym, want[i]);
 	}
-	cr_assert_eq(pclose(p), 0);
 	cr_assert_eq(found, 5);
 	cr_assert_eq(total, 5);
 }
@@ -260,7 +256,7 @@ Test(lib, recorder_gone)
 
 	app_open(&a);
 	snprintf(args, sizeof(args), "gone");
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env T410TRACE_CONTROL='%s/nobody' '%s' %s", a.rec.dir, a.bin, args),
 		     0, "%s", a.err);
 	expect_log(&a, "");
@@ -272,11 +268,11 @@ Test(lib, no_recorder_is_a_cheap_noop)
 	struct app a;
 
 	app_open(&a);
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env -u T410TRACE_CONTROL '%s' noop 10000000", a.bin), 0, "%s", a.err);
 	cr_assert(!strncmp(a.out, "ns/call ", 8), "%s", a.out);
 	cr_log_info("libt410trace without a recorder: %s", a.out);
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env T410TRACE_CONTROL= '%s' noop 1000", a.bin), 0, "%s", a.err);
 	expect_log(&a, "");
 	app_close(&a);
@@ -291,7 +287,7 @@ Test(lib, usable_from_cxx)
 	memset(&a, 0, sizeof(a));
 	fake_open(&a.rec);
 	compile(&a, t4t_cxx(), "", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env -u T410TRACE_CONTROL '%s'", a.bin), 0, "%s", a.err);
 	cr_assert_str_eq(a.out, "ok");
 	app_close(&a);

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
@@ -138,24 +139,19 @@ Test(pci, scan_errors_and_empty)
 
 Test(pci, cli_list_pci)
 {
-	char dir[PATH_MAX], args[PATH_MAX + 64];
+	char dir[PATH_MAX];
 	static char out[8192];
 	int rc;
 
+	cli_bin(); /* skips before the tree is made */
 	make_tree(dir);
-	snprintf(args, sizeof(args), "list --pci-root '%s'", dir);
-	rc = h1_run_cli(args, out, sizeof(out));
-	if (rc < 0) {
-		t4_rmtree(dir);
-		cr_skip_test("T4_BIN not set (run through make check)");
-	}
+	rc = cli_t4(out, sizeof(out), "list --pci-root '%s'", dir);
 	cr_expect_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "BDF            Segment Bus Socket RC  RP  PCIE PMU and root-port filter\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "0005:c0:00.0   05      c0  0      4   2   nvidia_pcie_pmu_0_rc_4/src_rp_mask=0x4/\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "000a:e0:00.0   0a      e0  1      1   3   nvidia_pcie_pmu_1_rc_1/src_rp_mask=0x8/\n"), "%s", out);
-	snprintf(args, sizeof(args), "list --json --pci-root '%s'", dir);
-	cr_assert_eq(h1_run_cli(args, out, sizeof(out)), 0);
+	cr_assert_eq(cli_t4(out, sizeof(out), "list --json --pci-root '%s'", dir), 0);
 	cr_expect_not_null(strstr(out, "{\"bdf\":\"0002:80:00.0\",\"segment\":2,\"bus\":128,\"socket\":0,\"rc\":1,\"rp\":1}"), "%s", out);
-	cr_expect_eq(h1_run_cli("list --pci --sim", out, sizeof(out)), 2);
+	cr_expect_eq(cli_t4(out, sizeof(out), "list --pci --sim"), 2);
 	t4_rmtree(dir);
 }
