@@ -10,7 +10,9 @@
  * Tolerances are stated next to each assertion and derived from the
  * synthetic windows (0.3-3 us), never from wall-clock timing.
  */
+#include "cli_testutil.h"
 #include "decode_synth.h"
+#include "probe.h"
 #include "tmpdir_testutil.h"
 
 #include <errno.h>
@@ -1137,13 +1139,14 @@ static void py(const char *dir, const char *name, const char *code)
  * and lost events. */
 Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
 {
-	const char *bin = getenv("T4_BIN");
-	char dir[PATH_MAX], path[PATH_MAX + 16], cmd[4 * PATH_MAX + 256];
+	char dir[PATH_MAX], path[PATH_MAX + 16], out[4096];
+	struct cli_io io = { .dir = dir, .out = out, .cap = sizeof(out), .merge_err = true };
 	struct sy y;
 	struct t4_packet p;
 
-	if (!bin || access(bin, X_OK) || system("command -v python3 >/dev/null"))
-		cr_skip_test("T4_BIN or python3 missing (run through make check)");
+	cli_bin();
+	if (!t4t_have_cmds("python3"))
+		cr_skip_test("python3 missing");
 	t4t_tmpdir(dir, sizeof(dir), "t4slices");
 	snprintf(path, sizeof(path), "%s/s.t4t", dir);
 	two_clocks(&y, 100);
@@ -1182,15 +1185,12 @@ Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
 	   "s = [x for x in rows if 'slice' in x]\n"
 	   "assert len(s) == 11 and s[-1]['slice'] == 'gpu' and s[-1]['context'] == 4, s[-1]\n"
 	   "assert all(x['bookmark'] == 'only' for x in s)\n");
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' -f phases-csv | python3 '%s/phases.py'", bin,
-		 path, dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' -f jsonl | python3 '%s/jsonl.py'", bin, path,
-		 dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' | grep -q 'WORKLOAD' && '%s' decode '%s' | "
-		 "grep -q '3 lost before the log'", bin, path, bin, path);
-	cr_assert_eq(system(cmd), 0, "summary: %s", cmd);
+	cr_assert_eq(cli_exec(&io, "\"$B\" decode s.t4t -f phases-csv | python3 phases.py"), 0, "%s",
+		     out);
+	cr_assert_eq(cli_exec(&io, "\"$B\" decode s.t4t -f jsonl | python3 jsonl.py"), 0, "%s", out);
+	cr_assert_eq(cli_exec(&io, "\"$B\" decode s.t4t | grep -q WORKLOAD && "
+				   "\"$B\" decode s.t4t | grep -q '3 lost before the log'"),
+		     0, "summary: %s", out);
 	sy_free(&y);
 	t4_rmtree(dir);
 }
