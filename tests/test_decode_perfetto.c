@@ -90,7 +90,7 @@ static void fx_fini(struct fx *f)
 /* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
 static void record(struct fx *f)
 {
-	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
+	/* the counters' and bookmarks' tracks; threads' tracks: test_decode_slices.c */
 	int rc = shell(f, "'%s' record -q --sim --no-activity --period 10ms --bookmark a -o s.t4t -- "
 			  "sh -c 'sleep 0.15 && \"$T4_BIN\" ctl bookmark b && sleep 0.15'",
 		       f->bin);
