@@ -47,7 +47,7 @@ static void decode_usage(FILE *f)
 		"      --time BASE        CSV and JSONL times: ref (default: the log's\n"
 		"                         reference clock), rel (ns from the first trigger)\n"
 		"                         or real (UTC ns, through the session's anchor)\n"
-		"      --grid DUR         resample every domain onto one grid of DUR cells\n"
+		"      --bin DUR         resample every domain onto one grid of DUR cells\n"
 		"                         (counts split by overlap, totals exact; a cell is\n"
 		"                         cut where a phase starts); csv, jsonl, perfetto\n"
 		"      --pmu GLOB[,GLOB]  only domains whose name, PMU or kind matches\n"
@@ -75,7 +75,7 @@ static void decode_usage(FILE *f)
 }
 
 enum {
-	OPT_GRID = 256,
+	OPT_BIN = 256,
 	OPT_PMU,
 	OPT_EVENT,
 	OPT_FROM,
@@ -90,7 +90,7 @@ static const struct option decode_longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "field-separator", required_argument, NULL, 'x' },
-	{ "grid", required_argument, NULL, OPT_GRID },
+	{ "grid", required_argument, NULL, OPT_BIN },
 	{ "pmu", required_argument, NULL, OPT_PMU },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "from", required_argument, NULL, OPT_FROM },
@@ -147,9 +147,9 @@ static int option(struct decode_args *a, int c)
 					       "quote or a line break", optarg);
 		a->sep = optarg;
 		return 0;
-	case OPT_GRID:
-		if (t4_parse_duration(optarg, &a->d.grid_ns) < 0)
-			return cli_usage_error("decode", "--grid %s", t4_errmsg());
+	case OPT_BIN:
+		if (t4_parse_duration(optarg, &a->d.bin_ns) < 0)
+			return cli_usage_error("decode", "--bin %s", t4_errmsg());
 		return 0;
 	case OPT_PMU:
 		a->d.pmu_glob = optarg;
@@ -195,8 +195,8 @@ static int check_combination(struct decode_args *a)
 		return cli_usage_error("decode", "--time applies to csv, jsonl, phases and slices"
 				       " (perfetto keeps the reference clock; the summary counts from"
 				       " the first trigger)");
-	if (a->d.grid_ns && !intervals)
-		return cli_usage_error("decode", "--grid applies to csv, jsonl and perfetto (the %s"
+	if (a->d.bin_ns && !intervals)
+		return cli_usage_error("decode", "--bin applies to csv, jsonl and perfetto (the %s"
 				       " has no intervals to resample; its phase totals are exact)",
 				       f == T4_FMT_SUMMARY ? "summary" : "format");
 	if (a->d.from.set && a->d.to.set && !a->d.from.is_bookmark && !a->d.to.is_bookmark &&

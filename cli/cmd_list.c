@@ -585,7 +585,7 @@ static int list_metrics(const struct list_opts *o)
 		printf("{\"metrics\":[");
 	else
 		printf("Derived metrics, per PMU kind: `decode` computes them per interval, per phase\n"
-		       "and per grid cell; a metric whose events were not recorded is absent.\n"
+		       "and per bin; a metric whose events were not recorded is absent.\n"
 		       "Units of the events: `t410trace list`.\n");
 	shown = 0;
 	for (size_t i = 0; t4_metric_set_at(i, &ms); i++) {

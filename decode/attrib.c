@@ -8,7 +8,7 @@
  * keeps its level in every piece; its weight in totals (level x us) is
  * split like a count. Each piece then goes to the same places: the
  * domain's totals, its phase's totals (the summary, `report`) and the
- * sink (CSV, JSONL, Perfetto) or the --grid cells. Every output therefore
+ * sink (CSV, JSONL, Perfetto) or the --bin bins. Every output therefore
  * says the same thing about a phase, by construction: there is no second
  * rule anywhere.
  *
@@ -119,7 +119,7 @@ static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, s
 	dm->pub.last_ns = iv->end_ns;
 	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
 		return rc;
-	return d->o.grid_ns ? grid_add(d, dm, iv, span) : dom_output(d, dm, iv);
+	return d->o.bin_ns ? dec_bins_add(d, dm, iv, span) : dom_output(d, dm, iv);
 }
 
 /* Split value by the pieces' overlaps into out (stride n, column c). */

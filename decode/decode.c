@@ -184,23 +184,23 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 		d->doms[slot]->dirty = true;
 }
 
-/* --grid finer than the log's period only spreads each interval's counts
+/* --bin finer than the log's period only spreads each interval's counts
  * evenly over its cells: said; a thousand cells per interval and more is
- * refused (--grid 1ns on a minute's log is hours of work and gigabytes of
+ * refused (--bin 1ns on a minute's log is hours of work and gigabytes of
  * made-up rows). */
 static int check_grid(const struct t4_decoder *d)
 {
 	char g[32], p[32];
 
-	if (!d->o.grid_ns || !d->period_ns || d->o.grid_ns >= d->period_ns)
+	if (!d->o.bin_ns || !d->period_ns || d->o.bin_ns >= d->period_ns)
 		return 0;
-	t4_fmt_duration(d->o.grid_ns, g, sizeof(g));
+	t4_fmt_duration(d->o.bin_ns, g, sizeof(g));
 	t4_fmt_duration(d->period_ns, p, sizeof(p));
-	if (d->period_ns / d->o.grid_ns >= DEC_MAX_CELLS_PER_PERIOD)
-		return t4_err(EINVAL, "--grid %s: a thousand cells and more per period of the log"
-			      " (%s), each only a share of one interval: use --grid %s or more",
+	if (d->period_ns / d->o.bin_ns >= DEC_MAX_BINS_PER_PERIOD)
+		return t4_err(EINVAL, "--bin %s: a thousand cells and more per period of the log"
+			      " (%s), each only a share of one interval: use --bin %s or more",
 			      g, p, p);
-	t4_warn("--grid %s is finer than the log's period (%s): its cells spread each"
+	t4_warn("--bin %s is finer than the log's period (%s): its cells spread each"
 		" interval's counts evenly", g, p);
 	return 0;
 }
@@ -493,8 +493,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 		if (d->doms[i]->pub.selected)
 			rc = dom_drain(d, d->doms[i], true);
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected && d->o.grid_ns)
-			rc = grid_flush(d, d->doms[i]);
+		if (d->doms[i]->pub.selected && d->o.bin_ns)
+			rc = dec_bins_flush(d, d->doms[i]);
 	for (size_t i = 0; i < d->n_doms; i++)
 		phases_flush(d->doms[i]);
 	if (rc >= 0)

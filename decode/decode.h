@@ -182,7 +182,7 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out);
 
 struct t4_decode_opts {
 	enum t4_clock_model model;
-	uint64_t grid_ns;        /* resample onto a common grid; 0 = off */
+	uint64_t bin_ns;        /* resample onto a common grid; 0 = off */
 	const char *pmu_glob;    /* domains whose name, PMU or kind matches one
 				  * of these comma-separated globs; NULL all */
 	const char *event_glob;  /* events and metrics likewise; NULL all */
@@ -203,13 +203,13 @@ enum {
 	T4_IV_PARTIAL = 1u << 1,     /* counts lost to a damaged chunk */
 	T4_IV_MULTIPLEXED = 1u << 2, /* counters were multiplexed */
 	T4_IV_BACKWARDS = 1u << 3,   /* a counter went backwards (its delta 0) */
-	T4_IV_GRID = 1u << 4,        /* a cell of --grid */
+	T4_IV_BIN = 1u << 4,        /* a cell of --bin */
 	T4_IV_NO_REF = 1u << 5,      /* its trigger had no reference packet */
 	T4_IV_NONLINEAR = 1u << 6,   /* the clock fit failed here: midpoints */
 };
 
 /* One interval of one domain on the reference axis: the counts between
- * two consecutive samples (or one --grid cell). Valid during the call. */
+ * two consecutive samples (or one --bin bin). Valid during the call. */
 struct t4_interval {
 	uint32_t domain;         /* index into t4_decoder_domain_at() */
 	uint64_t trigger;        /* the trigger whose return closed it */

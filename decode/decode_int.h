@@ -218,7 +218,7 @@ double dec_expr_eval(const struct t4_expr *e, const double *counts, double elaps
 void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t wsum,
 		  uint64_t *out, t4_u128 *keys);
 
-/* ---- the decoder's state (decode.c, dom.c, phases.c, grid.c) ------------- */
+/* ---- the decoder's state (decode.c, dom.c, phases.c, bins.c) ------------- */
 
 #define DEC_REORDER 32       /* returns held to put late ones in order */
 #define DEC_QCAP 1024        /* samples held per domain, at most (power of two) */
@@ -228,9 +228,9 @@ void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t w
 #define DEC_MAX_NAMES 4096   /* bookmark names whose totals are kept */
 #define DEC_EXACT_LAG 32     /* triggers before a reference checks exact phases */
 #define DEC_MAX_SEGMENTS 256 /* clock segments listed per domain */
-#define DEC_MAX_CELLS 65536   /* --grid cells one interval may span */
-#define DEC_GRID_SLACK_CELLS 4096 /* and beyond its triggers' time (late reads) */
-#define DEC_MAX_CELLS_PER_PERIOD 1000 /* --grid finer than period / this: refused */
+#define DEC_MAX_BINS 65536   /* --bin bins one interval may span */
+#define DEC_BIN_SLACK 4096 /* and beyond its triggers' time (late reads) */
+#define DEC_MAX_BINS_PER_PERIOD 1000 /* --bin finer than period / this: refused */
 #define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
 			       * a few per CPU plus its uncore PMUs) */
 
@@ -258,10 +258,10 @@ struct dsched {
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 
-/* --grid: the open cell of one domain: grid cell `index` within span
+/* --bin: the open cell of one domain: bin `index` within span
  * `span` (a cell never straddles a phase boundary: it is cut there),
  * covering [lo, hi) so far. */
-struct gcell {
+struct dbin {
 	bool open;
 	int64_t index;
 	size_t span;
@@ -322,7 +322,7 @@ struct dom {
 	uint32_t run_name;
 	bool run_open;
 	size_t span_hint;    /* the span its last interval started in */
-	struct gcell cell;
+	struct dbin bin;
 	uint64_t *scratch;   /* ncap */
 	double *dcounts, *metrics;
 };
@@ -515,11 +515,11 @@ int slices_pair(struct t4_decoder *d, uint64_t mono, uint64_t ref);
 int slices_take(struct t4_decoder *d, const struct t4_packet *p);
 int slices_flush(struct t4_decoder *d);
 void slices_free(struct dslices *sl);
-/* grid.c */
+/* bins.c */
 /* Add a piece of an interval, inside span `span`, to the domain's cells. */
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
-int grid_flush(struct t4_decoder *d, struct dom *dm);
-/* dom.c: hand one interval (or grid cell) to the sink */
+int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span);
+int dec_bins_flush(struct t4_decoder *d, struct dom *dm);
+/* dom.c: hand one interval (or bin) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
 /* attrib.c: an interval (weighted: its counts as totals add them) cut at
  * phase boundaries, each piece to the totals and the outputs */

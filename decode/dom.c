@@ -265,9 +265,9 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	for (size_t i = 0; i < dm->qcap && old; i++)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
 	if (old)
-		memcpy(cell, dm->cell.counts, old * sizeof(*cell));
+		memcpy(cell, dm->bin.counts, old * sizeof(*cell));
 	free(dm->qc);
-	free(dm->cell.counts);
+	free(dm->bin.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
@@ -278,7 +278,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
-	dm->cell.counts = cell;
+	dm->bin.counts = cell;
 	dm->scratch = scratch;
 	dm->dcounts = dc;
 	dm->ptot = ptot;
@@ -303,7 +303,7 @@ void dom_free(struct dom *dm)
 	free(dm->nel);
 	free(dm->weighted);
 	free(dm->run);
-	free(dm->cell.counts);
+	free(dm->bin.counts);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);

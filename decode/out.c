@@ -111,7 +111,7 @@ int out_status(struct t4_output *x)
 
 /* Interval flags as words, for the text formats. */
 static const char *const flag_names[] = {
-	"spans", "partial", "multiplexed", "backwards", "grid", "no_ref", "nonlinear",
+	"spans", "partial", "multiplexed", "backwards", "bin", "no_ref", "nonlinear",
 };
 
 size_t out_flag_names(uint32_t flags, const char **names, size_t cap)

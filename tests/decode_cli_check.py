@@ -4,12 +4,12 @@ readers that are not the writer (Python's csv and json modules, plain text
 parsing) and compares them with the truth file of tools/t4write.py, for
 tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
 
-  csv OUT TRUTH [--sep C] [--grid NS]
+  csv OUT TRUTH [--sep C] [--bin NS]
       header exactly trigger,...,unit,kind,occurrence; every field of every
       row; counter rows integers, metric rows decimals; totals per (domain,
       event) equal what the log delivers (the truth's "delivered": its total
       less what damage lost); no row straddles a bookmark's set time; with
-      --grid, cells of NS on the origin's grid, cut only at set times
+      --bin, cells of NS on the origin's grid, cut only at set times
   jsonl OUT TRUTH
       one object per line with its "type", the header first, each domain
       described before its first interval; per domain the intervals tile
@@ -37,7 +37,7 @@ tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
       CSV totals per (domain, event) equal `info --json`'s per-event "total"
   agree SUMMARY JSONL [--csv CSV] [--info INFO_JSON]
       one truth: the per-phase numbers computed from the rows of -f csv (or
-      of -f jsonl, or of a --grid output: any of them as --csv) equal the
+      of -f jsonl, or of a --bin output: any of them as --csv) equal the
       summary's (decode -v): each phase occurrence's and each phase name's
       metric averages (evaluated from the rows' totals with the formulas the
       JSONL domain records give) to the summary's printed precision, and
@@ -152,7 +152,7 @@ def check_csv(a):
                 fail(f"{d['name']} {e['name']}: CSV total {got}, the log delivers {want} "
                      f"(total {e['total']}, lost {e['lost']}: off by {got - want})")
     if a.grid and grid_rows and max(grid_rows.values()) > 1 + len(cuts):
-        fail(f"a grid cell cut more often than there are phase boundaries: "
+        fail(f"a bin cut more often than there are phase boundaries: "
              f"{max(grid_rows.values())}")
     print(f"csv: {len(rows)} rows")
 
@@ -595,7 +595,7 @@ def check_info_same(a):
 # subcommand: (check, positional arguments, options with their argparse settings)
 COMMANDS = {
     "csv": (check_csv, ["out", "truth"],
-            {"--sep": dict(default=","), "--grid": dict(type=int, default=0)}),
+            {"--sep": dict(default=","), "--bin": dict(type=int, default=0)}),
     "jsonl": (check_jsonl, ["out", "truth"], {}),
     "summary": (check_summary, ["out", "truth"], {}),
     "same": (check_same, ["full", "part"],

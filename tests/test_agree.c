@@ -5,7 +5,7 @@
  * with its bookmarks on the grid, the simulator live with `ctl`
  * bookmarks, an app that bookmarks through the uprobe, several bookmarks
  * between two triggers), the per-phase totals and averages computed from
- * the rows of -f csv, of -f jsonl and of --grid outputs, grouped by phase
+ * the rows of -f csv, of -f jsonl and of --bin outputs, grouped by phase
  * occurrence, equal the summary's tables (decode -v) to their printed
  * precision, every EVENTS total exactly, and summed over the phases they
  * equal `info --json`'s totals. The arithmetic on the rows is done by
@@ -73,11 +73,11 @@ static void agree(struct ag *a, const char *log)
 	cr_assert_eq(ag_sh(a, line), 0, "JSONL against the summary and info:\n%s", a->out);
 	for (size_t i = 0; i < T4_ARRAY_LEN(grids); i++) {
 		snprintf(line, sizeof(line),
-			 "'%s' decode %s --grid %s -f csv -o g.csv && '%s' decode %s --grid %s "
+			 "'%s' decode %s --bin %s -f csv -o g.csv && '%s' decode %s --bin %s "
 			 "-f jsonl -o g.jsonl && python3 '%s' agree s.txt s.jsonl --csv g.csv "
 			 "--info i.json && python3 '%s' agree s.txt s.jsonl --csv g.jsonl",
 			 a->bin, log, grids[i], a->bin, log, grids[i], a->check, a->check);
-		cr_assert_eq(ag_sh(a, line), 0, "--grid %s against the summary:\n%s", grids[i],
+		cr_assert_eq(ag_sh(a, line), 0, "--bin %s against the summary:\n%s", grids[i],
 			     a->out);
 	}
 }

@@ -1,7 +1,7 @@
 /* test_decode_bounds.c - decode's time and memory are bounded by the log's
  * size and the output asked for, whatever a small crafted log claims
  * (issue 16): 200,000 domain IDs in a few hundred kilobytes, a reference
- * packet whose trigger ID jumps by 2^40, --grid far finer than the
+ * packet whose trigger ID jumps by 2^40, --bin far finer than the
  * period, 100,000 bookmarks; and what a log names (hosts, domains,
  * events, bookmarks, threads: any bytes) reaches no output as anything
  * but valid UTF-8, and no terminal as a control character.
@@ -176,7 +176,7 @@ Test(decode_bounds, a_trigger_id_jump_of_2_40_is_damage, .timeout = 120)
 	free(dir);
 }
 
-/* --grid far finer than the period is refused before any work; finer is
+/* --bin far finer than the period is refused before any work; finer is
  * said and done. */
 Test(decode_bounds, grid_far_finer_than_the_period_is_refused, .timeout = 120)
 {
@@ -192,12 +192,12 @@ Test(decode_bounds, grid_far_finer_than_the_period_is_refused, .timeout = 120)
 		ret(&w, 1, k, 1000000000ull + k * 1000000, 5);
 	}
 	lw_close(&w);
-	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 1ns -f csv -o g.csv"), 2,
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --bin 1ns -f csv -o g.csv"), 2,
 		     "%s", out);
-	cr_assert(strstr(out, "--grid 1ns: a thousand cells"), "%s", out);
-	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 1us -f csv -o g.csv"), 2,
+	cr_assert(strstr(out, "--bin 1ns: a thousand cells"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --bin 1us -f csv -o g.csv"), 2,
 		     "%s", out);
-	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --grid 100us -f csv -o g.csv"), 0,
+	cr_assert_eq(run(dir, out, sizeof(out), "decode g.t4t --bin 100us -f csv -o g.csv"), 0,
 		     "%s", out);
 	cr_assert(strstr(out, "finer than the log's period (1ms)"), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);

@@ -11,7 +11,7 @@
  * Every output is read back by readers that are not the writer
  * (tests/decode_cli_check.py: Python's csv and json modules, the summary
  * parsed as text) and compared with that truth exactly. Then the options
- * (-x, --grid, --pmu, --event, --from, --to, --phase), exit codes and
+ * (-x, --bin, --pmu, --event, --from, --to, --phase), exit codes and
  * messages, the output file's safety, standard input, and a simulated
  * Tegra410 recorded and decoded.
  *
@@ -480,7 +480,7 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 	dc_fini(&c);
 }
 
-/* --grid: every domain on one grid of cells on the first trigger's time;
+/* --bin: every domain on one grid of cells on the first trigger's time;
  * every total kept exactly, with cells longer, shorter and not dividing
  * the period. */
 Test(decode_cli, grid_keeps_every_total, .timeout = 120)
@@ -495,9 +495,9 @@ Test(decode_cli, grid_keeps_every_total, .timeout = 120)
 			     "--schedulers 2");
 	for (size_t i = 0; i < T4_ARRAY_LEN(g); i++) {
 		char args[128];
-		snprintf(args, sizeof(args), "grid.t4 -f csv --grid %s -o g.csv", g[i].dur);
+		snprintf(args, sizeof(args), "grid.t4 -f csv --bin %s -o g.csv", g[i].dur);
 		cr_assert_eq(dc_decode(&c, args), 0, "decode %s: %s", args, c.out);
-		dc_check(&c, "csv g.csv grid.json --grid %s", g[i].ns);
+		dc_check(&c, "csv g.csv grid.json --bin %s", g[i].ns);
 	}
 	dc_fini(&c);
 }
@@ -590,9 +590,9 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
 		{ "--bogus=1 notalog.t4", "unknown option '--bogus'" },
 		{ "notalog.t4 -q", "unknown option '-q'" },
-		{ "notalog.t4 --grid", "option '--grid' needs a value" },
+		{ "notalog.t4 --bin", "option '--bin' needs a value" },
 		{ "notalog.t4 -f xml", "xml" },
-		{ "notalog.t4 --grid soon", "soon" },
+		{ "notalog.t4 --bin soon", "soon" },
 		{ "notalog.t4 --clock-model best", "best" },
 		{ "notalog.t4 -o", "needs a value" },
 	};
@@ -633,13 +633,13 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --from -1s", "never negative" },
 		{ "f.t4 --to 0", "--to 0: the window is empty" },
 		{ "f.t4 --phase lod", "did you mean load?" },
-		{ "f.t4 --grid 10ms", "--grid applies to csv, jsonl and perfetto" },
+		{ "f.t4 --bin 10ms", "--bin applies to csv, jsonl and perfetto" },
 		{ "f.t4 -f csv -f jsonl", "one format per run" },
 		{ "f.t4 -f csv --per-cpu", "--per-cpu applies to the summary only" },
 		{ "f.t4 -f perfetto -o x.pf --time rel", "--time applies to" },
 		{ "f.t4 -f jsonl -x ';'", "-x applies to the CSV formats" },
 		{ "f.t4 --time utc", "ref, rel or real" },
-		{ "f.t4 -f csv --grid 0ns", "duration out of range" },
+		{ "f.t4 -f csv --bin 0ns", "duration out of range" },
 	};
 
 	dc_init(&c, "python3 zstd");
@@ -655,7 +655,7 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 	/* what does match still works: the same options, spelled right */
 	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
 				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
-	cr_assert_eq(dc_decode(&c, "f.t4 -f csv -f csv --grid 5ms -o ok.csv"), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "f.t4 -f csv -f csv --bin 5ms -o ok.csv"), 0, "%s", c.out);
 	dc_fini(&c);
 }
 

@@ -1,6 +1,6 @@
 /* test_decode_drm.c - gauges and the DRM domain in the decoder: busy
  * percent from cumulative render time and its capacity, gauges as levels
- * in intervals and time-weighted means in phases and --grid cells.
+ * in intervals and time-weighted means in phases and --bin bins.
  */
 #include "decode_synth.h"
 
@@ -14,7 +14,7 @@
 
 /* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
  * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
- * levels in intervals, time-weighted means in phases and --grid cells. */
+ * levels in intervals, time-weighted means in phases and --bin bins. */
 static void drm_stream(struct sy *y, uint64_t n)
 {
 	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
@@ -85,9 +85,9 @@ Test(decode_drm, busy_percent_and_gauges)
 		  "gauge totals: level x us");
 	t4_decoder_free(dec);
 	free(k.v);
-	/* --grid 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
+	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
 	 * across the step their time-weighted mean */
-	o.grid_ns = 10000000;
+	o.bin_ns = 10000000;
 	dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	bool mixed = false;
 	for (size_t i = 0; i < k.n; i++) {

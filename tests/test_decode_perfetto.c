@@ -613,7 +613,7 @@ Test(decode_perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
 
 Test(decode_perfetto, filters_and_grid_match_csv_too, .timeout = 120)
 {
-	counters_match_csv("--pmu 'nvidia_pcie*' --event 'rd_*' --grid 25ms");
+	counters_match_csv("--pmu 'nvidia_pcie*' --event 'rd_*' --bin 25ms");
 }
 
 Test(decode_perfetto, timestamps_increase_per_track, .timeout = 120)

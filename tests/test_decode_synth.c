@@ -2,7 +2,7 @@
  * whose every sample instant and count is known exactly: placement
  * accuracy, segments, the three clock models side by side, missing /
  * duplicated / reordered packets, large IDs, several schedulers, phases
- * with exact and grid boundaries, --grid conservation, the time window,
+ * with exact and grid boundaries, --bin conservation, the time window,
  * grid trigger IDs with gaps at overruns.
  *
  * Tolerances are stated next to each assertion and derived from the
@@ -568,7 +568,7 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 {
 	struct sy y;
 	struct keep k;
-	struct t4_decode_opts o = { .grid_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
+	struct t4_decode_opts o = { .bin_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
 
 	sy_two_clocks(&y, 1200);
 	sy_build(&y);
@@ -590,12 +590,12 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 	for (size_t i = 0; i < k.n; i++) {
 		const struct civ *c = &k.v[i];
 		bool edge = i == first[c->domain_id] || i == last[c->domain_id];
-		cr_assert(c->flags & T4_IV_GRID);
-		cr_assert_eq((c->start - origin) / o.grid_ns, (c->end - 1 - origin) / o.grid_ns,
+		cr_assert(c->flags & T4_IV_BIN);
+		cr_assert_eq((c->start - origin) / o.bin_ns, (c->end - 1 - origin) / o.bin_ns,
 			     "a cell across the grid");
 		if (!edge) {
-			cr_assert_eq((c->start - origin) % o.grid_ns, 0);
-			cr_assert_eq(c->end - c->start, o.grid_ns);
+			cr_assert_eq((c->start - origin) % o.bin_ns, 0);
+			cr_assert_eq(c->end - c->start, o.bin_ns);
 		}
 		cr_assert_eq(c->elapsed, c->end - c->start, "the time its counts cover");
 	}

@@ -68,5 +68,5 @@ cat <<EOT
 
   python3 -c "import csv; r = list(csv.DictReader(open('$out/demo-sim.csv'))); print(len(r), 'rows; first:', r[0])"
   t410trace decode $out/demo-sim.t4t --pmu 'nvidia_pcie_pmu_0_*' --event '*_bw' -f csv | head
-  t410trace decode $out/demo-sim.t4t --grid 10ms --pmu ucf --from gpu_stream --to gpu_stream -f csv | head
+  t410trace decode $out/demo-sim.t4t --bin 10ms --pmu ucf --from gpu_stream --to gpu_stream -f csv | head
 EOT

@@ -5,13 +5,13 @@
  * Input: one byte of options, then a chunk's raw payload (the packets as
  * the codec writes them, FORMAT.md 3-4). The option byte picks the format
  * (one per input, so each input is cheap and the corpus covers all six),
- * the clock model, --grid, --from, --time, -v and --per-cpu. The payload is
+ * the clock model, --bin, --from, --time, -v and --per-cpu. The payload is
  * decoded packet by packet; where a packet does not decode, that is damage
  * (t4_decoder_damage, as the reader says for a damaged chunk), the delta
  * state is reset and decoding goes on from the next byte, so one input
  * holds many "chunks". The reader and the codec have harnesses of their
  * own (fuzz_reader.c, fuzz_codec.c); this one reaches the decoder's join,
- * clock model, phases, --grid and every sink. Seeds: the first chunks of
+ * clock model, phases, --bin and every sink. Seeds: the first chunks of
  * real logs (run.sh).
  *
  * Checks: no crash, leak or undefined behaviour (the sanitizers), every
@@ -37,7 +37,7 @@ static void options(uint8_t sel, struct t4_decode_opts *o, struct t4_output_opts
 	o->model = (enum t4_clock_model)(sel % 3);
 	if (sel & 4 && oo->format != T4_FMT_SUMMARY && oo->format != T4_FMT_PHASES &&
 	    oo->format != T4_FMT_SLICES)
-		o->grid_ns = 5000000;
+		o->bin_ns = 5000000;
 	if (sel & 8)
 		t4_timepoint_parse("1ms", &o->from);
 	oo->time = (enum t4_time_base)((sel >> 4) % 3);

@@ -1,18 +1,18 @@
-/* grid.c - `decode --grid DUR`: every domain resampled onto one common
- * grid of cells [origin + i * DUR, origin + (i + 1) * DUR), so that rows
+/* bins.c - `decode --bin DUR`: every domain resampled onto one common
+ * grid of bins [origin + i * DUR, origin + (i + 1) * DUR), so that rows
  * line up across clock domains. A row says the time its counts cover: the
- * whole cell, but at the edges of the recording, across a gap, or where a
- * phase boundary cuts the cell.
+ * whole bin, but at the edges of the recording, across a gap, or where a
+ * phase boundary cuts the bin.
  *
- * Each interval gives each cell it overlaps the share of its counts that
+ * Each interval gives each bin it overlaps the share of its counts that
  * the overlap gives, in integers by the largest-remainder rule: every
- * counter's total is conserved exactly. A domain keeps one open cell; a
- * cell is handed out as soon as an interval starts after it, so memory is
- * one cell per domain. A cell's elapsed time is the time the domain's
+ * counter's total is conserved exactly. A domain keeps one open bin; a
+ * bin is handed out as soon as an interval starts after it, so memory is
+ * one bin per domain. A bin's elapsed time is the time the domain's
  * intervals covered in it (less than DUR at the edges of the recording or
  * across a gap), which is what its metrics divide by. A gauge (a level,
- * not a count: FORMAT 4.3) is not split: the cell gets its time-weighted
- * mean level. A cell never straddles a phase boundary: where one falls
+ * not a count: FORMAT 4.3) is not split: the bin gets its time-weighted
+ * mean level. A bin never straddles a phase boundary: where one falls
  * inside it, it is cut there into two rows (the pieces of attrib.c never
  * straddle one, so the cut is where a piece of another phase starts).
  */
@@ -23,25 +23,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t cell_of(const struct t4_decoder *d, uint64_t t)
+static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 {
 	int64_t rel = (int64_t)(t - d->origin_ns);
-	int64_t g = (int64_t)d->o.grid_ns;
+	int64_t g = (int64_t)d->o.bin_ns;
 
 	return rel >= 0 ? rel / g : -((-rel + g - 1) / g);
 }
 
-static uint64_t cell_start(const struct t4_decoder *d, int64_t i)
+static uint64_t bin_start(const struct t4_decoder *d, int64_t i)
 {
-	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.grid_ns);
+	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.bin_ns);
 }
 
-/* Emit the open cell: the time its counts cover, [lo, hi) (the whole
- * grid cell, less what lies before the first or after the last interval,
- * or across a phase boundary, where the cell is cut). */
-static int cell_emit(struct t4_decoder *d, struct dom *dm)
+/* Emit the open bin: the time its counts cover, [lo, hi) (the whole
+ * bin, less what lies before the first or after the last interval,
+ * or across a phase boundary, where the bin is cut). */
+static int bin_emit(struct t4_decoder *d, struct dom *dm)
 {
-	struct gcell *c = &dm->cell;
+	struct dbin *c = &dm->bin;
 	const struct dspan *sp = &d->spans[c->span];
 
 	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
@@ -56,7 +56,7 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 		.elapsed_ns = c->elapsed,
 		.bookmark_id = sp->bookmark_id,
 		.occurrence = sp->occurrence,
-		.flags = c->flags | T4_IV_GRID,
+		.flags = c->flags | T4_IV_BIN,
 		.n_counts = dm->pub.n_counts,
 		.counts = c->counts,
 	};
@@ -70,11 +70,11 @@ static int cell_emit(struct t4_decoder *d, struct dom *dm)
 }
 
 /* Add a share of interval iv (of span `span`), covering [lo, hi), to
- * cell i (opening it). */
-static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_t hi,
+ * bin i (opening it). */
+static void bin_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_t hi,
 		     const struct t4_interval *iv, uint64_t elapsed)
 {
-	struct gcell *c = &dm->cell;
+	struct dbin *c = &dm->bin;
 
 	if (!c->open) {
 		c->open = true;
@@ -89,7 +89,7 @@ static void cell_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64
 	c->elapsed += elapsed;
 }
 
-/* What counter k adds to a cell: its part of the count, or for a gauge
+/* What counter k adds to a bin: its part of the count, or for a gauge
  * its level weighted by the time it covers there. */
 static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t level,
 		      uint64_t elapsed_ns)
@@ -107,35 +107,35 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Whether an interval may spread over n cells: at most DEC_MAX_CELLS, and
+/* Whether an interval may spread over n bins: at most DEC_MAX_BINS, and
  * no more than its triggers' time allows (a read late by seconds
  * included). More is a long silence of its domain, or a damaged or crafted
  * log's times (an interval of one trigger claiming a day): its counts go
- * whole into its last cell instead of a million made-up rows. */
+ * whole into its last bin instead of a million made-up rows. */
 static bool spreads(const struct t4_decoder *d, const struct t4_interval *iv, uint64_t n)
 {
 	uint64_t triggers = iv->trigger - iv->first_trigger + 1;
-	uint64_t per = d->period_ns ? d->period_ns / d->o.grid_ns + 1 : DEC_MAX_CELLS;
+	uint64_t per = d->period_ns ? d->period_ns / d->o.bin_ns + 1 : DEC_MAX_BINS;
 
-	if (n > DEC_MAX_CELLS)
+	if (n > DEC_MAX_BINS)
 		return false;
-	return triggers >= DEC_MAX_CELLS || n <= DEC_GRID_SLACK_CELLS + 4 * triggers * per;
+	return triggers >= DEC_MAX_BINS || n <= DEC_BIN_SLACK + 4 * triggers * per;
 }
 
-int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
+int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv, size_t span)
 {
-	int64_t first = cell_of(d, iv->start_ns), last = cell_of(d, iv->end_ns - 1);
-	struct gcell *c = &dm->cell;
+	int64_t first = bin_of(d, iv->start_ns), last = bin_of(d, iv->end_ns - 1);
+	struct dbin *c = &dm->bin;
 	int rc;
 
 	if (!spreads(d, iv, (uint64_t)(last - first) + 1))
 		first = last;
 
-	/* a later cell, or the same one in another phase: the open one is done */
-	if (c->open && (c->index != first || c->span != span) && (rc = cell_emit(d, dm)) < 0)
+	/* a later bin, or the same one in another phase: the open one is done */
+	if (c->open && (c->index != first || c->span != span) && (rc = bin_emit(d, dm)) < 0)
 		return rc;
 	if (first == last) {
-		cell_add(dm, first, span, max_u64(iv->start_ns, cell_start(d, first)), iv->end_ns, iv,
+		bin_add(dm, first, span, max_u64(iv->start_ns, bin_start(d, first)), iv->end_ns, iv,
 			 iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			c->counts[k] += share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
@@ -145,11 +145,11 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv,
 	uint64_t *b = malloc((n + 1) * sizeof(*b)), *parts = malloc(n * iv->n_counts * sizeof(*parts));
 	uint64_t *el = malloc(n * sizeof(*el));
 	if (!b || !parts || !el) {
-		rc = t4_err(ENOMEM, "out of memory for --grid");
+		rc = t4_err(ENOMEM, "out of memory for --bin");
 		goto out;
 	}
 	for (size_t j = 0; j <= n; j++)
-		b[j] = cell_start(d, first + (int64_t)j);
+		b[j] = bin_start(d, first + (int64_t)j);
 	if ((rc = dec_apportion(d, iv->start_ns, iv->end_ns, b, n)) < 0)
 		goto out;
 	uint64_t len = iv->end_ns - iv->start_ns;
@@ -160,13 +160,13 @@ int grid_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv,
 			parts[j * iv->n_counts + k] = d->ap_out[j];
 	}
 	for (size_t j = 0; j < n && rc >= 0; j++) {
-		cell_add(dm, first + (int64_t)j, span, max_u64(b[j], iv->start_ns),
+		bin_add(dm, first + (int64_t)j, span, max_u64(b[j], iv->start_ns),
 			 min_u64(b[j + 1], iv->end_ns), iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			c->counts[k] += share(dm, k, parts[j * iv->n_counts + k], iv->counts[k],
 					      el[j]);
 		if (j + 1 < n)
-			rc = cell_emit(d, dm);
+			rc = bin_emit(d, dm);
 	}
 out:
 	free(b);
@@ -175,7 +175,7 @@ out:
 	return rc;
 }
 
-int grid_flush(struct t4_decoder *d, struct dom *dm)
+int dec_bins_flush(struct t4_decoder *d, struct dom *dm)
 {
-	return dm->cell.open ? cell_emit(d, dm) : 0;
+	return dm->bin.open ? bin_emit(d, dm) : 0;
 }
