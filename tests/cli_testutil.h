@@ -3,13 +3,18 @@
  * stays readable alone; static inline, so each file uses what it needs
  * without unused-function warnings).
  *
- * T4_BIN (set by `make check`) names the binary: cli_bin(), or bin() in
- * the record, safety and perf-habit tests. cli_run() runs a shell line
- * with its output captured, sh() the same into a struct run with stderr
- * too; cli_tmpdir() and tmpdir() make private directories (under $TMPDIR:
- * tmpdir_testutil.h); cli_repo_file()
- * finds a file of the repository (tools/t4write.py) from here or from
- * T4_BIN; json_num() picks a number out of `info --json`.
+ * One runner, cli_vexec(): a shell line (printf-style, any length) run by
+ * /bin/sh in a directory of the test's choice, with "$B" the binary under
+ * test (T4_BIN, set by `make check`) and "$D" that directory exported:
+ * lines quote them (or put paths in '%s'), since a checkout path may have
+ * spaces. It captures standard output, and errors with it or apart, and
+ * returns the exit status. The shorthands over it: cli_exec() (variadic),
+ * cli_run() (standard output here), cli_t4() ("$B" ARGS, errors merged),
+ * sh() and sh_in_dir() (into a struct run, for the record, safety and
+ * perf-habit tests). cli_tmpdir() and tmpdir() make private directories
+ * (under $TMPDIR: tmpdir_testutil.h); cli_repo_file() finds a file of the
+ * repository (tools/t4write.py) from here or from T4_BIN; json_num() picks
+ * a number out of `info --json`.
  */
 #ifndef T4_CLI_TESTUTIL_H
 #define T4_CLI_TESTUTIL_H
@@ -18,7 +23,10 @@
 
 #include "tmpdir_testutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,44 +45,176 @@ static inline const char *cli_bin(void)
 	return b;
 }
 
-/* Run a shell command line (printf-style) and capture its standard output
- * into out (NUL-terminated, at most cap - 1 bytes; the rest is read and
- * dropped). Add 2>&1 to the line to capture errors too. Returns the exit
- * status, 128 + the signal when the command was killed. */
-static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
-{
-	char cmd[8192], drop[4096];
-	size_t n = 0, k;
-	va_list ap;
-	FILE *p;
-	int st;
+/* ---- the one runner: a shell line, its output and its exit status ---- */
 
-	va_start(ap, fmt);
-	k = (size_t)vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	cr_assert_lt(k, sizeof(cmd), "command line too long: %.200s", cmd);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p, "popen %s", cmd);
-	while (n + 1 < cap && (k = fread(out + n, 1, cap - 1 - n, p)) > 0)
-		n += k;
-	if (cap)
-		out[n] = '\0';
-	while (fread(drop, 1, sizeof(drop), p) > 0)
-		;
-	st = pclose(p);
+/* Where a command runs and where its output goes. */
+struct cli_io {
+	const char *dir; /* run there, exported as $D (quote it); NULL: here */
+	char *out;       /* standard output, NUL-terminated, the rest dropped */
+	size_t cap;
+	bool merge_err;  /* standard errors into out as well */
+	char *err;       /* else standard errors apart (err_cap bytes) */
+	size_t err_cap;  /* (err NULL: they go to the test's own) */
+};
+
+/* The environment of the command: ours, with B (the binary under test,
+ * when T4_BIN is set) and D (io->dir) exported; strings in env_buf. */
+static inline char **cli_env(const char *dir, char *b_var, char *d_var, size_t cap)
+{
+	extern char **environ;
+	const char *bin = getenv("T4_BIN");
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	cr_assert_not_null(env);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "B=", 2) && strncmp(environ[i], "D=", 2))
+			env[k++] = environ[i];
+	if (bin && (size_t)snprintf(b_var, cap, "B=%s", bin) < cap)
+		env[k++] = b_var;
+	if (dir && (size_t)snprintf(d_var, cap, "D=%s", dir) < cap)
+		env[k++] = d_var;
+	return env;
+}
+
+/* Read the pipes fds[0] (into out) and fds[1] (into err, when >= 0) to
+ * their end; each buffer NUL-terminated, what does not fit dropped. */
+static inline void cli_drain(int fds[2], char *out, size_t cap, char *err, size_t err_cap)
+{
+	char *buf[2] = { out, err }, drop[4096];
+	size_t len[2] = { 0, 0 }, room[2] = { cap, err_cap };
+
+	while (fds[0] >= 0 || fds[1] >= 0) {
+		struct pollfd pf[2] = { { fds[0], POLLIN, 0 }, { fds[1], POLLIN, 0 } };
+
+		if (poll(pf, 2, -1) < 0) {
+			cr_assert_eq(errno, EINTR, "poll: %s", strerror(errno));
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i] < 0 || !pf[i].revents)
+				continue;
+			bool fits = buf[i] && len[i] + 1 < room[i];
+			ssize_t r = fits ? read(fds[i], buf[i] + len[i], room[i] - 1 - len[i])
+					 : read(fds[i], drop, sizeof(drop));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			} else if (fits) {
+				len[i] += (size_t)r;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (buf[i] && room[i])
+			buf[i][len[i]] = '\0';
+}
+
+/* Run the shell line fmt (printf-style) with /bin/sh, as io says (see
+ * struct cli_io); any length. Returns its exit status, 128 + the signal
+ * when it was killed. */
+__attribute__((format(printf, 2, 0)))
+static inline int cli_vexec(const struct cli_io *io, const char *fmt, va_list ap)
+{
+	char b_var[PATH_MAX + 8], d_var[PATH_MAX + 8], *line, **env;
+	int out_p[2], err_p[2] = { -1, -1 }, fds[2], st;
+	bool apart = io->err && !io->merge_err;
+	va_list again;
+	pid_t pid;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	cr_assert_geq(n, 0, "bad format: %s", fmt);
+	line = malloc((size_t)n + 1);
+	cr_assert_not_null(line);
+	vsnprintf(line, (size_t)n + 1, fmt, ap);
+	env = cli_env(io->dir, b_var, d_var, sizeof(b_var));
+	cr_assert_eq(pipe2(out_p, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
+	if (apart)
+		cr_assert_eq(pipe2(err_p, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) { /* only async-signal-safe calls from here */
+		char *argv[] = { "sh", "-c", line, NULL };
+		if ((io->dir && chdir(io->dir)) || dup2(out_p[1], 1) < 0 ||
+		    (apart && dup2(err_p[1], 2) < 0) || (io->merge_err && dup2(1, 2) < 0))
+			_exit(99);
+		execve("/bin/sh", argv, env);
+		_exit(127);
+	}
+	close(out_p[1]);
+	if (apart)
+		close(err_p[1]);
+	fds[0] = out_p[0];
+	fds[1] = err_p[0];
+	cli_drain(fds, io->out, io->cap, apart ? io->err : NULL, apart ? io->err_cap : 0);
+	while (waitpid(pid, &st, 0) < 0)
+		cr_assert_eq(errno, EINTR, "waitpid: %s", strerror(errno));
+	free(env);
+	free(line);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* A shell line (fmt, ap) run in dir, standard output and errors into out
- * (a redirection in the line applies to standard output only). */
-static inline int cli_vrun_in(const char *dir, char *out, size_t cap, const char *fmt,
-			      va_list ap)
+__attribute__((format(printf, 2, 3)))
+static inline int cli_exec(const struct cli_io *io, const char *fmt, ...)
 {
-	char cmd[4096];
-	int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_list ap;
+	int rc;
 
-	cr_assert(n >= 0 && (size_t)n < sizeof(cmd), "command line too long: %.200s", cmd);
-	return cli_run(out, cap, "cd '%s' && { %s; } 2>&1", dir, cmd);
+	va_start(ap, fmt);
+	rc = cli_vexec(io, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A shell line here, its standard output into out (add 2>&1 for the
+ * errors too). */
+__attribute__((format(printf, 3, 4)))
+static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = cli_vexec(&(struct cli_io){ .out = out, .cap = cap }, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The binary under test with the arguments fmt (a shell line's words),
+ * its output and errors into out. Skips when T4_BIN is not set. */
+__attribute__((format(printf, 3, 4)))
+static inline int cli_t4(char *out, size_t cap, const char *fmt, ...)
+{
+	char *args;
+	va_list ap;
+	int rc;
+
+	cli_bin();
+	va_start(ap, fmt);
+	cr_assert_geq(vasprintf(&args, fmt, ap), 0);
+	va_end(ap);
+	rc = cli_exec(&(struct cli_io){ .out = out, .cap = cap, .merge_err = true }, "\"$B\" %s",
+		      args);
+	free(args);
+	return rc;
+}
+
+/* s without its trailing newlines. */
+static inline char *t4t_chomp(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && s[n - 1] == '\n')
+		s[--n] = '\0';
+	return s;
 }
 
 /* A new private directory under $TMPDIR (or /tmp); free() it after
@@ -124,28 +264,28 @@ static inline const char *bin(void)
 	return cli_bin();
 }
 
-/* Run a shell command line (several commands too), capturing the stdout
- * and stderr of all of it. */
+/* Run a shell line (several commands too), capturing the standard
+ * output and errors of all of it. */
+__attribute__((format(printf, 2, 3)))
 static inline void sh(struct run *r, const char *fmt, ...)
 {
-	char line[8000];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	r->status = cli_vexec(&(struct cli_io){ .out = r->out, .cap = sizeof(r->out),
+						 .merge_err = true },
+			      fmt, ap);
 	va_end(ap);
-	cr_assert(n >= 0 && (size_t)n < sizeof(line), "command line too long: %.200s", line);
-	r->status = cli_run(r->out, sizeof(r->out), "{ %s\n} 2>&1", line);
 }
 
 /* Run a shell line in r->dir with "$B" the binary and "$D" the directory
- * (exported: quote them, a checkout path may have spaces), outside any
- * recorder's control socket. */
+ * (quote them, a checkout path may have spaces), outside any recorder's
+ * control socket. */
 static inline void sh_in_dir(struct run *r, const char *line)
 {
-	sh(r, "export B='%s' D='%s'; unset T410TRACE_CONTROL; cd \"$D\" || exit 99; %s", bin(),
-	   r->dir, line);
+	r->status = cli_exec(&(struct cli_io){ .dir = r->dir, .out = r->out, .cap = sizeof(r->out),
+						.merge_err = true },
+			     "unset T410TRACE_CONTROL; %s", line);
 }
 
 /* The end of a shell line that recorded task $s (a `sleep 30`) with

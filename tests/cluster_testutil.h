@@ -28,16 +28,6 @@ struct t4t_slurm {
 	char out[1 << 16];     /* the last command's output and errors */
 };
 
-/* s without its trailing newlines. */
-static inline char *t4t_chomp(char *s)
-{
-	size_t n = strlen(s);
-
-	while (n && s[n - 1] == '\n')
-		s[--n] = '\0';
-	return s;
-}
-
 static inline void t4t_slurm_script(struct t4t_slurm *c)
 {
 	t4t_need_cmd("bash");

@@ -269,6 +269,18 @@ static inline void sy_build(struct sy *y)
 	}
 }
 
+/* Two clock domains (1.7 GHz +37 ppm, 0.9 GHz -410 ppm) over n triggers:
+ * the synthetic recording most decode tests start from. */
+static inline void sy_two_clocks(struct sy *y, size_t n)
+{
+	memset(y, 0, sizeof(*y));
+	y->seed = 42;
+	y->n_triggers = n;
+	y->n_doms = 2;
+	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1.7e9, .ppm = 37, .bytes_per_ns = 12.5 };
+	y->dom[1] = (struct sy_dom){ .id = 2, .hz = 0.9e9, .ppm = -410, .bytes_per_ns = 3.25 };
+}
+
 static inline void sy_free(struct sy *y)
 {
 	free(y->bm);

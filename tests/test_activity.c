@@ -20,7 +20,7 @@
  * Nothing here can make a GPU job (no GPU driver, no sw_sync on the test
  * machine): the GPU programs are checked to load and attach where tracefs
  * has dma_fence; GPU slices are decoded from synthesized packets
- * (test_decode.c).
+ * (test_decode_slices.c).
  */
 #include "cli_testutil.h"
 #include "probe.h"

@@ -50,7 +50,9 @@ static void ag_fini(struct ag *a)
 /* Run a shell line in the test's directory; its output in a->out. */
 static int ag_sh(struct ag *a, const char *line)
 {
-	return cli_run(a->out, sizeof(a->out), "cd '%s' && (%s) 2>&1", a->dir, line);
+	return cli_exec(&(struct cli_io){ .dir = a->dir, .out = a->out, .cap = sizeof(a->out),
+					  .merge_err = true },
+			"%s", line);
 }
 
 /* Every output of log L agrees with its summary, and with info. */

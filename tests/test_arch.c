@@ -95,7 +95,7 @@ static void *mono_thread(void *arg)
 }
 
 /* More threads than CPUs, so reads continue on other CPUs. */
-Test(clock, cpu_ticks_never_go_back)
+Test(arch_clock, cpu_ticks_never_go_back)
 {
 	struct mono m[4];
 
@@ -150,7 +150,7 @@ static void *pp_thread(void *arg)
 	}
 }
 
-Test(clock, cpu_ticks_ordered_across_threads)
+Test(arch_clock, cpu_ticks_ordered_across_threads)
 {
 	struct pingpong pp = { .end_ns = t4_mono_raw_ns() + BUDGET_NS };
 	struct player pl[2] = { { .pp = &pp, .me = 0 }, { .pp = &pp, .me = 1 } };
@@ -196,7 +196,7 @@ static double rate(const struct sample *a, const struct sample *b, double *err)
  * any real drift between the counter and CLOCK_MONOTONIC_RAW (the same
  * oscillator on arm64) and far below a wrong scale (qemu-user's counter
  * runs at its CNTFRQ of 62.5 MHz, Grace's at 1 GHz). */
-Test(clock, cpu_ticks_advance_at_their_frequency)
+Test(arch_clock, cpu_ticks_advance_at_their_frequency)
 {
 	uint64_t hz = t4_cpu_ticks_hz();
 	struct sample s[3];
@@ -386,7 +386,7 @@ static void ring_stress(struct pair *pr, size_t n, int flags)
 	}
 }
 
-Test(ring_stress, waiting_producers_lose_nothing)
+Test(arch_ring_stress, waiting_producers_lose_nothing)
 {
 	struct pair pr[2];
 
@@ -395,7 +395,7 @@ Test(ring_stress, waiting_producers_lose_nothing)
 		cr_assert_eq(pr[i].dropped, 0);
 }
 
-Test(ring_stress, nonblocking_producers_drop_exactly)
+Test(arch_ring_stress, nonblocking_producers_drop_exactly)
 {
 	struct pair pr[2];
 
@@ -457,7 +457,7 @@ static void *seq_reader(void *arg)
 	return NULL;
 }
 
-Test(seqlock, readers_never_see_a_torn_epoch)
+Test(arch_seqlock, readers_never_see_a_torn_epoch)
 {
 	struct seq_shared sh = { .end_ns = t4_mono_raw_ns() + BUDGET_NS };
 	struct seq_reader r[2] = { { .sh = &sh }, { .sh = &sh } };

@@ -632,13 +632,13 @@ Test(control_cli, ctl_commands)
 	if (!bin)
 		cr_skip_test("T4_BIN not set (run through make check)");
 	fake_open(&f);
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --control '%s' bookmark phase2",
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' bookmark phase2",
 			     bin, f.path), 0);
 	cr_assert_str_eq(out, "ok");
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out),
+	cr_assert_eq(run_shell(out, err, sizeof(out),
 			     "env T410TRACE_CONTROL='%s' '%s' ctl status", f.path, bin), 0);
 	cr_assert_str_eq(out, "ok calls=2");
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --control='%s' frob",
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control='%s' frob",
 			     bin, f.path), 1);
 	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status, live)");
 	cr_assert_str_eq(out, "");
@@ -646,14 +646,14 @@ Test(control_cli, ctl_commands)
 	cr_assert_str_eq(log, "bookmark phase2;status;");
 
 	/* usage errors: 2; no recorder: 1 */
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "env -u T410TRACE_CONTROL '%s' ctl trigger",
+	cr_assert_eq(run_shell(out, err, sizeof(out), "env -u T410TRACE_CONTROL '%s' ctl trigger",
 			     bin), 2);
 	cr_assert(strstr(err, "use --control PATH or set T410TRACE_CONTROL"), "%s", err);
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --control '%s'", bin, f.path), 2);
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --bogus x", bin), 2);
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --help", bin), 0);
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s'", bin, f.path), 2);
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --bogus x", bin), 2);
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --help", bin), 0);
 	cr_assert(strstr(out, "usage: t410trace ctl"));
-	cr_assert_eq(run_shell(f.dir, out, err, sizeof(out), "'%s' ctl --control '%s/none' trigger",
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s/none' trigger",
 			     bin, f.dir), 1);
 	snprintf(want, sizeof(want), "t410trace ctl: no recorder listening at %s/none", f.dir);
 	cr_assert_str_eq(err, want);
@@ -693,7 +693,7 @@ Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
 	int opened = 0, rc;
 	for (; opened < N && (fd[opened] = t4_control_connect(sock)) >= 0; opened++)
 		;
-	rc = run_shell(dir, out, err, sizeof(out), "'%s' ctl --control '%s' status", bin, sock);
+	rc = run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' status", bin, sock);
 	for (int i = 0; i < opened; i++)
 		close(fd[i]);
 	kill(rec, SIGINT);

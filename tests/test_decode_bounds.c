@@ -100,10 +100,13 @@ static void domain(struct lw *w, uint32_t id)
 	lw_put(w, &p);
 }
 
-/* Run a decode line in dir; its output in out; exit status returned. */
+/* Run "$B ARGS 2>&1" in dir (errors follow a redirection of the output
+ * in ARGS); its output in out; exit status returned. */
 static int run(const char *dir, char *out, size_t cap, const char *args)
 {
-	return cli_run(out, cap, "cd '%s' && '%s' %s 2>&1", dir, cli_bin(), args);
+	cli_bin();
+	return cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = cap, .merge_err = true },
+			"\"$B\" %s 2>&1", args);
 }
 
 static long peak_rss_kb(void)

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_testutil.h"
 #include "probe.h"
 
 /* ---- running commands ------------------------------------------------------ */
@@ -39,6 +40,7 @@ struct fx {
 	char dir[PATH_MAX];
 	char path[PATH_MAX + 64]; /* scratch for dir/NAME */
 	char schema[PATH_MAX];    /* the folder of decode/perfetto.proto */
+	char out[8192];           /* what the last shell() printed */
 };
 
 /* dir/name, in a scratch buffer valid until the next call. */
@@ -48,34 +50,25 @@ static const char *at(struct fx *f, const char *name)
 	return f->path;
 }
 
-/* Run a shell command line in the fixture's directory, its output into
- * dir/out; returns the exit status. */
+/* Run a shell command line in the fixture's directory, its output and
+ * errors into f->out; returns the exit status. */
 static int shell(struct fx *f, const char *fmt, ...)
 {
-	char cmd[4 * PATH_MAX];
 	va_list ap;
-	int n = snprintf(cmd, sizeof(cmd), "cd '%s' && (", f->dir);
+	int rc;
 
 	va_start(ap, fmt);
-	n += vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
+	rc = cli_vexec(&(struct cli_io){ .dir = f->dir, .out = f->out, .cap = sizeof(f->out),
+					  .merge_err = true },
+		       fmt, ap);
 	va_end(ap);
-	cr_assert_lt((size_t)n + 12, sizeof(cmd), "command line too long");
-	snprintf(cmd + n, sizeof(cmd) - (size_t)n, ") >out 2>&1");
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return rc;
 }
 
 /* What the last command printed. */
 static const char *output(struct fx *f)
 {
-	static char buf[8192];
-	FILE *p = fopen(at(f, "out"), "r");
-	size_t n = p ? fread(buf, 1, sizeof(buf) - 1, p) : 0;
-
-	buf[n] = '\0';
-	if (p)
-		fclose(p);
-	return buf;
+	return f->out;
 }
 
 static void fx_init(struct fx *f)
@@ -97,7 +90,7 @@ static void fx_fini(struct fx *f)
 /* s.t4t: --sim at 10 ms, bookmark "a" from the start, "b" after ~150 ms. */
 static void record(struct fx *f)
 {
-	/* the counters' and bookmarks' tracks; threads' tracks: test_decode.c */
+	/* the counters' and bookmarks' tracks; threads' tracks: test_decode_slices.c */
 	int rc = shell(f, "'%s' record -q --sim --no-activity --period 10ms --bookmark a -o s.t4t -- "
 			  "sh -c 'sleep 0.15 && \"$T4_BIN\" ctl bookmark b && sleep 0.15'",
 		       f->bin);
@@ -468,7 +461,7 @@ static void expect_clock(const struct trace *t, uint32_t clock, const char *name
 	}
 }
 
-Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
+Test(decode_perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
 {
 	struct decoded x;
 
@@ -480,13 +473,13 @@ Test(perfetto, clock_snapshot_first_one_sequence_clock_5, .timeout = 120)
 /* A log whose reference clock is CLOCK_MONOTONIC (what the in-kernel
  * trigger path records; written here from FORMAT.md by tools/t4write.py
  * --grid): the trace's clock is Perfetto's MONOTONIC, clock 3. */
-Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
+Test(decode_perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 {
 	struct decoded x;
 	char *script = realpath("tools/t4write.py", NULL);
 
 	fx_init(&x.f);
-	if (!script || system("command -v python3 >/dev/null && command -v zstd >/dev/null")) {
+	if (!script || !t4t_have_cmds("python3 zstd")) {
 		fx_fini(&x.f);
 		cr_skip_test("python3, zstd or tools/t4write.py missing");
 	}
@@ -499,7 +492,7 @@ Test(perfetto, monotonic_reference_is_clock_3, .timeout = 120)
 	teardown(&x);
 }
 
-Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
+Test(decode_perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
 {
 	struct decoded x;
 	struct val *csv;
@@ -542,7 +535,7 @@ Test(perfetto, one_track_per_domain_counters_under_it, .timeout = 120)
 /* The root orders its children explicitly: the phases track first, then
  * the PMU kinds; a counter in a unit Perfetto has no enum for says it
  * in unit_name (GB/s, GHz, req/cycle, ...), bytes and ns by the enum. */
-Test(perfetto, phases_first_and_every_unit_named, .timeout = 120)
+Test(decode_perfetto, phases_first_and_every_unit_named, .timeout = 120)
 {
 	struct decoded x;
 	const struct pkt *root = NULL, *phases = NULL;
@@ -613,17 +606,17 @@ static void counters_match_csv(const char *opts)
 	teardown(&x);
 }
 
-Test(perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
+Test(decode_perfetto, every_csv_row_is_one_counter_event, .timeout = 120)
 {
 	counters_match_csv("");
 }
 
-Test(perfetto, filters_and_grid_match_csv_too, .timeout = 120)
+Test(decode_perfetto, filters_and_grid_match_csv_too, .timeout = 120)
 {
 	counters_match_csv("--pmu 'nvidia_pcie*' --event 'rd_*' --bin 25ms");
 }
 
-Test(perfetto, timestamps_increase_per_track, .timeout = 120)
+Test(decode_perfetto, timestamps_increase_per_track, .timeout = 120)
 {
 	struct decoded x;
 	uint64_t *last;
@@ -647,7 +640,7 @@ Test(perfetto, timestamps_increase_per_track, .timeout = 120)
 	teardown(&x);
 }
 
-Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
+Test(decode_perfetto, bookmark_phases_are_slices, .timeout = 120)
 {
 	struct decoded x;
 	const struct pkt *ev[8], *phases = NULL;
@@ -689,7 +682,7 @@ Test(perfetto, bookmark_phases_are_slices, .timeout = 120)
 /* A filter that matches nothing is an error (exit 2, the closest name),
  * and no trace is left behind; a time window with no interval in it is
  * still a trace. */
-Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
+Test(decode_perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
 {
 	struct decoded x;
 
@@ -707,7 +700,7 @@ Test(perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeo
 	teardown(&x);
 }
 
-Test(perfetto, refused_on_a_terminal, .timeout = 60)
+Test(decode_perfetto, refused_on_a_terminal, .timeout = 60)
 {
 	struct fx f;
 
@@ -723,7 +716,7 @@ Test(perfetto, refused_on_a_terminal, .timeout = 60)
 
 /* The output breaks part way (a file size limit: EFBIG): exit 1, a message
  * naming the error, and no file left behind, complete or partial. */
-Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
+Test(decode_perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 {
 	struct fx f;
 
@@ -734,7 +727,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
 			   f.bin),
 		     1, "%s", output(&f));
 	cr_assert(strstr(output(&f), "perfetto"), "%s", output(&f));
-	cr_assert_eq(shell(&f, "ls | grep -v '^out$' | grep -vx s.t4t | grep ."), 1,
+	cr_assert_eq(shell(&f, "ls | grep -vx s.t4t | grep ."), 1,
 		     "left behind: %s", output(&f));
 	if (geteuid() != 0) { /* root writes into read-only directories */
 		cr_assert_eq(shell(&f, "mkdir ro && chmod 555 ro"), 0);
@@ -750,7 +743,7 @@ Test(perfetto, a_failing_output_leaves_no_file, .timeout = 60)
  * under their process's track (ProcessDescriptor); the recorder's own
  * threads are not among them (other t410trace processes may be: -a sees
  * every process, so the recorder is told by its PID). */
-Test(perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
+Test(decode_perfetto, threads_on_thread_tracks_grouped_by_process, .timeout = 120)
 {
 	struct fx f;
 	size_t threads = 0, processes = 0;

@@ -26,8 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "sched_testutil.h" /* t4t_need_bpf_trigger (tests/probe.h) */
 #include "util/util.h"
 
@@ -376,13 +377,13 @@ struct tree {
 
 static void tree_make(struct tree *t, bool copy_fixture)
 {
-	char cmd[PATH_MAX + 256];
+	char out[512];
 
 	t4t_tmpdir(t->dir, sizeof(t->dir), "t4drm");
 	snprintf(t->proc, sizeof(t->proc), "%s/proc", t->dir);
 	if (copy_fixture) {
-		snprintf(cmd, sizeof(cmd), "cp -a " FIX_PROC " '%s'", t->proc);
-		cr_assert_eq(system(cmd), 0);
+		cr_assert_eq(cli_run(out, sizeof(out), "cp -a " FIX_PROC " '%s' 2>&1", t->proc), 0,
+			     "%s", out);
 	} else {
 		cr_assert_eq(t4_mkdirs(t->proc, 0755), 0);
 	}
@@ -832,7 +833,7 @@ static int run_cli(char *out, size_t cap, const char *fmt, ...)
 {
 	char args[4 * PATH_MAX];
 	va_list ap;
-	int rc, n;
+	int n;
 
 	va_start(ap, fmt);
 	n = vsnprintf(args, sizeof(args), fmt, ap);
@@ -840,10 +841,7 @@ static int run_cli(char *out, size_t cap, const char *fmt, ...)
 	cr_assert(n >= 0 && (size_t)n < sizeof(args), "arguments too long");
 	if (!strncmp(args, "record", 6) && !strstr(args, "--sim"))
 		t4t_need_perf(); /* the recording counts this machine's cpu-clock too */
-	rc = h1_run_cli(args, out, cap);
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
-	return rc;
+	return cli_t4(out, cap, "%s", args);
 }
 
 /* The fixture tree as a machine: without a command every process is the

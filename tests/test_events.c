@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
@@ -21,7 +22,7 @@ static struct t4_pmu_set fixture(void)
 {
 	struct t4_pmu_set set;
 
-	cr_assert_eq(t4_pmus_discover(&set, H1_T410), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_discover(&set, SYSFS_T410), 0, "%s", t4_errmsg());
 	return set;
 }
 
@@ -116,7 +117,7 @@ static const struct {
 	{ "{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/in_rd_cum_outs/}", 2, { 0x2, 0x1 } },
 };
 
-Test(h1_events, seed000_examples)
+Test(events, seed000_examples)
 {
 	struct t4_pmu_set set = fixture();
 
@@ -138,7 +139,7 @@ Test(h1_events, seed000_examples)
 }
 
 /* The tables above hold every example line of the seed file. */
-Test(h1_events, seed000_table_is_complete)
+Test(events, seed000_table_is_complete)
 {
 	FILE *f = fopen(SEED000, "r");
 	char line[512];
@@ -170,7 +171,7 @@ Test(h1_events, seed000_table_is_complete)
 	cr_expect_eq(seen, 20);
 }
 
-Test(h1_events, good_strings)
+Test(events, good_strings)
 {
 	static const struct good good[] = {
 		/* alias, then a bare flag term, like perf */
@@ -209,7 +210,7 @@ Test(h1_events, good_strings)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, counter_attributes)
+Test(events, counter_attributes)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -318,7 +319,7 @@ static const struct bad bad_strings[] = {
 				   "subsys:tracepoint or pmu/event/) (did you mean task-clock?)" },
 };
 
-Test(h1_events, bad_strings)
+Test(events, bad_strings)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -336,7 +337,7 @@ Test(h1_events, bad_strings)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, wildcards)
+Test(events, wildcards)
 {
 	static const char *pcie[] = { "nvidia_pcie_pmu_0_rc_0", "nvidia_pcie_pmu_0_rc_1",
 				      "nvidia_pcie_pmu_0_rc_4", "nvidia_pcie_pmu_1_rc_2",
@@ -363,7 +364,7 @@ Test(h1_events, wildcards)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, groups_and_software)
+Test(events, groups_and_software)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -408,13 +409,13 @@ Test(h1_events, groups_and_software)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, needs_software_and_tracepoint_pmus)
+Test(events, needs_software_and_tracepoint_pmus)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], msg[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_nos");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_nos");
 	snprintf(path, sizeof(path), "%s/acme", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/acme/type", dir);
@@ -440,7 +441,7 @@ Test(h1_events, needs_software_and_tracepoint_pmus)
 	t4_rmtree(dir);
 }
 
-Test(h1_events, defaults_tegra410)
+Test(events, defaults_tegra410)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -464,13 +465,13 @@ Test(h1_events, defaults_tegra410)
 }
 
 /* A Tegra410 PMU without events/ still gets its defaults from the table. */
-Test(h1_events, defaults_from_kind_table)
+Test(events, defaults_from_kind_table)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_ev");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev");
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format/event", dir);
@@ -495,13 +496,13 @@ Test(h1_events, defaults_from_kind_table)
 	t4_rmtree(dir);
 }
 
-Test(h1_events, tracepoint_fixture_tracefs)
+Test(events, tracepoint_fixture_tracefs)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 128];
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_tp");
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_tp");
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir);
@@ -523,7 +524,7 @@ Test(h1_events, tracepoint_fixture_tracefs)
 
 /* ---- this machine's real kernel -------------------------------------------- */
 
-Test(h1_events, real_host_defaults)
+Test(events, real_host_defaults)
 {
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
@@ -551,7 +552,7 @@ Test(h1_events, real_host_defaults)
 	t4_pmus_free(&set);
 }
 
-Test(h1_events, real_tracepoint)
+Test(events, real_tracepoint)
 {
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
@@ -576,40 +577,38 @@ Test(h1_events, real_tracepoint)
 
 /* ---- list --resolve ------------------------------------------------------- */
 
-Test(h1_events, cli_resolve)
+Test(events, cli_resolve)
 {
 	static const struct {
 		const char *args, *out;
 		int rc;
 	} cases[] = {
-		{ "list --sysfs-root " H1_T410 " --resolve "
+		{ "list --sysfs-root " SYSFS_T410 " --resolve "
 		  "'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'",
 		  "nvidia_pcie_pmu_0_rc_4  type=34 config=0x4 config1=0x1018000 config2=0x0 cpu=0  "
 		  "nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x180,src_bdf_en=0x1/\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/cycles/}'",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve '{nvidia_nvdlink_pmu_0/in_rd_req/,nvidia_nvdlink_pmu_0/cycles/}'",
 		  "nvidia_nvdlink_pmu_0  type=82 config=0x2 config1=0x0 config2=0x0 cpu=0  "
 		  "nvidia_nvdlink_pmu_0/in_rd_req/  group=0\n"
 		  "nvidia_nvdlink_pmu_0  type=82 config=0x0 config1=0x0 config2=0x0 cpu=0  "
 		  "nvidia_nvdlink_pmu_0/cycles/  group=0  clock\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --json --resolve nvidia_ucf_pmu_1/cycles/",
+		{ "list --sysfs-root " SYSFS_T410 " --json --resolve nvidia_ucf_pmu_1/cycles/",
 		  "{\"simulated\":false,\"counters\":[{\"pmu\":\"nvidia_ucf_pmu_1\",\"name\":\"cycles\","
 		  "\"spec\":\"nvidia_ucf_pmu_1/cycles/\",\"type\":21,\"config\":\"0x100000000\","
 		  "\"config1\":\"0x0\",\"config2\":\"0x0\",\"cpu\":72,\"group\":-1,\"is_clock\":true,"
 		  "\"scale\":1,\"unit\":\"cycles\"}]}\n", 0 },
-		{ "list --sysfs-root " H1_T410 " --resolve nvidia_pcie_pmu_0_rc_0/event=0x0,src_rp_mask=0x1ff/",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve nvidia_pcie_pmu_0_rc_0/event=0x0,src_rp_mask=0x1ff/",
 		  "t410trace: src_rp_mask=0x1ff: value does not fit in config1:0-7 (8 bits)\n", 2 },
-		{ "list --sysfs-root " H1_T410 " --resolve nvidia_ucf_pmu_7/cycles/",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve nvidia_ucf_pmu_7/cycles/",
 		  "t410trace: nvidia_ucf_pmu_7: unknown PMU (did you mean nvidia_ucf_pmu_0?)\n", 2 },
-		{ "list --sysfs-root " H1_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
+		{ "list --sysfs-root " SYSFS_T410 " --resolve '{nvidia_ucf_pmu_0/cycles/'",
 		  "t410trace: {nvidia_ucf_pmu_0/cycles/: unbalanced braces (missing '}')\n", 2 },
 		{ "list --resolve", "t410trace list: option '--resolve' needs a value (see 't410trace list --help')\n", 2 },
 	};
 	char out[8192];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int rc = h1_run_cli(cases[i].args, out, sizeof(out));
-		if (rc < 0)
-			cr_skip_test("T4_BIN not set (run through make check)");
+		int rc = cli_t4(out, sizeof(out), "%s", cases[i].args);
 		cr_expect_eq(rc, cases[i].rc, "%s: %s", cases[i].args, out);
 		if (cases[i].rc == 2 && strstr(cases[i].out, "unknown option"))
 			cr_expect_eq(strncmp(out, cases[i].out, strlen(cases[i].out)), 0, "%s", out);
@@ -618,14 +617,11 @@ Test(h1_events, cli_resolve)
 	}
 }
 
-Test(h1_events, cli_resolve_sim)
+Test(events, cli_resolve_sim)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'",
-			    out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sim --resolve 'nvidia_pcie_pmu_0_rc_4/event=0x4,src_bdf=0x0180,src_bdf_en=0x1/'");
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "# simulated Tegra410\nnvidia_pcie_pmu_0_rc_4  type="));
 	cr_expect_not_null(strstr(out, " config=0x4 config1=0x1018000 config2=0x0 cpu="));
@@ -635,7 +631,7 @@ Test(h1_events, cli_resolve_sim)
 
 /* The event packet's name is what every output shows: cpu-clock:u and
  * cpu-clock:k are two events, not two cpu-clocks. */
-Test(h1_events, modifiers_stay_in_the_name)
+Test(events, modifiers_stay_in_the_name)
 {
 	struct t4_pmu_set set = fixture();
 	struct t4_evlist l = { 0 };
@@ -657,7 +653,7 @@ Test(h1_events, modifiers_stay_in_the_name)
 /* Every counter carries the unit of its counts where the catalog (kinds.c
  * for Tegra410 and msr, the software and hardware tables) knows it:
  * whatever way the event was named. */
-Test(h1_events, counts_carry_their_unit)
+Test(events, counts_carry_their_unit)
 {
 	static const struct {
 		const char *spec, *unit;
@@ -694,13 +690,11 @@ Test(h1_events, counts_carry_their_unit)
 
 /* ---- list GLOB, list --metrics (issue 15.6) --------------------------------- */
 
-Test(h1_events, cli_list_glob_filters)
+Test(events, cli_list_glob_filters)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --sysfs-root " H1_T410 " 'mem_bytes*'", out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " 'mem_bytes*'");
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "match 'mem_bytes*'"), "%s", out);
 	cr_expect_not_null(strstr(out, "      mem_bytes_rd           event=0x123  [bytes]  bytes read "
@@ -709,31 +703,29 @@ Test(h1_events, cli_list_glob_filters)
 	cr_expect_null(strstr(out, "filters:"), "only the matching events: %s", out);
 	cr_expect_null(strstr(out, "software"), "%s", out);
 	/* a PMU by name: whole, filters too; a software event by perf's alias */
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " 'NVIDIA_CMEM*'", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " 'NVIDIA_CMEM*'");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "rd_cum_outs            event=0x2  [req-cycles]"), "%s", out);
 	cr_expect_not_null(strstr(out, "filters:"), "%s", out);
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " --json cs", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " --json cs");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "\"name\":\"context-switches\",\"terms\":\"config=0x3\","
 				       "\"scale\":1,\"unit\":\"switches\",\"description\":"), "%s", out);
 	cr_expect_null(strstr(out, "cpu-clock"), "%s", out);
 	/* nothing matches: an error naming the closest */
-	rc = h1_run_cli("list --sysfs-root " H1_T410 " mem_byts_rd", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " mem_byts_rd");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_byts_rd: no PMU or event matches (did you mean "
 			      "mem_bytes_rd?)\n");
 }
 
-Test(h1_events, cli_list_metrics)
+Test(events, cli_list_metrics)
 {
 	static char out[1 << 16];
-	int rc = h1_run_cli("list --metrics", out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --metrics");
 	size_t n, lines = 0;
 	const struct t4_kind *k = t4_kinds(&n);
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	/* every formula of every kind, with its unit and description */
 	for (size_t i = 0; i < n; i++)
@@ -750,7 +742,7 @@ Test(h1_events, cli_list_metrics)
 	cr_expect_not_null(strstr(out, "\nTSC\n  tsc_freq = tsc / elapsed_ns  [GHz]\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "\nDRM (one per client and engine found)\n"), "%s", out);
 	/* GLOB by name and by kind; JSON */
-	rc = h1_run_cli("list --metrics '*latency_ns' --json", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics '*latency_ns' --json");
 	cr_assert_eq(rc, 0, "%s", out);
 	for (const char *p = out; (p = strstr(p, "\"name\":")); p++)
 		lines++;
@@ -759,10 +751,10 @@ Test(h1_events, cli_list_metrics)
 				       "\"formula\":\"(rd_cum_outs / rd_req) / (cycles / elapsed_ns)\","
 				       "\"description\":\"mean latency of PCIe device reads\","
 				       "\"headline\":true,\"per_task\":false,\"pattern\":false}"), "%s", out);
-	rc = h1_run_cli("list --metrics TSC", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics TSC");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_null(strstr(out, "software"), "%s", out);
-	rc = h1_run_cli("list --metrics mem_red_bw", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --metrics mem_red_bw");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_red_bw: no metric matches (did you mean mem_read_bw?)\n");
 }

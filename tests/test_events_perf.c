@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
@@ -94,9 +94,9 @@ Test(events_perf, no_cpu_pmu_is_named)
 	struct t4_evlist l = { 0 };
 	struct t4_sim *sim;
 
-	cr_assert_eq(t4_pmus_discover(&set, H1_T410), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_discover(&set, SYSFS_T410), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_events_parse(&l, &set, "r1a"), -ENOENT);
-	cr_expect_str_eq(t4_errmsg(), "r1a: no CPU PMU under " H1_T410);
+	cr_expect_str_eq(t4_errmsg(), "r1a: no CPU PMU under " SYSFS_T410);
 	t4_pmus_free(&set);
 
 	cr_assert_eq(t4_sim_create(&sim, 1, NULL), 0, "%s", t4_errmsg());

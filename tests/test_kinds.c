@@ -7,7 +7,7 @@
 
 #include "collector/collector.h"
 
-Test(h1_kinds, seven_kinds_in_table_order)
+Test(kinds, seven_kinds_in_table_order)
 {
 	static const char *labels[] = { "UCF", "PCIE", "PCIE-TGT", "CMEM latency",
 					"NVLink-C2C", "NV-CLink", "NV-DLink" };
@@ -24,7 +24,7 @@ Test(h1_kinds, seven_kinds_in_table_order)
 	cr_expect_null(t4_kind_by_id(T4_DOM_SOFTWARE));
 }
 
-Test(h1_kinds, recognition_by_name)
+Test(kinds, recognition_by_name)
 {
 	int s, rc;
 
@@ -48,7 +48,7 @@ Test(h1_kinds, recognition_by_name)
 	cr_expect_eq(rc, -1);
 }
 
-Test(h1_kinds, recognition_by_identifier)
+Test(kinds, recognition_by_identifier)
 {
 	int s, rc;
 	const struct t4_kind *k = t4_kind_of("nv_cmem_lat_3", "NVDA2021");
@@ -71,7 +71,7 @@ Test(h1_kinds, recognition_by_identifier)
  * PCIE and PCIE-TGT under any name, in any hex spelling; Grace's SCF and
  * PCIE share the product IDs (0x2cf, 0x103) but not variant and revision,
  * as the kernel's own table tells them apart. */
-Test(h1_kinds, recognition_by_pmiidr)
+Test(kinds, recognition_by_pmiidr)
 {
 	cr_expect_eq(t4_kind_of("nvidia_uncore_pmu_3", "2cf2036b")->id, T4_DOM_UCF);
 	cr_expect_eq(t4_kind_of("nvidia_scf_pmu_1", "0x2CF2036B")->id, T4_DOM_UCF);
@@ -88,7 +88,7 @@ Test(h1_kinds, recognition_by_pmiidr)
 	cr_expect(!t4_identifier_eq("NVDA2021", "NVDA2023"));
 }
 
-Test(h1_kinds, event_ids_from_facts)
+Test(kinds, event_ids_from_facts)
 {
 	cr_expect_eq(t4_kind_event(t4_kind_by_id(T4_DOM_UCF), "cycles")->config, 0x100000000ull);
 	cr_expect_eq(t4_kind_event(t4_kind_by_id(T4_DOM_UCF), "slc_access_atomic")->config, 0x184);
@@ -115,7 +115,7 @@ static bool in_defaults(const struct t4_kind *k, const char *name, size_t len)
 
 /* Every identifier in every formula is a default event or elapsed_ns; every
  * default is an event of the kind. */
-Test(h1_kinds, formulas_use_default_events_only)
+Test(kinds, formulas_use_default_events_only)
 {
 	size_t n;
 	const struct t4_kind *k = t4_kinds(&n);
@@ -155,7 +155,7 @@ static const struct t4_formula *formula(enum t4_domain_kind id, const char *name
 }
 
 /* Seed 000: bandwidth, request rate, latency and frequency per kind. */
-Test(h1_kinds, seed000_formulas_present)
+Test(kinds, seed000_formulas_present)
 {
 	static const struct {
 		enum t4_domain_kind id;

@@ -6,7 +6,8 @@
  *   - lib/ (libt410trace, loaded into other people's programs) is built
  *     from control/ and util/ only: it includes nothing else;
  *   - no source or test names a path of one machine (/work/..., /home/...):
- *     files next to the repository are reached relative to its root.
+ *     files next to the repository are reached relative to its root;
+ *   - the suites of tests/test_X.c are named X or X_<subject>.
  *
  * A plain scan of the #include lines: cheap, and it fails the moment a
  * file reaches into another module's private header.
@@ -179,4 +180,60 @@ Test(layout, tests_assume_nothing_of_the_machine)
 	static const char *const bad[] = { "\"/" "tmp/", "cr_log_" "warn(", NULL };
 
 	cr_assert_eq(sources_with(dirs, 2, bad, "assumes something of the machine"), 0);
+}
+
+/* Every Criterion suite of tests/test_X.c is named X or X_<subject>, so
+ * that `--filter 'X*'` runs a file's tests and a failing test's name
+ * leads to its file. The suite name must stand on the Test( line. */
+static int misnamed_suites(const char *dir, const char *file, size_t *n_tests)
+{
+	static const char *const macros[] = { "Test(", "ParameterizedTest(", "TestSuite(" };
+	char path[512], stem[256], line[1024];
+	size_t len = strlen(file) - strlen("test_") - strlen(".c");
+	int bad = 0;
+	FILE *f;
+
+	snprintf(stem, sizeof(stem), "%.*s", (int)len, file + strlen("test_"));
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f)) {
+		for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++) {
+			size_t m = strlen(macros[i]);
+			char suite[256] = "";
+
+			if (strncmp(line, macros[i], m))
+				continue;
+			sscanf(line + m, " %255[A-Za-z0-9_]", suite);
+			(*n_tests)++;
+			if (!strcmp(suite, stem) || (!strncmp(suite, stem, len) && suite[len] == '_'))
+				continue;
+			cr_expect(0, "%s: suite \"%s\" is not %s or %s_<subject>: %s", path, suite,
+				  stem, stem, line);
+			bad++;
+		}
+	}
+	fclose(f);
+	return bad;
+}
+
+Test(layout, suites_are_named_after_their_file)
+{
+	DIR *d = opendir("tests");
+	struct dirent *e;
+	size_t n_files = 0, n_tests = 0;
+	int bad = 0;
+
+	cr_assert_not_null(d, "tests/ (run from the repository root)");
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "test_", 5) || len <= 7 || strcmp(e->d_name + len - 2, ".c"))
+			continue;
+		bad += misnamed_suites("tests", e->d_name, &n_tests);
+		n_files++;
+	}
+	closedir(d);
+	cr_assert_gt(n_files, 40, "the test files were not found");
+	cr_assert_gt(n_tests, 300, "no Test( lines found");
+	cr_assert_eq(bad, 0, "%d tests in suites not named after their file", bad);
 }

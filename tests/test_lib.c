@@ -1,4 +1,4 @@
-/* test_lib.c - libt410trace as an application sees it (suite control_lib).
+/* test_lib.c - libt410trace as an application sees it (suite lib).
  *
  * tests/apps/lib_app.c is compiled at test time with the target's compiler
  * (t4t_cc(): $T4_CC, else cc) against $T4_OUT/libt410trace.so and
@@ -41,10 +41,9 @@ static void repo_root(char *buf, size_t cap)
 /* Whether the library was built with sanitizers (the app must be too). */
 static bool solib_sanitized(const char *solib)
 {
-	char cmd[PATH_MAX + 80];
+	char out[64];
 
-	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only '%s' | grep -q __asan_", solib);
-	return system(cmd) == 0;
+	return cli_run(out, sizeof(out), "nm -D --undefined-only '%s' | grep -q __asan_", solib) == 0;
 }
 
 /* Compile src (a path under the repo) into a->dir/name with compiler cc
@@ -65,7 +64,7 @@ static void compile(struct app *a, const char *cc, const char *flags, const char
 	snprintf(a->bin, sizeof(a->bin), "%s/%s", a->dir, name);
 	/* The app needs the soname (libt410trace.so.0) at run time, as it
 	 * would after make install: link it next to the app. */
-	rc = run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+	rc = run_shell(a->out, a->err, sizeof(a->out),
 		       "ln -sf '%s' '%s/libt410trace.so.0' && "
 		       "%s %s -Wall -Wextra -Werror -I'%s/include' %s '%s/%s' -o '%s' '%s' "
 		       "-Wl,-rpath,'%s' -pthread",
@@ -100,7 +99,7 @@ static void app_open(struct app *a)
 /* Run the app with T410TRACE_CONTROL set to the fake recorder. */
 static int app_run(struct app *a, const char *args)
 {
-	return run_shell(a->rec.dir, a->out, a->err, sizeof(a->out),
+	return run_shell(a->out, a->err, sizeof(a->out),
 			 "env T410TRACE_CONTROL='%s' '%s' %s", a->rec.path, a->bin, args);
 }
 
@@ -112,21 +111,19 @@ static void expect_log(struct app *a, const char *want)
 	cr_assert_str_eq(log, want);
 }
 
-Test(control_lib, exports_only_t410_symbols)
+Test(lib, exports_only_t410_symbols)
 {
 	const char *out = getenv("T4_OUT");
 	const char *want[] = { "t410_bookmark", "t410_trigger", "t410_available", "t410_errmsg",
 			       "t410__probe2" /* the recorder's uprobe point */ };
-	char cmd[PATH_MAX + 64], line[256], sym[200];
+	static char syms[1 << 16];
+	char sym[200];
 	int found = 0, total = 0;
-	FILE *p;
 
 	if (!out)
 		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s/libt410trace.so'", out);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	while (fgets(line, sizeof(line), p)) {
+	cr_assert_eq(cli_run(syms, sizeof(syms), "nm -D --defined-only '%s/libt410trace.so'", out), 0);
+	for (char *line = strtok(syms, "\n"); line; line = strtok(NULL, "\n")) {
 		char addr[40], type[4];
 
 		if (sscanf(line, "%39s %3s %199s", addr, type, sym) != 3)
@@ -136,12 +133,11 @@ Test(control_lib, exports_only_t410_symbols)
 		for (size_t i = 0; i < T4_ARRAY_LEN(want); i++)
 			found += !strcmp(sym, want[i]);
 	}
-	cr_assert_eq(pclose(p), 0);
 	cr_assert_eq(found, 5);
 	cr_assert_eq(total, 5);
 }
 
-Test(control_lib, bookmarks_arrive_in_order)
+Test(lib, bookmarks_arrive_in_order)
 {
 	struct app a;
 	char want[2048] = "";
@@ -156,7 +152,7 @@ Test(control_lib, bookmarks_arrive_in_order)
 	app_close(&a);
 }
 
-Test(control_lib, threads_serialised)
+Test(lib, threads_serialised)
 {
 	struct app a;
 	char log[sizeof(a.rec.log)], name[32];
@@ -182,7 +178,7 @@ Test(control_lib, threads_serialised)
 	app_close(&a);
 }
 
-Test(control_lib, fork_child_has_own_connection)
+Test(lib, fork_child_has_own_connection)
 {
 	struct app a;
 
@@ -192,7 +188,7 @@ Test(control_lib, fork_child_has_own_connection)
 	app_close(&a);
 }
 
-Test(control_lib, refusals_reported_connection_kept)
+Test(lib, refusals_reported_connection_kept)
 {
 	struct app a;
 
@@ -221,7 +217,7 @@ static FILE *reconnect_app(struct app *a)
 	return p;
 }
 
-Test(control_lib, reconnects_after_recorder_restart)
+Test(lib, reconnects_after_recorder_restart)
 {
 	struct app a;
 	FILE *p;
@@ -238,7 +234,7 @@ Test(control_lib, reconnects_after_recorder_restart)
 
 /* The recorder closes a connection idle past its timeout without a word;
  * the next call resends on a fresh one, and nothing arrives twice. */
-Test(control_lib, resends_after_an_idle_close)
+Test(lib, resends_after_an_idle_close)
 {
 	struct app a;
 	FILE *p;
@@ -253,36 +249,36 @@ Test(control_lib, resends_after_an_idle_close)
 	fake_close(&a.rec);
 }
 
-Test(control_lib, recorder_gone)
+Test(lib, recorder_gone)
 {
 	struct app a;
 	char args[200];
 
 	app_open(&a);
 	snprintf(args, sizeof(args), "gone");
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env T410TRACE_CONTROL='%s/nobody' '%s' %s", a.rec.dir, a.bin, args),
 		     0, "%s", a.err);
 	expect_log(&a, "");
 	app_close(&a);
 }
 
-Test(control_lib, no_recorder_is_a_cheap_noop)
+Test(lib, no_recorder_is_a_cheap_noop)
 {
 	struct app a;
 
 	app_open(&a);
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env -u T410TRACE_CONTROL '%s' noop 10000000", a.bin), 0, "%s", a.err);
 	cr_assert(!strncmp(a.out, "ns/call ", 8), "%s", a.out);
 	cr_log_info("libt410trace without a recorder: %s", a.out);
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env T410TRACE_CONTROL= '%s' noop 1000", a.bin), 0, "%s", a.err);
 	expect_log(&a, "");
 	app_close(&a);
 }
 
-Test(control_lib, usable_from_cxx)
+Test(lib, usable_from_cxx)
 {
 	struct app a;
 
@@ -291,7 +287,7 @@ Test(control_lib, usable_from_cxx)
 	memset(&a, 0, sizeof(a));
 	fake_open(&a.rec);
 	compile(&a, t4t_cxx(), "", "tests/apps/lib_app_cxx.cpp", "lib_app_cxx");
-	cr_assert_eq(run_shell(a.rec.dir, a.out, a.err, sizeof(a.out),
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env -u T410TRACE_CONTROL '%s'", a.bin), 0, "%s", a.err);
 	cr_assert_str_eq(a.out, "ok");
 	app_close(&a);

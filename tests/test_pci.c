@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "tests/tmpdir_testutil.h"
 #include "util/util.h"
 
@@ -90,12 +91,12 @@ static void write_dev(const char *root, const struct dev *d)
 /* A new directory (PATH_MAX bytes) with the devices' config files. */
 static void make_tree(char *dir)
 {
-	t4t_tmpdir(dir, PATH_MAX, "h1_pci");
+	t4t_tmpdir(dir, PATH_MAX, "t4pci");
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
 		write_dev(dir, &devs[i]);
 }
 
-Test(h1_pci, scan_seed000_rows)
+Test(pci, scan_seed000_rows)
 {
 	char dir[PATH_MAX];
 	struct t4_pci_port *v;
@@ -116,7 +117,7 @@ Test(h1_pci, scan_seed000_rows)
 	t4_rmtree(dir);
 }
 
-Test(h1_pci, scan_errors_and_empty)
+Test(pci, scan_errors_and_empty)
 {
 	char dir[PATH_MAX];
 	struct t4_pci_port *v = (void *)1;
@@ -126,7 +127,7 @@ Test(h1_pci, scan_errors_and_empty)
 	cr_expect_str_eq(t4_errmsg(), "/nonexistent/pci: No such file or directory");
 	cr_expect_null(v);
 	cr_expect_eq(n, 0);
-	t4t_tmpdir(dir, sizeof(dir), "h1_pcie");
+	t4t_tmpdir(dir, sizeof(dir), "t4pcie");
 	cr_expect_eq(t4_pci_scan(dir, &v, &n), 0);
 	cr_expect_eq(n, 0);
 	free(v);
@@ -136,26 +137,21 @@ Test(h1_pci, scan_errors_and_empty)
 	free(v);
 }
 
-Test(h1_pci, cli_list_pci)
+Test(pci, cli_list_pci)
 {
-	char dir[PATH_MAX], args[PATH_MAX + 64];
+	char dir[PATH_MAX];
 	static char out[8192];
 	int rc;
 
+	cli_bin(); /* skips before the tree is made */
 	make_tree(dir);
-	snprintf(args, sizeof(args), "list --pci-root '%s'", dir);
-	rc = h1_run_cli(args, out, sizeof(out));
-	if (rc < 0) {
-		t4_rmtree(dir);
-		cr_skip_test("T4_BIN not set (run through make check)");
-	}
+	rc = cli_t4(out, sizeof(out), "list --pci-root '%s'", dir);
 	cr_expect_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "BDF            Segment Bus Socket RC  RP  PCIE PMU and root-port filter\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "0005:c0:00.0   05      c0  0      4   2   nvidia_pcie_pmu_0_rc_4/src_rp_mask=0x4/\n"), "%s", out);
 	cr_expect_not_null(strstr(out, "000a:e0:00.0   0a      e0  1      1   3   nvidia_pcie_pmu_1_rc_1/src_rp_mask=0x8/\n"), "%s", out);
-	snprintf(args, sizeof(args), "list --json --pci-root '%s'", dir);
-	cr_assert_eq(h1_run_cli(args, out, sizeof(out)), 0);
+	cr_assert_eq(cli_t4(out, sizeof(out), "list --json --pci-root '%s'", dir), 0);
 	cr_expect_not_null(strstr(out, "{\"bdf\":\"0002:80:00.0\",\"segment\":2,\"bus\":128,\"socket\":0,\"rc\":1,\"rp\":1}"), "%s", out);
-	cr_expect_eq(h1_run_cli("list --pci --sim", out, sizeof(out)), 2);
+	cr_expect_eq(cli_t4(out, sizeof(out), "list --pci --sim"), 2);
 	t4_rmtree(dir);
 }

@@ -9,15 +9,8 @@
 
 #include "cli_testutil.h"
 #include "collector/collector.h"
-#include "h1_testutil.h"
+#include "sysfs_testutil.h"
 #include "util/util.h"
-
-int h1_run_cli(const char *args, char *out, size_t cap)
-{
-	const char *bin = getenv("T4_BIN");
-
-	return bin ? cli_run(out, cap, "'%s' %s 2>&1", bin, args) : -1;
-}
 
 static struct t4_pmu_set load(const char *root)
 {
@@ -28,9 +21,9 @@ static struct t4_pmu_set load(const char *root)
 	return set;
 }
 
-Test(h1_pmu, fixture_has_all_seven_kinds)
+Test(pmu, fixture_has_all_seven_kinds)
 {
-	struct t4_pmu_set set = load(H1_T410);
+	struct t4_pmu_set set = load(SYSFS_T410);
 	size_t nk;
 	const struct t4_kind *kinds = t4_kinds(&nk);
 
@@ -49,9 +42,9 @@ Test(h1_pmu, fixture_has_all_seven_kinds)
 	cr_expect_null(set.pmus);
 }
 
-Test(h1_pmu, fixture_pmu_details)
+Test(pmu, fixture_pmu_details)
 {
-	struct t4_pmu_set set = load(H1_T410);
+	struct t4_pmu_set set = load(SYSFS_T410);
 	const struct t4_pmu *p = t4_pmus_find(&set, "nvidia_pcie_pmu_1_rc_3");
 	const struct t4_format *f;
 
@@ -97,9 +90,9 @@ Test(h1_pmu, fixture_pmu_details)
 	t4_pmus_free(&set);
 }
 
-Test(h1_pmu, alias_scale_unit_and_attrs_ignored)
+Test(pmu, alias_scale_unit_and_attrs_ignored)
 {
-	struct t4_pmu_set set = load(H1_T410);
+	struct t4_pmu_set set = load(SYSFS_T410);
 	const struct t4_pmu *p = t4_pmus_find(&set, "acme_pmu");
 	const struct t4_alias *a;
 
@@ -114,7 +107,7 @@ Test(h1_pmu, alias_scale_unit_and_attrs_ignored)
 	t4_pmus_free(&set);
 }
 
-Test(h1_pmu, format_spec_forms)
+Test(pmu, format_spec_forms)
 {
 	struct t4_format f;
 	char buf[64];
@@ -138,7 +131,7 @@ Test(h1_pmu, format_spec_forms)
 	cr_expect_eq(f.n_ranges, 3);
 }
 
-Test(h1_pmu, format_spec_errors)
+Test(pmu, format_spec_errors)
 {
 	static const struct {
 		const char *spec, *msg;
@@ -163,7 +156,7 @@ Test(h1_pmu, format_spec_errors)
 	}
 }
 
-Test(h1_pmu, format_apply)
+Test(pmu, format_apply)
 {
 	struct t4_format f;
 	uint64_t cfg[3] = { 0, 0, 0 };
@@ -186,27 +179,27 @@ Test(h1_pmu, format_apply)
 	cr_expect_eq(cfg[1], ~0ull);
 }
 
-Test(h1_pmu, broken_trees)
+Test(pmu, broken_trees)
 {
 	static const struct {
 		const char *root, *msg;
 	} bad[] = {
-		{ "bad_type", H1_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number" },
-		{ "bad_notype", H1_FIX "bad_notype/pmu_a/type: No such file or directory" },
-		{ "bad_format", H1_FIX "bad_format/pmu_a/format/event: 'config3:0-7': format must "
+		{ "bad_type", SYSFS_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number" },
+		{ "bad_notype", SYSFS_FIX "bad_notype/pmu_a/type: No such file or directory" },
+		{ "bad_format", SYSFS_FIX "bad_format/pmu_a/format/event: 'config3:0-7': format must "
 				"start with config:, config1: or config2:" },
-		{ "bad_range", H1_FIX "bad_range/pmu_a/format/event: 'config:9-3': range 9-3 runs backwards" },
-		{ "bad_overlap", H1_FIX "bad_overlap/pmu_a/format/event: 'config:0-7,4-9': bit ranges overlap" },
-		{ "bad_scale", H1_FIX "bad_scale/pmu_a/events/x.scale: malformed scale 'fast'" },
-		{ "bad_cpumask", H1_FIX "bad_cpumask/pmu_a/cpumask: '0-': malformed CPU list" },
-		{ "bad_event", H1_FIX "bad_event/pmu_a/events/x: empty event" },
-		{ "no_such_dir", H1_FIX "no_such_dir: No such file or directory" },
+		{ "bad_range", SYSFS_FIX "bad_range/pmu_a/format/event: 'config:9-3': range 9-3 runs backwards" },
+		{ "bad_overlap", SYSFS_FIX "bad_overlap/pmu_a/format/event: 'config:0-7,4-9': bit ranges overlap" },
+		{ "bad_scale", SYSFS_FIX "bad_scale/pmu_a/events/x.scale: malformed scale 'fast'" },
+		{ "bad_cpumask", SYSFS_FIX "bad_cpumask/pmu_a/cpumask: '0-': malformed CPU list" },
+		{ "bad_event", SYSFS_FIX "bad_event/pmu_a/events/x: empty event" },
+		{ "no_such_dir", SYSFS_FIX "no_such_dir: No such file or directory" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct t4_pmu_set set;
 		char root[256];
-		snprintf(root, sizeof(root), H1_FIX "%s", bad[i].root);
+		snprintf(root, sizeof(root), SYSFS_FIX "%s", bad[i].root);
 		cr_expect_lt(t4_pmus_discover(&set, root), 0, "%s", root);
 		cr_expect_str_eq(t4_errmsg(), bad[i].msg);
 		cr_expect_eq(set.n, 0);
@@ -214,12 +207,12 @@ Test(h1_pmu, broken_trees)
 	}
 }
 
-Test(h1_pmu, simulated_marker)
+Test(pmu, simulated_marker)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
 	struct t4_pmu_set set;
 
-	t4t_tmpdir(dir, sizeof(dir), "h1_pmu");
+	t4t_tmpdir(dir, sizeof(dir), "t4pmu");
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0", dir);
 	cr_assert_eq(t4_mkdirs(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/nvidia_ucf_pmu_0/type", dir);
@@ -241,7 +234,7 @@ Test(h1_pmu, simulated_marker)
 	t4_rmtree(dir);
 }
 
-Test(h1_pmu, real_sysfs)
+Test(pmu, real_sysfs)
 {
 	struct t4_pmu_set set = load(NULL);
 	const struct t4_pmu *sw = t4_pmus_find(&set, "software");
@@ -263,15 +256,13 @@ Test(h1_pmu, real_sysfs)
 
 /* ---- t410trace list ------------------------------------------------------- */
 
-Test(h1_pmu, cli_list_text_and_json)
+Test(pmu, cli_list_text_and_json)
 {
 	static char out[1 << 17];
-	int rc = h1_run_cli("list --sysfs-root " H1_T410, out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410);
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
-	cr_expect_not_null(strstr(out, "17 PMUs under " H1_T410 "\n"));
+	cr_expect_not_null(strstr(out, "17 PMUs under " SYSFS_T410 "\n"));
 	cr_expect_not_null(strstr(out, "\nUCF, socket 0\n  nvidia_ucf_pmu_0\n    type 20, cpumask 0, "
 				       "associated_cpus 0-71\n"));
 	cr_expect_not_null(strstr(out, "\nPCIE, socket 0\n  nvidia_pcie_pmu_0_rc_0\n"));
@@ -283,32 +274,30 @@ Test(h1_pmu, cli_list_text_and_json)
 	/* Tegra410 kinds first, then the others */
 	cr_expect_lt(strstr(out, "NV-DLink, socket 0"), strstr(out, "\nOther PMUs\n"));
 	cr_expect_lt(strstr(out, "\nUCF, socket 1"), strstr(out, "\nPCIE, socket 0"));
-	rc = h1_run_cli("list --json --sysfs-root " H1_T410, out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list --json --sysfs-root " SYSFS_T410);
 	cr_assert_eq(rc, 0);
-	cr_expect_eq(strncmp(out, "{\"root\":\"" H1_T410 "\",\"simulated\":false,\"pmus\":[{\"name\":"
+	cr_expect_eq(strncmp(out, "{\"root\":\"" SYSFS_T410 "\",\"simulated\":false,\"pmus\":[{\"name\":"
 				  "\"nvidia_ucf_pmu_0\",\"kind\":\"UCF\",\"socket\":0,\"instance\":-1,"
 				  "\"type\":20,\"cpu\":0,", 140), 0, "%.200s", out);
 	cr_expect_not_null(strstr(out, "{\"name\":\"src_bdf\",\"spec\":\"config1:8-23\"}"));
 }
 
-Test(h1_pmu, cli_list_sim_and_host)
+Test(pmu, cli_list_sim_and_host)
 {
 	static char out[1 << 17];
-	int rc = h1_run_cli("list --sim=3", out, sizeof(out));
+	int rc = cli_t4(out, sizeof(out), "list --sim=3");
 
-	if (rc < 0)
-		cr_skip_test("T4_BIN not set (run through make check)");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "34 PMUs under "));
 	cr_expect_not_null(strstr(out, "(simulated Tegra410)\n"));
 	cr_expect_not_null(strstr(out, "\nNV-DLink, socket 1 (simulated)\n"));
-	rc = h1_run_cli("list", out, sizeof(out));
+	rc = cli_t4(out, sizeof(out), "list");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "\nOther PMUs\n"));
 	cr_expect_not_null(strstr(out, "  software\n    type 1, cpumask (none: per CPU)\n"));
 }
 
-Test(h1_pmu, cli_list_usage_errors)
+Test(pmu, cli_list_usage_errors)
 {
 	static const struct {
 		const char *args, *msg;
@@ -322,16 +311,14 @@ Test(h1_pmu, cli_list_usage_errors)
 		{ "list --sim=abc", "t410trace list: --sim=abc: the seed must be a number (see 't410trace list --help')\n", 2 },
 		{ "list --sim --sysfs-root /x", "t410trace: /x: No such file or directory\n", 2 },
 		{ "list --sysfs-root /nonexistent", "t410trace: /nonexistent: No such file or directory\n", 2 },
-		{ "list --sysfs-root " H1_FIX "bad_type",
-		  "t410trace: " H1_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number\n", 2 },
+		{ "list --sysfs-root " SYSFS_FIX "bad_type",
+		  "t410trace: " SYSFS_FIX "bad_type/pmu_a/type: '12x' is not a decimal type number\n", 2 },
 		{ "list --help", "usage: t410trace list [--sim[=SEED]]", 0 },
 	};
 	char out[8192];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int rc = h1_run_cli(cases[i].args, out, sizeof(out));
-		if (rc < 0)
-			cr_skip_test("T4_BIN not set (run through make check)");
+		int rc = cli_t4(out, sizeof(out), "%s", cases[i].args);
 		cr_expect_eq(rc, cases[i].rc, "%s: %d %s", cases[i].args, rc, out);
 		cr_expect_eq(strncmp(out, cases[i].msg, strlen(cases[i].msg)), 0, "%s: got %s",
 			     cases[i].args, out);
@@ -340,7 +327,7 @@ Test(h1_pmu, cli_list_usage_errors)
 
 /* Found by tools/fuzz/fuzz_parse: util's parsers quote their input in
  * their messages; a line break there no longer splits the message. */
-Test(h1_pmu, parse_messages_one_line)
+Test(pmu, parse_messages_one_line)
 {
 	uint64_t ns;
 
@@ -354,7 +341,7 @@ Test(h1_pmu, parse_messages_one_line)
  * the CPU count was an int summed without a bound ("0-2147483647,
  * 0-2147483647" overflowed it) and CPU numbers beyond int were truncated
  * ("4294967297" read as CPU 1). */
-Test(h1_pmu, cpulist_bounds)
+Test(pmu, cpulist_bounds)
 {
 	int n = 0;
 

@@ -1,5 +1,5 @@
 /* test_reader.c - the log reader (suite "reader") and `t410trace info`
- * (suite "info"): round trips through memory and files, truncation at
+ * (suite "reader_info"): round trips through memory and files, truncation at
  * every byte of the last chunk, bit flips, garbage, empty and foreign
  * files, newer versions, unknown packet types; `info --json` numbers on a
  * generated log and on a log written by tools/t4write.py from FORMAT.md.
@@ -687,7 +687,7 @@ static uint32_t exp_first_domain(const struct t4_packet *exp, size_t n)
 	return 0;
 }
 
-Test(info, json_numbers_of_generated_log)
+Test(reader_info, json_numbers_of_generated_log)
 {
 	const char *bin = cli_bin();
 	struct tu_log l;
@@ -753,7 +753,7 @@ Test(info, json_numbers_of_generated_log)
 	free(dir);
 }
 
-Test(info, errors_and_human_output)
+Test(reader_info, errors_and_human_output)
 {
 	const char *bin = cli_bin();
 	char *dir = cli_tmpdir("t4h5"), path[256], cmd[1024], out[8192];
@@ -791,7 +791,7 @@ Test(info, errors_and_human_output)
 }
 
 /* tools/t4write.py writes a log from docs/FORMAT.md alone. */
-Test(info, independent_python_writer)
+Test(reader_info, independent_python_writer)
 {
 	char script[PATH_MAX];
 	const char *bin = cli_bin();
@@ -875,7 +875,7 @@ static void gap_log(const char *path, bool overrun)
 /* `contiguous` with grid trigger IDs: a gap that an overrun accounts for
  * is no gap (the in-kernel path's log written from FORMAT.md by
  * t4write.py --grid, and a generated one); a gap nothing accounts for is. */
-Test(info, contiguous_with_gaps_at_overruns)
+Test(reader_info, contiguous_with_gaps_at_overruns)
 {
 	char script[PATH_MAX];
 	const char *bin = cli_bin();

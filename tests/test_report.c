@@ -133,7 +133,9 @@ static int rp_sh(struct rp *c, const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	rc = cli_vrun_in(c->dir, c->out, sizeof(c->out), fmt, ap);
+	rc = cli_vexec(&(struct cli_io){ .dir = c->dir, .out = c->out, .cap = sizeof(c->out),
+					  .merge_err = true },
+		       fmt, ap);
 	va_end(ap);
 	return rc;
 }

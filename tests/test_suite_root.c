@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_testutil.h"
+
 #define T4T_MARK "tests/probe.h" /* a file only the checkout has */
 
 __attribute__((constructor)) static void enter_checkout(void)
@@ -55,13 +57,13 @@ Test(suite_root, runs_from_the_checkout)
 Test(suite_root, started_elsewhere_moves_to_the_checkout, .timeout = 60)
 {
 	const char *out = getenv("T4_OUT");
-	char cmd[2 * PATH_MAX];
+	char text[4096];
 
 	if (!out)
 		cr_skip_test("T4_OUT not set (run through make check)");
-	snprintf(cmd, sizeof(cmd),
-		 "cd / && env -u BXFI_MAP '%s/t4test' --filter 'suite_root/runs_from_the_checkout' "
-		 ">/dev/null 2>&1",
-		 out);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(cli_exec(&(struct cli_io){ .dir = "/", .out = text, .cap = sizeof(text),
+						 .merge_err = true },
+			      "env -u BXFI_MAP '%s/t4test' --filter 'suite_root/runs_from_the_checkout'",
+			      out),
+		     0, "%s", text);
 }

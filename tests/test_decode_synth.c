@@ -1,11 +1,9 @@
-/* test_decode.c - the decoder (decode/): the convex-hull fit, largest
- * remainder, formulas, number formatting, the index, and whole synthetic
- * recordings (tests/decode_synth.h) whose every sample instant and count is
- * known exactly: placement accuracy, segments, the three clock models side
- * by side, missing / duplicated / reordered packets, large IDs, several
- * schedulers, phases with exact and grid boundaries, --bin conservation,
- * the time window, grid trigger IDs with gaps at overruns, slices on a
- * CLOCK_MONOTONIC reference.
+/* test_decode_synth.c - whole synthetic recordings (tests/decode_synth.h)
+ * whose every sample instant and count is known exactly: placement
+ * accuracy, segments, the three clock models side by side, missing /
+ * duplicated / reordered packets, large IDs, several schedulers, phases
+ * with exact and grid boundaries, --bin conservation, the time window,
+ * grid trigger IDs with gaps at overruns.
  *
  * Tolerances are stated next to each assertion and derived from the
  * synthetic windows (0.3-3 us), never from wall-clock timing.
@@ -22,299 +20,7 @@
 
 #define MS 1000000ull
 
-/* ---- the fit ---------------------------------------------------------------- */
-
-Test(decode_fit, recovers_a_line_inside_every_window)
-{
-	struct t4_fit_pt p[48];
-	struct t4_fit f;
-	uint64_t rng = 7;
-
-	for (int i = 0; i < 48; i++) {
-		double x = i * 1.7e6; /* ticks */
-		double t = 12345 + 0.5882352 * x; /* ns: a 1.7 GHz clock */
-		double a = sy_unit(&rng) * 1500, b = sy_unit(&rng) * 1500;
-		p[i] = (struct t4_fit_pt){ x, t - a, t + b };
-	}
-	dec_fit_hull(p, 48, &f);
-	cr_assert(f.feasible);
-	cr_assert_leq(f.b_min, f.b);
-	cr_assert_leq(f.b, f.b_max);
-	for (int i = 0; i < 48; i++) {
-		double v = f.a + f.b * p[i].x;
-		cr_assert(v >= p[i].lo - 1e-3 && v <= p[i].hi + 1e-3, "sample %d off its window", i);
-	}
-	cr_assert_lt(fabs(f.b / 0.5882352 - 1), 20e-6, "slope %.9f", f.b);
-}
-
-Test(decode_fit, a_kink_is_infeasible)
-{
-	struct t4_fit_pt p[32];
-	struct t4_fit f;
-
-	for (int i = 0; i < 32; i++) {
-		double x = i * 1e6, t = i < 16 ? x : 16e6 + (x - 16e6) * 1.05; /* 5% step */
-		p[i] = (struct t4_fit_pt){ x, t - 500, t + 500 };
-	}
-	dec_fit_hull(p, 32, &f);
-	cr_assert_not(f.feasible);
-	dec_fit_hull(p, 16, &f);
-	cr_assert(f.feasible);
-}
-
-Test(decode_fit, wide_windows_cost_nothing)
-{
-	struct t4_fit_pt p[48];
-	struct t4_fit tight, wide;
-
-	for (int i = 0; i < 48; i++) {
-		double t = 1000.0 * i;
-		p[i] = (struct t4_fit_pt){ i * 2000.0, t - 100, t + 100 };
-	}
-	dec_fit_hull(p, 48, &tight);
-	p[10].lo -= 50000; /* a read preempted for 50 us */
-	p[30].hi += 80000;
-	dec_fit_hull(p, 48, &wide);
-	cr_assert(wide.feasible);
-	cr_assert_float_eq(wide.b, tight.b, 1e-12);
-	cr_assert_float_eq(wide.a, tight.a, 1e-6);
-}
-
-/* ---- largest remainder -------------------------------------------------------- */
-
-Test(decode_apportion, conserves_and_gives_remainders_to_the_largest)
-{
-	uint64_t w[3] = { 1, 1, 1 }, out[3];
-	t4_u128 keys[3];
-
-	dec_apportion_value(10, w, 3, 3, out, keys);
-	cr_assert_eq(out[0], 4);
-	cr_assert_eq(out[1], 3);
-	cr_assert_eq(out[2], 3);
-	uint64_t w2[4] = { 10, 25, 40, 25 }, out2[4];
-	t4_u128 keys2[4];
-	dec_apportion_value(7, w2, 4, 100, out2, keys2); /* 0.7 1.75 2.8 1.75 */
-	cr_assert_eq(out2[0] + out2[1] + out2[2] + out2[3], 7);
-	cr_assert_eq(out2[0], 0); /* remainders .7 .75 .8 .75: three get one */
-	cr_assert_eq(out2[1], 2);
-	cr_assert_eq(out2[2], 3);
-	cr_assert_eq(out2[3], 2);
-	for (uint64_t v = 0; v < 2000; v += 37) {
-		uint64_t w3[5] = { 3, 0, 17, 5, 1 }, o3[5];
-		t4_u128 k3[5];
-		dec_apportion_value(UINT64_MAX - v, w3, 5, 26, o3, k3);
-		t4_u128 sum = 0;
-		for (int j = 0; j < 5; j++)
-			sum += o3[j];
-		cr_assert(sum == UINT64_MAX - v);
-		cr_assert_eq(o3[1], 0, "a zero weight gets nothing");
-	}
-}
-
-/* ---- formulas ------------------------------------------------------------------ */
-
-struct names {
-	const struct t4_kind *k;
-};
-
-static int kind_lookup(void *ud, const char *name, size_t len)
-{
-	const struct t4_kind *k = ud;
-
-	for (size_t i = 0; i < k->n_events; i++)
-		if (strlen(k->events[i].name) == len && !strncmp(k->events[i].name, name, len))
-			return (int)i;
-	return -1;
-}
-
-Test(decode_expr, every_seed_formula_compiles_against_its_kind)
-{
-	size_t n;
-	const struct t4_kind *k = t4_kinds(&n);
-
-	for (size_t i = 0; i < n; i++) {
-		size_t nf;
-		const struct t4_formula *f = t4_kind_formulas(k[i].id, &nf, NULL);
-		cr_assert_eq(nf, k[i].n_formulas);
-		for (size_t j = 0; j < nf; j++) {
-			struct t4_expr e;
-			cr_assert_eq(dec_expr_compile(f[j].expr, kind_lookup, (void *)&k[i], &e), 0,
-				     "%s %s: %s", k[i].label, f[j].name, f[j].expr);
-		}
-	}
-}
-
-static int two_names(void *ud, const char *name, size_t len)
-{
-	(void)ud;
-	if (len == 9 && !strncmp(name, "cpu-clock", 9))
-		return 0;
-	if (len == 6 && !strncmp(name, "cycles", 6))
-		return 1;
-	return -1;
-}
-
-Test(decode_expr, evaluates_absent_and_zero_denominators)
-{
-	struct t4_expr e;
-	double c[2] = { 500000, 3000 };
-
-	cr_assert_eq(dec_expr_compile("cpu-clock / elapsed_ns * 100", two_names, NULL, &e), 0);
-	cr_assert_float_eq(dec_expr_eval(&e, c, 1e6), 50.0, 1e-12);
-	cr_assert_eq(dec_expr_compile("(cycles - 1000) / (2 * cycles)", two_names, NULL, &e), 0);
-	cr_assert_float_eq(dec_expr_eval(&e, c, 1), 2000.0 / 6000.0, 1e-12);
-	cr_assert_eq(dec_expr_compile("rd_req / cycles", two_names, NULL, &e), -ENOENT);
-	cr_assert_eq(dec_expr_compile("cycles / ", two_names, NULL, &e), -EINVAL);
-	cr_assert_eq(dec_expr_compile("(cycles", two_names, NULL, &e), -EINVAL);
-	cr_assert_eq(dec_expr_compile("cycles / cpu-clock", two_names, NULL, &e), 0);
-	c[0] = 0;
-	cr_assert(isnan(dec_expr_eval(&e, c, 1)));
-}
-
-/* ---- number formatting ---------------------------------------------------------- */
-
-static const char *fmt(double v, char *buf, size_t cap)
-{
-	FILE *f = fmemopen(buf, cap, "w");
-	struct t4_wbuf w;
-
-	cr_assert(f);
-	cr_assert_eq(dec_wbuf_init(&w, f, 64), 0);
-	dec_wbuf_f64(&w, v);
-	dec_wbuf_flush(&w);
-	dec_wbuf_free(&w);
-	fclose(f);
-	return buf;
-}
-
-Test(decode_fmt, metric_values_round_trip_to_nine_digits)
-{
-	char b[64];
-	uint64_t rng = 3;
-
-	cr_assert_str_eq(fmt(0, b, sizeof(b)), "0");
-	cr_assert_str_eq(fmt(0.5, b, sizeof(b)), "0.5");
-	cr_assert_str_eq(fmt(123.456, b, sizeof(b)), "123.456");
-	cr_assert_str_eq(fmt(-2, b, sizeof(b)), "-2");
-	cr_assert_str_eq(fmt(1e-7, b, sizeof(b)), "1e-7");
-	cr_assert_str_eq(fmt(2.5e20, b, sizeof(b)), "2.5e+20");
-	cr_assert_str_eq(fmt(999999999.6, b, sizeof(b)), "1000000000");
-	for (int i = 0; i < 20000; i++) {
-		double v = ldexp(sy_unit(&rng) + 0.5, (int)(sy_rand(&rng) % 120) - 60);
-		double back = strtod(fmt(v, b, sizeof(b)), NULL);
-		cr_assert_lt(fabs(back / v - 1), 6e-9, "%.17g -> %s", v, b);
-	}
-}
-
-/* ---- index ------------------------------------------------------------------------ */
-
-Test(decode_index, large_ids_and_the_status_packet_is_authoritative)
-{
-	struct t4_index *ix;
-	struct t4_packet p = { 0 };
-
-	cr_assert_eq(t4_index_new(&ix), 0);
-	p.type = T4_PKT_EVENT;
-	p.event.domain_id = 5000;
-	p.event.index = 3;
-	snprintf(p.event.name, sizeof(p.event.name), "rd_bytes");
-	cr_assert_eq(t4_index_add(ix, &p), 0);
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_RET;
-	p.ret.domain_id = 5000;
-	p.ret.n_counts = 4;
-	p.ret.counts[3] = 7;
-	p.ret.flags = T4_RET_READ_FAILED;
-	cr_assert_eq(t4_index_add(ix, &p), 0);
-	p.ret.flags = 0;
-	p.ret.counts[3] = UINT64_MAX;
-	cr_assert_eq(t4_index_add(ix, &p), 0);
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_REF;
-	p.ref.sched_id = 70000;
-	p.ref.trigger_id = 9;
-	cr_assert_eq(t4_index_add(ix, &p), 0);
-	const struct t4_index_domain *d = t4_index_domain(ix, 5000);
-	cr_assert(d);
-	cr_assert_str_eq(t4_index_event(ix, 5000, 3)->name, "rd_bytes");
-	cr_assert(d->totals[3] == (t4_u128)UINT64_MAX + 7, "totals are 128-bit");
-	cr_assert_eq(t4_index_sched(ix, 70000)->last, 9);
-	cr_assert_eq(t4_index_read_failures(ix), 1);
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_STATUS;
-	p.status.read_failures = 0; /* the recorder's own count wins */
-	cr_assert_eq(t4_index_add(ix, &p), 0);
-	cr_assert_eq(t4_index_read_failures(ix), 0);
-	char buf[48];
-	cr_assert_str_eq(t4_u128_str((t4_u128)UINT64_MAX + 7, buf, sizeof(buf)),
-			 "18446744073709551622");
-	t4_index_free(ix);
-}
-
-/* perf stat's table: an event is summed over the CPUs that count it,
- * its rate over the time they cover; each uncore PMU keeps its row. */
-Test(decode_index, event_rows_sum_cpus_and_keep_pmus_apart)
-{
-	struct t4_index *ix;
-	struct t4_packet p;
-	struct t4_event_rows rows = { 0 };
-	static const struct { uint32_t dom, kind; const char *pmu, *name; uint64_t v; } ev[] = {
-		{ 0, T4_DOM_SOFTWARE, "software", "cpu-clock:u", 300 },
-		{ 1, T4_DOM_SOFTWARE, "software", "cpu-clock:u", 500 },
-		{ 2, T4_DOM_UCF, "nvidia_ucf_pmu_0", "mem_bytes_rd", 64 },
-		{ 3, T4_DOM_UCF, "nvidia_ucf_pmu_1", "mem_bytes_rd", 128 },
-	};
-
-	cr_assert_eq(t4_index_new(&ix), 0);
-	for (size_t i = 0; i < T4_ARRAY_LEN(ev); i++) {
-		memset(&p, 0, sizeof(p));
-		p.type = T4_PKT_DOMAIN;
-		p.domain.domain_id = ev[i].dom;
-		p.domain.kind = ev[i].kind;
-		cr_assert_eq(t4_index_add(ix, &p), 0);
-		memset(&p, 0, sizeof(p));
-		p.type = T4_PKT_EVENT;
-		p.event.domain_id = ev[i].dom;
-		snprintf(p.event.pmu, sizeof(p.event.pmu), "%s", ev[i].pmu);
-		snprintf(p.event.name, sizeof(p.event.name), "%s", ev[i].name);
-		cr_assert_eq(t4_index_add(ix, &p), 0);
-		for (uint64_t k = 0; k < 2; k++) { /* 2 s apart: the rate's span */
-			memset(&p, 0, sizeof(p));
-			p.type = T4_PKT_RET;
-			p.ret.domain_id = ev[i].dom;
-			p.ret.trigger_id = k;
-			p.ret.read_begin_ns = 1000000000ull + k * 2000000000ull + i;
-			p.ret.n_counts = 1;
-			p.ret.counts[0] = k ? ev[i].v : 0;
-			cr_assert_eq(t4_index_add(ix, &p), 0);
-		}
-	}
-	cr_assert_eq(t4_event_rows_from_index(ix, false, &rows), 0);
-	cr_assert_eq(rows.n, 3);
-	cr_assert_str_eq(rows.v[0].event, "cpu-clock:u");
-	cr_assert_eq(rows.v[0].domains, 2);
-	cr_assert(rows.v[0].total == 800);
-	cr_assert_float_eq(t4_event_row_rate(&rows.v[0]), 400, 1e-9);
-	cr_assert_str_eq(rows.v[1].pmu, "nvidia_ucf_pmu_0");
-	cr_assert(rows.v[1].total == 64 && rows.v[2].total == 128);
-	t4_event_rows_free(&rows);
-	cr_assert_eq(t4_event_rows_from_index(ix, true, &rows), 0);
-	cr_assert_eq(rows.n, 4, "per domain: one row per CPU");
-	t4_event_rows_free(&rows);
-	t4_index_free(ix);
-}
-
 /* ---- whole synthetic recordings ------------------------------------------------- */
-
-static void two_clocks(struct sy *y, size_t n)
-{
-	memset(y, 0, sizeof(*y));
-	y->seed = 42;
-	y->n_triggers = n;
-	y->n_doms = 2;
-	y->dom[0] = (struct sy_dom){ .id = 1, .hz = 1.7e9, .ppm = 37, .bytes_per_ns = 12.5 };
-	y->dom[1] = (struct sy_dom){ .id = 2, .hz = 0.9e9, .ppm = -410, .bytes_per_ns = 3.25 };
-}
 
 /* RMS and max of |placed - true| over domain d's interval ends. */
 static void boundary_error(const struct sy *y, const struct keep *k, uint32_t id,
@@ -357,7 +63,7 @@ Test(decode_synth, steady_clocks_placed_exactly_and_totals_conserved)
 	struct t4_decode_opts o = { .want_metrics = true };
 	double rms, max;
 
-	two_clocks(&y, 3000);
+	sy_two_clocks(&y, 3000);
 	sy_build(&y);
 	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	cr_assert_eq(k.n, 2 * 2999);
@@ -404,7 +110,7 @@ Test(decode_synth, a_domain_appearing_after_many_others_keeps_the_earlier_ones)
 	struct t4_packet *pk;
 	size_t n = 0, mid = 0;
 
-	two_clocks(&y, 400);
+	sy_two_clocks(&y, 400);
 	sy_build(&y);
 	for (size_t i = 0; i < y.n_pk && !mid; i++) /* the first packet of trigger 200 */
 		if (y.pk[i].type == T4_PKT_REF && y.pk[i].ref.trigger_id == 200)
@@ -454,7 +160,7 @@ Test(decode_synth, a_dvfs_step_cuts_a_segment)
 	double rms, max;
 	size_t ns;
 
-	two_clocks(&y, 4000);
+	sy_two_clocks(&y, 4000);
 	y.dom[0].step_at_s = 1.2345;
 	y.dom[0].step_factor = 0.85;
 	sy_build(&y);
@@ -505,7 +211,7 @@ Test(decode_synth, rate_model_beats_offset_and_window)
 	struct t4_decode_opts o = { 0 };
 	double rr, ro, rw, mr, mo, mw;
 
-	two_clocks(&y, 6000);
+	sy_two_clocks(&y, 6000);
 	y.dom[0].ppm = 500;
 	y.dom[1].ppm = -500;
 	y.dom[1].step_at_s = 2.5;
@@ -561,7 +267,7 @@ Test(decode_synth, a_missing_return_makes_one_spanning_interval)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 1000);
+	sy_two_clocks(&y, 1000);
 	sy_build(&y);
 	/* the next packet carries a dropped one's counts (record does so) */
 	for (size_t i = 0; i < y.n_pk; i++) {
@@ -599,7 +305,7 @@ Test(decode_synth, damage_between_samples_marks_the_interval_partial)
 	struct t4_decoder *dec;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 600);
+	sy_two_clocks(&y, 600);
 	sy_build(&y);
 	memset(&k, 0, sizeof(k));
 	cr_assert_eq(t4_decoder_new(&dec, &o, &keep_ops, &k), 0);
@@ -633,7 +339,7 @@ Test(decode_synth, duplicates_and_reordering_change_nothing)
 	struct t4_decode_opts o = { 0 };
 	uint64_t rng = 99;
 
-	two_clocks(&y, 1500);
+	sy_two_clocks(&y, 1500);
 	sy_build(&y);
 	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &clean));
 	struct t4_packet *m = malloc(2 * y.n_pk * sizeof(*m));
@@ -685,7 +391,7 @@ Test(decode_synth, large_ids_and_two_schedulers)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 800);
+	sy_two_clocks(&y, 800);
 	y.dom[0].id = 5000;
 	y.dom[1].id = 70001;
 	y.dom[1].sched = 1;
@@ -714,7 +420,7 @@ Test(decode_synth, triggers_without_references_keep_the_bookmark)
 	struct t4_decode_opts o = { 0 };
 	size_t w = 0;
 
-	two_clocks(&y, 500);
+	sy_two_clocks(&y, 500);
 	sy_bookmark(&y, 1, "one", 0, 0);
 	sy_bookmark(&y, 2, "two", 100, 0);
 	sy_build(&y);
@@ -747,7 +453,7 @@ Test(decode_synth, exact_phases_apportion_by_overlap)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 1000);
+	sy_two_clocks(&y, 1000);
 	uint64_t t0 = y.t0 = 5000000000ull;
 	/* a: from the start; b: 300.4 ms; c: 300.7 ms (0.3 ms long); b again 301.0 */
 	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
@@ -797,7 +503,7 @@ Test(decode_synth, a_late_timed_bookmark_splits_the_counters_at_its_time)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 600);
+	sy_two_clocks(&y, 600);
 	uint64_t t0 = y.t0 = 5000000000ull;
 	sy_bookmark(&y, 1, "a", 0, t0 - 5000);
 	sy_bookmark(&y, 2, "b", 501, t0 + 300400000); /* set at 300.4 ms */
@@ -839,7 +545,7 @@ Test(decode_synth, phases_from_reference_packets_in_older_logs)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 900);
+	sy_two_clocks(&y, 900);
 	sy_bookmark(&y, 1, "p1", 0, 0);
 	sy_bookmark(&y, 2, "p2", 300, 0);
 	sy_bookmark(&y, 1, "p1", 600, 0);
@@ -864,7 +570,7 @@ Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 	struct keep k;
 	struct t4_decode_opts o = { .bin_ns = 2500000 }; /* 2.5 ms cells, 1 ms period */
 
-	two_clocks(&y, 1200);
+	sy_two_clocks(&y, 1200);
 	sy_build(&y);
 	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	uint64_t origin = t4_decoder_origin_ns(dec);
@@ -904,7 +610,7 @@ Test(decode_synth, time_window_and_phase_filters)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 1000);
+	sy_two_clocks(&y, 1000);
 	y.t0 = 5000000000ull;
 	sy_bookmark(&y, 1, "warm", 0, y.t0 - 1000);
 	sy_bookmark(&y, 2, "hot", 401, y.t0 + 400500000);
@@ -952,7 +658,7 @@ Test(decode_synth, reference_clocked_domains_use_their_windows)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 300);
+	sy_two_clocks(&y, 300);
 	y.dom[1].reference_clocked = true;
 	y.dom[1].kind = T4_DOM_SOFTWARE;
 	sy_build(&y);
@@ -979,222 +685,6 @@ Test(decode_synth, reference_clocked_domains_use_their_windows)
 	sy_free(&y);
 }
 
-/* ---- CPU and GPU slices ----------------------------------------------------------- */
-
-static void add_pkt(struct sy *y, const struct t4_packet *p)
-{
-	*sy_push(y) = *p;
-}
-
-/* Slices are timed on MONOTONIC: the reference packets' mono - ref offset
- * (here 1000 ns growing by 1 ns per ms: NTP slew) converts them exactly,
- * phases get the workload's on-CPU time, and GPU jobs of one context are
- * serialized (a job queued behind another starts when it ends). */
-Test(decode_slices, converted_by_reference_packets_and_summed_per_phase)
-{
-	struct sy y;
-	struct keep k;
-	struct t4_decode_opts o = { 0 };
-	struct t4_packet p;
-
-	two_clocks(&y, 600);
-	y.t0 = 5000000000ull;
-	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
-	sy_bookmark(&y, 2, "b", 301, y.t0 + 300500000);
-	sy_build(&y);
-	for (size_t i = 0; i < y.n_pk; i++)
-		if (y.pk[i].type == T4_PKT_REF)
-			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns + 1000 + y.pk[i].ref.trigger_id;
-	uint64_t mono0 = y.t0 + 1000; /* mono at ref t0 */
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_TASK;
-	p.task = (struct t4_task_pkt){ .pid = 77, .tid = 78, .ppid = 1, .mono_ns = mono0 };
-	snprintf(p.task.name, sizeof(p.task.name), "worker");
-	add_pkt(&y, &p);
-	/* the thread runs 2 ms of every 10 ms, from 5 ms into the recording */
-	for (int i = 0; i < 55; i++) {
-		memset(&p, 0, sizeof(p));
-		p.type = T4_PKT_CPU_SLICE;
-		uint64_t at = 5000000 + (uint64_t)i * 10000000;
-		p.cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, mono0 + at + at / 1000000,
-							  mono0 + at + 2000000 + (at + 2000000) / 1000000, 0 };
-		add_pkt(&y, &p);
-	}
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_GPU_CTX;
-	p.gpu_ctx.context = 9;
-	snprintf(p.gpu_ctx.driver, sizeof(p.gpu_ctx.driver), "fake");
-	snprintf(p.gpu_ctx.timeline, sizeof(p.gpu_ctx.timeline), "gfx");
-	add_pkt(&y, &p);
-	/* two jobs submitted together: 100..110 ms and (queued) ..120 ms */
-	for (int j = 0; j < 2; j++) {
-		memset(&p, 0, sizeof(p));
-		p.type = T4_PKT_GPU_SLICE;
-		uint64_t s = 100000000, e = 110000000 + (uint64_t)j * 10000000;
-		p.gpu_slice = (struct t4_gpu_slice_pkt){ 9, 1 + (uint64_t)j, 77, 78,
-							  mono0 + s + s / 1000000,
-							  mono0 + e + e / 1000000, T4_GPU_FROM_SUBMIT };
-		add_pkt(&y, &p);
-	}
-	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
-	const struct t4_dec_slices *st = t4_decoder_slice_stats(dec);
-	cr_assert_eq(st->cpu, 55);
-	cr_assert_eq(st->gpu, 2);
-	cr_assert_eq(st->unplaced, 0);
-	cr_assert_eq(t4_decoder_n_phases(dec), 2);
-	const struct t4_dec_phase *a = t4_decoder_phase_at(dec, 0), *b = t4_decoder_phase_at(dec, 1);
-	cr_assert_str_eq(b->name, "b");
-	/* a: 30 slices of 2 ms (5..295 ms), then half of the one at 295..297? no:
-	 * 295 ms starts a slice ending 297 ms, all before 300.5 ms */
-	cr_assert_eq(a->cpu_ns, 30 * 2000000ull, "a: %llu", (unsigned long long)a->cpu_ns);
-	cr_assert_eq(b->cpu_ns, 25 * 2000000ull, "b: %llu", (unsigned long long)b->cpu_ns);
-	cr_assert_eq(a->threads, 1);
-	struct t4_dec_gpu_busy g[4];
-	cr_assert_eq(t4_decoder_phase_gpu(dec, 0, g, 4), 1);
-	cr_assert_eq(g[0].busy_ns, 20000000, "union of the jobs: 100..120 ms");
-	cr_assert_str_eq(g[0].timeline, "gfx");
-	t4_decoder_free(dec);
-	free(k.v);
-	sy_free(&y);
-}
-
-/* A bookmark timed elsewhere (libt410trace's probe, stamped in the kernel)
- * reaches the log with the trigger that takes it, here 60 ms after its
- * time, while the slices around its time came before it (each right after
- * the reference packet that covers its end): they still go to the phase
- * their time says. */
-Test(decode_slices, a_late_timed_bookmark_still_splits_the_slices)
-{
-	struct sy y;
-	struct keep k;
-	struct t4_decode_opts o = { 0 };
-	struct t4_packet *pk;
-	size_t n = 0;
-	int next = 0;
-
-	two_clocks(&y, 600);
-	y.t0 = 5000000000ull;
-	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
-	sy_bookmark(&y, 2, "b", 360, y.t0 + 300500000); /* set at 300.5 ms */
-	sy_build(&y);
-	cr_assert_not_null(pk = calloc(y.n_pk + 60, sizeof(*pk)));
-	for (size_t i = 0; i < y.n_pk; i++) {
-		struct t4_packet *p = &pk[n++];
-		*p = y.pk[i];
-		if (p->type == T4_PKT_SESSION)
-			p->session.ref_clock = T4_REFCLK_MONOTONIC;
-		if (p->type != T4_PKT_REF)
-			continue;
-		p->ref.mono_ns = p->ref.ref_ns;
-		/* the thread runs 2 ms of every 10 ms, from 5 ms */
-		for (uint64_t at; next < 55 && (at = y.t0 + 5000000 + (uint64_t)next * 10000000) +
-						       2000000 <= p->ref.ref_ns; next++) {
-			pk[n].type = T4_PKT_CPU_SLICE;
-			pk[n++].cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, at, at + 2000000, 0 };
-		}
-	}
-	cr_assert_eq(next, 55);
-	struct t4_decoder *dec = sy_decode(pk, n, &o, &k);
-	cr_assert_eq(t4_decoder_slice_stats(dec)->cpu, 55);
-	cr_assert_eq(t4_decoder_n_phases(dec), 2);
-	const struct t4_dec_phase *a = t4_decoder_phase_at(dec, 0), *b = t4_decoder_phase_at(dec, 1);
-	cr_assert_str_eq(b->name, "b");
-	cr_assert_eq(a->cpu_ns, 30 * 2000000ull, "a: %llu", (unsigned long long)a->cpu_ns);
-	cr_assert_eq(b->cpu_ns, 25 * 2000000ull, "b: %llu", (unsigned long long)b->cpu_ns);
-	t4_decoder_free(dec);
-	free(pk);
-	free(k.v);
-	sy_free(&y);
-}
-
-/* Write packets into a log file through the real writer. */
-static void write_log(const char *path, const struct t4_packet *pk, size_t n)
-{
-	struct t4_log *log;
-	struct t4_ring *ring;
-	struct t4_log_opts lo = { .path = path };
-
-	cr_assert_eq(t4_log_open(&log, &lo), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_log_ring(log, 1 << 20, T4_RING_WAIT, &ring), 0, "%s", t4_errmsg());
-	cr_assert_eq(t4_log_start(log), 0, "%s", t4_errmsg());
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(t4_ring_put(ring, &pk[i]), 0);
-	struct t4_status_pkt st = { .triggers = 100, .lost_events = 3 };
-	cr_assert_eq(t4_log_close(log, &st, NULL), 0, "%s", t4_errmsg());
-}
-
-/* A Python check script into dir/name. */
-static void py(const char *dir, const char *name, const char *code)
-{
-	char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	cr_assert_eq(t4_write_small_file(path, code), 0, "%s", t4_errmsg());
-}
-
-/* The slices through the binary: -f phases-csv read by Python's csv module,
- * -f jsonl slice lines by its json module, and the summary's WORKLOAD table
- * and lost events. */
-Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
-{
-	const char *bin = getenv("T4_BIN");
-	char dir[PATH_MAX], path[PATH_MAX + 16], cmd[4 * PATH_MAX + 256];
-	struct sy y;
-	struct t4_packet p;
-
-	if (!bin || access(bin, X_OK) || system("command -v python3 >/dev/null"))
-		cr_skip_test("T4_BIN or python3 missing (run through make check)");
-	t4t_tmpdir(dir, sizeof(dir), "t4slices");
-	snprintf(path, sizeof(path), "%s/s.t4t", dir);
-	two_clocks(&y, 100);
-	sy_bookmark(&y, 1, "only", 0, 0);
-	sy_build(&y);
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_TASK;
-	p.task = (struct t4_task_pkt){ .pid = 5, .tid = 6, .mono_ns = y.t0 };
-	snprintf(p.task.name, sizeof(p.task.name), "a,b \"c\"");
-	add_pkt(&y, &p);
-	for (int i = 0; i < 10; i++) {
-		memset(&p, 0, sizeof(p));
-		p.type = T4_PKT_CPU_SLICE;
-		p.cpu_slice = (struct t4_cpu_slice_pkt){ (uint32_t)i % 2, 5, 6,
-			y.t0 + 1000 + (uint64_t)i * 5000000, y.t0 + 1000 + (uint64_t)i * 5000000 + 1000000, 0 };
-		add_pkt(&y, &p);
-	}
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_GPU_SLICE;
-	p.gpu_slice = (struct t4_gpu_slice_pkt){ 4, 1, 5, 6, y.t0 + 1000 + 3000000,
-						  y.t0 + 1000 + 9000000, T4_GPU_FROM_RUN };
-	add_pkt(&y, &p);
-	write_log(path, y.pk, y.n_pk);
-	py(dir, "phases.py",
-	   "import csv, sys\n"
-	   "r = list(csv.reader(sys.stdin))\n"
-	   "assert r[0] == ['start_ns','end_ns','kind','cpu','pid','tid','name','context'], r[0]\n"
-	   "cpu = [x for x in r[1:] if x[2] == 'cpu']; gpu = [x for x in r[1:] if x[2] == 'gpu']\n"
-	   "assert len(cpu) == 10 and len(gpu) == 1, (len(cpu), len(gpu))\n"
-	   "assert all(x[6] == 'a,b ' + chr(34) + 'c' + chr(34) for x in cpu), cpu[0]\n"
-	   "assert all(int(x[1]) - int(x[0]) == 1000000 for x in cpu)\n"
-	   "assert gpu[0][7] == '4' and gpu[0][3] == '' and int(gpu[0][1]) - int(gpu[0][0]) == 6000000\n");
-	py(dir, "jsonl.py",
-	   "import json, sys\n"
-	   "rows = [json.loads(l) for l in sys.stdin]\n"
-	   "s = [x for x in rows if 'slice' in x]\n"
-	   "assert len(s) == 11 and s[-1]['slice'] == 'gpu' and s[-1]['context'] == 4, s[-1]\n"
-	   "assert all(x['bookmark'] == 'only' for x in s)\n");
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' -f phases-csv | python3 '%s/phases.py'", bin,
-		 path, dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' -f jsonl | python3 '%s/jsonl.py'", bin, path,
-		 dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' | grep -q 'WORKLOAD' && '%s' decode '%s' | "
-		 "grep -q '3 lost before the log'", bin, path, bin, path);
-	cr_assert_eq(system(cmd), 0, "summary: %s", cmd);
-	sy_free(&y);
-	t4_rmtree(dir);
-}
-
 /* Thousands of phase changes (more than the per-phase totals kept one by
  * one): every phase name's totals still add up exactly to the domain's. */
 Test(decode_synth, many_phases_keep_exact_name_totals)
@@ -1203,7 +693,7 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 5000);
+	sy_two_clocks(&y, 5000);
 	y.t0 = 5000000000ull;
 	y.period = 1000000;
 	for (uint64_t t = 0; t < 4999; t++) /* a, b, c, a, ... set mid-interval */
@@ -1229,100 +719,6 @@ Test(decode_synth, many_phases_keep_exact_name_totals)
 		cr_assert(sum == d->totals[1], "name totals add up exactly");
 		cr_assert_eq(el_sum, d->last_ns - d->first_ns);
 	}
-	t4_decoder_free(dec);
-	free(k.v);
-	sy_free(&y);
-}
-
-/* ---- gauges and the DRM domain ------------------------------------------------ */
-
-/* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
- * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
- * levels in intervals, time-weighted means in phases and --bin bins. */
-static void drm_stream(struct sy *y, uint64_t n)
-{
-	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
-					     "c7.memory.vram" };
-	struct t4_packet *p = sy_push(y);
-
-	y->period = 1000000;
-	p->type = T4_PKT_DOMAIN;
-	p->domain = (struct t4_domain_pkt){ .domain_id = 3, .kind = T4_DOM_DRM, .cpu = -1,
-					    .clock_event = -1 };
-	snprintf(p->domain.name, sizeof(p->domain.name), "drm");
-	for (uint32_t e = 0; e < 3; e++) {
-		p = sy_push(y);
-		p->type = T4_PKT_EVENT;
-		p->event.domain_id = 3;
-		p->event.index = e;
-		p->event.flags = e ? T4_EV_GAUGE : 0;
-		snprintf(p->event.pmu, sizeof(p->event.pmu), "drm");
-		snprintf(p->event.name, sizeof(p->event.name), "%s", names[e]);
-	}
-	for (uint64_t k = 0; k < n; k++) {
-		sy_ref(y, 0, k, 0);
-		p = sy_push(y);
-		p->type = T4_PKT_RET;
-		p->ret.trigger_id = k;
-		p->ret.domain_id = 3;
-		p->ret.read_begin_ns = y->t0 + k * y->period + 5000;
-		p->ret.read_end_ns = p->ret.read_begin_ns;
-		p->ret.local_clock = p->ret.read_begin_ns;
-		p->ret.n_counts = 3;
-		p->ret.flags = k ? 0 : T4_RET_FIRST;
-		/* busy 1.5 ms per 1 ms interval on 2 engines: 75%; 1 GB, then 3 GB */
-		p->ret.counts[0] = k ? 1500000 : 0;
-		p->ret.counts[1] = 2;
-		p->ret.counts[2] = k < n / 2 ? 1000000000 : 3000000000u;
-	}
-}
-
-Test(decode_drm, busy_percent_and_gauges)
-{
-	struct sy y;
-	struct keep k;
-	struct t4_decode_opts o = { .want_metrics = true };
-
-	memset(&y, 0, sizeof(y));
-	y.t0 = 5000000000ull;
-	drm_stream(&y, 101);
-	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
-	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, 0);
-	cr_assert_str_eq(d->kind_label, "DRM");
-	cr_assert(d->event_gauge[1] && d->event_gauge[2] && !d->event_gauge[0]);
-	cr_assert_eq(d->n_metrics, 1);
-	cr_assert_str_eq(d->metric_name[0], "c7.render_busy");
-	cr_assert_eq(k.n, 100);
-	for (size_t i = 0; i < k.n; i++) {
-		cr_assert_float_eq(k.v[i].metric0, 75.0, 1e-9, "interval %zu: %f", i, k.v[i].metric0);
-		cr_assert_eq(k.v[i].counts[2], k.v[i].trigger < 50 ? 1000000000ull : 3000000000ull,
-			     "an interval's gauge is its level");
-	}
-	/* the phase: mean memory level 2 GB, busy 75% */
-	uint64_t el;
-	const t4_u128 *tot = t4_decoder_phase_totals(dec, 0, 0, &el);
-	double v[T4_MAX_COUNTERS];
-	cr_assert(tot);
-	t4_decoder_metrics_of(dec, 0, tot, el, v);
-	cr_assert_float_eq(v[0], 75.0, 1e-9);
-	cr_assert(tot[2] == (t4_u128)1000000000ull * 1000 * 49 + (t4_u128)3000000000ull * 1000 * 51,
-		  "gauge totals: level x us");
-	t4_decoder_free(dec);
-	free(k.v);
-	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
-	 * across the step their time-weighted mean */
-	o.bin_ns = 10000000;
-	dec = sy_decode(y.pk, y.n_pk, &o, &k);
-	bool mixed = false;
-	for (size_t i = 0; i < k.n; i++) {
-		cr_assert_float_eq(k.v[i].metric0, 75.0, 1e-6, "cell %zu", i);
-		uint64_t m = k.v[i].counts[2];
-		cr_assert(m >= 1000000000ull && m <= 3000000000ull, "cell %zu: %llu", i,
-			  (unsigned long long)m);
-		mixed |= m != 1000000000ull && m != 3000000000ull;
-		cr_assert_eq(k.v[i].counts[1], 2, "capacity stays 2");
-	}
-	cr_assert(mixed, "the cell across the step holds a mean");
 	t4_decoder_free(dec);
 	free(k.v);
 	sy_free(&y);
@@ -1360,7 +756,7 @@ Test(decode_synth, overrun_gaps_are_not_missing_references)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 1000);
+	sy_two_clocks(&y, 1000);
 	sy_build(&y);
 	miss_refs(&y, 100, 1, true);
 	miss_refs(&y, 200, 3, true);
@@ -1389,7 +785,7 @@ Test(decode_synth, a_bookmark_set_after_its_grid_point_is_no_damage)
 	struct keep k;
 	struct t4_decode_opts o = { 0 };
 
-	two_clocks(&y, 300);
+	sy_two_clocks(&y, 300);
 	y.t0 = 5000000000ull;
 	y.period = 1000000;
 	sy_bookmark(&y, 1, "a", 100, y.t0 + 100 * y.period + 5000);
@@ -1403,88 +799,5 @@ Test(decode_synth, a_bookmark_set_after_its_grid_point_is_no_damage)
 	cr_assert_eq(a->start_ns, y.t0 + 100 * y.period + 5000);
 	t4_decoder_free(dec);
 	free(k.v);
-	sy_free(&y);
-}
-
-struct kept_slices {
-	struct t4_slice v[8];
-	size_t n;
-};
-
-static int keep_slice(void *ud, const struct t4_decoder *dec, const struct t4_slice *s)
-{
-	struct kept_slices *ks = ud;
-
-	(void)dec;
-	cr_assert_lt(ks->n, 8);
-	ks->v[ks->n++] = *s;
-	return 0;
-}
-
-/* Decode the first n packets of y, three CPU slices (at[j] .. at[j] +
- * 0.5 ms on MONOTONIC) fed after its metadata (packets 0..meta-1); the
- * decoder is returned (finished), the slices in ks. */
-static struct t4_decoder *decode_with_slices(const struct sy *y, size_t n, size_t meta,
-					     const uint64_t *at, struct kept_slices *ks)
-{
-	static const struct t4_sink_ops ops = { .slice = keep_slice };
-	struct t4_decode_opts o = { 0 };
-	struct t4_decoder *dec;
-	struct t4_packet sl;
-
-	memset(ks, 0, sizeof(*ks));
-	cr_assert_eq(t4_decoder_new(&dec, &o, &ops, ks), 0, "%s", t4_errmsg());
-	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(t4_decoder_feed(dec, &y->pk[i]), 0, "%s", t4_errmsg());
-		for (size_t j = 0; i + 1 == meta && j < 3; j++) {
-			memset(&sl, 0, sizeof(sl));
-			sl.type = T4_PKT_CPU_SLICE;
-			sl.cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, at[j], at[j] + 500000, 0 };
-			cr_assert_eq(t4_decoder_feed(dec, &sl), 0, "%s", t4_errmsg());
-		}
-	}
-	cr_assert_eq(t4_decoder_finish(dec, NULL), 0, "%s", t4_errmsg());
-	return dec;
-}
-
-/* A log whose reference clock is CLOCK_MONOTONIC (the session says so;
- * its reference packets' mono_ns = ref_ns, as the in-kernel path writes
- * them): slices keep their instants exactly, before the first reference
- * packet too, and even in a log cut before any reference packet, where a
- * MONOTONIC_RAW log has nothing to convert them with. */
-Test(decode_slices, monotonic_reference_needs_no_conversion)
-{
-	struct sy y;
-	struct kept_slices ks;
-	struct t4_decoder *dec;
-	size_t meta = 0;
-
-	two_clocks(&y, 300);
-	sy_build(&y);
-	for (size_t i = 0; i < y.n_pk; i++) {
-		if (y.pk[i].type == T4_PKT_SESSION)
-			y.pk[i].session.ref_clock = T4_REFCLK_MONOTONIC;
-		if (y.pk[i].type == T4_PKT_REF)
-			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns;
-		if (y.pk[i].type == T4_PKT_DOMAIN || y.pk[i].type == T4_PKT_EVENT)
-			meta = i + 1;
-	}
-	/* 1 ms before the first trigger; mid-recording; at the last one */
-	const uint64_t at[3] = { y.t0 - 1000000, y.t0 + 123456789, y.t0 + 299 * y.period };
-	for (int cut = 0; cut < 2; cut++) {
-		dec = decode_with_slices(&y, cut ? meta : y.n_pk, meta, at, &ks);
-		cr_assert_eq(t4_decoder_slice_stats(dec)->unplaced, 0, "cut %d", cut);
-		cr_assert_eq(ks.n, 3, "cut %d", cut);
-		for (size_t j = 0; j < 3; j++) {
-			cr_assert_eq(ks.v[j].start_ns, at[j], "cut %d: slice %zu moved by %lld ns", cut,
-				     j, (long long)(ks.v[j].start_ns - at[j]));
-			cr_assert_eq(ks.v[j].end_ns, at[j] + 500000);
-		}
-		t4_decoder_free(dec);
-	}
-	y.pk[0].session.ref_clock = T4_REFCLK_MONOTONIC_RAW;
-	dec = decode_with_slices(&y, meta, meta, at, &ks);
-	cr_assert_eq(t4_decoder_slice_stats(dec)->unplaced, 3, "MONOTONIC_RAW: no pairs, no place");
-	t4_decoder_free(dec);
 	sy_free(&y);
 }

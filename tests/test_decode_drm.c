@@ -1,0 +1,105 @@
+/* test_decode_drm.c - gauges and the DRM domain in the decoder: busy
+ * percent from cumulative render time and its capacity, gauges as levels
+ * in intervals and time-weighted means in phases and --bin bins.
+ */
+#include "decode_synth.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+#include "decode/decode_int.h"
+
+/* ---- gauges and the DRM domain ------------------------------------------------ */
+
+/* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
+ * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
+ * levels in intervals, time-weighted means in phases and --bin bins. */
+static void drm_stream(struct sy *y, uint64_t n)
+{
+	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
+					     "c7.memory.vram" };
+	struct t4_packet *p = sy_push(y);
+
+	y->period = 1000000;
+	p->type = T4_PKT_DOMAIN;
+	p->domain = (struct t4_domain_pkt){ .domain_id = 3, .kind = T4_DOM_DRM, .cpu = -1,
+					    .clock_event = -1 };
+	snprintf(p->domain.name, sizeof(p->domain.name), "drm");
+	for (uint32_t e = 0; e < 3; e++) {
+		p = sy_push(y);
+		p->type = T4_PKT_EVENT;
+		p->event.domain_id = 3;
+		p->event.index = e;
+		p->event.flags = e ? T4_EV_GAUGE : 0;
+		snprintf(p->event.pmu, sizeof(p->event.pmu), "drm");
+		snprintf(p->event.name, sizeof(p->event.name), "%s", names[e]);
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		sy_ref(y, 0, k, 0);
+		p = sy_push(y);
+		p->type = T4_PKT_RET;
+		p->ret.trigger_id = k;
+		p->ret.domain_id = 3;
+		p->ret.read_begin_ns = y->t0 + k * y->period + 5000;
+		p->ret.read_end_ns = p->ret.read_begin_ns;
+		p->ret.local_clock = p->ret.read_begin_ns;
+		p->ret.n_counts = 3;
+		p->ret.flags = k ? 0 : T4_RET_FIRST;
+		/* busy 1.5 ms per 1 ms interval on 2 engines: 75%; 1 GB, then 3 GB */
+		p->ret.counts[0] = k ? 1500000 : 0;
+		p->ret.counts[1] = 2;
+		p->ret.counts[2] = k < n / 2 ? 1000000000 : 3000000000u;
+	}
+}
+
+Test(decode_drm, busy_percent_and_gauges)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .want_metrics = true };
+
+	memset(&y, 0, sizeof(y));
+	y.t0 = 5000000000ull;
+	drm_stream(&y, 101);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, 0);
+	cr_assert_str_eq(d->kind_label, "DRM");
+	cr_assert(d->event_gauge[1] && d->event_gauge[2] && !d->event_gauge[0]);
+	cr_assert_eq(d->n_metrics, 1);
+	cr_assert_str_eq(d->metric_name[0], "c7.render_busy");
+	cr_assert_eq(k.n, 100);
+	for (size_t i = 0; i < k.n; i++) {
+		cr_assert_float_eq(k.v[i].metric0, 75.0, 1e-9, "interval %zu: %f", i, k.v[i].metric0);
+		cr_assert_eq(k.v[i].counts[2], k.v[i].trigger < 50 ? 1000000000ull : 3000000000ull,
+			     "an interval's gauge is its level");
+	}
+	/* the phase: mean memory level 2 GB, busy 75% */
+	uint64_t el;
+	const t4_u128 *tot = t4_decoder_phase_totals(dec, 0, 0, &el);
+	double v[T4_MAX_COUNTERS];
+	cr_assert(tot);
+	t4_decoder_metrics_of(dec, 0, tot, el, v);
+	cr_assert_float_eq(v[0], 75.0, 1e-9);
+	cr_assert(tot[2] == (t4_u128)1000000000ull * 1000 * 49 + (t4_u128)3000000000ull * 1000 * 51,
+		  "gauge totals: level x us");
+	t4_decoder_free(dec);
+	free(k.v);
+	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
+	 * across the step their time-weighted mean */
+	o.bin_ns = 10000000;
+	dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	bool mixed = false;
+	for (size_t i = 0; i < k.n; i++) {
+		cr_assert_float_eq(k.v[i].metric0, 75.0, 1e-6, "cell %zu", i);
+		uint64_t m = k.v[i].counts[2];
+		cr_assert(m >= 1000000000ull && m <= 3000000000ull, "cell %zu: %llu", i,
+			  (unsigned long long)m);
+		mixed |= m != 1000000000ull && m != 3000000000ull;
+		cr_assert_eq(k.v[i].counts[1], 2, "capacity stays 2");
+	}
+	cr_assert(mixed, "the cell across the step holds a mean");
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}

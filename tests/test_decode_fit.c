@@ -1,0 +1,63 @@
+/* test_decode_fit.c - the decoder's clock fit (decode/hull.c): the
+ * convex-hull fit recovers a line inside every window, finds a kink
+ * infeasible, and wide windows cost it nothing.
+ */
+#include "decode_synth.h"
+
+#include "decode/decode_int.h"
+
+Test(decode_fit, recovers_a_line_inside_every_window)
+{
+	struct t4_fit_pt p[48];
+	struct t4_fit f;
+	uint64_t rng = 7;
+
+	for (int i = 0; i < 48; i++) {
+		double x = i * 1.7e6; /* ticks */
+		double t = 12345 + 0.5882352 * x; /* ns: a 1.7 GHz clock */
+		double a = sy_unit(&rng) * 1500, b = sy_unit(&rng) * 1500;
+		p[i] = (struct t4_fit_pt){ x, t - a, t + b };
+	}
+	dec_fit_hull(p, 48, &f);
+	cr_assert(f.feasible);
+	cr_assert_leq(f.b_min, f.b);
+	cr_assert_leq(f.b, f.b_max);
+	for (int i = 0; i < 48; i++) {
+		double v = f.a + f.b * p[i].x;
+		cr_assert(v >= p[i].lo - 1e-3 && v <= p[i].hi + 1e-3, "sample %d off its window", i);
+	}
+	cr_assert_lt(fabs(f.b / 0.5882352 - 1), 20e-6, "slope %.9f", f.b);
+}
+
+Test(decode_fit, a_kink_is_infeasible)
+{
+	struct t4_fit_pt p[32];
+	struct t4_fit f;
+
+	for (int i = 0; i < 32; i++) {
+		double x = i * 1e6, t = i < 16 ? x : 16e6 + (x - 16e6) * 1.05; /* 5% step */
+		p[i] = (struct t4_fit_pt){ x, t - 500, t + 500 };
+	}
+	dec_fit_hull(p, 32, &f);
+	cr_assert_not(f.feasible);
+	dec_fit_hull(p, 16, &f);
+	cr_assert(f.feasible);
+}
+
+Test(decode_fit, wide_windows_cost_nothing)
+{
+	struct t4_fit_pt p[48];
+	struct t4_fit tight, wide;
+
+	for (int i = 0; i < 48; i++) {
+		double t = 1000.0 * i;
+		p[i] = (struct t4_fit_pt){ i * 2000.0, t - 100, t + 100 };
+	}
+	dec_fit_hull(p, 48, &tight);
+	p[10].lo -= 50000; /* a read preempted for 50 us */
+	p[30].hi += 80000;
+	dec_fit_hull(p, 48, &wide);
+	cr_assert(wide.feasible);
+	cr_assert_float_eq(wide.b, tight.b, 1e-12);
+	cr_assert_float_eq(wide.a, tight.a, 1e-6);
+}
