@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/activity.skel.h"
+#include "bpf/activity.skel.h" /* generated: $(OUT)/bpf */
 #include "common.h"
 #include "control/control.h"
 #include "util/util.h"

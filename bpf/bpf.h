@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../packets/packets.h"
+#include "packets/packets.h"
 #include "activity.h"
 #include "trigger.h"
 

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/trigger.skel.h"
+#include "bpf/trigger.skel.h" /* generated: $(OUT)/bpf */
 #include "common.h"
 #include "util/util.h"
 

@@ -23,7 +23,7 @@
  * two instants of its time: no wait, and the same answer every run.
  */
 #include "collector.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

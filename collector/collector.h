@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../packets/packets.h"
+#include "packets/packets.h"
 
 #define T4_SYSFS_DEFAULT "/sys/bus/event_source/devices"
 

@@ -41,7 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../util/util.h"
+#include "util/util.h"
 
 /* The fixed perf ABI type numbers of the two software-context PMUs. */
 enum { PERF_TYPE_SW = 1, PERF_TYPE_TP = 2 };

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../util/util.h"
+#include "util/util.h"
 
 enum units { U_NONE, U_NS, U_BYTES };
 

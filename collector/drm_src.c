@@ -50,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/util.h"
+#include "util/util.h"
 
 #define LEFT_OUT UINT16_MAX /* evref.dom of a (client, key) not recorded */
 #define T4_DRM_QUIET_SCANS 32 /* while no client: every process's fds at

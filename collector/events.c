@@ -19,7 +19,7 @@
  * mount tracefs (a side effect perf has too), once, when it is missing.
  */
 #include "events_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -14,7 +14,7 @@
  * knows (G H I S D W e b P): each with a message saying so.
  */
 #include "events_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <errno.h>

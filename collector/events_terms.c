@@ -11,7 +11,7 @@
  * perf_event_open.
  */
 #include "events_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -17,7 +17,7 @@
  * used by name wherever sysfs lacks an alias (events_terms.c).
  */
 #include "collector.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
  * looping list in a corrupt file cannot hang us.
  */
 #include "collector.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

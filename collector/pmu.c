@@ -13,7 +13,7 @@
  * depends on the other PMUs' CPUs, hence after the whole set).
  */
 #include "collector.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  * take them, whatever tree they came from.
  */
 #include "sim_internal.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -15,7 +15,7 @@
  * and architectures. Evaluation never allocates or writes shared state.
  */
 #include "sim_internal.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

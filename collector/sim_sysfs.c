@@ -8,7 +8,7 @@
  * the tree holds only what discovery reads (no power/, uevent, ...).
  */
 #include "sim_internal.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -13,7 +13,7 @@
  * in chunks up to the newline; what follows it is kept for the data.
  */
 #include "control.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -33,7 +33,7 @@
  * line so that they can be tested and fuzzed without a socket.
  */
 #include "control.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -4,7 +4,7 @@
  * command line, one field in a CSV and needs no quoting anywhere.
  */
 #include "control.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <string.h>

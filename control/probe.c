@@ -26,7 +26,7 @@
  * its own accounting: it counts what it lent and what arrived).
  */
 #include "control.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <sched.h>

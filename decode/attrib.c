@@ -24,7 +24,7 @@
  * boundary, so its pieces start and end exactly there).
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * straddle one, so the cut is where a piece of another phase starts).
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -44,7 +44,7 @@
  * clocked domain so that frequency, drift and segments are always known.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  * is complete when its row is needed by a trigger RPT_SUM_ROWS later.
  */
 #include "report.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -12,7 +12,7 @@
  * bookmark in force before it and is flagged.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../packets/packets.h"
+#include "packets/packets.h"
 
 typedef unsigned __int128 t4_u128; /* totals: a sum of u64 deltas */
 

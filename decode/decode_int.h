@@ -9,7 +9,7 @@
 #define T4_DECODE_INT_H
 
 #include "decode.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>

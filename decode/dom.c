@@ -16,8 +16,8 @@
  * chunk lies between the two samples, lost: the interval is then PARTIAL.
  */
 #include "decode_int.h"
-#include "../collector/collector.h"
-#include "../util/util.h"
+#include "collector/collector.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,7 +13,7 @@
  * gives NaN (e.g. a latency in an interval without requests).
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * returned at flush, the way a stream reports ENOSPC or EPIPE.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -21,7 +21,7 @@
  * GPU contexts by context.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -29,7 +29,7 @@
  * or whose span overlaps no other host's are decoded with a warning.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

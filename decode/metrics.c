@@ -6,8 +6,8 @@
  * (dom.c): one truth for a metric wherever it is shown.
  */
 #include "decode_int.h"
-#include "../collector/collector.h"
-#include "../util/util.h"
+#include "collector/collector.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

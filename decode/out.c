@@ -3,7 +3,7 @@
  * own state, created by name (the way redis's rio picks a backend).
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -39,7 +39,7 @@
  * interval is formatted once.
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

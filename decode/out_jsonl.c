@@ -32,7 +32,7 @@
  * as the text \xNN.
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

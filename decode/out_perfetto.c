@@ -58,7 +58,7 @@
  * buffered writer; the state is a few bits per domain.
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 #include "decode/perfetto.pb-c.h"
 
 #include <errno.h>

@@ -32,7 +32,7 @@
  */
 #include "out.h"
 #include "report.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -25,7 +25,7 @@
  * of 2, 3 and 6 are built by sections.c, which the report renders too.
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -22,7 +22,7 @@
  * credited to another name, and an allocation that fails is an error).
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

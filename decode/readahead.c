@@ -15,7 +15,7 @@
  * and waits for it.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <pthread.h>

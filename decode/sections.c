@@ -11,7 +11,7 @@
  *   sec_clock_table   every domain's clock model
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -17,7 +17,7 @@
  * rel, by construction.
  */
 #include "out.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

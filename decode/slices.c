@@ -23,7 +23,7 @@
  * time and threads, each context's busy time, split by overlap.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * made safe for a terminal (util/text.c).
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

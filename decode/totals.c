@@ -13,7 +13,7 @@
  * row of its own, must not cost a quadratic search.
  */
 #include "decode_int.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -45,8 +45,8 @@
  * connection so a late reply cannot be taken for the next one's.
  */
 #include "t410trace.h"
-#include "../control/control.h"
-#include "../util/util.h"
+#include "control/control.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <limits.h>

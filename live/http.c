@@ -13,7 +13,7 @@
  * 404 or 405.
  */
 #include "live.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
  * command order), kept here because the index keeps only the first ones.
  */
 #include "live.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

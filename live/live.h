@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../decode/decode.h"
-#include "../packets/packets.h"
+#include "decode/decode.h"
+#include "packets/packets.h"
 
 /* ---- snapshots (live.c) ------------------------------------------------- */
 

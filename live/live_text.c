@@ -16,7 +16,7 @@
  * that is not one: -EPROTO naming the line), with bounds on every count.
  */
 #include "live.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -30,8 +30,8 @@
  * series (tests/test_metrics.c counts them; docs/PERFORMANCE.md).
  */
 #include "live.h"
-#include "../collector/collector.h"
-#include "../util/util.h"
+#include "collector/collector.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -9,8 +9,8 @@
  * domain and again only when its events change.
  */
 #include "live.h"
-#include "../collector/collector.h"
-#include "../util/util.h"
+#include "collector/collector.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -34,8 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../collector/collector.h"
-#include "../packets/packets.h"
+#include "collector/collector.h"
+#include "packets/packets.h"
 
 /* ---- scheduler (sched.c, monitor.c, kpath.c) ---------------------------- */
 

@@ -30,9 +30,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../bpf/bpf.h"
+#include "bpf/bpf.h"
 #include "sched.h"
-#include "../util/util.h"
+#include "util/util.h"
 
 /* ---- bookmarks (bookmark.c) ------------------------------------------- */
 

@@ -16,7 +16,7 @@
 #define T4_CLUSTER_TESTUTIL_H
 
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <sys/stat.h>
 

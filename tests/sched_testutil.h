@@ -20,7 +20,7 @@
 #include "sched/sched.h"
 #include "sim_testutil.h"
 #include "tmpdir_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "util/util.h"
 
 struct rec {

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "collector/collector.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "util/util.h"
 
 struct tu_counters {

@@ -8,7 +8,7 @@
  */
 #include "packets_testutil.h"
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <stdio.h>

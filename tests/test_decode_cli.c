@@ -18,7 +18,7 @@
  * Skips only without python3 or zstd (or T4_BIN, outside `make check`).
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "util/util.h"
 
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  */
 #include "cli_testutil.h"
 #include "decode_synth.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 /* The first damage's offset and message are kept, whatever follows; every
  * one is counted. */

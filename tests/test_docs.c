@@ -13,7 +13,7 @@
  * CAP_PERFMON), the test skips with the probe's reason.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <sys/stat.h>
 

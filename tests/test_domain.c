@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "util/util.h"
 
 enum { SW_CPU_CLOCK = 0, SW_TASK_CLOCK = 1, SW_PAGE_FAULTS = 2, SW_CTX = 3 };

@@ -12,7 +12,7 @@
 #include "cli_testutil.h"
 #include "collector/collector.h"
 #include "sysfs_testutil.h"
-#include "tests/tmpdir_testutil.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Relative to the repository root, where `make check` runs the tests. */

@@ -12,7 +12,7 @@
 
 #include "collector/collector.h"
 #include "sysfs_testutil.h"
-#include "tests/tmpdir_testutil.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 /* A sysfs tree with a CPU PMU ("cpu", type 4, no cpumask), the software

@@ -27,7 +27,7 @@
  */
 #include "cli_testutil.h"
 #include "decode/decode.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <math.h>
 

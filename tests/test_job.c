@@ -8,7 +8,7 @@
  * cluster is test_cluster.c's.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "tmpdir_testutil.h"
 
 #include <dirent.h>

@@ -18,13 +18,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const modules[] = { "util", "packets", "collector", "control",
-				       "bpf", "sched", "decode", "cli", "lib" };
+				       "bpf", "sched", "decode", "live", "cli", "lib" };
 
 /* Directories whose sources must not name machine paths. */
 static const char *const source_dirs[] = { "util", "packets", "collector", "control", "bpf",
-					   "sched", "decode", "cli", "lib", "tests", "tests/apps",
+					   "sched", "decode", "live", "cli", "lib", "tests", "tests/apps",
 					   "bench", "tools/fuzz" };
 
 /* The one public header of a module ("" for cli and lib: nobody includes
@@ -67,6 +68,15 @@ static void check_file(const char *mod, const char *path, const char *const *all
 
 		if (sscanf(line, " #include \"%255[^\"]\"", inc) != 1)
 			continue;
+		/* one include style: another module's header from the root
+		 * ("sched/sched.h"), the module's own bare ("sched_internal.h");
+		 * generated headers (not in the tree: skeletons, protobuf) are
+		 * under the build directory, named from there */
+		cr_expect(strncmp(inc, "../", 3), "%s includes %s: name it from the root", path, inc);
+		other = module_of(inc, &file);
+		cr_expect(!other || strcmp(other, mod) || access(inc, F_OK),
+			  "%s includes %s: a module's own header is included bare (\"%s\")", path,
+			  inc, other ? file : inc);
 		if (!(other = module_of(inc, &file)) || !strcmp(other, mod))
 			continue;
 		cr_expect_str_eq(file, public_header(other),

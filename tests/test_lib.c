@@ -7,7 +7,7 @@
  * `make check`) or no compiler is found.
  */
 #include "tests/apps/fake_recorder.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>

@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "packets/packets.h"
-#include "tests/packets_testutil.h"
-#include "tests/probe.h"
-#include "tests/tmpdir_testutil.h"
+#include "packets_testutil.h"
+#include "probe.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Criterion runs each test in its own process: one temp dir each. */

@@ -11,7 +11,7 @@
  * not here.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #include "cli_testutil.h"
 #include "collector/collector.h"
 #include "sysfs_testutil.h"
-#include "tests/tmpdir_testutil.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 enum shape { NV_FIRST, NV_THIRD, SHORT, OTHER_ID, LOOP };

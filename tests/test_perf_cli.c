@@ -4,7 +4,7 @@
  * in minutes and hours, suggestions for misspelled subcommands.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 /* `t410trace ARGS` in a fresh directory: exit code and the first line. */
 static void expect_line(const char *args, int code, const char *line)

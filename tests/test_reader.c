@@ -5,7 +5,7 @@
  * generated log and on a log written by tools/t4write.py from FORMAT.md.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "packets_testutil.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
  */
 #include "cli_testutil.h"
 #include "decode/report.h"
-#include "tests/probe.h"
+#include "probe.h"
 #include "util/util.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  * to Ctrl-C is killed by the third.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
 {

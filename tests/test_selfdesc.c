@@ -11,8 +11,8 @@
 #include "cli_testutil.h"
 #include "decode/decode.h"
 #include "packets/packets.h"
-#include "tests/packets_testutil.h"
-#include "tests/probe.h"
+#include "packets_testutil.h"
+#include "probe.h"
 #include "util/util.h"
 
 #include <math.h>

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
-#include "tests/tmpdir_testutil.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 #define MS 1000000ull

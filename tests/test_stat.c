@@ -6,7 +6,7 @@
  * checked against rusage in test_host_metrics.c.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <sys/stat.h>
 

@@ -11,7 +11,7 @@
  */
 #include "cli_testutil.h"
 #include "collector/collector.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <linux/perf_event.h>
 

@@ -9,7 +9,7 @@
  * expects, so a loaded machine makes them slower, never wrong.
  */
 #include "cli_testutil.h"
-#include "tests/probe.h"
+#include "probe.h"
 
 #include <stdlib.h>
 #include <string.h>

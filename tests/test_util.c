@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/tmpdir_testutil.h"
+#include "tmpdir_testutil.h"
 #include "util/util.h"
 
 /* Minutes and hours, as perf users and the help text say them. */
