@@ -1,5 +1,5 @@
 /* activity.c - CPU and GPU activity: what the kernel sees of the workload (bpf/
- * phases component) into the log, and libt410trace's probe bookmarks and
+ * activity component) into the log, and libt410trace's probe bookmarks and
  * triggers into the scheduler's commands.
  *
  * One drain thread polls the program's ring buffer: it sleeps until a
