@@ -247,3 +247,45 @@ Test(layout, suites_are_named_after_their_file)
 	cr_assert_gt(n_tests, 300, "no Test( lines found");
 	cr_assert_eq(bad, 0, "%d tests in suites not named after their file", bad);
 }
+
+/* Internal headers declare functions with their module's prefix (sched_,
+ * dec_, pkt_, ...), never the public t4_: a reader tells the public API
+ * from a module's internals by the name alone. */
+static int public_names_in(const char *path)
+{
+	char line[512];
+	int bad = 0;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line, *q;
+
+		if (strchr(" \t/*#}", line[0]) || !strchr(line, '('))
+			continue; /* continuation, comment, macro, or no call */
+		while ((p = strstr(p, "t4_"))) {
+			for (q = p + 3; *q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9'); q++)
+				;
+			if (*q == '(' && (p == line || p[-1] == ' ' || p[-1] == '*')) {
+				cr_expect(false, "%s declares %.*s: an internal function takes its module's prefix",
+					  path, (int)(q - p), p);
+				bad++;
+			}
+			p = q;
+		}
+	}
+	fclose(f);
+	return bad;
+}
+
+Test(layout, internal_functions_are_not_named_public)
+{
+	static const char *const internal[] = {
+		"sched/sched_internal.h", "decode/decode_int.h", "packets/codec_int.h",
+		"packets/copies.h", "packets/log_io.h", "packets/ring.h",
+		"collector/events_int.h", "collector/sim_internal.h",
+	};
+
+	for (size_t i = 0; i < sizeof(internal) / sizeof(internal[0]); i++)
+		public_names_in(internal[i]);
+}
