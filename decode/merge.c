@@ -225,6 +225,10 @@ static int host_scan(struct dec_host *h)
 	if (r)
 		t4_reader_stats(r, &h->rst);
 	t4_reader_close(r);
+	if (rc == 0 && !f->n && (h->warnings || h->rst.truncated || h->rst.damaged_chunks))
+		rc = t4_err(EINVAL, "%s: damaged or truncated before any reference packet with a"
+			    " realtime stamp: its host cannot be placed on a common timeline"
+			    " (decode it alone)", h->pl.log);
 	if (rc == 0 && !f->n)
 		rc = t4_err(EINVAL, "%s: no reference packet with a realtime stamp: its host cannot"
 			    " be placed on a common timeline (decode it alone)", h->pl.log);
