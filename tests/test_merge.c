@@ -366,3 +366,25 @@ Test(merge, a_log_cut_before_its_stamps_is_said_truncated, .timeout = 120)
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
+
+/* Hosts of one name are numbered, never onto another host's name: two
+ * "dup" and one "dup/1" are three labels. */
+Test(merge, numbered_hosts_never_take_another_hosts_name, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	struct mhost h[3] = { hosts[0], hosts[0], hosts[0] };
+
+	h[0].name = h[1].name = "dup";
+	h[2].name = "dup/1";
+	h[1].file = "b.t4t";
+	h[2].file = "c.t4t";
+	for (size_t i = 0; i < 3; i++)
+		write_host(dir, &h[i], U_BASE + 1900000000ll, 81 + i);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t -f phases"
+				 " 2>/dev/null | grep ',step,' | cut -d, -f1 | sort -u | wc -l",
+				 dir, cli_bin()), 0, "%s", out);
+	cr_assert_str_eq(out, "3\n");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
