@@ -60,7 +60,7 @@ struct t4_codec *t4_codec_new(void)
 		return NULL;
 	c->gen = 1;
 	c->version = T4_FORMAT_VERSION;
-	c->v2 = t4_codec2_new();
+	c->v2 = pkt_codec2_new();
 	if (!c->v2) {
 		free(c);
 		return NULL;
@@ -71,7 +71,7 @@ struct t4_codec *t4_codec_new(void)
 void t4_codec_free(struct t4_codec *c)
 {
 	if (c)
-		t4_codec2_free(c->v2);
+		pkt_codec2_free(c->v2);
 	free(c);
 }
 
@@ -82,7 +82,7 @@ void t4_codec_reset(struct t4_codec *c)
 		memset(c->ret, 0, sizeof(c->ret));
 		c->gen = 1;
 	}
-	t4_codec2_reset(c->v2);
+	pkt_codec2_reset(c->v2);
 }
 
 int t4_codec_start(struct t4_codec *c, unsigned version)
@@ -102,12 +102,12 @@ unsigned t4_codec_version(const struct t4_codec *c)
 
 size_t t4_codec_flush(struct t4_codec *c, uint8_t *out, size_t cap)
 {
-	return c->version >= 2 ? t4_codec2_flush(c->v2, out, cap) : 0;
+	return c->version >= 2 ? pkt_codec2_flush(c->v2, out, cap) : 0;
 }
 
 size_t t4_codec_pending(const struct t4_codec *c)
 {
-	return c->version >= 2 ? t4_codec2_pending(c->v2) : 0;
+	return c->version >= 2 ? pkt_codec2_pending(c->v2) : 0;
 }
 
 const char *t4_ref_clock_name(uint32_t ref_clock)
@@ -220,7 +220,7 @@ static uint8_t *put_f64(uint8_t *o, double d)
 
 /* Slow path of get_uv(): byte by byte with every check (near the end of
  * the buffer, and for 9- and 10-byte varints). */
-uint64_t t4_get_uv_slow(struct cur *c)
+uint64_t pkt_get_uv_slow(struct cur *c)
 {
 	uint64_t v = 0;
 
@@ -679,7 +679,7 @@ static int copyable_type(uint64_t t)
 	       t == T4_PKT_BOOKMARK || t == T4_PKT_TASK || t == T4_PKT_GPU_CTX;
 }
 
-bool t4_codec_copyable(uint32_t type)
+bool pkt_codec_copyable(uint32_t type)
 {
 	return copyable_type(type);
 }
@@ -716,7 +716,7 @@ int t4_codec_encode(struct t4_codec *c, const struct t4_packet *p,
 			return t4_err(EINVAL, "packet type %u: string field %d is not "
 				      "NUL-terminated within %zu bytes", p->type, i, st.cap[i]);
 	if (c->version >= 2 && (p->type == T4_PKT_REF || p->type == T4_PKT_RET))
-		return t4_codec2_add(c->v2, p, out, cap);
+		return pkt_codec2_add(c->v2, p, out, cap);
 	if (p->type == T4_PKT_REF)
 		end = enc_ref(c, &p->ref, body);
 	else if (p->type == T4_PKT_RET)
@@ -772,7 +772,7 @@ static int dec_copy(struct cur *in, struct t4_packet *p)
  * follow (nothing consumed yet), the batch's length after its last. */
 static int batch_next(struct t4_codec *c, struct t4_packet *p)
 {
-	int rc = t4_codec2_next(c->v2, c->batch_body, c->batch_len, p);
+	int rc = pkt_codec2_next(c->v2, c->batch_body, c->batch_len, p);
 
 	if (rc < 0)
 		return t4_err(EBADMSG, "packet type %d: batch of %zu bytes malformed",
@@ -788,7 +788,7 @@ int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 	struct cur body;
 	int bad = 0;
 
-	if (c->version >= 2 && t4_codec2_in_batch(c->v2))
+	if (c->version >= 2 && pkt_codec2_in_batch(c->v2))
 		return batch_next(c, p);
 	type = get_uv(&cu);
 	blen = get_uv(&cu);
@@ -825,7 +825,7 @@ int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 	return (int)(cu.p - in + blen);
 }
 
-size_t t4_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out)
+size_t pkt_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out)
 {
 	uint8_t hdr[2 * VARINT_MAX];
 	size_t h = put_frame(hdr, T4_PKT_COPY, len);
@@ -837,7 +837,7 @@ size_t t4_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out)
 	return h + len;
 }
 
-size_t t4_codec_frame_len(const uint8_t *in, size_t len)
+size_t pkt_codec_frame_len(const uint8_t *in, size_t len)
 {
 	struct cur cu = { in, in + len, in + len, 0 };
 	uint64_t blen;

@@ -138,7 +138,7 @@ struct t4_codec2 {
 	struct ret2 ret[KEYS];
 };
 
-struct t4_codec2 *t4_codec2_new(void)
+struct t4_codec2 *pkt_codec2_new(void)
 {
 	struct t4_codec2 *c = calloc(1, sizeof(*c));
 
@@ -154,14 +154,14 @@ struct t4_codec2 *t4_codec2_new(void)
 	return c;
 }
 
-void t4_codec2_free(struct t4_codec2 *c)
+void pkt_codec2_free(struct t4_codec2 *c)
 {
 	if (c)
 		free(c->bits);
 	free(c);
 }
 
-void t4_codec2_reset(struct t4_codec2 *c)
+void pkt_codec2_reset(struct t4_codec2 *c)
 {
 	if (++c->gen == 0) { /* wrapped after 2^32 chunks: clear for real */
 		memset(c->next, 0, sizeof(c->next));
@@ -175,7 +175,7 @@ void t4_codec2_reset(struct t4_codec2 *c)
 	c->left = 0;
 }
 
-bool t4_codec2_in_batch(const struct t4_codec2 *c)
+bool pkt_codec2_in_batch(const struct t4_codec2 *c)
 {
 	return c->left > 0;
 }
@@ -772,12 +772,12 @@ static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_re
 
 /* ---- batches ------------------------------------------------------------ */
 
-size_t t4_codec2_pending(const struct t4_codec2 *c)
+size_t pkt_codec2_pending(const struct t4_codec2 *c)
 {
 	return c->count ? (size_t)(c->w.p - c->bits) + 1 + FRAME_MAX : 0;
 }
 
-size_t t4_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap)
+size_t pkt_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap)
 {
 	uint8_t cnt[VARINT_MAX], *o = out;
 	size_t bytes, clen;
@@ -799,15 +799,15 @@ size_t t4_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap)
 	return (size_t)(o - out) + clen + bytes;
 }
 
-int t4_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, size_t cap)
+int pkt_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, size_t cap)
 {
 	size_t wrote = 0;
 
 	if ((size_t)(c->w.p - c->bits) > BATCH_BYTES - RECORD_MAX) {
-		if (cap < t4_codec2_pending(c))
+		if (cap < pkt_codec2_pending(c))
 			return t4_err(ENOBUFS, "a batch of %u packets does not fit in %zu bytes",
 				      c->count, cap);
-		wrote = t4_codec2_flush(c, out, cap);
+		wrote = pkt_codec2_flush(c, out, cap);
 	}
 	if (p->type == T4_PKT_REF)
 		enc_ref(c, &p->ref);
@@ -817,7 +817,7 @@ int t4_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, 
 	return (int)wrote;
 }
 
-int t4_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
+int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
 {
 	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
 	uint32_t kind, key;

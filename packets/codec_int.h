@@ -45,19 +45,19 @@ struct cur {
 	int bad;
 };
 
-uint64_t t4_get_uv_slow(struct cur *c);
+uint64_t pkt_get_uv_slow(struct cur *c);
 
 static inline uint64_t get_uv(struct cur *c)
 {
 	if (c->p < c->end && !(*c->p & 0x80))
 		return *c->p++; /* one byte: most deltas */
 	if (c->lim - c->p < 8)
-		return t4_get_uv_slow(c);
+		return pkt_get_uv_slow(c);
 	/* up to 8 bytes from one word: find the last byte, drop the
 	 * continuation bits, pack the 7-bit groups */
 	uint64_t w = t4_get_le64(c->p), stop = ~w & 0x8080808080808080ull;
 	if (!stop)
-		return t4_get_uv_slow(c);
+		return pkt_get_uv_slow(c);
 	unsigned len = (unsigned)__builtin_ctzll(stop) / 8 + 1;
 	uint64_t x = len == 8 ? w : w & ((1ull << (8 * len)) - 1);
 	x &= 0x7f7f7f7f7f7f7f7full;
@@ -79,23 +79,23 @@ static inline uint64_t get_uv(struct cur *c)
 
 struct t4_codec2;
 
-struct t4_codec2 *t4_codec2_new(void);
-void t4_codec2_free(struct t4_codec2 *c);
-void t4_codec2_reset(struct t4_codec2 *c); /* a new chunk: no state */
+struct t4_codec2 *pkt_codec2_new(void);
+void pkt_codec2_free(struct t4_codec2 *c);
+void pkt_codec2_reset(struct t4_codec2 *c); /* a new chunk: no state */
 /* Add a reference or return packet to the open batch; when the batch is
  * full it is written to out first (cap >= T4_CODEC_MAX_OUT). Returns the
  * bytes written (0: buffered) or a negative errno. */
-int t4_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, size_t cap);
+int pkt_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out, size_t cap);
 /* Write the open batch, if any: bytes written (cap >= T4_CODEC_MAX_OUT). */
-size_t t4_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap);
+size_t pkt_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap);
 /* Bytes the open batch will take once written. */
-size_t t4_codec2_pending(const struct t4_codec2 *c);
+size_t pkt_codec2_pending(const struct t4_codec2 *c);
 /* Decode the next packet of a batch whose body is body[0..len) (the same
  * pointer on every call until the batch ends): 1 = a packet and more
  * follow, 0 = its last packet, -1 = malformed. */
-int t4_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len,
+int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len,
 		   struct t4_packet *p);
 /* Whether a batch is being decoded (records left). */
-bool t4_codec2_in_batch(const struct t4_codec2 *c);
+bool pkt_codec2_in_batch(const struct t4_codec2 *c);
 
 #endif

@@ -25,7 +25,7 @@ struct cp_ent {
 			   * its latest bytes, 0 = none */
 };
 
-int t4_copies_init(struct t4_copies *c, size_t budget)
+int pkt_copies_init(struct t4_copies *c, size_t budget)
 {
 	memset(c, 0, sizeof(*c));
 	c->budget = budget;
@@ -41,7 +41,7 @@ int t4_copies_init(struct t4_copies *c, size_t budget)
 	return 0;
 }
 
-void t4_copies_free(struct t4_copies *c)
+void pkt_copies_free(struct t4_copies *c)
 {
 	free(c->recent);
 	free(c->ent);
@@ -149,14 +149,14 @@ static int describe(struct t4_copies *c, uint32_t type, uint64_t key, const uint
 
 /* ---- noting and emitting ---------------------------------------------- */
 
-int t4_copies_note(struct t4_copies *c, const struct t4_packet *p, const uint8_t *enc,
+int pkt_copies_note(struct t4_copies *c, const struct t4_packet *p, const uint8_t *enc,
 		   size_t len, uint64_t seq)
 {
-	size_t need = t4_codec_wrap_copy(enc, len, NULL);
+	size_t need = pkt_codec_wrap_copy(enc, len, NULL);
 	uint64_t recent = 0;
 	int rc = 0;
 
-	if (p->copy || !t4_codec_copyable(p->type))
+	if (p->copy || !pkt_codec_copyable(p->type))
 		return 0;
 	if (c->recent_need + need <= c->budget) {
 		memcpy(c->recent + c->recent_len, enc, len);
@@ -195,12 +195,12 @@ int t4_copies_note(struct t4_copies *c, const struct t4_packet *p, const uint8_t
 /* One copy of the packet enc[0..len) at out, if `room` allows. */
 static size_t wrap(const uint8_t *enc, size_t len, uint8_t *out, size_t room, uint32_t *n)
 {
-	size_t w = t4_codec_wrap_copy(enc, len, NULL);
+	size_t w = pkt_codec_wrap_copy(enc, len, NULL);
 
 	if (w > room)
 		return 0;
 	(*n)++;
-	return t4_codec_wrap_copy(enc, len, out);
+	return pkt_codec_wrap_copy(enc, len, out);
 }
 
 /* The next item of a full copy: its bytes, or NULL at the end. Items the
@@ -228,7 +228,7 @@ static const uint8_t *full_item(const struct t4_copies *c, size_t pos, uint64_t 
 	return NULL;
 }
 
-size_t t4_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t *n)
+size_t pkt_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t *n)
 {
 	size_t used = 0, len, w;
 	const uint8_t *p;
@@ -236,7 +236,7 @@ size_t t4_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t 
 
 	/* the previous chunk's packets: the budget was kept when noting them */
 	for (size_t off = 0; off < c->recent_len; off += len) {
-		len = t4_codec_frame_len(c->recent + off, c->recent_len - off);
+		len = pkt_codec_frame_len(c->recent + off, c->recent_len - off);
 		used += wrap(c->recent + off, len, out + used, c->budget - used, n);
 	}
 	c->recent_len = c->recent_need = 0;
@@ -245,7 +245,7 @@ size_t t4_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t 
 	while (c->full_pos && (p = full_item(c, c->full_pos, seq, &len, &skip))) {
 		/* one that no chunk can hold (a long command line in a tiny
 		 * chunk) is passed over, lest it hold up the rest for ever */
-		if (!skip && t4_codec_wrap_copy(p, len, NULL) <= c->budget) {
+		if (!skip && pkt_codec_wrap_copy(p, len, NULL) <= c->budget) {
 			if (!(w = wrap(p, len, out + used, c->budget - used, n)))
 				return used; /* the rest in the next chunk */
 			used += w;

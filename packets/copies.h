@@ -55,23 +55,23 @@ struct t4_copies {
 	bool full_failed;       /* a table could not grow: said once */
 };
 
-int t4_copies_init(struct t4_copies *c, size_t budget);
-void t4_copies_free(struct t4_copies *c);
+int pkt_copies_init(struct t4_copies *c, size_t budget);
+void pkt_copies_free(struct t4_copies *c);
 /* An original metadata packet p, encoded as enc[0..len), went into chunk
  * seq. 0, or -ENOMEM when the description could not grow (the packet is
  * then left out of full copies; message in t4_errmsg()). */
-int t4_copies_note(struct t4_copies *c, const struct t4_packet *p, const uint8_t *enc,
+int pkt_copies_note(struct t4_copies *c, const struct t4_packet *p, const uint8_t *enc,
 		   size_t len, uint64_t seq);
 /* Write the copies that open chunk seq into out (at least `budget` bytes
  * of room); returns the bytes written and adds the packets to *n. */
-size_t t4_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t *n);
+size_t pkt_copies_emit(struct t4_copies *c, uint64_t seq, uint8_t *out, uint32_t *n);
 
 /* codec.c: the copy of an encoded packet enc[0..len) into out (NULL: only
  * its size); the length of the packet we encoded at in[0..len). */
-size_t t4_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out);
-size_t t4_codec_frame_len(const uint8_t *in, size_t len);
+size_t pkt_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out);
+size_t pkt_codec_frame_len(const uint8_t *in, size_t len);
 /* Whether packets of this type are repeated as copies (metadata without
  * delta state or totals). */
-bool t4_codec_copyable(uint32_t type);
+bool pkt_codec_copyable(uint32_t type);
 
 #endif

@@ -339,7 +339,7 @@ static void chunk_open(struct t4_log *log)
 	 * wait included. */
 	ck->start_ns = log->prev_poll_ns;
 	ck->copies = 0;
-	ck->len = t4_copies_emit(&log->copies, log->seq, ck->raw, &ck->copies);
+	ck->len = pkt_copies_emit(&log->copies, log->seq, ck->raw, &ck->copies);
 	ck->packets = ck->copies;
 }
 
@@ -352,7 +352,7 @@ static void log_note_meta(struct t4_log *log, const struct t4_packet *p, size_t 
 		log->tag = t4_session_tag(&p->session);
 		log->ref_clock = p->session.ref_clock;
 	}
-	if (t4_copies_note(&log->copies, p, log->ck.raw + off, (size_t)n, log->seq) < 0)
+	if (pkt_copies_note(&log->copies, p, log->ck.raw + off, (size_t)n, log->seq) < 0)
 		t4_warn("%s: %s", log->name, t4_errmsg());
 }
 
@@ -429,31 +429,31 @@ static void log_add_status(struct t4_log *log, const struct t4_status_pkt *st)
 /* Drain one ring up to its current head. Returns packets taken. */
 static size_t log_drain_ring(struct t4_log *log, struct t4_ring *r)
 {
-	uint64_t head = t4_ring_head(r);
+	uint64_t head = pkt_ring_head(r);
 	uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t released = pos;
 	const uint8_t *data;
 	uint32_t len;
 	size_t n = 0;
 
-	while ((len = t4_ring_peek(r, &pos, head, &data))) {
+	while ((len = pkt_ring_peek(r, &pos, head, &data))) {
 		memcpy(&log->pkt, data, len);
 		log->pkt.copy = false; /* copies are the writer's own, never a producer's */
 		log_add(log, &log->pkt);
 		n++;
 		if (pos - released >= LOG_RELEASE_BYTES) {
-			t4_ring_release(r, pos);
+			pkt_ring_release(r, pos);
 			released = pos;
 		}
 	}
-	t4_ring_release(r, pos);
+	pkt_ring_release(r, pos);
 	return n;
 }
 
 static bool log_rings_empty(struct t4_log *log)
 {
 	for (size_t i = 0; i < log->n_rings; i++)
-		if (!t4_ring_empty(log->rings[i]))
+		if (!pkt_ring_empty(log->rings[i]))
 			return false;
 	return true;
 }
@@ -486,9 +486,9 @@ static void log_idle(struct t4_log *log)
 	uint64_t t = log_idle_ns(log);
 
 	atomic_store(&log->wake, 1);
-	atomic_thread_fence(memory_order_seq_cst); /* pairs with t4_ring_wake */
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with pkt_ring_wake */
 	if (t && log_rings_empty(log) && !atomic_load(&log->stop))
-		t4_ring_sleep(&log->wake, t);
+		pkt_ring_sleep(&log->wake, t);
 	atomic_store(&log->wake, 0);
 }
 
@@ -602,13 +602,13 @@ static int log_open_io(struct t4_log *log)
 	int err;
 
 	if (log->opts.backend == T4_LOG_URING) {
-		err = t4_wio_uring_open(&log->io, log->fd, log->opts.inflight, log->stream,
+		err = pkt_wio_uring_open(&log->io, log->fd, log->opts.inflight, log->stream,
 					on_write_done, log);
 		if (!err)
 			return 0;
 		t4_warn("%s: %s; writing with pwrite instead", log->name, t4_errmsg());
 	}
-	return t4_wio_pwrite_open(&log->io, log->fd, log->stream, on_write_done, log);
+	return pkt_wio_pwrite_open(&log->io, log->fd, log->stream, on_write_done, log);
 }
 
 static void log_free(struct t4_log *log)
@@ -620,13 +620,13 @@ static void log_free(struct t4_log *log)
 	if (log->fd >= 0)
 		close(log->fd);
 	for (size_t i = 0; i < log->n_rings; i++)
-		t4_ring_free(log->rings[i]);
+		pkt_ring_free(log->rings[i]);
 	free(log->rings);
 	for (unsigned i = 0; log->slots && i < log->n_slots; i++)
 		free(log->slots[i].buf);
 	free(log->slots);
 	free(log->ck.raw);
-	t4_copies_free(&log->copies);
+	pkt_copies_free(&log->copies);
 	ZSTD_freeCCtx(log->cctx);
 	t4_codec_free(log->codec);
 	free(log->path);
@@ -645,7 +645,7 @@ static int log_alloc(struct t4_log *log)
 	log->cctx = ZSTD_createCCtx();
 	log->codec = t4_codec_new();
 	if (!log->ck.raw || !log->slots || !log->cctx || !log->codec ||
-	    t4_copies_init(&log->copies, log->opts.chunk_bytes / 2) < 0)
+	    pkt_copies_init(&log->copies, log->opts.chunk_bytes / 2) < 0)
 		return t4_err(ENOMEM, "%s: out of memory", log->name);
 	bound = T4_CHUNK_HDR_SIZE + ZSTD_compressBound(log->ck.cap);
 	for (unsigned i = 0; i < log->n_slots; i++) {
@@ -756,7 +756,7 @@ int t4_log_ring(struct t4_log *log, size_t bytes, int flags, struct t4_ring **ou
 	if (!rings)
 		return t4_err(ENOMEM, "%s: out of memory", log->name);
 	log->rings = rings;
-	err = t4_ring_new(&rings[log->n_rings], bytes, flags, &log->wake);
+	err = pkt_ring_new(&rings[log->n_rings], bytes, flags, &log->wake);
 	if (err)
 		return err;
 	*out = rings[log->n_rings++];
@@ -801,13 +801,13 @@ int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
 	if (!log)
 		return t4_err(EINVAL, "t4_log_close: no log");
 	for (size_t i = 0; i < log->n_rings; i++)
-		t4_ring_shut(log->rings[i]);
+		pkt_ring_shut(log->rings[i]);
 	if (final_status)
 		log->final_status = *final_status;
 	atomic_store(&log->stop, 1);
 	if (log->started) {
 		atomic_store(&log->wake, 1); /* make sure the wake goes through */
-		t4_ring_wake(&log->wake);
+		pkt_ring_wake(&log->wake);
 		pthread_join(log->thread, NULL);
 	} else {
 		log_main(log);

@@ -51,9 +51,9 @@ struct t4_wio {
 /* fd stays owned by the caller; depth: most requests in flight. stream:
  * fd cannot seek (pipe, FIFO, socket): requests ignore their offset and
  * go at the file's position, so the caller keeps one in flight. */
-int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
+int pkt_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
 		      t4_wio_done_fn done, void *ud);
-int t4_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
+int pkt_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
 		       void *ud);
 
 #endif

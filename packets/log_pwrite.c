@@ -70,7 +70,7 @@ static void pw_close(void *be)
 	free(be);
 }
 
-int t4_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
+int pkt_wio_pwrite_open(struct t4_wio *w, int fd, bool stream, t4_wio_done_fn done,
 		       void *ud)
 {
 	static const struct t4_wio_ops ops = {

@@ -197,7 +197,7 @@ static void uring_close(void *be)
 	free(u);
 }
 
-int t4_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
+int pkt_wio_uring_open(struct t4_wio *w, int fd, unsigned depth, bool stream,
 		      t4_wio_done_fn done, void *ud)
 {
 	static const struct t4_wio_ops ops = {

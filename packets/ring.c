@@ -54,12 +54,12 @@ size_t t4_ring_record_bytes(const struct t4_packet *p)
 	return rec_bytes(t4_packet_size(p));
 }
 
-size_t t4_ring_min_bytes(void)
+size_t pkt_ring_min_bytes(void)
 {
 	return pow2_at_least(2 * rec_bytes(sizeof(struct t4_packet)));
 }
 
-int t4_ring_new(struct t4_ring **out, size_t bytes, int flags,
+int pkt_ring_new(struct t4_ring **out, size_t bytes, int flags,
 		_Atomic uint32_t *wake)
 {
 	struct t4_ring *r;
@@ -71,7 +71,7 @@ int t4_ring_new(struct t4_ring **out, size_t bytes, int flags,
 			      flags);
 	if (bytes > RING_MAX_BYTES)
 		return t4_err(EINVAL, "ring of %zu bytes: too large", bytes);
-	cap = pow2_at_least(bytes < t4_ring_min_bytes() ? t4_ring_min_bytes() : bytes);
+	cap = pow2_at_least(bytes < pkt_ring_min_bytes() ? pkt_ring_min_bytes() : bytes);
 	r = aligned_alloc(T4_CACHELINE, sizeof(*r));
 	if (!r)
 		return t4_err(ENOMEM, "ring: out of memory");
@@ -89,7 +89,7 @@ int t4_ring_new(struct t4_ring **out, size_t bytes, int flags,
 	return 0;
 }
 
-void t4_ring_free(struct t4_ring *r)
+void pkt_ring_free(struct t4_ring *r)
 {
 	if (!r)
 		return;
@@ -103,7 +103,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
-void t4_ring_sleep(_Atomic uint32_t *wake, uint64_t timeout_ns)
+void pkt_ring_sleep(_Atomic uint32_t *wake, uint64_t timeout_ns)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_ns / 1000000000u),
@@ -113,7 +113,7 @@ void t4_ring_sleep(_Atomic uint32_t *wake, uint64_t timeout_ns)
 	futex(wake, FUTEX_WAIT_PRIVATE, 1, &ts);
 }
 
-void t4_ring_wake(_Atomic uint32_t *wake)
+void pkt_ring_wake(_Atomic uint32_t *wake)
 {
 	/* pairs with the fence in the writer between setting *wake and
 	 * looking at the rings a last time: one of the two sees the other */
@@ -142,7 +142,7 @@ static int ring_wait_space(struct t4_ring *r, uint64_t want_tail, bool keep)
 		}
 		if (atomic_load(&r->closed))
 			return t4_err(EPIPE, "log closed: packet not queued");
-		t4_ring_wake(r->wake);
+		pkt_ring_wake(r->wake);
 		if (i < WAIT_YIELDS)
 			sched_yield();
 		else
@@ -162,7 +162,7 @@ static int ring_put(struct t4_ring *r, const struct t4_packet *p, bool keep)
 		return t4_err(EINVAL, "packet of type %u: malformed, not queued",
 			      p ? p->type : 0);
 	rec = rec_bytes(n);
-	atomic_store(&r->busy, 1); /* seq_cst: pairs with t4_ring_shut */
+	atomic_store(&r->busy, 1); /* seq_cst: pairs with pkt_ring_shut */
 	if (atomic_load(&r->closed)) {
 		err = t4_err(EPIPE, "log closed: packet not queued");
 		goto out;
@@ -187,7 +187,7 @@ static int ring_put(struct t4_ring *r, const struct t4_packet *p, bool keep)
 	memcpy(at + sizeof(len), p, n);
 	atomic_store_explicit(&r->head, head + need, memory_order_release);
 	if (((head ^ (head + need)) & (cap >> 1)) || need > cap / 2)
-		t4_ring_wake(r->wake);
+		pkt_ring_wake(r->wake);
 out:
 	atomic_store_explicit(&r->busy, 0, memory_order_release);
 	return err;
@@ -208,7 +208,7 @@ uint64_t t4_ring_dropped(const struct t4_ring *r)
 	return atomic_load_explicit(&r->dropped, memory_order_relaxed);
 }
 
-uint32_t t4_ring_peek(struct t4_ring *r, uint64_t *pos, uint64_t head,
+uint32_t pkt_ring_peek(struct t4_ring *r, uint64_t *pos, uint64_t head,
 		      const uint8_t **data)
 {
 	while (*pos < head) {
@@ -227,22 +227,22 @@ uint32_t t4_ring_peek(struct t4_ring *r, uint64_t *pos, uint64_t head,
 	return 0;
 }
 
-void t4_ring_release(struct t4_ring *r, uint64_t pos)
+void pkt_ring_release(struct t4_ring *r, uint64_t pos)
 {
 	atomic_store_explicit(&r->tail, pos, memory_order_release);
 }
 
-uint64_t t4_ring_head(struct t4_ring *r)
+uint64_t pkt_ring_head(struct t4_ring *r)
 {
 	return atomic_load_explicit(&r->head, memory_order_acquire);
 }
 
-bool t4_ring_empty(struct t4_ring *r)
+bool pkt_ring_empty(struct t4_ring *r)
 {
-	return t4_ring_head(r) == atomic_load_explicit(&r->tail, memory_order_relaxed);
+	return pkt_ring_head(r) == atomic_load_explicit(&r->tail, memory_order_relaxed);
 }
 
-void t4_ring_shut(struct t4_ring *r)
+void pkt_ring_shut(struct t4_ring *r)
 {
 	atomic_store(&r->closed, 1); /* seq_cst: pairs with the busy store */
 	while (atomic_load(&r->busy))

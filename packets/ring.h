@@ -42,34 +42,34 @@ struct t4_ring {
 };
 
 /* Capacity of the smallest ring: any packet fits even after a wrap. */
-size_t t4_ring_min_bytes(void);
+size_t pkt_ring_min_bytes(void);
 
 /* Create a ring of at least `bytes` (rounded up to a power of two, at
- * least t4_ring_min_bytes()). wake: the writer's sleep word. */
-int t4_ring_new(struct t4_ring **out, size_t bytes, int flags,
+ * least pkt_ring_min_bytes()). wake: the writer's sleep word. */
+int pkt_ring_new(struct t4_ring **out, size_t bytes, int flags,
 		_Atomic uint32_t *wake);
-void t4_ring_free(struct t4_ring *r); /* accepts NULL */
+void pkt_ring_free(struct t4_ring *r); /* accepts NULL */
 
 /* Consumer: the next record at or after *pos (a ring position between
  * tail and `head`, a snapshot of r->head), skipping a wrap marker.
  * Returns its length and sets *data, advancing *pos past it; 0 when pos
- * reached head. The bytes stay valid until t4_ring_release(). */
-uint32_t t4_ring_peek(struct t4_ring *r, uint64_t *pos, uint64_t head,
+ * reached head. The bytes stay valid until pkt_ring_release(). */
+uint32_t pkt_ring_peek(struct t4_ring *r, uint64_t *pos, uint64_t head,
 		      const uint8_t **data);
 /* Consumer: give the bytes up to pos back to the producer. */
-void t4_ring_release(struct t4_ring *r, uint64_t pos);
+void pkt_ring_release(struct t4_ring *r, uint64_t pos);
 /* Consumer: the producer's published head (acquire). */
-uint64_t t4_ring_head(struct t4_ring *r);
-bool t4_ring_empty(struct t4_ring *r);
+uint64_t pkt_ring_head(struct t4_ring *r);
+bool pkt_ring_empty(struct t4_ring *r);
 
 /* Closing thread: make every later put fail with -EPIPE, then wait until
  * a put in progress (if any) has finished. */
-void t4_ring_shut(struct t4_ring *r);
+void pkt_ring_shut(struct t4_ring *r);
 
 /* The writer's sleep: futex wait on *wake while it holds 1, at most
  * timeout_ns. Producers (and the closing thread) wake it with
- * t4_ring_wake(). */
-void t4_ring_sleep(_Atomic uint32_t *wake, uint64_t timeout_ns);
-void t4_ring_wake(_Atomic uint32_t *wake);
+ * pkt_ring_wake(). */
+void pkt_ring_sleep(_Atomic uint32_t *wake, uint64_t timeout_ns);
+void pkt_ring_wake(_Atomic uint32_t *wake);
 
 #endif

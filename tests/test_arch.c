@@ -316,14 +316,14 @@ static void *ring_consumer(void *arg)
 	unsigned idle = 0;
 
 	for (;;) {
-		uint64_t head = t4_ring_head(pr->ring), from = pos;
+		uint64_t head = pkt_ring_head(pr->ring), from = pos;
 		const uint8_t *data;
 		uint32_t len;
 		bool end = false;
 
-		while (!end && (len = t4_ring_peek(pr->ring, &pos, head, &data)))
+		while (!end && (len = pkt_ring_peek(pr->ring, &pos, head, &data)))
 			end = ring_check(pr, data, len, &next);
-		t4_ring_release(pr->ring, pos);
+		pkt_ring_release(pr->ring, pos);
 		if (end)
 			return NULL;
 		if (pos != from) {
@@ -333,9 +333,9 @@ static void *ring_consumer(void *arg)
 		if (++idle % 4096)
 			continue;
 		atomic_store(&pr->wake, 1);
-		atomic_thread_fence(memory_order_seq_cst); /* pairs with t4_ring_wake */
-		if (t4_ring_empty(pr->ring))
-			t4_ring_sleep(&pr->wake, 1000000);
+		atomic_thread_fence(memory_order_seq_cst); /* pairs with pkt_ring_wake */
+		if (pkt_ring_empty(pr->ring))
+			pkt_ring_sleep(&pr->wake, 1000000);
 		atomic_store(&pr->wake, 0);
 	}
 }
@@ -361,7 +361,7 @@ static void ring_stress(struct pair *pr, size_t n, int flags)
 
 	memset(pr, 0, n * sizeof(*pr));
 	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(t4_ring_new(&pr[i].ring, 0, flags, &pr[i].wake), 0, "%s",
+		cr_assert_eq(pkt_ring_new(&pr[i].ring, 0, flags, &pr[i].wake), 0, "%s",
 			     t4_errmsg());
 		pr[i].chan = (uint32_t)i + 1;
 		pr[i].end_ns = end;
@@ -381,8 +381,8 @@ static void ring_stress(struct pair *pr, size_t n, int flags)
 		cr_assert_eq(p->end_count, p->sent, "ring %zu: end marker", i);
 		cr_assert_eq(p->received + p->dropped, p->sent, "ring %zu", i);
 		cr_assert_eq(t4_ring_dropped(p->ring), p->dropped + p->end_retries, "ring %zu", i);
-		cr_assert(t4_ring_empty(p->ring));
-		t4_ring_free(p->ring);
+		cr_assert(pkt_ring_empty(p->ring));
+		pkt_ring_free(p->ring);
 	}
 }
 

@@ -135,7 +135,7 @@ Test(couplings, ring_record_is_the_packet)
 	struct t4_ring *r;
 	struct t4_packet p = { .type = T4_PKT_RET };
 
-	cr_assert_eq(t4_ring_new(&r, 1 << 20, T4_RING_NONBLOCK, &wake), 0, "%s", t4_errmsg());
+	cr_assert_eq(pkt_ring_new(&r, 1 << 20, T4_RING_NONBLOCK, &wake), 0, "%s", t4_errmsg());
 	for (uint32_t n = 0; n <= T4_MAX_COUNTERS; n++) {
 		uint64_t head = atomic_load(&r->head);
 
@@ -150,7 +150,7 @@ Test(couplings, ring_record_is_the_packet)
 	uint64_t head = atomic_load(&r->head);
 	cr_assert_eq(t4_ring_put(r, &p), 0);
 	cr_assert_eq(atomic_load(&r->head) - head, t4_ring_record_bytes(&p));
-	t4_ring_free(r);
+	pkt_ring_free(r);
 }
 
 /* ---- bookmark names --------------------------------------------------------------- */
