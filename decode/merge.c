@@ -225,6 +225,10 @@ static int host_scan(struct dec_host *h)
 	if (r)
 		t4_reader_stats(r, &h->rst);
 	t4_reader_close(r);
+	if (rc == 0 && !f->n && (h->warnings || h->rst.truncated || h->rst.damaged_chunks))
+		rc = t4_err(EINVAL, "%s: damaged or truncated before any reference packet with a"
+			    " realtime stamp: its host cannot be placed on a common timeline"
+			    " (decode it alone)", h->pl.log);
 	if (rc == 0 && !f->n)
 		rc = t4_err(EINVAL, "%s: no reference packet with a realtime stamp: its host cannot"
 			    " be placed on a common timeline (decode it alone)", h->pl.log);
@@ -290,7 +294,18 @@ static int check_twice(const struct t4_merge *m)
 	return 0;
 }
 
-/* Hosts of the same name are told apart: NAME/1, NAME/2, ... */
+/* Whether label is a host's name, or the label of a host before i. */
+static bool label_taken(const struct t4_merge *m, char (*names)[T4_NAME_MAX], size_t i,
+			const char *label)
+{
+	for (size_t j = 0; j < m->n; j++)
+		if (!strcmp(names[j], label) || (j < i && !strcmp(m->h[j].pl.host, label)))
+			return true;
+	return false;
+}
+
+/* Hosts of the same name are told apart: NAME/1, NAME/2, ..., never the
+ * name or label of another host (a host may be named "x/1"). */
 static int label_hosts(struct t4_merge *m)
 {
 	char(*names)[T4_NAME_MAX] = calloc(m->n, sizeof(*names));
@@ -306,9 +321,12 @@ static int label_hosts(struct t4_merge *m)
 			same += eq;
 			k += eq && j <= i;
 		}
-		if (same > 1)
+		if (same < 2)
+			continue;
+		do
 			snprintf(m->h[i].pl.host, sizeof(m->h[i].pl.host), "%.*s/%zu",
-				 T4_NAME_MAX - 12, names[i], k);
+				 T4_NAME_MAX - 12, names[i], k++);
+		while (label_taken(m, names, i, m->h[i].pl.host));
 	}
 	free(names);
 	return 0;

@@ -726,13 +726,15 @@ static int open_file(struct t4_reader *r, const char *path)
 {
 	struct stat sb;
 
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer is refused below, not waited on */
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0)
 		return t4_err(errno, "%s: %s", path, strerror(errno));
 	r->be = file_backend;
 	if (fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
 		return t4_err(EINVAL, "%s: not a regular file, not a t410trace log "
 			      "(read a pipe as standard input: '-')", path);
+	fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK);
 	r->size = (uint64_t)sb.st_size;
 	return 0;
 }

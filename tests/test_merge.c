@@ -329,3 +329,62 @@ Test(merge, perfetto_and_report_per_host, .timeout = 120)
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
+
+/* A FIFO given as a log (no writer, or `decode a.t4t <(...)`): refused at
+ * once, never waited on (open() of a FIFO blocks until a writer comes). */
+Test(merge, a_fifo_among_the_logs_is_refused_at_once, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 61);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && mkfifo f.t4t && timeout 30 '%s' decode"
+				 " a.t4t f.t4t 2>&1", dir, cli_bin()), 2, "%s", out);
+	cr_assert(strstr(out, "f.t4t: not a regular file"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && timeout 30 '%s' decode f.t4t 2>&1", dir,
+			     cli_bin()), 2, "%s", out);
+	cr_assert(strstr(out, "f.t4t: not a regular file"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* A log cut before its first stamped reference packet: the error says it
+ * is damaged or truncated (the reader's warnings are otherwise kept for
+ * the decoding pass, which never comes). */
+Test(merge, a_log_cut_before_its_stamps_is_said_truncated, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 71);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 72);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && head -c 300 b.t4t > bt.t4t && '%s'"
+				 " decode a.t4t bt.t4t 2>&1", dir, cli_bin()), 2, "%s", out);
+	cr_assert(strstr(out, "bt.t4t: damaged or truncated before any reference packet with a"
+			      " realtime stamp"), "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Hosts of one name are numbered, never onto another host's name: two
+ * "dup" and one "dup/1" are three labels. */
+Test(merge, numbered_hosts_never_take_another_hosts_name, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	struct mhost h[3] = { hosts[0], hosts[0], hosts[0] };
+
+	h[0].name = h[1].name = "dup";
+	h[2].name = "dup/1";
+	h[1].file = "b.t4t";
+	h[2].file = "c.t4t";
+	for (size_t i = 0; i < 3; i++)
+		write_host(dir, &h[i], U_BASE + 1900000000ll, 81 + i);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t -f phases"
+				 " 2>/dev/null | grep ',step,' | cut -d, -f1 | sort -u | wc -l",
+				 dir, cli_bin()), 0, "%s", out);
+	cr_assert_str_eq(out, "3\n");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
