@@ -14,7 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CLI_LOGS_MAX 4096 /* logs of one merge */
+#define CLI_LOGS_MAX 1024 /* logs of one merge: each host's decoder stays in memory
+			  * until the tables across hosts (about 0.5 MB a host) */
 
 void cli_logs_free(struct cli_logs *l)
 {

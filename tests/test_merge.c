@@ -275,6 +275,10 @@ Test(merge, bad_input_is_named, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t - 2>&1 < a.t4t", dir,
 			     b), 2);
 	cr_assert(strstr(out, "standard input cannot be merged"), "%s", out);
+	/* more logs than one merge takes (man page): refused before any is read */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && mkdir many && for i in $(seq 1025); do"
+				 " : > many/$i.t4t; done && '%s' decode many 2>&1", dir, b), 2);
+	cr_assert(strstr(out, "more than 1024 logs: merge them in groups"), "%s", out);
 	/* truncated: its intact chunks decoded, said, the other host whole */
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && size=$(stat -c %%s b.t4t) && head -c"
 				 " $((size - 3000)) b.t4t > bt.t4t && '%s' decode a.t4t bt.t4t -f"
