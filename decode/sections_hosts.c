@@ -144,7 +144,9 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 {
 	static const char *const lh[] = { "PHASE#OCCURRENCE", "HOST" };
 	static const char *const ch[] = { "START", "END", "DURATION", "OFFSET", "BOUND +-" };
-	static const char *const cu[] = { "s", "s", "s", "ms", "ms" };
+	/* us: a column takes one format, fewer decimals as its largest value
+	 * grows, and an unsynchronised host's bound is 16 s */
+	static const char *const cu[] = { "s", "s", "s", "us", "us" };
 	size_t n = 0;
 	struct hph *v = collect_phases(m, &n);
 	int rc = v ? dec_table_init(t, 2, lh, 5, ch, cu) : t4_err(ENOMEM, "out of memory");
@@ -156,7 +158,7 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 		const char *l[] = { v[k].label, pl->host };
 		double val[] = { v[k].start, rel_s(dec, ph->end_ns),
 				 (double)(ph->end_ns - ph->start_ns) / 1e9,
-				 (v[k].start - v[k].group_start) * 1e3, (double)pl->bound_ns / 1e6 };
+				 (v[k].start - v[k].group_start) * 1e6, (double)pl->bound_ns / 1e3 };
 		rc = dec_table_row(t, l, val);
 	}
 	free(v);
