@@ -587,7 +587,7 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 /* ---- the final trigger -------------------------------------------------- */
 
 /* A domain with a source of its own (the DRM source's kind) whose answers
- * take 1.5 s once `slow` is set: the only domain, so its monitor is
+ * take 3 s once `slow` is set: the only domain, so its monitor is
  * scheduler 0's. */
 struct slow_source {
 	_Atomic bool slow;
@@ -601,12 +601,12 @@ static int slow_answer(void *ctx, uint64_t trigger_id, clockid_t ref_clock, t4_e
 
 	(void)ref_clock, (void)emit, (void)ud;
 	if (atomic_load(&ss->slow))
-		sleep_ms(1500);
+		sleep_ms(3000);
 	atomic_store(&ss->last_id, trigger_id);
 	return 0;
 }
 
-/* A final trigger that a scheduler answers only after the 1 s the stop
+/* A final trigger that a scheduler answers only after the 2 s the stop
  * waits is not silent: t4_sched_stop says so (and that it is in the log,
  * which it is), once every thread is joined. */
 Test(sched, a_late_final_trigger_is_reported, .timeout = 30)
@@ -628,7 +628,7 @@ Test(sched, a_late_final_trigger_is_reported, .timeout = 30)
 	int rc = t4_sched_stop(r.s);
 	cr_assert_eq(rc, -ETIMEDOUT, "the late final trigger went unsaid: %d %s", rc, t4_errmsg());
 	cr_assert(strstr(t4_errmsg(), "the final trigger") &&
-		  strstr(t4_errmsg(), "answered more than 1 s late"), "%s", t4_errmsg());
+		  strstr(t4_errmsg(), "answered more than 2 s late"), "%s", t4_errmsg());
 	t4_sched_status(r.s, &st);
 	struct t4_status_pkt fin = { .triggers = st.triggers, .overruns = st.overruns };
 	cr_assert_eq(t4_log_close(r.log, &fin, NULL), 0, "%s", t4_errmsg());
