@@ -172,6 +172,8 @@ int cmd_top(int argc, char **argv)
 		close(ts.fd);
 	if (rc >= 0)
 		return 0;
+	if (rc == -EPIPE)
+		return CLI_EXIT_READER_GONE; /* as `t410trace list | head` */
 	if (ts.ended) {
 		fprintf(stderr, "t410trace top: the recording at %s ended\n", ts.path);
 		return 0;

@@ -415,6 +415,10 @@ int cli_top_run(struct top *tp)
 			if ((rc = refresh(tp, v, &t, &cap)) < 0)
 				break;
 			show(tp, v, t);
+			if (ferror(stdout)) { /* its reader went away (EPIPE): no one sees more */
+				rc = t4_err(errno ? errno : EIO, "standard output");
+				break;
+			}
 		}
 		next += tp->interval_ns;
 		do {

@@ -43,8 +43,9 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 	tmpdir(&r);
 	sh_in_dir(&r, START_RECORDER
 		  "\"$B\" ctl --control c.sock bookmark top_phase > /dev/null; "
-		  "for i in $(seq 600); do \"$B\" top --control c.sock -n 1 > one.csv; "
-		  "grep -q '^[0-9.]*,top_phase,' one.csv && break; sleep 0.05; done; "
+		  /* a view's first line has no rates nor phase yet: its second one */
+		  "for i in $(seq 300); do \"$B\" top --control c.sock -i 100ms -n 2 > one.csv; "
+		  "tail -n 1 one.csv | grep -q '^[0-9.]*,top_phase,' && break; done; "
 		  /* the first line whose UCF read bandwidth is a number ends it */
 		  "\"$B\" top --control c.sock -i 200ms -n 150 | awk -F, 'NR == 1 { print; "
 		  "for (i = 1; i <= NF; i++) if ($i == \"nvidia_ucf_pmu_0:rd_GBps\") c = i; next } "
@@ -62,6 +63,20 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 		last--;
 	cr_assert(count_lines(csv) >= 3, "no line with a rate: %s", csv);
 	cr_assert(strstr(last, ",top_phase,"), "the bookmark is not shown: %s", last);
+	cleanup(&r);
+}
+
+/* top whose reader goes away (`top | head`) stops at its next line with
+ * 141, as a shell reports a SIGPIPE death: it does not run out its -n. */
+Test(top, a_reader_gone_ends_it, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "{ \"$B\" top --control c.sock -i 100ms -n 100000; echo top_rc=$? > rc.txt; } |"
+		  " head -n 2 > /dev/null; " END_RECORDER "cat rc.txt");
+	cr_assert(strstr(r.out, "rec_rc=0\ntop_rc=141\n"), "%s", r.out);
 	cleanup(&r);
 }
 
