@@ -377,7 +377,8 @@ static void show(struct top *tp, const struct t4_live_view *v, struct trow *t)
 
 	if (!copy)
 		return;
-	memcpy(copy, t, n * sizeof(*copy));
+	if (n) /* a view with no rows yet has no table (t is NULL) */
+		memcpy(copy, t, n * sizeof(*copy));
 	if (tp->per_kind)
 		n = by_kind(copy, n);
 	cmp_col = tp->sort; /* plain lines keep their columns in one order */
