@@ -39,6 +39,7 @@
 
 #define DEC_FIT_BUCKETS 4096       /* runs of stamps kept for the residual */
 #define DEC_STRAY_WARN_NS 1000000  /* a residual above this: said */
+#define DEC_LOOSE_WARN_NS 1000000000ull /* a synchronised host's bound above this: said */
 #define DEC_RATE_MAX 0.01          /* realtime against the reference clock: NTP
 				    * slews by 500 ppm at most; 1% is damage */
 
@@ -348,6 +349,10 @@ static void warn_host(const struct dec_host *h, const struct t4_merge *m)
 			" of %" PRIu64 " samples): placed within +-%s only",
 			p->log, host, p->unsynced, p->sync_samples,
 			t4_fmt_duration(p->bound_ns, b, sizeof(b)));
+	else if (p->bound_ns > DEC_LOOSE_WARN_NS) /* synchronised, yet its kernel doubts it */
+		t4_warn("%s: host %s: synchronised, but the kernel states its clock's error up to"
+			" +-%s: placed within that only",
+			p->log, host, t4_fmt_duration(p->bound_ns, b, sizeof(b)));
 	if (p->residual_ns > DEC_STRAY_WARN_NS)
 		t4_warn("%s: host %s: its realtime stamps stray up to %s from one line (the clock"
 			" was stepped during the recording?)",

@@ -152,6 +152,8 @@ static const struct mhost hosts[] = {
 	{ "nodeC", "c.t4t", 777000000ull, 1000000, 100000000, 0, 200000000, 1, 16000000 },
 	/* no host packet (an older log): placed by its stamps alone */
 	{ "nodeD", "d.t4t", 3000000000ull, 1000000, 250000000, 10, 0, 0, 0 },
+	/* synchronised, yet the kernel's maxerror 3 s (a crafted or neglected host) */
+	{ "nodeE", "e.t4t", 6000000000ull, 1000000, 50000000, 5, 1000000, 3, 3000000 },
 };
 
 Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
@@ -163,9 +165,9 @@ Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
 	for (size_t i = 0; i < T4_ARRAY_LEN(hosts); i++)
 		write_host(dir, &hosts[i], bm, 11 + i);
 	cr_assert_eq(cli_run(csv, sizeof(csv), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t d.t4t"
-				 " -f phases 2>/dev/null", dir, cli_bin()), 0, "%s", csv);
+				 " e.t4t -f phases 2>/dev/null", dir, cli_bin()), 0, "%s", csv);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t c.t4t d.t4t"
-				 " -f jsonl 2>&1 | grep -e header -e warning", dir, cli_bin()), 0,
+				 " e.t4t -f jsonl 2>&1 | grep -e header -e warning", dir, cli_bin()), 0,
 		     "%s", out);
 	for (size_t i = 0; i < T4_ARRAY_LEN(hosts); i++) {
 		const struct mhost *h = &hosts[i];
@@ -189,6 +191,9 @@ Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
 	cr_assert(strstr(out, "c.t4t: host nodeC: the kernel says its clock was not synchronised"),
 		  "%s", out);
 	cr_assert(strstr(out, "d.t4t: host nodeD: no clock sync state recorded"), "%s", out);
+	cr_assert(strstr(out, "e.t4t: host nodeE: synchronised, but the kernel states its clock's"
+			      " error up to +-3s: placed"), "%s", out);
+	cr_assert_null(strstr(out, "host nodeA: synchronised, but"), "%s", out);
 	cr_assert_null(strstr(out, "overlaps no other"), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
