@@ -66,6 +66,8 @@ void clk_init(struct clk *c, double nominal_hz, clk_place_fn place, void *ud)
 	c->nominal_hz = nominal_hz;
 	c->place = place;
 	c->ud = ud;
+	for (uint8_t b = 0; b < 3; b++)
+		c->role[b] = b;
 	seg_stats_reset(&c->acc);
 }
 
@@ -75,9 +77,10 @@ void clk_free(struct clk *c)
 	c->q = NULL;
 }
 
-/* Enum of the three blocks: 0 the last placed one (kept for fits), 1
- * pending, 2 open. */
+/* Roles of the three blocks: 0 the last placed one (kept for fits), 1
+ * pending, 2 open; c->role[] says which storage holds each. */
 enum { B_DONE = 0, B_PEND = 1, B_OPEN = 2 };
+#define BLK(c, r) (&(c)->blk[(c)->role[r]])
 
 /* Append sample p to block b, its hulls updated (relative to the origin). */
 static void blk_add(struct clk *c, struct clk_blk *b, const struct clk_pt *p)
@@ -106,7 +109,7 @@ static void hulls_of(const struct clk *c, int from, int to, struct clk_hulls *h)
 {
 	h->nu = h->nd = h->n = 0;
 	for (int b = from; b <= to; b++) {
-		const struct clk_blk *k = &c->blk[b];
+		const struct clk_blk *k = BLK(c, b);
 		if (!k->n)
 			continue;
 		if (!h->n)
@@ -311,6 +314,17 @@ static void decide_rate(struct clk *c, double b)
 		report_close(c);
 }
 
+/* (uint64_t)ceil(b), without a call into libm for the usual bound (a few
+ * ns: below 2^52 a double's integer part is exact). */
+static uint64_t ceil_u64(double b)
+{
+	if (!(b >= 0 && b < 4503599627370496.0))
+		return (uint64_t)ceil(b);
+	int64_t i = (int64_t)b;
+
+	return (uint64_t)((double)i < b ? i + 1 : i);
+}
+
 /* Place the block at the head of the queue and move it to the history. */
 static void place_head(struct clk *c)
 {
@@ -346,7 +360,7 @@ static void place_head(struct clk *c)
 			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
 		double v = dec_fmin(dec_fmax(l.my + l.b * (x - l.mx), lo), hi);
 		double bound = dec_fmin(CLOCK_SIGMAS * line_sigma(&l, x), dec_fmax(v - lo, hi - v));
-		place_one(c, p, acc.t0 + (uint64_t)dec_round(v), (uint64_t)ceil(bound), false);
+		place_one(c, p, acc.t0 + (uint64_t)dec_round(v), ceil_u64(bound), false);
 	}
 	if (c->h_n == CLOCK_SIDE)
 		c->h_head = (c->h_head + 1) % CLOCK_SIDE;
@@ -372,7 +386,7 @@ static void drain(struct clk *c, bool all)
  * of memory for the queue: window midpoints. */
 static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 {
-	const struct clk_blk *k = &c->blk[b];
+	const struct clk_blk *k = BLK(c, b);
 	struct clk_qblk *q;
 	unsigned iu = 0, id = 0;
 
@@ -417,23 +431,27 @@ static void place_with(struct clk *c, int b, int from, int to)
 		enqueue(c, b, NULL);
 }
 
-/* Move block `from` into slot `to`; `from` is left empty. */
+/* Move block `from` into role `to`; `from` is left empty (it takes what
+ * was `to`'s storage: roles swap, no samples are copied). */
 static void move_block(struct clk *c, int to, int from)
 {
-	c->blk[to] = c->blk[from];
-	blk_clear(&c->blk[from]);
+	uint8_t k = c->role[to];
+
+	c->role[to] = c->role[from];
+	c->role[from] = k;
+	blk_clear(BLK(c, from));
 }
 
 /* Place everything still held and forget the segment. */
 static void close_segment(struct clk *c)
 {
-	if (c->blk[B_PEND].n)
+	if (BLK(c, B_PEND)->n)
 		place_with(c, B_PEND, B_DONE, B_OPEN);
-	if (c->blk[B_OPEN].n)
+	if (BLK(c, B_OPEN)->n)
 		place_with(c, B_OPEN, B_PEND, B_OPEN);
 	drain(c, true);
 	for (int b = 0; b < 3; b++)
-		blk_clear(&c->blk[b]);
+		blk_clear(BLK(c, b));
 	c->in_segment = false;
 }
 
@@ -450,8 +468,8 @@ static size_t gather(const struct clk *c, struct t4_fit_pt *out, struct clk_pt *
 	size_t n = 0;
 
 	for (int b = B_PEND; b <= B_OPEN; b++)
-		for (unsigned i = 0; i < c->blk[b].n; i++) {
-			const struct clk_pt *p = &c->blk[b].p[i];
+		for (unsigned i = 0; i < BLK(c, b)->n; i++) {
+			const struct clk_pt *p = &BLK(c, b)->p[i];
 			out[n].x = (double)(p->x - c->x0);
 			out[n].lo = (double)(int64_t)(p->lo - c->t0);
 			out[n].hi = (double)(int64_t)(p->hi - c->t0);
@@ -463,10 +481,10 @@ static size_t gather(const struct clk *c, struct t4_fit_pt *out, struct clk_pt *
 /* Keep only the first m raw points in the pending and open blocks. */
 static void truncate_to(struct clk *c, const struct clk_pt *raw, size_t m)
 {
-	blk_clear(&c->blk[B_PEND]);
-	blk_clear(&c->blk[B_OPEN]);
+	blk_clear(BLK(c, B_PEND));
+	blk_clear(BLK(c, B_OPEN));
 	for (size_t i = 0; i < m; i++)
-		blk_add(c, &c->blk[i < CLOCK_BLOCK ? B_PEND : B_OPEN], &raw[i]);
+		blk_add(c, BLK(c, i < CLOCK_BLOCK ? B_PEND : B_OPEN), &raw[i]);
 }
 
 /* The pending and open blocks do not fit one line: find the first point
@@ -492,8 +510,8 @@ static void cut(struct clk *c)
 	c->decide = true;
 	open_segment(c, &raw[m]);
 	for (size_t i = m; i < n; i++)
-		blk_add(c, &c->blk[i - m < CLOCK_BLOCK ? B_PEND : B_OPEN], &raw[i]);
-	if (c->blk[B_PEND].n < CLOCK_BLOCK)
+		blk_add(c, BLK(c, i - m < CLOCK_BLOCK ? B_PEND : B_OPEN), &raw[i]);
+	if (BLK(c, B_PEND)->n < CLOCK_BLOCK)
 		move_block(c, B_OPEN, B_PEND); /* fewer than a block: still open */
 }
 
@@ -503,7 +521,7 @@ static void block_full(struct clk *c)
 {
 	struct clk_hulls h;
 
-	if (c->blk[B_PEND].n) {
+	if (BLK(c, B_PEND)->n) {
 		/* one fit over the three blocks usually settles it; only when
 		 * it fails is the pending block checked against the open one */
 		if (!fit_blocks(c, B_DONE, B_OPEN, &h) && !fit_blocks(c, B_PEND, B_OPEN, &h)) {
@@ -532,8 +550,8 @@ void clk_push(struct clk *c, const struct clk_pt *p)
 		open_segment(c, p);
 	c->prev_x = p->x;
 	c->have_prev = true;
-	blk_add(c, &c->blk[B_OPEN], p);
-	if (c->blk[B_OPEN].n == CLOCK_BLOCK)
+	blk_add(c, BLK(c, B_OPEN), p);
+	if (BLK(c, B_OPEN)->n == CLOCK_BLOCK)
 		block_full(c);
 }
 

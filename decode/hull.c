@@ -96,20 +96,3 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 		return;
 	fit_from_hulls(up, nu, dn, nd, xc, out);
 }
-
-double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
-{
-	unsigned lo = *i;
-
-	if (!n || x < h[0].x || x > h[n - 1].x)
-		return NAN;
-	if (n == 1)
-		return h[0].y;
-	/* the last vertex at or before x, short of the last one: what a
-	 * binary search finds, in O(1) amortised for increasing x */
-	while (lo + 2 < n && h[lo + 1].x <= x)
-		lo++;
-	*i = lo;
-	double dx = h[lo + 1].x - h[lo].x;
-	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
-}
