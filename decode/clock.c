@@ -116,6 +116,15 @@ static void hulls_of(const struct clk *c, int from, int to, struct clk_hulls *h)
 			h->xlo = k->p[0].x;
 		h->xhi = k->p[k->n - 1].x;
 		h->n += k->n;
+		if (!h->nu && !h->nd) {
+			/* onto nothing, a hull's own vertices are pushed
+			 * through the same turns that kept them: a copy */
+			memcpy(h->up, k->up, k->nu * sizeof(*k->up));
+			memcpy(h->dn, k->dn, k->nd * sizeof(*k->dn));
+			h->nu = k->nu;
+			h->nd = k->nd;
+			continue;
+		}
 		for (unsigned i = 0; i < k->nu; i++)
 			dec_hull_push(h->up, &h->nu, k->up[i], true);
 		for (unsigned i = 0; i < k->nd; i++)
