@@ -148,10 +148,8 @@ static bool fit_blocks(const struct clk *c, int from, int to, struct clk_hulls *
 
 /* ---- statistics ----------------------------------------------------------- */
 
-static void report_open(struct clk *c, const struct clk_pt *p)
+static void report_open(struct clk_seg_acc *s, const struct clk_pt *p)
 {
-	struct clk_seg_acc *s = &c->acc;
-
 	seg_stats_reset(s);
 	s->open = true;
 	s->x0 = p->x;
@@ -188,18 +186,26 @@ static void report_close(struct clk *c)
 	s->open = false;
 }
 
-static void report_sample(struct clk *c, const struct clk_pt *p, uint64_t t)
+/* Before sample p is reported: the reported segment open, with its
+ * reference line. */
+static void report_ready(struct clk *c, const struct clk_pt *p)
 {
 	struct clk_seg_acc *s = &c->acc;
 
 	if (!s->open)
-		report_open(c, p);
+		report_open(s, p);
 	if (!s->have_ref) {
 		/* the reference line: the segment's first fit, else the
 		 * last one, else the nominal rate */
 		s->ref_b = c->last_b > 0 ? c->last_b : c->nominal_hz > 0 ? 1e9 / c->nominal_hz : 1;
 		s->have_ref = true;
 	}
+}
+
+/* Sample p placed at t into the statistics s (ready: c->acc, or a copy of
+ * it in a block's loop). */
+static inline void report_add(struct clk_seg_acc *s, const struct clk_pt *p, uint64_t t)
+{
 	double dx = (double)(p->x - s->x0);
 	double r = (double)(int64_t)(t - s->t0) - s->ref_b * dx;
 	s->n++;
@@ -237,7 +243,7 @@ static void mom_add(struct clk_mom *m, const struct clk_pt *p)
 }
 
 /* Add m's sums, moved from its origin to (x0, t0), into acc. */
-static void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
+static inline void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
 {
 	double dx = (double)(int64_t)(m->x0 - x0), dy = (double)(int64_t)(m->t0 - t0);
 
@@ -293,23 +299,52 @@ static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_
 		t = c->last_t + 1;
 	c->last_t = t;
 	c->have_last_t = true;
-	report_sample(c, p, t);
+	report_ready(c, p);
+	report_add(&c->acc, p, t);
 	c->place(c->ud, p->seq, t, bound, nonlinear);
+}
+
+/* Place the n samples p at t (place_one() for a block): the order
+ * kept and the statistics summed in locals, then handed out (the callback
+ * knows nothing of the model's state). */
+static void place_block(struct clk *c, const struct clk_pt *p, unsigned n, uint64_t *t,
+			const uint64_t *bound, bool nonlinear)
+{
+	uint64_t last = c->last_t;
+	bool have = c->have_last_t;
+
+	if (!n)
+		return;
+	report_ready(c, &p[0]); /* then stays ready for the block */
+	struct clk_seg_acc s = c->acc;
+	for (unsigned i = 0; i < n; i++) {
+		if (have && t[i] <= last)
+			t[i] = last + 1;
+		last = t[i];
+		have = true;
+		report_add(&s, &p[i], t[i]);
+	}
+	c->acc = s;
+	c->last_t = last;
+	c->have_last_t = have;
+	for (unsigned i = 0; i < n; i++)
+		c->place(c->ud, p[i].seq, t[i], bound[i], nonlinear);
 }
 
 /* The sums of every block within CLOCK_SIDE of the head of the queue (the
  * placed ones before it, the waiting ones after it), about its origin. */
-static void window_sums(const struct clk *c, struct clk_mom *acc)
+static void window_sums(const struct clk *c, struct clk_mom *out)
 {
 	const struct clk_qblk *head = &c->q[c->q_head];
+	struct clk_mom acc = { .x0 = head->m.x0, .t0 = head->m.t0 };
+	unsigned q = c->q_head;
 
-	memset(acc, 0, sizeof(*acc));
-	acc->x0 = head->m.x0;
-	acc->t0 = head->m.t0;
+	/* summed in a local (in registers, not through *out) */
 	for (unsigned i = 0; i < c->h_n; i++)
-		mom_merge(acc, &c->hist[(c->h_head + i) % CLOCK_SIDE], acc->x0, acc->t0);
-	for (unsigned i = 0; i < c->q_n; i++)
-		mom_merge(acc, &c->q[(c->q_head + i) % CLOCK_QLEN].m, acc->x0, acc->t0);
+		mom_merge(&acc, &c->hist[(c->h_head + i) % CLOCK_SIDE], acc.x0, acc.t0);
+	for (unsigned i = 0; i < c->q_n; i++, q = q + 1 < CLOCK_QLEN ? q + 1 : 0)
+		mom_merge(&acc, &c->q[q].m, acc.x0, acc.t0);
+	*out = acc;
 }
 
 /* Decide at a segment's first placed block whether its rate is a new one
@@ -349,15 +384,17 @@ static void place_head(struct clk *c)
 		c->last_b = l.b;
 		if (!c->acc.open || !c->acc.have_ref) {
 			if (!c->acc.open)
-				report_open(c, &k->p[0]);
+				report_open(&c->acc, &k->p[0]);
 			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
 	}
+	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK];
 	for (unsigned i = 0; i < k->n; i++) {
 		const struct clk_pt *p = &k->p[i];
 		if (!line) { /* no line here: the window's midpoint */
-			place_one(c, p, p->lo + (p->hi - p->lo) / 2, (p->hi - p->lo) / 2, true);
+			t[i] = p->lo + (p->hi - p->lo) / 2;
+			bound[i] = (p->hi - p->lo) / 2;
 			continue;
 		}
 		/* the line's value, inside what the local hull and the window
@@ -368,9 +405,11 @@ static void place_head(struct clk *c)
 		if (!(lo <= hi))
 			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
 		double v = dec_fmin(dec_fmax(l.my + l.b * (x - l.mx), lo), hi);
-		double bound = dec_fmin(CLOCK_SIGMAS * line_sigma(&l, x), dec_fmax(v - lo, hi - v));
-		place_one(c, p, acc.t0 + (uint64_t)dec_round(v), ceil_u64(bound), false);
+		double b = dec_fmin(CLOCK_SIGMAS * line_sigma(&l, x), dec_fmax(v - lo, hi - v));
+		t[i] = acc.t0 + (uint64_t)dec_round(v);
+		bound[i] = ceil_u64(b);
 	}
+	place_block(c, k->p, k->n, t, bound, !line);
 	if (c->h_n == CLOCK_SIDE)
 		c->h_head = (c->h_head + 1) % CLOCK_SIDE;
 	else
