@@ -66,9 +66,9 @@ static void fit_from_hulls(const struct t4_hpt *up, unsigned nu, const struct t4
 	 * against every hull vertex, with a rounding margin. */
 	double lo_max = -INFINITY, hi_min = INFINITY;
 	for (unsigned i = 0; i < nu; i++)
-		lo_max = fmax(lo_max, up[i].y - out->b * up[i].x);
+		lo_max = dec_fmax(lo_max, up[i].y - out->b * up[i].x);
 	for (unsigned j = 0; j < nd; j++)
-		hi_min = fmin(hi_min, dn[j].y - out->b * dn[j].x);
+		hi_min = dec_fmin(hi_min, dn[j].y - out->b * dn[j].x);
 	double eps = 1e-9 * (fabs(lo_max) + fabs(hi_min)) + 1e-6;
 	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
 }
