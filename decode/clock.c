@@ -439,6 +439,16 @@ static void drain(struct clk *c, bool all)
 		c->h_n = c->h_head = 0; /* a segment's sums stay its own */
 }
 
+/* Whether the x of block k's first and last samples, so of all of them (x
+ * increases within a segment: clk_push restarts it otherwise), are inside
+ * the x range of hull h (n >= 1 vertices). */
+static bool inside_x(const struct t4_hpt *h, unsigned n, const struct clk *c,
+		     const struct clk_blk *k)
+{
+	return (double)(k->p[0].x - c->x0) >= h[0].x &&
+	       (double)(k->p[k->n - 1].x - c->x0) <= h[n - 1].x;
+}
+
 /* Queue block b (its samples leave the hull blocks), with the range that
  * the combined hulls h allow at each sample (h NULL: no feasible hull). Out
  * of memory for the queue: window midpoints. */
@@ -460,6 +470,10 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q->n = k->n;
 	q->ok = h != NULL;
 	memset(&q->m, 0, sizeof(q->m));
+	/* the block inside both hulls' x range (as it always is: they span
+	 * the blocks around it): no range check per sample */
+	bool inside = h && k->n && h->nu && h->nd && inside_x(h->up, h->nu, c, k) &&
+		      inside_x(h->dn, h->nd, c, k);
 	for (unsigned i = 0; i < k->n; i++) {
 		const struct clk_pt *p = &k->p[i];
 		q->p[i] = *p;
@@ -468,8 +482,10 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 		q->tmax[i] = INFINITY;
 		if (h) {
 			double x = (double)(p->x - c->x0);
-			double lo = dec_hull_walk(h->up, h->nu, &iu, x);
-			double hi = dec_hull_walk(h->dn, h->nd, &id, x);
+			double lo = inside ? dec_hull_walk_in(h->up, h->nu, &iu, x)
+					   : dec_hull_walk(h->up, h->nu, &iu, x);
+			double hi = inside ? dec_hull_walk_in(h->dn, h->nd, &id, x)
+					   : dec_hull_walk(h->dn, h->nd, &id, x);
 			q->tmin[i] = isfinite(lo) ? lo : -INFINITY;
 			q->tmax[i] = isfinite(hi) ? hi : INFINITY;
 		}

@@ -92,12 +92,19 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
  * range); *i: a cursor, 0 at first, for points of increasing x. With up
  * and dn as above, the range of the lines consistent with the points.
  * Inline: it runs twice for every sample. */
+static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
 static inline double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
+{
+	if (!n || x < h[0].x || x > h[n - 1].x)
+		return NAN;
+	return dec_hull_walk_in(h, n, i, x);
+}
+
+/* The same for x known to be inside the hull's x range (n >= 1). */
+static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
 {
 	unsigned lo = *i;
 
-	if (!n || x < h[0].x || x > h[n - 1].x)
-		return NAN;
 	if (n == 1)
 		return h[0].y;
 	/* the last vertex at or before x, short of the last one: what a

@@ -97,3 +97,30 @@ Test(decode_fit, a_hull_pushed_again_keeps_every_vertex)
 		repush_keeps(p, n, false);
 	}
 }
+
+/* Inside the hull's x range the unchecked walk (clock.c's per-sample one)
+ * gives the checked one's value to the bit; outside, the checked one NaN. */
+Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
+{
+	struct t4_hpt p[64], h[64];
+	uint64_t rng = 41;
+
+	for (int round = 0; round < 500; round++) {
+		unsigned n = 1 + (unsigned)(sy_unit(&rng) * 63), nh = 0;
+		double x = 0;
+		for (unsigned i = 0; i < n; i++) {
+			x += 1 + floor(sy_unit(&rng) * 1e6);
+			p[i] = (struct t4_hpt){ x, 0.7 * x + floor(sy_unit(&rng) * 3000) };
+			dec_hull_push(h, &nh, p[i], round % 2);
+		}
+		unsigned a = 0, b = 0;
+		for (unsigned i = 0; i < n; i++) {
+			double v = dec_hull_walk(h, nh, &a, p[i].x), w = dec_hull_walk_in(h, nh, &b, p[i].x);
+			cr_assert(memcmp(&v, &w, sizeof(v)) == 0, "round %d sample %u: %g vs %g", round, i, v, w);
+			cr_assert_eq(a, b);
+		}
+		a = 0;
+		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[0].x - 1)));
+		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[n - 1].x + 1)));
+	}
+}
