@@ -43,12 +43,13 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~620 instructions a
+ * Cost (it runs for every sample of every domain: ~600 instructions a
  * sample): the three hull blocks change roles by index, never by copy; a
  * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); window sums and a block's statistics are
- * kept in locals, and a block's samples are handed to the caller after
- * all of them are placed. The floating-point operations and their order
+ * own vertices again pops none); a block's samples are walked along the
+ * hulls without a range check each (the block's ends are checked); window
+ * sums and a block's statistics are kept in locals, and a block's samples
+ * are handed to the caller after all of them are placed. The floating-point operations and their order
  * are the design's, so every placement is the same to the bit: incremental
  * window sums (adding the new block, taking the old one off) would save
  * ~8% more but round differently, and every CSV would change.
