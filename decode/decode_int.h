@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "util/util.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,8 +90,31 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 
 /* A hull evaluated at x by linear interpolation (NaN outside its x
  * range); *i: a cursor, 0 at first, for points of increasing x. With up
- * and dn as above, the range of the lines consistent with the points. */
-double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
+ * and dn as above, the range of the lines consistent with the points.
+ * Inline: it runs twice for every sample. */
+static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsigned *i, double x);
+static inline double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
+{
+	if (!n || x < h[0].x || x > h[n - 1].x)
+		return NAN;
+	return dec_hull_walk_in(h, n, i, x);
+}
+
+/* The same for x known to be inside the hull's x range (n >= 1). */
+static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
+{
+	unsigned lo = *i;
+
+	if (n == 1)
+		return h[0].y;
+	/* the last vertex at or before x, short of the last one: what a
+	 * binary search finds, in O(1) amortised for increasing x */
+	while (lo + 2 < n && h[lo + 1].x <= x)
+		lo++;
+	*i = lo;
+	double dx = h[lo + 1].x - h[lo].x;
+	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
+}
 
 /* fmax() and fmin() inline, with their NaN rule (a NaN argument gives the
  * other one) and x86's choice between equal values (the second). */
@@ -169,7 +193,8 @@ struct clk {
 	uint64_t x0, t0;      /* origin of the segment's fits */
 	uint64_t prev_x, last_t;
 	double last_b;        /* slope of the last fit, ns per tick */
-	struct clk_blk blk[3]; /* checked, pending, open */
+	struct clk_blk blk[3]; /* checked, pending, open: in role[] order */
+	uint8_t role[3];       /* the blk[] of each role */
 	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1), and the
 	 * sums of the last CLOCK_SIDE placed ones of the segment */
 	struct clk_qblk *q;

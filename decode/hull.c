@@ -66,9 +66,9 @@ static void fit_from_hulls(const struct t4_hpt *up, unsigned nu, const struct t4
 	 * against every hull vertex, with a rounding margin. */
 	double lo_max = -INFINITY, hi_min = INFINITY;
 	for (unsigned i = 0; i < nu; i++)
-		lo_max = fmax(lo_max, up[i].y - out->b * up[i].x);
+		lo_max = dec_fmax(lo_max, up[i].y - out->b * up[i].x);
 	for (unsigned j = 0; j < nd; j++)
-		hi_min = fmin(hi_min, dn[j].y - out->b * dn[j].x);
+		hi_min = dec_fmin(hi_min, dn[j].y - out->b * dn[j].x);
 	double eps = 1e-9 * (fabs(lo_max) + fabs(hi_min)) + 1e-6;
 	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
 }
@@ -95,21 +95,4 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 	if (nu + nd < 3)
 		return;
 	fit_from_hulls(up, nu, dn, nd, xc, out);
-}
-
-double dec_hull_walk(const struct t4_hpt *h, unsigned n, unsigned *i, double x)
-{
-	unsigned lo = *i;
-
-	if (!n || x < h[0].x || x > h[n - 1].x)
-		return NAN;
-	if (n == 1)
-		return h[0].y;
-	/* the last vertex at or before x, short of the last one: what a
-	 * binary search finds, in O(1) amortised for increasing x */
-	while (lo + 2 < n && h[lo + 1].x <= x)
-		lo++;
-	*i = lo;
-	double dx = h[lo + 1].x - h[lo].x;
-	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
 }

@@ -202,10 +202,13 @@ void t4_index_free(struct t4_index *ix)
  * (counted untracked) or on ENOMEM (*err set). */
 static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 {
-	int64_t slot = dec_idmap_get(&ix->dom_map, id);
+	int64_t slot;
 	struct ixdom *x;
 
-	if (slot >= 0)
+	/* once per return packet: most logs' IDs are in the direct table */
+	if (id < T4_IDMAP_DIRECT && ix->dom_map.direct[id])
+		return ix->doms[ix->dom_map.direct[id] - 1];
+	if ((slot = dec_idmap_get(&ix->dom_map, id)) >= 0)
 		return ix->doms[slot];
 	if (ix->n_doms >= T4_INDEX_MAX_DOMAINS) {
 		ix->counts.untracked++;
@@ -341,6 +344,21 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 	return 0;
 }
 
+/* A return's counts into its domain's totals (a gauge's total is its
+ * latest level). */
+static void add_totals(struct t4_index_domain *d, const struct t4_ret_pkt *r)
+{
+	uint32_t n = r->n_counts;
+
+	if (!d->gauges) { /* the usual case: counters only */
+		for (uint32_t i = 0; i < n; i++)
+			d->totals[i] += r->counts[i];
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		d->totals[i] = (d->gauges >> i & 1 ? 0 : d->totals[i]) + r->counts[i];
+}
+
 static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 {
 	int err = 0;
@@ -363,8 +381,8 @@ static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 	d->read_failed += failed;
 	if (r->n_counts > d->n_counts)
 		d->n_counts = r->n_counts;
-	for (uint32_t i = 0; i < r->n_counts && !ix->no_totals; i++)
-		d->totals[i] = (d->gauges >> i & 1 ? 0 : d->totals[i]) + r->counts[i];
+	if (!ix->no_totals)
+		add_totals(d, r);
 	return 0;
 }
 

@@ -61,3 +61,66 @@ Test(decode_fit, wide_windows_cost_nothing)
 	cr_assert_float_eq(wide.b, tight.b, 1e-12);
 	cr_assert_float_eq(wide.a, tight.a, 1e-6);
 }
+
+/* The clock model copies a block's hulls when they start a combined hull
+ * (clock.c hulls_of): pushing a hull's own vertices onto nothing must pop
+ * none of them, whatever the points (noisy, collinear, repeated, huge). */
+static void repush_keeps(const struct t4_hpt *pts, unsigned n, bool upper)
+{
+	struct t4_hpt h[256], again[256];
+	unsigned nh = 0, na = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		dec_hull_push(h, &nh, pts[i], upper);
+	for (unsigned i = 0; i < nh; i++)
+		dec_hull_push(again, &na, h[i], upper);
+	cr_assert_eq(na, nh, "%s hull of %u points: %u vertices pushed again gave %u",
+		     upper ? "upper" : "lower", n, nh, na);
+	cr_assert_eq(memcmp(h, again, nh * sizeof(*h)), 0);
+}
+
+Test(decode_fit, a_hull_pushed_again_keeps_every_vertex)
+{
+	struct t4_hpt p[256];
+	uint64_t rng = 19;
+
+	for (int round = 0; round < 2000; round++) {
+		unsigned n = 2 + (unsigned)(sy_unit(&rng) * 250);
+		double scale = round % 3 == 0 ? 1 : round % 3 == 1 ? 1e9 : 4e15;
+		double x = sy_unit(&rng) * scale;
+		for (unsigned i = 0; i < n; i++) {
+			x += 1 + floor(sy_unit(&rng) * 3) * (round % 5 ? 1e6 : 1); /* some repeat steps */
+			double noise = round % 7 == 0 ? 0 : floor(sy_unit(&rng) * 2000); /* collinear too */
+			p[i] = (struct t4_hpt){ x, 0.588 * x + noise };
+		}
+		repush_keeps(p, n, true);
+		repush_keeps(p, n, false);
+	}
+}
+
+/* Inside the hull's x range the unchecked walk (clock.c's per-sample one)
+ * gives the checked one's value to the bit; outside, the checked one NaN. */
+Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
+{
+	struct t4_hpt p[64], h[64];
+	uint64_t rng = 41;
+
+	for (int round = 0; round < 500; round++) {
+		unsigned n = 1 + (unsigned)(sy_unit(&rng) * 63), nh = 0;
+		double x = 0;
+		for (unsigned i = 0; i < n; i++) {
+			x += 1 + floor(sy_unit(&rng) * 1e6);
+			p[i] = (struct t4_hpt){ x, 0.7 * x + floor(sy_unit(&rng) * 3000) };
+			dec_hull_push(h, &nh, p[i], round % 2);
+		}
+		unsigned a = 0, b = 0;
+		for (unsigned i = 0; i < n; i++) {
+			double v = dec_hull_walk(h, nh, &a, p[i].x), w = dec_hull_walk_in(h, nh, &b, p[i].x);
+			cr_assert(memcmp(&v, &w, sizeof(v)) == 0, "round %d sample %u: %g vs %g", round, i, v, w);
+			cr_assert_eq(a, b);
+		}
+		a = 0;
+		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[0].x - 1)));
+		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[n - 1].x + 1)));
+	}
+}

@@ -101,3 +101,44 @@ Test(decode_index, event_rows_sum_cpus_and_keep_pmus_apart)
 	t4_event_rows_free(&rows);
 	t4_index_free(ix);
 }
+
+/* A domain's totals: counters summed in 128 bits, a gauge its latest
+ * level; IDs in the direct table and past it (a hash) alike. */
+Test(decode_index, totals_sum_counters_and_keep_a_gauges_level)
+{
+	static const uint32_t ids[] = { 3, 255, 256, 70000 };
+	struct t4_index *ix;
+	struct t4_packet p;
+
+	cr_assert_eq(t4_index_new(&ix), 0);
+	for (size_t d = 0; d < T4_ARRAY_LEN(ids); d++) {
+		memset(&p, 0, sizeof(p));
+		p.type = T4_PKT_EVENT;
+		p.event.domain_id = ids[d];
+		p.event.index = 1;
+		p.event.flags = d % 2 ? T4_EV_GAUGE : 0; /* odd: event 1 a gauge */
+		snprintf(p.event.name, sizeof(p.event.name), "e1");
+		cr_assert_eq(t4_index_add(ix, &p), 0);
+	}
+	for (uint64_t k = 1; k <= 3; k++)
+		for (size_t d = 0; d < T4_ARRAY_LEN(ids); d++) {
+			memset(&p, 0, sizeof(p));
+			p.type = T4_PKT_RET;
+			p.ret.domain_id = ids[d];
+			p.ret.n_counts = 3;
+			p.ret.counts[0] = UINT64_MAX;
+			p.ret.counts[1] = 10 * k + d;
+			p.ret.counts[2] = k;
+			cr_assert_eq(t4_index_add(ix, &p), 0);
+		}
+	for (size_t d = 0; d < T4_ARRAY_LEN(ids); d++) {
+		const struct t4_index_domain *x = t4_index_domain(ix, ids[d]);
+		cr_assert(x, "domain %u", ids[d]);
+		cr_assert_eq(x->rets, 3);
+		cr_assert(x->totals[0] == (t4_u128)UINT64_MAX * 3, "domain %u: 128-bit sum", ids[d]);
+		cr_assert(x->totals[1] == (d % 2 ? 30 + d : 60 + 3 * d), "domain %u: %s", ids[d],
+			  d % 2 ? "a gauge keeps its latest level" : "a counter sums");
+		cr_assert(x->totals[2] == 6);
+	}
+	t4_index_free(ix);
+}

@@ -180,7 +180,29 @@ struct t4_hist {
 	uint64_t bucket[T4_HIST_BUCKETS];
 };
 
-void t4_hist_add(struct t4_hist *h, uint64_t v);
+/* The bucket of v: exact below T4_HIST_SUB, then 16 per power of two. */
+static inline unsigned t4_hist_bucket(uint64_t v)
+{
+	if (v < T4_HIST_SUB)
+		return (unsigned)v;
+	unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+	unsigned shift = msb - 4; /* log2(T4_HIST_SUB) */
+	unsigned sub = (unsigned)(v >> shift) & (T4_HIST_SUB - 1);
+	return (msb - 3) * T4_HIST_SUB + sub;
+}
+
+/* Inline: on the trigger path, and twice per sample in the decoder. */
+static inline void t4_hist_add(struct t4_hist *h, uint64_t v)
+{
+	unsigned b = t4_hist_bucket(v);
+
+	if (b >= T4_HIST_BUCKETS)
+		b = T4_HIST_BUCKETS - 1;
+	h->bucket[b]++;
+	h->n++;
+	if (v > h->max)
+		h->max = v;
+}
 void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
 /* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
 uint64_t t4_hist_quantile(const struct t4_hist *h, double q);
