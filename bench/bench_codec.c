@@ -48,6 +48,7 @@
 #include <zstd.h>
 
 #define MAX_LEVELS 6
+#define FORMATS 3 /* formats 1, 2 and 3 (2 with quiet and seeded records) */
 #define BLOCK 16
 #define STREAMS_MAX (1u << 16)
 #define PFOR_BLOCK 128
@@ -411,7 +412,7 @@ struct ctx {
 	ZSTD_DCtx *dctx;
 	uint8_t *raw, *comp, *back;
 	size_t comp_cap;
-	struct fmt_result f[2];
+	struct fmt_result f[FORMATS];
 	struct floor fl;
 	uint64_t sum;
 };
@@ -428,7 +429,7 @@ static double wall_now(void)
 
 static void chunk(struct ctx *x, const struct pkts *k)
 {
-	for (unsigned v = 1; v <= 2; v++) {
+	for (unsigned v = 1; v <= FORMATS; v++) {
 		struct fmt_result *r = &x->f[v - 1];
 		double best = 1e9, t0;
 		size_t len = 0, clen = 0;
@@ -516,7 +517,7 @@ static int bench_log(struct ctx *x, const char *path)
 	fl = ent < zst ? ent : zst;
 	printf("| %s | %llu | %llu |", path, (unsigned long long)chunks,
 	       (unsigned long long)values);
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < FORMATS; v++) {
 		const struct fmt_result *r = &x->f[v];
 		for (int l = 0; l < x->n_levels; l++)
 			printf(" %.3f |", (double)r->file[l] / (double)values);
@@ -524,10 +525,11 @@ static int bench_log(struct ctx *x, const char *path)
 		       (r->enc_s + r->zstd_s[0]) * 1e9 / (double)values,
 		       r->read_s * 1e9 / (double)values);
 	}
-	printf(" %.3f | %.3f | %.2fx | %.3f | %.2fx | %.3f | %.3f |\n", ent / (double)values,
-	       zst / (double)values, (double)x->f[1].file[0] / fl,
-	       (double)x->f[1].trig / (double)values, (double)x->f[1].trig / fl,
-	       rice / (double)values, pfor / (double)values);
+	printf(" %.3f | %.3f | %.2fx | %.2fx | %.3f / %.3f | %.2fx / %.2fx | %.3f | %.3f |\n",
+	       ent / (double)values, zst / (double)values, (double)x->f[1].file[0] / fl,
+	       (double)x->f[2].file[0] / fl, (double)x->f[1].trig / (double)values,
+	       (double)x->f[2].trig / (double)values, (double)x->f[1].trig / fl,
+	       (double)x->f[2].trig / fl, rice / (double)values, pfor / (double)values);
 	fflush(stdout);
 	return 0;
 }
@@ -566,14 +568,15 @@ int main(int argc, char **argv)
 	if (!x.c || !x.cctx || !x.dctx || !x.raw || !x.back || !x.comp || !x.fl.s)
 		return t4_report(-ENOMEM);
 	printf("| log | chunks | values |");
-	for (int v = 1; v <= 2; v++) {
+	for (int v = 1; v <= FORMATS; v++) {
 		for (int l = 0; l < x.n_levels; l++)
 			printf(" format %d B/value, zstd %d |", v, x.levels[l]);
 		printf(" format %d encode ns/value | + zstd %d | read ns/value |", v, x.levels[0]);
 	}
 	printf(" floor: entropy B/value | floor: zstd -19 of the residuals | format 2 x floor "
-	       "| format 2 trigger packets alone B/value | their x floor | residuals Rice coded B/value | residuals PFor coded B/value |\n|");
-	for (int i = 0; i < 3 + 2 * (x.n_levels + 3) + 7; i++)
+	       "| format 3 x floor | trigger packets alone B/value, format 2 / 3 | their x floor "
+	       "| residuals Rice coded B/value | residuals PFor coded B/value |\n|");
+	for (int i = 0; i < 3 + FORMATS * (x.n_levels + 3) + 8; i++)
 		printf("---|");
 	printf("\n");
 	for (int i = optind; i < argc; i++) {
