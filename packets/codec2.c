@@ -773,6 +773,15 @@ static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pk
 	uint64_t rc = count_ratio(s, r->local_clock);
 	if (block_start(s->n))
 		dec_block(b, s, r->n_counts);
+	if (r->n_counts <= prev_n) { /* the same events as before: the usual */
+		for (uint32_t i = 0; i < r->n_counts; i++) {
+			struct ev2 *e = &s->ev[i];
+			d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
+			z |= (uint64_t)(d == 0) << i;
+			r->counts[i] = count_pred(e, e->count, rc) + d;
+		}
+		return z;
+	}
 	for (uint32_t i = 0; i < r->n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
 		uint64_t prev = i < prev_n ? e->count : 0;
