@@ -556,6 +556,29 @@ static inline void put_key(struct t4_codec2 *c, struct bw *w, uint32_t kind, uin
 	key_commit(c, kind, key);
 }
 
+/* A record's head: format 3's quiet bit, then (not quiet) its key and its
+ * shape (5a.5, 5a.6 fields 1-2: 1 bit when unchanged, else raw values). */
+static inline void put_head(struct t4_codec2 *c, struct bw *w, uint32_t kind, uint32_t key,
+			    bool quiet, bool same, uint32_t n, const uint32_t *shape,
+			    unsigned n_shape)
+{
+	if (c->v3)
+		bw_put(w, quiet, 1);
+	if (quiet) {
+		key_commit(c, kind, key);
+		return;
+	}
+	put_key(c, w, kind, key);
+	if (same) {
+		bw_put(w, 1, 1);
+		return;
+	}
+	if (n)
+		bw_put(w, 0, 1);
+	for (unsigned i = 0; i < n_shape; i++)
+		put_raw(w, shape[i]);
+}
+
 /* ---- return records ------------------------------------------------------ */
 
 static bool block_start(uint32_t n)
@@ -683,7 +706,7 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	uint64_t f[F_CLOCKS] = { dt - 1, r->read_begin_ns - (s->begin + s->step * dt),
 				 width - s->width, r->local_clock - pl, 0, 0 };
 	uint64_t res[T4_MAX_COUNTERS], moved = 0, nz;
-	uint32_t nzc = 0, qc = 0;
+	uint32_t nzc = 0, qc;
 	bool same = s->n && r->flags == s->flags && r->n_counts == s->n_counts;
 	bool quiet;
 
@@ -698,22 +721,9 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	nz = count_residuals(s, r, res);
 	quiet = c->v3 && s->n >= 2 && same && key_predicted(c, K_RET, r->domain_id) &&
 		!(nzc & s->qclk) && !(nz & s->qcnt);
-	if (c->v3)
-		bw_put(w, quiet, 1);
-	if (quiet) {
-		key_commit(c, K_RET, r->domain_id);
-		qc = s->qclk;
-	} else {
-		put_key(c, w, K_RET, r->domain_id);
-		if (same) {
-			bw_put(w, 1, 1);
-		} else {
-			if (s->n)
-				bw_put(w, 0, 1);
-			put_raw(w, r->flags);
-			put_raw(w, r->n_counts);
-		}
-	}
+	put_head(c, w, K_RET, r->domain_id, quiet, same, s->n,
+		 (const uint32_t[]){ r->flags, r->n_counts }, 2);
+	qc = quiet ? s->qclk : 0;
 	put_quiet(w, qc >> F_T & 1, s->n, &s->rt, f[F_T]);
 	put_quiet(w, qc >> F_B & 1, s->n, &s->rb, f[F_B]);
 	put_quiet(w, qc >> F_W & 1, s->n, &s->rw, f[F_W]);
@@ -875,30 +885,16 @@ static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 				 (r->real_ns - r->ref_ns) - s->real_off, r->local_clock - pl };
 	bool same = s->n && r->flags == s->flags && r->bookmark_id == s->bookmark &&
 		    !r->overruns;
-	uint32_t nz = 0, qc = 0;
+	uint32_t nz = 0, qc;
 	bool quiet;
 
 	for (unsigned i = 0; i < R_FIELDS; i++)
 		nz |= (uint32_t)(f[i] != 0) << i;
 	quiet = c->v3 && s->n >= 2 && same && key_predicted(c, K_REF, r->sched_id) &&
 		!(nz & s->qclk);
-	if (c->v3)
-		bw_put(w, quiet, 1);
-	if (quiet) {
-		key_commit(c, K_REF, r->sched_id);
-		qc = s->qclk;
-	} else {
-		put_key(c, w, K_REF, r->sched_id);
-		if (same) {
-			bw_put(w, 1, 1);
-		} else {
-			if (s->n)
-				bw_put(w, 0, 1);
-			put_raw(w, r->flags);
-			put_raw(w, r->bookmark_id);
-			put_raw(w, r->overruns);
-		}
-	}
+	put_head(c, w, K_REF, r->sched_id, quiet, same, s->n,
+		 (const uint32_t[]){ r->flags, r->bookmark_id, r->overruns }, 3);
+	qc = quiet ? s->qclk : 0;
 	put_quiet(w, qc >> R_T & 1, s->n, &s->rt, f[R_T]);
 	put_quiet(w, qc >> R_REF & 1, s->n, &s->rref, f[R_REF]);
 	put_quiet(w, qc >> R_MONO & 1, s->n, &s->rmono, f[R_MONO]);
