@@ -1,9 +1,9 @@
-/* bench_codec.c - format 1 against format 2 on the same recordings, and
- * both against the entropy floor of their deltas (issue 19.1;
- * tools/bench_codec.sh records the logs and runs this on them).
+/* bench_codec.c - formats 1, 2 and 3 on the same recordings, and against
+ * the entropy floor of their deltas (issue 19.1; tools/bench_codec.sh
+ * records the logs and runs this on them).
  *
  * Each log is read with the reader, chunk by chunk; each chunk's packets
- * (copies included) are coded again in format 1 and in format 2, chunk for
+ * (copies included) are coded again in formats 1, 2 and 3, chunk for
  * chunk as the writer cut them, and compressed at the zstd levels asked.
  * Per format and level: file bytes per counter value (64-byte headers
  * included), the coder's time per value (encode alone; encode + zstd), and
@@ -25,9 +25,9 @@
  *   - zstd -19: every stream's residuals as zigzag varints, stream after
  *     stream, compressed at level 19 in one frame (long matches across the
  *     streams allowed).
- * "x floor" is format 2's file size over the smaller of the two; and the
- * same for the trigger packets alone (each chunk without its metadata and
- * copies of it: what the floor is of, chunk headers kept). And the
+ * "x floor" is format 2's and format 3's file size over the smaller of the
+ * two; and the same for the trigger packets alone (each chunk without its
+ * metadata and copies of it: what the floor is of, chunk headers kept). And the
  * same residuals coded two ways, to compare the codes alone (no framing,
  * keys or first records): format 2's adaptive Rice code, and PFor (NewPFD,
  * blocks of 128 at the cheapest width, exceptions' high bits and positions
