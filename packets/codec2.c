@@ -614,9 +614,7 @@ static void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
 	s->enabled = r->enabled_delta;
 	s->running = r->running_delta;
 	s->flags = r->flags;
-	for (uint32_t i = 0; i < r->n_counts; i++)
-		s->ev[i].count = r->counts[i];
-	s->n_counts = r->n_counts;
+	s->n_counts = r->n_counts; /* the counts: stored as they are coded */
 	s->n++;
 }
 
@@ -679,6 +677,7 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
 
 		e->or_acc |= c;
+		e->count = c;
 		res[i] = c - (s->n < 2 ? prev : count_pred(e, prev, rc));
 		nz |= (uint64_t)(res[i] != 0) << i;
 		if (sampled) {
@@ -776,7 +775,7 @@ static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pk
 		for (uint32_t i = 0; i < r->n_counts; i++) {
 			d = unzz(get_raw(b));
 			z |= (uint64_t)(d == 0) << i;
-			r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
+			s->ev[i].count = r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
 		}
 		return z;
 	}
@@ -788,7 +787,7 @@ static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pk
 			struct ev2 *e = &s->ev[i];
 			d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
 			z |= (uint64_t)(d == 0) << i;
-			r->counts[i] = count_pred(e, e->count, rc) + d;
+			e->count = r->counts[i] = count_pred(e, e->count, rc) + d;
 		}
 		return z;
 	}
@@ -797,7 +796,7 @@ static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pk
 		uint64_t prev = i < prev_n ? e->count : 0;
 		d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
 		z |= (uint64_t)(d == 0) << i;
-		r->counts[i] = count_pred(e, prev, rc) + d;
+		e->count = r->counts[i] = count_pred(e, prev, rc) + d;
 	}
 	return z;
 }
