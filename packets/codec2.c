@@ -104,7 +104,7 @@ struct ev2 {
 	uint8_t shift;   /* granularity: counts are multiples of 2^shift */
 	/* encoder only: what the current block tells about the next */
 	uint64_t or_acc;
-	uint32_t cost[2];
+	uint64_t cost[2]; /* bits of the sampled residuals: never overflows */
 };
 
 struct ret2 {
@@ -655,11 +655,19 @@ static inline void put_block(struct bw *w, const struct ret2 *s, uint32_t n_coun
 	}
 }
 
-static inline void add_cost(uint32_t *cost, uint64_t r)
+/* What the block's choice learns from a record: the bits of each count's
+ * residual against either prediction (5a.7). */
+static void sample_costs(struct ret2 *s, const struct t4_ret_pkt *r, uint64_t rc)
 {
-	uint32_t b = bitlen(zz(r));
+	uint32_t prev_n = s->n_counts;
 
-	*cost = *cost > UINT32_MAX - 64 ? *cost : *cost + b;
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
+
+		e->cost[0] += bitlen(zz(c - prev));
+		e->cost[1] += bitlen(zz(c - scale32(prev, rc)));
+	}
 }
 
 /* The residuals of a record's counts (after the block's choice), the
@@ -669,9 +677,22 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 {
 	uint64_t rc = count_ratio(s, r->local_clock), nz = 0;
 	uint32_t prev_n = s->n_counts;
-	/* the block's choice is learnt from its last 4 records (5a.7) */
-	bool sampled = s->n >= 1 && (s->n + 2) % BLOCK < 4;
 
+	/* the block's choice is learnt from its last 4 records (5a.7) */
+	if (s->n >= 1 && (s->n + 2) % BLOCK < 4)
+		sample_costs(s, r, rc);
+	if (s->n >= 2 && r->n_counts <= prev_n) { /* the same events as before */
+		for (uint32_t i = 0; i < r->n_counts; i++) {
+			struct ev2 *e = &s->ev[i];
+			uint64_t c = r->counts[i];
+
+			e->or_acc |= c;
+			res[i] = c - count_pred(e, e->count, rc);
+			e->count = c;
+			nz |= (uint64_t)(res[i] != 0) << i;
+		}
+		return nz;
+	}
 	for (uint32_t i = 0; i < r->n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
 		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
@@ -680,10 +701,6 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 		e->count = c;
 		res[i] = c - (s->n < 2 ? prev : count_pred(e, prev, rc));
 		nz |= (uint64_t)(res[i] != 0) << i;
-		if (sampled) {
-			add_cost(&e->cost[0], c - prev);
-			add_cost(&e->cost[1], c - scale32(prev, rc));
-		}
 	}
 	return nz;
 }
