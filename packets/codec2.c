@@ -750,13 +750,14 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	}
 	if (block_start(s->n))
 		put_block(w, s, r->n_counts, moved);
-	for (uint32_t i = 0; i < r->n_counts; i++) {
-		if (quiet && (s->qcnt >> i & 1))
-			continue;
-		if (s->n < 2)
+	if (s->n < 2) {
+		for (uint32_t i = 0; i < r->n_counts; i++)
 			put_raw(w, zz(res[i]));
-		else
-			put_res(w, &s->ev[i].r, res[i], s->ev[i].shift);
+	} else {
+		uint64_t skip = quiet ? s->qcnt : 0;
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			if (!(skip >> i & 1))
+				put_res(w, &s->ev[i].r, res[i], s->ev[i].shift);
 	}
 	s->qclk = ~nzc & ((1u << F_CLOCKS) - 1);
 	s->qcnt = ~nz & (r->n_counts < 64 ? (1ull << r->n_counts) - 1 : ~0ull);
