@@ -1,9 +1,9 @@
-/* bench_codec.c - format 1 against format 2 on the same recordings, and
- * both against the entropy floor of their deltas (issue 19.1;
- * tools/bench_codec.sh records the logs and runs this on them).
+/* bench_codec.c - formats 1, 2 and 3 on the same recordings, and against
+ * the entropy floor of their deltas (issue 19.1; tools/bench_codec.sh
+ * records the logs and runs this on them).
  *
  * Each log is read with the reader, chunk by chunk; each chunk's packets
- * (copies included) are coded again in format 1 and in format 2, chunk for
+ * (copies included) are coded again in formats 1, 2 and 3, chunk for
  * chunk as the writer cut them, and compressed at the zstd levels asked.
  * Per format and level: file bytes per counter value (64-byte headers
  * included), the coder's time per value (encode alone; encode + zstd), and
@@ -25,9 +25,9 @@
  *   - zstd -19: every stream's residuals as zigzag varints, stream after
  *     stream, compressed at level 19 in one frame (long matches across the
  *     streams allowed).
- * "x floor" is format 2's file size over the smaller of the two; and the
- * same for the trigger packets alone (each chunk without its metadata and
- * copies of it: what the floor is of, chunk headers kept). And the
+ * "x floor" is format 2's and format 3's file size over the smaller of the
+ * two; and the same for the trigger packets alone (each chunk without its
+ * metadata and copies of it: what the floor is of, chunk headers kept). And the
  * same residuals coded two ways, to compare the codes alone (no framing,
  * keys or first records): format 2's adaptive Rice code, and PFor (NewPFD,
  * blocks of 128 at the cheapest width, exceptions' high bits and positions
@@ -48,6 +48,7 @@
 #include <zstd.h>
 
 #define MAX_LEVELS 6
+#define FORMATS 3 /* formats 1, 2 and 3 (2 with quiet and seeded records) */
 #define BLOCK 16
 #define STREAMS_MAX (1u << 16)
 #define PFOR_BLOCK 128
@@ -411,7 +412,7 @@ struct ctx {
 	ZSTD_DCtx *dctx;
 	uint8_t *raw, *comp, *back;
 	size_t comp_cap;
-	struct fmt_result f[2];
+	struct fmt_result f[FORMATS];
 	struct floor fl;
 	uint64_t sum;
 };
@@ -428,7 +429,7 @@ static double wall_now(void)
 
 static void chunk(struct ctx *x, const struct pkts *k)
 {
-	for (unsigned v = 1; v <= 2; v++) {
+	for (unsigned v = 1; v <= FORMATS; v++) {
 		struct fmt_result *r = &x->f[v - 1];
 		double best = 1e9, t0;
 		size_t len = 0, clen = 0;
@@ -516,7 +517,7 @@ static int bench_log(struct ctx *x, const char *path)
 	fl = ent < zst ? ent : zst;
 	printf("| %s | %llu | %llu |", path, (unsigned long long)chunks,
 	       (unsigned long long)values);
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < FORMATS; v++) {
 		const struct fmt_result *r = &x->f[v];
 		for (int l = 0; l < x->n_levels; l++)
 			printf(" %.3f |", (double)r->file[l] / (double)values);
@@ -524,10 +525,11 @@ static int bench_log(struct ctx *x, const char *path)
 		       (r->enc_s + r->zstd_s[0]) * 1e9 / (double)values,
 		       r->read_s * 1e9 / (double)values);
 	}
-	printf(" %.3f | %.3f | %.2fx | %.3f | %.2fx | %.3f | %.3f |\n", ent / (double)values,
-	       zst / (double)values, (double)x->f[1].file[0] / fl,
-	       (double)x->f[1].trig / (double)values, (double)x->f[1].trig / fl,
-	       rice / (double)values, pfor / (double)values);
+	printf(" %.3f | %.3f | %.2fx | %.2fx | %.3f / %.3f | %.2fx / %.2fx | %.3f | %.3f |\n",
+	       ent / (double)values, zst / (double)values, (double)x->f[1].file[0] / fl,
+	       (double)x->f[2].file[0] / fl, (double)x->f[1].trig / (double)values,
+	       (double)x->f[2].trig / (double)values, (double)x->f[1].trig / fl,
+	       (double)x->f[2].trig / fl, rice / (double)values, pfor / (double)values);
 	fflush(stdout);
 	return 0;
 }
@@ -566,14 +568,15 @@ int main(int argc, char **argv)
 	if (!x.c || !x.cctx || !x.dctx || !x.raw || !x.back || !x.comp || !x.fl.s)
 		return t4_report(-ENOMEM);
 	printf("| log | chunks | values |");
-	for (int v = 1; v <= 2; v++) {
+	for (int v = 1; v <= FORMATS; v++) {
 		for (int l = 0; l < x.n_levels; l++)
 			printf(" format %d B/value, zstd %d |", v, x.levels[l]);
 		printf(" format %d encode ns/value | + zstd %d | read ns/value |", v, x.levels[0]);
 	}
 	printf(" floor: entropy B/value | floor: zstd -19 of the residuals | format 2 x floor "
-	       "| format 2 trigger packets alone B/value | their x floor | residuals Rice coded B/value | residuals PFor coded B/value |\n|");
-	for (int i = 0; i < 3 + 2 * (x.n_levels + 3) + 7; i++)
+	       "| format 3 x floor | trigger packets alone B/value, format 2 / 3 | their x floor "
+	       "| residuals Rice coded B/value | residuals PFor coded B/value |\n|");
+	for (int i = 0; i < 3 + FORMATS * (x.n_levels + 3) + 8; i++)
 		printf("---|");
 	printf("\n");
 	for (int i = optind; i < argc; i++) {

@@ -9,10 +9,10 @@
  * thread, io_uring workers); the producer's own share (generating and
  * putting the packets) is measured with RUSAGE_THREAD and shown apart, so
  * "writer CPU" = total - producer is what the log itself costs. Every run
- * is done in log format 1 and in format 2 (issue 19: format 2's writer
+ * is done in log formats 1, 2 and 3 (issue 19: formats 2's and 3's writer
  * must cost no more CPU per value than format 1's).
  *
- * usage: bench_log [-n PACKETS] [-d DIR] [-k] [-l LEVEL] [-b uring|pwrite] [-f 1|2]
+ * usage: bench_log [-n PACKETS] [-d DIR] [-k] [-l LEVEL] [-b uring|pwrite] [-f 1|2|3]
  *   -n  packets per run (default 1000000)
  *   -l  this zstd level instead of 1 and 3
  *   -b  only this backend
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		    only_format <= T4_FORMAT_VERSION)
 			continue;
 		fprintf(stderr, "usage: %s [-n PACKETS] [-d DIR] [-k] [-l LEVEL] "
-			"[-b uring|pwrite] [-f 1|2]\n", argv[0]);
+			"[-b uring|pwrite] [-f 1|2|3]\n", argv[0]);
 		return 2;
 	}
 	printf("%llu return packets of %d counters per run, log in %s\n\n",
@@ -238,13 +238,13 @@ int main(int argc, char **argv)
 	       "| writer CPU s | Mpkt/s | raw MB/s | raw B/pkt | disk B/value | ratio "
 	       "| read wall s | read CPU s | read Mpkt/s |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < 4 * T4_ARRAY_LEN(backends); i++) {
-		struct run run = backends[i / 4];
+	for (size_t i = 0; i < 2 * T4_FORMAT_VERSION * T4_ARRAY_LEN(backends); i++) {
+		struct run run = backends[i / (2 * T4_FORMAT_VERSION)];
 		struct result res = { 0 };
 
-		run.level = only_level ? only_level : levels[i / 2 % 2];
-		run.format = 1 + i % 2; /* the formats side by side */
-		if ((only_level && i / 2 % 2) || (only_format && run.format != only_format) ||
+		run.level = only_level ? only_level : levels[i / T4_FORMAT_VERSION % 2];
+		run.format = 1 + (unsigned)(i % T4_FORMAT_VERSION); /* the formats side by side */
+		if ((only_level && i / T4_FORMAT_VERSION % 2) || (only_format && run.format != only_format) ||
 		    (only_be && (run.backend == T4_LOG_URING) != !strcmp(only_be, "uring")))
 			continue;
 		snprintf(path, sizeof(path), "%s/bench_log-%s-%d-f%u.t4", dir,

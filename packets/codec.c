@@ -65,6 +65,7 @@ struct t4_codec *t4_codec_new(void)
 		free(c);
 		return NULL;
 	}
+	pkt_codec2_start(c->v2, c->version);
 	return c;
 }
 
@@ -92,6 +93,7 @@ int t4_codec_start(struct t4_codec *c, unsigned version)
 			      T4_FORMAT_VERSION);
 	c->version = version;
 	t4_codec_reset(c);
+	pkt_codec2_start(c->v2, version);
 	return 0;
 }
 

@@ -1,4 +1,5 @@
-/* codec2.c - format 2's coding of the trigger packets (docs/FORMAT.md 5a).
+/* codec2.c - formats 2's and 3's coding of the trigger packets
+ * (docs/FORMAT.md 5a; format 3's additions: 5a.8).
  *
  * In a version-2 chunk, reference and return packets travel in batches: a
  * run of consecutive trigger packets is one packet of type 20 whose body is
@@ -25,6 +26,21 @@
  * The state is reset at every chunk, like format 1's deltas, so chunks
  * decode independently; the first two records of a key in a chunk carry
  * their fields length-prefixed (no history yet).
+ *
+ * Format 3 (the default) adds what a host's log needed, whose few values
+ * per trigger made the per-record bits weigh (5a.8):
+ *   - a quiet bit in front of each record: 1 = the predicted key, the same
+ *     shape, and every field whose residual was 0 in its key's previous
+ *     record (its quiet flag) 0 again, without bits: a trigger on time whose
+ *     counters did not move costs a bit per record instead of a bit per
+ *     field (a Rice code spends at least one on a 0);
+ *   - a key's first record in a chunk coded against the chunk's latest
+ *     record (its trigger, its time, the trigger step) instead of against
+ *     nothing: a domain's first read is microseconds after the reference
+ *     packet of its trigger.
+ * Why not PFor or a zero-run code per field: both need the values of the
+ * block or run before the first is written (the streaming argument below),
+ * and the fields that are almost always 0 are 0 together in one record.
  *
  * Streaming: a batch lives only inside its chunk and packets keep their
  * order, so batching changes nothing a reader sees (chunks are what it
@@ -67,6 +83,10 @@ _Static_assert(BATCH_BYTES + FRAME_MAX + 8 <= T4_CODEC_MAX_OUT - T4_PKT_MAX_ENCO
 
 enum { K_REF = 0, K_RET = 1 };
 
+/* Format 3's quiet flags: bit numbers of a record's fields (5a.8). */
+enum { F_T, F_B, F_W, F_L, F_E, F_R, F_CLOCKS };   /* return records */
+enum { R_T, R_REF, R_MONO, R_REAL, R_L, R_FIELDS }; /* reference records */
+
 __extension__ typedef unsigned __int128 u128;
 
 #define HOT static inline __attribute__((always_inline)) /* per value */
@@ -84,12 +104,14 @@ struct ev2 {
 	uint8_t shift;   /* granularity: counts are multiples of 2^shift */
 	/* encoder only: what the current block tells about the next */
 	uint64_t or_acc;
-	uint32_t cost[2];
+	uint64_t cost[2]; /* bits of the sampled residuals: never overflows */
 };
 
 struct ret2 {
 	uint32_t gen, n; /* n: records of this key in the chunk so far */
 	uint32_t flags, n_counts;
+	uint32_t qclk;   /* format 3: quiet clock fields (bit F_*) */
+	uint64_t qcnt;   /* format 3: quiet counts (bit i: event i) */
 	uint64_t trigger, begin, width, local, enabled, running;
 	uint64_t step, rate, dlocal;
 	struct rice rt, rb, rw, rl, re, rr;
@@ -99,6 +121,7 @@ struct ret2 {
 struct ref2 {
 	uint32_t gen, n;
 	uint32_t flags, bookmark;
+	uint32_t qclk; /* format 3: quiet fields (bit R_*) */
 	uint64_t trigger, ref, mono_off, real_off, local, step, rate;
 	struct rice rt, rref, rmono, rreal, rl;
 };
@@ -122,8 +145,16 @@ struct br { /* bit reader, LSB first */
 	int bad;
 };
 
+/* Format 3: what the chunk's latest record says about time, to seed the
+ * state of a key's first record (5a.8). */
+struct seed {
+	uint64_t trigger, time, step;
+};
+
 struct t4_codec2 {
 	uint32_t gen;
+	bool v3;        /* format 3: quiet records, seeded first records */
+	struct seed seed;
 	bool have_prev;
 	uint32_t prev_kind, prev_key;
 	/* encoder: the open batch */
@@ -170,9 +201,16 @@ void pkt_codec2_reset(struct t4_codec2 *c)
 		c->gen = 1;
 	}
 	c->have_prev = false;
+	c->seed = (struct seed){ 0, 0, 0 };
 	c->w = (struct bw){ .p = c->bits };
 	c->count = 0;
 	c->left = 0;
+}
+
+void pkt_codec2_start(struct t4_codec2 *c, unsigned version)
+{
+	c->v3 = version >= 3;
+	pkt_codec2_reset(c);
 }
 
 bool pkt_codec2_in_batch(const struct t4_codec2 *c)
@@ -191,6 +229,12 @@ static struct ret2 *ret_state(struct t4_codec2 *c, uint32_t key, struct ret2 *sc
 	if (key >= KEYS || s->gen != c->gen) {
 		memset(s, 0, sizeof(*s));
 		s->gen = c->gen;
+		if (c->v3) { /* 5a.8: a first record against the chunk's latest */
+			s->trigger = c->seed.trigger;
+			s->begin = s->local = c->seed.time;
+			s->step = c->seed.step;
+			s->rate = 1ull << 32;
+		}
 	}
 	return s;
 }
@@ -202,8 +246,21 @@ static struct ref2 *ref_state(struct t4_codec2 *c, uint32_t key, struct ref2 *sc
 	if (key >= KEYS || s->gen != c->gen) {
 		memset(s, 0, sizeof(*s));
 		s->gen = c->gen;
+		if (c->v3) {
+			s->trigger = c->seed.trigger;
+			s->ref = s->local = c->seed.time;
+			s->step = c->seed.step;
+			s->rate = 1ull << 32;
+		}
 	}
 	return s;
+}
+
+/* What a record leaves for the next key's first record (format 3). */
+static inline void seed_note(struct t4_codec2 *c, uint64_t trigger, uint64_t time,
+			     uint64_t step)
+{
+	c->seed = (struct seed){ trigger, time, step };
 }
 
 static bool key_predicted(const struct t4_codec2 *c, uint32_t kind, uint32_t key)
@@ -499,6 +556,29 @@ static inline void put_key(struct t4_codec2 *c, struct bw *w, uint32_t kind, uin
 	key_commit(c, kind, key);
 }
 
+/* A record's head: format 3's quiet bit, then (not quiet) its key and its
+ * shape (5a.5, 5a.6 fields 1-2: 1 bit when unchanged, else raw values). */
+static inline void put_head(struct t4_codec2 *c, struct bw *w, uint32_t kind, uint32_t key,
+			    bool quiet, bool same, uint32_t n, const uint32_t *shape,
+			    unsigned n_shape)
+{
+	if (c->v3)
+		bw_put(w, quiet, 1);
+	if (quiet) {
+		key_commit(c, kind, key);
+		return;
+	}
+	put_key(c, w, kind, key);
+	if (same) {
+		bw_put(w, 1, 1);
+		return;
+	}
+	if (n)
+		bw_put(w, 0, 1);
+	for (unsigned i = 0; i < n_shape; i++)
+		put_raw(w, shape[i]);
+}
+
 /* ---- return records ------------------------------------------------------ */
 
 static bool block_start(uint32_t n)
@@ -534,29 +614,23 @@ static void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
 	s->enabled = r->enabled_delta;
 	s->running = r->running_delta;
 	s->flags = r->flags;
-	for (uint32_t i = 0; i < r->n_counts; i++)
-		s->ev[i].count = r->counts[i];
-	s->n_counts = r->n_counts;
+	s->n_counts = r->n_counts; /* the counts: stored as they are coded */
 	s->n++;
 }
 
-/* Encoder: the block header, chosen from what the block before showed. */
-static inline void put_block(struct bw *w, struct ret2 *s, uint32_t n_counts)
+/* Encoder: the block header, chosen from what the block before showed;
+ * returns the events whose shift changed (for put_block). */
+static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
 {
+	uint64_t moved = 0;
+
 	for (uint32_t i = 0; i < n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
 		uint8_t rate = e->cost[1] <= e->cost[0];
 		uint8_t shift = e->or_acc ? (uint8_t)__builtin_ctzll(e->or_acc) : e->shift;
 
-		if (shift > 63)
-			shift = 63;
-		bw_put(w, rate, 1);
-		if (shift == e->shift) {
-			bw_put(w, 1, 1);
-		} else {
-			bw_put(w, 0, 1);
-			bw_put(w, shift, SHIFT_BITS);
-		}
+		if (shift != e->shift)
+			moved |= 1ull << i;
 		if (rate != e->rate || shift != e->shift)
 			e->r.has = 0;
 		e->rate = rate;
@@ -564,39 +638,78 @@ static inline void put_block(struct bw *w, struct ret2 *s, uint32_t n_counts)
 		e->cost[0] = e->cost[1] = 0;
 		e->or_acc = 0;
 	}
+	return moved;
 }
 
-static inline void add_cost(uint32_t *cost, uint64_t r)
+static inline void put_block(struct bw *w, const struct ret2 *s, uint32_t n_counts,
+			     uint64_t moved)
 {
-	uint32_t b = bitlen(zz(r));
-
-	*cost = *cost > UINT32_MAX - 64 ? *cost : *cost + b;
+	for (uint32_t i = 0; i < n_counts; i++) {
+		bw_put(w, s->ev[i].rate, 1);
+		if (moved >> i & 1) {
+			bw_put(w, 0, 1);
+			bw_put(w, s->ev[i].shift, SHIFT_BITS);
+		} else {
+			bw_put(w, 1, 1);
+		}
+	}
 }
 
-static inline void enc_counts(struct bw *w, struct ret2 *s, const struct t4_ret_pkt *r)
+/* What the block's choice learns from a record: the bits of each count's
+ * residual against either prediction (5a.7). */
+static void sample_costs(struct ret2 *s, const struct t4_ret_pkt *r, uint64_t rc)
 {
-	uint64_t rc = count_ratio(s, r->local_clock);
 	uint32_t prev_n = s->n_counts;
-	/* the block's choice is learnt from its last 4 records (5a.7) */
-	bool sampled = s->n >= 1 && (s->n + 2) % BLOCK < 4;
 
-	if (block_start(s->n))
-		put_block(w, s, r->n_counts);
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
+
+		e->cost[0] += bitlen(zz(c - prev));
+		e->cost[1] += bitlen(zz(c - scale32(prev, rc)));
+	}
+}
+
+/* The residuals of a record's counts (after the block's choice), the
+ * block's learning, and which residuals are not 0. */
+static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *r,
+				       uint64_t *res)
+{
+	uint64_t rc = count_ratio(s, r->local_clock), nz = 0;
+	uint32_t prev_n = s->n_counts;
+
+	/* the block's choice is learnt from its last 4 records (5a.7) */
+	if (s->n >= 1 && (s->n + 2) % BLOCK < 4)
+		sample_costs(s, r, rc);
+	if (s->n >= 2 && r->n_counts <= prev_n) { /* the same events as before */
+		for (uint32_t i = 0; i < r->n_counts; i++) {
+			struct ev2 *e = &s->ev[i];
+			uint64_t c = r->counts[i];
+
+			e->or_acc |= c;
+			res[i] = c - count_pred(e, e->count, rc);
+			e->count = c;
+			nz |= (uint64_t)(res[i] != 0) << i;
+		}
+		return nz;
+	}
 	for (uint32_t i = 0; i < r->n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
 		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
 
 		e->or_acc |= c;
-		if (s->n < 2) {
-			put_raw(w, zz(c - prev));
-		} else {
-			put_res(w, &e->r, c - count_pred(e, prev, rc), e->shift);
-		}
-		if (sampled) {
-			add_cost(&e->cost[0], c - prev);
-			add_cost(&e->cost[1], c - scale32(prev, rc));
-		}
+		e->count = c;
+		res[i] = c - (s->n < 2 ? prev : count_pred(e, prev, rc));
+		nz |= (uint64_t)(res[i] != 0) << i;
 	}
+	return nz;
+}
+
+/* A field of a quiet record (format 3): nothing when it is quiet. */
+HOT void put_quiet(struct bw *w, bool quiet, uint32_t n, struct rice *st, uint64_t r)
+{
+	if (!quiet)
+		put_field(w, n, st, r);
 }
 
 static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
@@ -606,26 +719,50 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	uint64_t dt = r->trigger_id - s->trigger;
 	uint64_t width = r->read_end_ns - r->read_begin_ns;
 	uint64_t pl = s->local + scale32(r->read_begin_ns - s->begin, s->rate);
+	uint64_t f[F_CLOCKS] = { dt - 1, r->read_begin_ns - (s->begin + s->step * dt),
+				 width - s->width, r->local_clock - pl, 0, 0 };
+	uint64_t res[T4_MAX_COUNTERS], moved = 0, nz;
+	uint32_t nzc = 0, qc;
+	bool same = s->n && r->flags == s->flags && r->n_counts == s->n_counts;
+	bool quiet;
 
-	put_key(c, w, K_RET, r->domain_id);
-	if (s->n && r->flags == s->flags && r->n_counts == s->n_counts) {
-		bw_put(w, 1, 1);
-	} else {
-		if (s->n)
-			bw_put(w, 0, 1);
-		put_raw(w, r->flags);
-		put_raw(w, r->n_counts);
-	}
-	put_field(w, s->n, &s->rt, dt - 1);
-	put_field(w, s->n, &s->rb, r->read_begin_ns - (s->begin + s->step * dt));
-	put_field(w, s->n, &s->rw, width - s->width);
-	put_field(w, s->n, &s->rl, r->local_clock - pl);
 	if (r->flags & T4_RET_MULTIPLEXED) {
-		put_field(w, s->n, &s->re, r->enabled_delta - s->enabled);
-		put_field(w, s->n, &s->rr, r->running_delta - s->running);
+		f[F_E] = r->enabled_delta - s->enabled;
+		f[F_R] = r->running_delta - s->running;
 	}
-	enc_counts(w, s, r);
+	for (unsigned i = 0; i < F_CLOCKS; i++)
+		nzc |= (uint32_t)(f[i] != 0) << i;
+	if (block_start(s->n))
+		moved = choose_block(s, r->n_counts);
+	nz = count_residuals(s, r, res);
+	quiet = c->v3 && s->n >= 2 && same && key_predicted(c, K_RET, r->domain_id) &&
+		!(nzc & s->qclk) && !(nz & s->qcnt);
+	put_head(c, w, K_RET, r->domain_id, quiet, same, s->n,
+		 (const uint32_t[]){ r->flags, r->n_counts }, 2);
+	qc = quiet ? s->qclk : 0;
+	put_quiet(w, qc >> F_T & 1, s->n, &s->rt, f[F_T]);
+	put_quiet(w, qc >> F_B & 1, s->n, &s->rb, f[F_B]);
+	put_quiet(w, qc >> F_W & 1, s->n, &s->rw, f[F_W]);
+	put_quiet(w, qc >> F_L & 1, s->n, &s->rl, f[F_L]);
+	if (r->flags & T4_RET_MULTIPLEXED) {
+		put_quiet(w, qc >> F_E & 1, s->n, &s->re, f[F_E]);
+		put_quiet(w, qc >> F_R & 1, s->n, &s->rr, f[F_R]);
+	}
+	if (block_start(s->n))
+		put_block(w, s, r->n_counts, moved);
+	if (s->n < 2) {
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			put_raw(w, zz(res[i]));
+	} else {
+		uint64_t skip = quiet ? s->qcnt : 0;
+		for (uint32_t i = 0; i < r->n_counts; i++)
+			if (!(skip >> i & 1))
+				put_res(w, &s->ev[i].r, res[i], s->ev[i].shift);
+	}
+	s->qclk = ~nzc & ((1u << F_CLOCKS) - 1);
+	s->qcnt = ~nz & (r->n_counts < 64 ? (1ull << r->n_counts) - 1 : ~0ull);
 	commit_ret(s, r);
+	seed_note(c, r->trigger_id, r->read_begin_ns, s->step);
 	c->w = lw;
 }
 
@@ -644,32 +781,66 @@ static inline void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 	}
 }
 
-static inline void dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r)
+/* The counts; returns which residuals were 0 (format 3's quiet flags).
+ * quiet: the counts flagged in s->qcnt are their prediction. */
+static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r,
+				  uint64_t quiet)
 {
 	uint32_t prev_n = s->n_counts;
+	uint64_t z = 0, d;
 
 	if (s->n < 2) {
-		for (uint32_t i = 0; i < r->n_counts; i++)
-			r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + unzz(get_raw(b));
-		return;
+		for (uint32_t i = 0; i < r->n_counts; i++) {
+			d = unzz(get_raw(b));
+			z |= (uint64_t)(d == 0) << i;
+			s->ev[i].count = r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
+		}
+		return z;
 	}
 	uint64_t rc = count_ratio(s, r->local_clock);
 	if (block_start(s->n))
 		dec_block(b, s, r->n_counts);
+	if (r->n_counts <= prev_n) { /* the same events as before: the usual */
+		for (uint32_t i = 0; i < r->n_counts; i++) {
+			struct ev2 *e = &s->ev[i];
+			d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
+			z |= (uint64_t)(d == 0) << i;
+			e->count = r->counts[i] = count_pred(e, e->count, rc) + d;
+		}
+		return z;
+	}
 	for (uint32_t i = 0; i < r->n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
 		uint64_t prev = i < prev_n ? e->count : 0;
-		r->counts[i] = count_pred(e, prev, rc) + get_res(b, &e->r, e->shift);
+		d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
+		z |= (uint64_t)(d == 0) << i;
+		e->count = r->counts[i] = count_pred(e, prev, rc) + d;
 	}
+	return z;
 }
 
-static int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_ret_pkt *r)
+/* A field of a record: 0 when quiet (format 3), else field(); *z learns
+ * whether it was 0. */
+HOT uint64_t get_quiet(struct br *b, uint32_t qc, unsigned bit, uint32_t n, struct rice *st,
+		       uint32_t *z)
+{
+	uint64_t v = qc >> bit & 1 ? 0 : get_field(b, n, st);
+
+	*z |= (uint32_t)(v == 0) << bit;
+	return v;
+}
+
+static int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
+		   struct t4_ret_pkt *r)
 {
 	struct ret2 scratch, *s = ret_state(c, key, &scratch);
-	uint64_t dt;
+	uint32_t qc = quiet ? s->qclk : 0, z = 1u << F_E | 1u << F_R;
+	uint64_t dt, zc;
 
 	r->domain_id = key;
-	if (s->n && br_get(b, 1)) {
+	if (quiet && s->n < 2)
+		return -1; /* a quiet record has a history (5a.8) */
+	if (quiet || (s->n && br_get(b, 1))) {
 		r->flags = s->flags;
 		r->n_counts = s->n_counts;
 	} else {
@@ -678,21 +849,25 @@ static int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_re
 		if (r->n_counts > T4_MAX_COUNTERS)
 			return -1;
 	}
-	dt = 1 + get_field(b, s->n, &s->rt);
+	dt = 1 + get_quiet(b, qc, F_T, s->n, &s->rt, &z);
 	r->trigger_id = s->trigger + dt;
-	r->read_begin_ns = s->begin + s->step * dt + get_field(b, s->n, &s->rb);
-	r->read_end_ns = r->read_begin_ns + s->width + get_field(b, s->n, &s->rw);
+	r->read_begin_ns = s->begin + s->step * dt + get_quiet(b, qc, F_B, s->n, &s->rb, &z);
+	r->read_end_ns = r->read_begin_ns + s->width + get_quiet(b, qc, F_W, s->n, &s->rw, &z);
 	r->local_clock = s->local + scale32(r->read_begin_ns - s->begin, s->rate) +
-			 get_field(b, s->n, &s->rl);
+			 get_quiet(b, qc, F_L, s->n, &s->rl, &z);
 	r->enabled_delta = r->running_delta = 0;
 	if (r->flags & T4_RET_MULTIPLEXED) {
-		r->enabled_delta = s->enabled + get_field(b, s->n, &s->re);
-		r->running_delta = s->running + get_field(b, s->n, &s->rr);
+		z &= ~(1u << F_E | 1u << F_R);
+		r->enabled_delta = s->enabled + get_quiet(b, qc, F_E, s->n, &s->re, &z);
+		r->running_delta = s->running + get_quiet(b, qc, F_R, s->n, &s->rr, &z);
 	}
-	dec_counts(b, s, r);
+	zc = dec_counts(b, s, r, quiet ? s->qcnt : 0);
 	if (b->bad)
 		return -1;
+	s->qclk = z;
+	s->qcnt = zc;
 	commit_ret(s, r);
+	seed_note(c, r->trigger_id, r->read_begin_ns, s->step);
 	return 0;
 }
 
@@ -722,33 +897,43 @@ static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 	struct ref2 scratch, *s = ref_state(c, r->sched_id, &scratch);
 	uint64_t dt = r->trigger_id - s->trigger;
 	uint64_t pl = s->local + scale32(r->ref_ns - s->ref, s->rate);
+	uint64_t f[R_FIELDS] = { dt - 1, r->ref_ns - (s->ref + s->step * dt),
+				 (r->mono_ns - r->ref_ns) - s->mono_off,
+				 (r->real_ns - r->ref_ns) - s->real_off, r->local_clock - pl };
+	bool same = s->n && r->flags == s->flags && r->bookmark_id == s->bookmark &&
+		    !r->overruns;
+	uint32_t nz = 0, qc;
+	bool quiet;
 
-	put_key(c, w, K_REF, r->sched_id);
-	if (s->n && r->flags == s->flags && r->bookmark_id == s->bookmark && !r->overruns) {
-		bw_put(w, 1, 1);
-	} else {
-		if (s->n)
-			bw_put(w, 0, 1);
-		put_raw(w, r->flags);
-		put_raw(w, r->bookmark_id);
-		put_raw(w, r->overruns);
-	}
-	put_field(w, s->n, &s->rt, dt - 1);
-	put_field(w, s->n, &s->rref, r->ref_ns - (s->ref + s->step * dt));
-	put_field(w, s->n, &s->rmono, (r->mono_ns - r->ref_ns) - s->mono_off);
-	put_field(w, s->n, &s->rreal, (r->real_ns - r->ref_ns) - s->real_off);
-	put_field(w, s->n, &s->rl, r->local_clock - pl);
+	for (unsigned i = 0; i < R_FIELDS; i++)
+		nz |= (uint32_t)(f[i] != 0) << i;
+	quiet = c->v3 && s->n >= 2 && same && key_predicted(c, K_REF, r->sched_id) &&
+		!(nz & s->qclk);
+	put_head(c, w, K_REF, r->sched_id, quiet, same, s->n,
+		 (const uint32_t[]){ r->flags, r->bookmark_id, r->overruns }, 3);
+	qc = quiet ? s->qclk : 0;
+	put_quiet(w, qc >> R_T & 1, s->n, &s->rt, f[R_T]);
+	put_quiet(w, qc >> R_REF & 1, s->n, &s->rref, f[R_REF]);
+	put_quiet(w, qc >> R_MONO & 1, s->n, &s->rmono, f[R_MONO]);
+	put_quiet(w, qc >> R_REAL & 1, s->n, &s->rreal, f[R_REAL]);
+	put_quiet(w, qc >> R_L & 1, s->n, &s->rl, f[R_L]);
+	s->qclk = ~nz & ((1u << R_FIELDS) - 1);
 	commit_ref(s, r);
+	seed_note(c, r->trigger_id, r->ref_ns, s->step);
 	c->w = lw;
 }
 
-static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_ref_pkt *r)
+static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
+		   struct t4_ref_pkt *r)
 {
 	struct ref2 scratch, *s = ref_state(c, key, &scratch);
+	uint32_t qc = quiet ? s->qclk : 0, z = 0;
 	uint64_t dt;
 
 	r->sched_id = key;
-	if (s->n && br_get(b, 1)) {
+	if (quiet && s->n < 2)
+		return -1;
+	if (quiet || (s->n && br_get(b, 1))) {
 		r->flags = s->flags;
 		r->bookmark_id = s->bookmark;
 		r->overruns = 0;
@@ -757,16 +942,18 @@ static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, struct t4_re
 		r->bookmark_id = get_raw32(b);
 		r->overruns = get_raw32(b);
 	}
-	dt = 1 + get_field(b, s->n, &s->rt);
+	dt = 1 + get_quiet(b, qc, R_T, s->n, &s->rt, &z);
 	r->trigger_id = s->trigger + dt;
-	r->ref_ns = s->ref + s->step * dt + get_field(b, s->n, &s->rref);
-	r->mono_ns = r->ref_ns + s->mono_off + get_field(b, s->n, &s->rmono);
-	r->real_ns = r->ref_ns + s->real_off + get_field(b, s->n, &s->rreal);
+	r->ref_ns = s->ref + s->step * dt + get_quiet(b, qc, R_REF, s->n, &s->rref, &z);
+	r->mono_ns = r->ref_ns + s->mono_off + get_quiet(b, qc, R_MONO, s->n, &s->rmono, &z);
+	r->real_ns = r->ref_ns + s->real_off + get_quiet(b, qc, R_REAL, s->n, &s->rreal, &z);
 	r->local_clock = s->local + scale32(r->ref_ns - s->ref, s->rate) +
-			 get_field(b, s->n, &s->rl);
+			 get_quiet(b, qc, R_L, s->n, &s->rl, &z);
 	if (b->bad)
 		return -1;
+	s->qclk = z;
 	commit_ref(s, r);
+	seed_note(c, r->trigger_id, r->ref_ns, s->step);
 	return 0;
 }
 
@@ -821,6 +1008,7 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 {
 	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
 	uint32_t kind, key;
+	bool quiet = false, predicted;
 	int rc;
 
 	if (!c->left) { /* a new batch: its record count, then the bits */
@@ -831,7 +1019,10 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 		lb = (struct br){ .p = cu.p, .end = cu.end };
 		c->left = (uint32_t)n;
 	}
-	if (br_get(b, 1)) {
+	if (c->v3)
+		quiet = br_get(b, 1);
+	predicted = quiet || br_get(b, 1);
+	if (predicted) {
 		if (!key_prediction(c, &kind, &key))
 			return c->left = 0, -1;
 	} else {
@@ -843,7 +1034,8 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 	key_commit(c, kind, key);
 	p->copy = false;
 	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
-	rc = kind == K_REF ? dec_ref(c, b, key, &p->ref) : dec_ret(c, b, key, &p->ret);
+	rc = kind == K_REF ? dec_ref(c, b, key, quiet, &p->ref)
+			   : dec_ret(c, b, key, quiet, &p->ret);
 	c->r = lb;
 	if (rc < 0)
 		return c->left = 0, -1;

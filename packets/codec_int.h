@@ -82,6 +82,9 @@ struct t4_codec2;
 struct t4_codec2 *pkt_codec2_new(void);
 void pkt_codec2_free(struct t4_codec2 *c);
 void pkt_codec2_reset(struct t4_codec2 *c); /* a new chunk: no state */
+/* A new chunk of format `version` (2, or 3: quiet records and seeded first
+ * records, FORMAT.md 5a.8). */
+void pkt_codec2_start(struct t4_codec2 *c, unsigned version);
 /* Add a reference or return packet to the open batch; when the batch is
  * full it is written to out first (cap >= T4_CODEC_MAX_OUT). Returns the
  * bytes written (0: buffered) or a negative errno. */

@@ -369,8 +369,8 @@ size_t t4_packet_size(const struct t4_packet *p);
  * that chunks decode independently. Keeps the previous reference packet
  * per scheduler and the previous return packet per domain. A codec codes
  * one format version at a time (the chunk header's): format 1 codes each
- * trigger packet on its own, format 2 (the default) gathers runs of them
- * into batches of bit-packed records (docs/FORMAT.md 5a), so an encode may
+ * trigger packet on its own, formats 2 and 3 (the default) gather runs of
+ * them into batches of bit-packed records (docs/FORMAT.md 5a), so an encode may
  * write nothing (the packet waits in the open batch) or a whole batch. */
 struct t4_codec;
 
@@ -427,8 +427,8 @@ struct t4_log_opts {
 			       * (record writes FILE.partial-PID-X/log, says FILE) */
 	int zstd_level;       /* default 1 */
 	unsigned format;      /* format version to write: 0 = the current
-			       * (T4_FORMAT_VERSION), 1 = for readers before
-			       * format 2 (larger files) */
+			       * (T4_FORMAT_VERSION), 2 or 1 = for readers
+			       * before format 3 or 2 (larger files) */
 	uint32_t chunk_bytes; /* raw bytes that close a chunk; default 256 KiB */
 	uint32_t chunk_ms;    /* a chunk is closed at least this often after
 			       * its oldest trigger (or packet); 100;
@@ -565,7 +565,8 @@ const char *t4_reader_recording_note(const char *name, const struct t4_reader_st
 
 #define T4_CHUNK_MAGIC "T4TRACE\x1a"
 #define T4_CHUNK_MAGIC_LEN 8
-#define T4_FORMAT_VERSION 2 /* the newest this code reads and writes */
+#define T4_FORMAT_VERSION 3 /* the newest this code reads and writes (3:
+			     * format 2 with quiet records, FORMAT.md 5a.8) */
 #define T4_CHUNK_HDR_SIZE 64
 #define T4_CHUNK_MAX_RAW (16u << 20) /* a reader refuses larger chunks */
 

@@ -556,7 +556,7 @@ Test(codec, chunk_hdr_rejects)
 	t4_chunk_hdr_pack(&h, c);
 	cr_assert_eq(t4_chunk_hdr_unpack(c, &g), -EPROTO);
 	cr_assert_eq(g.version, T4_FORMAT_VERSION + 1);
-	cr_assert(strstr(t4_errmsg(), "version 3"), "%s", t4_errmsg());
+	cr_assert(strstr(t4_errmsg(), "version 4"), "%s", t4_errmsg());
 	h = sample_hdr();
 	h.hdr_size = 63;
 	t4_chunk_hdr_pack(&h, c);

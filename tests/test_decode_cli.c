@@ -386,19 +386,41 @@ Test(decode_cli, format_2_logs_survive_the_same_trouble, .timeout = 300)
 	dc_fini(&c);
 }
 
-/* Logs of every format before this one, written by the t410trace of their
- * time (tests/fixtures/logs: a virtual, a live simulated and a live host
- * recording in format 1.0 and in 1.1), and one in format 2, the 1.1
- * virtual recording again (same seed: the same packets): `info --json` says
- * everything it said then (saved next to them), decode reads them without
- * a warning, its CSV totals are info's, and the CSV is byte for byte the
- * one decode wrote before format 2 existed (its SHA-256 in csv.sha256; the
- * format-2 log's is its 1.1 twin's). */
+/* Format 3 (t4write.py --format 3: quiet records, first records seeded from
+ * the chunk's latest, FORMAT.md 5a.8) through the same trouble. */
+Test(decode_cli, format_3_logs_survive_the_same_trouble, .timeout = 300)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	scenario(&c, "dmg3", "--format 3 --triggers 700 --seed 4 --damage 2 --drop-returns 0.02 "
+			     "--late 0.02 --read-failures 0.01", false,
+		 (const char *[]){ "TOTALS ARE PARTIAL", NULL }, NULL);
+	scenario(&c, "cut3", "--format 3 --triggers 600 --seed 5 --truncate 5000", true,
+		 (const char *[]){ "TOTALS ARE PARTIAL", "unknown (no status packet)", NULL }, NULL);
+	scenario(&c, "socks3", "--format 3 --triggers 700 --seed 6 --schedulers 2 --large-ids "
+			       "--bookmarks --drop-returns 0.02 --duplicate 0.02 --reorder 16 "
+			       "--copies --damage-magic 3", true, NULL, NULL);
+	cr_assert_eq(dc_sh(&c, "head -c 10 dmg3.t4 | od -An -tu1"), 0);
+	cr_assert(strstr(c.out, " 3 "), "not a format-3 log: %s", c.out);
+	dc_fini(&c);
+}
+
+/* Logs of every format, written by the t410trace of their time
+ * (tests/fixtures/logs: a virtual, a live simulated and a live host
+ * recording in format 1.0 and in 1.1), one in format 2 and one in format 3,
+ * the 1.1 virtual recording again (same seed: the same packets), and a live
+ * host recording in format 3: `info --json` says everything it said then
+ * (saved next to them), decode reads them without a warning, its CSV totals
+ * are info's, and the CSV is byte for byte the one decode wrote before
+ * format 2 existed (its SHA-256 in csv.sha256; the format-2 and format-3
+ * twins' are their 1.1 twin's; the format-3 host log's is what decode wrote
+ * when format 3 came). */
 Test(decode_cli, fixture_logs_read_as_before, .timeout = 120)
 {
 	static const char *const logs[] = { "v1.0-virtual-sim", "v1.0-live-host", "v1.0-live-sim",
 					    "v1.1-virtual-sim", "v1.1-live-host", "v1.1-live-sim",
-					    "v2-virtual-sim" };
+					    "v2-virtual-sim", "v3-virtual-sim", "v3-live-host" };
 	char fix[PATH_MAX];
 	struct dc c;
 

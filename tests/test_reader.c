@@ -531,12 +531,12 @@ Test(reader, newer_version)
 	struct got g;
 
 	tu_log_init(&l);
-	l.version = 3;
+	l.version = 4;
 	tu_log_add(&l, &p);
 	tu_log_flush(&l);
 	expect_open_error(l.buf, l.len, -EPROTO,
-			  "memory buffer: format version 3 is newer than this t410trace "
-			  "supports (2); upgrade t410trace");
+			  "memory buffer: format version 4 is newer than this t410trace "
+			  "supports (3); upgrade t410trace");
 	/* a newer chunk after a valid one: skipped with a warning */
 	tu_log_free(&l);
 	tu_log_init(&l);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench_codec.sh - log format 1 against format 2 on the same recordings, and
+# bench_codec.sh - log formats 1, 2 and 3 on the same recordings, and
 # against the entropy floor of their deltas (`make bench` runs it; issue
 # 19.1, docs/FORMAT.md 5a, docs/PERFORMANCE.md "Codec v2"):
 #   60 s at 1 ms of the simulated Tegra410 in virtual time, one scheduler
 #   per socket (256 KiB chunks), 10 s of it live (100 ms chunks), and 10 s
 #   at 1 ms of this host's default counters, each coded again chunk for
-#   chunk in both formats by bench_codec at zstd levels 1, 3, 9 and 19.
+#   chunk in every format by bench_codec at zstd levels 1, 3, 9 and 19.
 #
 #   tools/bench_codec.sh OUT [SECONDS]   (OUT: the build folder, e.g. build;
 #                                         SECONDS of the virtual recording)

@@ -357,9 +357,15 @@ def put_field(bits, n, st, r):
         put_res(bits, st, r, 0)
 
 
+def put_quiet(bits, quiet, n, st, r):
+    """A field of a record (format 3, 5a.8): nothing when it is quiet."""
+    if not quiet:
+        put_field(bits, n, st, r)
+
+
 def new_ret_state():
     return dict(n=0, flags=0, n_counts=0, trigger=0, begin=0, width=0, local=0, enabled=0,
-                running=0, step=0, rate=0, dlocal=0,
+                running=0, step=0, rate=0, dlocal=0, qclk=0, qcnt=0,
                 rt=Rice(), rb=Rice(), rw=Rice(), rl=Rice(), re=Rice(), rr=Rice(),
                 ev=[dict(count=0, rice=Rice(), pred=0, shift=0, cost=[0, 0], orv=0)
                     for _ in range(64)])
@@ -367,38 +373,71 @@ def new_ret_state():
 
 def new_ref_state():
     return dict(n=0, flags=0, bookmark=0, trigger=0, ref=0, mono_off=0, real_off=0, local=0,
-                step=0, rate=0, rt=Rice(), rref=Rice(), rmono=Rice(), rreal=Rice(),
+                step=0, rate=0, qclk=0, rt=Rice(), rref=Rice(), rmono=Rice(), rreal=Rice(),
                 rl=Rice())
 
 
 class Format2:
-    """A chunk's state (5a.3) and its open batch, for the writer."""
+    """A chunk's state (5a.3) and its open batch, for the writer; v3: format
+    3's quiet records and seeded first records (5a.8)."""
 
-    def __init__(self):
+    def __init__(self, v3=False):
         self.ret = {}
         self.ref = {}
         self.next = {}
         self.prev = None
         self.bits = None
         self.count = 0
+        self.v3 = v3
+        self.seed = (0, 0, 0)  # the chunk's latest trigger_id, time, step
 
-    def state(self, table, key, new):
-        if key >= MAX_DELTA_KEY:
-            return new()  # no state: forgotten after the record
-        return table.setdefault(key, new())
+    def state(self, table, key, new, time):
+        if key < MAX_DELTA_KEY and key in table:
+            return table[key]
+        st = new()
+        if self.v3:  # 5a.8: a first record against the chunk's latest
+            st.update(trigger=self.seed[0], local=self.seed[1], step=self.seed[2],
+                      rate=1 << 32)
+            st[time] = self.seed[1]
+        if key < MAX_DELTA_KEY:
+            table[key] = st  # else no state: forgotten after the record
+        return st
+
+    def predicted(self, kind, key):
+        return self.prev is not None and self.prev[1] < MAX_DELTA_KEY and \
+            self.next.get(self.prev) == (kind, key)
+
+    def commit_key(self, kind, key):
+        if self.prev is not None and self.prev[1] < MAX_DELTA_KEY:
+            self.next[self.prev] = (kind, key)
+        self.prev = (kind, key)
 
     def key(self, kind, key):
         b = self.bits
-        if self.prev is not None and self.prev[1] < MAX_DELTA_KEY and \
-                self.next.get(self.prev) == (kind, key):
+        if self.predicted(kind, key):
             b.put(1, 1)
         else:
             b.put(0, 1)
             b.put(kind, 1)
             b.raw(key)
-        if self.prev is not None and self.prev[1] < MAX_DELTA_KEY:
-            self.next[self.prev] = (kind, key)
-        self.prev = (kind, key)
+        self.commit_key(kind, key)
+
+    def head(self, kind, key, quiet, same, shape):
+        """A record's quiet bit (format 3), key and shape."""
+        b = self.bits
+        if self.v3:
+            b.put(1 if quiet else 0, 1)
+        if quiet:
+            self.commit_key(kind, key)
+            return
+        self.key(kind, key)
+        if same:
+            b.put(1, 1)
+        else:
+            if shape[0]:
+                b.put(0, 1)
+            for v in shape[1:]:
+                b.raw(v)
 
     def open(self):
         if self.bits is None:
@@ -411,27 +450,24 @@ class Format2:
         self.open()
         b = self.bits
         key = r["sched_id"]
-        self.key(0, key)
-        R = self.state(self.ref, key, new_ref_state)
-        if R["n"] and r["flags"] == R["flags"] and r["bookmark_id"] == R["bookmark"] \
-                and not r["overruns"]:
-            b.put(1, 1)
-        else:
-            if R["n"]:
-                b.put(0, 1)
-            b.raw(r["flags"])
-            b.raw(r["bookmark_id"])
-            b.raw(r["overruns"])
+        R = self.state(self.ref, key, new_ref_state, "ref")
         n = R["n"]
+        same = n and r["flags"] == R["flags"] and r["bookmark_id"] == R["bookmark"] \
+            and not r["overruns"]
         dt = unsigned(r["trigger_id"] - R["trigger"])
-        put_field(b, n, R["rt"], dt - 1)
-        put_field(b, n, R["rref"], r["ref_ns"] - (R["ref"] + R["step"] * dt))
         mono_off = unsigned(r["mono_ns"] - r["ref_ns"])
         real_off = unsigned(r["real_ns"] - r["ref_ns"])
-        put_field(b, n, R["rmono"], mono_off - R["mono_off"])
-        put_field(b, n, R["rreal"], real_off - R["real_off"])
         pl = R["local"] + scale(r["ref_ns"] - R["ref"], R["rate"])
-        put_field(b, n, R["rl"], r["local_clock"] - pl)
+        f = [unsigned(x) for x in (dt - 1, r["ref_ns"] - (R["ref"] + R["step"] * dt),
+                                   mono_off - R["mono_off"], real_off - R["real_off"],
+                                   r["local_clock"] - pl)]
+        quiet = self.v3 and n >= 2 and same and self.predicted(0, key) and \
+            not any(f[i] and R["qclk"] >> i & 1 for i in range(5))
+        self.head(0, key, quiet, same, (n, r["flags"], r["bookmark_id"], r["overruns"]))
+        qc = R["qclk"] if quiet else 0
+        for i, st in enumerate(("rt", "rref", "rmono", "rreal", "rl")):
+            put_quiet(b, qc >> i & 1, n, R[st], f[i])
+        R["qclk"] = sum(1 << i for i in range(5) if f[i] == 0)
         if n:
             dr, dl = unsigned(r["ref_ns"] - R["ref"]), unsigned(r["local_clock"] - R["local"])
             if dt == 1:
@@ -440,65 +476,79 @@ class Format2:
         R.update(trigger=r["trigger_id"], ref=r["ref_ns"], mono_off=mono_off,
                  real_off=real_off, local=r["local_clock"], flags=r["flags"],
                  bookmark=r["bookmark_id"], n=n + 1)
+        self.seed = (r["trigger_id"], r["ref_ns"], R["step"])
         self.count += 1
 
     def add_ret(self, r):
         self.open()
         b = self.bits
         key = r["domain_id"]
-        self.key(1, key)
-        S = self.state(self.ret, key, new_ret_state)
+        S = self.state(self.ret, key, new_ret_state, "begin")
         counts = r["counts"]
         nc = len(counts)
-        if S["n"] and r["flags"] == S["flags"] and nc == S["n_counts"]:
-            b.put(1, 1)
-        else:
-            if S["n"]:
-                b.put(0, 1)
-            b.raw(r["flags"])
-            b.raw(nc)
         n = S["n"]
+        same = n and r["flags"] == S["flags"] and nc == S["n_counts"]
         dt = unsigned(r["trigger_id"] - S["trigger"])
         width = unsigned(r["read_end_ns"] - r["read_begin_ns"])
-        put_field(b, n, S["rt"], dt - 1)
-        put_field(b, n, S["rb"], r["read_begin_ns"] - (S["begin"] + S["step"] * dt))
-        put_field(b, n, S["rw"], width - S["width"])
         pl = S["local"] + scale(r["read_begin_ns"] - S["begin"], S["rate"])
-        put_field(b, n, S["rl"], r["local_clock"] - pl)
-        if r["flags"] & RET_MULTIPLEXED:
-            put_field(b, n, S["re"], r["enabled_delta"] - S["enabled"])
-            put_field(b, n, S["rr"], r["running_delta"] - S["running"])
+        mux = r["flags"] & RET_MULTIPLEXED
+        f = [unsigned(x) for x in (
+            dt - 1, r["read_begin_ns"] - (S["begin"] + S["step"] * dt), width - S["width"],
+            r["local_clock"] - pl, r["enabled_delta"] - S["enabled"] if mux else 0,
+            r["running_delta"] - S["running"] if mux else 0)]
         rc = ratio(r["local_clock"] - S["local"], S["dlocal"], 1 << 32)
-        if n >= 2 and (n - 2) % 16 == 0:  # block header, chosen as 5a.7 says
+        block = n >= 2 and (n - 2) % 16 == 0
+        moved = []
+        if block:  # block header, chosen as 5a.7 says
             for i in range(nc):
                 e = S["ev"][i]
                 pred = 1 if e["cost"][1] <= e["cost"][0] else 0
                 shift = min((e["orv"] & -e["orv"]).bit_length() - 1, 63) if e["orv"] \
                     else e["shift"]
-                b.put(pred, 1)
-                if shift == e["shift"]:
-                    b.put(1, 1)
-                else:
-                    b.put(0, 1)
-                    b.put(shift, 6)
+                moved.append(shift != e["shift"])
                 if pred != e["pred"] or shift != e["shift"]:
                     e["rice"] = Rice()
                 e.update(pred=pred, shift=shift, cost=[0, 0], orv=0)
+        res = []
         for i, c in enumerate(counts):
             e = S["ev"][i]
             prev = e["count"] if i < S["n_counts"] else 0
             e["orv"] |= c
             if n < 2:
-                b.raw(zz64(c - prev))
+                p = prev
             else:
                 s = e["shift"]
                 p = scale(prev, rc) if e["pred"] else prev
                 if s:
                     p = (p + (1 << (s - 1))) & ~((1 << s) - 1) & MASK64
-                put_res(b, e["rice"], c - p, s)
+            res.append(unsigned(c - p))
             if n >= 1 and (n + 2) % 16 < 4:  # the block's last 4 records (5a.7)
                 e["cost"][0] += bitlen(zz64(c - prev))
                 e["cost"][1] += bitlen(zz64(c - scale(prev, rc)))
+        quiet = self.v3 and n >= 2 and same and self.predicted(1, key) and \
+            not any(f[i] and S["qclk"] >> i & 1 for i in range(6)) and \
+            not any(res[i] and S["qcnt"] >> i & 1 for i in range(nc))
+        self.head(1, key, quiet, same, (n, r["flags"], nc))
+        qc = S["qclk"] if quiet else 0
+        for i, st in enumerate(("rt", "rb", "rw", "rl", "re", "rr")):
+            if i < 4 or mux:
+                put_quiet(b, qc >> i & 1, n, S[st], f[i])
+        for i in range(nc if block else 0):
+            b.put(S["ev"][i]["pred"], 1)
+            if moved[i]:
+                b.put(0, 1)
+                b.put(S["ev"][i]["shift"], 6)
+            else:
+                b.put(1, 1)
+        for i in range(nc):
+            if quiet and S["qcnt"] >> i & 1:
+                continue
+            if n < 2:
+                b.raw(zz64(res[i]))
+            else:
+                put_res(b, S["ev"][i]["rice"], res[i], S["ev"][i]["shift"])
+        S["qclk"] = sum(1 << i for i in range(6) if f[i] == 0)
+        S["qcnt"] = sum(1 << i for i in range(nc) if res[i] == 0)
         if n:
             db = unsigned(r["read_begin_ns"] - S["begin"])
             dl = unsigned(r["local_clock"] - S["local"])
@@ -511,6 +561,7 @@ class Format2:
                  running=r["running_delta"], flags=r["flags"], n_counts=nc, n=n + 1)
         for i, c in enumerate(counts):
             S["ev"][i]["count"] = c
+        self.seed = (r["trigger_id"], r["read_begin_ns"], S["step"])
         self.count += 1
 
     def full(self):
@@ -543,7 +594,7 @@ class LogWriter:
         self.first = MASK64
         self.last = 0
         self.state = DeltaState()
-        self.f2 = Format2()
+        self.f2 = Format2(self.fmt >= 3)
 
     def note(self, trigger_id):
         self.packets += 1
@@ -1047,9 +1098,10 @@ def main():
     ap.add_argument("--per-chunk", type=int, default=100)
     ap.add_argument("--grid", action="store_true",
                     help="the default recording as the in-kernel trigger path writes it")
-    ap.add_argument("--format", type=int, choices=(1, 2), default=1,
-                    help="format version of the chunks: 1 (default), or 2 (section 5a: "
-                         "trigger packets in batches)")
+    ap.add_argument("--format", type=int, choices=(1, 2, 3), default=1,
+                    help="format version of the chunks: 1 (default), 2 (section 5a: "
+                         "trigger packets in batches) or 3 (5a.8: quiet records, seeded "
+                         "first records)")
     real = ap.add_argument_group("the realistic recording (any of these selects it)")
     real.add_argument("--realistic", action="store_true", help="no damage, defaults")
     real.add_argument("--seed", type=int, default=None)

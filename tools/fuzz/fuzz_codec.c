@@ -1,7 +1,7 @@
 /* fuzz_codec.c - libFuzzer harness for the packet codec (codec.c and
- * format 2's batches, codec2.c), and the reader on top of it, with the
- * input taken as a chunk's raw payload, once as a chunk of format 1 and
- * once as one of format 2.
+ * formats 2's and 3's batches, codec2.c), and the reader on top of it, with
+ * the input taken as a chunk's raw payload, once as a chunk of each format
+ * (1, 2 and 3: quiet records and seeded first records).
  *
  * Three checks per input and format:
  *   1. t4_codec_decode over the bytes until the end or the first error:

@@ -72,12 +72,19 @@ seed_reader() {
 		--copies --damage-magic 0 >/dev/null 2>&1 || true
 	python3 "$ROOT/tools/t4write.py" "$tmp/two.t4t" --triggers 20 --chunk-packets 30 \
 		--second-seed 2 >/dev/null 2>&1 || true
-	# format 2: batches (record writes it by default: real.t4t, sim.t4t)
+	# format 2: batches
 	python3 "$ROOT/tools/t4write.py" "$tmp/py2.t4t" --format 2 --triggers 20 --per-chunk 4 \
 		>/dev/null 2>&1 || true
 	python3 "$ROOT/tools/t4write.py" "$tmp/f2.t4t" --format 2 --triggers 60 --chunk-packets 80 \
 		--copies --bookmarks --schedulers 2 --large-ids --drop-returns 0.05 \
 		>/dev/null 2>&1 || true
+	# format 3: quiet records (record writes it by default)
+	python3 "$ROOT/tools/t4write.py" "$tmp/f3.t4t" --format 3 --triggers 60 --chunk-packets 80 \
+		--copies --bookmarks --schedulers 2 --large-ids --drop-returns 0.05 \
+		>/dev/null 2>&1 || true
+	if [[ -x $bin ]]; then
+		"$bin" record -q --sim --duration 5ms --log-format 2 -o "$tmp/sim2.t4t" || true
+	fi
 	if [[ -x $bin ]]; then
 		"$bin" record -q --sim --duration 5ms --log-format 1 -o "$tmp/sim1.t4t" || true
 	fi
