@@ -25,11 +25,12 @@
  *   - the origin is fixed by the first output of any domain: -j 1's is
  *     that of the worker whose first output came at the earliest packet
  *     (workers at the same packet have the same index, so the same one);
- *   - the span before any bookmark is made at the first output (if no
- *     phase made one earlier): made in worker 0 if another worker output;
- *     the slots of the bookmark names' totals may then be numbered
- *     differently between workers: a domain's name totals are renumbered
- *     by bookmark ID to worker 0's.
+ *   - the phases, and the slots of the bookmark names' totals, are those
+ *     of -j 1 in every worker: spans come from the reference and bookmark
+ *     packets only (the span a first output makes when there is none,
+ *     phases_ensure(), is never made: every output waits for a reference
+ *     packet of its scheduler, and the first reference packet of the
+ *     phase scheduler makes a span), which gather() checks.
  * Outputs that are made interval by interval (CSV, JSONL, Perfetto, the
  * report), --bin (its cells count from the origin while it moves) and
  * --from/--to (measured from the origin) decode on one thread, as with
@@ -72,48 +73,26 @@ static int worker_new(struct t4_decoder **out, const struct t4_decoder *d, unsig
 	return 0;
 }
 
-/* Whether two decoders number the bookmark names' totals alike. */
-static bool same_names(const struct t4_decoder *a, const struct t4_decoder *b)
+/* Whether two decoders have the same spans and number the bookmark names'
+ * totals alike. */
+static bool same_phases(const struct t4_decoder *a, const struct t4_decoder *b)
 {
-	return a->n_names == b->n_names &&
-	       (!a->n_names || !memcmp(a->name_ids, b->name_ids, a->n_names * sizeof(*a->name_ids)));
-}
-
-/* Domain dm's name totals, numbered by worker w, renumbered to d's
- * (a name d keeps no totals for had none in -j 1 either). */
-static int renumber_names(struct t4_decoder *d, const struct t4_decoder *w, struct dom *dm)
-{
-	size_t n = d->n_names > dm->n_ntot ? d->n_names : dm->n_ntot;
-	t4_u128 *tot = n ? calloc(n * dm->ncap, sizeof(*tot)) : NULL;
-	uint64_t *el = n ? calloc(n, sizeof(*el)) : NULL;
-
-	if (n && (!tot || !el)) {
-		free(tot);
-		free(el);
-		return t4_err(ENOMEM, "out of memory");
+	if (a->n_names != b->n_names || a->n_spans != b->n_spans ||
+	    (a->n_names && memcmp(a->name_ids, b->name_ids, a->n_names * sizeof(*a->name_ids))))
+		return false;
+	for (size_t i = 0; i < a->n_spans; i++) {
+		const struct dspan *x = &a->spans[i], *y = &b->spans[i];
+		if (x->start_ns != y->start_ns || x->bookmark_id != y->bookmark_id ||
+		    x->name != y->name || x->occurrence != y->occurrence)
+			return false;
 	}
-	for (size_t s = 0; s < dm->n_ntot && s < w->n_names; s++) {
-		int64_t to = dec_idmap_get(&d->name_map, w->name_ids[s]);
-		if (to < 0)
-			continue;
-		el[to] += dm->nel[s];
-		for (uint32_t c = 0; c < dm->ncap; c++)
-			tot[(size_t)to * dm->ncap + c] += dm->ntot[s * dm->ncap + c];
-	}
-	free(dm->ntot);
-	free(dm->nel);
-	dm->ntot = tot;
-	dm->nel = el;
-	dm->n_ntot = n;
-	return 0;
+	return true;
 }
 
 /* Move worker w's own domains into d (d's empty ones of those slots go
  * to w, which frees them). */
-static int take_domains(struct t4_decoder *d, struct t4_decoder *w)
+static void take_domains(struct t4_decoder *d, struct t4_decoder *w)
 {
-	bool renumber = !same_names(d, w);
-
 	for (size_t i = w->par_k; i < w->n_doms && i < d->n_doms; i += w->par_n) {
 		struct dom *dm = w->doms[i];
 		w->doms[i] = d->doms[i];
@@ -124,13 +103,7 @@ static int take_domains(struct t4_decoder *d, struct t4_decoder *w)
 		/* the index is d's: the same content, d's memory */
 		dm->pub.ix = t4_index_domain(d->ix, dm->pub.id);
 		dm->pub.name = dm->pub.ix->d.name;
-		if (renumber) {
-			int rc = renumber_names(d, w, dm);
-			if (rc < 0)
-				return rc;
-		}
 	}
-	return 0;
 }
 
 /* Put -j 1's shared state back into d (see the top of the file), then
@@ -138,7 +111,6 @@ static int take_domains(struct t4_decoder *d, struct t4_decoder *w)
 static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n)
 {
 	const struct t4_decoder *first = NULL;
-	int rc = 0;
 
 	for (unsigned k = 0; k < n; k++)
 		if (ws[k]->first_out != UINT64_MAX &&
@@ -148,11 +120,14 @@ static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n
 		d->origin_ns = first->origin_ns;
 		d->have_origin = true;
 		d->first_out = first->first_out;
-		rc = phases_ensure(d);
 	}
-	for (unsigned k = 1; k < n && rc >= 0; k++)
-		rc = take_domains(d, ws[k]);
-	return rc;
+	for (unsigned k = 1; k < n; k++)
+		if (!same_phases(d, ws[k]))
+			return t4_err(EPROTO, "decode -j: the workers disagree on the phases"
+				      " (a bug: decode with -j 1, and report it)");
+	for (unsigned k = 1; k < n; k++)
+		take_domains(d, ws[k]);
+	return 0;
 }
 
 int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,

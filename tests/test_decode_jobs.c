@@ -103,7 +103,10 @@ static void domain_of(struct lw *w, uint32_t id, uint32_t sched)
 	e.event.domain_id = id;
 	e.event.scale = 1.0;
 	snprintf(e.event.pmu, sizeof(e.event.pmu), "pmu%u", id % 5);
-	snprintf(e.event.name, sizeof(e.event.name), "ev%u", id % 3);
+	if (id % 3) /* the others with a metric (software: ctx_switch_rate) */
+		snprintf(e.event.name, sizeof(e.event.name), "ev%u", id % 3);
+	else
+		snprintf(e.event.name, sizeof(e.event.name), "context-switches");
 	lw_put(w, &e);
 }
 
@@ -114,10 +117,12 @@ static uint32_t sched_of(uint32_t id)
 }
 
 /* Whether domain id answers trigger k of its scheduler: domain 0 every
- * one, the others one in 40 (and their first). */
+ * one, the others one in 40 once the second scheduler has started (domain
+ * 1 answers trigger 0 as well, first of all: its slot is 0, so worker 0's
+ * first output comes after another worker's, and after the origin moved). */
 static bool answers(uint32_t id, uint64_t k)
 {
-	return id == 0 || k % 40 == id % 40;
+	return id == 0 || (k >= LATE_SCHED_AT && k % 40 == id % 40);
 }
 
 static void returns_of(struct lw *w, uint32_t sched, uint64_t k, uint64_t ns)
@@ -129,13 +134,13 @@ static void returns_of(struct lw *w, uint32_t sched, uint64_t k, uint64_t ns)
 
 static uint64_t ns_of(uint32_t sched, uint64_t k)
 {
-	/* the second scheduler's grid starts 300 us before the first's */
-	return 1000000000ull + k * 1000000ull - (sched ? 300000 : 0);
+	/* the second scheduler's grid starts 300 ms before the first's */
+	return 1000000000ull + k * 1000000ull - (sched ? 300000000 : 0);
 }
 
 static uint32_t bookmark_at(uint64_t k)
 {
-	return k < 500 ? 0 : k < 1200 ? 1 : k < 1500 ? 2 : 1;
+	return k < 500 ? 3 : k < 1200 ? 1 : k < 1500 ? 2 : 1;
 }
 
 static void write_many(const char *path)
@@ -146,10 +151,13 @@ static void write_many(const char *path)
 	session(&w, 1000000);
 	for (uint32_t id = 0; id < N_DOMAINS; id++)
 		domain_of(&w, id, sched_of(id));
+	bookmark(&w, 3, "idle", 0);
 	bookmark(&w, 1, "warm up", 500);
 	bookmark(&w, 2, "run,\"x\"", 1200);
 	for (uint64_t k = 0; k < N_TRIGGERS; k++) {
 		ref_of(&w, 0, k, ns_of(0, k), bookmark_at(k));
+		if (!k)
+			ret(&w, 1, 0, ns_of(0, 0), 1);
 		returns_of(&w, 0, k, ns_of(0, k));
 		if (k == LATE_SCHED_AT) /* the second scheduler catches up */
 			for (uint64_t j = 0; j < LATE_SCHED_AT; j++) {
@@ -170,17 +178,17 @@ Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 9
 
 	snprintf(path, sizeof(path), "%s/many.t4t", dir);
 	write_many(path);
-	/* it is what it should be: 3000 domains, three phases by trigger */
+	/* it is what it should be: 3000 domains, four phases by trigger */
 	cr_assert_eq(cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = sizeof(out),
 						 .merge_err = true },
 			      "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
 		     0, "%s", out);
-	cr_assert(strstr(out, "warm up,1,") && strstr(out, "\"run,\"\"x\"\"\",1,") &&
+	cr_assert(strstr(out, "idle,1,") && strstr(out, "warm up,1,") && strstr(out, "\"run,\"\"x\"\"\",1,") &&
 			  strstr(out, "warm up,2,") && strstr(out, ",trigger\n"),
 		  "%s", out);
 	same_for_jobs(dir, "many.t4t", "");
 	same_for_jobs(dir, "many.t4t", "--phase 'warm up'");
-	same_for_jobs(dir, "many.t4t", "--pmu 'dom1*' --event ev1 --time rel");
+	same_for_jobs(dir, "many.t4t", "--pmu 'dom1*' --event ev1,ctx* --time rel");
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
