@@ -7,8 +7,8 @@
  * first but reaches the log later (the origin moves after the first
  * domains' first output), with bookmarks carried by the reference packets
  * only (phases at trigger precision, as logs before set_ns), and on
- * damaged and truncated logs of the project's independent writer,
- * decoded alone and merged.
+ * damaged and truncated logs of the project's independent writer, and
+ * two hosts' logs merged.
  *
  * The simulator's and the host's logs are compared the same way in
  * test_decode_cli.c (decode_cli/threads_change_no_output_*).
@@ -195,7 +195,7 @@ Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 9
 
 /* The independent writer's logs: damaged (CRC, bad magic, lost packets,
  * late, duplicated and reordered returns), truncated, two schedulers,
- * hostile names, alone and merged. */
+ * hostile names; and two hosts merged. */
 Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
 {
 	char *dir = cli_tmpdir("t4jobs"), w[4200], out[8192];
@@ -218,7 +218,13 @@ Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
 	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++)
 		same_for_jobs(dir, logs[i][0], "");
 	same_for_jobs(dir, "dmg.t4", "--phase load");
-	same_for_jobs(dir, "dmg.t4 magic.t4", "");
+	/* two hosts merged (the committed fixtures of two recordings) */
+	char a[4200], b[4200], both[8500];
+	cli_repo_file("tests/fixtures/logs/v1.1-virtual-sim.t4t", a);
+	cli_repo_file("tests/fixtures/logs/v2-virtual-sim.t4t", b);
+	snprintf(both, sizeof(both), "'%s' '%s'", a, b);
+	same_for_jobs(dir, both, "");
+	same_for_jobs(dir, both, "--phase cpu_compute");
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
