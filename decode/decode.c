@@ -116,7 +116,7 @@ static int drain_sched(struct t4_decoder *d, const struct dsched *s)
 
 	for (size_t i = 0; i < d->n_doms; i++) {
 		struct dom *dm = d->doms[i];
-		if (dm->pub.selected && dm->pcur > dm->head &&
+		if (dm && dm->pub.selected && dm->pcur > dm->head &&
 		    (phase || dm->pub.ix->d.sched_id == s->id)) {
 			int rc = dom_drain(d, dm, false);
 			if (rc < 0)
@@ -184,7 +184,7 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 {
 	int64_t slot = dec_idmap_get(&d->dom_map, domain_id);
 
-	if (slot >= 0)
+	if (slot >= 0 && d->doms[slot]) /* NULL: another worker's (decode -j) */
 		d->doms[slot]->dirty = true;
 }
 
@@ -214,7 +214,7 @@ static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
 	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
 
-	if (!dm && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
+	if (slot < 0 && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
 		/* more domains than any machine has: a damaged or crafted log,
 		 * whose memory must stay bounded */
 		if (!d->dmg.untracked_rets++ && !d->quiet)
@@ -222,10 +222,14 @@ static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 				" decoded (a damaged or crafted log?)", DEC_MAX_DOMAINS);
 		return 0;
 	}
+	if (slot < 0 && d->par_n && d->n_doms % d->par_n != d->par_k)
+		return dom_elsewhere(d, r->domain_id); /* decode -j: another worker's */
+	if (!dm && slot >= 0)
+		return 0; /* another worker's */
 	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
-	if (!dm->pub.selected || (d->par_n && dm->slot % d->par_n != d->par_k))
-		return 0; /* decode -j: another worker's domain */
+	if (!dm->pub.selected)
+		return 0;
 	return dom_take(d, dm, r);
 }
 
@@ -498,14 +502,16 @@ int dec_finish_domains(struct t4_decoder *d)
 	d->doms_finished = true;
 	for (size_t i = 0; i < d->n_scheds && rc >= 0; i++)
 		rc = phases_ref(d, &d->scheds[i], true);
+	/* (a NULL domain: another worker's, decode -j) */
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected)
+		if (d->doms[i] && d->doms[i]->pub.selected)
 			rc = dom_drain(d, d->doms[i], true);
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected && d->o.bin_ns)
+		if (d->doms[i] && d->doms[i]->pub.selected && d->o.bin_ns)
 			rc = dec_bins_flush(d, d->doms[i]);
 	for (size_t i = 0; i < d->n_doms; i++)
-		phases_flush(d->doms[i]);
+		if (d->doms[i])
+			phases_flush(d->doms[i]);
 	return rc;
 }
 

@@ -451,8 +451,8 @@ struct t4_decoder {
 	uint64_t origin_ns;
 	uint64_t last_end_ns;
 	/* decode -j (parallel.c): this decoder is worker par_k of par_n (0:
-	 * alone) and decodes the returns of the domains whose slot is par_k
-	 * modulo par_n; the packets fed so far, and how many had been fed at
+	 * alone) and decodes the domains whose slot is par_k modulo par_n
+	 * (the others' slots are NULL in doms); the packets fed so far, and how many had been fed at
 	 * its first output (UINT64_MAX: none yet) */
 	uint32_t par_n, par_k;
 	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
@@ -479,6 +479,9 @@ bool dec_domain_selected(const struct t4_decoder *d, const char *name, const cha
 bool dec_glob_any(const char *globs, const char *name, int flags);
 /* dom.c */
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
+/* decode -j: the next slot is domain id's, decoded by another worker
+ * (NULL in d->doms: no memory spent on it here) */
+int dom_elsewhere(struct t4_decoder *d, uint32_t id);
 int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);

@@ -89,14 +89,14 @@ static bool same_phases(const struct t4_decoder *a, const struct t4_decoder *b)
 	return true;
 }
 
-/* Move worker w's own domains into d (d's empty ones of those slots go
- * to w, which frees them). */
+/* Move worker w's own domains into d (whose slots of them are NULL). */
 static void take_domains(struct t4_decoder *d, struct t4_decoder *w)
 {
 	for (size_t i = w->par_k; i < w->n_doms && i < d->n_doms; i += w->par_n) {
 		struct dom *dm = w->doms[i];
-		w->doms[i] = d->doms[i];
-		w->doms[i]->d = w;
+		w->doms[i] = NULL;
+		if (!dm)
+			continue; /* (none: cannot be, a failure to make it ends the decode) */
 		d->doms[i] = dm;
 		dm->d = d;
 		dm->sched_idx = -1;
