@@ -276,7 +276,8 @@ static int ra_run(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
 		if (!(ra->b[i].buf = malloc(RA_BATCH_BYTES)))
 			rc = t4_err(ENOMEM, "out of memory");
 	for (unsigned k = 0; k < n; k++)
-		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k], .finish = finish };
+		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
+					    .finish = finish };
 	*slot = ra; /* the reader's warnings go to the queue from now on */
 	if (rc < 0 || (err = pthread_create(&ra->thread, NULL, reader_main, ra))) {
 		*slot = NULL;

@@ -15,6 +15,7 @@
  */
 #include "cli_testutil.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "craft_log.h"
@@ -31,6 +32,19 @@ static const char *const formats[] = {
 };
 static const char *const jobs[] = { "2", "3", "7" };
 
+/* Run the shell line in dir ("$D"; errors merged into out when merge): its
+ * exit status. */
+static int in_dir(const char *dir, char *out, size_t cap, bool merge, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int rc = cli_vexec(&(struct cli_io){ .dir = dir, .out = out, .cap = cap, .merge_err = merge },
+			   fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* LOG decoded with ARGS in every format, -j 1 against each of jobs[]:
  * the same output (or none, both refused), the same standard error, the
  * same exit status. */
@@ -39,28 +53,25 @@ static void same_for_jobs(const char *dir, const char *log, const char *args)
 	char out[8192];
 
 	for (size_t f = 0; f < T4_ARRAY_LEN(formats); f++) {
-		int one = cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = sizeof(out) },
-				   "cd \"$D\" && rm -f one.out && \"$B\" decode %s %s %s -j 1"
-				   " -o one.out 2>one.err; echo $?",
-				   log, formats[f], args);
-		cr_assert_eq(one, 0, "%s", out);
+		const char *fa = formats[f];
+		cr_assert_eq(in_dir(dir, out, sizeof(out), false,
+				    "cd \"$D\" && rm -f one.out && \"$B\" decode %s %s %s -j 1"
+				    " -o one.out 2>one.err; echo $?", log, fa, args),
+			     0, "%s", out);
 		int rc1 = atoi(out);
 		for (size_t j = 0; j < T4_ARRAY_LEN(jobs); j++) {
-			cr_assert_eq(cli_exec(&(struct cli_io){ .dir = dir, .out = out,
-								.cap = sizeof(out) },
-					      "cd \"$D\" && rm -f n.out && \"$B\" decode %s %s %s -j %s"
-					      " -o n.out 2>n.err; echo $?",
-					      log, formats[f], args, jobs[j]),
+			cr_assert_eq(in_dir(dir, out, sizeof(out), false,
+					    "cd \"$D\" && rm -f n.out && \"$B\" decode %s %s %s -j %s"
+					    " -o n.out 2>n.err; echo $?", log, fa, args, jobs[j]),
 				     0, "%s", out);
 			cr_assert_eq(atoi(out), rc1, "decode %s %s %s: -j 1 exits %d, -j %s %s", log,
-				     formats[f], args, rc1, jobs[j], out);
-			cr_assert_eq(cli_exec(&(struct cli_io){ .dir = dir, .out = out,
-								.cap = sizeof(out), .merge_err = true },
-					      "cd \"$D\" && { [ ! -e one.out ] && [ ! -e n.out ] ||"
-					      " cmp one.out n.out; } &&"
-					      " sed 's/n[.]out/one.out/g' n.err | cmp one.err -"),
-				     0, "decode %s %s %s: -j 1 and -j %s differ: %s", log, formats[f],
-				     args, jobs[j], out);
+				     fa, args, rc1, jobs[j], out);
+			cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+					    "cd \"$D\" && { [ ! -e one.out ] && [ ! -e n.out ] ||"
+					    " cmp one.out n.out; } &&"
+					    " sed 's/n[.]out/one.out/g' n.err | cmp one.err -"),
+				     0, "decode %s %s %s: -j 1 and -j %s differ: %s", log, fa, args,
+				     jobs[j], out);
 		}
 	}
 }
@@ -179,12 +190,12 @@ Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 9
 	snprintf(path, sizeof(path), "%s/many.t4t", dir);
 	write_many(path);
 	/* it is what it should be: 3000 domains, four phases by trigger */
-	cr_assert_eq(cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = sizeof(out),
-						 .merge_err = true },
-			      "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
 		     0, "%s", out);
-	cr_assert(strstr(out, "idle,1,") && strstr(out, "warm up,1,") && strstr(out, "\"run,\"\"x\"\"\",1,") &&
-			  strstr(out, "warm up,2,") && strstr(out, ",trigger\n"),
+	cr_assert(strstr(out, "idle,1,") && strstr(out, "warm up,1,") &&
+			  strstr(out, "\"run,\"\"x\"\"\",1,") && strstr(out, "warm up,2,") &&
+			  strstr(out, ",trigger\n"),
 		  "%s", out);
 	same_for_jobs(dir, "many.t4t", "");
 	same_for_jobs(dir, "many.t4t", "--phase 'warm up'");
@@ -211,9 +222,8 @@ Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
 
 	cli_repo_file("tools/t4write.py", w);
 	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++)
-		cr_assert_eq(cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = sizeof(out),
-							 .merge_err = true },
-				      "cd \"$D\" && python3 '%s' %s %s", w, logs[i][1], logs[i][0]),
+		cr_assert_eq(in_dir(dir, out, sizeof(out), true, "cd \"$D\" && python3 '%s' %s %s", w,
+				    logs[i][1], logs[i][0]),
 			     0, "%s", out);
 	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++)
 		same_for_jobs(dir, logs[i][0], "");
