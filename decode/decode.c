@@ -116,7 +116,7 @@ static int drain_sched(struct t4_decoder *d, const struct dsched *s)
 
 	for (size_t i = 0; i < d->n_doms; i++) {
 		struct dom *dm = d->doms[i];
-		if (dm->pub.selected && dm->pcur > dm->head &&
+		if (dm && dm->pub.selected && dm->pcur > dm->head &&
 		    (phase || dm->pub.ix->d.sched_id == s->id)) {
 			int rc = dom_drain(d, dm, false);
 			if (rc < 0)
@@ -184,7 +184,7 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 {
 	int64_t slot = dec_idmap_get(&d->dom_map, domain_id);
 
-	if (slot >= 0)
+	if (slot >= 0 && d->doms[slot]) /* NULL: another worker's (decode -j) */
 		d->doms[slot]->dirty = true;
 }
 
@@ -214,14 +214,18 @@ static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
 	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
 
-	if (!dm && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
+	if (slot < 0 && (d->n_doms >= DEC_MAX_DOMAINS || !t4_index_domain(d->ix, r->domain_id))) {
 		/* more domains than any machine has: a damaged or crafted log,
 		 * whose memory must stay bounded */
-		if (!d->dmg.untracked_rets++)
+		if (!d->dmg.untracked_rets++ && !d->quiet)
 			t4_warn("more than %u clock domains: the returns of the others are not"
 				" decoded (a damaged or crafted log?)", DEC_MAX_DOMAINS);
 		return 0;
 	}
+	if (slot < 0 && d->par_n && d->n_doms % d->par_n != d->par_k)
+		return dom_elsewhere(d, r->domain_id); /* decode -j: another worker's */
+	if (!dm && slot >= 0)
+		return 0; /* another worker's */
 	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
 	if (!dm->pub.selected)
@@ -241,6 +245,7 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 		return t4_err(ENOMEM, "out of memory");
 	d->o = *o;
 	d->window_to_span = -1;
+	d->first_out = UINT64_MAX;
 	if (!d->o.lookahead)
 		d->o.lookahead = T4_LOOKAHEAD_TRIGGERS;
 	if (d->o.lookahead > DEC_RCAP / 2)
@@ -289,6 +294,7 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 
 	if (d->error)
 		return d->error;
+	d->n_fed++;
 	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
@@ -488,23 +494,33 @@ static int check_names(const struct t4_decoder *d)
 	return rc;
 }
 
-int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
+int dec_finish_domains(struct t4_decoder *d)
 {
 	int rc = d->error;
 
-	if (st)
-		d->rst = *st;
 	d->finishing = true;
+	d->doms_finished = true;
 	for (size_t i = 0; i < d->n_scheds && rc >= 0; i++)
 		rc = phases_ref(d, &d->scheds[i], true);
+	/* (a NULL domain: another worker's, decode -j) */
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected)
+		if (d->doms[i] && d->doms[i]->pub.selected)
 			rc = dom_drain(d, d->doms[i], true);
 	for (size_t i = 0; i < d->n_doms && rc >= 0; i++)
-		if (d->doms[i]->pub.selected && d->o.bin_ns)
+		if (d->doms[i] && d->doms[i]->pub.selected && d->o.bin_ns)
 			rc = dec_bins_flush(d, d->doms[i]);
 	for (size_t i = 0; i < d->n_doms; i++)
-		phases_flush(d->doms[i]);
+		if (d->doms[i])
+			phases_flush(d->doms[i]);
+	return rc;
+}
+
+int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
+{
+	int rc = d->doms_finished ? d->error : dec_finish_domains(d);
+
+	if (st)
+		d->rst = *st;
 	if (rc >= 0)
 		rc = slices_flush(d);
 	if (t4_index_status(d->ix))
@@ -594,6 +610,8 @@ bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
 {
 	uint64_t mid = start + (end - start) / 2;
 
+	if (!d->have_origin)
+		d->first_out = d->n_fed; /* decode -j: which worker's origin is -j 1's */
 	d->have_origin = true; /* fixed from the first output on */
 	if (!d->o.from.set && !d->o.to.set)
 		return true;
@@ -681,8 +699,12 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	rc = jobs > 1 ? dec_readahead_feed(d, r, &f.ra, reader_warning, &end)
-		      : feed_here(d, r, &end);
+	if (jobs > 1 && dec_parallel_ok(d, jobs))
+		rc = dec_parallel_feed(d, r, &f.ra, jobs, reader_warning, &end);
+	else if (jobs > 1)
+		rc = dec_readahead_feed(d, r, &f.ra, reader_warning, &end);
+	else
+		rc = feed_here(d, r, &end);
 	t4_reader_close(r);
 	if (end.st.next_recording) { /* two logs in one file: never merged */
 		char note[T4_READER_NOTE_MAX];

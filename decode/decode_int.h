@@ -475,6 +475,14 @@ struct t4_decoder {
 	bool have_origin;    /* fixed: something was output */
 	uint64_t origin_ns;
 	uint64_t last_end_ns;
+	/* decode -j (parallel.c): this decoder is worker par_k of par_n (0:
+	 * alone) and decodes the domains whose slot is par_k modulo par_n
+	 * (the others' slots are NULL in doms); the packets fed so far, and how many had been fed at
+	 * its first output (UINT64_MAX: none yet) */
+	uint32_t par_n, par_k;
+	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
+	bool doms_finished;  /* dec_finish_domains() done */
+	uint64_t n_fed, first_out;
 };
 
 /* The weight of a gauge's level in totals: level x elapsed in us,
@@ -496,6 +504,9 @@ bool dec_domain_selected(const struct t4_decoder *d, const char *name, const cha
 bool dec_glob_any(const char *globs, const char *name, int flags);
 /* dom.c */
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
+/* decode -j: the next slot is domain id's, decoded by another worker
+ * (NULL in d->doms: no memory spent on it here) */
+int dom_elsewhere(struct t4_decoder *d, uint32_t id);
 int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);
@@ -516,6 +527,24 @@ struct dec_read_end {
 int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
 		       t4_reader_warn_fn warn, struct dec_read_end *end);
 void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg);
+/* The same for n decoders at once (decode -j: parallel.c), each fed every
+ * packet, ds[0] on the calling thread and the others on threads of their
+ * own; warns[k] replays the warnings for ds[k]; then ds[k] is finished
+ * up to its domains (dec_finish_domains) on its thread. Returns the
+ * status of the decoder that failed first in the log's order (its
+ * message passed on), or 0. */
+int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
+			 struct t4_readahead **slot, const t4_reader_warn_fn *warns,
+			 struct dec_read_end *end);
+/* decode.c: the end of the log for the domains (their last intervals,
+ * their totals), the first half of t4_decoder_finish(), which does the
+ * rest (once, on the decoder the domains were gathered in). */
+int dec_finish_domains(struct t4_decoder *d);
+/* parallel.c: feed r to d with its domains split over jobs workers
+ * (false from dec_parallel_ok(): -j 1's path) */
+bool dec_parallel_ok(const struct t4_decoder *d, unsigned jobs);
+int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
+		      unsigned jobs, t4_reader_warn_fn warn, struct dec_read_end *end);
 
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);

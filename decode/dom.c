@@ -370,6 +370,16 @@ struct dom *dom_of(struct t4_decoder *d, uint32_t id)
 	return dm;
 }
 
+int dom_elsewhere(struct t4_decoder *d, uint32_t id)
+{
+	int rc = dec_vec_room((void **)&d->doms, &d->cap_doms, d->n_doms, sizeof(*d->doms));
+
+	if (rc < 0 || (rc = dec_idmap_put(&d->dom_map, id, (uint32_t)d->n_doms)) < 0)
+		return rc;
+	d->doms[d->n_doms++] = NULL;
+	return 0;
+}
+
 /* ---- the clock model's callbacks ------------------------------------------ */
 
 static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear)

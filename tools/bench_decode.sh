@@ -16,6 +16,11 @@
 #   followed by both decoders side by side on the same log: CPU seconds
 #   (user + system, best of 3) of info, decode to the summary and decode
 #   to CSV on /dev/null, one core (-j 1 where the binary knows it).
+#   4. decode -j: -j 1 against -j N (N: the CPUs available) on the 60 s
+#      log, to the summary and to CSV on /dev/null: wall seconds (best of
+#      3), CPU seconds, the speed-up, peak RSS, and the load average (on a
+#      loaded machine the wall times say little: the CPU seconds do); with
+#      T4_BASE, that binary's too, in the same run.
 #
 #   tools/bench_decode.sh OUT     (OUT: the build folder, e.g. build)
 #
@@ -61,6 +66,36 @@ if [ -n "${T4_BASE:-}" ]; then
 	done
 	echo
 fi
+
+# decode -j: wall seconds (best of 3) and CPU seconds of -j 1 and -j N,
+# N the CPUs available, and peak RSS (the load: uptime's, said)
+jobs=$(nproc)
+echo "decode -j on that log, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (wall s best of 3; CPU s and peak RSS of that run):"
+echo
+echo "| decoder | output | -j 1 wall | -j 1 CPU | -j $jobs wall | -j $jobs CPU | speed-up | -j $jobs RSS |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+best_wall() { # prints "wall cpu rss_kb" of the fastest of 3 runs
+	local best= line
+	for _ in 1 2 3; do
+		line=$( { /usr/bin/time -f "%e %U %S %M" "$@" > /dev/null; } 2>&1 | tail -1 |
+			awk '{ print $1, $2 + $3, $4 }')
+		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+			best=$line
+		fi
+	done
+	echo "$best"
+}
+for b in ${T4_BASE:+"$T4_BASE"} "$bin"; do
+	for f in summary csv; do
+		o=(); [ "$f" = csv ] && o=(-f csv -o /dev/null)
+		read -r w1 c1 _ <<< "$(best_wall "$b" decode -j 1 "${o[@]}" "$dir/60s.t4t")"
+		read -r wn cn rn <<< "$(best_wall "$b" decode -j "$jobs" "${o[@]}" "$dir/60s.t4t")"
+		awk -v b="$b" -v f="$f" -v w1="$w1" -v c1="$c1" -v wn="$wn" -v cn="$cn" -v rn="$rn" -v j="$jobs" \
+			'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %d MB |\n",
+				 b, f, w1, c1, wn, cn, (wn > 0 ? w1 / wn : 0), rn / 1024 }'
+	done
+done
+echo
 
 echo "\`\$ $bin record --sim --virtual --per-socket --period 1ms --duration 1h -o LOG; /usr/bin/time $bin decode LOG\`"
 echo

@@ -1,0 +1,240 @@
+/* test_decode_jobs.c - decode -j N gives what -j 1 gives, byte for byte,
+ * whatever the log (issue 19: the domains decoded by N workers,
+ * decode/parallel.c): every format and the standard error (warnings and
+ * their order) for -j 1, 2, 3 and 7, on a crafted log of thousands of
+ * domains, one of which answers every trigger and the others a few,
+ * answering two schedulers, the second of which starts earlier than the
+ * first but reaches the log later (the origin moves after the first
+ * domains' first output), with bookmarks carried by the reference packets
+ * only (phases at trigger precision, as logs before set_ns), and on
+ * damaged and truncated logs of the project's independent writer, and
+ * two hosts' logs merged.
+ *
+ * The simulator's and the host's logs are compared the same way in
+ * test_decode_cli.c (decode_cli/threads_change_no_output_*).
+ */
+#include "cli_testutil.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "craft_log.h"
+#include "packets/packets.h"
+#include "util/util.h"
+
+#define N_DOMAINS 3000
+#define N_TRIGGERS 2000
+#define LATE_SCHED_AT 300 /* the second scheduler's packets start here */
+
+static const char *const formats[] = {
+	"-f summary -v", "-f summary --per-cpu", "-f phases", "-f slices",
+	"-f csv",        "-f jsonl",             "-f perfetto", "-f report",
+};
+static const char *const jobs[] = { "2", "3", "7" };
+
+/* Run the shell line in dir ("$D"; errors merged into out when merge): its
+ * exit status. */
+static int in_dir(const char *dir, char *out, size_t cap, bool merge, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int rc = cli_vexec(&(struct cli_io){ .dir = dir, .out = out, .cap = cap, .merge_err = merge },
+			   fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* LOG decoded with ARGS in every format, -j 1 against each of jobs[]:
+ * the same output (or none, both refused), the same standard error, the
+ * same exit status. */
+static void same_for_jobs(const char *dir, const char *log, const char *args)
+{
+	char out[8192];
+
+	for (size_t f = 0; f < T4_ARRAY_LEN(formats); f++) {
+		const char *fa = formats[f];
+		cr_assert_eq(in_dir(dir, out, sizeof(out), false,
+				    "cd \"$D\" && rm -f one.out && \"$B\" decode %s %s %s -j 1"
+				    " -o one.out 2>one.err; echo $?", log, fa, args),
+			     0, "%s", out);
+		int rc1 = atoi(out);
+		for (size_t j = 0; j < T4_ARRAY_LEN(jobs); j++) {
+			cr_assert_eq(in_dir(dir, out, sizeof(out), false,
+					    "cd \"$D\" && rm -f n.out && \"$B\" decode %s %s %s -j %s"
+					    " -o n.out 2>n.err; echo $?", log, fa, args, jobs[j]),
+				     0, "%s", out);
+			cr_assert_eq(atoi(out), rc1, "decode %s %s %s: -j 1 exits %d, -j %s %s", log,
+				     fa, args, rc1, jobs[j], out);
+			cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+					    "cd \"$D\" && { [ ! -e one.out ] && [ ! -e n.out ] ||"
+					    " cmp one.out n.out; } &&"
+					    " sed 's/n[.]out/one.out/g' n.err | cmp one.err -"),
+				     0, "decode %s %s %s: -j 1 and -j %s differ: %s", log, fa, args,
+				     jobs[j], out);
+		}
+	}
+}
+
+static void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t first_trigger)
+{
+	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
+
+	p.bookmark.bookmark_id = id;
+	p.bookmark.first_trigger = first_trigger;
+	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "%s", name); /* no set_ns */
+	lw_put(w, &p);
+}
+
+static void ref_of(struct lw *w, uint32_t sched, uint64_t trigger, uint64_t ns, uint32_t bm)
+{
+	struct t4_packet p = { .type = T4_PKT_REF };
+
+	p.ref.sched_id = sched;
+	p.ref.trigger_id = trigger;
+	p.ref.ref_ns = ns;
+	p.ref.mono_ns = ns;
+	p.ref.real_ns = ns + 1700000000000000000ull;
+	p.ref.bookmark_id = bm;
+	lw_put(w, &p);
+}
+
+static void domain_of(struct lw *w, uint32_t id, uint32_t sched)
+{
+	struct t4_packet p = { .type = T4_PKT_DOMAIN };
+
+	p.domain.domain_id = id;
+	p.domain.kind = T4_DOM_SOFTWARE;
+	p.domain.cpu = (int32_t)(id % 64);
+	p.domain.clock_event = -1;
+	p.domain.sched_id = sched;
+	snprintf(p.domain.name, sizeof(p.domain.name), "dom%u,\"%u\"", id, sched);
+	lw_put(w, &p);
+	struct t4_packet e = { .type = T4_PKT_EVENT };
+	e.event.domain_id = id;
+	e.event.scale = 1.0;
+	snprintf(e.event.pmu, sizeof(e.event.pmu), "pmu%u", id % 5);
+	if (id % 3) /* the others with a metric (software: ctx_switch_rate) */
+		snprintf(e.event.name, sizeof(e.event.name), "ev%u", id % 3);
+	else
+		snprintf(e.event.name, sizeof(e.event.name), "context-switches");
+	lw_put(w, &e);
+}
+
+/* The domains of the second scheduler: every seventh. */
+static uint32_t sched_of(uint32_t id)
+{
+	return id % 7 == 3;
+}
+
+/* Whether domain id answers trigger k of its scheduler: domain 0 every
+ * one, the others one in 40 once the second scheduler has started (domain
+ * 1 answers trigger 0 as well, first of all: its slot is 0, so worker 0's
+ * first output comes after another worker's, and after the origin moved). */
+static bool answers(uint32_t id, uint64_t k)
+{
+	return id == 0 || (k >= LATE_SCHED_AT && k % 40 == id % 40);
+}
+
+static void returns_of(struct lw *w, uint32_t sched, uint64_t k, uint64_t ns)
+{
+	for (uint32_t id = 0; id < N_DOMAINS; id++)
+		if (sched_of(id) == sched && answers(id, k))
+			ret(w, id, k, ns, (k * 7919 + id) % 100000);
+}
+
+static uint64_t ns_of(uint32_t sched, uint64_t k)
+{
+	/* the second scheduler's grid starts 300 ms before the first's */
+	return 1000000000ull + k * 1000000ull - (sched ? 300000000 : 0);
+}
+
+static uint32_t bookmark_at(uint64_t k)
+{
+	return k < 500 ? 3 : k < 1200 ? 1 : k < 1500 ? 2 : 1;
+}
+
+static void write_many(const char *path)
+{
+	struct lw w;
+
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 0; id < N_DOMAINS; id++)
+		domain_of(&w, id, sched_of(id));
+	bookmark(&w, 3, "idle", 0);
+	bookmark(&w, 1, "warm up", 500);
+	bookmark(&w, 2, "run,\"x\"", 1200);
+	for (uint64_t k = 0; k < N_TRIGGERS; k++) {
+		ref_of(&w, 0, k, ns_of(0, k), bookmark_at(k));
+		if (!k)
+			ret(&w, 1, 0, ns_of(0, 0), 1);
+		returns_of(&w, 0, k, ns_of(0, k));
+		if (k == LATE_SCHED_AT) /* the second scheduler catches up */
+			for (uint64_t j = 0; j < LATE_SCHED_AT; j++) {
+				ref_of(&w, 1, j, ns_of(1, j), bookmark_at(j));
+				returns_of(&w, 1, j, ns_of(1, j));
+			}
+		if (k >= LATE_SCHED_AT) {
+			ref_of(&w, 1, k, ns_of(1, k), bookmark_at(k));
+			returns_of(&w, 1, k, ns_of(1, k));
+		}
+	}
+	lw_close(&w);
+}
+
+Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), path[4200], out[8192];
+
+	snprintf(path, sizeof(path), "%s/many.t4t", dir);
+	write_many(path);
+	/* it is what it should be: 3000 domains, four phases by trigger */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
+		     0, "%s", out);
+	cr_assert(strstr(out, "idle,1,") && strstr(out, "warm up,1,") &&
+			  strstr(out, "\"run,\"\"x\"\"\",1,") && strstr(out, "warm up,2,") &&
+			  strstr(out, ",trigger\n"),
+		  "%s", out);
+	same_for_jobs(dir, "many.t4t", "");
+	same_for_jobs(dir, "many.t4t", "--phase 'warm up'");
+	same_for_jobs(dir, "many.t4t", "--pmu 'dom1*' --event ev1,ctx* --time rel");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* The independent writer's logs: damaged (CRC, bad magic, lost packets,
+ * late, duplicated and reordered returns), truncated, two schedulers,
+ * hostile names; and two hosts merged. */
+Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), w[4200], out[8192];
+	static const char *const logs[][2] = {
+		{ "dmg.t4", "--triggers 2000 --seed 4 --bookmarks --damage 2 --damage 5"
+			    " --drop-returns 0.02 --late 0.02 --duplicate 0.01 --reorder 40" },
+		{ "trunc.t4", "--triggers 2000 --seed 5 --bookmarks --schedulers 2 --format 2"
+			      " --truncate 30000" },
+		{ "magic.t4", "--triggers 2000 --seed 7 --bookmarks --damage-magic 3"
+			      " --read-failures 0.01 --drop-refs 0.02 --hostile-names" },
+		{ "copies.t4", "--triggers 1500 --seed 9 --large-ids --copies --second-seed 3" },
+	};
+
+	cli_repo_file("tools/t4write.py", w);
+	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++)
+		cr_assert_eq(in_dir(dir, out, sizeof(out), true, "cd \"$D\" && python3 '%s' %s %s", w,
+				    logs[i][1], logs[i][0]),
+			     0, "%s", out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(logs); i++)
+		same_for_jobs(dir, logs[i][0], "");
+	same_for_jobs(dir, "dmg.t4", "--phase load");
+	/* two hosts merged (the committed fixtures of two recordings) */
+	char a[4200], b[4200], both[8500];
+	cli_repo_file("tests/fixtures/logs/v1.1-virtual-sim.t4t", a);
+	cli_repo_file("tests/fixtures/logs/v2-virtual-sim.t4t", b);
+	snprintf(both, sizeof(both), "'%s' '%s'", a, b);
+	same_for_jobs(dir, both, "");
+	same_for_jobs(dir, both, "--phase cpu_compute");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
