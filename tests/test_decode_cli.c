@@ -359,6 +359,21 @@ Test(decode_cli, two_logs_concatenated_format_1_1, .timeout = 120)
 	concatenated("--copies");
 }
 
+/* A damaged chunk (dmgF) and a truncated tail (cutF) in format F. */
+static void damaged_and_cut(struct dc *c, int format)
+{
+	char name[16], args[160];
+
+	snprintf(name, sizeof(name), "dmg%d", format);
+	snprintf(args, sizeof(args), "--format %d --triggers 700 --seed 4 --damage 2 "
+		 "--drop-returns 0.02 --late 0.02 --read-failures 0.01", format);
+	scenario(c, name, args, false, (const char *[]){ "TOTALS ARE PARTIAL", NULL }, NULL);
+	snprintf(name, sizeof(name), "cut%d", format);
+	snprintf(args, sizeof(args), "--format %d --triggers 600 --seed 5 --truncate 5000", format);
+	scenario(c, name, args, true,
+		 (const char *[]){ "TOTALS ARE PARTIAL", "unknown (no status packet)", NULL }, NULL);
+}
+
 /* Format 2 (t4write.py --format 2: batches of bit-packed records) through
  * the same trouble as format 1 above: a damaged chunk loses exactly its
  * counts, a damaged first header and a truncated tail are read past, drops,
@@ -369,13 +384,9 @@ Test(decode_cli, format_2_logs_survive_the_same_trouble, .timeout = 300)
 	struct dc c;
 
 	dc_init(&c, "python3 zstd");
-	scenario(&c, "dmg2", "--format 2 --triggers 700 --seed 4 --damage 2 --drop-returns 0.02 "
-			     "--late 0.02 --read-failures 0.01", false,
-		 (const char *[]){ "TOTALS ARE PARTIAL", NULL }, NULL);
+	damaged_and_cut(&c, 2);
 	scenario(&c, "magic2", "--format 2 --triggers 700 --seed 8 --copies --damage-magic 0 "
 			       "--damage-magic 3", false, NULL, NULL);
-	scenario(&c, "cut2", "--format 2 --triggers 600 --seed 5 --truncate 5000", true,
-		 (const char *[]){ "TOTALS ARE PARTIAL", "unknown (no status packet)", NULL }, NULL);
 	scenario(&c, "dup2", "--format 2 --triggers 700 --seed 3 --duplicate 0.05 --reorder 16 "
 			     "--chunk-packets 300", true, NULL, NULL);
 	scenario(&c, "socks2", "--format 2 --triggers 700 --seed 6 --schedulers 2 --large-ids "
@@ -393,11 +404,7 @@ Test(decode_cli, format_3_logs_survive_the_same_trouble, .timeout = 300)
 	struct dc c;
 
 	dc_init(&c, "python3 zstd");
-	scenario(&c, "dmg3", "--format 3 --triggers 700 --seed 4 --damage 2 --drop-returns 0.02 "
-			     "--late 0.02 --read-failures 0.01", false,
-		 (const char *[]){ "TOTALS ARE PARTIAL", NULL }, NULL);
-	scenario(&c, "cut3", "--format 3 --triggers 600 --seed 5 --truncate 5000", true,
-		 (const char *[]){ "TOTALS ARE PARTIAL", "unknown (no status packet)", NULL }, NULL);
+	damaged_and_cut(&c, 3);
 	scenario(&c, "socks3", "--format 3 --triggers 700 --seed 6 --schedulers 2 --large-ids "
 			       "--bookmarks --drop-returns 0.02 --duplicate 0.02 --reorder 16 "
 			       "--copies --damage-magic 3", true, NULL, NULL);
