@@ -290,7 +290,9 @@ Test(merge, bad_input_is_named, .timeout = 120)
 				 " phases 2>&1", dir, b), 0, "%s", out);
 	cr_assert(strstr(out, "bt.t4t: host nodeB: the log is damaged or truncated: decoded what is"
 			      " intact"), "%s", out);
-	cr_assert(strstr(out, "\nnodeA,step,1,") && strstr(out, "\nnodeB,step,1,"), "%s", out);
+	/* nodeB keeps what lies before the cut: its step may lie in the lost
+	 * last chunk (where the writer cut its chunks is not fixed) */
+	cr_assert(strstr(out, "\nnodeA,step,1,") && strstr(out, "\nnodeB,,1,"), "%s", out);
 	/* stamps that are no disciplined clock's (3%: damaged or crafted) */
 	struct mhost wild = hosts[1];
 	wild.file = "w.t4t";
