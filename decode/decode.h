@@ -279,6 +279,10 @@ struct t4_dec_domain {
 						      * elapsed_ns */
 	bool metric_brief[T4_MAX_COUNTERS];    /* a headline metric */
 	bool metric_selected[T4_MAX_COUNTERS];
+	/* A number that no other domain, decoder or state shares: it changes
+	 * whenever the names, units or selections above change (outputs
+	 * keep what they derive from them under it). */
+	uint64_t names_id;
 	/* decoding results */
 	uint64_t intervals;
 	uint64_t unanswered_carried; /* triggers not answered, counts carried */

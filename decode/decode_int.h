@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- ID map: u32 key -> u32 value, open addressing (index.c) ----------- */
 
@@ -629,9 +630,36 @@ struct t4_wbuf {
 int dec_wbuf_init(struct t4_wbuf *w, FILE *f, size_t cap);
 void dec_wbuf_free(struct t4_wbuf *w);
 int dec_wbuf_flush(struct t4_wbuf *w);
-void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n);
-void dec_wbuf_str(struct t4_wbuf *w, const char *s);
-void dec_wbuf_ch(struct t4_wbuf *w, char c);
+/* The slow paths of put and ch: the buffer is full (written out, or grown
+ * when it has no file: a scratch line). */
+void dec_wbuf_put_more(struct t4_wbuf *w, const char *s, size_t n);
+void dec_wbuf_ch_more(struct t4_wbuf *w, char c);
+
+/* Inline: a CSV row is a dozen of these, millions of times. */
+static inline void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
+{
+	if (__builtin_expect(n <= w->cap - w->len, 1)) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+		return;
+	}
+	dec_wbuf_put_more(w, s, n);
+}
+
+static inline void dec_wbuf_ch(struct t4_wbuf *w, char c)
+{
+	if (__builtin_expect(w->len < w->cap, 1)) {
+		w->buf[w->len++] = c;
+		return;
+	}
+	dec_wbuf_ch_more(w, c);
+}
+
+static inline void dec_wbuf_str(struct t4_wbuf *w, const char *s)
+{
+	dec_wbuf_put(w, s, strlen(s));
+}
+
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v);
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,9 +190,13 @@ static int refresh_metrics(struct t4_decoder *d, struct dom *dm, uint32_t kind)
 	return 0;
 }
 
+/* Decoders run on several threads (decode -j, merged hosts): one count. */
+static _Atomic uint64_t names_ids;
+
 int dom_refresh(struct t4_decoder *d, struct dom *dm)
 {
 	const struct t4_index_domain *ix = t4_index_domain(d->ix, dm->pub.id);
+	int rc;
 
 	dm->pub.ix = ix;
 	dm->pub.name = ix->d.name;
@@ -216,7 +221,9 @@ int dom_refresh(struct t4_decoder *d, struct dom *dm)
 	}
 	dm->pub.pmu = dm->pmu;
 	dm->dirty = false;
-	return refresh_metrics(d, dm, ix->d.kind);
+	rc = refresh_metrics(d, dm, ix->d.kind);
+	dm->pub.names_id = atomic_fetch_add(&names_ids, 1) + 1; /* never 0 */
+	return rc;
 }
 
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out)

@@ -2,11 +2,15 @@
  * 128-bit totals, metric values, JSON strings and RFC 4180 CSV fields.
  *
  * Trade-offs: printf is the slow part of writing millions of rows, so
- * numbers are formatted by hand: integers digit by digit, metric values
- * rounded to 9 significant digits with one power-of-ten table and printed
- * in plain decimal (exponent form only outside 1e-6..1e15). Output goes
- * through one large buffer and fwrite; a write error is sticky and
- * returned at flush, the way a stream reports ENOSPC or EPIPE.
+ * numbers are formatted by hand: integers two digits per division (eight
+ * per 64-bit one), metric values rounded to 9 significant digits with one
+ * power-of-ten table (which also finds their decimal exponent: log10 only
+ * where a value lies within 1e-9 of a power of ten) and printed in plain
+ * decimal (exponent form only outside 1e-6..1e15). Output goes through one
+ * large buffer and fwrite (put and ch are inline: a CSV row is a dozen of
+ * them); a buffer without a file (a scratch line) grows instead. A write
+ * error is sticky and returned at flush, the way a stream reports ENOSPC
+ * or EPIPE.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -41,14 +45,26 @@ int dec_wbuf_flush(struct t4_wbuf *w)
 	return w->error;
 }
 
+/* The buffer is full: written out, or, for a scratch buffer without a
+ * file (a CSV row's shared part), doubled: a line longer than its first
+ * size (names of non-UTF-8 bytes, four text bytes each) is never lost. */
 static void spill(struct t4_wbuf *w)
 {
-	if (!w->error && fwrite(w->buf, 1, w->len, w->f) != w->len)
+	if (!w->f) {
+		char *b = w->error ? NULL : realloc(w->buf, 2 * w->cap);
+		if (b) {
+			w->buf = b;
+			w->cap *= 2;
+			return;
+		}
+		w->error = w->error ? w->error : -ENOMEM;
+	} else if (!w->error && fwrite(w->buf, 1, w->len, w->f) != w->len) {
 		w->error = -(errno ? errno : EIO);
+	}
 	w->len = 0;
 }
 
-void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
+void dec_wbuf_put_more(struct t4_wbuf *w, const char *s, size_t n)
 {
 	while (n) {
 		if (w->len == w->cap)
@@ -61,28 +77,67 @@ void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)
 	}
 }
 
-void dec_wbuf_str(struct t4_wbuf *w, const char *s)
+void dec_wbuf_ch_more(struct t4_wbuf *w, char c)
 {
-	dec_wbuf_put(w, s, strlen(s));
+	spill(w);
+	w->buf[w->len++] = c;
 }
 
-void dec_wbuf_ch(struct t4_wbuf *w, char c)
+/* "00" .. "99": two digits per division. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* v < 100000000 in decimal, right-aligned to end; its start. 32-bit
+ * divisions: a 64-bit one costs more on every machine we run on. */
+static char *u32_digits(uint32_t v, char *end)
 {
-	if (w->len == w->cap)
-		spill(w);
-	w->buf[w->len++] = c;
+	char *p = end;
+
+	while (v >= 100) {
+		uint32_t r = v % 100;
+		v /= 100;
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return p;
+}
+
+/* v < 100000000 as exactly 8 digits, zeros in front, ending at end. */
+static void put8_digits(uint32_t v, char *end)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+
+	memcpy(end - 8, digit_pairs + 2 * (hi / 100), 2);
+	memcpy(end - 6, digit_pairs + 2 * (hi % 100), 2);
+	memcpy(end - 4, digit_pairs + 2 * (lo / 100), 2);
+	memcpy(end - 2, digit_pairs + 2 * (lo % 100), 2);
+}
+
+/* v in decimal, right-aligned to end (20 bytes at most); its start: the
+ * low groups of eight digits with their zeros, then the rest. */
+static char *u64_digits(uint64_t v, char *end)
+{
+	while (v >= 100000000) {
+		put8_digits((uint32_t)(v % 100000000), end);
+		end -= 8;
+		v /= 100000000;
+	}
+	return u32_digits((uint32_t)v, end);
 }
 
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v)
 {
-	char tmp[24];
-	size_t n = sizeof(tmp);
+	char tmp[24], *p = u64_digits(v, tmp + sizeof(tmp));
 
-	do {
-		tmp[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	dec_wbuf_put(w, tmp + n, sizeof(tmp) - n);
+	dec_wbuf_put(w, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v)
@@ -109,6 +164,41 @@ static double pow10_of(int e)
 	return pow(10, e);
 }
 
+/* floor(log10(v)) for v > 0. Inside 1e-6..1e15 (where metrics live) by
+ * the power-of-ten table, a few compares instead of log10; within 1e-9 of
+ * a power of ten, where log10's rounding decides, by log10 as before, so
+ * every value prints to the same digits. */
+static int decimal_exponent(double v)
+{
+	int e = 0;
+
+	if (v >= 1e-6 && v < 1e15) {
+		double lo = 1;
+		if (v >= 1) {
+			while (v >= pow10_tab[e + 1])
+				e++;
+			lo = pow10_tab[e];
+		} else {
+			while (v < (lo = 1 / pow10_tab[-e]))
+				e--;
+		}
+		if (v > lo * (1 + 1e-9) && v < lo * (10 - 1e-8))
+			return e;
+	}
+	return (int)floor(log10(v));
+}
+
+/* llround() of x >= 0: half away from zero (below 2^53, x - trunc(x) is
+ * exact). */
+static uint64_t round_positive(double x)
+{
+	if (!(x < 0x1p53)) /* not reached by a finite v's 9 digits */
+		return (uint64_t)llround(x);
+	uint64_t m = (uint64_t)x;
+
+	return m + (x - (double)m >= 0.5);
+}
+
 void dec_wbuf_f64(struct t4_wbuf *w, double v)
 {
 	char digits[16], out[48];
@@ -126,16 +216,14 @@ void dec_wbuf_f64(struct t4_wbuf *w, double v)
 		out[n++] = '-';
 		v = -v;
 	}
-	int e = (int)floor(log10(v));
-	uint64_t m = (uint64_t)llround(v * pow10_of(8 - e)); /* 9 digits */
+	int e = decimal_exponent(v);
+	uint64_t m = round_positive(v * pow10_of(8 - e)); /* 9 digits */
 	if (m >= 1000000000ull) {
 		e++;
-		m = (uint64_t)llround(v * pow10_of(8 - e));
+		m = round_positive(v * pow10_of(8 - e));
 	}
-	for (int i = 8; i >= 0; i--) {
-		digits[i] = (char)('0' + m % 10);
-		m /= 10;
-	}
+	digits[0] = (char)('0' + m / 100000000 % 10); /* its low 9 digits */
+	put8_digits((uint32_t)(m % 100000000), digits + 9);
 	int nd = 9;
 	while (nd > 1 && digits[nd - 1] == '0')
 		nd--; /* significant digits only */

@@ -37,3 +37,179 @@ Test(decode_fmt, metric_values_round_trip_to_nine_digits)
 		cr_assert_lt(fabs(back / v - 1), 6e-9, "%.17g -> %s", v, b);
 	}
 }
+
+/* 10^e as the formatter has always scaled by it. */
+static double oracle_pow10(int e)
+{
+	if (e >= 0 && e <= 22)
+		return pow(10, e); /* exact: the table's values */
+	if (e < 0 && e >= -22)
+		return 1 / pow(10, -e);
+	return pow(10, e);
+}
+
+/* The formatter before it skipped log10 and llround (the digits every
+ * fixture's CSV hash was taken with): the oracle for the fast one. */
+static void oracle_f64(double v, char *out, size_t cap)
+{
+	int e = (int)floor(log10(fabs(v)));
+	double a = fabs(v);
+	uint64_t m = (uint64_t)llround(a * oracle_pow10(8 - e));
+	char d[10];
+	size_t n = 0;
+
+	if (m >= 1000000000ull) {
+		e++;
+		m = (uint64_t)llround(a * oracle_pow10(8 - e));
+	}
+	for (int i = 8; i >= 0; i--, m /= 10)
+		d[i] = (char)('0' + m % 10);
+	int nd = 9;
+	while (nd > 1 && d[nd - 1] == '0')
+		nd--;
+	if (v < 0)
+		out[n++] = '-';
+	if (e < -6 || e >= 15) {
+		out[n++] = d[0];
+		if (nd > 1)
+			out[n++] = '.';
+		for (int i = 1; i < nd; i++)
+			out[n++] = d[i];
+		snprintf(out + n, cap - n, "e%+d", e);
+		return;
+	}
+	if (e < 0) {
+		out[n++] = '0';
+		out[n++] = '.';
+		for (int i = -1; i > e; i--)
+			out[n++] = '0';
+		for (int i = 0; i < nd; i++)
+			out[n++] = d[i];
+	} else {
+		for (int i = 0; i <= e; i++)
+			out[n++] = i < nd ? d[i] : '0';
+		if (nd > e + 1)
+			out[n++] = '.';
+		for (int i = e + 1; i < nd; i++)
+			out[n++] = d[i];
+	}
+	out[n] = '\0';
+}
+
+static void same_as_oracle(double v)
+{
+	char b[64], want[64];
+
+	if (v == 0)
+		return; /* "0", before any digits */
+	oracle_f64(v, want, sizeof(want));
+	fmt(v, b, sizeof(b));
+	cr_assert(!strcmp(b, want), "%.17g: %s, the log10 formatter %s", v, b, want);
+}
+
+Test(decode_fmt, metric_digits_match_the_log10_formatter_at_every_power_of_ten)
+{
+	uint64_t rng = 11;
+
+	for (int e = -9; e <= 18; e++) {
+		double p = pow(10, e);
+		double around[] = { p, p * (1 + 1e-9), p * (1 - 1e-9), p * (1 + 2e-9),
+				    p * (1 - 5e-10), p * 9.9999999949, p * 9.99999999951 };
+		for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+			double x = around[i];
+			for (int k = 0; k < 6; k++) {
+				same_as_oracle(x);
+				same_as_oracle(-x);
+				x = nextafter(x, k < 3 ? 0 : INFINITY);
+			}
+		}
+	}
+	for (int i = 0; i < 200000; i++) {
+		double v = ldexp(sy_unit(&rng) + 0.5, (int)(sy_rand(&rng) % 140) - 70);
+		same_as_oracle(v);
+		same_as_oracle(round(v * 1e3) / 1e3);
+	}
+}
+
+Test(decode_fmt, integers_print_as_printf_prints_them)
+{
+	uint64_t rng = 5;
+	char want[32], b[64];
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t v = sy_rand(&rng) >> (sy_rand(&rng) % 64);
+		if (i < 64)
+			v = i < 32 ? (uint64_t)1 << (2 * i) : UINT64_MAX - (uint64_t)(i - 32);
+		for (int s = 0; s < 2; s++) {
+			FILE *f = fmemopen(b, sizeof(b), "w");
+			struct t4_wbuf w;
+			cr_assert(f);
+			cr_assert_eq(dec_wbuf_init(&w, f, 8), 0);
+			if (s)
+				dec_wbuf_i64(&w, -(int64_t)(v >> 1));
+			else
+				dec_wbuf_u64(&w, v);
+			dec_wbuf_flush(&w);
+			dec_wbuf_free(&w);
+			fclose(f);
+			if (s)
+				snprintf(want, sizeof(want), "%lld", -(long long)(v >> 1));
+			else
+				snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+			cr_assert_str_eq(b, want);
+		}
+	}
+}
+
+/* The CSV escapes a domain's names once and keeps them while they stay
+ * the same: a domain whose event is renamed mid-log (an event packet
+ * that says more than a damaged first one did) must print the new name,
+ * quoted, from the moment the decoder knows it. */
+Test(decode_fmt, csv_names_follow_a_rename)
+{
+	struct sy y;
+	char *out = NULL;
+	size_t len = 0, renamed_at;
+	struct t4_output *x;
+	struct t4_decoder *dec;
+	struct t4_output_opts oo = { .format = T4_FMT_CSV, .csv_sep = ',' };
+	struct t4_decode_opts o = { .want_metrics = true };
+
+	sy_one_domain(&y, 3000, 9);
+	sy_build(&y);
+	renamed_at = y.n_pk / 2;
+	struct t4_packet ev = { .type = T4_PKT_EVENT };
+	ev.event.domain_id = 1;
+	ev.event.index = 0;
+	ev.event.scale = 1;
+	snprintf(ev.event.pmu, sizeof(ev.event.pmu), "pmu1");
+	snprintf(ev.event.name, sizeof(ev.event.name), "clk,ticks");
+	FILE *f = open_memstream(&out, &len);
+	cr_assert(f);
+	cr_assert_eq(t4_output_new(&x, &oo, f), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_decoder_new(&dec, &o, t4_output_ops(x), x), 0, "%s", t4_errmsg());
+	for (size_t i = 0; i < y.n_pk; i++) {
+		if (i == renamed_at)
+			cr_assert_eq(t4_decoder_feed(dec, &ev), 0, "%s", t4_errmsg());
+		cr_assert_eq(t4_decoder_feed(dec, &y.pk[i]), 0, "%s", t4_errmsg());
+	}
+	cr_assert_eq(t4_decoder_finish(dec, NULL), 0, "%s", t4_errmsg());
+	t4_decoder_free(dec);
+	t4_output_free(x);
+	fclose(f);
+	size_t old_rows = 0, new_rows = 0;
+	bool renamed = false;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		bool is_old = strstr(l, ",pmu1,cycles,") != NULL;
+		bool is_new = strstr(l, ",pmu1,\"clk,ticks\",") != NULL;
+		cr_assert(!(is_old && renamed), "the old name after the new one: %s", l);
+		renamed |= is_new;
+		old_rows += is_old;
+		new_rows += is_new;
+	}
+	cr_assert_gt(old_rows, 0);
+	cr_assert_gt(new_rows, 0);
+	cr_assert_eq(old_rows + new_rows, y.n_triggers - 1);
+	free(out);
+	sy_free(&y);
+}
