@@ -213,3 +213,30 @@ Test(decode_fmt, csv_names_follow_a_rename)
 	free(out);
 	sy_free(&y);
 }
+
+/* A buffer without a file (the CSV's shared part of a row) grows instead
+ * of writing: a merged log's host, bookmark, domain and PMU names of 63
+ * bytes that are not UTF-8 (four text bytes each) make a longer line than
+ * its first size, and nothing of it may be lost (it was written to no
+ * file before: a crash). */
+Test(decode_fmt, a_scratch_line_grows_past_its_first_size)
+{
+	struct t4_wbuf w;
+	char name[64], want[8192];
+	size_t n = 0;
+
+	memset(name, 0xff, 63);
+	name[63] = '\0';
+	cr_assert_eq(dec_wbuf_init(&w, NULL, 16), 0);
+	for (int i = 0; i < 5; i++) {
+		dec_wbuf_csv_field(&w, name, ',');
+		dec_wbuf_ch(&w, ',');
+		for (int b = 0; b < 63; b++)
+			n += (size_t)snprintf(want + n, sizeof(want) - n, "\\xff");
+		want[n++] = ',';
+	}
+	cr_assert_eq(w.error, 0);
+	cr_assert_eq(w.len, n);
+	cr_assert_eq(memcmp(w.buf, want, n), 0, "%.*s", (int)w.len, w.buf);
+	dec_wbuf_free(&w);
+}
