@@ -27,6 +27,45 @@ struct t4_output {
 extern const struct out_backend out_summary, out_csv, out_jsonl, out_perfetto, out_slices,
 	out_phases, out_report;
 
+/* ---- a domain's names, escaped once (out_cells.c) ------------------------- */
+
+#define OUT_CELL_SLOTS 64 /* domains whose parts are kept at a time */
+#define OUT_CELL_PARTS (1 + 4 * T4_MAX_COUNTERS) /* a domain's, two per name */
+
+/* Parts 0..n-1 of one domain: part i is text[off[i], off[i + 1]). */
+struct out_cell_set {
+	uint64_t names_id; /* the domain's when made (0: none) */
+	struct t4_wbuf text;
+	uint32_t n;
+	uint32_t off[OUT_CELL_PARTS + 1];
+};
+
+/* Writes a domain's parts into s->text, calling out_cell_end() after
+ * each one. */
+typedef void (*out_cells_render_fn)(void *ud, const struct t4_dec_domain *dm,
+				    struct out_cell_set *s);
+
+struct out_cells {
+	out_cells_render_fn render;
+	void *ud;
+	struct out_cell_set slot[OUT_CELL_SLOTS];
+};
+
+int out_cells_init(struct out_cells *c, out_cells_render_fn render, void *ud);
+void out_cells_free(struct out_cells *c); /* after a failed init too */
+/* Closes the part written since the last one. */
+void out_cell_end(struct out_cell_set *s);
+/* The parts of dm (its slot index), made if its names changed; NULL: out
+ * of memory (t4_err set). */
+const struct out_cell_set *out_cells_of(struct out_cells *c, uint32_t slot,
+					const struct t4_dec_domain *dm);
+
+/* Part i appended to w. */
+static inline void out_cell_put(struct t4_wbuf *w, const struct out_cell_set *s, uint32_t i)
+{
+	dec_wbuf_put(w, s->text.buf + s->off[i], s->off[i + 1] - s->off[i]);
+}
+
 /* Flush; the error, if any, named (EPIPE returned silently). */
 int out_close(struct t4_output *x);
 /* 0, or the writer's sticky error named as out_close() does: what a

@@ -38,8 +38,7 @@
  * UTF-8 become the text \xNN. The part of a row shared by every row of an
  * interval is formatted once, and a domain's names (domain, PMU, each
  * event's and metric's name, unit and kind) are escaped once while they
- * stay the same (kept for CSV_CELL_SLOTS domains at a time): a row is
- * then five copies and a number.
+ * stay the same (out_cells.c): a row is then five copies and a number.
  */
 #include "out.h"
 #include "util/util.h"
@@ -48,25 +47,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CSV_CELL_SLOTS 64 /* domains whose escaped names are kept */
-
-/* A domain's names as row parts, escaped once (a row would otherwise scan
- * its names for the characters CSV quotes): text[0, dom_len) is
- * "DOMAIN,PMU,"; for event k (metrics after the events), text[off[2k],
- * off[2k+1]) is "NAME," and text[off[2k+1], off[2k+2]) is ",UNIT,KIND".
- * Kept under the domain's names_id, which changes with its names. */
-struct csv_cells {
-	uint64_t names_id; /* 0: empty */
-	struct t4_wbuf text;
-	uint32_t dom_len;
-	uint32_t off[4 * T4_MAX_COUNTERS + 1];
-};
-
 struct csv_state {
 	struct t4_wbuf prefix; /* trigger..pmu of the current interval */
 	struct t4_wbuf suffix; /* ,occurrence and the line end */
 	bool checked;          /* the time base was checked against the log */
-	struct csv_cells cells[CSV_CELL_SLOTS]; /* by domain index */
+	/* part 0 "DOMAIN,PMU,"; name k (metrics after the events): part
+	 * 1 + 2k "NAME," and part 2 + 2k ",UNIT,KIND" */
+	struct out_cells cells;
 };
 
 /* The host field of a merged row (nothing for a single log). */
@@ -116,9 +103,38 @@ static void csv_free(struct csv_state *st)
 {
 	dec_wbuf_free(&st->prefix);
 	dec_wbuf_free(&st->suffix);
-	for (size_t i = 0; i < CSV_CELL_SLOTS; i++)
-		dec_wbuf_free(&st->cells[i].text);
+	out_cells_free(&st->cells);
 	free(st);
+}
+
+/* Name k's two parts: "NAME," and ",UNIT,KIND". */
+static void cells_add(struct out_cell_set *s, const char *name, const char *unit,
+		      const char *kind, char sep)
+{
+	dec_wbuf_csv_field(&s->text, name, sep);
+	dec_wbuf_ch(&s->text, sep);
+	out_cell_end(s);
+	dec_wbuf_ch(&s->text, sep);
+	dec_wbuf_csv_field(&s->text, unit, sep);
+	dec_wbuf_ch(&s->text, sep);
+	dec_wbuf_str(&s->text, kind);
+	out_cell_end(s);
+}
+
+static void cells_render(void *ud, const struct t4_dec_domain *dm, struct out_cell_set *s)
+{
+	const struct t4_output *x = ud;
+	char sep = x->o.csv_sep;
+
+	dec_wbuf_csv_field(&s->text, dm->name, sep);
+	dec_wbuf_ch(&s->text, sep);
+	dec_wbuf_csv_field(&s->text, dm->pmu, sep);
+	dec_wbuf_ch(&s->text, sep);
+	out_cell_end(s);
+	for (uint32_t k = 0; k < dm->n_counts; k++)
+		cells_add(s, dm->event_name[k], dm->event_unit[k], "counter", sep);
+	for (uint32_t m = 0; m < dm->n_metrics; m++)
+		cells_add(s, dm->metric_name[m], dm->metric_unit[m], "metric", sep);
 }
 
 static int csv_init(struct t4_output *x)
@@ -129,10 +145,9 @@ static int csv_init(struct t4_output *x)
 		"event", "value", "unit", "kind", "occurrence",
 	};
 	bool ok = st && dec_wbuf_init(&st->prefix, NULL, 1024) == 0 &&
-		  dec_wbuf_init(&st->suffix, NULL, 64) == 0;
+		  dec_wbuf_init(&st->suffix, NULL, 64) == 0 &&
+		  out_cells_init(&st->cells, cells_render, x) == 0;
 
-	for (size_t i = 0; ok && i < CSV_CELL_SLOTS; i++)
-		ok = dec_wbuf_init(&st->cells[i].text, NULL, 256) == 0;
 	if (!ok) {
 		if (st)
 			csv_free(st);
@@ -149,62 +164,21 @@ static void csv_fini(struct t4_output *x)
 		csv_free(x->state);
 }
 
-/* Event (or metric) k's two parts: "NAME," and ",UNIT,KIND". */
-static void cells_add(struct csv_cells *c, size_t k, const char *name, const char *unit,
-		      const char *kind, char sep)
-{
-	struct t4_wbuf *t = &c->text;
-
-	c->off[2 * k] = (uint32_t)t->len;
-	dec_wbuf_csv_field(t, name, sep);
-	dec_wbuf_ch(t, sep);
-	c->off[2 * k + 1] = (uint32_t)t->len;
-	dec_wbuf_ch(t, sep);
-	dec_wbuf_csv_field(t, unit, sep);
-	dec_wbuf_ch(t, sep);
-	dec_wbuf_str(t, kind);
-	c->off[2 * k + 2] = (uint32_t)t->len;
-}
-
-/* The escaped names of domain slot i, made when it changed (NULL: out
- * of memory). */
-static const struct csv_cells *cells_of(struct csv_state *st, uint32_t i,
-					const struct t4_dec_domain *dm, char sep)
-{
-	struct csv_cells *c = &st->cells[i % CSV_CELL_SLOTS];
-
-	if (dm->names_id && c->names_id == dm->names_id)
-		return c;
-	c->text.len = 0;
-	dec_wbuf_csv_field(&c->text, dm->name, sep);
-	dec_wbuf_ch(&c->text, sep);
-	dec_wbuf_csv_field(&c->text, dm->pmu, sep);
-	dec_wbuf_ch(&c->text, sep);
-	c->dom_len = (uint32_t)c->text.len;
-	for (uint32_t k = 0; k < dm->n_counts; k++)
-		cells_add(c, k, dm->event_name[k], dm->event_unit[k], "counter", sep);
-	for (uint32_t m = 0; m < dm->n_metrics; m++)
-		cells_add(c, dm->n_counts + m, dm->metric_name[m], dm->metric_unit[m], "metric",
-			  sep);
-	c->names_id = c->text.error ? 0 : dm->names_id;
-	return c->text.error ? NULL : c;
-}
-
-/* One row: the interval's shared part, cells k, the value, the suffix. */
-static void row_start(struct t4_output *x, const struct csv_cells *c, size_t k)
+/* One row: the interval's shared part, name k's parts around the value,
+ * the suffix. */
+static void row_start(struct t4_output *x, const struct out_cell_set *c, size_t k)
 {
 	struct csv_state *st = x->state;
 
 	dec_wbuf_put(&x->w, st->prefix.buf, st->prefix.len);
-	dec_wbuf_put(&x->w, c->text.buf + c->off[2 * k], c->off[2 * k + 1] - c->off[2 * k]);
+	out_cell_put(&x->w, c, (uint32_t)(1 + 2 * k));
 }
 
-static void row_end(struct t4_output *x, const struct csv_cells *c, size_t k)
+static void row_end(struct t4_output *x, const struct out_cell_set *c, size_t k)
 {
 	struct csv_state *st = x->state;
 
-	dec_wbuf_put(&x->w, c->text.buf + c->off[2 * k + 1],
-		     c->off[2 * k + 2] - c->off[2 * k + 1]);
+	out_cell_put(&x->w, c, (uint32_t)(2 + 2 * k));
 	dec_wbuf_put(&x->w, st->suffix.buf, st->suffix.len);
 }
 
@@ -213,15 +187,15 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	struct t4_output *x = ud;
 	struct csv_state *st = x->state;
 	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
-	const struct csv_cells *c;
+	const struct out_cell_set *c;
 	struct t4_wbuf *p = &st->prefix;
 	char sep = x->o.csv_sep;
 	int rc;
 
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
-	if (!(c = cells_of(st, iv->domain, dm, sep)))
-		return t4_err(ENOMEM, "out of memory");
+	if (!(c = out_cells_of(&st->cells, iv->domain, dm)))
+		return -ENOMEM;
 	p->len = 0;
 	field_host(x, p, dec);
 	dec_wbuf_u64(p, iv->trigger);
@@ -230,7 +204,7 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	field_time(x, p, dec, iv->end_ns);
 	dec_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep);
 	dec_wbuf_ch(p, sep);
-	dec_wbuf_put(p, c->text.buf, c->dom_len);
+	out_cell_put(p, c, 0);
 	st->suffix.len = 0;
 	dec_wbuf_ch(&st->suffix, sep);
 	dec_wbuf_u64(&st->suffix, iv->occurrence);

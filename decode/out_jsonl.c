@@ -29,7 +29,9 @@
  * Counts are JSON integers (64-bit: readers that keep numbers as doubles,
  * like jq, round counts above 2^53), absent metrics are left out, `flags`
  * is omitted when empty. Names that are not UTF-8 carry their bad bytes
- * as the text \xNN.
+ * as the text \xNN. Keys that are literals go out as one copy, and an
+ * interval's domain names and name keys are escaped once per domain
+ * (out_cells.c).
  */
 #include "out.h"
 #include "util/util.h"
@@ -44,6 +46,9 @@ struct jsonl_state {
 	bool started;       /* the header record is out (merged: this host's) */
 	uint8_t *described; /* per domain slot: its domain record is out */
 	size_t cap;
+	/* an interval's names: part 0 ', "domain": ..., "pmu": ..., "kind":
+	 * ...', part 1 + k name k's key (metrics after the events) */
+	struct out_cells cells;
 };
 
 static void key(struct t4_wbuf *w, const char *k, bool first)
@@ -54,24 +59,15 @@ static void key(struct t4_wbuf *w, const char *k, bool first)
 	dec_wbuf_str(w, ": ");
 }
 
-static void key_u64(struct t4_wbuf *w, const char *k, uint64_t v)
-{
-	key(w, k, false);
-	dec_wbuf_u64(w, v);
-}
-
-static void key_str(struct t4_wbuf *w, const char *k, const char *v)
-{
-	key(w, k, false);
-	dec_wbuf_json_str(w, v);
-}
-
-static void key_time(struct t4_output *x, const struct t4_decoder *dec, const char *k,
-		     uint64_t t)
-{
-	key(&x->w, k, false);
-	dec_wbuf_i64(&x->w, t4_decoder_time(dec, t, x->o.time));
-}
+/* Keys that are string literals (plain ASCII: nothing to escape) go out
+ * as one copy each: ", \"k\": " (KEY1: the object's first, no comma). */
+#define KEY_TEXT(k) ", \"" k "\": "
+#define KEY(w, k) dec_wbuf_put((w), KEY_TEXT(k), sizeof(KEY_TEXT(k)) - 1)
+#define KEY1(w, k) dec_wbuf_put((w), KEY_TEXT(k) + 2, sizeof(KEY_TEXT(k)) - 3)
+#define key_u64(w, k, v) (KEY(w, k), dec_wbuf_u64((w), (v)))
+#define key_str(w, k, v) (KEY(w, k), dec_wbuf_json_str((w), (v)))
+#define key_time(x, dec, k, t) \
+	(KEY(&(x)->w, k), dec_wbuf_i64(&(x)->w, t4_decoder_time((dec), (t), (x)->o.time)))
 
 /* A record; merged logs name its host next to its type. */
 static void record(struct t4_wbuf *w, const char *type, const struct t4_decoder *dec)
@@ -79,7 +75,7 @@ static void record(struct t4_wbuf *w, const char *type, const struct t4_decoder 
 	const struct t4_place *pl = dec ? t4_decoder_place(dec) : NULL;
 
 	dec_wbuf_ch(w, '{');
-	key(w, "type", true);
+	KEY1(w, "type");
 	dec_wbuf_json_str(w, type);
 	if (pl)
 		key_str(w, "host", pl->host);
@@ -88,22 +84,22 @@ static void record(struct t4_wbuf *w, const char *type, const struct t4_decoder 
 /* A merged header's placement: the host's line on UTC and its bound. */
 static void placed(struct t4_wbuf *w, const struct t4_place *pl)
 {
-	key(w, "placement", false);
+	KEY(w, "placement");
 	dec_wbuf_ch(w, '{');
-	key(w, "bound_ns", true);
+	KEY1(w, "bound_ns");
 	dec_wbuf_u64(w, pl->bound_ns);
 	key_u64(w, "residual_ns", pl->residual_ns);
-	key(w, "rate_ppm", false);
+	KEY(w, "rate_ppm");
 	dec_wbuf_f64(w, (pl->rate - 1) * 1e6);
 	key_u64(w, "stamps", pl->stamps);
-	key(w, "sync", false);
+	KEY(w, "sync");
 	dec_wbuf_json_str(w, !pl->sync_known ? "unknown" : pl->unsynced ? "unsynchronised"
 								   : "synchronised");
 	if (pl->sync_known) {
 		key_u64(w, "maxerror_us", pl->maxerror_us);
 		key_u64(w, "esterror_us", pl->esterror_us);
 	}
-	key(w, "origin_real_ns", false);
+	KEY(w, "origin_real_ns");
 	dec_wbuf_i64(w, pl->origin_real_ns);
 	dec_wbuf_ch(w, '}');
 }
@@ -130,15 +126,15 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	key_str(w, "host", pl ? pl->host : s ? s->host : "");
 	if (pl)
 		placed(w, pl);
-	key(w, "simulated", false);
+	KEY(w, "simulated");
 	dec_wbuf_str(w, s && (s->flags & T4_SESSION_SIMULATED) ? "true" : "false");
 	key_str(w, "ref_clock", t4_ref_clock_name(s ? s->ref_clock : T4_REFCLK_MONOTONIC_RAW));
 	key_str(w, "time", t4_time_base_name(x->o.time));
 	key_u64(w, "origin_ns", t4_decoder_origin_ns(dec));
 	if (s && s->start_ref_ns && s->start_real_ns) {
-		key(w, "realtime_anchor", false);
+		KEY(w, "realtime_anchor");
 		dec_wbuf_ch(w, '{');
-		key(w, "ref_ns", true);
+		KEY1(w, "ref_ns");
 		dec_wbuf_u64(w, s->start_ref_ns);
 		key_u64(w, "real_ns", s->start_real_ns);
 		dec_wbuf_ch(w, '}');
@@ -173,22 +169,22 @@ static int describe(struct t4_output *x, const struct t4_decoder *dec,
 	key_str(w, "pmu", dm->pmu);
 	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
 	key_str(w, "label", dm->kind_label);
-	key(w, "cpu", false);
+	KEY(w, "cpu");
 	dec_wbuf_i64(w, dm->ix->d.cpu);
-	key(w, "units", false);
+	KEY(w, "units");
 	dec_wbuf_ch(w, '{');
 	for (uint32_t i = 0; i < dm->n_counts; i++, first = false) {
 		key(w, dm->event_name[i], first);
 		dec_wbuf_json_str(w, dm->event_unit[i]);
 	}
 	dec_wbuf_ch(w, '}');
-	key(w, "metrics", false);
+	KEY(w, "metrics");
 	dec_wbuf_ch(w, '{');
 	first = true;
 	for (uint32_t m = 0; m < dm->n_metrics; m++, first = false) {
 		key(w, dm->metric_name[m], first);
 		dec_wbuf_ch(w, '{');
-		key(w, "unit", true);
+		KEY1(w, "unit");
 		dec_wbuf_json_str(w, dm->metric_unit[m]);
 		key_str(w, "formula", dm->metric_formula[m] ? dm->metric_formula[m] : "");
 		dec_wbuf_ch(w, '}');
@@ -200,16 +196,18 @@ static int describe(struct t4_output *x, const struct t4_decoder *dec,
 /* ---- intervals ----------------------------------------------------------------- */
 
 static void counts(struct t4_wbuf *w, const struct t4_dec_domain *dm,
-		   const struct t4_interval *iv)
+		   const struct t4_interval *iv, const struct out_cell_set *c)
 {
 	bool first = true;
 
-	key(w, "counts", false);
+	KEY(w, "counts");
 	dec_wbuf_ch(w, '{');
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
-		key(w, dm->event_name[i], first);
+		if (!first)
+			dec_wbuf_put(w, ", ", 2);
+		out_cell_put(w, c, 1 + i);
 		dec_wbuf_u64(w, iv->counts[i]);
 		first = false;
 	}
@@ -217,16 +215,18 @@ static void counts(struct t4_wbuf *w, const struct t4_dec_domain *dm,
 }
 
 static void metrics(struct t4_wbuf *w, const struct t4_dec_domain *dm,
-		    const struct t4_interval *iv)
+		    const struct t4_interval *iv, const struct out_cell_set *c)
 {
 	bool first = true;
 
-	key(w, "metrics", false);
+	KEY(w, "metrics");
 	dec_wbuf_ch(w, '{');
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue;
-		key(w, dm->metric_name[m], first);
+		if (!first)
+			dec_wbuf_put(w, ", ", 2);
+		out_cell_put(w, c, 1 + dm->n_counts + m);
 		dec_wbuf_f64(w, iv->metrics[m]);
 		first = false;
 	}
@@ -240,7 +240,7 @@ static void flags(struct t4_wbuf *w, uint32_t f)
 
 	if (!n)
 		return;
-	key(w, "flags", false);
+	KEY(w, "flags");
 	dec_wbuf_ch(w, '[');
 	for (size_t i = 0; i < n; i++) {
 		if (i)
@@ -254,15 +254,17 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 {
 	struct t4_output *x = ud;
 	struct t4_wbuf *w = &x->w;
+	struct jsonl_state *st = x->state;
 	const struct t4_dec_domain *dm = t4_decoder_domain_at(dec, iv->domain);
+	const struct out_cell_set *c;
 	int rc;
 
 	if ((rc = start(x, dec)) < 0 || (rc = describe(x, dec, dm, iv->domain)) < 0)
 		return rc;
+	if (!(c = out_cells_of(&st->cells, iv->domain, dm)))
+		return -ENOMEM;
 	record(w, "interval", dec);
-	key_str(w, "domain", dm->name);
-	key_str(w, "pmu", dm->pmu);
-	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
+	out_cell_put(w, c, 0);
 	key_u64(w, "trigger", iv->trigger);
 	key_u64(w, "first_trigger", iv->first_trigger);
 	key_time(x, dec, "start_ns", iv->start_ns);
@@ -270,8 +272,8 @@ static int jsonl_interval(void *ud, const struct t4_decoder *dec, const struct t
 	key_u64(w, "elapsed_ns", iv->elapsed_ns);
 	key_str(w, "bookmark", t4_decoder_bookmark(dec, iv->bookmark_id));
 	key_u64(w, "occurrence", iv->occurrence);
-	counts(w, dm, iv);
-	metrics(w, dm, iv);
+	counts(w, dm, iv, c);
+	metrics(w, dm, iv, c);
 	flags(w, iv->flags);
 	dec_wbuf_str(w, "}\n");
 	return out_status(x);
@@ -351,18 +353,42 @@ static int jsonl_host(void *ud, const struct t4_decoder *dec)
 	return 0;
 }
 
+static void cells_render(void *ud, const struct t4_dec_domain *dm, struct out_cell_set *s)
+{
+	struct t4_wbuf *w = &s->text;
+
+	(void)ud;
+	key_str(w, "domain", dm->name);
+	key_str(w, "pmu", dm->pmu);
+	key_str(w, "kind", t4_domain_kind_name(dm->ix->d.kind));
+	out_cell_end(s);
+	for (uint32_t k = 0; k < dm->n_counts + dm->n_metrics; k++) {
+		key(w, k < dm->n_counts ? dm->event_name[k] : dm->metric_name[k - dm->n_counts],
+		    true);
+		out_cell_end(s);
+	}
+}
+
 static int jsonl_init(struct t4_output *x)
 {
-	return (x->state = calloc(1, sizeof(struct jsonl_state))) ? 0
-								    : t4_err(ENOMEM, "out of memory");
+	struct jsonl_state *st = calloc(1, sizeof(*st));
+
+	if (!st || out_cells_init(&st->cells, cells_render, NULL) < 0) {
+		free(st);
+		return t4_err(ENOMEM, "out of memory");
+	}
+	x->state = st;
+	return 0;
 }
 
 static void jsonl_fini(struct t4_output *x)
 {
 	struct jsonl_state *st = x->state;
 
-	if (st)
+	if (st) {
 		free(st->described);
+		out_cells_free(&st->cells);
+	}
 	free(st);
 }
 

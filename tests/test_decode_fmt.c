@@ -161,47 +161,48 @@ Test(decode_fmt, integers_print_as_printf_prints_them)
 	}
 }
 
-/* The CSV escapes a domain's names once and keeps them while they stay
- * the same: a domain whose event is renamed mid-log (an event packet
- * that says more than a damaged first one did) must print the new name,
- * quoted, from the moment the decoder knows it. */
-Test(decode_fmt, csv_names_follow_a_rename)
+/* Decode y's packets to format fmt with one event renamed half-way (an
+ * event packet that says more than a damaged first one did); the text. */
+static char *renamed_mid_log(struct sy *y, enum t4_out_format fmt)
 {
-	struct sy y;
 	char *out = NULL;
-	size_t len = 0, renamed_at;
+	size_t len = 0;
 	struct t4_output *x;
 	struct t4_decoder *dec;
-	struct t4_output_opts oo = { .format = T4_FMT_CSV, .csv_sep = ',' };
+	struct t4_output_opts oo = { .format = fmt, .csv_sep = ',' };
 	struct t4_decode_opts o = { .want_metrics = true };
-
-	sy_one_domain(&y, 3000, 9);
-	sy_build(&y);
-	renamed_at = y.n_pk / 2;
 	struct t4_packet ev = { .type = T4_PKT_EVENT };
+
 	ev.event.domain_id = 1;
 	ev.event.index = 0;
 	ev.event.scale = 1;
 	snprintf(ev.event.pmu, sizeof(ev.event.pmu), "pmu1");
-	snprintf(ev.event.name, sizeof(ev.event.name), "clk,ticks");
+	snprintf(ev.event.name, sizeof(ev.event.name), "clk,\"ticks\"");
 	FILE *f = open_memstream(&out, &len);
 	cr_assert(f);
 	cr_assert_eq(t4_output_new(&x, &oo, f), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_decoder_new(&dec, &o, t4_output_ops(x), x), 0, "%s", t4_errmsg());
-	for (size_t i = 0; i < y.n_pk; i++) {
-		if (i == renamed_at)
+	for (size_t i = 0; i < y->n_pk; i++) {
+		if (i == y->n_pk / 2)
 			cr_assert_eq(t4_decoder_feed(dec, &ev), 0, "%s", t4_errmsg());
-		cr_assert_eq(t4_decoder_feed(dec, &y.pk[i]), 0, "%s", t4_errmsg());
+		cr_assert_eq(t4_decoder_feed(dec, &y->pk[i]), 0, "%s", t4_errmsg());
 	}
 	cr_assert_eq(t4_decoder_finish(dec, NULL), 0, "%s", t4_errmsg());
 	t4_decoder_free(dec);
 	t4_output_free(x);
 	fclose(f);
+	return out;
+}
+
+/* Lines of text with the old name and with the new one: every interval
+ * has one or the other, and none has the old after the first new. */
+static void old_then_new(char *text, const char *old, const char *new, size_t intervals)
+{
 	size_t old_rows = 0, new_rows = 0;
 	bool renamed = false;
-	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
-		bool is_old = strstr(l, ",pmu1,cycles,") != NULL;
-		bool is_new = strstr(l, ",pmu1,\"clk,ticks\",") != NULL;
+
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		bool is_old = strstr(l, old) != NULL, is_new = strstr(l, new) != NULL;
 		cr_assert(!(is_old && renamed), "the old name after the new one: %s", l);
 		renamed |= is_new;
 		old_rows += is_old;
@@ -209,8 +210,26 @@ Test(decode_fmt, csv_names_follow_a_rename)
 	}
 	cr_assert_gt(old_rows, 0);
 	cr_assert_gt(new_rows, 0);
-	cr_assert_eq(old_rows + new_rows, y.n_triggers - 1);
-	free(out);
+	cr_assert_eq(old_rows + new_rows, intervals, "%zu + %zu", old_rows, new_rows);
+}
+
+/* CSV and JSONL escape a domain's names once and keep them while they
+ * stay the same (out_cells.c): a domain whose event is renamed mid-log
+ * must print the new name, escaped, from the moment the decoder knows
+ * it. */
+Test(decode_fmt, csv_and_jsonl_names_follow_a_rename)
+{
+	struct sy y;
+
+	sy_one_domain(&y, 3000, 9);
+	sy_build(&y);
+	char *csv = renamed_mid_log(&y, T4_FMT_CSV);
+	old_then_new(csv, ",pmu1,cycles,", ",pmu1,\"clk,\"\"ticks\"\"\",", y.n_triggers - 1);
+	char *jsonl = renamed_mid_log(&y, T4_FMT_JSONL);
+	old_then_new(jsonl, "\"counts\": {\"cycles\": ", "\"counts\": {\"clk,\\\"ticks\\\"\": ",
+		     y.n_triggers - 1);
+	free(csv);
+	free(jsonl);
 	sy_free(&y);
 }
 
