@@ -74,6 +74,11 @@ int out_status(struct t4_output *x);
 /* Interval flags as words ("spans", "partial", ...). */
 size_t out_flag_names(uint32_t flags, const char **names, size_t cap);
 
+/* One Perfetto counter packet (out_perfetto.c) encoded by hand, as every
+ * trace has it, into hand and by protobuf-c into ref: the tests compare. */
+void out_pf_counter_both(uint64_t ts, uint32_t clock, uint64_t track, const uint64_t *count,
+			 double value, struct t4_wbuf *hand, struct t4_wbuf *ref);
+
 /* ---- the summary's tables, shared with the report (sections.c) ---------- */
 
 #define SEC_MAX_COLS 16   /* headline metrics per kind table */

@@ -4,6 +4,7 @@
 #include "decode_synth.h"
 
 #include "decode/decode_int.h"
+#include "decode/out.h"
 
 static const char *fmt(double v, char *buf, size_t cap)
 {
@@ -258,4 +259,39 @@ Test(decode_fmt, a_scratch_line_grows_past_its_first_size)
 	cr_assert_eq(w.len, n);
 	cr_assert_eq(memcmp(w.buf, want, n), 0, "%.*s", (int)w.len, w.buf);
 	dec_wbuf_free(&w);
+}
+
+/* Perfetto's counter packets are encoded by hand (out_perfetto.c): byte
+ * for byte what protobuf-c writes, for counts at every varint length, up
+ * to and past INT64_MAX (a double then), metrics of any sign and size,
+ * NaN and infinities included, any timestamp, track and clock. */
+Test(decode_fmt, perfetto_counters_by_hand_are_protobuf_c_bytes)
+{
+	uint64_t rng = 17;
+	struct t4_wbuf hand, ref;
+
+	cr_assert_eq(dec_wbuf_init(&hand, NULL, 64), 0);
+	cr_assert_eq(dec_wbuf_init(&ref, NULL, 64), 0);
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = sy_rand(&rng), count = r >> (sy_rand(&rng) % 64);
+		uint64_t ts = sy_rand(&rng) >> (sy_rand(&rng) % 64);
+		uint64_t track = sy_rand(&rng) >> (sy_rand(&rng) % 64);
+		uint32_t clock = (uint32_t)(sy_rand(&rng) >> (32 + sy_rand(&rng) % 32));
+		double value = ldexp(sy_unit(&rng) - 0.5, (int)(sy_rand(&rng) % 200) - 100);
+		if (i < 8) {
+			const uint64_t edge[] = { 0, 127, 128, INT64_MAX, (uint64_t)INT64_MAX + 1,
+						  UINT64_MAX, 16383, 16384 };
+			count = ts = track = edge[i];
+			value = i == 1 ? NAN : i == 2 ? INFINITY : i == 3 ? -INFINITY : -0.0;
+		}
+		hand.len = ref.len = 0;
+		out_pf_counter_both(ts, clock, track, i % 3 ? &count : NULL, value, &hand, &ref);
+		cr_assert_eq(hand.error, 0);
+		cr_assert_eq(hand.len, ref.len, "count %llu value %g: %zu bytes, protobuf-c %zu",
+			     (unsigned long long)count, value, hand.len, ref.len);
+		cr_assert_eq(memcmp(hand.buf, ref.buf, hand.len), 0, "count %llu value %g",
+			     (unsigned long long)count, value);
+	}
+	dec_wbuf_free(&hand);
+	dec_wbuf_free(&ref);
 }
