@@ -55,10 +55,20 @@ int out_cells_init(struct out_cells *c, out_cells_render_fn render, void *ud);
 void out_cells_free(struct out_cells *c); /* after a failed init too */
 /* Closes the part written since the last one. */
 void out_cell_end(struct out_cell_set *s);
+/* The parts of dm (its slot index), made again: NULL: out of memory
+ * (t4_err set). */
+const struct out_cell_set *out_cells_make(struct out_cells *c, uint32_t slot,
+					  const struct t4_dec_domain *dm);
+
 /* The parts of dm (its slot index), made if its names changed; NULL: out
  * of memory (t4_err set). */
-const struct out_cell_set *out_cells_of(struct out_cells *c, uint32_t slot,
-					const struct t4_dec_domain *dm);
+static inline const struct out_cell_set *out_cells_of(struct out_cells *c, uint32_t slot,
+						      const struct t4_dec_domain *dm)
+{
+	const struct out_cell_set *s = &c->slot[slot % OUT_CELL_SLOTS];
+
+	return dm->names_id && s->names_id == dm->names_id ? s : out_cells_make(c, slot, dm);
+}
 
 /* Part i appended to w. */
 static inline void out_cell_put(struct t4_wbuf *w, const struct out_cell_set *s, uint32_t i)

@@ -43,13 +43,11 @@ void out_cell_end(struct out_cell_set *s)
 		s->off[++s->n] = (uint32_t)s->text.len;
 }
 
-const struct out_cell_set *out_cells_of(struct out_cells *c, uint32_t slot,
-					const struct t4_dec_domain *dm)
+const struct out_cell_set *out_cells_make(struct out_cells *c, uint32_t slot,
+					  const struct t4_dec_domain *dm)
 {
 	struct out_cell_set *s = &c->slot[slot % OUT_CELL_SLOTS];
 
-	if (dm->names_id && s->names_id == dm->names_id)
-		return s;
 	s->text.len = 0;
 	s->n = 0;
 	s->off[0] = 0;
