@@ -14,8 +14,9 @@
 #
 #   With T4_BASE=/path/to/an/older/t410trace (e.g. main's build), part 1 is
 #   followed by both decoders side by side on the same log: CPU seconds
-#   (user + system, best of 3) of info, decode to the summary and decode
-#   to CSV on /dev/null, one core (-j 1 where the binary knows it).
+#   (user + system, best of 3) of info, decode to the summary, to CSV and
+#   JSONL on /dev/null and to a Perfetto file, one core (-j 1 where the
+#   binary knows it).
 #   4. decode -j: -j 1 against -j N (N: the CPUs available) on the 60 s
 #      log, to the summary and to CSV on /dev/null: wall seconds (best of
 #      3), CPU seconds, the speed-up, peak RSS, and the load average (on a
@@ -52,17 +53,19 @@ best_cpu() {
 if [ -n "${T4_BASE:-}" ]; then
 	echo "side by side on that log (CPU s, user + system, best of 3; one core):"
 	echo
-	echo "| decoder | info | summary | summary / info | CSV to /dev/null |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| decoder | info | summary | summary / info | CSV to /dev/null | JSONL | Perfetto |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for b in "$T4_BASE" "$bin"; do
 		j=()
 		"$b" decode --help | grep -q -- '--jobs' && j=(-j 1)
 		i=$(best_cpu "$b" info "$dir/60s.t4t")
 		su=$(best_cpu "$b" decode "${j[@]}" "$dir/60s.t4t")
 		cs=$(best_cpu "$b" decode "${j[@]}" -f csv -o /dev/null "$dir/60s.t4t")
-		awk -v b="$b" -v i="$i" -v s="$su" -v c="$cs" \
+		js=$(best_cpu "$b" decode "${j[@]}" -f jsonl -o /dev/null "$dir/60s.t4t")
+		pf=$(best_cpu "$b" decode "${j[@]}" -f perfetto -o "$dir/60s.pftrace" "$dir/60s.t4t")
+		awk -v b="$b" -v i="$i" -v s="$su" -v c="$cs" -v js="$js" -v pf="$pf" \
 			'BEGIN { r = i > 0 ? sprintf("%.2fx", s / i) : "-"
-			printf "| %s | %.2f | %.2f | %s | %.2f |\n", b, i, s, r, c }'
+			printf "| %s | %.2f | %.2f | %s | %.2f | %.2f | %.2f |\n", b, i, s, r, c, js, pf }'
 	done
 	echo
 fi
