@@ -56,10 +56,25 @@
  * residual of 0. What the block choice of a predictor costs: 2-8 bits per
  * event every 16 records.
  *
- * Cost: the decoder does two 64-bit divisions per return record (the
- * ratios) and per value a Rice read, a 64x64->128 multiply for rate
- * predictions, and two adds; no floating point anywhere (the format is
+ * Cost: per value the decoder does a Rice read, a 64x64->128 multiply for
+ * rate predictions and two adds; per return record one 64-bit division (the
+ * local/reference rate) and a second (the count ratio) only while an event
+ * of the domain predicts by rate; no floating point anywhere (the format is
  * exact integer arithmetic, so any reader gets the same bits).
+ *
+ * The decoder's fast path (issue 19.2; about 173 instructions per value on
+ * x86-64 at -O2 where it took 233, docs/PERFORMANCE.md): pkt_codec2_next()
+ * keeps the bit reader in a local that everything it calls inline uses, so
+ * it stays in registers through a whole record (the rare paths, raw() and a
+ * Rice code that does not fit, are out of line and take the reader by value
+ * and return it: its address never escapes). A Rice code is read from a
+ * 64-bit buffer: one ctz counts the unary part (capped at the escape), and
+ * when q + 1 + k bits are in the buffer (nearly always) three shifts take
+ * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
+ * load while 8 bytes are left, byte by byte in the last 8) only when a code
+ * does not fit. Each Rice state keeps its k beside m, computed when it is
+ * fed. What stays per record: the state's commit, the key prediction, and
+ * the divisions above.
  */
 #include "codec_int.h"
 
@@ -332,7 +347,7 @@ HOT void rice_update(struct rice *r, uint64_t u)
 		r->m = u << 2;
 		r->has = 1;
 	}
-	r->k = (uint8_t)(61 - __builtin_clzll(r->m | 7));
+	r->k = (uint8_t)((63 ^ __builtin_clzll(r->m | 7)) - 2); /* bitlen - 3 */
 }
 _Static_assert(M_CAP == 1ull << 56 && K_MAX == 56, "k = bitlen(m) - 3 stays <= K_MAX");
 
@@ -438,17 +453,8 @@ HOT void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t r)
 
 /* ---- bit reader -------------------------------------------------------- */
 
-/* The reader's fast path (what dec_ret() spends per value): the whole
- * record is decoded by inlined code on a reader that lives in registers
- * (pkt_codec2_next's local copy: nothing on the hot path takes its address;
- * the rare paths take it by value and return it). Before each residual the
- * buffer is topped up to 56-63 bits with one unaligned 8-byte load while 8
- * bytes are left in the stream (byte by byte in the last 8); the 1 bits of
- * the unary part are counted with one ctz, and a code that fits in the
- * buffer (q < 12 and q + 1 + k <= n: nearly all) costs one shift to take
- * its k bits and one to drop it. Escapes, codes longer than the buffer and
- * the end of the stream go to res_slow(), which reads bit by bit exactly
- * as 5a.2 says. */
+/* The fast path is described at the top of this file: nothing that reads a
+ * record on the hot path takes the address of pkt_codec2_next's reader. */
 
 static inline struct br br_open(const uint8_t *p, const uint8_t *end)
 {
@@ -583,7 +589,7 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 	/* q 1 bits, a 0 and k bits, all in the buffer (n <= 63: no shift by 64):
 	 * with t the bits after the 0 and rest = t >> k, v = q 2^k + t mod 2^k
 	 * = t - (rest - q) 2^k, modulo 2^64 */
-	t = b->buf >> (q + 1);
+	t = b->buf >> q >> 1;
 	b->buf = t >> k;
 	v = t - ((b->buf - q) << k);
 	b->n -= len;
