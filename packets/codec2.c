@@ -62,7 +62,7 @@
  * of the domain predicts by rate; no floating point anywhere (the format is
  * exact integer arithmetic, so any reader gets the same bits).
  *
- * The decoder's fast path (issue 19.2; about 173 instructions per value on
+ * The decoder's fast path (issue 19.2; about 172 instructions per value on
  * x86-64 at -O2 where it took 233, docs/PERFORMANCE.md): pkt_codec2_next()
  * keeps the bit reader in a local that everything it calls inline uses, so
  * it stays in registers through a whole record (the rare paths, raw() and a
@@ -577,7 +577,7 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 
 	q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC); /* <= RICE_ESC */
 	len = q + 1 + k;
-	if (unlikely(len > b->n)) { /* about every 8th code: fill, look again */
+	if (unlikely(len > b->n)) { /* 1 code in 10-15: fill, look again */
 		br_fill(b);
 		q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC);
 		len = q + 1 + k;
@@ -849,8 +849,6 @@ HOT void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 	}
 }
 
-/* The counts; returns which residuals were 0 (format 3's quiet flags).
- * quiet: the counts flagged in s->qcnt are their prediction. */
 /* Count i of a record after its key's first two: the prediction from prev
  * plus the residual (none when quiet); z learns the bit when that was 0. */
 HOT uint64_t dec_count(struct br *b, struct ev2 *e, uint64_t prev, uint64_t rc, bool quiet,
