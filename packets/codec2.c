@@ -56,10 +56,25 @@
  * residual of 0. What the block choice of a predictor costs: 2-8 bits per
  * event every 16 records.
  *
- * Cost: the decoder does two 64-bit divisions per return record (the
- * ratios) and per value a Rice read, a 64x64->128 multiply for rate
- * predictions, and two adds; no floating point anywhere (the format is
+ * Cost: per value the decoder does a Rice read, a 64x64->128 multiply for
+ * rate predictions and two adds; per return record one 64-bit division (the
+ * local/reference rate) and a second (the count ratio) only while an event
+ * of the domain predicts by rate; no floating point anywhere (the format is
  * exact integer arithmetic, so any reader gets the same bits).
+ *
+ * The decoder's fast path (issue 19.2; about 172 instructions per value on
+ * x86-64 at -O2 where it took 233, docs/PERFORMANCE.md): pkt_codec2_next()
+ * keeps the bit reader in a local that everything it calls inline uses, so
+ * it stays in registers through a whole record (the rare paths, raw() and a
+ * Rice code that does not fit, are out of line and take the reader by value
+ * and return it: its address never escapes). A Rice code is read from a
+ * 64-bit buffer: one ctz counts the unary part (capped at the escape), and
+ * when q + 1 + k bits are in the buffer (nearly always) three shifts take
+ * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
+ * load while 8 bytes are left, byte by byte in the last 8) only when a code
+ * does not fit. Each Rice state keeps its k beside m, computed when it is
+ * fed. What stays per record: the state's commit, the key prediction, and
+ * the divisions above.
  */
 #include "codec_int.h"
 
@@ -90,11 +105,15 @@ enum { R_T, R_REF, R_MONO, R_REAL, R_L, R_FIELDS }; /* reference records */
 __extension__ typedef unsigned __int128 u128;
 
 #define HOT static inline __attribute__((always_inline)) /* per value */
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals. */
+/* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals; k, the
+ * parameter m gives (5a.2), kept beside it so that a read costs no bitlen. */
 struct rice {
 	uint64_t m;
 	uint8_t has; /* 0: no residual yet (k = 0) */
+	uint8_t k;
 };
 
 struct ev2 {
@@ -114,6 +133,7 @@ struct ret2 {
 	uint64_t qcnt;   /* format 3: quiet counts (bit i: event i) */
 	uint64_t trigger, begin, width, local, enabled, running;
 	uint64_t step, rate, dlocal;
+	uint64_t rate_evs; /* decoder: bit i = ev[i].rate */
 	struct rice rt, rb, rw, rl, re, rr;
 	struct ev2 ev[T4_MAX_COUNTERS];
 };
@@ -140,8 +160,9 @@ struct bw { /* bit writer, LSB first */
 
 struct br { /* bit reader, LSB first */
 	const uint8_t *p, *end;
+	const uint8_t *fast_end; /* p < fast_end: 8 bytes are readable at p */
 	uint64_t buf;
-	unsigned n;
+	unsigned n; /* bits in buf, <= 63 */
 	int bad;
 };
 
@@ -222,7 +243,7 @@ bool pkt_codec2_in_batch(const struct t4_codec2 *c)
 
 /* The state of a key in this chunk (zeroed on first use), or `scratch`
  * zeroed for a key without state (>= KEYS: coded as a first record). */
-static struct ret2 *ret_state(struct t4_codec2 *c, uint32_t key, struct ret2 *scratch)
+HOT struct ret2 *ret_state(struct t4_codec2 *c, uint32_t key, struct ret2 *scratch)
 {
 	struct ret2 *s = key < KEYS ? &c->ret[key] : scratch;
 
@@ -304,24 +325,31 @@ static inline unsigned bitlen(uint64_t v)
 
 HOT unsigned rice_k(const struct rice *r)
 {
-	unsigned b = bitlen(r->m);
-
-	if (!r->has || b <= 3)
-		return 0;
-	return b - 3 < K_MAX ? b - 3 : K_MAX;
+	return r->k;
 }
 
+/* No residual yet: k = 0, and the next one sets m (5a.5 row 9). */
+static inline void rice_restart(struct rice *r)
+{
+	*r = (struct rice){ 0, 0, 0 };
+}
+
+/* Feed u (5a.2). k = max(bitlen(m), 3) - 3 without a branch; the spec's
+ * min(56, ...) never binds: u <= 2^56 keeps m <= 2^58 (4u at first, then
+ * m - floor(m / 4) + u <= 3 x 2^56 + 2^56), so bitlen(m) <= 59. */
 HOT void rice_update(struct rice *r, uint64_t u)
 {
 	if (u > M_CAP)
 		u = M_CAP;
-	if (r->has) {
+	if (likely(r->has)) {
 		r->m = r->m - (r->m >> 2) + u;
 	} else {
 		r->m = u << 2;
 		r->has = 1;
 	}
+	r->k = (uint8_t)((63 ^ __builtin_clzll(r->m | 7)) - 2); /* bitlen - 3 */
 }
+_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56, "k = bitlen(m) - 3 stays <= K_MAX");
 
 /* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
 HOT uint64_t scale32(uint64_t delta, uint64_t rate)
@@ -398,7 +426,7 @@ HOT void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
 	unsigned k = rice_k(st);
 
 	q = v >> k;
-	if (__builtin_expect(q < RICE_ESC && (r & ((1ull << s) - 1)) == 0, 1)) {
+	if (likely(q < RICE_ESC && (r & ((1ull << s) - 1)) == 0)) {
 		if (k <= 56 - RICE_ESC) { /* one write: q 1 bits, a 0, k bits */
 			bw_put(w, ((v & ((1ull << k) - 1)) << (q + 1)) | ((1ull << q) - 1),
 			       (unsigned)q + 1 + k);
@@ -425,17 +453,28 @@ HOT void put_field(struct bw *w, uint32_t n, struct rice *st, uint64_t r)
 
 /* ---- bit reader -------------------------------------------------------- */
 
-HOT void br_refill(struct br *b)
+/* The fast path is described at the top of this file: nothing that reads a
+ * record on the hot path takes the address of pkt_codec2_next's reader. */
+
+static inline struct br br_open(const uint8_t *p, const uint8_t *end)
 {
-	if (b->end - b->p >= 8) {
+	return (struct br){ .p = p, .end = end, .fast_end = end - p >= 8 ? end - 7 : p };
+}
+
+/* Top the buffer up to 56..63 bits, or to every bit left near the end of
+ * the stream. Bits of buf above n are the stream's next bits or 0: a fill
+ * ORs in the same bits again. */
+HOT void br_fill(struct br *b)
+{
+	if (likely(b->p < b->fast_end)) { /* 8 bytes readable at p */
 		b->buf |= t4_get_le64(b->p) << b->n;
 		b->p += (63 - b->n) >> 3;
 		b->n |= 56;
-	} else {
-		while (b->n <= 56 && b->p < b->end) {
-			b->buf |= (uint64_t)*b->p++ << b->n;
-			b->n += 8;
-		}
+		return;
+	}
+	while (b->n < 56 && b->p < b->end) {
+		b->buf |= (uint64_t)*b->p++ << b->n;
+		b->n += 8;
 	}
 }
 
@@ -444,8 +483,8 @@ HOT uint64_t br_get(struct br *b, unsigned k)
 {
 	uint64_t v;
 
-	if (b->n < k) {
-		br_refill(b);
+	if (unlikely(b->n < k)) {
+		br_fill(b);
 		if (b->n < k) {
 			b->bad = 1;
 			return 0;
@@ -467,15 +506,25 @@ static inline uint64_t br_get64(struct br *b, unsigned k)
 	return lo | br_get(b, k - 32) << 32;
 }
 
-static inline uint64_t get_raw(struct br *b)
+/* raw() (5a.2): out of line, the reader by value (see above). */
+static __attribute__((noinline)) struct br br_raw(struct br b, uint64_t *v)
 {
-	unsigned n = (unsigned)br_get(b, RAW_LEN_BITS);
+	unsigned n = (unsigned)br_get(&b, RAW_LEN_BITS);
 
-	if (n > 64) {
-		b->bad = 1;
-		return 0;
-	}
-	return br_get64(b, n);
+	*v = 0;
+	if (n > 64)
+		b.bad = 1;
+	else
+		*v = br_get64(&b, n);
+	return b;
+}
+
+HOT uint64_t get_raw(struct br *b)
+{
+	uint64_t v;
+
+	*b = br_raw(*b, &v);
+	return v;
 }
 
 /* Leading 1 bits, at most RICE_ESC; the 0 after fewer is consumed. */
@@ -484,7 +533,7 @@ static inline unsigned br_ones(struct br *b)
 	unsigned q, used;
 
 	if (b->n < RICE_ESC + 1)
-		br_refill(b);
+		br_fill(b);
 	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
 	if (q >= RICE_ESC) {
 		q = RICE_ESC;
@@ -501,33 +550,51 @@ static inline unsigned br_ones(struct br *b)
 	return q;
 }
 
-/* The residual put_res() wrote. */
-HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
+/* get_res() when the code is an escape or does not fit in the buffer. */
+static __attribute__((noinline)) struct br res_slow(struct br b, struct rice *st, unsigned s,
+						     uint64_t *res)
 {
-	unsigned k = rice_k(st), q;
-	uint64_t v, r;
+	unsigned k = rice_k(st), q = br_ones(&b);
+	uint64_t v;
 
-	if (b->n < 56)
-		br_refill(b);
-	q = (unsigned)__builtin_ctzll(~b->buf | (1ull << 63));
-	if (__builtin_expect(q < RICE_ESC && q + 1 + k <= b->n && q + 1 + k < 64, 1)) {
-		/* the common case: q 1 bits, a 0 and k bits, all in the buffer
-		 * (a buffer refilled byte by byte at the end may hold 64 bits:
-		 * a shift by 64 is undefined, so all 64 go the slow way) */
-		v = (uint64_t)q << k | ((b->buf >> (q + 1)) & ((1ull << k) - 1));
-		b->buf >>= q + 1 + k;
-		b->n -= q + 1 + k;
-		r = unzz(v) << s;
-	} else if ((q = br_ones(b)) < RICE_ESC) {
-		v = (uint64_t)q << k | br_get(b, k);
-		r = unzz(v) << s;
+	if (q < RICE_ESC) {
+		v = (uint64_t)q << k | br_get(&b, k);
+		*res = unzz(v) << s;
 	} else {
-		uint64_t z = get_raw(b);
-		r = unzz(z);
+		uint64_t z = get_raw(&b);
+		*res = unzz(z);
 		v = z >> s;
 	}
 	rice_update(st, v);
-	return r;
+	return b;
+}
+
+/* The residual put_res() wrote (5a.2 res()). */
+HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
+{
+	unsigned k = rice_k(st), q, len;
+	uint64_t t, v, res;
+
+	q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC); /* <= RICE_ESC */
+	len = q + 1 + k;
+	if (unlikely(len > b->n)) { /* 1 code in 10-15: fill, look again */
+		br_fill(b);
+		q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC);
+		len = q + 1 + k;
+	}
+	if (unlikely(q == RICE_ESC || len > b->n)) {
+		*b = res_slow(*b, st, s, &res);
+		return res;
+	}
+	/* q 1 bits, a 0 and k bits, all in the buffer (n <= 63: no shift by 64):
+	 * with t the bits after the 0 and rest = t >> k, v = q 2^k + t mod 2^k
+	 * = t - (rest - q) 2^k, modulo 2^64 */
+	t = b->buf >> q >> 1;
+	b->buf = t >> k;
+	v = t - ((b->buf - q) << k);
+	b->n -= len;
+	rice_update(st, v);
+	return unzz(v) << s;
 }
 
 HOT uint64_t get_field(struct br *b, uint32_t n, struct rice *st)
@@ -598,7 +665,7 @@ HOT uint64_t count_pred(const struct ev2 *e, uint64_t prev, uint64_t rc)
 	return round_to(e->rate ? scale32(prev, rc) : prev, e->shift);
 }
 
-static void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
+HOT void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
 {
 	if (s->n) {
 		uint64_t db = r->read_begin_ns - s->begin, dl = r->local_clock - s->local;
@@ -632,7 +699,7 @@ static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
 		if (shift != e->shift)
 			moved |= 1ull << i;
 		if (rate != e->rate || shift != e->shift)
-			e->r.has = 0;
+			rice_restart(&e->r);
 		e->rate = rate;
 		e->shift = shift;
 		e->cost[0] = e->cost[1] = 0;
@@ -766,7 +833,7 @@ static void enc_ret(struct t4_codec2 *c, const struct t4_ret_pkt *r)
 	c->w = lw;
 }
 
-static inline void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
+HOT void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 {
 	for (uint32_t i = 0; i < n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
@@ -775,47 +842,49 @@ static inline void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 		if (!br_get(b, 1))
 			shift = (uint8_t)br_get(b, SHIFT_BITS);
 		if (rate != e->rate || shift != e->shift)
-			e->r.has = 0;
+			rice_restart(&e->r);
 		e->rate = rate;
 		e->shift = shift;
+		s->rate_evs = (s->rate_evs & ~(1ull << i)) | (uint64_t)rate << i;
 	}
+}
+
+/* Count i of a record after its key's first two: the prediction from prev
+ * plus the residual (none when quiet); z learns the bit when that was 0. */
+HOT uint64_t dec_count(struct br *b, struct ev2 *e, uint64_t prev, uint64_t rc, bool quiet,
+		       uint64_t bit, uint64_t *z)
+{
+	uint64_t d = quiet ? 0 : get_res(b, &e->r, e->shift);
+
+	*z |= d ? 0 : bit;
+	return e->count = count_pred(e, prev, rc) + d;
 }
 
 /* The counts; returns which residuals were 0 (format 3's quiet flags).
  * quiet: the counts flagged in s->qcnt are their prediction. */
-static inline uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r,
-				  uint64_t quiet)
+HOT uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r, uint64_t quiet)
 {
-	uint32_t prev_n = s->n_counts;
-	uint64_t z = 0, d;
+	uint32_t prev_n = s->n_counts, n = r->n_counts, i;
+	uint64_t z = 0, d, rc, bit = 1;
 
 	if (s->n < 2) {
-		for (uint32_t i = 0; i < r->n_counts; i++) {
+		for (i = 0; i < n; i++) {
 			d = unzz(get_raw(b));
 			z |= (uint64_t)(d == 0) << i;
 			s->ev[i].count = r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
 		}
 		return z;
 	}
-	uint64_t rc = count_ratio(s, r->local_clock);
 	if (block_start(s->n))
-		dec_block(b, s, r->n_counts);
-	if (r->n_counts <= prev_n) { /* the same events as before: the usual */
-		for (uint32_t i = 0; i < r->n_counts; i++) {
-			struct ev2 *e = &s->ev[i];
-			d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
-			z |= (uint64_t)(d == 0) << i;
-			e->count = r->counts[i] = count_pred(e, e->count, rc) + d;
-		}
-		return z;
+		dec_block(b, s, n);
+	/* the ratio (a division) only when an event's prediction uses it */
+	rc = s->rate_evs & (n < 64 ? (1ull << n) - 1 : ~0ull) ? count_ratio(s, r->local_clock) : 0;
+	if (n > prev_n) { /* events beyond the previous record's: from 0 */
+		for (i = prev_n; i < n; i++)
+			s->ev[i].count = 0;
 	}
-	for (uint32_t i = 0; i < r->n_counts; i++) {
-		struct ev2 *e = &s->ev[i];
-		uint64_t prev = i < prev_n ? e->count : 0;
-		d = quiet >> i & 1 ? 0 : get_res(b, &e->r, e->shift);
-		z |= (uint64_t)(d == 0) << i;
-		e->count = r->counts[i] = count_pred(e, prev, rc) + d;
-	}
+	for (i = 0; i < n; i++, quiet >>= 1, bit <<= 1)
+		r->counts[i] = dec_count(b, &s->ev[i], s->ev[i].count, rc, quiet & 1, bit, &z);
 	return z;
 }
 
@@ -830,7 +899,7 @@ HOT uint64_t get_quiet(struct br *b, uint32_t qc, unsigned bit, uint32_t n, stru
 	return v;
 }
 
-static int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
+HOT int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 		   struct t4_ret_pkt *r)
 {
 	struct ret2 scratch, *s = ret_state(c, key, &scratch);
@@ -923,7 +992,7 @@ static void enc_ref(struct t4_codec2 *c, const struct t4_ref_pkt *r)
 	c->w = lw;
 }
 
-static int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
+HOT int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 		   struct t4_ref_pkt *r)
 {
 	struct ref2 scratch, *s = ref_state(c, key, &scratch);
@@ -1016,7 +1085,7 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 		uint64_t n = get_uv(&cu);
 		if (cu.bad || n == 0 || n > (uint64_t)(cu.end - cu.p) * 8)
 			return -1; /* every record takes at least one bit */
-		lb = (struct br){ .p = cu.p, .end = cu.end };
+		lb = br_open(cu.p, cu.end);
 		c->left = (uint32_t)n;
 	}
 	if (c->v3)
@@ -1031,7 +1100,12 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 	}
 	if (b->bad)
 		return c->left = 0, -1;
-	key_commit(c, kind, key);
+	if (predicted) { /* next(prev) is (kind, key) already */
+		c->prev_kind = kind;
+		c->prev_key = key;
+	} else {
+		key_commit(c, kind, key);
+	}
 	p->copy = false;
 	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
 	rc = kind == K_REF ? dec_ref(c, b, key, quiet, &p->ref)

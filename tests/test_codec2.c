@@ -5,8 +5,10 @@
  * fields, extremes, keys without state, counts that grow and shrink,
  * batches larger than the writer's scratch), in the order they came; the
  * coder's predictions earn what they promise (steady clocks and rates cost
- * a few bits, a granularity costs nothing); damaged batches fail cleanly;
- * and a log written in format 1 and in format 2 reads back the same.
+ * a few bits, a granularity costs nothing); damaged batches fail cleanly,
+ * and a batch cut at any byte gives exactly its packets before the cut (the
+ * decoder's fast bit reader at the end of the stream); and a log written in
+ * format 1 and in format 2 reads back the same.
  */
 #include "packets_testutil.h"
 #include "cli_testutil.h"
@@ -399,6 +401,95 @@ Test(codec2, damaged_batches_end_cleanly)
 Test(codec2, damaged_format_3_batches_end_cleanly)
 {
 	damaged_batches(3);
+}
+
+/* A batch's body cut to its first `cut` bytes, framed again (type 20, its
+ * length) in a buffer of exactly the bytes a reader may read, decoded by c
+ * as a new chunk: the packets before the first error go to got[]. Returns
+ * how many; *failed says whether decoding stopped at an error. */
+static size_t decode_cut(struct t4_codec *c, unsigned version, const uint8_t *body, size_t cut,
+			 struct t4_packet *got, size_t cap, bool *failed)
+{
+	uint8_t *b = malloc(cut + 12), *o = b;
+	size_t n = 0, len;
+	int rc;
+
+	cr_assert(b && t4_codec_start(c, version) == 0);
+	*o++ = 20;
+	for (uint64_t v = cut; ; v >>= 7) {
+		*o++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+		if (v < 0x80)
+			break;
+	}
+	memcpy(o, body, cut);
+	len = (size_t)(o - b) + cut;
+	while (n < cap && (rc = t4_codec_decode(c, b, len, &got[n])) >= 0) {
+		n++;
+		if (rc > 0)
+			break;
+	}
+	*failed = rc < 0;
+	free(b);
+	return n;
+}
+
+/* The decoder's bit reader at the end of a batch (8-byte loads while 8
+ * bytes are left, then byte by byte; codes longer than what it holds: Rice
+ * parameters up to 56 and escapes, from counts near 2^60): a batch cut at
+ * every byte decodes exactly its packets before the cut, in order, then
+ * fails (its last record lacks bits), and reads nothing past the cut
+ * (ASan: make check SAN=1). */
+static void cut_batches(unsigned version)
+{
+	struct t4_packet *exp = malloc(300 * sizeof(*exp)), *got = malloc(300 * sizeof(*got));
+	uint64_t s = 5;
+	size_t n = 0, hdr, blen, prev = 0;
+	struct t4_codec *c = t4_codec_new();
+	struct pay y;
+
+	cr_assert(exp && got && c);
+	pay_init(&y, version);
+	for (uint64_t t = 0; n + 1 + TU_DOMAINS <= 300; t++) {
+		size_t k = tu_trigger(&s, t, &exp[n]);
+		for (size_t i = 0; i < k; i++) {
+			struct t4_ret_pkt *r = &exp[n + i].ret;
+			if (exp[n + i].type == T4_PKT_RET && r->n_counts > 8 && t % 3)
+				for (uint32_t j = 0; j < 8; j++) /* huge, noisy: k 56, escapes */
+					r->counts[j] = (1ull << 60) + tu_below(&s, 1ull << (52 + j));
+			pay_add(&y, &exp[n + i]);
+		}
+		n += k;
+	}
+	pay_end(&y);
+	/* one batch: type 20, its length (a varint), the body */
+	cr_assert_eq(y.b[0], 20);
+	for (hdr = 1, blen = 0; ; hdr++) {
+		blen |= (size_t)(y.b[hdr] & 0x7f) << (7 * (hdr - 1));
+		if (!(y.b[hdr] & 0x80))
+			break;
+	}
+	hdr++;
+	cr_assert_eq(hdr + blen, y.len, "one batch in the payload");
+	for (size_t cut = 1; cut <= blen; cut++) {
+		bool failed;
+		size_t m = decode_cut(c, version, y.b + hdr, cut, got, 300, &failed);
+		cr_assert_eq(failed, cut < blen, "cut at %zu of %zu bytes", cut, blen);
+		cr_assert_geq(m, prev, "cut at %zu: %zu packets, %zu at the cut before", cut, m, prev);
+		for (size_t i = 0; i < m; i++)
+			cr_assert(tu_pkt_eq(&exp[i], &got[i]), "cut at %zu: packet %zu differs", cut, i);
+		prev = m;
+	}
+	cr_assert_eq(prev, n);
+	t4_codec_free(c);
+	pay_free(&y);
+	free(exp);
+	free(got);
+}
+
+Test(codec2, cut_batches_decode_their_packets_before_the_cut)
+{
+	cut_batches(2);
+	cut_batches(3);
 }
 
 /* The same log in format 1 and in format 2 or 3: the reader returns the
