@@ -660,6 +660,12 @@ static inline void dec_wbuf_str(struct t4_wbuf *w, const char *s)
 	dec_wbuf_put(w, s, strlen(s));
 }
 
+/* Numbers written straight into a buffer with DEC_FMT_MAX bytes of room
+ * (the longest: a metric's 9 digits, sign, point, zeros and exponent);
+ * their length. */
+#define DEC_FMT_MAX 48
+size_t dec_fmt_u64(char *out, uint64_t v);
+size_t dec_fmt_f64(char *out, double v);
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v);
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual

@@ -133,11 +133,41 @@ static char *u64_digits(uint64_t v, char *end)
 	return u32_digits((uint32_t)v, end);
 }
 
+static const uint64_t pow10_u64[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* How many decimal digits v has: from its bit length (log10(2) ~
+ * 1233 / 4096), corrected by one compare. */
+static size_t u64_len(uint64_t v)
+{
+	if (v < 10)
+		return 1;
+	size_t n = ((size_t)(64 - __builtin_clzll(v)) * 1233) >> 12; /* 1..19 */
+
+	return n + (v >= pow10_u64[n]);
+}
+
+size_t dec_fmt_u64(char *out, uint64_t v)
+{
+	size_t n = u64_len(v);
+
+	u64_digits(v, out + n);
+	return n;
+}
+
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v)
 {
-	char tmp[24], *p = u64_digits(v, tmp + sizeof(tmp));
+	char tmp[DEC_FMT_MAX];
 
-	dec_wbuf_put(w, p, (size_t)(tmp + sizeof(tmp) - p));
+	if (w->cap - w->len >= DEC_FMT_MAX) {
+		w->len += dec_fmt_u64(w->buf + w->len, v);
+		return;
+	}
+	dec_wbuf_put(w, tmp, dec_fmt_u64(tmp, v));
 }
 
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v)
@@ -199,18 +229,21 @@ static uint64_t round_positive(double x)
 	return m + (x - (double)m >= 0.5);
 }
 
-void dec_wbuf_f64(struct t4_wbuf *w, double v)
+size_t dec_fmt_f64(char *out, double v)
 {
-	char digits[16], out[48];
+	/* the 9 digits, then zeros: the plain forms copy fixed 16 and 8 bytes
+	 * (out has DEC_FMT_MAX of room) and keep the length they need */
+	char digits[24];
 	size_t n = 0;
 
 	if (!isfinite(v)) {
-		dec_wbuf_str(w, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-		return;
+		const char *t = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+		memcpy(out, t, strlen(t));
+		return strlen(t);
 	}
 	if (v == 0) {
-		dec_wbuf_ch(w, '0');
-		return;
+		out[0] = '0';
+		return 1;
 	}
 	if (v < 0) {
 		out[n++] = '-';
@@ -222,6 +255,7 @@ void dec_wbuf_f64(struct t4_wbuf *w, double v)
 		e++;
 		m = round_positive(v * pow10_of(8 - e));
 	}
+	memset(digits, '0', sizeof(digits));
 	digits[0] = (char)('0' + m / 100000000 % 10); /* its low 9 digits */
 	put8_digits((uint32_t)(m % 100000000), digits + 9);
 	int nd = 9;
@@ -234,24 +268,33 @@ void dec_wbuf_f64(struct t4_wbuf *w, double v)
 			for (int i = 1; i < nd; i++)
 				out[n++] = digits[i];
 		}
-		n += (size_t)snprintf(out + n, sizeof(out) - n, "e%+d", e);
-	} else if (e < 0) {
-		out[n++] = '0';
-		out[n++] = '.';
-		for (int i = -1; i > e; i--)
-			out[n++] = '0';
-		for (int i = 0; i < nd; i++)
-			out[n++] = digits[i];
-	} else {
-		for (int i = 0; i <= e; i++)
-			out[n++] = i < nd ? digits[i] : '0';
+		n += (size_t)snprintf(out + n, DEC_FMT_MAX - n, "e%+d", e);
+	} else if (e < 0) { /* 0.000ddd: -e - 1 zeros after the point */
+		memcpy(out + n, "0.000000", 8);
+		n += (size_t)(1 - e);
+		memcpy(out + n, digits, 16);
+		n += (size_t)nd;
+	} else { /* ddd[.ddd], zeros up to the point */
+		memcpy(out + n, digits, 16);
+		n += (size_t)e + 1;
 		if (nd > e + 1) {
-			out[n++] = '.';
-			for (int i = e + 1; i < nd; i++)
-				out[n++] = digits[i];
+			out[n] = '.';
+			memcpy(out + n + 1, digits + e + 1, 8);
+			n += (size_t)(nd - e);
 		}
 	}
-	dec_wbuf_put(w, out, n);
+	return n;
+}
+
+void dec_wbuf_f64(struct t4_wbuf *w, double v)
+{
+	char tmp[DEC_FMT_MAX];
+
+	if (w->cap - w->len >= DEC_FMT_MAX) {
+		w->len += dec_fmt_f64(w->buf + w->len, v);
+		return;
+	}
+	dec_wbuf_put(w, tmp, dec_fmt_f64(tmp, v));
 }
 
 /* The next character of s as text that is all UTF-8: itself, or \\xNN

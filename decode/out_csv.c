@@ -164,22 +164,39 @@ static void csv_fini(struct t4_output *x)
 		csv_free(x->state);
 }
 
-/* One row: the interval's shared part, name k's parts around the value,
- * the suffix. */
-static void row_start(struct t4_output *x, const struct out_cell_set *c, size_t k)
+/* One row: the interval's shared part, name k's parts around the value
+ * (a count, or the metric *metric), the suffix. Room is checked once for
+ * the whole row, which then goes straight into the output's buffer. */
+static void row(struct t4_output *x, const struct out_cell_set *c, uint32_t k, uint64_t count,
+		const double *metric)
 {
-	struct csv_state *st = x->state;
+	const struct csv_state *st = x->state;
+	struct t4_wbuf *w = &x->w;
+	const char *head = c->text.buf + c->off[1 + 2 * k], *tail = c->text.buf + c->off[2 + 2 * k];
+	size_t hn = c->off[2 + 2 * k] - c->off[1 + 2 * k], tn = c->off[3 + 2 * k] - c->off[2 + 2 * k];
+	size_t pn = st->prefix.len, sn = st->suffix.len;
 
-	dec_wbuf_put(&x->w, st->prefix.buf, st->prefix.len);
-	out_cell_put(&x->w, c, (uint32_t)(1 + 2 * k));
-}
-
-static void row_end(struct t4_output *x, const struct out_cell_set *c, size_t k)
-{
-	struct csv_state *st = x->state;
-
-	out_cell_put(&x->w, c, (uint32_t)(2 + 2 * k));
-	dec_wbuf_put(&x->w, st->suffix.buf, st->suffix.len);
+	if (w->cap - w->len < pn + hn + DEC_FMT_MAX + tn + sn) { /* the buffer's end */
+		dec_wbuf_put(w, st->prefix.buf, pn);
+		dec_wbuf_put(w, head, hn);
+		if (metric)
+			dec_wbuf_f64(w, *metric);
+		else
+			dec_wbuf_u64(w, count);
+		dec_wbuf_put(w, tail, tn);
+		dec_wbuf_put(w, st->suffix.buf, sn);
+		return;
+	}
+	char *p = w->buf + w->len;
+	memcpy(p, st->prefix.buf, pn);
+	p += pn;
+	memcpy(p, head, hn);
+	p += hn;
+	p += metric ? dec_fmt_f64(p, *metric) : dec_fmt_u64(p, count);
+	memcpy(p, tail, tn);
+	p += tn;
+	memcpy(p, st->suffix.buf, sn);
+	w->len = (size_t)(p + sn - w->buf);
 }
 
 static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
@@ -214,16 +231,12 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	for (uint32_t i = 0; i < iv->n_counts && i < dm->n_counts; i++) {
 		if (!dm->event_selected[i])
 			continue;
-		row_start(x, c, i);
-		dec_wbuf_u64(&x->w, iv->counts[i]);
-		row_end(x, c, i);
+		row(x, c, i, iv->counts[i], NULL);
 	}
 	for (uint32_t m = 0; iv->metrics && m < dm->n_metrics; m++) {
 		if (!dm->metric_selected[m] || iv->metrics[m] != iv->metrics[m])
 			continue; /* not asked for, or absent (NaN) */
-		row_start(x, c, dm->n_counts + m);
-		dec_wbuf_f64(&x->w, iv->metrics[m]);
-		row_end(x, c, dm->n_counts + m);
+		row(x, c, dm->n_counts + m, 0, &iv->metrics[m]);
 	}
 	return out_status(x);
 }
