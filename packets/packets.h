@@ -26,7 +26,8 @@
  *                io_uring; producers never block, a full ring drops the
  *                packet and counts it exactly;
  *   t4_reader  - streams packets back chunk by chunk with bounded memory,
- *                checks CRCs, resynchronises after damage.
+ *                checks CRCs, resynchronises after damage; or step by
+ *                step, its chunks unpacked on other threads (t4_unpacker).
  *
  * Errors follow util.h: 0 or a negative errno, message in t4_errmsg().
  */
@@ -591,5 +592,65 @@ void t4_chunk_hdr_pack(const struct t4_chunk_hdr *h, uint8_t out[T4_CHUNK_HDR_SI
 /* Parse 64 bytes: 0, -EBADMSG (bad magic or header CRC), or -EPROTO (a
  * newer format version; the header CRC was valid). */
 int t4_chunk_hdr_unpack(const uint8_t in[T4_CHUNK_HDR_SIZE], struct t4_chunk_hdr *h);
+
+/* ---- the reader, one step at a time (decode -j) ------------------------ */
+
+/* t4_reader_next() is three steps that a caller may run itself, so as to
+ * unpack several chunks at once on other threads: (1) in log order on one
+ * thread, t4_reader_next_chunk() finds the next chunk and reads its
+ * compressed payload (its warnings through the reader's callback, as
+ * t4_reader_next() says them); (2) on any thread, a t4_unpacker checks,
+ * decompresses and decodes it; (3) in log order, t4_reader_chunk_begin()
+ * before handing out its packets and t4_reader_chunk_end() after, each
+ * chunk's warning (result.warning) said after its packets. Done so, the
+ * packets, warnings and statistics are exactly t4_reader_next()'s. Steps
+ * 1 and 3 may run on two threads at once (they share nothing); a reader
+ * is read either so or with t4_reader_next(), not both. */
+struct t4_chunk {
+	uint64_t offset;         /* where it starts in the log */
+	struct t4_chunk_hdr h;   /* its valid header */
+	uint8_t *payload;        /* its h.comp_size compressed bytes */
+	size_t cap;              /* (payload's size: reused by the next call) */
+	struct t4_reader_stats before; /* (step 1's statistics when found) */
+};
+/* 1: the next chunk into c (c zeroed the first time), 0 at the end of the
+ * recording, or a negative errno (an I/O error: the log ends there). */
+int t4_reader_next_chunk(struct t4_reader *r, struct t4_chunk *c);
+void t4_chunk_free(struct t4_chunk *c); /* its buffer; c may be reused */
+
+/* What one chunk gave, beyond its packets. */
+struct t4_chunk_result {
+	uint64_t offset;            /* the chunk's */
+	uint32_t seen;              /* packets decoded (unknown types too) */
+	struct t4_reader_stats st;  /* its part of the reader's statistics */
+	char warning[512];          /* "" or the warning to say after its packets
+				     * (a damaged chunk: its reason) */
+	bool has_session;           /* it holds a session packet; the first: */
+	bool session_first;         /* it is the chunk's first packet */
+	bool session_copy;
+	struct t4_session_pkt session;
+};
+
+struct t4_unpacker;
+int t4_unpacker_new(struct t4_unpacker **out);
+void t4_unpacker_free(struct t4_unpacker *u); /* accepts NULL */
+/* Start on chunk c: its payload checked and decompressed (not read after
+ * this call returns). */
+void t4_unpacker_start(struct t4_unpacker *u, const struct t4_chunk *c);
+/* The chunk's next packet: 1, or 0 at its end (damage ends it early: the
+ * result says so). p may be any memory of sizeof(struct t4_packet). */
+int t4_unpacker_next(struct t4_unpacker *u, struct t4_packet *p);
+/* Valid for the chunk's first packet once t4_unpacker_next() returned it,
+ * and whole once it returned 0. */
+const struct t4_chunk_result *t4_unpacker_result(const struct t4_unpacker *u);
+
+/* Before a chunk's packets are handed out: 1, or 0 when its first packet
+ * opens another recording (FORMAT.md 7): none of it is handed out, no
+ * later chunk is taken, and once step 1 has stopped, t4_reader_end_before()
+ * ends the recording there. */
+int t4_reader_chunk_begin(struct t4_reader *r, const struct t4_chunk_result *res);
+/* After them: its statistics (and the recording's session) taken. */
+void t4_reader_chunk_end(struct t4_reader *r, const struct t4_chunk_result *res);
+void t4_reader_end_before(struct t4_reader *r, const struct t4_chunk *c);
 
 #endif

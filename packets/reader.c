@@ -28,6 +28,24 @@
  * tag, a sequence number going back, or a first packet that is another
  * session: FORMAT.md 7) ends the reading, and the statistics say where;
  * `cat a.t4t b.t4t` is never decoded as one recording.
+ *
+ * t4_reader_next() is three steps, also offered one by one so that a
+ * caller can unpack chunks on several threads (decode -j: decode/
+ * readahead.c) and still get what t4_reader_next() gives:
+ *   1. t4_reader_next_chunk(), in order: find the next chunk (its header,
+ *      the resync scan, truncation, a header of another recording) and
+ *      read its compressed payload; its warnings through the callback;
+ *   2. a t4_unpacker, on any thread, one chunk at a time: the CRC, zstd,
+ *      the packet codec, the packet count; what a chunk cannot be
+ *      (a warning's text, its statistics, its first session packet) is
+ *      kept in its struct t4_chunk_result, touching nothing of the reader;
+ *   3. t4_reader_chunk_begin() / _end(), in order, around handing out a
+ *      chunk's packets: whether its first packet opens another recording
+ *      (that needs the session of the chunks before it), and its
+ *      statistics added. The statistics of steps 1 and 3 are kept apart
+ *      (st, taken: one thread each) and summed by t4_reader_stats().
+ * t4_reader_next() runs the same code on one thread, counting straight
+ * into st, streaming a chunk's packets without buffering them.
  */
 #include "packets.h"
 #include "util/util.h"
@@ -75,22 +93,29 @@ struct t4_reader {
 	int done;
 	t4_reader_warn_fn warn;
 	void *ud;
-	ZSTD_DCtx *dctx;
-	struct t4_codec *codec;
-	uint8_t *cbuf, *raw;
-	size_t ccap, rcap;
-	/* the chunk being decoded */
-	int in_chunk;
-	uint64_t chunk_off;
-	uint32_t chunk_raw;
-	size_t rpos, rlen;
-	uint32_t expect_pkts, seen_pkts;
+	uint8_t *win;             /* the resync scan's window (SCAN_WIN bytes) */
+	struct t4_chunk chunk;    /* t4_reader_next(): the chunk being decoded */
+	struct t4_unpacker *u;    /* t4_reader_next(): its unpacker */
 	/* the recording being read: what tells the next one apart */
 	bool have_seq, have_session, session_original;
 	uint64_t prev_seq;
 	uint32_t tag;
 	struct t4_session_pkt session;
-	struct t4_reader_stats st;
+	struct t4_reader_stats st;    /* steps 1 (and all of t4_reader_next()) */
+	struct t4_reader_stats taken; /* step 3: the chunks taken */
+};
+
+/* The per-chunk step: one chunk checked, decompressed, decoded. */
+struct t4_unpacker {
+	ZSTD_DCtx *dctx;
+	struct t4_codec *codec;
+	uint8_t *raw;
+	size_t rcap;
+	bool in_chunk;
+	size_t rpos, rlen;
+	uint32_t expect_pkts;
+	struct t4_reader_stats *st; /* where it counts: res.st, or the reader's */
+	struct t4_chunk_result res;
 };
 
 /* ---- backends -------------------------------------------------------- */
@@ -294,21 +319,21 @@ static int scan_forward(struct t4_reader *r, uint64_t from, uint64_t limit, uint
 	uint64_t pos = from;
 	int err = 0;
 
-	if (grow(&r->cbuf, &r->ccap, SCAN_WIN) < 0)
-		return -ENOMEM;
+	if (!r->win && !(r->win = malloc(SCAN_WIN)))
+		return t4_err(ENOMEM, "%s: out of memory", r->name);
 	while (pos < limit && have(r, pos, T4_CHUNK_MAGIC_LEN) == T4_CHUNK_MAGIC_LEN) {
 		size_t n = (size_t)have(r, pos, SCAN_WIN);
-		const uint8_t *w = r->cbuf, *hit;
+		const uint8_t *w = r->win, *hit;
 
 		stream_release(r, pos);
-		if ((err = r->be.read_at(r, r->cbuf, n, pos)) < 0)
+		if ((err = r->be.read_at(r, r->win, n, pos)) < 0)
 			return err;
-		while ((hit = memmem(w, n - (size_t)(w - r->cbuf), T4_CHUNK_MAGIC,
+		while ((hit = memmem(w, n - (size_t)(w - r->win), T4_CHUNK_MAGIC,
 				     T4_CHUNK_MAGIC_LEN))) {
-			uint64_t at = pos + (uint64_t)(hit - r->cbuf);
+			uint64_t at = pos + (uint64_t)(hit - r->win);
 			if (at >= limit)
 				break;
-			int ok = chunk_start_at(r, hit, n - (size_t)(hit - r->cbuf), at, &err);
+			int ok = chunk_start_at(r, hit, n - (size_t)(hit - r->win), at, &err);
 			if (err < 0)
 				return err;
 			if (ok) {
@@ -384,47 +409,19 @@ static bool other_recording(struct t4_reader *r, const struct t4_chunk_hdr *h)
 }
 
 /* A session packet opening a chunk: another recording's when it differs
- * from this one's, or is a second original (a writer writes one). */
-static bool other_session(struct t4_reader *r, const struct t4_packet *p)
+ * from this one's, or is a second original (a writer writes one). The
+ * first one seen is the recording's. */
+static bool other_session(struct t4_reader *r, const struct t4_session_pkt *s, bool copy)
 {
 	if (r->have_session)
-		return !t4_session_same(&p->session, &r->session) ||
-		       (!p->copy && r->session_original);
+		return !t4_session_same(s, &r->session) || (!copy && r->session_original);
 	r->have_session = true;
-	r->session = p->session;
-	r->session_original = !p->copy;
+	r->session = *s;
+	r->session_original = !copy;
 	return false;
 }
 
-/* ---- loading a chunk ------------------------------------------------- */
-
-/* Check and decompress the payload now in cbuf. 0 or a reason. */
-static const char *unpack_payload(struct t4_reader *r, const struct t4_chunk_hdr *h)
-{
-	unsigned long long fcs;
-	size_t n;
-
-	if (t4_crc32c(0, r->cbuf, h->comp_size) != h->payload_crc)
-		return "payload CRC mismatch";
-	fcs = ZSTD_getFrameContentSize(r->cbuf, h->comp_size);
-	if (fcs == ZSTD_CONTENTSIZE_ERROR)
-		return "payload is not a zstd frame";
-	if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
-		return "zstd frame has no content size";
-	if (fcs != h->raw_size)
-		return "zstd content size differs from the header's raw size";
-	n = ZSTD_findFrameCompressedSize(r->cbuf, h->comp_size);
-	if (ZSTD_isError(n) || n != h->comp_size)
-		return "payload is not exactly one zstd frame";
-	if (grow(&r->raw, &r->rcap, h->raw_size ? h->raw_size : 1) < 0)
-		return "out of memory";
-	n = ZSTD_decompressDCtx(r->dctx, r->raw, h->raw_size, r->cbuf, h->comp_size);
-	if (ZSTD_isError(n))
-		return ZSTD_getErrorName(n);
-	if (n != h->raw_size)
-		return "decompressed size differs from the header's raw size";
-	return NULL;
-}
+/* ---- step 1: finding a chunk ----------------------------------------- */
 
 /* The chunk at r->off is shorter than 64 bytes: truncated header or junk. */
 static void tail(struct t4_reader *r, uint64_t avail)
@@ -448,8 +445,9 @@ static void tail(struct t4_reader *r, uint64_t avail)
 	r->done = 1;
 }
 
-/* Load the next good chunk: 1, 0 at the end, or a negative errno. */
-static int load_chunk(struct t4_reader *r)
+/* Find the next chunk with a valid header of this recording and read its
+ * payload into c: 1, 0 at the end, or a negative errno. */
+static int find_chunk(struct t4_reader *r, struct t4_chunk *c)
 {
 	uint8_t hb[T4_CHUNK_HDR_SIZE];
 	struct t4_chunk_hdr h;
@@ -457,7 +455,6 @@ static int load_chunk(struct t4_reader *r)
 
 	while (!r->done) {
 		uint64_t avail, total;
-		const char *why;
 
 		stream_release(r, r->off);
 		avail = have(r, r->off, T4_CHUNK_HDR_SIZE);
@@ -500,37 +497,103 @@ static int load_chunk(struct t4_reader *r)
 			skip_damaged(r, total);
 			continue;
 		}
-		if ((rc = grow(&r->cbuf, &r->ccap, h.comp_size ? h.comp_size : 1)) < 0)
+		if ((rc = grow(&c->payload, &c->cap, h.comp_size ? h.comp_size : 1)) < 0)
 			return rc;
-		if ((rc = r->be.read_at(r, r->cbuf, h.comp_size, r->off + h.hdr_size)) < 0)
+		if ((rc = r->be.read_at(r, c->payload, h.comp_size, r->off + h.hdr_size)) < 0)
 			return rc;
-		if ((why = unpack_payload(r, &h))) {
-			warnf(r, r->off, "chunk at offset %llu: %s, skipped",
-			      (unsigned long long)r->off, why);
-			skip_damaged(r, total);
-			continue;
-		}
-		r->chunk_off = r->off;
-		r->chunk_raw = h.raw_size;
+		c->offset = r->off;
+		c->h = h;
+		c->before = r->st;
 		r->off += total;
-		r->st.chunks++;
-		r->st.raw_bytes += h.raw_size;
-		t4_codec_start(r->codec, h.version);
-		r->in_chunk = 1;
-		r->rpos = 0;
-		r->rlen = h.raw_size;
-		r->expect_pkts = h.packets;
-		r->seen_pkts = 0;
 		return 1;
 	}
 	return 0;
 }
 
-/* The current chunk turned out bad after some packets were returned. */
-static void chunk_failed(struct t4_reader *r, const char *fmt, ...)
+/* ---- step 2: unpacking a chunk ---------------------------------------- */
+
+/* Check and decompress the chunk's payload. 0 or a reason. */
+static const char *unpack_payload(struct t4_unpacker *u, const struct t4_chunk *c)
+{
+	const struct t4_chunk_hdr *h = &c->h;
+	unsigned long long fcs;
+	size_t n;
+
+	if (t4_crc32c(0, c->payload, h->comp_size) != h->payload_crc)
+		return "payload CRC mismatch";
+	fcs = ZSTD_getFrameContentSize(c->payload, h->comp_size);
+	if (fcs == ZSTD_CONTENTSIZE_ERROR)
+		return "payload is not a zstd frame";
+	if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
+		return "zstd frame has no content size";
+	if (fcs != h->raw_size)
+		return "zstd content size differs from the header's raw size";
+	n = ZSTD_findFrameCompressedSize(c->payload, h->comp_size);
+	if (ZSTD_isError(n) || n != h->comp_size)
+		return "payload is not exactly one zstd frame";
+	if (grow(&u->raw, &u->rcap, h->raw_size ? h->raw_size : 1) < 0)
+		return "out of memory";
+	n = ZSTD_decompressDCtx(u->dctx, u->raw, h->raw_size, c->payload, h->comp_size);
+	if (ZSTD_isError(n))
+		return ZSTD_getErrorName(n);
+	if (n != h->raw_size)
+		return "decompressed size differs from the header's raw size";
+	return NULL;
+}
+
+int t4_unpacker_new(struct t4_unpacker **out)
+{
+	struct t4_unpacker *u = calloc(1, sizeof(*u));
+
+	*out = NULL;
+	if (!u || !(u->dctx = ZSTD_createDCtx()) || !(u->codec = t4_codec_new())) {
+		t4_unpacker_free(u);
+		return t4_err(ENOMEM, "out of memory for a chunk unpacker");
+	}
+	u->st = &u->res.st;
+	*out = u;
+	return 0;
+}
+
+void t4_unpacker_free(struct t4_unpacker *u)
+{
+	if (!u)
+		return;
+	ZSTD_freeDCtx(u->dctx);
+	t4_codec_free(u->codec);
+	free(u->raw);
+	free(u);
+}
+
+/* Start on chunk c, counting into *u->st (not reset). */
+static void unpack_start(struct t4_unpacker *u, const struct t4_chunk *c)
+{
+	const char *why = unpack_payload(u, c);
+
+	u->res.offset = c->offset;
+	u->res.seen = 0;
+	u->res.warning[0] = 0;
+	u->in_chunk = !why;
+	if (why) {
+		snprintf(u->res.warning, sizeof(u->res.warning), "chunk at offset %llu: %s, "
+			 "skipped", (unsigned long long)c->offset, why);
+		u->st->damaged_chunks++;
+		u->st->skipped_bytes += (uint64_t)c->h.hdr_size + c->h.comp_size;
+		return;
+	}
+	u->st->chunks++;
+	u->st->raw_bytes += c->h.raw_size;
+	t4_codec_start(u->codec, c->h.version);
+	u->rpos = 0;
+	u->rlen = c->h.raw_size;
+	u->expect_pkts = c->h.packets;
+}
+
+/* The chunk turned out bad after some of its packets were returned. */
+static void chunk_failed(struct t4_unpacker *u, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void chunk_failed(struct t4_reader *r, const char *fmt, ...)
+static void chunk_failed(struct t4_unpacker *u, const char *fmt, ...)
 {
 	char why[256];
 	va_list ap;
@@ -538,51 +601,113 @@ static void chunk_failed(struct t4_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	warnf(r, r->chunk_off, "chunk at offset %llu: %s, skipped (its first %u "
-	      "packets were already returned)", (unsigned long long)r->chunk_off,
-	      why, r->seen_pkts);
-	r->st.chunks--;
-	r->st.damaged_chunks++;
-	r->in_chunk = 0;
+	snprintf(u->res.warning, sizeof(u->res.warning), "chunk at offset %llu: %s, skipped "
+		 "(its first %u packets were already returned)",
+		 (unsigned long long)u->res.offset, why, u->res.seen);
+	u->st->chunks--;
+	u->st->damaged_chunks++;
 }
 
-/* ---- public ---------------------------------------------------------- */
+/* The chunk's next packet of a known type (unknown ones are counted and
+ * skipped): 1, or 0 at its end, where a failure leaves its warning. */
+static int unpack_next(struct t4_unpacker *u, struct t4_packet *p)
+{
+	while (u->in_chunk) {
+		if (u->rpos >= u->rlen) {
+			u->in_chunk = false;
+			if (u->res.seen != u->expect_pkts)
+				chunk_failed(u, "%u packets decoded, header says %u", u->res.seen,
+					     u->expect_pkts);
+			break;
+		}
+		int n = t4_codec_decode(u->codec, u->raw + u->rpos, u->rlen - u->rpos, p);
+		if (n < 0) {
+			u->in_chunk = false;
+			chunk_failed(u, "packet at payload byte %zu does not decode (%s)", u->rpos,
+				     t4_errmsg());
+			break;
+		}
+		u->rpos += (size_t)n;
+		u->res.seen++;
+		if (p->type == 0) {
+			u->st->unknown_packets++;
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void count_packet(struct t4_reader_stats *st, const struct t4_packet *p)
+{
+	if (p->copy)
+		st->copies++;
+	else
+		st->packets++;
+}
+
+void t4_unpacker_start(struct t4_unpacker *u, const struct t4_chunk *c)
+{
+	memset(&u->res, 0, sizeof(u->res));
+	unpack_start(u, c);
+}
+
+int t4_unpacker_next(struct t4_unpacker *u, struct t4_packet *p)
+{
+	if (!unpack_next(u, p))
+		return 0;
+	if (p->type == T4_PKT_SESSION && !u->res.has_session) {
+		u->res.has_session = true;
+		u->res.session_first = u->res.seen == 1;
+		u->res.session_copy = p->copy;
+		u->res.session = p->session;
+	}
+	count_packet(&u->res.st, p);
+	return 1;
+}
+
+const struct t4_chunk_result *t4_unpacker_result(const struct t4_unpacker *u)
+{
+	return &u->res;
+}
+
+/* ---- step 3, and the three on one thread ------------------------------ */
+
+/* Load the next good chunk into r->u: 1, 0 at the end, or a negative
+ * errno. */
+static int load_chunk(struct t4_reader *r)
+{
+	int rc;
+
+	while ((rc = find_chunk(r, &r->chunk)) > 0) {
+		unpack_start(r->u, &r->chunk);
+		if (r->u->in_chunk)
+			return 1;
+		warnf(r, r->chunk.offset, "%s", r->u->res.warning);
+	}
+	return rc;
+}
 
 int t4_reader_next(struct t4_reader *r, struct t4_packet *p)
 {
+	struct t4_unpacker *u = r->u;
+
 	for (;;) {
-		if (r->in_chunk && r->rpos < r->rlen) {
-			int n = t4_codec_decode(r->codec, r->raw + r->rpos,
-						r->rlen - r->rpos, p);
-			if (n < 0) {
-				chunk_failed(r, "packet at payload byte %zu does not decode "
-					     "(%s)", r->rpos, t4_errmsg());
-				continue;
+		if (u->in_chunk) {
+			if (unpack_next(u, p)) {
+				if (p->type == T4_PKT_SESSION &&
+				    other_session(r, &p->session, p->copy) && u->res.seen == 1) {
+					u->in_chunk = false; /* the chunk is the next recording's */
+					r->st.chunks--;
+					r->st.raw_bytes -= r->chunk.h.raw_size;
+					end_recording(r, r->chunk.offset);
+					return 0;
+				}
+				count_packet(&r->st, p);
+				return 1;
 			}
-			r->rpos += (size_t)n;
-			r->seen_pkts++;
-			if (p->type == 0) {
-				r->st.unknown_packets++;
-				continue;
-			}
-			if (p->type == T4_PKT_SESSION && other_session(r, p) && r->seen_pkts == 1) {
-				r->in_chunk = 0; /* the chunk is the next recording's */
-				r->st.chunks--;
-				r->st.raw_bytes -= r->chunk_raw;
-				end_recording(r, r->chunk_off);
-				return 0;
-			}
-			if (p->copy)
-				r->st.copies++;
-			else
-				r->st.packets++;
-			return 1;
-		}
-		if (r->in_chunk) {
-			r->in_chunk = 0;
-			if (r->seen_pkts != r->expect_pkts)
-				chunk_failed(r, "%u packets decoded, header says %u",
-					     r->seen_pkts, r->expect_pkts);
+			if (u->res.warning[0])
+				warnf(r, r->chunk.offset, "%s", u->res.warning);
 		}
 		int rc = load_chunk(r);
 		if (rc <= 0)
@@ -590,9 +715,57 @@ int t4_reader_next(struct t4_reader *r, struct t4_packet *p)
 	}
 }
 
+int t4_reader_next_chunk(struct t4_reader *r, struct t4_chunk *c)
+{
+	return find_chunk(r, c);
+}
+
+void t4_chunk_free(struct t4_chunk *c)
+{
+	free(c->payload);
+	c->payload = NULL;
+	c->cap = 0;
+}
+
+int t4_reader_chunk_begin(struct t4_reader *r, const struct t4_chunk_result *res)
+{
+	return !(res->session_first && r->have_session &&
+		 other_session(r, &res->session, res->session_copy));
+}
+
+static void stats_add(struct t4_reader_stats *to, const struct t4_reader_stats *s)
+{
+	to->chunks += s->chunks;
+	to->damaged_chunks += s->damaged_chunks;
+	to->truncated += s->truncated;
+	to->packets += s->packets;
+	to->unknown_packets += s->unknown_packets;
+	to->raw_bytes += s->raw_bytes;
+	to->file_bytes += s->file_bytes;
+	to->skipped_bytes += s->skipped_bytes;
+	to->copies += s->copies;
+	to->next_recording += s->next_recording;
+}
+
+void t4_reader_chunk_end(struct t4_reader *r, const struct t4_chunk_result *res)
+{
+	if (res->has_session)
+		other_session(r, &res->session, res->session_copy); /* the first: the recording's */
+	stats_add(&r->taken, &res->st);
+}
+
+void t4_reader_end_before(struct t4_reader *r, const struct t4_chunk *c)
+{
+	r->st = c->before;
+	end_recording(r, c->offset);
+}
+
+/* ---- public ---------------------------------------------------------- */
+
 void t4_reader_stats(const struct t4_reader *r, struct t4_reader_stats *s)
 {
 	*s = r->st;
+	stats_add(s, &r->taken);
 }
 
 const char *t4_reader_recording_note(const char *name, const struct t4_reader_stats *st,
@@ -614,10 +787,9 @@ void t4_reader_close(struct t4_reader *r)
 	if (!r)
 		return;
 	r->be.close(r);
-	ZSTD_freeDCtx(r->dctx);
-	t4_codec_free(r->codec);
-	free(r->cbuf);
-	free(r->raw);
+	t4_unpacker_free(r->u);
+	t4_chunk_free(&r->chunk);
+	free(r->win);
 	free(r);
 }
 
@@ -652,10 +824,9 @@ static int reader_init(struct t4_reader *r)
 		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
 	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
 		return rc;
-	r->dctx = ZSTD_createDCtx();
-	r->codec = t4_codec_new();
-	if (!r->dctx || !r->codec)
+	if (t4_unpacker_new(&r->u) < 0)
 		return t4_err(ENOMEM, "%s: out of memory for the reader", r->name);
+	r->u->st = &r->st;
 	if (memcmp(hb, T4_CHUNK_MAGIC, n < T4_CHUNK_MAGIC_LEN ? n : T4_CHUNK_MAGIC_LEN)) {
 		if ((rc = open_past_damage(r)) < 0)
 			return rc;

@@ -542,4 +542,63 @@ static inline void tu_realistic_log(struct tu_log *l, uint64_t seed, uint64_t n_
 	*n_exp = n;
 }
 
+/* A small log with every kind of damage a reader meets, in many small
+ * chunks (7 triggers each; n_trig >= 200): each chunk opens with a copy of
+ * the session; chunk 3 fails mid-way (a packet that does not decode),
+ * chunk 5 has one packet fewer than its header says, chunk 8 a flipped
+ * payload byte (CRC), chunk 11 a flipped header byte (resync), 700 bytes
+ * of junk after chunk 14, chunk 17 a newer format version, chunk 19 two
+ * packets of unknown types. With `second`, another recording follows,
+ * found by its session packet alone (no tag, sequence numbers going on,
+ * as format 1.0 writes), its chunk 2 damaged. Tests cut it at will. */
+static inline void tu_damaged_log(struct tu_log *l, uint64_t seed, uint64_t n_trig, bool second)
+{
+	static const uint8_t bad[] = { 17, 1, 0 }, unk[] = { 99, 2, 0xab, 0xcd };
+	struct t4_packet meta[64], t[1 + TU_DOMAINS];
+	size_t n = tu_metadata(meta), flip_payload = 0, flip_header = 0;
+	uint64_t s = seed;
+
+	for (int rec = 0; rec < 1 + second; rec++) {
+		bool first = !rec;
+		if (rec)
+			snprintf(meta[0].session.host, sizeof(meta[0].session.host), "second");
+		for (size_t i = 0; i < n; i++)
+			tu_log_add(l, &meta[i]);
+		for (uint64_t k = 0, c = 0; k < (first ? n_trig : 40); k++) {
+			if (k && k % 7 == 0) {
+				l->packets_adjust = first && c == 5;
+				l->version = first && c == 17 ? 9 : 0;
+				tu_log_flush(l);
+				if (first && c == 8)
+					flip_payload = l->chunk_off[c] + T4_CHUNK_HDR_SIZE + 5;
+				if (first && c == 11)
+					flip_header = l->chunk_off[c] + 30;
+				if (c == (first ? 14 : 2))
+					for (int j = 0; j < 700; j++) {
+						uint8_t b = (uint8_t)tu_rand(&s);
+						tu_log_append(l, &b, 1);
+					}
+				c++;
+				meta[0].copy = true;
+				tu_log_add(l, &meta[0]);
+				meta[0].copy = false;
+			}
+			size_t m = tu_trigger(&s, k, t);
+			for (size_t i = 0; i < m; i++)
+				tu_log_add(l, &t[i]);
+			if (first && c == 3 && k % 7 == 3)
+				tu_log_raw(l, bad, sizeof(bad), 1);
+			if (first && c == 19 && k % 7 == 2) {
+				tu_log_raw(l, unk, sizeof(unk), 1);
+				tu_log_raw(l, unk, sizeof(unk), 1);
+			}
+		}
+		tu_log_flush(l);
+	}
+	if (flip_payload)
+		l->buf[flip_payload] ^= 0x10;
+	if (flip_header)
+		l->buf[flip_header] ^= 0x01;
+}
+
 #endif

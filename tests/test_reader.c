@@ -911,3 +911,169 @@ Test(reader_info, contiguous_with_gaps_at_overruns)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* ---- the reader step by step (decode -j) --------------------------------- */
+
+/* Every warning, in order, with its offset. */
+struct warn_log {
+	char *s;
+	size_t len, cap;
+};
+
+static void log_warn(void *ud, uint64_t off, const char *msg)
+{
+	struct warn_log *w = ud;
+	char line[700];
+	int n = snprintf(line, sizeof(line), "%" PRIu64 ": %s\n", off, msg);
+
+	if (w->len + (size_t)n + 1 > w->cap) {
+		w->cap = (w->len + (size_t)n + 1) * 2;
+		w->s = realloc(w->s, w->cap);
+		cr_assert(w->s);
+	}
+	memcpy(w->s + w->len, line, (size_t)n + 1);
+	w->len += (size_t)n;
+}
+
+static void log_append(struct warn_log *w, const char *s, size_t n)
+{
+	if (w->len + n + 1 > w->cap) {
+		w->cap = (w->len + n + 1) * 2;
+		w->s = realloc(w->s, w->cap);
+		cr_assert(w->s);
+	}
+	memcpy(w->s + w->len, s, n);
+	w->len += n;
+	w->s[w->len] = 0;
+}
+
+struct stepped {
+	struct t4_packet *p;
+	size_t n;
+	struct warn_log w;
+	struct t4_reader_stats st;
+	int rc;
+};
+
+static void stepped_put(struct stepped *g, const struct t4_packet *p)
+{
+	g->p = realloc(g->p, (g->n + 1) * sizeof(*g->p));
+	cr_assert(g->p);
+	g->p[g->n++] = *p;
+}
+
+/* buf read with t4_reader_next(). */
+static void read_whole(const void *buf, size_t len, struct stepped *g)
+{
+	struct t4_reader *r;
+	struct t4_packet p;
+
+	memset(g, 0, sizeof(*g));
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, log_warn, &g->w), 0, "%s", t4_errmsg());
+	while ((g->rc = t4_reader_next(r, &p)) > 0)
+		stepped_put(g, &p);
+	t4_reader_stats(r, &g->st);
+	t4_reader_close(r);
+}
+
+/* buf read step by step, as decode -j does it at its most extreme: step 1
+ * runs through the whole file first, then every chunk is unpacked, then
+ * taken in order (so step 1 has always run past another recording). */
+static void read_by_steps(const void *buf, size_t len, struct stepped *g)
+{
+	struct warn_log scan = { 0 };
+	struct t4_reader *r;
+	struct t4_unpacker *u;
+	struct t4_chunk *c = NULL;
+	size_t *warned = NULL, n = 0, said = 0;
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	cr_assert_eq(t4_reader_open_mem(&r, buf, len, log_warn, &scan), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_unpacker_new(&u), 0);
+	do { /* step 1: every chunk, and how far its warnings went */
+		c = realloc(c, (n + 1) * sizeof(*c));
+		warned = realloc(warned, (n + 1) * sizeof(*warned));
+		memset(&c[n], 0, sizeof(c[n]));
+		rc = t4_reader_next_chunk(r, &c[n]);
+		warned[n] = scan.len;
+	} while (rc > 0 && ++n);
+	g->rc = rc;
+	for (size_t i = 0; i <= n; i++) {
+		log_append(&g->w, scan.s + said, warned[i] - said);
+		said = warned[i];
+		if (i == n)
+			break;
+		struct t4_packet p;
+		const struct t4_chunk_result *res = t4_unpacker_result(u);
+		t4_unpacker_start(u, &c[i]);
+		size_t first = g->n;
+		while (t4_unpacker_next(u, &p))
+			stepped_put(g, &p);
+		if (!t4_reader_chunk_begin(r, res)) {
+			g->n = first; /* none of it */
+			t4_reader_end_before(r, &c[i]);
+			g->rc = 0;
+			break;
+		}
+		if (res->warning[0])
+			log_warn(&g->w, res->offset, res->warning);
+		t4_reader_chunk_end(r, res);
+	}
+	t4_reader_stats(r, &g->st);
+	for (size_t i = 0; i <= n; i++)
+		t4_chunk_free(&c[i]);
+	free(c);
+	free(warned);
+	free(scan.s);
+	t4_unpacker_free(u);
+	t4_reader_close(r);
+}
+
+static void same_by_steps(const void *buf, size_t len, const char *what)
+{
+	struct stepped a, b;
+
+	read_whole(buf, len, &a);
+	read_by_steps(buf, len, &b);
+	cr_assert_eq(b.rc, a.rc, "%s", what);
+	cr_assert_eq(b.n, a.n, "%s: %zu packets, not %zu", what, b.n, a.n);
+	for (size_t i = 0; i < a.n; i++)
+		cr_assert(tu_pkt_eq(&a.p[i], &b.p[i]), "%s: packet %zu differs", what, i);
+	cr_assert_str_eq(b.w.s ? b.w.s : "", a.w.s ? a.w.s : "", "%s", what);
+	cr_assert(!memcmp(&a.st, &b.st, sizeof(a.st)), "%s: the statistics differ", what);
+	free(a.p);
+	free(b.p);
+	free(a.w.s);
+	free(b.w.s);
+}
+
+/* The steps give what t4_reader_next() gives: packets, warnings (their
+ * order and offsets) and statistics, on every damage at once, cut at
+ * many places, with another recording after it. */
+Test(reader, steps_give_what_next_gives)
+{
+	struct tu_log l;
+	struct stepped g;
+
+	tu_log_init(&l);
+	tu_damaged_log(&l, 31, 300, true);
+	read_whole(l.buf, l.len, &g);
+	/* it is what it says: the damage seen, the second recording found */
+	cr_assert(g.w.s && strstr(g.w.s, "does not decode") && strstr(g.w.s, "header says") &&
+			  strstr(g.w.s, "payload CRC mismatch") && strstr(g.w.s, "to the next chunk") &&
+			  strstr(g.w.s, "version 9") && strstr(g.w.s, "were already returned"),
+		  "%s", g.w.s);
+	cr_assert_eq(g.st.unknown_packets, 2u);
+	cr_assert_neq(g.st.next_recording, 0u);
+	cr_assert_gt(g.st.copies, 30u);
+	free(g.p);
+	free(g.w.s);
+	same_by_steps(l.buf, l.len, "whole");
+	for (size_t cut = 100; cut < l.len; cut += 997) {
+		char what[64];
+		snprintf(what, sizeof(what), "cut at %zu", cut);
+		same_by_steps(l.buf, cut, what);
+	}
+	tu_log_free(&l);
+}
