@@ -702,7 +702,7 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 	if (jobs > 1 && dec_parallel_ok(d, jobs))
 		rc = dec_parallel_feed(d, r, &f.ra, jobs, reader_warning, &end);
 	else if (jobs > 1)
-		rc = dec_readahead_feed(d, r, &f.ra, reader_warning, &end);
+		rc = dec_readahead_feed(d, r, jobs, &f.ra, reader_warning, &end);
 	else
 		rc = feed_here(d, r, &end);
 	t4_reader_close(r);

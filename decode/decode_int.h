@@ -513,20 +513,22 @@ int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
-/* readahead.c: the log read on a thread of its own (decode -j 2 and up) */
+/* readahead.c: the log read and unpacked on threads of their own (decode
+ * -j 2 and up) */
 struct t4_readahead;
 struct dec_read_end {
 	int rrc;        /* t4_reader_next()'s last status */
 	char msg[256];  /* its error message (rrc < 0) */
 	struct t4_reader_stats st;
 };
-/* Feed every packet of r to d, read ahead on another thread; *slot points
- * at the read-ahead while it runs, for the reader's warning callback to
- * queue its warnings in place (dec_readahead_warning), which are replayed
- * through warn(d, ...) in order. Returns the decoder's status; the
- * reader's end in *end. */
-int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
-		       t4_reader_warn_fn warn, struct dec_read_end *end);
+/* Feed every packet of r to d, read and unpacked ahead on other threads
+ * (with jobs CPUs); *slot points at the read-ahead while it runs, for the
+ * reader's warning callback to queue its warnings in place
+ * (dec_readahead_warning), which are replayed through warn(d, ...) in
+ * order. Returns the decoder's status; the reader's end in *end. */
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned jobs,
+		       struct t4_readahead **slot, t4_reader_warn_fn warn,
+		       struct dec_read_end *end);
 void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg);
 /* The same for n decoders at once (decode -j: parallel.c), each fed every
  * packet, ds[0] on the calling thread and the others on threads of their
@@ -534,9 +536,9 @@ void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char 
  * up to its domains (dec_finish_domains) on its thread. Returns the
  * status of the decoder that failed first in the log's order (its
  * message passed on), or 0. */
-int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
-			 struct t4_readahead **slot, const t4_reader_warn_fn *warns,
-			 struct dec_read_end *end);
+int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned jobs,
+			 struct t4_reader *r, struct t4_readahead **slot,
+			 const t4_reader_warn_fn *warns, struct dec_read_end *end);
 /* decode.c: the end of the log for the domains (their last intervals,
  * their totals), the first half of t4_decoder_finish(), which does the
  * rest (once, on the decoder the domains were gathered in). */

@@ -145,7 +145,7 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		warns[k] = damage_only;
 	}
 	if (rc >= 0)
-		rc = dec_readahead_feed_n(ws, n, r, slot, warns, end);
+		rc = dec_readahead_feed_n(ws, n, jobs, r, slot, warns, end);
 	if (rc >= 0)
 		rc = gather(d, ws, n);
 	for (unsigned k = 1; k < n; k++)

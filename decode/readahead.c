@@ -1,25 +1,53 @@
-/* readahead.c - decode -j: the log read and unpacked on a thread of its own.
+/* readahead.c - decode -j: the log read and unpacked on threads of their own.
  *
  * Reading a log (zstd, the checksums, the packet codec) is a third of a
- * decode's work and depends on nothing the decoder does, so with two
- * threads or more a reader thread runs t4_reader_next() ahead while the
- * calling thread feeds the packets to the decoder. The packets pass
- * through RA_BATCHES batches of RA_BATCH_BYTES each (t4_packet_size()
- * bytes of every packet, so memory stays bounded whatever the log), and
- * the reader's warnings travel in the same stream, in place: the decoder
- * sees packets and damage in exactly the order a single thread would, so
- * every output is byte for byte the same. The reader's end (its status,
- * its error message, its statistics) is handed over once the reader
- * thread is done.
- * A decoder that stops early (an error) tells the reader thread to stop
- * and waits for it.
+ * decode's work and depends on nothing the decoder does; chunks unpack
+ * independently (the codec starts afresh at each). With two threads or
+ * more, the reader runs in its three steps (packets.h, "the reader, one
+ * step at a time") on threads of their own while the calling thread feeds
+ * the packets to the decoder:
+ *   - a scanner thread finds the chunks in log order and reads their
+ *     compressed bytes (t4_reader_next_chunk), each into a slot; the
+ *     reader's warnings it meets on the way go into that slot, before
+ *     the chunk;
+ *   - unpacker threads take the slots in order, several at once, and
+ *     decode their packets (t4_unpacker) into the slot's pieces, the
+ *     chunk's warning (damage) after its packets;
+ *   - the slots are handed out strictly in log order (advance_locked, by
+ *     whichever thread makes progress): the head slot's warnings, then,
+ *     once t4_reader_chunk_begin() has said that its first packet does
+ *     not open another recording, its pieces as they fill (a chunk is
+ *     handed out while still being unpacked), then t4_reader_chunk_end();
+ *   - decoders (feeders) read the pieces published, in order.
+ * So the decoder sees the packets and the warnings in exactly the order
+ * t4_reader_next() gives them, and every output is byte for byte -j 1's;
+ * the reader's end (status, message, statistics, and where another
+ * recording starts: t4_reader_end_before() once the scanner has stopped)
+ * is handed over at the end.
+ *
+ * Memory is bounded whatever the log: at most RA_SLOTS(u) chunks are in
+ * flight (u unpackers: each one's chunk, two queued, the one handed
+ * out), each holding its compressed bytes (as large as a header may
+ * declare: about 16 MiB, 256 KiB as record writes them) and at most
+ * RA_SLOT_PIECES pieces of RA_PIECE_BYTES of decoded packets (4 MiB: a
+ * chunk of the default 256 KiB unpacks to about 4 MB): an unpacker whose
+ * slot has no piece free waits until its slot is handed out and the
+ * decoders give pieces back; each unpacker has its raw buffer (the
+ * chunk's raw size, at most 16 MiB). With one unpacker: 4 slots, at
+ * most 16 MiB of pieces; with two, 5 and 20 MiB.
+ * A standard input that is a pipe works alike (the scanner reads it in
+ * order and forgets what lies before the chunk it is on).
  *
  * decode -j with its domains split over workers (parallel.c): every
- * batch goes to each of n decoders, the first on the calling thread and
- * the others on threads of their own; a batch is free again once all of
- * them have fed it (its count of readers left), and each reader knows
- * the batch it waits for by its number (a batch may still hold the
- * previous round for the slower ones).
+ * piece goes to each of n decoders, the first on the calling thread and
+ * the others on threads of their own; a piece is free again once all of
+ * them have fed it (its count of readers left), and each feeder knows the
+ * piece it waits for by its number among those published. A decoder that
+ * stops early (an error) stops the scanner and the unpackers; the others
+ * feed what was published.
+ *
+ * Threads at -j N: the scanner (mostly waiting on reads), the unpackers
+ * (ra_unpackers) and the n feeders share the N CPUs.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -29,43 +57,82 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RA_BATCHES 4
-#define RA_BATCH_BYTES (256u * 1024)
+#define RA_PIECE_BYTES (256u * 1024)
+#define RA_SLOT_PIECES 16 /* decoded packets held per chunk in flight: 4 MiB */
+#define RA_SLOTS(unpackers) ((unpackers) + 3)
 #define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
 
-_Static_assert(RA_BATCH_BYTES >= 4 * (sizeof(struct t4_packet) + RA_MSG_MAX),
-	       "a batch holds several of the largest records");
-
-/* One record of a batch: a packet (len bytes of it) or a warning (len
+/* One record of a piece: a packet (len bytes of it) or a warning (len
  * bytes of text, no NUL); its payload follows, padded to 8 bytes. */
 struct ra_rec {
 	uint32_t is_warning, len;
 	uint64_t offset; /* a warning's offset in the log */
 };
 
-struct ra_batch {
-	unsigned char *buf;
+_Static_assert(RA_PIECE_BYTES >= 4 * (sizeof(struct ra_rec) + sizeof(struct t4_packet) + RA_MSG_MAX),
+	       "a piece holds several of the largest records");
+
+struct ra_slot;
+
+struct ra_piece {
+	unsigned char *buf; /* RA_PIECE_BYTES, allocated when first used */
 	size_t used;
-	unsigned pending; /* decoders still to feed it (0: free) */
-	uint64_t seq;     /* its number among the batches published */
+	unsigned pending;   /* feeders still to feed it (once published) */
+	uint64_t seq;       /* its number among the pieces published */
+	struct ra_slot *slot;
+};
+
+enum ra_state {
+	RA_IDLE,      /* never used */
+	RA_SCANNING,  /* the scanner looks for its chunk */
+	RA_QUEUED,    /* its chunk read, waiting for an unpacker */
+	RA_UNPACKING,
+	RA_DONE,      /* unpacked (or the end of the log: is_end) */
+};
+
+/* One chunk in flight, with the reader's warnings before it. Its pieces
+ * are a ring: piece k is piece[k % RA_SLOT_PIECES]; closed, published
+ * and freed count them (freed <= published <= closed). */
+struct ra_slot {
+	enum ra_state state;
+	uint64_t no;             /* its place in the log's order */
+	bool has_chunk, is_end;
+	bool first_known;        /* res tells whether its first packet is a session */
+	bool begun;              /* t4_reader_chunk_begin() said yes */
+	struct t4_chunk chunk;
+	struct t4_chunk_result res; /* the unpacker's, copied under the lock */
+	struct ra_piece piece[RA_SLOT_PIECES];
+	unsigned closed, published, freed;
+	unsigned pkts_from;      /* pieces before the chunk's packets (warnings) */
+};
+
+/* What a scanner or an unpacker is filling. */
+struct ra_fill {
+	struct ra_slot *s;
+	struct ra_piece *p; /* NULL: none taken yet */
 };
 
 struct t4_readahead {
 	struct t4_reader *r;
-	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct ra_batch b[RA_BATCHES];
-	unsigned put;       /* next batch to fill */
-	unsigned n;         /* decoders fed */
-	uint64_t published; /* batches handed out so far */
-	bool stop;          /* the decoder wants no more */
-	bool done;          /* the reader thread has published its last batch */
-	bool halted;        /* (reader thread) stop seen: nothing more is queued */
-	/* the reader's end, valid once done */
+	unsigned n;             /* decoders fed */
+	unsigned k;             /* slots */
+	struct ra_slot *slots;
+	struct ra_piece **pub;  /* published pieces by seq % (k * RA_SLOT_PIECES) */
+	uint64_t n_pub;         /* pieces published */
+	uint64_t scan_no;       /* slots the scanner has started */
+	uint64_t claim_no;      /* the next slot for an unpacker */
+	uint64_t head;          /* the slot being handed out */
+	struct ra_fill scan;    /* (scanner) where its warnings go */
+	bool over;              /* nothing more will be published */
+	bool halt;              /* the scanner and the unpackers stop */
+	struct ra_slot *other;  /* its chunk opens another recording */
+	int err;                /* the read-ahead's own failure (memory) */
+	char errmsg[256];
+	/* the reader's end, valid once over */
 	int rrc;
 	char msg[256];
-	struct t4_reader_stats st;
 };
 
 static size_t pad8(size_t n)
@@ -73,102 +140,257 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Wait until batch ra->put is free (false: stop). */
-static bool wait_free(struct t4_readahead *ra)
+static unsigned n_pieces(const struct t4_readahead *ra)
 {
-	bool go;
-
-	pthread_mutex_lock(&ra->mu);
-	while (ra->b[ra->put].pending && !ra->stop)
-		pthread_cond_wait(&ra->cv, &ra->mu);
-	go = !ra->stop;
-	pthread_mutex_unlock(&ra->mu);
-	return go;
+	return ra->k * RA_SLOT_PIECES;
 }
 
-/* Hand the batch being filled to the decoder (the lock held). */
-static void publish_locked(struct t4_readahead *ra)
+/* ---- handing out in order ------------------------------------------------ */
+
+static void publish_locked(struct t4_readahead *ra, struct ra_slot *s)
 {
-	ra->b[ra->put].pending = ra->n;
-	ra->b[ra->put].seq = ra->published++;
-	ra->put = (ra->put + 1) % RA_BATCHES;
+	struct ra_piece *p = &s->piece[s->published++ % RA_SLOT_PIECES];
+
+	p->pending = ra->n;
+	p->seq = ra->n_pub++;
+	ra->pub[p->seq % n_pieces(ra)] = p;
+}
+
+static void stop_locked(struct t4_readahead *ra)
+{
+	ra->over = ra->halt = true;
 	pthread_cond_broadcast(&ra->cv);
 }
 
-/* Room for a record of len payload bytes in the batch being filled,
- * publishing it first when full; NULL: stop. */
-static struct ra_rec *room(struct t4_readahead *ra, size_t len)
+/* Publish what the head slots have ready, in log order (the lock held). */
+static void advance_locked(struct t4_readahead *ra)
 {
-	struct ra_batch *b = &ra->b[ra->put];
-	size_t need = sizeof(struct ra_rec) + pad8(len);
+	while (!ra->over) {
+		struct ra_slot *s = &ra->slots[ra->head % ra->k];
 
-	if (ra->halted)
-		return NULL;
-	if (b->used + need > RA_BATCH_BYTES) {
-		pthread_mutex_lock(&ra->mu);
-		publish_locked(ra);
-		pthread_mutex_unlock(&ra->mu);
-		if (!wait_free(ra)) {
-			ra->halted = true;
-			return NULL;
+		if (s->no != ra->head || s->state == RA_IDLE)
+			return; /* not started */
+		while (s->published < s->closed && (s->published < s->pkts_from || s->begun))
+			publish_locked(ra, s);
+		pthread_cond_broadcast(&ra->cv);
+		if (s->state == RA_SCANNING)
+			return;
+		if (s->has_chunk && !s->begun) {
+			if (!s->first_known)
+				return;
+			if (!t4_reader_chunk_begin(ra->r, &s->res)) {
+				ra->other = s; /* another recording: nothing of it */
+				stop_locked(ra);
+				return;
+			}
+			s->begun = true;
+			continue;
 		}
-		b = &ra->b[ra->put];
-		b->used = 0;
+		if (s->state != RA_DONE)
+			return;
+		if (s->is_end) {
+			ra->over = true;
+			return;
+		}
+		t4_reader_chunk_end(ra->r, &s->res);
+		ra->head++;
 	}
-	struct ra_rec *rec = (struct ra_rec *)(b->buf + b->used);
-	b->used += need;
-	return rec;
 }
 
-void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg)
+/* ---- filling pieces -------------------------------------------------------- */
+
+static void fail_locked(struct t4_readahead *ra, int err, const char *msg)
+{
+	if (!ra->err) {
+		ra->err = -err;
+		snprintf(ra->errmsg, sizeof(ra->errmsg), "%s", msg);
+	}
+	stop_locked(ra);
+}
+
+/* Close the piece being filled (res: the unpacker's result so far, which
+ * then tells the chunk's first packet). */
+static void close_piece(struct t4_readahead *ra, struct ra_fill *f,
+			const struct t4_chunk_result *res)
+{
+	pthread_mutex_lock(&ra->mu);
+	if (res) {
+		f->s->res = *res;
+		f->s->first_known = true;
+	}
+	f->s->closed++;
+	advance_locked(ra);
+	pthread_mutex_unlock(&ra->mu);
+	f->p = NULL;
+}
+
+/* Room for need bytes in f's piece, taking the slot's next one when it
+ * is full (waiting for it to be fed when all are out): the place, or
+ * NULL when the read-ahead stops. */
+static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
+		     const struct t4_chunk_result *res)
+{
+	struct ra_slot *s = f->s;
+
+	if (f->p && f->p->used + need > RA_PIECE_BYTES)
+		close_piece(ra, f, res);
+	if (!f->p) {
+		struct ra_piece *p;
+		pthread_mutex_lock(&ra->mu);
+		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt)
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		p = ra->halt ? NULL : &s->piece[s->closed % RA_SLOT_PIECES];
+		if (p && !p->buf && !(p->buf = malloc(RA_PIECE_BYTES))) {
+			fail_locked(ra, ENOMEM, "decode: out of memory");
+			p = NULL;
+		}
+		pthread_mutex_unlock(&ra->mu);
+		if (!p)
+			return NULL;
+		p->used = 0;
+		p->slot = s;
+		f->p = p;
+	}
+	return f->p->buf + f->p->used;
+}
+
+static void put_warning(struct t4_readahead *ra, struct ra_fill *f, uint64_t offset,
+			const char *msg, const struct t4_chunk_result *res)
 {
 	size_t len = strnlen(msg, RA_MSG_MAX);
-	struct ra_rec *rec = room(ra, len);
+	struct ra_rec *rec = reserve(ra, f, sizeof(*rec) + pad8(len), res);
 
 	if (!rec)
 		return;
 	*rec = (struct ra_rec){ .is_warning = 1, .len = (uint32_t)len, .offset = offset };
 	memcpy(rec + 1, msg, len);
+	f->p->used += sizeof(*rec) + pad8(len);
 }
 
-static void *reader_main(void *arg)
+void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg)
+{
+	put_warning(ra, &ra->scan, offset, msg, NULL);
+}
+
+/* ---- the scanner ------------------------------------------------------------ */
+
+static bool slot_free_locked(const struct t4_readahead *ra, const struct ra_slot *s)
+{
+	return s->state == RA_IDLE || (s->no < ra->head && s->freed == s->closed);
+}
+
+static void *scanner_main(void *arg)
 {
 	struct t4_readahead *ra = arg;
-	struct t4_packet *p = malloc(sizeof(*p));
-	int rrc = -ENOMEM;
 
-	if (!p)
-		t4_err(ENOMEM, "out of memory");
-	else {
-		ra->b[ra->put].used = 0; /* every batch is free at first */
-		while ((rrc = t4_reader_next(ra->r, p)) > 0) {
-			size_t n = t4_packet_size(p);
-			struct ra_rec *rec = room(ra, n);
-			if (!rec)
-				break;
-			*rec = (struct ra_rec){ .len = (uint32_t)n };
-			memcpy(rec + 1, p, n);
+	for (int rc = 1; rc > 0;) {
+		struct ra_slot *s = &ra->slots[ra->scan_no % ra->k];
+		pthread_mutex_lock(&ra->mu);
+		while (!slot_free_locked(ra, s) && !ra->halt)
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		if (ra->halt) {
+			pthread_mutex_unlock(&ra->mu);
+			break;
 		}
+		s->no = ra->scan_no++;
+		s->state = RA_SCANNING;
+		s->has_chunk = s->is_end = s->first_known = s->begun = false;
+		s->closed = s->published = s->freed = 0;
+		s->pkts_from = UINT32_MAX;
+		pthread_mutex_unlock(&ra->mu);
+
+		ra->scan = (struct ra_fill){ .s = s };
+		rc = t4_reader_next_chunk(ra->r, &s->chunk);
+		char msg[sizeof(ra->msg)];
+		snprintf(msg, sizeof(msg), "%s", rc < 0 ? t4_errmsg() : "");
+		if (ra->scan.p && ra->scan.p->used)
+			close_piece(ra, &ra->scan, NULL);
+		pthread_mutex_lock(&ra->mu);
+		s->pkts_from = s->closed;
+		s->has_chunk = rc > 0;
+		s->is_end = rc <= 0;
+		s->state = rc > 0 ? RA_QUEUED : RA_DONE;
+		if (rc <= 0) {
+			ra->rrc = rc;
+			memcpy(ra->msg, msg, sizeof(msg));
+		}
+		advance_locked(ra);
+		pthread_cond_broadcast(&ra->cv);
+		pthread_mutex_unlock(&ra->mu);
 	}
-	free(p);
-	ra->rrc = rrc;
-	snprintf(ra->msg, sizeof(ra->msg), "%s", rrc < 0 ? t4_errmsg() : "");
-	t4_reader_stats(ra->r, &ra->st);
+	return NULL;
+}
+
+/* ---- the unpackers ------------------------------------------------------------ */
+
+struct ra_unpacker {
+	struct t4_readahead *ra;
+	struct t4_unpacker *u;
+	pthread_t thread;
+	bool started;
+};
+
+/* Decode slot s's chunk into its pieces, its warning after them. */
+static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct ra_slot *s)
+{
+	const struct t4_chunk_result *res = t4_unpacker_result(u);
+	struct ra_fill f = { .s = s };
+
+	t4_unpacker_start(u, &s->chunk);
+	for (;;) {
+		struct ra_rec *rec = reserve(ra, &f, sizeof(*rec) + pad8(sizeof(struct t4_packet)),
+					     res);
+		if (!rec)
+			return; /* stopped */
+		struct t4_packet *p = (struct t4_packet *)(rec + 1);
+		if (!t4_unpacker_next(u, p))
+			break;
+		*rec = (struct ra_rec){ .len = (uint32_t)t4_packet_size(p) };
+		f.p->used += sizeof(*rec) + pad8(rec->len);
+	}
+	if (res->warning[0])
+		put_warning(ra, &f, res->offset, res->warning, res);
 	pthread_mutex_lock(&ra->mu);
-	if (!ra->halted && ra->b[ra->put].used)
-		publish_locked(ra);
-	ra->done = true;
-	pthread_cond_broadcast(&ra->cv);
+	if (f.p && f.p->used)
+		s->closed++;
+	s->res = *res;
+	s->first_known = true;
+	s->state = RA_DONE;
+	advance_locked(ra);
+	pthread_mutex_unlock(&ra->mu);
+}
+
+static void *unpacker_main(void *arg)
+{
+	struct ra_unpacker *w = arg;
+	struct t4_readahead *ra = w->ra;
+
+	pthread_mutex_lock(&ra->mu);
+	for (;;) {
+		struct ra_slot *s = &ra->slots[ra->claim_no % ra->k];
+		while (!ra->halt && !(s->no == ra->claim_no &&
+				      (s->state == RA_QUEUED || (s->state == RA_DONE && s->is_end))))
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		if (ra->halt || s->is_end)
+			break;
+		s->state = RA_UNPACKING;
+		ra->claim_no++;
+		pthread_mutex_unlock(&ra->mu);
+		unpack_slot(ra, w->u, s);
+		pthread_mutex_lock(&ra->mu);
+	}
 	pthread_mutex_unlock(&ra->mu);
 	return NULL;
 }
 
-/* Feed the records of one batch; the first decoder error ends it. */
-static int feed_batch(struct t4_decoder *d, const struct ra_batch *b, struct t4_packet *p,
+/* ---- the decoders --------------------------------------------------------------- */
+
+/* Feed the records of one piece; the first decoder error ends it. */
+static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, struct t4_packet *p,
 		      t4_reader_warn_fn warn)
 {
-	for (size_t at = 0; at < b->used;) {
-		const struct ra_rec *rec = (const struct ra_rec *)(b->buf + at);
+	for (size_t at = 0; at < pc->used;) {
+		const struct ra_rec *rec = (const struct ra_rec *)(pc->buf + at);
 		at += sizeof(*rec) + pad8(rec->len);
 		if (rec->is_warning) {
 			char msg[RA_MSG_MAX + 1];
@@ -185,17 +407,8 @@ static int feed_batch(struct t4_decoder *d, const struct ra_batch *b, struct t4_
 	return 0;
 }
 
-static void ra_free(struct t4_readahead *ra)
-{
-	for (unsigned i = 0; i < RA_BATCHES; i++)
-		free(ra->b[i].buf);
-	pthread_cond_destroy(&ra->cv);
-	pthread_mutex_destroy(&ra->mu);
-	free(ra);
-}
-
-/* One decoder's side: feed every batch, in order; after an error, only
- * give the batches back until the reader thread stops. */
+/* One decoder's side: feed every piece, in order; after an error, only
+ * give the pieces back until nothing more is published. */
 struct ra_feeder {
 	struct t4_readahead *ra;
 	struct t4_decoder *d;
@@ -213,25 +426,27 @@ static void *feeder_main(void *arg)
 	struct ra_feeder *f = arg;
 	struct t4_readahead *ra = f->ra;
 	struct t4_packet *p = malloc(sizeof(*p));
-	uint64_t want = 0;
 
 	f->rc = p ? 0 : t4_err(ENOMEM, "out of memory");
 	f->failed_at = UINT64_MAX;
-	for (;;) {
-		struct ra_batch *b = &ra->b[want % RA_BATCHES];
+	for (uint64_t want = 0;; want++) {
+		struct ra_piece *pc;
+		bool have;
 		pthread_mutex_lock(&ra->mu);
-		while (!(b->pending && b->seq == want) && !(ra->done && ra->published == want))
+		while (!(have = (pc = ra->pub[want % n_pieces(ra)]) && pc->seq == want &&
+				pc->pending) &&
+		       !(ra->over && ra->n_pub == want))
 			pthread_cond_wait(&ra->cv, &ra->mu);
-		bool have = b->pending && b->seq == want;
 		pthread_mutex_unlock(&ra->mu);
 		if (!have)
-			break; /* done, and every batch read */
-		if (f->rc >= 0 && (f->rc = feed_batch(f->d, b, p, f->warn)) < 0)
+			break; /* over, and every piece fed */
+		if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, p, f->warn)) < 0)
 			f->failed_at = f->d->n_fed;
 		pthread_mutex_lock(&ra->mu);
-		b->pending--;
-		ra->stop |= f->rc < 0;
-		want++;
+		if (!--pc->pending)
+			pc->slot->freed++; /* (pieces are fed in order: freed in order) */
+		if (f->rc < 0)
+			stop_locked(ra);
 		pthread_cond_broadcast(&ra->cv);
 		pthread_mutex_unlock(&ra->mu);
 	}
@@ -255,37 +470,59 @@ static int first_failure(const struct ra_feeder *fs, unsigned n)
 	return first ? t4_err(-first->rc, "%s", first->msg) : 0;
 }
 
-static int ra_run(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
-		  struct t4_readahead **slot, const t4_reader_warn_fn *warns,
-		  struct dec_read_end *end, bool finish)
+/* ---- the whole ---------------------------------------------------------------- */
+
+/* Unpackers for -j jobs with n decoders: the CPUs the decoders leave, at
+ * least one. */
+static unsigned ra_unpackers(unsigned jobs, unsigned n)
+{
+	return jobs > n ? jobs - n : 1;
+}
+
+static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_us)
+{
+	for (unsigned i = 0; i < ra->k; i++) {
+		for (unsigned j = 0; j < RA_SLOT_PIECES; j++)
+			free(ra->slots[i].piece[j].buf);
+		t4_chunk_free(&ra->slots[i].chunk);
+	}
+	for (unsigned i = 0; i < n_us; i++)
+		t4_unpacker_free(us[i].u);
+	free(us);
+	free(ra->slots);
+	free(ra->pub);
+	pthread_cond_destroy(&ra->cv);
+	pthread_mutex_destroy(&ra->mu);
+	free(ra);
+}
+
+static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_us)
 {
 	struct t4_readahead *ra = calloc(1, sizeof(*ra));
-	struct ra_feeder *fs = calloc(n, sizeof(*fs));
-	int rc = 0, err = 0;
 
-	if (!ra || !fs) {
-		free(ra);
-		free(fs);
-		return t4_err(ENOMEM, "out of memory");
-	}
+	if (!ra)
+		return NULL;
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->cv, NULL);
 	ra->r = r;
 	ra->n = n;
-	for (unsigned i = 0; i < RA_BATCHES; i++)
-		if (!(ra->b[i].buf = malloc(RA_BATCH_BYTES)))
-			rc = t4_err(ENOMEM, "out of memory");
-	for (unsigned k = 0; k < n; k++)
-		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
-					    .finish = finish };
-	*slot = ra; /* the reader's warnings go to the queue from now on */
-	if (rc < 0 || (err = pthread_create(&ra->thread, NULL, reader_main, ra))) {
-		*slot = NULL;
-		rc = rc < 0 ? rc : t4_err(err, "decode: cannot start the reader thread");
-		ra_free(ra);
-		free(fs);
-		return rc;
+	ra->k = RA_SLOTS(n_us);
+	ra->slots = calloc(ra->k, sizeof(*ra->slots));
+	ra->pub = calloc(n_pieces(ra), sizeof(*ra->pub));
+	if (!ra->slots || !ra->pub) {
+		ra_free(ra, NULL, 0);
+		return NULL;
 	}
+	return ra;
+}
+
+/* Start the threads (feeders first: nothing is published before they
+ * are counted). A failure to start one stops the read-ahead. */
+static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
+		     struct ra_unpacker *us, unsigned n_us, pthread_t *scanner, bool *scanning)
+{
+	int err = 0;
+
 	for (unsigned k = 1; k < n; k++) {
 		if ((err = pthread_create(&fs[k].thread, NULL, feeder_main, &fs[k]))) {
 			/* this one feeds nothing: the others must not wait for it */
@@ -294,37 +531,90 @@ static int ra_run(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
 			snprintf(fs[k].msg, sizeof(fs[k].msg), "%s", t4_errmsg());
 			pthread_mutex_lock(&ra->mu);
 			ra->n--;
-			ra->stop = true;
-			pthread_cond_broadcast(&ra->cv);
+			stop_locked(ra);
 			pthread_mutex_unlock(&ra->mu);
 		} else {
 			fs[k].started = true;
 		}
 	}
+	for (unsigned i = 0; i < n_us && !err; i++) {
+		us[i].ra = ra;
+		if (!(err = t4_unpacker_new(&us[i].u) < 0 ? ENOMEM : 0) &&
+		    !(err = pthread_create(&us[i].thread, NULL, unpacker_main, &us[i])))
+			us[i].started = true;
+	}
+	if (!err && !(err = pthread_create(scanner, NULL, scanner_main, ra)))
+		*scanning = true;
+	if (err) {
+		pthread_mutex_lock(&ra->mu);
+		fail_locked(ra, err, "decode: cannot start the reader threads");
+		pthread_mutex_unlock(&ra->mu);
+	}
+}
+
+static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned jobs, struct t4_reader *r,
+		  struct t4_readahead **slot, const t4_reader_warn_fn *warns,
+		  struct dec_read_end *end, bool finish)
+{
+	unsigned n_us = ra_unpackers(jobs, n);
+	struct t4_readahead *ra = ra_new(r, n, n_us);
+	struct ra_feeder *fs = calloc(n, sizeof(*fs));
+	struct ra_unpacker *us = calloc(n_us, sizeof(*us));
+	pthread_t scanner;
+	bool scanning = false;
+	int rc;
+
+	if (!ra || !fs || !us) {
+		if (ra)
+			ra_free(ra, us, 0);
+		else
+			free(us);
+		free(fs);
+		return t4_err(ENOMEM, "out of memory");
+	}
+	for (unsigned k = 0; k < n; k++)
+		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
+					    .finish = finish };
+	*slot = ra; /* the reader's warnings go to the scanner's slot from now on */
+	ra_start(ra, fs, n, us, n_us, &scanner, &scanning);
 	feeder_main(&fs[0]);
 	for (unsigned k = 1; k < n; k++)
 		if (fs[k].started)
 			pthread_join(fs[k].thread, NULL);
-	pthread_join(ra->thread, NULL);
+	pthread_mutex_lock(&ra->mu);
+	stop_locked(ra); /* (a decoder failed before the end: the others stop) */
+	pthread_mutex_unlock(&ra->mu);
+	for (unsigned i = 0; i < n_us; i++)
+		if (us[i].started)
+			pthread_join(us[i].thread, NULL);
+	if (scanning)
+		pthread_join(scanner, NULL);
 	*slot = NULL;
+	if (ra->other) {
+		t4_reader_end_before(r, &ra->other->chunk);
+		ra->rrc = 0;
+	}
 	end->rrc = ra->rrc;
 	snprintf(end->msg, sizeof(end->msg), "%s", ra->msg);
-	end->st = ra->st;
+	t4_reader_stats(r, &end->st);
 	rc = first_failure(fs, n);
-	ra_free(ra);
+	if (rc >= 0 && ra->err)
+		rc = t4_err(-ra->err, "%s", ra->errmsg);
+	ra_free(ra, us, n_us);
 	free(fs);
 	return rc;
 }
 
-int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
-		       t4_reader_warn_fn warn, struct dec_read_end *end)
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned jobs,
+		       struct t4_readahead **slot, t4_reader_warn_fn warn,
+		       struct dec_read_end *end)
 {
-	return ra_run(&d, 1, r, slot, &warn, end, false);
+	return ra_run(&d, 1, jobs, r, slot, &warn, end, false);
 }
 
-int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, struct t4_reader *r,
-			 struct t4_readahead **slot, const t4_reader_warn_fn *warns,
-			 struct dec_read_end *end)
+int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned jobs,
+			 struct t4_reader *r, struct t4_readahead **slot,
+			 const t4_reader_warn_fn *warns, struct dec_read_end *end)
 {
-	return ra_run(ds, n, r, slot, warns, end, true);
+	return ra_run(ds, n, jobs, r, slot, warns, end, true);
 }

@@ -8,7 +8,11 @@
  * domains' first output), with bookmarks carried by the reference packets
  * only (phases at trigger precision, as logs before set_ns), and on
  * damaged and truncated logs of the project's independent writer, and
- * two hosts' logs merged.
+ * two hosts' logs merged; and on a log of many small chunks with every
+ * damage the reader meets (decode/readahead.c unpacks chunks on several
+ * threads: a chunk failing mid-way, damaged chunks between good ones,
+ * junk, a newer version, another recording after it, a cut), from a file,
+ * a redirected standard input and a pipe.
  *
  * The simulator's and the host's logs are compared the same way in
  * test_decode_cli.c (decode_cli/threads_change_no_output_*).
@@ -19,6 +23,7 @@
 #include <stdint.h>
 
 #include "craft_log.h"
+#include "packets_testutil.h"
 #include "packets/packets.h"
 #include "util/util.h"
 
@@ -235,6 +240,50 @@ Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
 	snprintf(both, sizeof(both), "'%s' '%s'", a, b);
 	same_for_jobs(dir, both, "");
 	same_for_jobs(dir, both, "--phase cpu_compute");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+static void write_log(const char *dir, const char *name, const void *b, size_t n)
+{
+	char path[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	cr_assert(f, "%s", path);
+	cr_assert_eq(fwrite(b, 1, n, f), n);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* The chunks unpacked on several threads, handed out in order: every
+ * damage in place (tests/packets_testutil.h: tu_damaged_log). */
+Test(decode_jobs, chunks_unpacked_in_parallel_damaged_cut_and_appended, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), out[8192];
+	struct tu_log l;
+
+	tu_log_init(&l);
+	tu_damaged_log(&l, 5, 300, true);
+	write_log(dir, "two.t4", l.buf, l.len);
+	write_log(dir, "cut.t4", l.buf, l.chunk_off[30] + 500); /* in chunk 30's payload */
+	tu_log_free(&l);
+	/* it is what it should be: the damage said, the second recording found */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true, "cd \"$D\" && \"$B\" decode two.t4 -j 1"),
+		     0, "%s", out);
+	cr_assert(strstr(out, "were already returned") && strstr(out, "header says") &&
+			  strstr(out, "payload CRC mismatch") && strstr(out, "version 9") &&
+			  strstr(out, "to the next chunk") && strstr(out, "another recording starts"),
+		  "%s", out);
+	same_for_jobs(dir, "two.t4", "");
+	same_for_jobs(dir, "cut.t4", "");
+	same_for_jobs(dir, "- <two.t4", "");
+	/* a pipe: read as a stream */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && for j in 1 2 7; do cat two.t4 | \"$B\" decode - -f csv -j $j"
+			    " >p$j.csv 2>p$j.err || exit 1; done; cmp p1.csv p2.csv && cmp p1.csv p7.csv"
+			    " && cmp p1.err p2.err && cmp p1.err p7.err && grep -q 'already returned' p1.err"),
+		     0, "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
