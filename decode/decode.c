@@ -699,10 +699,12 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	if (jobs > 1 && dec_parallel_ok(d, jobs))
-		rc = dec_parallel_feed(d, r, &f.ra, jobs, reader_warning, &end);
+	/* -j: the CPUs shared between chunk unpackers and domain workers */
+	unsigned unpackers = dec_unpackers(jobs), workers = jobs - unpackers;
+	if (jobs > 1 && dec_parallel_ok(d, workers))
+		rc = dec_parallel_feed(d, r, &f.ra, workers, unpackers, reader_warning, &end);
 	else if (jobs > 1)
-		rc = dec_readahead_feed(d, r, jobs, &f.ra, reader_warning, &end);
+		rc = dec_readahead_feed(d, r, unpackers, &f.ra, reader_warning, &end);
 	else
 		rc = feed_here(d, r, &end);
 	t4_reader_close(r);

@@ -521,12 +521,14 @@ struct dec_read_end {
 	char msg[256];  /* its error message (rrc < 0) */
 	struct t4_reader_stats st;
 };
-/* Feed every packet of r to d, read and unpacked ahead on other threads
- * (with jobs CPUs); *slot points at the read-ahead while it runs, for the
+/* How many of -j jobs unpack chunks (at least one; the others decode). */
+unsigned dec_unpackers(unsigned jobs);
+/* Feed every packet of r to d, read ahead on another thread and unpacked
+ * on `unpackers` threads; *slot points at the read-ahead while it runs, for the
  * reader's warning callback to queue its warnings in place
  * (dec_readahead_warning), which are replayed through warn(d, ...) in
  * order. Returns the decoder's status; the reader's end in *end. */
-int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned jobs,
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned unpackers,
 		       struct t4_readahead **slot, t4_reader_warn_fn warn,
 		       struct dec_read_end *end);
 void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg);
@@ -536,18 +538,20 @@ void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char 
  * up to its domains (dec_finish_domains) on its thread. Returns the
  * status of the decoder that failed first in the log's order (its
  * message passed on), or 0. */
-int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned jobs,
+int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned unpackers,
 			 struct t4_reader *r, struct t4_readahead **slot,
 			 const t4_reader_warn_fn *warns, struct dec_read_end *end);
 /* decode.c: the end of the log for the domains (their last intervals,
  * their totals), the first half of t4_decoder_finish(), which does the
  * rest (once, on the decoder the domains were gathered in). */
 int dec_finish_domains(struct t4_decoder *d);
-/* parallel.c: feed r to d with its domains split over jobs workers
- * (false from dec_parallel_ok(): -j 1's path) */
-bool dec_parallel_ok(const struct t4_decoder *d, unsigned jobs);
+/* parallel.c: feed r to d with its domains split over `workers` workers
+ * (2 and up; false from dec_parallel_ok(): one decoder), the chunks
+ * unpacked on `unpackers` threads */
+bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers);
 int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
-		      unsigned jobs, t4_reader_warn_fn warn, struct dec_read_end *end);
+		      unsigned workers, unsigned unpackers, t4_reader_warn_fn warn,
+		      struct dec_read_end *end);
 
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);

@@ -1,5 +1,7 @@
-/* parallel.c - decode -j N: the clock domains decoded by N workers at once.
+/* parallel.c - decode -j: the clock domains decoded by N workers at once.
  *
+ * N is the share of -j's CPUs that decodes (the others unpack the log's
+ * chunks: readahead.c, dec_unpackers), when it is 2 or more.
  * After the join with the reference packets, one domain's pipeline (dom.c:
  * reorder, clock model, hand-out, totals, phase attribution) reads nothing
  * of another's. So each worker is a whole decoder (struct t4_decoder)
@@ -46,9 +48,9 @@
 
 #define PAR_MAX_WORKERS 64
 
-bool dec_parallel_ok(const struct t4_decoder *d, unsigned jobs)
+bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers)
 {
-	return jobs > 1 && !d->ops.interval && !d->o.bin_ns && !d->o.from.set && !d->o.to.set;
+	return workers > 1 && !d->ops.interval && !d->o.bin_ns && !d->o.from.set && !d->o.to.set;
 }
 
 /* A worker's reader warnings: damage counted, nothing said (worker 0
@@ -131,9 +133,10 @@ static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n
 }
 
 int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
-		      unsigned jobs, t4_reader_warn_fn warn, struct dec_read_end *end)
+		      unsigned workers, unsigned unpackers, t4_reader_warn_fn warn,
+		      struct dec_read_end *end)
 {
-	unsigned n = jobs < PAR_MAX_WORKERS ? jobs : PAR_MAX_WORKERS;
+	unsigned n = workers < PAR_MAX_WORKERS ? workers : PAR_MAX_WORKERS;
 	struct t4_decoder *ws[PAR_MAX_WORKERS] = { d };
 	t4_reader_warn_fn warns[PAR_MAX_WORKERS] = { warn };
 	int rc = 0;
@@ -145,7 +148,7 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		warns[k] = damage_only;
 	}
 	if (rc >= 0)
-		rc = dec_readahead_feed_n(ws, n, jobs, r, slot, warns, end);
+		rc = dec_readahead_feed_n(ws, n, unpackers, r, slot, warns, end);
 	if (rc >= 0)
 		rc = gather(d, ws, n);
 	for (unsigned k = 1; k < n; k++)

@@ -46,8 +46,12 @@
  * stops early (an error) stops the scanner and the unpackers; the others
  * feed what was published.
  *
- * Threads at -j N: the scanner (mostly waiting on reads), the unpackers
- * (ra_unpackers) and the n feeders share the N CPUs.
+ * Threads at -j N: the scanner (mostly waiting on reads), u unpackers and
+ * the decoders share the N CPUs: u = dec_unpackers(N), about 45% of them
+ * (unpacking is 46% of -j 1's instructions on a format-3 log; each domain
+ * worker repeats the index and the reference packets), the decoders the
+ * rest (at -j 2: one unpacker, one decoder; docs/PERFORMANCE.md), at
+ * most RA_MAX_UNPACKERS.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -60,6 +64,7 @@
 #define RA_PIECE_BYTES (256u * 1024)
 #define RA_SLOT_PIECES 16 /* decoded packets held per chunk in flight: 4 MiB */
 #define RA_SLOTS(unpackers) ((unpackers) + 3)
+#define RA_MAX_UNPACKERS 16 /* (memory: 19 slots, 76 MiB of pieces at most) */
 #define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
 
 /* One record of a piece: a packet (len bytes of it) or a warning (len
@@ -472,11 +477,11 @@ static int first_failure(const struct ra_feeder *fs, unsigned n)
 
 /* ---- the whole ---------------------------------------------------------------- */
 
-/* Unpackers for -j jobs with n decoders: the CPUs the decoders leave, at
- * least one. */
-static unsigned ra_unpackers(unsigned jobs, unsigned n)
+unsigned dec_unpackers(unsigned jobs)
 {
-	return jobs > n ? jobs - n : 1;
+	unsigned u = (9 * jobs + 10) / 20;
+
+	return u < 1 ? 1 : u > RA_MAX_UNPACKERS ? RA_MAX_UNPACKERS : u;
 }
 
 static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_us)
@@ -552,11 +557,10 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 	}
 }
 
-static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned jobs, struct t4_reader *r,
+static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned n_us, struct t4_reader *r,
 		  struct t4_readahead **slot, const t4_reader_warn_fn *warns,
 		  struct dec_read_end *end, bool finish)
 {
-	unsigned n_us = ra_unpackers(jobs, n);
 	struct t4_readahead *ra = ra_new(r, n, n_us);
 	struct ra_feeder *fs = calloc(n, sizeof(*fs));
 	struct ra_unpacker *us = calloc(n_us, sizeof(*us));
@@ -605,16 +609,16 @@ static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned jobs, struc
 	return rc;
 }
 
-int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned jobs,
+int dec_readahead_feed(struct t4_decoder *d, struct t4_reader *r, unsigned unpackers,
 		       struct t4_readahead **slot, t4_reader_warn_fn warn,
 		       struct dec_read_end *end)
 {
-	return ra_run(&d, 1, jobs, r, slot, &warn, end, false);
+	return ra_run(&d, 1, unpackers, r, slot, &warn, end, false);
 }
 
-int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned jobs,
+int dec_readahead_feed_n(struct t4_decoder *const *ds, unsigned n, unsigned unpackers,
 			 struct t4_reader *r, struct t4_readahead **slot,
 			 const t4_reader_warn_fn *warns, struct dec_read_end *end)
 {
-	return ra_run(ds, n, jobs, r, slot, warns, end, true);
+	return ra_run(ds, n, unpackers, r, slot, warns, end, true);
 }
