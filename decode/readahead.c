@@ -390,9 +390,11 @@ static void *unpacker_main(void *arg)
 
 /* ---- the decoders --------------------------------------------------------------- */
 
-/* Feed the records of one piece; the first decoder error ends it. */
-static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, struct t4_packet *p,
-		      t4_reader_warn_fn warn)
+/* Feed the records of one piece; the first decoder error ends it. A
+ * packet is fed where it lies: sizeof(struct t4_packet) bytes from it are
+ * inside the piece (reserve), those past its t4_packet_size() are the
+ * next record's, which nothing reads. */
+static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, t4_reader_warn_fn warn)
 {
 	for (size_t at = 0; at < pc->used;) {
 		const struct ra_rec *rec = (const struct ra_rec *)(pc->buf + at);
@@ -404,8 +406,7 @@ static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, struct t4
 			warn(d, rec->offset, msg);
 			continue;
 		}
-		memcpy(p, rec + 1, rec->len);
-		int rc = t4_decoder_feed(d, p);
+		int rc = t4_decoder_feed(d, (const struct t4_packet *)(rec + 1));
 		if (rc < 0)
 			return rc;
 	}
@@ -430,9 +431,8 @@ static void *feeder_main(void *arg)
 {
 	struct ra_feeder *f = arg;
 	struct t4_readahead *ra = f->ra;
-	struct t4_packet *p = malloc(sizeof(*p));
 
-	f->rc = p ? 0 : t4_err(ENOMEM, "out of memory");
+	f->rc = 0;
 	f->failed_at = UINT64_MAX;
 	for (uint64_t want = 0;; want++) {
 		struct ra_piece *pc;
@@ -445,7 +445,7 @@ static void *feeder_main(void *arg)
 		pthread_mutex_unlock(&ra->mu);
 		if (!have)
 			break; /* over, and every piece fed */
-		if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, p, f->warn)) < 0)
+		if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, f->warn)) < 0)
 			f->failed_at = f->d->n_fed;
 		pthread_mutex_lock(&ra->mu);
 		if (!--pc->pending)
@@ -455,7 +455,6 @@ static void *feeder_main(void *arg)
 		pthread_cond_broadcast(&ra->cv);
 		pthread_mutex_unlock(&ra->mu);
 	}
-	free(p);
 	if (f->rc >= 0 && f->finish && (f->rc = dec_finish_domains(f->d)) < 0)
 		f->failed_at = UINT64_MAX - 1; /* after every packet */
 	snprintf(f->msg, sizeof(f->msg), "%s", f->rc < 0 ? t4_errmsg() : "");
