@@ -120,7 +120,9 @@ struct ra_fill {
 struct t4_readahead {
 	struct t4_reader *r;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t fed_cv;  /* feeders wait: a piece published, or over */
+	pthread_cond_t work_cv; /* the others: a piece fed, a slot queued or free */
+	unsigned fed_waiting, work_waiting; /* (no wake-up when nobody waits) */
 	unsigned n;             /* decoders fed */
 	unsigned k;             /* slots */
 	struct ra_slot *slots;
@@ -152,6 +154,19 @@ static unsigned n_pieces(const struct t4_readahead *ra)
 
 /* ---- handing out in order ------------------------------------------------ */
 
+static void wait_locked(struct t4_readahead *ra, pthread_cond_t *cv, unsigned *waiting)
+{
+	(*waiting)++;
+	pthread_cond_wait(cv, &ra->mu);
+	(*waiting)--;
+}
+
+static void wake_locked(pthread_cond_t *cv, unsigned waiting)
+{
+	if (waiting)
+		pthread_cond_broadcast(cv);
+}
+
 static void publish_locked(struct t4_readahead *ra, struct ra_slot *s)
 {
 	struct ra_piece *p = &s->piece[s->published++ % RA_SLOT_PIECES];
@@ -164,11 +179,12 @@ static void publish_locked(struct t4_readahead *ra, struct ra_slot *s)
 static void stop_locked(struct t4_readahead *ra)
 {
 	ra->over = ra->halt = true;
-	pthread_cond_broadcast(&ra->cv);
+	wake_locked(&ra->fed_cv, ra->fed_waiting);
+	wake_locked(&ra->work_cv, ra->work_waiting);
 }
 
 /* Publish what the head slots have ready, in log order (the lock held). */
-static void advance_locked(struct t4_readahead *ra)
+static void hand_out_locked(struct t4_readahead *ra)
 {
 	while (!ra->over) {
 		struct ra_slot *s = &ra->slots[ra->head % ra->k];
@@ -177,7 +193,6 @@ static void advance_locked(struct t4_readahead *ra)
 			return; /* not started */
 		while (s->published < s->closed && (s->published < s->pkts_from || s->begun))
 			publish_locked(ra, s);
-		pthread_cond_broadcast(&ra->cv);
 		if (s->state == RA_SCANNING)
 			return;
 		if (s->has_chunk && !s->begun) {
@@ -200,6 +215,19 @@ static void advance_locked(struct t4_readahead *ra)
 		t4_reader_chunk_end(ra->r, &s->res);
 		ra->head++;
 	}
+}
+
+/* hand_out_locked(), waking whom it concerns. */
+static void advance_locked(struct t4_readahead *ra)
+{
+	uint64_t pub = ra->n_pub, head = ra->head;
+	bool over = ra->over;
+
+	hand_out_locked(ra);
+	if (ra->n_pub != pub || ra->over != over)
+		wake_locked(&ra->fed_cv, ra->fed_waiting);
+	if (ra->head != head)
+		wake_locked(&ra->work_cv, ra->work_waiting);
 }
 
 /* ---- filling pieces -------------------------------------------------------- */
@@ -243,7 +271,7 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 		struct ra_piece *p;
 		pthread_mutex_lock(&ra->mu);
 		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt)
-			pthread_cond_wait(&ra->cv, &ra->mu);
+			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
 		p = ra->halt ? NULL : &s->piece[s->closed % RA_SLOT_PIECES];
 		if (p && !p->buf && !(p->buf = malloc(RA_PIECE_BYTES))) {
 			fail_locked(ra, ENOMEM, "decode: out of memory");
@@ -292,7 +320,7 @@ static void *scanner_main(void *arg)
 		struct ra_slot *s = &ra->slots[ra->scan_no % ra->k];
 		pthread_mutex_lock(&ra->mu);
 		while (!slot_free_locked(ra, s) && !ra->halt)
-			pthread_cond_wait(&ra->cv, &ra->mu);
+			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
 		if (ra->halt) {
 			pthread_mutex_unlock(&ra->mu);
 			break;
@@ -320,7 +348,7 @@ static void *scanner_main(void *arg)
 			memcpy(ra->msg, msg, sizeof(msg));
 		}
 		advance_locked(ra);
-		pthread_cond_broadcast(&ra->cv);
+		wake_locked(&ra->work_cv, ra->work_waiting); /* an unpacker's */
 		pthread_mutex_unlock(&ra->mu);
 	}
 	return NULL;
@@ -375,7 +403,7 @@ static void *unpacker_main(void *arg)
 		struct ra_slot *s = &ra->slots[ra->claim_no % ra->k];
 		while (!ra->halt && !(s->no == ra->claim_no &&
 				      (s->state == RA_QUEUED || (s->state == RA_DONE && s->is_end))))
-			pthread_cond_wait(&ra->cv, &ra->mu);
+			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
 		if (ra->halt || s->is_end)
 			break;
 		s->state = RA_UNPACKING;
@@ -441,18 +469,19 @@ static void *feeder_main(void *arg)
 		while (!(have = (pc = ra->pub[want % n_pieces(ra)]) && pc->seq == want &&
 				pc->pending) &&
 		       !(ra->over && ra->n_pub == want))
-			pthread_cond_wait(&ra->cv, &ra->mu);
+			wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
 		pthread_mutex_unlock(&ra->mu);
 		if (!have)
 			break; /* over, and every piece fed */
 		if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, f->warn)) < 0)
 			f->failed_at = f->d->n_fed;
 		pthread_mutex_lock(&ra->mu);
-		if (!--pc->pending)
+		if (!--pc->pending) {
 			pc->slot->freed++; /* (pieces are fed in order: freed in order) */
+			wake_locked(&ra->work_cv, ra->work_waiting);
+		}
 		if (f->rc < 0)
 			stop_locked(ra);
-		pthread_cond_broadcast(&ra->cv);
 		pthread_mutex_unlock(&ra->mu);
 	}
 	if (f->rc >= 0 && f->finish && (f->rc = dec_finish_domains(f->d)) < 0)
@@ -495,7 +524,8 @@ static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_
 	free(us);
 	free(ra->slots);
 	free(ra->pub);
-	pthread_cond_destroy(&ra->cv);
+	pthread_cond_destroy(&ra->fed_cv);
+	pthread_cond_destroy(&ra->work_cv);
 	pthread_mutex_destroy(&ra->mu);
 	free(ra);
 }
@@ -507,7 +537,8 @@ static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_u
 	if (!ra)
 		return NULL;
 	pthread_mutex_init(&ra->mu, NULL);
-	pthread_cond_init(&ra->cv, NULL);
+	pthread_cond_init(&ra->fed_cv, NULL);
+	pthread_cond_init(&ra->work_cv, NULL);
 	ra->r = r;
 	ra->n = n;
 	ra->k = RA_SLOTS(n_us);
