@@ -34,7 +34,9 @@
  * slot has no piece free waits until its slot is handed out and the
  * decoders give pieces back; each unpacker has its raw buffer (the
  * chunk's raw size, at most 16 MiB). With one unpacker: 4 slots, at
- * most 16 MiB of pieces; with two, 5 and 20 MiB.
+ * most 16 MiB of pieces; with two, 5 and 20 MiB. The buffers of pieces
+ * fed are kept for the next ones (spare), so memory follows what is in
+ * use: at -j 2 mostly the chunk handed out and the one being unpacked.
  * A standard input that is a pipe works alike (the scanner reads it in
  * order and forgets what lies before the chunk it is on).
  *
@@ -80,7 +82,7 @@ _Static_assert(RA_PIECE_BYTES >= 4 * (sizeof(struct ra_rec) + sizeof(struct t4_p
 struct ra_slot;
 
 struct ra_piece {
-	unsigned char *buf; /* RA_PIECE_BYTES, allocated when first used */
+	unsigned char *buf; /* RA_PIECE_BYTES while filled or published */
 	size_t used;
 	unsigned pending;   /* feeders still to feed it (once published) */
 	uint64_t seq;       /* its number among the pieces published */
@@ -128,6 +130,8 @@ struct t4_readahead {
 	struct ra_slot *slots;
 	struct ra_piece **pub;  /* published pieces by seq % (k * RA_SLOT_PIECES) */
 	uint64_t n_pub;         /* pieces published */
+	void *spare;            /* buffers of pieces fed: a list through their
+				 * first bytes (memory follows what is in use) */
 	uint64_t scan_no;       /* slots the scanner has started */
 	uint64_t claim_no;      /* the next slot for an unpacker */
 	uint64_t head;          /* the slot being handed out */
@@ -273,7 +277,10 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt)
 			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
 		p = ra->halt ? NULL : &s->piece[s->closed % RA_SLOT_PIECES];
-		if (p && !p->buf && !(p->buf = malloc(RA_PIECE_BYTES))) {
+		if (p && !p->buf && ra->spare) { /* (one never closed keeps its own) */
+			p->buf = ra->spare;
+			memcpy(&ra->spare, p->buf, sizeof(ra->spare));
+		} else if (p && !p->buf && !(p->buf = malloc(RA_PIECE_BYTES))) {
 			fail_locked(ra, ENOMEM, "decode: out of memory");
 			p = NULL;
 		}
@@ -478,6 +485,9 @@ static void *feeder_main(void *arg)
 		pthread_mutex_lock(&ra->mu);
 		if (!--pc->pending) {
 			pc->slot->freed++; /* (pieces are fed in order: freed in order) */
+			memcpy(pc->buf, &ra->spare, sizeof(ra->spare));
+			ra->spare = pc->buf;
+			pc->buf = NULL;
 			wake_locked(&ra->work_cv, ra->work_waiting);
 		}
 		if (f->rc < 0)
@@ -518,6 +528,11 @@ static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_
 		for (unsigned j = 0; j < RA_SLOT_PIECES; j++)
 			free(ra->slots[i].piece[j].buf);
 		t4_chunk_free(&ra->slots[i].chunk);
+	}
+	while (ra->spare) {
+		void *b = ra->spare;
+		memcpy(&ra->spare, b, sizeof(ra->spare));
+		free(b);
 	}
 	for (unsigned i = 0; i < n_us; i++)
 		t4_unpacker_free(us[i].u);
