@@ -699,8 +699,9 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	/* -j: the CPUs shared between chunk unpackers and domain workers */
-	unsigned unpackers = dec_unpackers(jobs), workers = jobs - unpackers;
+	/* -j: the CPUs shared between chunk unpackers and domain workers, one
+	 * thread more than N (readahead.c, dec_unpackers) */
+	unsigned unpackers = dec_unpackers(jobs), workers = jobs - unpackers + 1;
 	if (jobs > 1 && dec_parallel_ok(d, workers))
 		rc = dec_parallel_feed(d, r, &f.ra, workers, unpackers, reader_warning, &end);
 	else if (jobs > 1)

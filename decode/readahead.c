@@ -49,11 +49,12 @@
  * feed what was published.
  *
  * Threads at -j N: the scanner (mostly waiting on reads), u unpackers and
- * the decoders share the N CPUs: u = dec_unpackers(N), about 45% of them
- * (unpacking is 46% of -j 1's instructions on a format-3 log; each domain
- * worker repeats the index and the reference packets), the decoders the
- * rest (at -j 2: one unpacker, one decoder; docs/PERFORMANCE.md), at
- * most RA_MAX_UNPACKERS.
+ * the decoders share the N CPUs: u = dec_unpackers(N), about 35% of them
+ * (unpacking is 35-40% of -j 1's instructions on a format-3 log), at most
+ * RA_MAX_UNPACKERS, and N - u + 1 decoders (decode.c): an unpacker has
+ * less to do than a decoder (each domain worker also repeats the index and
+ * the reference packets), so one thread more than N keeps the CPUs busy:
+ * at -j 2, one unpacker and two domain workers (docs/PERFORMANCE.md).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -517,7 +518,7 @@ static int first_failure(const struct ra_feeder *fs, unsigned n)
 
 unsigned dec_unpackers(unsigned jobs)
 {
-	unsigned u = (9 * jobs + 10) / 20;
+	unsigned u = (7 * jobs + 10) / 20; /* 35%, rounded */
 
 	return u < 1 ? 1 : u > RA_MAX_UNPACKERS ? RA_MAX_UNPACKERS : u;
 }
