@@ -375,7 +375,10 @@ Test(activity, cpu_slices_follow_the_workload_schedule, .timeout = 120)
 			cr_assert_lt(got, 2.0, "%s: asleep, %.3f%% on CPU", label, got);
 		if (i > 0 && phase_clean(&e, i - 1))
 			expect_asleep(&e, i, sl, n);
-		if (!phase_clean(&e, i))
+		/* a phase after one with a late thread may hold its spill-over
+		 * (CI once: 3.4% of rest#2 after a thread woken 3.6 ms late in
+		 * both#2): only a phase clean after a clean one is compared */
+		if (!phase_clean(&e, i) || (i > 0 && !phase_clean(&e, i - 1)))
 			continue;
 		clean++;
 		cr_assert_leq(fabs(got - want), 2.0, "%s: %.3f%% decoded, %.3f%% by the app", label,
