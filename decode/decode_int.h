@@ -220,6 +220,7 @@ void clk_flush(struct clk *c);
 /* A compiled formula: postfix code over event indexes and elapsed_ns. */
 struct t4_expr {
 	uint8_t n;
+	uint8_t shape; /* a common form evaluated without the stack (expr.c) */
 	struct {
 		uint8_t op;     /* T4_OP_* (expr.c) */
 		uint8_t event;  /* for loads */

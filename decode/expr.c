@@ -11,6 +11,13 @@
  * whose event was not recorded does not compile (-ENOENT): its metric is
  * absent, never zero. Evaluation is allocation-free, and a division by zero
  * gives NaN (e.g. a latency in an interval without requests).
+ *
+ * Most formulas are one of two forms: a / b (bandwidths, rates,
+ * frequencies, latencies in cycles) and (a / b) / (c / d) (latencies in
+ * ns), a..d each an event, elapsed_ns or a number. Compiling marks them,
+ * and they are evaluated straight, without the stack's dispatch per
+ * instruction (it runs for every metric of every interval): the same
+ * divisions of the same operands, so the same doubles.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -22,6 +29,7 @@
 #include <string.h>
 
 enum { OP_EVENT, OP_ELAPSED, OP_CONST, OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+enum { SHAPE_ANY, SHAPE_DIV, SHAPE_DIV_DIV }; /* a / b, (a / b) / (c / d) */
 
 struct parser {
 	const char *s, *p;
@@ -122,6 +130,26 @@ static void parse_expr(struct parser *ps)
 	}
 }
 
+static bool is_load(const struct t4_expr *e, uint8_t i)
+{
+	return e->code[i].op <= OP_CONST;
+}
+
+/* Which of the forms evaluated straight the code is, if any. */
+static uint8_t shape_of(const struct t4_expr *e)
+{
+	static const bool div_div[] = { 1, 1, 0, 1, 1, 0, 0 }; /* a b / c d / / */
+
+	if (e->n == 3 && is_load(e, 0) && is_load(e, 1) && e->code[2].op == OP_DIV)
+		return SHAPE_DIV;
+	if (e->n != T4_ARRAY_LEN(div_div))
+		return SHAPE_ANY;
+	for (uint8_t i = 0; i < e->n; i++)
+		if (div_div[i] ? !is_load(e, i) : e->code[i].op != OP_DIV)
+			return SHAPE_ANY;
+	return SHAPE_DIV_DIV;
+}
+
 int dec_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t4_expr *out)
 {
 	struct parser ps = { .s = expr, .p = expr, .lookup = lookup, .ud = ud, .out = out };
@@ -131,7 +159,22 @@ int dec_expr_compile(const char *expr, t4_expr_lookup lookup, void *ud, struct t
 	skip_space(&ps);
 	if (!ps.err && *ps.p)
 		ps.err = t4_err(EINVAL, "formula '%s': unexpected '%c'", expr, *ps.p);
+	out->shape = ps.err ? SHAPE_ANY : shape_of(out);
 	return ps.err;
+}
+
+static inline double load(const struct t4_expr *e, uint8_t i, const double *counts,
+			  double elapsed_ns)
+{
+	uint8_t op = e->code[i].op;
+
+	return op == OP_EVENT ? counts[e->code[i].event] : op == OP_ELAPSED ? elapsed_ns
+									    : e->code[i].k;
+}
+
+static inline double quotient(double a, double b)
+{
+	return b != 0 ? a / b : NAN;
 }
 
 double dec_expr_eval(const struct t4_expr *e, const double *counts, double elapsed_ns)
@@ -139,6 +182,11 @@ double dec_expr_eval(const struct t4_expr *e, const double *counts, double elaps
 	double st[T4_EXPR_MAX];
 	int sp = 0;
 
+	if (e->shape == SHAPE_DIV)
+		return quotient(load(e, 0, counts, elapsed_ns), load(e, 1, counts, elapsed_ns));
+	if (e->shape == SHAPE_DIV_DIV)
+		return quotient(quotient(load(e, 0, counts, elapsed_ns), load(e, 1, counts, elapsed_ns)),
+				quotient(load(e, 3, counts, elapsed_ns), load(e, 4, counts, elapsed_ns)));
 	for (uint8_t i = 0; i < e->n; i++) {
 		switch (e->code[i].op) {
 		case OP_EVENT: st[sp++] = counts[e->code[i].event]; break;
@@ -149,7 +197,7 @@ double dec_expr_eval(const struct t4_expr *e, const double *counts, double elaps
 		case OP_MUL: sp--; st[sp - 1] *= st[sp]; break;
 		default: /* OP_DIV */
 			sp--;
-			st[sp - 1] = st[sp] != 0 ? st[sp - 1] / st[sp] : NAN;
+			st[sp - 1] = quotient(st[sp - 1], st[sp]);
 			break;
 		}
 	}

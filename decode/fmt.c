@@ -111,7 +111,7 @@ static char *u32_digits(uint32_t v, char *end)
 }
 
 /* v < 100000000 as exactly 8 digits, zeros in front, ending at end. */
-static void put8_digits(uint32_t v, char *end)
+static inline void put8_digits(uint32_t v, char *end)
 {
 	uint32_t hi = v / 10000, lo = v % 10000;
 
@@ -185,17 +185,26 @@ static const double pow10_tab[] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
+/* 1 / pow10_tab[i], the same doubles without a division: 10^i is exact
+ * for i <= 22, so the quotient and the literal are both 10^-i correctly
+ * rounded. */
+static const double pow10_neg_tab[] = {
+	1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
+	1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+};
+_Static_assert(sizeof(pow10_tab) == sizeof(pow10_neg_tab), "one power of ten each");
+
 static double pow10_of(int e)
 {
 	if (e >= 0 && e < (int)T4_ARRAY_LEN(pow10_tab))
 		return pow10_tab[e];
-	if (e < 0 && -e < (int)T4_ARRAY_LEN(pow10_tab))
-		return 1 / pow10_tab[-e];
+	if (e < 0 && -e < (int)T4_ARRAY_LEN(pow10_neg_tab))
+		return pow10_neg_tab[-e];
 	return pow(10, e);
 }
 
 /* floor(log10(v)) for v > 0. Inside 1e-6..1e15 (where metrics live) by
- * the power-of-ten table, a few compares instead of log10; within 1e-9 of
+ * the power-of-ten tables, a few compares instead of log10; within 1e-9 of
  * a power of ten, where log10's rounding decides, by log10 as before, so
  * every value prints to the same digits. */
 static int decimal_exponent(double v)
@@ -209,7 +218,7 @@ static int decimal_exponent(double v)
 				e++;
 			lo = pow10_tab[e];
 		} else {
-			while (v < (lo = 1 / pow10_tab[-e]))
+			while (v < (lo = pow10_neg_tab[-e]))
 				e--;
 		}
 		if (v > lo * (1 + 1e-9) && v < lo * (10 - 1e-8))
