@@ -42,6 +42,17 @@ done
 "$HERE/bench_decode.sh" "$OUT"
 echo
 
+# decode on cores nothing else uses: only where there are spare ones
+if [ "$(nproc)" -ge 3 ]; then
+	echo "\`\$ tools/bench_cores.sh now=$OUT/t410trace${T4_BASE:+ base=$T4_BASE}\`"
+	echo
+	"$HERE/bench_cores.sh" "now=$OUT/t410trace" ${T4_BASE:+"base=$T4_BASE"}
+else
+	echo "tools/bench_cores.sh: skipped ($(nproc) CPUs: a decoder pinned to one or two"
+	echo "cores would share them with everything else; see tools/bench_decode.sh's CPU seconds)"
+fi
+echo
+
 "$HERE/bench_copies.sh" "$OUT"
 echo
 
