@@ -699,11 +699,12 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	/* -j: the CPUs shared between chunk unpackers and domain workers, one
-	 * thread more than N (readahead.c, dec_unpackers) */
+	/* -j: the CPUs shared between chunk unpackers and domain workers, a
+	 * thread each; the workers unpack too while they wait (readahead.c,
+	 * dec_unpackers) */
 	unsigned unpackers = dec_unpackers(jobs), workers = jobs - unpackers + 1;
 	if (jobs > 1 && dec_parallel_ok(d, workers))
-		rc = dec_parallel_feed(d, r, &f.ra, workers, unpackers, reader_warning, &end);
+		rc = dec_parallel_feed(d, r, &f.ra, workers, unpackers - 1, reader_warning, &end);
 	else if (jobs > 1)
 		rc = dec_readahead_feed(d, r, unpackers, &f.ra, reader_warning, &end);
 	else

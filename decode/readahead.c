@@ -25,16 +25,17 @@
  * recording starts: t4_reader_end_before() once the scanner has stopped)
  * is handed over at the end.
  *
- * Memory is bounded whatever the log: at most RA_SLOTS(u) chunks are in
- * flight (u unpackers: each one's chunk, two queued, the one handed
- * out), each holding its compressed bytes (as large as a header may
+ * Memory is bounded whatever the log: at most RA_SLOTS(u + n) chunks are
+ * in flight (u unpackers and n decoders, which unpack too: each one's
+ * chunk, two queued, the one handed out), each holding its compressed bytes (as large as a header may
  * declare: about 16 MiB, 256 KiB as record writes them) and at most
  * RA_SLOT_PIECES pieces of RA_PIECE_BYTES of decoded packets (4 MiB: a
  * chunk of the default 256 KiB unpacks to about 4 MB): an unpacker whose
  * slot has no piece free waits until its slot is handed out and the
  * decoders give pieces back; each unpacker has its raw buffer (the
- * chunk's raw size, at most 16 MiB). With one unpacker: 4 slots, at
- * most 16 MiB of pieces; with two, 5 and 20 MiB. The buffers of pieces
+ * chunk's raw size, at most 16 MiB), and so has each decoder. At -j 2
+ * (one unpacker and one decoder, or two workers): 5 slots, at most 20 MiB
+ * of pieces. The buffers of pieces
  * fed are kept for the next ones (spare), so memory follows what is in
  * use: at -j 2 mostly the chunk handed out and the one being unpacked.
  * A standard input that is a pipe works alike (the scanner reads it in
@@ -48,13 +49,21 @@
  * stops early (an error) stops the scanner and the unpackers; the others
  * feed what was published.
  *
- * Threads at -j N: the scanner (mostly waiting on reads), u unpackers and
- * the decoders share the N CPUs: u = dec_unpackers(N), about 35% of them
- * (unpacking is 35-40% of -j 1's instructions on a format-3 log), at most
- * RA_MAX_UNPACKERS, and N - u + 1 decoders (decode.c): an unpacker has
- * less to do than a decoder (each domain worker also repeats the index and
- * the reference packets), so one thread more than N keeps the CPUs busy:
- * at -j 2, one unpacker and two domain workers (docs/PERFORMANCE.md).
+ * Decoders help: one whose next piece is not published yet claims the next
+ * queued chunk and unpacks it itself (with its own t4_unpacker), so that
+ * no CPU idles while there is work, whatever the share of unpacking in
+ * the log. While it waits for room in that chunk's pieces, it feeds what is
+ * published: the pieces it would wait for may be waiting for it (they are
+ * freed only once every decoder has fed them), and any published piece is
+ * one it has to feed in turn.
+ *
+ * Threads at -j N: the scanner (mostly waiting on reads) and a thread
+ * per CPU: u = dec_unpackers(N) unpack, about 35% of them (unpacking is
+ * 35-40% of -j 1's instructions on a format-3 log), at most
+ * RA_MAX_UNPACKERS, beside one decoder; with the domains split over
+ * workers (parallel.c), the workers take one of the unpackers' threads
+ * (decode.c): N - u + 1 workers and u - 1 unpackers; at -j 2, two workers
+ * that do all the unpacking between them (docs/PERFORMANCE.md).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -127,6 +136,7 @@ struct t4_readahead {
 	pthread_cond_t work_cv; /* the others: a piece fed, a slot queued or free */
 	unsigned fed_waiting, work_waiting; /* (no wake-up when nobody waits) */
 	unsigned n;             /* decoders fed */
+	bool help;              /* decoders unpack queued chunks while they wait */
 	unsigned k;             /* slots */
 	struct ra_slot *slots;
 	struct ra_piece **pub;  /* published pieces by seq % (k * RA_SLOT_PIECES) */
@@ -170,6 +180,15 @@ static void wake_locked(pthread_cond_t *cv, unsigned waiting)
 {
 	if (waiting)
 		pthread_cond_broadcast(cv);
+}
+
+/* Wake those waiting for work (a piece fed, a slot queued or free): the
+ * unpackers, and the decoders that help them. */
+static void wake_work_locked(struct t4_readahead *ra)
+{
+	wake_locked(&ra->work_cv, ra->work_waiting);
+	if (ra->help)
+		wake_locked(&ra->fed_cv, ra->fed_waiting);
 }
 
 static void publish_locked(struct t4_readahead *ra, struct ra_slot *s)
@@ -232,7 +251,7 @@ static void advance_locked(struct t4_readahead *ra)
 	if (ra->n_pub != pub || ra->over != over)
 		wake_locked(&ra->fed_cv, ra->fed_waiting);
 	if (ra->head != head)
-		wake_locked(&ra->work_cv, ra->work_waiting);
+		wake_work_locked(ra);
 }
 
 /* ---- filling pieces -------------------------------------------------------- */
@@ -262,11 +281,16 @@ static void close_piece(struct t4_readahead *ra, struct ra_fill *f,
 	f->p = NULL;
 }
 
+struct ra_feeder;
+static bool feed_next_locked(struct t4_readahead *ra, struct ra_feeder *f);
+
 /* Room for need bytes in f's piece, taking the slot's next one when it
  * is full (waiting for it to be fed when all are out): the place, or
- * NULL when the read-ahead stops. */
+ * NULL when the read-ahead stops. self: the decoder unpacking (helping),
+ * which feeds what is published while it waits, for the pieces it waits
+ * for may be waiting for it; NULL for an unpacker or the scanner. */
 static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
-		     const struct t4_chunk_result *res)
+		     const struct t4_chunk_result *res, struct ra_feeder *self)
 {
 	struct ra_slot *s = f->s;
 
@@ -275,8 +299,14 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 	if (!f->p) {
 		struct ra_piece *p;
 		pthread_mutex_lock(&ra->mu);
-		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt)
-			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
+		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt) {
+			if (self && feed_next_locked(ra, self))
+				continue;
+			if (self)
+				wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
+			else
+				wait_locked(ra, &ra->work_cv, &ra->work_waiting);
+		}
 		p = ra->halt ? NULL : &s->piece[s->closed % RA_SLOT_PIECES];
 		if (p && !p->buf && ra->spare) { /* (one never closed keeps its own) */
 			p->buf = ra->spare;
@@ -296,10 +326,10 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 }
 
 static void put_warning(struct t4_readahead *ra, struct ra_fill *f, uint64_t offset,
-			const char *msg, const struct t4_chunk_result *res)
+			const char *msg, const struct t4_chunk_result *res, struct ra_feeder *self)
 {
 	size_t len = strnlen(msg, RA_MSG_MAX);
-	struct ra_rec *rec = reserve(ra, f, sizeof(*rec) + pad8(len), res);
+	struct ra_rec *rec = reserve(ra, f, sizeof(*rec) + pad8(len), res, self);
 
 	if (!rec)
 		return;
@@ -310,7 +340,7 @@ static void put_warning(struct t4_readahead *ra, struct ra_fill *f, uint64_t off
 
 void dec_readahead_warning(struct t4_readahead *ra, uint64_t offset, const char *msg)
 {
-	put_warning(ra, &ra->scan, offset, msg, NULL);
+	put_warning(ra, &ra->scan, offset, msg, NULL, NULL);
 }
 
 /* ---- the scanner ------------------------------------------------------------ */
@@ -356,7 +386,7 @@ static void *scanner_main(void *arg)
 			memcpy(ra->msg, msg, sizeof(msg));
 		}
 		advance_locked(ra);
-		wake_locked(&ra->work_cv, ra->work_waiting); /* an unpacker's */
+		wake_work_locked(ra); /* an unpacker's */
 		pthread_mutex_unlock(&ra->mu);
 	}
 	return NULL;
@@ -371,8 +401,10 @@ struct ra_unpacker {
 	bool started;
 };
 
-/* Decode slot s's chunk into its pieces, its warning after them. */
-static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct ra_slot *s)
+/* Decode slot s's chunk into its pieces, its warning after them (self:
+ * the decoder doing it, or NULL: an unpacker). */
+static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct ra_slot *s,
+			struct ra_feeder *self)
 {
 	const struct t4_chunk_result *res = t4_unpacker_result(u);
 	struct ra_fill f = { .s = s };
@@ -380,7 +412,7 @@ static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct r
 	t4_unpacker_start(u, &s->chunk);
 	for (;;) {
 		struct ra_rec *rec = reserve(ra, &f, sizeof(*rec) + pad8(sizeof(struct t4_packet)),
-					     res);
+					     res, self);
 		if (!rec)
 			return; /* stopped */
 		struct t4_packet *p = (struct t4_packet *)(rec + 1);
@@ -390,7 +422,7 @@ static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct r
 		f.p->used += sizeof(*rec) + pad8(rec->len);
 	}
 	if (res->warning[0])
-		put_warning(ra, &f, res->offset, res->warning, res);
+		put_warning(ra, &f, res->offset, res->warning, res, self);
 	pthread_mutex_lock(&ra->mu);
 	if (f.p && f.p->used)
 		s->closed++;
@@ -401,23 +433,36 @@ static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct r
 	pthread_mutex_unlock(&ra->mu);
 }
 
+/* The next slot to unpack, claimed; NULL when there is none yet (*end:
+ * nor will there be, the log or the read-ahead is over). */
+static struct ra_slot *claim_locked(struct t4_readahead *ra, bool *end)
+{
+	struct ra_slot *s = &ra->slots[ra->claim_no % ra->k];
+
+	*end = ra->halt || (s->no == ra->claim_no && s->state == RA_DONE && s->is_end);
+	if (*end || s->no != ra->claim_no || s->state != RA_QUEUED)
+		return NULL;
+	s->state = RA_UNPACKING;
+	ra->claim_no++;
+	return s;
+}
+
 static void *unpacker_main(void *arg)
 {
 	struct ra_unpacker *w = arg;
 	struct t4_readahead *ra = w->ra;
+	bool end = false;
 
 	pthread_mutex_lock(&ra->mu);
-	for (;;) {
-		struct ra_slot *s = &ra->slots[ra->claim_no % ra->k];
-		while (!ra->halt && !(s->no == ra->claim_no &&
-				      (s->state == RA_QUEUED || (s->state == RA_DONE && s->is_end))))
-			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
-		if (ra->halt || s->is_end)
-			break;
-		s->state = RA_UNPACKING;
-		ra->claim_no++;
+	while (!end) {
+		struct ra_slot *s = claim_locked(ra, &end);
+		if (!s) {
+			if (!end)
+				wait_locked(ra, &ra->work_cv, &ra->work_waiting);
+			continue;
+		}
 		pthread_mutex_unlock(&ra->mu);
-		unpack_slot(ra, w->u, s);
+		unpack_slot(ra, w->u, s, NULL);
 		pthread_mutex_lock(&ra->mu);
 	}
 	pthread_mutex_unlock(&ra->mu);
@@ -450,51 +495,71 @@ static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, t4_reader
 }
 
 /* One decoder's side: feed every piece, in order; after an error, only
- * give the pieces back until nothing more is published. */
+ * give the pieces back until nothing more is published. With help, it
+ * unpacks the next queued chunk whenever the piece it wants is not there
+ * yet (its own unpacker u). */
 struct ra_feeder {
 	struct t4_readahead *ra;
 	struct t4_decoder *d;
 	t4_reader_warn_fn warn;
+	struct t4_unpacker *u; /* NULL: it does not help */
 	bool finish;        /* then dec_finish_domains() */
 	pthread_t thread;
 	bool started;
 	int rc;
+	uint64_t want;      /* the next piece it feeds, by seq */
 	uint64_t failed_at; /* packets fed when it failed */
 	char msg[256];      /* its error message (t4_errmsg() is per thread) */
 };
+
+/* Feed f's next piece if it is published (the lock held, released while
+ * feeding), and give it back; false if it is not there yet. */
+static bool feed_next_locked(struct t4_readahead *ra, struct ra_feeder *f)
+{
+	struct ra_piece *pc = ra->pub[f->want % n_pieces(ra)];
+
+	if (!pc || pc->seq != f->want || !pc->pending)
+		return false;
+	pthread_mutex_unlock(&ra->mu);
+	if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, f->warn)) < 0)
+		f->failed_at = f->d->n_fed;
+	pthread_mutex_lock(&ra->mu);
+	f->want++;
+	if (!--pc->pending) {
+		pc->slot->freed++; /* (pieces are fed in order: freed in order) */
+		memcpy(pc->buf, &ra->spare, sizeof(ra->spare));
+		ra->spare = pc->buf;
+		pc->buf = NULL;
+		wake_work_locked(ra);
+	}
+	if (f->rc < 0)
+		stop_locked(ra);
+	return true;
+}
 
 static void *feeder_main(void *arg)
 {
 	struct ra_feeder *f = arg;
 	struct t4_readahead *ra = f->ra;
+	bool end = false;
 
 	f->rc = 0;
+	f->want = 0;
 	f->failed_at = UINT64_MAX;
-	for (uint64_t want = 0;; want++) {
-		struct ra_piece *pc;
-		bool have;
-		pthread_mutex_lock(&ra->mu);
-		while (!(have = (pc = ra->pub[want % n_pieces(ra)]) && pc->seq == want &&
-				pc->pending) &&
-		       !(ra->over && ra->n_pub == want))
+	pthread_mutex_lock(&ra->mu);
+	while (!(ra->over && ra->n_pub == f->want)) { /* over, and every piece fed */
+		if (feed_next_locked(ra, f))
+			continue;
+		struct ra_slot *s = f->u && !end ? claim_locked(ra, &end) : NULL;
+		if (!s) {
 			wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
-		pthread_mutex_unlock(&ra->mu);
-		if (!have)
-			break; /* over, and every piece fed */
-		if (f->rc >= 0 && (f->rc = feed_piece(f->d, pc, f->warn)) < 0)
-			f->failed_at = f->d->n_fed;
-		pthread_mutex_lock(&ra->mu);
-		if (!--pc->pending) {
-			pc->slot->freed++; /* (pieces are fed in order: freed in order) */
-			memcpy(pc->buf, &ra->spare, sizeof(ra->spare));
-			ra->spare = pc->buf;
-			pc->buf = NULL;
-			wake_locked(&ra->work_cv, ra->work_waiting);
+			continue;
 		}
-		if (f->rc < 0)
-			stop_locked(ra);
 		pthread_mutex_unlock(&ra->mu);
+		unpack_slot(ra, f->u, s, f);
+		pthread_mutex_lock(&ra->mu);
 	}
+	pthread_mutex_unlock(&ra->mu);
 	if (f->rc >= 0 && f->finish && (f->rc = dec_finish_domains(f->d)) < 0)
 		f->failed_at = UINT64_MAX - 1; /* after every packet */
 	snprintf(f->msg, sizeof(f->msg), "%s", f->rc < 0 ? t4_errmsg() : "");
@@ -546,7 +611,8 @@ static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_
 	free(ra);
 }
 
-static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_us)
+/* (help: the n decoders unpack too, up to n chunks more at once) */
+static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_us, bool help)
 {
 	struct t4_readahead *ra = calloc(1, sizeof(*ra));
 
@@ -557,7 +623,8 @@ static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_u
 	pthread_cond_init(&ra->work_cv, NULL);
 	ra->r = r;
 	ra->n = n;
-	ra->k = RA_SLOTS(n_us);
+	ra->help = help;
+	ra->k = RA_SLOTS(n_us + (help ? n : 0));
 	ra->slots = calloc(ra->k, sizeof(*ra->slots));
 	ra->pub = calloc(n_pieces(ra), sizeof(*ra->pub));
 	if (!ra->slots || !ra->pub) {
@@ -603,28 +670,37 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 	}
 }
 
+static void feeders_free(struct ra_feeder *fs, unsigned n)
+{
+	for (unsigned k = 0; fs && k < n; k++)
+		t4_unpacker_free(fs[k].u);
+	free(fs);
+}
+
 static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned n_us, struct t4_reader *r,
 		  struct t4_readahead **slot, const t4_reader_warn_fn *warns,
 		  struct dec_read_end *end, bool finish)
 {
-	struct t4_readahead *ra = ra_new(r, n, n_us);
+	struct t4_readahead *ra = ra_new(r, n, n_us, true);
 	struct ra_feeder *fs = calloc(n, sizeof(*fs));
-	struct ra_unpacker *us = calloc(n_us, sizeof(*us));
+	struct ra_unpacker *us = calloc(n_us ? n_us : 1, sizeof(*us));
 	pthread_t scanner;
 	bool scanning = false;
-	int rc;
+	int rc = 0;
 
-	if (!ra || !fs || !us) {
+	for (unsigned k = 0; fs && k < n && rc >= 0; k++) {
+		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
+					    .finish = finish };
+		rc = t4_unpacker_new(&fs[k].u);
+	}
+	if (!ra || !fs || !us || rc < 0) {
 		if (ra)
 			ra_free(ra, us, 0);
 		else
 			free(us);
-		free(fs);
+		feeders_free(fs, n);
 		return t4_err(ENOMEM, "out of memory");
 	}
-	for (unsigned k = 0; k < n; k++)
-		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
-					    .finish = finish };
 	*slot = ra; /* the reader's warnings go to the scanner's slot from now on */
 	ra_start(ra, fs, n, us, n_us, &scanner, &scanning);
 	feeder_main(&fs[0]);
@@ -651,7 +727,7 @@ static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned n_us, struc
 	if (rc >= 0 && ra->err)
 		rc = t4_err(-ra->err, "%s", ra->errmsg);
 	ra_free(ra, us, n_us);
-	free(fs);
+	feeders_free(fs, n);
 	return rc;
 }
 

@@ -12,7 +12,8 @@
  * damage the reader meets (decode/readahead.c unpacks chunks on several
  * threads: a chunk failing mid-way, damaged chunks between good ones,
  * junk, a newer version, another recording after it, a cut), from a file,
- * a redirected standard input and a pipe.
+ * a redirected standard input and a pipe; and on a log of one chunk larger
+ * than a slot's pieces hold, unpacked by the workers themselves.
  *
  * The simulator's and the host's logs are compared the same way in
  * test_decode_cli.c (decode_cli/threads_change_no_output_*).
@@ -284,6 +285,32 @@ Test(decode_jobs, chunks_unpacked_in_parallel_damaged_cut_and_appended, .timeout
 			    " >p$j.csv 2>p$j.err || exit 1; done; cmp p1.csv p2.csv && cmp p1.csv p7.csv"
 			    " && cmp p1.err p2.err && cmp p1.err p7.err && grep -q 'already returned' p1.err"),
 		     0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* One chunk whose packets fill more than the 16 pieces (4 MiB) a slot
+ * holds, at -j 2 where the two domain workers unpack it themselves (no
+ * unpacker thread of its own): the one unpacking it waits for room that
+ * only pieces fed by every worker, itself too, give back, so it feeds
+ * while it waits (decode/readahead.c reserve()); without that, the
+ * decode never ends. */
+Test(decode_jobs, a_chunk_larger_than_a_slot_unpacked_by_the_workers, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), w[4200], out[8192];
+
+	cli_repo_file("tools/t4write.py", w);
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && python3 '%s' --triggers 10000 --chunk-packets 1000000"
+			    " --format 3 --seed 3 --bookmarks big.t4 &&"
+			    " \"$B\" info big.t4 | grep -q '^  chunks  *1$'", w),
+		     0, "%s", out);
+	/* (a hang is a failure: timeout ends it) */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && for j in 1 2 3; do timeout 120 \"$B\" decode big.t4 -j $j"
+			    " >s$j.txt || exit 1; done; cmp s1.txt s2.txt && cmp s1.txt s3.txt"),
+		     0, "%s", out);
+	same_for_jobs(dir, "big.t4", "");
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
