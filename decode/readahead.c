@@ -25,15 +25,15 @@
  * recording starts: t4_reader_end_before() once the scanner has stopped)
  * is handed over at the end.
  *
- * Memory is bounded whatever the log: at most RA_SLOTS(u + n) chunks are
- * in flight (u unpackers and n decoders, which unpack too: each one's
- * chunk, two queued, the one handed out), each holding its compressed bytes (as large as a header may
+ * Memory is bounded whatever the log: at most RA_SLOTS(u + h) chunks are
+ * in flight (u unpackers and h <= RA_HELPERS decoders that unpack too:
+ * each one's chunk, two queued, the one handed out), each holding its compressed bytes (as large as a header may
  * declare: about 16 MiB, 256 KiB as record writes them) and at most
  * RA_SLOT_PIECES pieces of RA_PIECE_BYTES of decoded packets (4 MiB: a
  * chunk of the default 256 KiB unpacks to about 4 MB): an unpacker whose
  * slot has no piece free waits until its slot is handed out and the
  * decoders give pieces back; each unpacker has its raw buffer (the
- * chunk's raw size, at most 16 MiB), and so has each decoder. At -j 2
+ * chunk's raw size, at most 16 MiB), and so has each decoder that helps. At -j 2
  * (one unpacker and one decoder, or two workers): 5 slots, at most 20 MiB
  * of pieces. The buffers of pieces
  * fed are kept for the next ones (spare), so memory follows what is in
@@ -49,7 +49,9 @@
  * stops early (an error) stops the scanner and the unpackers; the others
  * feed what was published.
  *
- * Decoders help: one whose next piece is not published yet claims the next
+ * Decoders help (the first RA_HELPERS of them: enough to fill the gaps
+ * beside the unpackers, with no more memory than an unpacker each): one
+ * whose next piece is not published yet claims the next
  * queued chunk and unpacks it itself (with its own t4_unpacker), so that
  * no CPU idles while there is work, whatever the share of unpacking in
  * the log. While it waits for room in that chunk's pieces, it feeds what is
@@ -76,7 +78,8 @@
 #define RA_PIECE_BYTES (256u * 1024)
 #define RA_SLOT_PIECES 16 /* decoded packets held per chunk in flight: 4 MiB */
 #define RA_SLOTS(unpackers) ((unpackers) + 3)
-#define RA_MAX_UNPACKERS 16 /* (memory: 19 slots, 76 MiB of pieces at most) */
+#define RA_MAX_UNPACKERS 16 /* (memory: 21 slots, 84 MiB of pieces at most) */
+#define RA_HELPERS 2 /* decoders that unpack too (each has its raw buffer) */
 #define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
 
 /* One record of a piece: a packet (len bytes of it) or a warning (len
@@ -611,7 +614,8 @@ static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_
 	free(ra);
 }
 
-/* (help: the n decoders unpack too, up to n chunks more at once) */
+/* (help: the first RA_HELPERS of the n decoders unpack too, as many
+ * chunks more at once) */
 static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_us, bool help)
 {
 	struct t4_readahead *ra = calloc(1, sizeof(*ra));
@@ -624,7 +628,7 @@ static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_u
 	ra->r = r;
 	ra->n = n;
 	ra->help = help;
-	ra->k = RA_SLOTS(n_us + (help ? n : 0));
+	ra->k = RA_SLOTS(n_us + (help ? (n < RA_HELPERS ? n : RA_HELPERS) : 0));
 	ra->slots = calloc(ra->k, sizeof(*ra->slots));
 	ra->pub = calloc(n_pieces(ra), sizeof(*ra->pub));
 	if (!ra->slots || !ra->pub) {
@@ -691,7 +695,8 @@ static int ra_run(struct t4_decoder *const *ds, unsigned n, unsigned n_us, struc
 	for (unsigned k = 0; fs && k < n && rc >= 0; k++) {
 		fs[k] = (struct ra_feeder){ .ra = ra, .d = ds[k], .warn = warns[k],
 					    .finish = finish };
-		rc = t4_unpacker_new(&fs[k].u);
+		if (k < RA_HELPERS)
+			rc = t4_unpacker_new(&fs[k].u);
 	}
 	if (!ra || !fs || !us || rc < 0) {
 		if (ra)
