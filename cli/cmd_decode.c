@@ -297,8 +297,11 @@ static int decode_run(struct decode_args *a)
 			     rc == -ERANGE; /* not a log, or a filter that matches nothing */
 		return usage ? 2 : 1;
 	}
-	if (!to_stdout(a))
-		fprintf(stderr, "t410trace decode: wrote %s\n", a->output);
+	if (!to_stdout(a)) {
+		char safe[4 * 4096]; /* a name the terminal shows as typed: one line */
+		fprintf(stderr, "t410trace decode: wrote %s\n",
+			t4_text(a->output, T4_TEXT_CONTROL, safe, sizeof(safe)));
+	}
 	return 0;
 }
 

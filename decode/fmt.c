@@ -16,6 +16,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,15 @@ static double pow10_of(int e)
 	return pow(10, e);
 }
 
+/* v * 10^e for the 9 digits of v: below about 1e-300 (subnormals among
+ * them) 10^e itself is past DBL_MAX, so it is applied in two steps. */
+static double times_pow10(double v, int e)
+{
+	if (e > DBL_MAX_10_EXP)
+		return v * 1e300 * pow10_of(e - 300);
+	return v * pow10_of(e);
+}
+
 /* floor(log10(v)) for v > 0. Inside 1e-6..1e15 (where metrics live) by
  * the power-of-ten tables, a few compares instead of log10; within 1e-9 of
  * a power of ten, where log10's rounding decides, by log10 as before, so
@@ -259,10 +269,10 @@ size_t dec_fmt_f64(char *out, double v)
 		v = -v;
 	}
 	int e = decimal_exponent(v);
-	uint64_t m = round_positive(v * pow10_of(8 - e)); /* 9 digits */
+	uint64_t m = round_positive(times_pow10(v, 8 - e)); /* 9 digits */
 	if (m >= 1000000000ull) {
 		e++;
-		m = round_positive(v * pow10_of(8 - e));
+		m = round_positive(times_pow10(v, 8 - e));
 	}
 	memset(digits, '0', sizeof(digits));
 	digits[0] = (char)('0' + m / 100000000 % 10); /* its low 9 digits */

@@ -742,6 +742,21 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	dc_fini(&c);
 }
 
+/* An output named with a line break and an escape sequence: written under
+ * that name, and said on one line that cannot garble the terminal. */
+Test(decode_cli, output_named_on_one_line, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 50");
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o \"$(printf 'o\\nut\\033[1m.csv')\""), 0, "%s",
+		     c.out);
+	cr_assert_str_eq(c.out, "t410trace decode: wrote o\\x0aut\\x1b[1m.csv\n");
+	cr_assert_eq(dc_sh(&c, "test -s \"$(printf 'o\\nut\\033[1m.csv')\""), 0, "%s", c.out);
+	dc_fini(&c);
+}
+
 /* `decode -` reads standard input, from a file or a pipe, and gives what
  * decoding the file gives. Skipped while the reader cannot open "-". */
 Test(decode_cli, standard_input, .timeout = 120)

@@ -6,6 +6,8 @@
 #include "decode/decode_int.h"
 #include "decode/out.h"
 
+#include <float.h>
+
 static const char *fmt(double v, char *buf, size_t cap)
 {
 	FILE *f = fmemopen(buf, cap, "w");
@@ -36,6 +38,28 @@ Test(decode_fmt, metric_values_round_trip_to_nine_digits)
 		double v = ldexp(sy_unit(&rng) + 0.5, (int)(sy_rand(&rng) % 120) - 60);
 		double back = strtod(fmt(v, b, sizeof(b)), NULL);
 		cr_assert_lt(fabs(back / v - 1), 6e-9, "%.17g -> %s", v, b);
+	}
+}
+
+/* Below about 1e-300 (subnormals too) 10^(8 - e) is past DBL_MAX: the
+ * digits came out of llround(inf) ("8.54775808e-323" for 5e-324,
+ * "0.15e-300" for 1.5e-301). */
+Test(decode_fmt, tiny_values_keep_their_digits)
+{
+	static const double fixed[] = { 5e-324, 1e-310, 2.2250738585072014e-308, 1.5e-301,
+					1e-300, 9.99999999e-302, DBL_MIN, -4.9406564584124654e-320 };
+	char b[64];
+	uint64_t rng = 5;
+
+	cr_assert_str_eq(fmt(5e-324, b, sizeof(b)), "4.94065646e-324");
+	cr_assert_str_eq(fmt(1.5e-301, b, sizeof(b)), "1.5e-301");
+	for (int i = 0; i < 20000; i++) {
+		double v = i < (int)(sizeof(fixed) / sizeof(fixed[0]))
+				   ? fixed[i]
+				   : ldexp(sy_unit(&rng) + 0.5, -(int)(sy_rand(&rng) % 100) - 975);
+		char *end;
+		double back = strtod(fmt(v, b, sizeof(b)), &end);
+		cr_assert(*end == 0 && fabs(back / v - 1) < 6e-9, "%.17g -> %s", v, b);
 	}
 }
 
