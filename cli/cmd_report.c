@@ -131,9 +131,13 @@ static int report_run(struct cli_logs *logs, const char *output)
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
 		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO ? 2 : 1;
 	}
-	if (!cli_outfile_stdout(&of))
+	if (!cli_outfile_stdout(&of)) {
+		char safe[2][4 * 4096]; /* names the terminal shows as typed: one line */
 		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: file://%s)\n",
-			output, realpath(of.dest, where) ? where : output);
+			t4_text(output, T4_TEXT_CONTROL, safe[0], sizeof(safe[0])),
+			t4_text(realpath(of.dest, where) ? where : output, T4_TEXT_CONTROL, safe[1],
+				sizeof(safe[1])));
+	}
 	return 0;
 }
 

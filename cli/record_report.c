@@ -144,11 +144,12 @@ void cli_record_refusals(const struct t4_sched_status *st)
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], safe[4 * 4096]; /* the name as typed, on one line */
 
 	summary_timing(in, st, summary_counts(in, st, ls));
 	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",
-		in->log_failed ? "the log stopped early;" : "wrote", in->output,
+		in->log_failed ? "the log stopped early;" : "wrote",
+		t4_text(in->output, T4_TEXT_CONTROL, safe, sizeof(safe)),
 		t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		t4_fmt_bytes(ls->raw_bytes, b2, sizeof(b2)),
 		ls->file_bytes ? (double)ls->raw_bytes / (double)ls->file_bytes : 0.0,

@@ -122,6 +122,7 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 			 double seconds)
 {
 	char d1[16], d2[16], d3[16], d4[16], d5[16], b1[32];
+	char safe[4 * 4096]; /* the name as typed, on one line */
 	uint64_t grid = st->schedulers ? (st->triggers + st->overruns) / st->schedulers : 0;
 	size_t counters = 0;
 
@@ -140,7 +141,8 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 		t4_fmt_duration(st->skew_p99, d4, sizeof(d4)),
 		t4_fmt_duration(st->window_p50, d5, sizeof(d5)),
 		t4_fmt_duration(st->window_p99, d1, sizeof(d1)));
-	fprintf(stderr, "t410trace: wrote %s: %s (%.2f bytes/value)\n", output,
+	fprintf(stderr, "t410trace: wrote %s: %s (%.2f bytes/value)\n",
+		t4_text(output, T4_TEXT_CONTROL, safe, sizeof(safe)),
 		t4_fmt_bytes(ls->file_bytes, b1, sizeof(b1)),
 		st->values ? (double)ls->file_bytes / (double)st->values : 0.0);
 }

@@ -754,6 +754,17 @@ Test(decode_cli, output_named_on_one_line, .timeout = 60)
 		     c.out);
 	cr_assert_str_eq(c.out, "t410trace decode: wrote o\\x0aut\\x1b[1m.csv\n");
 	cr_assert_eq(dc_sh(&c, "test -s \"$(printf 'o\\nut\\033[1m.csv')\""), 0, "%s", c.out);
+	/* record's and report's closing lines, and an error that names it */
+	cr_assert_eq(dc_sh(&c, "\"$B\" record --sim --virtual -d 1s -o \"$(printf 'r\\033[2J.t4t')\""
+			       " 2>&1 | grep wrote"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace: wrote r\\x1b[2J.t4t: ") && !strchr(c.out, '\033'), "%s",
+		  c.out);
+	cr_assert_eq(dc_sh(&c, "\"$B\" report \"$(printf 'r\\033[2J.t4t')\" -o \"$(printf 'h\\nt.html')\""
+			       " 2>&1"), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "report: wrote h\\x0at.html (") && !strchr(c.out, '\033'), "%s",
+		  c.out);
+	cr_assert_neq(dc_decode(&c, "\"$(printf 'no\\033[2Jne.t4')\""), 0);
+	cr_assert(!strchr(c.out, '\033') && strstr(c.out, "no [2Jne.t4"), "%s", c.out);
 	dc_fini(&c);
 }
 

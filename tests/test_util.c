@@ -109,6 +109,9 @@ Test(util, errors_set_their_message)
 	(void)t4_err(EIO, "stale");
 	cr_assert_lt(t4_rmtree("/proc/self/status"), 0);
 	cr_assert(strstr(t4_errmsg(), "/proc/self/status: cannot remove: "), "%s", t4_errmsg());
+	/* a name's line break or escape sequence reaches no terminal */
+	(void)t4_err(ENOENT, "'%s': cannot open", "a\nb\x1b[31mc\x7f\td");
+	cr_assert_str_eq(t4_errmsg(), "'a b [31mc  d': cannot open");
 }
 
 /* A message longer than its buffer loses its middle, never its end (the

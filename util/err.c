@@ -4,9 +4,11 @@
  * thread-local buffer so that the trigger path never allocates and threads
  * never see each other's messages. t4_err() may be passed t4_errmsg() as an
  * argument (to add context): it formats into a scratch buffer first.
- * Messages quote user input (event strings, sysfs files, control lines),
- * which may hold line breaks: they become spaces, so a message is always
- * one line (for the terminal and for the control socket's replies). A
+ * Messages quote user input (event strings, sysfs files, control lines,
+ * file names), which may hold line breaks or a terminal's escape
+ * sequences: every control character becomes a space, so a message is
+ * always one line and moves no cursor (for the terminal and for the
+ * control socket's replies). A
  * message longer than the buffer (a long -e list quoted whole) loses its
  * middle, never its end: "INPUT: reason" keeps which input and why.
  */
@@ -34,7 +36,7 @@ static void keep(const char *m, size_t len)
 		memcpy(last_msg + KEEP_HEAD + 3, m + len - tail, tail + 1);
 	}
 	for (char *p = last_msg; *p; p++)
-		if (*p == '\n' || *p == '\r')
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = ' ';
 }
 
