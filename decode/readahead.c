@@ -445,6 +445,8 @@ static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, t4_reader
 		int rc = t4_decoder_feed(d, (const struct t4_packet *)(rec + 1));
 		if (rc < 0)
 			return rc;
+		if (d->split)
+			dec_split_fed(d->split, d->n_fed);
 	}
 	return 0;
 }
@@ -472,12 +474,21 @@ static void *feeder_main(void *arg)
 	f->failed_at = UINT64_MAX;
 	for (uint64_t want = 0;; want++) {
 		struct ra_piece *pc;
-		bool have;
+		bool have, idle = false;
 		pthread_mutex_lock(&ra->mu);
 		while (!(have = (pc = ra->pub[want % n_pieces(ra)]) && pc->seq == want &&
 				pc->pending) &&
-		       !(ra->over && ra->n_pub == want))
+		       !(ra->over && ra->n_pub == want)) {
+			if (f->d->split && !idle) { /* its rows merged before it waits: a
+						     * worker ahead may wait for them */
+				pthread_mutex_unlock(&ra->mu);
+				dec_split_idle(f->d->split);
+				pthread_mutex_lock(&ra->mu);
+				idle = true;
+				continue;
+			}
 			wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
+		}
 		pthread_mutex_unlock(&ra->mu);
 		if (!have)
 			break; /* over, and every piece fed */
@@ -497,6 +508,8 @@ static void *feeder_main(void *arg)
 	}
 	if (f->rc >= 0 && f->finish && (f->rc = dec_finish_domains(f->d)) < 0)
 		f->failed_at = UINT64_MAX - 1; /* after every packet */
+	if (f->d->split)
+		dec_split_end(f->d->split); /* (its rows merged; nobody waits for it) */
 	snprintf(f->msg, sizeof(f->msg), "%s", f->rc < 0 ? t4_errmsg() : "");
 	return NULL;
 }
@@ -580,6 +593,8 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 			fs[k].rc = t4_err(err, "decode: cannot start a worker thread");
 			fs[k].failed_at = 0;
 			snprintf(fs[k].msg, sizeof(fs[k].msg), "%s", t4_errmsg());
+			if (fs[k].d->split)
+				dec_split_end(fs[k].d->split);
 			pthread_mutex_lock(&ra->mu);
 			ra->n--;
 			stop_locked(ra);
