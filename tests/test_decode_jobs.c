@@ -188,12 +188,20 @@ static void write_many(const char *path)
 	lw_close(&w);
 }
 
+/* A new directory with the log write() makes in it, named name. */
+static char *dir_with(const char *name, void (*write)(const char *path))
+{
+	char *dir = cli_tmpdir("t4jobs"), path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write(path);
+	return dir;
+}
+
 Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 900)
 {
-	char *dir = cli_tmpdir("t4jobs"), path[4200], out[8192];
+	char *dir = dir_with("many.t4t", write_many), out[8192];
 
-	snprintf(path, sizeof(path), "%s/many.t4t", dir);
-	write_many(path);
 	/* it is what it should be: 2000 domains, four phases by trigger */
 	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
 			    "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
@@ -376,10 +384,8 @@ static void write_hostile(const char *path)
 
 Test(decode_jobs, rows_merged_hostile_names_phases_time_bases, .timeout = 900)
 {
-	char *dir = cli_tmpdir("t4jobs"), path[4200], out[8192];
+	char *dir = dir_with("hostile.t4t", write_hostile), out[8192];
 
-	snprintf(path, sizeof(path), "%s/hostile.t4t", dir);
-	write_hostile(path);
 	/* it is what it should be: every domain's rows, phases cut by time */
 	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
 			    "cd \"$D\" && \"$B\" decode hostile.t4t -f jsonl -j 1 | grep -c"
@@ -400,11 +406,9 @@ Test(decode_jobs, rows_merged_hostile_names_phases_time_bases, .timeout = 900)
  * are merged. */
 Test(decode_jobs, rows_merged_output_errors, .timeout = 300)
 {
-	char *dir = cli_tmpdir("t4jobs"), path[4200], out[8192];
+	char *dir = dir_with("hostile.t4t", write_hostile), out[8192];
 	static const char *const fmts[] = { "csv", "jsonl", "perfetto" };
 
-	snprintf(path, sizeof(path), "%s/hostile.t4t", dir);
-	write_hostile(path);
 	for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++) {
 		cr_assert_eq(in_dir(dir, out, sizeof(out), true,
 				    "cd \"$D\" && for j in 1 2 3 7; do \"$B\" decode hostile.t4t -f %s"
