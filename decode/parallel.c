@@ -335,7 +335,10 @@ static void hand_over(struct dec_split *s, uint64_t ready)
 	struct par_block *b = s->cur, *next = NULL;
 
 	if (b->n_runs && ready != PAR_DONE && !(next = block_get(p))) {
-		s->x->w.error = -ENOMEM; /* (the sink's next status says it) */
+		atomic_store(&p->werr, -ENOMEM); /* every worker stops: none waits for it */
+		pthread_mutex_lock(&p->mu);
+		wake_locked(p);
+		pthread_mutex_unlock(&p->mu);
 		return;
 	}
 	b->buf = s->x->w.buf; /* (the end: x's writer is put back by the caller) */
@@ -615,8 +618,9 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		rc = dec_readahead_feed_n(ws, n, unpackers, r, slot, warns, end);
 	if (p) {
 		split_stop(p, d);
-		if (d->ops.fork && p->out.error && (rc >= 0 || rc == -ECANCELED))
-			rc = out_close(d->ud); /* the output failed: as -j 1 says it */
+		int werr = atomic_load(&p->werr);
+		if (werr && (rc >= 0 || rc == -ECANCELED)) /* the output failed: as -j 1 says it */
+			rc = p->out.error ? out_close(d->ud) : t4_err(-werr, "out of memory");
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
 		free(p);
