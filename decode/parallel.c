@@ -55,12 +55,15 @@
  * too, with the packet it has fed up to (its mark: `ready`), and when it
  * is about to wait for packets, or reaches the packet another worker
  * waits for. Whichever thread hands over writes every queued run below
- * every worker's mark in key order (merge_locked), into the caller's
- * writer. A worker with more than PAR_LIMIT queued waits, while it is
- * ahead, until half is written: no deadlock, since a worker behind needs
- * only packets already handed out to reach it (readahead.c keeps the
- * pieces a worker is feeding), hands its runs over before it waits for
- * more, and the worker with the lowest mark never waits. What one thread
+ * every worker's mark in key order (merge_locked) to the caller's
+ * output: long runs where they lie, short ones copied together, one
+ * writev for many (out_flush_locked, before the lock goes: the blocks
+ * written are then reused). A worker with more than PAR_LIMIT queued
+ * waits, while it is ahead, until half is written: no deadlock, since a
+ * worker behind needs only packets already handed out to reach it
+ * (readahead.c keeps the pieces a worker is feeding), hands its runs over
+ * before it waits for more, and the worker with the lowest mark never
+ * waits. What one thread
  * writes once (the JSONL header, Perfetto's clock snapshot, root and kind
  * group tracks: out_once) is written by each worker at its own first
  * need, marked, and kept the first time in key order, which is where -j 1
@@ -80,15 +83,19 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define PAR_MAX_WORKERS 64
 #define PAR_STEP (256u * 1024)        /* a worker's rows handed over at this size */
 #define PAR_LIMIT (4u * 1024 * 1024)  /* a worker ahead waits with this much queued */
 #define PAR_DONE UINT64_MAX           /* a worker's packets fed: all, and finished */
+#define PAR_IOV 256                   /* runs written by one writev */
+#define PAR_SMALL 2048                /* runs shorter are copied together first */
 
 bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers)
 {
@@ -149,6 +156,8 @@ struct par {
 	_Atomic int werr;         /* the output failed: rows are refused */
 	unsigned n;
 	struct t4_wbuf out;       /* the output's writer (worker 0's sink's) */
+	struct iovec iov[PAR_IOV]; /* runs to write: in blocks, or in out's buffer */
+	int n_iov;
 	uint64_t once[DEC_ONCE_IDS / 64];
 	struct par_block *spare;
 	struct dec_split w[PAR_MAX_WORKERS];
@@ -172,6 +181,10 @@ static struct par_block *block_get(struct par *p)
 	if ((b = p->spare))
 		p->spare = b->next;
 	pthread_mutex_unlock(&p->mu);
+	if (b && b->cap > 2 * PAR_STEP) { /* (grown by a long row: not kept) */
+		free(b->buf);
+		b->buf = NULL;
+	}
 	if (!b)
 		b = calloc(1, sizeof(*b));
 	if (b && !b->buf && !(b->buf = malloc(b->cap = PAR_STEP + PAR_STEP / 4))) {
@@ -253,14 +266,74 @@ static struct par_run *next_run_locked(struct par *p, struct dec_split *s, uint6
 		if (!s->head)
 			s->tail = NULL;
 		s->queued -= b->len;
-		if (b->cap > 2 * PAR_STEP) { /* (grown by one packet's rows: not kept) */
-			free(b->buf);
-			b->buf = NULL;
-		}
-		b->next = p->spare;
+		b->next = p->spare; /* (its bytes may be in p->iov until out_flush) */
 		p->spare = b;
 	}
 	return b && b->runs[b->at].pkt <= upto ? &b->runs[b->at] : NULL;
+}
+
+/* Write the runs gathered in p->iov: one writev, no copy (the output's
+ * stdio buffer flushed first; a stream without a file descriptor, e.g. a
+ * memory stream, by fwrite). The error is the writer's, sticky. */
+static void out_flush_locked(struct par *p)
+{
+	struct t4_wbuf *w = &p->out;
+	struct iovec *v = p->iov;
+	int n = p->n_iov, fd;
+
+	if (!n)
+		return; /* (nothing: or no rows made at all, no writer) */
+	fd = w->error ? -1 : fileno(w->f);
+	if (!w->error && fflush(w->f) != 0)
+		w->error = -(errno ? errno : EIO);
+	for (; n > 0 && !w->error && fd < 0; v++, n--)
+		if (fwrite(v->iov_base, 1, v->iov_len, w->f) != v->iov_len)
+			w->error = -(errno ? errno : EIO);
+	while (n > 0 && !w->error) {
+		ssize_t k = writev(fd, v, n < IOV_MAX ? n : IOV_MAX);
+		if (k <= 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			w->error = k < 0 ? -errno : -EIO;
+			break;
+		}
+		for (; n > 0 && (size_t)k >= v->iov_len; v++, n--)
+			k -= (ssize_t)v->iov_len;
+		if (n > 0) {
+			v->iov_base = (char *)v->iov_base + k;
+			v->iov_len -= (size_t)k;
+		}
+	}
+	p->n_iov = 0;
+	w->len = 0;
+}
+
+/* One run to write: a short one copied after the last (one write for
+ * many), a long one where it lies. */
+static void out_run_locked(struct par *p, const char *b, size_t n)
+{
+	struct t4_wbuf *w = &p->out;
+	struct iovec *last = p->n_iov ? &p->iov[p->n_iov - 1] : NULL;
+
+	if (!n)
+		return; /* (writev writes nothing of empty ones: no EIO for them) */
+	if (n < PAR_SMALL) {
+		if (w->cap - w->len < n) {
+			out_flush_locked(p);
+			last = NULL;
+		}
+		char *at = w->buf + w->len;
+		memcpy(at, b, n);
+		w->len += n;
+		if (last && (char *)last->iov_base + last->iov_len == at) {
+			last->iov_len += n;
+			return;
+		}
+		b = at;
+	}
+	if (p->n_iov == PAR_IOV)
+		out_flush_locked(p);
+	p->iov[p->n_iov++] = (struct iovec){ (void *)b, n };
 }
 
 static bool key_before(const struct par_run *a, const struct par_run *b)
@@ -292,12 +365,13 @@ static void merge_locked(struct par *p)
 		uint32_t id = r->once ? (r->once - 1) % DEC_ONCE_IDS : 0;
 		uint64_t bit = 1ull << (id % 64);
 		if (!r->once || !(p->once[id / 64] & bit)) {
-			dec_wbuf_put(&p->out, b->buf + r->start, end - r->start);
+			out_run_locked(p, b->buf + r->start, end - r->start);
 			if (r->once)
 				p->once[id / 64] |= bit;
 		}
 		b->at++;
 	}
+	out_flush_locked(p); /* (before the lock goes: the blocks may be reused) */
 	if (p->out.error)
 		atomic_store(&p->werr, p->out.error);
 }
@@ -556,6 +630,8 @@ static int split_start(struct par *p, struct t4_decoder *d, struct t4_decoder *w
 		w->ud = copy;
 	} else {
 		p->out = s->x->w;
+		if (p->out.len) /* (a header: the first bytes to write) */
+			p->iov[p->n_iov++] = (struct iovec){ p->out.buf, p->out.len };
 	}
 	if (!(s->cur = block_get(p)))
 		return t4_err(ENOMEM, "out of memory");
