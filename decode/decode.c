@@ -610,8 +610,11 @@ bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
 {
 	uint64_t mid = start + (end - start) / 2;
 
-	if (!d->have_origin)
+	if (!d->have_origin) {
 		d->first_out = d->n_fed; /* decode -j: which worker's origin is -j 1's */
+		if (d->split)
+			dec_split_origin(d); /* and the workers agree on it now */
+	}
 	d->have_origin = true; /* fixed from the first output on */
 	if (!d->o.from.set && !d->o.to.set)
 		return true;

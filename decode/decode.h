@@ -363,6 +363,14 @@ struct t4_sink_ops {
 	 * (after the last host's finish). */
 	int (*host)(void *ud, const struct t4_decoder *dec);
 	int (*merged)(void *ud, const struct t4_merge *m);
+	/* decode -j (decode/parallel.c): the intervals made by several
+	 * workers, each into a copy of the sink (fork: one that writes into
+	 * memory), their bytes merged in -j 1's order; join gives the copy's
+	 * state back (what was described once) and frees it. Set by the
+	 * t4_output formats that allow it (ud is then a struct t4_output);
+	 * a sink with an interval callback and no fork decodes on one thread. */
+	int (*fork)(void *ud, void **copy);
+	void (*join)(void *ud, void *copy);
 };
 
 int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,

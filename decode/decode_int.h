@@ -247,6 +247,8 @@ void dec_apportion_value(uint64_t value, const uint64_t *w, size_t k, uint64_t w
 
 /* ---- the decoder's state (decode.c, dom.c, phases.c, bins.c) ------------- */
 
+struct dec_split; /* parallel.c */
+
 #define DEC_REORDER 32       /* returns held to put late ones in order */
 #define DEC_QCAP 1024        /* samples held per domain, at most (power of two) */
 #define DEC_QCAP_FIRST 64    /* and at first: the ring doubles as needed */
@@ -482,6 +484,8 @@ struct t4_decoder {
 	 * (the others' slots are NULL in doms); the packets fed so far, and how many had been fed at
 	 * its first output (UINT64_MAX: none yet) */
 	uint32_t par_n, par_k;
+	struct dec_split *split; /* decode -j: its share of the origin and of
+				  * the rows' merge (parallel.c), NULL alone */
 	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
 	bool doms_finished;  /* dec_finish_domains() done */
 	uint64_t n_fed, first_out;
@@ -553,6 +557,25 @@ bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers);
 int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
 		      unsigned workers, unsigned unpackers, t4_reader_warn_fn warn,
 		      struct dec_read_end *end);
+
+/* parallel.c, for the workers of decode -j (d->split set): */
+/* packet n_fed is fed: the rows made so far may be merged */
+void dec_split_fed(struct dec_split *s, uint64_t n_fed);
+/* the worker waits for packets: its rows so far merged */
+void dec_split_idle(struct dec_split *s);
+/* the worker feeds nothing more (its end, or its failure) */
+void dec_split_end(struct dec_split *s);
+/* the first output of this worker: take -j 1's origin (every worker's
+ * first output before this packet known) */
+void dec_split_origin(struct t4_decoder *d);
+/* the rows that follow are domain slot's (slot + 1; 0: a slice); an
+ * error when the merged output failed */
+int dec_split_row(struct t4_decoder *d, uint32_t key_slot);
+/* the bytes that follow are written once whatever the worker (id >= 0:
+ * a JSONL header, a Perfetto group track; DEC_ONCE_END: its end) */
+#define DEC_ONCE_END (-1)
+#define DEC_ONCE_IDS 128
+void dec_split_once(struct dec_split *s, int id);
 
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);

@@ -472,7 +472,10 @@ int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 		dom_metrics(dm, dm->dcounts, (double)iv->elapsed_ns, dm->metrics);
 		iv->metrics = dm->metrics;
 	}
-	return d->ops.interval ? d->ops.interval(d->ud, d, iv) : 0;
+	if (!d->ops.interval)
+		return 0;
+	int rc = d->split ? dec_split_row(d, dm->slot + 1) : 0; /* decode -j: merged in order */
+	return rc < 0 ? rc : d->ops.interval(d->ud, d, iv);
 }
 
 static uint64_t elapsed_of(const struct dom *dm, const struct dsample *s, uint64_t start,

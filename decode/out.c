@@ -91,6 +91,30 @@ bool t4_output_wants_metrics(const struct t4_output *x)
 	return x->be->wants_metrics;
 }
 
+int out_fork(void *ud, void **copy)
+{
+	const struct t4_output *x = ud;
+	struct t4_output *c;
+	int rc = t4_output_new(&c, &x->o, NULL); /* no file: a buffer that grows */
+
+	if (rc < 0)
+		return rc;
+	c->w.len = 0; /* (a header init wrote: x wrote it) */
+	if (x->be->fork_state)
+		x->be->fork_state(c, x);
+	*copy = c;
+	return 0;
+}
+
+void out_join(void *ud, void *copy)
+{
+	struct t4_output *x = ud;
+
+	if (copy && x->be->join_state)
+		x->be->join_state(x, copy);
+	t4_output_free(copy);
+}
+
 /* The end of every format: flush, and name the error (a full disk, a
  * closed pipe) with the output it hit. */
 int out_close(struct t4_output *x)

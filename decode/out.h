@@ -14,6 +14,11 @@ struct out_backend {
 	bool wants_metrics;
 	int (*init)(struct t4_output *x);
 	void (*fini)(struct t4_output *x);
+	/* decode -j: what was described once (a header, group tracks),
+	 * copied into a worker's copy, and back (the formats whose ops have
+	 * fork: out_fork) */
+	void (*fork_state)(struct t4_output *copy, const struct t4_output *x);
+	void (*join_state)(struct t4_output *x, const struct t4_output *copy);
 };
 
 struct t4_output {
@@ -22,7 +27,26 @@ struct t4_output {
 	FILE *f;
 	struct t4_wbuf w;
 	void *state; /* the backend's own */
+	struct dec_split *split; /* decode -j: a worker's (parallel.c), or NULL */
 };
+
+/* decode -j (parallel.c): the sink ops fork and join of a format whose
+ * rows several workers make. */
+int out_fork(void *ud, void **copy);
+void out_join(void *ud, void *copy);
+
+/* What follows (up to out_once_end) is written once whatever the number
+ * of workers that write it: the first in -j 1's order is kept. */
+static inline void out_once(struct t4_output *x, int id)
+{
+	if (x->split)
+		dec_split_once(x->split, id);
+}
+
+static inline void out_once_end(struct t4_output *x)
+{
+	out_once(x, DEC_ONCE_END);
+}
 
 extern const struct out_backend out_summary, out_csv, out_jsonl, out_perfetto, out_slices,
 	out_phases, out_report;

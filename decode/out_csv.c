@@ -164,6 +164,17 @@ static void csv_fini(struct t4_output *x)
 		csv_free(x->state);
 }
 
+/* decode -j: whether the time base was checked. */
+static void csv_fork_state(struct t4_output *copy, const struct t4_output *x)
+{
+	((struct csv_state *)copy->state)->checked = ((const struct csv_state *)x->state)->checked;
+}
+
+static void csv_join_state(struct t4_output *x, const struct t4_output *copy)
+{
+	((struct csv_state *)x->state)->checked |= ((const struct csv_state *)copy->state)->checked;
+}
+
 /* n bytes, usually a few (a name, ",occurrence\n"), without a call to
  * memcpy up to 16: two loads and two stores that overlap, no byte outside
  * [0, n) touched. */
@@ -381,8 +392,11 @@ const struct out_backend out_slices = {
 
 const struct out_backend out_csv = {
 	.name = "csv",
-	.ops = { .interval = csv_interval, .finish = csv_finish },
+	.ops = { .interval = csv_interval, .finish = csv_finish, .fork = out_fork,
+		 .join = out_join },
 	.wants_metrics = true,
 	.init = csv_init,
 	.fini = csv_fini,
+	.fork_state = csv_fork_state,
+	.join_state = csv_join_state,
 };

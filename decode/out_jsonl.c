@@ -119,6 +119,7 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	if ((rc = t4_decoder_time_ok(dec, x->o.time)) < 0)
 		return rc;
 	const struct t4_place *pl = t4_decoder_place(dec);
+	out_once(x, 0); /* decode -j: the first worker's (their first output) */
 	record(w, "header", NULL);
 	key_str(w, "format", "t410trace-jsonl");
 	key_u64(w, "version", JSONL_VERSION);
@@ -142,6 +143,7 @@ static int start(struct t4_output *x, const struct t4_decoder *dec)
 	key_u64(w, "period_ns", s ? s->period_ns : 0);
 	key_str(w, "attribution", t4_decoder_phases_exact(dec) ? "time" : "trigger");
 	dec_wbuf_str(w, "}\n");
+	out_once_end(x);
 	return 0;
 }
 
@@ -392,11 +394,24 @@ static void jsonl_fini(struct t4_output *x)
 	free(st);
 }
 
+/* decode -j: whether the header is out. */
+static void jsonl_fork_state(struct t4_output *copy, const struct t4_output *x)
+{
+	((struct jsonl_state *)copy->state)->started = ((const struct jsonl_state *)x->state)->started;
+}
+
+static void jsonl_join_state(struct t4_output *x, const struct t4_output *copy)
+{
+	((struct jsonl_state *)x->state)->started |= ((const struct jsonl_state *)copy->state)->started;
+}
+
 const struct out_backend out_jsonl = {
 	.name = "jsonl",
 	.ops = { .interval = jsonl_interval, .slice = jsonl_slice, .phase = jsonl_phase,
-		 .finish = jsonl_finish, .host = jsonl_host },
+		 .finish = jsonl_finish, .host = jsonl_host, .fork = out_fork, .join = out_join },
 	.wants_metrics = true,
 	.init = jsonl_init,
 	.fini = jsonl_fini,
+	.fork_state = jsonl_fork_state,
+	.join_state = jsonl_join_state,
 };

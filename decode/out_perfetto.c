@@ -426,6 +426,9 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 	char name[T4_NAME_MAX + 64];
 
 	const struct t4_place *pl = st->host.place;
+	if (st->started && st->host.root)
+		return;
+	out_once(x, 0); /* decode -j: the first worker's (their first output) */
 	if (!st->started && pl) { /* merged: one axis, UTC */
 		st->clock = PF_REALTIME;
 		pf_snapshot_write(x, PF_REALTIME, (uint64_t)pl->origin_real_ns, 0);
@@ -435,8 +438,10 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 				  paired ? s->start_real_ns : 0);
 	}
 	st->started = true;
-	if (st->host.root)
+	if (st->host.root) {
+		out_once_end(x);
 		return;
+	}
 	st->host.root = true;
 	snprintf(name, sizeof(name), "t410trace%s%s%s", s || pl ? " " : "",
 		 pl ? pl->host : s ? s->host : "",
@@ -446,6 +451,7 @@ static void pf_start(struct t4_output *x, const struct t4_decoder *dec, uint64_t
 	td.has_child_ordering = true; /* its children by rank: the phases first */
 	td.child_ordering = PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
 	pf_track_desc_write(x, &td, pf_track_id(x, PF_ROOT, 0, 0), 0, name, INT32_MIN);
+	out_once_end(x);
 }
 
 /* ---- domains and their counter tracks ------------------------------------------ */
@@ -475,8 +481,10 @@ static int pf_domain(struct t4_output *x, const struct t4_dec_domain *dm, uint32
 	(*out)->described = true;
 	if (!(st->kinds & (1ull << kind))) {
 		st->kinds |= 1ull << kind;
+		out_once(x, 1 + (int)kind); /* decode -j: the first domain's of the kind */
 		pf_track(x, group, pf_track_id(x, PF_ROOT, 0, 0), dm->kind_label, NULL,
 			 PF_RANK_KIND + (int32_t)kind);
+		out_once_end(x);
 	}
 	pf_track(x, pf_track_id(x, PF_DOMAIN, dm->id, 0), group, dm->name, NULL, INT32_MIN);
 	return 0;
@@ -709,11 +717,39 @@ static int pf_finish(void *ud, const struct t4_decoder *dec)
 	return out_close(ud);
 }
 
+/* decode -j: the trace's start, this host's root and the kind groups
+ * described (the rest is per domain, which one worker decodes, or made
+ * by worker 0 alone: slices, phases). */
+static void pf_fork_state(struct t4_output *copy, const struct t4_output *x)
+{
+	struct pf_state *c = copy->state;
+	const struct pf_state *st = x->state;
+
+	c->started = st->started;
+	c->clock = st->clock;
+	c->host = st->host;
+	c->kinds = st->kinds;
+}
+
+static void pf_join_state(struct t4_output *x, const struct t4_output *copy)
+{
+	struct pf_state *st = x->state;
+	const struct pf_state *c = copy->state;
+
+	if (c->started && !st->started)
+		st->clock = c->clock;
+	st->started |= c->started;
+	st->host.root |= c->host.root;
+	st->kinds |= c->kinds;
+}
+
 const struct out_backend out_perfetto = {
 	.name = "perfetto",
 	.ops = { .interval = pf_interval, .slice = pf_cpu_gpu_slice, .phase = pf_phase,
-		 .finish = pf_finish, .host = pf_host },
+		 .finish = pf_finish, .host = pf_host, .fork = out_fork, .join = out_join },
 	.wants_metrics = true,
 	.init = pf_init,
 	.fini = pf_fini,
+	.fork_state = pf_fork_state,
+	.join_state = pf_join_state,
 };

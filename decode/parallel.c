@@ -33,24 +33,497 @@
  *     phases_ensure(), is never made: every output waits for a reference
  *     packet of its scheduler, and the first reference packet of the
  *     phase scheduler makes a span), which gather() checks.
- * Outputs that are made interval by interval (CSV, JSONL, Perfetto, the
- * report), --bin (its cells count from the origin while it moves) and
- * --from/--to (measured from the origin) decode on one thread, as with
- * -j 1 (dec_parallel_ok), the reading still ahead on its own thread. So
- * every output is the same byte for byte whatever -j.
+ *
+ * The origin is fixed at the first output of any domain (or slice): at its
+ * first output a worker publishes its packet and origin and waits until
+ * every other worker has made its own or passed that packet, then takes
+ * the earliest one's (dec_split_origin), so every row in relative time is
+ * -j 1's (gather() then finds the workers agreeing).
+ *
+ * Rows (CSV, JSONL, Perfetto: the sinks with t4_sink_ops.fork) are made
+ * by the workers, each into a copy of the sink that writes into memory
+ * (worker 0 into the caller's, its writer set aside for the merge), and
+ * merged in -j 1's order. -j 1 makes a domain's rows while it handles
+ * packet n_fed (a return packet drains its own domain; a reference packet
+ * its scheduler's domains in slot order, drain_sched; the end every
+ * domain in slot order, dec_finish_domains, key n_fed + 1); slices (worker
+ * 0's alone) come before a packet's intervals (a reference packet pairs
+ * the clocks before it drains). So (packet, slot + 1, or 0 for a slice,
+ * then the order made) orders -j 1's rows totally, and no two workers
+ * share a key. A worker's bytes go into blocks with their runs of one
+ * key; it hands a block over (hand_over) at PAR_STEP bytes, mid-packet
+ * too, with the packet it has fed up to (its mark: `ready`), and when it
+ * is about to wait for packets, or reaches the packet another worker
+ * waits for. Whichever thread hands over writes every queued run below
+ * every worker's mark in key order (merge_locked) to the caller's
+ * output: long runs where they lie, short ones copied together, one
+ * writev for many (out_flush_locked, before the lock goes: the blocks
+ * written are then reused). A worker with more than PAR_LIMIT queued
+ * waits, while it is ahead, until half is written: no deadlock, since a
+ * worker behind needs only packets already handed out to reach it
+ * (readahead.c keeps the pieces a worker is feeding), hands its runs over
+ * before it waits for more, and the worker with the lowest mark never
+ * waits. What one thread
+ * writes once (the JSONL header, Perfetto's clock snapshot, root and kind
+ * group tracks: out_once) is written by each worker at its own first
+ * need, marked, and kept the first time in key order, which is where -j 1
+ * writes it; at the end the copies' state goes back into the caller's
+ * sink (t4_sink_ops.join) for the phases, the slices flushed at the end
+ * and the finish. A failed write (a full disk, EPIPE) stops every
+ * worker's rows, and the decode ends with -j 1's error (out_close).
+ *
+ * The report (its tables are made interval by interval, on one sink),
+ * --bin (its cells count from the origin while it moves) and --from/--to
+ * (measured from the origin) decode on one thread, as with -j 1
+ * (dec_parallel_ok), the reading still ahead on its own thread. So every
+ * output is the same byte for byte whatever -j.
  */
 #include "decode_int.h"
+#include "out.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define PAR_MAX_WORKERS 64
+#define PAR_STEP (256u * 1024)        /* a worker's rows handed over at this size */
+#define PAR_LIMIT (4u * 1024 * 1024)  /* a worker ahead waits with this much queued */
+#define PAR_DONE UINT64_MAX           /* a worker's packets fed: all, and finished */
+#define PAR_IOV 256                   /* runs written by one writev */
+#define PAR_SMALL 2048                /* runs shorter are copied together first */
 
 bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers)
 {
-	return workers > 1 && !d->ops.interval && !d->o.bin_ns && !d->o.from.set && !d->o.to.set;
+	return workers > 1 && (!d->ops.interval || d->ops.fork) && !d->o.bin_ns &&
+	       !d->o.from.set && !d->o.to.set;
+}
+
+/* ---- the rows' merge ---------------------------------------------------------- */
+
+/* A run of a worker's bytes under one key: made while the decoder fed
+ * packet pkt (the packets after the last: the end), for the domain in
+ * slot key_slot - 1 (0: a slice); once: 1 + the id of bytes written once
+ * (0: none). It ends where the next run of its block starts. */
+struct par_run {
+	uint64_t pkt;
+	uint32_t key_slot;
+	uint32_t once;
+	size_t start;
+};
+
+/* Rows handed over: the bytes and their runs. */
+struct par_block {
+	struct par_block *next;
+	char *buf;
+	size_t len, cap;
+	struct par_run *runs;
+	size_t n_runs, cap_runs;
+	size_t at; /* the next run to write */
+};
+
+struct par;
+
+struct dec_split {
+	struct par *par;
+	struct t4_decoder *d;
+	struct t4_output *x;   /* its sink (NULL: it makes no rows) */
+	struct t4_wbuf saved;  /* x's own writer (worker 0's: par's out) */
+	struct par_block *cur; /* being filled: its buffer is x->w's */
+	uint64_t pkt;          /* the key of the rows being made */
+	uint32_t key_slot;
+	_Atomic uint64_t done;  /* packets fed (PAR_DONE: over) */
+	_Atomic uint64_t ready; /* its rows of packets up to this one are queued */
+	/* under the lock: */
+	struct par_block *head, *tail; /* queued, in its order */
+	size_t queued;                 /* their bytes */
+	uint64_t first;                /* the packet of its first output (UINT64_MAX) */
+	uint64_t first_origin;         /* and the origin then */
+	uint64_t need;                 /* waiting for the others to reach this
+					* packet (0: not waiting) */
+	uint64_t told;                 /* (its own) the last need it woke for */
+};
+
+struct par {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	_Atomic uint64_t need;    /* the least packet a worker waits for the
+				   * others to reach (PAR_DONE: none waits) */
+	_Atomic int werr;         /* the output failed: rows are refused */
+	unsigned n;
+	struct t4_wbuf out;       /* the output's writer (worker 0's sink's) */
+	struct iovec iov[PAR_IOV]; /* runs to write: in blocks, or in out's buffer */
+	int n_iov;
+	uint64_t once[DEC_ONCE_IDS / 64];
+	struct par_block *spare;
+	struct dec_split w[PAR_MAX_WORKERS];
+};
+
+static void block_free(struct par_block *b)
+{
+	if (b) {
+		free(b->buf);
+		free(b->runs);
+		free(b);
+	}
+}
+
+/* A block to fill: a spare one, or new (NULL: out of memory). */
+static struct par_block *block_get(struct par *p)
+{
+	struct par_block *b;
+
+	pthread_mutex_lock(&p->mu);
+	if ((b = p->spare))
+		p->spare = b->next;
+	pthread_mutex_unlock(&p->mu);
+	if (b && b->cap > 2 * PAR_STEP) { /* (grown by a long row: not kept) */
+		free(b->buf);
+		b->buf = NULL;
+	}
+	if (!b)
+		b = calloc(1, sizeof(*b));
+	if (b && !b->buf && !(b->buf = malloc(b->cap = PAR_STEP + PAR_STEP / 4))) {
+		block_free(b);
+		b = NULL;
+	}
+	if (b) {
+		b->next = NULL;
+		b->len = b->n_runs = b->at = 0;
+	}
+	return b;
+}
+
+static void hand_over(struct dec_split *s, uint64_t ready);
+
+/* The rows that follow have the split's key, or are written once (id). */
+static void mark(struct dec_split *s, uint32_t once)
+{
+	struct par_block *b = s->cur;
+	size_t at = s->x->w.len;
+
+	if (b->n_runs) {
+		struct par_run *r = &b->runs[b->n_runs - 1];
+		if (r->pkt == s->pkt && r->key_slot == s->key_slot && r->once == once)
+			return; /* the same run goes on */
+		if (r->start == at) { /* the last one is empty: this one instead */
+			*r = (struct par_run){ s->pkt, s->key_slot, once, at };
+			return;
+		}
+	}
+	if (dec_vec_room((void **)&b->runs, &b->cap_runs, b->n_runs, sizeof(*b->runs)) < 0) {
+		s->x->w.error = -ENOMEM; /* (the sink's next status says it) */
+		return;
+	}
+	b->runs[b->n_runs++] = (struct par_run){ s->pkt, s->key_slot, once, at };
+}
+
+int dec_split_row(struct t4_decoder *d, uint32_t key_slot)
+{
+	struct dec_split *s = d->split;
+
+	if (!s->x)
+		return 0;
+	if (atomic_load_explicit(&s->par->werr, memory_order_relaxed))
+		return -ECANCELED; /* the merge's writer failed: its error is the decode's */
+	s->pkt = d->finishing ? d->n_fed + 1 : d->n_fed;
+	s->key_slot = key_slot;
+	if (s->x->w.len >= PAR_STEP && s->cur->n_runs) /* one packet's rows can be */
+		hand_over(s, s->pkt - 1);	      /* megabytes: in small steps */
+	mark(s, 0);
+	return 0;
+}
+
+void dec_split_once(struct dec_split *s, int id)
+{
+	if (s->x)
+		mark(s, id == DEC_ONCE_END ? 0 : 1 + (uint32_t)id);
+}
+
+static uint64_t min_ready(const struct par *p)
+{
+	uint64_t m = PAR_DONE;
+
+	for (unsigned k = 0; k < p->n; k++) {
+		uint64_t r = atomic_load_explicit(&p->w[k].ready, memory_order_acquire);
+		m = r < m ? r : m;
+	}
+	return m;
+}
+
+/* The next run of worker k to write, if its packet is at most upto
+ * (blocks written through given back as spare). */
+static struct par_run *next_run_locked(struct par *p, struct dec_split *s, uint64_t upto)
+{
+	struct par_block *b;
+
+	while ((b = s->head) && b->at == b->n_runs) {
+		s->head = b->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->queued -= b->len;
+		b->next = p->spare; /* (its bytes may be in p->iov until out_flush) */
+		p->spare = b;
+	}
+	return b && b->runs[b->at].pkt <= upto ? &b->runs[b->at] : NULL;
+}
+
+/* Write the runs gathered in p->iov: one writev, no copy (the output's
+ * stdio buffer flushed first; a stream without a file descriptor, e.g. a
+ * memory stream, by fwrite). The error is the writer's, sticky. */
+static void out_flush_locked(struct par *p)
+{
+	struct t4_wbuf *w = &p->out;
+	struct iovec *v = p->iov;
+	int n = p->n_iov, fd;
+
+	if (!n)
+		return; /* (nothing: or no rows made at all, no writer) */
+	fd = w->error ? -1 : fileno(w->f);
+	if (!w->error && fflush(w->f) != 0)
+		w->error = -(errno ? errno : EIO);
+	for (; n > 0 && !w->error && fd < 0; v++, n--)
+		if (fwrite(v->iov_base, 1, v->iov_len, w->f) != v->iov_len)
+			w->error = -(errno ? errno : EIO);
+	while (n > 0 && !w->error) {
+		ssize_t k = writev(fd, v, n < IOV_MAX ? n : IOV_MAX);
+		if (k <= 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			w->error = k < 0 ? -errno : -EIO;
+			break;
+		}
+		for (; n > 0 && (size_t)k >= v->iov_len; v++, n--)
+			k -= (ssize_t)v->iov_len;
+		if (n > 0) {
+			v->iov_base = (char *)v->iov_base + k;
+			v->iov_len -= (size_t)k;
+		}
+	}
+	p->n_iov = 0;
+	w->len = 0;
+}
+
+/* One run to write: a short one copied after the last (one write for
+ * many), a long one where it lies. */
+static void out_run_locked(struct par *p, const char *b, size_t n)
+{
+	struct t4_wbuf *w = &p->out;
+	struct iovec *last = p->n_iov ? &p->iov[p->n_iov - 1] : NULL;
+
+	if (!n)
+		return; /* (writev writes nothing of empty ones: no EIO for them) */
+	if (n < PAR_SMALL) {
+		if (w->cap - w->len < n) {
+			out_flush_locked(p);
+			last = NULL;
+		}
+		char *at = w->buf + w->len;
+		memcpy(at, b, n);
+		w->len += n;
+		if (last && (char *)last->iov_base + last->iov_len == at) {
+			last->iov_len += n;
+			return;
+		}
+		b = at;
+	}
+	if (p->n_iov == PAR_IOV)
+		out_flush_locked(p);
+	p->iov[p->n_iov++] = (struct iovec){ (void *)b, n };
+}
+
+static bool key_before(const struct par_run *a, const struct par_run *b)
+{
+	return a->pkt < b->pkt || (a->pkt == b->pkt && a->key_slot < b->key_slot);
+}
+
+/* Write every queued run that no worker can precede any more, in -j 1's
+ * order: by packet, then by domain slot (one worker's, so no two workers
+ * tie), then in the order made; bytes written once kept the first time. */
+static void merge_locked(struct par *p)
+{
+	uint64_t upto = min_ready(p);
+
+	for (;;) {
+		struct dec_split *best = NULL;
+		struct par_run *r = NULL;
+		for (unsigned k = 0; k < p->n; k++) {
+			struct par_run *c = next_run_locked(p, &p->w[k], upto);
+			if (c && (!r || key_before(c, r))) {
+				r = c;
+				best = &p->w[k];
+			}
+		}
+		if (!r)
+			break;
+		struct par_block *b = best->head;
+		size_t end = b->at + 1 < b->n_runs ? b->runs[b->at + 1].start : b->len;
+		uint32_t id = r->once ? (r->once - 1) % DEC_ONCE_IDS : 0;
+		uint64_t bit = 1ull << (id % 64);
+		if (!r->once || !(p->once[id / 64] & bit)) {
+			out_run_locked(p, b->buf + r->start, end - r->start);
+			if (r->once)
+				p->once[id / 64] |= bit;
+		}
+		b->at++;
+	}
+	out_flush_locked(p); /* (before the lock goes: the blocks may be reused) */
+	if (p->out.error)
+		atomic_store(&p->werr, p->out.error);
+}
+
+static void wake_locked(struct par *p)
+{
+	if (atomic_load(&p->need) != PAR_DONE)
+		pthread_cond_broadcast(&p->cv);
+}
+
+/* Wait for the others to reach packet `need` (or anything else the
+ * waiter's loop checks: its rows written, the output failed); a worker
+ * wakes the waiters once when it reaches the least need. */
+static void wait_locked(struct par *p, struct dec_split *s, uint64_t need)
+{
+	uint64_t least = PAR_DONE;
+
+	s->need = need < 1 ? 1 : need < PAR_DONE ? need : PAR_DONE - 1; /* (PAR_DONE: none) */
+	if (s->need < atomic_load(&p->need))
+		atomic_store(&p->need, s->need);
+	pthread_cond_wait(&p->cv, &p->mu);
+	s->need = 0;
+	for (unsigned k = 0; k < p->n; k++)
+		if (p->w[k].need && p->w[k].need < least)
+			least = p->w[k].need;
+	atomic_store(&p->need, least);
+}
+
+/* Queue the block being filled (rows of packets up to `ready`; at the
+ * end, PAR_DONE: the last), merge, and wait while this worker is ahead
+ * with too much queued (until half of it is written). */
+static void hand_over(struct dec_split *s, uint64_t ready)
+{
+	struct par *p = s->par;
+	struct par_block *b = s->cur, *next = NULL;
+
+	if (b->n_runs && ready != PAR_DONE && !(next = block_get(p))) {
+		atomic_store(&p->werr, -ENOMEM); /* every worker stops: none waits for it */
+		pthread_mutex_lock(&p->mu);
+		wake_locked(p);
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	b->buf = s->x->w.buf; /* (the end: x's writer is put back by the caller) */
+	b->cap = s->x->w.cap;
+	b->len = s->x->w.len;
+	pthread_mutex_lock(&p->mu);
+	if (b->n_runs) {
+		if (s->tail)
+			s->tail->next = b;
+		else
+			s->head = b;
+		s->tail = b;
+		s->queued += b->len;
+		s->cur = next;
+		if (next) {
+			s->x->w.buf = next->buf;
+			s->x->w.cap = next->cap;
+			s->x->w.len = 0;
+		}
+	}
+	atomic_store_explicit(&s->ready, ready, memory_order_release);
+	merge_locked(p);
+	wake_locked(p);
+	if (s->queued > PAR_LIMIT)
+		while (s->queued > PAR_LIMIT / 2 && ready > min_ready(p) &&
+		       !atomic_load(&p->werr)) {
+			wait_locked(p, s, ready);
+			merge_locked(p);
+		}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void dec_split_fed(struct dec_split *s, uint64_t n_fed)
+{
+	struct par *p = s->par;
+	uint64_t need = atomic_load_explicit(&p->need, memory_order_relaxed);
+	bool tell = n_fed >= need && need != s->told; /* a waiter waits for this packet */
+
+	atomic_store_explicit(&s->done, n_fed, memory_order_release);
+	if (tell)
+		s->told = need;
+	if (s->x && s->cur->n_runs && (s->x->w.len >= PAR_STEP || tell)) {
+		hand_over(s, n_fed);
+		return;
+	}
+	if (!s->x || !s->cur->n_runs)
+		atomic_store_explicit(&s->ready, n_fed, memory_order_release);
+	if (tell) {
+		pthread_mutex_lock(&p->mu);
+		merge_locked(p);
+		wake_locked(p);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+void dec_split_idle(struct dec_split *s)
+{
+	uint64_t done = atomic_load_explicit(&s->done, memory_order_relaxed);
+
+	if (s->x && s->cur && s->cur->n_runs)
+		hand_over(s, done);
+}
+
+void dec_split_end(struct dec_split *s)
+{
+	struct par *p = s->par;
+
+	atomic_store_explicit(&s->done, PAR_DONE, memory_order_release);
+	if (s->x && s->cur) {
+		hand_over(s, PAR_DONE);
+		return;
+	}
+	atomic_store_explicit(&s->ready, PAR_DONE, memory_order_release);
+	pthread_mutex_lock(&p->mu);
+	merge_locked(p);
+	wake_locked(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether every other worker's first output before packet pk is known:
+ * made, or the worker past pk. */
+static bool firsts_known_locked(const struct par *p, const struct dec_split *s, uint64_t pk)
+{
+	for (unsigned k = 0; k < p->n; k++) {
+		const struct dec_split *o = &p->w[k];
+		if (o != s && o->first == UINT64_MAX &&
+		    atomic_load_explicit(&o->done, memory_order_acquire) < pk)
+			return false;
+	}
+	return true;
+}
+
+void dec_split_origin(struct t4_decoder *d)
+{
+	struct dec_split *s = d->split;
+	struct par *p = s->par;
+	uint64_t pk = d->finishing ? d->n_fed + 1 : d->n_fed;
+	const struct dec_split *first = s;
+
+	pthread_mutex_lock(&p->mu);
+	s->first = pk;
+	s->first_origin = d->origin_ns;
+	wake_locked(p);
+	while (!firsts_known_locked(p, s, pk))
+		wait_locked(p, s, pk);
+	for (unsigned k = 0; k < p->n; k++)
+		if (p->w[k].first < first->first)
+			first = &p->w[k];
+	/* (workers at one packet have one index, so one origin) */
+	d->origin_ns = first->first_origin;
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* A worker's reader warnings: damage counted, nothing said (worker 0
@@ -132,6 +605,68 @@ static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n
 	return 0;
 }
 
+/* Worker k's share of the merge (d: worker 0, the caller's decoder, w
+ * the worker's): rows into memory (worker 0's sink's writer becomes the
+ * merge's), or, for a sink that makes none during the decode, the origin
+ * alone. */
+static int split_start(struct par *p, struct t4_decoder *d, struct t4_decoder *w, unsigned k)
+{
+	struct dec_split *s = &p->w[k];
+	void *copy = d->ud;
+	int rc;
+
+	s->par = p;
+	s->d = w;
+	s->first = UINT64_MAX;
+	w->split = s;
+	if (!d->ops.fork)
+		return 0;
+	if (k && (rc = d->ops.fork(d->ud, &copy)) < 0)
+		return rc;
+	s->x = copy;
+	s->saved = s->x->w;
+	if (k) {
+		w->ops.interval = d->ops.interval; /* (slices, phases: worker 0's alone) */
+		w->ud = copy;
+	} else {
+		p->out = s->x->w;
+		if (p->out.len) /* (a header: the first bytes to write) */
+			p->iov[p->n_iov++] = (struct iovec){ p->out.buf, p->out.len };
+	}
+	if (!(s->cur = block_get(p)))
+		return t4_err(ENOMEM, "out of memory");
+	s->x->w = (struct t4_wbuf){ .buf = s->cur->buf, .cap = s->cur->cap };
+	s->x->split = s;
+	return 0;
+}
+
+/* Every worker has ended (its rows merged): their sinks as they were,
+ * worker 0's with every row merged into it, the others' state joined. */
+static void split_stop(struct par *p, struct t4_decoder *d)
+{
+	for (unsigned k = 0; k < p->n; k++) {
+		struct dec_split *s = &p->w[k];
+		if (!s->x)
+			continue;
+		if (s->cur) { /* never handed over */
+			s->cur->buf = s->x->w.buf;
+			block_free(s->cur);
+		}
+		for (struct par_block *b = s->head, *n; b; b = n) { /* (none: a failure) */
+			n = b->next;
+			block_free(b);
+		}
+		s->x->w = k ? s->saved : p->out;
+		s->x->split = NULL;
+		if (k)
+			d->ops.join(d->ud, s->x);
+	}
+	for (struct par_block *b = p->spare, *n; b; b = n) {
+		n = b->next;
+		block_free(b);
+	}
+}
+
 int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_readahead **slot,
 		      unsigned workers, unsigned unpackers, t4_reader_warn_fn warn,
 		      struct dec_read_end *end)
@@ -139,7 +674,8 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 	unsigned n = workers < PAR_MAX_WORKERS ? workers : PAR_MAX_WORKERS;
 	struct t4_decoder *ws[PAR_MAX_WORKERS] = { d };
 	t4_reader_warn_fn warns[PAR_MAX_WORKERS] = { warn };
-	int rc = 0;
+	struct par *p = calloc(1, sizeof(*p));
+	int rc = p ? 0 : t4_err(ENOMEM, "out of memory");
 
 	d->par_n = n;
 	d->par_k = 0;
@@ -147,8 +683,25 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		rc = worker_new(&ws[k], d, n, k);
 		warns[k] = damage_only;
 	}
+	if (p) {
+		atomic_init(&p->need, PAR_DONE);
+		pthread_mutex_init(&p->mu, NULL);
+		pthread_cond_init(&p->cv, NULL);
+		for (unsigned k = 0; k < n && rc >= 0; k++, p->n = k)
+			rc = split_start(p, d, ws[k], k);
+	}
 	if (rc >= 0)
 		rc = dec_readahead_feed_n(ws, n, unpackers, r, slot, warns, end);
+	if (p) {
+		split_stop(p, d);
+		int werr = atomic_load(&p->werr);
+		if (werr && (rc >= 0 || rc == -ECANCELED)) /* the output failed: as -j 1 says it */
+			rc = p->out.error ? out_close(d->ud) : t4_err(-werr, "out of memory");
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+	}
+	d->split = NULL;
 	if (rc >= 0)
 		rc = gather(d, ws, n);
 	for (unsigned k = 1; k < n; k++)

@@ -286,6 +286,7 @@ static void close_piece(struct t4_readahead *ra, struct ra_fill *f,
 
 struct ra_feeder;
 static bool feed_next_locked(struct t4_readahead *ra, struct ra_feeder *f);
+static void hand_over_rows(struct t4_readahead *ra, struct ra_feeder *f);
 
 /* Room for need bytes in f's piece, taking the slot's next one when it
  * is full (waiting for it to be fed when all are out): the place, or
@@ -302,9 +303,17 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 	if (!f->p) {
 		struct ra_piece *p;
 		pthread_mutex_lock(&ra->mu);
+		bool idle = false;
 		while (s->closed - s->freed >= RA_SLOT_PIECES && !ra->halt) {
-			if (self && feed_next_locked(ra, self))
+			if (self && feed_next_locked(ra, self)) {
+				idle = false;
 				continue;
+			}
+			if (self && !idle) {
+				hand_over_rows(ra, self); /* (a worker ahead may wait for them) */
+				idle = true;
+				continue;
+			}
 			if (self)
 				wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
 			else
@@ -493,6 +502,8 @@ static int feed_piece(struct t4_decoder *d, const struct ra_piece *pc, t4_reader
 		int rc = t4_decoder_feed(d, (const struct t4_packet *)(rec + 1));
 		if (rc < 0)
 			return rc;
+		if (d->split)
+			dec_split_fed(d->split, d->n_fed);
 	}
 	return 0;
 }
@@ -540,19 +551,39 @@ static bool feed_next_locked(struct t4_readahead *ra, struct ra_feeder *f)
 	return true;
 }
 
+/* Decode -j with rows made by the workers (parallel.c): f's rows so far
+ * handed over, the lock released meanwhile. */
+static void hand_over_rows(struct t4_readahead *ra, struct ra_feeder *f)
+{
+	if (!f->d->split)
+		return;
+	pthread_mutex_unlock(&ra->mu);
+	dec_split_idle(f->d->split);
+	pthread_mutex_lock(&ra->mu);
+}
+
 static void *feeder_main(void *arg)
 {
 	struct ra_feeder *f = arg;
 	struct t4_readahead *ra = f->ra;
-	bool end = false;
+	bool end = false, idle = false;
 
 	f->rc = 0;
 	f->want = 0;
 	f->failed_at = UINT64_MAX;
 	pthread_mutex_lock(&ra->mu);
 	while (!(ra->over && ra->n_pub == f->want)) { /* over, and every piece fed */
-		if (feed_next_locked(ra, f))
+		if (feed_next_locked(ra, f)) {
+			idle = false;
 			continue;
+		}
+		if (!idle) {
+			/* its rows merged before it waits or unpacks: a worker
+			 * ahead may wait for them */
+			hand_over_rows(ra, f);
+			idle = true;
+			continue;
+		}
 		struct ra_slot *s = f->u && !end ? claim_locked(ra, &end) : NULL;
 		if (!s) {
 			wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
@@ -565,6 +596,8 @@ static void *feeder_main(void *arg)
 	pthread_mutex_unlock(&ra->mu);
 	if (f->rc >= 0 && f->finish && (f->rc = dec_finish_domains(f->d)) < 0)
 		f->failed_at = UINT64_MAX - 1; /* after every packet */
+	if (f->d->split)
+		dec_split_end(f->d->split); /* (its rows merged; nobody waits for it) */
 	snprintf(f->msg, sizeof(f->msg), "%s", f->rc < 0 ? t4_errmsg() : "");
 	return NULL;
 }
@@ -651,6 +684,8 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 			fs[k].rc = t4_err(err, "decode: cannot start a worker thread");
 			fs[k].failed_at = 0;
 			snprintf(fs[k].msg, sizeof(fs[k].msg), "%s", t4_errmsg());
+			if (fs[k].d->split)
+				dec_split_end(fs[k].d->split);
 			pthread_mutex_lock(&ra->mu);
 			ra->n--;
 			stop_locked(ra);

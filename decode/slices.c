@@ -211,6 +211,16 @@ static bool slice_wanted(struct t4_decoder *d, const struct t4_slice *s)
 	       phases_named(d, s->start_ns, end, ph);
 }
 
+/* To the sink; decode -j: merged before the packet's intervals, as -j 1
+ * makes them (a reference packet pairs clocks before it drains). */
+static int slice_out(struct t4_decoder *d, const struct t4_slice *s)
+{
+	if (!d->ops.slice)
+		return 0;
+	int rc = d->split ? dec_split_row(d, 0) : 0;
+	return rc < 0 ? rc : d->ops.slice(d->ud, d, s);
+}
+
 static int emit_cpu(struct t4_decoder *d, const struct t4_cpu_slice_pkt *c)
 {
 	struct dtask *k = task_of(&d->sl, c->tid);
@@ -228,7 +238,7 @@ static int emit_cpu(struct t4_decoder *d, const struct t4_cpu_slice_pkt *c)
 	struct cpu_add a = { d, k };
 	by_span(d, s.start_ns, s.end_ns, add_cpu, &a);
 	d->sl.st.cpu++;
-	return d->ops.slice ? d->ops.slice(d->ud, d, &s) : 0;
+	return slice_out(d, &s);
 }
 
 static int emit_gpu(struct t4_decoder *d, const struct t4_gpu_slice_pkt *j)
@@ -253,7 +263,7 @@ static int emit_gpu(struct t4_decoder *d, const struct t4_gpu_slice_pkt *j)
 		return 0;
 	by_span(d, s.start_ns, s.end_ns, add_gpu, g);
 	d->sl.st.gpu++;
-	return d->ops.slice ? d->ops.slice(d->ud, d, &s) : 0;
+	return slice_out(d, &s);
 }
 
 static int emit(struct t4_decoder *d, const struct dslice_pkt *p)

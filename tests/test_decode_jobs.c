@@ -36,7 +36,7 @@ static const char *const formats[] = {
 	"-f summary -v", "-f summary --per-cpu", "-f phases", "-f slices",
 	"-f csv",        "-f jsonl",             "-f perfetto", "-f report",
 };
-static const char *const jobs[] = { "2", "7" }; /* 7: more workers than CPUs, odd */
+static const char *const jobs[] = { "2", "3", "7" }; /* 7: more workers than CPUs */
 
 /* Run the shell line in dir ("$D"; errors merged into out when merge): its
  * exit status. */
@@ -189,12 +189,20 @@ static void write_many(const char *path)
 	lw_close(&w);
 }
 
+/* A new directory with the log write() makes in it, named name. */
+static char *dir_with(const char *name, void (*write)(const char *path))
+{
+	char *dir = cli_tmpdir("t4jobs"), path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write(path);
+	return dir;
+}
+
 Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 900)
 {
-	char *dir = cli_tmpdir("t4jobs"), path[4200], out[8192];
+	char *dir = dir_with("many.t4t", write_many), out[8192];
 
-	snprintf(path, sizeof(path), "%s/many.t4t", dir);
-	write_many(path);
 	/* it is what it should be: 2000 domains, four phases by trigger */
 	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
 			    "cd \"$D\" && \"$B\" decode many.t4t -f phases -j 1"),
@@ -206,6 +214,13 @@ Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 9
 	same_for_jobs(dir, "many.t4t", "");
 	same_for_jobs(dir, "many.t4t", "--phase 'warm up'");
 	same_for_jobs(dir, "many.t4t", "--pmu 'dom1*' --event ev1,ctx* --time rel");
+	/* every domain's rows in relative time: workers whose first row comes
+	 * after the origin moved take -j 1's (parallel.c, dec_split_origin) */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && for f in csv jsonl; do for j in 1 2 7; do \"$B\" decode many.t4t"
+			    " -f $f --time rel -j $j -o rel$j.$f || exit 1; done; cmp rel1.$f rel2.$f &&"
+			    " cmp rel1.$f rel7.$f || exit 1; done"),
+		     0, "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
@@ -311,6 +326,127 @@ Test(decode_jobs, a_chunk_larger_than_a_slot_unpacked_by_the_workers, .timeout =
 			    " >s$j.txt || exit 1; done; cmp s1.txt s2.txt && cmp s1.txt s3.txt"),
 		     0, "%s", out);
 	same_for_jobs(dir, "big.t4", "");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* ---- rows made by several workers, merged (decode/parallel.c) ---------- */
+
+#define HOSTILE_DOMAINS 12
+#define HOSTILE_TRIGGERS 3000
+
+/* Names with the separator, quotes, a line break and bytes that are not
+ * UTF-8, over four kinds (Perfetto's kind groups: described once, by the
+ * worker of the first domain of each kind in -j 1's order). */
+static void hostile_domain(struct lw *w, uint32_t id)
+{
+	static const char *const names[] = { "a,b", "q\"u\"o", "new\nline", "bad\xff\xfe" };
+	static const uint32_t kinds[] = { T4_DOM_SOFTWARE, T4_DOM_TSC, T4_DOM_TRACEPOINT,
+					  T4_DOM_OTHER };
+	struct t4_packet p = { .type = T4_PKT_DOMAIN };
+
+	p.domain.domain_id = id;
+	p.domain.kind = kinds[id % 4];
+	p.domain.cpu = (int32_t)id;
+	p.domain.clock_event = -1;
+	snprintf(p.domain.name, sizeof(p.domain.name), "%s %u", names[id % 4], id);
+	lw_put(w, &p);
+	for (uint32_t e = 0; e < 2; e++) {
+		struct t4_packet ev = { .type = T4_PKT_EVENT };
+		ev.event.domain_id = id;
+		ev.event.index = e;
+		ev.event.scale = 1.0;
+		snprintf(ev.event.pmu, sizeof(ev.event.pmu), "pmu,\"%u\"", id % 3);
+		snprintf(ev.event.name, sizeof(ev.event.name), "%s%u", names[(id + e + 1) % 4], e);
+		lw_put(w, &ev);
+	}
+}
+
+static void hostile_ret(struct lw *w, uint32_t id, uint64_t k, uint64_t ns)
+{
+	struct t4_packet p = { .type = T4_PKT_RET };
+
+	p.ret.domain_id = id;
+	p.ret.trigger_id = k;
+	p.ret.read_begin_ns = ns + 1000 + 300 * id;
+	p.ret.read_end_ns = p.ret.read_begin_ns + 1500;
+	p.ret.flags = k ? 0 : T4_RET_FIRST;
+	p.ret.n_counts = 2;
+	p.ret.counts[0] = k * (1000 + id);
+	p.ret.counts[1] = k * k + id;
+	lw_put(w, &p);
+}
+
+/* Bookmarks with their set times (the phases cut intervals), domains
+ * that start answering at different triggers (each worker's first row at
+ * another packet), some returns a trigger late (a domain drained by a
+ * later packet than its reference packet). */
+static void write_hostile(const char *path)
+{
+	static const char *const marks[] = { "warm,up", "run \"1\"", "new\nline", "bad\xff" };
+	struct lw w;
+
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 0; id < HOSTILE_DOMAINS; id++)
+		hostile_domain(&w, id);
+	for (uint64_t k = 0; k < HOSTILE_TRIGGERS; k++) {
+		uint64_t ns = 1000000000ull + k * 1000000;
+		if (k % 500 == 250) {
+			struct t4_packet b = { .type = T4_PKT_BOOKMARK };
+			b.bookmark.bookmark_id = 1 + (uint32_t)(k / 500) % 4;
+			b.bookmark.first_trigger = k;
+			b.bookmark.set_ns = ns - 400000; /* inside the interval before */
+			snprintf(b.bookmark.name, sizeof(b.bookmark.name), "%s",
+				 marks[(k / 500) % 4]);
+			lw_put(&w, &b);
+		}
+		ref(&w, k, ns, k >= 250 ? 1 + (uint32_t)((k - 250) / 500) % 4 : 0);
+		for (uint32_t id = 0; id < HOSTILE_DOMAINS; id++)
+			if (k >= 7 * id && (id % 3 || k % 2 == 0))
+				hostile_ret(&w, id, k, ns);
+	}
+	lw_close(&w);
+}
+
+Test(decode_jobs, rows_merged_hostile_names_phases_time_bases, .timeout = 900)
+{
+	char *dir = dir_with("hostile.t4t", write_hostile), out[8192];
+
+	/* it is what it should be: every domain's rows, phases cut by time */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && \"$B\" decode hostile.t4t -f jsonl -j 1 | grep -c"
+			    " '\"type\": \"domain\"' && \"$B\" decode hostile.t4t -f phases -j 1"
+			    " | grep -c ',exact$'"),
+		     0, "%s", out);
+	cr_assert(!strncmp(out, "12\n", 3) && atoi(out + 3) >= 5, "%s", out);
+	same_for_jobs(dir, "hostile.t4t", "");
+	same_for_jobs(dir, "hostile.t4t", "--time rel");
+	same_for_jobs(dir, "hostile.t4t", "--time real -x ';'");
+	same_for_jobs(dir, "- <hostile.t4t", "--time rel");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* A full disk, and a reader that goes away: the error (or the quiet end)
+ * and the exit status of -j 1, at every -j, for the formats whose rows
+ * are merged. */
+Test(decode_jobs, rows_merged_output_errors, .timeout = 300)
+{
+	char *dir = dir_with("hostile.t4t", write_hostile), out[8192];
+	static const char *const fmts[] = { "csv", "jsonl", "perfetto" };
+
+	for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++) {
+		cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+				    "cd \"$D\" && for j in 1 2 3 7; do \"$B\" decode hostile.t4t -f %s"
+				    " -j $j -o /dev/full 2>full$j.err; echo $? >>full$j.err;"
+				    " { \"$B\" decode hostile.t4t -f %s -j $j 2>gone$j.err;"
+				    " echo $? >>gone$j.err; } | head -c 100 >/dev/null; done;"
+				    " cat full1.err gone1.err; for j in 2 3 7; do cmp full1.err full$j.err"
+				    " && cmp gone1.err gone$j.err || exit 1; done", fmts[f], fmts[f]),
+			     0, "%s: %s", fmts[f], out);
+		cr_assert(strstr(out, "No space left on device\n1\n"), "%s: %s", fmts[f], out);
+	}
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
