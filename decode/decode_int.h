@@ -160,6 +160,7 @@ typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
  * the segment's origin) kept as they arrive. */
 struct clk_blk {
 	struct clk_pt p[CLOCK_BLOCK];
+	double x[CLOCK_BLOCK]; /* p[].x from the segment's origin */
 	unsigned n, nu, nd;
 	struct t4_hpt up[CLOCK_BLOCK], dn[CLOCK_BLOCK];
 };
@@ -173,11 +174,11 @@ struct clk_mom {
 };
 
 /* A block waiting for the blocks after it (its least squares is centred
- * on it): its samples, the range the local hull allows at each, and its
- * sums. */
+ * on it): its samples, the range each may be placed in (its window and
+ * what the local hull allows), and its sums. */
 struct clk_qblk {
 	struct clk_pt p[CLOCK_BLOCK];
-	double tmin[CLOCK_BLOCK], tmax[CLOCK_BLOCK]; /* ns from the segment origin */
+	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from m.t0 */
 	unsigned n;
 	bool ok;     /* the local hull is feasible */
 	struct clk_mom m;
