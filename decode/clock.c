@@ -656,14 +656,8 @@ static void cut(struct clk *c)
 {
 	struct t4_fit_pt pts[2 * CLOCK_BLOCK];
 	struct clk_pt raw[2 * CLOCK_BLOCK];
-	size_t n = gather(c, pts, raw), m = 2;
-	struct t4_fit f;
+	size_t n = gather(c, pts, raw), m = dec_fit_prefix(pts, n);
 
-	for (; m < n; m++) {
-		dec_fit_hull(pts, m + 1, &f);
-		if (!f.feasible)
-			break;
-	}
 	/* points [0, m) fit one line; m starts the new segment */
 	truncate_to(c, raw, m);
 	c->decide_b = c->last_b;

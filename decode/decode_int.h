@@ -65,6 +65,12 @@ struct t4_fit {
 /* pts sorted by strictly increasing x; n >= 2. */
 void dec_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
 
+/* How many of the n >= 2 points (as above) fit one line: the first m
+ * points, where dec_fit_hull() of the first m + 1 is the first infeasible
+ * one from 3 on (its verdicts, to the bit, in O(n) pushes); n when all
+ * fit (at most 512). */
+size_t dec_fit_prefix(const struct t4_fit_pt *pts, size_t n);
+
 /* The same from hulls kept by the caller: a point of a hull. */
 struct t4_hpt {
 	double x, y;

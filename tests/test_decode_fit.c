@@ -124,3 +124,40 @@ Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
 		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[n - 1].x + 1)));
 	}
 }
+
+/* dec_fit_prefix() (the clock model's cut, hulls grown a point at a time)
+ * finds where dec_fit_hull() of a growing prefix first fails, to the
+ * point: kinks anywhere, steps up and down, preempted windows, none. */
+Test(decode_fit, the_prefix_that_fits_is_dec_fit_hull_s)
+{
+	struct t4_fit_pt p[64];
+	uint64_t rng = 23;
+	int inside = 0, all = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		size_t n = 3 + (size_t)(sy_unit(&rng) * 61), kink = (size_t)(sy_unit(&rng) * 80);
+		double rate = 0.5 + sy_unit(&rng), step = round % 3 ? 0.8 : 1.001, t = 0;
+		for (size_t i = 0; i < n; i++) {
+			double x = (double)i * 1.7e6 + floor(sy_unit(&rng) * 1000);
+			t = i == kink ? t : i > kink ? t + 1.7e6 * rate * step : x * rate;
+			double a = floor(sy_unit(&rng) * 1500), b = floor(sy_unit(&rng) * 1500);
+			if (round % 4 == 1 && sy_unit(&rng) < 0.05)
+				a += 20000 + floor(sy_unit(&rng) * 80000); /* preempted */
+			p[i] = (struct t4_fit_pt){ x, floor(t) - a, floor(t) + b };
+		}
+		size_t m = 2;
+		struct t4_fit f;
+		for (; m < n; m++) {
+			dec_fit_hull(p, m + 1, &f);
+			if (!f.feasible)
+				break;
+		}
+		cr_assert_eq(dec_fit_prefix(p, n), m, "round %d: %zu points, kink at %zu", round, n,
+			     kink);
+		inside += m > 2 && m < n;
+		all += m == n;
+	}
+	cr_log_info("%d prefixes cut inside, %d whole", inside, all);
+	cr_assert_gt(inside, 1000, "the cases cut inside the points");
+	cr_assert_gt(all, 300, "and fit whole");
+}
