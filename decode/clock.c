@@ -43,16 +43,24 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~600 instructions a
- * sample): the three hull blocks change roles by index, never by copy; a
- * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); a block's samples are walked along the
- * hulls without a range check each (the block's ends are checked); window
- * sums and a block's statistics are kept in locals, and a block's samples
- * are handed to the caller after all of them are placed. The floating-point operations and their order
- * are the design's, so every placement is the same to the bit: incremental
- * window sums (adding the new block, taking the old one off) would save
- * ~8% more but round differently, and every CSV would change.
+ * Cost (it runs for every sample of every domain: ~540 instructions a
+ * sample on the 60 s sim log, the caller's callback included): the three
+ * hull blocks change roles by index, never by copy; a combined hull
+ * starts as a copy of its first block's (pushing a hull's own vertices
+ * again pops none); the per-sample work of a block is done block by
+ * block, each step in a loop of its own: the block's sums (mom_of), the
+ * hulls' range at its samples found edge by edge (dec_hull_at: the block's
+ * ends checked once, no cursor per sample), narrowed by each window once
+ * when the block is queued (so placing it is the line, its bound and the
+ * clamps), the statistics summed in locals, the samples handed to the
+ * caller after all of them are placed; a cut grows one hull over its
+ * points instead of one per prefix (dec_fit_prefix). The floating-point
+ * operations and their order are the design's, so every placement is the
+ * same to the bit (decode_clock/placements_are_the_recorded_ones):
+ * incremental window sums (adding the new block, taking the old one off)
+ * would save ~8% more but round differently, and every CSV would change.
+ * What is left is mostly that arithmetic: the hull pushes (~130), the
+ * fits of 3 blocks (~80), the window sums (~50), the block sums (~40).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -473,34 +481,6 @@ static bool inside_x(const struct t4_hpt *h, unsigned n, const struct clk_blk *k
 	return k->x[0] >= h[0].x && k->x[k->n - 1] <= h[n - 1].x;
 }
 
-/* Hull h (n >= 1 vertices) at each of the m increasing x inside its x
- * range, into y: dec_hull_walk_in()'s values, found edge by edge (an
- * edge's samples in one loop). */
-static void hull_at(const struct t4_hpt *h, unsigned n, const double *x, unsigned m, double *y)
-{
-	unsigned e = 0, i = 0;
-
-	if (n == 1) {
-		for (; i < m; i++)
-			y[i] = h[0].y;
-		return;
-	}
-	while (i < m) {
-		while (e + 2 < n && h[e + 1].x <= x[i])
-			e++;
-		/* the samples before the edge's end (the last edge: all) */
-		double x0 = h[e].x, y0 = h[e].y, dx = h[e + 1].x - x0, dy = h[e + 1].y - y0;
-		double end = e + 2 < n ? h[e + 1].x : INFINITY;
-		if (!(dx > 0)) {
-			for (; i < m && x[i] < end; i++)
-				y[i] = y0;
-			continue;
-		}
-		for (; i < m && x[i] < end; i++)
-			y[i] = y0 + dy * (x[i] - x0) / dx;
-	}
-}
-
 /* The range that the combined hulls h allow at each of block k's samples
  * (ns from the segment origin; infinite where a hull says nothing, or
  * without h: no feasible hull). */
@@ -518,8 +498,8 @@ static void hull_ranges(const struct clk_blk *k, const struct clk_hulls *h, doub
 		/* the block inside both hulls' x range (as it always is: they
 		 * span the blocks around it): no range check per sample, and
 		 * a value between two finite vertices is finite */
-		hull_at(h->up, h->nu, k->x, k->n, tmin);
-		hull_at(h->dn, h->nd, k->x, k->n, tmax);
+		dec_hull_at(h->up, h->nu, k->x, k->n, tmin);
+		dec_hull_at(h->dn, h->nd, k->x, k->n, tmax);
 	} else {
 		for (unsigned i = 0; i < k->n; i++) {
 			double lo = dec_hull_walk(h->up, h->nu, &iu, k->x[i]);

@@ -123,6 +123,12 @@ static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsign
 	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
 }
 
+/* The hull (n >= 1 vertices) at each of the m increasing x inside its x
+ * range, into y: dec_hull_walk_in()'s values to the bit, found edge by edge
+ * (the x of an edge in one loop, no cursor step per x): the clock model's
+ * walk over a block. */
+void dec_hull_at(const struct t4_hpt *h, unsigned n, const double *x, unsigned m, double *y);
+
 /* fmax() and fmin() inline, with their NaN rule (a NaN argument gives the
  * other one) and x86's choice between equal values (the second). */
 static inline double dec_fmax(double x, double y)

@@ -98,8 +98,9 @@ Test(decode_fit, a_hull_pushed_again_keeps_every_vertex)
 	}
 }
 
-/* Inside the hull's x range the unchecked walk (clock.c's per-sample one)
- * gives the checked one's value to the bit; outside, the checked one NaN. */
+/* Inside the hull's x range the unchecked walk and the walk edge by edge
+ * (clock.c's over a block, of every sample or some) give the checked
+ * one's value to the bit; outside, the checked one NaN. */
 Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
 {
 	struct t4_hpt p[64], h[64];
@@ -113,12 +114,19 @@ Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
 			p[i] = (struct t4_hpt){ x, 0.7 * x + floor(sy_unit(&rng) * 3000) };
 			dec_hull_push(h, &nh, p[i], round % 2);
 		}
-		unsigned a = 0, b = 0;
+		unsigned a = 0, b = 0, m = 0, step = 1 + round % 3;
+		double xs[64], ys[64], vs[64];
 		for (unsigned i = 0; i < n; i++) {
 			double v = dec_hull_walk(h, nh, &a, p[i].x), w = dec_hull_walk_in(h, nh, &b, p[i].x);
 			cr_assert(memcmp(&v, &w, sizeof(v)) == 0, "round %d sample %u: %g vs %g", round, i, v, w);
 			cr_assert_eq(a, b);
+			if (i % step == 0 || i == n - 1) {
+				xs[m] = p[i].x;
+				vs[m++] = v;
+			}
 		}
+		dec_hull_at(h, nh, xs, m, ys);
+		cr_assert(memcmp(ys, vs, m * sizeof(*ys)) == 0, "round %d: edge by edge", round);
 		a = 0;
 		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[0].x - 1)));
 		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[n - 1].x + 1)));
