@@ -43,11 +43,12 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~540 instructions a
- * sample on the 60 s sim log, the caller's callback included): the three
- * hull blocks change roles by index, never by copy; a combined hull
- * starts as a copy of its first block's (pushing a hull's own vertices
- * again pops none); the per-sample work of a block is done block by
+ * Cost (it runs for every sample of every domain: ~580 instructions a
+ * sample on the 60 s sim log, the caller's callback's ~30 included; 662
+ * before the block loops, the walk by edges and the cut's growing hull
+ * below): the three hull blocks change roles by index, never by copy; a
+ * combined hull starts as a copy of its first block's (pushing a hull's
+ * own vertices again pops none); the per-sample work is done block by
  * block, each step in a loop of its own: the block's sums (mom_of), the
  * hulls' range at its samples found edge by edge (dec_hull_at: the block's
  * ends checked once, no cursor per sample), narrowed by each window once
@@ -59,8 +60,8 @@
  * same to the bit (decode_clock/placements_are_the_recorded_ones):
  * incremental window sums (adding the new block, taking the old one off)
  * would save ~8% more but round differently, and every CSV would change.
- * What is left is mostly that arithmetic: the hull pushes (~130), the
- * fits of 3 blocks (~80), the window sums (~50), the block sums (~40).
+ * What is left is mostly that arithmetic: the hull pushes (~135), the
+ * fits of 3 blocks (~85), the window sums (~50), the block sums (~40).
  */
 #include "decode_int.h"
 #include "util/util.h"
