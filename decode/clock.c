@@ -43,16 +43,25 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~600 instructions a
- * sample): the three hull blocks change roles by index, never by copy; a
+ * Cost (it runs for every sample of every domain: ~580 instructions a
+ * sample on the 60 s sim log, the caller's callback's ~30 included; 662
+ * before the block loops, the walk by edges and the cut's growing hull
+ * below): the three hull blocks change roles by index, never by copy; a
  * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); a block's samples are walked along the
- * hulls without a range check each (the block's ends are checked); window
- * sums and a block's statistics are kept in locals, and a block's samples
- * are handed to the caller after all of them are placed. The floating-point operations and their order
- * are the design's, so every placement is the same to the bit: incremental
- * window sums (adding the new block, taking the old one off) would save
- * ~8% more but round differently, and every CSV would change.
+ * own vertices again pops none); the per-sample work is done block by
+ * block, each step in a loop of its own: the block's sums (mom_of), the
+ * hulls' range at its samples found edge by edge (dec_hull_at: the block's
+ * ends checked once, no cursor per sample), narrowed by each window once
+ * when the block is queued (so placing it is the line, its bound and the
+ * clamps), the statistics summed in locals, the samples handed to the
+ * caller after all of them are placed; a cut grows one hull over its
+ * points instead of one per prefix (dec_fit_prefix). The floating-point
+ * operations and their order are the design's, so every placement is the
+ * same to the bit (decode_clock/placements_are_the_recorded_ones):
+ * incremental window sums (adding the new block, taking the old one off)
+ * would save ~8% more but round differently, and every CSV would change.
+ * What is left is mostly that arithmetic: the hull pushes (~135), the
+ * fits of 3 blocks (~85), the window sums (~50), the block sums (~40).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -98,6 +107,7 @@ static void blk_add(struct clk *c, struct clk_blk *b, const struct clk_pt *p)
 {
 	double x = (double)(p->x - c->x0);
 
+	b->x[b->n] = x;
 	b->p[b->n++] = *p;
 	dec_hull_push(b->up, &b->nu, (struct t4_hpt){ x, (double)(int64_t)(p->lo - c->t0) }, true);
 	dec_hull_push(b->dn, &b->nd, (struct t4_hpt){ x, (double)(int64_t)(p->hi - c->t0) }, false);
@@ -233,24 +243,27 @@ static inline void report_add(struct clk_seg_acc *s, const struct clk_pt *p, uin
 
 /* ---- least squares over blocks ---------------------------------------------- */
 
-static void mom_add(struct clk_mom *m, const struct clk_pt *p)
+/* The sums of the n >= 1 samples p about the first one (in locals: the
+ * same operations in the same order as adding one sample at a time). */
+static void mom_of(const struct clk_pt *p, unsigned n, struct clk_mom *out)
 {
-	double w, x, y, width = (double)(p->hi - p->lo);
+	uint64_t x0 = p[0].x, t0 = p[0].lo;
+	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
 
-	if (!m->n) {
-		m->x0 = p->x;
-		m->t0 = p->lo;
+	for (unsigned i = 0; i < n; i++) {
+		double width = (double)(p[i].hi - p[i].lo);
+		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
+		double x = (double)(p[i].x - x0);
+		double y = (double)(int64_t)(p[i].lo - t0) + width / 2;
+		s0 += w;
+		sx += w * x;
+		sy += w * y;
+		sxx += w * x * x;
+		sxy += w * x * y;
+		syy += w * y * y;
 	}
-	w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
-	x = (double)(p->x - m->x0);
-	y = (double)(int64_t)(p->lo - m->t0) + width / 2;
-	m->n++;
-	m->s0 += w;
-	m->sx += w * x;
-	m->sy += w * y;
-	m->sxx += w * x * x;
-	m->sxy += w * x * y;
-	m->syy += w * y * y;
+	*out = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
+				 .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
 }
 
 /* Add m's sums, moved from its origin to (x0, t0), into acc. */
@@ -315,29 +328,43 @@ static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_
 	c->place(c->ud, p->seq, t, bound, nonlinear);
 }
 
-/* Place the n samples p at t (place_one() for a block): the order
- * kept and the statistics summed in locals, then handed out (the callback
- * knows nothing of the model's state). */
+/* Place the n >= 1 samples p at t (place_one() for a block): the order
+ * kept and the statistics summed in locals (report_add()'s operations in
+ * its order; the counts and ends once a block), then handed out (the
+ * callback knows nothing of the model's state). */
 static void place_block(struct clk *c, const struct clk_pt *p, unsigned n, uint64_t *t,
 			const uint64_t *bound, bool nonlinear)
 {
 	uint64_t last = c->last_t;
-	bool have = c->have_last_t;
 
-	if (!n)
-		return;
 	report_ready(c, &p[0]); /* then stays ready for the block */
-	struct clk_seg_acc s = c->acc;
+	struct clk_seg_acc *s = &c->acc;
+	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
+	if (c->have_last_t && t[0] <= last)
+		t[0] = last + 1;
 	for (unsigned i = 0; i < n; i++) {
-		if (have && t[i] <= last)
-			t[i] = last + 1;
-		last = t[i];
-		have = true;
-		report_add(&s, &p[i], t[i]);
+		if (i && t[i] <= t[i - 1])
+			t[i] = t[i - 1] + 1;
+		double dx = (double)(p[i].x - s->x0);
+		double r = (double)(int64_t)(t[i] - s->t0) - ref_b * dx;
+		sx += dx;
+		sr += r;
+		sxx += dx * dx;
+		sxr += dx * r;
+		srr += r * r;
 	}
-	c->acc = s;
-	c->last_t = last;
-	c->have_last_t = have;
+	if (!s->n)
+		s->start_ns = t[0];
+	s->n += n;
+	s->sx = sx;
+	s->sr = sr;
+	s->sxx = sxx;
+	s->sxr = sxr;
+	s->srr = srr;
+	s->end_ns = t[n - 1];
+	s->last_trigger = p[n - 1].trigger;
+	c->last_t = t[n - 1];
+	c->have_last_t = true;
 	for (unsigned i = 0; i < n; i++)
 		c->place(c->ud, p[i].seq, t[i], bound[i], nonlinear);
 }
@@ -380,10 +407,34 @@ static uint64_t ceil_u64(double b)
 	return (uint64_t)((double)i < b ? i + 1 : i);
 }
 
+/* Block k's samples on the line l (its sums about the block's origin x0,
+ * t0), each inside its range, with their bounds. */
+static void on_line(const struct clk_qblk *k, const struct clk_line *l, uint64_t x0, uint64_t t0,
+		    uint64_t *t, uint64_t *bound)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		double x = (double)(k->p[i].x - x0), lo = k->lo[i], hi = k->hi[i];
+		double v = dec_fmin(dec_fmax(l->my + l->b * (x - l->mx), lo), hi);
+		double b = dec_fmin(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax(v - lo, hi - v));
+		t[i] = t0 + (uint64_t)dec_round(v);
+		bound[i] = ceil_u64(b);
+	}
+}
+
+/* Block k's samples at their windows' midpoints (no line). */
+static void midpoints(const struct clk_qblk *k, uint64_t *t, uint64_t *bound)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		t[i] = k->p[i].lo + (k->p[i].hi - k->p[i].lo) / 2;
+		bound[i] = (k->p[i].hi - k->p[i].lo) / 2;
+	}
+}
+
 /* Place the block at the head of the queue and move it to the history. */
 static void place_head(struct clk *c)
 {
 	const struct clk_qblk *k = &c->q[c->q_head];
+	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK];
 	struct clk_mom acc;
 	struct clk_line l;
 	bool line;
@@ -399,26 +450,9 @@ static void place_head(struct clk *c)
 			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
-	}
-	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK];
-	for (unsigned i = 0; i < k->n; i++) {
-		const struct clk_pt *p = &k->p[i];
-		if (!line) { /* no line here: the window's midpoint */
-			t[i] = p->lo + (p->hi - p->lo) / 2;
-			bound[i] = (p->hi - p->lo) / 2;
-			continue;
-		}
-		/* the line's value, inside what the local hull and the window
-		 * allow (ns from the block's origin) */
-		double x = (double)(p->x - acc.x0), off = (double)(int64_t)(c->t0 - acc.t0);
-		double lo = dec_fmax((double)(int64_t)(p->lo - acc.t0), k->tmin[i] + off);
-		double hi = dec_fmin((double)(int64_t)(p->hi - acc.t0), k->tmax[i] + off);
-		if (!(lo <= hi))
-			lo = hi = (double)(int64_t)(p->lo - acc.t0) + (double)(p->hi - p->lo) / 2;
-		double v = dec_fmin(dec_fmax(l.my + l.b * (x - l.mx), lo), hi);
-		double b = dec_fmin(CLOCK_SIGMAS * line_sigma(&l, x), dec_fmax(v - lo, hi - v));
-		t[i] = acc.t0 + (uint64_t)dec_round(v);
-		bound[i] = ceil_u64(b);
+		on_line(k, &l, acc.x0, acc.t0, t, bound);
+	} else {
+		midpoints(k, t, bound);
 	}
 	place_block(c, k->p, k->n, t, bound, !line);
 	if (c->h_n == CLOCK_SIDE)
@@ -443,11 +477,61 @@ static void drain(struct clk *c, bool all)
 /* Whether the x of block k's first and last samples, so of all of them (x
  * increases within a segment: clk_push restarts it otherwise), are inside
  * the x range of hull h (n >= 1 vertices). */
-static bool inside_x(const struct t4_hpt *h, unsigned n, const struct clk *c,
-		     const struct clk_blk *k)
+static bool inside_x(const struct t4_hpt *h, unsigned n, const struct clk_blk *k)
 {
-	return (double)(k->p[0].x - c->x0) >= h[0].x &&
-	       (double)(k->p[k->n - 1].x - c->x0) <= h[n - 1].x;
+	return k->x[0] >= h[0].x && k->x[k->n - 1] <= h[n - 1].x;
+}
+
+/* The range that the combined hulls h allow at each of block k's samples
+ * (ns from the segment origin; infinite where a hull says nothing, or
+ * without h: no feasible hull). */
+static void hull_ranges(const struct clk_blk *k, const struct clk_hulls *h, double *tmin,
+			double *tmax)
+{
+	unsigned iu = 0, id = 0;
+
+	if (!h) {
+		for (unsigned i = 0; i < k->n; i++) {
+			tmin[i] = -INFINITY;
+			tmax[i] = INFINITY;
+		}
+	} else if (h->nu && h->nd && inside_x(h->up, h->nu, k) && inside_x(h->dn, h->nd, k)) {
+		/* the block inside both hulls' x range (as it always is: they
+		 * span the blocks around it): no range check per sample, and
+		 * a value between two finite vertices is finite */
+		dec_hull_at(h->up, h->nu, k->x, k->n, tmin);
+		dec_hull_at(h->dn, h->nd, k->x, k->n, tmax);
+	} else {
+		for (unsigned i = 0; i < k->n; i++) {
+			double lo = dec_hull_walk(h->up, h->nu, &iu, k->x[i]);
+			double hi = dec_hull_walk(h->dn, h->nd, &id, k->x[i]);
+			tmin[i] = isfinite(lo) ? lo : -INFINITY;
+			tmax[i] = isfinite(hi) ? hi : INFINITY;
+		}
+	}
+}
+
+/* Where each of block k's samples may be placed (into lo, hi): its window
+ * narrowed to the range of the hulls h (hull_ranges()), else the window's
+ * midpoint; in ns from the block's origin, its first window's start,
+ * where place_head() centres its sums (the segment's origin stays while
+ * the block waits: a segment ends with its queue placed). */
+static void sample_ranges(const struct clk *c, const struct clk_blk *k, const struct clk_hulls *h,
+			  double *lo, double *hi)
+{
+	uint64_t t0 = k->p[0].lo;
+	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
+
+	hull_ranges(k, h, lo, hi);
+	for (unsigned i = 0; i < k->n; i++) {
+		const struct clk_pt *p = &k->p[i];
+		double l = dec_fmax((double)(int64_t)(p->lo - t0), lo[i] + off);
+		double u = dec_fmin((double)(int64_t)(p->hi - t0), hi[i] + off);
+		if (!(l <= u))
+			l = u = (double)(int64_t)(p->lo - t0) + (double)(p->hi - p->lo) / 2;
+		lo[i] = l;
+		hi[i] = u;
+	}
 }
 
 /* Queue block b (its samples leave the hull blocks), with the range that
@@ -457,8 +541,9 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 {
 	const struct clk_blk *k = BLK(c, b);
 	struct clk_qblk *q;
-	unsigned iu = 0, id = 0;
 
+	if (!k->n)
+		return;
 	if (!c->q && !(c->q = calloc(CLOCK_QLEN, sizeof(*c->q)))) {
 		for (unsigned i = 0; i < k->n; i++)
 			place_one(c, &k->p[i], k->p[i].lo + (k->p[i].hi - k->p[i].lo) / 2,
@@ -470,27 +555,9 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q = &c->q[(c->q_head + c->q_n++) % CLOCK_QLEN];
 	q->n = k->n;
 	q->ok = h != NULL;
-	memset(&q->m, 0, sizeof(q->m));
-	/* the block inside both hulls' x range (as it always is: they span
-	 * the blocks around it): no range check per sample */
-	bool inside = h && k->n && h->nu && h->nd && inside_x(h->up, h->nu, c, k) &&
-		      inside_x(h->dn, h->nd, c, k);
-	for (unsigned i = 0; i < k->n; i++) {
-		const struct clk_pt *p = &k->p[i];
-		q->p[i] = *p;
-		mom_add(&q->m, p);
-		q->tmin[i] = -INFINITY;
-		q->tmax[i] = INFINITY;
-		if (h) {
-			double x = (double)(p->x - c->x0);
-			double lo = inside ? dec_hull_walk_in(h->up, h->nu, &iu, x)
-					   : dec_hull_walk(h->up, h->nu, &iu, x);
-			double hi = inside ? dec_hull_walk_in(h->dn, h->nd, &id, x)
-					   : dec_hull_walk(h->dn, h->nd, &id, x);
-			q->tmin[i] = isfinite(lo) ? lo : -INFINITY;
-			q->tmax[i] = isfinite(hi) ? hi : INFINITY;
-		}
-	}
+	memcpy(q->p, k->p, k->n * sizeof(*k->p));
+	mom_of(k->p, k->n, &q->m);
+	sample_ranges(c, k, h, q->lo, q->hi);
 	drain(c, false);
 }
 
@@ -570,14 +637,8 @@ static void cut(struct clk *c)
 {
 	struct t4_fit_pt pts[2 * CLOCK_BLOCK];
 	struct clk_pt raw[2 * CLOCK_BLOCK];
-	size_t n = gather(c, pts, raw), m = 2;
-	struct t4_fit f;
+	size_t n = gather(c, pts, raw), m = dec_fit_prefix(pts, n);
 
-	for (; m < n; m++) {
-		dec_fit_hull(pts, m + 1, &f);
-		if (!f.feasible)
-			break;
-	}
 	/* points [0, m) fit one line; m starts the new segment */
 	truncate_to(c, raw, m);
 	c->decide_b = c->last_b;

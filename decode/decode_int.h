@@ -65,6 +65,12 @@ struct t4_fit {
 /* pts sorted by strictly increasing x; n >= 2. */
 void dec_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out);
 
+/* How many of the n >= 2 points (as above) fit one line: the first m
+ * points, where dec_fit_hull() of the first m + 1 is the first infeasible
+ * one from 3 on (its verdicts, to the bit, in O(n) pushes); n when all
+ * fit (at most 512). */
+size_t dec_fit_prefix(const struct t4_fit_pt *pts, size_t n);
+
 /* The same from hulls kept by the caller: a point of a hull. */
 struct t4_hpt {
 	double x, y;
@@ -117,6 +123,12 @@ static inline double dec_hull_walk_in(const struct t4_hpt *h, unsigned n, unsign
 	return dx > 0 ? h[lo].y + (h[lo + 1].y - h[lo].y) * (x - h[lo].x) / dx : h[lo].y;
 }
 
+/* The hull (n >= 1 vertices) at each of the m increasing x inside its x
+ * range, into y: dec_hull_walk_in()'s values to the bit, found edge by edge
+ * (the x of an edge in one loop, no cursor step per x): the clock model's
+ * walk over a block. */
+void dec_hull_at(const struct t4_hpt *h, unsigned n, const double *x, unsigned m, double *y);
+
 /* fmax() and fmin() inline, with their NaN rule (a NaN argument gives the
  * other one) and x86's choice between equal values (the second). */
 static inline double dec_fmax(double x, double y)
@@ -160,6 +172,7 @@ typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
  * the segment's origin) kept as they arrive. */
 struct clk_blk {
 	struct clk_pt p[CLOCK_BLOCK];
+	double x[CLOCK_BLOCK]; /* p[].x from the segment's origin */
 	unsigned n, nu, nd;
 	struct t4_hpt up[CLOCK_BLOCK], dn[CLOCK_BLOCK];
 };
@@ -173,11 +186,11 @@ struct clk_mom {
 };
 
 /* A block waiting for the blocks after it (its least squares is centred
- * on it): its samples, the range the local hull allows at each, and its
- * sums. */
+ * on it): its samples, the range each may be placed in (its window and
+ * what the local hull allows), and its sums. */
 struct clk_qblk {
 	struct clk_pt p[CLOCK_BLOCK];
-	double tmin[CLOCK_BLOCK], tmax[CLOCK_BLOCK]; /* ns from the segment origin */
+	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from m.t0 */
 	unsigned n;
 	bool ok;     /* the local hull is feasible */
 	struct clk_mom m;

@@ -88,6 +88,27 @@ void dec_fit_hull(const struct t4_fit_pt *pts, size_t n, struct t4_fit *out)
 	fit_from_hulls(up, nu, dn, nd, (pts[0].x + pts[n - 1].x) / 2, out);
 }
 
+size_t dec_fit_prefix(const struct t4_fit_pt *pts, size_t n)
+{
+	struct t4_hpt up[FIT_MAX], dn[FIT_MAX];
+	unsigned nu = 0, nd = 0;
+	struct t4_fit f;
+	size_t m = 0;
+
+	/* the hulls of each prefix are those of the one before with one
+	 * more point pushed: dec_fit_hull()'s, built once */
+	for (; m < n && m < FIT_MAX; m++) {
+		dec_hull_push(up, &nu, (struct t4_hpt){ pts[m].x, pts[m].lo }, true);
+		dec_hull_push(dn, &nd, (struct t4_hpt){ pts[m].x, pts[m].hi }, false);
+		if (m < 2)
+			continue;
+		fit_from_hulls(up, nu, dn, nd, (pts[0].x + pts[m].x) / 2, &f);
+		if (!f.feasible)
+			break;
+	}
+	return m;
+}
+
 void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn, unsigned nd,
 		 double xc, struct t4_fit *out)
 {
@@ -95,4 +116,32 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 	if (nu + nd < 3)
 		return;
 	fit_from_hulls(up, nu, dn, nd, xc, out);
+}
+
+void dec_hull_at(const struct t4_hpt *h, unsigned n, const double *x, unsigned m, double *y)
+{
+	unsigned e = 0, i = 0;
+
+	if (n == 1) {
+		for (; i < m; i++)
+			y[i] = h[0].y;
+		return;
+	}
+	while (i < m) {
+		while (e + 2 < n && h[e + 1].x <= x[i])
+			e++;
+		/* x[i] and the x after it before the edge's end (the last
+		 * edge: all) */
+		double x0 = h[e].x, y0 = h[e].y, dx = h[e + 1].x - x0, dy = h[e + 1].y - y0;
+		double end = e + 2 < n ? h[e + 1].x : INFINITY;
+		if (!(dx > 0)) {
+			do
+				y[i] = y0;
+			while (++i < m && x[i] < end);
+			continue;
+		}
+		do
+			y[i] = y0 + dy * (x[i] - x0) / dx;
+		while (++i < m && x[i] < end);
+	}
 }

@@ -98,8 +98,9 @@ Test(decode_fit, a_hull_pushed_again_keeps_every_vertex)
 	}
 }
 
-/* Inside the hull's x range the unchecked walk (clock.c's per-sample one)
- * gives the checked one's value to the bit; outside, the checked one NaN. */
+/* Inside the hull's x range the unchecked walk and the walk edge by edge
+ * (clock.c's over a block, of every sample or some) give the checked
+ * one's value to the bit; outside, the checked one NaN. */
 Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
 {
 	struct t4_hpt p[64], h[64];
@@ -113,14 +114,58 @@ Test(decode_fit, the_walk_inside_the_range_is_the_checked_walk)
 			p[i] = (struct t4_hpt){ x, 0.7 * x + floor(sy_unit(&rng) * 3000) };
 			dec_hull_push(h, &nh, p[i], round % 2);
 		}
-		unsigned a = 0, b = 0;
+		unsigned a = 0, b = 0, m = 0, step = 1 + round % 3;
+		double xs[64], ys[64], vs[64];
 		for (unsigned i = 0; i < n; i++) {
 			double v = dec_hull_walk(h, nh, &a, p[i].x), w = dec_hull_walk_in(h, nh, &b, p[i].x);
 			cr_assert(memcmp(&v, &w, sizeof(v)) == 0, "round %d sample %u: %g vs %g", round, i, v, w);
 			cr_assert_eq(a, b);
+			if (i % step == 0 || i == n - 1) {
+				xs[m] = p[i].x;
+				vs[m++] = v;
+			}
 		}
+		dec_hull_at(h, nh, xs, m, ys);
+		cr_assert(memcmp(ys, vs, m * sizeof(*ys)) == 0, "round %d: edge by edge", round);
 		a = 0;
 		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[0].x - 1)));
 		cr_assert(isnan(dec_hull_walk(h, nh, &a, p[n - 1].x + 1)));
 	}
+}
+
+/* dec_fit_prefix() (the clock model's cut, hulls grown a point at a time)
+ * finds where dec_fit_hull() of a growing prefix first fails, to the
+ * point: kinks anywhere, steps up and down, preempted windows, none. */
+Test(decode_fit, the_prefix_that_fits_is_dec_fit_hull_s)
+{
+	struct t4_fit_pt p[64];
+	uint64_t rng = 23;
+	int inside = 0, all = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		size_t n = 3 + (size_t)(sy_unit(&rng) * 61), kink = (size_t)(sy_unit(&rng) * 80);
+		double rate = 0.5 + sy_unit(&rng), step = round % 3 ? 0.8 : 1.001, t = 0;
+		for (size_t i = 0; i < n; i++) {
+			double x = (double)i * 1.7e6 + floor(sy_unit(&rng) * 1000);
+			t = i == kink ? t : i > kink ? t + 1.7e6 * rate * step : x * rate;
+			double a = floor(sy_unit(&rng) * 1500), b = floor(sy_unit(&rng) * 1500);
+			if (round % 4 == 1 && sy_unit(&rng) < 0.05)
+				a += 20000 + floor(sy_unit(&rng) * 80000); /* preempted */
+			p[i] = (struct t4_fit_pt){ x, floor(t) - a, floor(t) + b };
+		}
+		size_t m = 2;
+		struct t4_fit f;
+		for (; m < n; m++) {
+			dec_fit_hull(p, m + 1, &f);
+			if (!f.feasible)
+				break;
+		}
+		cr_assert_eq(dec_fit_prefix(p, n), m, "round %d: %zu points, kink at %zu", round, n,
+			     kink);
+		inside += m > 2 && m < n;
+		all += m == n;
+	}
+	cr_log_info("%d prefixes cut inside, %d whole", inside, all);
+	cr_assert_gt(inside, 1000, "the cases cut inside the points");
+	cr_assert_gt(all, 300, "and fit whole");
 }
