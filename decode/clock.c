@@ -639,7 +639,12 @@ static void cut(struct clk *c)
 	struct clk_pt raw[2 * CLOCK_BLOCK];
 	size_t n = gather(c, pts, raw), m = dec_fit_prefix(pts, n);
 
-	/* points [0, m) fit one line; m starts the new segment */
+	/* points [0, m) fit one line; m starts the new segment. The blocks'
+	 * fit said they do not all fit; should the point-by-point fit differ
+	 * by a rounding and take them all, the last one starts it: raw[m]
+	 * must be one of the points gathered */
+	if (m >= n)
+		m = n - 1;
 	truncate_to(c, raw, m);
 	c->decide_b = c->last_b;
 	close_segment(c);
