@@ -269,7 +269,7 @@ static size_t monitor_trigger(uint64_t *s, uint64_t t, struct t4_packet *out)
 	static const uint32_t events[] = { 1, 3, 4, 8, 2, 5 };
 	size_t n = 0;
 
-	out[n].type = T4_PKT_REF;
+	out[n] = (struct t4_packet){ .type = T4_PKT_REF };
 	out[n].ref = (struct t4_ref_pkt){ .trigger_id = t, .ref_ns = t * 1000000,
 					  .mono_ns = t * 1000000 + 7, .real_ns = t * 1000000 + 99,
 					  .local_clock = t * 3000000 };
@@ -278,7 +278,7 @@ static size_t monitor_trigger(uint64_t *s, uint64_t t, struct t4_packet *out)
 		struct t4_ret_pkt *r = &out[n].ret;
 		uint64_t begin = t * 1000000 + d * 1000 + (d < 2 ? 0 : tu_below(s, 3000));
 
-		out[n].type = T4_PKT_RET;
+		out[n] = (struct t4_packet){ .type = T4_PKT_RET };
 		*r = (struct t4_ret_pkt){ .domain_id = d, .trigger_id = t, .read_begin_ns = begin,
 					  .read_end_ns = begin + 700 + (d == 3 ? tu_below(s, 9) : 0),
 					  .local_clock = begin / 2 * (d + 1) };
