@@ -45,6 +45,7 @@ struct t4_codec {
 			       * packets are coded */
 	struct t4_codec2 *v2; /* format 2's state and batches */
 	/* the batch being decoded (format 2) */
+	bool in_batch; /* packets of it left: pkt_codec2_next()'s last word */
 	const uint8_t *batch_body;
 	size_t batch_len, batch_total;
 	uint32_t gen; /* slots whose gen differs are all-zero */
@@ -83,6 +84,7 @@ void t4_codec_reset(struct t4_codec *c)
 		memset(c->ret, 0, sizeof(c->ret));
 		c->gen = 1;
 	}
+	c->in_batch = false;
 	pkt_codec2_reset(c->v2);
 }
 
@@ -771,27 +773,30 @@ static int dec_copy(struct cur *in, struct t4_packet *p)
 }
 
 /* The next packet of the batch being decoded (format 2): 0 while more
- * follow (nothing consumed yet), the batch's length after its last. */
-static int batch_next(struct t4_codec *c, struct t4_packet *p)
+ * follow (nothing consumed yet), the batch's length after its last.
+ * Inlined: it runs once per trigger packet (in_batch keeps the test of
+ * whether a batch is open out of codec2.c: no call for it). */
+static inline __attribute__((always_inline)) int batch_next(struct t4_codec *c,
+								 struct t4_packet *p)
 {
 	int rc = pkt_codec2_next(c->v2, c->batch_body, c->batch_len, p);
 
+	c->in_batch = rc > 0;
 	if (rc < 0)
 		return t4_err(EBADMSG, "packet type %d: batch of %zu bytes malformed",
 			      T4_PKT_BATCH, c->batch_len);
 	return rc ? 0 : (int)c->batch_total;
 }
 
-int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
-		    struct t4_packet *p)
+/* A packet with its own frame: a batch's first packet, or any other. */
+static __attribute__((noinline)) int dec_framed(struct t4_codec *c, const uint8_t *in,
+						size_t len, struct t4_packet *p)
 {
 	struct cur cu = { in, in + len, in + len, 0 };
 	uint64_t type, blen;
 	struct cur body;
 	int bad = 0;
 
-	if (c->version >= 2 && pkt_codec2_in_batch(c->v2))
-		return batch_next(c, p);
 	type = get_uv(&cu);
 	blen = get_uv(&cu);
 	if (cu.bad || blen > (uint64_t)(cu.end - cu.p))
@@ -825,6 +830,14 @@ int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 			      (unsigned)type, (unsigned)blen);
 	/* bytes left in the body: fields appended by a newer writer */
 	return (int)(cu.p - in + blen);
+}
+
+int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
+		    struct t4_packet *p)
+{
+	if (c->in_batch) /* the common case: every trigger packet of format 2 */
+		return batch_next(c, p);
+	return dec_framed(c, in, len, p);
 }
 
 size_t pkt_codec_wrap_copy(const uint8_t *enc, size_t len, uint8_t *out)

@@ -73,8 +73,24 @@
  * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
  * load while 8 bytes are left, byte by byte in the last 8) only when a code
  * does not fit. Each Rice state keeps its k beside m, computed when it is
- * fed. What stays per record: the state's commit, the key prediction, and
- * the divisions above.
+ * fed, as w = 64 + k, w = 0 before its first residual: that state's code
+ * "does not fit" (q + w - 63 wraps), so the fast path feeds m without
+ * asking whether it has one. A return record's clock fields and counts
+ * are read by code inlined more than once (dec_clocks(), dec_count_run()):
+ * for a key with a history, where the tests for a key's first records fold
+ * away, and for a record that is not quiet (about half of them on the sim
+ * log), where the per-field tests of quiet flags fold away too, besides
+ * the general case; the header is decoded into a
+ * local before it is stored into the caller's packet (both are uint64_t:
+ * stores into the packet would otherwise make the compiler reload the
+ * state). What stays per record: the state's commit, the key prediction,
+ * and the divisions above. Measured with callgrind on `info` of the 60 s
+ * sim log (issue 19; 11.4 M values, 2.04 M return packets): reading
+ * (t4_reader_next() and below) took 1,095 instructions per return packet
+ * (pkt_codec2_next() 956 of them), now 993 (909): with this file's
+ * changes and one call fewer at each layer above it (codec.c tests for an
+ * open batch itself and inlines batch_next(), reader.c inlines
+ * unpack_next()).
  */
 #include "codec_int.h"
 
@@ -109,12 +125,16 @@ __extension__ typedef unsigned __int128 u128;
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals; k, the
- * parameter m gives (5a.2), kept beside it so that a read costs no bitlen. */
+ * parameter m gives (5a.2), kept beside it so that a read costs no bitlen,
+ * as w = 64 + k, and w = 0 (k = 0) before the first residual: a state that
+ * is all zero has none, and the decoder's fast path, which cannot take a
+ * code of 64 or more bits, leaves that case to the slow path (get_res). */
 struct rice {
 	uint64_t m;
-	uint8_t has; /* 0: no residual yet (k = 0) */
-	uint8_t k;
+	uint8_t w;
 };
+
+#define RICE_W(k) (64u + (k)) /* w of a state that has residuals */
 
 struct ev2 {
 	uint64_t count;  /* previous count */
@@ -234,11 +254,6 @@ void pkt_codec2_start(struct t4_codec2 *c, unsigned version)
 	pkt_codec2_reset(c);
 }
 
-bool pkt_codec2_in_batch(const struct t4_codec2 *c)
-{
-	return c->left > 0;
-}
-
 /* ---- state ------------------------------------------------------------ */
 
 /* The state of a key in this chunk (zeroed on first use), or `scratch`
@@ -325,31 +340,41 @@ static inline unsigned bitlen(uint64_t v)
 
 HOT unsigned rice_k(const struct rice *r)
 {
-	return r->k;
+	return r->w & 63;
 }
 
 /* No residual yet: k = 0, and the next one sets m (5a.5 row 9). */
 static inline void rice_restart(struct rice *r)
 {
-	*r = (struct rice){ 0, 0, 0 };
+	*r = (struct rice){ 0, 0 };
 }
 
-/* Feed u (5a.2). k = max(bitlen(m), 3) - 3 without a branch; the spec's
- * min(56, ...) never binds: u <= 2^56 keeps m <= 2^58 (4u at first, then
- * m - floor(m / 4) + u <= 3 x 2^56 + 2^56), so bitlen(m) <= 59. */
+/* m, and the k it gives (5a.2): k = max(bitlen(m), 3) - 3 without a
+ * branch; the spec's min(56, ...) never binds: u <= 2^56 keeps m <= 2^58
+ * (4u at first, then m - floor(m / 4) + u <= 3 x 2^56 + 2^56), so
+ * bitlen(m) <= 59. */
+HOT void rice_set(struct rice *r, uint64_t m)
+{
+	r->m = m;
+	r->w = (uint8_t)RICE_W((63 ^ __builtin_clzll(m | 7)) - 2); /* k = bitlen - 3 */
+}
+
+/* Feed u to a state that has residuals (the decoder's fast path). */
+HOT void rice_feed(struct rice *r, uint64_t u)
+{
+	rice_set(r, r->m - (r->m >> 2) + (u > M_CAP ? M_CAP : u));
+}
+
+/* Feed u (5a.2): the first residual sets m to 4u. */
 HOT void rice_update(struct rice *r, uint64_t u)
 {
-	if (u > M_CAP)
-		u = M_CAP;
-	if (likely(r->has)) {
-		r->m = r->m - (r->m >> 2) + u;
-	} else {
-		r->m = u << 2;
-		r->has = 1;
-	}
-	r->k = (uint8_t)((63 ^ __builtin_clzll(r->m | 7)) - 2); /* bitlen - 3 */
+	if (likely(r->w))
+		rice_feed(r, u);
+	else
+		rice_set(r, (u > M_CAP ? M_CAP : u) << 2);
 }
-_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56, "k = bitlen(m) - 3 stays <= K_MAX");
+_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56 && RICE_W(K_MAX) < 256,
+	       "k = bitlen(m) - 3 stays <= K_MAX, and w fits its byte");
 
 /* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
 HOT uint64_t scale32(uint64_t delta, uint64_t rate)
@@ -572,28 +597,30 @@ static __attribute__((noinline)) struct br res_slow(struct br b, struct rice *st
 /* The residual put_res() wrote (5a.2 res()). */
 HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 {
-	unsigned k = rice_k(st), q, len;
+	unsigned w = st->w, k = w & 63, q, len;
 	uint64_t t, v, res;
 
+	/* len = q + 1 + k; without a residual yet (w = 0) it wraps above any
+	 * n, so that the slow path, which knows that case, takes the code */
 	q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC); /* <= RICE_ESC */
-	len = q + 1 + k;
+	len = q + w - 63;
 	if (unlikely(len > b->n)) { /* 1 code in 10-15: fill, look again */
 		br_fill(b);
 		q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC);
-		len = q + 1 + k;
+		len = q + w - 63;
 	}
 	if (unlikely(q == RICE_ESC || len > b->n)) {
 		*b = res_slow(*b, st, s, &res);
 		return res;
 	}
-	/* q 1 bits, a 0 and k bits, all in the buffer (n <= 63: no shift by 64):
-	 * with t the bits after the 0 and rest = t >> k, v = q 2^k + t mod 2^k
-	 * = t - (rest - q) 2^k, modulo 2^64 */
-	t = b->buf >> q >> 1;
+	/* q 1 bits, a 0 and k bits, all in the buffer (q < RICE_ESC, k <= 56:
+	 * no shift by 64): with t the bits after the 0 and rest = t >> k,
+	 * v = q 2^k + t mod 2^k = t - (rest - q) 2^k, modulo 2^64 */
+	t = b->buf >> (q + 1);
 	b->buf = t >> k;
 	v = t - ((b->buf - q) << k);
 	b->n -= len;
-	rice_update(st, v);
+	rice_feed(st, v);
 	return unzz(v) << s;
 }
 
@@ -849,43 +876,55 @@ HOT void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 	}
 }
 
-/* Count i of a record after its key's first two: the prediction from prev
- * plus the residual (none when quiet); z learns the bit when that was 0. */
-HOT uint64_t dec_count(struct br *b, struct ev2 *e, uint64_t prev, uint64_t rc, bool quiet,
-		       uint64_t bit, uint64_t *z)
+/* The counts after a key's first two records, from their predictions and
+ * residuals (none for an event flagged in `quiet`); returns which residuals
+ * were 0. Inlined twice: with quiet = 0 for a record that is not quiet (the
+ * common case: no test per count), and as it comes. */
+HOT uint64_t dec_count_run(struct br *b, struct ev2 *ev, uint64_t *counts, uint32_t n,
+			   uint64_t rc, uint64_t quiet)
 {
-	uint64_t d = quiet ? 0 : get_res(b, &e->r, e->shift);
+	uint64_t z = 0, bit = 1;
 
-	*z |= d ? 0 : bit;
-	return e->count = count_pred(e, prev, rc) + d;
+	for (uint32_t i = 0; i < n; i++, quiet >>= 1, bit <<= 1) {
+		struct ev2 *e = &ev[i];
+		uint64_t d = quiet & 1 ? 0 : get_res(b, &e->r, e->shift);
+
+		z |= d ? 0 : bit;
+		counts[i] = e->count = count_pred(e, e->count, rc) + d;
+	}
+	return z;
 }
 
-/* The counts; returns which residuals were 0 (format 3's quiet flags).
- * quiet: the counts flagged in s->qcnt are their prediction. */
-HOT uint64_t dec_counts(struct br *b, struct ret2 *s, struct t4_ret_pkt *r, uint64_t quiet)
+/* The n counts of a record whose local clock reads `local`; returns which
+ * residuals were 0 (format 3's quiet flags). quiet: the counts flagged in
+ * s->qcnt are their prediction. */
+HOT uint64_t dec_counts(struct br *b, struct ret2 *s, uint64_t *counts, uint32_t n,
+			uint64_t local, bool quiet)
 {
-	uint32_t prev_n = s->n_counts, n = r->n_counts, i;
-	uint64_t z = 0, d, rc, bit = 1;
+	uint32_t prev_n = s->n_counts, i;
+	uint64_t z = 0, d, rc;
 
 	if (s->n < 2) {
 		for (i = 0; i < n; i++) {
 			d = unzz(get_raw(b));
 			z |= (uint64_t)(d == 0) << i;
-			s->ev[i].count = r->counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
+			s->ev[i].count = counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
 		}
 		return z;
 	}
 	if (block_start(s->n))
 		dec_block(b, s, n);
-	/* the ratio (a division) only when an event's prediction uses it */
-	rc = s->rate_evs & (n < 64 ? (1ull << n) - 1 : ~0ull) ? count_ratio(s, r->local_clock) : 0;
+	/* the ratio (a division) only when an event's prediction may use it
+	 * (rate_evs may keep the bits of events beyond n: a division for
+	 * nothing after the events shrank, the same counts) */
+	rc = s->rate_evs ? count_ratio(s, local) : 0;
 	if (n > prev_n) { /* events beyond the previous record's: from 0 */
 		for (i = prev_n; i < n; i++)
 			s->ev[i].count = 0;
 	}
-	for (i = 0; i < n; i++, quiet >>= 1, bit <<= 1)
-		r->counts[i] = dec_count(b, &s->ev[i], s->ev[i].count, rc, quiet & 1, bit, &z);
-	return z;
+	if (!quiet)
+		return dec_count_run(b, s->ev, counts, n, rc, 0);
+	return dec_count_run(b, s->ev, counts, n, rc, s->qcnt);
 }
 
 /* A field of a record: 0 when quiet (format 3), else field(); *z learns
@@ -899,44 +938,82 @@ HOT uint64_t get_quiet(struct br *b, uint32_t qc, unsigned bit, uint32_t n, stru
 	return v;
 }
 
+/* A return record's clock fields (5a.6 fields 3-8) into h, whose flags are
+ * known; returns which were 0 (format 3's quiet flags). qc: the fields a
+ * quiet record leaves out; n: the key's records so far. Inlined thrice: with
+ * n = 2 for a key with a history (every record but a key's first two in a
+ * chunk), with qc = 0 for a record that is not quiet: the tests of n and
+ * of qc fold away where they are constants. */
+HOT uint32_t dec_clocks(struct br *b, struct ret2 *s, struct t4_ret_pkt *h, uint32_t qc,
+			uint32_t n)
+{
+	uint32_t z = 0;
+	uint64_t dt = 1 + get_quiet(b, qc, F_T, n, &s->rt, &z);
+
+	h->trigger_id = s->trigger + dt;
+	h->read_begin_ns = s->begin + s->step * dt + get_quiet(b, qc, F_B, n, &s->rb, &z);
+	h->read_end_ns = h->read_begin_ns + s->width + get_quiet(b, qc, F_W, n, &s->rw, &z);
+	h->local_clock = s->local + scale32(h->read_begin_ns - s->begin, s->rate) +
+			 get_quiet(b, qc, F_L, n, &s->rl, &z);
+	h->enabled_delta = h->running_delta = 0;
+	if (!(h->flags & T4_RET_MULTIPLEXED))
+		return z | 1u << F_E | 1u << F_R;
+	h->enabled_delta = s->enabled + get_quiet(b, qc, F_E, n, &s->re, &z);
+	h->running_delta = s->running + get_quiet(b, qc, F_R, n, &s->rr, &z);
+	return z;
+}
+
+/* Write a decoded header (h: every field but the counts) into r. */
+HOT void put_header(struct t4_ret_pkt *r, const struct t4_ret_pkt *h)
+{
+	r->trigger_id = h->trigger_id;
+	r->domain_id = h->domain_id;
+	r->flags = h->flags;
+	r->local_clock = h->local_clock;
+	r->read_begin_ns = h->read_begin_ns;
+	r->read_end_ns = h->read_end_ns;
+	r->enabled_delta = h->enabled_delta;
+	r->running_delta = h->running_delta;
+	r->n_counts = h->n_counts;
+}
+
+/* The header is decoded into a local (h, in registers), so that the
+ * stores into the caller's packet cannot make the compiler reload the
+ * state (both are uint64_t: they might alias). */
 HOT int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 		   struct t4_ret_pkt *r)
 {
 	struct ret2 scratch, *s = ret_state(c, key, &scratch);
-	uint32_t qc = quiet ? s->qclk : 0, z = 1u << F_E | 1u << F_R;
-	uint64_t dt, zc;
+	struct t4_ret_pkt h;
+	uint32_t z;
+	uint64_t zc;
 
-	r->domain_id = key;
+	h.domain_id = key;
 	if (quiet && s->n < 2)
 		return -1; /* a quiet record has a history (5a.8) */
 	if (quiet || (s->n && br_get(b, 1))) {
-		r->flags = s->flags;
-		r->n_counts = s->n_counts;
+		h.flags = s->flags;
+		h.n_counts = s->n_counts;
 	} else {
-		r->flags = get_raw32(b);
-		r->n_counts = get_raw32(b);
-		if (r->n_counts > T4_MAX_COUNTERS)
+		h.flags = get_raw32(b);
+		h.n_counts = get_raw32(b);
+		if (h.n_counts > T4_MAX_COUNTERS)
 			return -1;
 	}
-	dt = 1 + get_quiet(b, qc, F_T, s->n, &s->rt, &z);
-	r->trigger_id = s->trigger + dt;
-	r->read_begin_ns = s->begin + s->step * dt + get_quiet(b, qc, F_B, s->n, &s->rb, &z);
-	r->read_end_ns = r->read_begin_ns + s->width + get_quiet(b, qc, F_W, s->n, &s->rw, &z);
-	r->local_clock = s->local + scale32(r->read_begin_ns - s->begin, s->rate) +
-			 get_quiet(b, qc, F_L, s->n, &s->rl, &z);
-	r->enabled_delta = r->running_delta = 0;
-	if (r->flags & T4_RET_MULTIPLEXED) {
-		z &= ~(1u << F_E | 1u << F_R);
-		r->enabled_delta = s->enabled + get_quiet(b, qc, F_E, s->n, &s->re, &z);
-		r->running_delta = s->running + get_quiet(b, qc, F_R, s->n, &s->rr, &z);
-	}
-	zc = dec_counts(b, s, r, quiet ? s->qcnt : 0);
+	if (quiet) /* which has a history (n >= 2) */
+		z = dec_clocks(b, s, &h, s->qclk, 2);
+	else if (likely(s->n >= 2))
+		z = dec_clocks(b, s, &h, 0, 2);
+	else
+		z = dec_clocks(b, s, &h, 0, s->n);
+	put_header(r, &h);
+	zc = dec_counts(b, s, r->counts, h.n_counts, h.local_clock, quiet);
 	if (b->bad)
 		return -1;
 	s->qclk = z;
 	s->qcnt = zc;
-	commit_ret(s, r);
-	seed_note(c, r->trigger_id, r->read_begin_ns, s->step);
+	commit_ret(s, &h);
+	seed_note(c, h.trigger_id, h.read_begin_ns, s->step);
 	return 0;
 }
 

@@ -98,7 +98,5 @@ size_t pkt_codec2_pending(const struct t4_codec2 *c);
  * follow, 0 = its last packet, -1 = malformed. */
 int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len,
 		   struct t4_packet *p);
-/* Whether a batch is being decoded (records left). */
-bool pkt_codec2_in_batch(const struct t4_codec2 *c);
 
 #endif

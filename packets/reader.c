@@ -609,8 +609,9 @@ static void chunk_failed(struct t4_unpacker *u, const char *fmt, ...)
 }
 
 /* The chunk's next packet of a known type (unknown ones are counted and
- * skipped): 1, or 0 at its end, where a failure leaves its warning. */
-static int unpack_next(struct t4_unpacker *u, struct t4_packet *p)
+ * skipped): 1, or 0 at its end, where a failure leaves its warning.
+ * Inlined into its two callers: it runs once per packet. */
+static inline __attribute__((always_inline)) int unpack_next(struct t4_unpacker *u, struct t4_packet *p)
 {
 	while (u->in_chunk) {
 		if (u->rpos >= u->rlen) {
