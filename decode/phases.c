@@ -160,6 +160,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	uint32_t occ, name;
 	int rc;
 
+	d->span_gen++; /* the domains' span cursors look again */
 	if (last && start <= last->start_ns) {
 		/* at (or, out of order, before) the last boundary: it wins */
 		if (last->bookmark_id != bookmark_id && d->n_spans > 1 &&
@@ -201,6 +202,7 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 		if (d->n_spans) /* nothing was cut by reference packets yet */
 			occurrence_drop(d, d->spans[0].bookmark_id);
 		d->n_spans = 0;
+		d->span_gen++;
 	}
 	d->exact_phases = true;
 	if (!d->n_spans) {
@@ -383,7 +385,7 @@ void phases_flush(struct dom *dm)
 
 /* One piece's totals in span i, added to the run of pieces in one span
  * (consecutive intervals of a domain mostly are), one sum instead of
- * three per count. */
+ * three per count; a new run when the span (or its name) changed. */
 static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint64_t elapsed,
 		      const uint64_t *c, uint32_t n)
 {
@@ -394,9 +396,7 @@ static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint
 	dm->run_open = true;
 	dm->run_span = i;
 	dm->run_name = name;
-	dm->run_el += elapsed;
-	for (uint32_t k = 0; k < n; k++)
-		dm->run[k] += c[k];
+	phases_run_add(dm, elapsed, c, n);
 }
 
 int phases_ensure(struct t4_decoder *d)
@@ -404,8 +404,8 @@ int phases_ensure(struct t4_decoder *d)
 	return d->n_spans ? 0 : add_span(d, 0, 0, 0, false);
 }
 
-int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
-		     const uint64_t *counts, uint32_t n_counts)
+int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+			 const uint64_t *counts, uint32_t n_counts)
 {
 	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
 	int rc;
