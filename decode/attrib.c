@@ -22,6 +22,14 @@
  * --from/--to and --phase then keep or drop whole pieces (a piece by its
  * middle against --from/--to; a bookmark named by --from/--to is a phase
  * boundary, so its pieces start and end exactly there).
+ *
+ * Cost: a phase lasts hundreds of intervals, so an interval finds its span
+ * through its domain's cursor (the span of its last one and the keys that
+ * map there, valid until the spans change: d->span_gen), not a search;
+ * an interval inside one span is one piece on a path with no call but
+ * the run's sum (phases_add_share) and the sink; the cut, with its
+ * apportioning, is out of line. Tested against the search itself
+ * (test_no_cursor: phase_totals/span_cursor_gives_what_the_search_gives).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -99,7 +107,7 @@ static size_t whole_span(struct t4_decoder *d, struct dom *dm, const struct t4_i
 {
 	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 
-	if (!cursor_holds(d, dm, key))
+	if (d->test_no_cursor || !cursor_holds(d, dm, key))
 		cursor_set(d, dm, phases_span_find(d, dm->span_hint, key, !d->exact_phases));
 	if (!d->exact_phases)
 		return dm->span_hint;

@@ -291,15 +291,12 @@ static int feed_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 	return rc;
 }
 
-int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+/* Any other packet (out of line: the switch's frame is not the usual
+ * packet's). */
+static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
+						const struct t4_packet *p)
 {
 	int rc;
-
-	if (d->error)
-		return d->error;
-	d->n_fed++;
-	if (p->type == T4_PKT_RET && !p->copy)
-		return feed_ret(d, &p->ret);
 	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
@@ -337,6 +334,16 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 	if (rc < 0 && !d->error)
 		d->error = rc;
 	return rc;
+}
+
+int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	if (d->error)
+		return d->error;
+	d->n_fed++;
+	if (p->type == T4_PKT_RET && !p->copy)
+		return feed_ret(d, &p->ret);
+	return feed_other(d, p);
 }
 
 void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)

@@ -483,6 +483,8 @@ struct t4_decoder {
 	size_t n_names, cap_names;
 	bool test_fail_name_alloc; /* a test's seam: the next name slot's
 				    * allocation fails (phases.c) */
+	bool test_no_cursor;       /* a test's seam: every interval searches
+				    * for its span, no cursor (attrib.c) */
 	struct t4_dec_phase *phases; /* built at finish */
 	size_t *phase_span;          /* the span of each phase */
 	size_t n_phases;
@@ -622,14 +624,7 @@ void phases_flush(struct dom *dm);
 int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
 			 const uint64_t *counts, uint32_t n);
 /* A piece's totals into the domain's open run. */
-static inline void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n)
-{
-	t4_u128 *run = dm->run;
-
-	dm->run_el += elapsed;
-	for (uint32_t k = 0; k < n; k++)
-		run[k] += c[k];
-}
+void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n);
 
 static inline int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span,
 				   uint64_t elapsed, const uint64_t *counts, uint32_t n)

@@ -19,6 +19,10 @@
  * themselves; bookmarks by set time (a writer writes them in set order and
  * copies them in the same order); threads by name time per thread ID;
  * GPU contexts by context.
+ *
+ * A return packet (nearly every packet) skips the switch: the decoder
+ * calls dec_index_ret() itself, and a domain ID of the direct table is
+ * looked up inline.
  */
 #include "decode_int.h"
 #include "util/util.h"

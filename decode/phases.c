@@ -20,6 +20,9 @@
  * still has exact per-name totals in bounded memory; per name for the
  * first DEC_MAX_NAMES names (later ones have none: a count is never
  * credited to another name, and an allocation that fails is an error).
+ * A domain's pieces in one span are summed in its run, added to the
+ * totals when the span changes; a piece that continues the run takes the
+ * inline path of phases_add_share (decode_int.h): once per interval.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -381,6 +384,17 @@ void phases_flush(struct dom *dm)
 		dm->run[k] = 0;
 	}
 	dm->run_el = 0;
+}
+
+/* Out of line, where the loop keeps its registers (inline in a piece's
+ * code, it spills the sums to the stack). */
+void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n)
+{
+	t4_u128 *run = dm->run;
+
+	dm->run_el += elapsed;
+	for (uint32_t k = 0; k < n; k++)
+		run[k] += c[k];
 }
 
 /* One piece's totals in span i, added to the run of pieces in one span
