@@ -22,6 +22,14 @@
  * --from/--to and --phase then keep or drop whole pieces (a piece by its
  * middle against --from/--to; a bookmark named by --from/--to is a phase
  * boundary, so its pieces start and end exactly there).
+ *
+ * Cost: a phase lasts hundreds of intervals, so an interval finds its span
+ * through its domain's cursor (the span of its last one and the keys that
+ * map there, valid until the spans change: d->span_gen), not a search;
+ * an interval inside one span is one piece on a path with no call but
+ * the run's sum (phases_add_share) and the sink; the cut, with its
+ * apportioning, is out of line. Tested against the search itself
+ * (test_no_cursor: phase_totals/span_cursor_gives_what_the_search_gives).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -70,17 +78,41 @@ static int cut_room(struct t4_decoder *d, size_t k, uint32_t n)
 	return 0;
 }
 
+/* The domain's span cursor on span s: the keys phases_span_find() maps
+ * to it (the first span takes every key before it too). */
+static void cursor_set(const struct t4_decoder *d, struct dom *dm, size_t s)
+{
+	const struct dspan *sp = d->spans;
+	bool by_trigger = !d->exact_phases;
+
+	dm->span_hint = s;
+	dm->span_gen = d->span_gen;
+	dm->span_lo = !s ? 0 : by_trigger ? sp[s].first_trigger : sp[s].start_ns;
+	dm->span_hi = s + 1 == d->n_spans ? UINT64_MAX
+		      : by_trigger	  ? sp[s + 1].first_trigger
+					  : sp[s + 1].start_ns;
+}
+
+/* Whether the cursor's span holds key, with no search: a span lasts
+ * hundreds of intervals. */
+static bool cursor_holds(const struct t4_decoder *d, const struct dom *dm, uint64_t key)
+{
+	return dm->span_gen == d->span_gen && key >= dm->span_lo && key < dm->span_hi;
+}
+
 /* The span that holds the whole interval, or SIZE_MAX when a phase
  * boundary cuts it: by time, or, in logs without bookmark times, the
- * span its trigger carries. */
+ * span its trigger carries. The cursor then is on the span of its start. */
 static size_t whole_span(struct t4_decoder *d, struct dom *dm, const struct t4_interval *iv)
 {
-	size_t s;
+	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 
+	if (d->test_no_cursor || !cursor_holds(d, dm, key))
+		cursor_set(d, dm, phases_span_find(d, dm->span_hint, key, !d->exact_phases));
 	if (!d->exact_phases)
-		return dm->span_hint = phases_span_find(d, dm->span_hint, iv->trigger, true);
-	s = dm->span_hint = phases_span_find(d, dm->span_hint, iv->start_ns, false);
-	return phases_span_end(d, s) >= iv->end_ns ? s : SIZE_MAX;
+		return dm->span_hint;
+	/* the last span's end is UINT64_MAX, as phases_span_end() says */
+	return iv->end_ns <= dm->span_hi ? dm->span_hint : SIZE_MAX;
 }
 
 /* The pieces of [start, end) into d->cuts: one per span it overlaps,
@@ -110,7 +142,7 @@ static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, s
 
 	iv->bookmark_id = sp->bookmark_id;
 	iv->occurrence = sp->occurrence;
-	if (!dec_time_window(d, iv->start_ns, iv->end_ns) ||
+	if (!dec_in_window(d, iv->start_ns, iv->end_ns) ||
 	    (d->o.phase && strcmp(t4_decoder_bookmark(d, sp->bookmark_id), d->o.phase)))
 		return 0;
 	dm->pub.intervals++;
@@ -119,7 +151,10 @@ static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, s
 	dm->pub.last_ns = iv->end_ns;
 	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
 		return rc;
-	return d->o.bin_ns ? dec_bins_add(d, dm, iv, span) : dom_output(d, dm, iv);
+	if (d->o.bin_ns)
+		return dec_bins_add(d, dm, iv, span);
+	/* the summary alone wants neither metrics nor rows: no call */
+	return d->o.want_metrics || d->ops.interval ? dom_output(d, dm, iv) : 0;
 }
 
 /* Split value by the pieces' overlaps into out (stride n, column c). */
@@ -131,18 +166,16 @@ static void split(struct t4_decoder *d, uint64_t value, size_t k, uint64_t len, 
 		out[j * n + c] = d->ap_out[j];
 }
 
-int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-		    const uint64_t *weighted)
+/* An interval that phase boundaries cut: one piece per span it overlaps,
+ * each with its shares (out of line: the usual interval, inside one span,
+ * needs none of this, nor its stack frame). */
+static __attribute__((noinline)) int attrib_cut(struct t4_decoder *d, struct dom *dm,
+						struct t4_interval *iv, const uint64_t *weighted)
 {
 	uint32_t n = iv->n_counts;
 	size_t k;
 	int rc;
 
-	if ((rc = phases_ensure(d)) < 0)
-		return rc;
-	size_t whole = whole_span(d, dm, iv);
-	if (whole != SIZE_MAX) /* the usual case: one piece, the interval itself */
-		return piece(d, dm, iv, whole, weighted);
 	if ((rc = cut(d, dm->span_hint, iv, &k)) < 0 || (rc = cut_room(d, k + 1, n)) < 0)
 		return rc;
 	/* overlap weights (the pieces tile [start, end)), then every share */
@@ -174,4 +207,17 @@ int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv
 			   weighted != iv->counts ? &d->cut_weights[j * n] : pc);
 	}
 	return rc;
+}
+
+int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+		    const uint64_t *weighted)
+{
+	int rc;
+
+	if (!d->n_spans && (rc = phases_ensure(d)) < 0)
+		return rc;
+	size_t whole = whole_span(d, dm, iv);
+	if (whole != SIZE_MAX) /* the usual case: one piece, the interval itself */
+		return piece(d, dm, iv, whole, weighted);
+	return attrib_cut(d, dm, iv, weighted);
 }

@@ -98,16 +98,6 @@ const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id)
 	return NULL;
 }
 
-const struct refent *dec_ref(const struct dsched *s, uint64_t trigger)
-{
-	const struct refent *e;
-
-	if (!s)
-		return NULL;
-	e = &s->ring[trigger & (DEC_RCAP - 1)];
-	return e->present && e->trigger == trigger ? e : NULL;
-}
-
 /* Let the domains waiting for scheduler s (every domain, when s is the
  * phase scheduler) hand out what the join now allows. */
 static int drain_sched(struct t4_decoder *d, const struct dsched *s)
@@ -288,13 +278,25 @@ void t4_decoder_free(struct t4_decoder *d)
 	free(d);
 }
 
-int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+/* A return packet that is no copy: t4_decoder_feed()'s usual packet, on
+ * a short path (the same steps). */
+static int feed_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
+{
+	int rc = dec_index_ret(d->ix, r);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = take_ret(d, r)) < 0 && !d->error)
+		d->error = rc;
+	return rc;
+}
+
+/* Any other packet (out of line: the switch's frame is not the usual
+ * packet's). */
+static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
+						const struct t4_packet *p)
 {
 	int rc;
-
-	if (d->error)
-		return d->error;
-	d->n_fed++;
 	bool implausible = p->type == T4_PKT_REF && !t4_index_ref_plausible(d->ix, &p->ref);
 	if ((rc = t4_index_add(d->ix, p)) < 0)
 		return rc;
@@ -332,6 +334,16 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 	if (rc < 0 && !d->error)
 		d->error = rc;
 	return rc;
+}
+
+int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	if (d->error)
+		return d->error;
+	d->n_fed++;
+	if (p->type == T4_PKT_RET && !p->copy)
+		return feed_ret(d, &p->ret);
+	return feed_other(d, p);
 }
 
 void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)

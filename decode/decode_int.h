@@ -26,10 +26,21 @@ struct t4_idmap {
 	uint32_t *keys, *vals; /* vals[i] == 0: empty slot; stored value + 1 */
 	size_t cap, n;
 };
-/* Value for key, or -1. */
-int64_t dec_idmap_get(const struct t4_idmap *m, uint32_t key);
+/* Value for key, or -1: inline for a key in the direct table (a domain's
+ * ID, once per return packet), else from the hashed part. */
+int64_t dec_idmap_get_hashed(const struct t4_idmap *m, uint32_t key);
+static inline int64_t dec_idmap_get(const struct t4_idmap *m, uint32_t key)
+{
+	if (key < T4_IDMAP_DIRECT)
+		return (int64_t)m->direct[key] - 1;
+	return dec_idmap_get_hashed(m, key);
+}
 int dec_idmap_put(struct t4_idmap *m, uint32_t key, uint32_t val);
 void dec_idmap_free(struct t4_idmap *m);
+
+/* t4_index_add() of a return packet that is no copy (index.c): the
+ * decoder's usual packet, without the switch. */
+int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r);
 
 /* Make room for one more element of a growing array (index.c). */
 int dec_vec_room(void **v, size_t *cap, size_t n, size_t elem);
@@ -368,7 +379,12 @@ struct dom {
 	size_t run_span;
 	uint32_t run_name;
 	bool run_open;
-	size_t span_hint;    /* the span its last interval started in */
+	/* the span cursor: the span its last interval started in, and the
+	 * keys (times; triggers in logs without bookmark times) that map to
+	 * it, [span_lo, span_hi), while the spans are the decoder's
+	 * span_gen (attrib.c) */
+	size_t span_hint;
+	uint64_t span_lo, span_hi, span_gen;
 	struct dbin bin;
 	uint64_t *scratch;   /* ncap */
 	double *dcounts, *metrics;
@@ -460,6 +476,7 @@ struct t4_decoder {
 	/* phases */
 	struct dspan *spans;
 	size_t n_spans, cap_spans;
+	uint64_t span_gen;   /* changes with every change of the spans */
 	bool exact_phases;   /* bookmark packets carry set_ns */
 	uint32_t phase_sched;
 	bool have_phase_sched;
@@ -479,6 +496,8 @@ struct t4_decoder {
 	size_t n_names, cap_names;
 	bool test_fail_name_alloc; /* a test's seam: the next name slot's
 				    * allocation fails (phases.c) */
+	bool test_no_cursor;       /* a test's seam: every interval searches
+				    * for its span, no cursor (attrib.c) */
 	struct t4_dec_phase *phases; /* built at finish */
 	size_t *phase_span;          /* the span of each phase */
 	size_t n_phases;
@@ -515,8 +534,26 @@ static inline uint64_t dec_gauge_weight(uint64_t level, uint64_t elapsed_ns)
 /* decode.c */
 struct dsched *dec_sched(struct t4_decoder *d, uint32_t id);
 const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id);
-const struct refent *dec_ref(const struct dsched *s, uint64_t trigger);
+/* Scheduler s's reference packet of trigger, or NULL (inline: the join
+ * asks it for every interval). */
+static inline const struct refent *dec_ref(const struct dsched *s, uint64_t trigger)
+{
+	const struct refent *e;
+
+	if (!s)
+		return NULL;
+	e = &s->ring[trigger & (DEC_RCAP - 1)];
+	return e->present && e->trigger == trigger ? e : NULL;
+}
 bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end);
+/* The same, inline for the usual case (no --from/--to, the origin
+ * fixed: every interval is in): an interval's piece asks it. */
+static inline bool dec_in_window(struct t4_decoder *d, uint64_t start, uint64_t end)
+{
+	if (d->have_origin && !d->o.from.set && !d->o.to.set)
+		return true;
+	return dec_time_window(d, start, end);
+}
 bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
 			 const char *kind, uint32_t kind_id);
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
@@ -597,8 +634,25 @@ int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
  * to the domain's run, which phases_flush() adds to the totals (before
  * they are read: at the end, and when the counts per sample grow). */
 void phases_flush(struct dom *dm);
-int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
-		     const uint64_t *counts, uint32_t n);
+int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+			 const uint64_t *counts, uint32_t n);
+/* A piece's totals into the domain's open run. */
+void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n);
+
+static inline int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span,
+				   uint64_t elapsed, const uint64_t *counts, uint32_t n)
+{
+	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
+
+	/* the usual case, inline: the piece continues the run, the tables
+	 * have their rows (else phases_add_share_new(), out of line) */
+	if (dm->run_open && dm->run_span == span && dm->run_name == d->spans[span].name &&
+	    dm->n_ptot >= listed && dm->n_ntot >= d->n_names) {
+		phases_run_add(dm, elapsed, counts, n);
+		return 0;
+	}
+	return phases_add_share_new(d, dm, span, elapsed, counts, n);
+}
 size_t phases_span_at(const struct t4_decoder *d, uint64_t t);
 /* The span in force at v, a time (or a trigger: by_trigger), trying span
  * `hint` and the next one first (a domain's intervals come in order: the

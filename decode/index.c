@@ -19,6 +19,10 @@
  * themselves; bookmarks by set time (a writer writes them in set order and
  * copies them in the same order); threads by name time per thread ID;
  * GPU contexts by context.
+ *
+ * A return packet (nearly every packet) skips the switch: the decoder
+ * calls dec_index_ret() itself, and a domain ID of the direct table is
+ * looked up inline.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -84,10 +88,8 @@ static size_t hash32(uint32_t k, size_t cap)
 	return (size_t)((k * 2654435761u) ^ (k >> 16)) & (cap - 1);
 }
 
-int64_t dec_idmap_get(const struct t4_idmap *m, uint32_t key)
+int64_t dec_idmap_get_hashed(const struct t4_idmap *m, uint32_t key)
 {
-	if (key < T4_IDMAP_DIRECT)
-		return (int64_t)m->direct[key] - 1;
 	if (!m->cap)
 		return -1;
 	for (size_t i = hash32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
@@ -200,14 +202,11 @@ void t4_index_free(struct t4_index *ix)
 
 /* The domain entry of id, created on first sight; NULL past the cap
  * (counted untracked) or on ENOMEM (*err set). */
-static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
+static struct ixdom *dom_get_new(struct t4_index *ix, uint32_t id, int *err)
 {
 	int64_t slot;
 	struct ixdom *x;
 
-	/* once per return packet: most logs' IDs are in the direct table */
-	if (id < T4_IDMAP_DIRECT && ix->dom_map.direct[id])
-		return ix->doms[ix->dom_map.direct[id] - 1];
 	if ((slot = dec_idmap_get(&ix->dom_map, id)) >= 0)
 		return ix->doms[slot];
 	if (ix->n_doms >= T4_INDEX_MAX_DOMAINS) {
@@ -232,6 +231,15 @@ static struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 	d->d.clock_event = -1;
 	snprintf(d->d.name, sizeof(d->d.name), "domain%u", id);
 	return x;
+}
+
+/* The same, inline for a domain in the direct table: once per return
+ * packet, and most logs' IDs are there. */
+static inline struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
+{
+	if (id < T4_IDMAP_DIRECT && ix->dom_map.direct[id])
+		return ix->doms[ix->dom_map.direct[id] - 1];
+	return dom_get_new(ix, id, err);
 }
 
 static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
@@ -346,7 +354,8 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 
 /* A return's counts into its domain's totals (a gauge's total is its
  * latest level). */
-static void add_totals(struct t4_index_domain *d, const struct t4_ret_pkt *r)
+static __attribute__((noinline)) void add_totals(struct t4_index_domain *d,
+						 const struct t4_ret_pkt *r)
 {
 	uint32_t n = r->n_counts;
 
@@ -359,7 +368,7 @@ static void add_totals(struct t4_index_domain *d, const struct t4_ret_pkt *r)
 		d->totals[i] = (d->gauges >> i & 1 ? 0 : d->totals[i]) + r->counts[i];
 }
 
-static int add_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
+int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 {
 	int err = 0;
 	struct ixdom *x = dom_get(ix, r->domain_id, &err);
@@ -559,7 +568,7 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 	case T4_PKT_REF:
 		return add_ref(ix, &p->ref);
 	case T4_PKT_RET:
-		return add_ret(ix, &p->ret);
+		return dec_index_ret(ix, &p->ret);
 	case T4_PKT_SESSION:
 		ix->counts.meta += !p->copy;
 		if (!ix->have_session)

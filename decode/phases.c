@@ -20,6 +20,9 @@
  * still has exact per-name totals in bounded memory; per name for the
  * first DEC_MAX_NAMES names (later ones have none: a count is never
  * credited to another name, and an allocation that fails is an error).
+ * A domain's pieces in one span are summed in its run, added to the
+ * totals when the span changes; a piece that continues the run takes the
+ * inline path of phases_add_share (decode_int.h): once per interval.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -160,6 +163,7 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	uint32_t occ, name;
 	int rc;
 
+	d->span_gen++; /* the domains' span cursors look again */
 	if (last && start <= last->start_ns) {
 		/* at (or, out of order, before) the last boundary: it wins */
 		if (last->bookmark_id != bookmark_id && d->n_spans > 1 &&
@@ -201,6 +205,7 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 		if (d->n_spans) /* nothing was cut by reference packets yet */
 			occurrence_drop(d, d->spans[0].bookmark_id);
 		d->n_spans = 0;
+		d->span_gen++;
 	}
 	d->exact_phases = true;
 	if (!d->n_spans) {
@@ -381,9 +386,20 @@ void phases_flush(struct dom *dm)
 	dm->run_el = 0;
 }
 
+/* Out of line, where the loop keeps its registers (inline in a piece's
+ * code, it spills the sums to the stack). */
+void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n)
+{
+	t4_u128 *run = dm->run;
+
+	dm->run_el += elapsed;
+	for (uint32_t k = 0; k < n; k++)
+		run[k] += c[k];
+}
+
 /* One piece's totals in span i, added to the run of pieces in one span
  * (consecutive intervals of a domain mostly are), one sum instead of
- * three per count. */
+ * three per count; a new run when the span (or its name) changed. */
 static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint64_t elapsed,
 		      const uint64_t *c, uint32_t n)
 {
@@ -394,9 +410,7 @@ static void add_share(const struct t4_decoder *d, struct dom *dm, size_t i, uint
 	dm->run_open = true;
 	dm->run_span = i;
 	dm->run_name = name;
-	dm->run_el += elapsed;
-	for (uint32_t k = 0; k < n; k++)
-		dm->run[k] += c[k];
+	phases_run_add(dm, elapsed, c, n);
 }
 
 int phases_ensure(struct t4_decoder *d)
@@ -404,8 +418,8 @@ int phases_ensure(struct t4_decoder *d)
 	return d->n_spans ? 0 : add_span(d, 0, 0, 0, false);
 }
 
-int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
-		     const uint64_t *counts, uint32_t n_counts)
+int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
+			 const uint64_t *counts, uint32_t n_counts)
 {
 	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
 	int rc;

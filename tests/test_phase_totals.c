@@ -79,3 +79,111 @@ Test(phase_totals, names_past_the_limit_have_none_not_anothers)
 	free(k.v);
 	sy_free(&y);
 }
+
+/* ---- the span cursor (attrib.c) ------------------------------------------- */
+
+/* Decode y's stream with options o, every interval searching for its span
+ * (no_cursor: the decoder's test seam) or through the domain's cursor. */
+static struct t4_decoder *decode_spans(const struct sy *y, const struct t4_decode_opts *o,
+				       bool no_cursor, struct keep *k)
+{
+	struct t4_decoder *dec;
+
+	memset(k, 0, sizeof(*k));
+	cr_assert_eq(t4_decoder_new(&dec, o, &keep_ops, k), 0, "%s", t4_errmsg());
+	dec->test_no_cursor = no_cursor;
+	for (size_t i = 0; i < y->n_pk; i++)
+		cr_assert_eq(t4_decoder_feed(dec, &y->pk[i]), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_decoder_finish(dec, NULL), 0, "%s", t4_errmsg());
+	return dec;
+}
+
+/* The same intervals (every field kept), phases and totals per phase and
+ * per name. */
+static void same_decode(const struct t4_decoder *a, const struct keep *ka,
+			const struct t4_decoder *b, const struct keep *kb, const char *what)
+{
+	uint64_t ea, eb;
+
+	cr_assert_eq(ka->n, kb->n, "%s: %zu vs %zu intervals", what, ka->n, kb->n);
+	for (size_t i = 0; i < ka->n; i++)
+		cr_assert(!memcmp(&ka->v[i], &kb->v[i], sizeof(ka->v[i])),
+			  "%s: interval %zu (trigger %llu) differs", what, i,
+			  (unsigned long long)ka->v[i].trigger);
+	cr_assert_eq(t4_decoder_n_phases(a), t4_decoder_n_phases(b), "%s", what);
+	for (size_t d = 0; d < t4_decoder_n_domains(a); d++) {
+		for (size_t p = 0; p < t4_decoder_n_phases(a); p++) {
+			const t4_u128 *ta = t4_decoder_phase_totals(a, p, d, &ea);
+			const t4_u128 *tb = t4_decoder_phase_totals(b, p, d, &eb);
+			cr_assert_eq(!ta, !tb, "%s: phase %zu", what, p);
+			cr_assert(!ta || (ea == eb && ta[0] == tb[0] && ta[1] == tb[1]),
+				  "%s: domain %zu phase %zu totals differ", what, d, p);
+		}
+		for (uint32_t id = 0; id < 8; id++) {
+			const t4_u128 *ta = t4_decoder_name_totals(a, id, d, &ea);
+			const t4_u128 *tb = t4_decoder_name_totals(b, id, d, &eb);
+			cr_assert_eq(!ta, !tb, "%s: name %u", what, id);
+			cr_assert(!ta || (ea == eb && ta[0] == tb[0] && ta[1] == tb[1]),
+				  "%s: domain %zu name %u totals differ", what, d, id);
+		}
+	}
+}
+
+/* An interval looks its span up through its domain's cursor (the span of
+ * its last interval and the keys that map to it) instead of a search:
+ * the same spans, pieces and totals as the search (a cursor the new
+ * spans made stale included), whether the phases
+ * are cut by bookmark times (intervals inside one span take the cursor,
+ * those across a boundary are cut) or by triggers (older logs), with
+ * returns dropped (intervals spanning triggers), preempted reads, phases
+ * shorter than an interval, and --from/--to. */
+Test(phase_totals, span_cursor_gives_what_the_search_gives)
+{
+	static const struct {
+		bool exact;
+		const char *from, *to;
+	} runs[] = {
+		{ true, NULL, NULL }, { false, NULL, NULL }, { true, "150ms", "900ms" },
+		{ false, "150ms", "900ms" },
+	};
+
+	for (size_t r = 0; r < T4_ARRAY_LEN(runs); r++) {
+		struct sy y;
+		struct keep ka, kb;
+		struct t4_decode_opts o = { 0 };
+		char what[64];
+
+		sy_two_clocks(&y, 1200);
+		/* and one placed at once, no clock model holding it back: its
+		 * cursor is on the last span when the next one comes */
+		y.dom[y.n_doms++] = (struct sy_dom){ .id = 3, .hz = 1e9, .bytes_per_ns = 7,
+						     .reference_clocked = true };
+		y.drop_prob = 0.05;
+		y.preempt_prob = 0.02, y.preempt_min = 20000, y.preempt_max = 100000;
+		for (uint32_t i = 0; i < 40; i++) { /* phases of 1 to 60 triggers */
+			uint64_t first = 20 + i * 29 + (i % 3 ? 0 : 1);
+			uint64_t set = y.t0 + (first - 1) * y.period + 137000 * (i % 7);
+			static const char *const names[] = { "a", "b", "c", "b" };
+			sy_bookmark(&y, 1 + i % 4, names[i % 4], first, runs[r].exact ? set : 0);
+		}
+		sy_bookmark(&y, 5, "short", 1000, runs[r].exact ? y.t0 + 999 * y.period + 10 : 0);
+		sy_bookmark(&y, 6, "shorter", 1000, runs[r].exact ? y.t0 + 999 * y.period + 20 : 0);
+		sy_build(&y);
+		if (runs[r].from) {
+			cr_assert_eq(t4_timepoint_parse(runs[r].from, &o.from), 0);
+			cr_assert_eq(t4_timepoint_parse(runs[r].to, &o.to), 0);
+		}
+		snprintf(what, sizeof(what), "run %zu", r);
+		struct t4_decoder *a = decode_spans(&y, &o, false, &ka);
+		struct t4_decoder *b = decode_spans(&y, &o, true, &kb);
+		cr_assert_gt(ka.n, 1000 * (runs[r].from ? 0.5 : 0.9), "%s: %zu intervals", what,
+			     ka.n);
+		cr_assert_geq(t4_decoder_n_phases(a), 20, "%s", what);
+		same_decode(a, &ka, b, &kb, what);
+		t4_decoder_free(a);
+		t4_decoder_free(b);
+		free(ka.v);
+		free(kb.v);
+		sy_free(&y);
+	}
+}
