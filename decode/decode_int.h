@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 
 /* ---- ID map: u32 key -> u32 value, open addressing (index.c) ----------- */
 
@@ -731,6 +732,20 @@ int dec_wbuf_flush(struct t4_wbuf *w);
  * when it has no file: a scratch line). */
 void dec_wbuf_put_more(struct t4_wbuf *w, const char *s, size_t n);
 void dec_wbuf_ch_more(struct t4_wbuf *w, char c);
+
+/* The merged rows' writer of decode -j (parallel.c): runs gathered for
+ * one writev, the short ones (under DEC_GATHER_SMALL bytes) copied one
+ * after the other into w's buffer, the long ones written where they lie
+ * (which must stay put until the flush). */
+#define DEC_GATHER_IOV 256
+#define DEC_GATHER_SMALL 2048
+struct dec_gather {
+	struct t4_wbuf w; /* its buffer at least DEC_GATHER_SMALL bytes */
+	struct iovec iov[DEC_GATHER_IOV];
+	int n_iov;
+};
+void dec_gather_put(struct dec_gather *g, const char *b, size_t n);
+void dec_gather_flush(struct dec_gather *g);
 
 /* Inline: a CSV row is a dozen of these, millions of times. */
 static inline void dec_wbuf_put(struct t4_wbuf *w, const char *s, size_t n)

@@ -57,7 +57,7 @@
  * waits for. Whichever thread hands over writes every queued run below
  * every worker's mark in key order (merge_locked) to the caller's
  * output: long runs where they lie, short ones copied together, one
- * writev for many (out_flush_locked, before the lock goes: the blocks
+ * writev for many (dec_gather_flush, before the lock goes: the blocks
  * written are then reused). A worker with more than PAR_LIMIT queued
  * waits, while it is ahead, until half is written: no deadlock, since a
  * worker behind needs only packets already handed out to reach it
@@ -94,8 +94,6 @@
 #define PAR_STEP (256u * 1024)        /* a worker's rows handed over at this size */
 #define PAR_LIMIT (4u * 1024 * 1024)  /* a worker ahead waits with this much queued */
 #define PAR_DONE UINT64_MAX           /* a worker's packets fed: all, and finished */
-#define PAR_IOV 256                   /* runs written by one writev */
-#define PAR_SMALL 2048                /* runs shorter are copied together first */
 
 bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers)
 {
@@ -155,9 +153,7 @@ struct par {
 				   * others to reach (PAR_DONE: none waits) */
 	_Atomic int werr;         /* the output failed: rows are refused */
 	unsigned n;
-	struct t4_wbuf out;       /* the output's writer (worker 0's sink's) */
-	struct iovec iov[PAR_IOV]; /* runs to write: in blocks, or in out's buffer */
-	int n_iov;
+	struct dec_gather out;    /* the output's writer (worker 0's sink's) */
 	uint64_t once[DEC_ONCE_IDS / 64];
 	struct par_block *spare;
 	struct dec_split w[PAR_MAX_WORKERS];
@@ -266,20 +262,20 @@ static struct par_run *next_run_locked(struct par *p, struct dec_split *s, uint6
 		if (!s->head)
 			s->tail = NULL;
 		s->queued -= b->len;
-		b->next = p->spare; /* (its bytes may be in p->iov until out_flush) */
+		b->next = p->spare; /* (its bytes may be in p->out.iov until flushed) */
 		p->spare = b;
 	}
 	return b && b->runs[b->at].pkt <= upto ? &b->runs[b->at] : NULL;
 }
 
-/* Write the runs gathered in p->iov: one writev, no copy (the output's
- * stdio buffer flushed first; a stream without a file descriptor, e.g. a
- * memory stream, by fwrite). The error is the writer's, sticky. */
-static void out_flush_locked(struct par *p)
+/* Write the runs gathered: one writev, no copy (the output's stdio
+ * buffer flushed first; a stream without a file descriptor, e.g. a memory
+ * stream, by fwrite). The error is the writer's, sticky. */
+void dec_gather_flush(struct dec_gather *g)
 {
-	struct t4_wbuf *w = &p->out;
-	struct iovec *v = p->iov;
-	int n = p->n_iov, fd;
+	struct t4_wbuf *w = &g->w;
+	struct iovec *v = g->iov;
+	int n = g->n_iov, fd;
 
 	if (!n)
 		return; /* (nothing: or no rows made at all, no writer) */
@@ -304,24 +300,24 @@ static void out_flush_locked(struct par *p)
 			v->iov_len -= (size_t)k;
 		}
 	}
-	p->n_iov = 0;
+	g->n_iov = 0;
 	w->len = 0;
 }
 
 /* One run to write: a short one copied after the last (one write for
- * many), a long one where it lies. */
-static void out_run_locked(struct par *p, const char *b, size_t n)
+ * many), a long one where it lies. The room for its iovec is made first:
+ * a flush empties the buffer, and a copy made before it would be
+ * overwritten by the next ones before it is written. */
+void dec_gather_put(struct dec_gather *g, const char *b, size_t n)
 {
-	struct t4_wbuf *w = &p->out;
-	struct iovec *last = p->n_iov ? &p->iov[p->n_iov - 1] : NULL;
+	struct t4_wbuf *w = &g->w;
 
 	if (!n)
 		return; /* (writev writes nothing of empty ones: no EIO for them) */
-	if (n < PAR_SMALL) {
-		if (w->cap - w->len < n) {
-			out_flush_locked(p);
-			last = NULL;
-		}
+	if (g->n_iov == DEC_GATHER_IOV || (n < DEC_GATHER_SMALL && w->cap - w->len < n))
+		dec_gather_flush(g);
+	if (n < DEC_GATHER_SMALL) {
+		struct iovec *last = g->n_iov ? &g->iov[g->n_iov - 1] : NULL;
 		char *at = w->buf + w->len;
 		memcpy(at, b, n);
 		w->len += n;
@@ -331,9 +327,7 @@ static void out_run_locked(struct par *p, const char *b, size_t n)
 		}
 		b = at;
 	}
-	if (p->n_iov == PAR_IOV)
-		out_flush_locked(p);
-	p->iov[p->n_iov++] = (struct iovec){ (void *)b, n };
+	g->iov[g->n_iov++] = (struct iovec){ (void *)b, n };
 }
 
 static bool key_before(const struct par_run *a, const struct par_run *b)
@@ -365,15 +359,15 @@ static void merge_locked(struct par *p)
 		uint32_t id = r->once ? (r->once - 1) % DEC_ONCE_IDS : 0;
 		uint64_t bit = 1ull << (id % 64);
 		if (!r->once || !(p->once[id / 64] & bit)) {
-			out_run_locked(p, b->buf + r->start, end - r->start);
+			dec_gather_put(&p->out, b->buf + r->start, end - r->start);
 			if (r->once)
 				p->once[id / 64] |= bit;
 		}
 		b->at++;
 	}
-	out_flush_locked(p); /* (before the lock goes: the blocks may be reused) */
-	if (p->out.error)
-		atomic_store(&p->werr, p->out.error);
+	dec_gather_flush(&p->out); /* (before the lock goes: the blocks may be reused) */
+	if (p->out.w.error)
+		atomic_store(&p->werr, p->out.w.error);
 }
 
 static void wake_locked(struct par *p)
@@ -629,9 +623,9 @@ static int split_start(struct par *p, struct t4_decoder *d, struct t4_decoder *w
 		w->ops.interval = d->ops.interval; /* (slices, phases: worker 0's alone) */
 		w->ud = copy;
 	} else {
-		p->out = s->x->w;
-		if (p->out.len) /* (a header: the first bytes to write) */
-			p->iov[p->n_iov++] = (struct iovec){ p->out.buf, p->out.len };
+		p->out.w = s->x->w;
+		if (p->out.w.len) /* (a header: the first bytes to write) */
+			p->out.iov[p->out.n_iov++] = (struct iovec){ p->out.w.buf, p->out.w.len };
 	}
 	if (!(s->cur = block_get(p)))
 		return t4_err(ENOMEM, "out of memory");
@@ -656,7 +650,7 @@ static void split_stop(struct par *p, struct t4_decoder *d)
 			n = b->next;
 			block_free(b);
 		}
-		s->x->w = k ? s->saved : p->out;
+		s->x->w = k ? s->saved : p->out.w;
 		s->x->split = NULL;
 		if (k)
 			d->ops.join(d->ud, s->x);
@@ -696,7 +690,7 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		split_stop(p, d);
 		int werr = atomic_load(&p->werr);
 		if (werr && (rc >= 0 || rc == -ECANCELED)) /* the output failed: as -j 1 says it */
-			rc = p->out.error ? out_close(d->ud) : t4_err(-werr, "out of memory");
+			rc = p->out.w.error ? out_close(d->ud) : t4_err(-werr, "out of memory");
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
 		free(p);
