@@ -205,8 +205,9 @@ int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 		if (d->n_spans) /* nothing was cut by reference packets yet */
 			occurrence_drop(d, d->spans[0].bookmark_id);
 		d->n_spans = 0;
-		d->span_gen++;
 	}
+	if (!d->exact_phases)
+		d->span_gen++; /* keys turn from triggers into times: cursors look again */
 	d->exact_phases = true;
 	if (!d->n_spans) {
 		int rc = add_span(d, 0, 0, 0, true);

@@ -136,15 +136,17 @@ static void same_decode(const struct t4_decoder *a, const struct keep *ka,
  * are cut by bookmark times (intervals inside one span take the cursor,
  * those across a boundary are cut) or by triggers (older logs), with
  * returns dropped (intervals spanning triggers), preempted reads, phases
- * shorter than an interval, and --from/--to. */
+ * shorter than an interval, --from/--to, and bookmarks that gain set times
+ * part-way (the keys turn from triggers into times). */
 Test(phase_totals, span_cursor_gives_what_the_search_gives)
 {
 	static const struct {
-		bool exact;
+		bool exact, mixed; /* mixed: set times from the 20th bookmark on */
 		const char *from, *to;
 	} runs[] = {
-		{ true, NULL, NULL }, { false, NULL, NULL }, { true, "150ms", "900ms" },
-		{ false, "150ms", "900ms" },
+		{ true, false, NULL, NULL },	  { false, false, NULL, NULL },
+		{ true, false, "150ms", "900ms" }, { false, false, "150ms", "900ms" },
+		{ true, true, NULL, NULL },
 	};
 
 	for (size_t r = 0; r < T4_ARRAY_LEN(runs); r++) {
@@ -164,7 +166,8 @@ Test(phase_totals, span_cursor_gives_what_the_search_gives)
 			uint64_t first = 20 + i * 29 + (i % 3 ? 0 : 1);
 			uint64_t set = y.t0 + (first - 1) * y.period + 137000 * (i % 7);
 			static const char *const names[] = { "a", "b", "c", "b" };
-			sy_bookmark(&y, 1 + i % 4, names[i % 4], first, runs[r].exact ? set : 0);
+			bool timed = runs[r].exact && (!runs[r].mixed || i >= 20);
+			sy_bookmark(&y, 1 + i % 4, names[i % 4], first, timed ? set : 0);
 		}
 		sy_bookmark(&y, 5, "short", 1000, runs[r].exact ? y.t0 + 999 * y.period + 10 : 0);
 		sy_bookmark(&y, 6, "shorter", 1000, runs[r].exact ? y.t0 + 999 * y.period + 20 : 0);
