@@ -366,11 +366,11 @@ static int table_room(const struct dom *dm, t4_u128 **tot, uint64_t **el, size_t
  * name's. */
 void phases_flush(struct dom *dm)
 {
+	if (!dm->run_open)
+		return; /* (no run yet: its tables may not exist) */
 	t4_u128 *n = dm->run_name != DEC_NO_NAME ? &dm->ntot[dm->run_name * dm->ncap] : NULL;
 	t4_u128 *p = dm->run_span < DEC_MAX_SPANS ? &dm->ptot[dm->run_span * dm->ncap] : NULL;
 
-	if (!dm->run_open)
-		return;
 	dm->run_open = false;
 	if (n)
 		dm->nel[dm->run_name] += dm->run_el;

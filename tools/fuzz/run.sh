@@ -36,7 +36,7 @@ sources() {
 	drm) echo "${util[@]}" "$ROOT"/collector/drm.c ;;
 	decode) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/collector/kinds.c "$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
-	live) echo "${util[@]}" "$ROOT"/packets/{reader,codec,chunk}.c "$ROOT"/decode/*.c \
+	live) echo "${util[@]}" "$ROOT"/packets/{reader,codec,codec2,chunk}.c "$ROOT"/decode/*.c \
 		"$ROOT"/live/{live,live_text,view,prom}.c "$ROOT"/collector/kinds.c \
 		"$ROOT"/build/gen/decode/{perfetto.pb-c,report_assets}.c ;;
 	*) echo "run.sh: unknown harness '$1' (have: ${ALL[*]})" >&2; exit 2 ;;
