@@ -567,6 +567,10 @@ static __attribute__((noinline)) void counted_part(const struct t4_decoder *d,
 	iv->elapsed_ns = dt;
 }
 
+/* emit() sets an interval field by field (no zeroing): a field added to
+ * struct t4_interval must be set there too. */
+_Static_assert(sizeof(struct t4_interval) == 88, "emit(): set every field of an interval");
+
 /* The interval sample s closes (sc: the domain's scheduler, for its
  * reference packet) to the totals and the outputs. */
 static int emit(struct t4_decoder *d, struct dom *dm, const struct dsched *sc,
