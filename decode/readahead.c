@@ -12,7 +12,10 @@
  *     the chunk;
  *   - unpacker threads take the slots in order, several at once, and
  *     decode their packets (t4_unpacker) into the slot's pieces, the
- *     chunk's warning (damage) after its packets;
+ *     chunk's warning (damage) after its packets; a chunk of at most
+ *     RA_SCAN_UNPACK_RAW raw bytes (empty, or a trigger's packets) the
+ *     scanner unpacks itself when it is the next to take, for handing it
+ *     over would cost more than unpacking it;
  *   - the slots are handed out strictly in log order (advance_locked, by
  *     whichever thread makes progress): the head slot's warnings, then,
  *     once t4_reader_chunk_begin() has said that its first packet does
@@ -59,6 +62,14 @@
  * freed only once every decoder has fed them), and any published piece is
  * one it has to feed in turn.
  *
+ * Waiting: feeders wait on fed_cv (a piece published, the end; those
+ * that help also for a chunk queued or room in theirs), unpackers on
+ * work_cv (a chunk queued, room), the scanner on scan_cv (its next slot
+ * free), and each event wakes only those who wait for it: a log of
+ * 200,000 empty chunks blocks a few hundred times in all, not on every
+ * chunk (decode_jobs/many_small_chunks_unpacked_by_the_scanner). A
+ * chunk with packets still wakes the feeders once when published.
+ *
  * Threads at -j N: the scanner (mostly waiting on reads) and a thread
  * per CPU: u = dec_unpackers(N) unpack, about 35% of them (unpacking is
  * 35-40% of -j 1's instructions on a format-3 log), at most
@@ -81,6 +92,12 @@
 #define RA_MAX_UNPACKERS 16 /* (memory: 21 slots, 84 MiB of pieces at most) */
 #define RA_HELPERS 2 /* decoders that unpack too (each has its raw buffer) */
 #define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
+/* A chunk this small (raw bytes: empty, or a trigger's packets) is
+ * unpacked by the scanner itself: unpacking it costs less than handing it
+ * to another thread and waking it (a log of 200,000 empty chunks took 5x
+ * -j 1's time at -j 2, 10x at -j 7, when each was handed over: 8 futex
+ * calls a chunk; docs/PERFORMANCE.md, "Many small chunks"). */
+#define RA_SCAN_UNPACK_RAW 256u
 
 /* One record of a piece: a packet (len bytes of it) or a warning (len
  * bytes of text, no NUL); its payload follows, padded to 8 bytes. */
@@ -136,8 +153,11 @@ struct t4_readahead {
 	struct t4_reader *r;
 	pthread_mutex_t mu;
 	pthread_cond_t fed_cv;  /* feeders wait: a piece published, or over */
-	pthread_cond_t work_cv; /* the others: a piece fed, a slot queued or free */
-	unsigned fed_waiting, work_waiting; /* (no wake-up when nobody waits) */
+	pthread_cond_t work_cv; /* unpackers wait: a slot queued, a piece fed */
+	pthread_cond_t scan_cv; /* the scanner waits: its next slot free */
+	unsigned fed_waiting, work_waiting, scan_waiting; /* (no wake-up when
+							      * nobody waits) */
+	unsigned room_waiting;  /* of fed_waiting: decoders that wait for room */
 	unsigned n;             /* decoders fed */
 	bool help;              /* decoders unpack queued chunks while they wait */
 	unsigned k;             /* slots */
@@ -150,6 +170,7 @@ struct t4_readahead {
 	uint64_t claim_no;      /* the next slot for an unpacker */
 	uint64_t head;          /* the slot being handed out */
 	struct ra_fill scan;    /* (scanner) where its warnings go */
+	struct t4_unpacker *scan_u; /* (scanner) for the small chunks */
 	bool over;              /* nothing more will be published */
 	bool halt;              /* the scanner and the unpackers stop */
 	struct ra_slot *other;  /* its chunk opens another recording */
@@ -185,13 +206,24 @@ static void wake_locked(pthread_cond_t *cv, unsigned waiting)
 		pthread_cond_broadcast(cv);
 }
 
-/* Wake those waiting for work (a piece fed, a slot queued or free): the
- * unpackers, and the decoders that help them. */
-static void wake_work_locked(struct t4_readahead *ra)
+/* Wake those waiting for a slot to unpack: the unpackers, and the
+ * decoders that help them. Each wait has its own condition, so that nobody
+ * wakes for what it does not wait for (a wake-up per chunk for nothing is
+ * most of a log of tiny chunks' time). */
+static void wake_queued_locked(struct t4_readahead *ra)
 {
 	wake_locked(&ra->work_cv, ra->work_waiting);
 	if (ra->help)
 		wake_locked(&ra->fed_cv, ra->fed_waiting);
+}
+
+/* Wake those waiting for room in a slot (a piece fed): the unpackers,
+ * the decoders unpacking, and the scanner (the slot may be free). */
+static void wake_room_locked(struct t4_readahead *ra)
+{
+	wake_locked(&ra->work_cv, ra->work_waiting);
+	wake_locked(&ra->fed_cv, ra->room_waiting);
+	wake_locked(&ra->scan_cv, ra->scan_waiting);
 }
 
 static void publish_locked(struct t4_readahead *ra, struct ra_slot *s)
@@ -208,6 +240,7 @@ static void stop_locked(struct t4_readahead *ra)
 	ra->over = ra->halt = true;
 	wake_locked(&ra->fed_cv, ra->fed_waiting);
 	wake_locked(&ra->work_cv, ra->work_waiting);
+	wake_locked(&ra->scan_cv, ra->scan_waiting);
 }
 
 /* Publish what the head slots have ready, in log order (the lock held). */
@@ -254,7 +287,7 @@ static void advance_locked(struct t4_readahead *ra)
 	if (ra->n_pub != pub || ra->over != over)
 		wake_locked(&ra->fed_cv, ra->fed_waiting);
 	if (ra->head != head)
-		wake_work_locked(ra);
+		wake_locked(&ra->scan_cv, ra->scan_waiting); /* a slot may be free */
 }
 
 /* ---- filling pieces -------------------------------------------------------- */
@@ -314,9 +347,11 @@ static void *reserve(struct t4_readahead *ra, struct ra_fill *f, size_t need,
 				idle = true;
 				continue;
 			}
-			if (self)
+			if (self) {
+				ra->room_waiting++;
 				wait_locked(ra, &ra->fed_cv, &ra->fed_waiting);
-			else
+				ra->room_waiting--;
+			} else
 				wait_locked(ra, &ra->work_cv, &ra->work_waiting);
 		}
 		p = ra->halt ? NULL : &s->piece[s->closed % RA_SLOT_PIECES];
@@ -362,6 +397,20 @@ static bool slot_free_locked(const struct t4_readahead *ra, const struct ra_slot
 	return s->state == RA_IDLE || (s->no < ra->head && s->freed == s->closed);
 }
 
+static void unpack_slot(struct t4_readahead *ra, struct t4_unpacker *u, struct ra_slot *s,
+			struct ra_feeder *self);
+
+/* The scanner claims slot s, just queued, to unpack it itself when its
+ * chunk is small and it is the next to claim (claims stay in log order). */
+static bool claim_small_locked(struct t4_readahead *ra, struct ra_slot *s)
+{
+	if (!ra->scan_u || s->chunk.h.raw_size > RA_SCAN_UNPACK_RAW || ra->claim_no != s->no)
+		return false;
+	s->state = RA_UNPACKING;
+	ra->claim_no++;
+	return true;
+}
+
 static void *scanner_main(void *arg)
 {
 	struct t4_readahead *ra = arg;
@@ -370,7 +419,7 @@ static void *scanner_main(void *arg)
 		struct ra_slot *s = &ra->slots[ra->scan_no % ra->k];
 		pthread_mutex_lock(&ra->mu);
 		while (!slot_free_locked(ra, s) && !ra->halt)
-			wait_locked(ra, &ra->work_cv, &ra->work_waiting);
+			wait_locked(ra, &ra->scan_cv, &ra->scan_waiting);
 		if (ra->halt) {
 			pthread_mutex_unlock(&ra->mu);
 			break;
@@ -397,9 +446,13 @@ static void *scanner_main(void *arg)
 			ra->rrc = rc;
 			memcpy(ra->msg, msg, sizeof(msg));
 		}
+		bool mine = rc > 0 && claim_small_locked(ra, s);
 		advance_locked(ra);
-		wake_work_locked(ra); /* an unpacker's */
+		if (!mine)
+			wake_queued_locked(ra);
 		pthread_mutex_unlock(&ra->mu);
+		if (mine)
+			unpack_slot(ra, ra->scan_u, s, NULL);
 	}
 	return NULL;
 }
@@ -544,7 +597,7 @@ static bool feed_next_locked(struct t4_readahead *ra, struct ra_feeder *f)
 		memcpy(pc->buf, &ra->spare, sizeof(ra->spare));
 		ra->spare = pc->buf;
 		pc->buf = NULL;
-		wake_work_locked(ra);
+		wake_room_locked(ra);
 	}
 	if (f->rc < 0)
 		stop_locked(ra);
@@ -638,11 +691,13 @@ static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_
 	}
 	for (unsigned i = 0; i < n_us; i++)
 		t4_unpacker_free(us[i].u);
+	t4_unpacker_free(ra->scan_u);
 	free(us);
 	free(ra->slots);
 	free(ra->pub);
 	pthread_cond_destroy(&ra->fed_cv);
 	pthread_cond_destroy(&ra->work_cv);
+	pthread_cond_destroy(&ra->scan_cv);
 	pthread_mutex_destroy(&ra->mu);
 	free(ra);
 }
@@ -658,13 +713,14 @@ static struct t4_readahead *ra_new(struct t4_reader *r, unsigned n, unsigned n_u
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->fed_cv, NULL);
 	pthread_cond_init(&ra->work_cv, NULL);
+	pthread_cond_init(&ra->scan_cv, NULL);
 	ra->r = r;
 	ra->n = n;
 	ra->help = help;
 	ra->k = RA_SLOTS(n_us + (help ? (n < RA_HELPERS ? n : RA_HELPERS) : 0));
 	ra->slots = calloc(ra->k, sizeof(*ra->slots));
 	ra->pub = calloc(n_pieces(ra), sizeof(*ra->pub));
-	if (!ra->slots || !ra->pub) {
+	if (!ra->slots || !ra->pub || t4_unpacker_new(&ra->scan_u) < 0) {
 		ra_free(ra, NULL, 0);
 		return NULL;
 	}

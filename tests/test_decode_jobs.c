@@ -22,6 +22,8 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <zstd.h>
 
 #include "craft_log.h"
 #include "packets_testutil.h"
@@ -326,6 +328,120 @@ Test(decode_jobs, a_chunk_larger_than_a_slot_unpacked_by_the_workers, .timeout =
 			    " >s$j.txt || exit 1; done; cmp s1.txt s2.txt && cmp s1.txt s3.txt"),
 		     0, "%s", out);
 	same_for_jobs(dir, "big.t4", "");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* ---- many small chunks (decode/readahead.c: the scanner unpacks them) ---- */
+
+#define EMPTY_CHUNKS 20000
+#define SMALL_TRIGGERS 400
+
+/* n empty chunks (a zstd frame of nothing), numbered on from l's; the
+ * one at bad_crc (if < n) with a payload CRC that does not match. */
+static void empty_chunks(struct tu_log *l, unsigned n, unsigned bad_crc)
+{
+	uint8_t comp[64], hdr[T4_CHUNK_HDR_SIZE];
+	size_t len = ZSTD_compress(comp, sizeof(comp), "", 0, 1);
+
+	cr_assert(!ZSTD_isError(len));
+	for (unsigned i = 0; i < n; i++) {
+		struct t4_chunk_hdr h = { .version = (uint16_t)l->format,
+					  .hdr_size = T4_CHUNK_HDR_SIZE,
+					  .seq = l->seq++,
+					  .first_trigger = UINT64_MAX,
+					  .comp_size = (uint32_t)len,
+					  .tag = l->tag };
+		h.payload_crc = t4_crc32c(0, comp, len) ^ (i == bad_crc);
+		t4_chunk_hdr_pack(&h, hdr);
+		tu_log_append(l, hdr, sizeof(hdr));
+		tu_log_append(l, comp, len);
+	}
+}
+
+/* The voluntary context switches (blocking waits) of the children reaped
+ * while the shell line runs. */
+static long waits_of(const char *dir, const char *line)
+{
+	struct rusage before, after;
+	char out[4096];
+
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &before), 0);
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true, "%s", line), 0, "%s: %s", line, out);
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &after), 0);
+	return after.ru_nvcsw - before.ru_nvcsw;
+}
+
+/* A log of 20,000 empty chunks between chunks of packets (one of them
+ * with a payload CRC that does not match), and one trigger a chunk: what
+ * a crafted log or a slow recording makes. The scanner unpacks chunks this
+ * small itself, so they cost no hand-over between threads: before, each
+ * woke the other threads (8 futex calls a chunk; 5-10x -j 1's time at
+ * -j 2 and 7). Checked by what can be counted, not by time: the decode
+ * blocks fewer than once per 10 chunks, and its outputs are -j 1's and
+ * those of the same log without the empty chunks. */
+Test(decode_jobs, many_small_chunks_unpacked_by_the_scanner, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), out[8192];
+	struct tu_log with, without, single;
+	struct t4_packet meta[64], t[1 + TU_DOMAINS];
+	size_t n = tu_metadata(meta);
+	uint64_t s = 9;
+
+	tu_log_init(&with);
+	tu_log_init(&without);
+	tu_log_init(&single);
+	for (size_t i = 0; i < n; i++) {
+		tu_log_add(&with, &meta[i]);
+		tu_log_add(&without, &meta[i]);
+		tu_log_add(&single, &meta[i]);
+	}
+	for (uint64_t k = 0; k < SMALL_TRIGGERS; k++) {
+		size_t m = tu_trigger(&s, k, t);
+		for (size_t i = 0; i < m; i++) {
+			tu_log_add(&with, &t[i]);
+			tu_log_add(&without, &t[i]);
+			tu_log_add(&single, &t[i]);
+		}
+		if (k % 40 == 39) { /* chunks of 40 triggers: unpacked by the others */
+			tu_log_flush(&with);
+			tu_log_flush(&without);
+			empty_chunks(&with, EMPTY_CHUNKS / (SMALL_TRIGGERS / 40),
+				     k == 199 ? 77 : UINT32_MAX);
+		}
+		if (k >= 300) /* one trigger a chunk */
+			tu_log_flush(&single);
+	}
+	tu_log_flush(&with);
+	tu_log_flush(&without);
+	tu_log_flush(&single);
+	write_log(dir, "with.t4", with.buf, with.len);
+	write_log(dir, "without.t4", without.buf, without.len);
+	write_log(dir, "single.t4", single.buf, single.len);
+	tu_log_free(&with);
+	tu_log_free(&without);
+	tu_log_free(&single);
+
+	/* the empty chunks change nothing but the warning of the damaged one */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && for j in 1 2 7; do"
+			    " \"$B\" decode with.t4 -f csv -j $j -o w.csv 2>w$j.err || exit 1;"
+			    " \"$B\" decode without.t4 -f csv -j $j -o o.csv 2>/dev/null || exit 1;"
+			    " cmp w.csv o.csv && cmp w1.err w$j.err || exit 1; done;"
+			    " grep -c 'payload CRC mismatch' w1.err"),
+		     0, "%s", out);
+	cr_assert_eq(atoi(out), 1, "%s", out);
+	/* no wake-up per chunk: one blocking wait per 10 chunks at most */
+	for (int j = 2; j <= 7; j += 5) {
+		char line[256];
+		snprintf(line, sizeof(line), "cd \"$D\" && \"$B\" decode with.t4 -f csv -j %d -o /dev/null"
+			 " 2>/dev/null", j);
+		long waits = waits_of(dir, line);
+		cr_assert_lt(waits, EMPTY_CHUNKS / 10, "-j %d: %ld blocking waits for %d chunks", j,
+			     waits, EMPTY_CHUNKS);
+	}
+	same_for_jobs(dir, "with.t4", "");
+	same_for_jobs(dir, "single.t4", "");
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

@@ -22,6 +22,10 @@
 #      3), CPU seconds, the speed-up, peak RSS, and the load average (on a
 #      loaded machine the wall times say little: the CPU seconds do); with
 #      T4_BASE, that binary's too, in the same run.
+#   5. many small chunks (crafted by tools/t4write.py): -j 1, 2 and 7,
+#      wall and CPU seconds and the blocking waits (voluntary context
+#      switches: a hand-over between threads per chunk shows there); with
+#      T4_BASE, that binary's too.
 #
 #   tools/bench_decode.sh OUT     (OUT: the build folder, e.g. build)
 #
@@ -96,6 +100,40 @@ for b in ${T4_BASE:+"$T4_BASE"} "$bin"; do
 		awk -v b="$b" -v f="$f" -v w1="$w1" -v c1="$c1" -v wn="$wn" -v cn="$cn" -v rn="$rn" -v j="$jobs" \
 			'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %d MB |\n",
 				 b, f, w1, c1, wn, cn, (wn > 0 ? w1 / wn : 0), rn / 1024 }'
+	done
+done
+echo
+
+# many small chunks: crafted by the independent writer, 200,000 empty
+# chunks between chunks of 10 triggers, and 5,000 chunks of one trigger;
+# wall (best of 3), CPU, and the blocking waits (voluntary context
+# switches) of that run, -j 1, 2 and 7
+w="$(dirname "$0")/t4write.py"
+python3 "$w" "$dir/empty.t4t" --triggers 2010 --per-chunk 10 --empty-chunks 1000 --format 3
+python3 "$w" "$dir/single.t4t" --triggers 5000 --per-chunk 1 --format 3
+echo "many small chunks (tools/t4write.py: 200,000 empty chunks between chunks of 10 triggers; 5,000 chunks of one trigger), load average $(cut -d' ' -f1-3 /proc/loadavg) (wall s best of 3; CPU s and blocking waits of that run):"
+echo
+echo "| decoder | log | -j 1 wall / CPU / waits | -j 2 wall / CPU / waits | -j 7 wall / CPU / waits |"
+echo "|---|---|---:|---:|---:|"
+best_waits() { # prints "wall cpu waits" of the fastest of 3 runs
+	local best= line
+	for _ in 1 2 3; do
+		line=$( { /usr/bin/time -f "%e %U %S %w" "$@" > /dev/null; } 2>&1 | tail -1 |
+			awk '{ print $1, $2 + $3, $4 }')
+		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+			best=$line
+		fi
+	done
+	echo "$best"
+}
+for b in ${T4_BASE:+"$T4_BASE"} "$bin"; do
+	for l in empty single; do
+		row="| $b | $l |"
+		for j in 1 2 7; do
+			read -r wj cj nj <<< "$(best_waits "$b" decode -j "$j" -f csv -o /dev/null "$dir/$l.t4t")"
+			row="$row $wj / $cj / $nj |"
+		done
+		echo "$row"
 	done
 done
 echo

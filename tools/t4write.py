@@ -5,8 +5,8 @@ docs/FORMAT.md alone (Python 3 standard library + the `zstd` command line).
 It exists to prove that FORMAT.md is complete, and to make the logs a
 decoder must survive. Two recordings:
 
-The default one (no option below but --triggers/--per-chunk/--grid): a
-small synthetic recording whose every value follows a formula (see
+The default one (no option below but --triggers/--per-chunk/--grid/
+--empty-chunks): a small synthetic recording whose every value follows a formula (see
 ref_values / ret_values), with delta coding for domain 0 and scheduler 0,
 absolute coding (abs = 1) for domain 5000 (IDs >= 4096 must be absolute),
 one packet of an unknown type, and a status packet at the end. The test
@@ -82,7 +82,8 @@ counts 0). What the recorder and the file can do to it:
                     trigger's time ("origin_ns")
   --seed S, --chunk-packets N, --period-ns P
 
-usage: t4write.py OUT [--triggers N] [--per-chunk K] [--grid | options above]
+usage: t4write.py OUT [--triggers N] [--per-chunk K] [--empty-chunks N]
+                  [--grid | options above]
 """
 import argparse
 import json
@@ -641,6 +642,20 @@ class LogWriter:
         self.seq += 1
         self.new_chunk()
 
+    def empty_chunks(self, n):
+        """n chunks of no packets (a zstd frame of nothing), numbered on."""
+        frame = subprocess.run(["zstd", "-q", "-c", "--stream-size=0"], input=b"",
+                               stdout=subprocess.PIPE, check=True).stdout
+        for _ in range(n):
+            hdr = bytearray(MAGIC)
+            hdr += struct.pack("<HHIQQQIIIII", self.fmt, 64, 0, self.seq, 2**64 - 1, 0,
+                               0, len(frame), 0, crc32c(frame), self.tag)
+            hdr += struct.pack("<I", crc32c(bytes(hdr[:60])))
+            self.f.write(bytes(hdr) + frame)
+            self.chunks.append((self.offset, len(hdr) + len(frame)))
+            self.offset += len(hdr) + len(frame)
+            self.seq += 1
+
 
 # ---- the synthetic recording ------------------------------------------------
 
@@ -1096,6 +1111,9 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--triggers", type=int, default=250)
     ap.add_argument("--per-chunk", type=int, default=100)
+    ap.add_argument("--empty-chunks", type=int, default=0, metavar="N",
+                    help="N chunks of no packets after each chunk but the last (the "
+                         "default recording; a decoder must not slow down for them)")
     ap.add_argument("--grid", action="store_true",
                     help="the default recording as the in-kernel trigger path writes it")
     ap.add_argument("--format", type=int, choices=(1, 2, 3), default=1,
@@ -1170,6 +1188,7 @@ def legacy(args):
                 written += 1
             if (t + 1) % args.per_chunk == 0 and t + 1 < args.triggers:
                 w.flush()
+                w.empty_chunks(args.empty_chunks)
         last_ref = ref_values(args.triggers - 1, args.grid)["ref_ns"] if args.triggers else 0
         w.add(status_pkt(written, 5, 2, 0, last_ref))
         w.flush()
