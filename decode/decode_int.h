@@ -328,7 +328,7 @@ struct dsample {
 	uint32_t flags;     /* T4_RET_* */
 	uint32_t epoch;     /* damage epoch when it was read */
 	uint32_t n;         /* counts */
-	bool placed, nonlinear;
+	bool nonlinear;
 };
 
 struct refent {
@@ -390,6 +390,7 @@ struct dom {
 	uint64_t *qc;        /* counts, ncap per sample */
 	uint32_t ncap;
 	uint32_t qcap;       /* ring size: DEC_QCAP_FIRST .. DEC_QCAP */
+	uint64_t qmask;      /* qcap - 1: a sample's place, seq & qmask */
 	uint64_t head, pcur, mcur, tail;
 	bool have_prev, have_modeled;
 	struct dsample prev; /* the last sample an interval ended at */
@@ -410,6 +411,8 @@ struct dom {
 	uint64_t run_el;
 	size_t run_span;
 	uint32_t run_name;
+	uint64_t run_gen;    /* the decoder's span_gen when the run's span
+			      * (its name, the tables' rows) was checked */
 	bool run_open;
 	/* the span cursor: the span its last interval started in, and the
 	 * keys (times; triggers in logs without bookmark times) that map to
@@ -693,12 +696,10 @@ void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_
 static inline int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span,
 				   uint64_t elapsed, const uint64_t *counts, uint32_t n)
 {
-	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
-
-	/* the usual case, inline: the piece continues the run, the tables
-	 * have their rows (else phases_add_share_new(), out of line) */
-	if (dm->run_open && dm->run_span == span && dm->run_name == d->spans[span].name &&
-	    dm->n_ptot >= listed && dm->n_ntot >= d->n_names) {
+	/* the usual case, inline: the piece continues the run, and the spans
+	 * are those phases_add_share_new() found the run's name and the
+	 * tables' rows for (else it, out of line) */
+	if (dm->run_open && dm->run_gen == d->span_gen && dm->run_span == span) {
 		phases_run_add(dm, elapsed, counts, n);
 		return 0;
 	}

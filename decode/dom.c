@@ -17,9 +17,9 @@
  *
  * Cost: once per return packet, in the usual case (in order, the ring
  * big enough, the domain's scheduler cached, the interval inside one
- * phase), about 530 instructions from the feed to the phase totals, the
+ * phase), about 510 instructions from the feed to the phase totals, the
  * reader and the clock model apart (callgrind on the 60 s sim log of
- * issue 19: 528, was 676 and 914). The rare paths
+ * issue 19: 506, was 676 and 914). The rare paths
  * (a wider sample, a bigger or full ring, a late or repeated return, a
  * scheduler to search for, the end of the log) are out of line, so the
  * usual one carries no frame for them; the steps of the usual one that
@@ -42,12 +42,12 @@
 
 static struct dsample *at(const struct dom *dm, uint64_t seq)
 {
-	return &dm->q[seq & (dm->qcap - 1)];
+	return &dm->q[seq & dm->qmask];
 }
 
 static uint64_t *counts_at(const struct dom *dm, uint64_t seq)
 {
-	return &dm->qc[(seq & (dm->qcap - 1)) * dm->ncap];
+	return &dm->qc[(seq & dm->qmask) * dm->ncap];
 }
 
 /* ---- metadata: names, units, metrics ------------------------------------ */
@@ -349,8 +349,10 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 	struct dom *dm = calloc(1, sizeof(*dm));
 
 	dec_hist_init();
-	if (dm)
+	if (dm) {
 		dm->qcap = DEC_QCAP_FIRST;
+		dm->qmask = DEC_QCAP_FIRST - 1;
+	}
 	if (!dm || !(dm->q = calloc(dm->qcap, sizeof(*dm->q))) ||
 	    !(dm->metrics = calloc(T4_MAX_COUNTERS, sizeof(*dm->metrics))) ||
 	    !(dm->pub.ix = ix)) {
@@ -442,7 +444,6 @@ static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool no
 	s->t = t;
 	s->bound = bound;
 	s->nonlinear = nonlinear;
-	s->placed = true;
 	dm->pub.clock.nonlinear += nonlinear;
 	dec_hist_add(&dm->bound, bound);
 	dm->pcur = seq + 1;
@@ -769,6 +770,7 @@ static int ring_grow(struct dom *dm)
 	dm->q = q;
 	dm->qc = qc;
 	dm->qcap = cap;
+	dm->qmask = cap - 1;
 	return 0;
 }
 
@@ -820,7 +822,7 @@ static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, 
 	s->flags = r->flags;
 	s->epoch = epoch;
 	s->n = r->n_counts;
-	s->placed = s->nonlinear = false;
+	s->nonlinear = false;
 	uint64_t *c = counts_at(dm, pos);
 	/* n_counts <= ncap (grow_counts); one call, not a loop of five
 	 * instructions a count */
@@ -839,10 +841,10 @@ static __attribute__((noinline)) int make_room(struct t4_decoder *d, struct dom 
 
 	if (n > dm->ncap && (rc = grow_counts(d, dm, n)) < 0)
 		return rc;
-	if (dm->tail - dm->head >= dm->qcap - 1 && dm->qcap < DEC_QCAP &&
+	if (dm->tail - dm->head >= dm->qmask && dm->qcap < DEC_QCAP &&
 	    (rc = ring_grow(dm)) < 0)
 		return rc;
-	while (dm->tail - dm->head >= dm->qcap - 1) {
+	while (dm->tail - dm->head >= dm->qmask) {
 		/* full: push the model and hand out without waiting */
 		if (dm->mcur < dm->tail)
 			model_push(dm, dm->mcur++);
@@ -867,7 +869,7 @@ int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r)
 		dm->pub.read_failed++; /* the next good read covers it */
 		return 0;
 	}
-	if ((r->n_counts > dm->ncap || dm->tail - dm->head >= dm->qcap - 1) &&
+	if ((r->n_counts > dm->ncap || dm->tail - dm->head >= dm->qmask) &&
 	    (rc = make_room(d, dm, r->n_counts)) < 0)
 		return rc;
 	if ((pos = slot_for(dm, r->trigger_id)) < 0)

@@ -441,6 +441,9 @@ int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint
 	     (rc = table_room(dm, &dm->ntot, &dm->nel, &dm->n_ntot, d->n_names)) < 0))
 		return rc;
 	add_share(d, dm, span, elapsed, counts, n_counts);
+	/* until the spans change (every change moves span_gen), the run's
+	 * name is its span's and the tables have every row */
+	dm->run_gen = d->span_gen;
 	return 0;
 }
 
