@@ -27,8 +27,9 @@
  * through its domain's cursor (the span of its last one and the keys that
  * map there, valid until the spans change: d->span_gen), not a search;
  * an interval inside one span is one piece on a path with no call but
- * the run's sum (phases_add_share) and the sink; the cut, with its
- * apportioning, is out of line. Tested against the search itself
+ * the run's sum (phases_add_share) and the sink, inline in the caller
+ * (attrib_interval and attrib_piece, decode_int.h); the cut, with its
+ * apportioning, is out of line (attrib_any). Tested against the search itself
  * (test_no_cursor: phase_totals/span_cursor_gives_what_the_search_gives).
  */
 #include "decode_int.h"
@@ -93,13 +94,6 @@ static void cursor_set(const struct t4_decoder *d, struct dom *dm, size_t s)
 					  : sp[s + 1].start_ns;
 }
 
-/* Whether the cursor's span holds key, with no search: a span lasts
- * hundreds of intervals. */
-static bool cursor_holds(const struct t4_decoder *d, const struct dom *dm, uint64_t key)
-{
-	return dm->span_gen == d->span_gen && key >= dm->span_lo && key < dm->span_hi;
-}
-
 /* The span that holds the whole interval, or SIZE_MAX when a phase
  * boundary cuts it: by time, or, in logs without bookmark times, the
  * span its trigger carries. The cursor then is on the span of its start. */
@@ -107,7 +101,7 @@ static size_t whole_span(struct t4_decoder *d, struct dom *dm, const struct t4_i
 {
 	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 
-	if (d->test_no_cursor || !cursor_holds(d, dm, key))
+	if (d->test_no_cursor || !attrib_cursor_holds(d, dm, key))
 		cursor_set(d, dm, phases_span_find(d, dm->span_hint, key, !d->exact_phases));
 	if (!d->exact_phases)
 		return dm->span_hint;
@@ -133,28 +127,14 @@ static int cut(struct t4_decoder *d, size_t first, const struct t4_interval *iv,
 	return 0;
 }
 
-/* One piece, inside one span: totals, then the outputs. */
-static int piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv, size_t span,
-		 const uint64_t *weighted)
+/* attrib_piece() for the pieces of a cut interval and the rest of
+ * attrib_any()'s (out of line: one copy of it, in emit(), is the usual
+ * path's). */
+static __attribute__((noinline)) int piece(struct t4_decoder *d, struct dom *dm,
+					   struct t4_interval *iv, size_t span,
+					   const uint64_t *weighted)
 {
-	const struct dspan *sp = &d->spans[span];
-	int rc;
-
-	iv->bookmark_id = sp->bookmark_id;
-	iv->occurrence = sp->occurrence;
-	if (!dec_in_window(d, iv->start_ns, iv->end_ns) ||
-	    (d->o.phase && strcmp(t4_decoder_bookmark(d, sp->bookmark_id), d->o.phase)))
-		return 0;
-	dm->pub.intervals++;
-	if (!dm->pub.first_ns)
-		dm->pub.first_ns = iv->start_ns;
-	dm->pub.last_ns = iv->end_ns;
-	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
-		return rc;
-	if (d->o.bin_ns)
-		return dec_bins_add(d, dm, iv, span);
-	/* the summary alone wants neither metrics nor rows: no call */
-	return d->o.want_metrics || d->ops.interval ? dom_output(d, dm, iv) : 0;
+	return attrib_piece(d, dm, iv, span, weighted);
 }
 
 /* Split value by the pieces' overlaps into out (stride n, column c). */
@@ -209,8 +189,8 @@ static __attribute__((noinline)) int attrib_cut(struct t4_decoder *d, struct dom
 	return rc;
 }
 
-int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-		    const uint64_t *weighted)
+int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+	       const uint64_t *weighted)
 {
 	int rc;
 

@@ -99,20 +99,24 @@ const struct dsched *dec_sched_find(const struct t4_decoder *d, uint32_t id)
 }
 
 /* Let the domains waiting for scheduler s (every domain, when s is the
- * phase scheduler) hand out what the join now allows. */
+ * phase scheduler) hand out what the join now allows, in slot order: only
+ * those whose bit in d->waiting says they hold placed samples (a
+ * reference packet finds most domains with none: the clock model places
+ * a block at a time). */
 static int drain_sched(struct t4_decoder *d, const struct dsched *s)
 {
 	bool phase = d->have_phase_sched && s->id == d->phase_sched;
 
-	for (size_t i = 0; i < d->n_doms; i++) {
-		struct dom *dm = d->doms[i];
-		if (dm && dm->pub.selected && dm->pcur > dm->head &&
-		    (phase || dm->pub.ix->d.sched_id == s->id)) {
-			int rc = dom_drain(d, dm, false);
-			if (rc < 0)
-				return rc;
+	for (size_t w = 0; w * 64 < d->n_doms; w++)
+		for (uint64_t bits = d->waiting[w]; bits; bits &= bits - 1) {
+			struct dom *dm = d->doms[w * 64 + (size_t)__builtin_ctzll(bits)];
+			if (dm->pub.selected && dm->pcur > dm->head &&
+			    (phase || dm->pub.ix->d.sched_id == s->id)) {
+				int rc = dom_drain(d, dm, false);
+				if (rc < 0)
+					return rc;
+			}
 		}
-	}
 	return 0;
 }
 
@@ -248,6 +252,7 @@ int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
 		return rc;
 	}
 	t4_index_no_totals(d->ix); /* the domains' totals are the decoder's own */
+	d->ix_counts = dec_index_counts_rw(d->ix);
 	*out = d;
 	return 0;
 }
@@ -279,14 +284,23 @@ void t4_decoder_free(struct t4_decoder *d)
 }
 
 /* A return packet that is no copy: t4_decoder_feed()'s usual packet, on
- * a short path (the same steps). */
+ * a short path (the same steps); shorter still for a domain this decoder
+ * decodes: one look-up of it, and the index's counts added inline. */
 static int feed_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 {
-	int rc = dec_index_ret(d->ix, r);
+	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
+	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
+	int rc;
 
-	if (rc < 0)
+	if (dm && dm->ixw && dm->pub.selected) {
+		dec_index_ret_to(d->ix_counts, dm->ixw, r);
+		rc = dom_take(d, dm, r);
+	} else if ((rc = dec_index_ret(d->ix, r)) < 0) {
 		return rc;
-	if ((rc = take_ret(d, r)) < 0 && !d->error)
+	} else {
+		rc = take_ret(d, r);
+	}
+	if (rc < 0 && !d->error)
 		d->error = rc;
 	return rc;
 }

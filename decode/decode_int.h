@@ -42,6 +42,35 @@ void dec_idmap_free(struct t4_idmap *m);
 /* t4_index_add() of a return packet that is no copy (index.c): the
  * decoder's usual packet, without the switch. */
 int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r);
+/* The tables it adds to, for the decoder to add a packet of a domain it
+ * decodes itself, inline (dec_index_ret_to): only in an index without
+ * totals (t4_index_no_totals: the decoder's), else NULL; a domain's stays
+ * put while the index grows (NULL: not in the index). */
+struct t4_index_counts *dec_index_counts_rw(struct t4_index *ix);
+struct t4_index_domain *dec_index_domain_rw(struct t4_index *ix, uint32_t id);
+/* What a return packet adds to the log's counts c and its domain's d (NULL:
+ * a domain past the index's cap), totals apart. */
+static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d,
+				    const struct t4_ret_pkt *r)
+{
+	bool failed = r->flags & T4_RET_READ_FAILED;
+
+	c->rets++;
+	c->values += r->n_counts;
+	c->read_failed_rets += failed;
+	if (!d)
+		return;
+	if (d->rets == 0)
+		d->first_ns = r->read_begin_ns;
+	if (d->rets == 0 || r->trigger_id < d->first_trigger)
+		d->first_trigger = r->trigger_id;
+	d->last_ns = r->read_begin_ns;
+	d->rets++;
+	d->values += r->n_counts;
+	d->read_failed += failed;
+	if (r->n_counts > d->n_counts)
+		d->n_counts = r->n_counts;
+}
 
 /* Make room for one more element of a growing array (index.c). */
 int dec_vec_room(void **v, size_t *cap, size_t n, size_t elem);
@@ -299,7 +328,7 @@ struct dsample {
 	uint32_t flags;     /* T4_RET_* */
 	uint32_t epoch;     /* damage epoch when it was read */
 	uint32_t n;         /* counts */
-	bool placed, nonlinear;
+	bool nonlinear;
 };
 
 struct refent {
@@ -333,6 +362,7 @@ struct dbin {
 struct dom {
 	struct t4_dec_domain pub;
 	struct t4_decoder *d;
+	struct t4_index_domain *ixw; /* pub.ix, to add its returns to (feed_ret) */
 	uint32_t slot;       /* index in the decoder's domain list */
 	int sched_idx;       /* cached index of its scheduler, -1 */
 	bool have_last_t;
@@ -360,6 +390,7 @@ struct dom {
 	uint64_t *qc;        /* counts, ncap per sample */
 	uint32_t ncap;
 	uint32_t qcap;       /* ring size: DEC_QCAP_FIRST .. DEC_QCAP */
+	uint64_t qmask;      /* qcap - 1: a sample's place, seq & qmask */
 	uint64_t head, pcur, mcur, tail;
 	bool have_prev, have_modeled;
 	struct dsample prev; /* the last sample an interval ended at */
@@ -375,10 +406,13 @@ struct dom {
 	/* the run: pieces of consecutive intervals in one span (of one name),
 	 * summed (ncap) until the span changes, then added to pub.totals and
 	 * the span's and the name's totals at once (phases_flush) */
-	t4_u128 *run;
+	t4_u128 *run;        /* what carried out of run_lo: multiples of 2^64 */
+	uint64_t *run_lo;    /* ncap: the run's sums modulo 2^64 */
 	uint64_t run_el;
 	size_t run_span;
 	uint32_t run_name;
+	uint64_t run_gen;    /* the decoder's span_gen when the run's span
+			      * (its name, the tables' rows) was checked */
 	bool run_open;
 	/* the span cursor: the span its last interval started in, and the
 	 * keys (times; triggers in logs without bookmark times) that map to
@@ -462,6 +496,7 @@ struct t4_decoder {
 	struct t4_sink_ops ops;
 	void *ud;
 	struct t4_index *ix;
+	struct t4_index_counts *ix_counts; /* ix's, to add returns to (feed_ret) */
 	struct t4_reader_stats rst;
 	struct t4_dec_damage dmg;
 	uint32_t epoch;
@@ -472,6 +507,10 @@ struct t4_decoder {
 	struct dom **doms;
 	size_t n_doms, cap_doms;
 	struct t4_idmap dom_map;
+	/* bit per slot: the domain may hold placed samples the join has not
+	 * let out (dom_drain() sets and clears it), so a reference packet
+	 * visits only those (drain_sched), not every domain */
+	uint64_t waiting[DEC_MAX_DOMAINS / 64];
 	struct dsched *scheds;
 	size_t n_scheds, cap_scheds;
 	/* phases */
@@ -530,6 +569,20 @@ static inline uint64_t dec_gauge_weight(uint64_t level, uint64_t elapsed_ns)
 {
 	t4_u128 w = (t4_u128)level * (elapsed_ns / 1000);
 	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+}
+
+/* Histogram buckets of the values under DEC_HIST_SMALL from a table
+ * (dom.c): a domain adds two values a sample (its read window and its
+ * bound, mostly under 4 us), and a load costs less than t4_hist_bucket().
+ * dec_hist_init() fills the table once (a new domain calls it). */
+#define DEC_HIST_SMALL 4096
+extern uint8_t dec_hist_small[DEC_HIST_SMALL];
+_Static_assert(DEC_HIST_SMALL <= 1u << 12, "t4_hist_bucket(v) < 256 for v < 4096");
+void dec_hist_init(void);
+/* t4_hist_add(h, v), the same buckets to the bit (tested). */
+static inline void dec_hist_add(struct t4_hist *h, uint64_t v)
+{
+	t4_hist_add_at(h, v < DEC_HIST_SMALL ? dec_hist_small[v] : t4_hist_bucket(v), v);
 }
 
 /* decode.c */
@@ -643,12 +696,10 @@ void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_
 static inline int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span,
 				   uint64_t elapsed, const uint64_t *counts, uint32_t n)
 {
-	size_t listed = d->n_spans < DEC_MAX_SPANS ? d->n_spans : DEC_MAX_SPANS;
-
-	/* the usual case, inline: the piece continues the run, the tables
-	 * have their rows (else phases_add_share_new(), out of line) */
-	if (dm->run_open && dm->run_span == span && dm->run_name == d->spans[span].name &&
-	    dm->n_ptot >= listed && dm->n_ntot >= d->n_names) {
+	/* the usual case, inline: the piece continues the run, and the spans
+	 * are those phases_add_share_new() found the run's name and the
+	 * tables' rows for (else it, out of line) */
+	if (dm->run_open && dm->run_gen == d->span_gen && dm->run_span == span) {
 		phases_run_add(dm, elapsed, counts, n);
 		return 0;
 	}
@@ -684,9 +735,58 @@ int dec_bins_flush(struct t4_decoder *d, struct dom *dm);
 /* dom.c: hand one interval (or bin) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
 /* attrib.c: an interval (weighted: its counts as totals add them) cut at
- * phase boundaries, each piece to the totals and the outputs */
-int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-		    const uint64_t *weighted);
+ * phase boundaries, each piece to the totals and the outputs: any
+ * interval (attrib_interval() takes the usual one inline) */
+int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+	       const uint64_t *weighted);
+
+/* Whether the domain's span cursor (attrib.c) holds key, with no search:
+ * a span lasts hundreds of intervals. */
+static inline bool attrib_cursor_holds(const struct t4_decoder *d, const struct dom *dm,
+				       uint64_t key)
+{
+	return dm->span_gen == d->span_gen && key >= dm->span_lo && key < dm->span_hi;
+}
+
+/* One piece of an interval, inside span `span`: totals, then the outputs
+ * (inline: the usual interval is one piece, once per return packet). */
+static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+			       size_t span, const uint64_t *weighted)
+{
+	const struct dspan *sp = &d->spans[span];
+	int rc;
+
+	iv->bookmark_id = sp->bookmark_id;
+	iv->occurrence = sp->occurrence;
+	if (!dec_in_window(d, iv->start_ns, iv->end_ns) ||
+	    (d->o.phase && strcmp(t4_decoder_bookmark(d, sp->bookmark_id), d->o.phase)))
+		return 0;
+	dm->pub.intervals++;
+	if (!dm->pub.first_ns)
+		dm->pub.first_ns = iv->start_ns;
+	dm->pub.last_ns = iv->end_ns;
+	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
+		return rc;
+	if (d->o.bin_ns)
+		return dec_bins_add(d, dm, iv, span);
+	/* the summary alone wants neither metrics nor rows: no call */
+	return d->o.want_metrics || d->ops.interval ? dom_output(d, dm, iv) : 0;
+}
+
+/* attrib_any(), inline for the usual interval (emit(): once per return
+ * packet, a call less): the one piece inside the span the domain's
+ * cursor is on, by its time or, in logs without bookmark times, its
+ * trigger (attrib.c: whole_span()). */
+static inline int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+				  const uint64_t *weighted)
+{
+	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
+
+	if (d->n_spans && !d->test_no_cursor && attrib_cursor_holds(d, dm, key) &&
+	    (!d->exact_phases || iv->end_ns <= dm->span_hi))
+		return attrib_piece(d, dm, iv, dm->span_hint, weighted);
+	return attrib_any(d, dm, iv, weighted);
+}
 void attrib_free(struct t4_decoder *d);
 
 /* ---- aligned text tables (table.c) ---------------------------------------- */

@@ -22,7 +22,9 @@
  *
  * A return packet (nearly every packet) skips the switch: the decoder
  * calls dec_index_ret() itself, and a domain ID of the direct table is
- * looked up inline.
+ * looked up inline; or, for a domain it decodes, adds the packet to the
+ * tables it keeps pointers to (dec_index_ret_to(): no call, no second
+ * look-up of the domain).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -372,27 +374,27 @@ int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 {
 	int err = 0;
 	struct ixdom *x = dom_get(ix, r->domain_id, &err);
-	struct t4_index_domain *d = x ? &x->pub : NULL;
-	bool failed = r->flags & T4_RET_READ_FAILED;
 
-	ix->counts.rets++;
-	ix->counts.values += r->n_counts;
-	ix->counts.read_failed_rets += failed;
-	if (!d)
+	if (!x) {
+		dec_index_ret_to(&ix->counts, NULL, r);
 		return err;
-	if (d->rets == 0)
-		d->first_ns = r->read_begin_ns;
-	if (d->rets == 0 || r->trigger_id < d->first_trigger)
-		d->first_trigger = r->trigger_id;
-	d->last_ns = r->read_begin_ns;
-	d->rets++;
-	d->values += r->n_counts;
-	d->read_failed += failed;
-	if (r->n_counts > d->n_counts)
-		d->n_counts = r->n_counts;
+	}
+	dec_index_ret_to(&ix->counts, &x->pub, r);
 	if (!ix->no_totals)
-		add_totals(d, r);
+		add_totals(&x->pub, r);
 	return 0;
+}
+
+struct t4_index_counts *dec_index_counts_rw(struct t4_index *ix)
+{
+	return ix->no_totals ? &ix->counts : NULL;
+}
+
+struct t4_index_domain *dec_index_domain_rw(struct t4_index *ix, uint32_t id)
+{
+	int64_t slot = ix->no_totals ? dec_idmap_get(&ix->dom_map, id) : -1;
+
+	return slot >= 0 ? &ix->doms[slot]->pub : NULL;
 }
 
 void t4_index_no_totals(struct t4_index *ix)

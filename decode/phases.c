@@ -377,25 +377,35 @@ void phases_flush(struct dom *dm)
 	if (p)
 		dm->pel[dm->run_span] += dm->run_el;
 	for (uint32_t k = 0; k < dm->ncap; k++) {
-		dm->pub.totals[k] += dm->run[k];
+		t4_u128 sum = dm->run[k] + dm->run_lo[k];
+		dm->pub.totals[k] += sum;
 		if (n)
-			n[k] += dm->run[k];
+			n[k] += sum;
 		if (p)
-			p[k] += dm->run[k];
+			p[k] += sum;
 		dm->run[k] = 0;
+		dm->run_lo[k] = 0;
 	}
 	dm->run_el = 0;
 }
 
+/* A sum of the run that passed 2^64 (out of line: seldom). */
+static __attribute__((noinline)) void run_carry(struct dom *dm, uint32_t k)
+{
+	dm->run[k] += (t4_u128)1 << 64;
+}
+
 /* Out of line, where the loop keeps its registers (inline in a piece's
- * code, it spills the sums to the stack). */
+ * code, it spills the sums to the stack); 64-bit sums, the carries apart
+ * (a 128-bit add costs twice a 64-bit one, with the loop's own steps). */
 void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n)
 {
-	t4_u128 *run = dm->run;
+	uint64_t *lo = dm->run_lo;
 
 	dm->run_el += elapsed;
 	for (uint32_t k = 0; k < n; k++)
-		run[k] += c[k];
+		if (__builtin_add_overflow(lo[k], c[k], &lo[k]))
+			run_carry(dm, k);
 }
 
 /* One piece's totals in span i, added to the run of pieces in one span
@@ -431,6 +441,9 @@ int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint
 	     (rc = table_room(dm, &dm->ntot, &dm->nel, &dm->n_ntot, d->n_names)) < 0))
 		return rc;
 	add_share(d, dm, span, elapsed, counts, n_counts);
+	/* until the spans change (every change moves span_gen), the run's
+	 * name is its span's and the tables have every row */
+	dm->run_gen = d->span_gen;
 	return 0;
 }
 

@@ -190,3 +190,44 @@ Test(phase_totals, span_cursor_gives_what_the_search_gives)
 		sy_free(&y);
 	}
 }
+
+/* A bookmark set at the time of the last boundary relabels that span
+ * (phases.c: add_span): a domain's run in it, open under the old name,
+ * keeps what it summed for the old name, and what is added from then on
+ * goes to the new one: a run that continues in the same span checks its
+ * name again (by the decoder's span_gen, which every change of the spans
+ * moves: phases_add_share's inline path). */
+Test(phase_totals, a_relabelled_span_s_later_pieces_go_to_its_new_name)
+{
+	struct t4_decode_opts o = { 0 };
+	struct t4_decoder *dec;
+	struct t4_packet p = { 0 };
+	struct t4_bookmark_pkt b = { 0 };
+	const uint64_t c1[1] = { 5 }, c2[1] = { 7 };
+	uint64_t el;
+
+	cr_assert_eq(t4_decoder_new(&dec, &o, NULL, NULL), 0, "%s", t4_errmsg());
+	p.type = T4_PKT_RET; /* the domain, in the index */
+	p.ret.domain_id = 1;
+	p.ret.n_counts = 1;
+	cr_assert_eq(t4_decoder_feed(dec, &p), 0, "%s", t4_errmsg());
+	struct dom *dm = dom_of(dec, 1);
+	cr_assert(dm);
+	b.bookmark_id = 1, b.set_ns = 1000;
+	cr_assert_eq(phases_bookmark(dec, &b), 0); /* "a" from 1000 on */
+	size_t span = dec->n_spans - 1;
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(phases_add_share(dec, dm, span, 10, c1, 1), 0);
+	b.bookmark_id = 2; /* "b", set at the same time: the span is b's */
+	cr_assert_eq(phases_bookmark(dec, &b), 0);
+	cr_assert_eq(dec->n_spans - 1, span);
+	cr_assert_eq(dec->spans[span].bookmark_id, 2);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(phases_add_share(dec, dm, span, 20, c2, 1), 0);
+	phases_flush(dm);
+	const t4_u128 *ta = t4_decoder_name_totals(dec, 1, dm->slot, &el);
+	cr_assert(ta && ta[0] == 15 && el == 30, "a: %llu ns", (unsigned long long)el);
+	const t4_u128 *tb = t4_decoder_name_totals(dec, 2, dm->slot, &el);
+	cr_assert(tb && tb[0] == 14 && el == 40, "b: %llu ns", (unsigned long long)el);
+	t4_decoder_free(dec);
+}

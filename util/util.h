@@ -191,17 +191,22 @@ static inline unsigned t4_hist_bucket(uint64_t v)
 	return (msb - 3) * T4_HIST_SUB + sub;
 }
 
-/* Inline: on the trigger path, and twice per sample in the decoder. */
-static inline void t4_hist_add(struct t4_hist *h, uint64_t v)
+/* Add v, whose bucket b is t4_hist_bucket(v) (a caller may find it
+ * faster, from a table of small values). */
+static inline void t4_hist_add_at(struct t4_hist *h, unsigned b, uint64_t v)
 {
-	unsigned b = t4_hist_bucket(v);
-
 	if (b >= T4_HIST_BUCKETS)
 		b = T4_HIST_BUCKETS - 1;
 	h->bucket[b]++;
 	h->n++;
 	if (v > h->max)
 		h->max = v;
+}
+
+/* Inline: on the trigger path, and twice per sample in the decoder. */
+static inline void t4_hist_add(struct t4_hist *h, uint64_t v)
+{
+	t4_hist_add_at(h, t4_hist_bucket(v), v);
 }
 void t4_hist_merge(struct t4_hist *into, const struct t4_hist *from);
 /* Value at quantile q (0..1), bucket upper bound; 0 when empty. */
