@@ -414,8 +414,9 @@ static void on_line(const struct clk_qblk *k, const struct clk_line *l, uint64_t
 {
 	for (unsigned i = 0; i < k->n; i++) {
 		double x = (double)(k->p[i].x - x0), lo = k->lo[i], hi = k->hi[i];
-		double v = dec_fmin(dec_fmax(l->my + l->b * (x - l->mx), lo), hi);
-		double b = dec_fmin(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax(v - lo, hi - v));
+		/* lo, hi and so v finite (sample_ranges()): no NaN tests */
+		double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
+		double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
 		t[i] = t0 + (uint64_t)dec_round(v);
 		bound[i] = ceil_u64(b);
 	}
@@ -525,8 +526,10 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 	hull_ranges(k, h, lo, hi);
 	for (unsigned i = 0; i < k->n; i++) {
 		const struct clk_pt *p = &k->p[i];
-		double l = dec_fmax((double)(int64_t)(p->lo - t0), lo[i] + off);
-		double u = dec_fmin((double)(int64_t)(p->hi - t0), hi[i] + off);
+		/* a hull's range is never NaN (finite, or infinite where it
+		 * says nothing): no NaN tests, and the result finite */
+		double l = dec_fmax_n((double)(int64_t)(p->lo - t0), lo[i] + off);
+		double u = dec_fmin_n((double)(int64_t)(p->hi - t0), hi[i] + off);
 		if (!(l <= u))
 			l = u = (double)(int64_t)(p->lo - t0) + (double)(p->hi - p->lo) / 2;
 		lo[i] = l;

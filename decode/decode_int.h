@@ -91,15 +91,23 @@ struct t4_hpt {
  * Andrew's monotone chain, one step; inline, it runs for every sample. */
 static inline void dec_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
 {
-	unsigned k = *n;
-	double sign = upper ? 1 : -1;
+	struct t4_hpt *top = h + *n - 1;
 
-	/* pop while h[k-2], h[k-1], p do not turn the hull's way */
-	while (k >= 2 && sign * ((h[k - 1].x - h[k - 2].x) * (p.y - h[k - 1].y) -
-				 (h[k - 1].y - h[k - 2].y) * (p.x - h[k - 1].x)) >= 0)
-		k--;
-	h[k++] = p;
-	*n = k;
+	/* pop while top[-1], top[0], p do not turn the hull's way (upper: a
+	 * turn >= 0, lower: <= 0); top[0] kept in b, so each step loads
+	 * only the vertex below it */
+	if (*n >= 2) {
+		struct t4_hpt b = *top;
+		do {
+			struct t4_hpt a = top[-1];
+			double turn = (b.x - a.x) * (p.y - b.y) - (b.y - a.y) * (p.x - b.x);
+			if (!(upper ? turn >= 0 : turn <= 0))
+				break;
+			b = a;
+		} while (--top > h);
+	}
+	*++top = p;
+	*n = (unsigned)(top - h) + 1;
 }
 /* Fit from hulls already built (dec_hull_push): up, the upper hull of the
  * lower points (x, lo) of consecutive blocks, dn the lower hull of their
@@ -151,6 +159,19 @@ static inline double dec_fmax(double x, double y)
 static inline double dec_fmin(double x, double y)
 {
 	return x < y || y != y ? x : y;
+}
+
+/* The same where y is known not to be NaN (a window's end, a hull's value,
+ * a finite difference): their values without the NaN test, which is then
+ * false (a NaN x still gives y: a comparison with NaN fails). */
+static inline double dec_fmax_n(double x, double y)
+{
+	return x > y ? x : y;
+}
+
+static inline double dec_fmin_n(double x, double y)
+{
+	return x < y ? x : y;
 }
 
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
