@@ -219,15 +219,18 @@ struct clk_mom {
 };
 
 /* A block waiting for the blocks after it (its least squares is centred
- * on it): its samples, the range each may be placed in (its window and
- * what the local hull allows), and its sums. */
+ * on it): its samples and the range each may be placed in (its window and
+ * what the local hull allows); its sums are in the clock's ring. */
 struct clk_qblk {
 	struct clk_pt p[CLOCK_BLOCK];
-	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from m.t0 */
+	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from its sums' t0 */
 	unsigned n;
 	bool ok;     /* the local hull is feasible */
-	struct clk_mom m;
 };
+
+/* The sums of the placed blocks of a segment kept for the least squares
+ * and of the waiting ones, in block order: one ring. */
+#define CLOCK_MOMS (2 * CLOCK_SIDE + 1)
 
 struct clk {
 	double nominal_hz;
@@ -242,12 +245,13 @@ struct clk {
 	double last_b;        /* slope of the last fit, ns per tick */
 	struct clk_blk blk[3]; /* checked, pending, open: in role[] order */
 	uint8_t role[3];       /* the blk[] of each role */
-	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1), and the
-	 * sums of the last CLOCK_SIDE placed ones of the segment */
+	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1); the sums
+	 * of each (from mom[m_head] on) and of the last h_n <= CLOCK_SIDE
+	 * placed ones of the segment (just before it) */
 	struct clk_qblk *q;
 	unsigned q_head, q_n;
-	struct clk_mom hist[CLOCK_SIDE];
-	unsigned h_head, h_n;
+	struct clk_mom mom[CLOCK_MOMS];
+	unsigned m_head, h_n;
 	struct clk_seg_acc acc;
 	uint64_t segments;
 };
