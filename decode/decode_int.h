@@ -91,23 +91,25 @@ struct t4_hpt {
  * Andrew's monotone chain, one step; inline, it runs for every sample. */
 static inline void dec_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
 {
-	struct t4_hpt *top = h + *n - 1;
+	unsigned k = *n;
 
 	/* pop while top[-1], top[0], p do not turn the hull's way (upper: a
 	 * turn >= 0, lower: <= 0); top[0] kept in b, so each step loads
-	 * only the vertex below it */
-	if (*n >= 2) {
+	 * only the vertex below it; k counts along (no index from the
+	 * pointer at the end) */
+	if (k >= 2) {
+		const struct t4_hpt *top = &h[k - 1];
 		struct t4_hpt b = *top;
 		do {
-			struct t4_hpt a = top[-1];
+			struct t4_hpt a = *--top;
 			double turn = (b.x - a.x) * (p.y - b.y) - (b.y - a.y) * (p.x - b.x);
 			if (!(upper ? turn >= 0 : turn <= 0))
 				break;
 			b = a;
-		} while (--top > h);
+		} while (--k >= 2);
 	}
-	*++top = p;
-	*n = (unsigned)(top - h) + 1;
+	h[k++] = p;
+	*n = k;
 }
 /* Fit from hulls already built (dec_hull_push): up, the upper hull of the
  * lower points (x, lo) of consecutive blocks, dn the lower hull of their
