@@ -44,7 +44,7 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~550 instructions a
+ * Cost (it runs for every sample of every domain: ~545 instructions a
  * sample on the 60 s sim log, the caller's callback's ~45 included; 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
@@ -704,12 +704,12 @@ static void restart(struct clk *c)
 
 void clk_push(struct clk *c, const struct clk_pt *p)
 {
-	if (c->in_segment && c->have_prev && p->x <= c->prev_x)
+	/* in a segment, the sample before is its last (prev_x) */
+	if (c->in_segment && p->x <= c->prev_x)
 		restart(c);
 	if (!c->in_segment)
 		open_segment(c, p);
 	c->prev_x = p->x;
-	c->have_prev = true;
 	blk_add(c, BLK(c, B_OPEN), p);
 	if (BLK(c, B_OPEN)->n == CLOCK_BLOCK)
 		block_full(c);

@@ -239,7 +239,7 @@ struct clk {
 	clk_place_fn place;
 	clk_segment_fn on_segment;
 	void *ud;
-	bool in_segment, have_prev, have_last_t;
+	bool in_segment, have_last_t;
 	bool decide;          /* a cut: is the next fit a new rate? */
 	double decide_b;      /* the slope before the cut */
 	uint64_t x0, t0;      /* origin of the segment's fits */
