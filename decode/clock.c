@@ -33,7 +33,8 @@
  *
  * Memory: three blocks for the hulls, CLOCK_SIDE + 1 blocks waiting for
  * the blocks after them (allocated when the domain is first clocked), the
- * sums of CLOCK_SIDE placed blocks, and the statistics; a sample leaves
+ * sums of those and of CLOCK_SIDE placed blocks (one ring, in block
+ * order), and the statistics; a sample leaves
  * the model CLOCK_SIDE + 2 blocks after it came (at a segment's end, at
  * once). Statistics per reported segment are least squares of the placed
  * instants against the segment's first fitted line, so that the sums stay
@@ -43,10 +44,12 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~580 instructions a
- * sample on the 60 s sim log, the caller's callback's ~30 included; 662
+ * Cost (it runs for every sample of every domain: ~545 instructions a
+ * sample on the 60 s sim log, the caller's callback's ~45 included; 662
  * before the block loops, the walk by edges and the cut's growing hull
- * below): the three hull blocks change roles by index, never by copy; a
+ * below, 583 before the hull push with its top vertex in registers, the
+ * clamps without NaN tests and the ring of sums): the three hull blocks
+ * change roles by index, never by copy; a
  * combined hull starts as a copy of its first block's (pushing a hull's
  * own vertices again pops none); the per-sample work is done block by
  * block, each step in a loop of its own: the block's sums (mom_of), the
@@ -55,13 +58,24 @@
  * when the block is queued (so placing it is the line, its bound and the
  * clamps), the statistics summed in locals, the samples handed to the
  * caller after all of them are placed; a cut grows one hull over its
- * points instead of one per prefix (dec_fit_prefix). The floating-point
+ * points instead of one per prefix (dec_fit_prefix); the window sums run
+ * over the ring of sums (at most two runs, no index wrapped per block);
+ * the clamps of a placement are dec_fmax_n()/dec_fmin_n(): their bounds
+ * are never NaN (a window's ends, a hull's range: finite or infinite).
+ * The floating-point
  * operations and their order are the design's, so every placement is the
  * same to the bit (decode_clock/placements_are_the_recorded_ones):
  * incremental window sums (adding the new block, taking the old one off)
  * would save ~8% more but round differently, and every CSV would change.
- * What is left is mostly that arithmetic: the hull pushes (~135), the
- * fits of 3 blocks (~85), the window sums (~50), the block sums (~40).
+ * What is left is mostly that arithmetic: the hull pushes (~125 with
+ * the combined hulls'), the fits of 3 blocks (~35), the hulls at the
+ * samples and the ranges (~55), the window sums (~50), the block sums
+ * (~40), the line and bound of each sample (~55). Tried and left out, as
+ * they did not pay in instructions: the pair scan of fit_from_hulls split
+ * by x order (cursors cost what the side tests saved), a block's hull
+ * vertices copied once they stop popping (they pop until late), the
+ * block hulls built in one loop when a fit needs them, window sums two
+ * lanes at a time (the shuffles cost what the lanes saved).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -370,18 +384,21 @@ static void place_block(struct clk *c, const struct clk_pt *p, unsigned n, uint6
 }
 
 /* The sums of every block within CLOCK_SIDE of the head of the queue (the
- * placed ones before it, the waiting ones after it), about its origin. */
+ * placed ones before it, the waiting ones after it), about its origin:
+ * the ring from h_n before its head's sums, in block order, in at most
+ * two runs (no index wrapped per block). */
 static void window_sums(const struct clk *c, struct clk_mom *out)
 {
-	const struct clk_qblk *head = &c->q[c->q_head];
-	struct clk_mom acc = { .x0 = head->m.x0, .t0 = head->m.t0 };
-	unsigned q = c->q_head;
+	const struct clk_mom *head = &c->mom[c->m_head];
+	struct clk_mom acc = { .x0 = head->x0, .t0 = head->t0 };
+	unsigned from = (c->m_head + CLOCK_MOMS - c->h_n) % CLOCK_MOMS, n = c->h_n + c->q_n;
+	unsigned run = n < CLOCK_MOMS - from ? n : CLOCK_MOMS - from;
 
 	/* summed in a local (in registers, not through *out) */
-	for (unsigned i = 0; i < c->h_n; i++)
-		mom_merge(&acc, &c->hist[(c->h_head + i) % CLOCK_SIDE], acc.x0, acc.t0);
-	for (unsigned i = 0; i < c->q_n; i++, q = q + 1 < CLOCK_QLEN ? q + 1 : 0)
-		mom_merge(&acc, &c->q[q].m, acc.x0, acc.t0);
+	for (const struct clk_mom *m = &c->mom[from]; m < &c->mom[from + run]; m++)
+		mom_merge(&acc, m, acc.x0, acc.t0);
+	for (const struct clk_mom *m = c->mom; m < &c->mom[n - run]; m++)
+		mom_merge(&acc, m, acc.x0, acc.t0);
 	*out = acc;
 }
 
@@ -414,8 +431,9 @@ static void on_line(const struct clk_qblk *k, const struct clk_line *l, uint64_t
 {
 	for (unsigned i = 0; i < k->n; i++) {
 		double x = (double)(k->p[i].x - x0), lo = k->lo[i], hi = k->hi[i];
-		double v = dec_fmin(dec_fmax(l->my + l->b * (x - l->mx), lo), hi);
-		double b = dec_fmin(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax(v - lo, hi - v));
+		/* lo, hi and so v finite (sample_ranges()): no NaN tests */
+		double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
+		double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
 		t[i] = t0 + (uint64_t)dec_round(v);
 		bound[i] = ceil_u64(b);
 	}
@@ -430,7 +448,8 @@ static void midpoints(const struct clk_qblk *k, uint64_t *t, uint64_t *bound)
 	}
 }
 
-/* Place the block at the head of the queue and move it to the history. */
+/* Place the block at the head of the queue; its sums stay in the ring for
+ * the next CLOCK_SIDE blocks. */
 static void place_head(struct clk *c)
 {
 	const struct clk_qblk *k = &c->q[c->q_head];
@@ -455,11 +474,9 @@ static void place_head(struct clk *c)
 		midpoints(k, t, bound);
 	}
 	place_block(c, k->p, k->n, t, bound, !line);
-	if (c->h_n == CLOCK_SIDE)
-		c->h_head = (c->h_head + 1) % CLOCK_SIDE;
-	else
-		c->h_n++;
-	c->hist[(c->h_head + c->h_n - 1) % CLOCK_SIDE] = k->m;
+	if (c->h_n < CLOCK_SIDE)
+		c->h_n++; /* else the oldest placed sums leave the window */
+	c->m_head = (c->m_head + 1) % CLOCK_MOMS;
 	c->q_head = (c->q_head + 1) % CLOCK_QLEN;
 	c->q_n--;
 }
@@ -471,7 +488,7 @@ static void drain(struct clk *c, bool all)
 	while (c->q_n && (all || c->q_n > CLOCK_SIDE))
 		place_head(c);
 	if (all)
-		c->h_n = c->h_head = 0; /* a segment's sums stay its own */
+		c->h_n = 0; /* a segment's sums stay its own */
 }
 
 /* Whether the x of block k's first and last samples, so of all of them (x
@@ -525,8 +542,10 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 	hull_ranges(k, h, lo, hi);
 	for (unsigned i = 0; i < k->n; i++) {
 		const struct clk_pt *p = &k->p[i];
-		double l = dec_fmax((double)(int64_t)(p->lo - t0), lo[i] + off);
-		double u = dec_fmin((double)(int64_t)(p->hi - t0), hi[i] + off);
+		/* a hull's range is never NaN (finite, or infinite where it
+		 * says nothing): no NaN tests, and the result finite */
+		double l = dec_fmax_n((double)(int64_t)(p->lo - t0), lo[i] + off);
+		double u = dec_fmin_n((double)(int64_t)(p->hi - t0), hi[i] + off);
 		if (!(l <= u))
 			l = u = (double)(int64_t)(p->lo - t0) + (double)(p->hi - p->lo) / 2;
 		lo[i] = l;
@@ -556,7 +575,7 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q->n = k->n;
 	q->ok = h != NULL;
 	memcpy(q->p, k->p, k->n * sizeof(*k->p));
-	mom_of(k->p, k->n, &q->m);
+	mom_of(k->p, k->n, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
 	sample_ranges(c, k, h, q->lo, q->hi);
 	drain(c, false);
 }
@@ -685,12 +704,12 @@ static void restart(struct clk *c)
 
 void clk_push(struct clk *c, const struct clk_pt *p)
 {
-	if (c->in_segment && c->have_prev && p->x <= c->prev_x)
+	/* in a segment, the sample before is its last (prev_x) */
+	if (c->in_segment && p->x <= c->prev_x)
 		restart(c);
 	if (!c->in_segment)
 		open_segment(c, p);
 	c->prev_x = p->x;
-	c->have_prev = true;
 	blk_add(c, BLK(c, B_OPEN), p);
 	if (BLK(c, B_OPEN)->n == CLOCK_BLOCK)
 		block_full(c);

@@ -121,12 +121,22 @@ struct t4_hpt {
 static inline void dec_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
 {
 	unsigned k = *n;
-	double sign = upper ? 1 : -1;
 
-	/* pop while h[k-2], h[k-1], p do not turn the hull's way */
-	while (k >= 2 && sign * ((h[k - 1].x - h[k - 2].x) * (p.y - h[k - 1].y) -
-				 (h[k - 1].y - h[k - 2].y) * (p.x - h[k - 1].x)) >= 0)
-		k--;
+	/* pop while top[-1], top[0], p do not turn the hull's way (upper: a
+	 * turn >= 0, lower: <= 0); top[0] kept in b, so each step loads
+	 * only the vertex below it; k counts along (no index from the
+	 * pointer at the end) */
+	if (k >= 2) {
+		const struct t4_hpt *top = &h[k - 1];
+		struct t4_hpt b = *top;
+		do {
+			struct t4_hpt a = *--top;
+			double turn = (b.x - a.x) * (p.y - b.y) - (b.y - a.y) * (p.x - b.x);
+			if (!(upper ? turn >= 0 : turn <= 0))
+				break;
+			b = a;
+		} while (--k >= 2);
+	}
 	h[k++] = p;
 	*n = k;
 }
@@ -182,6 +192,19 @@ static inline double dec_fmin(double x, double y)
 	return x < y || y != y ? x : y;
 }
 
+/* The same where y is known not to be NaN (a window's end, a hull's value,
+ * a finite difference): their values without the NaN test, which is then
+ * false (a NaN x still gives y: a comparison with NaN fails). */
+static inline double dec_fmax_n(double x, double y)
+{
+	return x > y ? x : y;
+}
+
+static inline double dec_fmin_n(double x, double y)
+{
+	return x < y ? x : y;
+}
+
 /* ---- one domain's clock model (clock.c) ------------------------------------ */
 
 #define CLOCK_BLOCK 32 /* samples per block; hull fits span three blocks */
@@ -227,22 +250,25 @@ struct clk_mom {
 };
 
 /* A block waiting for the blocks after it (its least squares is centred
- * on it): its samples, the range each may be placed in (its window and
- * what the local hull allows), and its sums. */
+ * on it): its samples and the range each may be placed in (its window and
+ * what the local hull allows); its sums are in the clock's ring. */
 struct clk_qblk {
 	struct clk_pt p[CLOCK_BLOCK];
-	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from m.t0 */
+	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from its sums' t0 */
 	unsigned n;
 	bool ok;     /* the local hull is feasible */
-	struct clk_mom m;
 };
+
+/* The sums of the placed blocks of a segment kept for the least squares
+ * and of the waiting ones, in block order: one ring. */
+#define CLOCK_MOMS (2 * CLOCK_SIDE + 1)
 
 struct clk {
 	double nominal_hz;
 	clk_place_fn place;
 	clk_segment_fn on_segment;
 	void *ud;
-	bool in_segment, have_prev, have_last_t;
+	bool in_segment, have_last_t;
 	bool decide;          /* a cut: is the next fit a new rate? */
 	double decide_b;      /* the slope before the cut */
 	uint64_t x0, t0;      /* origin of the segment's fits */
@@ -250,12 +276,13 @@ struct clk {
 	double last_b;        /* slope of the last fit, ns per tick */
 	struct clk_blk blk[3]; /* checked, pending, open: in role[] order */
 	uint8_t role[3];       /* the blk[] of each role */
-	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1), and the
-	 * sums of the last CLOCK_SIDE placed ones of the segment */
+	/* blocks waiting to be placed (a ring of CLOCK_SIDE + 1); the sums
+	 * of each (from mom[m_head] on) and of the last h_n <= CLOCK_SIDE
+	 * placed ones of the segment (just before it) */
 	struct clk_qblk *q;
 	unsigned q_head, q_n;
-	struct clk_mom hist[CLOCK_SIDE];
-	unsigned h_head, h_n;
+	struct clk_mom mom[CLOCK_MOMS];
+	unsigned m_head, h_n;
 	struct clk_seg_acc acc;
 	uint64_t segments;
 };

@@ -65,10 +65,10 @@ static void fit_from_hulls(const struct t4_hpt *up, unsigned nu, const struct t4
 	 * windows can clash where no two do): check the chosen line
 	 * against every hull vertex, with a rounding margin. */
 	double lo_max = -INFINITY, hi_min = INFINITY;
-	for (unsigned i = 0; i < nu; i++)
-		lo_max = dec_fmax(lo_max, up[i].y - out->b * up[i].x);
+	for (unsigned i = 0; i < nu; i++) /* finite vertices, b: never NaN */
+		lo_max = dec_fmax_n(lo_max, up[i].y - out->b * up[i].x);
 	for (unsigned j = 0; j < nd; j++)
-		hi_min = dec_fmin(hi_min, dn[j].y - out->b * dn[j].x);
+		hi_min = dec_fmin_n(hi_min, dn[j].y - out->b * dn[j].x);
 	double eps = 1e-9 * (fabs(lo_max) + fabs(hi_min)) + 1e-6;
 	out->feasible = lo_max <= out->a + eps && out->a <= hi_min + eps;
 }

@@ -169,3 +169,60 @@ Test(decode_fit, the_prefix_that_fits_is_dec_fit_hull_s)
 	cr_assert_gt(inside, 1000, "the cases cut inside the points");
 	cr_assert_gt(all, 300, "and fit whole");
 }
+
+/* Andrew's monotone chain, one step, as written in the textbook (and in
+ * dec_hull_push() before it kept the top vertex in a register): the
+ * reference that the pushes must follow to the bit. */
+static void textbook_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
+{
+	unsigned k = *n;
+	double sign = upper ? 1 : -1;
+
+	while (k >= 2 && sign * ((h[k - 1].x - h[k - 2].x) * (p.y - h[k - 1].y) -
+				 (h[k - 1].y - h[k - 2].y) * (p.x - h[k - 1].x)) >= 0)
+		k--;
+	h[k++] = p;
+	*n = k;
+}
+
+/* dec_hull_push() keeps the textbook's vertices, whatever the points:
+ * noisy, collinear (turns of exactly 0), repeated steps, huge. */
+Test(decode_fit, the_push_is_the_textbook_chain)
+{
+	struct t4_hpt p[256], h[256], ref[256];
+	uint64_t rng = 29;
+
+	for (int round = 0; round < 3000; round++) {
+		unsigned n = 1 + (unsigned)(sy_unit(&rng) * 255), nh = 0, nr = 0;
+		bool upper = round % 2;
+		double scale = round % 3 == 0 ? 1 : round % 3 == 1 ? 1e9 : 4e15;
+		double x = sy_unit(&rng) * scale;
+		for (unsigned i = 0; i < n; i++) {
+			x += 1 + floor(sy_unit(&rng) * 3) * (round % 5 ? 1e6 : 1);
+			double noise = round % 7 == 0 ? 0 : floor(sy_unit(&rng) * 2000);
+			p[i] = (struct t4_hpt){ x, 0.588 * x + noise };
+			dec_hull_push(h, &nh, p[i], upper);
+			textbook_push(ref, &nr, p[i], upper);
+			cr_assert_eq(nh, nr, "round %d point %u", round, i);
+		}
+		cr_assert_eq(memcmp(h, ref, nh * sizeof(*h)), 0, "round %d", round);
+	}
+}
+
+/* dec_fmax_n() and dec_fmin_n() (the clock model's clamps, y never NaN)
+ * give dec_fmax()'s and dec_fmin()'s values to the bit: equal values and
+ * signed zeros (the second), infinities, a NaN x. */
+Test(decode_fit, the_clamps_without_nan_tests_are_fmax_and_fmin)
+{
+	const double v[] = { -INFINITY, -1e300, -2.5, -0.0, 0.0, 1e-310, 2.5, 3.0, 1e300,
+			     INFINITY, NAN };
+	size_t nv = sizeof(v) / sizeof(v[0]);
+
+	for (size_t i = 0; i < nv; i++)
+		for (size_t j = 0; j + 1 < nv; j++) { /* y: every value but NaN */
+			double a = dec_fmax(v[i], v[j]), b = dec_fmax_n(v[i], v[j]);
+			double c = dec_fmin(v[i], v[j]), d = dec_fmin_n(v[i], v[j]);
+			cr_assert(memcmp(&a, &b, sizeof(a)) == 0, "fmax(%g, %g)", v[i], v[j]);
+			cr_assert(memcmp(&c, &d, sizeof(c)) == 0, "fmin(%g, %g)", v[i], v[j]);
+		}
+}
