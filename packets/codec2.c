@@ -73,9 +73,10 @@
  * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
  * load while 8 bytes are left, byte by byte in the last 8) only when a code
  * does not fit. Each Rice state keeps its k beside m, computed when it is
- * fed, as w = 64 + k, w = 0 before its first residual: that state's code
- * "does not fit" (q + w - 63 wraps), so the fast path feeds m without
- * asking whether it has one. A return record's clock fields and counts
+ * fed (a table lookup by bitlen(m)), as w = 64 + k, w = 0 before its first
+ * residual and w = 128 + k for k > K_FAST: those states' codes "do not
+ * fit" (q + w - 63 wraps or exceeds 63), so the fast path feeds m without
+ * asking whether it has one or capping the residual. A return record's clock fields and counts
  * are read by code inlined more than once (dec_clocks(), dec_count_run()):
  * for a key with a history, where the tests for a key's first records fold
  * away, and for a record that is not quiet (about half of them on the sim
@@ -126,15 +127,19 @@ __extension__ typedef unsigned __int128 u128;
 
 /* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals; k, the
  * parameter m gives (5a.2), kept beside it so that a read costs no bitlen,
- * as w = 64 + k, and w = 0 (k = 0) before the first residual: a state that
- * is all zero has none, and the decoder's fast path, which cannot take a
- * code of 64 or more bits, leaves that case to the slow path (get_res). */
+ * as w = 64 + k while k <= K_FAST, w = 128 + k above (k = w % 64 either
+ * way), and w = 0 (k = 0) before the first residual: a state that is all
+ * zero has none. The decoder's fast path (get_res) takes a code only where
+ * q + w - 63 (q + 1 + k for w = 64 + k) is at most the bits it has (<= 63):
+ * a state without residuals or with k > K_FAST never is, and goes to the
+ * slow path, so that the fast path neither asks for a first residual nor
+ * caps the residual it feeds (v < 12 x 2^K_FAST <= M_CAP). */
 struct rice {
 	uint64_t m;
 	uint8_t w;
 };
 
-#define RICE_W(k) (64u + (k)) /* w of a state that has residuals */
+#define K_FAST 52 /* the largest k the decoder's fast path takes */
 
 struct ev2 {
 	uint64_t count;  /* previous count */
@@ -349,32 +354,48 @@ static inline void rice_restart(struct rice *r)
 	*r = (struct rice){ 0, 0 };
 }
 
-/* m, and the k it gives (5a.2): k = max(bitlen(m), 3) - 3 without a
- * branch; the spec's min(56, ...) never binds: u <= 2^56 keeps m <= 2^58
- * (4u at first, then m - floor(m / 4) + u <= 3 x 2^56 + 2^56), so
- * bitlen(m) <= 59. */
+/* w (see struct rice) by bitlen(m | 7) - 1: k = max(bitlen(m), 3) - 3,
+ * plus 64 while k <= K_FAST and 128 above. The spec's min(56, ...) never
+ * binds: u <= 2^56 keeps m <= 2^58 (4u at first, then m - floor(m / 4) + u
+ * <= 3 x 2^56 + 2^56), so bitlen(m) <= 59 (the last entries are never
+ * used). One load, where a formula would take three instructions more. */
+static const uint8_t rice_w_of[64] = {
+	64,  64,  64,  65,  66,  67,  68,  69,  /* bitlen 1..8: k = 0..5 */
+	70,  71,  72,  73,  74,  75,  76,  77,  /* k = 6..13 */
+	78,  79,  80,  81,  82,  83,  84,  85,  /* k = 14..21 */
+	86,  87,  88,  89,  90,  91,  92,  93,  /* k = 22..29 */
+	94,  95,  96,  97,  98,  99,  100, 101, /* k = 30..37 */
+	102, 103, 104, 105, 106, 107, 108, 109, /* k = 38..45 */
+	110, 111, 112, 113, 114, 115, 116, 181, /* k = 46..52, 53 */
+	182, 183, 184, 184, 184, 184, 184, 184, /* k = 54..56, never */
+};
+
+/* m, and the w it gives. */
 HOT void rice_set(struct rice *r, uint64_t m)
 {
 	r->m = m;
-	r->w = (uint8_t)RICE_W((63 ^ __builtin_clzll(m | 7)) - 2); /* k = bitlen - 3 */
+	r->w = rice_w_of[63u ^ (unsigned)__builtin_clzll(m | 7)];
 }
 
-/* Feed u to a state that has residuals (the decoder's fast path). */
+/* Feed u <= M_CAP to a state that has residuals (the decoder's fast path:
+ * its residuals are below 12 x 2^K_FAST). */
 HOT void rice_feed(struct rice *r, uint64_t u)
 {
-	rice_set(r, r->m - (r->m >> 2) + (u > M_CAP ? M_CAP : u));
+	rice_set(r, r->m - (r->m >> 2) + u);
 }
 
 /* Feed u (5a.2): the first residual sets m to 4u. */
 HOT void rice_update(struct rice *r, uint64_t u)
 {
+	if (u > M_CAP)
+		u = M_CAP;
 	if (likely(r->w))
 		rice_feed(r, u);
 	else
-		rice_set(r, (u > M_CAP ? M_CAP : u) << 2);
+		rice_set(r, u << 2);
 }
-_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56 && RICE_W(K_MAX) < 256,
-	       "k = bitlen(m) - 3 stays <= K_MAX, and w fits its byte");
+_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56 && 12ull << K_FAST <= M_CAP,
+	       "k = bitlen(m) - 3 stays <= K_MAX, and the fast path's residuals need no cap");
 
 /* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
 HOT uint64_t scale32(uint64_t delta, uint64_t rate)
@@ -601,7 +622,8 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 	uint64_t t, v, res;
 
 	/* len = q + 1 + k; without a residual yet (w = 0) it wraps above any
-	 * n, so that the slow path, which knows that case, takes the code */
+	 * n, and with k > K_FAST (w = 128 + k) it is above 63: the slow path,
+	 * which knows those cases, takes the code */
 	q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC); /* <= RICE_ESC */
 	len = q + w - 63;
 	if (unlikely(len > b->n)) { /* 1 code in 10-15: fill, look again */
@@ -613,7 +635,7 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 		*b = res_slow(*b, st, s, &res);
 		return res;
 	}
-	/* q 1 bits, a 0 and k bits, all in the buffer (q < RICE_ESC, k <= 56:
+	/* q 1 bits, a 0 and k bits, all in the buffer (q < RICE_ESC, k <= K_FAST:
 	 * no shift by 64): with t the bits after the 0 and rest = t >> k,
 	 * v = q 2^k + t mod 2^k = t - (rest - q) 2^k, modulo 2^64 */
 	t = b->buf >> (q + 1);
