@@ -307,7 +307,9 @@ Test(codec2, granularity_is_free)
  * events added and dropped, counts that stay 0, follow the clock, jitter
  * with residuals from 0 to 2^64 (escapes, Rice parameters up to 56) and
  * change granularity (a new block restarts a Rice state, whose next
- * residual takes the slow path). Every packet comes back exactly. */
+ * residual takes the slow path): records whose events all predict by rate
+ * without a granularity (the count loop's plain path) and others. Every
+ * packet comes back exactly. */
 static size_t monitor_trigger(uint64_t *s, uint64_t t, struct t4_packet *out)
 {
 	static const uint32_t events[] = { 1, 3, 4, 8, 2, 5 };
