@@ -67,41 +67,41 @@
  * keeps the bit reader in a local that everything it calls inline uses, so
  * it stays in registers through a whole record (the rare paths, raw() and a
  * Rice code that does not fit, are out of line and take the reader by value
- * and return it: its address never escapes). A Rice code is read from a
- * 64-bit buffer: one ctz counts the unary part (capped at the escape), and
- * when q + 1 + k bits are in the buffer (nearly always) three shifts take
- * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
- * load while 8 bytes are left, byte by byte in the last 8) only when a code
- * does not fit. Each Rice state keeps its k beside m, computed when it is
- * fed (a table lookup by bitlen(m)), as w = 64 + k, w = 0 before its first
- * residual and w = 128 + k for k > K_FAST: those states' codes "do not
- * fit" (q + w - 63 wraps or exceeds 63), so the fast path feeds m without
- * asking whether it has one or capping the residual; w is a uint32_t (a
- * store of a byte may alias anything, and made the compiler reload the
- * state after it), and the shifts by k are written as shifts by w & 63,
- * which x86-64 and arm64 do in one instruction (they take the count modulo
- * 64). A return record's
- * clock fields and counts are read by code inlined more than once
- * (dec_clocks(), dec_count_run()): for a key with a history, where the
- * tests for a key's first records fold away, and for a record that is not
- * quiet (about half of them on the sim log), where the per-field tests of
- * quiet flags fold away too, besides the general case; the counts also
- * for a record whose events all predict by rate without a granularity
- * (nearly all on the sim log: no test of the predictor per count). Each
- * event and each clock field keeps its quiet flag as a byte the decoder
- * stores (a test and a set), not as a bit of a mask. The header is decoded into a local
- * before it is stored into the caller's packet (both are uint64_t: stores
- * into the packet would otherwise make the compiler reload the state).
- * What stays per record: the state's commit, the key prediction, and the
- * divisions above. Measured with callgrind on `info` of the 60 s sim log
- * (issue 19; 11.4 M values, 2.04 M return packets): reading
- * (t4_reader_next() and below) took 1,095 instructions per return packet
- * (pkt_codec2_next() 956 of them), then 993 (909): with this file's
- * changes and one call fewer at each layer above it (codec.c tests for an
- * open batch itself and inlines batch_next(), reader.c inlines
- * unpack_next()); now 866 (727) on `decode -j 1` of that log, with the
- * table of w, the count loop for plain events, the quiet flags in bytes
- * and the shifts by w & 63.
+ * and return it: its address never escapes; it is stored back without its
+ * limits, which a batch does not change: br_save()). A Rice code is read
+ * from a 64-bit buffer: one ctz counts the unary part (capped at the
+ * escape), and when q + 1 + k bits are in the buffer (nearly always) three
+ * shifts take the k bits and drop the code; the buffer is refilled (one
+ * unaligned 8-byte load while 8 bytes are left, byte by byte in the last 8)
+ * only when a code does not fit. Each Rice state keeps its k beside m,
+ * computed when it is fed (a table lookup by bitlen(m)), as w = 64 + k,
+ * w = 0 before its first residual and w = 128 + k for k > K_FAST: those
+ * states' codes "do not fit" (q + w - 63 wraps or exceeds 63), so the fast
+ * path feeds m without asking whether it has one or capping the residual; w
+ * is a uint32_t (a store of a byte may alias anything, and made the
+ * compiler reload the state after it), and the shifts by k are written as
+ * shifts by w & 63, which x86-64 and arm64 do in one instruction (they take
+ * the count modulo 64). A return record's clock fields and counts are read
+ * by code inlined more than once (dec_clocks(), dec_count_run()): for a key
+ * with a history, where the tests for a key's first records fold away, and
+ * for a record that is not quiet (about half of them on the sim log), where
+ * the per-field tests of quiet flags fold away too, besides the general
+ * case; the counts also for a record whose events all predict by rate
+ * without a granularity (nearly all on the sim log: no test of the
+ * predictor per count). Each event and each clock field keeps its quiet
+ * flag as a byte the decoder stores (a test and a set), not as a bit of a
+ * mask. The header is decoded into a local before it is stored into the
+ * caller's packet (both are uint64_t: stores into the packet would
+ * otherwise make the compiler reload the state). What stays per record: the
+ * state's commit, the key prediction, and the divisions above. Measured
+ * with callgrind on `info` of the 60 s sim log (issue 19; 11.4 M values,
+ * 2.04 M return packets): reading (t4_reader_next() and below) took
+ * 1,095 instructions per return packet (pkt_codec2_next() 956 of them),
+ * then 993 (909): with this file's changes and one call fewer at each layer
+ * above it (codec.c tests for an open batch itself and inlines
+ * batch_next(), reader.c inlines unpack_next()); now 857 (718) on
+ * `decode -j 1` of that log, with the table of w, the count loop for plain
+ * events, the quiet flags in bytes, the shifts by w & 63 and br_save().
  */
 #include "codec_int.h"
 
@@ -571,6 +571,15 @@ static inline uint64_t br_get64(struct br *b, unsigned k)
 		return br_get(b, k);
 	lo = br_get(b, 32);
 	return lo | br_get(b, k - 32) << 32;
+}
+
+/* Store what reading changes of a reader (its limits stay). */
+HOT void br_save(struct br *to, const struct br *b)
+{
+	to->p = b->p;
+	to->buf = b->buf;
+	to->n = b->n;
+	to->bad = b->bad;
 }
 
 /* raw() (5a.2): out of line, the reader by value (see above). */
@@ -1206,7 +1215,7 @@ int pkt_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out,
 
 int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
 {
-	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
+	struct br lb, *b = &lb; /* in registers while a record is read */
 	uint32_t kind, key;
 	bool quiet = false, predicted;
 	int rc;
@@ -1216,9 +1225,10 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 		uint64_t n = get_uv(&cu);
 		if (cu.bad || n == 0 || n > (uint64_t)(cu.end - cu.p) * 8)
 			return -1; /* every record takes at least one bit */
-		lb = br_open(cu.p, cu.end);
+		c->r = br_open(cu.p, cu.end);
 		c->left = (uint32_t)n;
 	}
+	lb = c->r;
 	if (c->v3)
 		quiet = br_get(b, 1);
 	predicted = quiet || br_get(b, 1);
@@ -1241,7 +1251,7 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
 	rc = kind == K_REF ? dec_ref(c, b, key, quiet, &p->ref)
 			   : dec_ret(c, b, key, quiet, &p->ret);
-	c->r = lb;
+	br_save(&c->r, &lb);
 	if (rc < 0)
 		return c->left = 0, -1;
 	return --c->left > 0;
