@@ -67,30 +67,41 @@
  * keeps the bit reader in a local that everything it calls inline uses, so
  * it stays in registers through a whole record (the rare paths, raw() and a
  * Rice code that does not fit, are out of line and take the reader by value
- * and return it: its address never escapes). A Rice code is read from a
- * 64-bit buffer: one ctz counts the unary part (capped at the escape), and
- * when q + 1 + k bits are in the buffer (nearly always) three shifts take
- * the k bits and drop the code; the buffer is refilled (one unaligned 8-byte
- * load while 8 bytes are left, byte by byte in the last 8) only when a code
- * does not fit. Each Rice state keeps its k beside m, computed when it is
- * fed, as w = 64 + k, w = 0 before its first residual: that state's code
- * "does not fit" (q + w - 63 wraps), so the fast path feeds m without
- * asking whether it has one. A return record's clock fields and counts
- * are read by code inlined more than once (dec_clocks(), dec_count_run()):
- * for a key with a history, where the tests for a key's first records fold
- * away, and for a record that is not quiet (about half of them on the sim
- * log), where the per-field tests of quiet flags fold away too, besides
- * the general case; the header is decoded into a
- * local before it is stored into the caller's packet (both are uint64_t:
- * stores into the packet would otherwise make the compiler reload the
- * state). What stays per record: the state's commit, the key prediction,
- * and the divisions above. Measured with callgrind on `info` of the 60 s
- * sim log (issue 19; 11.4 M values, 2.04 M return packets): reading
- * (t4_reader_next() and below) took 1,095 instructions per return packet
- * (pkt_codec2_next() 956 of them), now 993 (909): with this file's
- * changes and one call fewer at each layer above it (codec.c tests for an
- * open batch itself and inlines batch_next(), reader.c inlines
- * unpack_next()).
+ * and return it: its address never escapes; it is stored back without its
+ * limits, which a batch does not change: br_save()). A Rice code is read
+ * from a 64-bit buffer: one ctz counts the unary part (capped at the
+ * escape), and when q + 1 + k bits are in the buffer (nearly always) three
+ * shifts take the k bits and drop the code; the buffer is refilled (one
+ * unaligned 8-byte load while 8 bytes are left, byte by byte in the last 8)
+ * only when a code does not fit. Each Rice state keeps its k beside m,
+ * computed when it is fed (a table lookup by bitlen(m)), as w = 64 + k,
+ * w = 0 before its first residual and w = 128 + k for k > K_FAST: those
+ * states' codes "do not fit" (q + w - 63 wraps or exceeds 63), so the fast
+ * path feeds m without asking whether it has one or capping the residual; w
+ * is a uint32_t (a store of a byte may alias anything, and made the
+ * compiler reload the state after it), and the shifts by k are written as
+ * shifts by w & 63, which x86-64 and arm64 do in one instruction (they take
+ * the count modulo 64). A return record's clock fields and counts are read
+ * by code inlined more than once (dec_clocks(), dec_count_run()): for a key
+ * with a history, where the tests for a key's first records fold away, and
+ * for a record that is not quiet (about half of them on the sim log), where
+ * the per-field tests of quiet flags fold away too, besides the general
+ * case; the counts also for a record whose events all predict by rate
+ * without a granularity (nearly all on the sim log: no test of the
+ * predictor per count). Each event and each clock field keeps its quiet
+ * flag as a byte the decoder stores (a test and a set), not as a bit of a
+ * mask. The header is decoded into a local before it is stored into the
+ * caller's packet (both are uint64_t: stores into the packet would
+ * otherwise make the compiler reload the state). What stays per record: the
+ * state's commit, the key prediction, and the divisions above. Measured
+ * with callgrind on `info` of the 60 s sim log (issue 19; 11.4 M values,
+ * 2.04 M return packets): reading (t4_reader_next() and below) took
+ * 1,095 instructions per return packet (pkt_codec2_next() 956 of them),
+ * then 993 (909): with this file's changes and one call fewer at each layer
+ * above it (codec.c tests for an open batch itself and inlines
+ * batch_next(), reader.c inlines unpack_next()); now 857 (718) on
+ * `decode -j 1` of that log, with the table of w, the count loop for plain
+ * events, the quiet flags in bytes, the shifts by w & 63 and br_save().
  */
 #include "codec_int.h"
 
@@ -126,21 +137,27 @@ __extension__ typedef unsigned __int128 u128;
 
 /* An adaptive Rice parameter: m ~ 4 x the mean of recent residuals; k, the
  * parameter m gives (5a.2), kept beside it so that a read costs no bitlen,
- * as w = 64 + k, and w = 0 (k = 0) before the first residual: a state that
- * is all zero has none, and the decoder's fast path, which cannot take a
- * code of 64 or more bits, leaves that case to the slow path (get_res). */
+ * as w = 64 + k while k <= K_FAST, w = 128 + k above (k = w % 64 either
+ * way), and w = 0 (k = 0) before the first residual: a state that is all
+ * zero has none. The decoder's fast path (get_res) takes a code only where
+ * q + w - 63 (q + 1 + k for w = 64 + k) is at most the bits it has (<= 63):
+ * a state without residuals or with k > K_FAST never is, and goes to the
+ * slow path, so that the fast path neither asks for a first residual nor
+ * caps the residual it feeds (v < 12 x 2^K_FAST <= M_CAP). */
 struct rice {
 	uint64_t m;
-	uint8_t w;
+	uint32_t w; /* not a byte: see the top of this file */
 };
 
-#define RICE_W(k) (64u + (k)) /* w of a state that has residuals */
+#define K_FAST 52 /* the largest k the decoder's fast path takes */
 
 struct ev2 {
 	uint64_t count;  /* previous count */
 	struct rice r;
 	uint8_t rate;    /* predictor of this block: 1 = rate, 0 = previous */
 	uint8_t shift;   /* granularity: counts are multiples of 2^shift */
+	uint8_t zero;    /* decoder: its last residual was 0 (format 3's quiet
+			  * flag: a byte the count loop sets, not a bit) */
 	/* encoder only: what the current block tells about the next */
 	uint64_t or_acc;
 	uint64_t cost[2]; /* bits of the sampled residuals: never overflows */
@@ -149,11 +166,15 @@ struct ev2 {
 struct ret2 {
 	uint32_t gen, n; /* n: records of this key in the chunk so far */
 	uint32_t flags, n_counts;
-	uint32_t qclk;   /* format 3: quiet clock fields (bit F_*) */
-	uint64_t qcnt;   /* format 3: quiet counts (bit i: event i) */
+	uint32_t qclk;   /* format 3, encoder: quiet clock fields (bit F_*) */
+	uint8_t qf[F_CLOCKS]; /* format 3, decoder: the same, a byte a field */
+	uint64_t qcnt;   /* format 3, encoder: quiet counts (bit i: event i) */
 	uint64_t trigger, begin, width, local, enabled, running;
 	uint64_t step, rate, dlocal;
 	uint64_t rate_evs; /* decoder: bit i = ev[i].rate */
+	uint64_t plain_evs; /* decoder: bit i: ev[i] predicts by rate, without a
+			     * granularity (0 until its first block) */
+	uint32_t plain_run; /* decoder: events 0..plain_run - 1 are plain */
 	struct rice rt, rb, rw, rl, re, rr;
 	struct ev2 ev[T4_MAX_COUNTERS];
 };
@@ -161,7 +182,8 @@ struct ret2 {
 struct ref2 {
 	uint32_t gen, n;
 	uint32_t flags, bookmark;
-	uint32_t qclk; /* format 3: quiet fields (bit R_*) */
+	uint32_t qclk; /* format 3, encoder: quiet fields (bit R_*) */
+	uint8_t qf[R_FIELDS]; /* format 3, decoder: the same, a byte a field */
 	uint64_t trigger, ref, mono_off, real_off, local, step, rate;
 	struct rice rt, rref, rmono, rreal, rl;
 };
@@ -349,37 +371,57 @@ static inline void rice_restart(struct rice *r)
 	*r = (struct rice){ 0, 0 };
 }
 
-/* m, and the k it gives (5a.2): k = max(bitlen(m), 3) - 3 without a
- * branch; the spec's min(56, ...) never binds: u <= 2^56 keeps m <= 2^58
- * (4u at first, then m - floor(m / 4) + u <= 3 x 2^56 + 2^56), so
- * bitlen(m) <= 59. */
+/* w (see struct rice) by bitlen(m | 7) - 1: k = max(bitlen(m), 3) - 3,
+ * plus 64 while k <= K_FAST and 128 above. The spec's min(56, ...) never
+ * binds: u <= 2^56 keeps m <= 2^58 (4u at first, then m - floor(m / 4) + u
+ * <= 3 x 2^56 + 2^56), so bitlen(m) <= 59 (the last entries are never
+ * used). One load, where a formula would take three instructions more. */
+static const uint8_t rice_w_of[64] = {
+	64,  64,  64,  65,  66,  67,  68,  69,  /* bitlen 1..8: k = 0..5 */
+	70,  71,  72,  73,  74,  75,  76,  77,  /* k = 6..13 */
+	78,  79,  80,  81,  82,  83,  84,  85,  /* k = 14..21 */
+	86,  87,  88,  89,  90,  91,  92,  93,  /* k = 22..29 */
+	94,  95,  96,  97,  98,  99,  100, 101, /* k = 30..37 */
+	102, 103, 104, 105, 106, 107, 108, 109, /* k = 38..45 */
+	110, 111, 112, 113, 114, 115, 116, 181, /* k = 46..52, 53 */
+	182, 183, 184, 184, 184, 184, 184, 184, /* k = 54..56, never */
+};
+
+/* m, and the w it gives. */
 HOT void rice_set(struct rice *r, uint64_t m)
 {
 	r->m = m;
-	r->w = (uint8_t)RICE_W((63 ^ __builtin_clzll(m | 7)) - 2); /* k = bitlen - 3 */
+	r->w = rice_w_of[63u ^ (unsigned)__builtin_clzll(m | 7)];
 }
 
-/* Feed u to a state that has residuals (the decoder's fast path). */
+/* Feed u <= M_CAP to a state that has residuals (the decoder's fast path:
+ * its residuals are below 12 x 2^K_FAST). */
 HOT void rice_feed(struct rice *r, uint64_t u)
 {
-	rice_set(r, r->m - (r->m >> 2) + (u > M_CAP ? M_CAP : u));
+	rice_set(r, r->m - (r->m >> 2) + u);
 }
 
 /* Feed u (5a.2): the first residual sets m to 4u. */
 HOT void rice_update(struct rice *r, uint64_t u)
 {
+	if (u > M_CAP)
+		u = M_CAP;
 	if (likely(r->w))
 		rice_feed(r, u);
 	else
-		rice_set(r, (u > M_CAP ? M_CAP : u) << 2);
+		rice_set(r, u << 2);
 }
-_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56 && RICE_W(K_MAX) < 256,
-	       "k = bitlen(m) - 3 stays <= K_MAX, and w fits its byte");
+_Static_assert(M_CAP == 1ull << 56 && K_MAX == 56 && 12ull << K_FAST <= M_CAP,
+	       "k = bitlen(m) - 3 stays <= K_MAX, and the fast path's residuals need no cap");
 
 /* Prediction = base + round(delta x rate / 2^32), modulo 2^64. */
 HOT uint64_t scale32(uint64_t delta, uint64_t rate)
 {
-	return (uint64_t)(((u128)delta * rate + (1u << 31)) >> 32);
+	u128 x = (u128)delta * rate;
+
+	/* (x + 2^31) >> 32, as the bits above 32 plus the carry of bit 31:
+	 * no 128-bit add */
+	return (uint64_t)(x >> 32) + ((uint32_t)x >> 31);
 }
 
 /* floor(num x 2^32 / den) when num < 2^32 and den != 0; else `otherwise`. */
@@ -531,6 +573,15 @@ static inline uint64_t br_get64(struct br *b, unsigned k)
 	return lo | br_get(b, k - 32) << 32;
 }
 
+/* Store what reading changes of a reader (its limits stay). */
+HOT void br_save(struct br *to, const struct br *b)
+{
+	to->p = b->p;
+	to->buf = b->buf;
+	to->n = b->n;
+	to->bad = b->bad;
+}
+
 /* raw() (5a.2): out of line, the reader by value (see above). */
 static __attribute__((noinline)) struct br br_raw(struct br b, uint64_t *v)
 {
@@ -597,11 +648,12 @@ static __attribute__((noinline)) struct br res_slow(struct br b, struct rice *st
 /* The residual put_res() wrote (5a.2 res()). */
 HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 {
-	unsigned w = st->w, k = w & 63, q, len;
+	unsigned w = st->w, q, len;
 	uint64_t t, v, res;
 
 	/* len = q + 1 + k; without a residual yet (w = 0) it wraps above any
-	 * n, so that the slow path, which knows that case, takes the code */
+	 * n, and with k > K_FAST (w = 128 + k) it is above 63: the slow path,
+	 * which knows those cases, takes the code */
 	q = (unsigned)__builtin_ctzll(~b->buf | 1ull << RICE_ESC); /* <= RICE_ESC */
 	len = q + w - 63;
 	if (unlikely(len > b->n)) { /* 1 code in 10-15: fill, look again */
@@ -613,12 +665,12 @@ HOT uint64_t get_res(struct br *b, struct rice *st, unsigned s)
 		*b = res_slow(*b, st, s, &res);
 		return res;
 	}
-	/* q 1 bits, a 0 and k bits, all in the buffer (q < RICE_ESC, k <= 56:
+	/* q 1 bits, a 0 and k bits, all in the buffer (q < RICE_ESC, k <= K_FAST:
 	 * no shift by 64): with t the bits after the 0 and rest = t >> k,
 	 * v = q 2^k + t mod 2^k = t - (rest - q) 2^k, modulo 2^64 */
 	t = b->buf >> (q + 1);
-	b->buf = t >> k;
-	v = t - ((b->buf - q) << k);
+	b->buf = t >> (w & 63); /* k: the shifts by w & 63 are plain shifts by w */
+	v = t - ((b->buf - q) << (w & 63));
 	b->n -= len;
 	rice_feed(st, v);
 	return unzz(v) << s;
@@ -873,44 +925,51 @@ HOT void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 		e->rate = rate;
 		e->shift = shift;
 		s->rate_evs = (s->rate_evs & ~(1ull << i)) | (uint64_t)rate << i;
+		s->plain_evs = (s->plain_evs & ~(1ull << i)) | (uint64_t)(rate && !shift) << i;
 	}
+	s->plain_run = ~s->plain_evs ? (uint32_t)__builtin_ctzll(~s->plain_evs) : 64;
 }
 
 /* The counts after a key's first two records, from their predictions and
- * residuals (none for an event flagged in `quiet`); returns which residuals
- * were 0. Inlined twice: with quiet = 0 for a record that is not quiet (the
- * common case: no test per count), and as it comes. */
-HOT uint64_t dec_count_run(struct br *b, struct ev2 *ev, uint64_t *counts, uint32_t n,
-			   uint64_t rc, uint64_t quiet)
+ * residuals (none for an event whose `zero` flag is set, in a quiet
+ * record); each event learns whether its residual was 0. Inlined four
+ * times, for a record that is quiet or not (most are not: no test per
+ * count) and whose events are all plain (they predict by rate, without a
+ * granularity: the sim log's, no test of either per count) or not. */
+HOT void dec_count_run(struct br *b, struct ev2 *ev, uint64_t *counts, uint32_t n,
+		       uint64_t rc, bool quiet, bool plain)
 {
-	uint64_t z = 0, bit = 1;
-
-	for (uint32_t i = 0; i < n; i++, quiet >>= 1, bit <<= 1) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct ev2 *e = &ev[i];
-		uint64_t d = quiet & 1 ? 0 : get_res(b, &e->r, e->shift);
+		uint64_t d = quiet && e->zero ? 0 : get_res(b, &e->r, plain ? 0 : e->shift);
 
-		z |= d ? 0 : bit;
-		counts[i] = e->count = count_pred(e, e->count, rc) + d;
+		e->zero = d == 0;
+		counts[i] = e->count = (plain ? scale32(e->count, rc) : count_pred(e, e->count, rc)) + d;
 	}
-	return z;
 }
 
-/* The n counts of a record whose local clock reads `local`; returns which
- * residuals were 0 (format 3's quiet flags). quiet: the counts flagged in
- * s->qcnt are their prediction. */
-HOT uint64_t dec_counts(struct br *b, struct ret2 *s, uint64_t *counts, uint32_t n,
-			uint64_t local, bool quiet)
+/* Every event of n plain (see dec_count_run). */
+HOT bool plain_events(const struct ret2 *s, uint32_t n)
+{
+	return n <= s->plain_run;
+}
+
+/* The n counts of a record whose local clock reads `local`, each event's
+ * `zero` flag set (format 3's quiet flags). quiet: the counts flagged are
+ * their prediction. */
+HOT void dec_counts(struct br *b, struct ret2 *s, uint64_t *counts, uint32_t n,
+		    uint64_t local, bool quiet)
 {
 	uint32_t prev_n = s->n_counts, i;
-	uint64_t z = 0, d, rc;
+	uint64_t d, rc;
 
 	if (s->n < 2) {
 		for (i = 0; i < n; i++) {
 			d = unzz(get_raw(b));
-			z |= (uint64_t)(d == 0) << i;
+			s->ev[i].zero = d == 0;
 			s->ev[i].count = counts[i] = (i < prev_n ? s->ev[i].count : 0) + d;
 		}
-		return z;
+		return;
 	}
 	if (block_start(s->n))
 		dec_block(b, s, n);
@@ -922,45 +981,54 @@ HOT uint64_t dec_counts(struct br *b, struct ret2 *s, uint64_t *counts, uint32_t
 		for (i = prev_n; i < n; i++)
 			s->ev[i].count = 0;
 	}
-	if (!quiet)
-		return dec_count_run(b, s->ev, counts, n, rc, 0);
-	return dec_count_run(b, s->ev, counts, n, rc, s->qcnt);
+	if (plain_events(s, n)) {
+		if (!quiet)
+			dec_count_run(b, s->ev, counts, n, rc, false, true);
+		else
+			dec_count_run(b, s->ev, counts, n, rc, true, true);
+	} else {
+		if (!quiet)
+			dec_count_run(b, s->ev, counts, n, rc, false, false);
+		else
+			dec_count_run(b, s->ev, counts, n, rc, true, false);
+	}
 }
 
-/* A field of a record: 0 when quiet (format 3), else field(); *z learns
- * whether it was 0. */
-HOT uint64_t get_quiet(struct br *b, uint32_t qc, unsigned bit, uint32_t n, struct rice *st,
-		       uint32_t *z)
+/* A field of a record: 0 when the record is quiet and the field's flag
+ * (*zero) is set (format 3), else field(); the flag learns whether it was
+ * 0 (a byte a field, set by one instruction, where a mask took five). */
+HOT uint64_t get_quiet(struct br *b, bool quiet, uint8_t *zero, uint32_t n, struct rice *st)
 {
-	uint64_t v = qc >> bit & 1 ? 0 : get_field(b, n, st);
+	uint64_t v = quiet && *zero ? 0 : get_field(b, n, st);
 
-	*z |= (uint32_t)(v == 0) << bit;
+	*zero = v == 0;
 	return v;
 }
 
 /* A return record's clock fields (5a.6 fields 3-8) into h, whose flags are
- * known; returns which were 0 (format 3's quiet flags). qc: the fields a
- * quiet record leaves out; n: the key's records so far. Inlined thrice: with
- * n = 2 for a key with a history (every record but a key's first two in a
- * chunk), with qc = 0 for a record that is not quiet: the tests of n and
- * of qc fold away where they are constants. */
-HOT uint32_t dec_clocks(struct br *b, struct ret2 *s, struct t4_ret_pkt *h, uint32_t qc,
-			uint32_t n)
+ * known, and their quiet flags (format 3). quiet: the record is; n: the
+ * key's records so far. Inlined thrice: with n = 2 for a key with a
+ * history (every record but a key's first two in a chunk), with quiet =
+ * false for a record that is not quiet: the tests of n and of the flags
+ * fold away where they are constants. */
+HOT void dec_clocks(struct br *b, struct ret2 *s, struct t4_ret_pkt *h, bool quiet, uint32_t n)
 {
-	uint32_t z = 0;
-	uint64_t dt = 1 + get_quiet(b, qc, F_T, n, &s->rt, &z);
+	uint8_t *qf = s->qf;
+	uint64_t dt = 1 + get_quiet(b, quiet, &qf[F_T], n, &s->rt);
 
 	h->trigger_id = s->trigger + dt;
-	h->read_begin_ns = s->begin + s->step * dt + get_quiet(b, qc, F_B, n, &s->rb, &z);
-	h->read_end_ns = h->read_begin_ns + s->width + get_quiet(b, qc, F_W, n, &s->rw, &z);
+	h->read_begin_ns = s->begin + s->step * dt + get_quiet(b, quiet, &qf[F_B], n, &s->rb);
+	h->read_end_ns = h->read_begin_ns + s->width + get_quiet(b, quiet, &qf[F_W], n, &s->rw);
 	h->local_clock = s->local + scale32(h->read_begin_ns - s->begin, s->rate) +
-			 get_quiet(b, qc, F_L, n, &s->rl, &z);
+			 get_quiet(b, quiet, &qf[F_L], n, &s->rl);
 	h->enabled_delta = h->running_delta = 0;
+	/* without T4_RET_MULTIPLEXED the flags of E and R are left as they
+	 * are: a quiet record has its key's previous flags, so only a
+	 * multiplexed record's flags are ever asked by one that is quiet */
 	if (!(h->flags & T4_RET_MULTIPLEXED))
-		return z | 1u << F_E | 1u << F_R;
-	h->enabled_delta = s->enabled + get_quiet(b, qc, F_E, n, &s->re, &z);
-	h->running_delta = s->running + get_quiet(b, qc, F_R, n, &s->rr, &z);
-	return z;
+		return;
+	h->enabled_delta = s->enabled + get_quiet(b, quiet, &qf[F_E], n, &s->re);
+	h->running_delta = s->running + get_quiet(b, quiet, &qf[F_R], n, &s->rr);
 }
 
 /* Write a decoded header (h: every field but the counts) into r. */
@@ -985,8 +1053,6 @@ HOT int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 {
 	struct ret2 scratch, *s = ret_state(c, key, &scratch);
 	struct t4_ret_pkt h;
-	uint32_t z;
-	uint64_t zc;
 
 	h.domain_id = key;
 	if (quiet && s->n < 2)
@@ -1001,17 +1067,15 @@ HOT int dec_ret(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 			return -1;
 	}
 	if (quiet) /* which has a history (n >= 2) */
-		z = dec_clocks(b, s, &h, s->qclk, 2);
+		dec_clocks(b, s, &h, true, 2);
 	else if (likely(s->n >= 2))
-		z = dec_clocks(b, s, &h, 0, 2);
+		dec_clocks(b, s, &h, false, 2);
 	else
-		z = dec_clocks(b, s, &h, 0, s->n);
+		dec_clocks(b, s, &h, false, s->n);
 	put_header(r, &h);
-	zc = dec_counts(b, s, r->counts, h.n_counts, h.local_clock, quiet);
+	dec_counts(b, s, r->counts, h.n_counts, h.local_clock, quiet);
 	if (b->bad)
 		return -1;
-	s->qclk = z;
-	s->qcnt = zc;
 	commit_ret(s, &h);
 	seed_note(c, h.trigger_id, h.read_begin_ns, s->step);
 	return 0;
@@ -1073,7 +1137,7 @@ HOT int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 		   struct t4_ref_pkt *r)
 {
 	struct ref2 scratch, *s = ref_state(c, key, &scratch);
-	uint32_t qc = quiet ? s->qclk : 0, z = 0;
+	uint8_t *qf = s->qf;
 	uint64_t dt;
 
 	r->sched_id = key;
@@ -1088,16 +1152,15 @@ HOT int dec_ref(struct t4_codec2 *c, struct br *b, uint32_t key, bool quiet,
 		r->bookmark_id = get_raw32(b);
 		r->overruns = get_raw32(b);
 	}
-	dt = 1 + get_quiet(b, qc, R_T, s->n, &s->rt, &z);
+	dt = 1 + get_quiet(b, quiet, &qf[R_T], s->n, &s->rt);
 	r->trigger_id = s->trigger + dt;
-	r->ref_ns = s->ref + s->step * dt + get_quiet(b, qc, R_REF, s->n, &s->rref, &z);
-	r->mono_ns = r->ref_ns + s->mono_off + get_quiet(b, qc, R_MONO, s->n, &s->rmono, &z);
-	r->real_ns = r->ref_ns + s->real_off + get_quiet(b, qc, R_REAL, s->n, &s->rreal, &z);
+	r->ref_ns = s->ref + s->step * dt + get_quiet(b, quiet, &qf[R_REF], s->n, &s->rref);
+	r->mono_ns = r->ref_ns + s->mono_off + get_quiet(b, quiet, &qf[R_MONO], s->n, &s->rmono);
+	r->real_ns = r->ref_ns + s->real_off + get_quiet(b, quiet, &qf[R_REAL], s->n, &s->rreal);
 	r->local_clock = s->local + scale32(r->ref_ns - s->ref, s->rate) +
-			 get_quiet(b, qc, R_L, s->n, &s->rl, &z);
+			 get_quiet(b, quiet, &qf[R_L], s->n, &s->rl);
 	if (b->bad)
 		return -1;
-	s->qclk = z;
 	commit_ref(s, r);
 	seed_note(c, r->trigger_id, r->ref_ns, s->step);
 	return 0;
@@ -1152,7 +1215,7 @@ int pkt_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out,
 
 int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct t4_packet *p)
 {
-	struct br lb = c->r, *b = &lb; /* in registers while a record is read */
+	struct br lb, *b = &lb; /* in registers while a record is read */
 	uint32_t kind, key;
 	bool quiet = false, predicted;
 	int rc;
@@ -1162,9 +1225,10 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 		uint64_t n = get_uv(&cu);
 		if (cu.bad || n == 0 || n > (uint64_t)(cu.end - cu.p) * 8)
 			return -1; /* every record takes at least one bit */
-		lb = br_open(cu.p, cu.end);
+		c->r = br_open(cu.p, cu.end);
 		c->left = (uint32_t)n;
 	}
+	lb = c->r;
 	if (c->v3)
 		quiet = br_get(b, 1);
 	predicted = quiet || br_get(b, 1);
@@ -1187,7 +1251,7 @@ int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len, struct
 	p->type = kind == K_REF ? T4_PKT_REF : T4_PKT_RET;
 	rc = kind == K_REF ? dec_ref(c, b, key, quiet, &p->ref)
 			   : dec_ret(c, b, key, quiet, &p->ret);
-	c->r = lb;
+	br_save(&c->r, &lb);
 	if (rc < 0)
 		return c->left = 0, -1;
 	return --c->left > 0;

@@ -190,6 +190,50 @@ Test(codec2, roundtrip_extremes)
 	roundtrip_extremes(3);
 }
 
+/* Residuals of 2^48..2^58, so that the Rice states reach every k up to
+ * the largest (56): the decoder's fast path takes codes only while
+ * k <= K_FAST (52), where the residual it feeds needs no cap; above, its
+ * slow path caps them as the encoder does (5a.2). A state whose k is
+ * above K_FAST but taken by the fast path learns uncapped residuals and
+ * decodes the next ones wrong. */
+static void roundtrip_huge_residuals(unsigned version)
+{
+	enum { N = 3000 };
+	struct t4_packet *exp = calloc(N, sizeof(*exp));
+	uint64_t s = 52, begin = 0, local = 0, count[4] = { 0 };
+	struct pay y;
+
+	cr_assert(exp);
+	pay_init(&y, version);
+	for (size_t t = 0; t < N; t++) {
+		struct t4_packet *p = &exp[t];
+		/* a magnitude that wanders, so that m crosses every k */
+		unsigned bits = 48 + (unsigned)(t / 50 % 11);
+		p->type = T4_PKT_RET;
+		p->ret.domain_id = 7;
+		p->ret.trigger_id = t;
+		begin += tu_below(&s, 1ull << bits);
+		local += tu_below(&s, 1ull << bits);
+		p->ret.read_begin_ns = begin;
+		p->ret.read_end_ns = begin + tu_below(&s, 1ull << bits);
+		p->ret.local_clock = local;
+		p->ret.n_counts = 4;
+		for (int i = 0; i < 4; i++)
+			p->ret.counts[i] = count[i] += tu_below(&s, 1ull << bits);
+		pay_add(&y, p);
+	}
+	pay_end(&y);
+	expect_same(&y, exp, N);
+	pay_free(&y);
+	free(exp);
+}
+
+Test(codec2, huge_residuals_round_trip)
+{
+	roundtrip_huge_residuals(2);
+	roundtrip_huge_residuals(3);
+}
+
 /* One domain of 32 counters read every 1 ms on the grid (a few us of
  * jitter), its clock at 1.5 GHz; counters at fixed rates, one of them in
  * 64-byte units. Returns the batch bytes per record after the first 100. */
@@ -263,7 +307,9 @@ Test(codec2, granularity_is_free)
  * events added and dropped, counts that stay 0, follow the clock, jitter
  * with residuals from 0 to 2^64 (escapes, Rice parameters up to 56) and
  * change granularity (a new block restarts a Rice state, whose next
- * residual takes the slow path). Every packet comes back exactly. */
+ * residual takes the slow path): records whose events all predict by rate
+ * without a granularity (the count loop's plain path) and others. Every
+ * packet comes back exactly. */
 static size_t monitor_trigger(uint64_t *s, uint64_t t, struct t4_packet *out)
 {
 	static const uint32_t events[] = { 1, 3, 4, 8, 2, 5 };
