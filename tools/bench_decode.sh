@@ -81,10 +81,11 @@ echo "decode -j on that log, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc
 echo
 echo "| decoder | output | -j 1 wall | -j 1 CPU | -j $jobs wall | -j $jobs CPU | speed-up | -j $jobs RSS |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
-best_wall() { # prints "wall cpu rss_kb" of the fastest of 3 runs
-	local best= line
+best_of_3() { # best_of_3 %X CMD...: "wall cpu X" (time(1)'s %X) of the fastest of 3 runs
+	local best= line x=$1
+	shift
 	for _ in 1 2 3; do
-		line=$( { /usr/bin/time -f "%e %U %S %M" "$@" > /dev/null; } 2>&1 | tail -1 |
+		line=$( { /usr/bin/time -f "%e %U %S $x" "$@" > /dev/null; } 2>&1 | tail -1 |
 			awk '{ print $1, $2 + $3, $4 }')
 		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
 			best=$line
@@ -95,8 +96,8 @@ best_wall() { # prints "wall cpu rss_kb" of the fastest of 3 runs
 for b in ${T4_BASE:+"$T4_BASE"} "$bin"; do
 	for f in summary csv; do
 		o=(); [ "$f" = csv ] && o=(-f csv -o /dev/null)
-		read -r w1 c1 _ <<< "$(best_wall "$b" decode -j 1 "${o[@]}" "$dir/60s.t4t")"
-		read -r wn cn rn <<< "$(best_wall "$b" decode -j "$jobs" "${o[@]}" "$dir/60s.t4t")"
+		read -r w1 c1 _ <<< "$(best_of_3 %M "$b" decode -j 1 "${o[@]}" "$dir/60s.t4t")"
+		read -r wn cn rn <<< "$(best_of_3 %M "$b" decode -j "$jobs" "${o[@]}" "$dir/60s.t4t")"
 		awk -v b="$b" -v f="$f" -v w1="$w1" -v c1="$c1" -v wn="$wn" -v cn="$cn" -v rn="$rn" -v j="$jobs" \
 			'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %d MB |\n",
 				 b, f, w1, c1, wn, cn, (wn > 0 ? w1 / wn : 0), rn / 1024 }'
@@ -115,22 +116,11 @@ echo "many small chunks (tools/t4write.py: 200,000 empty chunks between chunks o
 echo
 echo "| decoder | log | -j 1 wall / CPU / waits | -j 2 wall / CPU / waits | -j 7 wall / CPU / waits |"
 echo "|---|---|---:|---:|---:|"
-best_waits() { # prints "wall cpu waits" of the fastest of 3 runs
-	local best= line
-	for _ in 1 2 3; do
-		line=$( { /usr/bin/time -f "%e %U %S %w" "$@" > /dev/null; } 2>&1 | tail -1 |
-			awk '{ print $1, $2 + $3, $4 }')
-		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-			best=$line
-		fi
-	done
-	echo "$best"
-}
 for b in ${T4_BASE:+"$T4_BASE"} "$bin"; do
 	for l in empty single; do
 		row="| $b | $l |"
 		for j in 1 2 7; do
-			read -r wj cj nj <<< "$(best_waits "$b" decode -j "$j" -f csv -o /dev/null "$dir/$l.t4t")"
+			read -r wj cj nj <<< "$(best_of_3 %w "$b" decode -j "$j" -f csv -o /dev/null "$dir/$l.t4t")"
 			row="$row $wj / $cj / $nj |"
 		done
 		echo "$row"
