@@ -348,6 +348,7 @@ _Static_assert(DEC_MAX_NAMES <= T4_BOOKMARK_NAMES, "no more name slots than name
 #define DEC_MAX_BINS_PER_PERIOD 1000 /* --bin finer than period / this: refused */
 #define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
 			       * a few per CPU plus its uncore PMUs) */
+_Static_assert(DEC_MAX_DOMAINS % 64 == 0, "t4_decoder.waiting: a bit per domain slot");
 
 struct dsample {
 	uint64_t trigger, x, lo, hi;
