@@ -188,8 +188,7 @@ static void answer(struct t4_monitor *m, const struct t4_point *p)
 	bm.id = sched_bookmarks_current(m->s->bm);
 	bm.seen = sched_bookmarks_seen(m->s->bm);
 	/* The four clocks back to back: they describe one instant. */
-	clk.ref = t4_sched_now(m->s);
-	clk.mono = t4_clock_ns(CLOCK_MONOTONIC);
+	clk.ref = sched_ref_and_mono(m->s, &clk.mono);
 	clk.real = t4_clock_ns(CLOCK_REALTIME);
 	clk.local = t4_cpu_ticks();
 	bm.at_ns = clk.ref;

@@ -54,16 +54,30 @@ const char *t4_sched_path_note(const struct t4_sched *s)
 	return s->path_note;
 }
 
-uint64_t sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
+uint64_t sched_ref_and_mono(const struct t4_sched *s, uint64_t *mono_ns)
 {
-	uint64_t r0, m, r1;
+	uint64_t best_ref = 0, best_mono = 0, best_gap = UINT64_MAX;
 
 	if (sched_ref_clockid(s) == CLOCK_MONOTONIC)
-		return mono_ns;
-	r0 = t4_sched_now(s);
-	m = t4_clock_ns(CLOCK_MONOTONIC);
-	r1 = t4_sched_now(s);
-	return mono_ns + (r0 + (r1 - r0) / 2) - m;
+		return *mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
+	for (int try = 0; try < SCHED_PAIR_TRIES && best_gap > SCHED_PAIR_TIGHT_NS; try++) {
+		uint64_t r0 = t4_sched_now(s), m = t4_clock_ns(CLOCK_MONOTONIC);
+		uint64_t r1 = t4_sched_now(s);
+		if (r1 - r0 < best_gap) {
+			best_gap = r1 - r0;
+			best_ref = r0 + (r1 - r0) / 2;
+			best_mono = m;
+		}
+	}
+	*mono_ns = best_mono;
+	return best_ref;
+}
+
+uint64_t sched_from_mono(const struct t4_sched *s, uint64_t mono_ns)
+{
+	uint64_t m, r = sched_ref_and_mono(s, &m);
+
+	return mono_ns + r - m;
 }
 
 /* ---- building: monitors per (scheduler, CPU) --------------------------- */

@@ -272,6 +272,15 @@ int sched_write_trigger(struct t4_bookmarks *b, const struct sched_fire *f,
 /* The clock of s's packets: CLOCK_MONOTONIC in the kernel's path,
  * CLOCK_MONOTONIC_RAW in user space's (t4_sched_now reads it). */
 clockid_t sched_ref_clockid(const struct t4_sched *s);
+/* The reference clock and CLOCK_MONOTONIC (*mono_ns) at one instant: the
+ * midpoint of two reference reads around the MONOTONIC one. Of up to
+ * SCHED_PAIR_TRIES tries it keeps the one whose reads are closest (it stops
+ * at SCHED_PAIR_TIGHT_NS): a thread preempted between the reads would pair
+ * the clocks off by the preemption (32 us seen on a busy machine), and
+ * activity slices are placed by these pairs. */
+#define SCHED_PAIR_TRIES 3
+#define SCHED_PAIR_TIGHT_NS 2000
+uint64_t sched_ref_and_mono(const struct t4_sched *s, uint64_t *mono_ns);
 /* A CLOCK_MONOTONIC instant (a BPF timestamp) on s's reference clock:
  * itself, or shifted by the offset between the two clocks read now (they
  * drift apart by NTP's slew, at most 500 ppm of the time since). */

@@ -530,6 +530,26 @@ Test(sched, timed_bookmarks_land_by_their_time, .timeout = 30)
  * before they reach the queue) are never refused, and other commands find
  * them taken: the queue, and the table of names, refuse at the bound that
  * is left, and count each refusal. */
+/* The user path pairs CLOCK_MONOTONIC_RAW and CLOCK_MONOTONIC (reference
+ * packets, activity slices): each value is one its clock read within the
+ * call, on both clocks at once (the deviation a preemption would cause is
+ * not testable without timing luck: this checks the pairing's bounds). */
+Test(sched, ref_and_mono_are_read_within_the_call)
+{
+	struct t4_sched s = { 0 };
+
+	cr_assert_eq(sched_ref_clockid(&s), CLOCK_MONOTONIC_RAW);
+	for (int i = 0; i < 10000; i++) {
+		uint64_t r0 = t4_clock_ns(CLOCK_MONOTONIC_RAW), m0 = t4_clock_ns(CLOCK_MONOTONIC);
+		uint64_t mono, ref = sched_ref_and_mono(&s, &mono);
+		uint64_t m1 = t4_clock_ns(CLOCK_MONOTONIC), r1 = t4_clock_ns(CLOCK_MONOTONIC_RAW);
+		cr_assert(r0 <= ref && ref <= r1, "%d: ref %lu outside [%lu, %lu]", i,
+			  (unsigned long)ref, (unsigned long)r0, (unsigned long)r1);
+		cr_assert(m0 <= mono && mono <= m1, "%d: mono %lu outside [%lu, %lu]", i,
+			  (unsigned long)mono, (unsigned long)m0, (unsigned long)m1);
+	}
+}
+
 Test(sched, reserved_bookmark_slots_are_never_refused)
 {
 	struct t4_bookmarks *b;
