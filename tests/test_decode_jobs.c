@@ -38,7 +38,7 @@ static const char *const formats[] = {
 	"-f summary -v", "-f summary --per-cpu", "-f phases", "-f slices",
 	"-f csv",        "-f jsonl",             "-f perfetto", "-f report",
 };
-static const char *const jobs[] = { "2", "3", "7" }; /* 7: more workers than CPUs */
+static const char *const jobs[] = { "2", "7" }; /* 7: odd, more workers than CPUs */
 
 /* Run the shell line in dir ("$D"; errors merged into out when merge): its
  * exit status. */
