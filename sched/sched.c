@@ -60,7 +60,7 @@ uint64_t sched_ref_and_mono(const struct t4_sched *s, uint64_t *mono_ns)
 
 	if (sched_ref_clockid(s) == CLOCK_MONOTONIC)
 		return *mono_ns = t4_clock_ns(CLOCK_MONOTONIC);
-	for (int try = 0; try < SCHED_PAIR_TRIES && best_gap > SCHED_PAIR_TIGHT_NS; try++) {
+	for (int i = 0; i < SCHED_PAIR_TRIES && best_gap > SCHED_PAIR_TIGHT_NS; i++) {
 		uint64_t r0 = t4_sched_now(s), m = t4_clock_ns(CLOCK_MONOTONIC);
 		uint64_t r1 = t4_sched_now(s);
 		if (r1 - r0 < best_gap) {
