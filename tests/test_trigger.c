@@ -330,10 +330,11 @@ static int cmp_i64(const void *a, const void *b)
 
 /* The user path's RAW -> MONOTONIC offset at a reference packet: the median
  * of mono_ns - ref_ns over it and its 4 neighbours each side. The scheduler
- * reads the two clocks one after the other, so a thread preempted between
- * them (a busy CI machine: 32 us seen) puts one packet's offset off by the
- * preemption; the median drops such packets and still follows a slewing
- * CLOCK_MONOTONIC. */
+ * pairs the clocks by the closest of up to 3 bracketed reads
+ * (sched_ref_and_mono); a thread preempted in all three (a busy CI
+ * machine: 32 us seen, when it read them once) would still put one
+ * packet's offset off; the median drops such packets and still follows a
+ * slewing CLOCK_MONOTONIC. */
 static int64_t mono_offset(const struct readback *rb, const struct t4_ref_pkt *ref)
 {
 	size_t i = (size_t)(ref - rb->refs), lo = i >= 4 ? i - 4 : 0, n = 0;
