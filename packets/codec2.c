@@ -158,7 +158,12 @@ struct ev2 {
 	uint8_t shift;   /* granularity: counts are multiples of 2^shift */
 	uint8_t zero;    /* decoder: its last residual was 0 (format 3's quiet
 			  * flag: a byte the count loop sets, not a bit) */
-	/* encoder only: what the current block tells about the next */
+};
+
+/* The encoder's alone, apart (struct ret2's evx): what the current block
+ * tells about the next. Apart so that the decoder's state of an event is
+ * 32 bytes, two to a cache line: a record's events span half the lines. */
+struct ev2_learn {
 	uint64_t or_acc;
 	uint64_t cost[2]; /* bits of the sampled residuals: never overflows */
 };
@@ -177,7 +182,9 @@ struct ret2 {
 	uint32_t plain_run; /* decoder: events 0..plain_run - 1 are plain */
 	struct rice rt, rb, rw, rl, re, rr;
 	struct ev2 ev[T4_MAX_COUNTERS];
+	struct ev2_learn evx[T4_MAX_COUNTERS]; /* encoder */
 };
+_Static_assert(sizeof(struct ev2) == 32, "an event's decoder state: half a cache line");
 
 struct ref2 {
 	uint32_t gen, n;
@@ -772,8 +779,9 @@ static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
 
 	for (uint32_t i = 0; i < n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
-		uint8_t rate = e->cost[1] <= e->cost[0];
-		uint8_t shift = e->or_acc ? (uint8_t)__builtin_ctzll(e->or_acc) : e->shift;
+		struct ev2_learn *x = &s->evx[i];
+		uint8_t rate = x->cost[1] <= x->cost[0];
+		uint8_t shift = x->or_acc ? (uint8_t)__builtin_ctzll(x->or_acc) : e->shift;
 
 		if (shift != e->shift)
 			moved |= 1ull << i;
@@ -781,8 +789,7 @@ static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
 			rice_restart(&e->r);
 		e->rate = rate;
 		e->shift = shift;
-		e->cost[0] = e->cost[1] = 0;
-		e->or_acc = 0;
+		*x = (struct ev2_learn){ 0, { 0, 0 } };
 	}
 	return moved;
 }
@@ -808,11 +815,11 @@ static void sample_costs(struct ret2 *s, const struct t4_ret_pkt *r, uint64_t rc
 	uint32_t prev_n = s->n_counts;
 
 	for (uint32_t i = 0; i < r->n_counts; i++) {
-		struct ev2 *e = &s->ev[i];
-		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
+		struct ev2_learn *x = &s->evx[i];
+		uint64_t c = r->counts[i], prev = i < prev_n ? s->ev[i].count : 0;
 
-		e->cost[0] += bitlen(zz(c - prev));
-		e->cost[1] += bitlen(zz(c - scale32(prev, rc)));
+		x->cost[0] += bitlen(zz(c - prev));
+		x->cost[1] += bitlen(zz(c - scale32(prev, rc)));
 	}
 }
 
@@ -832,7 +839,7 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 			struct ev2 *e = &s->ev[i];
 			uint64_t c = r->counts[i];
 
-			e->or_acc |= c;
+			s->evx[i].or_acc |= c;
 			res[i] = c - count_pred(e, e->count, rc);
 			e->count = c;
 			nz |= (uint64_t)(res[i] != 0) << i;
@@ -843,7 +850,7 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 		struct ev2 *e = &s->ev[i];
 		uint64_t c = r->counts[i], prev = i < prev_n ? e->count : 0;
 
-		e->or_acc |= c;
+		s->evx[i].or_acc |= c;
 		e->count = c;
 		res[i] = c - (s->n < 2 ? prev : count_pred(e, prev, rc));
 		nz |= (uint64_t)(res[i] != 0) << i;
