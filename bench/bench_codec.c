@@ -30,10 +30,35 @@
  * metadata and copies of it: what the floor is of, chunk headers kept). And the
  * same residuals coded two ways, to compare the codes alone (no framing,
  * keys or first records): format 2's adaptive Rice code, and PFor (NewPFD,
- * blocks of 128 at the cheapest width, exceptions' high bits and positions
+ * blocks of 128 at the cheapest width, exceptions' positions and high bits
  * apart), what issue 19 proposed.
  *
- * usage: bench_codec [-l L1,L2,...] LOG...
+ * A second table: how fast each code decodes (speed_log). Each stream's
+ * residuals are coded for real into a bit buffer, in exactly the bits
+ * counted above (else an error), and decoded back into values, value =
+ * previous + unzz(residual): the prefix sum a column-wise format adds, in
+ * both timings. Every decoded value is checked, untimed: a decoder that is
+ * wrong is an error exit, never a number. Each stream's decoding is the
+ * fastest of 3 runs (a stream's run, well under a millisecond, is what can
+ * go uninterrupted on a shared machine; a whole log's cannot), summed over
+ * the streams; per counter value like the first table (the clock and
+ * reference streams' time and bits included).
+ *   - Rice: this file's own reader (packets/ exports none), codec2.c's
+ *     get_res() in small: a 64-bit buffer, one ctz for the unary part, three
+ *     shifts when the code fits, an unaligned 8-byte refill; escapes, codes
+ *     that do not fit and k > 52 out of line.
+ *   - PFor, per block: b (6 bits, 0..63), the exceptions (8), when there are
+ *     any the width of their high bits less one (6: what makes a block
+ *     decodable; the size above counts it), the values' low b bits, then
+ *     each exception's position (7) and high bits. Unpacked with one
+ *     unaligned 8-byte load per value at its bit offset (the values are
+ *     independent: no chain through a bit buffer), then the exceptions
+ *     patched and the block's prefix sum taken. Against it (host log, 25 runs
+ *     a stream): a switch of one such loop per constant width was 3-7%
+ *     faster, a 64-bit-buffer loop 8% slower; the generic loop is kept.
+ *
+ * usage: bench_codec [-l L1,L2,...] LOG...   (markdown: the formats and the
+ *        floor, then the residuals' decode speed, Rice against PFor)
  */
 #include "packets/packets.h"
 #include "util/util.h"
@@ -51,15 +76,32 @@
 #define FORMATS 3 /* formats 1, 2 and 3 (2 with quiet and seeded records) */
 #define BLOCK 16
 #define STREAMS_MAX (1u << 16)
+#define RICE_ESC 12       /* this many 1 bits: an escape, raw() follows (5a.2) */
+#define RAW_LEN_BITS 7    /* raw(): the bit length of the value */
+#define RICE_CAP (1ull << 56) /* residual magnitudes fed to the Rice state */
+#define K_FAST 52         /* the largest k the Rice reader's fast path takes */
 #define PFOR_BLOCK 128
-#define PFOR_HEADER 14 /* bits: the width (6), the exceptions (8) */
-#define PFOR_POS 7     /* bits: an exception's position in its block */
+#define PFOR_WIDTH 6      /* bits: a block's width b (0..63) */
+#define PFOR_COUNT 8      /* bits: its exceptions (0..128) */
+#define PFOR_HEADER (PFOR_WIDTH + PFOR_COUNT)
+#define PFOR_HIGH 6       /* bits: the width of the exceptions' high bits - 1 */
+#define PFOR_POS 7        /* bits: an exception's position in its block */
+#define PAD 16            /* zero bytes after a coded stream: readers load 8 at a time */
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 __extension__ typedef unsigned __int128 u128;
 
 struct pkts {
 	struct t4_packet *p;
 	size_t n, cap;
+};
+
+/* An adaptive Rice state (5a.2): m ~ 4 x the recent residuals. */
+struct rice {
+	uint64_t m;
+	bool has;
 };
 
 /* One stream of residuals (a field of a key): bit-length histogram and the
@@ -71,10 +113,11 @@ struct stream {
 	size_t vlen, vcap;
 	/* the same residuals coded two ways (bits): format 2's adaptive Rice
 	 * code (5a.2), and PFor (NewPFD: blocks of PFOR_BLOCK at the best width
-	 * b, an exception's high bits and its position apart) */
-	uint64_t rice_m, rice_bits, pfor_bits;
-	bool rice_has;
+	 * b, the exceptions' positions and high bits apart) */
+	struct rice rice;
+	uint64_t rice_bits, pfor_bits;
 	uint32_t blk_n, blk_hist[65];
+	size_t n; /* residuals (speed_log) */
 };
 
 struct floor {
@@ -88,6 +131,16 @@ struct fmt_result {
 	uint64_t trig; /* the chunks' trigger packets alone, at the first level */
 	double enc_s, zstd_s[MAX_LEVELS], read_s;
 };
+
+#define REPEATS 3 /* each timing the fastest of 3: the machine is shared */
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* ---- the floor ---------------------------------------------------------- */
 
@@ -112,32 +165,65 @@ static unsigned bitlen(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
+/* The Rice parameter of a state: 0 before its first residual, else
+ * bitlen(m) - 3 (at least 0; m <= 2^58 keeps it <= 56). */
+static unsigned rice_k(const struct rice *r)
+{
+	return r->has && bitlen(r->m) > 3 ? bitlen(r->m) - 3 : 0;
+}
+
+static void rice_feed(struct rice *r, uint64_t v)
+{
+	uint64_t u = v < RICE_CAP ? v : RICE_CAP;
+
+	r->m = r->has ? r->m - (r->m >> 2) + u : 4 * u;
+	r->has = true;
+}
+
 /* Format 2's res() with its adaptive parameter (FORMAT.md 5a.2), s = 0. */
 static void rice_add(struct stream *s, uint64_t v)
 {
-	unsigned k = s->rice_has && bitlen(s->rice_m) > 3 ? bitlen(s->rice_m) - 3 : 0;
-	uint64_t u = v < (1ull << 56) ? v : 1ull << 56;
+	unsigned k = rice_k(&s->rice);
 
-	k = k < 56 ? k : 56;
-	s->rice_bits += (v >> k) < 12 ? (v >> k) + 1 + k : 12 + 7 + bitlen(v);
-	s->rice_m = s->rice_has ? s->rice_m - (s->rice_m >> 2) + u : 4 * u;
-	s->rice_has = true;
+	s->rice_bits += (v >> k) < RICE_ESC ? (v >> k) + 1 + k : RICE_ESC + RAW_LEN_BITS + bitlen(v);
+	rice_feed(&s->rice, v);
+}
+
+/* A PFor block's layout: width b, the exceptions (values longer than b)
+ * and the width of their high bits (top - b, top the longest value), and
+ * its bits: the header, n x b bits, then when there are exceptions the
+ * width of their high bits and each one's position and high bits. */
+struct pfor_plan {
+	unsigned b, top, e;
+	uint64_t bits;
+};
+
+/* The cheapest width for a block of n values of bit-length histogram h. */
+static struct pfor_plan pfor_plan(const uint32_t h[65], uint32_t n)
+{
+	struct pfor_plan best = { .bits = UINT64_MAX };
+	unsigned top = 64;
+
+	while (top && !h[top])
+		top--;
+	for (unsigned b = 0; b < (1u << PFOR_WIDTH) && b <= top; b++) {
+		struct pfor_plan p = { b, top, 0, PFOR_HEADER + (uint64_t)n * b };
+		for (unsigned l = b + 1; l <= top; l++)
+			p.e += h[l];
+		if (p.e)
+			p.bits += PFOR_HIGH + (uint64_t)p.e * (PFOR_POS + top - b);
+		if (p.bits < best.bits)
+			best = p;
+	}
+	return best;
 }
 
 /* A block of PFor at the width that costs least. */
 static void pfor_flush(struct stream *s)
 {
-	uint64_t best = UINT64_MAX;
-
 	if (!s->blk_n)
 		return;
-	for (unsigned b = 0; b <= 64; b++) {
-		uint64_t bits = PFOR_HEADER + (uint64_t)s->blk_n * b;
-		for (unsigned l = b + 1; l <= 64; l++)
-			bits += (uint64_t)s->blk_hist[l] * (PFOR_POS + l - b);
-		best = bits < best ? bits : best;
-	}
-	s->pfor_bits += best;
+	s->pfor_bits += pfor_plan(s->blk_hist, s->blk_n).bits;
 	s->blk_n = 0;
 	memset(s->blk_hist, 0, sizeof(s->blk_hist));
 }
@@ -356,6 +442,351 @@ static void floor_totals(struct floor *f, double *ent_bytes, double *zstd_bytes,
 	free(out);
 }
 
+/* ---- the residuals coded for real: decode speed ------------------------ */
+
+static uint64_t unzz(uint64_t v)
+{
+	return (v >> 1) ^ (0 - (v & 1));
+}
+
+/* A stream's residuals (zigzagged) from its varints. */
+static void stream_values(const struct stream *s, uint64_t *v)
+{
+	for (size_t i = 0, n = 0; i < s->vlen; n++) {
+		uint64_t x = 0;
+		for (unsigned sh = 0;; sh += 7) {
+			x |= (uint64_t)(s->vbuf[i] & 0x7f) << sh;
+			if (!(s->vbuf[i++] & 0x80))
+				break;
+		}
+		v[n] = x;
+	}
+}
+
+struct bw { /* bit writer, LSB first (5a.2) */
+	uint8_t *p;
+	uint64_t buf;
+	unsigned n; /* bits in buf, < 8 between calls */
+};
+
+/* The k <= 64 low bits of v. */
+static void bw_put(struct bw *w, uint64_t v, unsigned k)
+{
+	if (k > 32) {
+		bw_put(w, v, 32);
+		v >>= 32;
+		k -= 32;
+	}
+	w->buf |= (v & ((1ull << k) - 1)) << w->n;
+	w->n += k;
+	for (; w->n >= 8; w->n -= 8, w->buf >>= 8)
+		*w->p++ = (uint8_t)w->buf;
+}
+
+/* Bits written since start; the last byte flushed. */
+static uint64_t bw_end(struct bw *w, const uint8_t *start)
+{
+	uint64_t bits = (uint64_t)(w->p - start) * 8 + w->n;
+
+	if (w->n)
+		*w->p++ = (uint8_t)w->buf;
+	return bits;
+}
+
+/* res() as a writer codes it (5a.2), s = 0. */
+static void rice_put(struct bw *w, struct rice *st, uint64_t v)
+{
+	unsigned k = rice_k(st);
+
+	if ((v >> k) < RICE_ESC) {
+		bw_put(w, (1ull << (v >> k)) - 1, (unsigned)(v >> k) + 1); /* q 1s, a 0 */
+		bw_put(w, v, k);
+	} else {
+		bw_put(w, (1ull << RICE_ESC) - 1, RICE_ESC);
+		bw_put(w, bitlen(v), RAW_LEN_BITS);
+		bw_put(w, v, bitlen(v));
+	}
+	rice_feed(st, v);
+}
+
+static uint64_t rice_encode(uint8_t *out, const uint64_t *v, size_t n)
+{
+	struct bw w = { .p = out };
+	struct rice st = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		rice_put(&w, &st, v[i]);
+	return bw_end(&w, out);
+}
+
+/* A block: b, the exceptions, [their high bits' width - 1], the n values'
+ * low b bits, then each exception's position and high bits. */
+static void pfor_put(struct bw *w, const uint64_t *v, uint32_t n)
+{
+	uint32_t h[65] = { 0 };
+	struct pfor_plan p;
+
+	for (uint32_t i = 0; i < n; i++)
+		h[bitlen(v[i])]++;
+	p = pfor_plan(h, n);
+	bw_put(w, p.b, PFOR_WIDTH);
+	bw_put(w, p.e, PFOR_COUNT);
+	if (p.e)
+		bw_put(w, p.top - p.b - 1, PFOR_HIGH);
+	for (uint32_t i = 0; i < n; i++)
+		bw_put(w, v[i], p.b);
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] >> p.b) {
+			bw_put(w, i, PFOR_POS);
+			bw_put(w, v[i] >> p.b, p.top - p.b);
+		}
+	}
+}
+
+static uint64_t pfor_encode(uint8_t *out, const uint64_t *v, size_t n)
+{
+	struct bw w = { .p = out };
+
+	for (size_t i = 0; i < n; i += PFOR_BLOCK)
+		pfor_put(&w, v + i, n - i < PFOR_BLOCK ? (uint32_t)(n - i) : PFOR_BLOCK);
+	return bw_end(&w, out);
+}
+
+/* The Rice reader: codec2.c's get_res() in small (a 64-bit buffer, a ctz
+ * for the unary part, three shifts for the rest when the code fits). */
+struct rd { /* bit reader, LSB first, over a stream followed by PAD zero bytes */
+	const uint8_t *p;
+	uint64_t buf; /* n bits, then the stream's next bits or 0 */
+	unsigned n;   /* <= 63 */
+	uint64_t v;   /* rice_slow's value */
+};
+
+/* Top the buffer up to 56..63 bits: one unaligned load (codec2.c's br_fill). */
+static inline void rd_fill(struct rd *r)
+{
+	r->buf |= t4_get_le64(r->p) << r->n;
+	r->p += (63 - r->n) >> 3;
+	r->n |= 56;
+}
+
+/* k <= 56 bits. */
+static inline uint64_t rd_get(struct rd *r, unsigned k)
+{
+	uint64_t v;
+
+	if (r->n < k)
+		rd_fill(r);
+	v = r->buf & ((1ull << k) - 1);
+	r->buf >>= k;
+	r->n -= k;
+	return v;
+}
+
+/* A code that is an escape, does not fit the buffer or has k > K_FAST: out
+ * of line, the reader by value (its address never escapes the hot loop). */
+static __attribute__((noinline)) struct rd rice_slow(struct rd r, unsigned k)
+{
+	unsigned q, len;
+
+	rd_fill(&r);
+	q = (unsigned)__builtin_ctzll(~r.buf | 1ull << RICE_ESC);
+	r.buf >>= q + (q < RICE_ESC);
+	r.n -= q + (q < RICE_ESC);
+	if (q < RICE_ESC) {
+		r.v = (uint64_t)q << k | rd_get(&r, k);
+		return r;
+	}
+	len = (unsigned)rd_get(&r, RAW_LEN_BITS);
+	len = len < 64 ? len : 64;
+	r.v = rd_get(&r, len < 32 ? len : 32);
+	if (len > 32)
+		r.v |= rd_get(&r, len - 32) << 32;
+	return r;
+}
+
+/* n residuals into values: out[i] = out[i - 1] + unzz(residual). */
+static void rice_decode(const uint8_t *code, uint64_t *out, size_t n)
+{
+	struct rd r = { .p = code };
+	uint64_t m, prev;
+	unsigned k;
+
+	if (!n)
+		return;
+	r = rice_slow(r, 0); /* the first: k = 0, m = 4u */
+	m = 4 * (r.v < RICE_CAP ? r.v : RICE_CAP);
+	prev = out[0] = unzz(r.v);
+	for (size_t i = 1; i < n; i++) {
+		unsigned q, len;
+		uint64_t t, v, u;
+
+		k = 61 - (unsigned)__builtin_clzll(m | 7); /* bitlen(m) - 3, >= 0 */
+		q = (unsigned)__builtin_ctzll(~r.buf | 1ull << RICE_ESC);
+		len = q + 1 + k;
+		if (unlikely(len > r.n)) {
+			rd_fill(&r);
+			q = (unsigned)__builtin_ctzll(~r.buf | 1ull << RICE_ESC);
+			len = q + 1 + k;
+		}
+		if (unlikely(q == RICE_ESC || len > r.n || k > K_FAST)) {
+			r = rice_slow(r, k);
+			v = r.v;
+			u = v < RICE_CAP ? v : RICE_CAP;
+		} else { /* v = q 2^k + the k bits after the 0 */
+			t = r.buf >> (q + 1);
+			r.buf = t >> k;
+			v = u = t - ((r.buf - q) << k);
+			r.n -= len;
+		}
+		m = m - (m >> 2) + u;
+		prev += unzz(v);
+		out[i] = prev;
+	}
+}
+
+/* The k <= 57 bits at bit pos. */
+static inline uint64_t bits_at(const uint8_t *p, uint64_t pos, unsigned k)
+{
+	return (t4_get_le64(p + (pos >> 3)) >> (pos & 7)) & ((1ull << k) - 1);
+}
+
+static inline uint64_t bits_at64(const uint8_t *p, uint64_t pos, unsigned k)
+{
+	if (k <= 57)
+		return bits_at(p, pos, k);
+	return bits_at(p, pos, 32) | bits_at(p, pos + 32, k - 32) << 32;
+}
+
+/* n values of b bits from bit pos. */
+static inline void unpack(const uint8_t *p, uint64_t pos, unsigned b, uint64_t *out, uint32_t n)
+{
+	if (unlikely(b > 57)) {
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = bits_at64(p, pos + (uint64_t)i * b, b);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = bits_at(p, pos + (uint64_t)i * b, b);
+}
+
+/* A block of n values into out (which has room for PFOR_BLOCK), after prev;
+ * returns the bit after it. */
+static uint64_t pfor_block(const uint8_t *p, uint64_t pos, uint64_t *out, uint32_t n,
+			   uint64_t *prev)
+{
+	unsigned b = (unsigned)bits_at(p, pos, PFOR_WIDTH);
+	unsigned e = (unsigned)bits_at(p, pos + PFOR_WIDTH, PFOR_COUNT), high = 0;
+	uint64_t sum = *prev;
+
+	pos += PFOR_HEADER;
+	if (e) {
+		high = (unsigned)bits_at(p, pos, PFOR_HIGH) + 1;
+		pos += PFOR_HIGH;
+	}
+	unpack(p, pos, b, out, n);
+	pos += (uint64_t)n * b;
+	for (unsigned j = 0; j < e; j++, pos += PFOR_POS + high)
+		out[bits_at(p, pos, PFOR_POS)] |= bits_at64(p, pos + PFOR_POS, high) << b;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = sum += unzz(out[i]);
+	*prev = sum;
+	return pos;
+}
+
+static void pfor_decode(const uint8_t *code, uint64_t *out, size_t n)
+{
+	uint64_t pos = 0, prev = 0;
+
+	for (size_t i = 0; i < n; i += PFOR_BLOCK)
+		pos = pfor_block(code, pos, out + i, n - i < PFOR_BLOCK ? (uint32_t)(n - i) : PFOR_BLOCK,
+				 &prev);
+}
+
+struct speed {
+	uint64_t residuals, rice_bits, pfor_bits;
+	double rice_s, pfor_s; /* decoding every stream, each the fastest of REPEATS */
+};
+
+/* A stream decoded REPEATS times, the fastest timed; each run checked
+ * against its residuals v, untimed: a decoder that is wrong is an error. */
+static double decode_stream(const struct stream *s, const uint8_t *code, bool pfor,
+			    const uint64_t *v, uint64_t *out)
+{
+	double best = 1e9;
+
+	for (int r = 0; r < REPEATS; r++) {
+		uint64_t prev = 0;
+		double t0 = wall_now();
+		if (pfor)
+			pfor_decode(code, out, s->n);
+		else
+			rice_decode(code, out, s->n);
+		best = fmin(best, wall_now() - t0);
+		for (size_t j = 0; j < s->n; j++) {
+			prev += unzz(v[j]);
+			if (out[j] != prev) {
+				fprintf(stderr, "bench_codec: stream %llx: %s decoded value %zu wrong\n",
+					(unsigned long long)s->key, pfor ? "PFor" : "Rice", j);
+				exit(1);
+			}
+		}
+	}
+	return best;
+}
+
+/* A code's bits must be what floor_totals counted. */
+static void sized(const struct stream *s, const char *code, uint64_t bits, uint64_t model)
+{
+	if (bits != model) {
+		fprintf(stderr, "bench_codec: stream %llx: %s coded in %llu bits, not %llu\n",
+			(unsigned long long)s->key, code, (unsigned long long)bits,
+			(unsigned long long)model);
+		exit(1);
+	}
+}
+
+/* After floor_totals: each stream coded both ways (in the bits it counted:
+ * else an error) and decoded, timed. */
+static struct speed speed_log(struct floor *f)
+{
+	struct speed sp = { 0 };
+	size_t most = 0;
+	uint64_t *v, *out, code_most = 0;
+	uint8_t *code;
+
+	for (size_t i = 0; i < f->n; i++) {
+		struct stream *s = &f->s[i];
+		s->n = 0;
+		for (int b = 0; b <= 64; b++)
+			s->n += s->hist[b];
+		most = s->n > most ? s->n : most;
+		code_most = s->rice_bits > code_most ? s->rice_bits : code_most;
+		code_most = s->pfor_bits > code_most ? s->pfor_bits : code_most;
+	}
+	v = malloc((most + PFOR_BLOCK) * sizeof(*v));
+	out = malloc((most + PFOR_BLOCK) * sizeof(*out));
+	code = malloc(code_most / 8 + 1 + PAD);
+	if (!v || !out || !code)
+		abort();
+	for (size_t i = 0; i < f->n; i++) {
+		const struct stream *s = &f->s[i];
+		stream_values(s, v);
+		memset(code, 0, code_most / 8 + 1 + PAD);
+		sized(s, "Rice", rice_encode(code, v, s->n), s->rice_bits);
+		sp.rice_s += decode_stream(s, code, false, v, out);
+		memset(code, 0, code_most / 8 + 1 + PAD);
+		sized(s, "PFor", pfor_encode(code, v, s->n), s->pfor_bits);
+		sp.pfor_s += decode_stream(s, code, true, v, out);
+		sp.residuals += s->n;
+		sp.rice_bits += s->rice_bits;
+		sp.pfor_bits += s->pfor_bits;
+	}
+	free(v);
+	free(out);
+	free(code);
+	return sp;
+}
+
 /* ---- the formats -------------------------------------------------------- */
 
 static bool is_trigger(const struct t4_packet *p)
@@ -415,17 +846,13 @@ struct ctx {
 	struct fmt_result f[FORMATS];
 	struct floor fl;
 	uint64_t sum;
+	struct speed_row { /* the second table's, one per log */
+		const char *path;
+		uint64_t values;
+		struct speed sp;
+	} *rows;
+	int n_rows;
 };
-
-#define REPEATS 3 /* each timing the fastest of 3: the machine is shared */
-
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void chunk(struct ctx *x, const struct pkts *k)
 {
@@ -515,6 +942,7 @@ static int bench_log(struct ctx *x, const char *path)
 	double ent, zst, fl, rice, pfor;
 	floor_totals(&x->fl, &ent, &zst, &rice, &pfor);
 	fl = ent < zst ? ent : zst;
+	x->rows[x->n_rows++] = (struct speed_row){ path, values, speed_log(&x->fl) };
 	printf("| %s | %llu | %llu |", path, (unsigned long long)chunks,
 	       (unsigned long long)values);
 	for (int v = 0; v < FORMATS; v++) {
@@ -532,6 +960,43 @@ static int bench_log(struct ctx *x, const char *path)
 	       (double)x->f[2].trig / fl, rice / (double)values, pfor / (double)values);
 	fflush(stdout);
 	return 0;
+}
+
+/* The second table: the residuals' codes decoded (speed_log), per counter
+ * value as the first table (the clock and reference streams' time and bits
+ * included). */
+static void print_speed(const struct ctx *x)
+{
+	printf("\n| log | values | residuals | Rice bits/value | PFor bits/value "
+	       "| Rice decode ns/value | Rice M values/s | PFor decode ns/value "
+	       "| PFor M values/s | PFor speed-up |\n|");
+	for (int i = 0; i < 10; i++)
+		printf("---|");
+	printf("\n");
+	for (int i = 0; i < x->n_rows; i++) {
+		const struct speed_row *r = &x->rows[i];
+		double n = (double)r->values;
+		printf("| %s | %llu | %llu | %.3f | %.3f | %.2f | %.1f | %.2f | %.1f | %.2fx |\n",
+		       r->path, (unsigned long long)r->values,
+		       (unsigned long long)r->sp.residuals, (double)r->sp.rice_bits / n,
+		       (double)r->sp.pfor_bits / n, r->sp.rice_s * 1e9 / n, n / r->sp.rice_s / 1e6,
+		       r->sp.pfor_s * 1e9 / n, n / r->sp.pfor_s / 1e6, r->sp.rice_s / r->sp.pfor_s);
+	}
+}
+
+/* Everything main allocated (so that a sanitizer's leak check is quiet). */
+static void ctx_free(struct ctx *x)
+{
+	for (size_t i = 0; i < x->fl.n; i++)
+		free(x->fl.s[i].vbuf);
+	free(x->fl.s);
+	free(x->rows);
+	free(x->raw);
+	free(x->back);
+	free(x->comp);
+	t4_codec_free(x->c);
+	ZSTD_freeCCtx(x->cctx);
+	ZSTD_freeDCtx(x->dctx);
 }
 
 int main(int argc, char **argv)
@@ -565,7 +1030,8 @@ int main(int argc, char **argv)
 	x.back = malloc(x.comp_cap); /* a chunk, or one compressed */
 	x.comp = malloc(x.comp_cap);
 	x.fl.s = calloc(STREAMS_MAX, sizeof(*x.fl.s));
-	if (!x.c || !x.cctx || !x.dctx || !x.raw || !x.back || !x.comp || !x.fl.s)
+	x.rows = calloc((size_t)(argc - optind), sizeof(*x.rows));
+	if (!x.c || !x.cctx || !x.dctx || !x.raw || !x.back || !x.comp || !x.fl.s || !x.rows)
 		return t4_report(-ENOMEM);
 	printf("| log | chunks | values |");
 	for (int v = 1; v <= FORMATS; v++) {
@@ -581,10 +1047,14 @@ int main(int argc, char **argv)
 	printf("\n");
 	for (int i = optind; i < argc; i++) {
 		int rc = bench_log(&x, argv[i]);
-		if (rc < 0)
+		if (rc < 0) {
+			ctx_free(&x);
 			return t4_report(rc);
+		}
 	}
+	print_speed(&x);
 	if (x.sum == 42)
 		printf("\n");
+	ctx_free(&x);
 	return 0;
 }
