@@ -51,10 +51,11 @@
  * triggers x 4096 domains of memory), reorder the file against the reference
  * packets, and need the block before coding its first value. What that
  * costs, measured by bench_codec on the same ideal residuals
- * (docs/PERFORMANCE.md, "Codec v2"): PFor in blocks of 128 would code them
- * 6-14% smaller than this Rice code, which spends at least a bit on a
- * residual of 0. What the block choice of a predictor costs: 2-8 bits per
- * event every 16 records.
+ * (docs/PERFORMANCE.md, "One core, a third look"): PFor in blocks of 128
+ * would code them 4-8% smaller than this Rice code, which spends at least
+ * a bit on a residual of 0, and decode them in a third of the time, which
+ * would make the whole summary about 1.17x faster. What the block choice
+ * of a predictor costs: 2-8 bits per event every 16 records.
  *
  * Cost: per value the decoder does a Rice read, a 64x64->128 multiply for
  * rate predictions and two adds; per return record one 64-bit division (the
