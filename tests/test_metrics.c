@@ -112,6 +112,48 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 	cleanup(&r);
 }
 
+/* A client trickling its request a byte every half second (slowloris)
+ * is closed 10 s after it connected, although it is never idle for 10 s
+ * (libmicrohttpd's own timeout); a scraper keeping its connection alive,
+ * one request every 2 s, is served on that one connection throughout. */
+Test(metrics, a_trickling_request_is_closed_a_kept_alive_scraper_is_not, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh_in_dir(&r,
+		   "\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "
+		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
+		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
+		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+		   "python3 -c 'import http.client, socket, sys, threading, time\n"
+		   "port = int(sys.argv[1])\n"
+		   "def keep():\n"
+		   "    c = http.client.HTTPConnection(\"127.0.0.1\", port, timeout=30)\n"
+		   "    n = 0\n"
+		   "    for i in range(12):\n"
+		   "        c.request(\"GET\", \"/metrics\"); r = c.getresponse(); r.read()\n"
+		   "        n += r.status == 200; time.sleep(2)\n"
+		   "    print(\"kept\", n, flush=True)\n"
+		   "t = threading.Thread(target=keep); t.start()\n"
+		   "s = socket.create_connection((\"127.0.0.1\", port)); t0 = time.monotonic()\n"
+		   "s.sendall(b\"GET /metrics HTTP/1.1\\r\\nX-Slow: \")\n"
+		   "res = \"open\"\n"
+		   "while time.monotonic() - t0 < 60:\n"
+		   "    try:\n"
+		   "        s.sendall(b\"a\"); time.sleep(0.5)\n"
+		   "    except OSError:\n"
+		   "        res = \"closed\"; break\n"
+		   "t.join()\n"
+		   "print(\"trickler\", res, \"early\" if time.monotonic() - t0 < 9.5 else \"\")' $P; "
+		   "kill -INT $rec; wait $rec; echo rc=$?");
+	cr_assert(strstr(r.out, "kept 12\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "trickler closed \n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A real Prometheus server (tests/prom_check.py): its rate() of each UCF
  * PMU's read bandwidth equals decode's over the same span within 2%, and
  * the phase shows after `ctl bookmark`. */
