@@ -165,6 +165,23 @@ Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 	cleanup(&r);
 }
 
+/* --duration over a workload that ignores SIGTERM: it is killed 5 s later
+ * (exit 137), and the summary counts the recording's time, the duration,
+ * not the wait for the workload's end. */
+Test(safety, duration_over_a_deaf_workload_summary_says_the_duration, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim --backend pwrite -d 1s -o s.t4t -- "
+		  "sh -c 'trap \"\" TERM; exec sleep 30' 2> err; echo rc=$?; "
+		  "grep -o 'triggers in [0-9.]* s' err; grep -o \"stopping 'sh' (SIGTERM)\" err; "
+		  "\"$B\" info s.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "rc=137\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\ntriggers in 1.00 s\nstopping 'sh' (SIGTERM)\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* ---- files: never through a planted link, the umask, no litter --------------- */
 
 /* A link planted at the log's old temporary name (FILE.partial-PID, with
