@@ -161,6 +161,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ok;
 }
 
+/* %-escapes decoded as libmicrohttpd does, except that a %00 leaves the
+ * URL empty: "/metrics%00x" would otherwise read as /metrics (404 now). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	size_t n = MHD_http_unescape(s);
+
+	(void)cls;
+	(void)c;
+	if (strlen(s) != n) {
+		s[0] = '\0';
+		n = 0;
+	}
+	return n;
+}
+
 /* libmicrohttpd's thread: a connection starts (listed for the reaper) or
  * closes (unlisted before its fd is closed). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
@@ -331,6 +346,7 @@ int t4_live_http_start(struct t4_live_http **out, const char *addr, struct t4_li
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				  MHD_OPTION_END);
 	if (!h->mhd) {
 		close(fd);

@@ -80,6 +80,8 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 		   "grep -c '^t410_pmu_bytes_total{.*pmu=\"nvidia_ucf_pmu_[01]\"' m.txt; "
 		   "curl -s -o /dev/null -w 'other %{http_code}\\n' $U/other; "
 		   "curl -s -o /dev/null -w 'post %{http_code}\\n' -d x $U/metrics; "
+		   "curl -s -o /dev/null -w 'nul %{http_code}\\n' $U/metrics%00x; "
+		   "curl -s -o /dev/null -w 'escaped %{http_code}\\n' $U/%6detrics; "
 		   "python3 -c 'import socket, sys\n"
 		   "s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n"
 		   "s.sendall(b\"NONSENSE\\r\\n\\r\\n\"); s.settimeout(20); d = s.recv(100)\n"
@@ -104,7 +106,7 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 	cr_assert(g && atoi(g + 3) > 0 && atoi(g + 3) <= 62, "%s", r.out);
 	const char *most = strstr(r.out, "most labels ");
 	cr_assert(most && atoi(most + 12) <= 8 && atoi(most + 12) >= 6, "%s", r.out);
-	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\nnul 404\nescaped 200\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "bad HTTP/1.1 400") || strstr(r.out, "bad closed"),
 		  "a malformed request: %s", r.out);
 	cr_assert(strstr(r.out, "held\n200 200\nafter 200\n"), "%s", r.out);
