@@ -201,6 +201,28 @@ Test(safety, planted_link_is_never_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A symbolic link another user planted in a shared (sticky, world-
+ * writable) directory, pointing at a device, is not followed even where
+ * fs.protected_symlinks is off: root would write its log into the device
+ * (/dev/watchdog, a tty). The user's own link there is written through. */
+Test(safety, a_stranger_link_to_a_device_is_not_followed, .timeout = 60)
+{
+	struct run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give the link to another user)");
+	tmpdir(&r);
+	sh_in_dir(&r, "mkdir pub; chmod 1777 pub; ln -s /dev/zero pub/x.t4t; "
+		  "chown -h 65534:65534 pub/x.t4t; ln -s /dev/null pub/mine.t4t; "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o pub/x.t4t; echo rc=$?; "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o pub/mine.t4t; echo rc=$?; "
+		  "ls pub");
+	cr_assert(strstr(r.out, "t410trace: pub/x.t4t: a symbolic link another user made in a "
+				"shared directory; not followed\nrc=1\nrc=0\nmine.t4t\nx.t4t\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}
+
 /* The log and decode's output get 0666 less the umask; a file decode
  * replaces keeps its permissions. */
 Test(safety, files_honour_the_umask, .timeout = 60)
