@@ -17,9 +17,9 @@
  * them the endpoint. A reaper thread therefore shuts down (shutdown(2),
  * libmicrohttpd then closes it on its own thread) every connection that
  * has not sent a whole request for HTTP_TIMEOUT_S, counted from its
- * connection or its last request. The fd is checked against the peer seen
- * at connection (getpeername) before, so a number reused after a close
- * the reaper did not see yet is never touched.
+ * connection, its last request or its last answer. The fd is checked
+ * against the peer seen at connection (getpeername) before, so a number
+ * reused after a close the reaper did not see yet is never touched.
  */
 #include "live.h"
 #include "util/util.h"
@@ -45,7 +45,7 @@ struct http_conn {
 	int fd;
 	struct sockaddr_storage peer; /* as at connection */
 	socklen_t peer_len;
-	uint64_t request_ms;          /* connected, or its last whole request */
+	uint64_t request_ms;          /* connected, its last request or answer */
 	bool shut;                    /* shut down already */
 	struct http_conn *prev, *next;
 };
@@ -118,6 +118,29 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return ok;
 }
 
+/* c sent a whole request, or had its answer: the reaper's clock restarts. */
+static void mark_request(struct t4_live_http *h, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	if (!hc)
+		return;
+	pthread_mutex_lock(&h->conn_lock);
+	hc->request_ms = now_ms();
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+/* A request is over (answered, or its connection gone). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)state;
+	(void)toe;
+	mark_request(cls, c);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **state)
@@ -129,15 +152,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	(void)data;
 	if (!*state) { /* the headers: answer once the request is whole */
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		struct http_conn *hc = ci ? ci->socket_context : NULL;
-
-		if (hc) {
-			pthread_mutex_lock(&h->conn_lock);
-			hc->request_ms = now_ms();
-			pthread_mutex_unlock(&h->conn_lock);
-		}
+		mark_request(h, c);
 		*state = h;
 		return MHD_YES;
 	}
@@ -346,6 +361,7 @@ int t4_live_http_start(struct t4_live_http **out, const char *addr, struct t4_li
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				  MHD_OPTION_END);
 	if (!h->mhd) {
