@@ -749,6 +749,8 @@ static int run(struct recording *r)
 		t4_warn("%s", t4_errmsg());
 	cli_drm_stop(&r->o.drm);
 	t_end = t4_mono_raw_ns();
+	if (w.end && t_end > w.end) /* the grid ended there; the rest was the command's end */
+		t_end = w.end;
 	if (put_host(r) < 0)
 		t4_warn("host packet: %s", t4_errmsg());
 	if (show_progress)

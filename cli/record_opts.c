@@ -236,9 +236,18 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 		o->events[o->n_events++] = arg;
 		return 0;
 	case 'b': o->bookmark = arg; return 0;
-	case 'o': o->output = arg; return 0;
+	case 'o':
+		if (!arg[0])
+			return cli_usage_error("record", "-o: an empty file name ('-' is standard "
+					       "output)");
+		o->output = arg;
+		return 0;
 	case 'f': o->force = true; return 0;
-	case 'c': o->control = arg; return 0;
+	case 'c':
+		if (!arg[0])
+			return cli_usage_error("record", "-c: an empty socket path");
+		o->control = arg;
+		return 0;
 	case 'a': o->all_cpus = true; return 0; /* counters: the default already */
 	case 'C': o->target.cpus = arg; return 0;
 	case 'p': o->target.pids = arg; return 0;

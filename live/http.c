@@ -11,6 +11,15 @@
  * malformed client holds only its connection, which times out; at most
  * HTTP_MAX_CONN at once. Only GET (and HEAD) of /metrics; anything else is
  * 404 or 405.
+ *
+ * libmicrohttpd's timeout counts idle time only, so a client trickling a
+ * byte a second (slowloris) would hold its connection for hours and 256 of
+ * them the endpoint. A reaper thread therefore shuts down (shutdown(2),
+ * libmicrohttpd then closes it on its own thread) every connection that
+ * has not sent a whole request for HTTP_TIMEOUT_S, counted from its
+ * connection, its last request or its last answer. The fd is checked
+ * against the peer seen at connection (getpeername) before, so a number
+ * reused after a close the reaper did not see yet is never touched.
  */
 #include "live.h"
 #include "util/util.h"
@@ -19,6 +28,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,6 +38,17 @@
 
 #define HTTP_MAX_CONN 256
 #define HTTP_TIMEOUT_S 10
+#define HTTP_REAP_MS 500 /* how often the reaper looks */
+
+/* A connection, for the reaper (its socket context). */
+struct http_conn {
+	int fd;
+	struct sockaddr_storage peer; /* as at connection */
+	socklen_t peer_len;
+	uint64_t request_ms;          /* connected, its last request or answer */
+	bool shut;                    /* shut down already */
+	struct http_conn *prev, *next;
+};
 
 struct t4_live_http {
 	struct MHD_Daemon *mhd;
@@ -39,6 +61,11 @@ struct t4_live_http {
 	uint64_t taken_ms;
 	char *text;
 	size_t len;
+	pthread_mutex_t conn_lock; /* conns, stop */
+	pthread_cond_t wake;
+	pthread_t reaper;
+	bool reaping, stop;
+	struct http_conn *conns;
 };
 
 static uint64_t now_ms(void)
@@ -91,6 +118,29 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return ok;
 }
 
+/* c sent a whole request, or had its answer: the reaper's clock restarts. */
+static void mark_request(struct t4_live_http *h, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	if (!hc)
+		return;
+	pthread_mutex_lock(&h->conn_lock);
+	hc->request_ms = now_ms();
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+/* A request is over (answered, or its connection gone). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)state;
+	(void)toe;
+	mark_request(cls, c);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **state)
@@ -102,6 +152,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	(void)data;
 	if (!*state) { /* the headers: answer once the request is whole */
+		mark_request(h, c);
 		*state = h;
 		return MHD_YES;
 	}
@@ -123,6 +174,100 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	ok = reply(c, MHD_HTTP_OK, text_type, h->text, h->len, true);
 	pthread_mutex_unlock(&h->lock);
 	return ok;
+}
+
+/* %-escapes decoded as libmicrohttpd does, except that a %00 leaves the
+ * URL empty: "/metrics%00x" would otherwise read as /metrics (404 now). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	size_t n = MHD_http_unescape(s);
+
+	(void)cls;
+	(void)c;
+	if (strlen(s) != n) {
+		s[0] = '\0';
+		n = 0;
+	}
+	return n;
+}
+
+/* libmicrohttpd's thread: a connection starts (listed for the reaper) or
+ * closes (unlisted before its fd is closed). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct t4_live_http *h = cls;
+	struct http_conn *hc = *ctx;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci || !(hc = calloc(1, sizeof(*hc))))
+			return; /* not reaped: its idle timeout still holds */
+		hc->fd = ci->connect_fd;
+		hc->peer_len = sizeof(hc->peer);
+		if (getpeername(hc->fd, (struct sockaddr *)&hc->peer, &hc->peer_len) < 0) {
+			free(hc);
+			return;
+		}
+		hc->request_ms = now_ms();
+		pthread_mutex_lock(&h->conn_lock);
+		hc->next = h->conns;
+		if (h->conns)
+			h->conns->prev = hc;
+		h->conns = hc;
+		pthread_mutex_unlock(&h->conn_lock);
+		*ctx = hc;
+		return;
+	}
+	if (!hc)
+		return;
+	pthread_mutex_lock(&h->conn_lock);
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	pthread_mutex_unlock(&h->conn_lock);
+	free(hc);
+	*ctx = NULL;
+}
+
+/* hc's fd still the connection it was (conn_lock held). */
+static bool same_peer(const struct http_conn *hc)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return getpeername(hc->fd, (struct sockaddr *)&ss, &len) == 0 && len == hc->peer_len &&
+	       !memcmp(&ss, &hc->peer, len);
+}
+
+/* Shut down the connections without a whole request for HTTP_TIMEOUT_S. */
+static void *reap(void *arg)
+{
+	struct t4_live_http *h = arg;
+	struct timespec at;
+
+	pthread_mutex_lock(&h->conn_lock);
+	while (!h->stop) {
+		uint64_t now = now_ms();
+
+		for (struct http_conn *hc = h->conns; hc; hc = hc->next)
+			if (!hc->shut && now - hc->request_ms >= HTTP_TIMEOUT_S * 1000u &&
+			    same_peer(hc)) {
+				shutdown(hc->fd, SHUT_RDWR);
+				hc->shut = true;
+			}
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_nsec += HTTP_REAP_MS * 1000000L;
+		at.tv_sec += at.tv_nsec / 1000000000L;
+		at.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&h->wake, &h->conn_lock, &at);
+	}
+	pthread_mutex_unlock(&h->conn_lock);
+	return NULL;
 }
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT" into a socket address. */
@@ -206,19 +351,38 @@ int t4_live_http_start(struct t4_live_http **out, const char *addr, struct t4_li
 	h->health = health;
 	h->ud = ud;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->conn_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				  MHD_OPTION_END);
 	if (!h->mhd) {
 		close(fd);
-		pthread_mutex_destroy(&h->lock);
-		t4_live_view_free(h->view);
-		free(h);
-		return t4_err(EIO, "--metrics-listen %s: the HTTP server did not start", addr);
+		rc = t4_err(EIO, "--metrics-listen %s: the HTTP server did not start", addr);
+		goto fail;
 	}
+	if ((rc = t4_thread_start(&h->reaper, reap, h, "t4-http-reap", "HTTP reaper")) < 0) {
+		MHD_stop_daemon(h->mhd);
+		goto fail;
+	}
+	h->reaping = true;
 	*out = h;
 	return 0;
+fail:
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->conn_lock);
+	pthread_mutex_destroy(&h->lock);
+	t4_live_view_free(h->view);
+	free(h);
+	return rc;
 }
 
 unsigned t4_live_http_port(const struct t4_live_http *h)
@@ -230,7 +394,16 @@ void t4_live_http_stop(struct t4_live_http *h)
 {
 	if (!h)
 		return;
+	if (h->reaping) { /* first: it must not shut down fds the daemon closes */
+		pthread_mutex_lock(&h->conn_lock);
+		h->stop = true;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->conn_lock);
+		pthread_join(h->reaper, NULL);
+	}
 	MHD_stop_daemon(h->mhd); /* joins its thread; the socket goes with it */
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->conn_lock);
 	pthread_mutex_destroy(&h->lock);
 	t4_live_view_free(h->view);
 	free(h->text);

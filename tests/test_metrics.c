@@ -80,6 +80,8 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 		   "grep -c '^t410_pmu_bytes_total{.*pmu=\"nvidia_ucf_pmu_[01]\"' m.txt; "
 		   "curl -s -o /dev/null -w 'other %{http_code}\\n' $U/other; "
 		   "curl -s -o /dev/null -w 'post %{http_code}\\n' -d x $U/metrics; "
+		   "curl -s -o /dev/null -w 'nul %{http_code}\\n' $U/metrics%00x; "
+		   "curl -s -o /dev/null -w 'escaped %{http_code}\\n' $U/%6detrics; "
 		   "python3 -c 'import socket, sys\n"
 		   "s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n"
 		   "s.sendall(b\"NONSENSE\\r\\n\\r\\n\"); s.settimeout(20); d = s.recv(100)\n"
@@ -104,11 +106,53 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 	cr_assert(g && atoi(g + 3) > 0 && atoi(g + 3) <= 62, "%s", r.out);
 	const char *most = strstr(r.out, "most labels ");
 	cr_assert(most && atoi(most + 12) <= 8 && atoi(most + 12) >= 6, "%s", r.out);
-	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\nnul 404\nescaped 200\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "bad HTTP/1.1 400") || strstr(r.out, "bad closed"),
 		  "a malformed request: %s", r.out);
 	cr_assert(strstr(r.out, "held\n200 200\nafter 200\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "rc=0\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A client trickling its request a byte every half second (slowloris)
+ * is closed 10 s after it connected, although it is never idle for 10 s
+ * (libmicrohttpd's own timeout); a scraper keeping its connection alive,
+ * one request every 2 s, is served on that one connection throughout. */
+Test(metrics, a_trickling_request_is_closed_a_kept_alive_scraper_is_not, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh_in_dir(&r,
+		   "\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "
+		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
+		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
+		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+		   "python3 -c 'import http.client, socket, sys, threading, time\n"
+		   "port = int(sys.argv[1])\n"
+		   "def keep():\n"
+		   "    c = http.client.HTTPConnection(\"127.0.0.1\", port, timeout=30)\n"
+		   "    n = 0\n"
+		   "    for i in range(12):\n"
+		   "        c.request(\"GET\", \"/metrics\"); r = c.getresponse(); r.read()\n"
+		   "        n += r.status == 200; time.sleep(2)\n"
+		   "    print(\"kept\", n, flush=True)\n"
+		   "t = threading.Thread(target=keep); t.start()\n"
+		   "s = socket.create_connection((\"127.0.0.1\", port)); t0 = time.monotonic()\n"
+		   "s.sendall(b\"GET /metrics HTTP/1.1\\r\\nX-Slow: \")\n"
+		   "res = \"open\"\n"
+		   "while time.monotonic() - t0 < 60:\n"
+		   "    try:\n"
+		   "        s.sendall(b\"a\"); time.sleep(0.5)\n"
+		   "    except OSError:\n"
+		   "        res = \"closed\"; break\n"
+		   "t.join()\n"
+		   "print(\"trickler\", res, \"early\" if time.monotonic() - t0 < 9.5 else \"\")' $P; "
+		   "kill -INT $rec; wait $rec; echo rc=$?");
+	cr_assert(strstr(r.out, "kept 12\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "trickler closed \n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
 	cleanup(&r);
 }
 

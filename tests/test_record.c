@@ -139,6 +139,10 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--sim -e cpu-clock", "without --sim");
 	expect_usage_error("--trigger kernel", "--trigger kernel");
 	expect_usage_error("--sim --trigger bpf", "user space");
+	/* empty names: not a log stranded as '.partial-PID' after the whole
+	 * run, nor a COMMAND left without its control socket */
+	expect_usage_error("--sim -d 10ms -o ''", "-o: an empty file name");
+	expect_usage_error("--sim -d 10ms -c '' -- true", "-c: an empty socket path");
 }
 
 Test(record, help_and_version)

@@ -165,6 +165,23 @@ Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 	cleanup(&r);
 }
 
+/* --duration over a workload that ignores SIGTERM: it is killed 5 s later
+ * (exit 137), and the summary counts the recording's time, the duration,
+ * not the wait for the workload's end. */
+Test(safety, duration_over_a_deaf_workload_summary_says_the_duration, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim --backend pwrite -d 1s -o s.t4t -- "
+		  "sh -c 'trap \"\" TERM; exec sleep 30' 2> err; echo rc=$?; "
+		  "grep -o 'triggers in [0-9.]* s' err; grep -o \"stopping 'sh' (SIGTERM)\" err; "
+		  "\"$B\" info s.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "rc=137\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\ntriggers in 1.00 s\nstopping 'sh' (SIGTERM)\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* ---- files: never through a planted link, the umask, no litter --------------- */
 
 /* A link planted at the log's old temporary name (FILE.partial-PID, with
@@ -181,6 +198,28 @@ Test(safety, planted_link_is_never_followed, .timeout = 60)
 		  "echo rc=$?; cat victim; echo; stat -c '%a %s' victim; "
 		  "\"$B\" info k.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=0\nsecret\n600 6\nlog-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A symbolic link another user planted in a shared (sticky, world-
+ * writable) directory, pointing at a device, is not followed even where
+ * fs.protected_symlinks is off: root would write its log into the device
+ * (/dev/watchdog, a tty). The user's own link there is written through. */
+Test(safety, a_stranger_link_to_a_device_is_not_followed, .timeout = 60)
+{
+	struct run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give the link to another user)");
+	tmpdir(&r);
+	sh_in_dir(&r, "mkdir pub; chmod 1777 pub; ln -s /dev/zero pub/x.t4t; "
+		  "chown -h 65534:65534 pub/x.t4t; ln -s /dev/null pub/mine.t4t; "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o pub/x.t4t; echo rc=$?; "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o pub/mine.t4t; echo rc=$?; "
+		  "ls pub");
+	cr_assert(strstr(r.out, "t410trace: pub/x.t4t: a symbolic link another user made in a "
+				"shared directory; not followed\nrc=1\nrc=0\nmine.t4t\nx.t4t\n"),
+		  "%s", r.out);
 	cleanup(&r);
 }
 

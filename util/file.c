@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -151,6 +152,20 @@ int t4_mkdirs(const char *path, unsigned mode)
 static int rm_fail(const char *path)
 {
 	return t4_err(errno, "%s: cannot remove: %s", path, strerror(errno));
+}
+
+bool t4_link_planted(const char *path)
+{
+	char d[4096];
+	struct stat ln, dir;
+
+	if (lstat(path, &ln) < 0 || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
+		return false;
+	snprintf(d, sizeof(d), "%s", path);
+	if (stat(dirname(d), &dir) < 0)
+		return false;
+	return (dir.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH) &&
+	       ln.st_uid != dir.st_uid;
 }
 
 int t4_rmtree(const char *path)

@@ -110,6 +110,12 @@ int t4_write_small_file(const char *path, const char *text);
  * filtered by the umask as open(2) does. Returns the fd (close-on-exec)
  * or a negative errno with the message naming path. */
 int t4_create_new(const char *path, unsigned mode);
+/* Whether path is a symbolic link another user planted in a shared
+ * directory: owned by neither this user nor the directory's owner, in a
+ * sticky world-writable directory (/tmp). The kernel's fs.protected_symlinks
+ * rule, for a path written in place (a FIFO, a device) where that sysctl
+ * is off: such a link is not followed. */
+bool t4_link_planted(const char *path);
 /* The same under a fresh name "<base>.tmp-XXXXXX" (random, retried while
  * taken), written into path (cap bytes; "" on failure). */
 int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
