@@ -768,6 +768,28 @@ Test(decode_cli, output_named_on_one_line, .timeout = 60)
 	dc_fini(&c);
 }
 
+/* The warnings that name a damaged log (info's, a second recording's) are
+ * one line each, whatever its file name holds, as its errors are. */
+Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 300 --chunk-packets 100 --truncate 9");
+	cr_assert_eq(dc_sh(&c, "cp x.t4 \"$(printf 'd\\nam\\033[2J.t4')\" && "
+			       "cat x.t4 x.t4 > \"$(printf 'tw\\no\\033[2J.t4')\""), 0, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
+	cr_assert(!strchr(c.out, '\033') && count_lines(c.out) == 1, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode \"$(printf 'tw\\no\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "warning: tw o [2J.t4: another recording starts at offset"), "%s",
+		  c.out);
+	cr_assert(!strchr(c.out, '\033'), "%s", c.out);
+	dc_fini(&c);
+}
+
 /* `decode -` reads standard input, from a file or a pipe, and gives what
  * decoding the file gives. Skipped while the reader cannot open "-". */
 Test(decode_cli, standard_input, .timeout = 120)
