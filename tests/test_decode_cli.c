@@ -497,9 +497,12 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 	dc_check(&c, "csv semi.csv odd.json --sep ';'");
 	cr_assert_eq(dc_decode(&c, "odd.t4 -f jsonl -o odd.jsonl"), 0, "%s", c.out);
 	dc_check(&c, "jsonl odd.jsonl odd.json");
-	/* -x: one character, not a quote or a line break, CSV only */
+	/* -x: one character, not a quote or a line break, CSV only; nor one
+	 * that numbers and words hold (they are never quoted) */
 	static const char *const bad[] = { "-f csv -x '\"'", "-f csv -x ';;'", "-f csv -x ''",
-					   "-f jsonl -x ';'", "-x ';'" };
+					   "-f jsonl -x ';'", "-x ';'", "-f csv -x 1",
+					   "-f csv -x .", "-f csv -x e", "-f phases -x -",
+					   "-f csv -x _", "-f slices -x +" };
 	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
 		char args[128];
 		snprintf(args, sizeof(args), "odd.t4 %s", bad[i]);
