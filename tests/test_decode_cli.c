@@ -703,18 +703,22 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	dc_init(&c, "python3 zstd");
 	dc_write(&c, "x", "--triggers 200");
 	dc_write(&c, "y", "--triggers 50 --seed 2");
-	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig && ln -s x.t4 xlink.t4 && "
+	dc_write(&c, "z", "--triggers 300 --chunk-packets 100 --damage-magic 0"); /* no magic */
+	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig && cp z.t4 z.orig && "
+			       "ln -s x.t4 xlink.t4 && "
 			       "printf 'hello\\n' > notalog && printf 'precious\\n' > out.csv"),
 		     0, "%s", c.out);
 	static const char *const refuse[] = {
 		"x.t4 -f csv -o x.t4", "x.t4 -o ./x.t4", "xlink.t4 -f jsonl -o x.t4",
-		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4",
+		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4", "z.t4 -f csv -o z.t4",
+		"- -f csv -o z.t4 < z.t4", "- -f csv -o xlink.t4 < x.t4",
 	};
 	for (size_t i = 0; i < T4_ARRAY_LEN(refuse); i++) {
 		cr_assert_eq(dc_decode(&c, refuse[i]), 2, "decode %s: %s", refuse[i], c.out);
 		cr_assert(strstr(c.out, "not overwritten"), "decode %s: %s", refuse[i], c.out);
 	}
-	cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig && test -L xlink.t4"), 0,
+	cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig && cmp z.t4 z.orig && "
+			       "test -L xlink.t4"), 0,
 		     "a log was changed: %s", c.out);
 	/* a failed decode: the old output stays, no temporary file */
 	cr_assert_eq(dc_decode(&c, "notalog -f csv -o out.csv"), 2, "%s", c.out);
