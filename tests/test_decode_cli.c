@@ -776,7 +776,8 @@ Test(decode_cli, output_named_on_one_line, .timeout = 60)
 }
 
 /* The warnings that name a damaged log (info's, a second recording's) are
- * one line each, whatever its file name holds, as its errors are. */
+ * one line each, whatever its file name holds, as its errors are; info
+ * shows the name escaped. */
 Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
 {
 	struct dc c;
@@ -789,6 +790,10 @@ Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
 		     0, "%s", c.out);
 	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
 	cr_assert(!strchr(c.out, '\033') && count_lines(c.out) == 1, "%s", c.out);
+	/* and info's first line, the name, as the summary's header shows it */
+	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>/dev/null | head -n 1"),
+		     0, "%s", c.out);
+	cr_assert_str_eq(c.out, "d\\x0aam\\x1b[2J.t4\n");
 	cr_assert_eq(dc_sh(&c, "\"$B\" decode \"$(printf 'tw\\no\\033[2J.t4')\" 2>&1 >/dev/null"),
 		     0, "%s", c.out);
 	cr_assert(strstr(c.out, "warning: tw o [2J.t4: another recording starts at offset"), "%s",
