@@ -98,7 +98,7 @@ int t4_report(int err)
  * line, its control characters spaces; a longer one is cut. */
 void t4_warn(const char *fmt, ...)
 {
-	char msg[2048];
+	char msg[8192]; /* as t4_err()'s: two paths and a reason */
 	va_list ap;
 
 	va_start(ap, fmt);
