@@ -11,6 +11,7 @@
 #include "decode/decode.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -158,9 +159,13 @@ static int option(struct decode_args *a, int c)
 		a->output = optarg;
 		return 0;
 	case 'x':
-		if (strlen(optarg) != 1 || strchr("\"\r\n", optarg[0]))
+		/* numbers and words (counter, exact) are never quoted: a character
+		 * of theirs would split them */
+		if (strlen(optarg) != 1 || strchr("\"\r\n.+-_", optarg[0]) ||
+		    isalnum((unsigned char)optarg[0]))
 			return cli_usage_error("decode", "-x '%s': use one character other than a "
-					       "quote or a line break", optarg);
+					       "quote, a line break, a letter, a digit or . + - _",
+					       optarg);
 		a->sep = optarg;
 		return 0;
 	case OPT_BIN:

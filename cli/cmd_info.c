@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,10 +503,10 @@ static void print_human(const struct info *in)
 	const struct t4_reader_stats *st = &in->st;
 	const struct t4_index_counts *c = t4_index_counts(in->ix);
 	const struct t4_status_pkt *status = t4_index_status(in->ix);
-	char b1[32], b2[32];
+	char b1[32], b2[32], name[4 * PATH_MAX];
 	uint64_t lo, hi;
 
-	printf("%s\n", in->path);
+	printf("%s\n", tty(in->path, name, sizeof(name))); /* a file name is any bytes */
 	human_session(in);
 	human_host(in);
 	printf(ROW "%s on disk, %s raw (compression %.1fx)\n", "size",

@@ -35,8 +35,9 @@ static int check_output(const struct cli_outfile *o)
 
 	if (cli_outfile_stdout(o) || stat(o->output, &out) < 0)
 		return 0; /* standard output, or a new file */
-	if (strcmp(o->input, "-") && stat(o->input, &in) == 0 && in.st_dev == out.st_dev &&
-	    in.st_ino == out.st_ino)
+	/* the input by its name, or standard input: `decode - -o X < X` */
+	if ((strcmp(o->input, "-") ? stat(o->input, &in) : fstat(STDIN_FILENO, &in)) == 0 &&
+	    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return t4_err(EEXIST, "%s: is the log being read; not overwritten", o->output);
 	if (S_ISREG(out.st_mode) && (fd = open(o->output, O_RDONLY | O_CLOEXEC)) >= 0) {
 		ssize_t n = read(fd, magic, sizeof(magic));

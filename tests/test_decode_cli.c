@@ -497,9 +497,12 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 	dc_check(&c, "csv semi.csv odd.json --sep ';'");
 	cr_assert_eq(dc_decode(&c, "odd.t4 -f jsonl -o odd.jsonl"), 0, "%s", c.out);
 	dc_check(&c, "jsonl odd.jsonl odd.json");
-	/* -x: one character, not a quote or a line break, CSV only */
+	/* -x: one character, not a quote or a line break, CSV only; nor one
+	 * that numbers and words hold (they are never quoted) */
 	static const char *const bad[] = { "-f csv -x '\"'", "-f csv -x ';;'", "-f csv -x ''",
-					   "-f jsonl -x ';'", "-x ';'" };
+					   "-f jsonl -x ';'", "-x ';'", "-f csv -x 1",
+					   "-f csv -x .", "-f csv -x e", "-f phases -x -",
+					   "-f csv -x _", "-f slices -x +" };
 	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
 		char args[128];
 		snprintf(args, sizeof(args), "odd.t4 %s", bad[i]);
@@ -700,18 +703,22 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	dc_init(&c, "python3 zstd");
 	dc_write(&c, "x", "--triggers 200");
 	dc_write(&c, "y", "--triggers 50 --seed 2");
-	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig && ln -s x.t4 xlink.t4 && "
+	dc_write(&c, "z", "--triggers 300 --chunk-packets 100 --damage-magic 0"); /* no magic */
+	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig && cp z.t4 z.orig && "
+			       "ln -s x.t4 xlink.t4 && "
 			       "printf 'hello\\n' > notalog && printf 'precious\\n' > out.csv"),
 		     0, "%s", c.out);
 	static const char *const refuse[] = {
 		"x.t4 -f csv -o x.t4", "x.t4 -o ./x.t4", "xlink.t4 -f jsonl -o x.t4",
-		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4",
+		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4", "z.t4 -f csv -o z.t4",
+		"- -f csv -o z.t4 < z.t4", "- -f csv -o xlink.t4 < x.t4",
 	};
 	for (size_t i = 0; i < T4_ARRAY_LEN(refuse); i++) {
 		cr_assert_eq(dc_decode(&c, refuse[i]), 2, "decode %s: %s", refuse[i], c.out);
 		cr_assert(strstr(c.out, "not overwritten"), "decode %s: %s", refuse[i], c.out);
 	}
-	cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig && test -L xlink.t4"), 0,
+	cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig && cmp z.t4 z.orig && "
+			       "test -L xlink.t4"), 0,
 		     "a log was changed: %s", c.out);
 	/* a failed decode: the old output stays, no temporary file */
 	cr_assert_eq(dc_decode(&c, "notalog -f csv -o out.csv"), 2, "%s", c.out);
@@ -765,6 +772,33 @@ Test(decode_cli, output_named_on_one_line, .timeout = 60)
 		  c.out);
 	cr_assert_neq(dc_decode(&c, "\"$(printf 'no\\033[2Jne.t4')\""), 0);
 	cr_assert(!strchr(c.out, '\033') && strstr(c.out, "no [2Jne.t4"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* The warnings that name a damaged log (info's, a second recording's) are
+ * one line each, whatever its file name holds, as its errors are; info
+ * shows the name escaped. */
+Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 300 --chunk-packets 100 --truncate 9");
+	cr_assert_eq(dc_sh(&c, "cp x.t4 \"$(printf 'd\\nam\\033[2J.t4')\" && "
+			       "cat x.t4 x.t4 > \"$(printf 'tw\\no\\033[2J.t4')\""), 0, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
+	cr_assert(!strchr(c.out, '\033') && count_lines(c.out) == 1, "%s", c.out);
+	/* and info's first line, the name, as the summary's header shows it */
+	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>/dev/null | head -n 1"),
+		     0, "%s", c.out);
+	cr_assert_str_eq(c.out, "d\\x0aam\\x1b[2J.t4\n");
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode \"$(printf 'tw\\no\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "warning: tw o [2J.t4: another recording starts at offset"), "%s",
+		  c.out);
+	cr_assert(!strchr(c.out, '\033'), "%s", c.out);
 	dc_fini(&c);
 }
 

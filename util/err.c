@@ -94,13 +94,18 @@ int t4_report(int err)
 	}
 }
 
+/* A warning quotes user input as a message does (a log's file name): one
+ * line, its control characters spaces; a longer one is cut. */
 void t4_warn(const char *fmt, ...)
 {
+	char msg[8192]; /* as t4_err()'s: two paths and a reason */
 	va_list ap;
 
-	fputs("t410trace: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	fprintf(stderr, "t410trace: warning: %s\n", msg);
 }

@@ -40,7 +40,8 @@ const char *t4_errmsg(void);
  * process exit code to use for that error (2 for EINVAL-class user errors,
  * 1 otherwise). */
 int t4_report(int err);
-/* Print "t410trace: warning: ..." to stderr. */
+/* Print "t410trace: warning: ..." to stderr, one line (control characters
+ * become spaces, as in t4_err()). */
 void t4_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- clocks ---------------------------------------------------------- */
