@@ -38,6 +38,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -790,10 +792,13 @@ static int exit_code(struct recording *r, int rc)
 		cli_child_reap(&r->child);
 		return code;
 	}
+	/* a log stranded under its partial name (said) is no success */
+	code = r->out.stranded ? 1 : 0;
 	if (!r->o.command)
-		return 0;
+		return code;
 	cli_child_report(&r->child);
-	return cli_child_exit_code(&r->child);
+	int child = cli_child_exit_code(&r->child);
+	return child ? child : code;
 }
 
 /* Not this node's recorder (job.c): COMMAND runs as if record were not
@@ -815,6 +820,23 @@ static int run_command_only(const struct recording *r)
 	return e == ENOENT ? 127 : 126;
 }
 
+/* Whether paths a and b name one file (which need not exist yet): the
+ * same name in the same directory, however written (x, ./x, d/../x). */
+static bool names_one_file(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	char fa[PATH_MAX], fb[PATH_MAX];
+
+	if (!strcmp(a, b))
+		return true;
+	snprintf(da, sizeof(da), "%s", a);
+	snprintf(db, sizeof(db), "%s", b);
+	snprintf(fa, sizeof(fa), "%s", a);
+	snprintf(fb, sizeof(fb), "%s", b);
+	return realpath(dirname(da), ra) && realpath(dirname(db), rb) && !strcmp(ra, rb) &&
+	       !strcmp(basename(fa), basename(fb));
+}
+
 /* In a job (or not): the output name expanded, refused before anything
  * starts; its directories made when an expansion names them. -1: go on
  * recording; else the exit code (a task that does not record). */
@@ -832,6 +854,9 @@ static int job_setup(struct recording *r)
 	if ((rc = cli_job_make_dirs(r->o.output, r->output, r->made_dir, sizeof(r->made_dir))) < 0)
 		return t4_report(rc);
 	r->o.output = r->output;
+	if (r->o.control && names_one_file(r->o.control, r->o.output))
+		return t4_report(t4_err(EINVAL, "-c %s: names the log (-o %s): the control socket "
+					"needs a name of its own", r->o.control, r->o.output));
 	return -1;
 }
 

@@ -143,6 +143,11 @@ Test(record, bad_input_one_line_exit_2)
 	 * run, nor a COMMAND left without its control socket */
 	expect_usage_error("--sim -d 10ms -o ''", "-o: an empty file name");
 	expect_usage_error("--sim -d 10ms -c '' -- true", "-c: an empty socket path");
+	/* the socket at the log's name: the log could not be named after the
+	 * run (it stayed as FILE.partial-PID, and record said 0) */
+	expect_usage_error("--sim -d 10ms -c x.t4t -o x.t4t", "-c x.t4t: names the log");
+	expect_usage_error("--sim -d 10ms -c ./x.t4t -o ../$(basename \"$PWD\")/x.t4t",
+			   "the control socket needs a name of its own");
 }
 
 Test(record, help_and_version)
