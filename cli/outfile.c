@@ -9,13 +9,22 @@
  * with the mode the umask allows (0666 less the umask), as any file a
  * shell redirection makes; a file it replaces keeps its permissions. An OUT that is not a regular file (/dev/stdout, a FIFO, a device)
  * is written in place, and a symbolic link keeps pointing where it did:
- * renaming onto either would replace it with a file.
+ * renaming onto either would replace it with a file. A link to nothing
+ * yet is followed as a shell's redirection follows it (what it names is
+ * made); a link another user planted in a shared directory (/tmp) is
+ * refused, whatever it points to, as fs.protected_symlinks would.
+ *
+ * A t410trace log is known by its chunk magic anywhere in its first MiB:
+ * a log whose first chunk is damaged is still a log (the reader skips to
+ * the next chunk), and no text or protobuf output holds the magic's byte
+ * 0x1a after "T4TRACE".
  */
 #include "cli.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,27 +35,72 @@ bool cli_outfile_stdout(const struct cli_outfile *o)
 	return !o->output || !strcmp(o->output, "-");
 }
 
-/* Refuse to replace the input or any t410trace log. */
+#define LOG_SNIFF (1u << 20) /* bytes searched for a chunk magic */
+
+/* Whether the regular file at path holds a chunk magic in its first MiB. */
+static bool holds_a_log(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	char *buf;
+	ssize_t n = -1;
+	bool found;
+
+	if (fd < 0)
+		return false;
+	if ((buf = malloc(LOG_SNIFF)))
+		n = read(fd, buf, LOG_SNIFF);
+	close(fd);
+	found = n > 0 && memmem(buf, (size_t)n, T4_CHUNK_MAGIC, T4_CHUNK_MAGIC_LEN);
+	free(buf);
+	return found;
+}
+
+/* Refuse to replace the input or any t410trace log, or to follow a link
+ * another user planted. */
 static int check_output(const struct cli_outfile *o)
 {
 	struct stat in, out;
-	char magic[T4_CHUNK_MAGIC_LEN];
-	int fd;
 
-	if (cli_outfile_stdout(o) || stat(o->output, &out) < 0)
-		return 0; /* standard output, or a new file */
+	if (cli_outfile_stdout(o))
+		return 0;
+	if (t4_link_planted(o->output))
+		return t4_err(EPERM, "%s: a symbolic link another user made in a shared directory;"
+			      " not followed", o->output);
+	if (stat(o->output, &out) < 0)
+		return 0; /* a new file (or what a link names, made) */
 	/* the input by its name, or standard input: `decode - -o X < X` */
 	if ((strcmp(o->input, "-") ? stat(o->input, &in) : fstat(STDIN_FILENO, &in)) == 0 &&
 	    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return t4_err(EEXIST, "%s: is the log being read; not overwritten", o->output);
-	if (S_ISREG(out.st_mode) && (fd = open(o->output, O_RDONLY | O_CLOEXEC)) >= 0) {
-		ssize_t n = read(fd, magic, sizeof(magic));
-		close(fd);
-		if (n == (ssize_t)sizeof(magic) && !memcmp(magic, T4_CHUNK_MAGIC, sizeof(magic)))
-			return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "
-				      "another -o)", o->output);
-	}
+	if (S_ISREG(out.st_mode) && holds_a_log(o->output))
+		return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "
+			      "another -o)", o->output);
 	return 0;
+}
+
+/* OUT a symbolic link (a chain of them) to nothing yet: dest is what it
+ * names, made as a shell's redirection makes it, not the link replaced. */
+static void link_to_nothing(struct cli_outfile *o)
+{
+	char at[sizeof(o->dest_buf)], to[sizeof(o->dest_buf)], dir[sizeof(o->dest_buf)];
+	struct stat sb;
+
+	snprintf(at, sizeof(at), "%s", o->output);
+	for (int hops = 0; hops < 40 && lstat(at, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+		ssize_t n = readlink(at, to, sizeof(to) - 1);
+		if (n <= 0)
+			return;
+		to[n] = '\0';
+		snprintf(dir, sizeof(dir), "%s", at);
+		if (to[0] == '/' || !strchr(at, '/'))
+			snprintf(at, sizeof(at), "%s", to);
+		else if (snprintf(at, sizeof(at), "%s/%s", dirname(dir), to) >= (int)sizeof(at))
+			return;
+	}
+	if (strcmp(at, o->output) && lstat(at, &sb) < 0 && errno == ENOENT) {
+		snprintf(o->dest_buf, sizeof(o->dest_buf), "%s", at);
+		o->dest = o->dest_buf;
+	}
 }
 
 /* Where the output goes: in place for a device or a FIFO, else the file
@@ -56,8 +110,12 @@ static void resolve_output(struct cli_outfile *o)
 	struct stat sb;
 
 	o->dest = o->output;
-	if (cli_outfile_stdout(o) || stat(o->output, &sb) < 0)
+	if (cli_outfile_stdout(o))
 		return;
+	if (stat(o->output, &sb) < 0) {
+		link_to_nothing(o);
+		return;
+	}
 	if (!S_ISREG(sb.st_mode))
 		o->in_place = true;
 	else if (lstat(o->output, &sb) == 0 && S_ISLNK(sb.st_mode) &&

@@ -708,10 +708,11 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 			       "ln -s x.t4 xlink.t4 && "
 			       "printf 'hello\\n' > notalog && printf 'precious\\n' > out.csv"),
 		     0, "%s", c.out);
+	/* z's first chunk has no magic: another log all the same */
 	static const char *const refuse[] = {
 		"x.t4 -f csv -o x.t4", "x.t4 -o ./x.t4", "xlink.t4 -f jsonl -o x.t4",
 		"x.t4 -o xlink.t4", "x.t4 -f csv -o y.t4", "z.t4 -f csv -o z.t4",
-		"- -f csv -o z.t4 < z.t4", "- -f csv -o xlink.t4 < x.t4",
+		"- -f csv -o z.t4 < z.t4", "- -f csv -o xlink.t4 < x.t4", "x.t4 -f csv -o z.t4",
 	};
 	for (size_t i = 0; i < T4_ARRAY_LEN(refuse); i++) {
 		cr_assert_eq(dc_decode(&c, refuse[i]), 2, "decode %s: %s", refuse[i], c.out);
@@ -741,6 +742,13 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	cr_assert_eq(dc_sh(&c, "cp all.csv rd.csv && '%s' decode x.t4 -f csv -o all.csv",
 			   c.bin), 0, "%s", c.out);
 	dc_check(&c, "same all.csv rd.csv --event rd_bytes");
+	/* a link to nothing yet (through another): what it names is made, the
+	 * links kept, as a shell's redirection does */
+	cr_assert_eq(dc_sh(&c, "mkdir sub && ln -s sub/made.csv to.csv && ln -s to.csv via.csv && "
+			       "'%s' decode x.t4 -f csv -o via.csv && test -L via.csv && "
+			       "test -L to.csv && cmp sub/made.csv all.csv && ls -A sub", c.bin),
+		     0, "%s", c.out);
+	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
 	/* an output that cannot be created: exit 1, named */
 	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o no/such/dir/out.csv"), 1, "%s", c.out);
 	cr_assert(strstr(c.out, "no/such/dir/out.csv"), "%s", c.out);

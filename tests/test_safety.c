@@ -223,6 +223,33 @@ Test(safety, a_stranger_link_to_a_device_is_not_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* decode's and report's -o: a link another user planted in a shared
+ * directory is refused, to a file (root would replace the file) as to a
+ * device; the user's own link there is written through. */
+Test(safety, decode_does_not_follow_a_stranger_link, .timeout = 60)
+{
+	struct run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give the link to another user)");
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 20ms -o a.t4t || exit 1; "
+		  "mkdir pub; chmod 1777 pub; echo precious > victim; "
+		  "ln -s ../victim pub/f.csv; ln -s /dev/null pub/d.csv; ln -s ../new pub/n.html; "
+		  "chown -h 65534:65534 pub/f.csv pub/d.csv pub/n.html; ln -s ../mine pub/mine.csv; "
+		  "\"$B\" decode a.t4t -f csv -o pub/f.csv; echo rc=$?; "
+		  "\"$B\" decode a.t4t -f csv -o pub/d.csv; echo rc=$?; "
+		  "\"$B\" report a.t4t -o pub/n.html; echo rc=$?; "
+		  "\"$B\" decode a.t4t -f csv -o pub/mine.csv 2>/dev/null; echo rc=$?; "
+		  "cat victim; ls; test -L pub/mine.csv && head -c 7 mine");
+	cr_assert(strstr(r.out, "pub/f.csv: a symbolic link another user made in a shared "
+				"directory; not followed\nrc=2\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "pub/d.csv: a symbolic link another user"), "%s", r.out);
+	cr_assert(strstr(r.out, "pub/n.html: a symbolic link another user"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0\nprecious\na.t4t\nmine\npub\nvictim\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* The log and decode's output get 0666 less the umask; a file decode
  * replaces keeps its permissions. */
 Test(safety, files_honour_the_umask, .timeout = 60)
