@@ -285,6 +285,7 @@ static int decode_run(struct decode_args *a)
 			return 2;
 		}
 	a->out.log_name = a->logs.v[0];
+	a->out.out_name = a->output;
 	if (cli_outfile_open(&of) < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 		return 1;

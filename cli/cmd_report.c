@@ -115,6 +115,7 @@ static int report_run(struct cli_logs *logs, const char *output)
 			return 2;
 		}
 	oo.log_name = logs->v[0];
+	oo.out_name = output;
 	if (cli_outfile_open(&of) < 0) {
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
 		return 1;

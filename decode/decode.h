@@ -598,6 +598,8 @@ struct t4_output_opts {
 	enum t4_out_format format;
 	char csv_sep;             /* -x; ',' by default */
 	const char *log_name;     /* the input, for headers */
+	const char *out_name;     /* where it goes, for errors (NULL or "-":
+				   * standard output) */
 	enum t4_time_base time;   /* --time: CSV and JSONL times */
 	bool verbose;             /* -v: the summary's every detail */
 	bool per_cpu;             /* --per-cpu: event rows per domain */

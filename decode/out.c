@@ -125,7 +125,11 @@ int out_close(struct t4_output *x)
 		rc = -(errno ? errno : EIO);
 	if (rc == -EPIPE)
 		return rc; /* the reader went away (| head): not an error to print */
-	return rc < 0 ? t4_err(-rc, "writing the %s output: %s", x->be->name, strerror(-rc)) : 0;
+	if (rc >= 0)
+		return 0;
+	return t4_err(-rc, "%s: writing the %s output: %s",
+		      x->o.out_name && strcmp(x->o.out_name, "-") ? x->o.out_name : "standard output",
+		      x->be->name, strerror(-rc));
 }
 
 int out_status(struct t4_output *x)
