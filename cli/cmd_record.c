@@ -92,12 +92,32 @@ static void on_signal(int sig)
 	signals_got++;
 }
 
+/* Whether a shell reads arg as it is: a word of these characters only. */
+static bool shell_plain(const char *arg)
+{
+	return *arg && strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_./:=,%+@-") == strlen(arg);
+}
+
+/* The command line as a shell would read it back (info shows it; what
+ * was `sh -c 'sleep 1'` must not read `sh -c sleep 1`): each argument
+ * that is not a plain word in single quotes, a quote in it as '\''. Cut
+ * at cap, as the format's field is. */
 static void join_cmdline(int argc, char **argv, char *out, size_t cap)
 {
 	size_t len = snprintf(out, cap, "t410trace");
 
-	for (int i = 0; i < argc && len < cap; i++)
-		len += snprintf(out + len, cap - len, " %s", argv[i]);
+	for (int i = 0; i < argc && len < cap; i++) {
+		if (shell_plain(argv[i])) {
+			len += snprintf(out + len, cap - len, " %s", argv[i]);
+			continue;
+		}
+		len += snprintf(out + len, cap - len, " '");
+		for (const char *c = argv[i]; *c && len < cap; c++)
+			len += snprintf(out + len, cap - len, *c == '\'' ? "'\\''" : "%c", *c);
+		if (len < cap)
+			len += snprintf(out + len, cap - len, "'");
+	}
 }
 
 /* ---- setting up --------------------------------------------------------- */

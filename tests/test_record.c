@@ -547,3 +547,20 @@ Test(record_trigger, bpf_kill_loses_at_most_the_chunk_interval, .timeout = 60)
 		      "lost %.1f ms (this process ran up to %.1f ms late)",
 		      (double)(kill_at - last) / 1e6, (double)late / 1e6);
 }
+
+/* The command line in the log reads back through a shell as it was typed:
+ * an argument with spaces or quotes, and an empty one, quoted. */
+Test(record, command_line_reads_back_through_a_shell, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -d 20ms -o q.t4t -- sh -c 'echo \"it'\\''s\"' '' "
+	       ">/dev/null && '%s' info q.t4t | sed -n 's/^  command *//p' > cmd && cat cmd && "
+	       "eval \"set -- $(cat cmd)\" && printf '[%%s]' \"$@\"", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "-- sh -c 'echo \"it'\\''s\"' ''\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "[--][sh][-c][echo \"it's\"][]"), "%s", r.out);
+	cleanup(&r);
+}
