@@ -52,7 +52,7 @@ static int join_words(int argc, char **argv, char *line, size_t cap)
 int cmd_ctl(int argc, char **argv)
 {
 	char line[T4_CONTROL_LINE_MAX + 1];
-	char reply[T4_CONTROL_REPLY_MAX];
+	char reply[T4_CONTROL_REPLY_MAX], safe[4 * T4_CONTROL_REPLY_MAX];
 	const char *path = getenv(T4_CONTROL_ENV);
 	int i, err;
 
@@ -87,12 +87,16 @@ int cmd_ctl(int argc, char **argv)
 		return cli_usage_error("ctl", "command longer than %d bytes",
 				       T4_CONTROL_LINE_MAX);
 	err = t4_control_send(path, line, reply, sizeof(reply));
+	/* the reply may quote what was sent (a bad bookmark name): shown as
+	 * one line of text, its control bytes and bytes that are not UTF-8
+	 * as \xNN */
+	const char *text = t4_text(reply, T4_TEXT_CONTROL, safe, sizeof(safe));
 	if (err == 0) {
-		printf("%s\n", reply);
+		printf("%s\n", text);
 		return cli_stdout_done(0);
 	}
 	if (err == -EREMOTEIO) {
-		fprintf(stderr, "%s\n", reply);
+		fprintf(stderr, "%s\n", text);
 		return 1;
 	}
 	fprintf(stderr, "t410trace ctl: %s\n", t4_errmsg());

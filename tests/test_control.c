@@ -642,6 +642,10 @@ Test(control_cli, ctl_commands)
 			     bin, f.path), 1);
 	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status, live)");
 	cr_assert_str_eq(out, "");
+	/* a reply quoting bytes that are not UTF-8: shown as \xNN, one line */
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' bookmark "
+			       "\"$(printf 'a\\377\\033[2J')\"", bin, f.path), 1);
+	cr_assert_str_eq(err, "error: bookmark 'a\\xff [2J': use 1-63 characters of A-Z a-z 0-9 _ . : -");
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;");
 
