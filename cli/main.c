@@ -10,10 +10,12 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
@@ -70,10 +72,29 @@ int cli_stdout_done(int rc)
 	return rc ? rc : 1;
 }
 
+/* A standard stream closed by the caller (<&-, >&-) stays unusable, its
+ * reads or writes failing with EBADF as before, but its number is taken
+ * (by /dev/null opened the other way): a file opened later cannot land
+ * on it, where standard input would read our own output or a print to
+ * standard output would write into a log. */
+static void hold_closed_std_fds(void)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", (fd == STDIN_FILENO ? O_WRONLY : O_RDONLY) | O_NOCTTY);
+		if (n >= 0 && n != fd) { /* (the lowest free number: fd itself) */
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char hint[64];
 
+	hold_closed_std_fds();
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);

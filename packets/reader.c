@@ -817,9 +817,14 @@ static int reader_init(struct t4_reader *r)
 {
 	uint8_t hb[T4_CHUNK_HDR_SIZE];
 	struct t4_chunk_hdr h;
-	size_t n = (size_t)have(r, 0, sizeof(hb));
+	size_t n;
 	int rc;
 
+	/* a stream that cannot be read (a closed standard input) says so,
+	 * not "empty" */
+	if (r->stream && (rc = stream_fill(r, sizeof(hb))) < 0)
+		return rc;
+	n = (size_t)have(r, 0, sizeof(hb));
 	r->st.file_bytes = r->size;
 	if (n == 0)
 		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
