@@ -201,6 +201,14 @@ Test(safety, planted_link_is_never_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A folder for a test that gives a file to another user (nobody). */
+static void stranger_tmpdir(struct run *r)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give the link to another user)");
+	tmpdir(r);
+}
+
 /* A symbolic link another user planted in a shared (sticky, world-
  * writable) directory, pointing at a device, is not followed even where
  * fs.protected_symlinks is off: root would write its log into the device
@@ -209,9 +217,7 @@ Test(safety, a_stranger_link_to_a_device_is_not_followed, .timeout = 60)
 {
 	struct run r;
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root (to give the link to another user)");
-	tmpdir(&r);
+	stranger_tmpdir(&r);
 	sh_in_dir(&r, "mkdir pub; chmod 1777 pub; ln -s /dev/zero pub/x.t4t; "
 		  "chown -h 65534:65534 pub/x.t4t; ln -s /dev/null pub/mine.t4t; "
 		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o pub/x.t4t; echo rc=$?; "
@@ -230,9 +236,7 @@ Test(safety, decode_does_not_follow_a_stranger_link, .timeout = 60)
 {
 	struct run r;
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root (to give the link to another user)");
-	tmpdir(&r);
+	stranger_tmpdir(&r);
 	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 20ms -o a.t4t || exit 1; "
 		  "mkdir pub; chmod 1777 pub; echo precious > victim; "
 		  "ln -s ../victim pub/f.csv; ln -s /dev/null pub/d.csv; ln -s ../new pub/n.html; "
