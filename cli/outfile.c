@@ -66,8 +66,8 @@ static int check_output(const struct cli_outfile *o)
 	if (t4_link_planted(o->output))
 		return t4_err(EPERM, "%s: a symbolic link another user made in a shared directory;"
 			      " not followed", o->output);
-	if (stat(o->output, &out) < 0)
-		return 0; /* a new file (or what a link names, made) */
+	if (stat(o->output, &out) < 0) /* a loop of links is no name to write to */
+		return errno == ELOOP ? t4_err(ELOOP, "%s: %s", o->output, strerror(ELOOP)) : 0;
 	/* the input by its name, or standard input: `decode - -o X < X` */
 	if ((strcmp(o->input, "-") ? stat(o->input, &in) : fstat(STDIN_FILENO, &in)) == 0 &&
 	    in.st_dev == out.st_dev && in.st_ino == out.st_ino)

@@ -749,6 +749,12 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 			       "test -L to.csv && cmp sub/made.csv all.csv && ls -A sub", c.bin),
 		     0, "%s", c.out);
 	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
+	/* a loop of links: refused, as a shell's redirection refuses it, the
+	 * links kept */
+	cr_assert_eq(dc_sh(&c, "ln -s lb la && ln -s la lb"), 0, "%s", c.out);
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o la"), 2, "%s", c.out);
+	cr_assert(strstr(c.out, "la: Too many levels of symbolic links"), "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "test -L la && test -L lb"), 0, "a link replaced");
 	/* an output that cannot be created: exit 1, named */
 	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o no/such/dir/out.csv"), 1, "%s", c.out);
 	cr_assert(strstr(c.out, "no/such/dir/out.csv"), "%s", c.out);
