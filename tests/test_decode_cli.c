@@ -839,18 +839,32 @@ Test(decode_cli, standard_input, .timeout = 120)
 	cr_assert_eq(st, 0, "cat in.t4 | decode -: %s", c.out);
 	cr_assert_eq(dc_sh(&c, "cmp file.csv pipe.csv"), 0, "%s", c.out);
 	dc_check(&c, "csv pipe.csv in.json");
-	/* a closed standard input is said, by every reader; the output opened
-	 * meanwhile does not take its number (report read its own output as
-	 * an empty log) */
-	cr_assert_eq(dc_sh(&c, "for cmd in 'decode -' 'info -' 'report - -o r.html'; do "
-			       "'%s' $cmd <&- 2>&1; done; ls r.html 2>&1", c.bin), 2, "%s", c.out);
+	dc_fini(&c);
+}
+
+/* A closed standard input is said, by every reader; the output opened
+ * meanwhile does not take its number (report read its own output as an
+ * empty log). Skipped where the process does not start with it closed:
+ * under qemu-user the emulator opens files of its own at fd 0 first (the
+ * readers then say "bad magic" of what they find there). */
+Test(decode_cli, a_closed_standard_input_is_said, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_sh(&c, "for cmd in 'decode -' 'info -' 'report - -o r.html'; do "
+		  "'%s' $cmd <&- 2>&1; done; ls r.html 2>&1", c.bin);
+	if (strstr(c.out, "info: standard input: not a t410trace log (bad magic)")) {
+		char why[256];
+		snprintf(why, sizeof(why), "fd 0 is open when the process starts: %.160s", c.out);
+		dc_fini(&c);
+		cr_skip_test("%s", why);
+	}
 	cr_assert_eq(count_lines(c.out), 4, "%s", c.out);
-	for (const char *p = c.out; (p = strstr(p, "standard input")); p++)
-		cr_assert(!strncmp(p, "standard input: read: Bad file descriptor\n", 42), "%s",
-			  c.out);
-	cr_assert(strstr(c.out, "decode: standard input: read: Bad file") &&
-		  strstr(c.out, "info: standard input: read: Bad file") &&
-		  strstr(c.out, "report: standard input: read: Bad file"), "%s", c.out);
+	cr_assert(strstr(c.out, "decode: standard input: read: Bad file descriptor\n") &&
+		  strstr(c.out, "info: standard input: read: Bad file descriptor\n") &&
+		  strstr(c.out, "report: standard input: read: Bad file descriptor\n") &&
+		  strstr(c.out, "cannot access 'r.html'"), "%s", c.out);
 	dc_fini(&c);
 }
 
