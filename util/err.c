@@ -24,6 +24,15 @@ static _Thread_local char last_msg[512];
 
 /* Copy message m (len bytes) into last_msg, one line, its middle cut if
  * it does not fit. */
+/* A message quotes user input (a file name, an event string): one line,
+ * its control characters spaces, so it moves no cursor. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
 static void keep(const char *m, size_t len)
 {
 	size_t tail = sizeof(last_msg) - 1 - KEEP_HEAD - 3;
@@ -35,9 +44,7 @@ static void keep(const char *m, size_t len)
 		memcpy(last_msg + KEEP_HEAD, "...", 3);
 		memcpy(last_msg + KEEP_HEAD + 3, m + len - tail, tail + 1);
 	}
-	for (char *p = last_msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	one_line(last_msg);
 }
 
 int t4_err(int errnum, const char *fmt, ...)
@@ -104,8 +111,6 @@ void t4_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	one_line(msg);
 	fprintf(stderr, "t410trace: warning: %s\n", msg);
 }
