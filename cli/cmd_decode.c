@@ -286,9 +286,9 @@ static int decode_run(struct decode_args *a)
 		}
 	a->out.log_name = a->logs.v[0];
 	a->out.out_name = a->output;
-	if (cli_outfile_open(&of) < 0) {
+	if ((rc = cli_outfile_open(&of)) < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
-		return 1;
+		return t4_exit_code(rc);
 	}
 	if ((rc = t4_output_new(&out, &a->out, of.f)) == 0) {
 		a->d.want_metrics = t4_output_wants_metrics(out);
@@ -300,9 +300,7 @@ static int decode_run(struct decode_args *a)
 		return CLI_EXIT_READER_GONE; /* the reader of our output went away */
 	if (rc < 0) {
 		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
-		bool usage = rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO || rc == -ENOENT ||
-			     rc == -ERANGE; /* not a log, or a filter that matches nothing */
-		return usage ? 2 : 1;
+		return t4_exit_code(rc); /* 2: not a log, or a filter that matches nothing */
 	}
 	if (!to_stdout(a)) {
 		char safe[4 * 4096]; /* a name the terminal shows as typed: one line */

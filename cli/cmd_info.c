@@ -622,7 +622,7 @@ int cmd_info(int argc, char **argv)
 	if (!in->opened) {
 		fprintf(stderr, "t410trace info: %s\n", t4_errmsg());
 		info_free(in);
-		return 2;
+		return t4_exit_code(rc);
 	}
 	if (json)
 		print_json(in);

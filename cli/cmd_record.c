@@ -76,6 +76,9 @@ struct recording {
 	struct t4_live *live;  /* what the log holds (fed by the writer thread):
 			        * top, the metrics endpoint, the closing table */
 	struct t4_live_http *http; /* --metrics-listen */
+	char *live_text;       /* the control socket's last "live" answer, */
+	size_t live_len;       /* ... its length */
+	uint64_t live_ns;      /* ... and when it was taken (t4_mono_raw_ns) */
 	pthread_mutex_t log_lock;  /* r->log for other threads (live_health):
 				    * NULL once finish_log takes it */
 	struct cli_job job;    /* the Slurm or Open MPI job it runs in */
@@ -316,16 +319,36 @@ static int live_take(void *ud, struct t4_live_snap *out)
 	return t4_live_take(r->live, &h, out);
 }
 
-/* "live" on the control socket: a snapshot as text, for `t410trace top`. */
+/* "live" on the control socket: a snapshot as text, for `t410trace top`.
+ * A snapshot takes the index's lock from the writer, so a client asking
+ * thousands of times a second gets the last one again until it is
+ * T4_LIVE_CTL_MIN_MS old (the control socket has one thread: no lock). */
 static int ctl_live(void *ud, char **data, size_t *len)
 {
+	struct recording *r = ud;
+	uint64_t now = t4_mono_raw_ns();
 	struct t4_live_snap s;
-	int rc = live_take(ud, &s);
+	int rc = 0;
 
-	if (rc == 0)
-		rc = t4_live_snap_text(&s, data, len);
-	t4_live_snap_free(&s);
-	return rc;
+	if (!r->live_text || now - r->live_ns >= T4_LIVE_CTL_MIN_MS * 1000000ull) {
+		char *text;
+		size_t n;
+
+		if ((rc = live_take(ud, &s)) == 0 && (rc = t4_live_snap_text(&s, &text, &n)) == 0) {
+			free(r->live_text);
+			r->live_text = text;
+			r->live_len = n;
+			r->live_ns = now;
+		}
+		t4_live_snap_free(&s);
+		if (rc < 0)
+			return rc;
+	}
+	if (!(*data = malloc(r->live_len ? r->live_len : 1)))
+		return t4_err(ENOMEM, "out of memory");
+	memcpy(*data, r->live_text, r->live_len);
+	*len = r->live_len;
+	return 0;
 }
 
 static const struct t4_control_ops control_ops = {
@@ -556,6 +579,7 @@ static void recording_free(struct recording *r)
 	cli_child_free(&r->child);
 	t4_live_http_stop(r->http); /* before the index it reads */
 	t4_control_close(r->control);
+	free(r->live_text);
 	t4_live_free(r->live);
 	if (r->control_dir[0])
 		rmdir(r->control_dir);

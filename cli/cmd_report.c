@@ -116,9 +116,9 @@ static int report_run(struct cli_logs *logs, const char *output)
 		}
 	oo.log_name = logs->v[0];
 	oo.out_name = output;
-	if (cli_outfile_open(&of) < 0) {
+	if ((rc = cli_outfile_open(&of)) < 0) {
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
-		return 1;
+		return t4_exit_code(rc);
 	}
 	if ((rc = t4_output_new(&out, &oo, of.f)) == 0) {
 		d.want_metrics = t4_output_wants_metrics(out);
@@ -130,7 +130,7 @@ static int report_run(struct cli_logs *logs, const char *output)
 		return 0;
 	if (rc < 0) {
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
-		return rc == -EBADMSG || rc == -EINVAL || rc == -EPROTO ? 2 : 1;
+		return t4_exit_code(rc);
 	}
 	if (!cli_outfile_stdout(&of)) {
 		char safe[2][4 * 4096]; /* names the terminal shows as typed: one line */

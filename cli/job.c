@@ -152,8 +152,9 @@ static int expansion(const struct cli_job *j, const char *name, char c, char *va
 		return 0;
 	case 'j':
 		if (!sanitise(j->id, val, cap))
-			return t4_err(EINVAL, "-o '%s': %%j: no job ID here (SLURM_JOB_ID is not set: "
-					      "not launched by Slurm)", name);
+			return t4_err(EINVAL, "-o '%s': %%j: no job ID here (SLURM_JOB_ID is %s: "
+					      "not launched by Slurm)", name,
+				      getenv("SLURM_JOB_ID") ? "empty" : "not set");
 		return 0;
 	case 't':
 		if (j->rank < 0)

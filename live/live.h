@@ -143,6 +143,10 @@ int t4_live_prometheus(const struct t4_live_snap *s, const struct t4_live_row *r
  * knows. Fails (a port in use, an address that is not one) before
  * anything is served. */
 #define T4_LIVE_HTTP_MIN_MS 500
+/* The control socket's "live" (`t410trace top`): a snapshot at most every
+ * T4_LIVE_CTL_MIN_MS, whoever asks; a faster caller gets the last one again
+ * (top refreshes every 100 ms at the most: cli/cmd_top.c). */
+#define T4_LIVE_CTL_MIN_MS 50
 struct t4_live_http;
 int t4_live_http_start(struct t4_live_http **out, const char *addr, struct t4_live *l,
 		       void (*health)(void *ud, struct t4_live_health *h), void *ud);

@@ -755,8 +755,9 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o la"), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "la: Too many levels of symbolic links"), "%s", c.out);
 	cr_assert_eq(dc_sh(&c, "test -L la && test -L lb"), 0, "a link replaced");
-	/* an output that cannot be created: exit 1, named */
-	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o no/such/dir/out.csv"), 1, "%s", c.out);
+	/* an output in a directory that is not there: exit 2 (a path the user
+	 * named), named */
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o no/such/dir/out.csv"), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "no/such/dir/out.csv"), "%s", c.out);
 	cr_assert_eq(dc_sh(&c, "ls -A"), 0);
 	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
@@ -853,18 +854,45 @@ Test(decode_cli, a_closed_standard_input_is_said, .timeout = 60)
 
 	dc_init(&c, "python3 zstd");
 	dc_sh(&c, "for cmd in 'decode -' 'info -' 'report - -o r.html'; do "
-		  "'%s' $cmd <&- 2>&1; done; ls r.html 2>&1", c.bin);
+		  "'%s' $cmd <&- 2>&1; echo \"rc=$?\"; done; ls r.html 2>&1", c.bin);
 	if (strstr(c.out, "info: standard input: not a t410trace log (bad magic)")) {
 		char why[256];
 		snprintf(why, sizeof(why), "fd 0 is open when the process starts: %.160s", c.out);
 		dc_fini(&c);
 		cr_skip_test("%s", why);
 	}
-	cr_assert_eq(count_lines(c.out), 4, "%s", c.out);
-	cr_assert(strstr(c.out, "decode: standard input: read: Bad file descriptor\n") &&
-		  strstr(c.out, "info: standard input: read: Bad file descriptor\n") &&
-		  strstr(c.out, "report: standard input: read: Bad file descriptor\n") &&
+	cr_assert_eq(count_lines(c.out), 7, "%s", c.out);
+	cr_assert(strstr(c.out, "decode: standard input: read: Bad file descriptor\nrc=2\n") &&
+		  strstr(c.out, "info: standard input: read: Bad file descriptor\nrc=2\n") &&
+		  strstr(c.out, "report: standard input: read: Bad file descriptor\nrc=2\n") &&
 		  strstr(c.out, "cannot access 'r.html'"), "%s", c.out);
+	dc_fini(&c);
+}
+
+/* One rule for every command's exit code (the man page's EXIT STATUS): 2 where
+ * what the user named cannot be used (a log that is not there, an output in a
+ * "directory" that is a file), 1 where the work itself failed (a full disk). */
+Test(decode_cli, exit_codes_follow_one_rule_across_commands, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3");
+	dc_write(&c, "a", "--triggers 20");
+	dc_sh(&c, "touch file; for cmd in 'decode nothere.t4' 'info nothere.t4' "
+		  "'report nothere.t4' 'decode a.t4 -f csv -o file/x.csv' "
+		  "'report a.t4 -o file/x.html' 'record --sim=7 --duration 10ms -q -o file/x.t4t' "
+		  "'decode a.t4 -f csv -o /dev/full' 'report a.t4 -o /dev/full'; do "
+		  "'%s' $cmd >/dev/null 2>err; echo \"$? $(head -c 60 err)\"; done", c.bin);
+	const char *want[] = { "2 t410trace decode: nothere.t4: No such file",
+			       "2 t410trace info: nothere.t4: No such file",
+			       "2 t410trace report: nothere.t4: No such file",
+			       "2 t410trace decode: file/x.csv: Not a directory",
+			       "2 t410trace report: file/x.html: Not a directory",
+			       "2 t410trace: file/x.t4t",
+			       "1 t410trace decode: /dev/full: writing the csv output: No",
+			       "1 t410trace report: /dev/full: " };
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_assert(strstr(c.out, want[i]), "no '%s' in:\n%s", want[i], c.out);
 	dc_fini(&c);
 }
 

@@ -116,6 +116,7 @@ Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 	refused(&r, "", "t.%q.t4t", "unknown expansion %q");
 	refused(&r, "", "t.t4t%", "a lone %");
 	refused(&r, "", "job%j.t4t", "SLURM_JOB_ID is not set");
+	refused(&r, "SLURM_JOB_ID= SLURM_JOBID=", "job%j.t4t", "SLURM_JOB_ID is empty");
 	refused(&r, "", "t.%t.t4t", "no task rank");
 	/* a launcher's variable that is not a number: named, not guessed */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=x " REC " -o t.t4t", r.dir, bin());

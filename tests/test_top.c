@@ -66,6 +66,40 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 	cleanup(&r);
 }
 
+/* A client asking for "live" thousands of times a second costs the recorder
+ * at most one snapshot every T4_LIVE_CTL_MIN_MS (50 ms): the answers between
+ * are the last snapshot again. Counted against the flood's own elapsed time,
+ * so a slow machine only makes fewer snapshots. */
+#define LIVE_FLOOD_PY                                                                       \
+	"import socket, sys, time\n"                                                        \
+	"s = socket.socket(socket.AF_UNIX); s.connect('c.sock'); f = s.makefile('rb')\n"    \
+	"seen = set(); n = 2000; t0 = time.monotonic()\n"                                   \
+	"for i in range(n):\n"                                                              \
+	"    s.sendall(b'live\\n'); head = f.readline().split()\n"                          \
+	"    assert head[:2] == [b'ok', b'data'], head\n"                                    \
+	"    data = f.read(int(head[2])); seen.add(data.split(b'\\n')[1])\n"                \
+	"el = time.monotonic() - t0\n"                                                      \
+	"print('asked=%d snapshots=%d allowed=%d' % (n, len(seen), int(el / 0.05) + 2))\n"
+
+Test(top, a_flood_of_live_requests_takes_few_snapshots, .timeout = 180)
+{
+	struct run r;
+	int asked, snaps, allowed;
+
+	if (!t4t_have_cmds("python3"))
+		cr_skip_test("needs python3 (the flooding client)");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s' \"" LIVE_FLOOD_PY "\" > flood.py; " START_RECORDER
+		  "python3 flood.py; " END_RECORDER);
+	const char *line = strstr(r.out, "asked=");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_assert_eq(sscanf(line, "asked=%d snapshots=%d allowed=%d", &asked, &snaps, &allowed), 3);
+	cr_assert(strstr(r.out, "rec_rc=0\n"), "%s", r.out);
+	cr_assert(snaps >= 1 && snaps <= allowed, "%d answers, %d snapshots (at most %d): %s",
+		  asked, snaps, allowed, r.out);
+	cleanup(&r);
+}
+
 /* top whose reader goes away (`top | head`) stops at its next line with
  * 141, as a shell reports a SIGPIPE death: it does not run out its -n. */
 Test(top, a_reader_gone_ends_it, .timeout = 180)

@@ -76,12 +76,11 @@ const char *t4_errmsg(void)
 	return last_msg;
 }
 
-int t4_report(int err)
+int t4_exit_code(int err)
 {
-	const char *m = last_msg[0] ? last_msg : strerror(err < 0 ? -err : err);
-
-	fprintf(stderr, "t410trace: %s\n", m);
-	switch (-err) { /* what the user gave was wrong: a flag, a path, a file */
+	switch (err < 0 ? -err : err) { /* what the user gave was wrong: a flag, a path, a file */
+	case 0:
+		return 0;
 	case EINVAL:
 	case ENOENT:
 	case ERANGE:
@@ -92,6 +91,9 @@ int t4_report(int err)
 	case ENOTDIR:
 	case EACCES:
 	case EROFS:
+	case ELOOP:
+	case ENAMETOOLONG:
+	case EBADF: /* a standard input or output the user closed */
 	case EADDRINUSE:
 	case EEXIST:
 	case ESRCH:
@@ -99,6 +101,14 @@ int t4_report(int err)
 	default:
 		return 1;
 	}
+}
+
+int t4_report(int err)
+{
+	const char *m = last_msg[0] ? last_msg : strerror(err < 0 ? -err : err);
+
+	fprintf(stderr, "t410trace: %s\n", m);
+	return t4_exit_code(err);
 }
 
 /* A warning quotes user input as a message does (a log's file name): one

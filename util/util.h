@@ -36,9 +36,12 @@ int t4_err(int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The last message recorded by t4_err() on this thread ("" if none). */
 const char *t4_errmsg(void);
-/* Print "t410trace: <t4_errmsg() or strerror(-err)>" to stderr; returns the
- * process exit code to use for that error (2 for EINVAL-class user errors,
- * 1 otherwise). */
+/* The process exit code for an error (0 for 0): 2 where what the user gave
+ * was wrong (a flag, a path, a file that is no log, a closed standard
+ * stream), 1 for other failures (a full disk, an I/O error, no memory). */
+int t4_exit_code(int err);
+/* Print "t410trace: <t4_errmsg() or strerror(-err)>" to stderr; returns
+ * t4_exit_code(err). */
 int t4_report(int err);
 /* Print "t410trace: warning: ..." to stderr, one line (control characters
  * become spaces, as in t4_err()). */
