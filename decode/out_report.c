@@ -361,7 +361,7 @@ static int cpu_lane(struct report *r, uint32_t cpu)
 		return r->cpu_lane[k];
 	struct rpt_lane ln = { .cpu = cpu, .other = k == RPT_CPU_LANES };
 	if (ln.other)
-		snprintf(ln.label, sizeof(ln.label), "CPUs %u and above", RPT_CPU_LANES);
+		snprintf(ln.label, sizeof(ln.label), "CPUs %d and above", RPT_CPU_LANES);
 	else
 		snprintf(ln.label, sizeof(ln.label), "CPU %u", cpu);
 	if ((l = new_lane(r, ln)) >= 0)

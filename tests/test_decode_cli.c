@@ -862,16 +862,17 @@ Test(decode_cli, a_closed_standard_input_is_said, .timeout = 60)
 		cr_skip_test("%s", why);
 	}
 	cr_assert_eq(count_lines(c.out), 7, "%s", c.out);
-	cr_assert(strstr(c.out, "decode: standard input: read: Bad file descriptor\nrc=2\n") &&
-		  strstr(c.out, "info: standard input: read: Bad file descriptor\nrc=2\n") &&
-		  strstr(c.out, "report: standard input: read: Bad file descriptor\nrc=2\n") &&
+	cr_assert(strstr(c.out, "decode: standard input: read: Bad file descriptor\nrc=1\n") &&
+		  strstr(c.out, "info: standard input: read: Bad file descriptor\nrc=1\n") &&
+		  strstr(c.out, "report: standard input: read: Bad file descriptor\nrc=1\n") &&
 		  strstr(c.out, "cannot access 'r.html'"), "%s", c.out);
 	dc_fini(&c);
 }
 
 /* One rule for every command's exit code (the man page's EXIT STATUS): 2 where
  * what the user named cannot be used (a log that is not there, an output in a
- * "directory" that is a file), 1 where the work itself failed (a full disk). */
+ * "directory" that is a file), 1 where the work itself failed (a full disk, a
+ * closed standard output). */
 Test(decode_cli, exit_codes_follow_one_rule_across_commands, .timeout = 60)
 {
 	struct dc c;
@@ -882,7 +883,9 @@ Test(decode_cli, exit_codes_follow_one_rule_across_commands, .timeout = 60)
 		  "'report nothere.t4' 'decode a.t4 -f csv -o file/x.csv' "
 		  "'report a.t4 -o file/x.html' 'record --sim=7 --duration 10ms -q -o file/x.t4t' "
 		  "'decode a.t4 -f csv -o /dev/full' 'report a.t4 -o /dev/full'; do "
-		  "'%s' $cmd >/dev/null 2>err; echo \"$? $(head -c 60 err)\"; done", c.bin);
+		  "'%s' $cmd >/dev/null 2>err; echo \"$? $(head -c 60 err)\"; done; "
+		  "for cmd in 'decode a.t4' 'info a.t4' 'report a.t4 -o -' list; do "
+		  "'%s' $cmd >&- 2>/dev/null; echo \"closed $cmd: $?\"; done", c.bin, c.bin);
 	const char *want[] = { "2 t410trace decode: nothere.t4: No such file",
 			       "2 t410trace info: nothere.t4: No such file",
 			       "2 t410trace report: nothere.t4: No such file",
@@ -890,7 +893,9 @@ Test(decode_cli, exit_codes_follow_one_rule_across_commands, .timeout = 60)
 			       "2 t410trace report: file/x.html: Not a directory",
 			       "2 t410trace: file/x.t4t",
 			       "1 t410trace decode: /dev/full: writing the csv output: No",
-			       "1 t410trace report: /dev/full: " };
+			       "1 t410trace report: /dev/full: ",
+			       "closed decode a.t4: 1\n", "closed info a.t4: 1\n",
+			       "closed report a.t4 -o -: 1\n", "closed list: 1\n" };
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		cr_assert(strstr(c.out, want[i]), "no '%s' in:\n%s", want[i], c.out);
 	dc_fini(&c);

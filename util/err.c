@@ -93,7 +93,6 @@ int t4_exit_code(int err)
 	case EROFS:
 	case ELOOP:
 	case ENAMETOOLONG:
-	case EBADF: /* a standard input or output the user closed */
 	case EADDRINUSE:
 	case EEXIST:
 	case ESRCH:

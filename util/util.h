@@ -37,8 +37,8 @@ int t4_err(int errnum, const char *fmt, ...)
 /* The last message recorded by t4_err() on this thread ("" if none). */
 const char *t4_errmsg(void);
 /* The process exit code for an error (0 for 0): 2 where what the user gave
- * was wrong (a flag, a path, a file that is no log, a closed standard
- * stream), 1 for other failures (a full disk, an I/O error, no memory). */
+ * was wrong (a flag, a path, a file that is no log), 1 for other failures
+ * (a full disk, an I/O error, a closed standard stream, no memory). */
 int t4_exit_code(int err);
 /* Print "t410trace: <t4_errmsg() or strerror(-err)>" to stderr; returns
  * t4_exit_code(err). */
