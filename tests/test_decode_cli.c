@@ -660,6 +660,8 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --pmu 'ucf,nosuch*'", "--pmu nosuch*: matches no domain" },
 		{ "f.t4 --event mem_bytes_rdd", "did you mean mem_bytes_rd?" },
 		{ "f.t4 --event '*_latency_xx'", "--event *_latency_xx: matches no event or metric" },
+		{ "f.t4 --pmu ''", "--pmu : matches no domain" },
+		{ "f.t4 --event ''", "--event : matches no event or metric" },
 		{ "f.t4 --from 9s", "--from 9s: past the end of the log" },
 		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
