@@ -766,6 +766,41 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	dc_fini(&c);
 }
 
+/* Standard output redirected to the log itself (appended to, or opened
+ * read-write) is refused before a byte is read, by decode, report and
+ * info alike, as cat refuses it: the log stays as it was. */
+Test(decode_cli, standard_output_onto_the_log_is_refused, .timeout = 60)
+{
+	struct dc c;
+	static const char *const lines[] = {
+		"\"$B\" decode x.t4 -f csv >> x.t4",
+		"\"$B\" decode x.t4 -f jsonl -j 1 1<> x.t4",
+		"\"$B\" decode - -f csv < x.t4 >> x.t4",
+		"\"$B\" decode x.t4 y.t4 -f csv >> y.t4",
+		"\"$B\" report x.t4 -o - >> x.t4",
+		"\"$B\" info x.t4 >> x.t4",
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 50 --copies --seed 1");
+	dc_write(&c, "y", "--triggers 50 --copies --seed 2");
+	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig"), 0, "%s", c.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(lines); i++) {
+		int st = dc_sh(&c, "%s", lines[i]);
+		cr_assert_eq(st, 2, "%s: exit %d: %s", lines[i], st, c.out);
+		cr_assert(strstr(c.out, "standard output: is the log being read"), "%s: %s",
+			  lines[i], c.out);
+		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1, "%s: not one line: %s",
+			     lines[i], c.out);
+		cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig"), 0, "%s: %s", lines[i],
+			     c.out);
+	}
+	/* another file, even the log's copy, is standard output as always */
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode x.t4 -f csv >> out.csv && \"$B\" info x.t4 > i.txt"),
+		     0, "%s", c.out);
+	dc_fini(&c);
+}
+
 /* An output named with a line break and an escape sequence: written under
  * that name, and said on one line that cannot garble the terminal. */
 Test(decode_cli, output_named_on_one_line, .timeout = 60)
