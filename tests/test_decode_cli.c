@@ -192,7 +192,7 @@ Test(decode_cli, every_clock_model_keeps_the_totals, .timeout = 120)
 
 /* Duplicates and reordering (the packets of a trigger spread over two
  * chunks) decode to exactly the rows of the same recording written
- * cleanly. */
+ * cleanly, and info's totals count a duplicated return once too. */
 Test(decode_cli, duplicated_and_reordered_packets_change_nothing, .timeout = 120)
 {
 	struct dc c;
@@ -203,6 +203,8 @@ Test(decode_cli, duplicated_and_reordered_packets_change_nothing, .timeout = 120
 	dc_write(&c, "plain", "--triggers 700 --seed 3 --chunk-packets 300");
 	cr_assert_eq(dc_decode(&c, "plain.t4 -f csv -o plain.csv"), 0, "%s", c.out);
 	dc_check(&c, "sum plain.csv mixed.csv");
+	cr_assert_eq(dc_sh(&c, "\"$B\" info --json mixed.t4 > mixed.info"), 0, "%s", c.out);
+	dc_check(&c, "info-totals mixed.csv mixed.info");
 	dc_fini(&c);
 }
 
