@@ -592,6 +592,7 @@ static void info_free(struct info *in)
 int cmd_info(int argc, char **argv)
 {
 	struct info *in;
+	struct cli_outfile of;
 	const char *path = NULL;
 	bool json = false;
 	int rc;
@@ -613,6 +614,10 @@ int cmd_info(int argc, char **argv)
 	}
 	if (!path)
 		return cli_usage_error("info", "missing FILE");
+	if (cli_outfile_check(&of, path, NULL) < 0) { /* `info x.t4t >> x.t4t` */
+		fprintf(stderr, "t410trace info: %s\n", t4_errmsg());
+		return 2;
+	}
 	if (!(in = calloc(1, sizeof(*in)))) {
 		fprintf(stderr, "t410trace info: out of memory\n");
 		return 1;

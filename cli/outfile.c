@@ -55,22 +55,35 @@ static bool holds_a_log(const char *path)
 	return found;
 }
 
+/* Whether the input (a name, or "-": standard input) is the file of st. */
+static bool is_input(const struct cli_outfile *o, const struct stat *st)
+{
+	struct stat in;
+
+	return (strcmp(o->input, "-") ? stat(o->input, &in) : fstat(STDIN_FILENO, &in)) == 0 &&
+	       in.st_dev == st->st_dev && in.st_ino == st->st_ino;
+}
+
 /* Refuse to replace the input or any t410trace log, or to follow a link
- * another user planted. */
+ * another user planted. Standard output redirected to the input itself
+ * (`decode x.t4t >> x.t4t`, `1<> x.t4t`) would append to the log or write
+ * over it while it is read: refused too, as cat refuses it. */
 static int check_output(const struct cli_outfile *o)
 {
-	struct stat in, out;
+	struct stat out;
 
 	if (cli_outfile_stdout(o))
-		return 0;
+		return fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode) && is_input(o, &out)
+			       ? t4_err(EEXIST, "standard output: is the log being read; not "
+					"written to")
+			       : 0;
 	if (t4_link_planted(o->output))
 		return t4_err(EPERM, "%s: a symbolic link another user made in a shared directory;"
 			      " not followed", o->output);
 	if (stat(o->output, &out) < 0) /* a loop of links is no name to write to */
 		return errno == ELOOP ? t4_err(ELOOP, "%s: %s", o->output, strerror(ELOOP)) : 0;
 	/* the input by its name, or standard input: `decode - -o X < X` */
-	if ((strcmp(o->input, "-") ? stat(o->input, &in) : fstat(STDIN_FILENO, &in)) == 0 &&
-	    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+	if (is_input(o, &out))
 		return t4_err(EEXIST, "%s: is the log being read; not overwritten", o->output);
 	if (S_ISREG(out.st_mode) && holds_a_log(o->output))
 		return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "

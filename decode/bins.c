@@ -45,8 +45,12 @@ static int bin_emit(struct t4_decoder *d, struct dom *dm)
 	const struct dspan *sp = &d->spans[c->span];
 
 	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
-		if (dm->pub.event_gauge[i]) /* level x us -> the mean level */
-			c->counts[i] = c->elapsed >= 1000 ? c->counts[i] / (c->elapsed / 1000) : 0;
+		if (dm->pub.event_gauge[i]) { /* level x us -> the mean level */
+			c->counts[i] = c->elapsed >= 1000
+					       ? (uint64_t)(c->level_us[i] / (c->elapsed / 1000))
+					       : 0;
+			c->level_us[i] = 0;
+		}
 	struct t4_interval iv = {
 		.domain = dm->slot,
 		.trigger = c->trigger,
@@ -89,12 +93,14 @@ static void bin_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_
 	c->elapsed += elapsed;
 }
 
-/* What counter k adds to a bin: its part of the count, or for a gauge
- * its level weighted by the time it covers there. */
-static uint64_t share(const struct dom *dm, uint32_t k, uint64_t part, uint64_t level,
-		      uint64_t elapsed_ns)
+/* Counter k's share of an interval into the open bin: its part of the
+ * count, or for a gauge its level weighted by the time it covers there. */
+static void share(struct dom *dm, uint32_t k, uint64_t part, uint64_t level, uint64_t elapsed_ns)
 {
-	return dm->pub.event_gauge[k] ? dec_gauge_weight(level, elapsed_ns) : part;
+	if (dm->pub.event_gauge[k])
+		dm->bin.level_us[k] += dec_gauge_weight(level, elapsed_ns);
+	else
+		dm->bin.counts[k] += part;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -138,7 +144,7 @@ int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval 
 		bin_add(dm, first, span, max_u64(iv->start_ns, bin_start(d, first)), iv->end_ns, iv,
 			 iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			c->counts[k] += share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
+			share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
 		return 0;
 	}
 	size_t n = (size_t)(last - first + 1);
@@ -163,8 +169,7 @@ int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval 
 		bin_add(dm, first + (int64_t)j, span, max_u64(b[j], iv->start_ns),
 			 min_u64(b[j + 1], iv->end_ns), iv, el[j]);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
-			c->counts[k] += share(dm, k, parts[j * iv->n_counts + k], iv->counts[k],
-					      el[j]);
+			share(dm, k, parts[j * iv->n_counts + k], iv->counts[k], el[j]);
 		if (j + 1 < n)
 			rc = bin_emit(d, dm);
 	}

@@ -405,13 +405,15 @@ static const char *names_list(const struct names *c, char *buf, size_t cap)
 }
 
 /* Each glob of a comma-separated list must match one of the candidates:
- * else an error naming it, the closest candidate and what there is. */
+ * else an error naming it, the closest candidate and what there is. An
+ * empty list is one empty glob, which matches no name: selecting nothing
+ * must be said, not give an empty output. */
 static int check_globs(const char *opt, const char *globs, const struct names *c, int flags,
 		       const char *what)
 {
 	char one[256], dym[160], list[600], safe[300];
 
-	for (const char *p = globs; p && *p;) {
+	for (const char *p = globs; p && (*p || p == globs);) {
 		size_t n = strcspn(p, ",");
 		bool hit = false;
 		snprintf(one, sizeof(one), "%.*s", (int)(n < 255 ? n : 255), p);

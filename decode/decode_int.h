@@ -385,6 +385,8 @@ struct dbin {
 	uint64_t elapsed, first_trigger, trigger;
 	uint32_t flags;
 	uint64_t *counts;
+	t4_u128 *level_us; /* a gauge's level x us over the bin: a u64 wraps
+			    * (80 GB held over a 10-minute bin) */
 };
 
 struct dom {

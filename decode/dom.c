@@ -265,6 +265,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint32_t old = dm->ncap;
 	uint64_t *qc = calloc((size_t)dm->qcap * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
+	t4_u128 *level_us = calloc(n, sizeof(*level_us));
 	uint64_t *weighted = calloc(n, sizeof(*weighted));
 	double *dc = calloc(n, sizeof(*dc));
 	t4_u128 *run = calloc(n, sizeof(*run)), *ptot, *ntot;
@@ -273,8 +274,9 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	phases_flush(dm); /* the totals are restrided */
 	ptot = restride(dm->ptot, dm->n_ptot, old, n);
 	ntot = restride(dm->ntot, dm->n_ntot, old, n);
-	if (!qc || !cell || !scratch || !dc || !weighted || !run || !run_lo ||
+	if (!qc || !cell || !scratch || !dc || !weighted || !run || !run_lo || !level_us ||
 	    (dm->n_ptot && !ptot) || (dm->n_ntot && !ntot)) {
+		free(level_us);
 		free(run);
 		free(run_lo);
 		free(weighted);
@@ -288,10 +290,13 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	}
 	for (size_t i = 0; i < dm->qcap && old; i++)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
-	if (old)
+	if (old) {
 		memcpy(cell, dm->bin.counts, old * sizeof(*cell));
+		memcpy(level_us, dm->bin.level_us, old * sizeof(*level_us));
+	}
 	free(dm->qc);
 	free(dm->bin.counts);
+	free(dm->bin.level_us);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
@@ -305,6 +310,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	dm->ntot = ntot;
 	dm->qc = qc;
 	dm->bin.counts = cell;
+	dm->bin.level_us = level_us;
 	dm->scratch = scratch;
 	dm->dcounts = dc;
 	dm->ptot = ptot;
@@ -331,6 +337,7 @@ void dom_free(struct dom *dm)
 	free(dm->run);
 	free(dm->run_lo);
 	free(dm->bin.counts);
+	free(dm->bin.level_us);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);

@@ -44,6 +44,8 @@
 struct ixdom {
 	struct t4_index_domain pub;
 	struct t4_idmap ev_map; /* event index -> slot in events */
+	uint64_t seen_top;      /* the largest trigger ID of its returns */
+	uint64_t seen_bits;     /* bit i: trigger seen_top - i returned (0: none yet) */
 };
 
 struct t4_index {
@@ -370,6 +372,33 @@ static __attribute__((noinline)) void add_totals(struct t4_index_domain *d,
 		d->totals[i] = (d->gauges >> i & 1 ? 0 : d->totals[i]) + r->counts[i];
 }
 
+/* Whether this return is the first of its trigger among the domain's
+ * latest 64 triggers: a second copy (a packet the log holds twice) adds
+ * nothing to the totals, as the decoder drops it. Returns further back
+ * than the window are taken (the decoder's reorder window is shorter: it
+ * says what it drops as too late). A failed read is no sample: a later
+ * return of its trigger is still the first. */
+static bool first_return(struct ixdom *x, const struct t4_ret_pkt *r)
+{
+	uint64_t t = r->trigger_id, back;
+
+	if (r->flags & T4_RET_READ_FAILED)
+		return true;
+	if (!x->seen_bits || t > x->seen_top) {
+		back = x->seen_bits ? t - x->seen_top : 64; /* the window slides */
+		x->seen_bits = (back >= 64 ? 0 : x->seen_bits << back) | 1;
+		x->seen_top = t;
+		return true;
+	}
+	back = x->seen_top - t;
+	if (back >= 64)
+		return true;
+	if (x->seen_bits >> back & 1)
+		return false;
+	x->seen_bits |= (uint64_t)1 << back;
+	return true;
+}
+
 int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 {
 	int err = 0;
@@ -380,7 +409,7 @@ int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 		return err;
 	}
 	dec_index_ret_to(&ix->counts, &x->pub, r);
-	if (!ix->no_totals)
+	if (!ix->no_totals && first_return(x, r))
 		add_totals(&x->pub, r);
 	return 0;
 }

@@ -192,7 +192,7 @@ Test(decode_cli, every_clock_model_keeps_the_totals, .timeout = 120)
 
 /* Duplicates and reordering (the packets of a trigger spread over two
  * chunks) decode to exactly the rows of the same recording written
- * cleanly. */
+ * cleanly, and info's totals count a duplicated return once too. */
 Test(decode_cli, duplicated_and_reordered_packets_change_nothing, .timeout = 120)
 {
 	struct dc c;
@@ -203,6 +203,8 @@ Test(decode_cli, duplicated_and_reordered_packets_change_nothing, .timeout = 120
 	dc_write(&c, "plain", "--triggers 700 --seed 3 --chunk-packets 300");
 	cr_assert_eq(dc_decode(&c, "plain.t4 -f csv -o plain.csv"), 0, "%s", c.out);
 	dc_check(&c, "sum plain.csv mixed.csv");
+	cr_assert_eq(dc_sh(&c, "\"$B\" info --json mixed.t4 > mixed.info"), 0, "%s", c.out);
+	dc_check(&c, "info-totals mixed.csv mixed.info");
 	dc_fini(&c);
 }
 
@@ -660,6 +662,8 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --pmu 'ucf,nosuch*'", "--pmu nosuch*: matches no domain" },
 		{ "f.t4 --event mem_bytes_rdd", "did you mean mem_bytes_rd?" },
 		{ "f.t4 --event '*_latency_xx'", "--event *_latency_xx: matches no event or metric" },
+		{ "f.t4 --pmu ''", "--pmu : matches no domain" },
+		{ "f.t4 --event ''", "--event : matches no event or metric" },
 		{ "f.t4 --from 9s", "--from 9s: past the end of the log" },
 		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
@@ -761,6 +765,41 @@ Test(decode_cli, output_file_safety, .timeout = 120)
 	cr_assert(strstr(c.out, "no/such/dir/out.csv"), "%s", c.out);
 	cr_assert_eq(dc_sh(&c, "ls -A"), 0);
 	cr_assert_null(strstr(c.out, ".tmp-"), "temporary file left: %s", c.out);
+	dc_fini(&c);
+}
+
+/* Standard output redirected to the log itself (appended to, or opened
+ * read-write) is refused before a byte is read, by decode, report and
+ * info alike, as cat refuses it: the log stays as it was. */
+Test(decode_cli, standard_output_onto_the_log_is_refused, .timeout = 60)
+{
+	struct dc c;
+	static const char *const lines[] = {
+		"\"$B\" decode x.t4 -f csv >> x.t4",
+		"\"$B\" decode x.t4 -f jsonl -j 1 1<> x.t4",
+		"\"$B\" decode - -f csv < x.t4 >> x.t4",
+		"\"$B\" decode x.t4 y.t4 -f csv >> y.t4",
+		"\"$B\" report x.t4 -o - >> x.t4",
+		"\"$B\" info x.t4 >> x.t4",
+	};
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 50 --copies --seed 1");
+	dc_write(&c, "y", "--triggers 50 --copies --seed 2");
+	cr_assert_eq(dc_sh(&c, "cp x.t4 x.orig && cp y.t4 y.orig"), 0, "%s", c.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(lines); i++) {
+		int st = dc_sh(&c, "%s", lines[i]);
+		cr_assert_eq(st, 2, "%s: exit %d: %s", lines[i], st, c.out);
+		cr_assert(strstr(c.out, "standard output: is the log being read"), "%s: %s",
+			  lines[i], c.out);
+		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1, "%s: not one line: %s",
+			     lines[i], c.out);
+		cr_assert_eq(dc_sh(&c, "cmp x.t4 x.orig && cmp y.t4 y.orig"), 0, "%s: %s", lines[i],
+			     c.out);
+	}
+	/* another file, even the log's copy, is standard output as always */
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode x.t4 -f csv >> out.csv && \"$B\" info x.t4 > i.txt"),
+		     0, "%s", c.out);
 	dc_fini(&c);
 }
 

@@ -15,13 +15,13 @@
 /* A DRM domain (FORMAT 6.2): render busy ns (cumulative), its capacity and a
  * memory level (gauges). Busy % = busy / elapsed / capacity; gauges are
  * levels in intervals, time-weighted means in phases and --bin bins. */
-static void drm_stream(struct sy *y, uint64_t n)
+static void drm_stream(struct sy *y, uint64_t n, uint64_t period, uint64_t lo, uint64_t hi)
 {
 	static const char *const names[] = { "c7.engine.render", "c7.capacity.render",
 					     "c7.memory.vram" };
 	struct t4_packet *p = sy_push(y);
 
-	y->period = 1000000;
+	y->period = period;
 	p->type = T4_PKT_DOMAIN;
 	p->domain = (struct t4_domain_pkt){ .domain_id = 3, .kind = T4_DOM_DRM, .cpu = -1,
 					    .clock_event = -1 };
@@ -46,10 +46,10 @@ static void drm_stream(struct sy *y, uint64_t n)
 		p->ret.local_clock = p->ret.read_begin_ns;
 		p->ret.n_counts = 3;
 		p->ret.flags = k ? 0 : T4_RET_FIRST;
-		/* busy 1.5 ms per 1 ms interval on 2 engines: 75%; 1 GB, then 3 GB */
-		p->ret.counts[0] = k ? 1500000 : 0;
+		/* busy 1.5 periods per period on 2 engines: 75%; lo, then hi */
+		p->ret.counts[0] = k ? period / 2 * 3 : 0;
 		p->ret.counts[1] = 2;
-		p->ret.counts[2] = k < n / 2 ? 1000000000 : 3000000000u;
+		p->ret.counts[2] = k < n / 2 ? lo : hi;
 	}
 }
 
@@ -61,7 +61,7 @@ Test(decode_drm, busy_percent_and_gauges)
 
 	memset(&y, 0, sizeof(y));
 	y.t0 = 5000000000ull;
-	drm_stream(&y, 101);
+	drm_stream(&y, 101, 1000000, 1000000000, 3000000000u);
 	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, 0);
 	cr_assert_str_eq(d->kind_label, "DRM");
@@ -99,6 +99,33 @@ Test(decode_drm, busy_percent_and_gauges)
 		cr_assert_eq(k.v[i].counts[1], 2, "capacity stays 2");
 	}
 	cr_assert(mixed, "the cell across the step holds a mean");
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+/* A bin's gauge is the mean of level x us over the bin, a sum that a u64
+ * does not hold for long bins of large levels: 80 GB of VRAM over a
+ * 10-minute bin is 4.8e19 byte-us. Its cells are 80 GB, as its phase. */
+Test(decode_drm, long_bins_of_a_large_gauge)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .want_metrics = true, .bin_ns = 600000000000ull };
+
+	memset(&y, 0, sizeof(y));
+	y.t0 = 5000000000ull;
+	drm_stream(&y, 61, 10000000000ull, 80000000000ull, 80000000000ull); /* 10 minutes */
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_geq(k.n, 1);
+	for (size_t i = 0; i < k.n; i++) {
+		cr_assert_eq(k.v[i].counts[2], 80000000000ull, "cell %zu: %" PRIu64 " bytes", i,
+			     k.v[i].counts[2]);
+		cr_assert_float_eq(k.v[i].metric0, 75.0, 1e-6, "cell %zu", i);
+	}
+	uint64_t el;
+	const t4_u128 *tot = t4_decoder_phase_totals(dec, 0, 0, &el);
+	cr_assert(tot && tot[2] / (el / 1000) == 80000000000ull, "the phase's mean level");
 	t4_decoder_free(dec);
 	free(k.v);
 	sy_free(&y);

@@ -125,6 +125,7 @@ Test(decode_index, totals_sum_counters_and_keep_a_gauges_level)
 			memset(&p, 0, sizeof(p));
 			p.type = T4_PKT_RET;
 			p.ret.domain_id = ids[d];
+			p.ret.trigger_id = k;
 			p.ret.n_counts = 3;
 			p.ret.counts[0] = UINT64_MAX;
 			p.ret.counts[1] = 10 * k + d;
@@ -140,5 +141,15 @@ Test(decode_index, totals_sum_counters_and_keep_a_gauges_level)
 			  d % 2 ? "a gauge keeps its latest level" : "a counter sums");
 		cr_assert(x->totals[2] == 6);
 	}
+	/* a second copy of a return (the same trigger again) adds nothing */
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_RET;
+	p.ret.domain_id = 3;
+	p.ret.trigger_id = 2;
+	p.ret.n_counts = 3;
+	p.ret.counts[2] = 2;
+	cr_assert_eq(t4_index_add(ix, &p), 0);
+	cr_assert(t4_index_domain(ix, 3)->totals[2] == 6, "a duplicated return counted twice");
+	cr_assert_eq(t4_index_domain(ix, 3)->rets, 4, "but it is one more packet of the log");
 	t4_index_free(ix);
 }
