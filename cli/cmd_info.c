@@ -299,9 +299,12 @@ static void json_bookmarks(const struct info *in)
 		printf("%s{\"id\": %u, \"name\": ", i ? ", " : "", b->bookmark_id);
 		t4_json_str(stdout, b->name);
 		printf(", \"first_trigger\": %" PRIu64, b->first_trigger);
-		if (b->set_ns) /* and from the first trigger, every output's zero */
-			printf(", \"set_ns\": %" PRIu64 ", \"set_rel_ns\": %" PRId64, b->set_ns,
-			       (int64_t)(b->set_ns - t4_index_origin_ns(in->ix)));
+		if (b->set_ns) { /* and from the first trigger, every output's zero */
+			uint64_t origin = t4_index_origin_ns(in->ix);
+			printf(", \"set_ns\": %" PRIu64 ", \"set_rel_ns\": %s%" PRIu64, b->set_ns,
+			       b->set_ns < origin ? "-" : "",
+			       b->set_ns < origin ? origin - b->set_ns : b->set_ns - origin);
+		}
 		printf("}");
 	}
 	printf("], ");
@@ -489,7 +492,8 @@ static void human_bookmarks(const struct info *in)
 		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, tty(b->name, name, sizeof(name)),
 		       b->first_trigger);
 		if (b->set_ns && origin) /* negative: set before the first trigger */
-			printf("  %.9f\n", (double)(int64_t)(b->set_ns - origin) / 1e9);
+			printf("  %.9f\n", b->set_ns < origin ? -(double)(origin - b->set_ns) / 1e9
+						       : (double)(b->set_ns - origin) / 1e9);
 		else
 			printf("  %s\n", "-");
 	}

@@ -169,6 +169,44 @@ Test(decode_bounds, a_hundred_thousand_bookmarks, .timeout = 300)
 	free(dir);
 }
 
+/* A bookmark set a second before the first trigger, and one a crafted log
+ * claims was set at the clock's far end: info's relative times keep their
+ * sign and size (a signed cast of the difference made the second -1 s). */
+Test(decode_bounds, bookmark_times_far_from_the_first_trigger, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	const uint64_t t0 = 5000000000ull, far = UINT64_MAX - 5;
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/far.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint32_t k = 0; k < 2; k++) {
+		struct t4_packet b = { .type = T4_PKT_BOOKMARK };
+		b.bookmark.bookmark_id = k + 1;
+		b.bookmark.first_trigger = 10 * k;
+		b.bookmark.set_ns = k ? far : t0 - 1000000000ull;
+		snprintf(b.bookmark.name, sizeof(b.bookmark.name), "%s", k ? "far" : "early");
+		lw_put(&w, &b);
+	}
+	for (uint64_t k = 0; k < 20; k++) {
+		ref(&w, k, t0 + k * 1000000, k < 10 ? 1 : 2);
+		ret(&w, 1, k, t0 + k * 1000000, 3);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json far.t4t"), 0, "%s", out);
+	cr_assert(strstr(out, "\"set_rel_ns\": -1000000000}"), "%s", out);
+	char want[128];
+	snprintf(want, sizeof(want), "\"set_rel_ns\": %llu}", (unsigned long long)(far - t0));
+	cr_assert(strstr(out, want), "no %s in %s", want, out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info far.t4t"), 0, "%s", out);
+	cr_assert(strstr(out, "  -1.000000000\n"), "%s", out);
+	cr_assert(strstr(out, "  18446744068.7095"), "%s", out); /* a double's digits */
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
 {
 	struct t4_packet p = { .type = T4_PKT_TASK };
