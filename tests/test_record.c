@@ -70,6 +70,23 @@ Test(record, command_exit_code_and_bookmarks, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -c with a relative path: the command finds the recorder after changing
+ * directory (its T410TRACE_CONTROL named "c.sock", which the command then
+ * looked for in its own new directory: every bookmark failed). */
+Test(record, relative_control_path_found_from_another_directory, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -c c.sock -o s.t4t -- sh -c "
+	       "'cd / && \"$T4_BIN\" ctl bookmark moved'", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "'%s' info --json '%s/s.t4t'", b, r.dir);
+	cr_assert(strstr(r.out, "\"name\": \"moved\""), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A recorder paused with a control socket, on trigger path `path`: one
  * bookmark, two triggers, status, Ctrl-C. The triggers are exactly the
  * baseline, the two asked for, and the final one. */
