@@ -848,8 +848,9 @@ static int exit_code(struct recording *r, int rc)
 		code = rc == -EPIPE && r->out.in_place ? CLI_EXIT_READER_GONE : t4_report(rc);
 		if (!cli_child_running(&r->child) || !r->released)
 			return code; /* a command never released exits at once */
-		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
-			r->o.command[0]);
+		if (!r->o.quiet) /* a notice, not an error: the error was said */
+			fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
+				r->o.command[0]);
 		cli_child_reap(&r->child);
 		return code;
 	}

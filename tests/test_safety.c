@@ -439,6 +439,11 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 		"\"$B\" decode s.t4t -f csv",
 		"\"$B\" ctl --control c.sock status",
 		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
+		/* a command still running when the log stopped is waited for,
+		 * quietly: it ends once the recorder's status stands still */
+		"\"$B\" record -q --sim --backend pwrite -o - -- sh -c 'p=; n=0; while [ $n -lt 3 ]; "
+		"do s=$(\"$T4_BIN\" ctl status 2>&1); if [ \"$s\" = \"$p\" ]; then n=$((n+1)); "
+		"else n=0; fi; p=$s; sleep 0.1; done'",
 	};
 	int rc[T4_ARRAY_LEN(lines)];
 	struct run r;
