@@ -43,7 +43,11 @@
  * not be sent, or that the recorder left unanswered by closing the
  * connection (-EPIPE: it closed our old connection, e.g. idle for
  * T4_CONTROL_IDLE_MS), is retried once on a fresh connection; any other transport failure drops the
- * connection so a late reply cannot be taken for the next one's.
+ * connection so a late reply cannot be taken for the next one's. An app
+ * that closed every fd may have given the connection's number to a file
+ * of its own: the socket's inode is checked before each exchange
+ * (still_ours), and a number that is not ours any more is forgotten,
+ * never used or closed.
  */
 #include "t410trace.h"
 #include "control/control.h"
@@ -58,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -98,6 +103,8 @@ struct t410_ctx {
 	atomic_int state;      /* CTX_*; set once by init_once */
 	pthread_mutex_t lock;  /* guards fd and pid, and the route's writes */
 	int fd;                /* connection to the recorder, -1 if none */
+	dev_t dev;             /* ... its socket, to know it is still ours */
+	ino_t ino;
 	pid_t pid;             /* process that opened fd */
 	atomic_int route;      /* ROUTE_*: how this process reaches the recorder */
 	_Atomic pid_t route_pid; /* ... asked by this process */
@@ -162,22 +169,42 @@ static inline bool enabled(void)
 	return s == CTX_ON;
 }
 
+/* With ctx.lock held: whether ctx.fd is still the socket we opened. An
+ * app that closes every fd (as daemons do) may hand the number to a file
+ * or socket of its own, which we must neither talk to nor close. */
+static bool still_ours(void)
+{
+	struct stat st;
+
+	return fstat(ctx.fd, &st) == 0 && st.st_dev == ctx.dev && st.st_ino == ctx.ino;
+}
+
 /* With ctx.lock held: make sure this process has a connection. */
 static int connect_locked(void)
 {
 	pid_t me = getpid();
+	struct stat st;
 	int fd;
 
 	if (ctx.pid != me) {
 		drop_connection();
 		ctx.pid = me;
 	}
+	if (ctx.fd >= 0 && !still_ours())
+		ctx.fd = -1; /* closed by the app: the number is not ours any more */
 	if (ctx.fd >= 0)
 		return 0;
 	fd = t4_control_connect(ctx.path);
 	if (fd < 0)
 		return fd;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return t4_err(e, "control socket: fstat: %s", strerror(e));
+	}
 	ctx.fd = fd;
+	ctx.dev = st.st_dev;
+	ctx.ino = st.st_ino;
 	return 0;
 }
 
