@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct recording {
@@ -416,6 +417,22 @@ static void wait_for_baseline(struct recording *r)
 	}
 }
 
+/* The command's T410TRACE_CONTROL: the socket's path made absolute, so
+ * that a command that changes directory still finds it (kept as given
+ * only where the absolute one would not fit a socket address). */
+static int export_control(const struct recording *r)
+{
+	char abs[sizeof(((struct sockaddr_un *)0)->sun_path)], cwd[PATH_MAX];
+	const char *path = r->control_path;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
+	    (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) < sizeof(abs))
+		path = abs;
+	if (setenv(T4_CONTROL_ENV, path, 1) < 0)
+		return t4_err(errno, "setenv: %s", strerror(errno));
+	return 0;
+}
+
 /* The command is forked first, before any thread or counter exists: its
  * per-task counters are opened on it (counts_command) and it waits until
  * it is released. */
@@ -425,8 +442,8 @@ static int fork_command(struct recording *r)
 
 	if (!r->o.command)
 		return 0;
-	if (r->control_path[0] && setenv(T4_CONTROL_ENV, r->control_path, 1) < 0)
-		return t4_err(errno, "setenv: %s", strerror(errno));
+	if (r->control_path[0] && (rc = export_control(r)) < 0)
+		return rc;
 	if ((rc = cli_child_fork(&r->child)) < 0)
 		return rc;
 	r->command_pid = r->child.pid;
@@ -831,8 +848,9 @@ static int exit_code(struct recording *r, int rc)
 		code = rc == -EPIPE && r->out.in_place ? CLI_EXIT_READER_GONE : t4_report(rc);
 		if (!cli_child_running(&r->child) || !r->released)
 			return code; /* a command never released exits at once */
-		fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
-			r->o.command[0]);
+		if (!r->o.quiet) /* a notice, not an error: the error was said */
+			fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
+				r->o.command[0]);
 		cli_child_reap(&r->child);
 		return code;
 	}

@@ -258,6 +258,9 @@ int cli_job_make_dirs(const char *pattern, const char *path, char *created, size
 		} else if (errno != EEXIST) { /* EEXIST: another node's, or the user's */
 			return t4_err(errno, "-o '%s': cannot create the directory '%s': %s", path,
 				      dir, strerror(errno));
+		} else if (t4_link_planted(dir)) { /* /tmp/job7 -> a stranger's choice */
+			return t4_err(EPERM, "-o '%s': %s is a symbolic link another user made in "
+				      "a shared directory; not followed", path, dir);
 		}
 		if (end)
 			return 0;

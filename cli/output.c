@@ -22,7 +22,7 @@
  *     FILE.partial-PID (or, if even that name is taken, stays in its
  *     directory, marked so that no later run reclaims it), and record
  *     says so.
- *   - A directory at FILE is refused, and so is a symbolic link to a FIFO
+ *   - A directory at FILE (or a FILE ending in '/') is refused, and so is a symbolic link to a FIFO
  *     or a device that another user planted in a shared (sticky,
  *     world-writable) directory, as fs.protected_symlinks would.
  */
@@ -76,6 +76,10 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 	}
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return t4_err(EISDIR, "%s: is a directory (-o names the log file)", path);
+	/* "x/" where x is not a directory: no file can get that name, and
+	 * the whole run would be recorded before the rename said so. */
+	if (path[strlen(path) - 1] == '/')
+		return t4_err(EISDIR, "%s: names a directory (-o names the log file)", path);
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (t4_link_planted(path)) /* /tmp/x.t4t -> /dev/watchdog */
 			return t4_err(EPERM, "%s: a symbolic link another user made in a shared "

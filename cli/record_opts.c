@@ -249,7 +249,11 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 		o->control = arg;
 		return 0;
 	case 'a': o->all_cpus = true; return 0; /* counters: the default already */
-	case 'C': o->target.cpus = arg; return 0;
+	case 'C': /* the list's form now: only per-CPU events read it later */
+		if (t4_cpulist_first(arg, NULL) < 0)
+			return cli_usage_error("record", "-C %s: %s", arg, t4_errmsg());
+		o->target.cpus = arg;
+		return 0;
 	case 'p': o->target.pids = arg; return 0;
 	case 't': o->target.tids_arg = arg; return 0;
 	case 'q': o->quiet = true; return 0;

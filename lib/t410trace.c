@@ -38,11 +38,16 @@
  * shared with the parent would mix their replies); the pid check catches
  * children made without fork() handlers (raw clone); the route is asked
  * again in a child (the recorder lets processes through its uprobe one by
- * one). A command that could
+ * one), and a child whose inherited probe point calls a kernel trampoline
+ * it did not inherit takes the socket (probe_callable). A command that could
  * not be sent, or that the recorder left unanswered by closing the
  * connection (-EPIPE: it closed our old connection, e.g. idle for
  * T4_CONTROL_IDLE_MS), is retried once on a fresh connection; any other transport failure drops the
- * connection so a late reply cannot be taken for the next one's.
+ * connection so a late reply cannot be taken for the next one's. An app
+ * that closed every fd may have given the connection's number to a file
+ * of its own: the socket's inode is checked before each exchange
+ * (still_ours), and a number that is not ours any more is forgotten,
+ * never used or closed.
  */
 #include "t410trace.h"
 #include "control/control.h"
@@ -57,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -97,6 +103,8 @@ struct t410_ctx {
 	atomic_int state;      /* CTX_*; set once by init_once */
 	pthread_mutex_t lock;  /* guards fd and pid, and the route's writes */
 	int fd;                /* connection to the recorder, -1 if none */
+	dev_t dev;             /* ... its socket, to know it is still ours */
+	ino_t ino;
 	pid_t pid;             /* process that opened fd */
 	atomic_int route;      /* ROUTE_*: how this process reaches the recorder */
 	_Atomic pid_t route_pid; /* ... asked by this process */
@@ -161,22 +169,42 @@ static inline bool enabled(void)
 	return s == CTX_ON;
 }
 
+/* With ctx.lock held: whether ctx.fd is still the socket we opened. An
+ * app that closes every fd (as daemons do) may hand the number to a file
+ * or socket of its own, which we must neither talk to nor close. */
+static bool still_ours(void)
+{
+	struct stat st;
+
+	return fstat(ctx.fd, &st) == 0 && st.st_dev == ctx.dev && st.st_ino == ctx.ino;
+}
+
 /* With ctx.lock held: make sure this process has a connection. */
 static int connect_locked(void)
 {
 	pid_t me = getpid();
+	struct stat st;
 	int fd;
 
 	if (ctx.pid != me) {
 		drop_connection();
 		ctx.pid = me;
 	}
+	if (ctx.fd >= 0 && !still_ours())
+		ctx.fd = -1; /* closed by the app: the number is not ours any more */
 	if (ctx.fd >= 0)
 		return 0;
 	fd = t4_control_connect(ctx.path);
 	if (fd < 0)
 		return fd;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return t4_err(e, "control socket: fstat: %s", strerror(e));
+	}
 	ctx.fd = fd;
+	ctx.dev = st.st_dev;
+	ctx.ino = st.st_ino;
 	return 0;
 }
 
@@ -236,6 +264,51 @@ static int own_file(char *buf, size_t cap)
 	return rc;
 }
 
+/* Whether address at lies in an executable mapping of this process. */
+static bool executable_at(uintptr_t at)
+{
+	char *line = NULL, perms[5] = "";
+	size_t n = 0;
+	bool x = false, found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && !found && getline(&line, &n, f) > 0) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && at >= lo && at < hi) {
+			found = true;
+			x = perms[2] == 'x';
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return x;
+}
+
+/* Whether this process may call the probe point. On x86_64, Linux 6.18+
+ * turns the uprobe on its NOP into a call to a uprobe trampoline that it
+ * maps into the calling process only, and fork does not copy that mapping:
+ * a child forked after its parent's calls inherits the call in the
+ * library's text but not its target, and calling the probe would kill it
+ * (SIGSEGV). Such a child keeps the socket. */
+static bool probe_callable(void)
+{
+#if defined(__x86_64__)
+	const volatile unsigned char *code = (const volatile unsigned char *)(uintptr_t)t410__probe2;
+	unsigned char op[5];
+	int32_t rel;
+
+	for (int i = 0; i < 5; i++)
+		op[i] = code[i];
+	if (op[0] != 0xe8) /* the NOP, or the kernel's int3: always fine */
+		return true;
+	memcpy(&rel, op + 1, sizeof(rel));
+	return executable_at((uintptr_t)t410__probe2 + 5 + (uintptr_t)(intptr_t)rel);
+#else
+	return true;
+#endif
+}
+
 /* With ctx.lock held: the probe page handed over as fd (mapped once per
  * process: every hello hands over the same one). */
 static bool take_page_locked(int fd)
@@ -259,7 +332,8 @@ static int hello_locked(void)
 	char reply[T4_CONTROL_REPLY_MAX];
 	int err, passed = -1;
 
-	if (own_file(file, sizeof(file)) == 0 && strlen(file) < sizeof(line) - 6)
+	/* Plain "hello" (no file) is answered "ok socket". */
+	if (probe_callable() && own_file(file, sizeof(file)) == 0 && strlen(file) < sizeof(line) - 6)
 		snprintf(line, sizeof(line), "hello %s", file);
 	err = call_locked(line, reply, sizeof(reply), &passed);
 	if (err < 0 && err != -EREMOTEIO)

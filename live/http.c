@@ -25,6 +25,7 @@
 #include "util/util.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -283,7 +284,8 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *
 			      " :9400)", addr);
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port > 65535)
+	/* digits only: strtoul also takes blanks and a sign ("-0", " 80") */
+	if (!isdigit((unsigned char)colon[1]) || *end || errno || port > 65535)
 		return t4_err(EINVAL, "--metrics-listen %s: the port is not a number from 0 to 65535",
 			      addr);
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);

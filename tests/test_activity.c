@@ -585,6 +585,24 @@ Test(activity, many_processes_bookmark_through_the_uprobe, .timeout = 120)
 	many_processes("");
 }
 
+/* A child forked after its parent's calls through the uprobe: on x86_64
+ * Linux 6.18+ the parent's probe point had become a call to the kernel's
+ * uprobe trampoline, a mapping fork does not copy, and the child's first
+ * bookmark died of SIGSEGV. Every call of the child succeeds and is in
+ * the log. */
+Test(activity, a_child_forked_after_uprobe_calls_bookmarks, .timeout = 120)
+{
+	char log[PATH_MAX + 16];
+	struct run r;
+
+	need_bpf();
+	record_app(&r, log, "--sim --period 1ms", "forked 10");
+	cr_assert(strstr(r.out, "forked: child exited 0"), "%s", r.out);
+	cr_assert_eq(count_bookmarks(&r, log, "child"), 10);
+	cr_assert_eq(count_bookmarks(&r, log, "parent"), 2);
+	cleanup(&r);
+}
+
 /* 10,000 bookmarks as fast as the uprobe takes them (a 100 us pause every
  * 10): each call returns 0 and each one is in the log. */
 Test(activity, a_burst_of_10000_bookmarks_is_logged, .timeout = 120)

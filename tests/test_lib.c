@@ -188,6 +188,19 @@ Test(lib, fork_child_has_own_connection)
 	app_close(&a);
 }
 
+/* The app closed the library's connection and a socket of its own got
+ * that number: the library talked to the app's socket (its line sent
+ * there, the app's data read as the reply, 0 returned, nothing logged). */
+Test(lib, a_reused_fd_number_is_not_the_connection)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "closeall"), 0, "%s", a.err);
+	expect_log(&a, "bookmark c1;bookmark c2;");
+	app_close(&a);
+}
+
 Test(lib, refusals_reported_connection_kept)
 {
 	struct app a;

@@ -32,13 +32,18 @@ Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
 		  "2> err; echo rc=$?; sed \"s/:$P:/:PORT:/\" err; kill $py; wait $py; "
 		  "ls; \"$B\" record -q --sim --backend pwrite --metrics-listen nowhere -d 10ms -o s.t4t; "
 		  "echo rc=$?; \"$B\" record -q --sim --backend pwrite --metrics-listen 127.0.0.1:99999 -d 10ms "
-		  "-o s.t4t; echo rc=$?; ls");
+		  "-o s.t4t; echo rc=$?; for a in +0 -0 ' 0'; do \"$B\" record -q --sim --backend pwrite "
+		  "--metrics-listen \"127.0.0.1:$a\" -d 10ms -o s.t4t; echo rc=$?; done; ls");
 	cr_assert(strstr(r.out, "rc=2\nt410trace: --metrics-listen 127.0.0.1:PORT: Address already "
 				"in use\n"), "%s", r.out);
 	cr_assert(!strstr(r.out, "ran") && !strstr(r.out, "s.t4t"), "%s", r.out);
 	cr_assert(!strstr(r.out, "rc=0"), "%s", r.out);
 	cr_assert(strstr(r.out, "--metrics-listen nowhere:"), "%s", r.out);
 	cr_assert(strstr(r.out, "--metrics-listen 127.0.0.1:99999:"), "%s", r.out);
+	/* strtoul's sign and blanks are no port either (they were taken as 0) */
+	cr_assert(strstr(r.out, "--metrics-listen 127.0.0.1:+0: the port is not"), "%s", r.out);
+	cr_assert(strstr(r.out, "--metrics-listen 127.0.0.1:-0: the port is not"), "%s", r.out);
+	cr_assert(strstr(r.out, "--metrics-listen 127.0.0.1: 0: the port is not"), "%s", r.out);
 	cleanup(&r);
 }
 

@@ -84,6 +84,17 @@ Test(perf_cli, cpu_list, .timeout = 60)
 		    "t410trace: -C 0,0-1,4000: not every CPU listed is online");
 }
 
+/* A malformed -C is refused whatever the events: with only uncore PMUs
+ * (--sim), where no counter reads the list, it used to record and exit 0. */
+Test(perf_cli, malformed_cpu_list_refused_up_front)
+{
+	expect_line("record --sim -C abc -d 10ms", 2,
+		    "t410trace record: -C abc: 'abc': malformed CPU list" SEE_HELP);
+	expect_line("record --sim -C 1-0 -d 10ms", 2,
+		    "t410trace record: -C 1-0: '1-0': malformed CPU list" SEE_HELP);
+	expect_line("record -C '' -d 10ms", 2, "t410trace record: -C : '': empty CPU list" SEE_HELP);
+}
+
 /* An error about a long -e list keeps its reason: the middle of what it
  * quotes gives way, never the end of the line. */
 Test(perf_cli, a_long_event_list_error_keeps_its_reason)

@@ -70,6 +70,23 @@ Test(record, command_exit_code_and_bookmarks, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -c with a relative path: the command finds the recorder after changing
+ * directory (its T410TRACE_CONTROL named "c.sock", which the command then
+ * looked for in its own new directory: every bookmark failed). */
+Test(record, relative_control_path_found_from_another_directory, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -c c.sock -o s.t4t -- sh -c "
+	       "'cd / && \"$T4_BIN\" ctl bookmark moved'", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "'%s' info --json '%s/s.t4t'", b, r.dir);
+	cr_assert(strstr(r.out, "\"name\": \"moved\""), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A recorder paused with a control socket, on trigger path `path`: one
  * bookmark, two triggers, status, Ctrl-C. The triggers are exactly the
  * baseline, the two asked for, and the final one. */
@@ -117,7 +134,8 @@ static void expect_usage_error(const char *args, const char *needle)
 	cr_assert_eq(r.status, 2, "'%s' exit %d: %s", args, r.status, r.out);
 	cr_assert(strstr(r.out, needle), "'%s': no '%s' in: %s", args, needle, r.out);
 	cr_assert_leq(count_lines(r.out), 2, "'%s' not a short error: %s", args, r.out);
-	sh(&r, "ls '%s' | wc -l", r.dir);
+	sh(&r, "ls -A '%s' | wc -l", r.dir);
+	cr_assert_eq(atoi(r.out), 0, "'%s' left files behind", args);
 	cleanup(&r);
 }
 
@@ -143,6 +161,9 @@ Test(record, bad_input_one_line_exit_2)
 	 * run, nor a COMMAND left without its control socket */
 	expect_usage_error("--sim -d 10ms -o ''", "-o: an empty file name");
 	expect_usage_error("--sim -d 10ms -c '' -- true", "-c: an empty socket path");
+	/* a directory's name: it used to record all of the run into
+	 * x.partial-PID-XXXXXX/log, then fail to name it and exit 1 */
+	expect_usage_error("--sim -d 10ms -o x/", "x/: names a directory");
 	/* the socket at the log's name: the log could not be named after the
 	 * run (it stayed as FILE.partial-PID, and record said 0) */
 	expect_usage_error("--sim -d 10ms -c x.t4t -o x.t4t", "-c x.t4t: names the log");

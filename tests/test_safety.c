@@ -229,6 +229,23 @@ Test(safety, a_stranger_link_to_a_device_is_not_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -o 'pub/job%j/x.t4t' names a directory record makes: one that another
+ * user planted there first as a link (to a directory of their choosing)
+ * is not followed. Root's log went into the link's target. */
+Test(safety, a_stranger_link_at_a_job_directory_is_not_followed, .timeout = 60)
+{
+	struct run r;
+
+	stranger_tmpdir(&r);
+	sh_in_dir(&r, "mkdir pub there; chmod 1777 pub there; ln -s \"$D/there\" pub/job7; "
+		  "chown -h 65534:65534 pub/job7; SLURM_JOB_ID=7 SLURM_PROCID=0 "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o 'pub/job%j/x.t4t'; echo rc=$?; "
+		  "ls there");
+	cr_assert_str_eq(r.out, "t410trace: -o 'pub/job7/x.t4t': pub/job7 is a symbolic link "
+				"another user made in a shared directory; not followed\nrc=1\n");
+	cleanup(&r);
+}
+
 /* decode's and report's -o: a link another user planted in a shared
  * directory is refused, to a file (root would replace the file) as to a
  * device; the user's own link there is written through. */
@@ -439,6 +456,11 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 		"\"$B\" decode s.t4t -f csv",
 		"\"$B\" ctl --control c.sock status",
 		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
+		/* a command still running when the log stopped is waited for,
+		 * quietly: it ends once the recorder's status stands still */
+		"\"$B\" record -q --sim --backend pwrite -o - -- sh -c 'p=; n=0; while [ $n -lt 3 ]; "
+		"do s=$(\"$T4_BIN\" ctl status 2>&1); if [ \"$s\" = \"$p\" ]; then n=$((n+1)); "
+		"else n=0; fi; p=$s; sleep 0.1; done'",
 	};
 	int rc[T4_ARRAY_LEN(lines)];
 	struct run r;

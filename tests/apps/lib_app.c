@@ -6,6 +6,9 @@
  *               the round trip in us/call
  *   threads     4 threads x 25 bookmarks t<T>_<i>
  *   fork        bookmark parent1; a child bookmarks child; then parent2
+ *   closeall    bookmark c1, close every fd above 2 (as a daemon may), give
+ *               the library's old number to a socket of the app's own,
+ *               bookmark c2: the library must not talk to that socket
  *   bad         refusals: bad name, NULL, too long; then bookmark good1
  *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
  *   gone        T410TRACE_CONTROL names no recorder
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +79,23 @@ static void run_fork(void)
 	check(waitpid(pid, &status, 0), pid, "waitpid");
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
 	bookmark("parent2");
+}
+
+static void run_closeall(void)
+{
+	char buf[64];
+	int sv[2];
+
+	bookmark("c1");
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	check(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "socketpair");
+	check(write(sv[1], "ok\n", 3) == 3, 1, "write"); /* a reply, as it looks */
+	bookmark("c2");
+	check(recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT) < 0, 1,
+	      "the app's own socket got nothing of the library's");
+	check(recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT), 3, "the app's own data left alone");
+	check(close(sv[0]) == 0 && close(sv[1]) == 0, 1, "the app's sockets still open");
 }
 
 static void run_bad(void)
@@ -158,6 +179,8 @@ int main(int argc, char **argv)
 		run_threads();
 	} else if (!strcmp(mode, "fork")) {
 		run_fork();
+	} else if (!strcmp(mode, "closeall")) {
+		run_closeall();
 	} else if (!strcmp(mode, "bad")) {
 		run_bad();
 	} else if (!strcmp(mode, "reconnect")) {

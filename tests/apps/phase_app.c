@@ -25,6 +25,11 @@
  *   procs N M      N processes, each setting bookmark p<i> M times, the
  *                  first while all of them hold their connection to the
  *                  recorder; prints "procs: F of N failed"
+ *   forked N       bookmark "parent" twice (the second call goes through
+ *                  whatever the kernel made of the probe point at the
+ *                  first), then a child forked after them sets "child" N
+ *                  times; prints "forked: child exited S" (S: its wait
+ *                  status, 0 when every call succeeded)
  *   burst N        N bookmarks b<i % 100> as fast as they go, a 100 us pause
  *                  (spun, so that a loaded machine cannot make it longer)
  *                  every 10; prints "burst: A taken, R refused" (a refusal
@@ -378,6 +383,29 @@ static int run_procs(int n, int m)
 	return failed ? 1 : 0;
 }
 
+/* ---- forked ----------------------------------------------------------------- */
+
+static int run_forked(int n)
+{
+	int st = -1;
+	pid_t pid;
+
+	check(t410_bookmark("parent"), "parent");
+	check(t410_bookmark("parent"), "parent");
+	pid = fork();
+	if (pid < 0)
+		return perror("fork"), 2;
+	if (pid == 0) {
+		for (int i = 0; i < n; i++)
+			check(t410_bookmark("child"), "child");
+		_exit(failures ? 1 : 0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return perror("waitpid"), 2;
+	printf("forked: child exited %d\n", st);
+	return st ? 1 : 0;
+}
+
 /* ---- burst ------------------------------------------------------------------ */
 
 static int run_burst(int n)
@@ -477,11 +505,13 @@ int main(int argc, char **argv)
 		rc = run_burst(atoi(argv[2]));
 	else if (!strcmp(mode, "procs") && argc == 4)
 		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
+	else if (!strcmp(mode, "forked") && argc == 3)
+		rc = run_forked(atoi(argv[2]));
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
 		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | procs N M | "
-				"rawname | cost N\n");
+				"forked N | rawname | cost N\n");
 		return 2;
 	}
 	return rc ? rc : failures ? 1 : 0;
