@@ -28,7 +28,7 @@
  *
  * Order of things, so that a recording covers exactly the command's run
  * and never outlives or orphans it:
- *   1. cli_child_fork: fork the keeper with SIGINT/SIGTERM blocked (a
+ *   1. cli_child_fork: fork the keeper with SIGINT/SIGTERM/SIGHUP blocked (a
  *      signal that arrives meanwhile reaches record's handler, which
  *      forwards it); the keeper forks the command and sends its PID; the
  *      command restores default signal dispositions (SIGPIPE included:
@@ -38,7 +38,7 @@
  *      execs, and a close-on-exec pipe tells record whether exec worked
  *      (EOF) or failed (the command writes its errno), so `record` knows
  *      before it publishes the log whether there is a run to record;
- *   3. cli_child_interrupt on each SIGINT/SIGTERM: the first is forwarded,
+ *   3. cli_child_interrupt on each SIGINT/SIGTERM/SIGHUP: the first is forwarded,
  *      the second is forwarded again with a notice that a third kills the
  *      command, the third sends SIGKILL (through a pidfd where the kernel
  *      has one: never to a recycled PID);
@@ -449,6 +449,7 @@ int cli_child_fork(struct cli_child *c)
 	sigemptyset(&stop_sigs);
 	sigaddset(&stop_sigs, SIGINT);
 	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop_sigs, &old);
 	c->keeper = fork();
 	if (c->keeper == 0)

@@ -465,8 +465,9 @@ static int start_command(struct recording *r)
 
 /* ---- running ------------------------------------------------------------------ */
 
-/* SIGINT/SIGTERM: the command gets them (child.c counts); without one the
- * recording stops. Returns true when the recording should stop. */
+/* SIGINT/SIGTERM/SIGHUP (a terminal or ssh session closed): the command
+ * gets them (child.c counts); without one the recording stops, the log
+ * closed as for Ctrl-C. Returns true when the recording should stop. */
 static bool take_signals(struct recording *r, sig_atomic_t *handled)
 {
 	while (*handled < signals_got) {
@@ -955,6 +956,7 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	r.start_ref_ns = t4_mono_raw_ns();
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	if (!r.out.published && !r.out.in_place)

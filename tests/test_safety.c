@@ -141,6 +141,27 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
 	cleanup(&r);
 }
 
+/* SIGHUP (the terminal or the ssh session closed) ends a recording as
+ * Ctrl-C does: the log closed whole (its final status packet), a command
+ * sent the signal and its exit code record's. Each signal is sent once the
+ * recording runs (its control socket says a trigger is in). */
+Test(safety, a_hangup_closes_the_log_whole, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "up() { for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null |"
+		  " grep -q 'triggers=[1-9]' && return; sleep 0.05; done; }; "
+		  "\"$B\" record -q --sim -c c.sock -o a.t4t & rec=$!; up; kill -HUP $rec; wait $rec; "
+		  "echo rc=$?; \"$B\" info --json a.t4t | grep -o '\"status_present\": [a-z]*'; "
+		  "\"$B\" record -q --sim -c c.sock -o b.t4t -- sleep 60 & rec=$!; up; kill -HUP $rec; "
+		  "wait $rec; echo rc=$?; \"$B\" info --json b.t4t | grep -o '\"status_present\": [a-z]*'");
+	cr_assert(strstr(r.out, "rc=0\n\"status_present\": true\n") &&
+		  strstr(r.out, "'sleep' was killed by signal 1 (Hangup)\nrc=129\n"
+				"\"status_present\": true\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
  * kills it, and the exit code says it was killed. Each Ctrl-C is sent once
  * the workload runs (record's handler is set) and the one before has been
