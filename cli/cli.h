@@ -272,7 +272,8 @@ struct cli_job {
 	int32_t tasks;          /* the step's tasks; -1 unknown */
 	int32_t nodes;          /* the job's nodes (Open MPI: 2 = more than one); -1 */
 };
-/* Read the environment: 0, or -EINVAL (said) for a rank that is not a number. */
+/* Read the environment: 0, or -EINVAL (said) for a rank that is not a number
+ * or a job or step ID longer than its field (31 bytes). */
 int cli_job_detect(struct cli_job *j);
 /* Whether this task records: the node's first (local rank 0, or no
  * launcher), or every one with --all-tasks. */

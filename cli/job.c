@@ -28,6 +28,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 /* The first of the variables that is set and not empty, or NULL. */
 static const char *env_first(const char *const *names, const char **which)
 {
@@ -57,14 +59,31 @@ static int env_num(const char *const *names, int32_t *out)
 	return 0;
 }
 
-static void env_str(const char *const *names, char *out, size_t cap)
+/* A name from the first variable of names that is set ("" none); -EINVAL,
+ * said, for one longer than out holds: cut, two jobs' IDs could make one
+ * file name (%j). */
+static int env_str(const char *const *names, char *out, size_t cap)
 {
 	const char *which, *v = env_first(names, &which);
 
+	if (v && strlen(v) >= cap)
+		return t4_err(EINVAL, "%s: %zu bytes, more than the %zu a log keeps of it", which,
+			      strlen(v), cap - 1);
 	t4_strlcpy(out, v ? v : "", cap);
+	return 0;
 }
 
-#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+/* The nodes, for messages and the host packet: a list longer than out
+ * holds ends in "..." where it was cut (Slurm's compressed form of a big
+ * job can run long; it names no file). */
+static void env_nodelist(char *out, size_t cap)
+{
+	const char *which, *v = env_first(NAMES("SLURM_JOB_NODELIST", "SLURM_NODELIST"), &which);
+
+	t4_strlcpy(out, v ? v : "", cap);
+	if (v && strlen(v) >= cap)
+		memcpy(out + cap - 4, "...", 4);
+}
 
 /* Open MPI's variables win over Slurm's: mpirun inside an allocation
  * leaves the batch step's SLURM_PROCID (0) in every rank it starts. */
@@ -109,9 +128,10 @@ int cli_job_detect(struct cli_job *j)
 	memset(j, 0, sizeof(*j));
 	if (uname(&u) == 0)
 		t4_strlcpy(j->host, u.nodename, sizeof(j->host));
-	env_str(NAMES("SLURM_JOB_ID", "SLURM_JOBID"), j->id, sizeof(j->id));
-	env_str(NAMES("SLURM_STEP_ID", "SLURM_STEPID"), j->step, sizeof(j->step));
-	env_str(NAMES("SLURM_JOB_NODELIST", "SLURM_NODELIST"), j->nodelist, sizeof(j->nodelist));
+	if ((rc = env_str(NAMES("SLURM_JOB_ID", "SLURM_JOBID"), j->id, sizeof(j->id))) < 0 ||
+	    (rc = env_str(NAMES("SLURM_STEP_ID", "SLURM_STEPID"), j->step, sizeof(j->step))) < 0)
+		return rc;
+	env_nodelist(j->nodelist, sizeof(j->nodelist));
 	if ((rc = job_ranks(j)) < 0)
 		return rc;
 	if (!j->launcher && (j->id[0] || j->rank >= 0))

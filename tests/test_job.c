@@ -118,6 +118,13 @@ Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 	refused(&r, "", "job%j.t4t", "SLURM_JOB_ID is not set");
 	refused(&r, "SLURM_JOB_ID= SLURM_JOBID=", "job%j.t4t", "SLURM_JOB_ID is empty");
 	refused(&r, "", "t.%t.t4t", "no task rank");
+	/* a job ID longer than a log keeps: refused, not cut (two jobs' IDs
+	 * cut alike would make one name of %j) */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=%s SLURM_PROCID=0 " REC " -o 'j%%j.t4t'", r.dir,
+	   "1234567890123456789012345678901234567890", bin());
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace: SLURM_JOB_ID: 40 bytes, more than the 31 a log keeps "
+				"of it\n");
 	/* a launcher's variable that is not a number: named, not guessed */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=x " REC " -o t.t4t", r.dir, bin());
 	cr_assert_eq(r.status, 2, "%s", r.out);
@@ -239,6 +246,13 @@ Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "clock sync       "), "%s", r.out);
 	cr_assert(!strstr(r.out, "warning"), "%s", r.out);
+	/* a node list longer than the log keeps (a big job's): cut where "..."
+	 * says, the recording made all the same */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=315 SLURM_PROCID=0 SLURM_JOB_NODELIST=n$(printf "
+	       "',%%04d' $(seq 100)) '%s' record -q --sim --duration 10ms -o 'j%%j.t4t' && "
+	       "'%s' info --json j315.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, ",0049,0050,...\", \"host\""), "%s", r.out);
 	/* virtual time: the same log for a seed, so no host packet */
 	sh(&r, "cd '%s' && " NO_JOB "'%s' record -q --sim=1 --virtual --duration 50ms -o v.t4t && "
 	       "'%s' info --json v.t4t", r.dir, b, b);
