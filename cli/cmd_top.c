@@ -108,9 +108,10 @@ static int take(void *ud, struct t4_live_snap *out)
 	}
 	rc = t4_live_snap_parse(text, len, out);
 	free(text);
-	if (rc == 0)
-		ts->taken++;
-	return rc;
+	if (rc < 0) /* a socket that answers, but not with a snapshot: named */
+		return about(ts->path, rc);
+	ts->taken++;
+	return 0;
 }
 
 static bool done(void *ud)

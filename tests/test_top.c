@@ -140,15 +140,19 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	sh_in_dir(&r, "\"$B\" top --control nosuch.sock -n 1; echo rc=$?; "
 		  "python3 -c 'import socket, sys, time\n"
 		  "s = socket.socket(socket.AF_UNIX); s.bind(\"fake.sock\"); s.listen(4)\n"
+		  "c0, _ = s.accept(); c0.recv(100); c0.sendall(b\"ok data 6\\nbogus\\n\")\n"
 		  "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")\n"
 		  "c2, _ = s.accept(); c2.recv(100); time.sleep(8)' & py=$!; "
 		  "for i in $(seq 600); do [ -S fake.sock ] && break; sleep 0.05; done; "
+		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; "
 		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; "
 		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; kill $py; wait $py; "
 		  "\"$B\" top --control c.sock -i 10ms; echo rc=$?; "
 		  "\"$B\" top -n 1; echo rc=$?");
 	cr_assert(strstr(r.out, "t410trace top: no recorder listening at nosuch.sock\nrc=1\n"),
 		  "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace top: fake.sock: live snapshot, line 1: not a t410trace "
+				"live snapshot\nrc=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: hello there\nrc=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: the recorder did not answer within "
 				"5000 ms\nrc=1\n"), "%s", r.out);
