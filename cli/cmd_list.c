@@ -651,10 +651,16 @@ static void print_counter_json(const struct t4_counter *c)
 static int resolve(const struct t4_pmu_set *set, const char *spec, bool json)
 {
 	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
 	int rc = t4_events_parse(&l, set, spec);
 
-	if (rc < 0)
+	/* grouped as record groups them, so its refusals are ours too */
+	if (rc >= 0 && (rc = t4_domains_build(&ds, &l)) >= 0)
+		t4_domains_free(&ds);
+	if (rc < 0) {
+		t4_evlist_free(&l);
 		return t4_report(rc);
+	}
 	if (json) {
 		printf("{\"simulated\":%s,\"counters\":[", set->simulated ? "true" : "false");
 		for (size_t i = 0; i < l.n; i++) {
