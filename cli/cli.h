@@ -165,6 +165,7 @@ struct cli_virtual_run {
 	uint64_t period_ns, duration_ns, seed;
 	bool per_socket;
 	const char *bookmark, *cmdline;
+	const volatile sig_atomic_t *stop; /* record's signal count: Ctrl-C ends it */
 };
 
 /* One of the options above: 0, or 2 after a usage error. --virtual also

@@ -118,6 +118,19 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 	return -1; /* go on */
 }
 
+/* ---- text for the terminal ---------------------------------------------- */
+
+/* A name or value read from sysfs may hold any bytes but '/' (a crafted
+ * --sysfs-root, a driver's bug): shown as every output shows names
+ * (util/text.c), so it can neither drive the terminal nor forge a line. */
+#define SAFE_CAP (4 * 256 + 1) /* the longest field, cpumask[256], escaped */
+typedef char safe_buf[SAFE_CAP];
+
+static const char *safe(const char *s, char *buf)
+{
+	return t4_text(s, T4_TEXT_CONTROL, buf, SAFE_CAP);
+}
+
 /* ---- what GLOB selects ------------------------------------------------ */
 
 static bool glob_hit(const char *glob, const char *s)
@@ -207,9 +220,10 @@ static const char *name_at(const void *src, size_t i)
 static int no_match(const char *glob, const char *what, const struct names *nm)
 {
 	char h[T4_NAME_MAX + 32];
+	safe_buf g, m;
 
-	fprintf(stderr, "t410trace: list %s: no %s matches%s\n", glob, what,
-		t4_did_you_mean(h, sizeof(h), t4_suggest(glob, nm, nm->n, name_at)));
+	fprintf(stderr, "t410trace: list %s: no %s matches%s\n", safe(glob, g), what,
+		safe(t4_did_you_mean(h, sizeof(h), t4_suggest(glob, nm, nm->n, name_at)), m));
 	return 2;
 }
 
@@ -316,10 +330,12 @@ static void print_clock_mark(const struct t4_pmu *p, const char *name)
 
 static void print_alias(const struct t4_pmu *p, const struct t4_alias *a)
 {
-	printf("      %-22s %s", a->name, a->terms);
+	safe_buf n, t, u;
+
+	printf("      %-22s %s", safe(a->name, n), safe(a->terms, t));
 	if (a->scale != 1.0)
 		printf("  (scale %g)", a->scale);
-	print_event_about(t4_alias_unit(p, a), t4_alias_desc(p, a));
+	print_event_about(safe(t4_alias_unit(p, a), u), t4_alias_desc(p, a));
 	print_clock_mark(p, a->name);
 }
 
@@ -366,14 +382,16 @@ static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
 {
 	bool whole = pmu_whole(o, p), header = false;
 	char spec[96];
+	safe_buf a, b;
 
-	printf("  %s\n    type %u, cpumask %s", p->name, p->type, p->cpumask[0] ? p->cpumask : "(none: per CPU)");
+	printf("  %s\n    type %u, cpumask %s", safe(p->name, a), p->type,
+	       p->cpumask[0] ? safe(p->cpumask, b) : "(none: per CPU)");
 	if (p->associated_cpus[0])
-		printf(", associated_cpus %s", p->associated_cpus);
+		printf(", associated_cpus %s", safe(p->associated_cpus, a));
 	if (p->identifier[0])
-		printf(", identifier %s", p->identifier);
+		printf(", identifier %s", safe(p->identifier, a));
 	if (p->peer[0])
-		printf(", peer %s", p->peer);
+		printf(", peer %s", safe(p->peer, a));
 	putchar('\n');
 	print_naming(p);
 	print_builtin_events(o, p);
@@ -389,7 +407,7 @@ static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
 	if (p->n_formats && whole)
 		printf("    filters:\n");
 	for (size_t i = 0; i < p->n_formats && whole; i++)
-		printf("      %-22s %s\n", p->formats[i].name,
+		printf("      %-22s %s\n", safe(p->formats[i].name, a),
 		       t4_format_str(&p->formats[i], spec, sizeof(spec)));
 }
 
@@ -398,15 +416,18 @@ static void print_text(const struct list_opts *o, const struct t4_pmu_set *set,
 {
 	const struct t4_kind *kind = NULL;
 	int socket = -2;
-	char layout[512];
+	char layout[512], safe_layout[4 * sizeof(layout)], safe_root[4 * sizeof(set->root)];
+	const char *root = t4_text(set->root, T4_TEXT_CONTROL, safe_root, sizeof(safe_root));
+	safe_buf glob;
 
 	if (o->glob)
-		printf("%zu of %zu PMUs under %s match '%s'%s\n", n, set->n, set->root, o->glob,
-		       set->simulated ? " (simulated Tegra410)" : "");
+		printf("%zu of %zu PMUs under %s match '%s'%s\n", n, set->n, root,
+		       safe(o->glob, glob), set->simulated ? " (simulated Tegra410)" : "");
 	else
-		printf("%zu PMUs under %s%s\n", set->n, set->root,
+		printf("%zu PMUs under %s%s\n", set->n, root,
 		       set->simulated ? " (simulated Tegra410)" : "");
-	printf("sysfs layout: %s\n", t4_pmus_layout(set, layout, sizeof(layout)));
+	printf("sysfs layout: %s\n", t4_text(t4_pmus_layout(set, layout, sizeof(layout)),
+					    T4_TEXT_CONTROL, safe_layout, sizeof(safe_layout)));
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_pmu *p = v[i];
 		if (i == 0 || p->kind != kind || (p->kind && p->socket != socket)) {
@@ -630,10 +651,16 @@ static void print_counter_json(const struct t4_counter *c)
 static int resolve(const struct t4_pmu_set *set, const char *spec, bool json)
 {
 	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
 	int rc = t4_events_parse(&l, set, spec);
 
-	if (rc < 0)
+	/* grouped as record groups them, so its refusals are ours too */
+	if (rc >= 0 && (rc = t4_domains_build(&ds, &l)) >= 0)
+		t4_domains_free(&ds);
+	if (rc < 0) {
+		t4_evlist_free(&l);
 		return t4_report(rc);
+	}
 	if (json) {
 		printf("{\"simulated\":%s,\"counters\":[", set->simulated ? "true" : "false");
 		for (size_t i = 0; i < l.n; i++) {
@@ -647,10 +674,12 @@ static int resolve(const struct t4_pmu_set *set, const char *spec, bool json)
 			printf("# simulated Tegra410\n");
 		for (size_t i = 0; i < l.n; i++) {
 			const struct t4_counter *c = &l.v[i];
+			safe_buf a, b;
+
 			printf("%s  type=%u config=0x%llx config1=0x%llx config2=0x%llx cpu=%d  %s",
-			       c->pmu->name, c->type, (unsigned long long)c->config,
+			       safe(c->pmu->name, a), c->type, (unsigned long long)c->config,
 			       (unsigned long long)c->config1, (unsigned long long)c->config2,
-			       c->cpu, c->spec);
+			       c->cpu, safe(c->spec, b));
 			if (c->group >= 0)
 				printf("  group=%d", c->group);
 			if (c->is_clock)

@@ -715,6 +715,19 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		cli_stat_print(stderr, closing_index(r));
 }
 
+/* A signal ended a virtual recording before its --duration: said, since
+ * the log then holds less than asked. */
+static void virtual_interrupted(const struct t4_sched_status *st, uint64_t duration_ns)
+{
+	uint64_t grid = st->schedulers ? (st->triggers + st->overruns) / st->schedulers : 0;
+	char d1[16], d2[16];
+
+	fprintf(stderr, "t410trace: interrupted: the virtual recording ends early, at %s of "
+			"virtual time (of %s asked)\n",
+		t4_fmt_duration(grid > 1 ? (grid - 1) * st->period_ns : 0, d1, sizeof(d1)),
+		t4_fmt_duration(duration_ns, d2, sizeof(d2)));
+}
+
 /* record --virtual: counters and log as for a live recording, then the
  * whole recording at once (record_virtual.c); the log gets its name once
  * complete. */
@@ -724,6 +737,7 @@ static int run_virtual(struct recording *r)
 		.v = &r->o.virt, .domains = &r->domains, .period_ns = r->o.period_ns,
 		.duration_ns = r->o.duration_ns, .seed = r->o.src.seed,
 		.per_socket = r->o.per_socket, .bookmark = r->o.bookmark, .cmdline = r->cmdline,
+		.stop = &signals_got,
 	};
 	struct t4_sched_status st = { 0 };
 	struct t4_status_pkt fin;
@@ -748,6 +762,8 @@ static int run_virtual(struct recording *r)
 	else
 		cli_output_drop(&r->out); /* failed: drop the unnamed log */
 	if (rc == 0 && !r->o.quiet) {
+		if (signals_got)
+			virtual_interrupted(&st, r->o.duration_ns);
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_mono_raw_ns() - t0) / 1e9);
 		if (closing_index(r))

@@ -94,6 +94,7 @@ int cli_virtual_record(const struct cli_virtual_run *run, struct t4_sched_status
 		.preempt_prob = run->v->preempt_prob,
 		.domains = run->domains,
 		.ring = run->ring,
+		.stop = run->stop,
 	};
 	struct t4_session_pkt *s = malloc(sizeof(*s));
 	int rc;

@@ -107,23 +107,40 @@ int cli_stat_scope(const struct t4_index *ix, char *buf, size_t cap)
 	return rc;
 }
 
-/* Column widths: the longest event and PMU names. */
+/* Column widths: the longest event and PMU names, as shown. */
 struct widths {
 	int event, pmu;
 };
+
+/* A row's names as the terminal shows them: a log's names may hold any
+ * bytes (a name= or a crafted sysfs), escaped as every output does
+ * (util/text.c). */
+struct shown {
+	char event[4 * T4_NAME_MAX], pmu[4 * T4_NAME_MAX], unit[4 * 32];
+	const char *e, *p, *u;
+};
+
+static void show(const struct t4_event_row *row, struct shown *s)
+{
+	s->e = t4_text(row->event, T4_TEXT_CONTROL, s->event, sizeof(s->event));
+	s->p = t4_text(row->pmu, T4_TEXT_CONTROL, s->pmu, sizeof(s->pmu));
+	s->u = t4_text(row->unit, T4_TEXT_CONTROL, s->unit, sizeof(s->unit));
+}
 
 static void print_row(FILE *f, const struct t4_event_row *row, const struct widths *w)
 {
 	char tot[64], rate[32] = "-";
 	double r = t4_event_row_rate(row);
+	struct shown s;
 
+	show(row, &s);
 	if (row->gauge) /* a level (memory, engines): its mean over the span */
 		snprintf(rate, sizeof(rate), "mean level");
 	else if (row->elapsed_ns)
 		per_second(r, rate, sizeof(rate));
 	fprintf(f, "  %26s %-10s %-*s  %-*s %12s",
-		grouped(row->gauge ? (t4_u128)(r + 0.5) : row->total, tot, sizeof(tot)), row->unit,
-		w->event, row->event, w->pmu, row->pmu, rate);
+		grouped(row->gauge ? (t4_u128)(r + 0.5) : row->total, tot, sizeof(tot)), s.u,
+		w->event, s.e, w->pmu, s.p, rate);
 	if ((row->scope & T4_EV_TASK) && !strcmp(row->unit, "ns") && row->elapsed_ns)
 		fprintf(f, "  %.3f CPUs utilized", r / 1e9);
 	fputc('\n', f);
@@ -140,10 +157,13 @@ int cli_stat_print(FILE *f, const struct t4_index *ix)
 		return rc;
 	}
 	for (size_t i = 0; i < rows.n; i++) {
-		if ((int)strlen(rows.v[i].event) > w.event)
-			w.event = (int)strlen(rows.v[i].event);
-		if ((int)strlen(rows.v[i].pmu) > w.pmu)
-			w.pmu = (int)strlen(rows.v[i].pmu);
+		struct shown s;
+
+		show(&rows.v[i], &s);
+		if ((int)strlen(s.e) > w.event)
+			w.event = (int)strlen(s.e);
+		if ((int)strlen(s.p) > w.pmu)
+			w.pmu = (int)strlen(s.p);
 	}
 	fprintf(f, "t410trace: every event's total, summed over the CPUs and threads that "
 		   "counted it (perf stat's view; `decode` gives the metrics):\n");

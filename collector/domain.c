@@ -165,9 +165,26 @@ static struct t4_domain *domain_find(struct t4_domain_set *ds,
 	return NULL;
 }
 
+/* A counter of d named like c: every output keys a domain's counts by
+ * event name (the JSONL counts object, the totals), so two would be summed
+ * as one event or lose one. */
+static const struct t4_counter *same_name(const struct t4_domain *d, const struct t4_counter *c)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->counters[i].name, c->name))
+			return &d->counters[i];
+	return NULL;
+}
+
 /* Add c to d: its clock goes first (the group leader), the rest in order. */
 static int domain_add(struct t4_domain *d, const struct t4_counter *c)
 {
+	const struct t4_counter *twin = same_name(d, c);
+
+	if (twin)
+		return t4_err(EINVAL, "%s: two events named %s (%s and %s): every output keys "
+			      "counts by name; rename one: %s/...,name=NEW/", d->name, c->name,
+			      twin->spec, c->spec, c->pmu->name);
 	if (d->n == T4_MAX_COUNTERS)
 		return t4_err(EINVAL, "%s: more than %d counters in one clock domain",
 			      d->name, T4_MAX_COUNTERS);

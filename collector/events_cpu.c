@@ -112,11 +112,11 @@ int ev_cpu_event(struct ev_ctx *cx, const char *name)
 		c.config = hw_events[i].config;
 		ev_copy_str(c.unit, sizeof(c.unit), hw_events[i].unit);
 		c.is_clock = c.config == PERF_COUNT_HW_CPU_CYCLES;
-	} else { /* rNNN: NNN is hex, as in perf */
-		char hex[T4_NAME_MAX + 2];
+	} else { /* rNNN: NNN is hex of any length, as in perf */
+		char hex[T4_SPEC_MAX + 2];
 
-		snprintf(hex, sizeof(hex), "0x%s", name + 1);
-		if (ev_parse_value(hex, &c.config) < 0)
+		if ((size_t)snprintf(hex, sizeof(hex), "0x%s", name + 1) >= sizeof(hex) ||
+		    ev_parse_value(hex, &c.config) < 0)
 			return t4_err(EINVAL, "%s: raw event too large for 64 bits", name);
 		c.type = pmu->type;
 	}

@@ -37,9 +37,21 @@ struct build {
 	const struct t4_alias *alias;    /* the sysfs alias it names, or */
 	const struct t4_kind_event *ke;  /* the catalog event it names */
 	bool user_name;
-	uint32_t seen;	 /* formats set by the user (bit per format index) */
+	/* the formats set by the user (a list, not a bit per format index:
+	 * a PMU may have any number of formats) */
+	const struct t4_format *seen[TERMS_MAX];
+	int n_seen;
 	uint8_t seen_raw; /* config/config1/config2 set by the user */
 };
+
+/* Whether the user's terms set format f. */
+static bool user_set(const struct build *b, const struct t4_format *f)
+{
+	for (int i = 0; f && i < b->n_seen; i++)
+		if (b->seen[i] == f)
+			return true;
+	return false;
+}
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -224,10 +236,10 @@ static int apply_term(const struct t4_pmu *pmu, struct build *b, const struct te
 	if (!t->val && ri >= 0)
 		return t4_err(EINVAL, "%s: needs a value (%s=0x...)", t->text, t->name);
 	if (from_user) {
-		uint32_t bit = f ? 1u << ((size_t)(f - pmu->formats) & 31) : 0;
-		if ((f && (b->seen & bit)) || (ri >= 0 && (b->seen_raw & (1u << ri))))
+		if (user_set(b, f) || (ri >= 0 && (b->seen_raw & (1u << ri))))
 			return t4_err(EINVAL, "%s: term given twice", t->text);
-		b->seen |= bit;
+		if (f)
+			b->seen[b->n_seen++] = f; /* one per term: fits */
 		b->seen_raw |= ri >= 0 ? (uint8_t)(1u << ri) : 0;
 		if (!ev_catf(b->canon, sizeof(b->canon), "%s%s=0x%llx", b->canon[0] ? "," : "",
 			  t->name, (unsigned long long)v))
@@ -309,11 +321,9 @@ static int check_pcie(struct ev_ctx *cx, const struct t4_evlist *l, const struct
 	const struct t4_evlist *lists[2] = { l, &cx->tmp };
 	uint64_t cfg[3];
 
-	if (!pmu->kind || pmu->kind->id != T4_DOM_PCIE || !rp || !bdf || !en ||
-	    pmu->n_formats > 32)
+	if (!pmu->kind || pmu->kind->id != T4_DOM_PCIE || !rp || !bdf || !en)
 		return 0;
-	if ((b->seen & (1u << (rp - pmu->formats))) &&
-	    (b->seen & ((1u << (bdf - pmu->formats)) | (1u << (en - pmu->formats)))))
+	if (user_set(b, rp) && (user_set(b, bdf) || user_set(b, en)))
 		return t4_err(EINVAL, "%s: src_rp_mask cannot be combined with src_bdf/src_bdf_en "
 			      "(root-port and BDF filters are mutually exclusive; the kernel "
 			      "answers EINVAL)", spec);
@@ -382,11 +392,6 @@ static int apply_event(const struct t4_pmu *pmu, struct build *b, const char *na
 	return ke ? apply_catalog(pmu, b, ke) : apply_alias(pmu, b, t4_pmu_alias(pmu, name));
 }
 
-static uint32_t format_bit(const struct t4_pmu *pmu, const struct t4_format *f)
-{
-	return 1u << ((size_t)(f - pmu->formats) & 31);
-}
-
 /* The generic driver writes config1/config2 to the filter registers as
  * they are (0 meaning all-ones): unless the user set them, they get what
  * the Tegra410 driver would write. */
@@ -402,8 +407,7 @@ static void apply_generic_filters(const struct t4_pmu *pmu, struct build *b)
 	for (int w = T4_CFG1; w <= T4_CFG2; w++) {
 		const struct t4_format *f = t4_pmu_format(pmu, fields[w]);
 
-		if (!f || !def[w] || f->field != w || (b->seen_raw & (1u << w)) ||
-		    (b->seen & format_bit(pmu, f)))
+		if (!f || !def[w] || f->field != w || (b->seen_raw & (1u << w)) || user_set(b, f))
 			continue;
 		(void)t4_format_apply(f, def[w], b->cfg); /* 12 bits into 32: fits */
 	}

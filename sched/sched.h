@@ -30,6 +30,7 @@
 #ifndef T4_SCHED_H
 #define T4_SCHED_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,6 +199,9 @@ struct t4_virtual_opts {
 	struct t4_ring *ring;   /* a T4_RING_WAIT ring of the log, created
 				 * first: the caller's metadata, then every packet
 				 * of the recording (one ring: a deterministic log) */
+	/* Optional: when *stop turns nonzero (record's Ctrl-C), the next
+	 * trigger is the final one, as a live recording ends on a signal. */
+	const volatile sig_atomic_t *stop;
 	/* Optional: every sample, logged or not: its domain, trigger, exact
 	 * true instant, and the return packet it made. */
 	void (*on_sample)(void *ud, const struct t4_domain *d, uint64_t trigger_id,

@@ -473,8 +473,11 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 	if (!v)
 		return t4_err(ENOMEM, "virtual recording: out of memory");
 	rc = virt_init(v, o);
-	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++)
+	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++) {
+		if (o->stop && *o->stop && k + 1 < v->last)
+			v->last = k + 1; /* stopped: end on the grid, as live */
 		rc = fire_all(v, k, v->t0 + k * o->period_ns);
+	}
 	if (rc >= 0) /* what was set after scheduler 0's final trigger, as live */
 		sched_bookmarks_close(v->bm, v->last + 1, o->ring);
 	if (rc >= 0 && st)

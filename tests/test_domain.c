@@ -278,8 +278,11 @@ Test(domain, build_more_than_64_counters_fails)
 	struct t4_domain_set ds;
 
 	make_pmu(&ucf, "nvidia_ucf_pmu_0", 40, &ucf_kind, 0);
-	for (int i = 0; i < T4_MAX_COUNTERS; i++)
-		add(&l, &ucf, "ev", (uint64_t)i, 0, -1);
+	for (int i = 0; i < T4_MAX_COUNTERS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "ev%d", i);
+		add(&l, &ucf, name, (uint64_t)i, 0, -1);
+	}
 	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
 	cr_assert_eq(ds.v[0].n, T4_MAX_COUNTERS);
 	t4_domains_free(&ds);
@@ -288,6 +291,35 @@ Test(domain, build_more_than_64_counters_fails)
 	cr_assert_eq(t4_domains_build(&ds, &l), -EINVAL);
 	cr_assert_str_eq(t4_errmsg(), "nvidia_ucf_pmu_0: more than 64 counters in "
 				      "one clock domain");
+	cr_assert_eq(ds.n, 0);
+	cr_assert_null(ds.v);
+	free_list(&l);
+}
+
+/* Every output keys a domain's counts by event name (the JSONL "counts"
+ * object, the summary's and record's totals): two counters of one name in
+ * one domain (-e cpu-clock,cpu-clock; cs and context-switches) were
+ * recorded, then summed as one event over "4 CPUs" and written as a JSON
+ * object with a key twice. Refused, saying how to tell them apart; the
+ * same name on two CPUs or PMUs is two domains' and fine. */
+Test(domain, build_two_counters_of_one_name_fails)
+{
+	struct t4_pmu sw;
+	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
+
+	make_pmu(&sw, "software", 1, NULL, -1);
+	add(&l, &sw, "cpu-clock", SW_CPU_CLOCK, 0, -1);
+	add(&l, &sw, "cpu-clock", SW_CPU_CLOCK, 1, -1);
+	add(&l, &sw, "task-clock", SW_TASK_CLOCK, 0, -1);
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(ds.n, 2);
+	t4_domains_free(&ds);
+	snprintf(add(&l, &sw, "cpu-clock", SW_CPU_CLOCK, 0, -1)->spec, T4_SPEC_MAX, "cpu-clock:u");
+	cr_assert_eq(t4_domains_build(&ds, &l), -EINVAL);
+	cr_assert_str_eq(t4_errmsg(), "software@cpu0: two events named cpu-clock (software/cpu-clock/ "
+				      "and cpu-clock:u): every output keys counts by name; rename "
+				      "one: software/...,name=NEW/");
 	cr_assert_eq(ds.n, 0);
 	cr_assert_null(ds.v);
 	free_list(&l);

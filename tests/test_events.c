@@ -441,6 +441,71 @@ Test(events, needs_software_and_tracepoint_pmus)
 	t4_rmtree(dir);
 }
 
+/* A PMU may have any number of format fields: the parser said "term given
+ * twice" for two different fields whose indexes differ by 32 (it kept a
+ * 32-bit mask of the fields set, by index), so a crafted or future PMU
+ * with 33 formats could not take fields 0 and 32 together. */
+Test(events, more_than_32_formats)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	struct t4_pmu_set set;
+	struct t4_evlist l = { 0 };
+
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_fmt");
+	snprintf(path, sizeof(path), "%s/acme/format", dir);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/acme/type", dir);
+	cr_assert_eq(t4_write_small_file(path, "50\n"), 0);
+	snprintf(path, sizeof(path), "%s/acme/cpumask", dir);
+	cr_assert_eq(t4_write_small_file(path, "0\n"), 0);
+	for (int i = 0; i < 40; i++) {
+		char spec[32];
+		snprintf(path, sizeof(path), "%s/acme/format/f%02d", dir, i);
+		snprintf(spec, sizeof(spec), "config1:%d\n", i);
+		cr_assert_eq(t4_write_small_file(path, spec), 0);
+	}
+	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_pmus_find(&set, "acme")->n_formats, 40);
+	cr_assert_eq(t4_events_parse(&l, &set, "acme/f00=1,f32=1,f01=0,f33,config=0x7/"), 0, "%s",
+		     t4_errmsg());
+	cr_expect_eq(l.n, 1);
+	cr_expect_eq(l.v[0].config, 7);
+	cr_expect_eq(l.v[0].config1, (1ull << 0) | (1ull << 32) | (1ull << 33));
+	cr_expect_eq(t4_events_parse(&l, &set, "acme/f32=1,f00=1,f32=0/"), -EINVAL);
+	cr_expect_str_eq(t4_errmsg(), "f32=0: term given twice");
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+	t4_rmtree(dir);
+}
+
+/* rNNN is hex of any length, as in perf: leading zeros past 63 digits
+ * were cut off with the rest (a fixed buffer), so r, 70 zeros and 5 read
+ * as config 0 instead of 5, silently. */
+Test(events, raw_event_with_many_leading_zeros)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], spec[128];
+	struct t4_pmu_set set;
+	struct t4_evlist l = { 0 };
+
+	t4t_tmpdir(dir, sizeof(dir), "t4ev_raw");
+	snprintf(path, sizeof(path), "%s/cpu", dir);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/cpu/type", dir);
+	cr_assert_eq(t4_write_small_file(path, "4\n"), 0);
+	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
+	snprintf(spec, sizeof(spec), "r%070d5", 0);
+	cr_assert_eq(t4_events_parse(&l, &set, spec), 0, "%s", t4_errmsg());
+	cr_expect_eq(l.v[0].type, 4);
+	cr_expect_eq(l.v[0].config, 5);
+	snprintf(spec, sizeof(spec), "r1%064d", 0);
+	cr_expect_eq(t4_events_parse(&l, &set, spec), -EINVAL);
+	snprintf(path, sizeof(path), "%s: raw event too large for 64 bits", spec);
+	cr_expect_str_eq(t4_errmsg(), path);
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+	t4_rmtree(dir);
+}
+
 Test(events, defaults_tegra410)
 {
 	struct t4_pmu_set set = fixture();

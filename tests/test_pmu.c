@@ -325,6 +325,50 @@ Test(pmu, cli_list_usage_errors)
 	}
 }
 
+/* A sysfs tree may name a PMU, an event or a filter with any bytes but
+ * '/' (a crafted --sysfs-root, a driver's bug): `list` and `list --resolve`
+ * show them as every other output does (util/text.c), so an escape
+ * sequence cannot drive the terminal and a line break cannot forge a line.
+ * They were printed raw. */
+Test(pmu, cli_list_escapes_names_from_sysfs)
+{
+	static char out[1 << 16];
+	char dir[PATH_MAX], pmu[PATH_MAX + 64], path[PATH_MAX + 128];
+	int rc;
+
+	t4t_tmpdir(dir, sizeof(dir), "t4pmu");
+	snprintf(pmu, sizeof(pmu), "%s/esc\x1b[2Jpmu", dir);
+	cr_assert_eq(t4_mkdirs(pmu, 0755), 0);
+	snprintf(path, sizeof(path), "%s/events", pmu);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/format", pmu);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/type", pmu);
+	cr_assert_eq(t4_write_small_file(path, "1\n"), 0);
+	snprintf(path, sizeof(path), "%s/identifier", pmu);
+	cr_assert_eq(t4_write_small_file(path, "id\x07\xff\n"), 0);
+	snprintf(path, sizeof(path), "%s/format/fi\nlter", pmu);
+	cr_assert_eq(t4_write_small_file(path, "config:0-7\n"), 0);
+	snprintf(path, sizeof(path), "%s/events/new\nline", pmu);
+	cr_assert_eq(t4_write_small_file(path, "config=0\n"), 0);
+	snprintf(path, sizeof(path), "%s/events/new\nline.unit", pmu);
+	cr_assert_eq(t4_write_small_file(path, "u\x1b[m\n"), 0);
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root '%s'", dir);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "\n  esc\\x1b[2Jpmu\n"), "%s", out);
+	cr_expect_not_null(strstr(out, ", identifier id\\x07\\xff\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "\n      new\\x0aline            config=0  [u\\x1b[m]\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "\n      fi\\x0alter             config:0-7\n"), "%s", out);
+	cr_expect_null(strchr(out, '\x1b'), "%s", out);
+	cr_expect_null(strstr(out, "\nline"), "%s", out);
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root '%s' --resolve 'esc*/config=0/'", dir);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "esc\\x1b[2Jpmu  type=1 config=0x0 "), "%s", out);
+	cr_expect_null(strchr(out, '\x1b'), "%s", out);
+	t4_rmtree(dir);
+}
+
 /* Found by tools/fuzz/fuzz_parse: util's parsers quote their input in
  * their messages; a line break there no longer splits the message. */
 Test(pmu, parse_messages_one_line)

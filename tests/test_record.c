@@ -343,6 +343,36 @@ Test(record, virtual_time_same_log_for_same_seed, .timeout = 120)
 	cleanup(&r);
 }
 
+/* Ctrl-C stops a virtual recording as it stops a live one: the next
+ * trigger is the final one and the log is published. It used to be
+ * ignored: `--virtual -d 100000h` ran on, writing GBs, until SIGKILL.
+ * The signal goes once the log has bytes (the handler is set before the
+ * log is opened); every wait is bounded, and a recorder still running
+ * after 30 s is killed and said. */
+Test(record, virtual_time_stops_on_sigint, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && { '%s' record --sim=3 --virtual -d 100000h --period 100ms -o v.t4t "
+	       "2> err & pid=$!; i=0; until [ -s \"$(ls -d v.t4t.partial-*/log 2>/dev/null)\" ] || "
+	       "[ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; kill -INT $pid; i=0; "
+	       "while kill -0 $pid 2>/dev/null && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done; "
+	       "if kill -0 $pid 2>/dev/null; then kill -KILL $pid; echo STILL-RUNNING; fi; "
+	       "wait $pid; echo rc=$?; cat err; rm -rf v.t4t.partial-*; }",
+	   r.dir, b);
+	cr_assert_null(strstr(r.out, "STILL-RUNNING"), "Ctrl-C ignored: %s", r.out);
+	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: interrupted: the virtual recording ends early, at "),
+		  "%s", r.out);
+	sh(&r, "'%s' info --json '%s/v.t4t'", b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"contiguous\": true"), "%s", r.out);
+	cr_assert_lt(json_num(r.out, "last_trigger"), 3600000000.0, "%s", r.out);
+	cleanup(&r);
+}
+
 Test(record, virtual_time_refusals)
 {
 	struct run r;

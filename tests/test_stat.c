@@ -118,6 +118,28 @@ Test(stat, uncore_and_all_cpus_count_the_system, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The table shows names as every output does (util/text.c): an event's
+ * name= with an escape sequence and a byte that is not UTF-8 (or a PMU
+ * so named in a crafted sysfs) is escaped, the columns still aligned. It
+ * was written raw to the terminal. */
+Test(stat, names_escaped_for_the_terminal, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record --sim --period 10ms -d 50ms -o e.t4t "
+	       "-e \"nvidia_ucf_pmu_0/cycles,name=$(printf 'a\\033[2Jb\\377')/\"", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *table = strstr(r.out, HEADER);
+	cr_assert_not_null(table, "%s", r.out);
+	cr_assert(strstr(table, "  TOTAL UNIT       EVENT          PMU                PER SECOND\n"),
+		  "%s", table);
+	cr_assert(strstr(table, " cycles     a\\x1b[2Jb\\xff  nvidia_ucf_pmu_0 "), "%s", table);
+	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
+	cleanup(&r);
+}
+
 /* -p counts the threads it names (per task, no children; the task ends
  * once the recorder has fired: CLI_END_TASK_WHEN_RECORDING); a level (a
  * DRM client's memory, from a fixture /proc) is shown as its mean, not a
