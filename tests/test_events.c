@@ -409,17 +409,28 @@ Test(events, groups_and_software)
 	t4_pmus_free(&set);
 }
 
+/* Write text to dir/rel (a file of a fake sysfs PMU tree), making its
+ * directories first. */
+static void put_sysfs(const char *dir, const char *rel, const char *text)
+{
+	char path[PATH_MAX + 128], *slash;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	cr_assert_eq(t4_mkdirs(path, 0755), 0, "%s", path);
+	*slash = '/';
+	cr_assert_eq(t4_write_small_file(path, text), 0, "%s", path);
+}
+
 Test(events, needs_software_and_tracepoint_pmus)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], msg[PATH_MAX + 128];
+	char dir[PATH_MAX], msg[PATH_MAX + 128];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
 	t4t_tmpdir(dir, sizeof(dir), "t4ev_nos");
-	snprintf(path, sizeof(path), "%s/acme", dir);
-	cr_assert_eq(t4_mkdirs(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/acme/type", dir);
-	cr_assert_eq(t4_write_small_file(path, "50\n"), 0);
+	put_sysfs(dir, "acme/type", "50\n");
 	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
 	cr_expect_eq(t4_events_parse(&l, &set, "cpu-clock"), -ENOENT);
 	snprintf(msg, sizeof(msg), "cpu-clock: no 'software' PMU under %s", dir);
@@ -452,17 +463,13 @@ Test(events, more_than_32_formats)
 	struct t4_evlist l = { 0 };
 
 	t4t_tmpdir(dir, sizeof(dir), "t4ev_fmt");
-	snprintf(path, sizeof(path), "%s/acme/format", dir);
-	cr_assert_eq(t4_mkdirs(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/acme/type", dir);
-	cr_assert_eq(t4_write_small_file(path, "50\n"), 0);
-	snprintf(path, sizeof(path), "%s/acme/cpumask", dir);
-	cr_assert_eq(t4_write_small_file(path, "0\n"), 0);
+	put_sysfs(dir, "acme/type", "50\n");
+	put_sysfs(dir, "acme/cpumask", "0\n");
 	for (int i = 0; i < 40; i++) {
 		char spec[32];
-		snprintf(path, sizeof(path), "%s/acme/format/f%02d", dir, i);
+		snprintf(path, sizeof(path), "acme/format/f%02d", i);
 		snprintf(spec, sizeof(spec), "config1:%d\n", i);
-		cr_assert_eq(t4_write_small_file(path, spec), 0);
+		put_sysfs(dir, path, spec);
 	}
 	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_pmus_find(&set, "acme")->n_formats, 40);
@@ -488,10 +495,7 @@ Test(events, raw_event_with_many_leading_zeros)
 	struct t4_evlist l = { 0 };
 
 	t4t_tmpdir(dir, sizeof(dir), "t4ev_raw");
-	snprintf(path, sizeof(path), "%s/cpu", dir);
-	cr_assert_eq(t4_mkdirs(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/cpu/type", dir);
-	cr_assert_eq(t4_write_small_file(path, "4\n"), 0);
+	put_sysfs(dir, "cpu/type", "4\n");
 	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
 	snprintf(spec, sizeof(spec), "r%070d5", 0);
 	cr_assert_eq(t4_events_parse(&l, &set, spec), 0, "%s", t4_errmsg());
@@ -532,19 +536,14 @@ Test(events, defaults_tegra410)
 /* A Tegra410 PMU without events/ still gets its defaults from the table. */
 Test(events, defaults_from_kind_table)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 128];
+	char dir[PATH_MAX];
 	struct t4_pmu_set set;
 	struct t4_evlist l = { 0 };
 
 	t4t_tmpdir(dir, sizeof(dir), "t4ev");
-	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format", dir);
-	cr_assert_eq(t4_mkdirs(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/format/event", dir);
-	cr_assert_eq(t4_write_small_file(path, "config:0-1\n"), 0);
-	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/type", dir);
-	cr_assert_eq(t4_write_small_file(path, "12\n"), 0);
-	snprintf(path, sizeof(path), "%s/nvidia_cmem_latency_pmu_1/cpumask", dir);
-	cr_assert_eq(t4_write_small_file(path, "1\n"), 0);
+	put_sysfs(dir, "nvidia_cmem_latency_pmu_1/format/event", "config:0-1\n");
+	put_sysfs(dir, "nvidia_cmem_latency_pmu_1/type", "12\n");
+	put_sysfs(dir, "nvidia_cmem_latency_pmu_1/cpumask", "1\n");
 	cr_assert_eq(t4_pmus_discover(&set, dir), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_events_default(&l, &set), 0, "%s", t4_errmsg());
 	cr_assert_eq(l.n, 3);
