@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -61,25 +62,27 @@ static int add_thread(struct cli_target *t, long tid, const char *opt)
 	return add_tid(t, tid);
 }
 
-/* A comma-separated list of IDs: each handed to add(). */
+/* A comma-separated list of IDs, digits only (no sign, blank, empty
+ * item or trailing comma): each handed to add(). */
 static int each_id(struct cli_target *t, const char *list, const char *opt,
 		   int (*add)(struct cli_target *, long, const char *))
 {
 	const char *p = list;
 
-	while (p && *p) {
+	for (;;) {
 		char *end;
-		long id = strtol(p, &end, 10);
+		long id = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : 0;
 		int rc;
 
-		if (end == p || id <= 0 || id > 0x3fffffff || (*end && *end != ','))
+		if (id <= 0 || id > 0x3fffffff || (*end && *end != ','))
 			return t4_err(EINVAL, "%s %s: use a process or thread ID (or a "
 				      "comma-separated list)", opt, list);
 		if ((rc = add(t, id, opt)) < 0)
 			return rc;
-		p = *end ? end + 1 : end;
+		if (!*end)
+			return 0;
+		p = end + 1;
 	}
-	return 0;
 }
 
 int cli_target_resolve(struct cli_target *t)

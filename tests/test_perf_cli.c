@@ -58,6 +58,14 @@ Test(perf_cli, interval_and_all_cpus, .timeout = 60)
 				      "--period takes other units)" SEE_HELP);
 	expect_line("record -p 1ms", 2, "t410trace: -p 1ms: use a process or thread ID (or a "
 					"comma-separated list)\n");
+	/* digits only: an empty list, a trailing comma, a blank were taken
+	 * (-p '' recorded the whole system) */
+	expect_line("record -p '' -d 10ms", 2, "t410trace: -p : use a process or thread ID (or a "
+					      "comma-separated list)\n");
+	expect_line("record -p 1, -d 10ms", 2, "t410trace: -p 1,: use a process or thread ID (or a "
+					      "comma-separated list)\n");
+	expect_line("record -t '1, 2' -d 10ms", 2, "t410trace: -t 1, 2: use a process or thread ID "
+						  "(or a comma-separated list)\n");
 }
 
 /* -C LIST: the per-CPU domains of those CPUs only. */
@@ -93,6 +101,17 @@ Test(perf_cli, malformed_cpu_list_refused_up_front)
 	expect_line("record --sim -C 1-0 -d 10ms", 2,
 		    "t410trace record: -C 1-0: '1-0': malformed CPU list" SEE_HELP);
 	expect_line("record -C '' -d 10ms", 2, "t410trace record: -C : '': empty CPU list" SEE_HELP);
+	/* digits only: a trailing comma, an empty item, a sign were taken */
+	expect_line("record -C 0, -d 10ms", 2,
+		    "t410trace record: -C 0,: '0,': malformed CPU list" SEE_HELP);
+	expect_line("record -C 0,,1 -d 10ms", 2,
+		    "t410trace record: -C 0,,1: '0,,1': malformed CPU list" SEE_HELP);
+	expect_line("record -C +0 -d 10ms", 2,
+		    "t410trace record: -C +0: '+0': malformed CPU list" SEE_HELP);
+	/* a number past what strtol holds is said as written */
+	expect_line("record -C 99999999999999999999 -d 10ms", 2,
+		    "t410trace record: -C 99999999999999999999: '99999999999999999999': CPU "
+		    "99999999999999999999 above 65535" SEE_HELP);
 }
 
 /* An error about a long -e list keeps its reason: the middle of what it

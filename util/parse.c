@@ -1,6 +1,7 @@
 /* parse.c - numbers, durations and human-readable formatting. */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -119,24 +120,28 @@ static int cpulist_walk(const char *list, void (*each)(long lo, long hi, void *u
 
 	while (*p) {
 		char *end;
-		long lo = strtol(p, &end, 10), hi;
+		const char *hi_at = p; /* the larger number as written */
+		long lo, hi;
 
-		if (end == p || lo < 0)
+		if (!isdigit((unsigned char)*p)) /* no sign, blank or empty item */
 			return t4_err(EINVAL, "'%s': malformed CPU list", list);
-		hi = lo;
+		lo = hi = strtol(p, &end, 10);
 		p = end;
 		if (*p == '-') {
-			hi = strtol(p + 1, &end, 10);
-			if (end == p + 1 || hi < lo)
+			hi_at = p + 1;
+			if (!isdigit((unsigned char)*hi_at) || (hi = strtol(hi_at, &end, 10)) < lo)
 				return t4_err(EINVAL, "'%s': malformed CPU list", list);
 			p = end;
 		}
-		if (hi > CPU_MAX)
-			return t4_err(EINVAL, "'%s': CPU %ld above %d", list, hi, CPU_MAX);
+		if (hi > CPU_MAX) /* as written: strtol stops at LONG_MAX */
+			return t4_err(EINVAL, "'%s': CPU %.*s above %d", list, (int)(p - hi_at), hi_at,
+				      CPU_MAX);
 		if (count + (hi - lo + 1) > CPU_MAX + 1)
 			return t4_err(EINVAL, "'%s': more than %d CPUs", list, CPU_MAX + 1);
 		count += hi - lo + 1;
 		each(lo, hi, ud);
+		if (*p == ',' && !isdigit((unsigned char)p[1]))
+			return t4_err(EINVAL, "'%s': malformed CPU list", list);
 		if (*p == ',')
 			p++;
 		else if (*p && *p != '\n')
