@@ -287,12 +287,17 @@ static int ctl_hello(void *ud, int pid, const char *path, int *fd)
 }
 static int ctl_status(void *ud, char *buf, size_t cap)
 {
+	struct recording *r = ud;
 	struct t4_sched_status st;
+	int n;
 
 	t4_sched_status(sched_of(ud), &st);
-	snprintf(buf, cap, "triggers=%llu overruns=%llu periodic=%s bookmark=%s",
-		 (unsigned long long)st.triggers, (unsigned long long)st.overruns,
-		 st.periodic ? "on" : "off", st.bookmark_id ? st.bookmark : "-");
+	n = snprintf(buf, cap, "triggers=%llu overruns=%llu periodic=%s bookmark=%s",
+		     (unsigned long long)st.triggers, (unsigned long long)st.overruns,
+		     st.periodic ? "on" : "off", st.bookmark_id ? st.bookmark : "-");
+	/* the port the kernel chose for --metrics-listen :0 (-q says nothing) */
+	if (r->http && n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, " metrics_port=%u", t4_live_http_port(r->http));
 	return 0;
 }
 
@@ -595,8 +600,8 @@ static void wait_with_top(struct recording *r, struct waiting *w)
 static void recording_free(struct recording *r)
 {
 	cli_child_free(&r->child);
-	t4_live_http_stop(r->http); /* before the index it reads */
-	t4_control_close(r->control);
+	t4_control_close(r->control); /* before r->http, which its status reads */
+	t4_live_http_stop(r->http);   /* both before the index they read */
 	free(r->live_text);
 	t4_live_free(r->live);
 	if (r->control_dir[0])
@@ -813,8 +818,8 @@ static int run(struct recording *r)
 	so.log = r->log;
 	if ((rc = t4_sched_create(&r->sched, &so)) < 0 || (rc = t4_log_start(r->log)) < 0 ||
 	    (rc = write_metadata(r)) < 0 || (rc = put_host(r)) < 0 ||
-	    (rc = setup_control(r)) < 0 || (rc = setup_metrics(r)) < 0)
-		goto close_log;
+	    (rc = setup_metrics(r)) < 0 || (rc = setup_control(r)) < 0)
+		goto close_log; /* metrics first: the control thread's status reads r->http */
 	cli_record_path_notice(r->sched, r->o.quiet);
 	t0 = t4_mono_raw_ns(); /* the baseline trigger: --duration counts from it */
 	struct waiting w = { .end = r->o.duration_ns ? t0 + r->o.duration_ns : 0,

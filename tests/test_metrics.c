@@ -47,6 +47,26 @@ Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
 	cleanup(&r);
 }
 
+/* With -q nothing says which port the kernel chose for port 0: the control
+ * socket's status does, and /metrics is served there. */
+Test(metrics, status_says_the_port_quiet_record_does_not, .timeout = 120)
+{
+	struct run r;
+
+	t4t_need_cmd("curl");
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --metrics-listen 127.0.0.1:0 -c c.sock -o s.t4t "
+		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
+		   "for i in $(seq 1200); do P=$(\"$B\" ctl --control c.sock status 2>/dev/null | "
+		   "sed -n 's/.* metrics_port=\\([0-9]*\\)$/\\1/p'); [ -n \"$P\" ] && break; "
+		   "sleep 0.05; done; echo port=$P; curl -s -o /dev/null -w 'code %{http_code}\\n' "
+		   "http://127.0.0.1:$P/metrics; kill -INT $rec; wait $rec; echo rc=$?; "
+		   "echo err=$(wc -c < rec.err)");
+	cr_assert(strstr(r.out, "code 200\nrc=0\nerr=0\n"), "%s", r.out);
+	cr_assert(!strstr(r.out, "port=\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* The exposition (one group per family, at most 8 labels a series, no
  * series twice), 404 and 405, a malformed request, stalled and half-sent
  * connections, 200 scrapes at once: every well-formed scrape answered,
