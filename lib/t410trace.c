@@ -285,13 +285,10 @@ static bool executable_at(uintptr_t at)
 	return x;
 }
 
-/* Whether this process may call the probe point. On x86_64, Linux 6.18+
- * turns the uprobe on its NOP into a call to a uprobe trampoline that it
- * maps into the calling process only, and fork does not copy that mapping:
- * a child forked after its parent's calls inherits the call in the
- * library's text but not its target, and calling the probe would kill it
- * (SIGSEGV). Such a child keeps the socket. */
-static bool probe_callable(void)
+/* Whether the probe point is now a call the kernel wrote, and where to.
+ * x86_64: Linux 6.18+ turns a uprobe on a 5-byte NOP into a call (e8 rel32)
+ * to a uprobe trampoline. arm64: a uprobe is a BRK, never a call. */
+static bool probe_is_call(uintptr_t *target)
 {
 #if defined(__x86_64__)
 	const volatile unsigned char *code = (const volatile unsigned char *)(uintptr_t)t410__probe2;
@@ -300,13 +297,27 @@ static bool probe_callable(void)
 
 	for (int i = 0; i < 5; i++)
 		op[i] = code[i];
-	if (op[0] != 0xe8) /* the NOP, or the kernel's int3: always fine */
-		return true;
+	if (op[0] != 0xe8) /* the NOP, or the kernel's int3 */
+		return false;
 	memcpy(&rel, op + 1, sizeof(rel));
-	return executable_at((uintptr_t)t410__probe2 + 5 + (uintptr_t)(intptr_t)rel);
-#else
+	*target = (uintptr_t)t410__probe2 + 5 + (uintptr_t)(intptr_t)rel;
 	return true;
+#else /* arm64 (and any other): a uprobe is a trap (BRK), never a call */
+	(void)target;
+	return false;
 #endif
+}
+
+/* Whether this process may call the probe point. The kernel maps the
+ * trampoline of a call it wrote into the calling process only, and fork
+ * does not copy that mapping: a child forked after its parent's calls
+ * inherits the call in the library's text but not its target, and calling
+ * the probe would kill it (SIGSEGV). Such a child keeps the socket. */
+static bool probe_callable(void)
+{
+	uintptr_t target;
+
+	return !probe_is_call(&target) || executable_at(target);
 }
 
 /* With ctx.lock held: the probe page handed over as fd (mapped once per
