@@ -103,6 +103,11 @@
  * batch_next(), reader.c inlines unpack_next()); now 857 (718) on
  * `decode -j 1` of that log, with the table of w, the count loop for plain
  * events, the quiet flags in bytes, the shifts by w & 63 and br_save().
+ * The encoder's usual code (put_res) is one write and rice_feed() behind
+ * one test of w, and a record whose events are all plain predicts its
+ * counts without a test per count (block_choice() keeps the masks for
+ * both sides): 4% fewer instructions (docs/PERFORMANCE.md, "The zstd
+ * level of formats 2 and 3").
  */
 #include "codec_int.h"
 
@@ -177,10 +182,10 @@ struct ret2 {
 	uint64_t qcnt;   /* format 3, encoder: quiet counts (bit i: event i) */
 	uint64_t trigger, begin, width, local, enabled, running;
 	uint64_t step, rate, dlocal;
-	uint64_t rate_evs; /* decoder: bit i = ev[i].rate */
-	uint64_t plain_evs; /* decoder: bit i: ev[i] predicts by rate, without a
+	uint64_t rate_evs; /* bit i = ev[i].rate (block_choice) */
+	uint64_t plain_evs; /* bit i: ev[i] predicts by rate, without a
 			     * granularity (0 until its first block) */
-	uint32_t plain_run; /* decoder: events 0..plain_run - 1 are plain */
+	uint32_t plain_run; /* events 0..plain_run - 1 are plain */
 	struct rice rt, rb, rw, rl, re, rr;
 	struct ev2 ev[T4_MAX_COUNTERS];
 	struct ev2_learn evx[T4_MAX_COUNTERS]; /* encoder */
@@ -498,17 +503,22 @@ static inline void put_raw(struct bw *w, uint64_t v)
 HOT void put_res(struct bw *w, struct rice *st, uint64_t r, unsigned s)
 {
 	uint64_t z = zz(r), v = z >> s, q;
-	unsigned k = rice_k(st);
+	unsigned k = rice_k(st), wk = st->w - 64u;
 
 	q = v >> k;
-	if (likely(q < RICE_ESC && (r & ((1ull << s) - 1)) == 0)) {
-		if (k <= 56 - RICE_ESC) { /* one write: q 1 bits, a 0, k bits */
-			bw_put(w, ((v & ((1ull << k) - 1)) << (q + 1)) | ((1ull << q) - 1),
-			       (unsigned)q + 1 + k);
-		} else {
-			bw_put(w, (1ull << q) - 1, (unsigned)q + 1);
-			bw_put(w, v & ((1ull << k) - 1), k);
-		}
+	/* the usual code: a state with residuals and k <= 56 - RICE_ESC (then
+	 * wk = k; it wraps for w = 0 and exceeds 63 for w >= 128), not
+	 * escaped: one write, q 1 bits, a 0, k bits; and v < 12 x 2^44 needs
+	 * no cap, so the state learns it without the tests of rice_update() */
+	if (likely(q < RICE_ESC && wk <= 56 - RICE_ESC && (r & ((1ull << s) - 1)) == 0)) {
+		bw_put(w, ((v & ((1ull << wk) - 1)) << (q + 1)) | ((1ull << q) - 1),
+		       (unsigned)q + 1 + wk);
+		rice_feed(st, v);
+		return;
+	}
+	if (q < RICE_ESC && (r & ((1ull << s) - 1)) == 0) {
+		bw_put(w, (1ull << q) - 1, (unsigned)q + 1);
+		bw_put(w, v & ((1ull << k) - 1), k);
 	} else {
 		bw_put(w, (1u << RICE_ESC) - 1, RICE_ESC);
 		put_raw(w, z);
@@ -772,6 +782,32 @@ HOT void commit_ret(struct ret2 *s, const struct t4_ret_pkt *r)
 	s->n++;
 }
 
+/* Event i's predictor and granularity for the block (both sides): a
+ * change restarts its Rice state; the masks say which events predict by
+ * rate, and which are plain (by rate, without a granularity). */
+HOT void block_choice(struct ret2 *s, uint32_t i, uint8_t rate, uint8_t shift)
+{
+	struct ev2 *e = &s->ev[i];
+
+	if (rate != e->rate || shift != e->shift)
+		rice_restart(&e->r);
+	e->rate = rate;
+	e->shift = shift;
+	s->rate_evs = (s->rate_evs & ~(1ull << i)) | (uint64_t)rate << i;
+	s->plain_evs = (s->plain_evs & ~(1ull << i)) | (uint64_t)(rate && !shift) << i;
+}
+
+HOT void block_choices_done(struct ret2 *s)
+{
+	s->plain_run = ~s->plain_evs ? (uint32_t)__builtin_ctzll(~s->plain_evs) : 64;
+}
+
+/* Every event of n plain (see dec_count_run). */
+HOT bool plain_events(const struct ret2 *s, uint32_t n)
+{
+	return n <= s->plain_run;
+}
+
 /* Encoder: the block header, chosen from what the block before showed;
  * returns the events whose shift changed (for put_block). */
 static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
@@ -786,12 +822,10 @@ static inline uint64_t choose_block(struct ret2 *s, uint32_t n_counts)
 
 		if (shift != e->shift)
 			moved |= 1ull << i;
-		if (rate != e->rate || shift != e->shift)
-			rice_restart(&e->r);
-		e->rate = rate;
-		e->shift = shift;
+		block_choice(s, i, rate, shift);
 		*x = (struct ev2_learn){ 0, { 0, 0 } };
 	}
+	block_choices_done(s);
 	return moved;
 }
 
@@ -824,6 +858,26 @@ static void sample_costs(struct ret2 *s, const struct t4_ret_pkt *r, uint64_t rc
 	}
 }
 
+/* The residuals of a record with the same events as before, and which
+ * are not 0 (inlined twice: for events that are all plain, no test of
+ * the predictor per count). */
+HOT uint64_t count_run(struct ret2 *s, const struct t4_ret_pkt *r, uint64_t *res, uint64_t rc,
+		       bool plain)
+{
+	uint64_t nz = 0;
+
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		struct ev2 *e = &s->ev[i];
+		uint64_t c = r->counts[i];
+
+		s->evx[i].or_acc |= c;
+		res[i] = c - (plain ? scale32(e->count, rc) : count_pred(e, e->count, rc));
+		e->count = c;
+		nz |= (uint64_t)(res[i] != 0) << i;
+	}
+	return nz;
+}
+
 /* The residuals of a record's counts (after the block's choice), the
  * block's learning, and which residuals are not 0. */
 static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *r,
@@ -836,16 +890,9 @@ static inline uint64_t count_residuals(struct ret2 *s, const struct t4_ret_pkt *
 	if (s->n >= 1 && (s->n + 2) % BLOCK < 4)
 		sample_costs(s, r, rc);
 	if (s->n >= 2 && r->n_counts <= prev_n) { /* the same events as before */
-		for (uint32_t i = 0; i < r->n_counts; i++) {
-			struct ev2 *e = &s->ev[i];
-			uint64_t c = r->counts[i];
-
-			s->evx[i].or_acc |= c;
-			res[i] = c - count_pred(e, e->count, rc);
-			e->count = c;
-			nz |= (uint64_t)(res[i] != 0) << i;
-		}
-		return nz;
+		if (plain_events(s, r->n_counts))
+			return count_run(s, r, res, rc, true);
+		return count_run(s, r, res, rc, false);
 	}
 	for (uint32_t i = 0; i < r->n_counts; i++) {
 		struct ev2 *e = &s->ev[i];
@@ -928,14 +975,9 @@ HOT void dec_block(struct br *b, struct ret2 *s, uint32_t n_counts)
 
 		if (!br_get(b, 1))
 			shift = (uint8_t)br_get(b, SHIFT_BITS);
-		if (rate != e->rate || shift != e->shift)
-			rice_restart(&e->r);
-		e->rate = rate;
-		e->shift = shift;
-		s->rate_evs = (s->rate_evs & ~(1ull << i)) | (uint64_t)rate << i;
-		s->plain_evs = (s->plain_evs & ~(1ull << i)) | (uint64_t)(rate && !shift) << i;
+		block_choice(s, i, rate, shift);
 	}
-	s->plain_run = ~s->plain_evs ? (uint32_t)__builtin_ctzll(~s->plain_evs) : 64;
+	block_choices_done(s);
 }
 
 /* The counts after a key's first two records, from their predictions and
@@ -954,12 +996,6 @@ HOT void dec_count_run(struct br *b, struct ev2 *ev, uint64_t *counts, uint32_t 
 		e->zero = d == 0;
 		counts[i] = e->count = (plain ? scale32(e->count, rc) : count_pred(e, e->count, rc)) + d;
 	}
-}
-
-/* Every event of n plain (see dec_count_run). */
-HOT bool plain_events(const struct ret2 *s, uint32_t n)
-{
-	return n <= s->plain_run;
 }
 
 /* The n counts of a record whose local clock reads `local`, each event's
