@@ -3,7 +3,8 @@
  * slowly with +-5% noise, a steady cycle counter, small event counts,
  * idle counters at zero) written through the writer thread (encode + zstd
  * + io_uring or pwrite) and read back with the reader, for both backends
- * and zstd levels 1 and 3. Prints a markdown table (docs/PERFORMANCE.md).
+ * at each format's default zstd level and at level 1. Prints a markdown
+ * table (docs/PERFORMANCE.md).
  *
  * Write CPU is the whole process (getrusage RUSAGE_SELF: producer, writer
  * thread, io_uring workers); the producer's own share (generating and
@@ -14,7 +15,7 @@
  *
  * usage: bench_log [-n PACKETS] [-d DIR] [-k] [-l LEVEL] [-b uring|pwrite] [-f 1|2|3]
  *   -n  packets per run (default 1000000)
- *   -l  this zstd level instead of 1 and 3
+ *   -l  this zstd level instead of the default and 1
  *   -b  only this backend
  *   -f  only this log format
  *   -d  directory for the log file (default /tmp)
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 		{ "io_uring", T4_LOG_URING, 0 },
 		{ "pwrite", T4_LOG_PWRITE, 0 },
 	};
-	int levels[] = { 1, 3 };
+	int levels[] = { 0, 1 }; /* 0: the format's default (t4_log_zstd_default) */
 	const char *dir = "/tmp";
 	uint64_t n = 1000000;
 	char path[4096];
@@ -247,6 +248,10 @@ int main(int argc, char **argv)
 		if ((only_level && i / T4_FORMAT_VERSION % 2) || (only_format && run.format != only_format) ||
 		    (only_be && (run.backend == T4_LOG_URING) != !strcmp(only_be, "uring")))
 			continue;
+		if (!only_level && run.level && run.level == t4_log_zstd_default(run.format))
+			continue; /* its default, run already */
+		if (!run.level)
+			run.level = t4_log_zstd_default(run.format);
 		snprintf(path, sizeof(path), "%s/bench_log-%s-%d-f%u.t4", dir,
 			 run.backend_name, run.level, run.format);
 		unlink(path); /* a kept run's: the log never writes over a file */

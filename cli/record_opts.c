@@ -11,6 +11,7 @@
 #include "control/control.h"
 #include "util/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ static void record_usage(FILE *f)
 		"      --metrics-listen ADDR:PORT\n"
 		"                         serve GET /metrics (Prometheus text format) there, e.g.\n"
 		"                         127.0.0.1:9400, [::1]:9400, :9400 (every address)\n"
-		"      --zstd-level N     compression level (default 1)\n"
+		"      --zstd-level N     zstd level, negative: fast (default -3; 1 for --log-format 1)\n"
 		"      --log-format N     write log format N: 3 (default), 2 for readers older\n"
 		"                         than format 3 (2-8%% larger files), or 1 for readers\n"
 		"                         older than format 2 (2.3x larger files)\n"
@@ -175,6 +176,22 @@ static int set_period(struct cli_record_opts *o, uint64_t ns, const char *opt, c
 	return 0;
 }
 
+/* --zstd-level: an integer, negative for zstd's fast levels; unset (0),
+ * the log's default for its format (t4_log_zstd_default). */
+static int set_zstd_level(struct cli_record_opts *o, const char *arg)
+{
+	bool neg = arg[0] == '-';
+	uint64_t v;
+
+	if (t4_parse_u64(arg + neg, &v) < 0 || v > INT_MAX ||
+	    t4_log_zstd_check(neg ? -(int)v : (int)v) < 0)
+		return cli_usage_error("record", "--zstd-level %s: %s", arg,
+				       t4_parse_u64(arg + neg, &v) < 0 || v > INT_MAX ?
+				       "an integer" : t4_errmsg());
+	o->zstd_level = neg ? -(int)v : (int)v;
+	return 0;
+}
+
 /* The options that take a duration or a number: 0 or 2. */
 static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 {
@@ -196,10 +213,7 @@ static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 			return cli_usage_error("record", "--duration %s", t4_errmsg());
 		return 0;
 	case OPT_ZSTD:
-		if (t4_parse_u64(arg, &v) < 0 || v < 1 || v > 19)
-			return cli_usage_error("record", "--zstd-level %s: use 1-19", arg);
-		o->zstd_level = (int)v;
-		return 0;
+		return set_zstd_level(o, arg);
 	case OPT_LOG_FORMAT:
 		if (t4_parse_u64(arg, &v) < 0 || v < 1 || v > T4_FORMAT_VERSION)
 			return cli_usage_error("record", "--log-format %s: use 1-%d", arg,
@@ -287,7 +301,6 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 
 	o->period_ns = 1000000;
 	o->output = "t410trace.t4t";
-	o->zstd_level = 1; /* level 3 costs 2x the CPU for the same size here */
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
 	while ((c = cli_getopt(&g, argc, argv, "+:e:I:b:d:o:fc:aC:p:t:qh", record_longopts)) != -1) {

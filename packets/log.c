@@ -563,21 +563,36 @@ static void *log_main(void *arg)
 
 /* ---- public API ------------------------------------------------------- */
 
+int t4_log_zstd_default(unsigned format)
+{
+	return format == 1 ? 1 : -3;
+}
+
+int t4_log_zstd_check(int level)
+{
+	if (!level || level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
+		return t4_err(EINVAL, "use %d..-1 or 1..%d", ZSTD_minCLevel(), ZSTD_maxCLevel());
+	return 0;
+}
+
 static int log_fill_opts(struct t4_log_opts *o, const struct t4_log_opts *in)
 {
 	*o = *in;
 	if (!o->path || !*o->path)
 		return t4_err(EINVAL, "log: no file name given");
-	if (!o->zstd_level)
-		o->zstd_level = 1; /* level 3: same size here, twice the CPU (PERFORMANCE.md) */
 	if (!o->format)
 		o->format = T4_FORMAT_VERSION;
 	if (o->format > T4_FORMAT_VERSION)
 		return t4_err(EINVAL, "log format %u: this t410trace writes 1..%d", o->format,
 			      T4_FORMAT_VERSION);
-	if (o->zstd_level < ZSTD_minCLevel() || o->zstd_level > ZSTD_maxCLevel())
-		return t4_err(EINVAL, "zstd level %d: out of range (%d..%d)", o->zstd_level,
-			      ZSTD_minCLevel(), ZSTD_maxCLevel());
+	if (!o->zstd_level)
+		o->zstd_level = t4_log_zstd_default(o->format);
+	if (t4_log_zstd_check(o->zstd_level) < 0) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s", t4_errmsg());
+		return t4_err(EINVAL, "zstd level %d: %s", o->zstd_level, why);
+	}
 	if (!o->chunk_bytes)
 		o->chunk_bytes = 256u << 10;
 	if (o->chunk_bytes < LOG_MIN_CHUNK || o->chunk_bytes > LOG_MAX_CHUNK)

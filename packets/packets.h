@@ -426,7 +426,7 @@ struct t4_log_opts {
 	const char *path;     /* "-": standard output */
 	const char *name;     /* the file's name in messages; default: path
 			       * (record writes FILE.partial-PID-X/log, says FILE) */
-	int zstd_level;       /* default 1 */
+	int zstd_level;       /* 0: t4_log_zstd_default(format) */
 	unsigned format;      /* format version to write: 0 = the current
 			       * (T4_FORMAT_VERSION), 2 or 1 = for readers
 			       * before format 3 or 2 (larger files) */
@@ -442,6 +442,18 @@ struct t4_log_opts {
 	t4_log_observe_fn observe; /* optional */
 	void *observe_ud;
 };
+
+/* The zstd level a log of this format is written at by default, chosen by
+ * measurement (docs/PERFORMANCE.md, "The zstd level"): 1 for format 1,
+ * whose bytes zstd halves; -3 (a fast level: literals stored, not entropy
+ * coded) for formats 2 and 3, whose bit-packed records zstd shrinks by
+ * 0.5-5% at any level: their writer then does fewer instructions than
+ * format 1's, for 0.2-0.7% more bytes than at level 1. */
+int t4_log_zstd_default(unsigned format);
+/* 0 for a level a log can be written at (zstd's own range, negative levels
+ * its fast ones), else -EINVAL with the message "use MIN..-1 or 1..MAX";
+ * 0 is no level (it is the default in struct t4_log_opts). */
+int t4_log_zstd_check(int level);
 
 /* Totals of a writer, read with t4_log_stats(). */
 struct t4_log_stats {

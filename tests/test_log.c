@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -713,10 +714,14 @@ Test(log, enospc_keeps_complete_chunks)
 
 /* ---- the pwrite backend writes the same log --------------------------------- */
 
-static void write_mixed(const char *name, enum t4_log_backend be)
+/* The same packets every time, in chunks closed on size alone: the same
+ * options write the same bytes. */
+static void write_mixed_as(const char *name, enum t4_log_backend be, unsigned format,
+			   int zstd_level)
 {
 	struct t4_log_opts o = { .backend = be, .chunk_bytes = 32 << 10,
-				 .chunk_ms = UINT32_MAX }; /* by size only */
+				 .chunk_ms = UINT32_MAX, .format = format,
+				 .zstd_level = zstd_level };
 	struct t4_log *log = open_log(name, &o);
 	struct t4_ring *ring = add_ring(log, 0, T4_RING_WAIT);
 	struct t4_status_pkt fin = { .triggers = 5, .ref_ns = 1 };
@@ -734,6 +739,11 @@ static void write_mixed(const char *name, enum t4_log_backend be)
 	}
 	cr_assert_eq(t4_log_close(log, &fin, &st), 0, "%s", t4_errmsg());
 	cr_assert_eq(st.packets, N_META + 100000 + 1);
+}
+
+static void write_mixed(const char *name, enum t4_log_backend be)
+{
+	write_mixed_as(name, be, 0, 0);
 }
 
 static void *slurp(const char *name, size_t *len)
@@ -786,6 +796,57 @@ Test(log, pwrite_backend_identical)
 	cr_assert(!memcmp(fa, fb, la));
 	free(fa);
 	free(fb);
+}
+
+static bool same_bytes(const char *x, const char *y)
+{
+	size_t lx, ly;
+	void *fx = slurp(x, &lx), *fy = slurp(y, &ly);
+	bool same = lx == ly && !memcmp(fx, fy, lx);
+
+	free(fx);
+	free(fy);
+	return same;
+}
+
+/* The default zstd level is the format's (t4_log_zstd_default: -3 for the
+ * bit-packed formats, 1 for format 1, docs/t410trace.1), and a fast level
+ * reads back as any other. */
+Test(log, default_zstd_level_follows_the_format)
+{
+	cr_assert_eq(t4_log_zstd_default(T4_FORMAT_VERSION), -3);
+	cr_assert_eq(t4_log_zstd_default(2), -3);
+	cr_assert_eq(t4_log_zstd_default(1), 1);
+	write_mixed_as("f3-default.t4", T4_LOG_PWRITE, 0, 0);
+	write_mixed_as("f3-fast3.t4", T4_LOG_PWRITE, 0, -3);
+	write_mixed_as("f3-level1.t4", T4_LOG_PWRITE, 0, 1);
+	write_mixed_as("f1-default.t4", T4_LOG_PWRITE, 1, 0);
+	write_mixed_as("f1-level1.t4", T4_LOG_PWRITE, 1, 1);
+	cr_assert(same_bytes("f3-default.t4", "f3-fast3.t4"));
+	cr_assert(!same_bytes("f3-default.t4", "f3-level1.t4"), "level 1 is not the default");
+	cr_assert(same_bytes("f1-default.t4", "f1-level1.t4"));
+
+	struct t4_reader *a = open_reader("f3-default.t4"), *b = open_reader("f3-level1.t4");
+	struct t4_packet p, q;
+	uint64_t n = 0;
+	int ra, rb;
+
+	do {
+		ra = next_original(a, &p);
+		rb = next_original(b, &q);
+		cr_assert_eq(ra, rb, "packet %llu", (unsigned long long)n);
+		cr_assert(ra <= 0 || tu_pkt_eq(&p, &q), "packet %llu differs", (unsigned long long)n);
+		n++;
+	} while (ra == 1);
+	cr_assert_eq(n, N_META + 100000 + 2);
+	t4_reader_close(a);
+	t4_reader_close(b);
+	cr_assert_eq(t4_log_zstd_check(0), -EINVAL);
+	cr_assert_not_null(strstr(t4_errmsg(), "use -"), "%s", t4_errmsg());
+	cr_assert_eq(t4_log_zstd_check(-1), 0);
+	cr_assert_eq(t4_log_zstd_check(19), 0);
+	cr_assert_eq(t4_log_zstd_check(INT_MIN), -EINVAL);
+	cr_assert_eq(t4_log_zstd_check(INT_MAX), -EINVAL);
 }
 
 /* ---- options and misuse ----------------------------------------------------- */

@@ -146,7 +146,12 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--period 1us --duration 1s", "10us");
 	expect_usage_error("--duration soon", "soon");
 	expect_usage_error("-e nosuchpmu/foo/ --duration 1s", "nosuchpmu");
-	expect_usage_error("--zstd-level 99", "zstd-level");
+	expect_usage_error("--zstd-level 99", "--zstd-level 99: use -");
+	expect_usage_error("--zstd-level 0", "--zstd-level 0: use -");
+	expect_usage_error("--zstd-level -0", "--zstd-level -0: use -");
+	expect_usage_error("--zstd-level +3", "--zstd-level +3: an integer");
+	expect_usage_error("--zstd-level --3", "--zstd-level --3: an integer");
+	expect_usage_error("--zstd-level -99999999999", "an integer");
 	expect_usage_error("--bogus", "--bogus");
 	expect_usage_error("--sim=abc", "abc");
 	expect_usage_error("--fsync 5", "--fsync 5");
@@ -340,6 +345,25 @@ Test(record, virtual_time_same_log_for_same_seed, .timeout = 120)
 	cr_assert_eq(json_num(d1, "unanswered"), 0, "%s", d1);
 	cr_assert(strstr(r.out, "\"name\": \"cpu_compute\"") && strstr(r.out, "\"name\": \"gpu_stream\"") &&
 		  strstr(r.out, "\"name\": \"pcie_dma\""), "phase bookmarks missing: %s", r.out);
+	cleanup(&r);
+}
+
+/* Every zstd level the option takes, fast (negative) ones too, writes a
+ * log that decodes to the same rows as the default's. */
+Test(record, zstd_levels_decode_alike, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "{ cd '%s' && for l in default -7 1 19; do "
+	       "if [ $l = default ]; then z=''; else z=\"--zstd-level $l\"; fi; "
+	       "'%s' record -q --sim=3 --virtual --duration 300ms $z -o z$l.t4t && "
+	       "'%s' decode z$l.t4t -f csv -o z$l.csv 2>/dev/null || exit 1; done; "
+	       "cmp zdefault.csv z-7.csv && cmp zdefault.csv z1.csv && cmp zdefault.csv z19.csv && "
+	       "echo SAME; }", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "SAME"), "%s", r.out);
 	cleanup(&r);
 }
 
