@@ -446,8 +446,8 @@ struct t4_log_opts {
 /* The zstd level a log of this format is written at by default, chosen by
  * measurement (docs/PERFORMANCE.md, "The zstd level"): 1 for format 1,
  * whose bytes zstd halves; -3 (a fast level: literals stored, not entropy
- * coded) for formats 2 and 3, whose bit-packed records zstd shrinks by
- * 0.5-5% at any level: their writer then does fewer instructions than
+ * coded) for formats 2 and 3, whose bit-packed records zstd shrinks by a
+ * few percent at most: their writer then does fewer instructions than
  * format 1's, for 0.2-0.7% more bytes than at level 1. */
 int t4_log_zstd_default(unsigned format);
 /* 0 for a level a log can be written at (zstd's own range, negative levels
