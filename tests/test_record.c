@@ -615,3 +615,26 @@ Test(record, command_line_reads_back_through_a_shell, .timeout = 60)
 	cr_assert(strstr(r.out, "[--][sh][-c][echo \"it's\"][]"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* --log-format N writes format N (the version in the first chunk's header,
+ * FORMAT.md), 3 without the option; every format decodes to the same CSV;
+ * anything but 1-3 is refused before a file exists. */
+Test(record, log_format_writes_the_format_asked, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' || exit 1; for f in 1 2 3 default; do "
+	       "opt=\"--log-format $f\"; [ $f = default ] && opt=; "
+	       "'%s' record -q --sim=3 --virtual -d 200ms $opt -o $f.t4t || exit 1; "
+	       "printf '%%s:%%s ' $f \"$(od -An -tu1 -j8 -N1 $f.t4t | tr -d ' ')\"; "
+	       "'%s' decode $f.t4t -f csv -o $f.csv 2>/dev/null || exit 1; done; "
+	       "cmp 1.csv 3.csv && cmp 2.csv 3.csv && cmp default.csv 3.csv && echo SAME",
+	   r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "1:1 2:2 3:3 default:3 SAME"), "%s", r.out);
+	cleanup(&r);
+	expect_usage_error("--sim -d 10ms --log-format 0", "--log-format 0: use 1-3");
+	expect_usage_error("--sim -d 10ms --log-format 4", "--log-format 4: use 1-3");
+}
