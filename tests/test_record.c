@@ -638,3 +638,19 @@ Test(record, log_format_writes_the_format_asked, .timeout = 60)
 	expect_usage_error("--sim -d 10ms --log-format 0", "--log-format 0: use 1-3");
 	expect_usage_error("--sim -d 10ms --log-format 4", "--log-format 4: use 1-3");
 }
+
+/* A command killed by signal N: record exits 128 + N, as a shell says it,
+ * and the log of its run is written. */
+Test(record, command_killed_by_a_signal_exits_128_plus_n, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -o k.t4t -- sh -c 'kill -TERM $$'; echo rc=$?; "
+	       "'%s' info k.t4t > /dev/null && echo log-ok", r.dir, b, b);
+	cr_assert(strstr(r.out, "rc=143\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "'sh' was killed by signal 15"), "%s", r.out);
+	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
+	cleanup(&r);
+}
