@@ -654,3 +654,16 @@ Test(record, command_killed_by_a_signal_exits_128_plus_n, .timeout = 60)
 	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* Without -o the log is t410trace.t4t in the current directory. */
+Test(record, default_output_is_t410trace_t4t, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -d 20ms && ls", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace.t4t\n");
+	cleanup(&r);
+}
