@@ -667,3 +667,28 @@ Test(record, default_output_is_t410trace_t4t, .timeout = 60)
 	cr_assert_str_eq(r.out, "t410trace.t4t\n");
 	cleanup(&r);
 }
+
+/* ctl status says the recorder's state as the man page writes it: ok
+ * triggers=N overruns=N periodic=on|off bookmark=NAME|-; start turns the
+ * periodic triggers on; a bookmark shows at once; live is data for top,
+ * which ctl refuses (exit 2). Every wait polls, bounded. */
+Test(record, ctl_status_says_periodic_and_bookmark, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' || exit 1; '%s' record -q --sim --paused -c c.sock -o c.t4t & rec=$!; "
+	       "for i in $(seq 600); do '%s' ctl --control c.sock status > s0 2>/dev/null && "
+	       "grep -q 'triggers=1 ' s0 && break; sleep 0.05; done; cat s0; '%s' ctl --control c.sock start && "
+	       "'%s' ctl --control c.sock bookmark two && '%s' ctl --control c.sock status; "
+	       "'%s' ctl --control c.sock live; echo live-rc=$?; kill -INT $rec; wait $rec; echo rc=$?",
+	   r.dir, b, b, b, b, b, b);
+	cr_assert(strstr(r.out, "ok triggers=1 overruns=0 periodic=off bookmark=-\nok\nok\n"
+				"ok triggers="), "%s", r.out);
+	cr_assert(strstr(r.out, " periodic=on bookmark=two\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "'live' answers with data") && strstr(r.out, "live-rc=2\n"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
