@@ -692,3 +692,32 @@ Test(record, ctl_status_says_periodic_and_bookmark, .timeout = 60)
 	cr_assert(strstr(r.out, "rc=0\n"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* EXIT STATUS: a log that is not there, and an output whose directory is
+ * not there, are bad input: exit 2 with one line naming it, the same for
+ * every command that reads a log or writes a file. */
+Test(record, missing_inputs_and_output_directories_exit_2, .timeout = 60)
+{
+	static const char *const cmds[] = {
+		"info nolog.t4t", "info --json nolog.t4t", "decode nolog.t4t",
+		"decode nolog.t4t l.t4t", "report nolog.t4t", "report nolog.t4t -o r.html",
+		"decode l.t4t -o nodir/x.csv", "report l.t4t -o nodir/x.html",
+		"record --sim -d 10ms -o nodir/x.t4t",
+	};
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim -d 20ms -o l.t4t", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(cmds); i++) {
+		sh(&r, "cd '%s' && '%s' %s", r.dir, b, cmds[i]);
+		cr_assert_eq(r.status, 2, "%s: exit %d: %s", cmds[i], r.status, r.out);
+		cr_assert(strstr(r.out, "nolog.t4t: No such file") || strstr(r.out, "nodir/x."),
+			  "%s: %s", cmds[i], r.out);
+		cr_assert_eq(count_lines(r.out), 1, "%s: not one line: %s", cmds[i], r.out);
+	}
+	sh(&r, "ls '%s'", r.dir);
+	cr_assert_str_eq(r.out, "l.t4t\n");
+	cleanup(&r);
+}
