@@ -721,3 +721,20 @@ Test(record, missing_inputs_and_output_directories_exit_2, .timeout = 60)
 	cr_assert_str_eq(r.out, "l.t4t\n");
 	cleanup(&r);
 }
+
+/* -o - on a terminal is refused (exit 2) before anything is recorded: the
+ * log is binary, and nothing is left behind. */
+Test(record, log_to_a_terminal_refused, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	t4t_need_cmd("script");
+	tmpdir(&r);
+	sh(&r, "cd '%s' && script -qec \"'%s' record --sim -d 10ms -o -\" /dev/null; echo rc=$?; ls",
+	   r.dir, b);
+	cr_assert(strstr(r.out, "-o -: standard output is a terminal"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=2\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "t4t"), "%s", r.out);
+	cleanup(&r);
+}
