@@ -738,3 +738,24 @@ Test(record, log_to_a_terminal_refused, .timeout = 60)
 	cr_assert_null(strstr(r.out, "t4t"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* --virtual -b NAME: NAME from the first trigger until the workload's
+ * first phase change, then the phases' own bookmarks. */
+Test(record, virtual_time_initial_bookmark_until_the_first_change, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim=3 --virtual -d 1s -b warm -o v.t4t && "
+	       "'%s' info --json v.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *bm = strstr(r.out, "\"bookmarks\": [{\"id\": 1, \"name\": \"warm\", "
+				       "\"first_trigger\": 0,");
+	cr_assert_not_null(bm, "%s", r.out);
+	const char *next = strstr(bm + 1, "{\"id\": 2, \"name\": \"");
+	cr_assert_not_null(next, "no phase change after warm: %s", bm);
+	cr_assert_gt(json_num(next, "first_trigger"), 0, "%s", next);
+	cr_assert_null(strstr(next, "\"name\": \"warm\""), "warm came back: %s", bm);
+	cleanup(&r);
+}
