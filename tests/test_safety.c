@@ -309,6 +309,20 @@ Test(safety, files_honour_the_umask, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -o naming a character device (here /dev/null) writes it in place, as a
+ * FIFO is: no FILE.old, no private directory next to it, the device
+ * still a device. */
+Test(safety, a_character_device_is_written_in_place, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --backend pwrite -d 20ms -o /dev/null; echo rc=$?; "
+		  "stat -c %F /dev/null; ls -a /dev | grep -c 'null\\.' ; ls");
+	cr_assert_str_eq(r.out, "rc=0\ncharacter special file\n0\n");
+	cleanup(&r);
+}
+
 /* What a record killed before its log had a name leaves (its private
  * directory) is removed by the next run writing next to the same FILE:
  * only this user's, of a dead process, holding nothing but the log. The
