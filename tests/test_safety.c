@@ -48,6 +48,18 @@ Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 	cleanup(&r);
 }
 
+/* --force replaces FILE and makes no FILE.old. */
+Test(safety, force_makes_no_old, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "printf one > k.t4t && \"$B\" record -q --sim --backend pwrite -d 20ms --force "
+		  "-o k.t4t; echo rc=$?; \"$B\" info k.t4t > /dev/null && echo log-ok; ls");
+	cr_assert_str_eq(r.out, "rc=0\nlog-ok\nk.t4t\n");
+	cleanup(&r);
+}
+
 /* `-- nosuchcmd` exits 127 as a shell would, and the good log stays. */
 Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 {
