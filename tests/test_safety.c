@@ -370,6 +370,32 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
 	cleanup(&r);
 }
 
+/* FILE taken by someone else while the log was still unnamed: the log
+ * stays under FILE.partial-PID (readable), record says so and exits 1,
+ * and the other FILE keeps its bytes. Record is stopped (SIGSTOP) while
+ * its private directory exists and FILE does not, FILE is made, then it
+ * goes on. */
+Test(safety, a_name_taken_meanwhile_strands_the_log_and_exits_1, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "for try in $(seq 20); do "
+		  "  \"$B\" record -q --sim --backend pwrite -d 300ms -o s.t4t 2> err & rec=$!; "
+		  "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
+		  "  do sleep 0.002; done; kill -STOP $rec; "
+		  "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
+		  "    printf mine > s.t4t; kill -CONT $rec; wait $rec; echo rc=$?; break; fi; "
+		  "  kill -CONT $rec; kill -9 $rec; wait $rec; rm -rf s.t4t* err; "
+		  "done; sed \"s/-$rec/-PID/\" err; cat s.t4t; echo; "
+		  "\"$B\" info s.t4t.partial-$rec > /dev/null && echo readable; "
+		  "ls | sed \"s/-$rec/-PID/\"");
+	cr_assert_str_eq(r.out, "rc=1\nt410trace: cannot name the log s.t4t (File exists): it is "
+				"recorded as s.t4t.partial-PID\nmine\nreadable\nerr\ns.t4t\n"
+				"s.t4t.partial-PID\n");
+	cleanup(&r);
+}
+
 /* A record killed right after it gave FILE its name (FILE.old appeared)
  * leaves a readable log there, never an empty FILE next to FILE.old. */
 Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
