@@ -759,3 +759,22 @@ Test(record, virtual_time_initial_bookmark_until_the_first_change, .timeout = 60
 	cr_assert_null(strstr(next, "\"name\": \"warm\""), "warm came back: %s", bm);
 	cleanup(&r);
 }
+
+/* --progress draws the progress line on standard error that is not a
+ * terminal (its last state, drawn at the end, at least); without it such a
+ * standard error gets none. */
+Test(record, progress_forced_on_a_pipe, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record --sim -d 50ms --progress -o p.t4t 2>&1 | tr '\\r' '\\n' | "
+	       "grep -c '^ *[0-9.]*s  triggers [0-9]*  overruns [0-9]*  drops [0-9]*  written '; "
+	       "'%s' record --sim -d 50ms -o q.t4t 2>&1 | tr -d -c '\\r' | wc -c", r.dir, b, b);
+	int drawn = -1, plain = -1;
+	cr_assert_eq(sscanf(r.out, "%d %d", &drawn, &plain), 2, "%s", r.out);
+	cr_assert_geq(drawn, 1, "no progress line with --progress: %s", r.out);
+	cr_assert_eq(plain, 0, "a progress line without --progress: %s", r.out);
+	cleanup(&r);
+}
