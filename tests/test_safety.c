@@ -527,6 +527,7 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 		"\"$B\" info s.t4t",
 		"\"$B\" info --json s.t4t",
 		"\"$B\" decode s.t4t -f csv",
+		"\"$B\" --help",
 		"\"$B\" ctl --control c.sock status",
 		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
 		/* a command still running when the log stopped is waited for,
@@ -563,7 +564,10 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 		  "\"$B\" info --json s.t4t > /dev/full; echo json=$?; "
 		  "\"$B\" list > /dev/full; echo list=$?; "
 		  "\"$B\" decode s.t4t > /dev/full; echo decode=$?; "
-		  "\"$B\" record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+		  "\"$B\" record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?; "
+		  "\"$B\" --help > /dev/full; echo help=$?; "
+		  "\"$B\" --version > /dev/full; echo version=$?; "
+		  "\"$B\" record --help > /dev/full; echo record-help=$?");
 	stop_recorder(&r);
 	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
@@ -571,6 +575,9 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 	cr_assert(strstr(r.out, "list=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "decode=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "record=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "help=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "version=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "record-help=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device\n"), "%s",
 		  r.out);
 	cleanup(&r);
