@@ -527,6 +527,7 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 		"\"$B\" info s.t4t",
 		"\"$B\" info --json s.t4t",
 		"\"$B\" decode s.t4t -f csv",
+		"\"$B\" report s.t4t -o -",
 		"\"$B\" --help",
 		"\"$B\" ctl --control c.sock status",
 		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
