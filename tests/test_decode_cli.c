@@ -1116,3 +1116,19 @@ Test(decode_cli, phases_table_as_documented, .timeout = 60)
 		     0, "%s", c.out);
 	dc_fini(&c);
 }
+
+/* A metric whose events were not recorded is absent, never zero: with only
+ * a UCF's cycles and mem_bytes_rd, the CSV's metrics are exactly the two
+ * those make (ucf_freq, mem_read_bw), on every interval. */
+Test(decode_cli, metrics_without_their_events_are_absent, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "awk");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim -d 50ms -e "
+			       "'nvidia_ucf_pmu_0/cycles/,nvidia_ucf_pmu_0/mem_bytes_rd/' -o m.t4t && "
+			       "'%s' decode m.t4t -f csv | awk -F, '$10 == \"metric\" { print $7 }' | "
+			       "sort -u", c.bin, c.bin), 0, "%s", c.out);
+	cr_assert_str_eq(c.out, "mem_read_bw\nucf_freq\n");
+	dc_fini(&c);
+}
