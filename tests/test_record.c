@@ -146,7 +146,8 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--period 1us --duration 1s", "10us");
 	expect_usage_error("--duration soon", "soon");
 	expect_usage_error("-e nosuchpmu/foo/ --duration 1s", "nosuchpmu");
-	expect_usage_error("--zstd-level 99", "zstd-level");
+	expect_usage_error("--zstd-level 99", "--zstd-level 99: use 1-19");
+	expect_usage_error("--zstd-level 0", "--zstd-level 0: use 1-19");
 	expect_usage_error("--bogus", "--bogus");
 	expect_usage_error("--sim=abc", "abc");
 	expect_usage_error("--fsync 5", "--fsync 5");
