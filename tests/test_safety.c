@@ -157,21 +157,40 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
  * Ctrl-C does: the log closed whole (its final status packet), a command
  * sent the signal and its exit code record's. Each signal is sent once the
  * recording runs (its control socket says a trigger is in). */
-Test(safety, a_hangup_closes_the_log_whole, .timeout = 120)
+/* SIGNAL (HUP, TERM) to record: without a command it ends the recording
+ * with the log closed whole (its status packet in it), exit 0; with one,
+ * the signal goes to the command, whose death by it (`killed`, exit `rc`)
+ * ends the recording, the log again whole. */
+static void signal_closes_the_log_whole(const char *sig, const char *killed, const char *rc)
 {
 	struct run r;
+	char line[2048], want[256];
 
 	tmpdir(&r);
-	sh_in_dir(&r, "up() { for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null |"
-		  " grep -q 'triggers=[1-9]' && return; sleep 0.05; done; }; "
-		  "\"$B\" record -q --sim -c c.sock -o a.t4t & rec=$!; up; kill -HUP $rec; wait $rec; "
-		  "echo rc=$?; \"$B\" info --json a.t4t | grep -o '\"status_present\": [a-z]*'; "
-		  "\"$B\" record -q --sim -c c.sock -o b.t4t -- sleep 60 & rec=$!; up; kill -HUP $rec; "
-		  "wait $rec; echo rc=$?; \"$B\" info --json b.t4t | grep -o '\"status_present\": [a-z]*'");
-	cr_assert(strstr(r.out, "rc=0\n\"status_present\": true\n") &&
-		  strstr(r.out, "'sleep' was killed by signal 1 (Hangup)\nrc=129\n"
-				"\"status_present\": true\n"), "%s", r.out);
+	snprintf(line, sizeof(line),
+		 "up() { for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null |"
+		 " grep -q 'triggers=[1-9]' && return; sleep 0.05; done; }; "
+		 "\"$B\" record -q --sim -c c.sock -o a.t4t & rec=$!; up; kill -%s $rec; wait $rec; "
+		 "echo rc=$?; \"$B\" info --json a.t4t | grep -o '\"status_present\": [a-z]*'; "
+		 "\"$B\" record -q --sim -c c.sock -o b.t4t -- sleep 60 & rec=$!; up; kill -%s $rec; "
+		 "wait $rec; echo rc=$?; \"$B\" info --json b.t4t | grep -o '\"status_present\": [a-z]*'",
+		 sig, sig);
+	sh_in_dir(&r, line);
+	snprintf(want, sizeof(want), "'sleep' was killed by %s\nrc=%s\n\"status_present\": true\n",
+		 killed, rc);
+	cr_assert(strstr(r.out, "rc=0\n\"status_present\": true\n") && strstr(r.out, want),
+		  "%s", r.out);
 	cleanup(&r);
+}
+
+Test(safety, a_hangup_closes_the_log_whole, .timeout = 120)
+{
+	signal_closes_the_log_whole("HUP", "signal 1 (Hangup)", "129");
+}
+
+Test(safety, a_sigterm_closes_the_log_whole, .timeout = 120)
+{
+	signal_closes_the_log_whole("TERM", "signal 15 (Terminated)", "143");
 }
 
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
