@@ -628,7 +628,7 @@ Test(record, log_format_writes_the_format_asked, .timeout = 60)
 	tmpdir(&r);
 	sh(&r, "cd '%s' || exit 1; for f in 1 2 3 default; do "
 	       "opt=\"--log-format $f\"; [ $f = default ] && opt=; "
-	       "'%s' record -q --sim=3 --virtual -d 200ms $opt -o $f.t4t || exit 1; "
+	       "'%s' record -q --sim=3 --virtual --backend pwrite -d 200ms $opt -o $f.t4t || exit 1; "
 	       "printf '%%s:%%s ' $f \"$(od -An -tu1 -j8 -N1 $f.t4t | tr -d ' ')\"; "
 	       "'%s' decode $f.t4t -f csv -o $f.csv 2>/dev/null || exit 1; done; "
 	       "cmp 1.csv 3.csv && cmp 2.csv 3.csv && cmp default.csv 3.csv && echo SAME",
@@ -663,7 +663,7 @@ Test(record, default_output_is_t410trace_t4t, .timeout = 60)
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "cd '%s' && '%s' record -q --sim -d 20ms && ls", r.dir, b);
+	sh(&r, "cd '%s' && '%s' record -q --sim --backend pwrite -d 20ms && ls", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_str_eq(r.out, "t410trace.t4t\n");
 	cleanup(&r);
@@ -679,7 +679,7 @@ Test(record, ctl_status_says_periodic_and_bookmark, .timeout = 60)
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "cd '%s' || exit 1; '%s' record -q --sim --paused -c c.sock -o c.t4t & rec=$!; "
+	sh(&r, "cd '%s' || exit 1; '%s' record -q --sim --backend pwrite --paused -c c.sock -o c.t4t & rec=$!; "
 	       "for i in $(seq 600); do '%s' ctl --control c.sock status > s0 2>/dev/null && "
 	       "grep -q 'triggers=1 ' s0 && break; sleep 0.05; done; cat s0; '%s' ctl --control c.sock start && "
 	       "'%s' ctl --control c.sock bookmark two && '%s' ctl --control c.sock status; "
@@ -703,7 +703,7 @@ Test(record, missing_inputs_and_output_directories_exit_2, .timeout = 60)
 		"info nolog.t4t", "info --json nolog.t4t", "decode nolog.t4t",
 		"decode nolog.t4t l.t4t", "report nolog.t4t", "report nolog.t4t -o r.html",
 		"decode l.t4t -o nodir/x.csv", "report l.t4t -o nodir/x.html",
-		"record --sim -d 10ms -o nodir/x.t4t",
+		"record --sim --backend pwrite -d 10ms -o nodir/x.t4t",
 	};
 	struct run r;
 	const char *b = bin();
