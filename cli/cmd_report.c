@@ -127,7 +127,7 @@ static int report_run(struct cli_logs *logs, const char *output)
 	t4_output_free(out);
 	rc = cli_outfile_close(&of, rc);
 	if (rc == -EPIPE)
-		return 0;
+		return CLI_EXIT_READER_GONE; /* the reader of our output went away */
 	if (rc < 0) {
 		fprintf(stderr, "t410trace report: %s\n", t4_errmsg());
 		return t4_exit_code(rc);

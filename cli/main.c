@@ -72,6 +72,14 @@ int cli_stdout_done(int rc)
 	return rc ? rc : 1;
 }
 
+/* A command's exit status once it ended with rc: where it succeeded, what
+ * its standard output then says (--help to a full disk: 1; to a reader
+ * gone: 141). */
+static int finished(int rc)
+{
+	return rc ? rc : cli_stdout_done(0);
+}
+
 /* A standard stream closed by the caller (<&-, >&-) stays unusable, its
  * reads or writes failing with EBADF as before, but its number is taken
  * (by /dev/null opened the other way): a file opened later cannot land
@@ -102,15 +110,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return finished(0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("t410trace %s\n", T4_VERSION);
-		return 0;
+		return finished(0);
 	}
 	for (size_t i = 0; i < T4_ARRAY_LEN(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return finished(commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "t410trace: '%s' is not a command%s (see 't410trace --help')\n", argv[1],
 		t4_did_you_mean(hint, sizeof(hint),
 				t4_suggest(argv[1], NULL, T4_ARRAY_LEN(commands), command_at)));

@@ -1083,3 +1083,52 @@ Test(decode_cli, jobs_refusals, .timeout = 60)
 	}
 	dc_fini(&c);
 }
+
+/* -f phases: the header as documented; one row per occurrence, numbered
+ * per name; each boundary where its bookmark was set (info's set_ns) and
+ * said exact; end = the next row's start, duration = end - start; the
+ * triggers of the rows add up to the log's. */
+Test(decode_cli, phases_table_as_documented, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim=3 --virtual -d 2s -o p.t4t && "
+			       "'%s' decode p.t4t -f phases > p.csv && '%s' info --json p.t4t > p.json",
+			   c.bin, c.bin, c.bin), 0, "%s", c.out);
+	cr_assert_eq(dc_sh(&c, "python3 -c '%s'",
+			   "import csv, json, collections\n"
+			   "r = list(csv.reader(open(\"p.csv\")))\n"
+			   "info = json.load(open(\"p.json\"))\n"
+			   "assert r[0] == [\"phase\", \"occurrence\", \"start_ns\", \"end_ns\", "
+			   "\"duration_ns\", \"triggers\", \"boundary\"], r[0]\n"
+			   "rows = r[1:]\n"
+			   "assert len(rows) >= 4, rows\n"
+			   "seen = collections.Counter()\n"
+			   "for i, (n, o, a, b, d, t, how) in enumerate(rows):\n"
+			   "    seen[n] += 1\n"
+			   "    assert int(o) == seen[n], (i, rows)\n"
+			   "    assert int(d) == int(b) - int(a) and how == \"exact\", rows[i]\n"
+			   "    if i + 1 < len(rows): assert b == rows[i + 1][2], (rows[i], rows[i + 1])\n"
+			   "sets = [(m[\"name\"], m[\"set_ns\"]) for m in info[\"bookmarks\"]][1:]\n"
+			   "assert [(n, int(a)) for n, o, a, *_ in rows[1:]] == sets, (rows, sets)\n"
+			   "assert sum(int(x[5]) for x in rows) == info[\"triggers\"], rows\n"),
+		     0, "%s", c.out);
+	dc_fini(&c);
+}
+
+/* A metric whose events were not recorded is absent, never zero: with only
+ * a UCF's cycles and mem_bytes_rd, the CSV's metrics are exactly the two
+ * those make (ucf_freq, mem_read_bw), on every interval. */
+Test(decode_cli, metrics_without_their_events_are_absent, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "awk");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --backend pwrite -d 50ms -e "
+			       "'nvidia_ucf_pmu_0/cycles/,nvidia_ucf_pmu_0/mem_bytes_rd/' -o m.t4t && "
+			       "'%s' decode m.t4t -f csv | awk -F, '$10 == \"metric\" { print $7 }' | "
+			       "sort -u", c.bin, c.bin), 0, "%s", c.out);
+	cr_assert_str_eq(c.out, "mem_read_bw\nucf_freq\n");
+	dc_fini(&c);
+}

@@ -281,16 +281,26 @@ Test(report, the_output_files_rules, .timeout = 120)
 	cr_assert(strstr(c.out, "not overwritten"), "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report a.t4t -o b.t4t", c.bin), 2, "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "cmp a.t4t b.t4t"), 0, "b.t4t changed");
-	/* a file that is not a log, a missing one: one line, exit 2 or 1 */
+	/* a file that is not a log, a missing one: one line, exit 2 */
 	cr_assert_eq(rp_sh(&c, "echo hello > not.t4t; '%s' report not.t4t", c.bin), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "not.t4t") && !strchr(strchr(c.out, '\n') + 1, '\n'), "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "ls not.html"), 2, "a report of a non-log was left: %s", c.out);
-	cr_assert_neq(rp_sh(&c, "'%s' report missing.t4t", c.bin), 0, "%s", c.out);
+	cr_assert_eq(rp_sh(&c, "'%s' report missing.t4t", c.bin), 2, "%s", c.out);
 	/* standard input needs -o; -o - writes standard output */
 	cr_assert_eq(rp_sh(&c, "'%s' report - < a.t4t", c.bin), 2, "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report - -o in.html < a.t4t && grep -q t4-kind in.html && "
 			       "'%s' report a.t4t -o - > out.html && cmp out.html a.html",
 			   c.bin, c.bin), 0, "%s", c.out);
+	/* an HTML page is never written to a terminal: -o - there, or decode
+	 * -f report without -o, is refused (exit 2) */
+	if (t4t_have_cmds("script")) {
+		cr_assert_eq(rp_sh(&c, "script -qec \"'%s' report a.t4t -o -\" /dev/null; echo rc=$?",
+				   c.bin), 0, "%s", c.out);
+		cr_assert(strstr(c.out, "-o - on a terminal") && strstr(c.out, "rc=2\n"), "%s", c.out);
+		cr_assert_eq(rp_sh(&c, "script -qec \"'%s' decode a.t4t -f report\" /dev/null; "
+				       "echo rc=$?", c.bin), 0, "%s", c.out);
+		cr_assert(strstr(c.out, "give -o FILE") && strstr(c.out, "rc=2\n"), "%s", c.out);
+	}
 	/* decode -f report is the same report */
 	cr_assert_eq(rp_sh(&c, "'%s' decode a.t4t -f report -o d.html && cmp d.html a.html",
 			   c.bin), 0, "%s", c.out);

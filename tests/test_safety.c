@@ -48,6 +48,18 @@ Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 	cleanup(&r);
 }
 
+/* --force replaces FILE and makes no FILE.old. */
+Test(safety, force_makes_no_old, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "printf one > k.t4t && \"$B\" record -q --sim --backend pwrite -d 20ms --force "
+		  "-o k.t4t; echo rc=$?; \"$B\" info k.t4t > /dev/null && echo log-ok; ls");
+	cr_assert_str_eq(r.out, "rc=0\nlog-ok\nk.t4t\n");
+	cleanup(&r);
+}
+
 /* `-- nosuchcmd` exits 127 as a shell would, and the good log stays. */
 Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 {
@@ -145,21 +157,40 @@ Test(safety, sigpipe_leaves_no_tree, .timeout = 60)
  * Ctrl-C does: the log closed whole (its final status packet), a command
  * sent the signal and its exit code record's. Each signal is sent once the
  * recording runs (its control socket says a trigger is in). */
-Test(safety, a_hangup_closes_the_log_whole, .timeout = 120)
+/* SIGNAL (HUP, TERM) to record: without a command it ends the recording
+ * with the log closed whole (its status packet in it), exit 0; with one,
+ * the signal goes to the command, whose death by it (`killed`, exit `rc`)
+ * ends the recording, the log again whole. */
+static void signal_closes_the_log_whole(const char *sig, const char *killed, const char *rc)
 {
 	struct run r;
+	char line[2048], want[256];
 
 	tmpdir(&r);
-	sh_in_dir(&r, "up() { for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null |"
-		  " grep -q 'triggers=[1-9]' && return; sleep 0.05; done; }; "
-		  "\"$B\" record -q --sim -c c.sock -o a.t4t & rec=$!; up; kill -HUP $rec; wait $rec; "
-		  "echo rc=$?; \"$B\" info --json a.t4t | grep -o '\"status_present\": [a-z]*'; "
-		  "\"$B\" record -q --sim -c c.sock -o b.t4t -- sleep 60 & rec=$!; up; kill -HUP $rec; "
-		  "wait $rec; echo rc=$?; \"$B\" info --json b.t4t | grep -o '\"status_present\": [a-z]*'");
-	cr_assert(strstr(r.out, "rc=0\n\"status_present\": true\n") &&
-		  strstr(r.out, "'sleep' was killed by signal 1 (Hangup)\nrc=129\n"
-				"\"status_present\": true\n"), "%s", r.out);
+	snprintf(line, sizeof(line),
+		 "up() { for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null |"
+		 " grep -q 'triggers=[1-9]' && return; sleep 0.05; done; }; "
+		 "\"$B\" record -q --sim -c c.sock -o a.t4t & rec=$!; up; kill -%s $rec; wait $rec; "
+		 "echo rc=$?; \"$B\" info --json a.t4t | grep -o '\"status_present\": [a-z]*'; "
+		 "\"$B\" record -q --sim -c c.sock -o b.t4t -- sleep 60 & rec=$!; up; kill -%s $rec; "
+		 "wait $rec; echo rc=$?; \"$B\" info --json b.t4t | grep -o '\"status_present\": [a-z]*'",
+		 sig, sig);
+	sh_in_dir(&r, line);
+	snprintf(want, sizeof(want), "'sleep' was killed by %s\nrc=%s\n\"status_present\": true\n",
+		 killed, rc);
+	cr_assert(strstr(r.out, "rc=0\n\"status_present\": true\n") && strstr(r.out, want),
+		  "%s", r.out);
 	cleanup(&r);
+}
+
+Test(safety, a_hangup_closes_the_log_whole, .timeout = 120)
+{
+	signal_closes_the_log_whole("HUP", "signal 1 (Hangup)", "129");
+}
+
+Test(safety, a_sigterm_closes_the_log_whole, .timeout = 120)
+{
+	signal_closes_the_log_whole("TERM", "signal 15 (Terminated)", "143");
 }
 
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
@@ -309,6 +340,20 @@ Test(safety, files_honour_the_umask, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -o naming a character device (here /dev/null) writes it in place, as a
+ * FIFO is: no FILE.old, no private directory next to it, the device
+ * still a device. */
+Test(safety, a_character_device_is_written_in_place, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --backend pwrite -d 20ms -o /dev/null; echo rc=$?; "
+		  "stat -c %F /dev/null; ls -a /dev | grep -c 'null\\.' ; ls");
+	cr_assert_str_eq(r.out, "rc=0\ncharacter special file\n0\n");
+	cleanup(&r);
+}
+
 /* What a record killed before its log had a name leaves (its private
  * directory) is removed by the next run writing next to the same FILE:
  * only this user's, of a dead process, holding nothing but the log. The
@@ -341,6 +386,32 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
 		  "done; ls | sed 's/-[0-9]*-.*/-LITTER/'; "
 		  "\"$B\" record -q --sim --backend pwrite -d 20ms -o s.t4t; echo rc=$?; ls");
 	cr_assert(strstr(r.out, "litter\ns.t4t.partial-LITTER\nrc=0\ns.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* FILE taken by someone else while the log was still unnamed: the log
+ * stays under FILE.partial-PID (readable), record says so and exits 1,
+ * and the other FILE keeps its bytes. Record is stopped (SIGSTOP) while
+ * its private directory exists and FILE does not, FILE is made, then it
+ * goes on. */
+Test(safety, a_name_taken_meanwhile_strands_the_log_and_exits_1, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "for try in $(seq 20); do "
+		  "  \"$B\" record -q --sim --backend pwrite -d 300ms -o s.t4t 2> err & rec=$!; "
+		  "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
+		  "  do sleep 0.002; done; kill -STOP $rec; "
+		  "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
+		  "    printf mine > s.t4t; kill -CONT $rec; wait $rec; echo rc=$?; break; fi; "
+		  "  kill -CONT $rec; kill -9 $rec; wait $rec; rm -rf s.t4t* err; "
+		  "done; sed \"s/-$rec/-PID/\" err; cat s.t4t; echo; "
+		  "\"$B\" info s.t4t.partial-$rec > /dev/null && echo readable; "
+		  "ls | sed \"s/-$rec/-PID/\"");
+	cr_assert_str_eq(r.out, "rc=1\nt410trace: cannot name the log s.t4t (File exists): it is "
+				"recorded as s.t4t.partial-PID\nmine\nreadable\nerr\ns.t4t\n"
+				"s.t4t.partial-PID\n");
 	cleanup(&r);
 }
 
@@ -497,6 +568,26 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The same for report -o - and --help (a test of their own: under
+ * qemu-user the report alone takes seconds). */
+Test(safety, report_and_help_exit_141_when_their_reader_goes, .timeout = 60)
+{
+	static const char *const lines[] = {
+		"\"$B\" report s.t4t -o -",
+		"\"$B\" --help",
+	};
+	int rc[T4_ARRAY_LEN(lines)];
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --backend pwrite -d 50ms -o s.t4t");
+	with_reader_gone(&r, lines, T4_ARRAY_LEN(lines), rc);
+	for (size_t i = 0; i < T4_ARRAY_LEN(lines); i++)
+		cr_expect_eq(rc[i], 141, "%s: exit %d", lines[i], rc[i]);
+	cr_assert_str_eq(r.out, "", "not quiet");
+	cleanup(&r);
+}
+
 /* A full disk under standard output (or, for record's summary, standard
  * error): exit 1, and the error said where it can be. */
 Test(safety, write_errors_exit_1, .timeout = 60)
@@ -511,7 +602,10 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 		  "\"$B\" info --json s.t4t > /dev/full; echo json=$?; "
 		  "\"$B\" list > /dev/full; echo list=$?; "
 		  "\"$B\" decode s.t4t > /dev/full; echo decode=$?; "
-		  "\"$B\" record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?");
+		  "\"$B\" record --sim -d 20ms -o t.t4t 2> /dev/full; echo record=$?; "
+		  "\"$B\" --help > /dev/full; echo help=$?; "
+		  "\"$B\" --version > /dev/full; echo version=$?; "
+		  "\"$B\" record --help > /dev/full; echo record-help=$?");
 	stop_recorder(&r);
 	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
@@ -519,6 +613,9 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 	cr_assert(strstr(r.out, "list=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "decode=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "record=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "help=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "version=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "record-help=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device\n"), "%s",
 		  r.out);
 	cleanup(&r);

@@ -225,6 +225,33 @@ Test(top, in_a_terminal_keys_work_and_q_restores_it, .timeout = 180)
 	cleanup(&r);
 }
 
+/* Ctrl-C in the full-screen view: top ends with status 0 and gives the
+ * terminal back (main screen, canonical mode and echo), as q does. The
+ * pane's shell takes the SIGINT with a handler of its own and goes on. */
+Test(top, in_a_terminal_ctrl_c_restores_it, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "T=\"tmux -S $D/tmux.sock\"; "
+		  "printf '%s\\n' 'trap \"echo sh-int\" INT; \"$B\" top --control c.sock -i 200ms; "
+		  "echo top-rc=$?; stty -a | tr \" ;\" \"\\n\\n\" | "
+		  "grep -x -e icanon -e -icanon -e echo -e -echo; echo pane-done; sleep 120' > pane.sh; "
+		  "$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "
+		  "see() { for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
+		  "grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; "
+		  "cat pane.txt; }; "
+		  "see '^nvidia_'; echo view; $T send-keys -t top C-c; see pane-done; "
+		  "grep -v '^$' pane.txt; $T kill-server; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "view\nsh-int\ntop-rc=0\nicanon\necho\npane-done\n"), "%s", r.out);
+	cr_assert(!strstr(r.out, "t410trace top:"), "the view stayed on screen: %s", r.out);
+	cr_assert(strstr(r.out, "rec_rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* This machine's own PMUs: a row per domain (software and msr per CPU). */
 Test(top, this_machines_pmus, .timeout = 120)
 {
