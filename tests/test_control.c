@@ -320,6 +320,36 @@ Test(control, no_recorder_message)
 	cr_assert_str_eq(reply, "");
 }
 
+/* A socket that listens but never accepts, its queue full (listen 0, one
+ * connection waiting): connecting gives up after T4_CONTROL_TIMEOUT_MS
+ * with a message, rather than wait in connect() for ever. */
+Test(control, a_recorder_that_never_accepts_times_out, .timeout = 60)
+{
+	struct fake_rec f;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd, queued, fd;
+	char want[PATH_MAX + 80];
+
+	fake_open(&f);
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	cr_assert_lt(strlen(f.path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, f.path, strlen(f.path) + 1);
+	cr_assert_geq(lfd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 0), 0);
+	cr_assert_geq(queued = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(connect(queued, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fd = t4_control_connect(f.path);
+	cr_assert_eq(fd, -ETIMEDOUT, "connect: %d", fd);
+	snprintf(want, sizeof(want), "%s: the recorder did not accept the connection within %d ms",
+		 f.path, T4_CONTROL_TIMEOUT_MS);
+	cr_assert_str_eq(t4_errmsg(), want);
+	close(queued);
+	close(lfd);
+	fake_close(&f);
+}
+
 /* In a child running as nobody: connect and send "trigger". Exit codes:
  * 10 connect refused (EACCES), 11 the recorder denied uid 65534,
  * 12 anything else (the command got through, or odd errors), 13 could
