@@ -7,6 +7,8 @@
  * (MSG_NOSIGNAL), close-on-exec fds, EINTR retried, and bounded waits
  * (T4_CONTROL_TIMEOUT_MS) for the connection to be accepted, for a send and
  * for the reply, so a stopped recorder cannot hang the application forever.
+ * It talks only to a recorder of its own user or root (SO_PEERCRED), as the
+ * recorder serves only those: a socket planted by someone else is refused.
  *
  * The protocol is one reply line per command line; only a data reply
  * ("ok data N", t4_control_fetch) is followed by N bytes. Replies are read
@@ -33,6 +35,29 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The peer of fd must be a recorder of this user or root's (as the
+ * recorder serves only those): a socket another user planted at path
+ * gets no bookmark names and is not believed. Returns fd, or closes it
+ * and returns a negative errno. */
+static int peer_trusted(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int e;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		e = errno;
+		close(fd);
+		return t4_err(e, "%s: cannot identify the recorder: %s", path, strerror(e));
+	}
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		close(fd);
+		return t4_err(EACCES, "%s: the socket is served by uid %u, not by a recorder of "
+			      "this user or root", path, (unsigned)cred.uid);
+	}
+	return fd;
 }
 
 int t4_control_connect(const char *path)
@@ -72,7 +97,7 @@ int t4_control_connect(const char *path)
 				      "for its own user and root)", path);
 		return t4_err(e, "%s: cannot connect: %s", path, strerror(e));
 	}
-	return fd;
+	return peer_trusted(fd, path);
 }
 
 /* recv, keeping the first fd passed along (SCM_RIGHTS) in *passed when

@@ -176,7 +176,8 @@ int t4_control_send(const char *path, const char *line, char *reply,
 /* The pieces of t4_control_send, for clients that keep a connection open
  * (libt410trace). connect returns a connected fd (close-on-exec) or a
  * negative errno ("no recorder listening at PATH"; -ETIMEDOUT when the
- * socket does not accept it within T4_CONTROL_TIMEOUT_MS). exchange sends one line
+ * socket does not accept it within T4_CONTROL_TIMEOUT_MS; -EACCES when the
+ * socket is served by a user other than this one or root). exchange sends one line
  * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
  * t4_control_send, plus -EPIPE when the line could not be sent or the
  * recorder closed the connection without a reply (it executes a command

@@ -406,6 +406,69 @@ Test(control, other_uid_refused)
 	fake_close(&f);
 }
 
+/* A socket another user planted where the recorder's was expected (here
+ * nobody's, mode 0666): the client will not talk to it, neither send a
+ * bookmark nor believe its reply. The child listens as nobody and answers
+ * "ok" to one line; exit 13 when it cannot become nobody. */
+static pid_t planted_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[T4_CONTROL_LINE_MAX + 2];
+	int lfd, fd, ready[2];
+	pid_t pid;
+
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_geq(pid = fork(), 0);
+	if (pid == 0) {
+		close(ready[0]);
+		if (t4t_become_nobody())
+			_exit(13);
+		lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    chmod(path, 0666) || listen(lfd, 1))
+			_exit(14);
+		(void)!write(ready[1], "r", 1);
+		if ((fd = accept(lfd, NULL, NULL)) >= 0 && recv(fd, buf, sizeof(buf), 0) > 0)
+			(void)!send(fd, "ok\n", 3, MSG_NOSIGNAL);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], buf, 1) != 1) {
+		int st;
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 13)
+			cr_skip_test("root cannot become nobody (uid %d) here", T4T_NOBODY);
+		cr_assert_fail("the planted socket could not listen (%d)", st);
+	}
+	close(ready[0]);
+	return pid;
+}
+
+Test(control, a_socket_of_another_user_is_not_a_recorder, .timeout = 30)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], reply[64], want[PATH_MAX + 128];
+	int st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	t4t_nobody_tmpdir(dir, sizeof(dir), "t4plant", false);
+	cr_assert_eq(chmod(dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
+	pid = planted_socket(path);
+	cr_assert_eq(t4_control_send(path, "bookmark secret", reply, sizeof(reply)), -EACCES,
+		     "%s", t4_errmsg());
+	snprintf(want, sizeof(want), "%s: the socket is served by uid %d, not by a recorder of "
+		 "this user or root", path, T4T_NOBODY);
+	cr_assert_str_eq(t4_errmsg(), want);
+	cr_assert_str_eq(reply, "");
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(t4_rmtree(dir), 0);
+}
+
 /* ---- many clients, idle clients ---------------------------------------- */
 
 /* Whether the server closed fd within 10 s (EOF or ECONNRESET). */
