@@ -1,0 +1,78 @@
+/* test_agree_edges.c - one truth on the logs no recorder makes on
+ * purpose: a gauge next to a counter, a domain that never answers. Each
+ * log is crafted packet by packet (craft_log.h), then read by the built
+ * binary (T4_BIN); what one output says of a number, the others say too
+ * (or, where it has no meaning, none says it).
+ */
+#include "cli_testutil.h"
+
+#include "craft_log.h"
+#include "packets/packets.h"
+#include "util/util.h"
+
+/* Run "$B ARGS" in dir, its output and errors in out; the exit status. */
+static int run(const char *dir, char *out, size_t cap, const char *args)
+{
+	cli_bin();
+	return cli_exec(&(struct cli_io){ .dir = dir, .out = out, .cap = cap, .merge_err = true },
+			"\"$B\" %s", args);
+}
+
+static void event(struct lw *w, uint32_t domain, const char *name, uint32_t flags)
+{
+	struct t4_packet p = { .type = T4_PKT_EVENT };
+
+	p.event.domain_id = domain;
+	p.event.flags = flags;
+	p.event.scale = 1.0;
+	snprintf(p.event.pmu, sizeof(p.event.pmu), "software");
+	snprintf(p.event.name, sizeof(p.event.name), "%s", name);
+	lw_put(w, &p);
+}
+
+/* Domain 1 counts 1000 a trigger; domain 2 is a gauge at level 100 + k;
+ * domain 3 never answers. 10 triggers 1 ms apart. */
+static char *edge_log(void)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/e.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	event(&w, 1, "ops", 0);
+	domain(&w, 2);
+	event(&w, 2, "level", T4_EV_GAUGE);
+	domain(&w, 3);
+	event(&w, 3, "silent", 0);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+		ret(&w, 2, k, t, 100 + k);
+	}
+	lw_close(&w);
+	return dir;
+}
+
+/* A gauge is a level: info gives its last level as its total, and no
+ * rate per second (as record's closing table and the summary give none). */
+Test(agree_edges, a_gauge_has_no_rate_per_second, .timeout = 60)
+{
+	char *dir = edge_log(), out[16384];
+
+	cr_assert_eq(run(dir, out, sizeof(out),
+			 "info --json e.t4t | python3 -c 'import json, sys\n"
+			 "d = {x[\"id\"]: x for x in json.load(sys.stdin)[\"domains\"]}\n"
+			 "ops, lvl = d[1][\"events\"][0], d[2][\"events\"][0]\n"
+			 "assert (ops[\"total\"], round(ops[\"rate_per_s\"])) == (9000, 1000000), ops\n"
+			 "assert (lvl[\"total\"], lvl[\"rate_per_s\"]) == (109, None), lvl'"),
+		     0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info e.t4t | grep -E ' (ops|level) '"), 0, "%s",
+		     out);
+	cr_assert(strstr(out, " 9000 ") && strstr(out, "1000000.000\n"), "%s", out);
+	cr_assert_not_null(strstr(out, " 109                      -\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
