@@ -76,3 +76,25 @@ Test(agree_edges, a_gauge_has_no_rate_per_second, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* A domain the log describes that never answered: info counts its
+ * scheduler's 10 triggers as unanswered, and the summary and the report
+ * say so rather than "every domain answered every trigger"; a filter
+ * that leaves it out leaves it out of what is missing too. */
+Test(agree_edges, a_domain_that_never_answered_is_missing_everywhere, .timeout = 60)
+{
+	char *dir = edge_log(), out[16384];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "info e.t4t | grep -E '^ +3 +d3 '"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, " 0       10\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode e.t4t"), 0, "%s", out);
+	cr_assert_null(strstr(out, "every domain answered"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  never answered    d3 (none of its scheduler's 10 "
+				       "triggers: no counts)\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode e.t4t --pmu 'd[12]'"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "MISSING     nothing: every domain answered"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report e.t4t && grep -c 'id=\"t4-h-silent\" "
+			 "class=\"warn\"><b>1</b> domains that never answered' e.html"), 0, "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
