@@ -98,7 +98,8 @@ struct t4_probe_page {
 /* The recorder: a new page (its memfd in *fd, close-on-exec) mapped at
  * *page. 0 or a negative errno. */
 int t4_probe_page_create(struct t4_probe_page **page, int *fd);
-/* A library: map the page of fd (which it may close then); NULL on failure. */
+/* A library: map the page of fd (which it may close then); NULL on failure,
+ * and for an fd that is not a file of at least a page. */
 struct t4_probe_page *t4_probe_page_map(int fd);
 void t4_probe_page_unmap(struct t4_probe_page *page); /* accepts NULL */
 /* The recorder lends n more credits. */

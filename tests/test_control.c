@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -712,6 +713,20 @@ Test(control, probe_page_credits)
 	t4_probe_page_unmap(p);
 	close(fd);
 	cr_assert_null(t4_probe_page_map(-1));
+}
+
+/* An fd that is no probe page (a socket that answers "ok uprobe" with an
+ * empty or short file): refused, never a SIGBUS in the application that
+ * touches it. */
+Test(control, a_short_file_is_no_probe_page)
+{
+	int fd = memfd_create("short", MFD_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_null(t4_probe_page_map(fd), "an empty file");
+	cr_assert_eq(ftruncate(fd, 100), 0);
+	cr_assert_null(t4_probe_page_map(fd), "100 bytes");
+	close(fd);
 }
 
 /* ---- t410trace ctl ------------------------------------------------------ */
