@@ -942,6 +942,11 @@ static int rpt_host(void *ud, const struct t4_decoder *dec)
 
 	r->dec = dec;
 	r->place = t4_decoder_place(dec);
+	/* the columns from the merged origin, the earliest host's first
+	 * trigger, whichever host comes first: an earlier one's times would
+	 * fall before a later one's first interval */
+	if (r->place)
+		rpt_grid_start(&r->g, (uint64_t)r->place->origin_real_ns);
 	free(r->dmap);
 	r->dmap = NULL;
 	r->n_dmap = 0;
