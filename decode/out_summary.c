@@ -493,6 +493,20 @@ static size_t n_silent(const struct t4_decoder *dec, FILE *f)
 	return n;
 }
 
+/* Why a log gave no interval: no returns, the filters, or returns that
+ * only start a timeline (one answer per domain: a recording killed at
+ * its start). */
+static const char *no_intervals_why(const struct t4_decoder *dec)
+{
+	const struct t4_decode_opts *o = t4_decoder_opts(dec);
+
+	if (!t4_decoder_n_domains(dec))
+		return "the log holds no return packets";
+	if (o->pmu_glob || o->event_glob || o->from.set || o->to.set)
+		return "the log holds no return packets that pass the filters";
+	return "each domain's returns start its timeline and end none (an interval needs two)";
+}
+
 /* Whether anything is missing at all. */
 static bool anything_missing(const struct t4_decoder *dec)
 {
@@ -568,8 +582,7 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	}
 	size_t silent = n_silent(dec, f);
 	if (!with_data)
-		fprintf(f, "  no intervals: the log holds no return packets%s\n",
-			nd ? " that pass the filters" : "");
+		fprintf(f, "  no intervals: %s\n", no_intervals_why(dec));
 	else if (!any && !silent)
 		fprintf(f, "  every domain answered every trigger\n");
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);

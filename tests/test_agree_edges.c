@@ -1,5 +1,6 @@
 /* test_agree_edges.c - one truth on the logs no recorder makes on
- * purpose: a gauge next to a counter, a domain that never answers. Each
+ * purpose: a gauge next to a counter, a domain that never answers, one
+ * answer per domain. Each
  * log is crafted packet by packet (craft_log.h), then read by the built
  * binary (T4_BIN); what one output says of a number, the others say too
  * (or, where it has no meaning, none says it).
@@ -95,6 +96,32 @@ Test(agree_edges, a_domain_that_never_answered_is_missing_everywhere, .timeout =
 	cr_assert_not_null(strstr(out, "MISSING     nothing: every domain answered"), "%s", out);
 	cr_assert_eq(run(dir, out, sizeof(out), "report e.t4t && grep -c 'id=\"t4-h-silent\" "
 			 "class=\"warn\"><b>1</b> domains that never answered' e.html"), 0, "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A log whose domains answered one trigger each (a recording killed at
+ * its start): no interval, and no filter to blame for it. */
+Test(agree_edges, one_answer_each_is_no_interval_and_no_filter, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX], out[16384];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/one.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	event(&w, 1, "ops", 0);
+	ref(&w, 0, 1000000000ull, 0);
+	ret(&w, 1, 0, 1000000000ull, 0);
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode one.t4t"), 0, "%s", out);
+	cr_assert_null(strstr(out, "filters"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  no intervals: each domain's returns start its timeline"
+				       " and end none (an interval needs two)\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode one.t4t --pmu d1"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  no intervals: the log holds no return packets that pass"
+				       " the filters\n"), "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }
