@@ -31,18 +31,26 @@ static void event(struct lw *w, uint32_t domain, const char *name, uint32_t flag
 	lw_put(w, &p);
 }
 
+/* A new log dir/name, its session at 1 ms and domain 1 counting "ops". */
+static void log_start(struct lw *w, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	lw_open(w, path);
+	session(w, 1000000);
+	domain(w, 1);
+	event(w, 1, "ops", 0);
+}
+
 /* Domain 1 counts 1000 a trigger; domain 2 is a gauge at level 100 + k;
  * domain 3 never answers. 10 triggers 1 ms apart. */
 static char *edge_log(void)
 {
-	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	char *dir = cli_tmpdir("t4edges");
 	struct lw w;
 
-	snprintf(path, sizeof(path), "%s/e.t4t", dir);
-	lw_open(&w, path);
-	session(&w, 1000000);
-	domain(&w, 1);
-	event(&w, 1, "ops", 0);
+	log_start(&w, dir, "e.t4t");
 	domain(&w, 2);
 	event(&w, 2, "level", T4_EV_GAUGE);
 	domain(&w, 3);
@@ -104,14 +112,10 @@ Test(agree_edges, a_domain_that_never_answered_is_missing_everywhere, .timeout =
  * its start): no interval, and no filter to blame for it. */
 Test(agree_edges, one_answer_each_is_no_interval_and_no_filter, .timeout = 60)
 {
-	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX], out[16384];
+	char *dir = cli_tmpdir("t4edges"), out[16384];
 	struct lw w;
 
-	snprintf(path, sizeof(path), "%s/one.t4t", dir);
-	lw_open(&w, path);
-	session(&w, 1000000);
-	domain(&w, 1);
-	event(&w, 1, "ops", 0);
+	log_start(&w, dir, "one.t4t");
 	ref(&w, 0, 1000000000ull, 0);
 	ret(&w, 1, 0, 1000000000ull, 0);
 	lw_close(&w);
