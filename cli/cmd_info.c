@@ -132,10 +132,11 @@ static double bytes_per_value(const struct info *in)
 }
 
 /* An event's total over the log per second of the domain's span (NaN
- * when the span is unknown). */
+ * when the span is unknown, and for a gauge: its total is its last level,
+ * and a level per second means nothing). */
 static double rate_of(const struct t4_index_domain *d, uint32_t i)
 {
-	if (d->rets < 2 || d->last_ns <= d->first_ns)
+	if (d->rets < 2 || d->last_ns <= d->first_ns || (d->gauges >> i & 1))
 		return NAN;
 	return (double)d->totals[i] / ((double)(d->last_ns - d->first_ns) / 1e9);
 }

@@ -16,6 +16,25 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The file:// URL of an absolute path: every byte but the unreserved ones
+ * (RFC 3986) and '/' percent-encoded, so that a space, '#', '%' or '?' in
+ * a name still opens that file (and no control byte reaches the
+ * terminal). */
+static const char *file_url(const char *path, char *url, size_t cap)
+{
+	size_t n = (size_t)snprintf(url, cap, "file://");
+
+	for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < cap; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
+			url[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(url + n, cap - n, "%%%02X", *p);
+	}
+	url[n] = '\0';
+	return url;
+}
+
 static void report_usage(FILE *f)
 {
 	fprintf(f,
@@ -133,11 +152,10 @@ static int report_run(struct cli_logs *logs, const char *output)
 		return t4_exit_code(rc);
 	}
 	if (!cli_outfile_stdout(&of)) {
-		char safe[2][4 * 4096]; /* names the terminal shows as typed: one line */
-		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: file://%s)\n",
-			t4_text(output, T4_TEXT_CONTROL, safe[0], sizeof(safe[0])),
-			t4_text(realpath(of.dest, where) ? where : output, T4_TEXT_CONTROL, safe[1],
-				sizeof(safe[1])));
+		char safe[4 * 4096], url[3 * PATH_MAX + 8]; /* the name as typed: one line */
+		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: %s)\n",
+			t4_text(output, T4_TEXT_CONTROL, safe, sizeof(safe)),
+			file_url(realpath(of.dest, where) ? where : output, url, sizeof(url)));
 	}
 	return 0;
 }

@@ -4,9 +4,11 @@
  * close) and compiled into libt410trace, which keeps a connection open and
  * calls t4_control_connect / t4_control_exchange itself. It must therefore
  * stay safe inside someone else's process: no output, no SIGPIPE
- * (MSG_NOSIGNAL), close-on-exec fds, EINTR retried, and a bounded wait for
- * the reply (T4_CONTROL_TIMEOUT_MS) so a stopped recorder cannot hang the
- * application forever.
+ * (MSG_NOSIGNAL), close-on-exec fds, EINTR retried, and bounded waits
+ * (T4_CONTROL_TIMEOUT_MS) for the connection to be accepted, for a send and
+ * for the reply, so a stopped recorder cannot hang the application forever.
+ * It talks only to a recorder of its own user or root (SO_PEERCRED), as the
+ * recorder serves only those: a socket planted by someone else is refused.
  *
  * The protocol is one reply line per command line; only a data reply
  * ("ok data N", t4_control_fetch) is followed by N bytes. Replies are read
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,9 +37,33 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The peer of fd must be a recorder of this user or root's (as the
+ * recorder serves only those): a socket another user planted at path
+ * gets no bookmark names and is not believed. Returns fd, or closes it
+ * and returns a negative errno. */
+static int peer_trusted(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int e;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		e = errno;
+		close(fd);
+		return t4_err(e, "%s: cannot identify the recorder: %s", path, strerror(e));
+	}
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		close(fd);
+		return t4_err(EACCES, "%s: the socket is served by uid %u, not by a recorder of "
+			      "this user or root", path, (unsigned)cred.uid);
+	}
+	return fd;
+}
+
 int t4_control_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval timeout = { T4_CONTROL_TIMEOUT_MS / 1000, T4_CONTROL_TIMEOUT_MS % 1000 * 1000 };
 	int fd, e;
 
 	if (!path || !path[0])
@@ -48,11 +75,21 @@ int t4_control_connect(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return t4_err(errno, "socket: %s", strerror(errno));
+	/* a listener that never accepts (its queue full) would keep connect()
+	 * waiting for ever: the send timeout bounds it, and every send */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout)) < 0) {
+		e = errno;
+		close(fd);
+		return t4_err(e, "control socket: SO_SNDTIMEO: %s", strerror(e));
+	}
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		e = errno;
 		if (e == EINTR)
 			continue;
 		close(fd);
+		if (e == EAGAIN)
+			return t4_err(ETIMEDOUT, "%s: the recorder did not accept the connection "
+				      "within %d ms", path, T4_CONTROL_TIMEOUT_MS);
 		if (e == ENOENT || e == ECONNREFUSED || e == ENOTSOCK)
 			return t4_err(e, "no recorder listening at %s", path);
 		if (e == EACCES || e == EPERM)
@@ -60,7 +97,7 @@ int t4_control_connect(const char *path)
 				      "for its own user and root)", path);
 		return t4_err(e, "%s: cannot connect: %s", path, strerror(e));
 	}
-	return fd;
+	return peer_trusted(fd, path);
 }
 
 /* recv, keeping the first fd passed along (SCM_RIGHTS) in *passed when

@@ -98,7 +98,8 @@ struct t4_probe_page {
 /* The recorder: a new page (its memfd in *fd, close-on-exec) mapped at
  * *page. 0 or a negative errno. */
 int t4_probe_page_create(struct t4_probe_page **page, int *fd);
-/* A library: map the page of fd (which it may close then); NULL on failure. */
+/* A library: map the page of fd (which it may close then); NULL on failure,
+ * and for an fd that is not a file of at least a page. */
 struct t4_probe_page *t4_probe_page_map(int fd);
 void t4_probe_page_unmap(struct t4_probe_page *page); /* accepts NULL */
 /* The recorder lends n more credits. */
@@ -175,7 +176,9 @@ int t4_control_send(const char *path, const char *line, char *reply,
 
 /* The pieces of t4_control_send, for clients that keep a connection open
  * (libt410trace). connect returns a connected fd (close-on-exec) or a
- * negative errno ("no recorder listening at PATH"). exchange sends one line
+ * negative errno ("no recorder listening at PATH"; -ETIMEDOUT when the
+ * socket does not accept it within T4_CONTROL_TIMEOUT_MS; -EACCES when the
+ * socket is served by a user other than this one or root). exchange sends one line
  * and waits T4_CONTROL_TIMEOUT_MS for one reply line; returns as
  * t4_control_send, plus -EPIPE when the line could not be sent or the
  * recorder closed the connection without a reply (it executes a command

@@ -32,6 +32,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,8 +63,13 @@ int t4_probe_page_create(struct t4_probe_page **page, int *fd)
 struct t4_probe_page *t4_probe_page_map(int fd)
 {
 	struct t4_probe_page *p;
-	void *m = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct stat st;
+	void *m;
 
+	/* a whole page, or touching it past the file's end is a SIGBUS */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PAGE_BYTES)
+		return NULL;
+	m = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	p = m;

@@ -114,15 +114,21 @@ static void widen(struct rpt_grid *g)
 	g->width *= 2;
 }
 
+void rpt_grid_start(struct rpt_grid *g, uint64_t origin)
+{
+	if (g->started)
+		return;
+	g->started = true;
+	g->origin = origin;
+	g->width = RPT_WIDTH0_NS;
+}
+
 /* The column of t, widening the grid until it fits (the first time sets
- * the origin: times before it fall into column 0). */
+ * the origin unless rpt_grid_start did: times before it fall into
+ * column 0). */
 static uint32_t col_of(struct rpt_grid *g, uint64_t t)
 {
-	if (!g->started) {
-		g->started = true;
-		g->origin = t;
-		g->width = RPT_WIDTH0_NS;
-	}
+	rpt_grid_start(g, t);
 	if (t < g->origin)
 		return 0;
 	while ((t - g->origin) / g->width >= RPT_COLS && g->width < (UINT64_MAX >> 2))

@@ -126,6 +126,12 @@ double sec_clamp(double s);
 void sec_phase_label(const struct t4_dec_phase *p, char *buf, size_t cap);
 /* From the first trigger to the last one of any scheduler. */
 uint64_t sec_log_span(const struct t4_decoder *dec);
+/* Whether domain d of the log's index (one that passes the filters)
+ * never answered: none of its scheduler's triggers, which go to
+ * *triggers; the decoder has no domain for it, and info counts them as
+ * unanswered. */
+bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		uint64_t *triggers);
 /* The headline metrics of d that were recorded (metric indexes), at
  * most SEC_MAX_COLS. */
 size_t sec_brief_cols(const struct t4_dec_domain *d, uint32_t *cols);

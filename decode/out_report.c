@@ -551,10 +551,12 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_reader_stats *rs = t4_decoder_reader_stats(dec);
 	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
-	uint64_t lost = 0;
+	uint64_t lost = 0, silent = 0, triggers;
 
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		lost += t4_decoder_domain_at(dec, i)->unanswered_lost;
+	for (size_t i = 0; i < t4_index_n_domains(ix); i++)
+		silent += sec_silent(dec, t4_index_domain_at(ix, i), &triggers);
 	dec_wbuf_str(w, "<ul id=\"t4-health\">");
 	health_item(w, "overruns", "overruns", (int64_t)t4_index_overruns(ix), false,
 		    "triggers a scheduler woke too late for");
@@ -575,6 +577,9 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		    "");
 	health_item(w, "implausible", "implausible reference packets",
 		    (int64_t)t4_index_counts(ix)->implausible_refs, false, "");
+	if (silent)
+		health_item(w, "silent", "domains that never answered", (int64_t)silent, false,
+			    "none of their counts were read (info: UNANSWERED)");
 	if (sl->lost_events || sl->unplaced)
 		health_item(w, "slices", "CPU/GPU events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");
@@ -937,6 +942,11 @@ static int rpt_host(void *ud, const struct t4_decoder *dec)
 
 	r->dec = dec;
 	r->place = t4_decoder_place(dec);
+	/* the columns from the merged origin, the earliest host's first
+	 * trigger, whichever host comes first: an earlier one's times would
+	 * fall before a later one's first interval */
+	if (r->place)
+		rpt_grid_start(&r->g, (uint64_t)r->place->origin_real_ns);
 	free(r->dmap);
 	r->dmap = NULL;
 	r->n_dmap = 0;

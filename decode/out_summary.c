@@ -471,6 +471,42 @@ static bool domain_missed(const struct t4_dec_domain *d)
 			       d->too_late || d->unplaced);
 }
 
+/* The domains that never answered (sec_silent), each a line into f
+ * (NULL: counted only). */
+static size_t n_silent(const struct t4_decoder *dec, FILE *f)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	size_t n = 0;
+	uint64_t triggers;
+	char name[200];
+
+	for (size_t i = 0; i < t4_index_n_domains(ix); i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(ix, i);
+		if (!sec_silent(dec, d, &triggers))
+			continue;
+		if (f)
+			fprintf(f, "  never answered    %s (none of its scheduler's %" PRIu64
+				   " triggers: no counts)\n", safe(d->d.name, name, sizeof(name)),
+				triggers);
+		n++;
+	}
+	return n;
+}
+
+/* Why a log gave no interval: no returns, the filters, or returns that
+ * only start a timeline (one answer per domain: a recording killed at
+ * its start). */
+static const char *no_intervals_why(const struct t4_decoder *dec)
+{
+	const struct t4_decode_opts *o = t4_decoder_opts(dec);
+
+	if (!t4_decoder_n_domains(dec))
+		return "the log holds no return packets";
+	if (o->pmu_glob || o->event_glob || o->from.set || o->to.set)
+		return "the log holds no return packets that pass the filters";
+	return "each domain's returns start its timeline and end none (an interval needs two)";
+}
+
 /* Whether anything is missing at all. */
 static bool anything_missing(const struct t4_decoder *dec)
 {
@@ -489,7 +525,7 @@ static bool anything_missing(const struct t4_decoder *dec)
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		if (domain_missed(t4_decoder_domain_at(dec, i)))
 			return true;
-	return false;
+	return n_silent(dec, NULL) > 0;
 }
 
 static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
@@ -544,10 +580,10 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			safe(d->name, name, sizeof(name)), d->unanswered_carried, d->unanswered_lost,
 			d->duplicates, d->too_late, d->unplaced);
 	}
+	size_t silent = n_silent(dec, f);
 	if (!with_data)
-		fprintf(f, "  no intervals: the log holds no return packets%s\n",
-			nd ? " that pass the filters" : "");
-	else if (!any)
+		fprintf(f, "  no intervals: %s\n", no_intervals_why(dec));
+	else if (!any && !silent)
 		fprintf(f, "  every domain answered every trigger\n");
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 	if (sl->lost_events || sl->unplaced)

@@ -59,6 +59,9 @@ struct rpt_sum {
 };
 
 void rpt_grid_free(struct rpt_grid *g);
+/* Start the grid at origin (no-op once started; else the first time
+ * added is the origin). */
+void rpt_grid_start(struct rpt_grid *g, uint64_t origin);
 /* A new envelope or accumulator: its index, or a negative errno. */
 int rpt_env_new(struct rpt_grid *g);
 int rpt_acc_new(struct rpt_grid *g);

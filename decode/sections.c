@@ -9,8 +9,10 @@
  *   sec_kind_tables   per PMU kind, the headline metrics of every PMU in
  *                     every phase (averages over the phase from its totals)
  *   sec_clock_table   every domain's clock model
+ *   sec_silent        a domain the log describes that never answered
  */
 #include "out.h"
+#include "collector/collector.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -54,6 +56,25 @@ uint64_t sec_log_span(const struct t4_decoder *dec)
 		if (t4_index_sched_at(ix, i)->last_ns > last)
 			last = t4_index_sched_at(ix, i)->last_ns;
 	return last > o ? last - o : 0;
+}
+
+bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		uint64_t *triggers)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	const struct t4_index_sched *s = t4_index_sched(ix, d->d.sched_id);
+	const struct t4_event_pkt *e;
+	const char *label = "";
+	size_t n;
+
+	if (d->rets || !s || !s->refs)
+		return false;
+	e = t4_index_event(ix, d->d.domain_id, 0);
+	t4_kind_formulas(d->d.kind, &n, &label);
+	if (!dec_domain_selected(dec, d->d.name, e ? e->pmu : "", label, d->d.kind))
+		return false;
+	*triggers = s->refs;
+	return true;
 }
 
 /* ---- phases ---------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -320,6 +321,36 @@ Test(control, no_recorder_message)
 	cr_assert_str_eq(reply, "");
 }
 
+/* A socket that listens but never accepts, its queue full (listen 0, one
+ * connection waiting): connecting gives up after T4_CONTROL_TIMEOUT_MS
+ * with a message, rather than wait in connect() for ever. */
+Test(control, a_recorder_that_never_accepts_times_out, .timeout = 60)
+{
+	struct fake_rec f;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd, queued, fd;
+	char want[PATH_MAX + 80];
+
+	fake_open(&f);
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	cr_assert_lt(strlen(f.path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, f.path, strlen(f.path) + 1);
+	cr_assert_geq(lfd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 0), 0);
+	cr_assert_geq(queued = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(connect(queued, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fd = t4_control_connect(f.path);
+	cr_assert_eq(fd, -ETIMEDOUT, "connect: %d", fd);
+	snprintf(want, sizeof(want), "%s: the recorder did not accept the connection within %d ms",
+		 f.path, T4_CONTROL_TIMEOUT_MS);
+	cr_assert_str_eq(t4_errmsg(), want);
+	close(queued);
+	close(lfd);
+	fake_close(&f);
+}
+
 /* In a child running as nobody: connect and send "trigger". Exit codes:
  * 10 connect refused (EACCES), 11 the recorder denied uid 65534,
  * 12 anything else (the command got through, or odd errors), 13 could
@@ -374,6 +405,69 @@ Test(control, other_uid_refused)
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "trigger;");
 	fake_close(&f);
+}
+
+/* A socket another user planted where the recorder's was expected (here
+ * nobody's, mode 0666): the client will not talk to it, neither send a
+ * bookmark nor believe its reply. The child listens as nobody and answers
+ * "ok" to one line; exit 13 when it cannot become nobody. */
+static pid_t planted_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[T4_CONTROL_LINE_MAX + 2];
+	int lfd, fd, ready[2];
+	pid_t pid;
+
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_geq(pid = fork(), 0);
+	if (pid == 0) {
+		close(ready[0]);
+		if (t4t_become_nobody())
+			_exit(13);
+		lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    chmod(path, 0666) || listen(lfd, 1))
+			_exit(14);
+		(void)!write(ready[1], "r", 1);
+		if ((fd = accept(lfd, NULL, NULL)) >= 0 && recv(fd, buf, sizeof(buf), 0) > 0)
+			(void)!send(fd, "ok\n", 3, MSG_NOSIGNAL);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], buf, 1) != 1) {
+		int st;
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 13)
+			cr_skip_test("root cannot become nobody (uid %d) here", T4T_NOBODY);
+		cr_assert_fail("the planted socket could not listen (%d)", st);
+	}
+	close(ready[0]);
+	return pid;
+}
+
+Test(control, a_socket_of_another_user_is_not_a_recorder, .timeout = 30)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], reply[64], want[PATH_MAX + 128];
+	int st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	t4t_nobody_tmpdir(dir, sizeof(dir), "t4plant", false);
+	cr_assert_eq(chmod(dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
+	pid = planted_socket(path);
+	cr_assert_eq(t4_control_send(path, "bookmark secret", reply, sizeof(reply)), -EACCES,
+		     "%s", t4_errmsg());
+	snprintf(want, sizeof(want), "%s: the socket is served by uid %d, not by a recorder of "
+		 "this user or root", path, T4T_NOBODY);
+	cr_assert_str_eq(t4_errmsg(), want);
+	cr_assert_str_eq(reply, "");
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(t4_rmtree(dir), 0);
 }
 
 /* ---- many clients, idle clients ---------------------------------------- */
@@ -619,6 +713,20 @@ Test(control, probe_page_credits)
 	t4_probe_page_unmap(p);
 	close(fd);
 	cr_assert_null(t4_probe_page_map(-1));
+}
+
+/* An fd that is no probe page (a socket that answers "ok uprobe" with an
+ * empty or short file): refused, never a SIGBUS in the application that
+ * touches it. */
+Test(control, a_short_file_is_no_probe_page)
+{
+	int fd = memfd_create("short", MFD_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_null(t4_probe_page_map(fd), "an empty file");
+	cr_assert_eq(ftruncate(fd, 100), 0);
+	cr_assert_null(t4_probe_page_map(fd), "100 bytes");
+	close(fd);
 }
 
 /* ---- t410trace ctl ------------------------------------------------------ */

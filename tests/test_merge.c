@@ -341,6 +341,36 @@ Test(merge, perfetto_and_report_per_host, .timeout = 120)
 	free(dir);
 }
 
+/* The report's columns start at the merged origin whatever the order of
+ * the logs: nodeB starts 0.4 s after nodeA, and with b.t4t given first
+ * nodeA's first 0.4 s must still be drawn over its own columns, not piled
+ * into the first one. Both orders draw every series the same. */
+Test(merge, report_columns_do_not_depend_on_the_order_of_the_logs, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	const char *b = cli_bin();
+
+	t4t_need_cmd("python3");
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 61);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 62);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report a.t4t b.t4t -o ab.html 2>&1"
+				 " && '%s' report b.t4t a.t4t -o ba.html 2>&1 && python3 -c '"
+				 "import json, re\n"
+				 "def data(f):\n"
+				 "    t = open(f, encoding=\"utf-8\").read()\n"
+				 "    d = json.loads(re.search(r\"id=.t4-data.>(.*?)</script>\", t, re.S).group(1))\n"
+				 "    ys = {(p[\"kind\"], p[\"metric\"], s[\"label\"]): s[\"y\"]\n"
+				 "          for p in d[\"plots\"] for s in p[\"series\"]}\n"
+				 "    return d[\"x0\"], d[\"w\"], d[\"n\"], ys\n"
+				 "ab, ba = data(\"ab.html\"), data(\"ba.html\")\n"
+				 "assert ab[:3] == ba[:3], (ab[:3], ba[:3])\n"
+				 "assert ab[3] == ba[3], [k for k in ab[3] if ab[3][k] != ba[3].get(k)]\n"
+				 "'", dir, b, b), 0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 /* A FIFO given as a log (no writer, or `decode a.t4t <(...)`): refused at
  * once, never waited on (open() of a FIFO blocks until a writer comes). */
 Test(merge, a_fifo_among_the_logs_is_refused_at_once, .timeout = 120)

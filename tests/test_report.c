@@ -310,3 +310,26 @@ Test(report, the_output_files_rules, .timeout = 120)
 			       "cmp target.html a.html", c.bin), 0, "%s", c.out);
 	rp_fini(&c);
 }
+
+/* The link the report prints opens the file it wrote, whatever its name:
+ * spaces, '#' (a fragment), '%' (an escape), '?' and bytes that are not
+ * ASCII are percent-encoded, the rest kept. */
+Test(report, the_printed_link_opens_the_file, .timeout = 120)
+{
+	struct rp c;
+
+	rp_init(&c);
+	cr_assert_eq(rp_sh(&c, "python3 '%s' a.t4t", c.writer), 0, "%s", c.out);
+	cr_assert_eq(rp_sh(&c, "cp a.t4t \"$(printf 'my run #2 50%%%%?\\303\\251.t4t')\" && "
+			       "'%s' report my*.t4t 2>&1 | sed -n 's/.*(open it in a browser: //p' | "
+			       "python3 -c 'import os, sys, urllib.parse\n"
+			       "url = sys.stdin.read().strip()[:-1]\n"
+			       "assert url.startswith(\"file:///\") and \" \" not in url, url\n"
+			       "assert \"#\" not in url and \"?\" not in url, url\n"
+			       "p = urllib.parse.unquote_to_bytes(url[len(\"file://\"):])\n"
+			       "want = os.path.realpath(os.fsencode(\"my run #2 50%%?\\u00e9.html\"))\n"
+			       "assert p == want, (p, want)\n"
+			       "assert \"/my%%20run%%20%%232%%2050%%25%%3F%%C3%%A9.html\" in url, url'",
+			   c.bin), 0, "%s", c.out);
+	rp_fini(&c);
+}
