@@ -291,6 +291,11 @@ struct t4_evlist {
 	struct t4_target target; /* set before parsing; default: all */
 };
 
+/* A PMU, event or filter name as the event syntax reads it back: as it is
+ * when made of [A-Za-z0-9_.-] only (every real PMU's), else in double
+ * quotes with '"' and '\' escaped by '\' ("acme,fabric"). False when it
+ * does not fit cap (2 * strlen(name) + 3 always does). */
+bool t4_events_quote(char *buf, size_t cap, const char *name);
 /* Parse a comma-separated event string and append its counters. On error
  * nothing is appended and the message names the offending part. */
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,

@@ -216,11 +216,13 @@ static const struct t4_counter *same_name(const struct t4_domain *d, const struc
 static int domain_add(struct t4_domain *d, const struct t4_counter *c)
 {
 	const struct t4_counter *twin = same_name(d, c);
+	char q[2 * T4_NAME_MAX + 2];
 
 	if (twin)
 		return t4_err(EINVAL, "%s: two events named %s (%s and %s): every output keys "
 			      "counts by name; rename one: %s/...,name=NEW/", d->name, c->name,
-			      twin->spec, c->spec, c->pmu->name);
+			      twin->spec, c->spec,
+			      t4_events_quote(q, sizeof(q), c->pmu->name) ? q : c->pmu->name);
 	if (d->n == T4_MAX_COUNTERS)
 		return t4_err(EINVAL, "%s: more than %d counters in one clock domain",
 			      d->name, T4_MAX_COUNTERS);

@@ -642,3 +642,35 @@ Test(record, long_pmu_names_are_domains_apart, .timeout = 60)
 	cr_assert_null(strstr(r.out, "      2 "), "%s", r.out);
 	cleanup(&r);
 }
+
+/* A PMU whose name holds a comma (tests/fixtures/sysfs/comma_name) is
+ * logged under specs that -e takes back: recorded again from the first
+ * log's specs, the second log counts the same PMU with the same encoding. */
+#define SPECS_PY                                                                            \
+	"import json, sys\n"                                                                \
+	"d = json.load(sys.stdin)['domains'][0]['events']\n"                                \
+	"print(','.join(e['spec'] for e in d) if sys.argv[1] == 'specs' else "              \
+	"[(e['pmu'], e['name'], e['config']) for e in d])\n"
+
+Test(record, a_comma_pmu_spec_records_again, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	t4t_need_perf();
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh(&r, "S=tests/fixtures/sysfs/comma_name; printf '%%s' \"" SPECS_PY "\" > '%s/specs.py' && "
+	       "'%s' record -q --sysfs-root $S -e 'acme*/clock/,acme*/\"sw,ctx\"/' -d 50ms "
+	       "-o '%s/1.t4t' && '%s' info --json '%s/1.t4t' | python3 '%s/specs.py' specs > "
+	       "'%s/specs' && cat '%s/specs' && '%s' record -q --sysfs-root $S -e \"$(cat '%s/specs')\" "
+	       "-d 50ms -o '%s/2.t4t' && for l in 1 2; do '%s' info --json \"%s/$l.t4t\" | "
+	       "python3 '%s/specs.py' events; done",
+	       r.dir, b, r.dir, b, r.dir, r.dir, r.dir, r.dir, b, r.dir, r.dir, b, r.dir, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"acme,fabric\"/clock/,\"acme,fabric\"/\"sw,ctx\"/\n"
+				"[('acme,fabric', 'clock', '0x0'), ('acme,fabric', 'sw,ctx', '0x3')]\n"
+				"[('acme,fabric', 'clock', '0x0'), ('acme,fabric', 'sw,ctx', '0x3')]\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}
