@@ -12,6 +12,7 @@
 #define T4_CLI_H
 
 #include <getopt.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ struct top {
 	void *ud;
 	uint64_t interval_ns;
 	bool keep_signals; /* the caller handles SIGINT/SIGTERM (done() sees them) */
+	FILE *out;         /* where it draws (NULL: stdout) */
+	int in;            /* where keys come from (stdin: 0) */
 	/* its state */
 	bool tty, paused, per_kind, redraw;
 	int sort;
@@ -50,6 +53,35 @@ struct top {
  * failed take (its error returned); 1 when done() said so. */
 #define TOP_DONE_MS 20
 int cli_top_run(struct top *tp);
+
+/* record --top's terminal (hold.c): the view on the controlling terminal;
+ * what the command and record write to that terminal while it is up,
+ * held and shown when it closes. */
+struct cli_hold {
+	bool on;              /* opened: the fields below are valid */
+	int tty;              /* /dev/tty: the view draws here, keys from here */
+	int master;           /* the pty put where stdout/stderr were the terminal */
+	int saved[2];         /* record's stdout, stderr before (-1: left alone) */
+	int out;              /* the terminal, as stdout or stderr had it */
+	int spool;            /* what is held: an unlinked file */
+	int wake[2];          /* close -> relay */
+	bool holding, running;
+	uint64_t held, dropped; /* bytes */
+	pthread_mutex_t lock;   /* holding, the spool, out */
+	pthread_t thread;
+};
+/* Open the controlling terminal; -ENOTTY (with a message) when record has
+ * none. */
+int cli_hold_open_tty(struct cli_hold *h);
+/* Before the command forks: where stdout or stderr is that terminal, a pty
+ * takes its place and what comes through it is held. */
+int cli_hold_start(struct cli_hold *h);
+/* The view has closed: record's stdout and stderr back, what was held
+ * written to the terminal, the rest passed on as it comes. Again: no-op. */
+void cli_hold_release(struct cli_hold *h);
+/* After the command's end: released, the relay ended (its last writers
+ * given a moment), everything closed. Accepts one never opened. */
+void cli_hold_close(struct cli_hold *h);
 
 /* An output file of decode or report (outfile.c): written under a
  * temporary name next to it and renamed when complete, never over the

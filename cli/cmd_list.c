@@ -131,6 +131,18 @@ static const char *safe(const char *s, char *buf)
 	return t4_text(s, T4_TEXT_CONTROL, buf, SAFE_CAP);
 }
 
+/* A PMU, event or filter name as -e takes it (quoted where the syntax
+ * would split it), safe for the terminal; in buf. */
+static const char *as_typed(const char *name, char *buf)
+{
+	char q[2 * T4_SPEC_MAX + 3];
+	const char *s = safe(t4_events_quote(q, sizeof(q), name) ? q : name, buf);
+
+	if (s == q) /* clean: safe() gave q itself back */
+		snprintf(buf, SAFE_CAP, "%s", q);
+	return s == q ? buf : s;
+}
+
 /* ---- what GLOB selects ------------------------------------------------ */
 
 static bool glob_hit(const char *glob, const char *s)
@@ -332,7 +344,7 @@ static void print_alias(const struct t4_pmu *p, const struct t4_alias *a)
 {
 	safe_buf n, t, u;
 
-	printf("      %-22s %s", safe(a->name, n), safe(a->terms, t));
+	printf("      %-22s %s", as_typed(a->name, n), safe(a->terms, t));
 	if (a->scale != 1.0)
 		printf("  (scale %g)", a->scale);
 	print_event_about(safe(t4_alias_unit(p, a), u), t4_alias_desc(p, a));
@@ -384,7 +396,7 @@ static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
 	char spec[96];
 	safe_buf a, b;
 
-	printf("  %s\n    type %u, cpumask %s", safe(p->name, a), p->type,
+	printf("  %s\n    type %u, cpumask %s", as_typed(p->name, a), p->type,
 	       p->cpumask[0] ? safe(p->cpumask, b) : "(none: per CPU)");
 	if (p->associated_cpus[0])
 		printf(", associated_cpus %s", safe(p->associated_cpus, a));
@@ -407,7 +419,7 @@ static void print_pmu_text(const struct list_opts *o, const struct t4_pmu *p)
 	if (p->n_formats && whole)
 		printf("    filters:\n");
 	for (size_t i = 0; i < p->n_formats && whole; i++)
-		printf("      %-22s %s\n", safe(p->formats[i].name, a),
+		printf("      %-22s %s\n", as_typed(p->formats[i].name, a),
 		       t4_format_str(&p->formats[i], spec, sizeof(spec)));
 }
 

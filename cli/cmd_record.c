@@ -19,7 +19,9 @@
  * duration / a signal / the -p tasks, stop (final trigger), close the log
  * with the final status, print a summary (also when the log stopped early:
  * disk full) and every event's total (perf stat's answer). The main thread
- * only waits and draws the progress line; it never touches the trigger
+ * only waits and draws the progress line (with --top the view, on the
+ * controlling terminal, what else reaches that terminal held meanwhile:
+ * hold.c, set up before the command forks); it never touches the trigger
  * path.
  *
  * CPU and GPU activity (the scheduler loads them with its rings, unless
@@ -38,6 +40,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -86,6 +89,7 @@ struct recording {
 	char output[4096];     /* -o with its expansions (job.c) */
 	char made_dir[4096];   /* the first directory made for it ("" none) */
 	uint64_t host_due_ns;  /* when the next host packet is due (t4_mono_raw_ns) */
+	struct cli_hold hold;  /* --top: the terminal, what others write to it */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -578,18 +582,27 @@ static int top_take(void *ud, struct t4_live_snap *out)
 	return live_take(((struct top_wait *)ud)->r, out);
 }
 
-/* The live view until the recording is over, or until q: then the
- * recording goes on as without --top. */
+/* The live view on the terminal until the recording is over, or until
+ * q: then what was held is shown and the recording goes on as without
+ * --top. */
 static void wait_with_top(struct recording *r, struct waiting *w)
 {
 	struct top_wait tw = { .r = r, .w = w };
 	struct top tp = { .take = top_take, .done = top_over, .ud = &tw,
-			  .interval_ns = 1000000000ull, .keep_signals = true };
+			  .interval_ns = 1000000000ull, .keep_signals = true, .in = r->hold.tty };
 	bool progress = w->show_progress;
-	int rc;
+	int fd = fcntl(r->hold.tty, F_DUPFD_CLOEXEC, 3), rc;
 
 	w->show_progress = false; /* the view has the terminal */
-	rc = cli_top_run(&tp);
+	if (fd < 0 || !(tp.out = fdopen(fd, "w")))
+		rc = t4_err(errno, "the terminal: %s", strerror(errno));
+	else
+		rc = cli_top_run(&tp);
+	if (tp.out)
+		fclose(tp.out);
+	else if (fd >= 0)
+		close(fd);
+	cli_hold_release(&r->hold);
 	w->show_progress = progress;
 	if (rc < 0 && !r->o.quiet)
 		fprintf(stderr, "t410trace: --top: %s (the recording goes on)\n", t4_errmsg());
@@ -600,6 +613,7 @@ static void wait_with_top(struct recording *r, struct waiting *w)
 static void recording_free(struct recording *r)
 {
 	cli_child_free(&r->child);
+	cli_hold_close(&r->hold); /* its last writers are gone */
 	t4_control_close(r->control); /* before r->http, which its status reads */
 	t4_live_http_stop(r->http);   /* both before the index they read */
 	free(r->live_text);
@@ -807,6 +821,9 @@ static int run(struct recording *r)
 	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
 	int rc, lrc;
 
+	if (r->o.top && cli_hold_start(&r->hold) < 0)
+		t4_warn("%s: what else reaches the terminal will show through the view",
+			t4_errmsg());
 	if ((rc = cli_output_prepare(&r->out, r->o.output, r->o.force)) < 0 ||
 	    (rc = control_path(r)) < 0 || (rc = fork_command(r)) < 0 ||
 	    (rc = setup_counters(r)) < 0 ||
@@ -841,6 +858,7 @@ static int run(struct recording *r)
 	if (show_progress)
 		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:
+	cli_hold_release(&r->hold); /* the view is over, or never began */
 	lrc = finish_log(r, &st, &ls);
 	if (r->ran && !r->not_started && !r->o.quiet) {
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
@@ -971,6 +989,8 @@ int cmd_record(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	if ((rc = job_setup(&r)) >= 0)
 		return rc;
+	if (r.o.top && cli_hold_open_tty(&r.hold) < 0)
+		return cli_usage_error("record", "%s", t4_errmsg());
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));
 	raise_fd_limit(&r.child);

@@ -67,6 +67,10 @@ void cli_drm_summary(struct cli_drm *c)
 			(unsigned long long)st.events_left_out);
 	if (st.read_failures)
 		fprintf(stderr, ", %llu failed reads", (unsigned long long)st.read_failures);
+	if (st.too_large)
+		fprintf(stderr, ", %llu read%s of fdinfo files over %u KiB refused (first: %s)",
+			(unsigned long long)st.too_large, st.too_large == 1 ? "" : "s",
+			T4_DRM_FDINFO_MAX >> 10, st.first_too_large);
 	if (st.bad_lines)
 		fprintf(stderr, ", %llu malformed fdinfo line%s skipped (first: %s)",
 			(unsigned long long)st.bad_lines, st.bad_lines == 1 ? "" : "s",

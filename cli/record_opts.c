@@ -71,9 +71,10 @@ static void record_usage(FILE *f)
 		"                         read every counter: not a task's, which moves between\n"
 		"                         CPUs; else user, saying why)\n"
 		"      --progress         show the progress line even when not on a terminal\n"
-		"      --top              show the live view of 't410trace top' while recording\n"
-		"                         (on a terminal; else one CSV line per PMU and second);\n"
-		"                         q leaves it, the recording goes on\n"
+		"      --top              show the live view of 't410trace top' on the terminal\n"
+		"                         while recording (what else would reach it is held\n"
+		"                         until the view closes); q leaves it, the recording\n"
+		"                         goes on. Needs a terminal\n"
 		"      --metrics-listen ADDR:PORT\n"
 		"                         serve GET /metrics (Prometheus text format) there, e.g.\n"
 		"                         127.0.0.1:9400, [::1]:9400, :9400 (every address)\n"
@@ -316,8 +317,6 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 	if (o->virt.on && (o->top || o->metrics_listen))
 		return cli_usage_error("record", "%s: a live view of a live recording (--virtual runs "
 				       "in virtual time)", o->top ? "--top" : "--metrics-listen");
-	if (o->top && !strcmp(o->output, "-"))
-		return cli_usage_error("record", "--top: standard output carries the log (-o -)");
 	if (o->virt.on && o->drm.proc_root)
 		return cli_usage_error("record", "--proc-root: DRM clients are read live, not in virtual time");
 	if (optind < argc)

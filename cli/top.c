@@ -2,8 +2,9 @@
  * its read and write bandwidth, request rate, latency and frequency over
  * the last interval, the bookmark in force and its age, and the
  * recorder's health; refreshed every interval. Used by `t410trace top`
- * (snapshots through the control socket) and `record --top` (snapshots of
- * its own index): the numbers are live/'s (view.c), the kinds' formulas the
+ * (snapshots through the control socket; standard input and output) and
+ * `record --top` (snapshots of its own index; the controlling terminal,
+ * hold.c): the numbers are live/'s (view.c), the kinds' formulas the
  * decoder's.
  *
  * On a terminal: a full-screen view on the alternate screen (restored on
@@ -149,40 +150,40 @@ static void on_signal(int sig)
 	top_stop = 1;
 }
 
-static void tty_restore(void)
+static void tty_restore(const struct top *tp)
 {
 	if (!tty_raw)
 		return;
 	tty_raw = false;
-	fputs("\033[?25h\033[?1049l", stdout); /* cursor back, main screen */
-	fflush(stdout);
-	tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
+	fputs("\033[?25h\033[?1049l", tp->out); /* cursor back, main screen */
+	fflush(tp->out);
+	tcsetattr(tp->in, TCSAFLUSH, &saved_tty);
 }
 
-static int tty_enter(void)
+static int tty_enter(const struct top *tp)
 {
 	struct termios t;
 
-	if (tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+	if (tcgetattr(tp->in, &saved_tty) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	t = saved_tty;
 	t.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
 	t.c_cc[VMIN] = 0;
 	t.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) < 0)
+	if (tcsetattr(tp->in, TCSAFLUSH, &t) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	tty_raw = true;
 	/* a whole frame in one write: no flicker, never half a frame seen */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	fputs("\033[?1049h\033[?25l", stdout); /* alternate screen, no cursor */
+	setvbuf(tp->out, NULL, _IOFBF, 1 << 16);
+	fputs("\033[?1049h\033[?25l", tp->out); /* alternate screen, no cursor */
 	return 0;
 }
 
-static unsigned tty_rows(void)
+static unsigned tty_rows(const struct top *tp)
 {
 	struct winsize w;
 
-	return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 4 ? w.ws_row : 24;
+	return ioctl(fileno(tp->out), TIOCGWINSZ, &w) == 0 && w.ws_row > 4 ? w.ws_row : 24;
 }
 
 /* ---- drawing ------------------------------------------------------------------------- */
@@ -207,76 +208,79 @@ static int by_name(const void *a, const void *b)
 }
 
 /* A name in a CSV header: a comma or quote would shift the columns. */
-static void csv_name(const char *name)
+static void csv_name(FILE *out, const char *name)
 {
 	for (const char *p = name; *p; p++)
-		putchar(*p == ',' || *p == '"' || *p == '\n' || *p == '\r' ? '_' : *p);
+		fputc(*p == ',' || *p == '"' || *p == '\n' || *p == '\r' ? '_' : *p, out);
 }
 
 /* A value in 11 columns: large ones with an SI prefix (1.358G). */
-static void cell(double v)
+static void cell(FILE *out, double v)
 {
 	static const struct { double at; char prefix; } si[] = {
 		{ 1e12, 'T' }, { 1e9, 'G' }, { 1e6, 'M' }, { 1e5, 'k' },
 	};
 
 	if (!isfinite(v)) {
-		printf(" %10s", "-");
+		fprintf(out, " %10s", "-");
 		return;
 	}
 	for (size_t i = 0; i < T4_ARRAY_LEN(si); i++)
 		if (fabs(v) >= si[i].at) {
-			printf(" %9.3f%c", v / (si[i].at == 1e5 ? 1e3 : si[i].at), si[i].prefix);
+			fprintf(out, " %9.3f%c", v / (si[i].at == 1e5 ? 1e3 : si[i].at), si[i].prefix);
 			return;
 		}
-	printf(" %10.3f", v);
+	fprintf(out, " %10.3f", v);
 }
 
 static void header_lines(const struct top *tp, const struct t4_live_view *v)
 {
+	FILE *out = tp->out;
 	const struct t4_live_snap *s = t4_live_view_snap(v);
 	char safe[4 * T4_NAME_MAX], age[32] = "-", per[32] = "-";
 	double cpu = t4_live_view_cpu_per_trigger(v);
 
 	if (s->phase_set_ns && s->now_ns > s->phase_set_ns)
 		t4_fmt_duration(s->now_ns - s->phase_set_ns, age, sizeof(age));
-	printf("t410trace top: %s%s   every %gs%s\n", t4_text(s->host, T4_TEXT_CONTROL, safe,
-							     sizeof(safe)),
-	       s->simulated ? "   [SIMULATED Tegra410: not a measurement]" : "",
-	       (double)tp->interval_ns / 1e9, tp->paused ? "   PAUSED" : "");
-	printf("phase %s (for %s)   triggers %llu   overruns %llu   dropped %llu   read failures"
-	       " %llu   CPU/trigger %s\n",
-	       *s->phase ? t4_text(s->phase, T4_TEXT_CONTROL, safe, sizeof(safe)) : "(none)", age,
-	       (unsigned long long)s->triggers, (unsigned long long)s->overruns,
-	       (unsigned long long)s->dropped, (unsigned long long)s->read_failures,
-	       isfinite(cpu) ? (snprintf(per, sizeof(per), "%.1f us", cpu / 1e3), per) : "-");
+	fprintf(out, "t410trace top: %s%s   every %gs%s\n",
+		t4_text(s->host, T4_TEXT_CONTROL, safe, sizeof(safe)),
+		s->simulated ? "   [SIMULATED Tegra410: not a measurement]" : "",
+		(double)tp->interval_ns / 1e9, tp->paused ? "   PAUSED" : "");
+	fprintf(out, "phase %s (for %s)   triggers %llu   overruns %llu   dropped %llu   read failures"
+		" %llu   CPU/trigger %s\n",
+		*s->phase ? t4_text(s->phase, T4_TEXT_CONTROL, safe, sizeof(safe)) : "(none)", age,
+		(unsigned long long)s->triggers, (unsigned long long)s->overruns,
+		(unsigned long long)s->dropped, (unsigned long long)s->read_failures,
+		isfinite(cpu) ? (snprintf(per, sizeof(per), "%.1f us", cpu / 1e3), per) : "-");
 }
 
 static void draw(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
 {
-	unsigned lines = tty_rows();
+	FILE *out = tp->out;
+	unsigned lines = tty_rows(tp);
 
-	printf("\033[H\033[2J");
+	fprintf(out, "\033[H\033[2J");
 	header_lines(tp, v);
-	printf("\n%-28s %-10s", tp->per_kind ? "KIND" : "PMU", "KIND");
+	fprintf(out, "\n%-28s %-10s", tp->per_kind ? "KIND" : "PMU", "KIND");
 	for (int c = 0; c < C_N; c++)
-		printf(" %10s%s", col_head[c], c == tp->sort ? "*" : "");
-	printf("  OTHER\n");
+		fprintf(out, " %10s%s", col_head[c], c == tp->sort ? "*" : "");
+	fprintf(out, "  OTHER\n");
 	for (size_t i = 0; i < n && i + 6 < lines; i++) {
-		printf("%-28s %-10s", t[i].name, t[i].kind);
+		fprintf(out, "%-28s %-10s", t[i].name, t[i].kind);
 		for (int c = 0; c < C_N; c++)
-			cell(t[i].v[c]);
-		printf("  %s\n", t[i].other);
+			cell(out, t[i].v[c]);
+		fprintf(out, "  %s\n", t[i].other);
 	}
-	printf("\033[%u;1Hq quit  s sort  k per %s  p %s", lines, tp->per_kind ? "PMU" : "kind",
-	       tp->paused ? "resume" : "pause");
-	fflush(stdout);
+	fprintf(out, "\033[%u;1Hq quit  s sort  k per %s  p %s", lines,
+		tp->per_kind ? "PMU" : "kind", tp->paused ? "resume" : "pause");
+	fflush(out);
 }
 
 /* One CSV line per refresh, the PMUs in the order of their names (a
  * header first, and again, '#' first, when the PMUs change). */
 static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, size_t n)
 {
+	FILE *out = tp->out;
 	const struct t4_live_snap *s = t4_live_view_snap(v);
 	uint64_t sig = n;
 
@@ -284,28 +288,28 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 		for (const char *p = t[i].name; *p; p++)
 			sig = sig * 131 + (unsigned char)*p;
 	if (!tp->plain_header || sig != tp->plain_sig) {
-		printf("%stime_s,phase,triggers,overruns,dropped,read_failures",
-		       tp->plain_header ? "#" : "");
+		fprintf(out, "%stime_s,phase,triggers,overruns,dropped,read_failures",
+			tp->plain_header ? "#" : "");
 		for (size_t i = 0; i < n; i++)
 			for (int c = 0; c < C_N; c++) {
-				putchar(',');
-				csv_name(t[i].name);
-				printf(":%s", col_csv[c]);
+				fputc(',', out);
+				csv_name(out, t[i].name);
+				fprintf(out, ":%s", col_csv[c]);
 			}
-		printf("\n");
+		fprintf(out, "\n");
 		tp->plain_sig = sig;
 		tp->plain_header = true;
 	}
-	printf("%.3f,", (double)(s->now_ns - tp->first_ns) / 1e9);
-	csv_name(s->phase);
-	printf(",%llu,%llu,%llu,%llu", (unsigned long long)s->triggers,
-	       (unsigned long long)s->overruns, (unsigned long long)s->dropped,
-	       (unsigned long long)s->read_failures);
+	fprintf(out, "%.3f,", (double)(s->now_ns - tp->first_ns) / 1e9);
+	csv_name(out, s->phase);
+	fprintf(out, ",%llu,%llu,%llu,%llu", (unsigned long long)s->triggers,
+		(unsigned long long)s->overruns, (unsigned long long)s->dropped,
+		(unsigned long long)s->read_failures);
 	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < C_N; c++)
-			isfinite(t[i].v[c]) ? printf(",%.6g", t[i].v[c]) : printf(",");
-	printf("\n");
-	fflush(stdout);
+			isfinite(t[i].v[c]) ? fprintf(out, ",%.6g", t[i].v[c]) : fprintf(out, ",");
+	fprintf(out, "\n");
+	fflush(out);
 }
 
 /* ---- the loop ------------------------------------------------------------------------- */
@@ -313,7 +317,7 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 /* Wait up to ms for a key (terminal) or the interval; false: quit. */
 static bool keys(struct top *tp, int ms)
 {
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd p = { .fd = tp->in, .events = POLLIN };
 	char c;
 
 	if (!tp->tty) {
@@ -321,7 +325,7 @@ static bool keys(struct top *tp, int ms)
 		nanosleep(&ts, NULL);
 		return !top_stop;
 	}
-	if (poll(&p, 1, ms) <= 0 || read(STDIN_FILENO, &c, 1) != 1)
+	if (poll(&p, 1, ms) <= 0 || read(tp->in, &c, 1) != 1)
 		return !top_stop;
 	switch (c) {
 	case 'q':
@@ -403,8 +407,10 @@ int cli_top_run(struct top *tp)
 		sigaction(SIGTERM, &sa, &old_term);
 		sigaction(SIGHUP, &sa, &old_hup);
 	}
-	tp->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	if ((rc = t4_live_view_new(&v)) < 0 || (tp->tty && (rc = tty_enter()) < 0))
+	if (!tp->out)
+		tp->out = stdout;
+	tp->tty = isatty(tp->in) && isatty(fileno(tp->out));
+	if ((rc = t4_live_view_new(&v)) < 0 || (tp->tty && (rc = tty_enter(tp)) < 0))
 		goto out;
 	uint64_t next = t4_clock_ns(CLOCK_MONOTONIC);
 	while (!top_stop) {
@@ -416,7 +422,7 @@ int cli_top_run(struct top *tp)
 			if ((rc = refresh(tp, v, &t, &cap)) < 0)
 				break;
 			show(tp, v, t);
-			if (ferror(stdout)) { /* its reader went away (EPIPE): no one sees more */
+			if (ferror(tp->out)) { /* its reader went away (EPIPE): no one sees more */
 				rc = t4_err(errno ? errno : EIO, "standard output");
 				break;
 			}
@@ -439,7 +445,7 @@ int cli_top_run(struct top *tp)
 		} while (t4_clock_ns(CLOCK_MONOTONIC) < next && !top_stop);
 	}
 out:
-	tty_restore();
+	tty_restore(tp);
 	if (!tp->keep_signals) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);

@@ -291,6 +291,11 @@ struct t4_evlist {
 	struct t4_target target; /* set before parsing; default: all */
 };
 
+/* A PMU, event or filter name as the event syntax reads it back: as it is
+ * when made of [A-Za-z0-9_.-] only (every real PMU's), else in double
+ * quotes with '"' and '\' escaped by '\' ("acme,fabric"). False when it
+ * does not fit cap (2 * strlen(name) + 3 always does). */
+bool t4_events_quote(char *buf, size_t cap, const char *name);
 /* Parse a comma-separated event string and append its counters. On error
  * nothing is appended and the message names the offending part. */
 int t4_events_parse(struct t4_evlist *l, const struct t4_pmu_set *set,
@@ -612,6 +617,7 @@ enum t4_drm_key {
 
 #define T4_DRM_NAME_MAX 25    /* engine or region name, with its NUL */
 #define T4_DRM_MAX_VALUES 128 /* keyed values kept from one file */
+#define T4_DRM_FDINFO_MAX (1u << 20) /* a fdinfo file longer is refused */
 
 struct t4_drm_value {
 	uint8_t key; /* enum t4_drm_key */
@@ -638,7 +644,8 @@ struct t4_drm_info {
  * and the first malformed line if any. */
 int t4_drm_parse(const char *text, const char *path, struct t4_drm_info *out);
 /* Read and parse a fdinfo file: as t4_drm_parse, plus the read's -errno
- * (-ENOENT: the fd or the process is gone). */
+ * (-ENOENT: the fd or the process is gone; -EFBIG: over T4_DRM_FDINFO_MAX
+ * bytes, not read). */
 int t4_drm_read(const char *path, struct t4_drm_info *out);
 /* A value by key and name, NULL when the file did not have it. */
 const struct t4_drm_value *t4_drm_find(const struct t4_drm_info *in,
@@ -687,6 +694,8 @@ struct t4_drm_stats {
 	uint64_t read_failures; /* reads that failed (previous values kept) */
 	uint64_t scans;
 	char first_bad[160];    /* the first malformed line, "" if none */
+	uint64_t too_large;     /* reads refused: a file over T4_DRM_FDINFO_MAX */
+	char first_too_large[256]; /* the first such file, "" if none */
 };
 
 /* Open the source and scan once: clients found now (before the first

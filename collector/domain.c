@@ -12,7 +12,8 @@
  * hardware PMUs (the kernel would refuse it); software, tracepoint and msr
  * events (perf_sw_context in the kernel) may join any group, but each still
  * goes to its own domain: it is read on the same CPU anyway, and one group
- * per domain keeps one local clock per return packet.
+ * per domain keeps one local clock per return packet. Names are unique in
+ * a set (name_domain: docs/FORMAT.md 4.2).
  *
  * Reading (t4_domain_read): PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED |
  * TOTAL_TIME_RUNNING | ID into a stack buffer, values mapped back by ID so
@@ -131,23 +132,58 @@ static void domain_blank(struct t4_domain *d, uint32_t id, int cpu)
 		d->fds[i] = -1;
 }
 
-static void domain_init(struct t4_domain *d, uint32_t id,
-			const struct t4_counter *c)
+/* Whether an earlier domain of ds is named name. */
+static bool name_taken(const struct t4_domain_set *ds, const char *name)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (!strcmp(ds->v[i].name, name))
+			return true;
+	return false;
+}
+
+/* A domain's name, unique in its set (docs/FORMAT.md 4.2): the PMU's name
+ * and its suffix ("@cpu3", "@tid42", ""); where that does not fit or is
+ * taken, the PMU's name cut and marked with the CRC32C of all of it
+ * ("<cut>~1a2b3c4d@cpu3"), so two PMUs that share a long prefix stay apart. */
+static int name_domain(const struct t4_domain_set *ds, struct t4_domain *d,
+		       const struct t4_pmu *p, const char *suffix)
+{
+	size_t cap = sizeof(d->name), len = strlen(p->name), slen = strlen(suffix);
+	size_t room = cap - 1 - slen - 9, cut = len < room ? len : room;
+
+	while (cut > 0 && cut < len && ((unsigned char)p->name[cut] & 0xc0) == 0x80)
+		cut--; /* never inside a UTF-8 character */
+
+	if (len + slen < cap) {
+		memcpy(d->name, p->name, len);
+		memcpy(d->name + len, suffix, slen + 1);
+		if (!name_taken(ds, d->name))
+			return 0;
+	}
+	memcpy(d->name, p->name, cut);
+	snprintf(d->name + cut, cap - cut, "~%08x", t4_crc32c(0, p->name, len));
+	memcpy(d->name + cut + 9, suffix, slen + 1);
+	if (name_taken(ds, d->name))
+		return t4_err(EEXIST, "%s: two clock domains of this name (PMU %s and another): "
+			      "leave one PMU out of -e", d->name, p->name);
+	return 0;
+}
+
+static int domain_init(const struct t4_domain_set *ds, struct t4_domain *d, uint32_t id,
+		       const struct t4_counter *c)
 {
 	const struct t4_pmu *p = c->pmu;
 	int cpu = counter_cpu(c);
+	char suffix[16] = ""; /* "@tid" or "@cpu" and an int */
 
 	domain_blank(d, id, cpu);
 	d->kind = kind_of(c);
 	d->tid = c->tid;
 	if (c->tid > 0)
-		snprintf(d->name, sizeof(d->name), "%.*s@tid%d",
-			 (int)sizeof(d->name) - 16, p->name, c->tid);
+		snprintf(suffix, sizeof(suffix), "@tid%d", c->tid);
 	else if (!p->cpumask[0] && cpu >= 0)
-		snprintf(d->name, sizeof(d->name), "%.*s@cpu%d",
-			 (int)sizeof(d->name) - 16, p->name, cpu);
-	else
-		snprintf(d->name, sizeof(d->name), "%s", p->name);
+		snprintf(suffix, sizeof(suffix), "@cpu%d", cpu);
+	return name_domain(ds, d, p, suffix);
 }
 
 static struct t4_domain *domain_find(struct t4_domain_set *ds,
@@ -180,11 +216,13 @@ static const struct t4_counter *same_name(const struct t4_domain *d, const struc
 static int domain_add(struct t4_domain *d, const struct t4_counter *c)
 {
 	const struct t4_counter *twin = same_name(d, c);
+	char q[2 * T4_NAME_MAX + 2];
 
 	if (twin)
 		return t4_err(EINVAL, "%s: two events named %s (%s and %s): every output keys "
 			      "counts by name; rename one: %s/...,name=NEW/", d->name, c->name,
-			      twin->spec, c->spec, c->pmu->name);
+			      twin->spec, c->spec,
+			      t4_events_quote(q, sizeof(q), c->pmu->name) ? q : c->pmu->name);
 	if (d->n == T4_MAX_COUNTERS)
 		return t4_err(EINVAL, "%s: more than %d counters in one clock domain",
 			      d->name, T4_MAX_COUNTERS);
@@ -215,7 +253,9 @@ static int add_counter(struct t4_domain_set *ds, size_t *cap,
 			*cap = ncap;
 		}
 		d = &ds->v[ds->n];
-		domain_init(d, (uint32_t)ds->n, c);
+		int rc = domain_init(ds, d, (uint32_t)ds->n, c);
+		if (rc < 0)
+			return rc;
 		ds->n++;
 	}
 	return domain_add(d, c);
@@ -290,6 +330,9 @@ int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
 		return t4_err(ENOMEM, "%s: out of memory", name);
 	ds->v = v;
 	*out = &v[ds->n];
+	if (name_taken(ds, name))
+		return t4_err(EEXIST, "%s: a clock domain of this name is there already (a PMU's)",
+			      name);
 	domain_blank(*out, (uint32_t)ds->n, -1);
 	(*out)->kind = kind;
 	(*out)->source = *src;

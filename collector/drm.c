@@ -15,15 +15,22 @@
  * a repeated key, a name with odd characters) is skipped and counted, and
  * the rest of the file still counts. A file without a valid drm-driver is
  * no DRM client's stats at all (-ENODATA), the message naming the file and
- * its first bad line. Allocation-free; one pass over the text.
+ * its first bad line. Allocation-free; one pass over the text: a file is
+ * streamed through a 16 KB buffer, so one of any length up to
+ * T4_DRM_FDINFO_MAX (1 MiB, far above the few KB drivers write) is read
+ * whole; a longer one is refused (-EFBIG, the caller counts it).
  */
 #include "collector.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
+
+#define DRM_READ_BUF 16384 /* a file is read through this much stack */
 
 enum units { U_NONE, U_NS, U_BYTES };
 
@@ -245,6 +252,26 @@ static void note_bad(struct t4_drm_info *in, const char *path, unsigned line,
 			 line, why, (int)(l.n > 48 ? 48 : l.n), l.p);
 }
 
+/* The end of a file: its drm-driver decides whether it was usage stats. */
+static int finish(const struct t4_drm_info *in, const char *path)
+{
+	if (in->driver[0])
+		return 0;
+	if (in->bad_lines)
+		return t4_err(ENODATA, "%s (and no valid drm-driver key: not DRM usage stats)",
+			      in->first_bad);
+	return t4_err(ENODATA, "%s: no drm-driver key: not DRM usage stats", path);
+}
+
+/* One line of the text (without its newline), numbered from 1. */
+static void take_line(struct t4_drm_info *in, const char *path, unsigned line, struct span l)
+{
+	const char *why = parse_line(in, l);
+
+	if (why)
+		note_bad(in, path, line, l, why);
+}
+
 int t4_drm_parse(const char *text, const char *path, struct t4_drm_info *out)
 {
 	unsigned line = 0;
@@ -253,29 +280,126 @@ int t4_drm_parse(const char *text, const char *path, struct t4_drm_info *out)
 	for (const char *p = text; *p;) {
 		const char *eol = strchr(p, '\n');
 		struct span l = { p, eol ? (size_t)(eol - p) : strlen(p) };
-		const char *why;
 
-		line++;
-		if ((why = parse_line(out, l)))
-			note_bad(out, path, line, l, why);
+		take_line(out, path, ++line, l);
 		p = eol ? eol + 1 : p + l.n;
 	}
-	if (out->driver[0])
-		return 0;
-	if (out->bad_lines)
-		return t4_err(ENODATA, "%s (and no valid drm-driver key: not DRM usage stats)",
-			      out->first_bad);
-	return t4_err(ENODATA, "%s: no drm-driver key: not DRM usage stats", path);
+	return finish(out, path);
 }
 
+/* A file read in pieces of one buffer: its complete lines are parsed as
+ * they come, the incomplete last one moved to the front. A line longer
+ * than the buffer is skipped and judged at its end as parse_line would
+ * judge it (a DRM key that long is malformed: "line too long"). */
+struct reader {
+	char buf[DRM_READ_BUF];
+	size_t have;    /* bytes in buf */
+	size_t total;   /* bytes read so far */
+	unsigned line;  /* lines taken */
+	bool skipping;  /* inside a line longer than buf: */
+	bool long_drm, long_colon, long_text; /* a DRM key, a ':', not blanks only */
+	char long_head[48]; /* its start, for the message */
+	size_t long_n;
+};
+
+static void long_part(struct reader *r, struct span l)
+{
+	r->long_colon |= memchr(l.p, ':', l.n) != NULL;
+	for (size_t i = 0; i < l.n && !r->long_text; i++)
+		r->long_text = !is_blank(l.p[i]);
+}
+
+static void long_begin(struct reader *r)
+{
+	r->line++;
+	r->skipping = true;
+	r->long_drm = starts((struct span){ r->buf, r->have }, "drm-");
+	r->long_colon = r->long_text = false;
+	long_part(r, (struct span){ r->buf, r->have });
+	r->long_n = sizeof(r->long_head);
+	memcpy(r->long_head, r->buf, r->long_n);
+	r->have = 0;
+}
+
+static void long_end(struct reader *r, struct t4_drm_info *in, const char *path)
+{
+	struct span head = { r->long_head, r->long_n };
+
+	if (r->long_text && !r->long_colon)
+		note_bad(in, path, r->line, head, "not a 'key: value' line");
+	else if (r->long_drm)
+		note_bad(in, path, r->line, head, "line too long");
+	r->skipping = false;
+}
+
+/* Take every complete line of r->buf; at the end (eof) the rest too. */
+static void take_lines(struct reader *r, struct t4_drm_info *in, const char *path, bool eof)
+{
+	size_t at = 0;
+
+	for (;;) {
+		const char *eol = memchr(r->buf + at, '\n', r->have - at);
+		struct span l = { r->buf + at, eol ? (size_t)(eol - (r->buf + at)) : r->have - at };
+
+		if (r->skipping) {
+			long_part(r, l);
+			at += l.n + (eol != NULL);
+			if (eol || eof)
+				long_end(r, in, path);
+			if (!eol)
+				break;
+			continue;
+		}
+		if (!eol && (!eof || l.n == 0))
+			break;
+		take_line(in, path, ++r->line, l);
+		at += l.n + (eol != NULL);
+	}
+	memmove(r->buf, r->buf + at, r->have - at);
+	r->have -= at;
+	if (r->have == sizeof(r->buf))
+		long_begin(r);
+}
+
+/* Allocation-free and on the trigger path of the DRM domain, so the file
+ * is streamed through a buffer rather than read whole (real files are a
+ * few KB); one over T4_DRM_FDINFO_MAX is refused (-EFBIG). */
 int t4_drm_read(const char *path, struct t4_drm_info *out)
 {
-	char buf[16384];
-	int rc = t4_read_small_file(path, buf, sizeof(buf));
+	struct reader r; /* its buffer is not cleared: 16 KB per read for nothing */
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
-	if (rc < 0)
-		return rc;
-	return t4_drm_parse(buf, path, out);
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return t4_err(errno, "%s: %s", path, strerror(errno));
+	r.have = r.total = 0;
+	r.line = 0;
+	r.skipping = false;
+	for (;;) {
+		ssize_t n = read(fd, r.buf + r.have, sizeof(r.buf) - r.have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = t4_err(errno, "%s: %s", path, strerror(errno));
+			break;
+		}
+		if ((r.total += (size_t)n) > T4_DRM_FDINFO_MAX) {
+			rc = t4_err(EFBIG, "%s: over %u KiB: not read (usage stats are a few KB)",
+				    path, T4_DRM_FDINFO_MAX >> 10);
+			break;
+		}
+		if (memchr(r.buf + r.have, '\0', (size_t)n)) {
+			rc = t4_err(EINVAL, "%s: contains a NUL byte", path);
+			break;
+		}
+		r.have += (size_t)n;
+		take_lines(&r, out, path, n == 0);
+		if (n == 0)
+			break;
+	}
+	close(fd);
+	return rc < 0 ? rc : finish(out, path);
 }
 
 const struct t4_drm_value *t4_drm_find(const struct t4_drm_info *in,

@@ -127,6 +127,8 @@ struct t4_drm {
 	pthread_t thread;
 	_Atomic uint64_t scans;
 	struct t4_drm_info scan_info; /* the scanner's */
+	_Atomic uint64_t too_large;   /* fdinfo reads refused: over T4_DRM_FDINFO_MAX */
+	char first_too_large[256];    /* the first such file (under lock) */
 	int *known_pid, *known_ppid;  /* the last scan's processes (sorted) and
 				       * their parents: the scanner's cache */
 	size_t n_known;
@@ -319,6 +321,17 @@ static int add_found(struct t4_drm *s, struct scan *sc, struct fdref at)
 	return 0;
 }
 
+/* A fdinfo file over T4_DRM_FDINFO_MAX: not read, counted, the first
+ * named (either thread). */
+static void note_too_large(struct t4_drm *s, const char *path)
+{
+	if (atomic_fetch_add(&s->too_large, 1) > 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	t4_strlcpy(s->first_too_large, path, sizeof(s->first_too_large));
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* The DRM fds of one process that export usage stats. A process that is
  * gone, or not ours to look at, has none. */
 static int scan_fds(struct t4_drm *s, int pid, struct ints *fds, struct scan *sc)
@@ -334,8 +347,11 @@ static int scan_fds(struct t4_drm *s, int pid, struct ints *fds, struct scan *sc
 		if (!is_drm_fd(s, at))
 			continue;
 		fd_path(s, "fdinfo", at, path, sizeof(path));
-		if (t4_drm_read(path, &s->scan_info) == 0)
+		int got = t4_drm_read(path, &s->scan_info);
+		if (got == 0)
 			rc = add_found(s, sc, at);
+		else if (got == -EFBIG)
+			note_too_large(s, path);
 	}
 	return rc;
 }
@@ -535,6 +551,8 @@ static int read_client(struct t4_drm *s, struct client *c)
 		rc = t4_drm_read(path, &s->info);
 		if (rc == 0 && still_it(c, &s->info))
 			return 0;
+		if (rc == -EFBIG)
+			note_too_large(s, path);
 		if (rc != 0 && rc != -ENOENT && rc != -ENODATA)
 			return rc; /* unreadable now: keep it, keep its values */
 		c->fds[k] = c->fds[--c->n_fds];
@@ -929,6 +947,10 @@ void t4_drm_stats(struct t4_drm *s, struct t4_drm_stats *st)
 	st->read_failures = s->read_failures;
 	st->scans = atomic_load(&s->scans);
 	memcpy(st->first_bad, s->first_bad, sizeof(st->first_bad));
+	st->too_large = atomic_load(&s->too_large);
+	pthread_mutex_lock(&s->lock);
+	memcpy(st->first_too_large, s->first_too_large, sizeof(st->first_too_large));
+	pthread_mutex_unlock(&s->lock);
 }
 
 void t4_drm_free(struct t4_drm *s)

@@ -7,6 +7,8 @@
  *           | software-name                   cpu-clock, cs, page-faults, ...
  *           | subsys ':' name                 a tracepoint
  *   term   := alias | name '=' value | flag   (flag alone means =1, like perf)
+ *   pmu, alias, name, value := a word | '"' quoted '"'   (events_quote.c:
+ *             a name the syntax would split; quoted, a PMU name is no pattern)
  *
  * Trade-offs: a small hand-written recursive-descent parser over the
  * string instead of a generated grammar: the language is tiny and hand
@@ -249,18 +251,27 @@ static bool has_wildcard(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
+/* The PMU the user may have meant by name, as the syntax takes it. */
+static const char *pmu_guess(const struct ev_ctx *cx, const char *name, char *buf, size_t cap)
+{
+	const char *g = t4_suggest(name, cx->set, cx->set->n, pmu_name_at);
+
+	return g && t4_events_quote(buf, cap, g) ? buf : g;
+}
+
+/* pmu_name/terms/; a quoted name is a name, never a pattern. */
 static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *pmu_name,
-		     const char *terms, const char *whole)
+		     bool quoted, const char *terms, const char *whole)
 {
 	const struct t4_pmu *pmu;
-	char h[T4_NAME_MAX + 32];
+	char h[3 * T4_NAME_MAX + 32], q[2 * T4_NAME_MAX + 2];
 	int rc, matched = 0;
 
 	if (!*pmu_name)
 		return t4_err(EINVAL, "%s: missing PMU name before '/'", whole);
 	if (!*terms)
 		return t4_err(EINVAL, "%s: empty event", whole);
-	if (has_wildcard(pmu_name)) {
+	if (!quoted && has_wildcard(pmu_name)) {
 		for (size_t i = 0; i < cx->set->n; i++) {
 			if (fnmatch(pmu_name, cx->set->pmus[i].name, 0) != 0)
 				continue;
@@ -275,14 +286,14 @@ static int pmu_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *p
 	pmu = t4_pmus_find(cx->set, pmu_name);
 	if (!pmu)
 		return t4_err(EINVAL, "%s: unknown PMU%s", pmu_name,
-			      t4_did_you_mean(h, sizeof(h), t4_suggest(pmu_name, cx->set, cx->set->n, pmu_name_at)));
+			      t4_did_you_mean(h, sizeof(h), pmu_guess(cx, pmu_name, q, sizeof(q))));
 	return ev_build_one(cx, l, pmu, terms);
 }
 
 static int software_event(struct ev_ctx *cx, const char *name)
 {
 	const struct t4_pmu *sw = t4_pmus_find(cx->set, "software");
-	char h[T4_NAME_MAX + 32];
+	char h[3 * T4_NAME_MAX + 32], q[2 * T4_NAME_MAX + 2];
 	struct t4_counter c = { 0 };
 
 	for (size_t i = 0; i < T4_ARRAY_LEN(sw_events); i++) {
@@ -311,7 +322,7 @@ static int software_event(struct ev_ctx *cx, const char *name)
 			      name, name);
 	const char *guess = t4_suggest(name, NULL, named_events(), named_event_at);
 	if (!guess)
-		guess = t4_suggest(name, cx->set, cx->set->n, pmu_name_at);
+		guess = pmu_guess(cx, name, q, sizeof(q));
 	return t4_err(EINVAL, "%s: unknown event (not a software or hardware event, "
 		      "subsys:tracepoint or pmu/event/)%s", name,
 		      t4_did_you_mean(h, sizeof(h), guess));
@@ -461,27 +472,48 @@ static int named_event(struct ev_ctx *cx, char *name)
 	return strchr(name, ':') ? tracepoint_event(cx, name) : software_event(cx, name);
 }
 
+/* A quoted PMU name at s[start] into pmu: where it ends, or -errno. */
+static int quoted_pmu(const char *s, size_t start, char *pmu, size_t cap)
+{
+	int n = ev_unquote(s + start, pmu, cap);
+
+	if (n < 0)
+		return n;
+	if (s[start + (size_t)n] != '/')
+		return t4_err(EINVAL, "%s: a quoted name is a PMU's: its '/term.../' must follow",
+			      s + start);
+	return n;
+}
+
 /* One event at s[*pos]; advances *pos past it. */
 static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char *s, size_t *pos)
 {
 	size_t start = *pos, end = start + strcspn(s + start, ",{}/");
 	char pmu[T4_SPEC_MAX], terms[T4_SPEC_MAX * 2], whole[T4_SPEC_MAX * 2];
 	const char *close;
+	bool quoted = s[start] == '"';
 
-	if (end == start && s[end] != '/')
-		return t4_err(EINVAL, "'%s': empty event (a stray ',' or an empty group?)", s);
-	if (end - start >= sizeof(pmu))
-		return t4_err(EINVAL, "%.40s...: event string too long", s + start);
-	memcpy(pmu, s + start, end - start);
-	pmu[end - start] = '\0';
+	if (quoted) {
+		int n = quoted_pmu(s, start, pmu, sizeof(pmu));
+		if (n < 0)
+			return n;
+		end = start + (size_t)n;
+	} else {
+		if (end == start && s[end] != '/')
+			return t4_err(EINVAL, "'%s': empty event (a stray ',' or an empty group?)", s);
+		if (end - start >= sizeof(pmu))
+			return t4_err(EINVAL, "%.40s...: event string too long", s + start);
+		memcpy(pmu, s + start, end - start);
+		pmu[end - start] = '\0';
+	}
 	if (s[end] != '/') {
 		*pos = end;
 		for (size_t k = end - start; k > 0 && (pmu[k - 1] == ' ' || pmu[k - 1] == '\t'); k--)
 			pmu[k - 1] = '\0';
 		return named_event(cx, pmu);
 	}
-	close = strchr(s + end + 1, '/');
-	if (!close)
+	close = s + end + 1 + ev_span(s + end + 1, "/");
+	if (!*close)
 		return t4_err(EINVAL, "%s: missing closing '/'", s + start);
 	if ((size_t)(close - s) - start + 1 >= sizeof(whole))
 		return t4_err(EINVAL, "%.40s...: event string too long", s + start);
@@ -498,7 +530,7 @@ static int parse_event(struct ev_ctx *cx, const struct t4_evlist *l, const char 
 		if ((rc = ev_parse_modifiers(cx, mods, whole)) < 0)
 			return rc;
 	}
-	return pmu_event(cx, l, pmu, terms, whole);
+	return pmu_event(cx, l, pmu, quoted, terms, whole);
 }
 
 /* A group may hold one hardware PMU plus any software events. */

@@ -1,5 +1,6 @@
 /* events_int.h - private interface between events.c (the list grammar,
- * software events, tracepoints) and events_terms.c (one PMU's terms).
+ * software events, tracepoints), events_terms.c (one PMU's terms) and
+ * events_quote.c (names in quotes).
  * Not part of the collector API.
  */
 #ifndef T4_EVENTS_INT_H
@@ -38,6 +39,16 @@ uint64_t ev_format_extract(const struct t4_format *f, const uint64_t cfg[3]);
  * online CPU (of -C) for PMUs without one, or once per thread of -p/-t;
  * with the event's modifiers. */
 int ev_push_per_cpu(struct ev_ctx *cx, struct t4_counter *c);
+
+/* ---- events_quote.c: names the syntax would split ------------------------- */
+
+/* Whether name is written as it is: not empty, [A-Za-z0-9_.-] only. */
+bool ev_is_plain(const char *name);
+/* The quoted name at s (s[0] == '"') into buf (which may be s): the bytes
+ * it took, quotes included, or -EINVAL (no closing quote, empty, too long). */
+int ev_unquote(const char *s, char *buf, size_t cap);
+/* The length of s before its first character of stop outside quotes. */
+size_t ev_span(const char *s, const char *stop);
 
 /* ---- events_cpu.c: CPU-PMU events and modifiers ------------------------- */
 

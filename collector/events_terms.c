@@ -148,27 +148,49 @@ uint64_t ev_format_extract(const struct t4_format *f, const uint64_t cfg[3])
 
 /* ---- terms ------------------------------------------------------------- */
 
-/* Split "a=1,b,c=0x2" in place (buf is modified). */
+/* A quoted word of a term (its name or value) unquoted in place; it must
+ * be the whole word. */
+static int unquote_word(char *w, const char *what)
+{
+	int n;
+
+	if (*w != '"')
+		return 0;
+	if ((n = ev_unquote(w, w, strlen(w) + 1)) < 0)
+		return n;
+	if (w[n]) /* in place: the bytes after the closing quote are untouched */
+		return t4_err(EINVAL, "%s: '%s' after a quoted name (missing ','?)", what, w + n);
+	return 0;
+}
+
+/* Split "a=1,b,c=0x2" in place (buf is modified); a name or value may be
+ * quoted ("a,b"=1), its commas and '=' then its own. */
 static int split_terms(char *buf, const char *what, struct term *t, int max)
 {
 	int n = 0;
 
 	for (char *p = buf; p;) {
-		char *comma = strchr(p, ','), *eq;
+		char *comma = p + ev_span(p, ","), *eq;
+		int rc;
+
+		comma = *comma ? comma : NULL;
 		if (comma)
 			*comma = '\0';
 		if (!*p)
 			return t4_err(EINVAL, "%s: empty term", what);
 		if (n == max)
 			return t4_err(EINVAL, "%s: more than %d terms", what, max);
-		eq = strchr(p, '=');
+		eq = p + ev_span(p, "=");
 		ev_copy_str(t[n].text, sizeof(t[n].text), p);
 		t[n].name = p;
 		t[n].val = NULL;
-		if (eq) {
+		if (*eq) {
 			*eq = '\0';
 			t[n].val = eq + 1;
 		}
+		if ((rc = unquote_word(t[n].name, t[n].text)) < 0 ||
+		    (t[n].val && (rc = unquote_word(t[n].val, t[n].text)) < 0))
+			return rc;
 		n++;
 		p = comma ? comma + 1 : NULL;
 	}
@@ -214,7 +236,7 @@ static int apply_term(const struct t4_pmu *pmu, struct build *b, const struct te
 		      bool from_user)
 {
 	const struct t4_format *f;
-	char spec[96];
+	char spec[96], q[T4_SPEC_MAX];
 	uint64_t v = 1;
 	int ri;
 
@@ -224,7 +246,9 @@ static int apply_term(const struct t4_pmu *pmu, struct build *b, const struct te
 				      T4_NAME_MAX - 1);
 		ev_copy_str(b->name, sizeof(b->name), t->val);
 		b->user_name = true;
-		return ev_catf(b->canon, sizeof(b->canon), "%sname=%s", b->canon[0] ? "," : "", t->val)
+		return t4_events_quote(q, sizeof(q), t->val) &&
+				       ev_catf(b->canon, sizeof(b->canon), "%sname=%s",
+					       b->canon[0] ? "," : "", q)
 			       ? 0 : t4_err(EINVAL, "%s: event string too long", t->text);
 	}
 	ri = raw_index(t->name);
@@ -241,8 +265,9 @@ static int apply_term(const struct t4_pmu *pmu, struct build *b, const struct te
 		if (f)
 			b->seen[b->n_seen++] = f; /* one per term: fits */
 		b->seen_raw |= ri >= 0 ? (uint8_t)(1u << ri) : 0;
-		if (!ev_catf(b->canon, sizeof(b->canon), "%s%s=0x%llx", b->canon[0] ? "," : "",
-			  t->name, (unsigned long long)v))
+		if (!t4_events_quote(q, sizeof(q), t->name) ||
+		    !ev_catf(b->canon, sizeof(b->canon), "%s%s=0x%llx", b->canon[0] ? "," : "", q,
+			     (unsigned long long)v))
 			return t4_err(EINVAL, "%s: event string too long", t->text);
 	}
 	if (ri >= 0) {
@@ -306,7 +331,8 @@ static int apply_alias(const struct t4_pmu *pmu, struct build *b, const struct t
 		if ((rc = apply_term(pmu, b, &t[i], false)) < 0)
 			return t4_err(EINVAL, "%s/events/%s: %s", pmu->name, a->name, t4_errmsg());
 	}
-	ev_copy_str(b->canon, sizeof(b->canon), a->name);
+	if (!t4_events_quote(b->canon, sizeof(b->canon), a->name))
+		return t4_err(EINVAL, "%s/events/%s: name too long", pmu->name, a->name);
 	return 0;
 }
 
@@ -455,7 +481,7 @@ static void note_catalog_encoding(const struct t4_pmu *pmu, const struct term *t
 int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_pmu *pmu,
 		 const char *terms)
 {
-	char buf[T4_SPEC_MAX * 2], spec[T4_SPEC_MAX + T4_NAME_MAX + 4];
+	char buf[T4_SPEC_MAX * 2], spec[T4_SPEC_MAX + 2 * T4_NAME_MAX + 4], q[2 * T4_NAME_MAX + 2];
 	struct term t[TERMS_MAX];
 	struct build b;
 	struct t4_counter c = { 0 };
@@ -469,7 +495,8 @@ int ev_build_one(struct ev_ctx *cx, const struct t4_evlist *l, const struct t4_p
 		return n;
 	if ((rc = build_terms(pmu, t, n, false, &b)) < 0)
 		return rc;
-	if (snprintf(spec, sizeof(spec), "%s/%s/", pmu->name, b.canon) >= T4_SPEC_MAX)
+	if (!t4_events_quote(q, sizeof(q), pmu->name) ||
+	    snprintf(spec, sizeof(spec), "%s/%s/", q, b.canon) >= T4_SPEC_MAX)
 		return t4_err(EINVAL, "%s/%s/: event string too long", pmu->name, terms);
 	if ((rc = check_pcie(cx, l, pmu, &b, spec)) < 0)
 		return rc;

@@ -23,6 +23,7 @@
 
 #include "collector/collector.h"
 #include "probe.h"
+#include "sysfs_testutil.h"
 #include "util/util.h"
 
 enum { SW_CPU_CLOCK = 0, SW_TASK_CLOCK = 1, SW_PAGE_FAULTS = 2, SW_CTX = 3 };
@@ -779,6 +780,88 @@ Test(domain, host_events_from_the_parser_form_per_cpu_domains)
 	t4_domains_free(&ds);
 	t4_evlist_free(&l);
 	t4_pmus_free(&set);
+}
+
+/* Domain names are unique in a log: two CPU-less PMUs whose names share
+ * more than the 48 bytes that fit before "@cpuN" (tests/fixtures/sysfs/
+ * long_names: ..._number_0_a, ..._number_0_b, and a third whose whole name
+ * is that common prefix) got one name each per CPU; the cut ones are now
+ * marked with the CRC32C of their whole name, the short one keeps its own. */
+Test(domain, long_pmu_names_give_unique_domain_names)
+{
+	static const char prefix[] = "acme_coherent_fabric_performance_monitoring_unit";
+	struct t4_pmu_set set;
+	struct t4_evlist l = { .target = { .cpus = "0-1" } };
+	struct t4_domain_set ds;
+	char want[T4_NAME_MAX];
+
+	cr_assert_eq(t4_pmus_discover(&set, SYSFS_FIX "long_names"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_events_parse(&l, &set, "acme_*/clock/"), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(ds.n, 6);
+	for (size_t i = 0; i < ds.n; i++) {
+		const char *pmu = ds.v[i].counters[0].pmu->name;
+		for (size_t j = 0; j < i; j++)
+			cr_assert_str_neq(ds.v[i].name, ds.v[j].name);
+		if (!strcmp(pmu, prefix))
+			snprintf(want, sizeof(want), "%s@cpu%d", prefix, ds.v[i].cpu);
+		else
+			snprintf(want, sizeof(want), "%.49s~%08x@cpu%d", pmu,
+				 t4_crc32c(0, pmu, strlen(pmu)), ds.v[i].cpu);
+		cr_assert_str_eq(ds.v[i].name, want);
+		cr_assert_leq(strlen(ds.v[i].name), T4_NAME_MAX - 1);
+	}
+	t4_domains_free(&ds);
+	t4_evlist_free(&l);
+	t4_pmus_free(&set);
+}
+
+/* A name that fits but repeats an earlier domain's (a PMU named "x@cpu0"
+ * beside a CPU-less "x" on CPU 0) is marked as a cut one; a source domain
+ * of a taken name is refused. */
+Test(domain, a_repeated_name_is_marked)
+{
+	struct t4_pmu a, b;
+	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
+	struct t4_domain *src;
+	const struct t4_domain_source none = { 0 };
+	char want[T4_NAME_MAX];
+
+	make_pmu(&a, "x@cpu0", 1, NULL, 0);
+	make_pmu(&b, "x", 1, NULL, -1);
+	add(&l, &a, "cpu-clock", 0, 0, -1);
+	add(&l, &b, "cpu-clock", 0, 0, -1);
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(ds.n, 2);
+	cr_assert_str_eq(ds.v[0].name, "x@cpu0");
+	snprintf(want, sizeof(want), "x~%08x@cpu0", t4_crc32c(0, "x", 1));
+	cr_assert_str_eq(ds.v[1].name, want);
+	cr_assert_eq(t4_domains_add_source(&ds, "x@cpu0", T4_DOM_DRM, &none, &src), -EEXIST);
+	cr_assert(strstr(t4_errmsg(), "x@cpu0: a clock domain of this name"), "%s", t4_errmsg());
+	t4_domains_free(&ds);
+	free_list(&l);
+}
+
+/* A long name is cut between UTF-8 characters, never inside one. */
+Test(domain, a_cut_name_stays_utf8)
+{
+	struct t4_pmu a;
+	struct t4_evlist l = { 0 };
+	struct t4_domain_set ds;
+	char name[T4_NAME_MAX] = "";
+
+	for (int i = 0; i < 31; i++)
+		strcat(name, "\xc3\xa9"); /* e acute */
+	make_pmu(&a, name, 1, NULL, -1);
+	add(&l, &a, "cpu-clock", 0, 0, -1);
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	const char *tilde = strchr(ds.v[0].name, '~');
+	cr_assert_not_null(tilde, "%s", ds.v[0].name);
+	cr_assert_eq((tilde - ds.v[0].name) % 2, 0, "%s", ds.v[0].name); /* whole pairs */
+	cr_assert_leq(strlen(ds.v[0].name), T4_NAME_MAX - 1);
+	t4_domains_free(&ds);
+	free_list(&l);
 }
 
 /* Simulated PMUs: no fds, read through the simulator, checked against its

@@ -493,6 +493,135 @@ Test(drm, scan_every_process)
 	t4_drm_free(s);
 }
 
+/* A file written as text of n bytes: lines of filler ("x-pad-<k>: ...",
+ * keys every parser ignores) up to about pad bytes, then tail. */
+static char *padded_text(size_t pad, const char *tail)
+{
+	size_t cap = pad + strlen(tail) + 128, len = 0;
+	char *text = malloc(cap);
+
+	cr_assert_not_null(text);
+	for (unsigned k = 0; len < pad; k++)
+		len += (size_t)snprintf(text + len, cap - len, "x-pad-%u: %060u\n", k, k);
+	snprintf(text + len, cap - len, "%s", tail);
+	return text;
+}
+
+/* A fdinfo file of any real size is read whole (it was cut at 16 KB and
+ * then skipped without a word): keys after 40 KB of driver lines and after
+ * a line longer than the read buffer (skipped and counted) are taken. */
+Test(drm, long_files_read_whole)
+{
+	struct t4_drm_info in;
+	struct tree t;
+	char path[PATH_MAX + 16], *text, *line = malloc(40001);
+
+	tree_make(&t, false);
+	snprintf(path, sizeof(path), "%s/big", t.dir);
+	text = padded_text(40000, "drm-driver: i915\ndrm-engine-render: 42 ns\n");
+	cr_assert_eq(t4_write_small_file(path, text), 0);
+	cr_assert_eq(t4_drm_read(path, &in), 0, "%s", t4_errmsg());
+	cr_assert_str_eq(in.driver, "i915");
+	cr_assert_eq(value(&in, T4_DRM_ENGINE, "render"), 42);
+	cr_assert_eq(in.bad_lines, 0, "%s", in.first_bad);
+	free(text);
+
+	cr_assert_not_null(line);
+	memset(line, 'y', 40000);
+	line[40000] = '\0';
+	text = malloc(3 * 40100);
+	cr_assert_not_null(text);
+	/* lines over the read buffer, judged as a whole text's would be: a DRM
+	 * key's (malformed), another key's (ignored), one without ':' (malformed) */
+	snprintf(text, 3 * 40100, "drm-driver: xe\ndrm-engine-x: %s\nlong: %s\n%s\n"
+		 "drm-engine-copy: 7 ns\n", line, line, line);
+	cr_assert_eq(t4_write_small_file(path, text), 0);
+	cr_assert_eq(t4_drm_read(path, &in), 0, "%s", t4_errmsg());
+	cr_assert_eq(value(&in, T4_DRM_ENGINE, "copy"), 7);
+	cr_assert_eq(in.bad_lines, 2);
+	cr_assert(strstr(in.first_bad, ":2: line too long"), "%s", in.first_bad);
+	free(text);
+	free(line);
+	tree_free(&t);
+}
+
+/* The file read through its 16 KB buffer gives what its text parsed whole
+ * gives, wherever the buffer's end falls: inside a key, on a newline, in a
+ * line of 16 KB less a byte, after a last line without its newline. */
+Test(drm, read_in_pieces_equals_parse)
+{
+	struct t4_drm_info a, b;
+	struct tree t;
+	char path[PATH_MAX + 16];
+	static char text[40000], q[16381]; /* "x: " + q: a line of 16383 bytes */
+
+	memset(q, 'q', sizeof(q) - 1);
+	tree_make(&t, false);
+	snprintf(path, sizeof(path), "%s/f", t.dir);
+	for (size_t pad = 16300; pad < 16420; pad += 7) {
+		for (int last_nl = 0; last_nl < 2; last_nl++) {
+			size_t len = (size_t)snprintf(text, sizeof(text), "drm-driver: i915\n");
+			memset(text + len, 'p', pad);
+			len += pad;
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+						":\ndrm-engine-render: %zu ns\nbad line\n"
+						"drm-client-id: 3\nx: %s\ndrm-engine-copy: 9 ns%s",
+						pad, q, last_nl ? "\n" : "");
+			cr_assert_eq(t4_write_small_file(path, text), 0);
+			cr_assert_eq(t4_drm_parse(text, path, &a), 0, "%s", t4_errmsg());
+			cr_assert_eq(t4_drm_read(path, &b), 0, "%s", t4_errmsg());
+			cr_assert_eq(a.n, b.n, "pad %zu", pad);
+			cr_assert_eq(value(&b, T4_DRM_ENGINE, "render"), pad);
+			cr_assert_eq(value(&b, T4_DRM_ENGINE, "copy"), 9);
+			cr_assert_eq(b.client_id, 3);
+			cr_assert_eq(a.bad_lines, b.bad_lines, "pad %zu", pad);
+			cr_assert_str_eq(a.first_bad, b.first_bad);
+		}
+	}
+	tree_free(&t);
+}
+
+/* A client whose fdinfo is over T4_DRM_FDINFO_MAX (1 MiB): refused,
+ * counted and named, never skipped without a word; the others count. */
+Test(drm, too_large_fdinfo_refused_and_counted)
+{
+	struct t4_drm_info in;
+	struct t4_drm_stats st;
+	struct cap c = { 0 };
+	struct tree t;
+	char path[PATH_MAX + 64], *text;
+
+	tree_make(&t, false);
+	put_client(&t, 100, 1, 3, client7(5, 1, "1 KiB"));
+	text = padded_text(T4_DRM_FDINFO_MAX, "drm-driver: i915\ndrm-client-id: 8\n");
+	put_client(&t, 100, 1, 4, text);
+	free(text);
+	tree_path(&t, 100, "fdinfo", 4, path, sizeof(path));
+	cr_assert_eq(t4_drm_read(path, &in), -EFBIG);
+	cr_assert(strstr(t4_errmsg(), "over 1024 KiB"), "%s", t4_errmsg());
+
+	struct t4_drm *s = open_src(t.proc, false, 100);
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	t4_drm_stats(s, &st);
+	cr_assert_eq(st.clients, 1);
+	cr_assert_geq(st.too_large, 1);
+	cr_assert_str_eq(st.first_too_large, path);
+	cr_assert_not_null(find_event(&c, "c7.engine.render"));
+	free(c.v);
+	t4_drm_free(s);
+	/* record's summary says so, once, with the file */
+	static char out[1 << 16];
+	char log[PATH_MAX + 16];
+	snprintf(log, sizeof(log), "%s/s.t4t", t.dir);
+	cr_assert_eq(cli_t4(out, sizeof(out), "record --sim --proc-root '%s' --duration 100ms "
+			    "-o '%s'", t.proc, log), 0, "%s", out);
+	cr_assert(strstr(out, "DRM: 1 client"), "%s", out);
+	cr_assert(strstr(out, "of fdinfo files over 1024 KiB refused (first: "), "%s", out);
+	cr_assert(strstr(out, path), "%s", out);
+	tree_free(&t);
+}
+
 Test(drm, bad_proc_root_is_an_error)
 {
 	struct t4_drm_opts o = { .proc_root = "tests/fixtures/no-such-proc", .every_process = true };

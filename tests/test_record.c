@@ -639,3 +639,62 @@ Test(record, command_line_reads_back_through_a_shell, .timeout = 60)
 	cr_assert(strstr(r.out, "[--][sh][-c][echo \"it's\"][]"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* Domain names are unique in a log (docs/FORMAT.md 4.2): two CPU-less PMUs
+ * whose names share a 48-byte prefix (tests/fixtures/sysfs/long_names, the
+ * software PMU's type so that this machine counts them) showed, in info
+ * and in decode's JSONL, as two domains of one name. */
+Test(record, long_pmu_names_are_domains_apart, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	t4t_need_perf();
+	tmpdir(&r);
+	sh(&r, "'%s' record -q --sysfs-root tests/fixtures/sysfs/long_names -e 'acme_*/clock/' "
+	       "-C 0 -d 50ms -o '%s/l.t4t' && '%s' info --json '%s/l.t4t' | "
+	       "grep -o '\"name\": \"acme_[^\"]*@cpu0\"' | sort | uniq -c && "
+	       "'%s' decode -f jsonl '%s/l.t4t' | grep -c '\"type\": \"domain\"'",
+	       b, r.dir, b, r.dir, b, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "      1 \"name\": \"acme_coherent_fabric_performance_monitoring_unit@cpu0\"\n"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "      1 \"name\": \"acme_coherent_fabric_performance_monitoring_unit_~"),
+		  "%s", r.out);
+	cr_assert_eq(count_lines(r.out), 4, "%s", r.out); /* three names once each, 3 domains */
+	cr_assert(strstr(r.out, "\n3\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "      2 "), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A PMU whose name holds a comma (tests/fixtures/sysfs/comma_name) is
+ * logged under specs that -e takes back: recorded again from the first
+ * log's specs, the second log counts the same PMU with the same encoding. */
+#define SPECS_PY                                                                            \
+	"import json, sys\n"                                                                \
+	"d = json.load(sys.stdin)['domains'][0]['events']\n"                                \
+	"print(','.join(e['spec'] for e in d) if sys.argv[1] == 'specs' else "              \
+	"[(e['pmu'], e['name'], e['config']) for e in d])\n"
+
+Test(record, a_comma_pmu_spec_records_again, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	t4t_need_perf();
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh(&r, "S=tests/fixtures/sysfs/comma_name; printf '%%s' \"" SPECS_PY "\" > '%s/specs.py' && "
+	       "'%s' record -q --sysfs-root $S -e 'acme*/clock/,acme*/\"sw,ctx\"/' -d 50ms "
+	       "-o '%s/1.t4t' && '%s' info --json '%s/1.t4t' | python3 '%s/specs.py' specs > "
+	       "'%s/specs' && cat '%s/specs' && '%s' record -q --sysfs-root $S -e \"$(cat '%s/specs')\" "
+	       "-d 50ms -o '%s/2.t4t' && for l in 1 2; do '%s' info --json \"%s/$l.t4t\" | "
+	       "python3 '%s/specs.py' events; done",
+	       r.dir, b, r.dir, b, r.dir, r.dir, r.dir, r.dir, b, r.dir, r.dir, b, r.dir, r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"acme,fabric\"/clock/,\"acme,fabric\"/\"sw,ctx\"/\n"
+				"[('acme,fabric', 'clock', '0x0'), ('acme,fabric', 'sw,ctx', '0x3')]\n"
+				"[('acme,fabric', 'clock', '0x0'), ('acme,fabric', 'sw,ctx', '0x3')]\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}

@@ -163,26 +163,88 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	cleanup(&r);
 }
 
-/* record --top with stdout not a terminal: the plain lines, and the
- * recording as without it. */
-Test(top, record_top_prints_plain_lines, .timeout = 120)
+/* A tmux server of the test's own ($T, a long history), a pane running
+ * pane.sh, and see PATTERN: polls the pane (bounded) until it shows it. */
+#define TMUX_PANE                                                                           \
+	"echo 'set -g history-limit 100000' > tmux.conf; "                                  \
+	"T=\"tmux -f $D/tmux.conf -S $D/tmux.sock\"; "                                      \
+	"$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "                       \
+	"see() { for i in $(seq 1200); do $T capture-pane -p -t top > pane.txt; "         \
+	"grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; " \
+	"cat pane.txt; }; "
+#define WAIT_FOR(file) "for i in $(seq 1200); do [ -e " file " ] && break; sleep 0.05; done; "
+
+/* record --top -- COMMAND in a terminal: the view is drawn there, and what
+ * the command writes to that terminal meanwhile (it still writes to a
+ * terminal) is held and shown, in order, when the view closes (q); then
+ * the command's output goes straight through. Its lines went into the
+ * view and were lost with the alternate screen. 50000 lines while the view
+ * is up do not hold the command up. */
+Test(top, record_top_holds_the_commands_output, .timeout = 180)
 {
 	struct run r;
 
+	t4t_need_cmd("tmux");
 	tmpdir(&r);
-	sh_in_dir(&r, "\"$B\" record -q --sim --top -d 3s -o s.t4t > t.csv; echo rc=$?; "
-		  "\"$B\" info s.t4t > /dev/null && echo log-ok; echo ---; cat t.csv");
-	cr_assert(strstr(r.out, "rc=0\nlog-ok\n---\ntime_s,phase,"), "%s", r.out);
-	/* the PMUs appear as their first samples are logged: the last header
-	 * names them all, and a line follows it */
-	const char *last = strstr(r.out, "time_s,phase,");
-	for (const char *p = last; (p = strstr(p + 1, "#time_s,phase,"));)
-		last = p;
-	cr_assert_eq(header_pmus(last), 34, "%s", r.out);
-	cr_assert(count_lines(last) >= 2, "%s", r.out);
-	sh_in_dir(&r, "\"$B\" record -q --sim --top -o - > /dev/null; echo rc=$?");
-	cr_assert(strstr(r.out, "--top: standard output carries the log (-o -)"), "%s", r.out);
-	cr_assert(strstr(r.out, "\nrc=2\n"), "%s", r.out);
+	sh_in_dir(&r, "printf '%s\\n' '\"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "echo before-view; [ -t 1 ] && echo stdout-a-tty; until [ -e go1 ]; do sleep 0.05; "
+		  "done; seq 50000; echo during-view; echo during-err >&2; touch printed; "
+		  "until [ -e go2 ]; do sleep 0.05; done; echo after-q'\\''; echo rec-rc=$?; "
+		  "echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go1; " WAIT_FOR("printed")
+		  "$T capture-pane -p -t top > pane.txt; grep -q during pane.txt && echo torn; "
+		  "$T send-keys -t top q; see during-err; "
+		  "grep -v '^$' pane.txt | tail -n 4; touch go2; see pane-done; "
+		  "grep -e after-q -e rec-rc pane.txt; "
+		  "$T capture-pane -p -S - -t top | grep -e before-view -e stdout-a-tty; "
+		  "$T kill-server; \"$B\" info s.t4t > /dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "view-seen\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "torn"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n49999\n50000\nduring-view\nduring-err\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nafter-q\nrec-rc=0\nbefore-view\nstdout-a-tty\nlog-ok\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}
+
+/* record --top draws on the terminal, never on standard output: a
+ * command's standard output redirected to a file holds its lines alone (it
+ * got the view's CSV lines), and -o - works (standard output carries the
+ * log). */
+Test(top, record_top_leaves_stdout_alone, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' '\"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "until [ -e go ]; do sleep 0.05; done; echo only-this'\\'' > out.txt; "
+		  "echo rec-rc=$?; \"$B\" record -q --sim --top -d 500ms -o - > p.t4t; "
+		  "echo pipe-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; $T kill-server; "
+		  "grep -e rec-rc -e pipe-rc pane.txt; echo ---; cat out.txt; echo ---; "
+		  "\"$B\" info p.t4t > /dev/null && echo piped-log-ok");
+	cr_assert(strstr(r.out, "view-seen\nrec-rc=0\npipe-rc=0\n---\nonly-this\n---\n"
+				"piped-log-ok\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* Without a terminal (no controlling terminal: setsid) --top has nowhere
+ * to draw: refused before anything runs (exit 2), where it wrote CSV lines
+ * to standard output. */
+Test(top, record_top_needs_a_terminal, .timeout = 60)
+{
+	struct run r;
+
+	t4t_need_cmd("setsid");
+	tmpdir(&r);
+	sh_in_dir(&r, "setsid -w \"$B\" record -q --sim --top -d 1s -o s.t4t -- echo ran "
+		  "< /dev/null > out.txt 2>&1; echo rc=$?; cat out.txt; ls");
+	cr_assert(strstr(r.out, "rc=2\nt410trace record: --top: no terminal to show the view on"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "'t410trace top --control PATH' prints CSV lines to a pipe"),
+		  "%s", r.out);
+	cr_assert_null(strstr(r.out, "ran\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "s.t4t"), "%s", r.out);
 	cleanup(&r);
 }
 
@@ -197,14 +259,9 @@ Test(top, in_a_terminal_keys_work_and_q_restores_it, .timeout = 180)
 	t4t_need_cmd("tmux");
 	tmpdir(&r);
 	sh_in_dir(&r, START_RECORDER
-		  "T=\"tmux -S $D/tmux.sock\"; "
 		  "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; echo top-rc=$?; "
 		  "stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
-		  "echo pane-done; sleep 120' > pane.sh; "
-		  "$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "
-		  "see() { for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
-		  "grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; "
-		  "cat pane.txt; }; "
+		  "echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
 		  /* a frame with every PMU (they appear as their first samples are logged) */
 		  "for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
 		  "[ \"$(grep -c '^nvidia_' pane.txt)\" = 34 ] && break; sleep 0.05; done; "

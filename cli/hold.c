@@ -1,0 +1,263 @@
+/* hold.c - record --top's terminal: the view is drawn on the controlling
+ * terminal (/dev/tty), whatever standard output and error are, and what
+ * would reach that terminal from anyone else while the view is up is held
+ * and shown when it closes: the command's output and record's own
+ * messages, in the order they were written. So the view is never torn by
+ * a line of the command, the command's output is neither lost under the
+ * alternate screen nor mixed with the view, and a standard output that is
+ * a file or a pipe stays the command's alone (record --top wrote its CSV
+ * lines there).
+ *
+ * How: where standard output or error is that terminal, record puts a
+ * pseudo-terminal there before the command forks (the command inherits
+ * it: it still writes to a terminal, line-buffered, colours kept; both
+ * streams share it, so their order stays), keeping the real terminal aside.
+ * A relay thread reads the pty at once, so the command never blocks on
+ * it, into a spool (an unlinked file under $TMPDIR, at most HOLD_MAX
+ * bytes; beyond, dropped and counted) while the view is up; at
+ * cli_hold_release record's own standard output and error are the
+ * terminal again, the spool is written out, and from then on the relay
+ * passes the command's output straight through. The pty does no output
+ * processing (no OPOST), so the bytes reach the terminal as the command
+ * wrote them. Killed (SIGKILL), record loses what it held.
+ */
+#include "cli.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define HOLD_MAX (256ull << 20) /* bytes held while the view is up */
+#define HOLD_DRAIN_MS 2000      /* at close: how long the last writers may take */
+
+/* Whether fd is the terminal tty is (TIOCGDEV: the device behind any
+ * terminal fd, /dev/tty's too); a terminal that cannot say is taken as it. */
+static bool is_view_tty(int fd, int tty)
+{
+	unsigned a, b;
+
+	if (!isatty(fd))
+		return false;
+	if (ioctl(fd, TIOCGDEV, &a) < 0 || ioctl(tty, TIOCGDEV, &b) < 0)
+		return true;
+	return a == b;
+}
+
+int cli_hold_open_tty(struct cli_hold *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (h->tty < 0)
+		return t4_err(ENOTTY, "--top: no terminal to show the view on (record has no "
+			      "controlling terminal: %s); 't410trace top --control PATH' prints "
+			      "CSV lines to a pipe", strerror(errno));
+	h->master = h->spool = h->out = h->wake[0] = h->wake[1] = -1;
+	h->saved[0] = h->saved[1] = -1;
+	pthread_mutex_init(&h->lock, NULL);
+	h->on = true;
+	return 0;
+}
+
+/* Everything written to buf goes out whole, or is dropped (a terminal
+ * gone): the command is never held up by it. */
+static void put_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Bytes from the pty: to the spool while held, else to the terminal. */
+static void take(struct cli_hold *h, const char *buf, size_t n)
+{
+	pthread_mutex_lock(&h->lock);
+	if (!h->holding) {
+		put_all(h->out, buf, n);
+	} else if (h->held + n > HOLD_MAX) {
+		h->dropped += n;
+	} else {
+		put_all(h->spool, buf, n);
+		h->held += n;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The relay: until every writer of the pty is gone (EIO), or, once
+ * cli_hold_close asked, HOLD_DRAIN_MS more. */
+static void *relay(void *arg)
+{
+	struct cli_hold *h = arg;
+	char buf[16384];
+	uint64_t deadline = 0;
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = h->master, .events = POLLIN },
+				       { .fd = h->wake[0], .events = POLLIN } };
+		int ms = -1;
+		if (deadline) {
+			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
+			if (now >= deadline)
+				break;
+			ms = (int)((deadline - now) / 1000000 + 1);
+		}
+		int rc = poll(p, deadline ? 1 : 2, ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			break;
+		if (p[0].revents) {
+			ssize_t n = read(h->master, buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) /* EIO: no one has the pty open any more */
+				break;
+			take(h, buf, (size_t)n);
+		} else if (p[1].revents) {
+			deadline = t4_clock_ns(CLOCK_MONOTONIC) + HOLD_DRAIN_MS * 1000000ull;
+		}
+	}
+	return NULL;
+}
+
+/* A pty whose slave writes bytes as they are; the terminal's size. */
+static int make_pty(struct cli_hold *h, int *slave)
+{
+	struct termios t;
+	struct winsize ws;
+	char name[128];
+
+	h->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (h->master < 0 || grantpt(h->master) < 0 || unlockpt(h->master) < 0 ||
+	    ptsname_r(h->master, name, sizeof(name)) != 0)
+		return t4_err(errno ? errno : EIO, "--top: a pseudo-terminal: %s", strerror(errno));
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return t4_err(errno, "--top: %s: %s", name, strerror(errno));
+	if (tcgetattr(*slave, &t) == 0) {
+		t.c_oflag &= (tcflag_t)~OPOST;
+		tcsetattr(*slave, TCSANOW, &t);
+	}
+	if (ioctl(h->tty, TIOCGWINSZ, &ws) == 0)
+		ioctl(h->master, TIOCSWINSZ, &ws);
+	return 0;
+}
+
+static int make_spool(struct cli_hold *h)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/t410trace-held-XXXXXX", t4_tmp_root());
+	h->spool = mkostemp(path, O_CLOEXEC);
+	if (h->spool < 0)
+		return t4_err(errno, "--top: %s: %s", path, strerror(errno));
+	unlink(path);
+	return 0;
+}
+
+/* Standard output and error that are the view's terminal: the pty. */
+static int move_fds(struct cli_hold *h, int slave)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		if (!is_view_tty(fd, h->tty))
+			continue;
+		if ((h->saved[fd - 1] = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(slave, fd) < 0)
+			return t4_err(errno, "--top: %s", strerror(errno));
+		if (h->out < 0)
+			h->out = h->saved[fd - 1];
+	}
+	return 0;
+}
+
+int cli_hold_start(struct cli_hold *h)
+{
+	int slave = -1, rc;
+
+	if (!is_view_tty(STDOUT_FILENO, h->tty) && !is_view_tty(STDERR_FILENO, h->tty))
+		return 0; /* nothing of anyone else's reaches the terminal */
+	if ((rc = make_pty(h, &slave)) < 0 || (rc = make_spool(h)) < 0 ||
+	    (rc = pipe2(h->wake, O_CLOEXEC) < 0 ? t4_err(errno, "pipe: %s", strerror(errno)) : 0))
+		goto fail;
+	h->holding = true;
+	if ((rc = pthread_create(&h->thread, NULL, relay, h)) != 0) {
+		rc = t4_err(rc, "--top: a thread: %s", strerror(rc));
+		goto fail;
+	}
+	h->running = true;
+	if ((rc = move_fds(h, slave)) < 0) {
+		cli_hold_release(h);
+		goto fail;
+	}
+	close(slave);
+	return 0;
+fail:
+	if (slave >= 0)
+		close(slave);
+	return rc;
+}
+
+/* The spool out to the terminal, from its start. */
+static void write_spool(struct cli_hold *h)
+{
+	char buf[16384];
+	off_t at = 0;
+	ssize_t n;
+
+	while ((n = pread(h->spool, buf, sizeof(buf), at)) > 0) {
+		put_all(h->out, buf, (size_t)n);
+		at += n;
+	}
+}
+
+void cli_hold_release(struct cli_hold *h)
+{
+	if (!h->on || !h->holding)
+		return;
+	pthread_mutex_lock(&h->lock);
+	for (int fd = 1; fd <= 2; fd++)
+		if (h->saved[fd - 1] >= 0)
+			dup2(h->saved[fd - 1], fd);
+	write_spool(h);
+	h->holding = false;
+	pthread_mutex_unlock(&h->lock);
+	if (h->dropped)
+		fprintf(stderr, "t410trace: --top: %llu bytes written to the terminal while the "
+				"view was up were dropped (more than %llu MiB)\n",
+			(unsigned long long)h->dropped, HOLD_MAX >> 20);
+}
+
+void cli_hold_close(struct cli_hold *h)
+{
+	if (!h->on)
+		return;
+	cli_hold_release(h);
+	if (h->running) {
+		char c = 0;
+		if (write(h->wake[1], &c, 1) < 0) { /* the relay then ends within HOLD_DRAIN_MS */
+		}
+		pthread_join(h->thread, NULL);
+		h->running = false;
+	}
+	int *fds[] = { &h->tty, &h->master, &h->spool, &h->wake[0], &h->wake[1],
+		       &h->saved[0], &h->saved[1] };
+	for (size_t i = 0; i < T4_ARRAY_LEN(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+	h->out = -1;
+	pthread_mutex_destroy(&h->lock);
+	h->on = false;
+}
