@@ -222,9 +222,43 @@ static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 		return 0; /* another worker's */
 	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
-	if (!dm->pub.selected)
-		return 0;
+	if (!dm->pub.selected || dm->pub.ix->redescribed)
+		return 0; /* (re-described: counted by the index, not decoded) */
 	return dom_take(d, dm, r);
+}
+
+/* A domain or event packet contradicted the description the index holds
+ * (index.c): said once per log, and the domain's returns from here on go
+ * the index's way only (feed_ret's short path takes none of them), in no
+ * total, so that no count is put under a name that may not be its own. */
+static void redescribed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	uint32_t id = p->type == T4_PKT_DOMAIN ? p->domain.domain_id : p->event.domain_id;
+	const struct t4_index_domain *ix = t4_index_domain(d->ix, id);
+	int64_t slot = dec_idmap_get(&d->dom_map, id);
+	char name[4 * T4_NAME_MAX], b1[4 * T4_NAME_MAX], b2[4 * T4_NAME_MAX], what[64];
+	const char *was, *now;
+
+	if (slot >= 0 && d->doms[slot])
+		d->doms[slot]->ixw = NULL;
+	if (d->quiet || d->said_redescribed)
+		return;
+	d->said_redescribed = true;
+	if (p->type == T4_PKT_EVENT) {
+		const struct t4_event_pkt *e = t4_index_event(d->ix, id, p->event.index);
+		snprintf(what, sizeof(what), "its event %u", p->event.index);
+		was = t4_text(e ? e->name : "", T4_TEXT_CONTROL, b1, sizeof(b1));
+		now = t4_text(p->event.name, T4_TEXT_CONTROL, b2, sizeof(b2));
+	} else {
+		snprintf(what, sizeof(what), "its domain packet");
+		was = t4_text(ix->d.name, T4_TEXT_CONTROL, b1, sizeof(b1));
+		now = t4_text(p->domain.name, T4_TEXT_CONTROL, b2, sizeof(b2));
+	}
+	t4_warn("%s%sdomain %s (ID %u): %s describes it again, otherwise ('%s', was '%s'): the"
+		" first description holds, and its counts from here on are not decoded (the"
+		" summary and info count them)",
+		d->place ? d->place->log : "", d->place ? ": " : "", /* merged: which log */
+		t4_text(ix->d.name, T4_TEXT_CONTROL, name, sizeof(name)), id, what, now, was);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
@@ -316,6 +350,10 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		return rc;
 	if (rc == T4_INDEX_REPEAT)
 		return 0; /* a copy of what the log already said */
+	if (rc == T4_INDEX_REDESCRIBED) {
+		redescribed(d, p);
+		return 0;
+	}
 	switch (p->type) {
 	case T4_PKT_REF:
 		rc = implausible ? 0 : take_ref(d, &p->ref);
@@ -559,7 +597,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms; i++)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
-	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs;
+	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs ||
+			  t4_index_counts(d->ix)->rets_redescribed;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)

@@ -55,6 +55,11 @@ struct t4_index_domain {
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
 	uint64_t first_trigger;  /* smallest trigger ID of its returns */
 	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
+	uint32_t redescribed;    /* domain or event packets that described it
+				  * again, otherwise (FORMAT.md 6): the first
+				  * description holds... */
+	uint64_t rets_redescribed; /* ...and its returns read after the first of
+				    * them are not decoded, in no total (in rets) */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index; a
 					  * gauge's last level */
 };
@@ -85,6 +90,8 @@ struct t4_index_counts {
 				    * meta, bookmark_packets or tasks... */
 	uint64_t restored;         /* ...unless the original was lost to damage:
 				    * these copies were taken in its place */
+	uint64_t redescribed;      /* domains described again, otherwise */
+	uint64_t rets_redescribed; /* the domains' returns not decoded for it */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -92,9 +99,13 @@ int t4_index_new(struct t4_index **out);
 void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
 /* Account one packet: 0, or T4_INDEX_REPEAT for a copy of what the index
- * already holds (ignored: callers pass it on to nothing). -ENOMEM is the
- * only failure. */
+ * already holds (ignored: callers pass it on to nothing), or
+ * T4_INDEX_REDESCRIBED for a domain or event packet that contradicts the
+ * description the index holds (counted, not taken: the first description
+ * holds, and the domain's returns from here on are not decoded; FORMAT.md
+ * 6). -ENOMEM is the only failure. */
 #define T4_INDEX_REPEAT 1
+#define T4_INDEX_REDESCRIBED 2
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
 /* Whether a reference packet's trigger ID is one its scheduler could have
  * reached by its reference time (the grid's rate, commands on top); one

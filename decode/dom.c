@@ -368,7 +368,7 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 		return NULL;
 	}
 	dm->d = d;
-	dm->ixw = dec_index_domain_rw(d->ix, id);
+	dm->ixw = ix->redescribed ? NULL : dec_index_domain_rw(d->ix, id); /* (decode.c) */
 	dm->pub.id = id;
 	dm->sched_idx = -1;
 	dm->clocked = ix->described && ix->d.clock_event >= 0;
