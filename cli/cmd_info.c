@@ -8,7 +8,8 @@
  * fatal: the exit code is 0 whenever the file is a log at all, 2 when it
  * cannot be opened or is not a log, 1 for an I/O error while reading.
  * A domain or event described again, otherwise, keeps its first description
- * and its later counts are in no total (decode/index.c, said); the copies a
+ * and its later counts are in no total, and a bookmark ID its first name
+ * (decode/index.c, said); the copies a
  * writer repeats in later chunks (FORMAT.md 4.8) count only as copies,
  * and as "restored" where they stand in for a packet damage lost. A file
  * that holds two recordings is described up to the second, with a warning
@@ -356,6 +357,7 @@ static void print_json(const struct info *in)
 	jkey_u64("implausible_refs", c->implausible_refs);
 	jkey_u64("redescribed", c->redescribed);
 	jkey_u64("redescribed_rets", c->rets_redescribed);
+	jkey_u64("bookmarks_renamed", c->bookmarks_renamed);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	if (st->next_recording)
 		jkey_u64("next_recording", st->next_recording);
@@ -573,6 +575,10 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " domains described again, otherwise: the first description"
 		       " holds; %" PRIu64 " return packets after it in no total\n", "re-described",
 		       c->redescribed, c->rets_redescribed);
+	if (c->bookmarks_renamed)
+		printf(ROW "%" PRIu64 " bookmark packets naming an ID otherwise than its first (one"
+		       " ID per name): the first name holds, below too\n", "renamed",
+		       c->bookmarks_renamed);
 	human_domains(in);
 	human_events(in);
 	human_bookmarks(in);

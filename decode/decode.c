@@ -261,6 +261,23 @@ static void redescribed(struct t4_decoder *d, const struct t4_packet *p)
 		t4_text(ix->d.name, T4_TEXT_CONTROL, name, sizeof(name)), id, what, now, was);
 }
 
+/* A bookmark packet naming its ID otherwise than the ID's first did
+ * (index.c: the first name holds): said once per log. */
+static void renamed(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
+{
+	const char *first = t4_index_bookmark_name(d->ix, b->bookmark_id);
+	char b1[4 * T4_NAME_MAX], b2[4 * T4_NAME_MAX];
+
+	if (!first || !strcmp(first, b->name) || d->quiet || d->said_renamed)
+		return;
+	d->said_renamed = true;
+	t4_warn("%s%sbookmark ID %u is named '%s' here, '%s' before: an ID keeps its first name"
+		" (one ID per name: FORMAT.md 4.4)", d->place ? d->place->log : "",
+		d->place ? ": " : "", b->bookmark_id,
+		t4_text(b->name, T4_TEXT_CONTROL, b1, sizeof(b1)),
+		t4_text(first, T4_TEXT_CONTROL, b2, sizeof(b2)));
+}
+
 /* ---- lifecycle ---------------------------------------------------------------- */
 
 int t4_decoder_new(struct t4_decoder **out, const struct t4_decode_opts *o,
@@ -372,6 +389,7 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		mark_dirty(d, p->event.domain_id);
 		break;
 	case T4_PKT_BOOKMARK:
+		renamed(d, &p->bookmark);
 		rc = phases_bookmark(d, &p->bookmark);
 		break;
 	case T4_PKT_TASK:

@@ -92,6 +92,9 @@ struct t4_index_counts {
 				    * these copies were taken in its place */
 	uint64_t redescribed;      /* domains described again, otherwise */
 	uint64_t rets_redescribed; /* the domains' returns not decoded for it */
+	uint64_t bookmarks_renamed; /* bookmark packets naming their ID otherwise
+				     * than its first did (FORMAT.md 4.4: one ID
+				     * per name): the first name holds */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -145,9 +148,10 @@ size_t t4_index_n_scheds(const struct t4_index *ix);
 const struct t4_index_sched *t4_index_sched_at(const struct t4_index *ix, size_t i);
 const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t id);
 
-/* Bookmark names by ID (the last packet of an ID names it); NULL if the
- * ID is unknown. Every bookmark packet in log order, up to a limit (the
- * rest are counted in counts.bookmark_packets only). */
+/* Bookmark names by ID (the first packet of an ID names it: a later one
+ * naming it otherwise is counted, bookmarks_renamed); NULL if the ID is
+ * unknown. Every bookmark packet in log order, up to a limit (the rest
+ * are counted in counts.bookmark_packets only), named so. */
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
 size_t t4_index_n_bookmarks(const struct t4_index *ix);
 /* The ID of the bookmark named name, -1 if the log has none. */

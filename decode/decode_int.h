@@ -590,6 +590,7 @@ struct t4_decoder {
 				  * the rows' merge (parallel.c), NULL alone */
 	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
 	bool said_redescribed; /* a domain described again, otherwise: said */
+	bool said_renamed;   /* a bookmark ID named otherwise: said */
 	bool doms_finished;  /* dec_finish_domains() done */
 	uint64_t n_fed, first_out;
 };

@@ -14,7 +14,8 @@
  * first description holds, the contradiction is counted (redescribed),
  * and the domain's returns from there on are counted apart, in no total
  * (FORMAT.md section 6): a count is never put under a name it may not be
- * the count of.
+ * the count of. Likewise a bookmark ID keeps its first name (a packet
+ * naming it otherwise is counted: bookmarks_renamed).
  *
  * Copies (FORMAT.md 4.8: metadata a writer repeats in later chunks) count
  * nothing: a copy is taken like its original only when it brings back
@@ -482,22 +483,40 @@ void t4_index_no_totals(struct t4_index *ix)
 	ix->no_totals = true;
 }
 
+/* A bookmark packet as the index keeps it: named as its ID's first packet
+ * named it. An ID named otherwise later contradicts the log (FORMAT.md
+ * 4.4: one ID per distinct name; nothing says which name is true): the
+ * first name holds, and the packet, counted as renamed, still sets its
+ * phase. */
+static struct t4_bookmark_pkt named(struct t4_index *ix, const struct t4_bookmark_pkt *b,
+				    int64_t slot)
+{
+	struct t4_bookmark_pkt k = *b;
+
+	if (slot >= 0 && strcmp(ix->bm_ids[slot].name, b->name)) {
+		ix->counts.bookmarks_renamed++;
+		memcpy(k.name, ix->bm_ids[slot].name, sizeof(k.name));
+	}
+	return k;
+}
+
 static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 {
 	int64_t slot = dec_idmap_get(&ix->bm_map, b->bookmark_id);
+	struct t4_bookmark_pkt k = named(ix, b, slot);
 	int err;
 
 	ix->counts.bookmark_packets++;
-	if (b->set_ns > ix->bm_last_set_ns)
-		ix->bm_last_set_ns = b->set_ns;
+	if (k.set_ns > ix->bm_last_set_ns)
+		ix->bm_last_set_ns = k.set_ns;
 	if (ix->n_bm_pkts < T4_INDEX_MAX_BOOKMARK_PKTS) {
 		if ((err = dec_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
-				       ix->n_bm_pkts, sizeof(*b))) < 0)
+				       ix->n_bm_pkts, sizeof(k))) < 0)
 			return err;
-		ix->bm_pkts[ix->n_bm_pkts++] = *b;
+		ix->bm_pkts[ix->n_bm_pkts++] = k;
 	}
 	if (slot >= 0) {
-		ix->bm_ids[slot] = *b;
+		ix->bm_ids[slot] = k;
 		return 0;
 	}
 	if (ix->n_bm_ids >= T4_INDEX_MAX_BOOKMARK_IDS) {
@@ -505,10 +524,10 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 		return 0;
 	}
 	if ((err = dec_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
-			       sizeof(*b))) < 0 ||
-	    (err = dec_idmap_put(&ix->bm_map, b->bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
+			       sizeof(k))) < 0 ||
+	    (err = dec_idmap_put(&ix->bm_map, k.bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
 		return err;
-	ix->bm_ids[ix->n_bm_ids++] = *b;
+	ix->bm_ids[ix->n_bm_ids++] = k;
 	return 0;
 }
 

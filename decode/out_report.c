@@ -579,6 +579,10 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "redescribed", "domains described again, otherwise",
 			    (int64_t)t4_index_counts(ix)->redescribed, true,
 			    "the first description holds; the domain's later counts are not decoded");
+	if (t4_index_counts(ix)->bookmarks_renamed)
+		health_item(w, "renamed", "bookmark packets naming an ID otherwise",
+			    (int64_t)t4_index_counts(ix)->bookmarks_renamed, true,
+			    "one ID per name: the first name holds");
 	if (sl->lost_events || sl->unplaced)
 		health_item(w, "slices", "CPU/GPU events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");

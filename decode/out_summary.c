@@ -485,7 +485,7 @@ static bool anything_missing(const struct t4_decoder *dec)
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
-	    t4_index_counts(ix)->redescribed)
+	    t4_index_counts(ix)->redescribed || t4_index_counts(ix)->bookmarks_renamed)
 		return true;
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		if (domain_missed(t4_decoder_domain_at(dec, i)))
@@ -586,6 +586,11 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			t4_index_counts(ix)->implausible_refs,
 			t4_index_counts(ix)->implausible_refs == 1 ? "" : "s");
 	redescribed(f, ix);
+	if (t4_index_counts(ix)->bookmarks_renamed)
+		fprintf(f, "  renamed           %" PRIu64 " bookmark packet%s naming an ID otherwise than"
+			   " its first (one ID per name): the first name holds\n",
+			t4_index_counts(ix)->bookmarks_renamed,
+			t4_index_counts(ix)->bookmarks_renamed == 1 ? "" : "s");
 	if (dm->untracked_rets)
 		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
 			   " (a damaged or crafted log): not decoded\n",

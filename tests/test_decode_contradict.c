@@ -170,3 +170,67 @@ Test(decode_contradict, a_domain_described_again, .timeout = 120)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+static void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t trigger, uint64_t ns)
+{
+	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
+
+	p.bookmark.bookmark_id = id;
+	p.bookmark.first_trigger = trigger;
+	p.bookmark.set_ns = ns;
+	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "%s", name);
+	lw_put(w, &p);
+}
+
+/* Bookmark ID 1 named "alpha" at trigger 10, "gamma" at 60 (ID 2 "beta"
+ * between): an ID keeps its first name (FORMAT.md 4.4), so the third
+ * phase is alpha#2 in every output and in info, and "gamma" is no
+ * bookmark of the log; counted and said. */
+Test(decode_contradict, a_bookmark_id_named_twice_keeps_its_first_name, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4contra"), path[PATH_MAX + 16], err[8192];
+	static char out[1 << 20];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/bm.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	event(&w, 1, 0, "a", "bytes");
+	for (uint64_t k = 0; k < TRIGGERS; k++) {
+		uint64_t ns = 1000000000ull + k * 1000000;
+		uint32_t id = k >= 60 ? 1 : k >= 30 ? 2 : k >= 10 ? 1 : 0;
+		if (k == 10 || k == 60)
+			bookmark(&w, 1, k == 10 ? "alpha" : "gamma", k, ns - 500000);
+		if (k == 30)
+			bookmark(&w, 2, "beta", k, ns - 500000);
+		ref(&w, k, ns, id);
+		ret(&w, 1, k, ns, k ? 5 : 0);
+	}
+	lw_close(&w);
+
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode bm.t4t -f phases"), 0);
+	cr_assert(strstr(out, "\nalpha,1,") && strstr(out, "\nbeta,1,") && strstr(out, "\nalpha,2,"),
+		  "%s", out);
+	cr_assert_null(strstr(out, "gamma"), "%s", out);
+	cr_assert(strstr(err, "bookmark ID 1 is named 'gamma' here, 'alpha' before: an ID keeps its"
+			      " first name"), "%s", err);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode bm.t4t -f csv"), 0);
+	cr_assert_null(strstr(out, "gamma"), "%s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode bm.t4t -f csv --phase gamma"),
+		     2);
+	cr_assert(strstr(err, "--phase gamma: no such bookmark in the log") && !strstr(err, "has: gamma")
+		  && !strstr(err, ", gamma"), "%s", err);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode bm.t4t"), 0);
+	cr_assert(strstr(out, "renamed           1 bookmark packet naming an ID otherwise than its"
+			      " first (one ID per name): the first name holds"), "%s", out);
+	cr_assert_null(strstr(out, "gamma"), "%s", out);
+	cr_assert_null(strstr(out, "PARTIAL"), "no count is lost: %s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info --json bm.t4t"), 0);
+	cr_assert_eq(json_num(out, "bookmarks_renamed"), 1, "%s", out);
+	cr_assert_null(strstr(out, "gamma"), "%s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info bm.t4t"), 0);
+	cr_assert(strstr(out, "  renamed          1 bookmark packets"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
