@@ -972,8 +972,8 @@ void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u
 
 	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
 		c[i] = totals ? (double)totals[i] : 0;
-		if (dm->pub.event_gauge[i]) /* level x us: back to the mean level */
-			c[i] = elapsed_ns >= 1000 ? c[i] / (double)(elapsed_ns / 1000) : 0;
+		if (dm->pub.event_gauge[i]) /* level x ns: back to the mean level */
+			c[i] = elapsed_ns ? c[i] / (double)elapsed_ns : 0;
 	}
 	dom_metrics(dm, c, (double)elapsed_ns, out);
 }

@@ -286,7 +286,7 @@ struct t4_dec_domain {
 	bool event_selected[T4_MAX_COUNTERS];
 	bool event_gauge[T4_MAX_COUNTERS];   /* a level, not a count (FORMAT 4.3):
 					      * intervals give the level; totals
-					      * are level x elapsed us */
+					      * are level x elapsed ns, exact */
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
@@ -308,7 +308,7 @@ struct t4_dec_domain {
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
-					  * level x elapsed us) */
+					  * level x elapsed ns, exact) */
 	struct t4_clock_stats clock;
 };
 
@@ -545,7 +545,7 @@ struct t4_event_row {
 	const char *pmu, *event, *unit; /* valid while the source is */
 	int64_t domain;           /* -1: summed; else the one domain's ID */
 	uint32_t domains;         /* domains summed */
-	bool gauge;               /* a level: total is level x us (FORMAT 4.3) */
+	bool gauge;               /* a level: total is level x ns (FORMAT 4.3) */
 	uint32_t scope;           /* T4_EV_TASK | T4_EV_INHERIT of its events: a
 				   * task's counts, not a CPU's (rows of either
 				   * scope are never summed together) */

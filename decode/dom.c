@@ -265,8 +265,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint32_t old = dm->ncap;
 	uint64_t *qc = calloc((size_t)dm->qcap * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
-	t4_u128 *level_us = calloc(n, sizeof(*level_us));
-	uint64_t *weighted = calloc(n, sizeof(*weighted));
+	t4_u128 *level_ns = calloc(n, sizeof(*level_ns));
 	double *dc = calloc(n, sizeof(*dc));
 	t4_u128 *run = calloc(n, sizeof(*run)), *ptot, *ntot;
 	uint64_t *run_lo = calloc(n, sizeof(*run_lo));
@@ -274,12 +273,11 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	phases_flush(dm); /* the totals are restrided */
 	ptot = restride(dm->ptot, dm->n_ptot, old, n);
 	ntot = restride(dm->ntot, dm->n_ntot, old, n);
-	if (!qc || !cell || !scratch || !dc || !weighted || !run || !run_lo || !level_us ||
+	if (!qc || !cell || !scratch || !dc || !run || !run_lo || !level_ns ||
 	    (dm->n_ptot && !ptot) || (dm->n_ntot && !ntot)) {
-		free(level_us);
+		free(level_ns);
 		free(run);
 		free(run_lo);
-		free(weighted);
 		free(qc);
 		free(cell);
 		free(scratch);
@@ -292,25 +290,23 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
 	if (old) {
 		memcpy(cell, dm->bin.counts, old * sizeof(*cell));
-		memcpy(level_us, dm->bin.level_us, old * sizeof(*level_us));
+		memcpy(level_ns, dm->bin.level_ns, old * sizeof(*level_ns));
 	}
 	free(dm->qc);
 	free(dm->bin.counts);
-	free(dm->bin.level_us);
+	free(dm->bin.level_ns);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
 	free(dm->ntot);
-	free(dm->weighted);
 	free(dm->run);
 	free(dm->run_lo);
 	dm->run = run;
 	dm->run_lo = run_lo;
-	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
 	dm->bin.counts = cell;
-	dm->bin.level_us = level_us;
+	dm->bin.level_ns = level_ns;
 	dm->scratch = scratch;
 	dm->dcounts = dc;
 	dm->ptot = ptot;
@@ -333,11 +329,10 @@ void dom_free(struct dom *dm)
 	free(dm->pel);
 	free(dm->ntot);
 	free(dm->nel);
-	free(dm->weighted);
 	free(dm->run);
 	free(dm->run_lo);
 	free(dm->bin.counts);
-	free(dm->bin.level_us);
+	free(dm->bin.level_ns);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);
@@ -567,19 +562,6 @@ static inline uint32_t interval_flags(struct dom *dm, const struct dsample *s)
 	return f;
 }
 
-/* Counts as totals add them: a gauge's level weighted by the time it
- * held (level x elapsed us), counts themselves otherwise. */
-static inline const uint64_t *weigh(struct dom *dm, const uint64_t *counts, uint32_t n,
-			     uint64_t elapsed_ns)
-{
-	if (!dm->any_gauge)
-		return counts;
-	for (uint32_t i = 0; i < n; i++)
-		dm->weighted[i] = dm->pub.event_gauge[i] ? dec_gauge_weight(counts[i], elapsed_ns)
-							 : counts[i];
-	return dm->weighted;
-}
-
 /* An interval across a damaged stretch of the file holds only the counts
  * read after the last packet the damage took: it keeps the time those
  * counts cover, at its end (its clock's count at the model's rate, or the
@@ -643,7 +625,7 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsched *sc,
 		dm->last_elapsed = iv.elapsed_ns;
 	if (!ref)
 		iv.flags |= T4_IV_NO_REF;
-	rc = attrib_interval(d, dm, &iv, weigh(dm, counts, s->n, iv.elapsed_ns));
+	rc = attrib_interval(d, dm, &iv);
 done:
 	dm->prev = *s;
 	dm->have_prev = true;

@@ -301,10 +301,12 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 		p->n = iv->n_counts;
 		memset(p->totals, 0, sizeof(p->totals[0]) * p->n);
 	}
-	/* totals as the phases add them: counts, gauges as level x us */
+	/* totals as the phases add them: counts, gauges as level x ns */
 	for (uint32_t c = 0; c < iv->n_counts && c < p->n; c++)
-		p->totals[c] += d->event_gauge[c] ? dec_gauge_weight(iv->counts[c], iv->elapsed_ns)
-						  : iv->counts[c];
+		p->totals[c] = d->event_gauge[c]
+				       ? dec_u128_add_sat(p->totals[c],
+							  dec_gauge_weight(iv->counts[c], iv->elapsed_ns))
+				       : p->totals[c] + iv->counts[c];
 	p->end = rpt_time(r, iv->end_ns);
 	p->elapsed += iv->elapsed_ns;
 	return 0;
