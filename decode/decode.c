@@ -15,7 +15,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,27 +179,6 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 
 	if (slot >= 0 && d->doms[slot]) /* NULL: another worker's (decode -j) */
 		d->doms[slot]->dirty = true;
-}
-
-/* --bin finer than the log's period only spreads each interval's counts
- * evenly over its bins: said; a thousand bins per interval and more is
- * refused (--bin 1ns on a minute's log is hours of work and gigabytes of
- * made-up rows). */
-static int check_bins(const struct t4_decoder *d)
-{
-	char g[32], p[32];
-
-	if (!d->o.bin_ns || !d->period_ns || d->o.bin_ns >= d->period_ns)
-		return 0;
-	t4_fmt_duration(d->o.bin_ns, g, sizeof(g));
-	t4_fmt_duration(d->period_ns, p, sizeof(p));
-	if (d->period_ns / d->o.bin_ns >= DEC_MAX_BINS_PER_PERIOD)
-		return t4_err(EINVAL, "--bin %s: a thousand bins and more per period of the log"
-			      " (%s), each only a share of one interval: use --bin %s or more",
-			      g, p, p);
-	t4_warn("--bin %s is finer than the log's period (%s): its bins spread each"
-		" interval's counts evenly", g, p);
-	return 0;
 }
 
 static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
@@ -380,7 +358,7 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		break;
 	case T4_PKT_SESSION:
 		d->period_ns = p->session.period_ns;
-		rc = check_bins(d);
+		rc = dec_check_bins(d->o.bin_ns, d->period_ns, d->quiet);
 		break;
 	case T4_PKT_DOMAIN:
 		mark_dirty(d, p->domain.domain_id);
@@ -427,155 +405,13 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 
 /* ---- filters that match nothing are errors ------------------------------------ */
 
-/* Candidate names for "did you mean", up to a bound (an error path). */
-struct names {
-	const char *v[512];
-	size_t n;
-};
-
-static void names_add(struct names *c, const char *s)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i], s))
-			return;
-	if (c->n < T4_ARRAY_LEN(c->v) && *s)
-		c->v[c->n++] = s;
-}
-
-/* "a, b, c" of the first candidates into buf. */
-static const char *names_list(const struct names *c, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < c->n && n + 4 < cap; i++) {
-		char safe[96];
-		const char *t = t4_text(c->v[i], T4_TEXT_CONTROL, safe, sizeof(safe));
-		if (n + strlen(t) + 8 >= cap) {
-			snprintf(buf + n, cap - n, ", ...");
-			break;
-		}
-		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", t);
-	}
-	return buf;
-}
-
-/* Each glob of a comma-separated list must match one of the candidates:
- * else an error naming it, the closest candidate and what there is. An
- * empty list is one empty glob, which matches no name: selecting nothing
- * must be said, not give an empty output. */
-static int check_globs(const char *opt, const char *globs, const struct names *c, int flags,
-		       const char *what)
-{
-	char one[256], dym[160], list[600], safe[300];
-
-	for (const char *p = globs; p && (*p || p == globs);) {
-		size_t n = strcspn(p, ",");
-		bool hit = false;
-		snprintf(one, sizeof(one), "%.*s", (int)(n < 255 ? n : 255), p);
-		for (size_t i = 0; i < c->n && !hit; i++)
-			hit = !fnmatch(one, c->v[i], flags);
-		if (!hit)
-			return t4_err(ENOENT, "%s %s: matches no %s%s (%s: %s)", opt,
-				      t4_text(one, T4_TEXT_CONTROL, safe, sizeof(safe)), what,
-				      t4_did_you_mean(dym, sizeof(dym),
-						      t4_suggest(one, c->v, c->n, t4_strv_at)),
-				      c->n ? "the log has" : "the log has none", names_list(c, list, sizeof(list)));
-		p += n + (p[n] == ',');
-	}
-	return 0;
-}
-
-static int check_pmus(const struct t4_decoder *d)
-{
-	struct names c = { .n = 0 };
-
-	if (!d->o.pmu_glob)
-		return 0;
-	for (size_t i = 0; i < d->n_doms; i++) {
-		const struct dom *dm = d->doms[i];
-		names_add(&c, dm->pub.name);
-		names_add(&c, dm->pmu);
-		names_add(&c, t4_domain_kind_name(dm->pub.ix->d.kind));
-	}
-	return check_globs("--pmu", d->o.pmu_glob, &c, FNM_CASEFOLD, "domain, PMU or kind");
-}
-
-static int check_events(const struct t4_decoder *d)
-{
-	struct names c = { .n = 0 };
-
-	if (!d->o.event_glob)
-		return 0;
-	for (size_t i = 0; i < d->n_doms; i++) {
-		const struct t4_dec_domain *p = &d->doms[i]->pub;
-		if (!p->selected)
-			continue;
-		for (uint32_t k = 0; k < p->n_counts; k++)
-			names_add(&c, p->event_name[k]);
-		for (uint32_t m = 0; m < p->n_metrics; m++)
-			names_add(&c, p->metric_name[m]);
-	}
-	return check_globs("--event", d->o.event_glob, &c, 0, "event or metric");
-}
-
-/* A bookmark the options name must be in the log: a typo otherwise gives
- * an empty (or an unfiltered) output without a word. */
-static int check_name(const struct t4_decoder *d, const char *opt, const char *name)
-{
-	struct names c = { .n = 0 };
-	char dym[160], list[600], safe[300];
-
-	if (!name || t4_index_bookmark_id(d->ix, name) >= 0)
-		return 0;
-	for (size_t i = 0; i < t4_index_n_bookmarks(d->ix); i++)
-		names_add(&c, t4_index_bookmark_at(d->ix, i)->name);
-	return t4_err(EINVAL, "%s %s: no such bookmark in the log%s (%s%s)", opt,
-		      t4_text(name, T4_TEXT_CONTROL, safe, sizeof(safe)),
-		      t4_did_you_mean(dym, sizeof(dym), t4_suggest(name, c.v, c.n, t4_strv_at)),
-		      c.n ? "it has: " : "it has none", names_list(&c, list, sizeof(list)));
-}
-
-/* --from/--to offsets must fall inside the recording. */
-static int check_span(const struct t4_decoder *d)
-{
-	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
-	uint64_t last = 0;
-	char a[32], b[32];
-
-	for (size_t i = 0; i < t4_index_n_scheds(d->ix); i++) {
-		const struct t4_index_sched *s = t4_index_sched_at(d->ix, i);
-		if (s->last_ns > last)
-			last = s->last_ns;
-	}
-	uint64_t span = last > d->origin_ns ? last - d->origin_ns : 0;
-	if (f->set && !f->is_bookmark && f->offset_ns >= span)
-		return t4_err(ERANGE, "--from %s: past the end of the log (its triggers span %s)",
-			      t4_fmt_duration(f->offset_ns, a, sizeof(a)),
-			      t4_fmt_duration(span, b, sizeof(b)));
-	if (t->set && !t->is_bookmark && !t->offset_ns)
-		return t4_err(ERANGE, "--to 0: the window is empty");
-	return 0;
-}
-
+/* What the options name must be in the log (filters.c); merged, in one
+ * of the logs, which t4_merge_decode checks before any is decoded. */
 static int check_names(const struct t4_decoder *d)
 {
-	int rc = check_name(d, "--phase", d->o.phase);
+	const struct t4_index *ix = d->ix;
 
-	if (!rc && d->o.from.is_bookmark)
-		rc = check_name(d, "--from", d->o.from.bookmark);
-	if (!rc && d->o.to.is_bookmark)
-		rc = check_name(d, "--to", d->o.to.bookmark);
-	if (d->place) /* merged: a filter need match on one host only
-		       * (t4_merge_decode checks that it does) */
-		return rc;
-	if (!rc)
-		rc = check_pmus(d);
-	if (!rc)
-		rc = check_events(d);
-	if (!rc)
-		rc = check_span(d);
-	return rc;
+	return d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
 }
 
 int dec_finish_domains(struct t4_decoder *d)
@@ -886,14 +722,19 @@ const struct t4_place *t4_decoder_place(const struct t4_decoder *d)
 	return d->place;
 }
 
-int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
+int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b)
 {
-	const struct t4_session_pkt *s = t4_index_session(d->ix);
+	const struct t4_session_pkt *s = t4_index_session(ix);
 
-	if (b == T4_TIME_REAL && !d->place && (!s || !s->start_ref_ns || !s->start_real_ns))
+	if (b == T4_TIME_REAL && (!s || !s->start_ref_ns || !s->start_real_ns))
 		return t4_err(EINVAL, "--time real: the log has no session packet with its realtime"
 			      " anchor (use --time ref or rel)");
 	return 0;
+}
+
+int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
+{
+	return d->place ? 0 : t4_index_time_ok(d->ix, b); /* merged: the host's line */
 }
 
 int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_base b)
@@ -976,34 +817,4 @@ void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u
 			c[i] = elapsed_ns ? c[i] / (double)elapsed_ns : 0;
 	}
 	dom_metrics(dm, c, (double)elapsed_ns, out);
-}
-
-bool dec_glob_any(const char *globs, const char *name, int flags)
-{
-	char one[256];
-
-	if (!globs)
-		return true;
-	for (const char *p = globs; *p;) {
-		size_t n = strcspn(p, ",");
-		if (n < sizeof(one)) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-			if (!fnmatch(one, name, flags))
-				return true;
-		}
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-/* --pmu: the domain's name, its PMU or its kind. */
-bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
-			 const char *kind, uint32_t kind_id)
-{
-	const char *g = d->o.pmu_glob;
-
-	return !g || dec_glob_any(g, name, 0) || (*pmu && dec_glob_any(g, pmu, 0)) ||
-	       dec_glob_any(g, kind, FNM_CASEFOLD) ||
-	       dec_glob_any(g, t4_domain_kind_name(kind_id), FNM_CASEFOLD);
 }

@@ -442,6 +442,8 @@ const char *t4_time_base_name(enum t4_time_base b);
 /* Whether the log can give times in base b (T4_TIME_REAL needs a session
  * with its (reference, REALTIME) pair); -EINVAL with a message if not. */
 int t4_decoder_time_ok(const struct t4_decoder *dec, enum t4_time_base b);
+/* The same for a log decoded alone, from its index. */
+int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b);
 /* Reference time t in base b (signed: REL before the first trigger). */
 int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_base b);
 /* Damage seen: chunks skipped, truncated tail, triggers without a
@@ -482,6 +484,25 @@ const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t boo
  * the phase rows print. out has n_metrics entries. */
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
+
+/* ---- the options checked against the logs (filters.c) ---------------------- */
+
+/* Whether every name the options give is in the logs (one, or several
+ * merged: a name need be in one of them): --phase, --from and --to
+ * bookmarks, each glob of --pmu and --event (a name an output would
+ * show), --from/--to offsets inside a single log's span, --bin no finer
+ * than a thousandth of a period. What the decoder checks at its end, and
+ * a first pass before any output byte (t4_decode_check_file). 0, or an
+ * error naming the option, the closest name and the names there are
+ * (t4_exit_code: 2). */
+int t4_decode_check(const struct t4_index *const *ix, size_t n, const struct t4_decode_opts *o);
+/* Whether the options hold anything t4_decode_check() may refuse. */
+bool t4_decode_check_needed(const struct t4_decode_opts *o);
+/* A first pass over the log at path (a file, or "-" when standard input
+ * is one: it is read twice): its index, read quietly (the decode says
+ * its damage), then t4_decode_check() and t4_index_time_ok(b). Costs
+ * what `info` costs, a fraction of a decode. */
+int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b);
 
 /* ---- several hosts' logs on one timeline (merge.c) ------------------------- */
 

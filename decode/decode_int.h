@@ -649,10 +649,25 @@ static inline bool dec_in_window(struct t4_decoder *d, uint64_t start, uint64_t 
 		return true;
 	return dec_time_window(d, start, end);
 }
-bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
+/* filters.c */
+/* Whether --pmu's globs (NULL: all) select a domain by its name, PMU
+ * or kind. */
+bool dec_domain_selected(const char *pmu_glob, const char *name, const char *pmu,
 			 const char *kind, uint32_t kind_id);
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
 bool dec_glob_any(const char *globs, const char *name, int flags);
+/* --bin against the log's period: refused (a thousand bins and more per
+ * period), or said unless quiet (finer than the period), or 0. */
+int dec_check_bins(uint64_t bin_ns, uint64_t period_ns, bool quiet);
+/* index.c: the PMU of a domain's first n events: the first that names
+ * one ("" if none); valid until the index changes. */
+const char *dec_domain_pmu(const struct t4_index *ix, uint32_t id, uint32_t n);
+/* metrics.c: the metric event i of a DRM domain makes (FORMAT 6.2: per
+ * client and engine, busy % from its engine ns, or from its cycles and
+ * total cycles, over its capacity): its name and formula; false when
+ * it makes none. names: the domain's n event names. */
+bool dec_drm_metric(const char *const *names, uint32_t n, uint32_t i, char *name, size_t name_cap,
+		    char *expr, size_t expr_cap);
 /* dom.c */
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
 /* decode -j: the next slot is domain id's, decoded by another worker

@@ -759,6 +759,16 @@ const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t 
 	return NULL;
 }
 
+const char *dec_domain_pmu(const struct t4_index *ix, uint32_t id, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct t4_event_pkt *e = t4_index_event(ix, id, i);
+		if (e && e->pmu[0])
+			return e->pmu;
+	}
+	return "";
+}
+
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)
 {
 	int64_t slot = dec_idmap_get(&ix->bm_map, id);
