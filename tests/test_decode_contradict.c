@@ -19,8 +19,9 @@
 #define TRIGGERS 100
 #define HALF 50 /* the contradiction comes after the packets of this trigger */
 
-static void event(struct lw *w, uint32_t domain, uint32_t index, const char *name,
-		  const char *unit)
+/* Event index of domain, PMU "soft". */
+static struct t4_packet event_pkt(uint32_t domain, uint32_t index, const char *name,
+				  const char *unit)
 {
 	struct t4_packet p = { .type = T4_PKT_EVENT };
 
@@ -30,6 +31,14 @@ static void event(struct lw *w, uint32_t domain, uint32_t index, const char *nam
 	snprintf(p.event.pmu, sizeof(p.event.pmu), "soft");
 	snprintf(p.event.name, sizeof(p.event.name), "%s", name);
 	snprintf(p.event.unit, sizeof(p.event.unit), "%s", unit);
+	return p;
+}
+
+static void event(struct lw *w, uint32_t domain, uint32_t index, const char *name,
+		  const char *unit)
+{
+	struct t4_packet p = event_pkt(domain, index, name, unit);
+
 	lw_put(w, &p);
 }
 
@@ -86,14 +95,8 @@ Test(decode_contradict, an_event_described_again_otherwise_is_counted_and_said, 
 {
 	char *dir = cli_tmpdir("t4contra"), path[PATH_MAX + 16], err[8192];
 	static char out[1 << 20];
-	struct t4_packet again = { .type = T4_PKT_EVENT };
+	struct t4_packet again = event_pkt(1, 0, "c", "bytes");
 
-	again.event.domain_id = 1;
-	again.event.index = 0;
-	again.event.scale = 1.0;
-	snprintf(again.event.pmu, sizeof(again.event.pmu), "soft");
-	snprintf(again.event.name, sizeof(again.event.name), "c");
-	snprintf(again.event.unit, sizeof(again.event.unit), "bytes");
 	snprintf(path, sizeof(path), "%s/re.t4t", dir);
 	write_log(path, &again);
 
@@ -231,6 +234,71 @@ Test(decode_contradict, a_bookmark_id_named_twice_keeps_its_first_name, .timeout
 	cr_assert_null(strstr(out, "gamma"), "%s", out);
 	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info bm.t4t"), 0);
 	cr_assert(strstr(out, "  renamed          1 bookmark packets"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A hostile log: 3000 domains, every other one's event described again
+ * under a name that is no text (an escape sequence, a line break, bytes
+ * that are not UTF-8), a bookmark ID named again likewise. Each
+ * contradiction is said once, on one line with no control character; the
+ * summary counts 1500 domains; every output and info stay valid text. */
+Test(decode_contradict, contradictions_in_thousands_of_domains_and_names_that_are_no_text,
+     .timeout = 300)
+{
+	char *dir = cli_tmpdir("t4contra"), path[PATH_MAX + 16], err[8192];
+	static char out[1 << 20];
+	static const char hostile[] = "\x1b[2J\xff\n\x07x";
+	struct t4_packet again = event_pkt(0, 0, hostile, "bytes");
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/many.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 1; id <= 3000; id++) {
+		domain(&w, id);
+		event(&w, id, 0, "a", "bytes");
+	}
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t ns = 1000000000ull + k * 1000000;
+		if (k == 5 || k == 12)
+			bookmark(&w, 1, k == 5 ? "ok" : hostile, k, ns - 500000);
+		ref(&w, k, ns, k >= 5);
+		for (uint32_t id = 1; id <= 3000; id++)
+			ret(&w, id, k, ns, k ? 5 : 0);
+		for (uint32_t id = 2; k == 10 && id <= 3000; id += 2) {
+			again.event.domain_id = id;
+			lw_put(&w, &again);
+		}
+	}
+	lw_close(&w);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode many.t4t -f csv -o m.csv"),
+		     0, "%s", err);
+	cr_assert_eq(count_lines(err), 3, "one line each (and 'wrote'): %s", err);
+	cr_assert(strstr(err, "domain d2 (ID 2): its event 0 describes it again, otherwise"), "%s",
+		  err);
+	cr_assert(strstr(err, "bookmark ID 1 is named '"), "%s", err);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode many.t4t -v"), 0);
+	cr_assert(strstr(out, "re-described      1500 domains described again, otherwise (d2 and"
+			      " others): the first description holds; 13500 return packets after it"
+			      " not decoded"), "%s", out);
+	snprintf(path, sizeof(path),
+		 "cd '%s' && B='%s' && \"$B\" decode many.t4t -f jsonl -o m.jsonl 2> e1 && "
+		 "\"$B\" decode many.t4t > sum.txt 2> e2 && \"$B\" info many.t4t > info.txt && "
+		 "\"$B\" info --json many.t4t > info.json && \"$B\" decode many.t4t -f phases"
+		 " > p.csv 2> e3 && python3 - <<'EOF'\n"
+		 "import csv, json\n"
+		 "recs = [json.loads(l) for l in open('m.jsonl', 'rb').read().decode('utf-8').splitlines()]\n"
+		 "assert all(list(r['counts']) == ['a'] for r in recs if r['type'] == 'interval')\n"
+		 "j = json.load(open('info.json', 'rb'))\n"
+		 "assert j['redescribed'] == 1500 and j['bookmarks_renamed'] == 1, j['redescribed']\n"
+		 "assert {b['name'] for b in j['bookmarks']} == {'ok'}\n"
+		 "assert [r[0] for r in csv.reader(open('p.csv', encoding='utf-8'))][1:] == ['', 'ok']\n"
+		 CLI_PY_CLEAN "clean('sum.txt', 'info.txt', 'e1', 'e2', 'e3')\n"
+		 "print('clean')\n"
+		 "EOF\n",
+		 dir, cli_bin());
+	cr_assert_eq(cli_run(out, sizeof(out), "%s 2>&1", path), 0, "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }
