@@ -105,6 +105,11 @@ int cli_outfile_open(struct cli_outfile *o);
 int cli_outfile_close(struct cli_outfile *o, int rc);
 bool cli_outfile_stdout(const struct cli_outfile *o);
 
+/* Standard input that is no file (a pipe) copied into an unnamed file in
+ * $TMPDIR that becomes standard input, to be read twice (spool.c); 0 or
+ * -errno with the message set. */
+int cli_spool_stdin(void);
+
 /* The logs of decode and report (logs.c): files, and the *.t4t files of
  * a directory in name order. */
 struct cli_logs {

@@ -86,7 +86,8 @@ static void decode_usage(FILE *f)
 		"interval per phase, counts split by overlap: per-phase sums of -f csv or\n"
 		"-f jsonl equal the summary's. Durations take " T4_DURATION_UNITS ".\n"
 		"Exit status: 0 success, 1 I/O error, 2 bad usage, a filter that matches\n"
-		"nothing (an unknown bookmark, PMU or event; --from/--to outside the log),\n"
+		"nothing (an unknown bookmark, PMU or event; --from/--to outside the log:\n"
+		"found before any output, standard output by a first pass over the log),\n"
 		"a file that is not a log, or is missing, or one log given twice.\n");
 }
 
@@ -267,6 +268,24 @@ static bool to_stdout(const struct decode_args *a)
 	return !a->output || !strcmp(a->output, "-");
 }
 
+/* What the options name is checked against the whole log before the
+ * first output byte where the output is written as it goes (standard
+ * output, a FIFO; a file is written under a temporary name, removed on
+ * an error): a first pass over the log, as `info` reads it, a pipe on
+ * standard input copied aside first to be read twice. Merged logs are
+ * checked by their own first pass (t4_merge_decode). */
+static int check_first(const struct decode_args *a, const struct cli_outfile *of)
+{
+	int rc;
+
+	if ((!cli_outfile_stdout(of) && !of->in_place) || a->logs.n != 1 ||
+	    (!t4_decode_check_needed(&a->d) && a->out.time != T4_TIME_REAL))
+		return 0;
+	if (!strcmp(a->logs.v[0], "-") && (rc = cli_spool_stdin()) < 0)
+		return rc;
+	return t4_decode_check_file(a->logs.v[0], &a->d, a->out.time);
+}
+
 static int decode_run(struct decode_args *a)
 {
 	struct t4_output *out = NULL;
@@ -284,6 +303,10 @@ static int decode_run(struct decode_args *a)
 			fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
 			return 2;
 		}
+	if ((rc = check_first(a, &of)) < 0) {
+		fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());
+		return t4_exit_code(rc);
+	}
 	a->out.log_name = a->logs.v[0];
 	a->out.out_name = a->output;
 	if ((rc = cli_outfile_open(&of)) < 0) {

@@ -7,8 +7,9 @@
  * rate, bookmarks with the time they were set, damage. Damage is reported, not
  * fatal: the exit code is 0 whenever the file is a log at all, 2 when it
  * cannot be opened or is not a log, 1 for an I/O error while reading.
- * Metadata packets repeated in the log replace the earlier copy with the
- * same key (domain ID, domain + event index, bookmark ID); the copies a
+ * A domain or event described again, otherwise, keeps its first description
+ * and its later counts are in no total, and a bookmark ID its first name
+ * (decode/index.c, said); the copies a
  * writer repeats in later chunks (FORMAT.md 4.8) count only as copies,
  * and as "restored" where they stand in for a packet damage lost. A file
  * that holds two recordings is described up to the second, with a warning
@@ -281,6 +282,8 @@ static void json_domains(const struct info *in)
 		jkey_u64("nominal_hz", d->d.nominal_hz);
 		jkey_u64("sched_id", d->d.sched_id);
 		jkey_u64("n_events", d->n_events);
+		printf("\"redescribed\": %s, ", d->redescribed ? "true" : "false");
+		jkey_u64("redescribed_rets", d->rets_redescribed);
 		jkey_u64("ret_packets", d->rets);
 		jkey_u64("unanswered", t4_index_unanswered(in->ix, d));
 		jkey_u64("values", d->values);
@@ -353,6 +356,9 @@ static void print_json(const struct info *in)
 	jkey_u64("unknown_packets", st->unknown_packets);
 	jkey_u64("untracked_packets", c->untracked);
 	jkey_u64("implausible_refs", c->implausible_refs);
+	jkey_u64("redescribed", c->redescribed);
+	jkey_u64("redescribed_rets", c->rets_redescribed);
+	jkey_u64("bookmarks_renamed", c->bookmarks_renamed);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	if (st->next_recording)
 		jkey_u64("next_recording", st->next_recording);
@@ -445,7 +451,9 @@ static void human_domains(const struct info *in)
 		       d->d.domain_id, tty(d->d.name, name, sizeof(name)),
 		       t4_domain_kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
-		       t4_index_unanswered(in->ix, d), d->described ? "" : "  (no domain packet)");
+		       t4_index_unanswered(in->ix, d),
+		       !d->described ? "  (no domain packet)"
+		       : d->redescribed ? "  (described again, otherwise: the first holds)" : "");
 	}
 }
 
@@ -564,6 +572,14 @@ static void print_human(const struct info *in)
 	if (c->implausible_refs)
 		printf(ROW "%" PRIu64 " reference packets whose trigger ID jumps further than "
 		       "their time allows (damage), left out\n", "implausible", c->implausible_refs);
+	if (c->redescribed)
+		printf(ROW "%" PRIu64 " domains described again, otherwise: the first description"
+		       " holds; %" PRIu64 " return packets after it in no total\n", "re-described",
+		       c->redescribed, c->rets_redescribed);
+	if (c->bookmarks_renamed)
+		printf(ROW "%" PRIu64 " bookmark packets naming an ID otherwise than its first (one"
+		       " ID per name): the first name holds, below too\n", "renamed",
+		       c->bookmarks_renamed);
 	human_domains(in);
 	human_events(in);
 	human_bookmarks(in);

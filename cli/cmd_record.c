@@ -776,10 +776,11 @@ static int run_virtual(struct recording *r)
 	r->log = NULL;
 	if (rc == 0 && crc < 0)
 		rc = crc;
-	if (rc == 0)
-		rc = cli_output_publish(&r->out);
-	else
+	if (rc != 0)
 		cli_output_drop(&r->out); /* failed: drop the unnamed log */
+	else if ((crc = cli_output_publish(&r->out)) < 0)
+		t4_report(crc); /* stranded under its partial name, which is said and
+				 * summarised: exit 1 (exit_code), as a live recording */
 	if (rc == 0 && !r->o.quiet) {
 		if (signals_got)
 			virtual_interrupted(&st, r->o.duration_ns);

@@ -5,8 +5,9 @@
  * overlaps, each with the share of its counts and of its elapsed time
  * that its overlap gives, in integers by the largest-remainder rule, so
  * the pieces add up exactly to the interval. A gauge (a level, FORMAT 4.3)
- * keeps its level in every piece; its weight in totals (level x us) is
- * split like a count. Each piece then goes to the same places: the
+ * keeps its level in every piece; its weight in totals is its level x
+ * the piece's elapsed ns (exact: the pieces' weights add up to the
+ * interval's). Each piece then goes to the same places: the
  * domain's totals, its phase's totals (the summary, `report`) and the
  * sink (CSV, JSONL, Perfetto) or the --bin bins. Every output therefore
  * says the same thing about a phase, by construction: there is no second
@@ -43,7 +44,6 @@ void attrib_free(struct t4_decoder *d)
 {
 	free(d->cuts);
 	free(d->cut_counts);
-	free(d->cut_weights);
 	free(d->cut_el);
 }
 
@@ -67,12 +67,9 @@ static int cut_room(struct t4_decoder *d, size_t k, uint32_t n)
 	if (vals > d->cap_cut_vals) {
 		size_t cap = 2 * vals;
 		uint64_t *cc = realloc(d->cut_counts, cap * sizeof(*cc));
-		uint64_t *cw = cc ? realloc(d->cut_weights, cap * sizeof(*cw)) : NULL;
 		if (cc)
 			d->cut_counts = cc;
-		if (cw)
-			d->cut_weights = cw;
-		if (!cc || !cw)
+		if (!cc)
 			return t4_err(ENOMEM, "out of memory for the phase split");
 		d->cap_cut_vals = cap;
 	}
@@ -131,10 +128,9 @@ static int cut(struct t4_decoder *d, size_t first, const struct t4_interval *iv,
  * attrib_any()'s (out of line: one copy of it, in emit(), is the usual
  * path's). */
 static __attribute__((noinline)) int piece(struct t4_decoder *d, struct dom *dm,
-					   struct t4_interval *iv, size_t span,
-					   const uint64_t *weighted)
+					   struct t4_interval *iv, size_t span)
 {
-	return attrib_piece(d, dm, iv, span, weighted);
+	return attrib_piece(d, dm, iv, span);
 }
 
 /* Split value by the pieces' overlaps into out (stride n, column c). */
@@ -150,7 +146,7 @@ static void split(struct t4_decoder *d, uint64_t value, size_t k, uint64_t len, 
  * each with its shares (out of line: the usual interval, inside one span,
  * needs none of this, nor its stack frame). */
 static __attribute__((noinline)) int attrib_cut(struct t4_decoder *d, struct dom *dm,
-						struct t4_interval *iv, const uint64_t *weighted)
+						struct t4_interval *iv)
 {
 	uint32_t n = iv->n_counts;
 	size_t k;
@@ -171,8 +167,6 @@ static __attribute__((noinline)) int attrib_cut(struct t4_decoder *d, struct dom
 				d->cut_counts[j * n + c] = iv->counts[c];
 		else
 			split(d, iv->counts[c], k, len, d->cut_counts, n, c);
-		if (weighted != iv->counts)
-			split(d, weighted[c], k, len, d->cut_weights, n, c);
 	}
 	split(d, iv->elapsed_ns, k, len, d->cut_el, 1, 0);
 	/* the shares are final: the outputs may reuse the apportioning scratch */
@@ -183,14 +177,12 @@ static __attribute__((noinline)) int attrib_cut(struct t4_decoder *d, struct dom
 		p.end_ns = d->cuts[j].end;
 		p.elapsed_ns = d->cut_el[j];
 		p.counts = pc;
-		rc = piece(d, dm, &p, d->cuts[j].span,
-			   weighted != iv->counts ? &d->cut_weights[j * n] : pc);
+		rc = piece(d, dm, &p, d->cuts[j].span);
 	}
 	return rc;
 }
 
-int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-	       const uint64_t *weighted)
+int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 {
 	int rc;
 
@@ -198,6 +190,6 @@ int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
 		return rc;
 	size_t whole = whole_span(d, dm, iv);
 	if (whole != SIZE_MAX) /* the usual case: one piece, the interval itself */
-		return piece(d, dm, iv, whole, weighted);
-	return attrib_cut(d, dm, iv, weighted);
+		return piece(d, dm, iv, whole);
+	return attrib_cut(d, dm, iv);
 }

@@ -45,11 +45,10 @@ static int bin_emit(struct t4_decoder *d, struct dom *dm)
 	const struct dspan *sp = &d->spans[c->span];
 
 	for (uint32_t i = 0; i < dm->pub.n_counts && dm->any_gauge; i++)
-		if (dm->pub.event_gauge[i]) { /* level x us -> the mean level */
-			c->counts[i] = c->elapsed >= 1000
-					       ? (uint64_t)(c->level_us[i] / (c->elapsed / 1000))
-					       : 0;
-			c->level_us[i] = 0;
+		if (dm->pub.event_gauge[i]) { /* level x ns -> the mean level, exact */
+			t4_u128 mean = c->elapsed ? c->level_ns[i] / c->elapsed : 0;
+			c->counts[i] = mean > UINT64_MAX ? UINT64_MAX : (uint64_t)mean;
+			c->level_ns[i] = 0;
 		}
 	struct t4_interval iv = {
 		.domain = dm->slot,
@@ -98,7 +97,8 @@ static void bin_add(struct dom *dm, int64_t i, size_t span, uint64_t lo, uint64_
 static void share(struct dom *dm, uint32_t k, uint64_t part, uint64_t level, uint64_t elapsed_ns)
 {
 	if (dm->pub.event_gauge[k])
-		dm->bin.level_us[k] += dec_gauge_weight(level, elapsed_ns);
+		dm->bin.level_ns[k] =
+			dec_u128_add_sat(dm->bin.level_ns[k], dec_gauge_weight(level, elapsed_ns));
 	else
 		dm->bin.counts[k] += part;
 }

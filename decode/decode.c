@@ -15,7 +15,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,27 +181,6 @@ static void mark_dirty(struct t4_decoder *d, uint32_t domain_id)
 		d->doms[slot]->dirty = true;
 }
 
-/* --bin finer than the log's period only spreads each interval's counts
- * evenly over its bins: said; a thousand bins per interval and more is
- * refused (--bin 1ns on a minute's log is hours of work and gigabytes of
- * made-up rows). */
-static int check_bins(const struct t4_decoder *d)
-{
-	char g[32], p[32];
-
-	if (!d->o.bin_ns || !d->period_ns || d->o.bin_ns >= d->period_ns)
-		return 0;
-	t4_fmt_duration(d->o.bin_ns, g, sizeof(g));
-	t4_fmt_duration(d->period_ns, p, sizeof(p));
-	if (d->period_ns / d->o.bin_ns >= DEC_MAX_BINS_PER_PERIOD)
-		return t4_err(EINVAL, "--bin %s: a thousand bins and more per period of the log"
-			      " (%s), each only a share of one interval: use --bin %s or more",
-			      g, p, p);
-	t4_warn("--bin %s is finer than the log's period (%s): its bins spread each"
-		" interval's counts evenly", g, p);
-	return 0;
-}
-
 static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 {
 	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
@@ -222,9 +200,60 @@ static int take_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
 		return 0; /* another worker's */
 	if (!dm && !(dm = dom_of(d, r->domain_id)))
 		return -ENOMEM;
-	if (!dm->pub.selected)
-		return 0;
+	if (!dm->pub.selected || dm->pub.ix->redescribed)
+		return 0; /* (re-described: counted by the index, not decoded) */
 	return dom_take(d, dm, r);
+}
+
+/* A domain or event packet contradicted the description the index holds
+ * (index.c): said once per log, and the domain's returns from here on go
+ * the index's way only (feed_ret's short path takes none of them), in no
+ * total, so that no count is put under a name that may not be its own. */
+static void redescribed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	uint32_t id = p->type == T4_PKT_DOMAIN ? p->domain.domain_id : p->event.domain_id;
+	const struct t4_index_domain *ix = t4_index_domain(d->ix, id);
+	int64_t slot = dec_idmap_get(&d->dom_map, id);
+	char name[4 * T4_NAME_MAX], b1[4 * T4_NAME_MAX], b2[4 * T4_NAME_MAX], what[64];
+	const char *was, *now;
+
+	if (slot >= 0 && d->doms[slot])
+		d->doms[slot]->ixw = NULL;
+	if (d->quiet || d->said_redescribed)
+		return;
+	d->said_redescribed = true;
+	if (p->type == T4_PKT_EVENT) {
+		const struct t4_event_pkt *e = t4_index_event(d->ix, id, p->event.index);
+		snprintf(what, sizeof(what), "its event %u", p->event.index);
+		was = t4_text(e ? e->name : "", T4_TEXT_CONTROL, b1, sizeof(b1));
+		now = t4_text(p->event.name, T4_TEXT_CONTROL, b2, sizeof(b2));
+	} else {
+		snprintf(what, sizeof(what), "its domain packet");
+		was = t4_text(ix->d.name, T4_TEXT_CONTROL, b1, sizeof(b1));
+		now = t4_text(p->domain.name, T4_TEXT_CONTROL, b2, sizeof(b2));
+	}
+	t4_warn("%s%sdomain %s (ID %u): %s describes it again, otherwise ('%s', was '%s'): the"
+		" first description holds, and its counts from here on are not decoded (the"
+		" summary and info count them)",
+		d->place ? d->place->log : "", d->place ? ": " : "", /* merged: which log */
+		t4_text(ix->d.name, T4_TEXT_CONTROL, name, sizeof(name)), id, what, now, was);
+}
+
+/* A bookmark packet naming its ID otherwise than the ID's first did
+ * (index.c: the first name holds): said once per log. */
+static void renamed(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
+{
+	const char *first = t4_index_bookmark_name(d->ix, b->bookmark_id);
+	char b1[4 * T4_NAME_MAX], b2[4 * T4_NAME_MAX];
+
+	if (!first || !strcmp(first, b->name) || d->quiet || d->said_renamed)
+		return;
+	d->said_renamed = true;
+	t4_warn("%s%sbookmark ID %u is named '%s' here, '%s' before: an ID keeps its first name"
+		" (one ID per name: FORMAT.md 4.4)", d->place ? d->place->log : "",
+		d->place ? ": " : "", b->bookmark_id,
+		t4_text(b->name, T4_TEXT_CONTROL, b1, sizeof(b1)),
+		t4_text(first, T4_TEXT_CONTROL, b2, sizeof(b2)));
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
@@ -316,6 +345,10 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		return rc;
 	if (rc == T4_INDEX_REPEAT)
 		return 0; /* a copy of what the log already said */
+	if (rc == T4_INDEX_REDESCRIBED) {
+		redescribed(d, p);
+		return 0;
+	}
 	switch (p->type) {
 	case T4_PKT_REF:
 		rc = implausible ? 0 : take_ref(d, &p->ref);
@@ -325,7 +358,7 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		break;
 	case T4_PKT_SESSION:
 		d->period_ns = p->session.period_ns;
-		rc = check_bins(d);
+		rc = dec_check_bins(d->o.bin_ns, d->period_ns, d->quiet);
 		break;
 	case T4_PKT_DOMAIN:
 		mark_dirty(d, p->domain.domain_id);
@@ -334,6 +367,7 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		mark_dirty(d, p->event.domain_id);
 		break;
 	case T4_PKT_BOOKMARK:
+		renamed(d, &p->bookmark);
 		rc = phases_bookmark(d, &p->bookmark);
 		break;
 	case T4_PKT_TASK:
@@ -371,155 +405,13 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 
 /* ---- filters that match nothing are errors ------------------------------------ */
 
-/* Candidate names for "did you mean", up to a bound (an error path). */
-struct names {
-	const char *v[512];
-	size_t n;
-};
-
-static void names_add(struct names *c, const char *s)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i], s))
-			return;
-	if (c->n < T4_ARRAY_LEN(c->v) && *s)
-		c->v[c->n++] = s;
-}
-
-/* "a, b, c" of the first candidates into buf. */
-static const char *names_list(const struct names *c, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < c->n && n + 4 < cap; i++) {
-		char safe[96];
-		const char *t = t4_text(c->v[i], T4_TEXT_CONTROL, safe, sizeof(safe));
-		if (n + strlen(t) + 8 >= cap) {
-			snprintf(buf + n, cap - n, ", ...");
-			break;
-		}
-		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", t);
-	}
-	return buf;
-}
-
-/* Each glob of a comma-separated list must match one of the candidates:
- * else an error naming it, the closest candidate and what there is. An
- * empty list is one empty glob, which matches no name: selecting nothing
- * must be said, not give an empty output. */
-static int check_globs(const char *opt, const char *globs, const struct names *c, int flags,
-		       const char *what)
-{
-	char one[256], dym[160], list[600], safe[300];
-
-	for (const char *p = globs; p && (*p || p == globs);) {
-		size_t n = strcspn(p, ",");
-		bool hit = false;
-		snprintf(one, sizeof(one), "%.*s", (int)(n < 255 ? n : 255), p);
-		for (size_t i = 0; i < c->n && !hit; i++)
-			hit = !fnmatch(one, c->v[i], flags);
-		if (!hit)
-			return t4_err(ENOENT, "%s %s: matches no %s%s (%s: %s)", opt,
-				      t4_text(one, T4_TEXT_CONTROL, safe, sizeof(safe)), what,
-				      t4_did_you_mean(dym, sizeof(dym),
-						      t4_suggest(one, c->v, c->n, t4_strv_at)),
-				      c->n ? "the log has" : "the log has none", names_list(c, list, sizeof(list)));
-		p += n + (p[n] == ',');
-	}
-	return 0;
-}
-
-static int check_pmus(const struct t4_decoder *d)
-{
-	struct names c = { .n = 0 };
-
-	if (!d->o.pmu_glob)
-		return 0;
-	for (size_t i = 0; i < d->n_doms; i++) {
-		const struct dom *dm = d->doms[i];
-		names_add(&c, dm->pub.name);
-		names_add(&c, dm->pmu);
-		names_add(&c, t4_domain_kind_name(dm->pub.ix->d.kind));
-	}
-	return check_globs("--pmu", d->o.pmu_glob, &c, FNM_CASEFOLD, "domain, PMU or kind");
-}
-
-static int check_events(const struct t4_decoder *d)
-{
-	struct names c = { .n = 0 };
-
-	if (!d->o.event_glob)
-		return 0;
-	for (size_t i = 0; i < d->n_doms; i++) {
-		const struct t4_dec_domain *p = &d->doms[i]->pub;
-		if (!p->selected)
-			continue;
-		for (uint32_t k = 0; k < p->n_counts; k++)
-			names_add(&c, p->event_name[k]);
-		for (uint32_t m = 0; m < p->n_metrics; m++)
-			names_add(&c, p->metric_name[m]);
-	}
-	return check_globs("--event", d->o.event_glob, &c, 0, "event or metric");
-}
-
-/* A bookmark the options name must be in the log: a typo otherwise gives
- * an empty (or an unfiltered) output without a word. */
-static int check_name(const struct t4_decoder *d, const char *opt, const char *name)
-{
-	struct names c = { .n = 0 };
-	char dym[160], list[600], safe[300];
-
-	if (!name || t4_index_bookmark_id(d->ix, name) >= 0)
-		return 0;
-	for (size_t i = 0; i < t4_index_n_bookmarks(d->ix); i++)
-		names_add(&c, t4_index_bookmark_at(d->ix, i)->name);
-	return t4_err(EINVAL, "%s %s: no such bookmark in the log%s (%s%s)", opt,
-		      t4_text(name, T4_TEXT_CONTROL, safe, sizeof(safe)),
-		      t4_did_you_mean(dym, sizeof(dym), t4_suggest(name, c.v, c.n, t4_strv_at)),
-		      c.n ? "it has: " : "it has none", names_list(&c, list, sizeof(list)));
-}
-
-/* --from/--to offsets must fall inside the recording. */
-static int check_span(const struct t4_decoder *d)
-{
-	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
-	uint64_t last = 0;
-	char a[32], b[32];
-
-	for (size_t i = 0; i < t4_index_n_scheds(d->ix); i++) {
-		const struct t4_index_sched *s = t4_index_sched_at(d->ix, i);
-		if (s->last_ns > last)
-			last = s->last_ns;
-	}
-	uint64_t span = last > d->origin_ns ? last - d->origin_ns : 0;
-	if (f->set && !f->is_bookmark && f->offset_ns >= span)
-		return t4_err(ERANGE, "--from %s: past the end of the log (its triggers span %s)",
-			      t4_fmt_duration(f->offset_ns, a, sizeof(a)),
-			      t4_fmt_duration(span, b, sizeof(b)));
-	if (t->set && !t->is_bookmark && !t->offset_ns)
-		return t4_err(ERANGE, "--to 0: the window is empty");
-	return 0;
-}
-
+/* What the options name must be in the log (filters.c); merged, in one
+ * of the logs, which t4_merge_decode checks before any is decoded. */
 static int check_names(const struct t4_decoder *d)
 {
-	int rc = check_name(d, "--phase", d->o.phase);
+	const struct t4_index *ix = d->ix;
 
-	if (!rc && d->o.from.is_bookmark)
-		rc = check_name(d, "--from", d->o.from.bookmark);
-	if (!rc && d->o.to.is_bookmark)
-		rc = check_name(d, "--to", d->o.to.bookmark);
-	if (d->place) /* merged: a filter need match on one host only
-		       * (t4_merge_decode checks that it does) */
-		return rc;
-	if (!rc)
-		rc = check_pmus(d);
-	if (!rc)
-		rc = check_events(d);
-	if (!rc)
-		rc = check_span(d);
-	return rc;
+	return d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
 }
 
 int dec_finish_domains(struct t4_decoder *d)
@@ -559,7 +451,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	for (size_t i = 0; i < d->n_doms; i++)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
-	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs;
+	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs ||
+			  t4_index_counts(d->ix)->rets_redescribed;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)
@@ -829,14 +722,19 @@ const struct t4_place *t4_decoder_place(const struct t4_decoder *d)
 	return d->place;
 }
 
-int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
+int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b)
 {
-	const struct t4_session_pkt *s = t4_index_session(d->ix);
+	const struct t4_session_pkt *s = t4_index_session(ix);
 
-	if (b == T4_TIME_REAL && !d->place && (!s || !s->start_ref_ns || !s->start_real_ns))
+	if (b == T4_TIME_REAL && (!s || !s->start_ref_ns || !s->start_real_ns))
 		return t4_err(EINVAL, "--time real: the log has no session packet with its realtime"
 			      " anchor (use --time ref or rel)");
 	return 0;
+}
+
+int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
+{
+	return d->place ? 0 : t4_index_time_ok(d->ix, b); /* merged: the host's line */
 }
 
 int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_base b)
@@ -915,38 +813,8 @@ void t4_decoder_metrics_of(const struct t4_decoder *d, size_t domain, const t4_u
 
 	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
 		c[i] = totals ? (double)totals[i] : 0;
-		if (dm->pub.event_gauge[i]) /* level x us: back to the mean level */
-			c[i] = elapsed_ns >= 1000 ? c[i] / (double)(elapsed_ns / 1000) : 0;
+		if (dm->pub.event_gauge[i]) /* level x ns: back to the mean level */
+			c[i] = elapsed_ns ? c[i] / (double)elapsed_ns : 0;
 	}
 	dom_metrics(dm, c, (double)elapsed_ns, out);
-}
-
-bool dec_glob_any(const char *globs, const char *name, int flags)
-{
-	char one[256];
-
-	if (!globs)
-		return true;
-	for (const char *p = globs; *p;) {
-		size_t n = strcspn(p, ",");
-		if (n < sizeof(one)) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-			if (!fnmatch(one, name, flags))
-				return true;
-		}
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-/* --pmu: the domain's name, its PMU or its kind. */
-bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
-			 const char *kind, uint32_t kind_id)
-{
-	const char *g = d->o.pmu_glob;
-
-	return !g || dec_glob_any(g, name, 0) || (*pmu && dec_glob_any(g, pmu, 0)) ||
-	       dec_glob_any(g, kind, FNM_CASEFOLD) ||
-	       dec_glob_any(g, t4_domain_kind_name(kind_id), FNM_CASEFOLD);
 }

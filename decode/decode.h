@@ -55,6 +55,11 @@ struct t4_index_domain {
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
 	uint64_t first_trigger;  /* smallest trigger ID of its returns */
 	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
+	uint32_t redescribed;    /* domain or event packets that described it
+				  * again, otherwise (FORMAT.md 6): the first
+				  * description holds... */
+	uint64_t rets_redescribed; /* ...and its returns read after the first of
+				    * them are not decoded, in no total (in rets) */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* sum of counts per event index; a
 					  * gauge's last level */
 };
@@ -85,6 +90,11 @@ struct t4_index_counts {
 				    * meta, bookmark_packets or tasks... */
 	uint64_t restored;         /* ...unless the original was lost to damage:
 				    * these copies were taken in its place */
+	uint64_t redescribed;      /* domains described again, otherwise */
+	uint64_t rets_redescribed; /* the domains' returns not decoded for it */
+	uint64_t bookmarks_renamed; /* bookmark packets naming their ID otherwise
+				     * than its first did (FORMAT.md 4.4: one ID
+				     * per name): the first name holds */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -92,9 +102,13 @@ int t4_index_new(struct t4_index **out);
 void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
 /* Account one packet: 0, or T4_INDEX_REPEAT for a copy of what the index
- * already holds (ignored: callers pass it on to nothing). -ENOMEM is the
- * only failure. */
+ * already holds (ignored: callers pass it on to nothing), or
+ * T4_INDEX_REDESCRIBED for a domain or event packet that contradicts the
+ * description the index holds (counted, not taken: the first description
+ * holds, and the domain's returns from here on are not decoded; FORMAT.md
+ * 6). -ENOMEM is the only failure. */
 #define T4_INDEX_REPEAT 1
+#define T4_INDEX_REDESCRIBED 2
 int t4_index_add(struct t4_index *ix, const struct t4_packet *p);
 /* Whether a reference packet's trigger ID is one its scheduler could have
  * reached by its reference time (the grid's rate, commands on top); one
@@ -134,9 +148,10 @@ size_t t4_index_n_scheds(const struct t4_index *ix);
 const struct t4_index_sched *t4_index_sched_at(const struct t4_index *ix, size_t i);
 const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t id);
 
-/* Bookmark names by ID (the last packet of an ID names it); NULL if the
- * ID is unknown. Every bookmark packet in log order, up to a limit (the
- * rest are counted in counts.bookmark_packets only). */
+/* Bookmark names by ID (the first packet of an ID names it: a later one
+ * naming it otherwise is counted, bookmarks_renamed); NULL if the ID is
+ * unknown. Every bookmark packet in log order, up to a limit (the rest
+ * are counted in counts.bookmark_packets only), named so. */
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
 size_t t4_index_n_bookmarks(const struct t4_index *ix);
 /* The ID of the bookmark named name, -1 if the log has none. */
@@ -271,7 +286,7 @@ struct t4_dec_domain {
 	bool event_selected[T4_MAX_COUNTERS];
 	bool event_gauge[T4_MAX_COUNTERS];   /* a level, not a count (FORMAT 4.3):
 					      * intervals give the level; totals
-					      * are level x elapsed us */
+					      * are level x elapsed ns, exact */
 	uint32_t n_metrics;
 	const char *metric_name[T4_MAX_COUNTERS];
 	const char *metric_unit[T4_MAX_COUNTERS];
@@ -293,7 +308,7 @@ struct t4_dec_domain {
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
-					  * level x elapsed us) */
+					  * level x elapsed ns, exact) */
 	struct t4_clock_stats clock;
 };
 
@@ -427,6 +442,8 @@ const char *t4_time_base_name(enum t4_time_base b);
 /* Whether the log can give times in base b (T4_TIME_REAL needs a session
  * with its (reference, REALTIME) pair); -EINVAL with a message if not. */
 int t4_decoder_time_ok(const struct t4_decoder *dec, enum t4_time_base b);
+/* The same for a log decoded alone, from its index. */
+int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b);
 /* Reference time t in base b (signed: REL before the first trigger). */
 int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_base b);
 /* Damage seen: chunks skipped, truncated tail, triggers without a
@@ -467,6 +484,25 @@ const t4_u128 *t4_decoder_name_totals(const struct t4_decoder *dec, uint32_t boo
  * the phase rows print. out has n_metrics entries. */
 void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 			   const t4_u128 *totals, uint64_t elapsed_ns, double *out);
+
+/* ---- the options checked against the logs (filters.c) ---------------------- */
+
+/* Whether every name the options give is in the logs (one, or several
+ * merged: a name need be in one of them): --phase, --from and --to
+ * bookmarks, each glob of --pmu and --event (a name an output would
+ * show), --from/--to offsets inside a single log's span, --bin no finer
+ * than a thousandth of a period. What the decoder checks at its end, and
+ * a first pass before any output byte (t4_decode_check_file). 0, or an
+ * error naming the option, the closest name and the names there are
+ * (t4_exit_code: 2). */
+int t4_decode_check(const struct t4_index *const *ix, size_t n, const struct t4_decode_opts *o);
+/* Whether the options hold anything t4_decode_check() may refuse. */
+bool t4_decode_check_needed(const struct t4_decode_opts *o);
+/* A first pass over the log at path (a file, or "-" when standard input
+ * is one: it is read twice): its index, read quietly (the decode says
+ * its damage), then t4_decode_check() and t4_index_time_ok(b). Costs
+ * what `info` costs, a fraction of a decode. */
+int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b);
 
 /* ---- several hosts' logs on one timeline (merge.c) ------------------------- */
 
@@ -530,7 +566,7 @@ struct t4_event_row {
 	const char *pmu, *event, *unit; /* valid while the source is */
 	int64_t domain;           /* -1: summed; else the one domain's ID */
 	uint32_t domains;         /* domains summed */
-	bool gauge;               /* a level: total is level x us (FORMAT 4.3) */
+	bool gauge;               /* a level: total is level x ns (FORMAT 4.3) */
 	uint32_t scope;           /* T4_EV_TASK | T4_EV_INHERIT of its events: a
 				   * task's counts, not a CPU's (rows of either
 				   * scope are never summed together) */

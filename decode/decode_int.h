@@ -385,7 +385,7 @@ struct dbin {
 	uint64_t elapsed, first_trigger, trigger;
 	uint32_t flags;
 	uint64_t *counts;
-	t4_u128 *level_us; /* a gauge's level x us over the bin: a u64 wraps
+	t4_u128 *level_ns; /* a gauge's level x ns over the bin: a u64 wraps
 			    * (80 GB held over a 10-minute bin) */
 };
 
@@ -406,7 +406,6 @@ struct dom {
 		char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX];
 	} *made;             /* metrics made from events (DRM domains only) */
 	bool any_gauge;
-	uint64_t *weighted;  /* ncap: counts, gauges as level x elapsed us */
 	char pmu[T4_NAME_MAX];
 	bool dirty;          /* metadata changed: refresh names and metrics */
 	bool clocked;        /* a clock event: the fit runs */
@@ -557,7 +556,7 @@ struct t4_decoder {
 	struct t4_idmap occ_map;  /* bookmark ID -> spans of it so far */
 	struct dcut *cuts;        /* attrib.c's scratch: pieces of one interval */
 	size_t cap_cuts;
-	uint64_t *cut_counts, *cut_weights, *cut_el; /* and their shares */
+	uint64_t *cut_counts, *cut_el; /* and their shares */
 	size_t cap_cut_vals;
 	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
 	uint64_t window_from, window_to;
@@ -589,16 +588,28 @@ struct t4_decoder {
 	struct dec_split *split; /* decode -j: its share of the origin and of
 				  * the rows' merge (parallel.c), NULL alone */
 	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
+	bool said_redescribed; /* a domain described again, otherwise: said */
+	bool said_renamed;   /* a bookmark ID named otherwise: said */
 	bool doms_finished;  /* dec_finish_domains() done */
 	uint64_t n_fed, first_out;
 };
 
-/* The weight of a gauge's level in totals: level x elapsed in us,
- * saturating (FORMAT 4.3). */
-static inline uint64_t dec_gauge_weight(uint64_t level, uint64_t elapsed_ns)
+/* The weight of a gauge's level in totals: level x elapsed ns, exact
+ * (FORMAT 4.3: any level, any length; the mean level is a sum of them
+ * over the sum of the lengths). */
+static inline t4_u128 dec_gauge_weight(uint64_t level, uint64_t elapsed_ns)
 {
-	t4_u128 w = (t4_u128)level * (elapsed_ns / 1000);
-	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+	return (t4_u128)level * elapsed_ns;
+}
+
+/* a + b, saturating: a domain's gauge weights sum exactly while its
+ * lengths sum below 2^64 ns (time on the reference axis always does; a
+ * crafted log's nominal lengths, --clock-model offset, may not). */
+static inline t4_u128 dec_u128_add_sat(t4_u128 a, t4_u128 b)
+{
+	t4_u128 r;
+
+	return __builtin_add_overflow(a, b, &r) ? ~(t4_u128)0 : r;
 }
 
 /* Histogram buckets of the values under DEC_HIST_SMALL from a table
@@ -638,10 +649,25 @@ static inline bool dec_in_window(struct t4_decoder *d, uint64_t start, uint64_t 
 		return true;
 	return dec_time_window(d, start, end);
 }
-bool dec_domain_selected(const struct t4_decoder *d, const char *name, const char *pmu,
+/* filters.c */
+/* Whether --pmu's globs (NULL: all) select a domain by its name, PMU
+ * or kind. */
+bool dec_domain_selected(const char *pmu_glob, const char *name, const char *pmu,
 			 const char *kind, uint32_t kind_id);
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
 bool dec_glob_any(const char *globs, const char *name, int flags);
+/* --bin against the log's period: refused (a thousand bins and more per
+ * period), or said unless quiet (finer than the period), or 0. */
+int dec_check_bins(uint64_t bin_ns, uint64_t period_ns, bool quiet);
+/* index.c: the PMU of a domain's first n events: the first that names
+ * one ("" if none); valid until the index changes. */
+const char *dec_domain_pmu(const struct t4_index *ix, uint32_t id, uint32_t n);
+/* metrics.c: the metric event i of a DRM domain makes (FORMAT 6.2: per
+ * client and engine, busy % from its engine ns, or from its cycles and
+ * total cycles, over its capacity): its name and formula; false when
+ * it makes none. names: the domain's n event names. */
+bool dec_drm_metric(const char *const *names, uint32_t n, uint32_t i, char *name, size_t name_cap,
+		    char *expr, size_t expr_cap);
 /* dom.c */
 struct dom *dom_of(struct t4_decoder *d, uint32_t id);
 /* decode -j: the next slot is domain id's, decoded by another worker
@@ -714,9 +740,10 @@ void dec_split_once(struct dec_split *s, int id);
 /* phases.c */
 int phases_bookmark(struct t4_decoder *d, const struct t4_bookmark_pkt *b);
 int phases_ref(struct t4_decoder *d, struct dsched *s, bool all);
-/* Add one piece's totals (counts as totals add them) to span `span`:
- * to the domain's run, which phases_flush() adds to the totals (before
- * they are read: at the end, and when the counts per sample grow). */
+/* Add one piece's totals to span `span` (its counts; a gauge's level
+ * weighted by the piece's elapsed ns, dec_gauge_weight): to the domain's
+ * run, which phases_flush() adds to the totals (before they are read: at
+ * the end, and when the counts per sample grow). */
 void phases_flush(struct dom *dm);
 int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint64_t elapsed,
 			 const uint64_t *counts, uint32_t n);
@@ -764,11 +791,10 @@ int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval 
 int dec_bins_flush(struct t4_decoder *d, struct dom *dm);
 /* dom.c: hand one interval (or bin) to the sink */
 int dom_output(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
-/* attrib.c: an interval (weighted: its counts as totals add them) cut at
- * phase boundaries, each piece to the totals and the outputs: any
- * interval (attrib_interval() takes the usual one inline) */
-int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-	       const uint64_t *weighted);
+/* attrib.c: an interval cut at phase boundaries, each piece to the
+ * totals and the outputs: any interval (attrib_interval() takes the
+ * usual one inline) */
+int attrib_any(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv);
 
 /* Whether the domain's span cursor (attrib.c) holds key, with no search:
  * a span lasts hundreds of intervals. */
@@ -781,7 +807,7 @@ static inline bool attrib_cursor_holds(const struct t4_decoder *d, const struct 
 /* One piece of an interval, inside span `span`: totals, then the outputs
  * (inline: the usual interval is one piece, once per return packet). */
 static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-			       size_t span, const uint64_t *weighted)
+			       size_t span)
 {
 	const struct dspan *sp = &d->spans[span];
 	int rc;
@@ -795,7 +821,7 @@ static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_i
 	if (!dm->pub.first_ns)
 		dm->pub.first_ns = iv->start_ns;
 	dm->pub.last_ns = iv->end_ns;
-	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, weighted, iv->n_counts)) < 0)
+	if ((rc = phases_add_share(d, dm, span, iv->elapsed_ns, iv->counts, iv->n_counts)) < 0)
 		return rc;
 	if (d->o.bin_ns)
 		return dec_bins_add(d, dm, iv, span);
@@ -807,15 +833,14 @@ static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_i
  * packet, a call less): the one piece inside the span the domain's
  * cursor is on, by its time or, in logs without bookmark times, its
  * trigger (attrib.c: whole_span()). */
-static inline int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
-				  const uint64_t *weighted)
+static inline int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 {
 	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 
 	if (d->n_spans && !d->test_no_cursor && attrib_cursor_holds(d, dm, key) &&
 	    (!d->exact_phases || iv->end_ns <= dm->span_hi))
-		return attrib_piece(d, dm, iv, dm->span_hint, weighted);
-	return attrib_any(d, dm, iv, weighted);
+		return attrib_piece(d, dm, iv, dm->span_hint);
+	return attrib_any(d, dm, iv);
 }
 void attrib_free(struct t4_decoder *d);
 

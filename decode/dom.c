@@ -67,16 +67,6 @@ static bool glob_ok(const char *glob, const char *name)
 	return dec_glob_any(glob, name, 0);
 }
 
-/* Index of event "<client>.<key>.<engine>", or -1. */
-static int drm_event(const struct dom *dm, const char *client, size_t clen, const char *key,
-		     const char *engine)
-{
-	char name[T4_NAME_MAX];
-
-	snprintf(name, sizeof(name), "%.*s.%s.%s", (int)clen, client, key, engine);
-	return lookup_event((void *)dm, name, strlen(name));
-}
-
 /* Room for n compiled metrics (only what the domain's kind has: most have
  * a handful, the reference-clocked ones none). */
 static int metric_room(struct dom *dm, size_t n)
@@ -111,13 +101,11 @@ static void add_made_metric(struct t4_decoder *d, struct dom *dm, const char *na
 	dm->pub.n_metrics++;
 }
 
-/* The DRM domain's metrics come from its events (FORMAT 6.2): per client
- * and engine, busy % = engine ns / elapsed / capacity (1 without a
- * capacity event), and for drivers that count cycles, cycles / total
- * cycles / capacity. */
+/* The DRM domain's metrics come from its events (FORMAT 6.2:
+ * dec_drm_metric, metrics.c). */
 static int drm_metrics(struct t4_decoder *d, struct dom *dm)
 {
-	char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX], cap[T4_NAME_MAX + 8];
+	char name[2 * T4_NAME_MAX], expr[6 * T4_NAME_MAX];
 	int rc;
 
 	dm->pub.n_metrics = 0;
@@ -125,29 +113,10 @@ static int drm_metrics(struct t4_decoder *d, struct dom *dm)
 		return t4_err(ENOMEM, "out of memory");
 	if ((rc = metric_room(dm, T4_MAX_COUNTERS)) < 0)
 		return rc;
-	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
-		const char *ev = dm->names[i], *k = strchr(ev, '.');
-		bool cycles = k && !strncmp(k, ".cycles.", 8);
-		if (!k || (strncmp(k, ".engine.", 8) && !cycles))
-			continue;
-		size_t clen = (size_t)(k - ev);
-		const char *engine = k + 8;
-		int c = drm_event(dm, ev, clen, "capacity", engine);
-		cap[0] = '\0';
-		if (c >= 0)
-			snprintf(cap, sizeof(cap), " / %s", dm->names[c]);
-		if (cycles) {
-			int t = drm_event(dm, ev, clen, "total-cycles", engine);
-			if (t < 0)
-				continue;
-			snprintf(name, sizeof(name), "%.*s.%s_cycles_busy", (int)clen, ev, engine);
-			snprintf(expr, sizeof(expr), "%s / %s * 100%s", ev, dm->names[t], cap);
-		} else {
-			snprintf(name, sizeof(name), "%.*s.%s_busy", (int)clen, ev, engine);
-			snprintf(expr, sizeof(expr), "%s / elapsed_ns * 100%s", ev, cap);
-		}
-		add_made_metric(d, dm, name, expr);
-	}
+	for (uint32_t i = 0; i < dm->pub.n_counts; i++)
+		if (dec_drm_metric(dm->pub.event_name, dm->pub.n_counts, i, name, sizeof(name), expr,
+				   sizeof(expr)))
+			add_made_metric(d, dm, name, expr);
 	return 0;
 }
 
@@ -215,7 +184,6 @@ int dom_refresh(struct t4_decoder *d, struct dom *dm)
 
 	dm->pub.ix = ix;
 	dm->pub.name = ix->d.name;
-	dm->pmu[0] = '\0';
 	dm->any_gauge = false;
 	for (uint32_t i = 0; i < dm->pub.n_counts; i++) {
 		const struct t4_event_pkt *e = t4_index_event(d->ix, dm->pub.id, i);
@@ -224,8 +192,6 @@ int dom_refresh(struct t4_decoder *d, struct dom *dm)
 		if (e) {
 			snprintf(dm->names[i], sizeof(dm->names[i]), "%s", e->name);
 			snprintf(dm->units[i], sizeof(dm->units[i]), "%s", e->unit);
-			if (!dm->pmu[0])
-				snprintf(dm->pmu, sizeof(dm->pmu), "%s", e->pmu);
 		} else {
 			snprintf(dm->names[i], sizeof(dm->names[i]), "event%u", i);
 			dm->units[i][0] = '\0';
@@ -234,6 +200,7 @@ int dom_refresh(struct t4_decoder *d, struct dom *dm)
 		dm->pub.event_unit[i] = dm->units[i];
 		dm->pub.event_selected[i] = glob_ok(d->o.event_glob, dm->names[i]);
 	}
+	snprintf(dm->pmu, sizeof(dm->pmu), "%s", dec_domain_pmu(d->ix, dm->pub.id, dm->pub.n_counts));
 	dm->pub.pmu = dm->pmu;
 	dm->dirty = false;
 	rc = refresh_metrics(d, dm, ix->d.kind);
@@ -265,8 +232,7 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	uint32_t old = dm->ncap;
 	uint64_t *qc = calloc((size_t)dm->qcap * n, sizeof(*qc));
 	uint64_t *cell = calloc(n, sizeof(*cell)), *scratch = calloc(n, sizeof(*scratch));
-	t4_u128 *level_us = calloc(n, sizeof(*level_us));
-	uint64_t *weighted = calloc(n, sizeof(*weighted));
+	t4_u128 *level_ns = calloc(n, sizeof(*level_ns));
 	double *dc = calloc(n, sizeof(*dc));
 	t4_u128 *run = calloc(n, sizeof(*run)), *ptot, *ntot;
 	uint64_t *run_lo = calloc(n, sizeof(*run_lo));
@@ -274,12 +240,11 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 	phases_flush(dm); /* the totals are restrided */
 	ptot = restride(dm->ptot, dm->n_ptot, old, n);
 	ntot = restride(dm->ntot, dm->n_ntot, old, n);
-	if (!qc || !cell || !scratch || !dc || !weighted || !run || !run_lo || !level_us ||
+	if (!qc || !cell || !scratch || !dc || !run || !run_lo || !level_ns ||
 	    (dm->n_ptot && !ptot) || (dm->n_ntot && !ntot)) {
-		free(level_us);
+		free(level_ns);
 		free(run);
 		free(run_lo);
-		free(weighted);
 		free(qc);
 		free(cell);
 		free(scratch);
@@ -292,25 +257,23 @@ static int grow_counts(struct t4_decoder *d, struct dom *dm, uint32_t n)
 		memcpy(&qc[i * n], &dm->qc[i * old], old * sizeof(*qc));
 	if (old) {
 		memcpy(cell, dm->bin.counts, old * sizeof(*cell));
-		memcpy(level_us, dm->bin.level_us, old * sizeof(*level_us));
+		memcpy(level_ns, dm->bin.level_ns, old * sizeof(*level_ns));
 	}
 	free(dm->qc);
 	free(dm->bin.counts);
-	free(dm->bin.level_us);
+	free(dm->bin.level_ns);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->ptot);
 	free(dm->ntot);
-	free(dm->weighted);
 	free(dm->run);
 	free(dm->run_lo);
 	dm->run = run;
 	dm->run_lo = run_lo;
-	dm->weighted = weighted;
 	dm->ntot = ntot;
 	dm->qc = qc;
 	dm->bin.counts = cell;
-	dm->bin.level_us = level_us;
+	dm->bin.level_ns = level_ns;
 	dm->scratch = scratch;
 	dm->dcounts = dc;
 	dm->ptot = ptot;
@@ -333,11 +296,10 @@ void dom_free(struct dom *dm)
 	free(dm->pel);
 	free(dm->ntot);
 	free(dm->nel);
-	free(dm->weighted);
 	free(dm->run);
 	free(dm->run_lo);
 	free(dm->bin.counts);
-	free(dm->bin.level_us);
+	free(dm->bin.level_ns);
 	free(dm->scratch);
 	free(dm->dcounts);
 	free(dm->metrics);
@@ -368,7 +330,7 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 		return NULL;
 	}
 	dm->d = d;
-	dm->ixw = dec_index_domain_rw(d->ix, id);
+	dm->ixw = ix->redescribed ? NULL : dec_index_domain_rw(d->ix, id); /* (decode.c) */
 	dm->pub.id = id;
 	dm->sched_idx = -1;
 	dm->clocked = ix->described && ix->d.clock_event >= 0;
@@ -378,8 +340,8 @@ static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
 		dom_free(dm);
 		return NULL;
 	}
-	dm->pub.selected = dec_domain_selected(d, ix->d.name, dm->pmu, dm->pub.kind_label,
-					       ix->d.kind);
+	dm->pub.selected = dec_domain_selected(d->o.pmu_glob, ix->d.name, dm->pmu,
+					       dm->pub.kind_label, ix->d.kind);
 	dm->pub.clock.reference_clocked = !dm->clocked;
 	dm->pub.clock.model = dm->clocked ? d->o.model : T4_CLOCK_WINDOW;
 	if (grow_counts(d, dm, ix->n_counts ? ix->n_counts : 1) < 0) {
@@ -567,19 +529,6 @@ static inline uint32_t interval_flags(struct dom *dm, const struct dsample *s)
 	return f;
 }
 
-/* Counts as totals add them: a gauge's level weighted by the time it
- * held (level x elapsed us), counts themselves otherwise. */
-static inline const uint64_t *weigh(struct dom *dm, const uint64_t *counts, uint32_t n,
-			     uint64_t elapsed_ns)
-{
-	if (!dm->any_gauge)
-		return counts;
-	for (uint32_t i = 0; i < n; i++)
-		dm->weighted[i] = dm->pub.event_gauge[i] ? dec_gauge_weight(counts[i], elapsed_ns)
-							 : counts[i];
-	return dm->weighted;
-}
-
 /* An interval across a damaged stretch of the file holds only the counts
  * read after the last packet the damage took: it keeps the time those
  * counts cover, at its end (its clock's count at the model's rate, or the
@@ -643,7 +592,7 @@ static int emit(struct t4_decoder *d, struct dom *dm, const struct dsched *sc,
 		dm->last_elapsed = iv.elapsed_ns;
 	if (!ref)
 		iv.flags |= T4_IV_NO_REF;
-	rc = attrib_interval(d, dm, &iv, weigh(dm, counts, s->n, iv.elapsed_ns));
+	rc = attrib_interval(d, dm, &iv);
 done:
 	dm->prev = *s;
 	dm->have_prev = true;

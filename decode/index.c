@@ -8,8 +8,14 @@
  * domain 5000 or scheduler 70000 is indexed like any other, and a hostile
  * log costs O(1) per packet. Tables are capped (T4_INDEX_MAX_*) so that
  * memory stays bounded whatever the log holds; packets past a cap are
- * counted as untracked. Metadata packets repeated in a log replace the
- * earlier copy with the same key (FORMAT.md section 6).
+ * counted as untracked. A domain or event packet repeated in a log with
+ * the same description changes nothing; one that describes its key
+ * (domain ID, domain and event index) otherwise contradicts the log: the
+ * first description holds, the contradiction is counted (redescribed),
+ * and the domain's returns from there on are counted apart, in no total
+ * (FORMAT.md section 6): a count is never put under a name it may not be
+ * the count of. Likewise a bookmark ID keeps its first name (a packet
+ * naming it otherwise is counted: bookmarks_renamed).
  *
  * Copies (FORMAT.md 4.8: metadata a writer repeats in later chunks) count
  * nothing: a copy is taken like its original only when it brings back
@@ -246,6 +252,37 @@ static inline struct ixdom *dom_get(struct t4_index *ix, uint32_t id, int *err)
 	return dom_get_new(ix, id, err);
 }
 
+/* ---- descriptions ---------------------------------------------------------- */
+
+static bool same_domain(const struct t4_domain_pkt *a, const struct t4_domain_pkt *b)
+{
+	return a->domain_id == b->domain_id && a->kind == b->kind && a->cpu == b->cpu &&
+	       a->clock_event == b->clock_event && a->nominal_hz == b->nominal_hz &&
+	       a->sched_id == b->sched_id && !strcmp(a->name, b->name);
+}
+
+static bool same_event(const struct t4_event_pkt *a, const struct t4_event_pkt *b)
+{
+	return a->domain_id == b->domain_id && a->index == b->index &&
+	       a->perf_type == b->perf_type && a->flags == b->flags && a->config == b->config &&
+	       a->config1 == b->config1 && a->config2 == b->config2 &&
+	       !memcmp(&a->scale, &b->scale, sizeof(a->scale)) && !strcmp(a->pmu, b->pmu) &&
+	       !strcmp(a->name, b->name) && !strcmp(a->spec, b->spec) &&
+	       !strcmp(a->unit, b->unit);
+}
+
+/* A domain or event packet that describes again, otherwise, what the log
+ * described (a writer describes each once: FORMAT.md 6): counted, not
+ * taken. The first description holds, and what the domain counts from
+ * here on is not decoded: counts read after it may be another event's,
+ * and no value is put under a name that may not be its own. */
+static int redescribe(struct t4_index *ix, struct t4_index_domain *d)
+{
+	ix->counts.redescribed += !d->redescribed;
+	d->redescribed += d->redescribed < UINT32_MAX;
+	return T4_INDEX_REDESCRIBED;
+}
+
 static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 {
 	int err = 0;
@@ -257,14 +294,10 @@ static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 	struct t4_idmap *em = &x->ev_map;
 	int64_t slot = dec_idmap_get(em, e->index);
 
-	if (e->index < T4_MAX_COUNTERS) {
-		uint64_t bit = 1ull << e->index;
-		d->gauges = e->flags & T4_EV_GAUGE ? d->gauges | bit : d->gauges & ~bit;
-	}
-	if (slot >= 0) {
-		ix->events[slot] = *e;
-		return 0;
-	}
+	if (slot >= 0)
+		return same_event(&ix->events[slot], e) ? 0 : redescribe(ix, d);
+	if (e->index < T4_MAX_COUNTERS && (e->flags & T4_EV_GAUGE))
+		d->gauges |= 1ull << e->index;
 	if (ix->n_events >= T4_INDEX_MAX_EVENTS) {
 		ix->counts.untracked++;
 		return 0;
@@ -275,6 +308,20 @@ static int add_event(struct t4_index *ix, const struct t4_event_pkt *e)
 		return err;
 	ix->events[ix->n_events++] = *e;
 	d->n_events++;
+	return 0;
+}
+
+static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
+{
+	int err = 0;
+	struct ixdom *x = dom_get(ix, p->domain_id, &err);
+
+	if (!x)
+		return err;
+	if (x->pub.described)
+		return same_domain(&x->pub.d, p) ? 0 : redescribe(ix, &x->pub);
+	x->pub.d = *p;
+	x->pub.described = true;
 	return 0;
 }
 
@@ -409,6 +456,11 @@ int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
 		return err;
 	}
 	dec_index_ret_to(&ix->counts, &x->pub, r);
+	if (x->pub.redescribed) { /* not decoded: in no total */
+		x->pub.rets_redescribed++;
+		ix->counts.rets_redescribed++;
+		return 0;
+	}
 	if (!ix->no_totals && first_return(x, r))
 		add_totals(&x->pub, r);
 	return 0;
@@ -431,22 +483,40 @@ void t4_index_no_totals(struct t4_index *ix)
 	ix->no_totals = true;
 }
 
+/* A bookmark packet as the index keeps it: named as its ID's first packet
+ * named it. An ID named otherwise later contradicts the log (FORMAT.md
+ * 4.4: one ID per distinct name; nothing says which name is true): the
+ * first name holds, and the packet, counted as renamed, still sets its
+ * phase. */
+static struct t4_bookmark_pkt named(struct t4_index *ix, const struct t4_bookmark_pkt *b,
+				    int64_t slot)
+{
+	struct t4_bookmark_pkt k = *b;
+
+	if (slot >= 0 && strcmp(ix->bm_ids[slot].name, b->name)) {
+		ix->counts.bookmarks_renamed++;
+		memcpy(k.name, ix->bm_ids[slot].name, sizeof(k.name));
+	}
+	return k;
+}
+
 static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 {
 	int64_t slot = dec_idmap_get(&ix->bm_map, b->bookmark_id);
+	struct t4_bookmark_pkt k = named(ix, b, slot);
 	int err;
 
 	ix->counts.bookmark_packets++;
-	if (b->set_ns > ix->bm_last_set_ns)
-		ix->bm_last_set_ns = b->set_ns;
+	if (k.set_ns > ix->bm_last_set_ns)
+		ix->bm_last_set_ns = k.set_ns;
 	if (ix->n_bm_pkts < T4_INDEX_MAX_BOOKMARK_PKTS) {
 		if ((err = dec_vec_room((void **)&ix->bm_pkts, &ix->cap_bm_pkts,
-				       ix->n_bm_pkts, sizeof(*b))) < 0)
+				       ix->n_bm_pkts, sizeof(k))) < 0)
 			return err;
-		ix->bm_pkts[ix->n_bm_pkts++] = *b;
+		ix->bm_pkts[ix->n_bm_pkts++] = k;
 	}
 	if (slot >= 0) {
-		ix->bm_ids[slot] = *b;
+		ix->bm_ids[slot] = k;
 		return 0;
 	}
 	if (ix->n_bm_ids >= T4_INDEX_MAX_BOOKMARK_IDS) {
@@ -454,22 +524,10 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 		return 0;
 	}
 	if ((err = dec_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
-			       sizeof(*b))) < 0 ||
-	    (err = dec_idmap_put(&ix->bm_map, b->bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
+			       sizeof(k))) < 0 ||
+	    (err = dec_idmap_put(&ix->bm_map, k.bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
 		return err;
-	ix->bm_ids[ix->n_bm_ids++] = *b;
-	return 0;
-}
-
-static int add_domain(struct t4_index *ix, const struct t4_domain_pkt *p)
-{
-	int err = 0;
-	struct ixdom *x = dom_get(ix, p->domain_id, &err);
-
-	if (!x)
-		return err;
-	x->pub.d = *p;
-	x->pub.described = true;
+	ix->bm_ids[ix->n_bm_ids++] = k;
 	return 0;
 }
 
@@ -524,23 +582,6 @@ static int add_gpu_ctx(struct t4_index *ix, const struct t4_gpu_ctx_pkt *c)
 	return 0;
 }
 
-static bool same_domain(const struct t4_domain_pkt *a, const struct t4_domain_pkt *b)
-{
-	return a->domain_id == b->domain_id && a->kind == b->kind && a->cpu == b->cpu &&
-	       a->clock_event == b->clock_event && a->nominal_hz == b->nominal_hz &&
-	       a->sched_id == b->sched_id && !strcmp(a->name, b->name);
-}
-
-static bool same_event(const struct t4_event_pkt *a, const struct t4_event_pkt *b)
-{
-	return a->domain_id == b->domain_id && a->index == b->index &&
-	       a->perf_type == b->perf_type && a->flags == b->flags && a->config == b->config &&
-	       a->config1 == b->config1 && a->config2 == b->config2 &&
-	       !memcmp(&a->scale, &b->scale, sizeof(a->scale)) && !strcmp(a->pmu, b->pmu) &&
-	       !strcmp(a->name, b->name) && !strcmp(a->spec, b->spec) &&
-	       !strcmp(a->unit, b->unit);
-}
-
 /* Does a copy bring back something the index does not hold (its original
  * was in a damaged chunk), or change it? */
 static bool copy_is_news(const struct t4_index *ix, const struct t4_packet *p)
@@ -587,14 +628,8 @@ static void add_host(struct t4_index_host *h, const struct t4_host_pkt *p)
 		h->worst_esterror_us = p->esterror_us;
 }
 
-int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
+static int add_packet(struct t4_index *ix, const struct t4_packet *p)
 {
-	if (p->copy) {
-		ix->counts.copies++;
-		if (!copy_is_news(ix, p))
-			return T4_INDEX_REPEAT;
-		ix->counts.restored++;
-	}
 	switch (p->type) {
 	case T4_PKT_REF:
 		return add_ref(ix, &p->ref);
@@ -637,6 +672,20 @@ int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
 	default:
 		return 0;
 	}
+}
+
+int t4_index_add(struct t4_index *ix, const struct t4_packet *p)
+{
+	int rc;
+
+	if (p->copy) {
+		ix->counts.copies++;
+		if (!copy_is_news(ix, p))
+			return T4_INDEX_REPEAT;
+	}
+	rc = add_packet(ix, p);
+	ix->counts.restored += p->copy && rc == 0; /* (a contradiction is no news) */
+	return rc;
 }
 
 /* ---- getters ------------------------------------------------------------- */
@@ -708,6 +757,16 @@ const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t 
 		if (ix->scheds[i].id == id)
 			return &ix->scheds[i];
 	return NULL;
+}
+
+const char *dec_domain_pmu(const struct t4_index *ix, uint32_t id, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct t4_event_pkt *e = t4_index_event(ix, id, i);
+		if (e && e->pmu[0])
+			return e->pmu;
+	}
+	return "";
 }
 
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)

@@ -454,28 +454,20 @@ static bool host_wanted(const struct dec_host *h, const struct t4_decode_opts *o
 	       host_has(h, o->to.is_bookmark ? o->to.bookmark : NULL);
 }
 
-/* --pmu and --event must match on some host (each decoder checks its own
- * only when it decodes alone). */
-static int check_filters(const struct t4_merge *m, const struct t4_decode_opts *o)
+/* What the options name must be in one of the logs (filters.c), before
+ * any is decoded: nothing is output for a name none of them has. */
+static int check_names(const struct t4_merge *m, const struct t4_decode_opts *o)
 {
-	bool pmu = !o->pmu_glob, event = !o->event_glob;
+	const struct t4_index **ix = calloc(m->n, sizeof(*ix));
+	int rc;
 
+	if (!ix)
+		return t4_err(ENOMEM, "out of memory");
 	for (size_t i = 0; i < m->n; i++)
-		for (size_t k = 0; m->h[i].dec && k < t4_decoder_n_domains(m->h[i].dec); k++) {
-			const struct t4_dec_domain *d = t4_decoder_domain_at(m->h[i].dec, k);
-			pmu |= d->selected;
-			for (uint32_t e = 0; d->selected && e < d->n_counts; e++)
-				event |= d->event_selected[e];
-			for (uint32_t e = 0; d->selected && e < d->n_metrics; e++)
-				event |= d->metric_selected[e];
-		}
-	if (!pmu)
-		return t4_err(ENOENT, "--pmu %s: matches no domain, PMU or kind of any log",
-			      o->pmu_glob);
-	if (!event)
-		return t4_err(ENOENT, "--event %s: matches no event or metric of any log",
-			      o->event_glob);
-	return 0;
+		ix[i] = m->h[i].ix;
+	rc = t4_decode_check(ix, m->n, o);
+	free(ix);
+	return rc;
 }
 
 static void say_damage(const struct dec_host *h)
@@ -493,7 +485,7 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 		    const struct t4_sink_ops *ops, void *ud)
 {
 	size_t decoded = 0;
-	int rc = 0;
+	int rc = check_names(m, o);
 
 	for (size_t i = 0; i < m->n && rc >= 0; i++) {
 		struct dec_host *h = &m->h[i];
@@ -512,11 +504,9 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 			say_damage(h);
 		decoded++;
 	}
-	if (rc >= 0 && !decoded)
+	if (rc >= 0 && !decoded) /* each is in a log, but no log has them all */
 		rc = t4_err(EINVAL, "no log has the bookmark the options name (--phase, --from,"
 			    " --to)");
-	if (rc >= 0)
-		rc = check_filters(m, o);
 	if (rc >= 0 && ops->merged)
 		rc = ops->merged(ud, m);
 	return rc;

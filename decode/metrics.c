@@ -3,7 +3,9 @@
  * intervals: the live view (`top`) and the metrics endpoint. The same
  * formulas (collector/kinds.c), the same compiler and evaluator (expr.c)
  * and the same rule for per-task formulas as the decoder's domains
- * (dom.c): one truth for a metric wherever it is shown.
+ * (dom.c): one truth for a metric wherever it is shown. And the metrics
+ * a DRM domain makes from its events (dec_drm_metric), for the decoder's
+ * domains and the options' check (filters.c) alike.
  */
 #include "decode_int.h"
 #include "collector/collector.h"
@@ -58,6 +60,43 @@ int t4_kind_metrics_new(struct t4_kind_metrics **out, uint32_t kind, const char 
 	ms->flags = NULL;
 	*out = ms;
 	return 0;
+}
+
+/* Index of the event named want among names, or -1. */
+static int name_at(const char *const *names, uint32_t n, const char *want)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(names[i], want))
+			return (int)i;
+	return -1;
+}
+
+bool dec_drm_metric(const char *const *names, uint32_t n, uint32_t i, char *name, size_t name_cap,
+		    char *expr, size_t expr_cap)
+{
+	const char *ev = names[i], *k = strchr(ev, '.');
+	bool cycles = k && !strncmp(k, ".cycles.", 8);
+	char want[T4_NAME_MAX], cap[T4_NAME_MAX + 8];
+
+	if (!k || (strncmp(k, ".engine.", 8) && !cycles))
+		return false;
+	int clen = (int)(k - ev), c, t;
+	const char *engine = k + 8;
+	snprintf(want, sizeof(want), "%.*s.capacity.%s", clen, ev, engine);
+	cap[0] = '\0';
+	if ((c = name_at(names, n, want)) >= 0)
+		snprintf(cap, sizeof(cap), " / %s", names[c]);
+	if (!cycles) {
+		snprintf(name, name_cap, "%.*s.%s_busy", clen, ev, engine);
+		snprintf(expr, expr_cap, "%s / elapsed_ns * 100%s", ev, cap);
+		return true;
+	}
+	snprintf(want, sizeof(want), "%.*s.total-cycles.%s", clen, ev, engine);
+	if ((t = name_at(names, n, want)) < 0)
+		return false;
+	snprintf(name, name_cap, "%.*s.%s_cycles_busy", clen, ev, engine);
+	snprintf(expr, expr_cap, "%s / %s * 100%s", ev, names[t], cap);
+	return true;
 }
 
 void t4_kind_metrics_free(struct t4_kind_metrics *ms)

@@ -301,10 +301,12 @@ static int rpt_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 		p->n = iv->n_counts;
 		memset(p->totals, 0, sizeof(p->totals[0]) * p->n);
 	}
-	/* totals as the phases add them: counts, gauges as level x us */
+	/* totals as the phases add them: counts, gauges as level x ns */
 	for (uint32_t c = 0; c < iv->n_counts && c < p->n; c++)
-		p->totals[c] += d->event_gauge[c] ? dec_gauge_weight(iv->counts[c], iv->elapsed_ns)
-						  : iv->counts[c];
+		p->totals[c] = d->event_gauge[c]
+				       ? dec_u128_add_sat(p->totals[c],
+							  dec_gauge_weight(iv->counts[c], iv->elapsed_ns))
+				       : p->totals[c] + iv->counts[c];
 	p->end = rpt_time(r, iv->end_ns);
 	p->elapsed += iv->elapsed_ns;
 	return 0;
@@ -580,6 +582,14 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 	if (silent)
 		health_item(w, "silent", "domains that never answered", (int64_t)silent, false,
 			    "none of their counts were read (info: UNANSWERED)");
+	if (t4_index_counts(ix)->redescribed)
+		health_item(w, "redescribed", "domains described again, otherwise",
+			    (int64_t)t4_index_counts(ix)->redescribed, true,
+			    "the first description holds; the domain's later counts are not decoded");
+	if (t4_index_counts(ix)->bookmarks_renamed)
+		health_item(w, "renamed", "bookmark packets naming an ID otherwise",
+			    (int64_t)t4_index_counts(ix)->bookmarks_renamed, true,
+			    "one ID per name: the first name holds");
 	if (sl->lost_events || sl->unplaced)
 		health_item(w, "slices", "CPU/GPU events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");

@@ -520,12 +520,34 @@ static bool anything_missing(const struct t4_decoder *dec)
 	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
-	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs)
+	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
+	    t4_index_counts(ix)->redescribed || t4_index_counts(ix)->bookmarks_renamed)
 		return true;
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		if (domain_missed(t4_decoder_domain_at(dec, i)))
 			return true;
 	return n_silent(dec, NULL) > 0;
+}
+
+/* Domains the log described twice, otherwise (decode/index.c): the first
+ * is named. */
+static void redescribed(FILE *f, const struct t4_index *ix)
+{
+	const struct t4_index_counts *c = t4_index_counts(ix);
+	const struct t4_index_domain *first = NULL;
+	char name[200];
+
+	for (size_t i = 0; i < t4_index_n_domains(ix) && !first; i++)
+		if (t4_index_domain_at(ix, i)->redescribed)
+			first = t4_index_domain_at(ix, i);
+	if (!first)
+		return;
+	fprintf(f, "  re-described      %" PRIu64 " domain%s described again, otherwise (%s%s):"
+		   " the first description holds; %" PRIu64 " return packet%s after it not"
+		   " decoded\n",
+		c->redescribed, c->redescribed == 1 ? "" : "s",
+		safe(first->d.name, name, sizeof(name)), c->redescribed > 1 ? " and others" : "",
+		c->rets_redescribed, c->rets_redescribed == 1 ? "" : "s");
 }
 
 static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
@@ -599,6 +621,12 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " further than its time allows (damage): left out\n",
 			t4_index_counts(ix)->implausible_refs,
 			t4_index_counts(ix)->implausible_refs == 1 ? "" : "s");
+	redescribed(f, ix);
+	if (t4_index_counts(ix)->bookmarks_renamed)
+		fprintf(f, "  renamed           %" PRIu64 " bookmark packet%s naming an ID otherwise than"
+			   " its first (one ID per name): the first name holds\n",
+			t4_index_counts(ix)->bookmarks_renamed,
+			t4_index_counts(ix)->bookmarks_renamed == 1 ? "" : "s");
 	if (dm->untracked_rets)
 		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
 			   " (a damaged or crafted log): not decoded\n",

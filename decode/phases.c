@@ -377,12 +377,12 @@ void phases_flush(struct dom *dm)
 	if (p)
 		dm->pel[dm->run_span] += dm->run_el;
 	for (uint32_t k = 0; k < dm->ncap; k++) {
-		t4_u128 sum = dm->run[k] + dm->run_lo[k];
-		dm->pub.totals[k] += sum;
+		t4_u128 sum = dm->run[k] + dm->run_lo[k]; /* (a gauge's: run[k] alone) */
+		dm->pub.totals[k] = dec_u128_add_sat(dm->pub.totals[k], sum);
 		if (n)
-			n[k] += sum;
+			n[k] = dec_u128_add_sat(n[k], sum);
 		if (p)
-			p[k] += sum;
+			p[k] = dec_u128_add_sat(p[k], sum);
 		dm->run[k] = 0;
 		dm->run_lo[k] = 0;
 	}
@@ -395,6 +395,18 @@ static __attribute__((noinline)) void run_carry(struct dom *dm, uint32_t k)
 	dm->run[k] += (t4_u128)1 << 64;
 }
 
+/* The same for a domain with gauges: a gauge's level x elapsed ns, exact,
+ * into the run's 128-bit sums (out of line: most domains have none). */
+static __attribute__((noinline)) void run_add_gauges(struct dom *dm, uint64_t elapsed,
+						     const uint64_t *c, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (dm->pub.event_gauge[k])
+			dm->run[k] = dec_u128_add_sat(dm->run[k], dec_gauge_weight(c[k], elapsed));
+		else if (__builtin_add_overflow(dm->run_lo[k], c[k], &dm->run_lo[k]))
+			run_carry(dm, k);
+}
+
 /* Out of line, where the loop keeps its registers (inline in a piece's
  * code, it spills the sums to the stack); 64-bit sums, the carries apart
  * (a 128-bit add costs twice a 64-bit one, with the loop's own steps). */
@@ -403,6 +415,10 @@ void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_
 	uint64_t *lo = dm->run_lo;
 
 	dm->run_el += elapsed;
+	if (dm->any_gauge) {
+		run_add_gauges(dm, elapsed, c, n);
+		return;
+	}
 	for (uint32_t k = 0; k < n; k++)
 		if (__builtin_add_overflow(lo[k], c[k], &lo[k]))
 			run_carry(dm, k);

@@ -71,7 +71,7 @@ bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
 		return false;
 	e = t4_index_event(ix, d->d.domain_id, 0);
 	t4_kind_formulas(d->d.kind, &n, &label);
-	if (!dec_domain_selected(dec, d->d.name, e ? e->pmu : "", label, d->d.kind))
+	if (!dec_domain_selected(dec->o.pmu_glob, d->d.name, e ? e->pmu : "", label, d->d.kind))
 		return false;
 	*triggers = s->refs;
 	return true;

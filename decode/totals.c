@@ -103,7 +103,7 @@ int t4_event_rows_add(struct t4_event_rows *r, const struct t4_event_row *add)
 		row->elapsed_ns = 0;
 	}
 	row->domains++;
-	row->total += add->total;
+	row->total = dec_u128_add_sat(row->total, add->total); /* (gauges: any level) */
 	if (add->elapsed_ns > row->elapsed_ns)
 		row->elapsed_ns = add->elapsed_ns; /* CPUs count side by side */
 	return 0;
@@ -113,9 +113,8 @@ double t4_event_row_rate(const struct t4_event_row *row)
 {
 	if (!row->elapsed_ns)
 		return 0;
-	if (row->gauge) /* level x whole us (dec_gauge_weight) over them: the mean level */
-		return row->elapsed_ns >= 1000 ? (double)row->total / (double)(row->elapsed_ns / 1000)
-					       : 0;
+	if (row->gauge) /* level x ns (dec_gauge_weight) over the ns: the mean level */
+		return (double)row->total / (double)row->elapsed_ns;
 	return (double)row->total * 1e9 / (double)row->elapsed_ns;
 }
 
@@ -148,8 +147,7 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
 			};
 			if (row.gauge) /* the last level, held over the span */
-				row.total = (t4_u128)dec_gauge_weight((uint64_t)d->totals[k],
-								     row.elapsed_ns);
+				row.total = dec_gauge_weight((uint64_t)d->totals[k], row.elapsed_ns);
 			rc = t4_event_rows_add(out, &row);
 		}
 	}

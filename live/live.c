@@ -56,7 +56,9 @@ void t4_live_feed(struct t4_live *l, const struct t4_packet *p)
 			t4_index_free(l->ix); /* out of memory: no live numbers, the log goes on */
 			l->ix = NULL;
 		} else if (rc == 0 && p->type == T4_PKT_BOOKMARK) {
-			snprintf(l->phase, sizeof(l->phase), "%s", p->bookmark.name);
+			/* named as decode names it: by its ID's first packet */
+			const char *n = t4_index_bookmark_name(l->ix, p->bookmark.bookmark_id);
+			snprintf(l->phase, sizeof(l->phase), "%s", n ? n : p->bookmark.name);
 			l->phase_set_ns = p->bookmark.set_ns;
 		}
 	}

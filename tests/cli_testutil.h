@@ -320,6 +320,16 @@ static inline long long json_num(const char *json, const char *key)
 	return strtoll(p, NULL, 10);
 }
 
+/* A Python function for a test's script: clean(*files) asserts that each
+ * file is UTF-8 text with no control character but line breaks (what a
+ * log names reaches no terminal as anything else). */
+#define CLI_PY_CLEAN                                                                         \
+	"def clean(*files):\n"                                                               \
+	"    for f in files:\n"                                                              \
+	"        text = open(f, 'rb').read().decode('utf-8')\n"                              \
+	"        bad = [c for c in text if (ord(c) < 32 and c != '\\n') or 127 <= ord(c) < 160]\n" \
+	"        assert not bad, (f, bad[:5])\n"
+
 static inline int count_lines(const char *s)
 {
 	int n = 0;

@@ -18,6 +18,7 @@
  * Skips only without python3 or zstd (or T4_BIN, outside `make check`).
  */
 #include "cli_testutil.h"
+#include "craft_log.h"
 #include "probe.h"
 #include "util/util.h"
 
@@ -693,6 +694,66 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
 				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
 	cr_assert_eq(dc_decode(&c, "f.t4 -f csv -f csv --bin 5ms -o ok.csv"), 0, "%s", c.out);
+	dc_fini(&c);
+}
+
+/* An option the log refuses (a name it does not hold, an offset past its
+ * end, --time real without the session's anchor) is found before the
+ * first output byte: standard output stays empty in every format, with
+ * one thread or several, from a file, a pipe or a file on standard input.
+ * It used to get CSV's header, or every row up to the end where a --to
+ * bookmark was missing, then exit 2. */
+Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
+{
+	static const char *const fmts[] = { "csv",    "jsonl",  "perfetto", "summary",
+					    "phases", "slices", "report" };
+	static const char *const opts[] = {
+		"--phase lod",	    "--pmu 'ucf,nosuch*'", "--event 'mem_bytes_rd,nope'",
+		"--to nope",	    "--from nope",	  "--from 9s",
+		"--bin 1ns",
+	};
+	static const char *const inputs[] = { "f.t4", "- < f.t4", "- 0< f.t4 -j 4", "f.t4 -j 4" };
+	char path[PATH_MAX + 16];
+	struct dc c;
+	struct lw w;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "f", "--triggers 300 --seed 11 --bookmarks");
+	for (size_t o = 0; o < T4_ARRAY_LEN(opts); o++)
+		for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++)
+			for (size_t i = 0; i < T4_ARRAY_LEN(inputs); i++) {
+				if (!strcmp(opts[o], "--bin 1ns") && strcmp(fmts[f], "csv"))
+					continue; /* (a usage error for the others) */
+				int st = dc_sh(&c, "'%s' decode %s -f %s %s > out 2> err; echo $?;"
+						   " wc -c < out; cat err", c.bin, inputs[i], fmts[f],
+					       opts[o]);
+				cr_assert_eq(st, 0);
+				cr_assert(!strncmp(c.out, "2\n0\nt410trace decode: ", 22),
+					  "decode %s -f %s %s: exit, bytes, errors: %s", inputs[i],
+					  fmts[f], opts[o], c.out);
+			}
+	/* a pipe is read whole first (into $TMPDIR), then decoded as usual */
+	cr_assert_eq(dc_sh(&c, "cat f.t4 | '%s' decode - -f csv --to nope > out 2> err; echo $?;"
+			       " wc -c < out", c.bin), 0);
+	cr_assert_str_eq(c.out, "2\n0\n");
+	cr_assert_eq(dc_sh(&c, "cat f.t4 | '%s' decode - -f csv --phase load > pipe.csv && '%s'"
+			       " decode f.t4 -f csv --phase load > file.csv && cmp pipe.csv file.csv"
+			       " && [ -s file.csv ]", c.bin, c.bin), 0, "%s", c.out);
+	/* --time real, a log without a session packet: no anchor */
+	snprintf(path, sizeof(path), "%s/nosession.t4t", c.dir);
+	lw_open(&w, path);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 20; k++) {
+		ref(&w, k, 1000000000ull + k * 1000000, 0);
+		ret(&w, 1, k, 1000000000ull + k * 1000000, 5);
+	}
+	lw_close(&w);
+	for (size_t f = 0; f < 2; f++) {
+		cr_assert_eq(dc_sh(&c, "'%s' decode nosession.t4t -f %s --time real > out 2> err; echo"
+				       " $?; wc -c < out; cat err", c.bin, fmts[f]), 0);
+		cr_assert(!strncmp(c.out, "2\n0\nt410trace decode: --time real: the log has no"
+					  " session packet", 50), "%s", c.out);
+	}
 	dc_fini(&c);
 }
 

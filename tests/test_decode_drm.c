@@ -81,8 +81,9 @@ Test(decode_drm, busy_percent_and_gauges)
 	cr_assert(tot);
 	t4_decoder_metrics_of(dec, 0, tot, el, v);
 	cr_assert_float_eq(v[0], 75.0, 1e-9);
-	cr_assert(tot[2] == (t4_u128)1000000000ull * 1000 * 49 + (t4_u128)3000000000ull * 1000 * 51,
-		  "gauge totals: level x us");
+	cr_assert(tot[2] == (t4_u128)1000000000ull * 1000000 * 49 +
+				   (t4_u128)3000000000ull * 1000000 * 51,
+		  "gauge totals: level x ns");
 	t4_decoder_free(dec);
 	free(k.v);
 	/* --bin 10 ms: busy still 75%, the memory cells 1 GB or 3 GB, the one
@@ -104,9 +105,9 @@ Test(decode_drm, busy_percent_and_gauges)
 	sy_free(&y);
 }
 
-/* A bin's gauge is the mean of level x us over the bin, a sum that a u64
+/* A bin's gauge is the mean of level x ns over the bin, a sum that a u64
  * does not hold for long bins of large levels: 80 GB of VRAM over a
- * 10-minute bin is 4.8e19 byte-us. Its cells are 80 GB, as its phase. */
+ * 10-minute bin is 4.8e22 byte-ns. Its cells are 80 GB, as its phase. */
 Test(decode_drm, long_bins_of_a_large_gauge)
 {
 	struct sy y;
@@ -125,8 +126,67 @@ Test(decode_drm, long_bins_of_a_large_gauge)
 	}
 	uint64_t el;
 	const t4_u128 *tot = t4_decoder_phase_totals(dec, 0, 0, &el);
-	cr_assert(tot && tot[2] / (el / 1000) == 80000000000ull, "the phase's mean level");
+	cr_assert(tot && tot[2] / el == 80000000000ull, "the phase's mean level");
 	t4_decoder_free(dec);
 	free(k.v);
 	sy_free(&y);
+}
+
+/* The mean level of a gauge, wherever it is shown (the summary's EVENTS
+ * and phases, record's and info's totals, --bin cells, the report), is
+ * its level x elapsed ns summed, over the ns: exact for any level and any
+ * length. It used to be level x whole us, saturating at 2^64: a level
+ * near UINT64_MAX came out 1000 times too small (each interval's weight
+ * stuck at 2^64), and intervals of 1.5 us counted 1 us each (a third too
+ * small). */
+static void exact_mean(uint64_t n, uint64_t period, uint64_t level, uint64_t bin)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .want_metrics = true };
+	struct t4_event_rows rows = { 0 };
+	struct t4_index *ix;
+	uint64_t el;
+
+	memset(&y, 0, sizeof(y));
+	y.t0 = 5000000000ull;
+	drm_stream(&y, n, period, level, level);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	const t4_u128 *tot = t4_decoder_phase_totals(dec, 0, 0, &el);
+	cr_assert_eq(t4_event_rows_from_decoder(dec, SIZE_MAX, false, &rows), 0);
+	cr_assert_eq(rows.n, 3);
+	cr_assert_str_eq(rows.v[2].event, "c7.memory.vram");
+	cr_assert_float_eq(t4_event_row_rate(&rows.v[2]), (double)level, (double)level * 1e-12,
+			   "the mean level: %g", t4_event_row_rate(&rows.v[2]));
+	t4_event_rows_free(&rows);
+	cr_assert(tot && el == (n - 1) * period, "%" PRIu64, el);
+	cr_assert(tot[2] == (t4_u128)level * el, "level x ns, exact");
+	t4_decoder_free(dec);
+	free(k.v);
+	/* info and record's totals: the last level over the span */
+	cr_assert_eq(t4_index_new(&ix), 0);
+	for (size_t i = 0; i < y.n_pk; i++)
+		cr_assert_geq(t4_index_add(ix, &y.pk[i]), 0);
+	cr_assert_eq(t4_event_rows_from_index(ix, false, &rows), 0);
+	cr_assert_float_eq(t4_event_row_rate(&rows.v[2]), (double)level, (double)level * 1e-12,
+			   "info's mean level: %g", t4_event_row_rate(&rows.v[2]));
+	t4_event_rows_free(&rows);
+	t4_index_free(ix);
+	/* --bin: every cell the level itself */
+	o.bin_ns = bin;
+	dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_gt(k.n, 0);
+	for (size_t i = 0; i < k.n; i++)
+		cr_assert_eq(k.v[i].counts[2], level, "cell %zu: %" PRIu64, i, k.v[i].counts[2]);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
+Test(decode_drm, gauges_of_any_level_over_any_length_are_exact)
+{
+	exact_mean(101, 1000000, UINT64_MAX - 12345, 10000000);   /* huge, 1 ms */
+	exact_mean(101, 1000000000, UINT64_MAX, 10000000000ull);  /* the largest, 1 s */
+	exact_mean(1001, 1500, 7, 15000);                         /* tiny: 1.5 us */
+	exact_mean(1001, 999, 1, 9990);                           /* under 1 us */
 }

@@ -308,6 +308,14 @@ Test(merge, bad_input_is_named, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --pmu nope"
 				 " 2>&1", dir, b), 2);
 	cr_assert(strstr(out, "--pmu nope: matches no domain"), "%s", out);
+	/* each glob must match on some host, and is checked before any output
+	 * byte (CSV's header included) */
+	for (int j = 1; j <= 4; j += 3) {
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f csv -j %d"
+					 " --pmu 'pcie,nope' > m.csv 2> /dev/null; echo $?; wc -c < m.csv",
+					 dir, b, j), 0);
+		cr_assert_str_eq(out, "2\n0\n");
+	}
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

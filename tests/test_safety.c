@@ -1,13 +1,16 @@
 /* test_safety.c - `record` never loses a user's data (suite "safety"):
  * an existing output is kept as FILE.old (or refused, or replaced with
  * --force), a command that cannot run publishes nothing, messages name
- * the user's file and a full disk still gets the summary; process
+ * the user's file and a full disk still gets the summary, a log that
+ * cannot be finished (its disk full, its name taken) exits 1; process
  * hygiene: the workload dies with record (kill -9), temporary directories
  * are reclaimed after kill -9 and removed after SIGPIPE, a workload deaf
  * to Ctrl-C is killed by the third.
  */
 #include "cli_testutil.h"
 #include "probe.h"
+
+#include <sys/mount.h>
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
 {
@@ -105,6 +108,56 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info "
 				"full.t4t' gives what it holds)\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "every event's total"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A log stranded under its partial name (FILE taken while it recorded:
+ * the name cannot be given) is no success: exit 1, as t4_exit_code and
+ * the man page's EXIT STATUS have it, the log kept as FILE.partial-PID
+ * and said. A virtual recording of 100000 h is ended by Ctrl-C once its
+ * log has bytes, FILE made just before (every wait bounded). It exited
+ * 2, a usage error's status. */
+Test(safety, a_stranded_log_exits_1, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim=3 --virtual -d 100000h --period 100ms -o v.t4t 2> err &"
+		  " pid=$!; i=0; until [ -s \"$(ls -d v.t4t.partial-*/log 2>/dev/null)\" ] ||"
+		  " [ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; : > v.t4t; kill -INT $pid;"
+		  " wait $pid; echo rc=$?; cat err; ls; \"$B\" info v.t4t.partial-$pid > /dev/null &&"
+		  " echo log-ok");
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: cannot name the log v.t4t (File exists): it is recorded"
+				" as v.t4t.partial-"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nv.t4t\nv.t4t.partial-"), "%s", r.out);
+	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A file system that fills while the log is written (a 256 KiB tmpfs,
+ * mounted where this test may): exit 1, the log cut back to its whole
+ * chunks and said. */
+Test(safety, a_full_file_system_exits_1, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	tmpdir(&r);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(&r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+	sh_in_dir(&r, "\"$B\" record --sim -d 2s -o mnt/full.t4t; echo rc=$?; \"$B\" info"
+		  " mnt/full.t4t > /dev/null && echo log-ok");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: mnt/full.t4t: No space left on device after "), "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
 	cleanup(&r);
 }
 
