@@ -241,7 +241,9 @@ static int no_match(int err, const char *fmt, const char *opt, const char *name,
 		    const struct logs *l, walk_fn walk)
 {
 	struct names c = { .n = 0 };
-	char dym[160], list[600], safe[300];
+	/* together with the option and the words, within t4_err()'s 512 bytes:
+	 * the message is never cut in its middle */
+	char dym[160], list[200], safe[96];
 
 	if (!(c.own = calloc(LISTED, sizeof(*c.own))))
 		return t4_err(ENOMEM, "out of memory");

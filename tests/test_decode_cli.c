@@ -1060,6 +1060,12 @@ Test(decode_cli, record_sim_then_decode, .timeout = 180)
 	cr_assert_eq(dc_decode(&c, "sim.t4t -f csv -o sim.csv"), 0, "%s", c.out);
 	cr_assert_eq(dc_sh(&c, "'%s' info --json sim.t4t > info.json", c.bin), 0, "%s", c.out);
 	dc_check(&c, "info-totals sim.csv info.json");
+	/* with many names, the error lists the first ones whole and ends the
+	 * list with "...": the message fits, so it is never cut in its middle */
+	cr_assert_eq(dc_decode(&c, "sim.t4t --pmu nope"), 2, "%s", c.out);
+	const char *dots = strstr(c.out, "...");
+	cr_assert(dots && !strcmp(dots, "...)\n") && dots[-2] == ',', "%s", c.out);
+	cr_assert(strstr(c.out, "the log has: nvidia_"), "%s", c.out);
 	dc_fini(&c);
 }
 
