@@ -20,6 +20,10 @@
  * connection, its last request or its last answer. The fd is checked
  * against the peer seen at connection (getpeername) before, so a number
  * reused after a close the reaper did not see yet is never touched.
+ * Under pressure (HTTP_PRESSURE_CONN connections or more) the time allowed
+ * drops to HTTP_PRESSURE_MS: 256 stalled connections from one host would
+ * otherwise keep every scrape waiting in the kernel's queue for up to
+ * HTTP_TIMEOUT_S (9 s measured), close to Prometheus's scrape timeout.
  */
 #include "live.h"
 #include "util/util.h"
@@ -40,6 +44,8 @@
 #define HTTP_MAX_CONN 256
 #define HTTP_TIMEOUT_S 10
 #define HTTP_REAP_MS 500 /* how often the reaper looks */
+#define HTTP_PRESSURE_CONN (HTTP_MAX_CONN / 2)
+#define HTTP_PRESSURE_MS 1000
 
 /* A connection, for the reaper (its socket context). */
 struct http_conn {
@@ -245,7 +251,18 @@ static bool same_peer(const struct http_conn *hc)
 	       !memcmp(&ss, &hc->peer, len);
 }
 
-/* Shut down the connections without a whole request for HTTP_TIMEOUT_S. */
+/* How long a connection may go without a whole request now (conn_lock
+ * held): HTTP_TIMEOUT_S, or HTTP_PRESSURE_MS when many are open. */
+static uint64_t allowed_ms(const struct t4_live_http *h)
+{
+	unsigned open = 0;
+
+	for (const struct http_conn *hc = h->conns; hc; hc = hc->next)
+		open += !hc->shut;
+	return open >= HTTP_PRESSURE_CONN ? HTTP_PRESSURE_MS : HTTP_TIMEOUT_S * 1000u;
+}
+
+/* Shut down the connections without a whole request for allowed_ms(). */
 static void *reap(void *arg)
 {
 	struct t4_live_http *h = arg;
@@ -253,11 +270,10 @@ static void *reap(void *arg)
 
 	pthread_mutex_lock(&h->conn_lock);
 	while (!h->stop) {
-		uint64_t now = now_ms();
+		uint64_t now = now_ms(), allowed = allowed_ms(h);
 
 		for (struct http_conn *hc = h->conns; hc; hc = hc->next)
-			if (!hc->shut && now - hc->request_ms >= HTTP_TIMEOUT_S * 1000u &&
-			    same_peer(hc)) {
+			if (!hc->shut && now - hc->request_ms >= allowed && same_peer(hc)) {
 				shutdown(hc->fd, SHUT_RDWR);
 				hc->shut = true;
 			}

@@ -184,6 +184,49 @@ Test(metrics, a_trickling_request_is_closed_a_kept_alive_scraper_is_not, .timeou
 	cleanup(&r);
 }
 
+/* A flood of stalled connections from one host (200 of the 256 allowed,
+ * each with half a request) is cut short: while 128 or more are open, each
+ * may go 1 s without a whole request, not 10 s. So at least 200 - 127 of
+ * them are closed within 9.5 s of connecting (without the pressure rule
+ * none is closed before 10 s), and a scrape made during the flood is
+ * answered. */
+Test(metrics, a_flood_of_stalled_connections_is_cut_short, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh_in_dir(&r,
+		   "\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "
+		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
+		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
+		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+		   "python3 -c 'import http.client, select, socket, sys, time\n"
+		   "port = int(sys.argv[1])\n"
+		   "at = {}\n"
+		   "for i in range(200):\n"
+		   "    s = socket.create_connection((\"127.0.0.1\", port))\n"
+		   "    s.sendall(b\"GET /metrics HTTP/1.1\\r\\nX-Stalled: \"); at[s] = time.monotonic()\n"
+		   "c = http.client.HTTPConnection(\"127.0.0.1\", port, timeout=60)\n"
+		   "c.request(\"GET\", \"/metrics\"); print(\"scrape\", c.getresponse().status)\n"
+		   "early = 0\n"
+		   "end = time.monotonic() + 15\n"
+		   "while at and time.monotonic() < end:\n"
+		   "    for s in select.select(list(at), [], [], 0.2)[0]:\n"
+		   "        try:\n"
+		   "            gone = s.recv(1) == b\"\"\n"
+		   "        except OSError:\n"
+		   "            gone = True\n"
+		   "        if gone:\n"
+		   "            early += time.monotonic() - at.pop(s) < 9.5; s.close()\n"
+		   "print(\"closed early\", \"enough\" if early >= 73 else early)' $P; "
+		   "kill -INT $rec; wait $rec; echo rc=$?");
+	cr_assert(strstr(r.out, "scrape 200\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "closed early enough\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A real Prometheus server (tests/prom_check.py): its rate() of each UCF
  * PMU's read bandwidth equals decode's over the same span within 2%, and
  * the phase shows after `ctl bookmark`. */
