@@ -206,6 +206,86 @@ Test(top, record_top_holds_the_commands_output, .timeout = 180)
 	cleanup(&r);
 }
 
+/* The command's pty has the terminal's size, and follows it when the
+ * terminal is resized (SIGWINCH): it kept the size it had at the start. */
+Test(top, record_top_pty_follows_the_terminal_size, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' '\"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "stty size <&1 > s1; until [ -e go ]; do sleep 0.05; done; "
+		  "for i in $(seq 1200); do stty size <&1 > s2; [ \"$(cat s2)\" = \"40 120\" ] && "
+		  "break; sleep 0.05; done; touch done'\\''; echo rec-rc=$?; echo pane-done; "
+		  "sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; $T resize-window -t top -x 120 -y 40; touch go; "
+		  "see pane-done; $T kill-server; "
+		  "echo start=$(cat s1) now=$(cat s2); grep rec-rc pane.txt");
+	cr_assert(strstr(r.out, "view-seen\nstart=60 200 now=40 120\nrec-rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* Ctrl-Z in --top's view (a shell with job control: set -m) gives the
+ * terminal back before record stops (main screen, cursor shown, canonical
+ * mode and echo: it stayed in the view's mode), fg brings the view back,
+ * and q still ends it with the command's output shown and the terminal
+ * given back. */
+Test(top, record_top_ctrl_z_gives_the_terminal_back, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' 'set -m; \"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "until [ -e go ]; do sleep 0.05; done; echo cmd-done'\\''; echo stopped-rc=$?; "
+		  "stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
+		  "touch stopped; until [ -e cont ]; do sleep 0.05; done; fg > /dev/null; "
+		  "echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "mode() { $T display -p -t top 'alt=#{alternate_on} cursor=#{cursor_flag}'; }; "
+		  "see 'RD GB/s'; echo view-seen; mode; $T send-keys -t top C-z; "
+		  WAIT_FOR("stopped") "mode; grep -e stopped-rc -e icanon -e echo pane.txt; "
+		  "$T capture-pane -p -t top > pane.txt; grep -e stopped-rc -e icanon -e echo pane.txt; "
+		  "touch cont; for i in $(seq 1200); do [ \"$(mode)\" = 'alt=1 cursor=0' ] && break; "
+		  "sleep 0.05; done; see 'RD GB/s'; echo view-again; mode; touch go; "
+		  "see pane-done; $T kill-server; "
+		  "grep -e cmd-done -e rec-rc pane.txt");
+	cr_assert(strstr(r.out, "view-seen\nalt=1 cursor=0\nalt=0 cursor=1\nstopped-rc=148\n"
+				"icanon\necho\nview-again\nalt=1 cursor=0\ncmd-done\nrec-rc=0\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}
+
+/* Past the hold's limit (T410TRACE_HOLD_MAX: 1000 bytes here, 256 MiB by
+ * default) what the command writes while the view is up is dropped from
+ * there on, never a hole in the middle: the first 1000 bytes of seq 10000
+ * (up to 277) are shown, then how many bytes after them were dropped, and
+ * then what was still on its way when the view closed (the command's end
+ * closes it), so that the count and what follows it make the 47904 bytes
+ * after the first 1000 (seq's 48894 and "tail-line\n") whatever the relay
+ * had read by then. */
+Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' 'T410TRACE_HOLD_MAX=1000 \"$B\" record -q --sim --top -o s.t4t -- "
+		  "sh -c '\\''until [ -e go ]; do sleep 0.05; done; seq 10000; echo tail-line'\\''; "
+		  "echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; "
+		  "$T capture-pane -p -S - -t top > all.txt; $T kill-server; "
+		  "grep -v '^$' all.txt | grep -A1 -x 276; "
+		  "sed -n '/^t410trace: --top: /,/^rec-rc=/p' all.txt | awk '"
+		  "NR == 1 { n = $3; next } /^rec-rc=/ { print \"accounted=\" n + late; print; next } "
+		  "{ late += length($0) + 1; last = $0 } END { print \"last=\" last }'");
+	cr_assert(strstr(r.out, "view-seen\n276\n277\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\naccounted=47904\nrec-rc=0\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nlast=tail-line\n") || strstr(r.out, "\nlast=\n"),
+		  "what came after the count is the output's end: %s", r.out);
+	cleanup(&r);
+}
+
 /* record --top draws on the terminal, never on standard output: a
  * command's standard output redirected to a file holds its lines alone (it
  * got the view's CSV lines), and -o - works (standard output carries the
