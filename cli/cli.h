@@ -70,6 +70,7 @@ struct cli_hold {
 	uint64_t max;           /* bytes held at most (T410TRACE_HOLD_MAX) */
 	uint64_t held, dropped; /* bytes */
 	int spool_errno;        /* why the spool took no more (0: the limit) */
+	char last;              /* the last byte held */
 	pthread_mutex_t lock;   /* holding, the spool, out, the counts */
 	pthread_t thread;
 	bool winch_set;         /* SIGWINCH is ours; old_winch to put back */

@@ -123,6 +123,8 @@ static void take(struct cli_hold *h, const char *buf, size_t n)
 			h->spool_errno = errno ? errno : EIO;
 		h->held += kept;
 		h->dropped += n - kept;
+		if (kept)
+			h->last = buf[kept - 1];
 	}
 	pthread_mutex_unlock(&h->lock);
 }
@@ -285,16 +287,19 @@ void cli_hold_release(struct cli_hold *h)
 	h->holding = false;
 	/* said right after what it follows (the relay waits for the lock), so
 	 * what is still in the pty comes after it, in its order */
-	if (h->dropped && h->spool_errno)
-		fprintf(stderr, "t410trace: --top: %llu more bytes written to the terminal while "
-				"the view was up were dropped after the %llu above (holding them "
-				"in $TMPDIR: %s)\n", (unsigned long long)h->dropped,
-			(unsigned long long)h->held, strerror(h->spool_errno));
-	else if (h->dropped)
-		fprintf(stderr, "t410trace: --top: %llu more bytes written to the terminal while "
-				"the view was up were dropped after the %llu above (at most %llu "
-				"are held)\n", (unsigned long long)h->dropped,
-			(unsigned long long)h->held, (unsigned long long)h->max);
+	if (h->dropped) {
+		char why[128];
+		if (h->spool_errno)
+			snprintf(why, sizeof(why), "holding them in $TMPDIR: %s",
+				 strerror(h->spool_errno));
+		else
+			snprintf(why, sizeof(why), "at most %llu are held",
+				 (unsigned long long)h->max);
+		fprintf(stderr, "%st410trace: --top: %llu more bytes written to the terminal "
+				"while the view was up were dropped after the %llu above (%s)\n",
+			h->held && h->last != '\n' ? "\n" : "", (unsigned long long)h->dropped,
+			(unsigned long long)h->held, why);
+	}
 	pthread_mutex_unlock(&h->lock);
 }
 

@@ -256,14 +256,25 @@ Test(top, record_top_ctrl_z_gives_the_terminal_back, .timeout = 180)
 	cleanup(&r);
 }
 
+/* Awk over a pane's history: from the hold's count ("t410trace: --top: N
+ * more bytes ... after the M above") to rec-rc, M + N + the bytes after the
+ * count ("accounted="), the last line after it ("last="). */
+#define HOLD_ACCOUNT                                                                        \
+	"sed -n '/^t410trace: --top: /,/^rec-rc=/p' all.txt | awk '"                        \
+	"NR == 1 { split($0, m, \"after the \"); n = $3 + m[2]; next } "                      \
+	"/^rec-rc=/ { print \"accounted=\" n + late; print; next } "                         \
+	"{ late += length($0) + 1; last = $0 } END { print \"last=\" last }'; "
+
 /* Past the hold's limit (T410TRACE_HOLD_MAX: 1000 bytes here, 256 MiB by
  * default) what the command writes while the view is up is dropped from
  * there on, never a hole in the middle: the first 1000 bytes of seq 10000
  * (up to 277) are shown, then how many bytes after them were dropped, and
  * then what was still on its way when the view closed (the command's end
- * closes it), so that the count and what follows it make the 47904 bytes
- * after the first 1000 (seq's 48894 and "tail-line\n") whatever the relay
- * had read by then. */
+ * closes it), so that they make the 48904 bytes (seq's 48894 and
+ * "tail-line\n") whatever the relay had read by then. The same where the
+ * spool can take no more (a file size limit: a full $TMPDIR), said with
+ * why, on a line of its own after a cut line; that output was lost
+ * unsaid. */
 Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
 {
 	struct run r;
@@ -275,14 +286,23 @@ Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
 		  "echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
 		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; "
 		  "$T capture-pane -p -S - -t top > all.txt; $T kill-server; "
-		  "grep -v '^$' all.txt | grep -A1 -x 276; "
-		  "sed -n '/^t410trace: --top: /,/^rec-rc=/p' all.txt | awk '"
-		  "NR == 1 { n = $3; next } /^rec-rc=/ { print \"accounted=\" n + late; print; next } "
-		  "{ late += length($0) + 1; last = $0 } END { print \"last=\" last }'");
-	cr_assert(strstr(r.out, "view-seen\n276\n277\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "\naccounted=47904\nrec-rc=0\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "\nlast=tail-line\n") || strstr(r.out, "\nlast=\n"),
-		  "what came after the count is the output's end: %s", r.out);
+		  "grep -v '^$' all.txt | grep -A2 -x 276; " HOLD_ACCOUNT
+		  /* the spool's file limited to 16 blocks, its 4 KiB probe page fits */
+		  "rm go; printf '%s\\n' 'trap \"\" XFSZ; ulimit -f 16; \"$B\" record -q --sim --top -o - -- "
+		  "sh -c '\\''until [ -e go ]; do sleep 0.05; done; seq 10000; echo tail-line'\\'' "
+		  "> /dev/null; echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; "
+		  "$T capture-pane -p -S - -t top > all.txt; $T kill-server; "
+		  "grep -o '(holding them in $TMPDIR: .*)' all.txt; " HOLD_ACCOUNT);
+	cr_assert(strstr(r.out, "view-seen\n276\n277\nt410trace: --top: "), "%s", r.out);
+	cr_assert(strstr(r.out, "(at most 1000 are held)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\naccounted=48904\nrec-rc=0\n"), "%s", r.out);
+	const char *second = strstr(r.out, "(holding them in $TMPDIR: File too large)\n");
+	cr_assert(second, "%s", r.out);
+	cr_assert(strstr(second, "\naccounted=48904\nrec-rc=0\n"), "%s", r.out);
+	for (const char *p = r.out; (p = strstr(p, "last=")); p++)
+		cr_assert(!strncmp(p, "last=tail-line\n", 15) || !strncmp(p, "last=\n", 6),
+			  "what came after the count is the output's end: %s", r.out);
 	cleanup(&r);
 }
 
