@@ -59,7 +59,13 @@ static uint64_t hold_max(void)
 	const char *v = getenv("T410TRACE_HOLD_MAX");
 	uint64_t n;
 
-	return v && t4_parse_u64(v, &n) == 0 ? n : HOLD_MAX;
+	if (!v)
+		return HOLD_MAX;
+	if (t4_parse_u64(v, &n) == 0)
+		return n;
+	t4_warn("T410TRACE_HOLD_MAX='%.40s' is no count of bytes: %llu MiB are held", v,
+		HOLD_MAX >> 20);
+	return HOLD_MAX;
 }
 
 /* Whether fd is the terminal tty is (TIOCGDEV: the device behind any

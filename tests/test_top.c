@@ -310,6 +310,21 @@ Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
 	cleanup(&r);
 }
 
+/* A T410TRACE_HOLD_MAX that is no count of bytes is said, not taken
+ * quietly as the default (a terminal of script(1)'s). */
+Test(top, record_top_says_a_bad_hold_limit, .timeout = 60)
+{
+	struct run r;
+
+	t4t_need_cmd("script");
+	tmpdir(&r);
+	sh_in_dir(&r, "T410TRACE_HOLD_MAX=12x script -qec '\"$B\" record -q --sim --top -o s.t4t -- "
+		  "true' /dev/null | grep -a -o 'warning: T410TRACE_HOLD_MAX=.*held'");
+	cr_assert(strstr(r.out, "warning: T410TRACE_HOLD_MAX='12x' is no count of bytes: 256 MiB "
+				"are held"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* record --top draws on the terminal, never on standard output: a
  * command's standard output redirected to a file holds its lines alone (it
  * got the view's CSV lines), and -o - works (standard output carries the
