@@ -233,6 +233,7 @@ static void job_control(struct top *tp)
 		pthread_sigmask(SIG_UNBLOCK, &tstp, NULL);
 		raise(SIGTSTP); /* stopped here */
 		sigaction(SIGTSTP, &own, NULL);
+		top_tstp = 0; /* a second Ctrl-Z before the stop: the same one */
 		top_cont = 1;
 	}
 	if (top_cont) { /* after a SIGSTOP too: the mode may be the shell's now */
