@@ -13,6 +13,7 @@
 
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,9 +67,14 @@ struct cli_hold {
 	int spool;            /* what is held: an unlinked file */
 	int wake[2];          /* close -> relay */
 	bool holding, running;
+	uint64_t max;           /* bytes held at most (T410TRACE_HOLD_MAX) */
 	uint64_t held, dropped; /* bytes */
-	pthread_mutex_t lock;   /* holding, the spool, out */
+	int spool_errno;        /* why the spool took no more (0: the limit) */
+	char last;              /* the last byte held */
+	pthread_mutex_t lock;   /* holding, the spool, out, the counts */
 	pthread_t thread;
+	bool winch_set;         /* SIGWINCH is ours; old_winch to put back */
+	struct sigaction old_winch;
 };
 /* Open the controlling terminal; -ENOTTY (with a message) when record has
  * none. */
@@ -76,6 +82,9 @@ int cli_hold_open_tty(struct cli_hold *h);
 /* Before the command forks: where stdout or stderr is that terminal, a pty
  * takes its place and what comes through it is held. */
 int cli_hold_start(struct cli_hold *h);
+/* After a SIGWINCH: the terminal's new size onto the pty (the command
+ * asks its standard output); call it from the waiting loop. */
+void cli_hold_follow(struct cli_hold *h);
 /* The view has closed: record's stdout and stderr back, what was held
  * written to the terminal, the rest passed on as it comes. Again: no-op. */
 void cli_hold_release(struct cli_hold *h);

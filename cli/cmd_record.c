@@ -517,6 +517,7 @@ static bool recording_over(struct recording *r, struct waiting *w, uint64_t *tim
 	struct t4_log_stats ls;
 	struct t4_sched_status st;
 
+	cli_hold_follow(&r->hold); /* a resized terminal: the command's pty too */
 	if (cli_child_exited(&r->child) || take_signals(r, &w->handled))
 		return true;
 	t4_log_stats(r->log, &ls);

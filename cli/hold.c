@@ -12,12 +12,18 @@
  * pseudo-terminal there before the command forks (the command inherits
  * it: it still writes to a terminal, line-buffered, colours kept; both
  * streams share it, so their order stays), keeping the real terminal aside.
+ * The pty has the terminal's size, and follows it: SIGWINCH sets a flag,
+ * record's waiting loop (cli_hold_follow, every 20 ms while the view is up)
+ * copies the size over.
  * A relay thread reads the pty at once, so the command never blocks on
- * it, into a spool (an unlinked file under $TMPDIR, at most HOLD_MAX
- * bytes; beyond, dropped and counted) while the view is up; at
- * cli_hold_release record's own standard output and error are the
+ * it, into a spool (an unlinked file under $TMPDIR) while the view is up;
+ * at cli_hold_release record's own standard output and error are the
  * terminal again, the spool is written out, and from then on the relay
- * passes the command's output straight through. The pty does no output
+ * passes the command's output straight through. The spool keeps the first
+ * bytes, up to the limit (HOLD_MAX, or $T410TRACE_HOLD_MAX bytes) or until
+ * a write to it fails ($TMPDIR full): from there on everything is dropped
+ * and counted, never a hole in the middle, and the release says how many
+ * bytes after what it shows were dropped. The pty does no output
  * processing (no OPOST), so the bytes reach the terminal as the command
  * wrote them. Killed (SIGKILL), record loses what it held.
  */
@@ -27,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +43,30 @@
 
 #define HOLD_MAX (256ull << 20) /* bytes held while the view is up */
 #define HOLD_DRAIN_MS 2000      /* at close: how long the last writers may take */
+
+static volatile sig_atomic_t resized; /* SIGWINCH came */
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	resized = 1;
+}
+
+/* The most bytes held: $T410TRACE_HOLD_MAX (a count of bytes, to see the
+ * limit at work without 256 MiB of output), else HOLD_MAX. */
+static uint64_t hold_max(void)
+{
+	const char *v = getenv("T410TRACE_HOLD_MAX");
+	uint64_t n;
+
+	if (!v)
+		return HOLD_MAX;
+	if (t4_parse_u64(v, &n) == 0)
+		return n;
+	t4_warn("T410TRACE_HOLD_MAX='%.40s' is no count of bytes: %llu MiB are held", v,
+		HOLD_MAX >> 20);
+	return HOLD_MAX;
+}
 
 /* Whether fd is the terminal tty is (TIOCGDEV: the device behind any
  * terminal fd, /dev/tty's too); a terminal that cannot say is taken as it. */
@@ -60,37 +91,46 @@ int cli_hold_open_tty(struct cli_hold *h)
 			      "CSV lines to a pipe", strerror(errno));
 	h->master = h->spool = h->out = h->wake[0] = h->wake[1] = -1;
 	h->saved[0] = h->saved[1] = -1;
+	h->max = hold_max();
 	pthread_mutex_init(&h->lock, NULL);
 	h->on = true;
 	return 0;
 }
 
-/* Everything written to buf goes out whole, or is dropped (a terminal
- * gone): the command is never held up by it. */
-static void put_all(int fd, const char *buf, size_t n)
+/* Write buf whole, or as much as fd takes before an error (a terminal
+ * gone, a full disk): the command is never held up by it. Returns the
+ * bytes written. */
+static size_t put_all(int fd, const char *buf, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(fd, buf + done, n - done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
-		buf += w;
-		n -= (size_t)w;
+			break;
+		done += (size_t)w;
 	}
+	return done;
 }
 
-/* Bytes from the pty: to the spool while held, else to the terminal. */
+/* Bytes from the pty: to the terminal once released; else to the spool
+ * up to its limit or its first failed write, the rest dropped (counted). */
 static void take(struct cli_hold *h, const char *buf, size_t n)
 {
 	pthread_mutex_lock(&h->lock);
 	if (!h->holding) {
 		put_all(h->out, buf, n);
-	} else if (h->held + n > HOLD_MAX) {
-		h->dropped += n;
 	} else {
-		put_all(h->spool, buf, n);
-		h->held += n;
+		size_t room = h->dropped || h->held >= h->max ? 0 : h->max - h->held;
+		size_t kept = put_all(h->spool, buf, n < room ? n : room);
+		if (kept < n && kept < room && !h->dropped)
+			h->spool_errno = errno ? errno : EIO;
+		h->held += kept;
+		h->dropped += n - kept;
+		if (kept)
+			h->last = buf[kept - 1];
 	}
 	pthread_mutex_unlock(&h->lock);
 }
@@ -132,11 +172,10 @@ static void *relay(void *arg)
 	return NULL;
 }
 
-/* A pty whose slave writes bytes as they are; the terminal's size. */
+/* A pty whose slave writes bytes as they are (its size: copy_size). */
 static int make_pty(struct cli_hold *h, int *slave)
 {
 	struct termios t;
-	struct winsize ws;
 	char name[128];
 
 	h->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -150,9 +189,25 @@ static int make_pty(struct cli_hold *h, int *slave)
 		t.c_oflag &= (tcflag_t)~OPOST;
 		tcsetattr(*slave, TCSANOW, &t);
 	}
-	if (ioctl(h->tty, TIOCGWINSZ, &ws) == 0)
-		ioctl(h->master, TIOCSWINSZ, &ws);
 	return 0;
+}
+
+/* The terminal's size onto the pty, where it differs. */
+static void copy_size(const struct cli_hold *h)
+{
+	struct winsize ws, had;
+
+	if (ioctl(h->tty, TIOCGWINSZ, &ws) == 0 &&
+	    (ioctl(h->master, TIOCGWINSZ, &had) < 0 || memcmp(&ws, &had, sizeof(ws))))
+		ioctl(h->master, TIOCSWINSZ, &ws);
+}
+
+void cli_hold_follow(struct cli_hold *h)
+{
+	if (!h->on || h->master < 0 || !resized)
+		return;
+	resized = 0;
+	copy_size(h);
 }
 
 static int make_spool(struct cli_hold *h)
@@ -190,6 +245,11 @@ int cli_hold_start(struct cli_hold *h)
 	if ((rc = make_pty(h, &slave)) < 0 || (rc = make_spool(h)) < 0 ||
 	    (rc = pipe2(h->wake, O_CLOEXEC) < 0 ? t4_err(errno, "pipe: %s", strerror(errno)) : 0))
 		goto fail;
+	struct sigaction sa = { .sa_handler = on_winch, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGWINCH, &sa, &h->old_winch);
+	h->winch_set = true;
+	copy_size(h); /* then every SIGWINCH's (cli_hold_follow) */
 	h->holding = true;
 	if ((rc = pthread_create(&h->thread, NULL, relay, h)) != 0) {
 		rc = t4_err(rc, "--top: a thread: %s", strerror(rc));
@@ -231,11 +291,22 @@ void cli_hold_release(struct cli_hold *h)
 			dup2(h->saved[fd - 1], fd);
 	write_spool(h);
 	h->holding = false;
+	/* said right after what it follows (the relay waits for the lock), so
+	 * what is still in the pty comes after it, in its order */
+	if (h->dropped) {
+		char why[128];
+		if (h->spool_errno)
+			snprintf(why, sizeof(why), "holding them in $TMPDIR: %s",
+				 strerror(h->spool_errno));
+		else
+			snprintf(why, sizeof(why), "at most %llu are held",
+				 (unsigned long long)h->max);
+		fprintf(stderr, "%st410trace: --top: %llu more bytes written to the terminal "
+				"while the view was up were dropped after the %llu above (%s)\n",
+			h->held && h->last != '\n' ? "\n" : "", (unsigned long long)h->dropped,
+			(unsigned long long)h->held, why);
+	}
 	pthread_mutex_unlock(&h->lock);
-	if (h->dropped)
-		fprintf(stderr, "t410trace: --top: %llu bytes written to the terminal while the "
-				"view was up were dropped (more than %llu MiB)\n",
-			(unsigned long long)h->dropped, HOLD_MAX >> 20);
 }
 
 void cli_hold_close(struct cli_hold *h)
@@ -258,6 +329,8 @@ void cli_hold_close(struct cli_hold *h)
 		*fds[i] = -1;
 	}
 	h->out = -1;
+	if (h->winch_set)
+		sigaction(SIGWINCH, &h->old_winch, NULL);
 	pthread_mutex_destroy(&h->lock);
 	h->on = false;
 }

@@ -9,7 +9,13 @@
  *
  * On a terminal: a full-screen view on the alternate screen (restored on
  * every exit: q, end of the recording, a signal), keys q quit, s next sort
- * column, k rows per PMU or per kind, p pause. Elsewhere (a pipe, a file):
+ * column, k rows per PMU or per kind, p pause. Ctrl-Z (SIGTSTP) gives the
+ * terminal back before stopping (its handler only sets a flag; the loop,
+ * which wakes every TOP_DONE_MS or at the signal, restores the terminal,
+ * then stops with the default action) and SIGCONT brings the view back,
+ * whoever stopped it (SIGSTOP too: the shell may have reset the terminal
+ * meanwhile). SIGKILL cannot be caught: `reset` repairs the terminal
+ * (the man page says so). Elsewhere (a pipe, a file):
  * one CSV line per refresh, after a header line that names its columns
  * (written again, with '#' first, when the PMUs change), like
  * pcm-memory -csv.
@@ -140,7 +146,7 @@ static size_t by_kind(struct trow *t, size_t n)
 
 /* ---- the terminal ---------------------------------------------------------------- */
 
-static volatile sig_atomic_t top_stop;
+static volatile sig_atomic_t top_stop, top_tstp, top_cont;
 static struct termios saved_tty;
 static bool tty_raw;
 
@@ -148,6 +154,14 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	top_stop = 1;
+}
+
+static void on_job_signal(int sig)
+{
+	if (sig == SIGTSTP)
+		top_tstp = 1;
+	else
+		top_cont = 1;
 }
 
 static void tty_restore(const struct top *tp)
@@ -160,23 +174,72 @@ static void tty_restore(const struct top *tp)
 	tcsetattr(tp->in, TCSAFLUSH, &saved_tty);
 }
 
-static int tty_enter(const struct top *tp)
+/* The view's mode, from the saved one: no echo, no line editing, the
+ * alternate screen, no cursor. */
+static int tty_raw_on(const struct top *tp)
 {
-	struct termios t;
+	struct termios t = saved_tty;
 
-	if (tcgetattr(tp->in, &saved_tty) < 0)
-		return t4_err(errno, "top: the terminal: %s", strerror(errno));
-	t = saved_tty;
 	t.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
 	t.c_cc[VMIN] = 0;
 	t.c_cc[VTIME] = 0;
 	if (tcsetattr(tp->in, TCSAFLUSH, &t) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	tty_raw = true;
-	/* a whole frame in one write: no flicker, never half a frame seen */
-	setvbuf(tp->out, NULL, _IOFBF, 1 << 16);
 	fputs("\033[?1049h\033[?25l", tp->out); /* alternate screen, no cursor */
 	return 0;
+}
+
+static int tty_enter(const struct top *tp)
+{
+	if (tcgetattr(tp->in, &saved_tty) < 0)
+		return t4_err(errno, "top: the terminal: %s", strerror(errno));
+	/* a whole frame in one write: no flicker, never half a frame seen */
+	setvbuf(tp->out, NULL, _IOFBF, 1 << 16);
+	return tty_raw_on(tp);
+}
+
+/* SIGTSTP and SIGCONT, while the view is up (act) or after (old). */
+static void job_signals(bool on, struct sigaction old[2])
+{
+	struct sigaction sa = { .sa_handler = on_job_signal };
+
+	sigemptyset(&sa.sa_mask);
+	if (on) {
+		top_tstp = top_cont = 0;
+		sigaction(SIGTSTP, &sa, &old[0]);
+		sigaction(SIGCONT, &sa, &old[1]);
+	} else {
+		sigaction(SIGTSTP, &old[0], NULL);
+		sigaction(SIGCONT, &old[1], NULL);
+	}
+}
+
+/* Ctrl-Z: the terminal as it was, then stopped (SIGTSTP's own action, as
+ * if never caught) until SIGCONT; continued, whoever stopped it, the view
+ * again and redrawn. */
+static void job_control(struct top *tp)
+{
+	if (top_tstp) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL }, own = { .sa_handler = on_job_signal };
+		sigset_t tstp;
+		top_tstp = 0;
+		tty_restore(tp);
+		sigemptyset(&dfl.sa_mask);
+		sigemptyset(&own.sa_mask);
+		sigemptyset(&tstp);
+		sigaddset(&tstp, SIGTSTP);
+		sigaction(SIGTSTP, &dfl, NULL);
+		pthread_sigmask(SIG_UNBLOCK, &tstp, NULL);
+		raise(SIGTSTP); /* stopped here */
+		sigaction(SIGTSTP, &own, NULL);
+		top_tstp = 0; /* a second Ctrl-Z before the stop: the same one */
+		top_cont = 1;
+	}
+	if (top_cont) { /* after a SIGSTOP too: the mode may be the shell's now */
+		top_cont = 0;
+		tp->redraw = tty_raw_on(tp) == 0;
+	}
 }
 
 static unsigned tty_rows(const struct top *tp)
@@ -325,7 +388,10 @@ static bool keys(struct top *tp, int ms)
 		nanosleep(&ts, NULL);
 		return !top_stop;
 	}
-	if (poll(&p, 1, ms) <= 0 || read(tp->in, &c, 1) != 1)
+	job_control(tp);
+	int rc = poll(&p, 1, ms);
+	job_control(tp); /* a signal ended the poll */
+	if (rc <= 0 || read(tp->in, &c, 1) != 1)
 		return !top_stop;
 	switch (c) {
 	case 'q':
@@ -400,7 +466,8 @@ int cli_top_run(struct top *tp)
 	struct trow *t = NULL;
 	size_t cap = 0;
 	int rc;
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_hup;
+	bool jobs = false; /* SIGTSTP, SIGCONT ours */
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_hup, old_job[2];
 
 	if (!tp->keep_signals) {
 		sigaction(SIGINT, &sa, &old_int);
@@ -412,6 +479,8 @@ int cli_top_run(struct top *tp)
 	tp->tty = isatty(tp->in) && isatty(fileno(tp->out));
 	if ((rc = t4_live_view_new(&v)) < 0 || (tp->tty && (rc = tty_enter(tp)) < 0))
 		goto out;
+	if ((jobs = tp->tty))
+		job_signals(true, old_job);
 	uint64_t next = t4_clock_ns(CLOCK_MONOTONIC);
 	while (!top_stop) {
 		if (tp->done && tp->done(tp->ud)) {
@@ -446,6 +515,8 @@ int cli_top_run(struct top *tp)
 	}
 out:
 	tty_restore(tp);
+	if (jobs)
+		job_signals(false, old_job);
 	if (!tp->keep_signals) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);

@@ -562,8 +562,17 @@ struct perf_event_attr;
  * counter). inherit only for a command's per-task counters. */
 void t4_counter_perf_args(const struct t4_counter *c, bool leader, struct perf_event_attr *a,
 			  int *pid, int *cpu);
+/* A domain name unique in ds (docs/FORMAT.md 4.2): base and suffix
+ * ("nvidia_ucf_pmu_0", "@cpu3"), or where that does not fit or is taken,
+ * base cut (between UTF-8 characters) and marked with the CRC32C of all of
+ * it: "<cut>~1a2b3c4d<suffix>", so two names that share a long prefix, or
+ * a source's name that a PMU has, stay apart. 0, or -EEXIST (no message)
+ * when the marked name is taken too. */
+int t4_domains_name(const struct t4_domain_set *ds, const char *base, const char *suffix,
+		    char out[T4_NAME_MAX]);
 /* Append an empty domain read by a source of its own (cpu -1, clocked by
- * the reference clock, ID ds->n); *out points into ds->v until the next
+ * the reference clock, ID ds->n), named name (unique in ds:
+ * t4_domains_name; else -EEXIST); *out points into ds->v until the next
  * append. */
 int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
 			  enum t4_domain_kind kind,
@@ -668,7 +677,9 @@ const struct t4_drm_keydef *t4_drm_keydef(enum t4_drm_key key);
 #define T4_PROC_DEFAULT "/proc"
 #define T4_DRM_SCAN_NS 100000000ull /* scan for clients every 100 ms (or
 					   * 9x a scan's time, when longer) */
-#define T4_DRM_MAX_DOMAINS 16       /* drm, drm.1, ...: 64 events each */
+#define T4_DRM_MAX_DOMAINS 16       /* drm, drm.1, ...: 64 events each (names
+				     * marked where a PMU's domain has them:
+				     * t4_drm_attach) */
 #define T4_DRM_EXTRA_ID 65536u      /* domain ID of drm.1; drm.k: +k-1 */
 
 struct t4_drm;
@@ -703,8 +714,9 @@ struct t4_drm_stats {
  * baseline; clients found later count from 0 (the spec's counters start
  * when the DRM file is opened). Fails when proc_root cannot be read. */
 int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o);
-/* Append the source's domain ("drm") to ds; call once, before the
- * scheduler is created. */
+/* Append the source's domain ("drm") to ds; call once, after every PMU's
+ * domain is in ds (its names, "drm", "drm.1", ..., are made unique against
+ * them: t4_domains_name) and before the scheduler is created. */
 int t4_drm_attach(struct t4_drm *s, struct t4_domain_set *ds);
 /* Add a root process of the workload (any thread). */
 int t4_drm_add_root(struct t4_drm *s, int pid);

@@ -141,29 +141,33 @@ static bool name_taken(const struct t4_domain_set *ds, const char *name)
 	return false;
 }
 
-/* A domain's name, unique in its set (docs/FORMAT.md 4.2): the PMU's name
- * and its suffix ("@cpu3", "@tid42", ""); where that does not fit or is
- * taken, the PMU's name cut and marked with the CRC32C of all of it
- * ("<cut>~1a2b3c4d@cpu3"), so two PMUs that share a long prefix stay apart. */
-static int name_domain(const struct t4_domain_set *ds, struct t4_domain *d,
-		       const struct t4_pmu *p, const char *suffix)
+int t4_domains_name(const struct t4_domain_set *ds, const char *base, const char *suffix,
+		    char out[T4_NAME_MAX])
 {
-	size_t cap = sizeof(d->name), len = strlen(p->name), slen = strlen(suffix);
+	size_t cap = T4_NAME_MAX, len = strlen(base), slen = strlen(suffix);
 	size_t room = cap - 1 - slen - 9, cut = len < room ? len : room;
 
-	while (cut > 0 && cut < len && ((unsigned char)p->name[cut] & 0xc0) == 0x80)
+	while (cut > 0 && cut < len && ((unsigned char)base[cut] & 0xc0) == 0x80)
 		cut--; /* never inside a UTF-8 character */
 
 	if (len + slen < cap) {
-		memcpy(d->name, p->name, len);
-		memcpy(d->name + len, suffix, slen + 1);
-		if (!name_taken(ds, d->name))
+		memcpy(out, base, len);
+		memcpy(out + len, suffix, slen + 1);
+		if (!name_taken(ds, out))
 			return 0;
 	}
-	memcpy(d->name, p->name, cut);
-	snprintf(d->name + cut, cap - cut, "~%08x", t4_crc32c(0, p->name, len));
-	memcpy(d->name + cut + 9, suffix, slen + 1);
-	if (name_taken(ds, d->name))
+	memcpy(out, base, cut);
+	snprintf(out + cut, cap - cut, "~%08x", t4_crc32c(0, base, len));
+	memcpy(out + cut + 9, suffix, slen + 1);
+	return name_taken(ds, out) ? -EEXIST : 0;
+}
+
+/* A PMU domain's name: the PMU's and its suffix ("@cpu3", "@tid42", ""),
+ * made unique. */
+static int name_domain(const struct t4_domain_set *ds, struct t4_domain *d,
+		       const struct t4_pmu *p, const char *suffix)
+{
+	if (t4_domains_name(ds, p->name, suffix, d->name) < 0)
 		return t4_err(EEXIST, "%s: two clock domains of this name (PMU %s and another): "
 			      "leave one PMU out of -e", d->name, p->name);
 	return 0;

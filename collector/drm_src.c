@@ -103,7 +103,7 @@ struct ev {
 
 struct dom {
 	uint32_t id;
-	char name[16];
+	char name[T4_NAME_MAX];
 	bool described, started; /* domain packet, FIRST return logged */
 	uint32_t n, n_described; /* events; those whose packet is logged */
 	struct ev ev[T4_MAX_COUNTERS];
@@ -143,6 +143,7 @@ struct t4_drm {
 	struct dom *doms;
 	size_t n_doms;
 	uint32_t domain_id;
+	char names[T4_DRM_MAX_DOMAINS][T4_NAME_MAX]; /* the domains' (name_domains) */
 	bool answered;
 	uint64_t reads;
 	uint64_t left_out, read_failures;
@@ -579,13 +580,8 @@ static struct dom *dom_with_room(struct t4_drm *s)
 	if (!s->doms && !(s->doms = calloc(T4_DRM_MAX_DOMAINS, sizeof(*s->doms))))
 		return NULL;
 	d = &s->doms[s->n_doms];
-	if (s->n_doms == 0) {
-		d->id = s->domain_id;
-		snprintf(d->name, sizeof(d->name), "drm");
-	} else {
-		d->id = T4_DRM_EXTRA_ID + (uint32_t)s->n_doms - 1;
-		snprintf(d->name, sizeof(d->name), "drm.%u", (unsigned)s->n_doms);
-	}
+	d->id = s->n_doms ? T4_DRM_EXTRA_ID + (uint32_t)s->n_doms - 1 : s->domain_id;
+	memcpy(d->name, s->names[s->n_doms], sizeof(d->name));
 	s->n_doms++;
 	return d;
 }
@@ -824,13 +820,31 @@ static bool source_idle(void *ctx)
 	return idle;
 }
 
+/* The names of its domains, unique in ds (docs/FORMAT.md 4.2 and 6.2):
+ * "drm", "drm.1", ... where no domain of ds has them, else marked
+ * ("drm~1a2b3c4d.1"): the extra domains appear while recording, after
+ * every PMU's domain is named, so a PMU named "drm.1" cannot take the
+ * name of one. The marked names cannot meet each other (".k" differs). */
+static int name_domains(struct t4_drm *s, const struct t4_domain_set *ds)
+{
+	for (unsigned k = 0; k < T4_DRM_MAX_DOMAINS; k++) {
+		char suffix[16] = "";
+		if (k)
+			snprintf(suffix, sizeof(suffix), ".%u", k);
+		if (t4_domains_name(ds, "drm", suffix, s->names[k]) < 0)
+			return t4_err(EEXIST, "%s: PMUs have the DRM source's domain names, marked "
+				      "ones too: leave one PMU out of -e, or --no-drm", s->names[k]);
+	}
+	return 0;
+}
+
 int t4_drm_attach(struct t4_drm *s, struct t4_domain_set *ds)
 {
 	const struct t4_domain_source src = { answer_source, source_idle, s };
 	struct t4_domain *d;
-	int rc = t4_domains_add_source(ds, "drm", T4_DOM_DRM, &src, &d);
+	int rc = name_domains(s, ds);
 
-	if (rc == 0)
+	if (rc == 0 && (rc = t4_domains_add_source(ds, s->names[0], T4_DOM_DRM, &src, &d)) == 0)
 		s->domain_id = d->id;
 	return rc;
 }
@@ -922,7 +936,7 @@ int t4_drm_open(struct t4_drm **out, const struct t4_drm_opts *o)
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	s->o.roots = NULL; /* copied by add_root */
-	rc = 0;
+	rc = name_domains(s, &(const struct t4_domain_set){ 0 }); /* until attached */
 	for (size_t i = 0; i < o->n_roots && rc == 0; i++)
 		rc = t4_drm_add_root(s, o->roots[i]);
 	if (rc < 0 || (rc = t4_drm_scan(s)) < 0) {

@@ -192,12 +192,21 @@ static int apply_mods(const struct ev_ctx *cx, struct t4_counter *c)
 	return 0;
 }
 
+/* The PMUs that count the whole system, never a task: uncore PMUs (a
+ * cpumask) and msr (the machine's TSC, APERF, ...: with a task's counter
+ * the kernel counts only while it runs, so -p's msr/tsc was the task's run
+ * time in cycles, a COMMAND's the system's: one rule for both). */
+static bool counts_system(const struct t4_pmu *pmu)
+{
+	return pmu->cpumask[0] || !strcmp(pmu->name, "msr");
+}
+
 /* One counter per thread of -p/-t, on any CPU. */
 static int push_per_task(struct ev_ctx *cx, struct t4_counter *c)
 {
 	int rc;
 
-	if (c->pmu->cpumask[0])
+	if (counts_system(c->pmu))
 		return t4_err(EINVAL, "%s: %s counts the whole system, not one task: it cannot "
 			      "be used with -p/-t", c->spec, c->pmu->name);
 	c->cpu = -1;

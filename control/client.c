@@ -12,7 +12,12 @@
  *
  * The protocol is one reply line per command line; only a data reply
  * ("ok data N", t4_control_fetch) is followed by N bytes. Replies are read
- * in chunks up to the newline; what follows it is kept for the data.
+ * in chunks up to the newline; what follows it is kept for the data. A
+ * reply has a deadline for all of it, not per chunk (a peer that trickles
+ * bytes, or streams them without a newline, is cut off at the deadline),
+ * and a reply line longer than T4_CONTROL_REPLY_MAX is refused as soon as
+ * it is, never read on: nothing a peer sends keeps the client longer or
+ * costs it memory.
  */
 #include "control.h"
 #include "util/util.h"
@@ -130,32 +135,50 @@ static ssize_t recv_fds(int fd, char *buf, size_t cap, int *passed)
 
 #define CHUNK 256 /* a reply is read this much at a time */
 
-/* Read up to the newline into reply (truncated to cap, the rest of the line
- * consumed), and an fd passed along into *passed (NULL: none wanted). What
- * came after the newline (a data reply's first bytes) goes to rest (CHUNK
- * bytes; NULL: nothing can follow), its length to *rest_len. Returns the
- * reply length, or a negative errno. */
-static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passed, char *rest,
-		     size_t *rest_len)
+/* Wait until fd has bytes or the deadline (ms, now_ms's clock; one
+ * passed: only a look) comes: 1, 0, or a negative errno. */
+static int wait_bytes(int fd, int64_t deadline)
 {
-	int64_t deadline = now_ms() + timeout_ms;
-	size_t len = 0;
-	char buf[CHUNK];
-
 	for (;;) {
 		int64_t left = deadline - now_ms();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int r = poll(&p, 1, left > 0 ? (int)left : 0);
-		ssize_t n;
-		char *nl;
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return t4_err(errno, "control socket: poll: %s", strerror(errno));
+		return r;
+	}
+}
+
+/* Read up to the newline into reply (truncated to cap, the rest of the line
+ * consumed), and an fd passed along into *passed (NULL: none wanted). What
+ * came after the newline (a data reply's first bytes) goes to rest (CHUNK
+ * bytes; NULL: nothing can follow), its length to *rest_len. The whole line
+ * within timeout_ms (0: what is there already), at most
+ * T4_CONTROL_REPLY_MAX bytes with its newline. Returns the reply length, or
+ * a negative errno: -ETIMEDOUT, -EMSGSIZE for a longer line. */
+static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passed, char *rest,
+		     size_t *rest_len)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	size_t len = 0, line = 0; /* kept in reply; the line's bytes so far */
+	char buf[CHUNK];
+
+	for (;;) {
+		/* past the deadline, bytes that keep coming are no answer */
+		int r = line && now_ms() >= deadline ? 0 : wait_bytes(fd, deadline);
+		ssize_t n;
+		char *nl;
+
+		if (r < 0)
+			return r;
 		if (r == 0)
-			return t4_err(ETIMEDOUT, "the recorder did not answer within %d ms",
-				      timeout_ms);
+			return t4_err(ETIMEDOUT, line ? "the recorder did not end its reply within "
+						 "%d ms (%zu bytes, no end of line)"
+						 : "the recorder did not answer within %d ms",
+				      timeout_ms, line);
 		n = recv_fds(fd, buf, sizeof(buf), passed);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -166,6 +189,10 @@ static int read_line(int fd, char *reply, size_t cap, int timeout_ms, int *passe
 		if (n == 0)
 			return t4_err(ECONNRESET, "the recorder closed the connection without answering");
 		nl = memchr(buf, '\n', (size_t)n);
+		line += (size_t)(nl ? nl - buf : n);
+		if (line >= T4_CONTROL_REPLY_MAX)
+			return t4_err(EMSGSIZE, "the recorder's reply is longer than %d bytes: not "
+				      "a recorder's", T4_CONTROL_REPLY_MAX - 1);
 		for (ssize_t i = 0; i < (nl ? nl - buf : n); i++)
 			if (len + 1 < cap)
 				reply[len++] = buf[i];
@@ -260,16 +287,12 @@ int t4_control_exchange_fd(int fd, const char *line, char *reply, size_t cap, in
 static int read_data(int fd, char *buf, size_t have, size_t len, int64_t deadline)
 {
 	while (have < len) {
-		int64_t left = deadline - now_ms();
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, left > 0 ? (int)left : 0);
+		int r = now_ms() >= deadline ? 0 : wait_bytes(fd, deadline);
 		ssize_t n;
 
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r <= 0)
-			return t4_err(r ? errno : ETIMEDOUT, "the recorder's data did not arrive "
-				      "within %d ms", T4_CONTROL_TIMEOUT_MS);
+			return r < 0 ? r : t4_err(ETIMEDOUT, "the recorder's data did not arrive "
+						 "within %d ms", T4_CONTROL_TIMEOUT_MS);
 		n = recv_fds(fd, buf + have, len - have, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -183,7 +183,11 @@ int t4_control_send(const char *path, const char *line, char *reply,
  * t4_control_send, plus -EPIPE when the line could not be sent or the
  * recorder closed the connection without a reply (it executes a command
  * only with its reply, so the command was not executed: reconnecting and
- * resending is safe, e.g. after the recorder's idle timeout). */
+ * resending is safe, e.g. after the recorder's idle timeout), -ETIMEDOUT
+ * when the whole reply line is not in within T4_CONTROL_TIMEOUT_MS (bytes
+ * that keep coming do not extend it), -EMSGSIZE for a reply line longer
+ * than T4_CONTROL_REPLY_MAX (a peer that is no recorder): both leave the
+ * connection out of step, close it. */
 int t4_control_connect(const char *path);
 int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
 /* The same, taking an fd the reply carries (SCM_RIGHTS) into *passed

@@ -815,3 +815,74 @@ Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
 	cr_assert(!strncmp(out, "ok triggers=", 12), "%s", out);
 	t4_rmtree(dir);
 }
+
+/* A server at sock (forked, a listening socket of its own) that reads the
+ * command line, then sends bytes without a newline: flood (as fast as the
+ * socket takes them, until the client goes) or one byte every 50 ms. */
+static pid_t endless_server(const char *sock, bool flood)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	cr_assert_geq(lfd, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(lfd, 4), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char buf[4096], ch;
+		int c;
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
+		if ((c = accept(lfd, NULL, NULL)) < 0)
+			_exit(97);
+		do { /* the command line */
+			if (recv(c, &ch, 1, 0) != 1)
+				_exit(96);
+		} while (ch != '\n');
+		memset(buf, 'x', sizeof(buf));
+		for (;;) {
+			if (send(c, buf, flood ? sizeof(buf) : 1, MSG_NOSIGNAL) <= 0)
+				_exit(0); /* the client gave up */
+			if (!flood)
+				usleep(50000);
+		}
+	}
+	close(lfd);
+	return pid;
+}
+
+/* A peer that streams a reply with no end of line: ctl stops at the reply's
+ * length bound at once (it read on for ever: memory bounded by truncation,
+ * time not), or at the reply's deadline for a trickle, with one line and
+ * exit status 1. */
+Test(control_cli, a_reply_without_end_is_cut_off, .timeout = 60)
+{
+	const char *bin = getenv("T4_BIN");
+	char dir[PATH_MAX], sock[PATH_MAX + 16], out[2048], err[2048], want[PATH_MAX + 128];
+
+	if (!bin)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	t4t_tmpdir(dir, sizeof(dir), "t4ctl");
+	snprintf(sock, sizeof(sock), "%s/flood.sock", dir);
+	pid_t flood = endless_server(sock, true);
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' status", bin, sock),
+		     1, "%s", err);
+	snprintf(want, sizeof(want), "t410trace ctl: %s: the recorder's reply is longer than %d "
+		 "bytes: not a recorder's", sock, T4_CONTROL_REPLY_MAX - 1);
+	cr_expect_str_eq(err, want);
+	cr_expect_str_eq(out, "");
+	cr_assert_eq(waitpid(flood, NULL, 0), flood);
+
+	snprintf(sock, sizeof(sock), "%s/trickle.sock", dir);
+	pid_t trickle = endless_server(sock, false);
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' status", bin, sock),
+		     1, "%s", err);
+	snprintf(want, sizeof(want), "t410trace ctl: %s: the recorder did not end its reply "
+		 "within %d ms (", sock, T4_CONTROL_TIMEOUT_MS);
+	cr_expect(!strncmp(err, want, strlen(want)), "%s", err);
+	cr_expect(strstr(err, " bytes, no end of line)") && !strchr(err, '\n'), "%s", err);
+	cr_assert_eq(waitpid(trickle, NULL, 0), trickle);
+	t4_rmtree(dir);
+}

@@ -838,19 +838,26 @@ Test(drm, client_appears_mid_recording)
 /* Past 64 events a client's keys go on in "drm.1"; both domains start
  * with their own baseline. Two devices giving the same client-id are two
  * clients, named apart. */
-Test(drm, second_domain_and_same_id_on_two_devices)
+/* Process 20, a client of 70 engines: more events than one domain holds. */
+static void put_client_of_70(const struct tree *t)
 {
-	struct tree t;
-	struct cap c = { 0 };
 	char text[4096];
 	size_t len = 0;
 
-	tree_make(&t, false);
 	len += snprintf(text + len, sizeof(text) - len,
 			"drm-driver: xe\ndrm-client-id: 4\ndrm-pdev: 0000:01:00.0\n");
 	for (int i = 0; i < 70; i++)
 		len += snprintf(text + len, sizeof(text) - len, "drm-engine-e%d: %d ns\n", i, i);
-	put_client(&t, 20, 1, 3, text);
+	put_client(t, 20, 1, 3, text);
+}
+
+Test(drm, second_domain_and_same_id_on_two_devices)
+{
+	struct tree t;
+	struct cap c = { 0 };
+
+	tree_make(&t, false);
+	put_client_of_70(&t);
 	put_client(&t, 21, 1, 3,
 		   "drm-driver: xe\ndrm-client-id: 4\ndrm-pdev: 0000:02:00.0\ndrm-engine-rcs: 9 ns\n");
 	struct t4_drm *s = open_src(t.proc, true, 0);
@@ -865,6 +872,57 @@ Test(drm, second_domain_and_same_id_on_two_devices)
 	cr_assert_eq(last_ret(&c, T4_DRM_EXTRA_ID)->n_counts, 7);
 	free(c.v);
 	t4_drm_free(s);
+	tree_free(&t);
+}
+
+/* PMUs named "drm" and "drm.1" (a cpumask: their domains are named so):
+ * the DRM source's domains are marked (FORMAT.md 4.2), "drm~<crc>" and
+ * "drm~<crc>.1", and every domain name is unique. A second "drm.1" was
+ * logged once a client passed 64 events (every output that keys domains
+ * by name summed or mixed them), and a PMU named "drm" made record refuse
+ * to start. */
+Test(drm, domain_names_apart_from_pmus)
+{
+	struct tree t;
+	struct cap c = { 0 };
+	struct t4_pmu pmu[2] = { { .name = "drm", .cpumask = "0", .type = 50, .socket = -1, .instance = -1 },
+				 { .name = "drm.1", .cpumask = "0", .type = 51, .socket = -1, .instance = -1 } };
+	struct t4_counter ev[2] = { { .pmu = &pmu[0], .name = "x", .spec = "drm/x/", .type = 50,
+				      .group = -1, .scale = 1.0 },
+				    { .pmu = &pmu[1], .name = "x", .spec = "drm.1/x/", .type = 51,
+				      .group = -1, .scale = 1.0 } };
+	struct t4_evlist l = { .v = ev, .n = 2, .cap = 2 };
+	struct t4_domain_set ds;
+	char want[2][T4_NAME_MAX];
+	const char *names[8];
+	size_t n = 0;
+
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_str_eq(ds.v[0].name, "drm");
+	cr_assert_str_eq(ds.v[1].name, "drm.1");
+	tree_make(&t, false);
+	put_client_of_70(&t);
+	struct t4_drm *s = open_src(t.proc, true, 0);
+	cr_assert_eq(t4_drm_attach(s, &ds), 0, "%s", t4_errmsg());
+	snprintf(want[0], sizeof(want[0]), "drm~%08x", t4_crc32c(0, "drm", 3));
+	snprintf(want[1], sizeof(want[1]), "drm~%08x.1", t4_crc32c(0, "drm", 3));
+	cr_assert_eq(ds.n, 3);
+	cr_assert_str_eq(ds.v[2].name, want[0]);
+	answer(s, &c, 0);
+	answer(s, &c, 1);
+	for (size_t i = 0; i < ds.n; i++)
+		names[n++] = ds.v[i].name;
+	for (size_t i = 0; i < c.n; i++)
+		if (c.v[i].type == T4_PKT_DOMAIN && c.v[i].domain.domain_id != ds.v[2].id)
+			names[n++] = c.v[i].domain.name;
+	cr_assert_eq(n, 4, "the PMUs' two, the DRM source's two");
+	cr_assert_str_eq(names[3], want[1]);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			cr_assert_str_neq(names[i], names[j]);
+	free(c.v);
+	t4_drm_free(s);
+	t4_domains_free(&ds);
 	tree_free(&t);
 }
 

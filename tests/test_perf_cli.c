@@ -163,6 +163,12 @@ Test(perf_cli, pid_and_tid, .timeout = 60)
 		    "-e nvidia_ucf_pmu_0/cycles/", 2,
 		    "t410trace: nvidia_ucf_pmu_0/cycles/: nvidia_ucf_pmu_0 counts the whole system, "
 		    "not one task: it cannot be used with -p/-t\n");
+	/* msr counts the system too: a COMMAND's msr/tsc is system-wide, and -p's
+	 * was a per-task counter (0 for a sleeping task) in a "threads" total */
+	expect_line("record -p 1 --sysfs-root \"$OLDPWD/tests/fixtures/sysfs/t410\" "
+		    "-e msr/tsc/ -d 10ms", 2,
+		    "t410trace: msr/tsc/: msr counts the whole system, not one task: it cannot be "
+		    "used with -p/-t\n");
 }
 
 Test(perf_cli, modifiers_and_cpu_pmu)

@@ -172,6 +172,10 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	"see() { for i in $(seq 1200); do $T capture-pane -p -t top > pane.txt; "         \
 	"grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; " \
 	"cat pane.txt; }; "
+/* In pane.sh (inside single quotes): the terminal's canonical mode and
+ * echo, one word a line (icanon or -icanon, echo or -echo). */
+#define PANE_TTY_MODES                                                                     \
+	"stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
 #define WAIT_FOR(file) "for i in $(seq 1200); do [ -e " file " ] && break; sleep 0.05; done; "
 
 /* record --top -- COMMAND in a terminal: the view is drawn there, and what
@@ -203,6 +207,121 @@ Test(top, record_top_holds_the_commands_output, .timeout = 180)
 	cr_assert(strstr(r.out, "\n49999\n50000\nduring-view\nduring-err\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nafter-q\nrec-rc=0\nbefore-view\nstdout-a-tty\nlog-ok\n"),
 		  "%s", r.out);
+	cleanup(&r);
+}
+
+/* The command's pty has the terminal's size, and follows it when the
+ * terminal is resized (SIGWINCH): it kept the size it had at the start. */
+Test(top, record_top_pty_follows_the_terminal_size, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' '\"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "stty size <&1 > s0 && mv s0 s1; until [ -e go ]; do sleep 0.05; done; "
+		  "for i in $(seq 1200); do stty size <&1 > s2; [ \"$(cat s2)\" = \"40 120\" ] && "
+		  "break; sleep 0.05; done; touch done'\\''; echo rec-rc=$?; echo pane-done; "
+		  "sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; " WAIT_FOR("s1")
+		  "$T resize-window -t top -x 120 -y 40; touch go; "
+		  "see pane-done; $T kill-server; "
+		  "echo start=$(cat s1) now=$(cat s2); grep rec-rc pane.txt");
+	cr_assert(strstr(r.out, "view-seen\nstart=60 200 now=40 120\nrec-rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* Ctrl-Z in --top's view (a shell with job control: set -m) gives the
+ * terminal back before record stops (main screen, cursor shown, canonical
+ * mode and echo: it stayed in the view's mode), fg brings the view back,
+ * and the command's end still ends it with its output shown. */
+Test(top, record_top_ctrl_z_gives_the_terminal_back, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' 'set -m; \"$B\" record -q --sim --top -o s.t4t -- sh -c '\\''"
+		  "until [ -e go ]; do sleep 0.05; done; echo cmd-done'\\''; echo stopped-rc=$?; "
+		  PANE_TTY_MODES
+		  "until [ -e cont ]; do sleep 0.05; done; fg > /dev/null; "
+		  "echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "mode() { $T display -p -t top 'alt=#{alternate_on} cursor=#{cursor_flag}'; }; "
+		  "see 'RD GB/s'; echo view-seen; mode; $T send-keys -t top C-z; "
+		  /* the shell's lines on the pane: what record wrote before is there too */
+		  "see '^-*echo$'; mode; grep -e stopped-rc -e icanon -e echo pane.txt; "
+		  "touch cont; for i in $(seq 1200); do [ \"$(mode)\" = 'alt=1 cursor=0' ] && break; "
+		  "sleep 0.05; done; see 'RD GB/s'; echo view-again; mode; touch go; "
+		  "see pane-done; $T kill-server; "
+		  "grep -e cmd-done -e rec-rc pane.txt");
+	cr_assert(strstr(r.out, "view-seen\nalt=1 cursor=0\nalt=0 cursor=1\nstopped-rc=148\n"
+				"icanon\necho\nview-again\nalt=1 cursor=0\ncmd-done\nrec-rc=0\n"),
+		  "%s", r.out);
+	cleanup(&r);
+}
+
+/* Awk over a pane's history: from the hold's count ("t410trace: --top: N
+ * more bytes ... after the M above") to rec-rc, M + N + the bytes after the
+ * count ("accounted="), the last line after it ("last="). */
+#define HOLD_ACCOUNT                                                                        \
+	"sed -n '/^t410trace: --top: /,/^rec-rc=/p' all.txt | awk '"                        \
+	"NR == 1 { split($0, m, \"after the \"); n = $3 + m[2]; next } "                      \
+	"/^rec-rc=/ { print \"accounted=\" n + late; print; next } "                         \
+	"{ late += length($0) + 1; last = $0 } END { print \"last=\" last }'; "
+
+/* Past the hold's limit (T410TRACE_HOLD_MAX: 1000 bytes here, 256 MiB by
+ * default) what the command writes while the view is up is dropped from
+ * there on, never a hole in the middle: the first 1000 bytes of seq 10000
+ * (up to 277) are shown, then how many bytes after them were dropped, and
+ * then what was still on its way when the view closed (the command's end
+ * closes it), so that they make the 48904 bytes (seq's 48894 and
+ * "tail-line\n") whatever the relay had read by then. The same where the
+ * spool can take no more (a file size limit: a full $TMPDIR), said with
+ * why, on a line of its own after a cut line; that output was lost
+ * unsaid. */
+Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, "printf '%s\\n' 'T410TRACE_HOLD_MAX=1000 \"$B\" record -q --sim --top -o s.t4t -- "
+		  "sh -c '\\''until [ -e go ]; do sleep 0.05; done; seq 10000; echo tail-line'\\''; "
+		  "echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; "
+		  "$T capture-pane -p -S - -t top > all.txt; $T kill-server; "
+		  "grep -v '^$' all.txt | grep -A2 -x 276; " HOLD_ACCOUNT
+		  /* the spool's file limited to 16 blocks, its 4 KiB probe page fits */
+		  "rm go; printf '%s\\n' 'trap \"\" XFSZ; ulimit -f 16; \"$B\" record -q --sim --top -o - -- "
+		  "sh -c '\\''until [ -e go ]; do sleep 0.05; done; seq 10000; echo tail-line'\\'' "
+		  "> /dev/null; echo rec-rc=$?; echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
+		  "see 'RD GB/s'; echo view-seen; touch go; see pane-done; "
+		  "$T capture-pane -p -S - -t top > all.txt; $T kill-server; "
+		  "grep -o '(holding them in $TMPDIR: .*)' all.txt; " HOLD_ACCOUNT);
+	cr_assert(strstr(r.out, "view-seen\n276\n277\nt410trace: --top: "), "%s", r.out);
+	cr_assert(strstr(r.out, "(at most 1000 are held)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\naccounted=48904\nrec-rc=0\n"), "%s", r.out);
+	const char *second = strstr(r.out, "(holding them in $TMPDIR: File too large)\n");
+	cr_assert(second, "%s", r.out);
+	cr_assert(strstr(second, "\naccounted=48904\nrec-rc=0\n"), "%s", r.out);
+	for (const char *p = r.out; (p = strstr(p, "last=")); p++)
+		cr_assert(!strncmp(p, "last=tail-line\n", 15) || !strncmp(p, "last=\n", 6),
+			  "what came after the count is the output's end: %s", r.out);
+	cleanup(&r);
+}
+
+/* A T410TRACE_HOLD_MAX that is no count of bytes is said, not taken
+ * quietly as the default (a terminal of script(1)'s). */
+Test(top, record_top_says_a_bad_hold_limit, .timeout = 60)
+{
+	struct run r;
+
+	t4t_need_cmd("script");
+	tmpdir(&r);
+	sh_in_dir(&r, "T410TRACE_HOLD_MAX=12x script -qec '\"$B\" record -q --sim --top -o s.t4t -- "
+		  "true' /dev/null | grep -a -o 'warning: T410TRACE_HOLD_MAX=.*held'");
+	cr_assert(strstr(r.out, "warning: T410TRACE_HOLD_MAX='12x' is no count of bytes: 256 MiB "
+				"are held"), "%s", r.out);
 	cleanup(&r);
 }
 
@@ -260,7 +379,7 @@ Test(top, in_a_terminal_keys_work_and_q_restores_it, .timeout = 180)
 	tmpdir(&r);
 	sh_in_dir(&r, START_RECORDER
 		  "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; echo top-rc=$?; "
-		  "stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo; "
+		  PANE_TTY_MODES
 		  "echo pane-done; sleep 120' > pane.sh; " TMUX_PANE
 		  /* a frame with every PMU (they appear as their first samples are logged) */
 		  "for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
@@ -294,8 +413,7 @@ Test(top, in_a_terminal_ctrl_c_restores_it, .timeout = 180)
 	sh_in_dir(&r, START_RECORDER
 		  "T=\"tmux -S $D/tmux.sock\"; "
 		  "printf '%s\\n' 'trap \"echo sh-int\" INT; \"$B\" top --control c.sock -i 200ms; "
-		  "echo top-rc=$?; stty -a | tr \" ;\" \"\\n\\n\" | "
-		  "grep -x -e icanon -e -icanon -e echo -e -echo; echo pane-done; sleep 120' > pane.sh; "
+		  "echo top-rc=$?; " PANE_TTY_MODES "echo pane-done; sleep 120' > pane.sh; "
 		  "$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "
 		  "see() { for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
 		  "grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; "
