@@ -129,3 +129,190 @@ Test(agree_edges, one_answer_each_is_no_interval_and_no_filter, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* Domains 1 and 2 counting 1000 a trigger, 20 triggers 1 ms apart; domain
+ * 2 answers triggers 0..`upto` only (it stops answering, the references
+ * go on); `twice`: every return of domain 2 is in the log twice,
+ * `refs`: each reference packet is there that many times, but those of
+ * triggers 3 and 4 none when `lost`. */
+static void stop_log(const char *dir, const char *name, uint64_t upto, bool twice, int refs,
+		     bool lost)
+{
+	struct lw w;
+
+	log_start(&w, dir, name);
+	domain(&w, 2);
+	event(&w, 2, "ops", 0);
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		for (int c = 0; c < refs && !(lost && (k == 3 || k == 4)); c++)
+			ref(&w, k, t, 0);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+		for (int c = 0; k <= upto && c <= twice; c++)
+			ret(&w, 2, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+}
+
+/* Domain 2's line of `info` (its UNANSWERED column last) into out. */
+static void info_line(const char *dir, const char *log, char *out, size_t cap)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "info %s | grep -E '^ +2 +d2 '", log);
+	cr_assert_eq(run(dir, out, cap, args), 0, "%s", out);
+}
+
+/* A domain that stops answering before the end of the log: info counts
+ * the 12 triggers after its last answer, and the summary and the report
+ * say which domain stopped, where, and how many went unanswered after
+ * it, the same 12, rather than "every domain answered every trigger". */
+Test(agree_edges, a_domain_that_stops_answering_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "s.t4t", 7, false, 1, false);
+	info_line(dir, "s.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t"), 0, "%s", out);
+	cr_assert_null(strstr(out, "every domain answered"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped answering d2 after trigger 7 (0.007 s): 12"
+				       " triggers after it unanswered\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s",
+			   out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report s.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[0-9]*</b>[^<]*' s.html && grep -c 'stopped answering"
+			 " <small>d2 after trigger 7 (0.007 s): 12 triggers after it unanswered"
+			 "</small>' s.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-unanswered\" class=\"warn\"><b>12</b> unanswered"
+				       " triggers "), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-stopped\" class=\"warn\"><b>1</b> domains that"
+				       " stopped answering "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped          1 domain: d2 after trigger 7, 12 triggers"
+				       " after it unanswered\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t -j 2"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "d2 after trigger 7 (0.007 s): 12 triggers"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* The same log with every return of domain 2 (or every reference packet)
+ * written twice: a copy neither hides an unanswered trigger nor invents
+ * one (12 still), and info, the summary and the report count the same
+ * duplicates; nor does a trigger whose reference packet is lost hide
+ * one. */
+Test(agree_edges, duplicates_neither_hide_nor_invent_unanswered_triggers, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "r.t4t", 7, true, 1, false);
+	stop_log(dir, "f.t4t", 7, false, 2, false);
+	stop_log(dir, "m.t4t", 7, false, 1, true);
+	info_line(dir, "r.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 16       12\n"), "%s", out);
+	info_line(dir, "f.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	info_line(dir, "m.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info f.t4t | grep -E '^ +1 +d1 '"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, " 20        0\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json r.t4t | python3 -c 'import json, sys\n"
+			 "d = {x[\"id\"]: x for x in json.load(sys.stdin)[\"domains\"]}\n"
+			 "assert (d[2][\"unanswered\"], d[2][\"duplicates\"]) == (12, 8), d[2]\n"
+			 "assert (d[1][\"unanswered\"], d[1][\"duplicates\"]) == (0, 0), d[1]'"),
+		     0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info r.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  duplicates       8 reference and return packets of a"
+				       " trigger seen already"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode r.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12, duplicates 8,"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "d2 after trigger 7 (0.007 s): 12 triggers"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode m.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  no reference      2 triggers without"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode f.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s", out);
+	cr_assert_null(strstr(out, "    d1 "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report r.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[0-9]*</b>[^<]*' r.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-unanswered\" class=\"warn\"><b>12</b>"), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-duplicates\" class=\"warn\"><b>8</b>"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* How many lines of text hold needle. */
+static int lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *at = strstr(l, needle);
+		n += at && (!end || at < end);
+	}
+	return n;
+}
+
+/* Domain 1 counting, 10 triggers with no bookmark, then 10 for each
+ * bookmark of `names` (one a letter, ID its code: "aba" is a, b, then a
+ * again). */
+static void phase_log(const char *dir, const char *name, const char *names)
+{
+	struct lw w;
+	uint32_t id = 0;
+
+	log_start(&w, dir, name);
+	for (uint64_t k = 0; k < 10 * (strlen(names) + 1); k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		size_t at = k / 10;
+		if (k % 10 == 0 && at) {
+			char nm[2] = { names[at - 1], 0 };
+			bookmark(&w, id = (uint32_t)names[at - 1], nm, k, t - 500000);
+		}
+		ref(&w, k, t, id);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+}
+
+/* Each phase once: the EVENTS table and the kind table show each phase's
+ * row once, with -v too (before, -v gave a#1's row twice: once as the
+ * occurrence, once as the name); a recurring name: its every occurrence
+ * under -v, its name's row, and the names that occur once, with or
+ * without -v, in the summary's tables and the report's alike. */
+Test(agree_edges, a_phase_row_is_shown_once_in_every_table, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	/* PHASES, the kind table, EVENTS: one line each */
+	phase_log(dir, "once.t4t", "ab");
+	for (int v = 0; v < 2; v++) {
+		cr_assert_eq(run(dir, out, sizeof(out), v ? "decode -v once.t4t" : "decode once.t4t"),
+			     0, "%s", out);
+		cr_assert_eq(lines_with(out, " (none)#1 "), 3, "%s", out);
+		cr_assert_eq(lines_with(out, " a#1 "), 3, "%s", out);
+		cr_assert_eq(lines_with(out, " b#1 "), 3, "%s", out);
+		cr_assert(!strstr(out, "-v: every occurrence") && !strstr(out, "-v: per occurrence"),
+			  "nothing more to show: %s", out);
+	}
+	/* a#2 in PHASES, and under -v in the two others, next to "a (all 2)" */
+	phase_log(dir, "twice.t4t", "aba");
+	for (int v = 0; v < 2; v++) {
+		cr_assert_eq(run(dir, out, sizeof(out), v ? "decode -v twice.t4t" : "decode twice.t4t"),
+			     0, "%s", out);
+		cr_assert_eq(lines_with(out, " (none)#1 "), 3, "%s", out);
+		cr_assert_eq(lines_with(out, " b#1 "), 3, "%s", out);
+		cr_assert_eq(lines_with(out, " a (all 2) "), 2, "%s", out);
+		cr_assert_eq(lines_with(out, " a#1 "), 1 + 2 * v, "%s", out);
+		cr_assert_eq(lines_with(out, " a#2 "), 1 + 2 * v, "%s", out);
+	}
+	cr_assert_eq(run(dir, out, sizeof(out), "report twice.t4t && grep -o '<td>[ab(][^<]*</td><td>d1<'"
+			 " twice.html"), 0, "%s", out);
+	cr_assert_str_eq(strchr(out, '\n') + 1, "<td>(none)#1</td><td>d1<\n<td>a (all 2)</td><td>d1<\n"
+			 "<td>b#1</td><td>d1<\n", "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
