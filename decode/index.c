@@ -532,9 +532,12 @@ static int64_t name_find(const struct t4_index *ix, const char *name, int64_t *k
 /* A new ID, at slot, named as ID `held` (a slot) named before it: the
  * mirror of a renamed ID (FORMAT.md 4.4: one ID per name), the first ID
  * holds: the new one's phases are the first one's (t4_index_bookmark_holder),
- * and its packets are counted as reused. Else the name is the new ID's. */
+ * and its packets are counted as reused. Else the name is the new ID's.
+ * ID 0 (no bookmark) takes no part. */
 static int name_take(struct t4_index *ix, size_t slot, int64_t held, int64_t key)
 {
+	if (!ix->bm_ids[slot].bookmark_id)
+		return 0; /* 0 is no bookmark (a crafted log names it): never a holder */
 	if (held >= 0) {
 		ix->counts.bookmarks_reused++;
 		return dec_idmap_put(&ix->bm_holder, ix->bm_ids[slot].bookmark_id, (uint32_t)held);

@@ -501,8 +501,10 @@ static bool domain_missed(const struct t4_decoder *dec, const struct t4_dec_doma
 	       d->duplicates || d->too_late || d->unplaced;
 }
 
+#define MAX_STOPPED_LINES 16 /* a crafted log's thousands of domains: the rest counted */
+
 /* The domains that stopped answering before the end (sec_stopped_text),
- * each a line into f (NULL: counted only). */
+ * each a line into f, the first MAX_STOPPED_LINES (NULL: counted only). */
 static size_t n_stopped(const struct t4_decoder *dec, FILE *f)
 {
 	const struct t4_index *ix = t4_decoder_index(dec);
@@ -512,10 +514,13 @@ static size_t n_stopped(const struct t4_decoder *dec, FILE *f)
 	for (size_t i = 0; i < t4_index_n_domains(ix); i++) {
 		if (!sec_stopped_text(dec, t4_index_domain_at(ix, i), line, sizeof(line)))
 			continue;
-		if (f)
+		if (f && n < MAX_STOPPED_LINES)
 			fprintf(f, "  stopped answering %s\n", line);
 		n++;
 	}
+	if (f && n > MAX_STOPPED_LINES)
+		fprintf(f, "  stopped answering ... and %zu more domains (info: UNANSWERED)\n",
+			n - MAX_STOPPED_LINES);
 	return n;
 }
 

@@ -316,3 +316,86 @@ Test(agree_edges, a_phase_row_is_shown_once_in_every_table, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* A hostile log: 3000 domains named with what is no text (an escape
+ * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
+ * the even ones stop answering after trigger ID % 10, the odd ones answer
+ * twice; bookmark ID 2's name is given again to IDs 3..1002 (and to ID 0,
+ * which is no bookmark). Every output stays text, says each count once
+ * (the stopped domains: 16 lines and how many more), and info, the
+ * summary and the report agree on the numbers. */
+Test(agree_edges, thousands_of_stops_copies_and_reused_names_that_are_no_text, .timeout = 300)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX + 16];
+	static char out[1 << 20], script[8192];
+	static const char hostile[] = "\x1b[2J\xff\n,\"q\"";
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/h.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 1; id <= 3000; id++) {
+		struct t4_packet p = { .type = T4_PKT_DOMAIN };
+		p.domain.domain_id = id;
+		p.domain.kind = T4_DOM_SOFTWARE;
+		p.domain.cpu = p.domain.clock_event = -1;
+		snprintf(p.domain.name, sizeof(p.domain.name), "%u%s", id, hostile);
+		lw_put(&w, &p);
+		event(&w, id, "ops", 0);
+	}
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		uint32_t bm = k >= 12 ? 1002 : k >= 8 ? 2 : k >= 5;
+		if (k == 5)
+			bookmark(&w, 1, "ok", k, t - 500000);
+		if (k == 8)
+			bookmark(&w, 2, hostile, k, t - 500000);
+		for (uint32_t id = 3; k == 12 && id <= 1002; id++)
+			bookmark(&w, id, hostile, k, t - 500000 + id);
+		if (k == 15)
+			bookmark(&w, 0, "ok", k, t - 500000);
+		ref(&w, k, t, bm);
+		for (uint32_t id = 1; id <= 3000; id++)
+			for (int c = 0; c < (id % 2 ? 2 : k <= id % 10); c++)
+				ret(&w, id, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	snprintf(script, sizeof(script),
+		 "cd '%s' && B='%s' && \"$B\" decode h.t4t > sum.txt 2> e1 && \"$B\" info h.t4t >"
+		 " info.txt && \"$B\" info --json h.t4t > info.json && \"$B\" report h.t4t 2> e2 &&"
+		 " \"$B\" decode -v h.t4t > v.txt 2> e3 && python3 - <<'EOF'\n"
+		 "import json, re\n"
+		 CLI_PY_CLEAN "clean('sum.txt', 'info.txt', 'e1', 'e2', 'v.txt', 'e3')\n"
+		 "j = json.load(open('info.json', 'rb'))\n"
+		 "d = {x['id']: x for x in j['domains']}\n"
+		 "un = sum(x['unanswered'] for x in d.values())\n"
+		 "assert un == 300 * (19 + 17 + 15 + 13 + 11), un\n"
+		 "assert all(d[i]['duplicates'] == 20 * (i %% 2) for i in d), 'duplicates'\n"
+		 "assert all(d[i].get('stopped_after_trigger', -1) == (i %% 10 if i %% 2 == 0 else -1)"
+		 " for i in d), 'stopped'\n"
+		 "assert (j['duplicates'], j['bookmarks_reused']) == (30000, 1000), j['duplicates']\n"
+		 "s = open('sum.txt', encoding='utf-8').read()\n"
+		 "stops = [l for l in s.splitlines() if l.startswith('  stopped answering ')]\n"
+		 "assert len(stops) == 17 and stops[-1].endswith('... and 1484 more domains"
+		 " (info: UNANSWERED)'), stops[-3:]\n"
+		 "per = [int(m) for m in re.findall(r' unanswered (\\d+), duplicates', s)]\n"
+		 "assert sum(per) == un, sum(per)\n"
+		 "assert ' reused            1000 bookmark packets ' in s\n"
+		 "e = open('e1', encoding='utf-8').read()\n"
+		 "assert e.count('is named') == 1 and 'as ID 2 is' in e, e\n"
+		 "h = open('h.html', encoding='utf-8').read()\n"
+		 "assert 't4-h-unanswered\" class=\"warn\"><b>%%d</b>' %% un in h\n"
+		 "assert 't4-h-stopped\" class=\"warn\"><b>1500</b>' in h\n"
+		 "assert 't4-h-reused\" class=\"warn\"><b>1000</b>' in h\n"
+		 "assert 't4-h-duplicates\" class=\"warn\"><b>30000</b>' in h\n"
+		 "v = open('v.txt', encoding='utf-8').read()\n"
+		 "assert v.count('\\\\x1b[2J') > 0 and '\\x1b' not in v\n"
+		 "print('agree')\n"
+		 "EOF\n",
+		 dir, cli_bin());
+	cr_assert_eq(cli_exec(&(struct cli_io){ .out = out, .cap = sizeof(out), .merge_err = true },
+			      "%s", script), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "agree\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
