@@ -61,11 +61,11 @@ struct t4_index_domain {
 	uint64_t read_failed;   /* returns flagged READ_FAILED */
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
 	uint64_t first_trigger;  /* smallest trigger ID of its returns */
-	uint64_t last_trigger;   /* largest trigger ID of its returns */
 	uint64_t duplicates;     /* returns of a trigger it answered already (a
 				  * packet the log holds twice, found among its
 				  * latest 64 triggers): in rets, one answer */
-	struct t4_index_seen answered; /* (the index's own) */
+	struct t4_index_seen answered; /* its largest trigger ID (top) and
+					* the latest 64 it answered */
 	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
 	uint32_t redescribed;    /* domain or event packets that described it
 				  * again, otherwise (FORMAT.md 6): the first

@@ -55,6 +55,11 @@ static inline bool dec_seen_first(struct t4_index_seen *s, uint64_t t)
 {
 	uint64_t back;
 
+	if (t == s->top + 1 && s->bits) { /* the usual: the next one */
+		s->bits = s->bits << 1 | 1;
+		s->top = t;
+		return true;
+	}
 	if (!s->bits || t > s->top) {
 		back = s->bits ? t - s->top : 64; /* the window slides */
 		s->bits = (back >= 64 ? 0 : s->bits << back) | 1;
@@ -86,8 +91,6 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 		d->first_ns = r->read_begin_ns;
 	if (d->rets == 0 || r->trigger_id < d->first_trigger)
 		d->first_trigger = r->trigger_id;
-	if (d->rets == 0 || r->trigger_id > d->last_trigger)
-		d->last_trigger = r->trigger_id;
 	if (!dec_seen_first(&d->answered, r->trigger_id)) {
 		d->duplicates++; /* a copy: one answer */
 		c->duplicates++;

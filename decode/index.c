@@ -859,7 +859,7 @@ void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d
 
 	a.answered = d->rets - d->duplicates;
 	if (d->rets) {
-		a.last_trigger = d->last_trigger;
+		a.last_trigger = d->answered.top;
 		a.last_ns = d->last_ns;
 	}
 	if (s) {
@@ -882,8 +882,8 @@ void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d
 	/* trigger IDs past its last answer: each one a trigger but for the
 	 * grid points its scheduler skipped (overruns), so never more than
 	 * the unanswered */
-	a.after = !d->rets ? a.unanswered : s && s->last > d->last_trigger ? s->last - d->last_trigger
-									   : 0;
+	a.after = !d->rets ? a.unanswered : s && s->last > a.last_trigger ? s->last - a.last_trigger
+									  : 0;
 	if (a.after > a.unanswered)
 		a.after = a.unanswered;
 	*out = a;

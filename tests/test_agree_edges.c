@@ -282,33 +282,45 @@ static void phase_log(const char *dir, const char *name, const char *names)
  * occurrence, once as the name); a recurring name: its every occurrence
  * under -v, its name's row, and the names that occur once, with or
  * without -v, in the summary's tables and the report's alike. */
+/* A row label and how many lines of the summary hold it, without and with
+ * -v (PHASES, the kind table and EVENTS: 3 for a row in each). */
+struct rows {
+	const char *label;
+	int plain, verbose;
+};
+
+static void rows_each(const char *dir, const char *log, const struct rows *r, size_t n)
+{
+	static char out[1 << 16];
+	char args[128];
+
+	for (int v = 0; v < 2; v++) {
+		snprintf(args, sizeof(args), "decode %s%s", v ? "-v " : "", log);
+		cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(lines_with(out, r[i].label), v ? r[i].verbose : r[i].plain,
+				     "%s: '%s': %s", args, r[i].label, out);
+	}
+}
+
 Test(agree_edges, a_phase_row_is_shown_once_in_every_table, .timeout = 60)
 {
 	char *dir = cli_tmpdir("t4edges");
 	static char out[1 << 16];
-
-	/* PHASES, the kind table, EVENTS: one line each */
-	phase_log(dir, "once.t4t", "ab");
-	for (int v = 0; v < 2; v++) {
-		cr_assert_eq(run(dir, out, sizeof(out), v ? "decode -v once.t4t" : "decode once.t4t"),
-			     0, "%s", out);
-		cr_assert_eq(lines_with(out, " (none)#1 "), 3, "%s", out);
-		cr_assert_eq(lines_with(out, " a#1 "), 3, "%s", out);
-		cr_assert_eq(lines_with(out, " b#1 "), 3, "%s", out);
-		cr_assert(!strstr(out, "-v: every occurrence") && !strstr(out, "-v: per occurrence"),
-			  "nothing more to show: %s", out);
-	}
+	static const struct rows once[] = {
+		{ " (none)#1 ", 3, 3 }, { " a#1 ", 3, 3 }, { " b#1 ", 3, 3 },
+		{ "-v: every occurrence", 0, 0 }, { "-v: per occurrence", 0, 0 },
+	};
 	/* a#2 in PHASES, and under -v in the two others, next to "a (all 2)" */
+	static const struct rows twice[] = {
+		{ " (none)#1 ", 3, 3 }, { " b#1 ", 3, 3 }, { " a (all 2) ", 2, 2 },
+		{ " a#1 ", 1, 3 }, { " a#2 ", 1, 3 },
+	};
+
+	phase_log(dir, "once.t4t", "ab");
+	rows_each(dir, "once.t4t", once, T4_ARRAY_LEN(once));
 	phase_log(dir, "twice.t4t", "aba");
-	for (int v = 0; v < 2; v++) {
-		cr_assert_eq(run(dir, out, sizeof(out), v ? "decode -v twice.t4t" : "decode twice.t4t"),
-			     0, "%s", out);
-		cr_assert_eq(lines_with(out, " (none)#1 "), 3, "%s", out);
-		cr_assert_eq(lines_with(out, " b#1 "), 3, "%s", out);
-		cr_assert_eq(lines_with(out, " a (all 2) "), 2, "%s", out);
-		cr_assert_eq(lines_with(out, " a#1 "), 1 + 2 * v, "%s", out);
-		cr_assert_eq(lines_with(out, " a#2 "), 1 + 2 * v, "%s", out);
-	}
+	rows_each(dir, "twice.t4t", twice, T4_ARRAY_LEN(twice));
 	cr_assert_eq(run(dir, out, sizeof(out), "report twice.t4t && grep -o '<td>[ab(][^<]*</td><td>d1<'"
 			 " twice.html"), 0, "%s", out);
 	cr_assert_str_eq(strchr(out, '\n') + 1, "<td>(none)#1</td><td>d1<\n<td>a (all 2)</td><td>d1<\n"
