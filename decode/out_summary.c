@@ -651,9 +651,10 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			continue;
 		if (!any)
 			fprintf(f, "  unanswered triggers per domain (info's UNANSWERED; carried: the"
-				   " triggers between two samples, unanswered or read failures, whose"
-				   " counts the next interval holds; lost: the same across damage;"
-				   " duplicates: returns the log holds twice):\n");
+				   " trigger IDs between two samples, unanswered, read failures or"
+				   " grid points skipped, whose counts the next interval holds; lost:"
+				   " the same across damage; duplicates: returns the log holds"
+				   " twice):\n");
 		any = true;
 		fprintf(f, "    %-28s unanswered %" PRIu64 ", duplicates %" PRIu64 ", carried %" PRIu64
 			   ", lost %" PRIu64 ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
