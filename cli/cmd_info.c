@@ -273,6 +273,8 @@ static void json_domains(const struct info *in)
 	printf("\"domains\": [");
 	for (size_t i = 0; i < t4_index_n_domains(in->ix); i++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
+		struct t4_index_answers a;
+		t4_index_answers(in->ix, d, &a);
 		printf("%s{", i ? ", " : "");
 		jkey_u64("id", d->d.domain_id);
 		jkey_str("name", d->d.name);
@@ -285,7 +287,12 @@ static void json_domains(const struct info *in)
 		printf("\"redescribed\": %s, ", d->redescribed ? "true" : "false");
 		jkey_u64("redescribed_rets", d->rets_redescribed);
 		jkey_u64("ret_packets", d->rets);
-		jkey_u64("unanswered", t4_index_unanswered(in->ix, d));
+		jkey_u64("unanswered", a.unanswered);
+		jkey_u64("duplicates", a.duplicates);
+		if (a.after && d->rets) {
+			jkey_u64("stopped_after_trigger", a.last_trigger);
+			jkey_u64("unanswered_after", a.after);
+		}
 		jkey_u64("values", d->values);
 		jkey_f64("duration_s", d->rets > 1 ? (double)(d->last_ns - d->first_ns) / 1e9 : NAN,
 			 ", ");
@@ -303,6 +310,8 @@ static void json_bookmarks(const struct info *in)
 		printf("%s{\"id\": %u, \"name\": ", i ? ", " : "", b->bookmark_id);
 		t4_json_str(stdout, b->name);
 		printf(", \"first_trigger\": %" PRIu64, b->first_trigger);
+		if (t4_index_bookmark_holder(in->ix, b->bookmark_id) != b->bookmark_id)
+			printf(", \"phases_of\": %u", t4_index_bookmark_holder(in->ix, b->bookmark_id));
 		if (b->set_ns) { /* and from the first trigger, every output's zero */
 			uint64_t origin = t4_index_origin_ns(in->ix);
 			printf(", \"set_ns\": %" PRIu64 ", \"set_rel_ns\": %s%" PRIu64, b->set_ns,
@@ -359,6 +368,8 @@ static void print_json(const struct info *in)
 	jkey_u64("redescribed", c->redescribed);
 	jkey_u64("redescribed_rets", c->rets_redescribed);
 	jkey_u64("bookmarks_renamed", c->bookmarks_renamed);
+	jkey_u64("bookmarks_reused", c->bookmarks_reused);
+	jkey_u64("duplicates", c->duplicates);
 	jkey_u64("skipped_bytes", st->skipped_bytes);
 	if (st->next_recording)
 		jkey_u64("next_recording", st->next_recording);
@@ -437,6 +448,30 @@ static void human_host(const struct info *in)
 		       h->known, h->worst_maxerror_us, h->worst_esterror_us);
 }
 
+/* The domains that stopped answering before the end of the log: the
+ * first one named, with where it stopped. */
+static void human_stopped(const struct info *in)
+{
+	const struct t4_index_domain *first = NULL;
+	struct t4_index_answers a, fa;
+	char name[4 * T4_NAME_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < t4_index_n_domains(in->ix); i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
+		t4_index_answers(in->ix, d, &a);
+		if (!a.answered || !a.after)
+			continue;
+		if (!n++)
+			first = d, fa = a;
+	}
+	if (n)
+		printf(ROW "%zu domain%s: %s after trigger %" PRIu64 ", %" PRIu64 " triggers after"
+		       " it unanswered%s\n", "stopped", n, n == 1 ? "" : "s",
+		       tty(first->d.name, name, sizeof(name)), fa.last_trigger, fa.after,
+		       n > 1 ? " (and others: UNANSWERED below)" : "");
+}
+
 static void human_domains(const struct info *in)
 {
 	size_t n = t4_index_n_domains(in->ix);
@@ -446,12 +481,14 @@ static void human_domains(const struct info *in)
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
 		char name[4 * T4_NAME_MAX];
+		struct t4_index_answers a;
+		t4_index_answers(in->ix, d, &a);
 		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64
 		       "%s\n",
 		       d->d.domain_id, tty(d->d.name, name, sizeof(name)),
 		       t4_domain_kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
-		       t4_index_unanswered(in->ix, d),
+		       a.unanswered,
 		       !d->described ? "  (no domain packet)"
 		       : d->redescribed ? "  (described again, otherwise: the first holds)" : "");
 	}
@@ -500,11 +537,15 @@ static void human_bookmarks(const struct info *in)
 		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(in->ix, i);
 		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, tty(b->name, name, sizeof(name)),
 		       b->first_trigger);
+		uint32_t holder = t4_index_bookmark_holder(in->ix, b->bookmark_id);
 		if (b->set_ns && origin) /* negative: set before the first trigger */
-			printf("  %.9f\n", b->set_ns < origin ? -(double)(origin - b->set_ns) / 1e9
-						       : (double)(b->set_ns - origin) / 1e9);
+			printf("  %.9f", b->set_ns < origin ? -(double)(origin - b->set_ns) / 1e9
+						     : (double)(b->set_ns - origin) / 1e9);
 		else
-			printf("  %s\n", "-");
+			printf("  %s", "-");
+		if (holder != b->bookmark_id)
+			printf("  (named as ID %u: its phases are ID %u's)", holder, holder);
+		printf("\n");
 	}
 	if (t4_index_counts(in->ix)->bookmark_packets > n)
 		printf("  ... %" PRIu64 " more bookmark packets not listed\n",
@@ -580,6 +621,15 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " bookmark packets naming an ID otherwise than its first (one"
 		       " ID per name): the first name holds, below too\n", "renamed",
 		       c->bookmarks_renamed);
+	if (c->bookmarks_reused)
+		printf(ROW "%" PRIu64 " bookmark packets naming an ID as an earlier ID was named (one"
+		       " ID per name): the first ID holds, the phases of both are its own\n",
+		       "reused", c->bookmarks_reused);
+	if (c->duplicates)
+		printf(ROW "%" PRIu64 " reference and return packets of a trigger seen already (the"
+		       " log holds them twice): one trigger, one answer\n", "duplicates",
+		       c->duplicates);
+	human_stopped(in);
 	human_domains(in);
 	human_events(in);
 	human_bookmarks(in);
@@ -597,7 +647,9 @@ static void usage(FILE *f)
 		   "warning naming their byte offset). UNANSWERED: triggers of a domain's\n"
 		   "scheduler without a return packet of it in the log (a monitor that\n"
 		   "answered late, a packet dropped at a full ring: the next packet\n"
-		   "carries their counts; or lost to damage).\n\n"
+		   "carries their counts; lost to damage; or after the domain stopped\n"
+		   "answering: the stopped line); a packet the log holds twice is one\n"
+		   "trigger and one answer (duplicates).\n\n"
 		   "  --json   print one JSON object instead of the report\n"
 		   "  --help   this text\n\n"
 		   "Exit status: 0 when FILE is a log (even a damaged one), 2 when it\n"

@@ -130,7 +130,7 @@ static uint64_t refs_missing(const struct t4_decoder *d, const struct dsched *s)
 	if (!is)
 		return 0;
 	uint64_t span = is->last - is->first + 1;
-	uint64_t accounted = is->refs - s->dups + is->overruns - s->dup_overruns - is->first_overruns;
+	uint64_t accounted = is->refs - is->duplicates + is->overruns - is->first_overruns;
 	return span > accounted ? span - accounted : 0;
 }
 
@@ -144,8 +144,6 @@ static int take_ref(struct t4_decoder *d, const struct t4_ref_pkt *r)
 		return -ENOMEM;
 	e = &s->ring[r->trigger_id & (DEC_RCAP - 1)];
 	if (e->present && e->trigger == r->trigger_id) {
-		s->dups++;
-		s->dup_overruns += r->overruns;
 		d->dmg.refs_duplicate++;
 		return 0;
 	}
@@ -254,6 +252,23 @@ static void renamed(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
 		d->place ? ": " : "", b->bookmark_id,
 		t4_text(b->name, T4_TEXT_CONTROL, b1, sizeof(b1)),
 		t4_text(first, T4_TEXT_CONTROL, b2, sizeof(b2)));
+}
+
+/* A bookmark packet naming its ID as an earlier ID was named (index.c: the
+ * first ID holds, and the phases of both are its own): said once per log. */
+static void reused(struct t4_decoder *d, const struct t4_bookmark_pkt *b)
+{
+	uint32_t holder = t4_index_bookmark_holder(d->ix, b->bookmark_id);
+	char b1[4 * T4_NAME_MAX];
+
+	if (holder == b->bookmark_id || d->quiet || d->said_reused)
+		return;
+	d->said_reused = true;
+	t4_warn("%s%sbookmark ID %u is named '%s', as ID %u is: a name keeps its first ID (one"
+		" ID per name: FORMAT.md 4.4), and its phases are ID %u's",
+		d->place ? d->place->log : "", d->place ? ": " : "", b->bookmark_id,
+		t4_text(t4_decoder_bookmark(d, holder), T4_TEXT_CONTROL, b1, sizeof(b1)), holder,
+		holder);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
@@ -368,6 +383,7 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 		break;
 	case T4_PKT_BOOKMARK:
 		renamed(d, &p->bookmark);
+		reused(d, &p->bookmark);
 		rc = phases_bookmark(d, &p->bookmark);
 		break;
 	case T4_PKT_TASK:

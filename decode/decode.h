@@ -43,6 +43,13 @@ const char *t4_u128_str(t4_u128 v, char *buf, size_t cap);
 
 struct t4_index;
 
+/* Which of the latest 64 trigger IDs of a stream were seen (the index's
+ * own: it finds packets the log holds twice with it). */
+struct t4_index_seen {
+	uint64_t top;  /* the largest ID seen */
+	uint64_t bits; /* bit i: ID top - i seen (0: none yet) */
+};
+
 /* One clock domain as the log describes it, with what was seen of it. */
 struct t4_index_domain {
 	struct t4_domain_pkt d; /* defaults (cpu -1, clock -1) until described */
@@ -54,6 +61,11 @@ struct t4_index_domain {
 	uint64_t read_failed;   /* returns flagged READ_FAILED */
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
 	uint64_t first_trigger;  /* smallest trigger ID of its returns */
+	uint64_t duplicates;     /* returns of a trigger it answered already (a
+				  * packet the log holds twice, found among its
+				  * latest 64 triggers): in rets, one answer */
+	struct t4_index_seen answered; /* its largest trigger ID (top) and
+					* the latest 64 it answered */
 	uint64_t gauges;         /* bit i: event i is a gauge (T4_EV_GAUGE) */
 	uint32_t redescribed;    /* domain or event packets that described it
 				  * again, otherwise (FORMAT.md 6): the first
@@ -73,6 +85,9 @@ struct t4_index_sched {
 	uint64_t overruns;          /* sum of the packets' overruns */
 	uint64_t first_overruns;    /* those of the packet with ID first:
 				     * missed before it, outside the span */
+	uint64_t duplicates;        /* reference packets of an ID seen already
+				     * (among its latest 64): in refs, one trigger */
+	struct t4_index_seen seen;  /* (the index's own) */
 };
 
 /* Packet counts of the whole log. */
@@ -92,9 +107,16 @@ struct t4_index_counts {
 				    * these copies were taken in its place */
 	uint64_t redescribed;      /* domains described again, otherwise */
 	uint64_t rets_redescribed; /* the domains' returns not decoded for it */
+	uint64_t duplicates;       /* reference and return packets of a trigger
+				    * seen already (the log holds them twice):
+				    * in refs and rets, one trigger and one answer
+				    * (t4_index_answers) */
 	uint64_t bookmarks_renamed; /* bookmark packets naming their ID otherwise
 				     * than its first did (FORMAT.md 4.4: one ID
 				     * per name): the first name holds */
+	uint64_t bookmarks_reused;  /* bookmark packets of an ID named as an earlier
+				     * ID was (one ID per name): the first ID
+				     * holds, the phases of both are its own */
 };
 
 int t4_index_new(struct t4_index **out);
@@ -154,15 +176,36 @@ const struct t4_index_sched *t4_index_sched(const struct t4_index *ix, uint32_t 
  * are counted in counts.bookmark_packets only), named so. */
 const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id);
 size_t t4_index_n_bookmarks(const struct t4_index *ix);
-/* The ID of the bookmark named name, -1 if the log has none. */
+/* The ID of the bookmark named name (the first ID so named), -1 if the log
+ * has none. */
 int64_t t4_index_bookmark_id(const struct t4_index *ix, const char *name);
+/* The ID whose phases are id's: the first ID the log named as it named id
+ * (bookmarks_reused), id itself for most. */
+uint32_t t4_index_bookmark_holder(const struct t4_index *ix, uint32_t id);
 const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i);
 
-/* Unanswered triggers of a domain: its scheduler's triggers minus the
- * domain's returns in the log (answered late or dropped at a full ring:
- * counts carried by the next packet; or lost to damage). */
-uint64_t t4_index_unanswered(const struct t4_index *ix,
-				  const struct t4_index_domain *d);
+/* Which triggers a domain answered: the one account of it that `info`, the
+ * summary and the report give. Its triggers are its scheduler's (from its
+ * first answer on, for a domain that appears later: drm, with its first
+ * client), each reference packet's ID once; an answer is a trigger ID of
+ * its returns, each once (a copy of a return is a duplicate, no answer).
+ * Unanswered: triggers without an answer in the log (answered late or
+ * dropped at a full ring: counts carried by the next packet; lost to
+ * damage; or after its last answer: it stopped answering). */
+struct t4_index_answers {
+	uint64_t triggers;     /* its scheduler's it was to answer */
+	uint64_t answered;     /* distinct trigger IDs of its returns */
+	uint64_t unanswered;   /* triggers - answered (0 if fewer) */
+	uint64_t duplicates;   /* returns of a trigger answered already */
+	uint64_t after;        /* of the unanswered, its scheduler's trigger IDs
+				* after its last answer (0: it answered to the
+				* end; all of them for a domain that never
+				* answered) */
+	uint64_t last_trigger; /* its last answer (when answered > 0)... */
+	uint64_t last_ns;      /* ...and its read time, reference clock */
+};
+void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d,
+		      struct t4_index_answers *out);
 /* Read failures: the status packet's when there is one, else counted
  * from return packets. */
 uint64_t t4_index_read_failures(const struct t4_index *ix);

@@ -48,6 +48,33 @@ int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r);
  * put while the index grows (NULL: not in the index). */
 struct t4_index_counts *dec_index_counts_rw(struct t4_index *ix);
 struct t4_index_domain *dec_index_domain_rw(struct t4_index *ix, uint32_t id);
+/* Whether trigger ID t is new to stream s (not among the IDs it saw of its
+ * latest 64; one further back than that is taken as new), marking it
+ * seen. */
+static inline bool dec_seen_first(struct t4_index_seen *s, uint64_t t)
+{
+	uint64_t back;
+
+	if (t == s->top + 1 && s->bits) { /* the usual: the next one */
+		s->bits = s->bits << 1 | 1;
+		s->top = t;
+		return true;
+	}
+	if (!s->bits || t > s->top) {
+		back = s->bits ? t - s->top : 64; /* the window slides */
+		s->bits = (back >= 64 ? 0 : s->bits << back) | 1;
+		s->top = t;
+		return true;
+	}
+	back = s->top - t;
+	if (back >= 64)
+		return true;
+	if (s->bits >> back & 1)
+		return false;
+	s->bits |= (uint64_t)1 << back;
+	return true;
+}
+
 /* What a return packet adds to the log's counts c and its domain's d (NULL:
  * a domain past the index's cap), totals apart. */
 static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d,
@@ -64,6 +91,10 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 		d->first_ns = r->read_begin_ns;
 	if (d->rets == 0 || r->trigger_id < d->first_trigger)
 		d->first_trigger = r->trigger_id;
+	if (!dec_seen_first(&d->answered, r->trigger_id)) {
+		d->duplicates++; /* a copy: one answer */
+		c->duplicates++;
+	}
 	d->last_ns = r->read_begin_ns;
 	d->rets++;
 	d->values += r->n_counts;
@@ -369,8 +400,7 @@ struct dsched {
 	uint32_t id;
 	bool any;
 	uint64_t watermark;   /* largest trigger seen */
-	uint64_t refs, dups;
-	uint64_t dup_overruns; /* the overruns the duplicates repeat */
+	uint64_t refs;
 	struct refent *ring;  /* DEC_RCAP, by trigger */
 };
 
@@ -590,6 +620,7 @@ struct t4_decoder {
 	bool quiet;          /* a worker that says nothing (worker 0 speaks) */
 	bool said_redescribed; /* a domain described again, otherwise: said */
 	bool said_renamed;   /* a bookmark ID named otherwise: said */
+	bool said_reused;    /* a name given to a second ID: said */
 	bool doms_finished;  /* dec_finish_domains() done */
 	uint64_t n_fed, first_out;
 };

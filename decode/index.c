@@ -50,8 +50,7 @@
 struct ixdom {
 	struct t4_index_domain pub;
 	struct t4_idmap ev_map; /* event index -> slot in events */
-	uint64_t seen_top;      /* the largest trigger ID of its returns */
-	uint64_t seen_bits;     /* bit i: trigger seen_top - i returned (0: none yet) */
+	struct t4_index_seen counted; /* the triggers whose counts are in its totals */
 };
 
 struct t4_index {
@@ -78,6 +77,8 @@ struct t4_index {
 	struct t4_bookmark_pkt *bm_ids; /* last packet per ID */
 	size_t n_bm_ids, cap_bm_ids;
 	struct t4_idmap bm_map;
+	struct t4_idmap bm_names;        /* a name's hash (+ probe) -> its first ID's slot */
+	struct t4_idmap bm_holder;       /* an ID named as an earlier one -> that one's slot */
 	struct t4_bookmark_pkt *bm_pkts; /* every packet, log order */
 	size_t n_bm_pkts, cap_bm_pkts;
 	uint64_t bm_last_set_ns;         /* the latest set_ns taken */
@@ -202,6 +203,8 @@ void t4_index_free(struct t4_index *ix)
 	free(ix->scheds);
 	free(ix->bm_ids);
 	dec_idmap_free(&ix->bm_map);
+	dec_idmap_free(&ix->bm_names);
+	dec_idmap_free(&ix->bm_holder);
 	free(ix->bm_pkts);
 	dec_idmap_free(&ix->task_map);
 	free(ix->task_ns);
@@ -389,6 +392,14 @@ static int add_ref(struct t4_index *ix, const struct t4_ref_pkt *r)
 		ix->origin_ns = r->ref_ns;
 	if (!s)
 		return err;
+	if (!dec_seen_first(&s->seen, r->trigger_id)) {
+		/* a copy: one trigger, and its overruns are not missed again */
+		s->duplicates++;
+		ix->counts.duplicates++;
+		ix->counts.ref_overruns -= r->overruns;
+		s->refs++;
+		return 0;
+	}
 	if (s->refs == 0 || r->trigger_id < s->first) {
 		s->first = r->trigger_id;
 		s->first_ns = r->ref_ns;
@@ -427,23 +438,7 @@ static __attribute__((noinline)) void add_totals(struct t4_index_domain *d,
  * return of its trigger is still the first. */
 static bool first_return(struct ixdom *x, const struct t4_ret_pkt *r)
 {
-	uint64_t t = r->trigger_id, back;
-
-	if (r->flags & T4_RET_READ_FAILED)
-		return true;
-	if (!x->seen_bits || t > x->seen_top) {
-		back = x->seen_bits ? t - x->seen_top : 64; /* the window slides */
-		x->seen_bits = (back >= 64 ? 0 : x->seen_bits << back) | 1;
-		x->seen_top = t;
-		return true;
-	}
-	back = x->seen_top - t;
-	if (back >= 64)
-		return true;
-	if (x->seen_bits >> back & 1)
-		return false;
-	x->seen_bits |= (uint64_t)1 << back;
-	return true;
+	return (r->flags & T4_RET_READ_FAILED) || dec_seen_first(&x->counted, r->trigger_id);
 }
 
 int dec_index_ret(struct t4_index *ix, const struct t4_ret_pkt *r)
@@ -500,9 +495,59 @@ static struct t4_bookmark_pkt named(struct t4_index *ix, const struct t4_bookmar
 	return k;
 }
 
+/* The names: each one's first ID, found by the name's hash (FNV-1a) in
+ * bm_names, one key a probe (hash, hash + 1, ...); a name past NAME_PROBES
+ * probes (a crafted log's colliding names) is not looked up: taken as
+ * new, so that a packet costs O(1) whatever the log holds. */
+#define NAME_PROBES 64
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* The slot in bm_ids of the first ID named name, or -1, and then in *key
+ * the key it may take in bm_names (-1: none free). */
+static int64_t name_find(const struct t4_index *ix, const char *name, int64_t *key)
+{
+	uint32_t h = name_hash(name);
+
+	*key = -1;
+	for (uint32_t i = 0; i < NAME_PROBES; i++) {
+		int64_t slot = dec_idmap_get(&ix->bm_names, h + i);
+		if (slot < 0) {
+			*key = (uint32_t)(h + i);
+			return -1;
+		}
+		if (!strcmp(ix->bm_ids[slot].name, name))
+			return slot;
+	}
+	return -1;
+}
+
+/* A new ID, at slot, named as ID `held` (a slot) named before it: the
+ * mirror of a renamed ID (FORMAT.md 4.4: one ID per name), the first ID
+ * holds: the new one's phases are the first one's (t4_index_bookmark_holder),
+ * and its packets are counted as reused. Else the name is the new ID's.
+ * ID 0 (no bookmark) takes no part. */
+static int name_take(struct t4_index *ix, size_t slot, int64_t held, int64_t key)
+{
+	if (!ix->bm_ids[slot].bookmark_id)
+		return 0; /* 0 is no bookmark (a crafted log names it): never a holder */
+	if (held >= 0) {
+		ix->counts.bookmarks_reused++;
+		return dec_idmap_put(&ix->bm_holder, ix->bm_ids[slot].bookmark_id, (uint32_t)held);
+	}
+	return key >= 0 ? dec_idmap_put(&ix->bm_names, (uint32_t)key, (uint32_t)slot) : 0;
+}
+
 static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 {
-	int64_t slot = dec_idmap_get(&ix->bm_map, b->bookmark_id);
+	int64_t slot = dec_idmap_get(&ix->bm_map, b->bookmark_id), held, key;
 	struct t4_bookmark_pkt k = named(ix, b, slot);
 	int err;
 
@@ -517,18 +562,20 @@ static int add_bookmark(struct t4_index *ix, const struct t4_bookmark_pkt *b)
 	}
 	if (slot >= 0) {
 		ix->bm_ids[slot] = k;
+		ix->counts.bookmarks_reused += dec_idmap_get(&ix->bm_holder, k.bookmark_id) >= 0;
 		return 0;
 	}
 	if (ix->n_bm_ids >= T4_INDEX_MAX_BOOKMARK_IDS) {
 		ix->counts.untracked++;
 		return 0;
 	}
+	held = name_find(ix, k.name, &key);
 	if ((err = dec_vec_room((void **)&ix->bm_ids, &ix->cap_bm_ids, ix->n_bm_ids,
 			       sizeof(k))) < 0 ||
 	    (err = dec_idmap_put(&ix->bm_map, k.bookmark_id, (uint32_t)ix->n_bm_ids)) < 0)
 		return err;
 	ix->bm_ids[ix->n_bm_ids++] = k;
-	return 0;
+	return name_take(ix, ix->n_bm_ids - 1, held, key);
 }
 
 /* ---- names and copies ------------------------------------------------------ */
@@ -777,10 +824,21 @@ const char *t4_index_bookmark_name(const struct t4_index *ix, uint32_t id)
 
 int64_t t4_index_bookmark_id(const struct t4_index *ix, const char *name)
 {
-	for (size_t i = 0; i < ix->n_bm_ids; i++)
+	int64_t key, slot = name_find(ix, name, &key);
+
+	if (slot >= 0)
+		return ix->bm_ids[slot].bookmark_id;
+	for (size_t i = 0; key < 0 && i < ix->n_bm_ids; i++) /* past the probes */
 		if (!strcmp(ix->bm_ids[i].name, name))
 			return ix->bm_ids[i].bookmark_id;
 	return -1;
+}
+
+uint32_t t4_index_bookmark_holder(const struct t4_index *ix, uint32_t id)
+{
+	int64_t slot = dec_idmap_get(&ix->bm_holder, id);
+
+	return slot >= 0 ? ix->bm_ids[slot].bookmark_id : id;
 }
 
 size_t t4_index_n_bookmarks(const struct t4_index *ix)
@@ -793,21 +851,42 @@ const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, si
 	return i < ix->n_bm_pkts ? &ix->bm_pkts[i] : NULL;
 }
 
-uint64_t t4_index_unanswered(const struct t4_index *ix, const struct t4_index_domain *d)
+void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d,
+		      struct t4_index_answers *out)
 {
 	const struct t4_index_sched *s = t4_index_sched(ix, d->d.sched_id);
-	uint64_t expected;
+	struct t4_index_answers a = { .duplicates = d->duplicates };
 
-	if (!s)
-		return 0;
-	expected = s->refs;
-	/* a domain that appears later (drm, with its first client) misses
-	 * nothing before its first return */
-	if (d->rets && d->first_trigger > s->first) {
-		uint64_t span = s->last >= d->first_trigger ? s->last - d->first_trigger + 1 : 0;
-		expected = span < expected ? span : expected;
+	a.answered = d->rets - d->duplicates;
+	if (d->rets) {
+		a.last_trigger = d->answered.top;
+		a.last_ns = d->last_ns;
 	}
-	return expected > d->rets ? expected - d->rets : 0;
+	if (s) {
+		/* its IDs but the grid points it skipped (FORMAT.md 6: last -
+		 * first + 1 = reference packets + overruns), so a trigger whose
+		 * reference packet is missing counts; never fewer than its
+		 * reference packets (a crafted log's overruns may say anything) */
+		uint64_t ids = s->last - s->first + 1, skipped = s->overruns - s->first_overruns;
+		a.triggers = s->refs - s->duplicates;
+		if (ids > skipped && ids - skipped > a.triggers)
+			a.triggers = ids - skipped;
+		/* a domain that appears later (drm, with its first client)
+		 * misses nothing before its first return */
+		if (d->rets && d->first_trigger > s->first) {
+			uint64_t span = s->last >= d->first_trigger ? s->last - d->first_trigger + 1 : 0;
+			a.triggers = span < a.triggers ? span : a.triggers;
+		}
+	}
+	a.unanswered = a.triggers > a.answered ? a.triggers - a.answered : 0;
+	/* trigger IDs past its last answer: each one a trigger but for the
+	 * grid points its scheduler skipped (overruns), so never more than
+	 * the unanswered */
+	a.after = !d->rets ? a.unanswered : s && s->last > a.last_trigger ? s->last - a.last_trigger
+									  : 0;
+	if (a.after > a.unanswered)
+		a.after = a.unanswered;
+	*out = a;
 }
 
 uint64_t t4_index_read_failures(const struct t4_index *ix)

@@ -126,12 +126,24 @@ double sec_clamp(double s);
 void sec_phase_label(const struct t4_dec_phase *p, char *buf, size_t cap);
 /* From the first trigger to the last one of any scheduler. */
 uint64_t sec_log_span(const struct t4_decoder *dec);
+/* Whether domain d of the log's index passes the filters (--pmu), with
+ * which triggers it answered in *a (t4_index_answers: what info says):
+ * the one account of unanswered triggers and duplicates every output
+ * gives. */
+bool sec_answers(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		 struct t4_index_answers *a);
 /* Whether domain d of the log's index (one that passes the filters)
  * never answered: none of its scheduler's triggers, which go to
  * *triggers; the decoder has no domain for it, and info counts them as
  * unanswered. */
 bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
 		uint64_t *triggers);
+/* Whether domain d (one that passes the filters) stopped answering before
+ * its scheduler's last trigger; if so, into buf (safe for the terminal
+ * and for HTML once escaped): "NAME after trigger K (S s): N triggers
+ * after it unanswered", S its last answer's time from the origin. */
+bool sec_stopped_text(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		      char *buf, size_t cap);
 /* The headline metrics of d that were recorded (metric indexes), at
  * most SEC_MAX_COLS. */
 size_t sec_brief_cols(const struct t4_dec_domain *d, uint32_t *cols);
@@ -152,9 +164,18 @@ void sec_names_free(struct sec_names *pn);
 /* "NAME#1" for a name with one phase, "NAME (all N)" for the others. */
 void sec_name_label(const struct t4_decoder *dec, const struct sec_names *pn, size_t k,
 		    char *buf, size_t cap);
-/* Whether the kind tables list every occurrence (few phases, each its own
- * name, or verbose) besides the recurring names' rows. */
+/* Whether the per-phase tables list every occurrence (few phases, each its
+ * own name, or verbose) besides the recurring names' rows. */
 bool sec_each_occurrence(const struct t4_decoder *dec, const struct sec_names *pn, bool verbose);
+/* The rows of every per-phase table (the kind tables, EVENTS; the summary
+ * and the report), each once: every occurrence when they are listed
+ * (sec_each_occurrence), then a name's every occurrence together for a
+ * recurring name, or for every name when they are not listed. fn gets the
+ * row's label and its phase, or SIZE_MAX and its bookmark for a name's
+ * row; a negative return stops. */
+typedef int (*sec_row_fn)(void *ud, const char *label, size_t phase, uint32_t bookmark_id);
+int sec_phase_rows(const struct t4_decoder *dec, const struct sec_names *pn, bool verbose,
+		   sec_row_fn fn, void *ud);
 
 /* The phase table (the first SEC_MAX_LISTED spans); dec_table_free() it. */
 int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t);

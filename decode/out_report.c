@@ -539,7 +539,7 @@ static void health_item(struct t4_wbuf *w, const char *id, const char *what, int
 		v, what);
 	if (note && *note) {
 		dec_wbuf_str(w, " <small>");
-		dec_wbuf_str(w, note);
+		html(w, note); /* a domain's name, some */
 		dec_wbuf_str(w, "</small>");
 	}
 	dec_wbuf_str(w, "</li>");
@@ -553,12 +553,19 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_reader_stats *rs = t4_decoder_reader_stats(dec);
 	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
-	uint64_t lost = 0, silent = 0, triggers;
+	uint64_t lost = 0, silent = 0, unanswered = 0, stopped = 0, triggers;
+	char first_stop[4 * T4_NAME_MAX + 128] = "", line[sizeof(first_stop)];
+	struct t4_index_answers a;
 
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
 		lost += t4_decoder_domain_at(dec, i)->unanswered_lost;
-	for (size_t i = 0; i < t4_index_n_domains(ix); i++)
-		silent += sec_silent(dec, t4_index_domain_at(ix, i), &triggers);
+	for (size_t i = 0; i < t4_index_n_domains(ix); i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(ix, i);
+		silent += sec_silent(dec, d, &triggers);
+		unanswered += sec_answers(dec, d, &a) ? a.unanswered : 0;
+		if (sec_stopped_text(dec, d, line, sizeof(line)) && !stopped++)
+			memcpy(first_stop, line, sizeof(line));
+	}
 	dec_wbuf_str(w, "<ul id=\"t4-health\">");
 	health_item(w, "overruns", "overruns", (int64_t)t4_index_overruns(ix), false,
 		    "triggers a scheduler woke too late for");
@@ -575,13 +582,25 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		    rs->truncated ? "the file ends inside a chunk (still being written?)" : "");
 	health_item(w, "noref", "triggers without a reference packet", (int64_t)dm->refs_missing,
 		    false, "");
+	health_item(w, "unanswered", "unanswered triggers", (int64_t)unanswered, false,
+		    "summed over the domains (info: UNANSWERED)");
 	health_item(w, "lost", "unanswered triggers whose counts were lost", (int64_t)lost, false,
 		    "");
+	if (t4_index_counts(ix)->duplicates)
+		health_item(w, "duplicates", "reference and return packets the log holds twice",
+			    (int64_t)t4_index_counts(ix)->duplicates, false,
+			    "one trigger, one answer");
 	health_item(w, "implausible", "implausible reference packets",
 		    (int64_t)t4_index_counts(ix)->implausible_refs, false, "");
 	if (silent)
 		health_item(w, "silent", "domains that never answered", (int64_t)silent, false,
 			    "none of their counts were read (info: UNANSWERED)");
+	if (stopped) {
+		char note[sizeof(first_stop) + 64];
+		snprintf(note, sizeof(note), "%s%s", first_stop, stopped > 1 ? "; and others" : "");
+		health_item(w, "stopped", "domains that stopped answering", (int64_t)stopped, true,
+			    note);
+	}
 	if (t4_index_counts(ix)->redescribed)
 		health_item(w, "redescribed", "domains described again, otherwise",
 			    (int64_t)t4_index_counts(ix)->redescribed, true,
@@ -590,6 +609,10 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "renamed", "bookmark packets naming an ID otherwise",
 			    (int64_t)t4_index_counts(ix)->bookmarks_renamed, true,
 			    "one ID per name: the first name holds");
+	if (t4_index_counts(ix)->bookmarks_reused)
+		health_item(w, "reused", "bookmark packets naming an ID as an earlier ID",
+			    (int64_t)t4_index_counts(ix)->bookmarks_reused, true,
+			    "one ID per name: the first ID holds, the phases of both are its own");
 	if (sl->lost_events || sl->unplaced)
 		health_item(w, "slices", "CPU/GPU events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");

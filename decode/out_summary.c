@@ -170,31 +170,54 @@ static const struct t4_event_row *same_event(const struct t4_event_rows *r,
 
 #define MAX_EVENT_SETS (SEC_MAX_LISTED + 1 + 64)
 
+/* The event rows of the whole decode, then of each row of the per-phase
+ * tables (sec_phase_rows), with their labels. */
+struct event_sets {
+	const struct t4_decoder *dec;
+	bool per_cpu;
+	size_t n;
+	struct t4_event_rows set[MAX_EVENT_SETS];
+	char lab[MAX_EVENT_SETS][160];
+};
+
+static int event_set(void *ud, const char *label, size_t phase, uint32_t bookmark_id)
+{
+	struct event_sets *e = ud;
+
+	if (e->n == MAX_EVENT_SETS)
+		return 1; /* (the rest left out) */
+	snprintf(e->lab[e->n], sizeof(e->lab[e->n]), "%s", label);
+	if (phase == SIZE_MAX)
+		t4_event_rows_of_bookmark(e->dec, bookmark_id, e->per_cpu, &e->set[e->n++]);
+	else
+		t4_event_rows_from_decoder(e->dec, phase, e->per_cpu, &e->set[e->n++]);
+	return 0;
+}
+
 static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 		   const struct sec_names *pn)
 {
 	static const char *const lh[] = { "PMU", "EVENT", "UNIT", "PHASE" };
 	static const char *const ch[] = { "TOTAL", "RATE" };
 	static const char *const cu[] = { "", "/s" };
-	size_t np = t4_decoder_n_phases(dec), ns = 0;
-	struct t4_event_rows set[MAX_EVENT_SETS];
-	char lab[MAX_EVENT_SETS][160], where[96];
+	size_t np = t4_decoder_n_phases(dec), ns;
+	struct event_sets *es = calloc(1, sizeof(*es));
+	struct t4_event_rows *set;
+	char where[96];
 	bool per_cpu = x->o.per_cpu;
 	struct t4_table t;
 
-	/* the whole decode, each phase with -v, each phase name */
-	memset(set, 0, sizeof(set));
-	snprintf(lab[ns], sizeof(lab[ns]), "(all phases)");
-	t4_event_rows_from_decoder(dec, SIZE_MAX, per_cpu, &set[ns++]);
-	for (size_t p = 0; x->o.verbose && np > 1 && p < np && p < SEC_MAX_LISTED; p++) {
-		sec_phase_label(t4_decoder_phase_at(dec, p), lab[ns], sizeof(lab[ns]));
-		t4_event_rows_from_decoder(dec, p, per_cpu, &set[ns++]);
-	}
-	for (size_t k = 0; np > 1 && k < pn->n && ns < MAX_EVENT_SETS; k++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
-		sec_name_label(dec, pn, k, lab[ns], sizeof(lab[ns]));
-		t4_event_rows_of_bookmark(dec, ph->bookmark_id, per_cpu, &set[ns++]);
-	}
+	if (!es)
+		return;
+	es->dec = dec;
+	es->per_cpu = per_cpu;
+	/* the whole decode, then the rows every per-phase table has */
+	snprintf(es->lab[0], sizeof(es->lab[0]), "(all phases)");
+	t4_event_rows_from_decoder(dec, SIZE_MAX, per_cpu, &es->set[es->n++]);
+	if (np > 1)
+		sec_phase_rows(dec, pn, x->o.verbose, event_set, es);
+	ns = es->n;
+	set = es->set;
 	if (dec_table_init(&t, 4, lh, 2, ch, cu) == 0) {
 		/* one event after the other, its phases together */
 		for (size_t i = 0; i < set[0].n; i++) {
@@ -203,7 +226,7 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 				if (!e)
 					continue;
 				const char *l[] = { event_where(e, dec, where, sizeof(where)), e->event,
-						    *e->unit ? e->unit : "-", lab[k] };
+						    *e->unit ? e->unit : "-", es->lab[k] };
 				double v[] = { NAN, t4_event_row_rate(e) };
 				if (dec_table_row(&t, l, v) < 0)
 					break;
@@ -215,13 +238,14 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 			fprintf(f, "\nEVENTS (every event's total and rate per phase, %s%s)\n",
 				per_cpu ? "one row per CPU or domain"
 					: "summed over the CPUs that count it",
-				x->o.verbose || np < 2 ? "" : "; -v: per occurrence");
+				x->o.verbose || pn->n == np ? "" : "; -v: per occurrence");
 			dec_table_print(&t, f);
 		}
 		dec_table_free(&t);
 	}
 	for (size_t k = 0; k < ns; k++)
 		t4_event_rows_free(&set[k]);
+	free(es);
 }
 
 /* ---- 3b. the workload: CPU and GPU activity ------------------------------------ */
@@ -465,10 +489,39 @@ static void clocks(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 
 /* ---- 7. missing ---------------------------------------------------------------- */
 
-static bool domain_missed(const struct t4_dec_domain *d)
+/* Whether a decoded domain misses anything, with its answers (info's
+ * account) in *a. */
+static bool domain_missed(const struct t4_decoder *dec, const struct t4_dec_domain *d,
+			  struct t4_index_answers *a)
 {
-	return d->selected && (d->unanswered_carried || d->unanswered_lost || d->duplicates ||
-			       d->too_late || d->unplaced);
+	if (!d->selected)
+		return false;
+	t4_index_answers(t4_decoder_index(dec), d->ix, a);
+	return a->unanswered || a->duplicates || d->unanswered_carried || d->unanswered_lost ||
+	       d->duplicates || d->too_late || d->unplaced;
+}
+
+#define MAX_STOPPED_LINES 16 /* a crafted log's thousands of domains: the rest counted */
+
+/* The domains that stopped answering before the end (sec_stopped_text),
+ * each a line into f, the first MAX_STOPPED_LINES (NULL: counted only). */
+static size_t n_stopped(const struct t4_decoder *dec, FILE *f)
+{
+	const struct t4_index *ix = t4_decoder_index(dec);
+	char line[4 * T4_NAME_MAX + 128];
+	size_t n = 0;
+
+	for (size_t i = 0; i < t4_index_n_domains(ix); i++) {
+		if (!sec_stopped_text(dec, t4_index_domain_at(ix, i), line, sizeof(line)))
+			continue;
+		if (f && n < MAX_STOPPED_LINES)
+			fprintf(f, "  stopped answering %s\n", line);
+		n++;
+	}
+	if (f && n > MAX_STOPPED_LINES)
+		fprintf(f, "  stopped answering ... and %zu more domains (info: UNANSWERED)\n",
+			n - MAX_STOPPED_LINES);
+	return n;
 }
 
 /* The domains that never answered (sec_silent), each a line into f
@@ -521,12 +574,14 @@ static bool anything_missing(const struct t4_decoder *dec)
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
-	    t4_index_counts(ix)->redescribed || t4_index_counts(ix)->bookmarks_renamed)
+	    t4_index_counts(ix)->redescribed || t4_index_counts(ix)->bookmarks_renamed ||
+	    t4_index_counts(ix)->duplicates || t4_index_counts(ix)->bookmarks_reused)
 		return true;
+	struct t4_index_answers a;
 	for (size_t i = 0; i < t4_decoder_n_domains(dec); i++)
-		if (domain_missed(t4_decoder_domain_at(dec, i)))
+		if (domain_missed(dec, t4_decoder_domain_at(dec, i), &a))
 			return true;
-	return n_silent(dec, NULL) > 0;
+	return n_silent(dec, NULL) > 0 || n_stopped(dec, NULL) > 0;
 }
 
 /* Domains the log described twice, otherwise (decode/index.c): the first
@@ -591,18 +646,27 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		dm->refs_missing, dm->refs_missing == 1 ? "" : "s");
 	for (size_t i = 0; i < nd; i++) {
 		const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
-		if (!domain_missed(d))
+		struct t4_index_answers a;
+		if (!domain_missed(dec, d, &a))
 			continue;
 		if (!any)
-			fprintf(f, "  unanswered triggers per domain (carried: counts in the next"
-				   " interval; lost: damage):\n");
+			fprintf(f, "  unanswered triggers per domain (info's UNANSWERED; carried: the"
+				   " trigger IDs between two samples, unanswered, read failures or"
+				   " grid points skipped, whose counts the next interval holds; lost:"
+				   " the same across damage; duplicates: returns the log holds"
+				   " twice):\n");
 		any = true;
-		fprintf(f, "    %-28s carried %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
-			   ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
-			safe(d->name, name, sizeof(name)), d->unanswered_carried, d->unanswered_lost,
-			d->duplicates, d->too_late, d->unplaced);
+		fprintf(f, "    %-28s unanswered %" PRIu64 ", duplicates %" PRIu64 ", carried %" PRIu64
+			   ", lost %" PRIu64 ", too late %" PRIu64 ", unplaced %" PRIu64 "\n",
+			safe(d->name, name, sizeof(name)), a.unanswered, a.duplicates,
+			d->unanswered_carried, d->unanswered_lost, d->too_late, d->unplaced);
 	}
-	size_t silent = n_silent(dec, f);
+	size_t silent = n_silent(dec, f) + n_stopped(dec, f);
+	if (t4_index_counts(ix)->duplicates)
+		fprintf(f, "  duplicates        %" PRIu64 " reference and return packet%s of a trigger"
+			   " seen already (the log holds them twice): one trigger, one answer\n",
+			t4_index_counts(ix)->duplicates,
+			t4_index_counts(ix)->duplicates == 1 ? "" : "s");
 	if (!with_data)
 		fprintf(f, "  no intervals: %s\n", no_intervals_why(dec));
 	else if (!any && !silent)
@@ -627,6 +691,11 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " its first (one ID per name): the first name holds\n",
 			t4_index_counts(ix)->bookmarks_renamed,
 			t4_index_counts(ix)->bookmarks_renamed == 1 ? "" : "s");
+	if (t4_index_counts(ix)->bookmarks_reused)
+		fprintf(f, "  reused            %" PRIu64 " bookmark packet%s naming an ID as an earlier"
+			   " ID was named (one ID per name): the first ID holds, the phases of both"
+			   " are its own\n", t4_index_counts(ix)->bookmarks_reused,
+			t4_index_counts(ix)->bookmarks_reused == 1 ? "" : "s");
 	if (dm->untracked_rets)
 		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
 			   " (a damaged or crafted log): not decoded\n",

@@ -23,6 +23,9 @@
  * A domain's pieces in one span are summed in its run, added to the
  * totals when the span changes; a piece that continues the run takes the
  * inline path of phases_add_share (decode_int.h): once per interval.
+ * Two IDs the log names alike are one bookmark, the first ID's
+ * (t4_index_bookmark_holder): one name, one row of totals, one count of
+ * occurrences.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -163,6 +166,8 @@ static int add_span(struct t4_decoder *d, uint64_t start, uint32_t bookmark_id,
 	uint32_t occ, name;
 	int rc;
 
+	/* an ID named as an earlier one: the earlier one's phase (index.c) */
+	bookmark_id = t4_index_bookmark_holder(d->ix, bookmark_id);
 	d->span_gen++; /* the domains' span cursors look again */
 	if (last && start <= last->start_ns) {
 		/* at (or, out of order, before) the last boundary: it wins */
@@ -278,7 +283,7 @@ static int ref_phase(struct t4_decoder *d, const struct refent *e)
 	have = d->n_spans ? d->spans[d->exact_phases ? phases_span_at_trigger(d, e->trigger)
 						     : d->n_spans - 1].bookmark_id
 			  : UINT32_MAX;
-	if (have == e->bookmark_id)
+	if (have == t4_index_bookmark_holder(d->ix, e->bookmark_id))
 		return 0;
 	if (d->exact_phases && d->n_spans && start <= d->spans[d->n_spans - 1].start_ns) {
 		d->dmg.phases_unplaced++; /* spans are appended only: say so */

@@ -9,7 +9,9 @@
  *   sec_kind_tables   per PMU kind, the headline metrics of every PMU in
  *                     every phase (averages over the phase from its totals)
  *   sec_clock_table   every domain's clock model
- *   sec_silent        a domain the log describes that never answered
+ *   sec_answers       which triggers a domain the outputs speak of answered
+ *                     (t4_index_answers: info's account), sec_silent one that
+ *                     never answered, sec_stopped_text one that stopped
  */
 #include "out.h"
 #include "collector/collector.h"
@@ -58,22 +60,44 @@ uint64_t sec_log_span(const struct t4_decoder *dec)
 	return last > o ? last - o : 0;
 }
 
-bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
-		uint64_t *triggers)
+bool sec_answers(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		 struct t4_index_answers *a)
 {
 	const struct t4_index *ix = t4_decoder_index(dec);
-	const struct t4_index_sched *s = t4_index_sched(ix, d->d.sched_id);
-	const struct t4_event_pkt *e;
+	const struct t4_event_pkt *e = t4_index_event(ix, d->d.domain_id, 0);
 	const char *label = "";
 	size_t n;
 
-	if (d->rets || !s || !s->refs)
-		return false;
-	e = t4_index_event(ix, d->d.domain_id, 0);
 	t4_kind_formulas(d->d.kind, &n, &label);
 	if (!dec_domain_selected(dec->o.pmu_glob, d->d.name, e ? e->pmu : "", label, d->d.kind))
 		return false;
-	*triggers = s->refs;
+	t4_index_answers(ix, d, a);
+	return true;
+}
+
+bool sec_silent(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		uint64_t *triggers)
+{
+	struct t4_index_answers a;
+
+	if (d->rets || !sec_answers(dec, d, &a) || !a.triggers)
+		return false;
+	*triggers = a.triggers;
+	return true;
+}
+
+bool sec_stopped_text(const struct t4_decoder *dec, const struct t4_index_domain *d,
+		      char *buf, size_t cap)
+{
+	struct t4_index_answers a;
+	char name[4 * T4_NAME_MAX];
+
+	if (!sec_answers(dec, d, &a) || !a.answered || !a.after)
+		return false;
+	snprintf(buf, cap, "%s after trigger %" PRIu64 " (%.3f s): %" PRIu64 " trigger%s after it"
+		 " unanswered", t4_text(d->d.name, T4_TEXT_CONTROL, name, sizeof(name)),
+		 a.last_trigger, sec_rel(dec, a.last_ns, t4_decoder_origin_ns(dec)), a.after,
+		 a.after == 1 ? "" : "s");
 	return true;
 }
 
@@ -136,13 +160,6 @@ int sec_names_build(const struct t4_decoder *dec, struct sec_names *pn)
 	return rc;
 }
 
-/* Whether name k gets a row of its own in the metric tables: it recurs,
- * or the phases are too many to list one by one. */
-static bool name_row(const struct t4_decoder *dec, const struct sec_names *pn, size_t k)
-{
-	return pn->count[k] > 1 || t4_decoder_n_phases(dec) > SEC_MAX_LISTED;
-}
-
 void sec_name_label(const struct t4_decoder *dec, const struct sec_names *pn, size_t k,
 		    char *buf, size_t cap)
 {
@@ -159,6 +176,32 @@ bool sec_each_occurrence(const struct t4_decoder *dec, const struct sec_names *p
 	size_t np = t4_decoder_n_phases(dec);
 
 	return np <= SEC_MAX_LISTED && (verbose || pn->n == np);
+}
+
+int sec_phase_rows(const struct t4_decoder *dec, const struct sec_names *pn, bool verbose,
+		   sec_row_fn fn, void *ud)
+{
+	size_t np = t4_decoder_n_phases(dec);
+	bool each = sec_each_occurrence(dec, pn, verbose);
+	char lab[160];
+	int rc = 0;
+
+	for (size_t p = 0; p < np && each && rc == 0; p++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, p);
+		sec_phase_label(ph, lab, sizeof(lab));
+		rc = fn(ud, lab, p, ph->bookmark_id);
+	}
+	/* a name's row: every name's when the occurrences are not listed, else
+	 * only a recurring name's (one that occurs once is its occurrence's
+	 * row already) */
+	for (size_t k = 0; k < pn->n && rc == 0; k++) {
+		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
+		if (each && pn->count[k] == 1)
+			continue;
+		sec_name_label(dec, pn, k, lab, sizeof(lab));
+		rc = fn(ud, lab, SIZE_MAX, ph->bookmark_id);
+	}
+	return rc;
 }
 
 /* ---- metrics per kind ---------------------------------------------------------- */
@@ -187,33 +230,33 @@ static int table_row(struct t4_table *t, const struct t4_decoder *dec, size_t do
 	return dec_table_row(t, l, row);
 }
 
-/* Rows for every phase occurrence (when there are few), then one per
- * recurring phase name over all its occurrences. */
+struct kind_row {
+	struct t4_table *t;
+	const struct t4_decoder *dec;
+	size_t dom;
+	const uint32_t *cols;
+	size_t nc;
+};
+
+/* One row of a kind table (sec_phase_rows): the domain's totals in a
+ * phase, or over a name's every phase. */
+static int kind_row(void *ud, const char *label, size_t phase, uint32_t bookmark_id)
+{
+	struct kind_row *k = ud;
+	uint64_t el;
+	const t4_u128 *tot = phase == SIZE_MAX
+				     ? t4_decoder_name_totals(k->dec, bookmark_id, k->dom, &el)
+				     : t4_decoder_phase_totals(k->dec, phase, k->dom, &el);
+
+	return tot && el ? table_row(k->t, k->dec, k->dom, label, tot, el, k->cols, k->nc) : 0;
+}
+
 static int kind_rows(struct t4_table *t, const struct t4_decoder *dec, size_t dom,
 		     const uint32_t *cols, size_t nc, const struct sec_names *pn, bool verbose)
 {
-	size_t np = t4_decoder_n_phases(dec);
-	bool each = sec_each_occurrence(dec, pn, verbose);
-	char lab[160];
-	uint64_t el;
-	int rc = 0;
+	struct kind_row k = { t, dec, dom, cols, nc };
 
-	for (size_t p = 0; p < np && each && rc == 0; p++) {
-		const t4_u128 *tot = t4_decoder_phase_totals(dec, p, dom, &el);
-		sec_phase_label(t4_decoder_phase_at(dec, p), lab, sizeof(lab));
-		if (tot && el)
-			rc = table_row(t, dec, dom, lab, tot, el, cols, nc);
-	}
-	for (size_t k = 0; k < pn->n && rc == 0; k++) {
-		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, pn->first[k]);
-		const t4_u128 *tot;
-		if (!name_row(dec, pn, k) ||
-		    !(tot = t4_decoder_name_totals(dec, ph->bookmark_id, dom, &el)) || !el)
-			continue;
-		sec_name_label(dec, pn, k, lab, sizeof(lab));
-		rc = table_row(t, dec, dom, lab, tot, el, cols, nc);
-	}
-	return rc;
+	return sec_phase_rows(dec, pn, verbose, kind_row, &k);
 }
 
 int sec_kind_table_init(struct t4_table *t, const struct t4_dec_domain *d,

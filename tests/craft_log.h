@@ -74,6 +74,19 @@ static inline void ret(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t
 	lw_put(w, &p);
 }
 
+/* Bookmark id named name, in force from trigger on, set at ns. */
+static inline void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t trigger,
+			    uint64_t ns)
+{
+	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
+
+	p.bookmark.bookmark_id = id;
+	p.bookmark.first_trigger = trigger;
+	p.bookmark.set_ns = ns;
+	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "%s", name);
+	lw_put(w, &p);
+}
+
 static inline void domain(struct lw *w, uint32_t id)
 {
 	struct t4_packet p = { .type = T4_PKT_DOMAIN };

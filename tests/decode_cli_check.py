@@ -20,8 +20,8 @@ tests/test_decode_cli.c. Prints what differs and exits 1 on a mismatch.
       intervals across lost counts
   summary OUT TRUTH
       what is missing: dropped packets, read failures, damage, triggers
-      without a reference packet, carried / lost / duplicated returns per
-      domain, PARTIAL; the phases in bookmark order; each clock's frequency
+      without a reference packet, unanswered triggers, duplicated returns,
+      carried / lost triggers per domain, PARTIAL; the phases in bookmark order; each clock's frequency
   same FULL PART [--truth T --from X --to X] [--bookmark NAME] [--pmu GLOB] [--event GLOB]
       PART holds exactly the rows of FULL that the filters keep: an
       interval is in [from, to) by its middle; X is ns after the first
@@ -274,11 +274,13 @@ def check_summary(a):
     quiet = True
     for d in truth["domains"]:
         unplaced = d.get("unplaced", 0)
-        want = (f"carried {d['carried']}, lost {d['lost_triggers']}, "
-                f"duplicates {d['duplicates']}, too late 0, unplaced {unplaced}")
-        noisy = d["carried"] or d["lost_triggers"] or d["duplicates"] or unplaced
+        want = (f"unanswered {d['unanswered']}, duplicates {d['duplicates']}, "
+                f"carried {d['carried']}, lost {d['lost_triggers']}, too late 0, "
+                f"unplaced {unplaced}")
+        noisy = d["unanswered"] or d["carried"] or d["lost_triggers"] or d["duplicates"] or \
+            unplaced
         quiet &= not noisy
-        line = re.search(r"^    " + re.escape(d["name"]) + r" +(carried .*)$", missing, re.M)
+        line = re.search(r"^    " + re.escape(d["name"]) + r" +(unanswered .*)$", missing, re.M)
         if noisy:
             if not line or line.group(1) != want:
                 fail(f"summary: {d['name']}: {line.group(1) if line else 'no line'}; want {want}")

@@ -129,3 +129,285 @@ Test(agree_edges, one_answer_each_is_no_interval_and_no_filter, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* Domains 1 and 2 counting 1000 a trigger, 20 triggers 1 ms apart; domain
+ * 2 answers triggers 0..`upto` only (it stops answering, the references
+ * go on); `twice`: every return of domain 2 is in the log twice,
+ * `refs`: each reference packet is there that many times, but those of
+ * triggers 3 and 4 none when `lost`. */
+static void stop_log(const char *dir, const char *name, uint64_t upto, bool twice, int refs,
+		     bool lost)
+{
+	struct lw w;
+
+	log_start(&w, dir, name);
+	domain(&w, 2);
+	event(&w, 2, "ops", 0);
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		for (int c = 0; c < refs && !(lost && (k == 3 || k == 4)); c++)
+			ref(&w, k, t, 0);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+		for (int c = 0; k <= upto && c <= twice; c++)
+			ret(&w, 2, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+}
+
+/* Domain 2's line of `info` (its UNANSWERED column last) into out. */
+static void info_line(const char *dir, const char *log, char *out, size_t cap)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "info %s | grep -E '^ +2 +d2 '", log);
+	cr_assert_eq(run(dir, out, cap, args), 0, "%s", out);
+}
+
+/* A domain that stops answering before the end of the log: info counts
+ * the 12 triggers after its last answer, and the summary and the report
+ * say which domain stopped, where, and how many went unanswered after
+ * it, the same 12, rather than "every domain answered every trigger". */
+Test(agree_edges, a_domain_that_stops_answering_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "s.t4t", 7, false, 1, false);
+	info_line(dir, "s.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t"), 0, "%s", out);
+	cr_assert_null(strstr(out, "every domain answered"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped answering d2 after trigger 7 (0.007 s): 12"
+				       " triggers after it unanswered\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s",
+			   out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report s.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[0-9]*</b>[^<]*' s.html && grep -c 'stopped answering"
+			 " <small>d2 after trigger 7 (0.007 s): 12 triggers after it unanswered"
+			 "</small>' s.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-unanswered\" class=\"warn\"><b>12</b> unanswered"
+				       " triggers "), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-stopped\" class=\"warn\"><b>1</b> domains that"
+				       " stopped answering "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped          1 domain: d2 after trigger 7, 12 triggers"
+				       " after it unanswered\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t -j 2"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "d2 after trigger 7 (0.007 s): 12 triggers"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* The same log with every return of domain 2 (or every reference packet)
+ * written twice: a copy neither hides an unanswered trigger nor invents
+ * one (12 still), and info, the summary and the report count the same
+ * duplicates; nor does a trigger whose reference packet is lost hide
+ * one. */
+Test(agree_edges, duplicates_neither_hide_nor_invent_unanswered_triggers, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "r.t4t", 7, true, 1, false);
+	stop_log(dir, "f.t4t", 7, false, 2, false);
+	stop_log(dir, "m.t4t", 7, false, 1, true);
+	info_line(dir, "r.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 16       12\n"), "%s", out);
+	info_line(dir, "f.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	info_line(dir, "m.t4t", out, sizeof(out));
+	cr_assert_not_null(strstr(out, " 8       12\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info f.t4t | grep -E '^ +1 +d1 '"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, " 20        0\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json r.t4t | python3 -c 'import json, sys\n"
+			 "d = {x[\"id\"]: x for x in json.load(sys.stdin)[\"domains\"]}\n"
+			 "assert (d[2][\"unanswered\"], d[2][\"duplicates\"]) == (12, 8), d[2]\n"
+			 "assert (d[1][\"unanswered\"], d[1][\"duplicates\"]) == (0, 0), d[1]'"),
+		     0, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info r.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  duplicates       8 reference and return packets of a"
+				       " trigger seen already"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode r.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12, duplicates 8,"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "d2 after trigger 7 (0.007 s): 12 triggers"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode m.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  no reference      2 triggers without"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode f.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "    d2                           unanswered 12,"), "%s", out);
+	cr_assert_null(strstr(out, "    d1 "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report r.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[0-9]*</b>[^<]*' r.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-unanswered\" class=\"warn\"><b>12</b>"), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-duplicates\" class=\"warn\"><b>8</b>"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* How many lines of text hold needle. */
+static int lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *at = strstr(l, needle);
+		n += at && (!end || at < end);
+	}
+	return n;
+}
+
+/* Domain 1 counting, 10 triggers with no bookmark, then 10 for each
+ * bookmark of `names` (one a letter, ID its code: "aba" is a, b, then a
+ * again). */
+static void phase_log(const char *dir, const char *name, const char *names)
+{
+	struct lw w;
+	uint32_t id = 0;
+
+	log_start(&w, dir, name);
+	for (uint64_t k = 0; k < 10 * (strlen(names) + 1); k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		size_t at = k / 10;
+		if (k % 10 == 0 && at) {
+			char nm[2] = { names[at - 1], 0 };
+			bookmark(&w, id = (uint32_t)names[at - 1], nm, k, t - 500000);
+		}
+		ref(&w, k, t, id);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+}
+
+/* Each phase once: the EVENTS table and the kind table show each phase's
+ * row once, with -v too (before, -v gave a#1's row twice: once as the
+ * occurrence, once as the name); a recurring name: its every occurrence
+ * under -v, its name's row, and the names that occur once, with or
+ * without -v, in the summary's tables and the report's alike. */
+/* A row label and how many lines of the summary hold it, without and with
+ * -v (PHASES, the kind table and EVENTS: 3 for a row in each). */
+struct rows {
+	const char *label;
+	int plain, verbose;
+};
+
+static void rows_each(const char *dir, const char *log, const struct rows *r, size_t n)
+{
+	static char out[1 << 16];
+	char args[128];
+
+	for (int v = 0; v < 2; v++) {
+		snprintf(args, sizeof(args), "decode %s%s", v ? "-v " : "", log);
+		cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(lines_with(out, r[i].label), v ? r[i].verbose : r[i].plain,
+				     "%s: '%s': %s", args, r[i].label, out);
+	}
+}
+
+Test(agree_edges, a_phase_row_is_shown_once_in_every_table, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+	static const struct rows once[] = {
+		{ " (none)#1 ", 3, 3 }, { " a#1 ", 3, 3 }, { " b#1 ", 3, 3 },
+		{ "-v: every occurrence", 0, 0 }, { "-v: per occurrence", 0, 0 },
+	};
+	/* a#2 in PHASES, and under -v in the two others, next to "a (all 2)" */
+	static const struct rows twice[] = {
+		{ " (none)#1 ", 3, 3 }, { " b#1 ", 3, 3 }, { " a (all 2) ", 2, 2 },
+		{ " a#1 ", 1, 3 }, { " a#2 ", 1, 3 },
+	};
+
+	phase_log(dir, "once.t4t", "ab");
+	rows_each(dir, "once.t4t", once, T4_ARRAY_LEN(once));
+	phase_log(dir, "twice.t4t", "aba");
+	rows_each(dir, "twice.t4t", twice, T4_ARRAY_LEN(twice));
+	cr_assert_eq(run(dir, out, sizeof(out), "report twice.t4t && grep -o '<td>[ab(][^<]*</td><td>d1<'"
+			 " twice.html"), 0, "%s", out);
+	cr_assert_str_eq(strchr(out, '\n') + 1, "<td>(none)#1</td><td>d1<\n<td>a (all 2)</td><td>d1<\n"
+			 "<td>b#1</td><td>d1<\n", "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A hostile log: 3000 domains named with what is no text (an escape
+ * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
+ * the even ones stop answering after trigger ID % 10, the odd ones answer
+ * twice; bookmark ID 2's name is given again to IDs 3..1002 (and to ID 0,
+ * which is no bookmark). Every output stays text, says each count once
+ * (the stopped domains: 16 lines and how many more), and info, the
+ * summary and the report agree on the numbers. */
+Test(agree_edges, thousands_of_stops_copies_and_reused_names_that_are_no_text, .timeout = 300)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX + 16];
+	static char out[1 << 20], script[8192];
+	static const char hostile[] = "\x1b[2J\xff\n,\"q\"";
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/h.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 1; id <= 3000; id++) {
+		struct t4_packet p = { .type = T4_PKT_DOMAIN };
+		p.domain.domain_id = id;
+		p.domain.kind = T4_DOM_SOFTWARE;
+		p.domain.cpu = p.domain.clock_event = -1;
+		snprintf(p.domain.name, sizeof(p.domain.name), "%u%s", id, hostile);
+		lw_put(&w, &p);
+		event(&w, id, "ops", 0);
+	}
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		uint32_t bm = k >= 12 ? 1002 : k >= 8 ? 2 : k >= 5;
+		if (k == 5)
+			bookmark(&w, 1, "ok", k, t - 500000);
+		if (k == 8)
+			bookmark(&w, 2, hostile, k, t - 500000);
+		for (uint32_t id = 3; k == 12 && id <= 1002; id++)
+			bookmark(&w, id, hostile, k, t - 500000 + id);
+		if (k == 15)
+			bookmark(&w, 0, "ok", k, t - 500000);
+		ref(&w, k, t, bm);
+		for (uint32_t id = 1; id <= 3000; id++)
+			for (int c = 0; c < (id % 2 ? 2 : k <= id % 10); c++)
+				ret(&w, id, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	snprintf(script, sizeof(script),
+		 "cd '%s' && B='%s' && \"$B\" decode h.t4t > sum.txt 2> e1 && \"$B\" info h.t4t >"
+		 " info.txt && \"$B\" info --json h.t4t > info.json && \"$B\" report h.t4t 2> e2 &&"
+		 " \"$B\" decode -v h.t4t > v.txt 2> e3 && python3 - <<'EOF'\n"
+		 "import json, re\n"
+		 CLI_PY_CLEAN "clean('sum.txt', 'info.txt', 'e1', 'e2', 'v.txt', 'e3')\n"
+		 "j = json.load(open('info.json', 'rb'))\n"
+		 "d = {x['id']: x for x in j['domains']}\n"
+		 "un = sum(x['unanswered'] for x in d.values())\n"
+		 "assert un == 300 * (19 + 17 + 15 + 13 + 11), un\n"
+		 "assert all(d[i]['duplicates'] == 20 * (i %% 2) for i in d), 'duplicates'\n"
+		 "assert all(d[i].get('stopped_after_trigger', -1) == (i %% 10 if i %% 2 == 0 else -1)"
+		 " for i in d), 'stopped'\n"
+		 "assert (j['duplicates'], j['bookmarks_reused']) == (30000, 1000), j['duplicates']\n"
+		 "s = open('sum.txt', encoding='utf-8').read()\n"
+		 "stops = [l for l in s.splitlines() if l.startswith('  stopped answering ')]\n"
+		 "assert len(stops) == 17 and stops[-1].endswith('... and 1484 more domains"
+		 " (info: UNANSWERED)'), stops[-3:]\n"
+		 "per = [int(m) for m in re.findall(r' unanswered (\\d+), duplicates', s)]\n"
+		 "assert sum(per) == un, sum(per)\n"
+		 "assert ' reused            1000 bookmark packets ' in s\n"
+		 "e = open('e1', encoding='utf-8').read()\n"
+		 "assert e.count('is named') == 1 and 'as ID 2 is' in e, e\n"
+		 "h = open('h.html', encoding='utf-8').read()\n"
+		 "assert 't4-h-unanswered\" class=\"warn\"><b>%%d</b>' %% un in h\n"
+		 "assert 't4-h-stopped\" class=\"warn\"><b>1500</b>' in h\n"
+		 "assert 't4-h-reused\" class=\"warn\"><b>1000</b>' in h\n"
+		 "assert 't4-h-duplicates\" class=\"warn\"><b>30000</b>' in h\n"
+		 "v = open('v.txt', encoding='utf-8').read()\n"
+		 "assert v.count('\\\\x1b[2J') > 0 and '\\x1b' not in v\n"
+		 "print('agree')\n"
+		 "EOF\n",
+		 dir, cli_bin());
+	cr_assert_eq(cli_exec(&(struct cli_io){ .out = out, .cap = sizeof(out), .merge_err = true },
+			      "%s", script), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "agree\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}

@@ -10,6 +10,7 @@
  */
 #include "cli_testutil.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 
 #include "craft_log.h"
@@ -174,15 +175,30 @@ Test(decode_contradict, a_domain_described_again, .timeout = 120)
 	free(dir);
 }
 
-static void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t trigger, uint64_t ns)
+/* dir/name: domain 1 counting 5 a trigger, and three bookmarks, ids[i]
+ * named names[i], in force from triggers 10, 30 and 60. */
+static void bookmark_log(const char *dir, const char *name, const uint32_t ids[3],
+			 const char *const names[3])
 {
-	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
+	static const uint64_t from[3] = { 10, 30, 60 };
+	char path[PATH_MAX + 16];
+	struct lw w;
+	uint32_t id = 0;
 
-	p.bookmark.bookmark_id = id;
-	p.bookmark.first_trigger = trigger;
-	p.bookmark.set_ns = ns;
-	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "%s", name);
-	lw_put(w, &p);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	event(&w, 1, 0, "a", "bytes");
+	for (uint64_t k = 0; k < TRIGGERS; k++) {
+		uint64_t ns = 1000000000ull + k * 1000000;
+		for (int i = 0; i < 3; i++)
+			if (k == from[i])
+				bookmark(&w, id = ids[i], names[i], k, ns - 500000);
+		ref(&w, k, ns, id);
+		ret(&w, 1, k, ns, k ? 5 : 0);
+	}
+	lw_close(&w);
 }
 
 /* Bookmark ID 1 named "alpha" at trigger 10, "gamma" at 60 (ID 2 "beta"
@@ -191,27 +207,11 @@ static void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t trigg
  * bookmark of the log; counted and said. */
 Test(decode_contradict, a_bookmark_id_named_twice_keeps_its_first_name, .timeout = 120)
 {
-	char *dir = cli_tmpdir("t4contra"), path[PATH_MAX + 16], err[8192];
+	char *dir = cli_tmpdir("t4contra"), err[8192];
 	static char out[1 << 20];
-	struct lw w;
 
-	snprintf(path, sizeof(path), "%s/bm.t4t", dir);
-	lw_open(&w, path);
-	session(&w, 1000000);
-	domain(&w, 1);
-	event(&w, 1, 0, "a", "bytes");
-	for (uint64_t k = 0; k < TRIGGERS; k++) {
-		uint64_t ns = 1000000000ull + k * 1000000;
-		uint32_t id = k >= 60 ? 1 : k >= 30 ? 2 : k >= 10 ? 1 : 0;
-		if (k == 10 || k == 60)
-			bookmark(&w, 1, k == 10 ? "alpha" : "gamma", k, ns - 500000);
-		if (k == 30)
-			bookmark(&w, 2, "beta", k, ns - 500000);
-		ref(&w, k, ns, id);
-		ret(&w, 1, k, ns, k ? 5 : 0);
-	}
-	lw_close(&w);
-
+	bookmark_log(dir, "bm.t4t", (const uint32_t[]){ 1, 2, 1 },
+		     (const char *const[]){ "alpha", "beta", "gamma" });
 	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode bm.t4t -f phases"), 0);
 	cr_assert(strstr(out, "\nalpha,1,") && strstr(out, "\nbeta,1,") && strstr(out, "\nalpha,2,"),
 		  "%s", out);
@@ -234,6 +234,60 @@ Test(decode_contradict, a_bookmark_id_named_twice_keeps_its_first_name, .timeout
 	cr_assert_null(strstr(out, "gamma"), "%s", out);
 	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info bm.t4t"), 0);
 	cr_assert(strstr(out, "  renamed          1 bookmark packets"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* The mirror case: IDs 1 and 3 both named "alpha" (ID 2 "beta" between):
+ * a name keeps its first ID (FORMAT.md 4.4: one ID per name), so ID 3's
+ * phase is alpha#2, ID 1's second occurrence, in every output, its counts
+ * in alpha's totals (one row, "alpha (all 2)"), never a second "alpha#1";
+ * counted and said like a renamed ID (summary, info, report, a warning). */
+Test(decode_contradict, a_name_given_to_two_bookmark_ids_keeps_its_first_id, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4contra"), err[8192];
+	static char out[1 << 20];
+
+	bookmark_log(dir, "re.t4t", (const uint32_t[]){ 1, 2, 3 },
+		     (const char *const[]){ "alpha", "beta", "alpha" });
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode re.t4t -f phases"), 0);
+	cr_assert(strstr(out, "\nalpha,1,") && strstr(out, "\nbeta,1,") && strstr(out, "\nalpha,2,"),
+		  "%s", out);
+	cr_assert_eq(count_lines(out), 5, "a header and 4 phases: %s", out);
+	cr_assert(strstr(err, "bookmark ID 3 is named 'alpha', as ID 1 is: a name keeps its first"
+			      " ID (one ID per name: FORMAT.md 4.4), and its phases are ID 1's"),
+		  "%s", err);
+	cr_assert_eq(count_lines(err), 1, "said once: %s", err);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode re.t4t -f csv"), 0);
+	cr_assert_eq(csv_sum(out, "a"), 5 * (TRIGGERS - 1), "%s", out);
+	cr_assert(strstr(out, ",alpha,d1,soft,a,5,bytes,counter,2\n"), "%s", out);
+	uint64_t alpha = csv_sum(out, "alpha,d1,soft,a"); /* (rows: ...,bookmark,domain,...) */
+	cr_assert(alpha > 5 * (20 + 38) && alpha < 5 * (20 + 41), "%" PRIu64, alpha);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err),
+			"decode re.t4t -f csv --phase alpha"), 0, "%s", err);
+	cr_assert_eq(csv_sum(out, "a"), alpha, "both IDs' phases: %s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode re.t4t"), 0);
+	cr_assert(strstr(out, "\n  reused            1 bookmark packet naming an ID as an earlier ID"
+			      " was named (one ID per name): the first ID holds, the phases of both"
+			      " are its own\n"), "%s", out);
+	const char *first = strstr(out, "\n  alpha#1 "); /* the phase table's row alone */
+	cr_assert(first && !strstr(first + 10, " alpha#1 ") && strstr(out, "\n  alpha#2 "), "%s",
+		  out);
+	cr_assert(strstr(out, " alpha (all 2) d1 ") && strstr(out, " bytes alpha (all 2) "), "%s",
+		  out);
+	cr_assert_null(strstr(out, "PARTIAL"), "no count is lost: %s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "decode -v re.t4t"), 0);
+	cr_assert(strstr(out, " alpha#1 ") && strstr(out, " alpha#2 "), "%s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info --json re.t4t"), 0);
+	cr_assert_eq(json_num(out, "bookmarks_reused"), 1, "%s", out);
+	cr_assert_eq(json_num(out, "phases_of"), 1, "%s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err), "info re.t4t"), 0);
+	cr_assert(strstr(out, "\n  reused           1 bookmark packets naming an ID as an earlier"), "%s",
+		  out);
+	cr_assert(strstr(out, "(named as ID 1: its phases are ID 1's)"), "%s", out);
+	cr_assert_eq(t4(dir, out, sizeof(out), err, sizeof(err),
+			"report re.t4t && grep -c 'id=\"t4-h-reused\" class=\"warn\"><b>1</b>' re.html"),
+		     0, "%s", err);
 	t4_rmtree(dir);
 	free(dir);
 }

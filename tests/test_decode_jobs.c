@@ -84,16 +84,6 @@ static void same_for_jobs(const char *dir, const char *log, const char *args)
 	}
 }
 
-static void bookmark(struct lw *w, uint32_t id, const char *name, uint64_t first_trigger)
-{
-	struct t4_packet p = { .type = T4_PKT_BOOKMARK };
-
-	p.bookmark.bookmark_id = id;
-	p.bookmark.first_trigger = first_trigger;
-	snprintf(p.bookmark.name, sizeof(p.bookmark.name), "%s", name); /* no set_ns */
-	lw_put(w, &p);
-}
-
 static void ref_of(struct lw *w, uint32_t sched, uint64_t trigger, uint64_t ns, uint32_t bm)
 {
 	struct t4_packet p = { .type = T4_PKT_REF };
@@ -170,9 +160,9 @@ static void write_many(const char *path)
 	session(&w, 1000000);
 	for (uint32_t id = 0; id < N_DOMAINS; id++)
 		domain_of(&w, id, sched_of(id));
-	bookmark(&w, 3, "idle", 0);
-	bookmark(&w, 1, "warm up", 500);
-	bookmark(&w, 2, "run,\"x\"", 1200);
+	bookmark(&w, 3, "idle", 0, 0); /* (no set_ns) */
+	bookmark(&w, 1, "warm up", 500, 0);
+	bookmark(&w, 2, "run,\"x\"", 1200, 0);
 	for (uint64_t k = 0; k < N_TRIGGERS; k++) {
 		ref_of(&w, 0, k, ns_of(0, k), bookmark_at(k));
 		if (!k)

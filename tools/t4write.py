@@ -75,8 +75,10 @@ counts 0). What the recorder and the file can do to it:
                     and what damage and truncation lost ("lost"); per domain
                     the unanswered triggers between the returns read whose
                     counts the next return carries ("carried") or that
-                    damage lost ("lost_triggers"), returns read twice
-                    ("duplicates"); the log's dropped packets, triggers
+                    damage lost ("lost_triggers"), returns read twice, failed
+                    reads too ("duplicates"), the triggers of its scheduler
+                    without a return read ("unanswered": t410trace info's
+                    UNANSWERED); the log's dropped packets, triggers
                     without a reference packet ("refs_missing"), bookmarks
                     (with set_ns; "lost" when its packet was), the first
                     trigger's time ("origin_ns")
@@ -1029,13 +1031,21 @@ class Real:
             total = [sum(x["counts"][e] for x in mine) for e in range(n_ev)]
             got = [x for x in mine if copies_ret[x["uid"]]]
             delivered = [0] * n_ev
-            carried = lost_trig = dups = 0
+            carried = lost_trig = 0
+            # every return read, failed reads too: a copy is no answer
+            read = [x for x in self.rets if x["dom"] == di and copies_ret[x["uid"]]]
+            dups = sum(copies_ret[x["uid"]] - 1 for x in read)
+            answered = {x["trigger_id"] for x in read}
+            ids = sorted({x["trigger_id"] for x in self.refs if copies_ref[x["uid"]] and
+                          x["sched_id"] == self.sched_ids[d["sched"]]})
+            triggers = ids[-1] - ids[0] + 1 if ids else 0
+            if answered and ids and min(answered) > ids[0]:
+                triggers = min(triggers, max(0, ids[-1] - min(answered) + 1))
             # a first sample that is not the baseline (damage took the chunks
             # before it) has no sample before it: its counts have no start
             unplaced = int(bool(got) and not got[0]["flags"] & RET_FIRST)
             prev = None
             for x in got:
-                dups += copies_ret[x["uid"]] - 1
                 if prev is None:
                     # the first sample read starts the timeline: a baseline
                     # (FIRST, counts 0), or, after damage, counts that have
@@ -1062,6 +1072,7 @@ class Real:
                 reference_clocked=d["clock"] < 0, returns=len(mine),
                 dropped=d["dropped"], late=d["late"], read_failed=d["read_failed"],
                 carried=carried, lost_triggers=lost_trig, duplicates=dups, unplaced=unplaced,
+                unanswered=max(0, triggers - len(answered)),
                 partial=any(ev["lost"] for ev in events), events=events))
         refs_missing = 0
         for sid in self.sched_ids:
