@@ -221,8 +221,11 @@ tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 # T4_CXX compile test programs for the same target. The TAP copy of the
 # results gives each skipped test with its reason (tests left out by a
 # --filter in CRITERION_FLAGS are not listed) and a closing line.
+# The build on every CPU unless make was given -j: a plain `make check`
+# (README's, .ci/run's three steps) built on one CPU before.
+CHECK_JOBS = $$(case '$(MAKEFLAGS)' in *-j*) ;; *) echo -j$$(nproc 2>/dev/null || echo 1);; esac)
 check: deps-quiet
-	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) $(CHECK_JOBS) --no-print-directory tests
 	$(Q)rm -f $(TEST_BIN).tap; out=$$(cd $(OUT) && pwd) || exit 1; \
 	T4_BIN="$$out/$(notdir $(BIN))" T4_OUT="$$out" T4_SOLIB="$$out/$(notdir $(SOLIB))" \
 	  T4_CC='$(CC)' T4_CXX='$(CXX)' LSAN_OPTIONS="suppressions='$$PWD/tests/lsan.supp'" \
