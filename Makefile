@@ -223,7 +223,7 @@ tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 # --filter in CRITERION_FLAGS are not listed) and a closing line.
 # The build on every CPU unless make was given -j: a plain `make check`
 # (README's, .ci/run's three steps) built on one CPU before.
-CHECK_JOBS = $$(case '$(MAKEFLAGS)' in *-j*) ;; *) echo -j$$(nproc 2>/dev/null || echo 1);; esac)
+CHECK_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 check: deps-quiet
 	$(Q)$(MAKE) $(CHECK_JOBS) --no-print-directory tests
 	$(Q)rm -f $(TEST_BIN).tap; out=$$(cd $(OUT) && pwd) || exit 1; \
