@@ -519,10 +519,13 @@ def check_agree(a):
     ev_tot = collections.Counter()  # (label or None, pmu, event)
     ev_occ = collections.Counter()  # (label, occurrence, pmu, event)
     all_tot = collections.Counter()  # (domain, event)
+    fine = collections.Counter()  # (label, occ, domain, pmu, event): the rows' sums
     for label, occ, dom, pmu, ev, v, start, end in rows:
+        fine[label, occ, dom, pmu, ev] += v
+        spans[label, occ, dom].add((start, end))
+    for (label, occ, dom, pmu, ev), v in fine.items():
         tot[label, occ, dom][ev] += v
         name_tot[label, dom][ev] += v
-        spans[label, occ, dom].add((start, end))
         ev_tot[label, pmu, ev] += v
         ev_tot[None, pmu, ev] += v
         ev_occ[label, occ, pmu, ev] += v
