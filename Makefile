@@ -2,8 +2,9 @@
 #
 #   make            build build/t410trace and libt410trace, and
 #                   build/t410trace-uninstalled.pc (PKG_CONFIG_PATH=build)
-#   make check      build everything and run every test (Criterion), the
-#                   fuzz harnesses' saved corpora and crash inputs included
+#   make check      build everything (on every CPU unless make is given -j)
+#                   and run every test (Criterion), the fuzz harnesses'
+#                   saved corpora and crash inputs included
 #   make check SAN=1  the same with -fsanitize=address,undefined
 #   make demo       record a simulated Tegra410 and show what was recorded
 #   make bench      run the benchmarks (results: docs/PERFORMANCE.md)
@@ -221,8 +222,11 @@ tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 # T4_CXX compile test programs for the same target. The TAP copy of the
 # results gives each skipped test with its reason (tests left out by a
 # --filter in CRITERION_FLAGS are not listed) and a closing line.
+# The build on every CPU unless make was given -j (a plain `make check`,
+# as README and .ci/run's three steps give it, built on one CPU before).
+CHECK_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 check: deps-quiet
-	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) $(CHECK_JOBS) --no-print-directory tests
 	$(Q)rm -f $(TEST_BIN).tap; out=$$(cd $(OUT) && pwd) || exit 1; \
 	T4_BIN="$$out/$(notdir $(BIN))" T4_OUT="$$out" T4_SOLIB="$$out/$(notdir $(SOLIB))" \
 	  T4_CC='$(CC)' T4_CXX='$(CXX)' LSAN_OPTIONS="suppressions='$$PWD/tests/lsan.supp'" \
