@@ -150,8 +150,9 @@ Test(trigger, the_end_is_the_final_point)
 /* The grid's origin on CLOCK_MONOTONIC: every periodic point k is at
  * t0 + k * period. On the BPF path the reference packets carry their
  * points exactly; on the user path they carry when the scheduler's thread
- * woke, never before its point and (a late thread answers the point due
- * when it woke) less than a period after it. */
+ * read its clocks, never before its point and (a late thread answers the
+ * point due when it read them, sched/monitor.c) less than a period after
+ * it, however long it was preempted after it woke. */
 static uint64_t grid_origin(const struct readback *rb, bool bpf)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
