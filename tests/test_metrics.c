@@ -16,6 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Shell: a simulated recording serving /metrics on a free port, $P once
+ * it has said which (killed when the shell exits). */
+#define RECORD_ON_A_FREE_PORT                                                                      \
+	"\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "              \
+	"2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "                               \
+	"for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "                \
+	"rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+
 /* A port some other program holds: record refuses it at once, before
  * its command runs or a log exists; bad addresses likewise. */
 Test(metrics, a_port_in_use_stops_record_before_it_starts, .timeout = 120)
@@ -155,10 +163,7 @@ Test(metrics, a_trickling_request_is_closed_a_kept_alive_scraper_is_not, .timeou
 	t4t_need_cmd("python3");
 	tmpdir(&r);
 	sh_in_dir(&r,
-		   "\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "
-		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
-		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
-		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+		   RECORD_ON_A_FREE_PORT
 		   "python3 -c 'import http.client, socket, sys, threading, time\n"
 		   "port = int(sys.argv[1])\n"
 		   "def keep():\n"
@@ -199,10 +204,7 @@ Test(metrics, a_flood_of_stalled_connections_is_cut_short, .timeout = 180)
 	t4t_need_cmd("python3");
 	tmpdir(&r);
 	sh_in_dir(&r,
-		   "\"$B\" record --sim --backend pwrite --metrics-listen 127.0.0.1:0 -o s.t4t "
-		   "2> rec.err & rec=$!; trap 'kill -9 $rec 2>/dev/null' EXIT; "
-		   "for i in $(seq 1200); do P=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' "
-		   "rec.err); [ -n \"$P\" ] && break; sleep 0.05; done; "
+		   RECORD_ON_A_FREE_PORT
 		   "python3 -c 'import http.client, select, socket, sys, time\n"
 		   "port = int(sys.argv[1])\n"
 		   "at = {}\n"
