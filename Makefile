@@ -221,7 +221,8 @@ tests: deps-quiet $(TEST_BIN) $(FUZZ_BIN) $(APP_BIN) all
 # serialise themselves. T4_BIN lets CLI tests find the binary, T4_CC and
 # T4_CXX compile test programs for the same target. The TAP copy of the
 # results gives each skipped test with its reason (tests left out by a
-# --filter in CRITERION_FLAGS are not listed) and a closing line.
+# --filter in CRITERION_FLAGS are not listed), each failed test with its
+# first lines of diagnosis (a CI log shows only its tail) and a closing line.
 # The build on every CPU unless make was given -j (a plain `make check`,
 # as README and .ci/run's three steps give it, built on one CPU before).
 CHECK_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
@@ -231,10 +232,12 @@ check: deps-quiet
 	T4_BIN="$$out/$(notdir $(BIN))" T4_OUT="$$out" T4_SOLIB="$$out/$(notdir $(SOLIB))" \
 	  T4_CC='$(CC)' T4_CXX='$(CXX)' LSAN_OPTIONS="suppressions='$$PWD/tests/lsan.supp'" \
 	  $(TEST_BIN) --jobs 2 --tap=$(TEST_BIN).tap $(CRITERION_FLAGS); rc=$$?; \
-	awk '/^not ok / { f++ } /^ok / && !/ # SKIP / { p++ } \
+	awk '/^not ok / { f++; fail = fail "  failed " substr($$0, 10) "\n"; diag = 6; next } \
+	  diag && /^  / { diag--; if (diag) fail = fail "  " $$0 "\n"; next } { diag = 0 } \
+	  /^ok / && !/ # SKIP / { p++ } \
 	  / # SKIP / && !/ # SKIP test was skipped$$/ { s++; sub(/^ok - /, ""); sub(/  # SKIP /, ": "); \
 	    print "  skipped " $$0 } \
-	  END { printf "$(notdir $(OUT)): %d passed, %d failed, %d skipped\n", p, f, s }' \
+	  END { printf "%s", fail; printf "$(notdir $(OUT)): %d passed, %d failed, %d skipped\n", p, f, s }' \
 	  $(TEST_BIN).tap; exit $$rc
 
 # The same build and tests for aarch64 on an x86_64 host: Debian's cross

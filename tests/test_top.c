@@ -164,10 +164,13 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 }
 
 /* A tmux server of the test's own ($T, a long history), a pane running
- * pane.sh, and see PATTERN: polls the pane (bounded) until it shows it. */
+ * pane.sh, and see PATTERN: polls the pane (bounded) until it shows it.
+ * Each use starts a server on a socket of its own: `kill-server` returns
+ * before the server is gone, and a new session on the same socket could
+ * meet the dying one ("server exited unexpectedly"). */
 #define TMUX_PANE                                                                           \
-	"echo 'set -g history-limit 100000' > tmux.conf; "                                  \
-	"T=\"tmux -f $D/tmux.conf -S $D/tmux.sock\"; "                                      \
+	"echo 'set -g history-limit 100000' > tmux.conf; tp=$((${tp:-0} + 1)); "            \
+	"T=\"tmux -f $D/tmux.conf -S $D/tmux$tp.sock\"; "                                   \
 	"$T new-session -d -x 200 -y 60 -s top \"sh '$D/pane.sh'\"; "                       \
 	"see() { for i in $(seq 1200); do $T capture-pane -p -t top > pane.txt; "         \
 	"grep -q -e \"$1\" pane.txt && return 0; sleep 0.05; done; echo \"never saw $1\"; " \
