@@ -1,8 +1,9 @@
 /* cmd_ctl.c - `t410trace ctl`: send one command to a running recorder.
  *
  * A thin wrapper over t4_control_send: the words after the options are
- * joined into one command line and the recorder's reply is printed as is
- * ("ok ..." on stdout, "error: ..." on stderr). The recorder validates the
+ * joined into one command line and the recorder's reply is printed: "ok
+ * ..." as is on stdout, a refusal ("error: REASON") as every command's
+ * errors are, "t410trace ctl: PATH: REASON" on stderr. The recorder validates the
  * command (one table of commands, in control.c), so this file only checks
  * what it can say without one: a socket path and a command are given.
  */
@@ -95,8 +96,10 @@ int cmd_ctl(int argc, char **argv)
 		printf("%s\n", text);
 		return cli_stdout_done(0);
 	}
-	if (err == -EREMOTEIO) {
-		fprintf(stderr, "%s\n", text);
+	if (err == -EREMOTEIO) { /* the recorder's "error: REASON" */
+		const char *why = !strncmp(text, "error: ", 7) ? text + 7 : text;
+
+		fprintf(stderr, "t410trace ctl: %s: %s\n", path, why);
 		return 1;
 	}
 	fprintf(stderr, "t410trace ctl: %s\n", t4_errmsg());

@@ -735,7 +735,7 @@ Test(control_cli, ctl_commands)
 {
 	const char *bin = getenv("T4_BIN");
 	struct fake_rec f;
-	char out[2048], err[2048], log[128], want[PATH_MAX + 64];
+	char out[2048], err[2048], log[128], want[PATH_MAX + 160];
 
 	if (!bin)
 		cr_skip_test("T4_BIN not set (run through make check)");
@@ -748,12 +748,16 @@ Test(control_cli, ctl_commands)
 	cr_assert_str_eq(out, "ok calls=2");
 	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control='%s' frob",
 			     bin, f.path), 1);
-	cr_assert_str_eq(err, "error: unknown command 'frob' (bookmark NAME, trigger, start, stop, status, live)");
+	snprintf(want, sizeof(want), "t410trace ctl: %s: unknown command 'frob' (bookmark NAME, "
+		 "trigger, start, stop, status, live)", f.path);
+	cr_assert_str_eq(err, want);
 	cr_assert_str_eq(out, "");
 	/* a reply quoting bytes that are not UTF-8: shown as \xNN, one line */
 	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' bookmark "
 			       "\"$(printf 'a\\377\\033[2J')\"", bin, f.path), 1);
-	cr_assert_str_eq(err, "error: bookmark 'a\\xff [2J': use 1-63 characters of A-Z a-z 0-9 _ . : -");
+	snprintf(want, sizeof(want), "t410trace ctl: %s: bookmark 'a\\xff [2J': use 1-63 "
+		 "characters of A-Z a-z 0-9 _ . : -", f.path);
+	cr_assert_str_eq(err, want);
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;");
 
