@@ -99,8 +99,7 @@ int cmd_ctl(int argc, char **argv)
 	if (err == -EREMOTEIO) { /* the recorder's "error: REASON" */
 		const char *why = !strncmp(text, "error: ", 7) ? text + 7 : text;
 
-		fprintf(stderr, "t410trace ctl: %s: %s\n", path, why);
-		return 1;
+		t4_err(EREMOTEIO, "%s: %s", path, why); /* one line, whatever the path */
 	}
 	fprintf(stderr, "t410trace ctl: %s\n", t4_errmsg());
 	return err == -EINVAL ? 2 : 1;

@@ -758,6 +758,11 @@ Test(control_cli, ctl_commands)
 	snprintf(want, sizeof(want), "t410trace ctl: %s: bookmark 'a\\xff [2J': use 1-63 "
 		 "characters of A-Z a-z 0-9 _ . : -", f.path);
 	cr_assert_str_eq(err, want);
+	/* a socket path with a newline (a link to the socket): still one line */
+	cr_assert_eq(run_shell(out, err, sizeof(out), "cd '%s' && ln -s '%s' 'x\ny' && '%s' ctl "
+			       "--control 'x\ny' frob", f.dir, f.path, bin), 1);
+	cr_assert_str_eq(err, "t410trace ctl: x y: unknown command 'frob' (bookmark NAME, "
+			 "trigger, start, stop, status, live)");
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;");
 
