@@ -652,6 +652,22 @@ Test(decode_synth, time_window_and_phase_filters)
 	sy_free(&y);
 }
 
+/* --from 0s is the first trigger, as --from 0 is: a zero time in any unit
+ * is a time (was refused as "duration out of range"). */
+Test(decode_synth, a_zero_time_in_any_unit_is_the_first_trigger)
+{
+	static const char *const zeros[] = { "0", "0s", "0ms", "0.0us", "0ns", "0h" };
+	struct t4_timepoint tp;
+
+	for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+		cr_assert_eq(t4_timepoint_parse(zeros[i], &tp), 0, "%s: %s", zeros[i], t4_errmsg());
+		cr_assert(tp.set && !tp.is_bookmark, "%s: a time", zeros[i]);
+		cr_assert_eq(tp.offset_ns, 0, "%s: %" PRIu64 " ns", zeros[i], tp.offset_ns);
+	}
+	cr_assert_eq(t4_timepoint_parse("1.5s", &tp), 0);
+	cr_assert_eq(tp.offset_ns, 1500000000ull);
+}
+
 Test(decode_synth, reference_clocked_domains_use_their_windows)
 {
 	struct sy y;

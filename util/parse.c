@@ -33,7 +33,9 @@ static const struct {
 	{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 };
 
-int t4_parse_duration(const char *s, uint64_t *ns_out)
+/* A duration of at least min_ns: 1 ns for a period or a length, 0 for an
+ * offset, whose zero is a time (the first trigger). */
+static int parse_duration(const char *s, double min_ns, uint64_t *ns_out)
 {
 	char *end;
 	double v;
@@ -48,7 +50,7 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 		if (strcmp(end, duration_units[i].suffix) != 0)
 			continue;
 		double ns = v * duration_units[i].ns;
-		if (ns < 1 || ns > 1e18)
+		if (ns < min_ns || ns > 1e18)
 			return t4_err(ERANGE, "'%s': duration out of range", s);
 		*ns_out = (uint64_t)llround(ns);
 		return 0;
@@ -56,6 +58,16 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 	if (!*end)
 		return t4_err(EINVAL, "'%s': duration needs a unit (" T4_DURATION_UNITS ")", s);
 	return t4_err(EINVAL, "'%s': unknown unit '%s' (use " T4_DURATION_UNITS ")", s, end);
+}
+
+int t4_parse_duration(const char *s, uint64_t *ns_out)
+{
+	return parse_duration(s, 1, ns_out);
+}
+
+int t4_parse_offset(const char *s, uint64_t *ns_out)
+{
+	return parse_duration(s, 0, ns_out);
 }
 
 /* v in a unit, with 3 significant digits (no exponent: "999ms", not

@@ -90,6 +90,9 @@ int t4_parse_u64(const char *s, uint64_t *out);
  * help texts. */
 #define T4_DURATION_UNITS "ns, us, ms, s, m (or min), h"
 int t4_parse_duration(const char *s, uint64_t *ns_out);
+/* A time offset (decode --from/--to): a duration as above that may also be
+ * zero ("0s", "0ms": the first trigger), never negative. */
+int t4_parse_offset(const char *s, uint64_t *ns_out);
 /* Format ns as a short human duration into buf ("1ms", "250us", "1.5s"). */
 const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap);
 /* Format a byte count ("12.3 MB"). */
