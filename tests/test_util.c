@@ -94,6 +94,28 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	cr_assert_eq(t4_rmtree(root), 0);
 }
 
+/* A number or a duration starts with a digit (a duration also with a
+ * point): a leading tab or line break was skipped by strtoull and strtod,
+ * so "\t-1" was 2^64 - 1 (--sim=SEED, -j, T410TRACE_HOLD_MAX) where "-1"
+ * is refused. */
+Test(util, numbers_and_durations_refuse_leading_blanks_and_signs)
+{
+	static const char *const bad[] = { "\t-1", "\n5", " 5", "\v7", "-1", "+1", "", "x1" };
+	static const char *const bad_dur[] = { "\t1ms", "\n-1s", " 1s", "-1s", "+1s", "infs", "nans" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(t4_parse_u64(bad[i], &v), -EINVAL, "'%s' taken as %llu", bad[i],
+			     (unsigned long long)v);
+	for (size_t i = 0; i < sizeof(bad_dur) / sizeof(bad_dur[0]); i++)
+		cr_assert_eq(t4_parse_duration(bad_dur[i], &v), -EINVAL, "'%s' taken as %llu ns",
+			     bad_dur[i], (unsigned long long)v);
+	cr_assert_eq(t4_parse_u64("0x10", &v), 0);
+	cr_assert_eq(v, 16);
+	cr_assert_eq(t4_parse_duration(".5ms", &v), 0);
+	cr_assert_eq(v, 500000);
+}
+
 /* An error path that returns a negative errno sets its own message: a
  * stale one from an earlier error is never what gets printed. */
 Test(util, errors_set_their_message)

@@ -13,7 +13,9 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+	/* a digit first: strtoull skips any blank (a tab, a line break) and
+	 * then takes a sign, so "\t-1" would be 2^64 - 1 */
+	if (!s || !isdigit((unsigned char)*s))
 		return t4_err(EINVAL, "'%s': not a number", s ? s : "");
 	errno = 0;
 	v = strtoull(s, &end, 0);
@@ -40,7 +42,8 @@ static int parse_duration(const char *s, double min_ns, uint64_t *ns_out)
 	char *end;
 	double v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* a digit or a point first: strtod skips blanks, takes a sign, "inf" */
+	if (!s || (!isdigit((unsigned char)*s) && *s != '.'))
 		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s ? s : "");
 	errno = 0;
 	v = strtod(s, &end);
