@@ -116,6 +116,25 @@ Test(util, numbers_and_durations_refuse_leading_blanks_and_signs)
 	cr_assert_eq(v, 500000);
 }
 
+/* A leading 0 is not octal, as in event terms (pmu/event=010/) and perf's
+ * -I: -I 010 was an 8 ms period and -j 08 "not a number". */
+Test(util, numbers_with_a_leading_zero_are_decimal)
+{
+	uint64_t v;
+
+	cr_assert_eq(t4_parse_u64("010", &v), 0);
+	cr_assert_eq(v, 10);
+	cr_assert_eq(t4_parse_u64("08", &v), 0, "%s", t4_errmsg());
+	cr_assert_eq(v, 8);
+	cr_assert_eq(t4_parse_u64("0", &v), 0);
+	cr_assert_eq(v, 0);
+	cr_assert_eq(t4_parse_u64("0X1f", &v), 0);
+	cr_assert_eq(v, 31);
+	cr_assert_eq(t4_parse_u64("0x", &v), -EINVAL);
+	cr_assert_eq(t4_parse_u64("0x-1", &v), -EINVAL);
+	cr_assert_eq(t4_parse_u64("1x10", &v), -EINVAL);
+}
+
 /* An error path that returns a negative errno sets its own message: a
  * stale one from an earlier error is never what gets printed. */
 Test(util, errors_set_their_message)

@@ -17,8 +17,8 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	 * then takes a sign, so "\t-1" would be 2^64 - 1 */
 	if (!s || !isdigit((unsigned char)*s))
 		return t4_err(EINVAL, "'%s': not a number", s ? s : "");
-	errno = 0;
-	v = strtoull(s, &end, 0);
+	errno = 0; /* decimal or 0x hex, as event terms: "010" is 10, not 8 */
+	v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
 	if (errno == ERANGE)
 		return t4_err(ERANGE, "'%s': too large for 64 bits", s);
 	if (*end)

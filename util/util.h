@@ -81,7 +81,8 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
 
 /* ---- parsing --------------------------------------------------------- */
 
-/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string;
+/* Unsigned integer in decimal or 0x hex (a leading 0 is not octal, as in
+ * event terms and perf's options), the whole string;
  * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
 /* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
