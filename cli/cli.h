@@ -159,6 +159,10 @@ int cli_getopt(struct cli_getopt *g, int argc, char **argv, const char *shorts,
 	       const struct option *longs);
 /* For getopt's '?' or ':': print the one-line usage error; returns 2. */
 int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int c);
+/* A directory option's value (--sysfs-root, --proc-root, --pci-root): 0
+ * with *out set, or 2 after a usage error for an empty one (which open()
+ * would answer with ": No such file or directory", naming nothing). */
+int cli_dir_arg(const char *sub, const char *opt, const char *arg, const char **out);
 
 /* Where PMUs come from (source.c): real sysfs, --sysfs-root, --sim or both. */
 struct cli_source {

@@ -90,12 +90,19 @@ static int parse_opts(int argc, char **argv, struct list_opts *o)
 			if (cli_source_set_sim("list", &o->src, optarg))
 				return 2;
 			break;
-		case 'r': o->src.sysfs_root = optarg; break;
+		case 'r':
+			if (cli_dir_arg("list", "--sysfs-root", optarg, &o->src.sysfs_root))
+				return 2;
+			break;
 		case 'j': o->json = true; break;
 		case 'm': o->metrics = true; break;
 		case 'R': o->resolve = optarg; break;
 		case 'p': o->pci = true; break;
-		case 'P': o->pci = true; o->pci_root = optarg; break;
+		case 'P':
+			if (cli_dir_arg("list", "--pci-root", optarg, &o->pci_root))
+				return 2;
+			o->pci = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;

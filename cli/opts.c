@@ -86,3 +86,11 @@ int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int 
 		return cli_usage_error(sub, "unknown option '-%c' (in '%s')", optopt, word);
 	return cli_usage_error(sub, "unknown option in '%s'", word ? word : "");
 }
+
+int cli_dir_arg(const char *sub, const char *opt, const char *arg, const char **out)
+{
+	if (!arg[0])
+		return cli_usage_error(sub, "%s: an empty directory name", opt);
+	*out = arg;
+	return 0;
+}

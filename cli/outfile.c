@@ -77,6 +77,8 @@ static int check_output(const struct cli_outfile *o)
 			       ? t4_err(EEXIST, "standard output: is the log being read; not "
 					"written to")
 			       : 0;
+	if (!o->output[0]) /* else "': No such file or directory'", naming nothing */
+		return t4_err(EINVAL, "-o: an empty file name ('-' is standard output)");
 	if (t4_link_planted(o->output))
 		return t4_err(EPERM, "%s: a symbolic link another user made in a shared directory;"
 			      " not followed", o->output);

@@ -277,11 +277,11 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 		record_usage(stdout);
 		return 1;
 	case OPT_SIM: return cli_source_set_sim("record", &o->src, arg) ? 2 : 0;
-	case OPT_SYSFS: o->src.sysfs_root = arg; return 0;
+	case OPT_SYSFS: return cli_dir_arg("record", "--sysfs-root", arg, &o->src.sysfs_root);
 	case OPT_PAUSED: o->paused = true; return 0;
 	case OPT_PER_SOCKET: o->per_socket = true; return 0;
 	case OPT_PROGRESS: o->progress = true; return 0;
-	case OPT_PROC_ROOT: o->drm.proc_root = arg; return 0;
+	case OPT_PROC_ROOT: return cli_dir_arg("record", "--proc-root", arg, &o->drm.proc_root);
 	case OPT_NO_DRM: o->drm.off = true; return 0;
 	case OPT_NO_ACTIVITY: o->no_activity = true; return 0;
 	case OPT_TOP: o->top = true; return 0;

@@ -31,9 +31,16 @@ static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 	return rel >= 0 ? rel / g : -((-rel + g - 1) / g);
 }
 
+/* Bin i's start; one before the reference clock's 0 (a bin before the
+ * first trigger longer than the time up to it: --bin 1e18ns) starts at
+ * 0, where no sample can precede it, instead of wrapping to 2^64 - x. */
 static uint64_t bin_start(const struct t4_decoder *d, int64_t i)
 {
-	return d->origin_ns + (uint64_t)(i * (int64_t)d->o.bin_ns);
+	uint64_t back = i < 0 ? (uint64_t)-i * d->o.bin_ns : 0;
+
+	if (i < 0)
+		return back > d->origin_ns ? 0 : d->origin_ns - back;
+	return d->origin_ns + (uint64_t)i * d->o.bin_ns;
 }
 
 /* Emit the open bin: the time its counts cover, [lo, hi) (the whole

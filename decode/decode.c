@@ -51,7 +51,7 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out)
 			out->offset_ns = 0;
 			return 0;
 		}
-		int rc = t4_parse_duration(s, &ns);
+		int rc = t4_parse_offset(s, &ns);
 		if (rc < 0)
 			return rc;
 		out->offset_ns = ns;

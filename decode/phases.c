@@ -470,6 +470,23 @@ int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint
 
 /* ---- the phase list ------------------------------------------------------------ */
 
+/* Where no interval passed the filters (a --from window that only CPU
+ * slices reach): the phase scheduler's triggers, within the window, so
+ * that a phase row never says the empty range's sentinels. */
+static void trigger_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
+{
+	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
+
+	if (!s || !s->refs)
+		return;
+	*lo = s->first_ns;
+	*hi = s->last_ns;
+	if (d->window_resolved) {
+		*lo = *lo > d->window_from ? *lo : d->window_from;
+		*hi = *hi < d->window_to ? *hi : d->window_to;
+	}
+}
+
 /* The data range: first and last placed instants over the domains. */
 static void data_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
 {
@@ -484,6 +501,8 @@ static void data_range(const struct t4_decoder *d, uint64_t *lo, uint64_t *hi)
 		if (p->last_ns > *hi)
 			*hi = p->last_ns;
 	}
+	if (*lo > *hi)
+		trigger_range(d, lo, hi);
 }
 
 /* Whether any domain has time in span i (spans past the listed ones:
@@ -527,7 +546,8 @@ int phases_build(struct t4_decoder *d)
 		struct t4_dec_phase *ph = &d->phases[d->n_phases];
 		uint64_t end = phases_span_end(d, i);
 
-		if (!span_has_data(d, i, lo, hi))
+		/* (a span that lies outside the range has no time to show) */
+		if (!span_has_data(d, i, lo, hi) || sp->start_ns >= hi || end <= lo)
 			continue;
 		ph->bookmark_id = sp->bookmark_id;
 		ph->name = t4_decoder_bookmark(d, sp->bookmark_id);

@@ -903,6 +903,8 @@ static int open_file(struct t4_reader *r, const char *path)
 {
 	struct stat sb;
 
+	if (!path[0]) /* else "': No such file or directory'", naming nothing */
+		return t4_err(ENOENT, "an empty file name is no log ('-' is standard input)");
 	/* O_NONBLOCK: a FIFO without a writer is refused below, not waited on */
 	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0)

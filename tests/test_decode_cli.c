@@ -864,6 +864,48 @@ Test(decode_cli, standard_output_onto_the_log_is_refused, .timeout = 60)
 	dc_fini(&c);
 }
 
+/* -o '' names no file: decode and report refuse it with one line saying
+ * so, as record does (it was ": No such file or directory", naming
+ * nothing), and write nothing. */
+Test(decode_cli, an_empty_output_name_is_refused, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "x", "--triggers 50");
+	cr_assert_eq(dc_decode(&c, "x.t4 -f csv -o ''"), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, "t410trace decode: -o: an empty file name ('-' is standard "
+			 "output)\n");
+	cr_assert_eq(dc_sh(&c, "'%s' report x.t4 -o ''", c.bin), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, "t410trace report: -o: an empty file name ('-' is standard "
+			 "output)\n");
+	cr_assert_eq(dc_sh(&c, "ls"), 0);
+	cr_assert_str_eq(c.out, "x.json\nx.t4\n", "a refused run wrote: %s", c.out);
+	dc_fini(&c);
+}
+
+/* A log named '' is refused by info, decode and report with one line
+ * saying so and exit 2 (it was ": No such file or directory", naming
+ * nothing). */
+Test(decode_cli, an_empty_log_name_is_refused, .timeout = 60)
+{
+	static const char *const cmds[] = { "info", "decode", "report -o x.html" };
+	struct dc c;
+
+	c.bin = cli_bin();
+	c.dir = cli_tmpdir("t4dec");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char want[160];
+		int st = dc_sh(&c, "'%s' %s ''", c.bin, cmds[i]);
+
+		snprintf(want, sizeof(want), "t410trace %.6s: an empty file name is no log ('-' is "
+			 "standard input)\n", cmds[i]);
+		cr_assert_eq(st, 2, "%s '': exit %d: %s", cmds[i], st, c.out);
+		cr_assert_str_eq(c.out, want, "%s ''", cmds[i]);
+	}
+	dc_fini(&c);
+}
+
 /* An output named with a line break and an escape sequence: written under
  * that name, and said on one line that cannot garble the terminal. */
 Test(decode_cli, output_named_on_one_line, .timeout = 60)

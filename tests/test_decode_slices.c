@@ -94,6 +94,54 @@ Test(decode_slices, converted_by_reference_packets_and_summed_per_phase)
 	sy_free(&y);
 }
 
+/* A --from window that no interval's middle reaches but a CPU slice does
+ * (decode --from 999ms of a 1 s recording): the phase row says the time
+ * the window holds of it, from --from to the last trigger, never the
+ * sentinels of an empty data range (it said a start of 2^64 - 1 ns, an
+ * end of 0 and a duration of 1 ns: 29793600% of a CPU). */
+Test(decode_slices, a_window_of_slices_only_keeps_the_phase_times)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { 0 };
+	struct t4_packet p;
+
+	sy_two_clocks(&y, 600);
+	y.t0 = 5000000000ull;
+	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
+	sy_bookmark(&y, 2, "b", 301, y.t0 + 300500000);
+	sy_build(&y);
+	for (size_t i = 0; i < y.n_pk; i++)
+		if (y.pk[i].type == T4_PKT_REF)
+			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns + 1000;
+	memset(&p, 0, sizeof(p));
+	p.type = T4_PKT_TASK;
+	p.task = (struct t4_task_pkt){ .pid = 77, .tid = 78, .ppid = 1, .mono_ns = y.t0 + 1000 };
+	snprintf(p.task.name, sizeof(p.task.name), "worker");
+	add_pkt(&y, &p);
+	for (int i = 0; i < 2; i++) { /* 100..102 ms, and 598.7..598.9 ms */
+		uint64_t at = i ? 598700000 : 100000000, len = i ? 200000 : 2000000;
+		memset(&p, 0, sizeof(p));
+		p.type = T4_PKT_CPU_SLICE;
+		p.cpu_slice = (struct t4_cpu_slice_pkt){ 1, 77, 78, y.t0 + 1000 + at,
+							  y.t0 + 1000 + at + len, 0 };
+		add_pkt(&y, &p);
+	}
+	/* the last interval's middle is 598.5 ms and a bit: none is inside */
+	cr_assert_eq(t4_timepoint_parse("598.6ms", &o.from), 0);
+	struct t4_decoder *dec = sy_decode(y.pk, y.n_pk, &o, &k);
+	cr_assert_eq(k.n, 0, "%zu intervals in the window", k.n);
+	cr_assert_eq(t4_decoder_n_phases(dec), 1);
+	const struct t4_dec_phase *b = t4_decoder_phase_at(dec, 0);
+	cr_assert_str_eq(b->name, "b");
+	cr_assert_eq(b->start_ns, y.t0 + 598600000, "start %" PRIu64, b->start_ns);
+	cr_assert_eq(b->end_ns, y.t0 + 599000000, "end %" PRIu64 " (the last trigger)", b->end_ns);
+	cr_assert_eq(b->cpu_ns, 200000, "cpu %" PRIu64, b->cpu_ns);
+	t4_decoder_free(dec);
+	free(k.v);
+	sy_free(&y);
+}
+
 /* A bookmark timed elsewhere (libt410trace's probe, stamped in the kernel)
  * reaches the log with the trigger that takes it, here 60 ms after its
  * time, while the slices around its time came before it (each right after

@@ -564,6 +564,42 @@ Test(decode_synth, phases_from_reference_packets_in_older_logs)
 	sy_free(&y);
 }
 
+/* A bin longer than the reference clock's time before the first trigger
+ * (--bin 1e18ns) with a domain read just before that trigger: its bin -1
+ * starts at the clock's 0 instead of wrapping below it, so the row starts
+ * where its counts do and keeps them (it said a start 10^18 ns before the
+ * first trigger and lost all but 1 of its counts). */
+Test(decode_synth, a_bin_longer_than_the_clock_keeps_counts_before_the_first_trigger)
+{
+	struct sy y;
+	struct keep k;
+	struct t4_decode_opts o = { .bin_ns = 1000000000000000000ull, .model = T4_CLOCK_WINDOW };
+	uint64_t early = 100000;
+
+	sy_two_clocks(&y, 100);
+	sy_build(&y);
+	for (size_t i = 0; i < y.n_pk; i++) { /* domain 1's first read: before trigger 0 */
+		struct t4_packet *p = &y.pk[i];
+		if (p->type == T4_PKT_RET && p->ret.trigger_id == 0 && p->ret.domain_id == 1) {
+			p->ret.read_begin_ns = y.t0 - early;
+			p->ret.read_end_ns = y.t0 - early + 1000;
+		}
+	}
+	t4_decoder_free(sy_decode(y.pk, y.n_pk, &o, &k));
+	for (uint32_t id = 1; id <= 2; id++) {
+		size_t di = id - 1, last = (y.n_triggers - 1) * 2 + di;
+		cr_assert_eq(sum_of(&k, id, 0), y.x[last] - y.x[di], "domain %u's clock total", id);
+		cr_assert_eq(sum_of(&k, id, 1), y.bytes[last] - y.bytes[di], "domain %u's bytes", id);
+	}
+	for (size_t i = 0; i < k.n; i++)
+		cr_assert(k.v[i].start >= y.t0 - early && k.v[i].start < k.v[i].end,
+			  "row %zu of domain %u: [%" PRIu64 ", %" PRIu64 ")", i, k.v[i].domain_id,
+			  k.v[i].start, k.v[i].end);
+	cr_assert_eq(k.v[0].start, y.t0 - early + 500, "the first row starts at its read");
+	free(k.v);
+	sy_free(&y);
+}
+
 Test(decode_synth, grid_cells_line_up_and_conserve_every_total)
 {
 	struct sy y;
@@ -650,6 +686,22 @@ Test(decode_synth, time_window_and_phase_filters)
 	cr_assert_eq(t4_timepoint_parse("", &o.from), -EINVAL);
 	cr_assert_eq(t4_timepoint_parse("12parsecs", &o.from), -EINVAL);
 	sy_free(&y);
+}
+
+/* --from 0s is the first trigger, as --from 0 is: a zero time in any unit
+ * is a time (was refused as "duration out of range"). */
+Test(decode_synth, a_zero_time_in_any_unit_is_the_first_trigger)
+{
+	static const char *const zeros[] = { "0", "0s", "0ms", "0.0us", "0ns", "0h" };
+	struct t4_timepoint tp;
+
+	for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+		cr_assert_eq(t4_timepoint_parse(zeros[i], &tp), 0, "%s: %s", zeros[i], t4_errmsg());
+		cr_assert(tp.set && !tp.is_bookmark, "%s: a time", zeros[i]);
+		cr_assert_eq(tp.offset_ns, 0, "%s: %" PRIu64 " ns", zeros[i], tp.offset_ns);
+	}
+	cr_assert_eq(t4_timepoint_parse("1.5s", &tp), 0);
+	cr_assert_eq(tp.offset_ns, 1500000000ull);
 }
 
 Test(decode_synth, reference_clocked_domains_use_their_windows)

@@ -40,6 +40,20 @@ Test(perf_cli, option_errors_name_the_argument)
 				       "(see 't410trace --help')\n");
 }
 
+/* An empty directory option is a usage error naming the option (it was
+ * ": No such file or directory", a line naming nothing). */
+Test(perf_cli, an_empty_directory_option_is_named)
+{
+	expect_line("record --sim -q -d 10ms --sysfs-root ''", 2,
+		    "t410trace record: --sysfs-root: an empty directory name" SEE_HELP);
+	expect_line("record -q -d 10ms --proc-root ''", 2,
+		    "t410trace record: --proc-root: an empty directory name" SEE_HELP);
+	expect_line("list --sysfs-root ''", 2, "t410trace list: --sysfs-root: an empty directory "
+		    "name (see 't410trace list --help')\n");
+	expect_line("list --pci --pci-root ''", 2, "t410trace list: --pci-root: an empty directory "
+		    "name (see 't410trace list --help')\n");
+}
+
 /* -I MSECS is --period MSECS ms; -a is accepted; --period has no short
  * form any more (-p is perf's --pid). */
 Test(perf_cli, interval_and_all_cpus, .timeout = 60)

@@ -94,6 +94,47 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	cr_assert_eq(t4_rmtree(root), 0);
 }
 
+/* A number or a duration starts with a digit (a duration also with a
+ * point): a leading tab or line break was skipped by strtoull and strtod,
+ * so "\t-1" was 2^64 - 1 (--sim=SEED, -j, T410TRACE_HOLD_MAX) where "-1"
+ * is refused. */
+Test(util, numbers_and_durations_refuse_leading_blanks_and_signs)
+{
+	static const char *const bad[] = { "\t-1", "\n5", " 5", "\v7", "-1", "+1", "", "x1" };
+	static const char *const bad_dur[] = { "\t1ms", "\n-1s", " 1s", "-1s", "+1s", "infs", "nans" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(t4_parse_u64(bad[i], &v), -EINVAL, "'%s' taken as %llu", bad[i],
+			     (unsigned long long)v);
+	for (size_t i = 0; i < sizeof(bad_dur) / sizeof(bad_dur[0]); i++)
+		cr_assert_eq(t4_parse_duration(bad_dur[i], &v), -EINVAL, "'%s' taken as %llu ns",
+			     bad_dur[i], (unsigned long long)v);
+	cr_assert_eq(t4_parse_u64("0x10", &v), 0);
+	cr_assert_eq(v, 16);
+	cr_assert_eq(t4_parse_duration(".5ms", &v), 0);
+	cr_assert_eq(v, 500000);
+}
+
+/* A leading 0 is not octal, as in event terms (pmu/event=010/) and perf's
+ * -I: -I 010 was an 8 ms period and -j 08 "not a number". */
+Test(util, numbers_with_a_leading_zero_are_decimal)
+{
+	uint64_t v;
+
+	cr_assert_eq(t4_parse_u64("010", &v), 0);
+	cr_assert_eq(v, 10);
+	cr_assert_eq(t4_parse_u64("08", &v), 0, "%s", t4_errmsg());
+	cr_assert_eq(v, 8);
+	cr_assert_eq(t4_parse_u64("0", &v), 0);
+	cr_assert_eq(v, 0);
+	cr_assert_eq(t4_parse_u64("0X1f", &v), 0);
+	cr_assert_eq(v, 31);
+	cr_assert_eq(t4_parse_u64("0x", &v), -EINVAL);
+	cr_assert_eq(t4_parse_u64("0x-1", &v), -EINVAL);
+	cr_assert_eq(t4_parse_u64("1x10", &v), -EINVAL);
+}
+
 /* An error path that returns a negative errno sets its own message: a
  * stale one from an earlier error is never what gets printed. */
 Test(util, errors_set_their_message)

@@ -13,10 +13,12 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+	/* a digit first: strtoull skips any blank (a tab, a line break) and
+	 * then takes a sign, so "\t-1" would be 2^64 - 1 */
+	if (!s || !isdigit((unsigned char)*s))
 		return t4_err(EINVAL, "'%s': not a number", s ? s : "");
-	errno = 0;
-	v = strtoull(s, &end, 0);
+	errno = 0; /* decimal or 0x hex, as event terms: "010" is 10, not 8 */
+	v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
 	if (errno == ERANGE)
 		return t4_err(ERANGE, "'%s': too large for 64 bits", s);
 	if (*end)
@@ -33,12 +35,15 @@ static const struct {
 	{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 };
 
-int t4_parse_duration(const char *s, uint64_t *ns_out)
+/* A duration of at least min_ns: 1 ns for a period or a length, 0 for an
+ * offset, whose zero is a time (the first trigger). */
+static int parse_duration(const char *s, double min_ns, uint64_t *ns_out)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* a digit or a point first: strtod skips blanks, takes a sign, "inf" */
+	if (!s || (!isdigit((unsigned char)*s) && *s != '.'))
 		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s ? s : "");
 	errno = 0;
 	v = strtod(s, &end);
@@ -48,7 +53,7 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 		if (strcmp(end, duration_units[i].suffix) != 0)
 			continue;
 		double ns = v * duration_units[i].ns;
-		if (ns < 1 || ns > 1e18)
+		if (ns < min_ns || ns > 1e18)
 			return t4_err(ERANGE, "'%s': duration out of range", s);
 		*ns_out = (uint64_t)llround(ns);
 		return 0;
@@ -56,6 +61,16 @@ int t4_parse_duration(const char *s, uint64_t *ns_out)
 	if (!*end)
 		return t4_err(EINVAL, "'%s': duration needs a unit (" T4_DURATION_UNITS ")", s);
 	return t4_err(EINVAL, "'%s': unknown unit '%s' (use " T4_DURATION_UNITS ")", s, end);
+}
+
+int t4_parse_duration(const char *s, uint64_t *ns_out)
+{
+	return parse_duration(s, 1, ns_out);
+}
+
+int t4_parse_offset(const char *s, uint64_t *ns_out)
+{
+	return parse_duration(s, 0, ns_out);
 }
 
 /* v in a unit, with 3 significant digits (no exponent: "999ms", not

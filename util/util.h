@@ -81,7 +81,8 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
 
 /* ---- parsing --------------------------------------------------------- */
 
-/* Unsigned integer in decimal, 0x hex or 0 octal, the whole string;
+/* Unsigned integer in decimal or 0x hex (a leading 0 is not octal, as in
+ * event terms and perf's options), the whole string;
  * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
 /* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
@@ -90,6 +91,9 @@ int t4_parse_u64(const char *s, uint64_t *out);
  * help texts. */
 #define T4_DURATION_UNITS "ns, us, ms, s, m (or min), h"
 int t4_parse_duration(const char *s, uint64_t *ns_out);
+/* A time offset (decode --from/--to): a duration as above that may also be
+ * zero ("0s", "0ms": the first trigger), never negative. */
+int t4_parse_offset(const char *s, uint64_t *ns_out);
 /* Format ns as a short human duration into buf ("1ms", "250us", "1.5s"). */
 const char *t4_fmt_duration(uint64_t ns, char *buf, size_t cap);
 /* Format a byte count ("12.3 MB"). */
