@@ -4,11 +4,14 @@
  *
  * Checks: a duration parses to 1 ns .. 1e18 ns or fails with a one-line
  * message; t4_fmt_duration of any parsed value parses back to within
- * 0.5 %; t4_parse_u64 agrees with strtoull on what it accepts.
+ * 0.5 %; an offset is a duration or zero; t4_parse_u64 agrees with
+ * strtoull (base 10, or 16 after 0x) on what it accepts.
  */
 #include "fuzz_common.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 static void check_duration(const char *s)
@@ -31,6 +34,23 @@ static void check_duration(const char *s)
 		   (unsigned long long)back);
 }
 
+/* An offset (decode --from/--to) is what a duration is, or zero (or the
+ * 1 ns that 0.5ns to 1ns round to: a duration is at least 1 ns before
+ * rounding). */
+static void check_offset(const char *s)
+{
+	uint64_t ns = 0, as_duration = 0;
+	int rc = t4_parse_offset(s, &ns);
+
+	fuzz_check_rc(rc, "t4_parse_offset");
+	if (rc < 0)
+		return;
+	FUZZ_CHECK(ns <= 1000000000000000000ull, "'%s' -> %llu ns", s, (unsigned long long)ns);
+	FUZZ_CHECK(ns <= 1 || (t4_parse_duration(s, &as_duration) == 0 && as_duration == ns),
+		   "offset '%s' -> %llu ns, as a duration %llu", s, (unsigned long long)ns,
+		   (unsigned long long)as_duration);
+}
+
 static void check_u64(const char *s)
 {
 	uint64_t v = 0;
@@ -38,10 +58,12 @@ static void check_u64(const char *s)
 	char *end;
 
 	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ERANGE, "rc %d", rc);
-	if (rc == 0) {
+	if (rc == 0) { /* decimal, or hex after 0x: never octal, never a blank or a sign */
+		bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+
 		errno = 0;
-		FUZZ_CHECK(strtoull(s, &end, 0) == v && !*end && *s, "'%s' -> %llu", s,
-			   (unsigned long long)v);
+		FUZZ_CHECK(strtoull(s, &end, hex ? 16 : 10) == v && !*end && isdigit((unsigned char)*s),
+			   "'%s' -> %llu", s, (unsigned long long)v);
 	}
 }
 
@@ -53,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		return 0;
 	s = fuzz_str(data, len);
 	check_duration(s);
+	check_offset(s);
 	check_u64(s);
 	if (len >= 8) { /* the byte formatter never overflows its buffer */
 		uint64_t v;
