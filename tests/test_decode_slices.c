@@ -22,6 +22,27 @@ static void add_pkt(struct sy *y, const struct t4_packet *p)
 	*sy_push(y) = *p;
 }
 
+/* 600 triggers of two clocks from ref 5 s, phase "a" then "b" from
+ * trigger 301, MONOTONIC 1000 ns ahead of the reference clock (growing by
+ * slew ns a trigger), and the task "worker" (pid 77, tid 78): mono at t0. */
+static uint64_t phases_a_b_and_a_worker(struct sy *y, uint64_t slew)
+{
+	struct t4_packet p = { .type = T4_PKT_TASK };
+
+	sy_two_clocks(y, 600);
+	y->t0 = 5000000000ull;
+	sy_bookmark(y, 1, "a", 0, y->t0 - 1000);
+	sy_bookmark(y, 2, "b", 301, y->t0 + 300500000);
+	sy_build(y);
+	for (size_t i = 0; i < y->n_pk; i++)
+		if (y->pk[i].type == T4_PKT_REF)
+			y->pk[i].ref.mono_ns = y->pk[i].ref.ref_ns + 1000 + slew * y->pk[i].ref.trigger_id;
+	p.task = (struct t4_task_pkt){ .pid = 77, .tid = 78, .ppid = 1, .mono_ns = y->t0 + 1000 };
+	snprintf(p.task.name, sizeof(p.task.name), "worker");
+	add_pkt(y, &p);
+	return y->t0 + 1000;
+}
+
 /* Slices are timed on MONOTONIC: the reference packets' mono - ref offset
  * (here 1000 ns growing by 1 ns per ms: NTP slew) converts them exactly,
  * phases get the workload's on-CPU time, and GPU jobs of one context are
@@ -33,20 +54,7 @@ Test(decode_slices, converted_by_reference_packets_and_summed_per_phase)
 	struct t4_decode_opts o = { 0 };
 	struct t4_packet p;
 
-	sy_two_clocks(&y, 600);
-	y.t0 = 5000000000ull;
-	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
-	sy_bookmark(&y, 2, "b", 301, y.t0 + 300500000);
-	sy_build(&y);
-	for (size_t i = 0; i < y.n_pk; i++)
-		if (y.pk[i].type == T4_PKT_REF)
-			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns + 1000 + y.pk[i].ref.trigger_id;
-	uint64_t mono0 = y.t0 + 1000; /* mono at ref t0 */
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_TASK;
-	p.task = (struct t4_task_pkt){ .pid = 77, .tid = 78, .ppid = 1, .mono_ns = mono0 };
-	snprintf(p.task.name, sizeof(p.task.name), "worker");
-	add_pkt(&y, &p);
+	uint64_t mono0 = phases_a_b_and_a_worker(&y, 1); /* mono at ref t0 */
 	/* the thread runs 2 ms of every 10 ms, from 5 ms into the recording */
 	for (int i = 0; i < 55; i++) {
 		memset(&p, 0, sizeof(p));
@@ -106,19 +114,7 @@ Test(decode_slices, a_window_of_slices_only_keeps_the_phase_times)
 	struct t4_decode_opts o = { 0 };
 	struct t4_packet p;
 
-	sy_two_clocks(&y, 600);
-	y.t0 = 5000000000ull;
-	sy_bookmark(&y, 1, "a", 0, y.t0 - 1000);
-	sy_bookmark(&y, 2, "b", 301, y.t0 + 300500000);
-	sy_build(&y);
-	for (size_t i = 0; i < y.n_pk; i++)
-		if (y.pk[i].type == T4_PKT_REF)
-			y.pk[i].ref.mono_ns = y.pk[i].ref.ref_ns + 1000;
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_TASK;
-	p.task = (struct t4_task_pkt){ .pid = 77, .tid = 78, .ppid = 1, .mono_ns = y.t0 + 1000 };
-	snprintf(p.task.name, sizeof(p.task.name), "worker");
-	add_pkt(&y, &p);
+	phases_a_b_and_a_worker(&y, 0);
 	for (int i = 0; i < 2; i++) { /* 100..102 ms, and 598.7..598.9 ms */
 		uint64_t at = i ? 598700000 : 100000000, len = i ? 200000 : 2000000;
 		memset(&p, 0, sizeof(p));
