@@ -1234,7 +1234,7 @@ Test(decode_cli, metrics_without_their_events_are_absent, .timeout = 60)
 	struct dc c;
 
 	dc_init(&c, "awk");
-	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --backend pwrite -d 50ms -e "
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --virtual --backend pwrite -d 50ms -e "
 			       "'nvidia_ucf_pmu_0/cycles/,nvidia_ucf_pmu_0/mem_bytes_rd/' -o m.t4t && "
 			       "'%s' decode m.t4t -f csv | awk -F, '$10 == \"metric\" { print $7 }' | "
 			       "sort -u", c.bin, c.bin), 0, "%s", c.out);
