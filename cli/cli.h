@@ -352,6 +352,8 @@ void cli_job_host_pkt(const struct cli_job *j, uint64_t ref_ns, struct t4_packet
 struct cli_record_opts {
 	uint64_t period_ns;
 	uint64_t duration_ns;
+	const char *period_opt, *period_arg; /* as typed ("--period", "100h"); NULL: default */
+	const char *duration_arg;            /* -d's as typed */
 	const char *bookmark;
 	const char *events[CLI_MAX_EVENT_ARGS];
 	size_t n_events;

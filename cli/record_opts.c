@@ -175,6 +175,8 @@ static int set_period(struct cli_record_opts *o, uint64_t ns, const char *opt, c
 	if (ns < 10000)
 		return cli_usage_error("record", "%s %s: shorter than 10us is not supported", opt, arg);
 	o->period_ns = ns;
+	o->period_opt = opt;
+	o->period_arg = arg;
 	return 0;
 }
 
@@ -213,6 +215,7 @@ static int parse_valued(struct cli_record_opts *o, int c, const char *arg)
 	case 'd':
 		if (t4_parse_duration(arg, &o->duration_ns) < 0)
 			return cli_usage_error("record", "--duration %s", t4_errmsg());
+		o->duration_arg = arg;
 		return 0;
 	case OPT_ZSTD:
 		return set_zstd_level(o, arg);
@@ -311,6 +314,15 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 		if ((rc = parse_one(o, c, optarg)))
 			return rc;
 	}
+	/* the final trigger is --duration's point of the grid: a period
+	 * longer than that has no trigger but the baseline in it (virtual
+	 * time used to run on to the next grid point, hours past the end) */
+	if (o->duration_ns && o->period_ns > o->duration_ns)
+		return cli_usage_error("record", "%s %s is longer than --duration %s: not one "
+				       "period fits; use a period of at most the duration",
+				       o->period_opt ? o->period_opt : "--period",
+				       o->period_arg ? o->period_arg : "1ms (the default)",
+				       o->duration_arg);
 	if (cli_virtual_check("record", &o->virt, &o->src,
 			      &(struct cli_virtual_live){ o->duration_ns, optind < argc, o->paused,
 							  o->control != NULL }))

@@ -176,6 +176,29 @@ Test(record, bad_input_one_line_exit_2)
 			   "the control socket needs a name of its own");
 }
 
+/* A period longer than --duration: not one period fits. Virtual time
+ * used to run on to the next grid point and fail on its bookmark queue
+ * ("32768 bookmarks already wait ..."); live, the final trigger cut the
+ * only period short. Refused before any file is made; equal is fine. */
+Test(record, period_longer_than_duration_refused)
+{
+	struct run r;
+	const char *b = bin();
+
+	expect_usage_error("--sim --virtual --period 100h -d 1s -o X.t4t",
+			   "--period 100h is longer than --duration 1s");
+	expect_usage_error("--sim --period 2s -d 1s -o X.t4t",
+			   "--period 2s is longer than --duration 1s");
+	expect_usage_error("--sim -I 20 -d 10ms", "-I 20 is longer than --duration 10ms");
+	expect_usage_error("--sim -d 500us", "--period 1ms (the default) is longer than --duration 500us");
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record -q --sim --virtual --period 1s -d 1s -o e.t4t && "
+	       "'%s' info --json e.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "triggers"), 2, "%s", r.out);
+	cleanup(&r);
+}
+
 Test(record, help_and_version)
 {
 	struct run r;
