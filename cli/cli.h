@@ -105,8 +105,8 @@ struct cli_outfile {
 	char tmp[4096 + 16];
 	FILE *f;             /* set by cli_outfile_open */
 };
-/* Refuse an OUT that is the input or a log (-EEXIST, message set), and
- * decide where it goes. */
+/* Refuse an OUT that is the input, a log or a read-only file (-EEXIST,
+ * message set), and decide where it goes. */
 int cli_outfile_check(struct cli_outfile *o, const char *input, const char *output);
 int cli_outfile_open(struct cli_outfile *o);
 /* Close; rename into place when rc >= 0, else remove. Returns rc, or the

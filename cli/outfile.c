@@ -18,6 +18,9 @@
  * a log whose first chunk is damaged is still a log (the reader skips to
  * the next chunk), and no text or protobuf output holds the magic's byte
  * 0x1a after "T4TRACE".
+ *
+ * A regular OUT without a write bit (mode 0444, say) is refused: the user
+ * protected it, and the rename needs only the directory's permission.
  */
 #include "cli.h"
 #include "util/util.h"
@@ -64,8 +67,8 @@ static bool is_input(const struct cli_outfile *o, const struct stat *st)
 	       in.st_dev == st->st_dev && in.st_ino == st->st_ino;
 }
 
-/* Refuse to replace the input or any t410trace log, or to follow a link
- * another user planted. Standard output redirected to the input itself
+/* Refuse to replace the input, any t410trace log or a read-only file, or
+ * to follow a link another user planted. Standard output redirected to the input itself
  * (`decode x.t4t >> x.t4t`, `1<> x.t4t`) would append to the log or write
  * over it while it is read: refused too, as cat refuses it. */
 static int check_output(const struct cli_outfile *o)
@@ -90,6 +93,12 @@ static int check_output(const struct cli_outfile *o)
 	if (S_ISREG(out.st_mode) && holds_a_log(o->output))
 		return t4_err(EEXIST, "%s: is a t410trace log; not overwritten (choose "
 			      "another -o)", o->output);
+	/* no write bit for anyone: a file the user protected. The rename
+	 * would replace it all the same (the directory is what it needs, and
+	 * root ignores the bits): refused by the bits, as rm -i asks */
+	if (S_ISREG(out.st_mode) && !(out.st_mode & 0222))
+		return t4_err(EACCES, "%s: read-only file; not overwritten (remove it or "
+			      "chmod u+w first)", o->output);
 	return 0;
 }
 

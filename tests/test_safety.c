@@ -393,6 +393,35 @@ Test(safety, files_honour_the_umask, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A regular OUT without a write bit is one the user protected: decode and
+ * report refuse it (exit 2, one line naming OUT), through a symbolic link
+ * too, and leave it as it was. They used to write a temporary file and
+ * rename it over (the directory allowed it). The rule is the mode's bits,
+ * so it holds for root too. */
+Test(safety, a_read_only_output_is_not_replaced, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 10ms -o a.t4t || echo record-failed; "
+		  "printf precious > ro.csv; chmod 444 ro.csv; ln -s ro.csv link.csv; "
+		  "printf precious > ro.html; chmod 400 ro.html; "
+		  "\"$B\" decode a.t4t -f csv -o ro.csv; echo rc=$?; "
+		  "\"$B\" decode a.t4t -o link.csv; echo rc=$?; "
+		  "\"$B\" report a.t4t -o ro.html; echo rc=$?; "
+		  "cat ro.csv ro.html; echo; stat -c '%a %n' ro.csv ro.html; ls");
+	cr_assert_str_eq(r.out,
+			 "t410trace decode: ro.csv: read-only file; not overwritten (remove it or "
+			 "chmod u+w first)\nrc=2\n"
+			 "t410trace decode: link.csv: read-only file; not overwritten (remove it "
+			 "or chmod u+w first)\nrc=2\n"
+			 "t410trace report: ro.html: read-only file; not overwritten (remove it "
+			 "or chmod u+w first)\nrc=2\n"
+			 "preciousprecious\n444 ro.csv\n400 ro.html\n"
+			 "a.t4t\nlink.csv\nro.csv\nro.html\n");
+	cleanup(&r);
+}
+
 /* -o naming a character device (here /dev/null) writes it in place, as a
  * FIFO is: no FILE.old, no private directory next to it, the device
  * still a device. */
