@@ -145,7 +145,8 @@ int cli_logs_decode(const struct cli_logs *l, const struct t4_decode_opts *d,
  * could not be written (a full disk). */
 int cli_stdout_done(int rc);
 
-/* Exit code for "bad usage": print "t410trace SUB: msg" + hint. */
+/* Exit code for "bad usage": print "t410trace SUB: msg" + hint, on one
+ * line (control characters and bytes that are not UTF-8 as \xNN). */
 int cli_usage_error(const char *sub, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -101,6 +101,8 @@ int cmd_ctl(int argc, char **argv)
 
 		t4_err(EREMOTEIO, "%s: %s", path, why); /* one line, whatever the path */
 	}
-	fprintf(stderr, "t410trace ctl: %s\n", t4_errmsg());
+	/* the path as typed (no recorder there) may hold any bytes: \xNN */
+	fprintf(stderr, "t410trace ctl: %s\n", t4_text(t4_errmsg(), T4_TEXT_CONTROL, safe,
+							 sizeof(safe)));
 	return err == -EINVAL ? 2 : 1;
 }

@@ -165,6 +165,7 @@ int cmd_top(int argc, char **argv)
 	struct top tp = { .take = take, .done = done, .ud = &ts,
 			  .interval_ns = TOP_DEFAULT_INTERVAL_NS };
 	int rc = parse(argc, argv, &ts, &tp.interval_ns);
+	char safe[4 * 4096];
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -175,10 +176,14 @@ int cmd_top(int argc, char **argv)
 		return 0;
 	if (rc == -EPIPE)
 		return CLI_EXIT_READER_GONE; /* as `t410trace list | head` */
+	/* the path as typed may hold any bytes: shown as \xNN, as the CLI
+	 * shows every name, so the line stays one line of text */
 	if (ts.ended) {
-		fprintf(stderr, "t410trace top: the recording at %s ended\n", ts.path);
+		fprintf(stderr, "t410trace top: the recording at %s ended\n",
+			t4_text(ts.path, T4_TEXT_CONTROL, safe, sizeof(safe)));
 		return 0;
 	}
-	fprintf(stderr, "t410trace top: %s\n", t4_errmsg());
+	fprintf(stderr, "t410trace top: %s\n", t4_text(t4_errmsg(), T4_TEXT_CONTROL, safe,
+							 sizeof(safe)));
 	return 1;
 }

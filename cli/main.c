@@ -42,15 +42,19 @@ static void usage(FILE *f)
 	fprintf(f, "\n't410trace COMMAND --help' describes a command; man t410trace(1).\n");
 }
 
+/* The message quotes what was typed (a path, a name, a value): one line
+ * that moves no cursor, its control characters and bytes that are not
+ * UTF-8 shown as \xNN, as every name the CLI prints (util/text.c). */
 int cli_usage_error(const char *sub, const char *fmt, ...)
 {
+	char msg[8192], safe[4 * 8192];
 	va_list ap;
 
-	fprintf(stderr, "t410trace %s: ", sub);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 't410trace %s --help')\n", sub);
+	fprintf(stderr, "t410trace %s: %s (see 't410trace %s --help')\n", sub,
+		t4_text(msg, T4_TEXT_CONTROL, safe, sizeof(safe)), sub);
 	return 2;
 }
 

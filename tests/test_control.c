@@ -763,6 +763,10 @@ Test(control_cli, ctl_commands)
 			       "--control 'x\ny' frob", f.dir, f.path, bin), 1);
 	cr_assert_str_eq(err, "t410trace ctl: x y: unknown command 'frob' (bookmark NAME, "
 			 "trigger, start, stop, status, live)");
+	/* no recorder at a path that is not UTF-8: \xNN, not the raw byte */
+	cr_assert_eq(run_shell(out, err, sizeof(out), "cd '%s' && '%s' ctl --control "
+			       "\"$(printf 'no\\377\\nsock')\" status", f.dir, bin), 1);
+	cr_assert_str_eq(err, "t410trace ctl: no recorder listening at no\\xff sock");
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;");
 

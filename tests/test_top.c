@@ -163,6 +163,36 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	cleanup(&r);
 }
 
+/* What top's errors quote as typed (the socket's path, -i's value, an
+ * operand) may hold any bytes: shown as \xNN (a line break in a path:
+ * a space, as every message's), one line that moves no cursor. They
+ * went to the terminal raw. */
+Test(top, errors_show_the_input_as_text, .timeout = 120)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" top --control \"$(printf 'no\\377\\nsock')\" -n 1; echo rc=$?; "
+		  "python3 -c 'import socket\n"
+		  "s = socket.socket(socket.AF_UNIX); s.bind(b\"f\\xff\\nk.sock\"); s.listen(4)\n"
+		  "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")' & py=$!; "
+		  "for i in $(seq 600); do [ -S \"$(printf 'f\\377\\nk.sock')\" ] && break; "
+		  "sleep 0.05; done; "
+		  "\"$B\" top --control \"$(printf 'f\\377\\nk.sock')\" -n 1; echo rc=$?; "
+		  "wait $py; "
+		  "\"$B\" top -i \"$(printf '1\\377\\nx')\"; echo rc=$?; "
+		  "\"$B\" top --control x \"$(printf 'a\\377\\033[2J\\nb')\"; echo rc=$?");
+	cr_assert_str_eq(r.out,
+			 "t410trace top: no recorder listening at no\\xff sock\nrc=1\n"
+			 "t410trace top: f\\xff k.sock: hello there\nrc=1\n"
+			 "t410trace top: -i '1\\xff\\x0ax': a duration of at least 100ms "
+			 "(see 't410trace top --help')\nrc=2\n"
+			 "t410trace top: unexpected argument 'a\\xff\\x1b[2J\\x0ab' "
+			 "(see 't410trace top --help')\nrc=2\n");
+	cleanup(&r);
+}
+
 /* A tmux server of the test's own ($T, a long history), a pane running
  * pane.sh, and see PATTERN: polls the pane (bounded) until it shows it.
  * Each use starts a server on a socket of its own: `kill-server` returns
