@@ -533,7 +533,9 @@ void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
 /* Whether every name the options give is in the logs (one, or several
  * merged: a name need be in one of them): --phase, --from and --to
  * bookmarks, each glob of --pmu and --event (a name an output would
- * show), --from/--to offsets inside a single log's span, --bin no finer
+ * show), --from/--to offsets inside a single log's span (--from before
+ * its last trigger, --to not 0; whether the window holds an interval is
+ * the decoder's to say: at its end, or t4_decode_check_file), --bin no finer
  * than a thousandth of a period. What the decoder checks at its end, and
  * a first pass before any output byte (t4_decode_check_file). 0, or an
  * error naming the option, the closest name and the names there are
@@ -542,9 +544,12 @@ int t4_decode_check(const struct t4_index *const *ix, size_t n, const struct t4_
 /* Whether the options hold anything t4_decode_check() may refuse. */
 bool t4_decode_check_needed(const struct t4_decode_opts *o);
 /* A first pass over the log at path (a file, or "-" when standard input
- * is one: it is read twice): its index, read quietly (the decode says
+ * is one: it is read again): its index, read quietly (the decode says
  * its damage), then t4_decode_check() and t4_index_time_ok(b). Costs
- * what `info` costs, a fraction of a decode. */
+ * what `info` costs, a fraction of a decode; with --from or --to, then a
+ * quiet decode without output up to the window's first interval (all of
+ * the log when it holds none: refused, as the decoder refuses it at its
+ * end). */
 int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b);
 
 /* ---- several hosts' logs on one timeline (merge.c) ------------------------- */

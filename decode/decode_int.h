@@ -591,6 +591,7 @@ struct t4_decoder {
 	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
 	uint64_t window_from, window_to;
 	int64_t window_to_span;   /* --to's span once found, -1 */
+	uint64_t window_hits;     /* intervals (and slices) inside --from/--to */
 	uint32_t *name_ids;
 	size_t n_names, cap_names;
 	bool test_fail_name_alloc; /* a test's seam: the next name slot's
@@ -687,6 +688,13 @@ bool dec_domain_selected(const char *pmu_glob, const char *name, const char *pmu
 			 const char *kind, uint32_t kind_id);
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
 bool dec_glob_any(const char *globs, const char *name, int flags);
+/* The error of a --from/--to window that selects no interval of the log
+ * ix: the options as given and the span of the log's triggers (ERANGE). */
+int dec_window_empty(const struct t4_index *ix, const struct t4_decode_opts *o);
+/* decode.c: a quiet decode of the log at path, without output, until an
+ * interval falls inside o's --from/--to: 0, or dec_window_empty()'s error
+ * when none does (or the decoder's own). */
+int dec_window_check_file(const char *path, const struct t4_decode_opts *o);
 /* --bin against the log's period: refused (a thousand bins and more per
  * period), or said unless quiet (finer than the period), or 0. */
 int dec_check_bins(uint64_t bin_ns, uint64_t period_ns, bool quiet);

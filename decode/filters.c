@@ -11,6 +11,12 @@
  * (selecting nothing is said, never an empty output). An error names the
  * option, the closest name and the first names there are.
  *
+ * A --from/--to window must hold an interval's middle: offsets that
+ * cannot (--to 0, --from past the last trigger) are refused here; what
+ * else holds none only a decode knows (decode.c: at its end, and a quiet
+ * first pass up to the window's first interval). The same error either
+ * way, naming the options and the span of the log's triggers.
+ *
  * The check reads the logs' indexes only, so one function answers for
  * every caller: the decoder at its end (decode.c), a first pass over the
  * log before any output byte where the output is written as it goes
@@ -305,26 +311,53 @@ static int check_bookmark(const struct logs *l, const char *opt, const char *nam
 			opt, name, l, walk_bookmarks);
 }
 
-/* --from/--to offsets must fall inside the recording (one log: merged,
- * they count from the first trigger of any host). */
-static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
+/* The span of the log's triggers: from the first to the last. */
+static uint64_t trigger_span(const struct t4_index *ix)
 {
-	const struct t4_timepoint *f = &o->from, *t = &o->to;
 	uint64_t last = 0, origin = t4_index_origin_ns(ix);
-	char a[32], b[32];
 
 	for (size_t i = 0; i < t4_index_n_scheds(ix); i++) {
 		const struct t4_index_sched *s = t4_index_sched_at(ix, i);
 		if (s->last_ns > last)
 			last = s->last_ns;
 	}
-	uint64_t span = last > origin ? last - origin : 0;
-	if (f->set && !f->is_bookmark && f->offset_ns >= span)
-		return t4_err(ERANGE, "--from %s: past the end of the log (its triggers span %s)",
-			      t4_fmt_duration(f->offset_ns, a, sizeof(a)),
-			      t4_fmt_duration(span, b, sizeof(b)));
-	if (t->set && !t->is_bookmark && !t->offset_ns)
-		return t4_err(ERANGE, "--to 0: the window is empty");
+	return last > origin ? last - origin : 0;
+}
+
+/* "--from T", a bookmark's name shown as text, or "--to 0" as typed. */
+static const char *timepoint_text(const struct t4_timepoint *t, char *buf, size_t cap)
+{
+	if (t->is_bookmark)
+		return t4_text(t->bookmark, T4_TEXT_CONTROL, buf, cap);
+	if (!t->offset_ns)
+		return "0";
+	return t4_fmt_duration(t->offset_ns, buf, cap);
+}
+
+int dec_window_empty(const struct t4_index *ix, const struct t4_decode_opts *o)
+{
+	char f[4 * T4_NAME_MAX], t[4 * T4_NAME_MAX], span[32];
+
+	return t4_err(ERANGE, "%s%s%s%s%s: selects no interval of the log (its triggers span 0 to "
+		      "%s from the first; an interval is in by its middle)",
+		      o->from.set ? "--from " : "",
+		      o->from.set ? timepoint_text(&o->from, f, sizeof(f)) : "",
+		      o->from.set && o->to.set ? " " : "", o->to.set ? "--to " : "",
+		      o->to.set ? timepoint_text(&o->to, t, sizeof(t)) : "",
+		      t4_fmt_duration(trigger_span(ix), span, sizeof(span)));
+}
+
+/* --from/--to offsets that hold no interval's middle whatever the log's
+ * triggers: --from at or past the last trigger, --to 0 (one log: merged,
+ * they count from the first trigger of any host). Where the middles lie
+ * is the decoder's to say: dec_window_check_file() and its end. */
+static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
+{
+	const struct t4_timepoint *f = &o->from, *t = &o->to;
+
+	if ((f->set && !f->is_bookmark && f->offset_ns >= trigger_span(ix)) ||
+	    (t->set && !t->is_bookmark && !t->offset_ns))
+		return dec_window_empty(ix, o);
 	return 0;
 }
 
@@ -390,5 +423,8 @@ int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum 
 	t4_reader_close(r);
 	t4_index_free(ix);
 	free(p);
+	/* whether the window holds an interval: a decode up to its first one */
+	if (rc == 0 && (o->from.set || o->to.set))
+		rc = dec_window_check_file(path, o);
 	return rc;
 }

@@ -607,6 +607,52 @@ Test(decode_cli, time_window_and_phase, .timeout = 120)
 	dc_fini(&c);
 }
 
+/* A --from/--to window that holds no interval's middle is refused as
+ * --to 0 is: exit 2, one line naming the options and the span of the
+ * log's triggers, no byte of output (standard output checked by the first
+ * pass, from a file or standard input; a file never made). `--to 1ns`
+ * used to print an empty table (or CSV's header alone) and exit 0, and so
+ * did --from past the last interval's middle, or a window between two.
+ * A 100 ms virtual recording at 1 ms: middles about 0.5 ms past each
+ * trigger. */
+Test(decode_cli, a_window_without_an_interval_is_refused, .timeout = 120)
+{
+	static const char *const empty[] = { "--to 1ns", "--to 400us", "--from 99.6ms",
+					     "--from 50ms --to 50.2ms" };
+	static const char *const fmts[] = { "csv", "jsonl", "summary", "phases" };
+	static const char *const inputs[] = { "v.t4t", "- < v.t4t" };
+	static const char *const held[] = { "--to 600us", "--from 99.4ms",
+					    "--from 50.2ms --to 50.7ms" };
+	char want[512];
+	struct dc c;
+
+	dc_init(&c, "wc");
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --virtual --backend pwrite -d 100ms -o v.t4t",
+			   c.bin), 0, "%s", c.out);
+	for (size_t o = 0; o < T4_ARRAY_LEN(empty); o++) {
+		snprintf(want, sizeof(want), "2\n0\nt410trace decode: %s: selects no interval of "
+			 "the log (its triggers span 0 to 100ms from the first; an interval is "
+			 "in by its middle)\n", empty[o]);
+		for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++)
+			for (size_t i = 0; i < T4_ARRAY_LEN(inputs); i++) {
+				cr_assert_eq(dc_sh(&c, "'%s' decode %s -f %s %s > out 2> err; "
+						   "echo $?; wc -c < out; cat err", c.bin,
+						   inputs[i], fmts[f], empty[o]), 0);
+				cr_assert_str_eq(c.out, want, "decode %s -f %s %s", inputs[i],
+						 fmts[f], empty[o]);
+			}
+		cr_assert_eq(dc_sh(&c, "'%s' decode v.t4t -f csv %s -o w.csv; echo $?; ls",
+				   c.bin, empty[o]), 0);
+		cr_assert(strstr(c.out, "\n2\n") && !strstr(c.out, "w.csv"), "%s: %s", empty[o],
+			  c.out);
+	}
+	for (size_t o = 0; o < T4_ARRAY_LEN(held); o++) {
+		cr_assert_eq(dc_sh(&c, "'%s' decode v.t4t -f csv %s | wc -l", c.bin, held[o]), 0);
+		cr_assert_gt(atoi(c.out), 1, "%s: %s", held[o], c.out);
+	}
+	dc_fini(&c);
+}
+
 /* ---- the command -------------------------------------------------------------- */
 
 /* Exit 2 with one line naming the file for what is not a log; 2 for usage
@@ -665,11 +711,12 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --event '*_latency_xx'", "--event *_latency_xx: matches no event or metric" },
 		{ "f.t4 --pmu ''", "--pmu : matches no domain" },
 		{ "f.t4 --event ''", "--event : matches no event or metric" },
-		{ "f.t4 --from 9s", "--from 9s: past the end of the log" },
+		{ "f.t4 --from 9s", "--from 9s: selects no interval of the log (its triggers span 0 to " },
 		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
 		{ "f.t4 --from -1s", "never negative" },
-		{ "f.t4 --to 0", "--to 0: the window is empty" },
+		{ "f.t4 --to 0", "--to 0: selects no interval of the log" },
+		{ "f.t4 --to 1ns", "--to 1ns: selects no interval of the log" },
 		{ "f.t4 --phase lod", "did you mean load?" },
 		{ "f.t4 --bin 10ms", "--bin applies to csv, jsonl and perfetto" },
 		{ "f.t4 -f csv -f jsonl", "one format per run" },

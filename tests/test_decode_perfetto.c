@@ -680,24 +680,27 @@ Test(decode_perfetto, bookmark_phases_are_slices, .timeout = 120)
 }
 
 /* A filter that matches nothing is an error (exit 2, the closest name),
- * and no trace is left behind; a time window with no interval in it is
- * still a trace. */
-Test(decode_perfetto, nothing_selected_is_refused_an_empty_window_still_a_trace, .timeout = 120)
+ * and no trace is left behind; so is a time window with no interval in
+ * it (it used to be an empty trace, exit 0: decode's other formats
+ * refused --to 0 and printed nothing for --to 1ns). */
+Test(decode_perfetto, nothing_selected_is_refused_an_empty_window_too, .timeout = 120)
 {
-	struct decoded x;
+	struct fx f;
 
-	fx_init(&x.f);
-	record(&x.f);
-	cr_assert_eq(shell(&x.f, "'%s' decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
-			   x.f.bin),
-		     2, "%s", output(&x.f));
-	cr_assert(strstr(output(&x.f), "did you mean nvidia_ucf_pmu_"), "%s", output(&x.f));
-	cr_assert_neq(access(at(&x.f, "t.pftrace"), F_OK), 0, "a trace was left");
-	decode(&x.f, "--phase a --pmu 'nvidia_ucf*' --event cycles --from 1ms --to 2ms");
-	load_trace(&x.f, &x.t);
-	index_tracks(&x.t, &x.tr);
-	cr_assert_eq(x.t.pk[0].what, PK_SNAPSHOT);
-	teardown(&x);
+	fx_init(&f);
+	record(&f);
+	cr_assert_eq(shell(&f, "'%s' decode s.t4t --pmu nvidia_ucf_pmu_9 -f perfetto -o t.pftrace",
+			   f.bin),
+		     2, "%s", output(&f));
+	cr_assert(strstr(output(&f), "did you mean nvidia_ucf_pmu_"), "%s", output(&f));
+	cr_assert_neq(access(at(&f, "t.pftrace"), F_OK), 0, "a trace was left");
+	cr_assert_eq(shell(&f, "'%s' decode s.t4t --phase a --pmu 'nvidia_ucf*' --event cycles "
+			       "--from 1ms --to 2ms -f perfetto -o t.pftrace", f.bin),
+		     2, "%s", output(&f));
+	cr_assert(strstr(output(&f), "--from 1ms --to 2ms: selects no interval of the log"), "%s",
+		  output(&f));
+	cr_assert_neq(access(at(&f, "t.pftrace"), F_OK), 0, "a trace was left");
+	fx_fini(&f);
 }
 
 Test(decode_perfetto, refused_on_a_terminal, .timeout = 60)
