@@ -273,8 +273,11 @@ static bool to_stdout(const struct decode_args *a)
  * first output byte where the output is written as it goes (standard
  * output, a FIFO; a file is written under a temporary name, removed on
  * an error): a first pass over the log, as `info` reads it, a pipe on
- * standard input copied aside first to be read twice. Merged logs are
- * checked by their own first pass (t4_merge_decode). */
+ * standard input copied aside first to be read twice, and, for an
+ * output that streams, a --from/--to window's first interval found by a
+ * quiet decode (the summary and the report write at the end, after the
+ * decoder's own check: no second decode). Merged logs are checked by
+ * their own first pass (t4_merge_decode). */
 static int check_first(const struct decode_args *a, const struct cli_outfile *of)
 {
 	int rc;
@@ -284,7 +287,8 @@ static int check_first(const struct decode_args *a, const struct cli_outfile *of
 		return 0;
 	if (!strcmp(a->logs.v[0], "-") && (rc = cli_spool_stdin()) < 0)
 		return rc;
-	return t4_decode_check_file(a->logs.v[0], &a->d, a->out.time);
+	return t4_decode_check_file(a->logs.v[0], &a->d, a->out.time,
+				    !t4_out_format_at_end(a->out.format));
 }
 
 static int decode_run(struct decode_args *a)

@@ -546,11 +546,14 @@ bool t4_decode_check_needed(const struct t4_decode_opts *o);
 /* A first pass over the log at path (a file, or "-" when standard input
  * is one: it is read again): its index, read quietly (the decode says
  * its damage), then t4_decode_check() and t4_index_time_ok(b). Costs
- * what `info` costs, a fraction of a decode; with --from or --to, then a
- * quiet decode without output up to the window's first interval (all of
- * the log when it holds none: refused, as the decoder refuses it at its
- * end). */
-int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b);
+ * what `info` costs, a fraction of a decode. window (an output written
+ * as it goes, with --from or --to): then a quiet decode without output up
+ * to the window's first interval (all of the log when it holds none:
+ * refused, as the decoder refuses it at its end); an output written at
+ * the end (the summary, the report) leaves that to the decoder's end,
+ * before its first byte, and pays no second decode. */
+int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b,
+			 bool window);
 
 /* ---- several hosts' logs on one timeline (merge.c) ------------------------- */
 
@@ -697,5 +700,8 @@ void t4_output_free(struct t4_output *o); /* accepts NULL */
 const struct t4_sink_ops *t4_output_ops(const struct t4_output *o);
 /* Whether the format needs per-interval metrics. */
 bool t4_output_wants_metrics(const struct t4_output *o);
+/* Whether the format writes nothing before the decode's end (the summary,
+ * the report): a refusal at the end comes before its first byte. */
+bool t4_out_format_at_end(enum t4_out_format f);
 
 #endif

@@ -396,7 +396,8 @@ static void quiet_warning(void *ud, uint64_t offset, const char *msg)
 	(void)ud, (void)offset, (void)msg; /* the decode says them */
 }
 
-int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b)
+int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b,
+			 bool window)
 {
 	struct t4_packet *p = malloc(sizeof(*p));
 	struct t4_index *ix = NULL;
@@ -424,7 +425,7 @@ int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum 
 	t4_index_free(ix);
 	free(p);
 	/* whether the window holds an interval: a decode up to its first one */
-	if (rc == 0 && (o->from.set || o->to.set))
+	if (rc == 0 && window && (o->from.set || o->to.set))
 		rc = dec_window_check_file(path, o);
 	return rc;
 }

@@ -27,6 +27,11 @@ static const struct {
 	{ "phases-csv", T4_FMT_SLICES },
 };
 
+bool t4_out_format_at_end(enum t4_out_format f)
+{
+	return (size_t)f < T4_ARRAY_LEN(backends) && backends[f]->at_end;
+}
+
 int t4_out_format_parse(const char *s, enum t4_out_format *out)
 {
 	for (size_t i = 0; i < T4_ARRAY_LEN(backends); i++)

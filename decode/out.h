@@ -12,6 +12,7 @@ struct out_backend {
 	const char *name;
 	struct t4_sink_ops ops;
 	bool wants_metrics;
+	bool at_end; /* writes nothing before its finish */
 	int (*init)(struct t4_output *x);
 	void (*fini)(struct t4_output *x);
 	/* decode -j: what was described once (a header, group tracks),

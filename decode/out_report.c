@@ -1092,6 +1092,7 @@ const struct out_backend out_report = {
 	.ops = { .interval = rpt_interval, .slice = rpt_slice, .finish = rpt_finish,
 		 .host = rpt_host, .merged = rpt_merged },
 	.wants_metrics = false,
+	.at_end = true, /* the page is made at the end, from what it kept */
 	.init = rpt_init,
 	.fini = rpt_fini,
 };

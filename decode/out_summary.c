@@ -773,4 +773,5 @@ const struct out_backend out_summary = {
 	.name = "summary",
 	.ops = { .finish = summary_finish, .merged = summary_merged },
 	.wants_metrics = false,
+	.at_end = true,
 };

@@ -619,7 +619,8 @@ Test(decode_cli, a_window_without_an_interval_is_refused, .timeout = 120)
 {
 	static const char *const empty[] = { "--to 1ns", "--to 400us", "--from 99.6ms",
 					     "--from 50ms --to 50.2ms" };
-	static const char *const fmts[] = { "csv", "jsonl", "summary", "phases" };
+	static const char *const fmts[] = { "csv", "jsonl", "summary", "phases", "slices", "perfetto",
+					    "report" };
 	static const char *const inputs[] = { "v.t4t", "- < v.t4t" };
 	static const char *const held[] = { "--to 600us", "--from 99.4ms",
 					    "--from 50.2ms --to 50.7ms" };
