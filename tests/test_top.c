@@ -130,7 +130,10 @@ Test(top, says_when_the_recording_ends, .timeout = 180)
 }
 
 /* No recorder, a socket that is not a recorder's, one that never
- * answers, bad usage: one line each and the exit status the help says. */
+ * answers, bad usage: one line each and the exit status the help says.
+ * The fake servers listen before their socket gets the name top is
+ * given (bound under another, then renamed): a connect between bind and
+ * listen is refused, and once failed this test under load. */
 Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 {
 	struct run r;
@@ -138,8 +141,9 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	t4t_need_cmd("python3");
 	tmpdir(&r);
 	sh_in_dir(&r, "\"$B\" top --control nosuch.sock -n 1; echo rc=$?; "
-		  "python3 -c 'import socket, sys, time\n"
-		  "s = socket.socket(socket.AF_UNIX); s.bind(\"fake.sock\"); s.listen(4)\n"
+		  "python3 -c 'import os, socket, sys, time\n"
+		  "s = socket.socket(socket.AF_UNIX); s.bind(\"fake.tmp\"); s.listen(4)\n"
+		  "os.rename(\"fake.tmp\", \"fake.sock\")\n"
 		  "c0, _ = s.accept(); c0.recv(100); c0.sendall(b\"ok data 6\\nbogus\\n\")\n"
 		  "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")\n"
 		  "c2, _ = s.accept(); c2.recv(100); time.sleep(8)' & py=$!; "
@@ -174,8 +178,9 @@ Test(top, errors_show_the_input_as_text, .timeout = 120)
 	t4t_need_cmd("python3");
 	tmpdir(&r);
 	sh_in_dir(&r, "\"$B\" top --control \"$(printf 'no\\377\\nsock')\" -n 1; echo rc=$?; "
-		  "python3 -c 'import socket\n"
-		  "s = socket.socket(socket.AF_UNIX); s.bind(b\"f\\xff\\nk.sock\"); s.listen(4)\n"
+		  "python3 -c 'import os, socket\n"
+		  "s = socket.socket(socket.AF_UNIX); s.bind(b\"f.tmp\"); s.listen(4)\n"
+		  "os.rename(b\"f.tmp\", b\"f\\xff\\nk.sock\")\n"
 		  "c, _ = s.accept(); c.recv(100); c.sendall(b\"hello there\\n\")' & py=$!; "
 		  "for i in $(seq 600); do [ -S \"$(printf 'f\\377\\nk.sock')\" ] && break; "
 		  "sleep 0.05; done; "
