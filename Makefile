@@ -78,8 +78,8 @@ CORE_OBJ := $(CORE_SRC:%.c=$(OUT)/%.o) $(PROTO_C:.c=.o) $(REPORT_ASSETS_C:.c=.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 # libt410trace: the app API over control/ (its client, name rule and probe
-# page) and util/
-LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/err.c
+# page) and util/ (its errors, and the text rule they follow)
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/err.c util/text.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)

@@ -153,6 +153,13 @@ Test(util, errors_set_their_message)
 	/* a name's line break or escape sequence reaches no terminal */
 	(void)t4_err(ENOENT, "'%s': cannot open", "a\nb\x1b[31mc\x7f\td");
 	cr_assert_str_eq(t4_errmsg(), "'a b [31mc  d': cannot open");
+	/* nor a byte that is not UTF-8 (shown as \xNN: text, for JSON too), nor
+	 * a C1 control (U+009B is a terminal's CSI); other UTF-8 stays */
+	(void)t4_err(ENOENT, "'%s': cannot open", "n\xffo\xc2\x9b[2J\xe2\x82\xac\xc0\xaf");
+	cr_assert_str_eq(t4_errmsg(), "'n\\xffo [2J\xe2\x82\xac\\xc0\\xaf': cannot open");
+	/* a message given its own t4_errmsg() keeps it as it was */
+	(void)t4_err(EIO, "again: %s", t4_errmsg());
+	cr_assert_str_eq(t4_errmsg(), "again: 'n\\xffo [2J\xe2\x82\xac\\xc0\\xaf': cannot open");
 }
 
 /* A message longer than its buffer loses its middle, never its end (the
@@ -173,6 +180,16 @@ Test(util, long_messages_keep_their_end)
 		cr_assert(!strcmp(m + strlen(m) - 13, "': the reason"), "%zu: %s", len, m);
 		cr_assert_eq(m[0], '\'');
 		input[len] = 'x';
+	}
+	/* the cut falls between characters, never inside one: every "\xe2\x82\xac" whole */
+	for (size_t i = 0; i + 3 < sizeof(input); i += 3)
+		memcpy(input + i, "\xe2\x82\xac", 3);
+	for (size_t len = 3000; len < 3003; len++) {
+		input[len] = '\0';
+		(void)t4_err(EINVAL, "%s", input + (len - 3000));
+		m = t4_errmsg();
+		cr_assert(strstr(m, "...") && t4_text_clean(m, 0), "%zu: %s", len, m);
+		input[len] = (char)"\xe2\x82\xac"[len % 3];
 	}
 	cr_assert_eq(t4_cpulist_first("0,0", &n), 0);
 	cr_assert_eq(n, 1);

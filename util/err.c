@@ -5,10 +5,11 @@
  * never see each other's messages. t4_err() may be passed t4_errmsg() as an
  * argument (to add context): it formats into a scratch buffer first.
  * Messages quote user input (event strings, sysfs files, control lines,
- * file names), which may hold line breaks or a terminal's escape
- * sequences: every control character becomes a space, so a message is
- * always one line and moves no cursor (for the terminal and for the
- * control socket's replies). A
+ * file names), which may hold line breaks, a terminal's escape
+ * sequences or bytes that are not UTF-8: every control character (C0, DEL,
+ * C1) becomes a space and every byte that is not UTF-8 the four characters
+ * \xNN (text.c's rule), so a message is always one line of text and moves
+ * no cursor (for the terminal, the control socket's replies and JSON). A
  * message longer than the buffer (a long -e list quoted whole) loses its
  * middle, never its end: "INPUT: reason" keeps which input and why.
  */
@@ -22,10 +23,8 @@ static _Thread_local char last_msg[512];
 
 #define KEEP_HEAD 160 /* of a message too long: its start, "...", its end */
 
-/* Copy message m (len bytes) into last_msg, one line, its middle cut if
- * it does not fit. */
 /* A message quotes user input (a file name, an event string): one line,
- * its control characters spaces, so it moves no cursor. */
+ * its C0 control characters spaces, so it moves no cursor. */
 static void one_line(char *s)
 {
 	for (; *s; s++)
@@ -33,23 +32,63 @@ static void one_line(char *s)
 			*s = ' ';
 }
 
+/* m as text into out (room for 4 x strlen(m) + 1): a control character a
+ * space, a byte that is not UTF-8 \\xNN. */
+static void as_text(char *out, const char *m)
+{
+	while (*m) {
+		size_t n = t4_utf8_seq(m);
+
+		if (!n) {
+			out += sprintf(out, "\\x%02x", (unsigned char)*m);
+			n = 1;
+		} else if (t4_text_control(m, n)) {
+			*out++ = ' ';
+		} else {
+			memcpy(out, m, n);
+			out += n;
+		}
+		m += n;
+	}
+	*out = '\0';
+}
+
+/* m as one line of text (see the top): m itself, its C0 controls spaces,
+ * where it is otherwise clean (no allocation: the trigger path's), else a
+ * copy in *copy (free it; where none can be had, m the same way). */
+static const char *one_line_text(char *m, char **copy)
+{
+	*copy = NULL;
+	if (!t4_text_clean(m, T4_TEXT_CONTROL) && (*copy = malloc(4 * strlen(m) + 1))) {
+		as_text(*copy, m);
+		return *copy;
+	}
+	one_line(m);
+	return m;
+}
+
+/* Copy message m (len bytes) into last_msg, its middle cut if it does not
+ * fit, at character boundaries. */
 static void keep(const char *m, size_t len)
 {
-	size_t tail = sizeof(last_msg) - 1 - KEEP_HEAD - 3;
+	size_t tail = sizeof(last_msg) - 1 - KEEP_HEAD - 3, head = KEEP_HEAD, from;
 
 	if (len < sizeof(last_msg)) {
 		memcpy(last_msg, m, len + 1);
-	} else {
-		memcpy(last_msg, m, KEEP_HEAD);
-		memcpy(last_msg + KEEP_HEAD, "...", 3);
-		memcpy(last_msg + KEEP_HEAD + 3, m + len - tail, tail + 1);
+		return;
 	}
-	one_line(last_msg);
+	for (; head && ((unsigned char)m[head] & 0xc0) == 0x80; head--)
+		;
+	for (from = len - tail; ((unsigned char)m[from] & 0xc0) == 0x80; from++)
+		;
+	memcpy(last_msg, m, head);
+	memcpy(last_msg + head, "...", 3);
+	memcpy(last_msg + head + 3, m + from, len - from + 1);
 }
 
 int t4_err(int errnum, const char *fmt, ...)
 {
-	char tmp[8192], *big = NULL; /* t4_errmsg() may be an argument */
+	char tmp[8192], *big = NULL, *copy; /* t4_errmsg() may be an argument */
 	va_list ap, again;
 	int n;
 
@@ -63,10 +102,9 @@ int t4_err(int errnum, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	if (big)
-		keep(big, (size_t)n);
-	else
-		keep(tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+	const char *text = one_line_text(big ? big : tmp, &copy);
+	keep(text, strlen(text));
+	free(copy);
 	free(big);
 	return errnum > 0 ? -errnum : (errnum == 0 ? -EINVAL : errnum);
 }
@@ -111,15 +149,15 @@ int t4_report(int err)
 }
 
 /* A warning quotes user input as a message does (a log's file name): one
- * line, its control characters spaces; a longer one is cut. */
+ * line of text as a message is; a longer one is cut. */
 void t4_warn(const char *fmt, ...)
 {
-	char msg[8192]; /* as t4_err()'s: two paths and a reason */
+	char msg[8192], *copy; /* as t4_err()'s: two paths and a reason */
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	one_line(msg);
-	fprintf(stderr, "t410trace: warning: %s\n", msg);
+	fprintf(stderr, "t410trace: warning: %s\n", one_line_text(msg, &copy));
+	free(copy);
 }

@@ -42,14 +42,19 @@ size_t t4_utf8_seq(const char *s)
 	return n;
 }
 
+bool t4_text_control(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	return (n == 1 && (u[0] < 0x20 || u[0] == 0x7f)) || (n == 2 && u[0] == 0xc2 && u[1] < 0xa0);
+}
+
 /* Whether the character of length n at s must be escaped for flags. */
 static bool must_escape(const unsigned char *s, size_t n, unsigned flags)
 {
 	if (!n)
 		return true; /* not UTF-8 */
-	if (!(flags & T4_TEXT_CONTROL))
-		return false;
-	return (n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+	return (flags & T4_TEXT_CONTROL) && t4_text_control((const char *)s, n);
 }
 
 size_t t4_text_next(const char *s, unsigned flags, char out[5])

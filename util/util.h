@@ -239,6 +239,9 @@ int t4_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *na
 /* Length of the valid UTF-8 character at s (1..4), 0 at an invalid byte
  * or the end of the string. */
 size_t t4_utf8_seq(const char *s);
+/* Whether the UTF-8 character of n bytes at s (n from t4_utf8_seq) is a
+ * control character: C0, DEL or C1. */
+bool t4_text_control(const char *s, size_t n);
 enum {
 	T4_TEXT_CONTROL = 1u << 0, /* also escape control characters (a terminal) */
 };
