@@ -86,9 +86,9 @@ static void decode_usage(FILE *f)
 		"interval per phase, counts split by overlap: per-phase sums of -f csv or\n"
 		"-f jsonl equal the summary's. Durations take " T4_DURATION_UNITS ".\n"
 		"Exit status: 0 success, 1 I/O error, 2 bad usage, a filter that matches\n"
-		"nothing (an unknown bookmark, PMU or event; a --from/--to window that\n"
-		"holds no interval's middle: found before any output, standard output by\n"
-		"a first pass over the log),\n"
+		"nothing (an unknown bookmark, PMU or event; filters that together keep\n"
+		"no interval, as a --from/--to window without an interval's middle: found\n"
+		"before any output, standard output by a first pass over the log),\n"
 		"a file that is not a log, or is missing, or one log given twice.\n");
 }
 

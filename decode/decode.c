@@ -422,16 +422,17 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 /* ---- filters that match nothing are errors ------------------------------------ */
 
 /* What the options name must be in the log (filters.c); merged, in one
- * of the logs, which t4_merge_decode checks before any is decoded. A
- * --from/--to window must hold an interval's middle: `--to 1ns` printed
- * an empty table and exited 0 where `--to 0` was refused. */
+ * of the logs, which t4_merge_decode checks before any is decoded. The
+ * filters must keep an interval (or a slice): `--to 1ns` printed an empty
+ * table and exited 0 where `--to 0` was refused; so did a --phase outside
+ * the window. decode -j: worker 0 counts every worker's (gather). */
 static int check_names(const struct t4_decoder *d)
 {
 	const struct t4_index *ix = d->ix;
 	int rc = d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
 
-	if (!rc && !d->place && (d->o.from.set || d->o.to.set) && !d->window_hits)
-		rc = dec_window_empty(ix, &d->o);
+	if (!rc && !d->place && dec_filters_select(&d->o) && !d->selected)
+		rc = dec_selection_empty(ix, &d->o);
 	return rc;
 }
 
@@ -561,9 +562,7 @@ bool dec_time_window(struct t4_decoder *d, uint64_t start, uint64_t end)
 	if (!d->o.from.set && !d->o.to.set)
 		return true;
 	resolve_window(d);
-	bool in = mid >= d->window_from && mid < d->window_to;
-	d->window_hits += in;
-	return in;
+	return mid >= d->window_from && mid < d->window_to;
 }
 
 /* ---- reading a file -------------------------------------------------------- */
@@ -620,7 +619,8 @@ static void damage_quietly(void *ud, uint64_t offset, const char *msg)
 	t4_decoder_damage(ud, offset, msg);
 }
 
-int dec_window_check_file(const char *path, const struct t4_decode_opts *o)
+int dec_selection_check_file(const char *path, const struct t4_decode_opts *o,
+			     const struct t4_place *pl, bool *kept)
 {
 	struct t4_decode_opts one = *o;
 	struct t4_packet *p = malloc(sizeof(*p));
@@ -628,17 +628,20 @@ int dec_window_check_file(const char *path, const struct t4_decode_opts *o)
 	struct t4_decoder *d = NULL;
 	int rc = p ? 0 : t4_err(ENOMEM, "out of memory"), rrc = 0;
 
-	one.want_metrics = false; /* the window's test alone */
+	one.want_metrics = false; /* the filters' test alone */
 	one.jobs = 1;
 	if (rc == 0 && (rc = t4_decoder_new(&d, &one, NULL, NULL)) == 0) {
 		d->quiet = true; /* the decode says what there is to say */
+		if (pl)
+			t4_decoder_set_place(d, pl);
 		rc = t4_reader_open(&r, path, damage_quietly, d);
 	}
-	while (rc >= 0 && !d->window_hits && (rrc = t4_reader_next(r, p)) > 0)
+	while (rc >= 0 && !d->selected && (rrc = t4_reader_next(r, p)) > 0)
 		rc = t4_decoder_feed(d, p);
 	/* a read error: the decode says it, after what was read */
-	if (rc >= 0 && rrc >= 0 && !d->window_hits)
+	if (rc >= 0 && rrc >= 0 && !d->selected)
 		rc = t4_decoder_finish(d, NULL);
+	*kept = rc >= 0 && d->selected;
 	t4_reader_close(r);
 	t4_decoder_free(d);
 	free(p);

@@ -534,7 +534,7 @@ void t4_decoder_metrics_of(const struct t4_decoder *dec, size_t domain,
  * merged: a name need be in one of them): --phase, --from and --to
  * bookmarks, each glob of --pmu and --event (a name an output would
  * show), --from/--to offsets inside a single log's span (--from before
- * its last trigger, --to not 0; whether the window holds an interval is
+ * its last trigger, --to not 0; whether the filters keep an interval is
  * the decoder's to say: at its end, or t4_decode_check_file), --bin no finer
  * than a thousandth of a period. What the decoder checks at its end, and
  * a first pass before any output byte (t4_decode_check_file). 0, or an
@@ -546,14 +546,14 @@ bool t4_decode_check_needed(const struct t4_decode_opts *o);
 /* A first pass over the log at path (a file, or "-" when standard input
  * is one: it is read again): its index, read quietly (the decode says
  * its damage), then t4_decode_check() and t4_index_time_ok(b). Costs
- * what `info` costs, a fraction of a decode. window (an output written
- * as it goes, with --from or --to): then a quiet decode without output up
- * to the window's first interval (all of the log when it holds none:
- * refused, as the decoder refuses it at its end); an output written at
- * the end (the summary, the report) leaves that to the decoder's end,
- * before its first byte, and pays no second decode. */
+ * what `info` costs, a fraction of a decode. streams (an output written
+ * as it goes), with --from, --to, --phase or --pmu: then a quiet decode
+ * without output up to the first interval they keep (all of the log when
+ * they keep none: refused, as the decoder refuses it at its end); an
+ * output written at the end (the summary, the report) leaves that to the
+ * decoder's end, before its first byte, and pays no second decode. */
 int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b,
-			 bool window);
+			 bool streams);
 
 /* ---- several hosts' logs on one timeline (merge.c) ------------------------- */
 

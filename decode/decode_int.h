@@ -591,7 +591,9 @@ struct t4_decoder {
 	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
 	uint64_t window_from, window_to;
 	int64_t window_to_span;   /* --to's span once found, -1 */
-	uint64_t window_hits;     /* intervals (and slices) inside --from/--to */
+	uint64_t selected;        /* intervals and slices the filters keep (--from/--to,
+				   * --phase; --pmu feeds only its domains): with a
+				   * filter, none is an error (check_names) */
 	uint32_t *name_ids;
 	size_t n_names, cap_names;
 	bool test_fail_name_alloc; /* a test's seam: the next name slot's
@@ -688,13 +690,20 @@ bool dec_domain_selected(const char *pmu_glob, const char *name, const char *pmu
 			 const char *kind, uint32_t kind_id);
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
 bool dec_glob_any(const char *globs, const char *name, int flags);
-/* The error of a --from/--to window that selects no interval of the log
- * ix: the options as given and the span of the log's triggers (ERANGE). */
-int dec_window_empty(const struct t4_index *ix, const struct t4_decode_opts *o);
-/* decode.c: a quiet decode of the log at path, without output, until an
- * interval falls inside o's --from/--to: 0, or dec_window_empty()'s error
- * when none does (or the decoder's own). */
-int dec_window_check_file(const char *path, const struct t4_decode_opts *o);
+/* Whether o holds a filter that selects intervals (--from, --to, --phase,
+ * --pmu): with one, a decode that keeps none is refused. */
+bool dec_filters_select(const struct t4_decode_opts *o);
+/* The error of filters that select no interval of the log ix: the options
+ * as given and the span of the log's triggers (ERANGE; ix NULL: of merged
+ * logs, no span). */
+int dec_selection_empty(const struct t4_index *ix, const struct t4_decode_opts *o);
+/* decode.c: a quiet decode of the log at path, without output, until the
+ * filters keep an interval (*kept): 0, or dec_selection_empty()'s error
+ * when they keep none (or the decoder's own). pl: a merged host's place
+ * (its times on the merged axis), whose decode leaves the error to the
+ * caller (0, *kept false). */
+int dec_selection_check_file(const char *path, const struct t4_decode_opts *o,
+			     const struct t4_place *pl, bool *kept);
 /* --bin against the log's period: refused (a thousand bins and more per
  * period), or said unless quiet (finer than the period), or 0. */
 int dec_check_bins(uint64_t bin_ns, uint64_t period_ns, bool quiet);
@@ -856,6 +865,7 @@ static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_i
 	if (!dec_in_window(d, iv->start_ns, iv->end_ns) ||
 	    (d->o.phase && strcmp(t4_decoder_bookmark(d, sp->bookmark_id), d->o.phase)))
 		return 0;
+	d->selected++;
 	dm->pub.intervals++;
 	if (!dm->pub.first_ns)
 		dm->pub.first_ns = iv->start_ns;

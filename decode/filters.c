@@ -11,11 +11,12 @@
  * (selecting nothing is said, never an empty output). An error names the
  * option, the closest name and the first names there are.
  *
- * A --from/--to window must hold an interval's middle: offsets that
- * cannot (--to 0, --from past the last trigger) are refused here; what
- * else holds none only a decode knows (decode.c: at its end, and a quiet
- * first pass up to the window's first interval). The same error either
- * way, naming the options and the span of the log's triggers.
+ * The filters together must keep an interval (--from/--to by its middle,
+ * --phase, --pmu): offsets that cannot (--to 0, --from past the last
+ * trigger) are refused here; what else keeps none only a decode knows
+ * (decode.c: at its end, and a quiet first pass up to the first interval
+ * kept). The same error either way, naming the options and the span of
+ * the log's triggers.
  *
  * The check reads the logs' indexes only, so one function answers for
  * every caller: the decoder at its end (decode.c), a first pass over the
@@ -334,30 +335,54 @@ static const char *timepoint_text(const struct t4_timepoint *t, char *buf, size_
 	return t4_fmt_duration(t->offset_ns, buf, cap);
 }
 
-int dec_window_empty(const struct t4_index *ix, const struct t4_decode_opts *o)
+bool dec_filters_select(const struct t4_decode_opts *o)
 {
-	char f[4 * T4_NAME_MAX], t[4 * T4_NAME_MAX], span[32];
+	return o->from.set || o->to.set || o->phase || o->pmu_glob;
+}
 
-	return t4_err(ERANGE, "%s%s%s%s%s: selects no interval of the log (its triggers span 0 to "
-		      "%s from the first; an interval is in by its middle)",
-		      o->from.set ? "--from " : "",
-		      o->from.set ? timepoint_text(&o->from, f, sizeof(f)) : "",
-		      o->from.set && o->to.set ? " " : "", o->to.set ? "--to " : "",
-		      o->to.set ? timepoint_text(&o->to, t, sizeof(t)) : "",
-		      t4_fmt_duration(trigger_span(ix), span, sizeof(span)));
+/* " OPT VALUE" appended to buf (of cap, used *n) when value is given. */
+static void option_text(char *buf, size_t cap, size_t *n, const char *opt, const char *value)
+{
+	int k;
+
+	if (!value || *n >= cap)
+		return;
+	k = snprintf(buf + *n, cap - *n, "%s%s %s", *n ? " " : "", opt, value);
+	*n += k > 0 ? (size_t)k : 0;
+}
+
+int dec_selection_empty(const struct t4_index *ix, const struct t4_decode_opts *o)
+{
+	char opts[16 * T4_NAME_MAX], f[4 * T4_NAME_MAX], t[4 * T4_NAME_MAX], span[32];
+	bool window = o->from.set || o->to.set;
+	size_t n = 0;
+
+	opts[0] = '\0';
+	option_text(opts, sizeof(opts), &n, "--phase", o->phase);
+	option_text(opts, sizeof(opts), &n, "--pmu", o->pmu_glob);
+	option_text(opts, sizeof(opts), &n, "--from",
+		    o->from.set ? timepoint_text(&o->from, f, sizeof(f)) : NULL);
+	option_text(opts, sizeof(opts), &n, "--to",
+		    o->to.set ? timepoint_text(&o->to, t, sizeof(t)) : NULL);
+	if (!ix) /* merged: several spans */
+		return t4_err(ERANGE, "%s: selects no interval of the logs%s", opts,
+			      window ? " (an interval is in by its middle)" : "");
+	return t4_err(ERANGE, "%s: selects no interval of the log (its triggers span 0 to %s from "
+		      "the first%s)", opts, t4_fmt_duration(trigger_span(ix), span, sizeof(span)),
+		      window ? "; an interval is in by its middle" : "");
 }
 
 /* --from/--to offsets that hold no interval's middle whatever the log's
  * triggers: --from at or past the last trigger, --to 0 (one log: merged,
  * they count from the first trigger of any host). Where the middles lie
- * is the decoder's to say: dec_window_check_file() and its end. */
+ * is the decoder's to say: dec_selection_check_file() and its end. */
 static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
 {
 	const struct t4_timepoint *f = &o->from, *t = &o->to;
 
 	if ((f->set && !f->is_bookmark && f->offset_ns >= trigger_span(ix)) ||
 	    (t->set && !t->is_bookmark && !t->offset_ns))
-		return dec_window_empty(ix, o);
+		return dec_selection_empty(ix, o);
 	return 0;
 }
 
@@ -397,7 +422,7 @@ static void quiet_warning(void *ud, uint64_t offset, const char *msg)
 }
 
 int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b,
-			 bool window)
+			 bool streams)
 {
 	struct t4_packet *p = malloc(sizeof(*p));
 	struct t4_index *ix = NULL;
@@ -424,8 +449,9 @@ int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum 
 	t4_reader_close(r);
 	t4_index_free(ix);
 	free(p);
-	/* whether the window holds an interval: a decode up to its first one */
-	if (rc == 0 && window && (o->from.set || o->to.set))
-		rc = dec_window_check_file(path, o);
+	/* whether the filters keep an interval: a decode up to the first */
+	bool kept;
+	if (rc == 0 && streams && dec_filters_select(o))
+		rc = dec_selection_check_file(path, o, NULL, &kept);
 	return rc;
 }

@@ -481,12 +481,30 @@ static void say_damage(const struct dec_host *h)
 			h->pl.log, t4_text(h->pl.host, T4_TEXT_CONTROL, safe, sizeof(safe)));
 }
 
+/* Filters that keep no interval of any host are refused before any
+ * output (every format writes a host's part as it goes): a quiet decode
+ * of each host wanted, up to the first interval kept. */
+static int check_kept(struct t4_merge *m, const struct t4_decode_opts *o)
+{
+	bool kept = false;
+	int rc = 0;
+
+	if (!dec_filters_select(o))
+		return 0;
+	for (size_t i = 0; i < m->n && rc >= 0 && !kept; i++)
+		if (host_wanted(&m->h[i], o))
+			rc = dec_selection_check_file(m->h[i].pl.log, o, &m->h[i].pl, &kept);
+	return rc < 0 || kept ? rc : dec_selection_empty(NULL, o);
+}
+
 int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 		    const struct t4_sink_ops *ops, void *ud)
 {
 	size_t decoded = 0;
 	int rc = check_names(m, o);
 
+	if (rc >= 0)
+		rc = check_kept(m, o);
 	for (size_t i = 0; i < m->n && rc >= 0; i++) {
 		struct dec_host *h = &m->h[i];
 		char safe[4 * T4_NAME_MAX];
@@ -507,6 +525,7 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 	if (rc >= 0 && !decoded) /* each is in a log, but no log has them all */
 		rc = t4_err(EINVAL, "no log has the bookmark the options name (--phase, --from,"
 			    " --to)");
+
 	if (rc >= 0 && ops->merged)
 		rc = ops->merged(ud, m);
 	return rc;

@@ -594,8 +594,10 @@ static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n
 		if (!same_phases(d, ws[k]))
 			return t4_err(EPROTO, "decode -j: the workers disagree on the phases"
 				      " (a bug: decode with -j 1, and report it)");
-	for (unsigned k = 1; k < n; k++)
+	for (unsigned k = 1; k < n; k++) {
 		take_domains(d, ws[k]);
+		d->selected += ws[k]->selected;
+	}
 	return 0;
 }
 

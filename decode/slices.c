@@ -207,8 +207,11 @@ static bool slice_wanted(struct t4_decoder *d, const struct t4_slice *s)
 
 	if (!dec_time_window(d, s->start_ns, end))
 		return false;
-	return !ph || !strcmp(t4_decoder_bookmark(d, s->bookmark_id), ph) ||
-	       phases_named(d, s->start_ns, end, ph);
+	if (ph && strcmp(t4_decoder_bookmark(d, s->bookmark_id), ph) &&
+	    !phases_named(d, s->start_ns, end, ph))
+		return false;
+	d->selected++;
+	return true;
 }
 
 /* To the sink; decode -j: merged before the packet's intervals, as -j 1

@@ -613,9 +613,11 @@ Test(decode_cli, time_window_and_phase, .timeout = 120)
  * pass, from a file or standard input; a file never made). `--to 1ns`
  * used to print an empty table (or CSV's header alone) and exit 0, and so
  * did --from past the last interval's middle, or a window between two.
+ * So is a --phase outside the window: the filters together keep nothing;
+ * and merged logs (decoded as their hosts come: each host's first pass).
  * A 100 ms virtual recording at 1 ms: middles about 0.5 ms past each
  * trigger. */
-Test(decode_cli, a_window_without_an_interval_is_refused, .timeout = 120)
+Test(decode_cli, a_window_without_an_interval_is_refused, .timeout = 180)
 {
 	static const char *const empty[] = { "--to 1ns", "--to 400us", "--from 99.6ms",
 					     "--from 50ms --to 50.2ms" };
@@ -651,6 +653,31 @@ Test(decode_cli, a_window_without_an_interval_is_refused, .timeout = 120)
 		cr_assert_eq(dc_sh(&c, "'%s' decode v.t4t -f csv %s | wc -l", c.bin, held[o]), 0);
 		cr_assert_gt(atoi(c.out), 1, "%s: %s", held[o], c.out);
 	}
+	/* a phase outside the window (gpu_stream begins at 298 ms): the
+	 * filters together keep nothing, refused the same way */
+	cr_assert_eq(dc_sh(&c, "'%s' record -q --sim --virtual --backend pwrite -d 400ms -o w.t4t",
+			   c.bin), 0, "%s", c.out);
+	for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++) {
+		cr_assert_eq(dc_sh(&c, "'%s' decode w.t4t -f %s --to 100ms --phase gpu_stream > out "
+				   "2> err; echo $?; wc -c < out; cat err", c.bin, fmts[f]), 0);
+		cr_assert_str_eq(c.out, "2\n0\nt410trace decode: --phase gpu_stream --to 100ms: "
+				 "selects no interval of the log (its triggers span 0 to 400ms "
+				 "from the first; an interval is in by its middle)\n", "-f %s",
+				 fmts[f]);
+	}
+	cr_assert_eq(dc_sh(&c, "'%s' decode w.t4t -f csv --from 100ms --phase gpu_stream | wc -l",
+			   c.bin), 0);
+	cr_assert_gt(atoi(c.out), 1000, "%s", c.out);
+	/* merged logs: a quiet first pass of each host, up to the first interval kept */
+	for (size_t f = 0; f < T4_ARRAY_LEN(fmts); f++) {
+		cr_assert_eq(dc_sh(&c, "'%s' decode v.t4t w.t4t -f %s --from 500ms > out 2> err; "
+				   "echo $?; wc -c < out; grep -v 'clock sync' err", c.bin, fmts[f]), 0);
+		cr_assert_str_eq(c.out, "2\n0\nt410trace decode: --from 500ms: selects no interval "
+				 "of the logs (an interval is in by its middle)\n", "-f %s", fmts[f]);
+	}
+	cr_assert_eq(dc_sh(&c, "'%s' decode v.t4t w.t4t -f csv --from 300ms 2>/dev/null | wc -l",
+			   c.bin), 0);
+	cr_assert_gt(atoi(c.out), 1000, "%s", c.out);
 	dc_fini(&c);
 }
 

@@ -213,6 +213,14 @@ Test(decode_jobs, thousands_of_domains_one_dominant_two_schedulers, .timeout = 9
 			    " -f $f --time rel -j $j -o rel$j.$f || exit 1; done; cmp rel1.$f rel2.$f &&"
 			    " cmp rel1.$f rel7.$f || exit 1; done"),
 		     0, "%s", out);
+	/* a filter that keeps the intervals of one domain, another worker's
+	 * (domain 0, slot 1): kept, not refused as if none were (worker 0
+	 * counts every worker's, gather) */
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && for j in 1 2 7; do \"$B\" decode many.t4t -f csv --pmu 'dom0?*'"
+			    " -j $j -o w$j.csv || exit 1; done;"
+			    " [ $(wc -l < w1.csv) -gt 3000 ] && cmp w1.csv w2.csv && cmp w1.csv w7.csv"),
+		     0, "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
