@@ -947,6 +947,11 @@ Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
 		     0, "%s", c.out);
 	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
 	cr_assert(!strchr(c.out, '\033') && count_lines(c.out) == 1, "%s", c.out);
+	/* decode's says it the same way (it named no log) */
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode \"$(printf 'd\\nam\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
+	cr_assert(!strchr(c.out, '\033'), "%s", c.out);
 	/* and info's first line, the name, as the summary's header shows it */
 	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>/dev/null | head -n 1"),
 		     0, "%s", c.out);
