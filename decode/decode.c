@@ -46,6 +46,7 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out)
 	if (!s || !*s)
 		return t4_err(EINVAL, "empty time: use e.g. 1.5s, 200ms or a bookmark name");
 	out->set = true;
+	snprintf(out->text, sizeof(out->text), "%s", s);
 	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '.') {
 		if (!strcmp(s, "0")) {
 			out->offset_ns = 0;

@@ -311,7 +311,7 @@ static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
 {
 	const struct t4_timepoint *f = &o->from, *t = &o->to;
 	uint64_t last = 0, origin = t4_index_origin_ns(ix);
-	char a[32], b[32];
+	char b[32];
 
 	for (size_t i = 0; i < t4_index_n_scheds(ix); i++) {
 		const struct t4_index_sched *s = t4_index_sched_at(ix, i);
@@ -321,10 +321,9 @@ static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
 	uint64_t span = last > origin ? last - origin : 0;
 	if (f->set && !f->is_bookmark && f->offset_ns >= span)
 		return t4_err(ERANGE, "--from %s: past the end of the log (its triggers span %s)",
-			      t4_fmt_duration(f->offset_ns, a, sizeof(a)),
-			      t4_fmt_duration(span, b, sizeof(b)));
+			      f->text, t4_fmt_duration(span, b, sizeof(b)));
 	if (t->set && !t->is_bookmark && !t->offset_ns)
-		return t4_err(ERANGE, "--to 0: the window is empty");
+		return t4_err(ERANGE, "--to %s: the window is empty", t->text);
 	return 0;
 }
 

@@ -670,6 +670,9 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
 		{ "f.t4 --from -1s", "never negative" },
 		{ "f.t4 --to 0", "--to 0: the window is empty" },
+		/* the time as typed (it said "--from 60s", "--to 0") */
+		{ "f.t4 --from 1m", "--from 1m: past the end of the log" },
+		{ "f.t4 --to 0ms", "--to 0ms: the window is empty" },
 		{ "f.t4 --phase lod", "did you mean load?" },
 		{ "f.t4 --bin 10ms", "--bin applies to csv, jsonl and perfetto" },
 		{ "f.t4 -f csv -f jsonl", "one format per run" },
