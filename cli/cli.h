@@ -160,6 +160,11 @@ int cli_getopt(struct cli_getopt *g, int argc, char **argv, const char *shorts,
 	       const struct option *longs);
 /* For getopt's '?' or ':': print the one-line usage error; returns 2. */
 int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int c);
+/* "unknown option 'WORD'" for the commands that parse their few options
+ * by hand (info, ctl), with "did you mean --X?" for a long option close to
+ * one of names (spelled without their dashes), as cli_opt_error says it;
+ * returns 2. */
+int cli_unknown_option(const char *sub, const char *word, const char *const *names, size_t n);
 /* A directory option's value (--sysfs-root, --proc-root, --pci-root): 0
  * with *out set, or 2 after a usage error for an empty one (which open()
  * would answer with ": No such file or directory", naming nothing). */

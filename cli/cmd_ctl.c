@@ -73,7 +73,9 @@ int cmd_ctl(int argc, char **argv)
 			i++;
 			break;
 		} else {
-			return cli_usage_error("ctl", "unknown option '%s'", a);
+			static const char *const longs[] = { "control", "help" };
+
+			return cli_unknown_option("ctl", a, longs, T4_ARRAY_LEN(longs));
 		}
 	}
 	if (!path || !path[0])

@@ -677,7 +677,9 @@ int cmd_info(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_usage_error("info", "unknown option '%s'", argv[i]);
+			static const char *const longs[] = { "json", "help" };
+
+			return cli_unknown_option("info", argv[i], longs, T4_ARRAY_LEN(longs));
 		} else if (path) {
 			return cli_usage_error("info", "one FILE only ('%s' and '%s')", path,
 					       argv[i]);

@@ -210,7 +210,8 @@ static bool pmu_shown(const struct list_opts *o, const struct t4_pmu *p)
 	return false;
 }
 
-/* Names GLOB is compared with, for "did you mean": PMUs, then events. */
+/* Names GLOB is compared with, for "did you mean": PMUs, their kinds, then
+ * events (--metrics: kinds and metrics). */
 struct names {
 	const char **v;
 	size_t n;
@@ -230,9 +231,46 @@ static int add_name(struct names *nm, size_t *cap, const char *s)
 	return 0;
 }
 
-static const char *name_at(const void *src, size_t i)
+/* Names compared in any case, as GLOB matches them. */
+struct lowered {
+	char (*v)[T4_NAME_MAX + 1];
+};
+
+static const char *lowered_at(const void *src, size_t i)
 {
-	return ((const struct names *)src)->v[i];
+	return ((const struct lowered *)src)->v[i];
+}
+
+static void lower_into(char *dst, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && i < T4_NAME_MAX; i++)
+		dst[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 'a' : s[i]);
+	dst[i] = '\0';
+}
+
+/* The name closest to GLOB, in any case and its '*'s at either end aside
+ * ("*rd_byts*" is close to rd_bytes, "ucff" to the kind UCF); NULL when
+ * none is close (or out of memory: then no hint). */
+static const char *closest(const char *glob, const struct names *nm)
+{
+	char core[T4_NAME_MAX + 1];
+	struct lowered lw = { calloc(nm->n + 1, sizeof(*lw.v)) };
+	size_t b = strspn(glob, "*"), len = strlen(glob + b);
+	const char *s;
+
+	if (!lw.v)
+		return NULL;
+	while (len && glob[b + len - 1] == '*')
+		len--;
+	lower_into(core, glob + b, len);
+	for (size_t i = 0; i < nm->n; i++)
+		lower_into(lw.v[i], nm->v[i], strlen(nm->v[i]));
+	s = core[0] ? t4_suggest(core, &lw, nm->n, lowered_at) : NULL;
+	s = s ? nm->v[(size_t)((const char(*)[T4_NAME_MAX + 1])s - lw.v)] : NULL;
+	free(lw.v);
+	return s;
 }
 
 /* "GLOB: no PMU or event matches (did you mean X?)", exit 2. */
@@ -242,7 +280,7 @@ static int no_match(const char *glob, const char *what, const struct names *nm)
 	safe_buf g, m;
 
 	fprintf(stderr, "t410trace: list %s: no %s matches%s\n", safe(glob, g), what,
-		safe(t4_did_you_mean(h, sizeof(h), t4_suggest(glob, nm, nm->n, name_at)), m));
+		safe(t4_did_you_mean(h, sizeof(h), closest(glob, nm)), m));
 	return 2;
 }
 
@@ -255,6 +293,8 @@ static int pmus_no_match(const struct list_opts *o, const struct t4_pmu_set *set
 
 	for (size_t i = 0; i < set->n && rc == 0; i++) {
 		rc = add_name(&nm, &cap, set->pmus[i].name);
+		if (rc == 0 && set->pmus[i].kind) /* a kind matches too */
+			rc = add_name(&nm, &cap, set->pmus[i].kind->label);
 		for (size_t k = 0; rc == 0 && (ev = pmu_event_at(&set->pmus[i], k)); k++)
 			rc = add_name(&nm, &cap, ev);
 	}
@@ -610,11 +650,13 @@ static int list_metrics(const struct list_opts *o)
 	size_t cap = 0, shown = 0;
 	int rc = 0;
 
-	for (size_t i = 0; t4_metric_set_at(i, &ms) && rc == 0; i++)
+	for (size_t i = 0; t4_metric_set_at(i, &ms) && rc == 0; i++) {
+		rc = add_name(&nm, &cap, ms.label); /* a kind matches too */
 		for (size_t k = 0; k < ms.n && rc == 0; k++) {
 			shown += metric_shown(o, &ms, &ms.formulas[k]);
 			rc = add_name(&nm, &cap, ms.formulas[k].name);
 		}
+	}
 	if (rc < 0 || !shown) {
 		rc = rc < 0 ? t4_report(rc) : no_match(o->glob, "metric", &nm);
 		free(nm.v);

@@ -123,6 +123,20 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < T4_ARRAY_LEN(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return finished(commands[i].run(argc - 1, argv + 1));
+	if (argv[1][0] == '-' && argv[1][1]) { /* --verison: an option, misspelled */
+		static const char *const longs[] = { "help", "version" };
+		const char *s = NULL;
+
+		if (argv[1][1] == '-')
+			s = t4_suggest(argv[1] + 2, longs, T4_ARRAY_LEN(longs), t4_strv_at);
+		if (s)
+			snprintf(hint, sizeof(hint), " (did you mean --%s?)", s);
+		else
+			hint[0] = '\0';
+		fprintf(stderr, "t410trace: unknown option '%s'%s (see 't410trace --help')\n",
+			argv[1], hint);
+		return 2;
+	}
 	fprintf(stderr, "t410trace: '%s' is not a command%s (see 't410trace --help')\n", argv[1],
 		t4_did_you_mean(hint, sizeof(hint),
 				t4_suggest(argv[1], NULL, T4_ARRAY_LEN(commands), command_at)));

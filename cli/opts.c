@@ -87,6 +87,22 @@ int cli_opt_error(const char *sub, const struct cli_getopt *g, char **argv, int 
 	return cli_usage_error(sub, "unknown option in '%s'", word ? word : "");
 }
 
+int cli_unknown_option(const char *sub, const char *word, const char *const *names, size_t n)
+{
+	char name[128], hint[96];
+	const char *s = NULL;
+
+	if (!strncmp(word, "--", 2) && word[2]) {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word + 2, "="), word + 2);
+		s = t4_suggest(name, names, n, t4_strv_at);
+	}
+	if (s)
+		snprintf(hint, sizeof(hint), " (did you mean --%s?)", s);
+	else
+		hint[0] = '\0';
+	return cli_usage_error(sub, "unknown option '%s'%s", word, hint);
+}
+
 int cli_dir_arg(const char *sub, const char *opt, const char *arg, const char **out)
 {
 	if (!arg[0])

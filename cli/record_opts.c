@@ -338,6 +338,10 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 		return cli_usage_error("record", "-p/-t count running tasks; they exclude a COMMAND");
 	if ((o->target.pids || o->target.tids_arg) && o->src.sim)
 		return cli_usage_error("record", "-p/-t count this host's tasks; they exclude --sim");
+	if ((o->target.pids || o->target.tids_arg) && (o->all_cpus || o->target.cpus))
+		/* their counters are the tasks': -a or -C was ignored, silently */
+		return cli_usage_error("record", "%s counts CPUs, -p/-t count tasks: use one or "
+				       "the other", o->target.cpus ? "-C" : "-a");
 	if (o->src.sim && o->trigger == T4_TRIGGER_BPF)
 		return cli_usage_error("record", "--trigger bpf: the simulator's counters live in "
 				       "user space (--sim records through --trigger user)");

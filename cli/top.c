@@ -491,8 +491,11 @@ int cli_top_run(struct top *tp)
 			if ((rc = refresh(tp, v, &t, &cap)) < 0)
 				break;
 			show(tp, v, t);
-			if (ferror(tp->out)) { /* its reader went away (EPIPE): no one sees more */
-				rc = t4_err(errno ? errno : EIO, "standard output");
+			if (ferror(tp->out)) { /* its reader went away (EPIPE), a full
+						* disk: no one sees more */
+				int e = errno ? errno : EIO;
+
+				rc = t4_err(e, "standard output: %s", strerror(e));
 				break;
 			}
 		}

@@ -46,6 +46,7 @@ int t4_timepoint_parse(const char *s, struct t4_timepoint *out)
 	if (!s || !*s)
 		return t4_err(EINVAL, "empty time: use e.g. 1.5s, 200ms or a bookmark name");
 	out->set = true;
+	snprintf(out->text, sizeof(out->text), "%s", s);
 	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '.') {
 		if (!strcmp(s, "0")) {
 			out->offset_ns = 0;
@@ -574,6 +575,8 @@ static void reader_warning(void *ud, uint64_t offset, const char *msg)
 
 	if (d->place) /* merged: which of the logs */
 		t4_warn("%s: %s", d->place->log, msg);
+	else if (d->log_name) /* as info says it: `decode a b` one after the other */
+		t4_warn("%s: %s", d->log_name, msg);
 	else
 		t4_warn("%s", msg);
 	t4_decoder_damage(d, offset, msg);
@@ -680,6 +683,7 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
+	d->log_name = strcmp(path, "-") ? path : "standard input";
 	/* -j: the CPUs shared between chunk unpackers and domain workers, a
 	 * thread each; the workers unpack too while they wait (readahead.c,
 	 * dec_unpackers) */

@@ -234,6 +234,7 @@ struct t4_timepoint {
 	bool is_bookmark;
 	uint64_t offset_ns;
 	char bookmark[T4_NAME_MAX];
+	char text[T4_NAME_MAX]; /* as typed, for messages ("1m", not "60s") */
 };
 /* "1.5s", "200ms", "2m" or a bookmark name. */
 int t4_timepoint_parse(const char *s, struct t4_timepoint *out);

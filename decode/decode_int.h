@@ -610,6 +610,8 @@ struct t4_decoder {
 	struct dslices sl;
 	/* time window */
 	const struct t4_place *place; /* merged: where its host lies on UTC */
+	const char *log_name; /* the file being read, for its warnings (the
+			       * path, or "standard input" for -) */
 	bool have_origin;    /* fixed: something was output */
 	uint64_t origin_ns;
 	uint64_t last_end_ns;

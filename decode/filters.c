@@ -325,14 +325,10 @@ static uint64_t trigger_span(const struct t4_index *ix)
 	return last > origin ? last - origin : 0;
 }
 
-/* "--from T", a bookmark's name shown as text, or "--to 0" as typed. */
+/* A --from/--to value as typed ("1m", not "60s"), shown as text. */
 static const char *timepoint_text(const struct t4_timepoint *t, char *buf, size_t cap)
 {
-	if (t->is_bookmark)
-		return t4_text(t->bookmark, T4_TEXT_CONTROL, buf, cap);
-	if (!t->offset_ns)
-		return "0";
-	return t4_fmt_duration(t->offset_ns, buf, cap);
+	return t4_text(t->text[0] ? t->text : t->bookmark, T4_TEXT_CONTROL, buf, cap);
 }
 
 bool dec_filters_select(const struct t4_decode_opts *o)

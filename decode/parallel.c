@@ -535,6 +535,7 @@ static int worker_new(struct t4_decoder **out, const struct t4_decoder *d, unsig
 	if (rc < 0)
 		return rc;
 	(*out)->place = d->place;
+	(*out)->log_name = d->log_name;
 	(*out)->par_n = n;
 	(*out)->par_k = k;
 	(*out)->quiet = true;

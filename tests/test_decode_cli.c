@@ -745,6 +745,9 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --from -1s", "never negative" },
 		{ "f.t4 --to 0", "--to 0: selects no interval of the log" },
 		{ "f.t4 --to 1ns", "--to 1ns: selects no interval of the log" },
+		/* the time as typed (it said "--from 60s", "--to 0") */
+		{ "f.t4 --from 1m", "--from 1m: selects no interval of the log" },
+		{ "f.t4 --to 0ms", "--to 0ms: selects no interval of the log" },
 		{ "f.t4 --phase lod", "did you mean load?" },
 		{ "f.t4 --bin 10ms", "--bin applies to csv, jsonl and perfetto" },
 		{ "f.t4 -f csv -f jsonl", "one format per run" },
@@ -1022,6 +1025,11 @@ Test(decode_cli, warnings_name_a_log_on_one_line, .timeout = 60)
 		     0, "%s", c.out);
 	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
 	cr_assert(!strchr(c.out, '\033') && count_lines(c.out) == 1, "%s", c.out);
+	/* decode's says it the same way (it named no log) */
+	cr_assert_eq(dc_sh(&c, "\"$B\" decode \"$(printf 'd\\nam\\033[2J.t4')\" 2>&1 >/dev/null"),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace: warning: d am [2J.t4: chunk at offset "), "%s", c.out);
+	cr_assert(!strchr(c.out, '\033'), "%s", c.out);
 	/* and info's first line, the name, as the summary's header shows it */
 	cr_assert_eq(dc_sh(&c, "\"$B\" info \"$(printf 'd\\nam\\033[2J.t4')\" 2>/dev/null | head -n 1"),
 		     0, "%s", c.out);

@@ -56,10 +56,11 @@ Test(decode_damage, the_summary_says_where_and_what, .timeout = 120)
 		     0, "%s", out);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode d.t4 2>err >sum; "
 			     "cat err", dir, bin), 0, "%s", out);
-	/* the first warning: "t410trace: warning: chunk at offset N: ..." */
-	w = strstr(out, "warning: chunk at offset ");
-	cr_assert_not_null(w, "no damage warning:\n%s", out);
-	w += strlen("warning: ");
+	/* the first warning: "t410trace: warning: d.t4: chunk at offset N: ..."
+	 * (naming the log, as info does; it named none) */
+	w = strstr(out, "warning: d.t4: chunk at offset ");
+	cr_assert_not_null(w, "no damage warning naming the log:\n%s", out);
+	w += strlen("warning: d.t4: ");
 	snprintf(warn, sizeof(warn), "%.*s", (int)((nl = strchr(w, '\n')) ? nl - w : 400), w);
 	snprintf(want, sizeof(want), "    first at byte %lld: %s (and 1 more)\n",
 		 atoll(w + strlen("chunk at offset ")), warn);

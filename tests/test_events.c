@@ -781,6 +781,15 @@ Test(events, cli_list_glob_filters)
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_byts_rd: no PMU or event matches (did you mean "
 			      "mem_bytes_rd?)\n");
+	/* the closest of every name GLOB is matched with, in any case and
+	 * its '*'s aside: a kind too (these named nothing) */
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " ucff");
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list ucff: no PMU or event matches (did you mean UCF?)\n");
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " '*MEM_BYTS_RD*'");
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list *MEM_BYTS_RD*: no PMU or event matches (did you mean "
+			      "mem_bytes_rd?)\n");
 }
 
 Test(events, cli_list_metrics)
@@ -821,6 +830,9 @@ Test(events, cli_list_metrics)
 	rc = cli_t4(out, sizeof(out), "list --metrics mem_red_bw");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_red_bw: no metric matches (did you mean mem_read_bw?)\n");
+	rc = cli_t4(out, sizeof(out), "list --metrics pciee");
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list pciee: no metric matches (did you mean PCIE?)\n");
 }
 
 /* Every counter's spec parses back to the same PMU and encoding. */

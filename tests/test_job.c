@@ -191,6 +191,12 @@ Test(job, one_recorder_per_node, .timeout = 60)
 	       "no-such-command-t4", r.dir, b);
 	cr_assert_eq(r.status, 127, "%s", r.out);
 	cr_assert(strstr(r.out, "cannot run 'no-such-command-t4'"), "%s", r.out);
+	/* there but not executable: 126, as a shell says it */
+	sh(&r, "cd '%s' && : > not-exec && " NO_JOB "SLURM_JOB_ID=9 SLURM_LOCALID=1 " REC
+	       " -o t.t4t -- ./not-exec", r.dir, b);
+	cr_assert_eq(r.status, 126, "%s", r.out);
+	cr_assert(strstr(r.out, "cannot run './not-exec': Permission denied"), "%s", r.out);
+	sh(&r, "rm '%s/not-exec'", r.dir);
 	/* no command: nothing to do, said unless -q */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=9 SLURM_LOCALID=2 '%s' record --sim "
 	       "--duration 20ms -o t.t4t", r.dir, b);

@@ -38,6 +38,22 @@ Test(perf_cli, option_errors_name_the_argument)
 				     "(see 't410trace list --help')\n");
 	expect_line("recrod -d 1s", 2, "t410trace: 'recrod' is not a command (did you mean record?) "
 				       "(see 't410trace --help')\n");
+	/* the commands that parse their options by hand suggest too (they
+	 * said only "unknown option"), and t410trace's own options are
+	 * options, not commands ("'--verison' is not a command") */
+	expect_line("info --jsn x.t4t", 2, "t410trace info: unknown option '--jsn' (did you mean "
+					   "--json?) (see 't410trace info --help')\n");
+	expect_line("ctl --contrl x.sock status", 2, "t410trace ctl: unknown option '--contrl' (did "
+						     "you mean --control?) (see 't410trace ctl --help')\n");
+	expect_line("--verison", 2, "t410trace: unknown option '--verison' (did you mean --version?) "
+				    "(see 't410trace --help')\n");
+	expect_line("-x", 2, "t410trace: unknown option '-x' (see 't410trace --help')\n");
+	/* -a and -C count CPUs: with -p/-t they were ignored without a word
+	 * (the threads counted on every CPU, an offline CPU of -C taken) */
+	expect_line("record -C 0 -p 1 -d 10ms", 2, "t410trace record: -C counts CPUs, -p/-t count "
+						   "tasks: use one or the other" SEE_HELP);
+	expect_line("record -a -t 1 -d 10ms", 2, "t410trace record: -a counts CPUs, -p/-t count "
+						 "tasks: use one or the other" SEE_HELP);
 }
 
 /* An empty directory option is a usage error naming the option (it was

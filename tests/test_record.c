@@ -368,6 +368,12 @@ Test(record, virtual_time_same_log_for_same_seed, .timeout = 120)
 	cr_assert_eq(json_num(d1, "unanswered"), 0, "%s", d1);
 	cr_assert(strstr(r.out, "\"name\": \"cpu_compute\"") && strstr(r.out, "\"name\": \"gpu_stream\"") &&
 		  strstr(r.out, "\"name\": \"pcie_dma\""), "phase bookmarks missing: %s", r.out);
+	/* the defaults the man page gives: -o t410trace.t4t, --period 1ms */
+	sh(&r, "cd '%s/c' && '%s' record -q --sim=3 --virtual --duration 20ms && "
+	       "'%s' info --json t410trace.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "period_ns"), 1000000, "%s", r.out);
+	cr_assert_eq(json_num(r.out, "triggers"), 21, "%s", r.out);
 	cleanup(&r);
 }
 

@@ -629,6 +629,7 @@ Test(safety, every_command_exits_141_when_its_reader_goes, .timeout = 60)
 		"\"$B\" info --json s.t4t",
 		"\"$B\" decode s.t4t -f csv",
 		"\"$B\" ctl --control c.sock status",
+		"\"$B\" top --control c.sock -i 100ms",
 		"\"$B\" record -q --sim --backend pwrite -d 100ms -o -",
 		/* a command still running when the log stopped is waited for,
 		 * quietly: it ends once the recorder's status stands still */
@@ -680,6 +681,7 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 	start_recorder(&r);
 	sh_in_dir(&r, "\"$B\" record -q --sim -d 50ms -o s.t4t; "
 		  "\"$B\" ctl --control c.sock status > /dev/full; echo ctl=$?; "
+		  "\"$B\" top --control c.sock -i 100ms -n 1 > /dev/full; echo top=$?; "
 		  "\"$B\" info s.t4t > /dev/full; echo info=$?; "
 		  "\"$B\" info --json s.t4t > /dev/full; echo json=$?; "
 		  "\"$B\" list > /dev/full; echo list=$?; "
@@ -690,6 +692,9 @@ Test(safety, write_errors_exit_1, .timeout = 60)
 		  "\"$B\" record --help > /dev/full; echo record-help=$?");
 	stop_recorder(&r);
 	cr_assert(strstr(r.out, "ctl=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "top=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace top: standard output: No space left on device\n"),
+		  "the error said (it was 'standard output', no reason): %s", r.out);
 	cr_assert(strstr(r.out, "info=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "json=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "list=1\n"), "%s", r.out);
