@@ -345,6 +345,13 @@ Test(merge, perfetto_and_report_per_host, .timeout = 120)
 				 " m.html", dir, b), 0, "%s", out);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report a.t4t b.t4t 2>&1", dir, b), 2);
 	cr_assert(strstr(out, "several logs: give -o FILE"), "%s", out);
+	/* a directory: of several logs, the same; of one, next to it (the man page) */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && mkdir two one && cp a.t4t b.t4t two &&"
+				 " cp a.t4t one && '%s' report two 2>&1", dir, b), 2, "%s", out);
+	cr_assert(strstr(out, "several logs: give -o FILE"), "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report one 2>&1 && ls one", dir, b),
+		     0, "%s", out);
+	cr_assert(strstr(out, "wrote one/a.html") && strstr(out, "\na.html\n"), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
