@@ -432,7 +432,8 @@ static int check_names(const struct t4_decoder *d)
 	const struct t4_index *ix = d->ix;
 	int rc = d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
 
-	if (!rc && !d->place && dec_filters_select(&d->o) && !d->selected)
+	if (!rc && !d->place && dec_filters_select(&d->o) && !d->selected &&
+	    dec_log_has_intervals(ix))
 		rc = dec_selection_empty(ix, &d->o);
 	return rc;
 }

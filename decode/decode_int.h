@@ -693,8 +693,12 @@ bool dec_domain_selected(const char *pmu_glob, const char *name, const char *pmu
 /* Whether name matches one of the comma-separated shell globs (NULL: all). */
 bool dec_glob_any(const char *globs, const char *name, int flags);
 /* Whether o holds a filter that selects intervals (--from, --to, --phase,
- * --pmu): with one, a decode that keeps none is refused. */
+ * --pmu): with one, a decode that keeps none is refused, where the log
+ * has intervals to keep (dec_log_has_intervals: else no filter is to
+ * blame, and the summary says why there are none). */
 bool dec_filters_select(const struct t4_decode_opts *o);
+/* Whether a domain of the log answered twice (an interval needs two). */
+bool dec_log_has_intervals(const struct t4_index *ix);
 /* The error of filters that select no interval of the log ix: the options
  * as given and the span of the log's triggers (ERANGE; ix NULL: of merged
  * logs, no span). */

@@ -336,6 +336,16 @@ bool dec_filters_select(const struct t4_decode_opts *o)
 	return o->from.set || o->to.set || o->phase || o->pmu_glob;
 }
 
+bool dec_log_has_intervals(const struct t4_index *ix)
+{
+	for (size_t i = 0; i < t4_index_n_domains(ix); i++) {
+		const struct t4_index_domain *d = t4_index_domain_at(ix, i);
+		if (d->rets - d->duplicates >= 2)
+			return true;
+	}
+	return false;
+}
+
 /* " OPT VALUE" appended to buf (of cap, used *n) when value is given. */
 static void option_text(char *buf, size_t cap, size_t *n, const char *opt, const char *value)
 {

@@ -494,7 +494,10 @@ static int check_kept(struct t4_merge *m, const struct t4_decode_opts *o)
 	for (size_t i = 0; i < m->n && rc >= 0 && !kept; i++)
 		if (host_wanted(&m->h[i], o))
 			rc = dec_selection_check_file(m->h[i].pl.log, o, &m->h[i].pl, &kept);
-	return rc < 0 || kept ? rc : dec_selection_empty(NULL, o);
+	for (size_t i = 0; i < m->n && rc >= 0 && !kept; i++)
+		if (dec_log_has_intervals(m->h[i].ix))
+			return dec_selection_empty(NULL, o);
+	return rc;
 }
 
 int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
