@@ -89,11 +89,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #define PAR_MAX_WORKERS 64
 #define PAR_STEP (256u * 1024)        /* a worker's rows handed over at this size */
 #define PAR_LIMIT (4u * 1024 * 1024)  /* a worker ahead waits with this much queued */
 #define PAR_DONE UINT64_MAX           /* a worker's packets fed: all, and finished */
+#define PAR_RECHECK_NS 10000000L      /* a waiter looks again at least this often */
 
 bool dec_parallel_ok(const struct t4_decoder *d, unsigned workers)
 {
@@ -378,15 +380,31 @@ static void wake_locked(struct par *p)
 
 /* Wait for the others to reach packet `need` (or anything else the
  * waiter's loop checks: its rows written, the output failed); a worker
- * wakes the waiters once when it reaches the least need. */
+ * wakes the waiters once when it reaches the least need. That worker
+ * decides to wake without the lock (dec_split_fed), from a need it may
+ * have read before this waiter set it, after storing the packet it is
+ * done with, which the waiter may have read before that store: a wake
+ * can be missed, and a worker with no rows to hand over (the summary's)
+ * may not come back before it waits for packets this waiter holds up
+ * (decode -j 7 of a truncated log hung so under qemu-user, once in ~700
+ * runs). So the wait is timed: every caller loops on its condition, a
+ * missed wake costs at most PAR_RECHECK_NS, and nothing else changes (a
+ * condition wait may wake without cause anyway). */
 static void wait_locked(struct par *p, struct dec_split *s, uint64_t need)
 {
 	uint64_t least = PAR_DONE;
+	struct timespec until;
 
 	s->need = need < 1 ? 1 : need < PAR_DONE ? need : PAR_DONE - 1; /* (PAR_DONE: none) */
 	if (s->need < atomic_load(&p->need))
 		atomic_store(&p->need, s->need);
-	pthread_cond_wait(&p->cv, &p->mu);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += PAR_RECHECK_NS;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &until);
 	s->need = 0;
 	for (unsigned k = 0; k < p->n; k++)
 		if (p->w[k].need && p->w[k].need < least)
