@@ -600,6 +600,9 @@ struct t4_decoder {
 				    * allocation fails (phases.c) */
 	bool test_no_cursor;       /* a test's seam: every interval searches
 				    * for its span, no cursor (attrib.c) */
+	bool test_untimed_waits;   /* a test's seam: decode -j's waits are
+				    * not timed (parallel.c: a lost wake-up
+				    * hangs instead of stalling) */
 	struct t4_dec_phase *phases; /* built at finish */
 	size_t *phase_span;          /* the span of each phase */
 	size_t n_phases;

@@ -154,6 +154,7 @@ struct par {
 	_Atomic uint64_t need;    /* the least packet a worker waits for the
 				   * others to reach (PAR_DONE: none waits) */
 	_Atomic int werr;         /* the output failed: rows are refused */
+	bool test_untimed;        /* (t4_decoder.test_untimed_waits) */
 	unsigned n;
 	struct dec_gather out;    /* the output's writer (worker 0's sink's) */
 	uint64_t once[DEC_ONCE_IDS / 64];
@@ -378,38 +379,72 @@ static void wake_locked(struct par *p)
 		pthread_cond_broadcast(&p->cv);
 }
 
-/* Wait for the others to reach packet `need` (or anything else the
- * waiter's loop checks: its rows written, the output failed); a worker
- * wakes the waiters once when it reaches the least need. That worker
- * decides to wake without the lock (dec_split_fed), from a need it may
- * have read before this waiter set it, after storing the packet it is
- * done with, which the waiter may have read before that store: a wake
- * can be missed, and a worker with no rows to hand over (the summary's)
- * may not come back before it waits for packets this waiter holds up
- * (decode -j 7 of a truncated log hung so under qemu-user, once in ~700
- * runs). So the wait is timed: every caller loops on its condition, a
- * missed wake costs at most PAR_RECHECK_NS, and nothing else changes (a
- * condition wait may wake without cause anyway). */
-static void wait_locked(struct par *p, struct dec_split *s, uint64_t need)
+/* What a waiter waits for (its argument: the packet it waits at), checked
+ * under the lock; it may merge first. */
+typedef bool par_cond_fn(struct par *p, struct dec_split *s, uint64_t pk);
+
+/* Publish that s waits for the others to reach packet `need` (p->need:
+ * the least need of the waiters; every store to it is made under the
+ * lock, so the least is kept without a compare-and-swap). */
+static void need_locked(struct par *p, struct dec_split *s, uint64_t need)
+{
+	uint64_t least = atomic_load_explicit(&p->need, memory_order_relaxed);
+
+	s->need = need < 1 ? 1 : need < PAR_DONE ? need : PAR_DONE - 1; /* (PAR_DONE: none) */
+	atomic_store_explicit(&p->need, s->need < least ? s->need : least, memory_order_relaxed);
+}
+
+/* Wait until cond holds. A worker decides without the lock whether to
+ * wake the waiters (dec_split_fed: it stores how far it got, then reads
+ * p->need), so a waiter stores its need and only then reads how far the
+ * others got (cond), each side with a sequentially consistent fence
+ * between its store and its load: one of the two sees the other's store,
+ * and either the waiter does not sleep or the worker wakes it (under the
+ * lock, which the waiter holds from its check until it sleeps). A waiter
+ * that leaves raises p->need; a worker may have read the lower need,
+ * woken for it and so not wake again (s->told), so the waiters left are
+ * woken to look again. The wait is timed all the same (PAR_RECHECK_NS):
+ * what the protocol above misses costs a stall, never a hang (a condition
+ * wait may wake without cause anyway, and every cond is looked at again). */
+static void wait_until_locked(struct par *p, struct dec_split *s, uint64_t pk, par_cond_fn *cond)
 {
 	uint64_t least = PAR_DONE;
 	struct timespec until;
 
-	s->need = need < 1 ? 1 : need < PAR_DONE ? need : PAR_DONE - 1; /* (PAR_DONE: none) */
-	if (s->need < atomic_load(&p->need))
-		atomic_store(&p->need, s->need);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += PAR_RECHECK_NS;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
+	if (cond(p, s, pk))
+		return;
+	for (;;) {
+		need_locked(p, s, pk);
+		atomic_thread_fence(memory_order_seq_cst); /* (dec_split_fed's pair) */
+		if (cond(p, s, pk))
+			break;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += PAR_RECHECK_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (p->test_untimed)
+			pthread_cond_wait(&p->cv, &p->mu);
+		else
+			pthread_cond_timedwait(&p->cv, &p->mu, &until);
 	}
-	pthread_cond_timedwait(&p->cv, &p->mu, &until);
 	s->need = 0;
 	for (unsigned k = 0; k < p->n; k++)
 		if (p->w[k].need && p->w[k].need < least)
 			least = p->w[k].need;
-	atomic_store(&p->need, least);
+	atomic_store_explicit(&p->need, least, memory_order_relaxed);
+	if (least != PAR_DONE)
+		pthread_cond_broadcast(&p->cv);
+}
+
+/* hand_over()'s wait: what the marks allow merged; done when half of s's
+ * queue is written, s is no longer ahead (pk: its mark), or the output
+ * failed. */
+static bool rows_written_locked(struct par *p, struct dec_split *s, uint64_t pk)
+{
+	merge_locked(p);
+	return s->queued <= PAR_LIMIT / 2 || pk <= min_ready(p) || atomic_load(&p->werr);
 }
 
 /* Queue the block being filled (rows of packets up to `ready`; at the
@@ -449,29 +484,30 @@ static void hand_over(struct dec_split *s, uint64_t ready)
 	merge_locked(p);
 	wake_locked(p);
 	if (s->queued > PAR_LIMIT)
-		while (s->queued > PAR_LIMIT / 2 && ready > min_ready(p) &&
-		       !atomic_load(&p->werr)) {
-			wait_locked(p, s, ready);
-			merge_locked(p);
-		}
+		wait_until_locked(p, s, ready, rows_written_locked);
 	pthread_mutex_unlock(&p->mu);
 }
 
 void dec_split_fed(struct dec_split *s, uint64_t n_fed)
 {
 	struct par *p = s->par;
+	bool rows = s->x && s->cur->n_runs; /* rows made, not yet handed over */
+
+	/* how far this worker got, stored before p->need is read: the pair
+	 * of wait_until_locked()'s, which stores a need, then reads these */
+	atomic_store_explicit(&s->done, n_fed, memory_order_release);
+	if (!rows)
+		atomic_store_explicit(&s->ready, n_fed, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t need = atomic_load_explicit(&p->need, memory_order_relaxed);
 	bool tell = n_fed >= need && need != s->told; /* a waiter waits for this packet */
 
-	atomic_store_explicit(&s->done, n_fed, memory_order_release);
 	if (tell)
 		s->told = need;
-	if (s->x && s->cur->n_runs && (s->x->w.len >= PAR_STEP || tell)) {
+	if (rows && (s->x->w.len >= PAR_STEP || tell)) {
 		hand_over(s, n_fed);
 		return;
 	}
-	if (!s->x || !s->cur->n_runs)
-		atomic_store_explicit(&s->ready, n_fed, memory_order_release);
 	if (tell) {
 		pthread_mutex_lock(&p->mu);
 		merge_locked(p);
@@ -506,7 +542,7 @@ void dec_split_end(struct dec_split *s)
 
 /* Whether every other worker's first output before packet pk is known:
  * made, or the worker past pk. */
-static bool firsts_known_locked(const struct par *p, const struct dec_split *s, uint64_t pk)
+static bool firsts_known_locked(struct par *p, struct dec_split *s, uint64_t pk)
 {
 	for (unsigned k = 0; k < p->n; k++) {
 		const struct dec_split *o = &p->w[k];
@@ -528,8 +564,7 @@ void dec_split_origin(struct t4_decoder *d)
 	s->first = pk;
 	s->first_origin = d->origin_ns;
 	wake_locked(p);
-	while (!firsts_known_locked(p, s, pk))
-		wait_locked(p, s, pk);
+	wait_until_locked(p, s, pk, firsts_known_locked);
 	for (unsigned k = 0; k < p->n; k++)
 		if (p->w[k].first < first->first)
 			first = &p->w[k];
@@ -700,6 +735,7 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 	}
 	if (p) {
 		atomic_init(&p->need, PAR_DONE);
+		p->test_untimed = d->test_untimed_waits;
 		pthread_mutex_init(&p->mu, NULL);
 		pthread_cond_init(&p->cv, NULL);
 		for (unsigned k = 0; k < n && rc >= 0; k++, p->n = k)

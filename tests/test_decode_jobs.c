@@ -26,6 +26,7 @@
 #include <zstd.h>
 
 #include "craft_log.h"
+#include "decode/decode_int.h"
 #include "packets_testutil.h"
 #include "packets/packets.h"
 #include "util/util.h"
@@ -256,6 +257,51 @@ Test(decode_jobs, damaged_truncated_and_merged_logs, .timeout = 900)
 	snprintf(both, sizeof(both), "'%s' '%s'", a, b);
 	same_for_jobs(dir, both, "");
 	same_for_jobs(dir, both, "--phase cpu_compute");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* decode -j's workers wait for one another (the origin, the rows'
+ * merge) and wake one another without a lock on the hot path
+ * (decode/parallel.c, wait_until_locked). Its waits are timed, so a wake
+ * protocol that failed would only be slow; here they are not (the test's
+ * seam): a wake-up that is lost hangs, and the timeout fails the test.
+ * The case that hung once in ~700 runs under qemu-user, when the wake
+ * could be lost: 7 workers, no rows to hand over (as the summary), a
+ * truncated log of two schedulers; each run's totals are -j 1's. A stress
+ * test: it can miss a rare lost wake-up, never invent one. */
+Test(decode_jobs, waits_wake_without_a_timer, .timeout = 900)
+{
+	char *dir = cli_tmpdir("t4jobs"), w[4200], out[8192], path[4300];
+	struct t4_decode_opts o = { 0 };
+	uint64_t want_values = 0;
+
+	cli_repo_file("tools/t4write.py", w);
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && python3 '%s' --triggers 600 --seed 5 --bookmarks"
+			    " --schedulers 2 --truncate 12000 trunc.t4",
+			    w),
+		     0, "%s", out);
+	snprintf(path, sizeof(path), "%s/trunc.t4", dir);
+	for (int run = 0; run < 40; run++) {
+		struct t4_decoder *d;
+		uint64_t values = 0;
+
+		o.jobs = run ? 7 : 1;
+		cr_assert_eq(t4_decoder_new(&d, &o, NULL, NULL), 0, "%s", t4_errmsg());
+		d->test_untimed_waits = true;
+		d->quiet = true; /* (the truncation said 40 times) */
+		cr_assert_eq(t4_decoder_run_file(d, path), 0, "run %d: %s", run, t4_errmsg());
+		for (size_t i = 0; i < t4_decoder_n_domains(d); i++)
+			for (uint32_t e = 0; e < t4_decoder_domain_at(d, i)->n_counts; e++)
+				values += (uint64_t)t4_decoder_domain_at(d, i)->totals[e] +
+					  t4_decoder_domain_at(d, i)->intervals;
+		if (!run)
+			want_values = values;
+		cr_assert_eq(values, want_values, "run %d: -j 7's totals are not -j 1's", run);
+		t4_decoder_free(d);
+	}
+	cr_assert_gt(want_values, 0);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
