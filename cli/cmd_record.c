@@ -735,15 +735,16 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		cli_stat_print(stderr, closing_index(r));
 }
 
-/* A signal ended a virtual recording before its --duration: said, since
- * the log then holds less than asked. */
+/* A signal ended a virtual recording before its --duration: a warning,
+ * also with -q (which keeps warnings), since the log then holds less
+ * than asked. */
 static void virtual_interrupted(const struct t4_sched_status *st, uint64_t duration_ns)
 {
 	uint64_t grid = st->schedulers ? (st->triggers + st->overruns) / st->schedulers : 0;
 	char d1[16], d2[16];
 
-	fprintf(stderr, "t410trace: interrupted: the virtual recording ends early, at %s of "
-			"virtual time (of %s asked)\n",
+	t4_warn("interrupted: the virtual recording ends early, at %s of virtual time (of %s "
+		"asked)",
 		t4_fmt_duration(grid > 1 ? (grid - 1) * st->period_ns : 0, d1, sizeof(d1)),
 		t4_fmt_duration(duration_ns, d2, sizeof(d2)));
 }
@@ -782,9 +783,9 @@ static int run_virtual(struct recording *r)
 	else if ((crc = cli_output_publish(&r->out)) < 0)
 		t4_report(crc); /* stranded under its partial name, which is said and
 				 * summarised: exit 1 (exit_code), as a live recording */
+	if (rc == 0 && signals_got)
+		virtual_interrupted(&st, r->o.duration_ns);
 	if (rc == 0 && !r->o.quiet) {
-		if (signals_got)
-			virtual_interrupted(&st, r->o.duration_ns);
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_mono_raw_ns() - t0) / 1e9);
 		if (closing_index(r))

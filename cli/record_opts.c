@@ -11,6 +11,7 @@
 #include "control/control.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -299,6 +300,18 @@ static int parse_one(struct cli_record_opts *o, int c, const char *arg)
 	}
 }
 
+/* -C's CPUs must be online, whatever reads the list: a CPU past the
+ * machine's (the simulated Tegra410's PMUs sit on this machine's CPUs too)
+ * was taken without a word where no per-CPU event read it (--sim,
+ * --virtual, uncore PMUs only). A machine whose online CPUs cannot be read
+ * is left to the per-CPU events, which say so where they need them. */
+static int check_cpus(const struct cli_record_opts *o)
+{
+	if (o->target.cpus && t4_cpus_check_online(o->target.cpus) == -EINVAL)
+		return cli_usage_error("record", "-C %s: %s", o->target.cpus, t4_errmsg());
+	return 0;
+}
+
 int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 {
 	struct cli_getopt g;
@@ -345,6 +358,6 @@ int cli_record_parse(int argc, char **argv, struct cli_record_opts *o)
 	if (o->src.sim && o->trigger == T4_TRIGGER_BPF)
 		return cli_usage_error("record", "--trigger bpf: the simulator's counters live in "
 				       "user space (--sim records through --trigger user)");
-	return 0;
+	return check_cpus(o);
 }
 

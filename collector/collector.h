@@ -284,6 +284,11 @@ struct t4_target {
 			   * other PMUs (uncore, msr) count system-wide */
 };
 
+/* 0 when every CPU of list (-C) is online; -EINVAL naming the first one
+ * that is not ("CPU 9 is not online (online: 0-7)") or why list is
+ * malformed; another -errno when the online CPUs cannot be read. */
+int t4_cpus_check_online(const char *list);
+
 struct t4_evlist {
 	struct t4_counter *v;
 	size_t n, cap;

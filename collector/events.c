@@ -106,23 +106,41 @@ static bool is_software_like(const struct t4_pmu *pmu)
 
 /* ---- online CPUs ------------------------------------------------------- */
 
+/* -EINVAL naming the first CPU of want that online lacks ("CPU 9 is not
+ * online (online: 0-7)"), or 0. */
+static int cpus_in(const char *want, const char *online)
+{
+	int absent = t4_cpulist_first_absent(want, online);
+
+	if (absent == -1)
+		return 0;
+	if (absent < 0)
+		return absent; /* malformed: said */
+	return t4_err(EINVAL, "CPU %d is not online (online: %s)", absent, online);
+}
+
+int t4_cpus_check_online(const char *list)
+{
+	char buf[4096];
+	int rc = t4_read_small_file(ONLINE_PATH, buf, sizeof(buf));
+
+	return rc < 0 ? rc : cpus_in(list, buf);
+}
+
 /* Keep the online CPUs that -C names; every CPU of -C must be online. */
 static int apply_cpu_list(struct ev_ctx *cx, const char *online)
 {
 	const char *want = cx->target.cpus;
-	int listed = 0, kept = 0;
+	int kept = 0;
 
 	if (!want)
 		return 0;
-	if (t4_cpulist_first(want, &listed) < 0)
+	if (cpus_in(want, online) < 0)
 		return t4_err(EINVAL, "-C %s: %s", want, t4_errmsg());
 	for (int i = 0; i < cx->n_cpus; i++)
 		if (t4_cpulist_has(want, cx->cpus[i]) == 1)
 			cx->cpus[kept++] = cx->cpus[i];
 	cx->n_cpus = kept;
-	if (kept < listed)
-		return t4_err(EINVAL, "-C %s: not every CPU listed is online (online: %s)",
-			      want, online);
 	return 0;
 }
 

@@ -117,9 +117,26 @@ Test(perf_cli, cpu_list, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert_eq(atoi(r.out), on0, "%s", r.out);
 	cleanup(&r);
-	expect_line("record -C 4000 -d 10ms", 2, "t410trace: -C 4000: not every CPU listed is online");
+	expect_line("record -C 4000 -d 10ms", 2,
+		    "t410trace record: -C 4000: CPU 4000 is not online (online: ");
 	expect_line("record -C 0,0-1,4000 -d 10ms", 2,
-		    "t410trace: -C 0,0-1,4000: not every CPU listed is online");
+		    "t410trace record: -C 0,0-1,4000: CPU 4000 is not online (online: ");
+}
+
+/* A CPU that is not online is refused before anything is recorded, with
+ * the CPU named, whatever reads the list: --sim and --virtual (only
+ * uncore PMUs, on this machine's CPUs) recorded and exited 0, silently. */
+Test(perf_cli, offline_cpu_refused_up_front)
+{
+	expect_line("record -q --sim --virtual -d 10ms -C 9999", 2,
+		    "t410trace record: -C 9999: CPU 9999 is not online (online: ");
+	expect_line("record -q --sim -d 10ms -C 0,9999", 2,
+		    "t410trace record: -C 0,9999: CPU 9999 is not online (online: ");
+	/* the lowest one missing, wherever the list names it */
+	expect_line("record -q --sim -d 10ms -C 9999,65535,9000-9001", 2,
+		    "t410trace record: -C 9999,65535,9000-9001: CPU 9000 is not online (online: ");
+	expect_line("record -q -e cpu-clock -d 10ms -C 9999", 2,
+		    "t410trace record: -C 9999: CPU 9999 is not online (online: ");
 }
 
 /* A malformed -C is refused whatever the events: with only uncore PMUs

@@ -468,6 +468,36 @@ Test(top, in_a_terminal_ctrl_c_restores_it, .timeout = 180)
 	cleanup(&r);
 }
 
+/* -i's default, as the man page gives it: 1s. The full-screen view says
+ * the interval it waits ("every 1s"), and in plain mode `-n 2` takes at
+ * least that long (its second refresh is one interval after its first:
+ * a bound from below, which a loaded machine only makes longer; the
+ * header may come again, '#' first, as PMUs appear: data lines counted). */
+Test(top, the_default_interval_is_one_second, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "t0=$(date +%s%N); \"$B\" top --control c.sock -n 2 > t.csv; echo top_rc=$?; "
+		  "t1=$(date +%s%N); echo lines=$(grep -c '^[0-9]' t.csv) "
+		  "atleast1s=$(( t1 - t0 >= 1000000000 )); " END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=0\nlines=2 atleast1s=1\nrec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+	if (!t4t_have_cmds("tmux"))
+		cr_skip_test("tmux not found (the full-screen view's interval unchecked)");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "printf '%s\\n' '\"$B\" top --control c.sock; echo top-rc=$?; echo pane-done; "
+		  "sleep 120' > pane.sh; " TMUX_PANE
+		  "see '^t410trace top: '; grep '^t410trace top: ' pane.txt | grep -o 'every [^ ]*'; "
+		  "$T send-keys -t top q; see pane-done; grep top-rc pane.txt; $T kill-server; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "every 1s\ntop-rc=0\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rec_rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* This machine's own PMUs: a row per domain (software and msr per CPU). */
 Test(top, this_machines_pmus, .timeout = 120)
 {

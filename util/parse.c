@@ -220,6 +220,35 @@ int t4_cpulist_has(const char *list, int cpu)
 	return rc < 0 ? rc : h.found;
 }
 
+struct absent_cpu {
+	const char *have;
+	long first; /* -1: every CPU so far is in have */
+};
+
+/* The lowest CPU of a range that have lacks: ranges come in the order
+ * written, so the smallest missing one over all of them is kept. */
+static void note_absent(long lo, long hi, void *ud)
+{
+	struct absent_cpu *a = ud;
+
+	for (long c = lo; c <= hi && (a->first < 0 || c < a->first); c++)
+		if (t4_cpulist_has(a->have, (int)c) != 1) {
+			a->first = c;
+			return;
+		}
+}
+
+int t4_cpulist_first_absent(const char *want, const char *have)
+{
+	struct absent_cpu a = { have, -1 };
+	int rc = t4_cpulist_first(have, NULL);
+
+	if (rc < 0)
+		return rc;
+	rc = cpulist_walk(want, note_absent, &a);
+	return rc < 0 ? rc : (int)a.first;
+}
+
 size_t t4_strlcpy(char *dst, const char *src, size_t cap)
 {
 	size_t len = strlen(src);

@@ -142,6 +142,11 @@ int t4_cpulist_first(const char *list, int *count_out);
  * malformed list. */
 int t4_cpulist_has(const char *list, int cpu);
 
+/* The lowest CPU of want that have does not list (-C against the online
+ * CPUs), -1 when have lists every one, or a negative errno for a
+ * malformed list. */
+int t4_cpulist_first_absent(const char *want, const char *have);
+
 /* ---- suggestions (suggest.c) -------------------------------------------- */
 
 /* The i-th candidate name of src (NULL: skip it). */
