@@ -166,7 +166,7 @@ int sched_activity_open(struct t4_sched *s)
 	const struct t4_activity_opts *o = &s->opts.activity;
 	struct t4_bpf_activity_opts bo = {
 		.all = o->all, .pids = o->pids, .n_pids = o->n_pids,
-		.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
+		.verbose = t4_env_on("T410TRACE_BPF_DEBUG"),
 		/* below ~1 ms the triggers a decoder waits for a late
 		 * bookmark are shorter than the drains' wait (FORMAT.md 6.1) */
 		.wake_on_bookmark = t4_bookmark_must_hurry(s->opts.period_ns),

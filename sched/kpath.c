@@ -107,7 +107,7 @@ int sched_kpath_open(struct t4_sched *s)
 			.n_domains = k->n_doms,
 			.period_ns = s->opts.period_ns,
 			.drain_ns = DRAIN_NS,
-			.verbose = getenv("T410TRACE_BPF_DEBUG") != NULL,
+			.verbose = t4_env_on("T410TRACE_BPF_DEBUG"),
 		};
 		rc = t4_bpf_trigger_open(&k->trig, &o);
 	}

@@ -208,3 +208,22 @@ Test(util, long_messages_keep_their_end)
 	cr_assert_eq(t4_cpulist_first("3-5,4,0-1", &n), 3);
 	cr_assert_eq(n, 5);
 }
+
+/* An environment switch (T410TRACE_BPF_DEBUG): on when set to anything
+ * but nothing or 0. */
+Test(util, env_switches_are_off_unset_empty_or_0)
+{
+	const char *name = "T4_TEST_SWITCH";
+	static const struct {
+		const char *v;
+		bool on;
+	} cases[] = { { "", false }, { "0", false }, { "1", true }, { "yes", true }, { "00", true } };
+
+	unsetenv(name);
+	cr_assert(!t4_env_on(name));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv(name, cases[i].v, 1);
+		cr_assert_eq(t4_env_on(name), cases[i].on, "'%s'", cases[i].v);
+	}
+	unsetenv(name);
+}

@@ -142,6 +142,10 @@ int t4_cpulist_first(const char *list, int *count_out);
  * malformed list. */
 int t4_cpulist_has(const char *list, int cpu);
 
+/* Whether environment variable name switches something on: set, and
+ * neither empty nor "0" (T410TRACE_BPF_DEBUG=0 means off). */
+bool t4_env_on(const char *name);
+
 /* The lowest CPU of want that have does not list (-C against the online
  * CPUs), -1 when have lists every one, or a negative errno for a
  * malformed list. */
