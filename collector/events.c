@@ -110,12 +110,12 @@ static bool is_software_like(const struct t4_pmu *pmu)
  * online (online: 0-7)"), or 0. */
 static int cpus_in(const char *want, const char *online)
 {
-	int absent = t4_cpulist_first_absent(want, online);
+	int absent, rc = t4_cpulist_first_absent(want, online, &absent);
 
-	if (absent == -1)
-		return 0;
+	if (rc < 0)
+		return rc; /* malformed: said */
 	if (absent < 0)
-		return absent; /* malformed: said */
+		return 0;
 	return t4_err(EINVAL, "CPU %d is not online (online: %s)", absent, online);
 }
 

@@ -37,16 +37,24 @@ Test(util, durations_minutes_and_hours)
 	cr_assert_str_eq(t4_errmsg(), "'30': duration needs a unit (ns, us, ms, s, m (or min), h)");
 }
 
+/* t4_cpulist_first_absent()'s CPU (-1: none), or its error. */
+static int first_absent(const char *want, const char *have)
+{
+	int absent = -2, rc = t4_cpulist_first_absent(want, have, &absent);
+
+	return rc < 0 ? rc : absent;
+}
+
 /* The lowest CPU of one list another lacks (-C against the online CPUs). */
 Test(util, cpulist_first_absent)
 {
-	cr_assert_eq(t4_cpulist_first_absent("0-3,8", "0-8"), -1);
-	cr_assert_eq(t4_cpulist_first_absent("1,1", "0-1"), -1);
-	cr_assert_eq(t4_cpulist_first_absent("9999", "0-1"), 9999);
-	cr_assert_eq(t4_cpulist_first_absent("0,2-3", "0-1"), 2);
-	cr_assert_eq(t4_cpulist_first_absent("70,5,0-65", "0-3,6-69"), 4);
-	cr_assert_eq(t4_cpulist_first_absent("x", "0-1"), -EINVAL);
-	cr_assert_eq(t4_cpulist_first_absent("0", ""), -EINVAL);
+	cr_assert_eq(first_absent("0-3,8", "0-8"), -1);
+	cr_assert_eq(first_absent("1,1", "0-1"), -1);
+	cr_assert_eq(first_absent("9999", "0-1"), 9999);
+	cr_assert_eq(first_absent("0,2-3", "0-1"), 2);
+	cr_assert_eq(first_absent("70,5,0-65", "0-3,6-69"), 4);
+	cr_assert_eq(first_absent("x", "0-1"), -EINVAL);
+	cr_assert_eq(first_absent("0", ""), -EINVAL);
 }
 
 Test(util, cpulist_has)

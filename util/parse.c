@@ -238,15 +238,17 @@ static void note_absent(long lo, long hi, void *ud)
 		}
 }
 
-int t4_cpulist_first_absent(const char *want, const char *have)
+int t4_cpulist_first_absent(const char *want, const char *have, int *absent)
 {
 	struct absent_cpu a = { have, -1 };
 	int rc = t4_cpulist_first(have, NULL);
 
+	if (rc >= 0)
+		rc = cpulist_walk(want, note_absent, &a);
 	if (rc < 0)
 		return rc;
-	rc = cpulist_walk(want, note_absent, &a);
-	return rc < 0 ? rc : (int)a.first;
+	*absent = (int)a.first;
+	return 0;
 }
 
 bool t4_env_on(const char *name)

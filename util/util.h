@@ -147,9 +147,9 @@ int t4_cpulist_has(const char *list, int cpu);
 bool t4_env_on(const char *name);
 
 /* The lowest CPU of want that have does not list (-C against the online
- * CPUs), -1 when have lists every one, or a negative errno for a
- * malformed list. */
-int t4_cpulist_first_absent(const char *want, const char *have);
+ * CPUs) into *absent, -1 when have lists every one: 0, or a negative
+ * errno for a malformed list. */
+int t4_cpulist_first_absent(const char *want, const char *have, int *absent);
 
 /* ---- suggestions (suggest.c) -------------------------------------------- */
 

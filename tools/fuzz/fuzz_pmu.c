@@ -67,6 +67,23 @@ static void check_cpulist(const char *list)
 		FUZZ_CHECK(count >= 1, "'%s': first %d, count %d", list, rc, count);
 }
 
+/* The lowest CPU of want that have lacks (record -C against the online
+ * CPUs): one of want's, not have's; -1 only when have holds want's first. */
+static void check_cpulist_absent(const char *want, const char *have)
+{
+	int absent = -2, rc = t4_cpulist_first_absent(want, have, &absent);
+
+	fuzz_check_rc(rc, "t4_cpulist_first_absent");
+	if (rc < 0)
+		return;
+	if (absent >= 0)
+		FUZZ_CHECK(t4_cpulist_has(want, absent) == 1 && t4_cpulist_has(have, absent) == 0,
+			   "'%s' against '%s': %d", want, have, absent);
+	else
+		FUZZ_CHECK(absent == -1 && t4_cpulist_has(have, t4_cpulist_first(want, NULL)) == 1,
+			   "'%s' against '%s': none absent (%d)", want, have, absent);
+}
+
 /* Fields 3.. as a sysfs tree; discover it and parse two events. */
 static void check_tree(char **fld, int n)
 {
@@ -124,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		fld[n++] = "";
 	check_format(fld[0], fld[2]);
 	check_cpulist(fld[1]);
+	check_cpulist_absent(fld[1], fld[2]);
 	check_tree(fld, n);
 	free(s);
 	return 0;
