@@ -343,6 +343,12 @@ static int hello_locked(void)
 	char reply[T4_CONTROL_REPLY_MAX];
 	int err, passed = -1;
 
+	/* Connected first: with no recorder there (the variable left set, the
+	 * recorder gone) each call asks again, and must cost a failed connect,
+	 * not a read of /proc/self/maps (thousands of lines in a large app)
+	 * under the lock every thread takes. */
+	if ((err = connect_locked()) < 0)
+		return err;
 	/* Plain "hello" (no file) is answered "ok socket". */
 	if (probe_callable() && own_file(file, sizeof(file)) == 0 && strlen(file) < sizeof(line) - 6)
 		snprintf(line, sizeof(line), "hello %s", file);

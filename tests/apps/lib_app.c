@@ -12,11 +12,17 @@
  *   bad         refusals: bad name, NULL, too long; then bookmark good1
  *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
  *   gone        T410TRACE_CONTROL names no recorder
+ *   gonecost N  the same, N bookmarks: print how often the library read
+ *               /proc/self/maps (fopen, interposed here)
  *   noop N      no recorder in the environment: N calls, print ns/call
  * Exit 0 when every call returned what it should; otherwise a message on
  * stderr and exit 1.
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <t410trace.h>
+
+#include <dlfcn.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -137,6 +143,27 @@ static void run_gone(void)
 	}
 }
 
+/* fopen, interposed: the library's calls come here first (an executable's
+ * symbol precedes libc's), counting its reads of /proc/self/maps. */
+static atomic_long maps_reads;
+
+FILE *fopen(const char *path, const char *mode)
+{
+	FILE *(*real)(const char *, const char *);
+
+	*(void **)&real = dlsym(RTLD_NEXT, "fopen");
+	if (path && !strcmp(path, "/proc/self/maps"))
+		atomic_fetch_add(&maps_reads, 1);
+	return real ? real(path, mode) : NULL;
+}
+
+static void run_gonecost(long n)
+{
+	for (long i = 0; i < n; i++)
+		check(t410_bookmark("x") < 0, 1, "bookmark without recorder");
+	printf("maps reads %ld\n", atomic_load(&maps_reads));
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -187,6 +214,8 @@ int main(int argc, char **argv)
 		run_reconnect();
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
+	} else if (!strcmp(mode, "gonecost")) {
+		run_gonecost(n);
 	} else if (!strcmp(mode, "noop")) {
 		run_noop(n);
 	} else {
