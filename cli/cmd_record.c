@@ -728,7 +728,10 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 
 	cli_record_summary(&in, st, ls);
 	/* the writer's index saw the chunks a failed write lost too */
-	if (closing_index(r) && r->log_failed)
+	if (closing_index(r) && r->log_failed && r->out.to_stdout)
+		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info -' "
+				"on what standard output got gives what it holds)\n");
+	else if (closing_index(r) && r->log_failed)
 		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
 				"gives what it holds)\n", cli_output_name(&r->out));
 	else if (closing_index(r))

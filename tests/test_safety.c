@@ -111,6 +111,24 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The same on standard output (here /dev/full): the advice names what
+ * works, 'info -' on what it got; it said "'t410trace info standard
+ * output' gives what it holds", a command that reads two missing files. */
+Test(safety, disk_full_on_standard_output_advises_info_dash, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim -d 50ms --backend pwrite -o - > /dev/full; echo rc=$?");
+	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device after "),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info -' "
+				"on what standard output got gives what it holds)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "info standard output"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A log stranded under its partial name (FILE taken while it recorded:
  * the name cannot be given) is no success: exit 1, as t4_exit_code and
  * the man page's EXIT STATUS have it, the log kept as FILE.partial-PID
