@@ -14,6 +14,8 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -293,6 +295,37 @@ Test(lib, recorder_gone_costs_no_maps_read)
 		     0, "%s", a.err);
 	cr_assert_str_eq(a.out, "maps reads 0");
 	expect_log(&a, "");
+	app_close(&a);
+}
+
+/* A recorder that stops answering (here a socket that never accepts)
+ * holds each exchange 5 s; 4 threads calling at once waited in turn on
+ * the library's lock, the last 20 s, in a loop for ever while it stayed
+ * stopped. The wait for the lock is bounded too: every call returns
+ * -ETIMEDOUT within about twice the timeout (a bound on the slowest
+ * call: it is at least 15 s without it, whatever the machine's speed). */
+Test(lib, a_stalled_recorder_holds_no_thread_past_the_bound, .timeout = 90)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct app a;
+	char path[PATH_MAX + 16];
+	double slowest = 0;
+	int lfd;
+
+	app_open(&a);
+	snprintf(path, sizeof(path), "%s/stalled.sock", a.rec.dir);
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 16), 0); /* never accepted */
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out), "env T410TRACE_CONTROL='%s' '%s' stalled",
+			       path, a.bin),
+		     0, "%s", a.err);
+	cr_assert_eq(sscanf(a.out, "slowest %lf", &slowest), 1, "%s", a.out);
+	cr_assert_lt(slowest, 14.0, "a call waited %.1f s", slowest);
+	close(lfd);
 	app_close(&a);
 }
 

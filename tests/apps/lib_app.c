@@ -14,6 +14,9 @@
  *   gone        T410TRACE_CONTROL names no recorder
  *   gonecost N  the same, N bookmarks: print how often the library read
  *               /proc/self/maps (fopen, interposed here)
+ *   stalled     T410TRACE_CONTROL names a socket that never answers: 4
+ *               threads bookmark at once; print the slowest call's
+ *               seconds; each must return -ETIMEDOUT
  *   noop N      no recorder in the environment: N calls, print ns/call
  * Exit 0 when every call returned what it should; otherwise a message on
  * stderr and exit 1.
@@ -172,6 +175,34 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static double slowest;
+static pthread_mutex_t slowest_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *stalled_main(void *arg)
+{
+	double t0 = now_s(), took;
+
+	(void)arg;
+	check(t410_bookmark("s"), -ETIMEDOUT, "bookmark to a recorder that does not answer");
+	took = now_s() - t0;
+	pthread_mutex_lock(&slowest_lock);
+	if (took > slowest)
+		slowest = took;
+	pthread_mutex_unlock(&slowest_lock);
+	return NULL;
+}
+
+static void run_stalled(void)
+{
+	pthread_t t[4];
+
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stalled_main, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("slowest %.1f\n", slowest);
+}
+
 static void run_noop(long n)
 {
 	double t0;
@@ -214,6 +245,8 @@ int main(int argc, char **argv)
 		run_reconnect();
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
+	} else if (!strcmp(mode, "stalled")) {
+		run_stalled();
 	} else if (!strcmp(mode, "gonecost")) {
 		run_gonecost(n);
 	} else if (!strcmp(mode, "noop")) {
