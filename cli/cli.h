@@ -222,6 +222,7 @@ struct cli_virtual_run {
 	bool per_socket;
 	const char *bookmark, *cmdline;
 	const volatile sig_atomic_t *stop; /* record's signal count: Ctrl-C ends it */
+	const struct t4_log *log;          /* its write error ends it */
 };
 
 /* One of the options above: 0, or 2 after a usage error. --virtual also

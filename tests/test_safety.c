@@ -179,6 +179,40 @@ Test(safety, a_full_file_system_exits_1, .timeout = 120)
 	cleanup(&r);
 }
 
+/* The same for a virtual recording, whose log is named only once whole:
+ * it dropped the unnamed log when the disk filled, after saying
+ * "everything before is intact" (nothing was left), and went on
+ * generating the hour asked for (72 s here) for nothing. Its whole chunks
+ * are kept and named now, with the summary, exit 1, and it stops at the
+ * log's error. */
+Test(safety, a_full_file_system_keeps_a_virtual_log, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	tmpdir(&r);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(&r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+	sh_in_dir(&r, "\"$B\" record --sim --virtual -d 10min --backend pwrite -o mnt/full.t4t;"
+		  " echo rc=$?; \"$B\" info --json mnt/full.t4t | grep -o '\"triggers\": [0-9]*'");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: mnt/full.t4t: No space left on device after "), "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "t410trace: wrote mnt/full.t4t: "), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info "
+				"mnt/full.t4t' gives what it holds)\n"), "%s", r.out);
+	const char *t = strstr(r.out, "\"triggers\": ");
+	cr_assert_not_null(t, "no readable log: %s", r.out);
+	cr_assert_gt(atol(t + 12), 0, "%s", r.out);
+	cleanup(&r);
+}
+
 /* Whether process pid is gone (or a zombie nobody reaped yet); quiet when
  * it goes between the two looks. */
 static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -qs '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
