@@ -213,6 +213,32 @@ Test(safety, a_full_file_system_keeps_a_virtual_log, .timeout = 120)
 	cleanup(&r);
 }
 
+/* decode -o and report -o cut short by a signal (Ctrl-C, kill, a closed
+ * terminal) left their OUT.tmp-XXXXXX behind (hundreds of MB for a long
+ * log), which nothing removes. Here decode reads a pipe that stays open,
+ * so it is surely still writing when SIGTERM comes, once its temporary
+ * file is there; it dies of the signal as before (143), OUT untouched and
+ * nothing else left. */
+Test(safety, a_signal_leaves_no_temporary_output, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t && "
+		  "echo old > p.csv && mkfifo in && "
+		  "{ \"$B\" decode - -f csv -o p.csv < in 2> /dev/null & d=$!; exec 3> in; "
+		  "head -c 400000 v.t4t >&3; i=0; "
+		  "until [ -n \"$(ls p.csv.tmp-* 2>/dev/null)\" ] || [ $i -ge 1500 ]; do sleep 0.02; "
+		  "i=$((i+1)); done; ls p.csv.tmp-* > /dev/null && echo tmp-seen; "
+		  "kill -TERM $d; wait $d; echo rc=$?; exec 3>&-; }; ls; cat p.csv");
+	cr_assert(strstr(r.out, "tmp-seen\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=143\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "p.csv.tmp-"), "a temporary file was left: %s", r.out);
+	cr_assert(strstr(r.out, "\np.csv\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "old\n"), "OUT was touched: %s", r.out);
+	cleanup(&r);
+}
+
 /* Whether process pid is gone (or a zombie nobody reaped yet); quiet when
  * it goes between the two looks. */
 static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -qs '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";
