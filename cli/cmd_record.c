@@ -724,11 +724,17 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		.seconds = seconds,
 		.simulated = r->o.src.sim,
 		.log_failed = r->log_failed,
+		/* a log that never had its name: FILE, if there, is an older one */
+		.nothing_kept = r->log_failed && !r->out.published && !r->out.stranded &&
+				!r->out.in_place,
+		.existed = r->out.exists,
 	};
 
 	cli_record_summary(&in, st, ls);
 	/* the writer's index saw the chunks a failed write lost too */
-	if (closing_index(r) && r->log_failed && r->out.to_stdout)
+	if (in.nothing_kept)
+		;
+	else if (closing_index(r) && r->log_failed && r->out.to_stdout)
 		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info -' "
 				"on what standard output got gives what it holds)\n");
 	else if (closing_index(r) && r->log_failed)

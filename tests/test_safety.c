@@ -179,6 +179,37 @@ Test(safety, a_full_file_system_exits_1, .timeout = 120)
 	cleanup(&r);
 }
 
+/* A disk full before the first chunk: nothing is recorded, and the user's
+ * FILE (an older log) stays as it was. The summary said "the log stopped
+ * early; FILE: 0 B ..., all of it readable" and "'t410trace info FILE'
+ * gives what it holds": info then shows the older log as if it were this
+ * recording. */
+Test(safety, a_disk_full_from_the_start_points_at_no_older_file, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	tmpdir(&r);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(&r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+	sh_in_dir(&r, "echo yesterday > mnt/x.t4t; head -c 1000000 /dev/zero > mnt/fill 2> /dev/null;"
+		  " \"$B\" record --sim -d 300ms --backend pwrite -o mnt/x.t4t; echo rc=$?;"
+		  " cat mnt/x.t4t; ls mnt");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: the log stopped before its first chunk was on disk: "
+				"nothing recorded (mnt/x.t4t left as it was)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "gives what it holds"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "all of it readable"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nyesterday\nfill\nx.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* The same for a virtual recording, whose log is named only once whole:
  * it dropped the unnamed log when the disk filled, after saying
  * "everything before is intact" (nothing was left), and went on
