@@ -222,6 +222,7 @@ struct cli_virtual_run {
 	bool per_socket;
 	const char *bookmark, *cmdline;
 	const volatile sig_atomic_t *stop; /* record's signal count: Ctrl-C ends it */
+	const struct t4_log *log;          /* its write error ends it */
 };
 
 /* One of the options above: 0, or 2 after a usage error. --virtual also
@@ -394,6 +395,8 @@ struct cli_record_summary {
 	uint64_t period_ns;
 	double seconds;      /* baseline to final trigger, about */
 	bool simulated, log_failed;
+	bool nothing_kept;   /* it failed before a chunk had the name: nothing there */
+	bool existed;        /* ... and output was the user's file, left as it was */
 };
 /* "BPF timers in the kernel" or "user-space threads". */
 const char *cli_trigger_path_name(bool bpf);

@@ -724,11 +724,20 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		.seconds = seconds,
 		.simulated = r->o.src.sim,
 		.log_failed = r->log_failed,
+		/* a log that never had its name: FILE, if there, is an older one */
+		.nothing_kept = r->log_failed && !r->out.published && !r->out.stranded &&
+				!r->out.in_place,
+		.existed = r->out.exists,
 	};
 
 	cli_record_summary(&in, st, ls);
 	/* the writer's index saw the chunks a failed write lost too */
-	if (closing_index(r) && r->log_failed)
+	if (in.nothing_kept)
+		;
+	else if (closing_index(r) && r->log_failed && r->out.to_stdout)
+		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info -' "
+				"on what standard output got gives what it holds)\n");
+	else if (closing_index(r) && r->log_failed)
 		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
 				"gives what it holds)\n", cli_output_name(&r->out));
 	else if (closing_index(r))
@@ -770,25 +779,35 @@ static int run_virtual(struct recording *r)
 	    (rc = setup_counters(r)) >= 0 && (rc = setup_log(r)) >= 0 &&
 	    (rc = t4_log_start(r->log)) >= 0) {
 		vr.ring = r->meta;
+		vr.log = r->log;
 		rc = cli_virtual_record(&vr, &st);
 	}
 	cli_virtual_final(&st, &fin);
+	memset(&ls, 0, sizeof(ls));
 	if (r->log)
 		crc = t4_log_close(r->log, &fin, &ls);
 	r->log = NULL;
+	/* The log stopped (a full disk, said by it) with whole chunks on disk:
+	 * they are kept and named, as a live recording's are, and the exit is
+	 * 1. The unnamed log was dropped, and its "everything before is
+	 * intact" with it. */
+	r->log_failed = rc == 0 && crc < 0;
 	if (rc == 0 && crc < 0)
 		rc = crc;
-	if (rc != 0)
+	if (rc != 0 && !(r->log_failed && ls.file_bytes > 0))
 		cli_output_drop(&r->out); /* failed: drop the unnamed log */
 	else if ((crc = cli_output_publish(&r->out)) < 0)
 		t4_report(crc); /* stranded under its partial name, which is said and
 				 * summarised: exit 1 (exit_code), as a live recording */
-	if (rc == 0 && signals_got)
+	if ((rc == 0 || (r->log_failed && r->out.published)) && signals_got)
 		virtual_interrupted(&st, r->o.duration_ns);
-	if (rc == 0 && !r->o.quiet) {
+	if ((rc == 0 || (r->log_failed && r->out.published)) && !r->o.quiet) {
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_mono_raw_ns() - t0) / 1e9);
-		if (closing_index(r))
+		if (r->log_failed)
+			fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace "
+					"info %s' gives what it holds)\n", cli_output_name(&r->out));
+		else if (closing_index(r))
 			cli_stat_print(stderr, closing_index(r));
 	}
 	return rc;

@@ -28,10 +28,59 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporary file being written, removed by a signal that ends the
+ * process (Ctrl-C, kill, a closed terminal): a decode or report cut short
+ * left OUT.tmp-XXXXXX behind, hundreds of MB of it, that nothing removes.
+ * One output at a time per process. A signal the caller ignores (a
+ * background job's SIGINT, nohup's SIGHUP) stays ignored. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static char pending[sizeof(((struct cli_outfile *)0)->tmp)];
+static volatile sig_atomic_t pending_set;
+static struct sigaction pending_old[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
+static bool pending_caught[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
+
+/* Remove the temporary file, then die of the signal as before (the
+ * handler is reset on entry: the signal, blocked until it returns, then
+ * takes its default action). unlink and raise are async-signal-safe. */
+static void remove_pending(int sig)
+{
+	int saved = errno;
+
+	if (pending_set)
+		unlink(pending);
+	raise(sig);
+	errno = saved;
+}
+
+static void pending_watch(const char *tmp)
+{
+	struct sigaction sa = { .sa_handler = remove_pending, .sa_flags = SA_RESETHAND };
+
+	snprintf(pending, sizeof(pending), "%s", tmp);
+	pending_set = 1;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < T4_ARRAY_LEN(fatal_signals); i++) {
+		pending_caught[i] = sigaction(fatal_signals[i], NULL, &pending_old[i]) == 0 &&
+				    pending_old[i].sa_handler == SIG_DFL &&
+				    !(pending_old[i].sa_flags & SA_SIGINFO) &&
+				    sigaction(fatal_signals[i], &sa, NULL) == 0;
+	}
+}
+
+/* Before the temporary file is renamed or removed: no signal touches it. */
+static void pending_done(void)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(fatal_signals); i++)
+		if (pending_caught[i])
+			sigaction(fatal_signals[i], &pending_old[i], NULL);
+	pending_set = 0;
+}
 
 bool cli_outfile_stdout(const struct cli_outfile *o)
 {
@@ -198,6 +247,7 @@ int cli_outfile_open(struct cli_outfile *o)
 		o->tmp[0] = '\0';
 		return t4_err(-fd, "%s: %s", o->output, strerror(-fd));
 	}
+	pending_watch(o->tmp);
 	/* a file it replaces keeps its permissions: a 0600 file stays 0600 */
 	if (stat(o->dest, &sb) == 0 && S_ISREG(sb.st_mode))
 		fchmod(fd, sb.st_mode & 07777);
@@ -205,6 +255,7 @@ int cli_outfile_open(struct cli_outfile *o)
 		int err = errno;
 		close(fd);
 		unlink(o->tmp);
+		pending_done();
 		o->tmp[0] = '\0';
 		return t4_err(err, "%s: %s", o->output, strerror(err));
 	}
@@ -222,6 +273,7 @@ int cli_outfile_close(struct cli_outfile *o, int rc)
 		return rc;
 	if (rc >= 0 && rename(o->tmp, o->dest) < 0)
 		rc = t4_err(errno, "%s: %s", o->output, strerror(errno));
+	pending_done(); /* renamed: a signal now must not remove what has its name */
 	if (rc < 0)
 		unlink(o->tmp);
 	return rc;

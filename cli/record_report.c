@@ -147,6 +147,13 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 	char b1[32], b2[32], safe[4 * 4096]; /* the name as typed, on one line */
 
 	summary_timing(in, st, summary_counts(in, st, ls));
+	if (in->nothing_kept) { /* no "info FILE": it is not this recording */
+		fprintf(stderr, "t410trace: the log stopped before its first chunk was on disk: "
+				"nothing recorded (%s %s)\n",
+			t4_text(in->output, T4_TEXT_CONTROL, safe, sizeof(safe)),
+			in->existed ? "left as it was" : "not made");
+		return;
+	}
 	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",
 		in->log_failed ? "the log stopped early;" : "wrote",
 		t4_text(in->output, T4_TEXT_CONTROL, safe, sizeof(safe)),

@@ -95,6 +95,7 @@ int cli_virtual_record(const struct cli_virtual_run *run, struct t4_sched_status
 		.domains = run->domains,
 		.ring = run->ring,
 		.stop = run->stop,
+		.log = run->log,
 	};
 	struct t4_session_pkt *s = malloc(sizeof(*s));
 	int rc;

@@ -260,7 +260,11 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
 /* ---- socket file -------------------------------------------------------- */
 
 /* Make way for a new socket at path: nothing there, or a stale socket
- * (nobody listening) that we remove. Anything else is refused. */
+ * (nobody listening: ECONNREFUSED) that we remove. Anything else is
+ * refused: a socket we may not connect to (another user's recorder, mode
+ * 0600) may well be listening, and removing it (a directory we may write
+ * to) would take its name from a live recorder; a full backlog (EAGAIN)
+ * is a listener too. */
 static int clear_stale(const char *path, const struct sockaddr_un *sa)
 {
 	struct stat st;
@@ -273,10 +277,15 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return t4_err(errno, "socket: %s", strerror(errno));
-	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ? 0 : errno;
 	close(fd);
-	if (rc == 0)
+	if (rc == 0 || rc == EAGAIN)
 		return t4_err(EADDRINUSE, "%s: another recorder is listening there", path);
+	if (rc == EACCES || rc == EPERM)
+		return t4_err(EADDRINUSE, "%s: a socket this user may not connect to (another "
+			      "user's recorder?); refusing to replace it", path);
+	if (rc != ECONNREFUSED && rc != ENOENT)
+		return t4_err(rc, "%s: connect: %s; refusing to replace it", path, strerror(rc));
 	if (unlink(path) < 0 && errno != ENOENT)
 		return t4_err(errno, "%s: cannot remove stale socket: %s", path, strerror(errno));
 	return 0;

@@ -32,7 +32,9 @@
  * - Every function returns 0 on success or a negative errno (e.g.
  *   -ECONNREFUSED when the recorder named by the variable is gone,
  *   -EREMOTEIO when it refused the command, -ETIMEDOUT when it did not
- *   answer within 5 s). Nothing is ever printed; t410_errmsg() says why.
+ *   answer within 5 s, this call's or another thread's that held the
+ *   connection: no call waits much over 5 s, however many threads call).
+ *   Nothing is ever printed; t410_errmsg() says why.
  * - 0 means the command is in the recording. A command the recorder has
  *   no room for (32768 bookmarks already waiting for its next trigger) is
  *   refused with -EREMOTEIO at once, never dropped; the recording counts

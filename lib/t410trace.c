@@ -64,6 +64,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define T410_API __attribute__((visibility("default")))
@@ -227,13 +228,41 @@ static int call_locked(const char *line, char *reply, size_t cap, int *passed)
 	return err;
 }
 
+/* Take ctx.lock for an exchange, waiting at most T4_CONTROL_TIMEOUT_MS:
+ * a recorder that stopped answering (SIGSTOP, a hung machine) keeps each
+ * exchange 5 s, and threads queued behind each other on the lock would
+ * otherwise wait 5 s for every call ahead of theirs (a caller in a loop
+ * of 8 threads waited 22 s while the recorder was stopped that long). So
+ * a call returns within about twice the timeout whatever the threads.
+ * 0, or -ETIMEDOUT. */
+static int lock_bounded(void)
+{
+	struct timespec until;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += T4_CONTROL_TIMEOUT_MS / 1000;
+	until.tv_nsec += (long)(T4_CONTROL_TIMEOUT_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while ((rc = pthread_mutex_timedlock(&ctx.lock, &until)) == EINTR)
+		;
+	if (rc == ETIMEDOUT)
+		return t4_err(ETIMEDOUT, "the recorder did not answer another thread's call "
+			      "within %d ms", T4_CONTROL_TIMEOUT_MS);
+	return rc ? -rc : 0;
+}
+
 /* Send one command and wait for the answer. */
 static int call(const char *line)
 {
 	char reply[T4_CONTROL_REPLY_MAX];
 	int err;
 
-	pthread_mutex_lock(&ctx.lock);
+	if ((err = lock_bounded()) < 0)
+		return err;
 	err = call_locked(line, reply, sizeof(reply), NULL);
 	pthread_mutex_unlock(&ctx.lock);
 	return err;
@@ -343,6 +372,12 @@ static int hello_locked(void)
 	char reply[T4_CONTROL_REPLY_MAX];
 	int err, passed = -1;
 
+	/* Connected first: with no recorder there (the variable left set, the
+	 * recorder gone) each call asks again, and must cost a failed connect,
+	 * not a read of /proc/self/maps (thousands of lines in a large app)
+	 * under the lock every thread takes. */
+	if ((err = connect_locked()) < 0)
+		return err;
 	/* Plain "hello" (no file) is answered "ok socket". */
 	if (probe_callable() && own_file(file, sizeof(file)) == 0 && strlen(file) < sizeof(line) - 6)
 		snprintf(line, sizeof(line), "hello %s", file);
@@ -383,7 +418,8 @@ static int route(void)
 
 	if (r != ROUTE_UNKNOWN && atomic_load_explicit(&ctx.route_pid, memory_order_relaxed) == me)
 		return r;
-	pthread_mutex_lock(&ctx.lock);
+	if ((r = lock_bounded()) < 0)
+		return r;
 	r = atomic_load(&ctx.route);
 	if (r == ROUTE_UNKNOWN || atomic_load(&ctx.route_pid) != me) {
 		r = hello_locked();
@@ -443,7 +479,8 @@ T410_API int t410_available(void)
 	if (!enabled())
 		return 0;
 	clear_errmsg();
-	pthread_mutex_lock(&ctx.lock);
+	if ((err = lock_bounded()) < 0)
+		return err;
 	err = connect_locked();
 	pthread_mutex_unlock(&ctx.lock);
 	return err < 0 ? err : 1;

@@ -808,6 +808,11 @@ void t4_log_stats(const struct t4_log *log, struct t4_log_stats *st)
 	st->error = atomic_load(&log->error);
 }
 
+int t4_log_error(const struct t4_log *log)
+{
+	return atomic_load_explicit(&log->error, memory_order_relaxed);
+}
+
 int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
 		 struct t4_log_stats *stats)
 {

@@ -524,6 +524,11 @@ int t4_log_close(struct t4_log *log, const struct t4_status_pkt *final_status,
 /* Live totals, safe to call from any thread while recording. */
 void t4_log_stats(const struct t4_log *log, struct t4_log_stats *stats);
 
+/* The sticky write error (a positive errno; 0 while there is none): one
+ * load, safe from any thread, for a producer that stops once nothing it
+ * puts can be kept (a full disk). */
+int t4_log_error(const struct t4_log *log);
+
 /* ---- the reader ------------------------------------------------------- */
 
 struct t4_reader;

@@ -202,6 +202,10 @@ struct t4_virtual_opts {
 	/* Optional: when *stop turns nonzero (record's Ctrl-C), the next
 	 * trigger is the final one, as a live recording ends on a signal. */
 	const volatile sig_atomic_t *stop;
+	/* Optional: the log ring goes to; once it has failed (a full disk:
+	 * nothing more can be kept) no further trigger is generated, so a
+	 * long recording does not run on for nothing. */
+	const struct t4_log *log;
 	/* Optional: every sample, logged or not: its domain, trigger, exact
 	 * true instant, and the return packet it made. */
 	void (*on_sample)(void *ud, const struct t4_domain *d, uint64_t trigger_id,

@@ -474,6 +474,10 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 		return t4_err(ENOMEM, "virtual recording: out of memory");
 	rc = virt_init(v, o);
 	for (uint64_t k = 0; rc >= 0 && k <= v->last; k++) {
+		if (o->log && t4_log_error(o->log)) {
+			v->last = k ? k - 1 : 0; /* the log stopped (said by it): */
+			break;                   /* nothing more is kept */
+		}
 		if (o->stop && *o->stop && k + 1 < v->last)
 			v->last = k + 1; /* stopped: end on the grid, as live */
 		rc = fire_all(v, k, v->t0 + k * o->period_ns);

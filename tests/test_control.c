@@ -407,6 +407,56 @@ Test(control, other_uid_refused)
 	fake_close(&f);
 }
 
+/* Another user's recorder listens at the path (root's, mode 0600, in a
+ * directory anyone may write to): a recorder of nobody's started with the
+ * same --control must not take it for a stale socket (its connect fails
+ * with EACCES, not ECONNREFUSED), remove it and listen in its place,
+ * which left root's recorder unreachable and root's clients talking to
+ * nobody's. Child exits: 20 refused as wanted, 21 it took the name, 22
+ * another error, 13 could not become nobody. */
+Test(control, another_users_live_socket_is_not_replaced)
+{
+	struct fake_rec f;
+	struct stat before, after;
+	char log[64], reply[64], want[PATH_MAX + 128];
+	int st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	fake_open_as(&f, true);
+	cr_assert_eq(chmod(f.dir, 0777), 0);
+	cr_assert_eq(lstat(f.path, &before), 0);
+	cr_assert_geq(pid = fork(), 0);
+	if (pid == 0) {
+		struct t4_control *c = NULL;
+		int err;
+
+		if (t4t_become_nobody())
+			_exit(13);
+		err = t4_control_open(&c, f.path, &fake_ops, NULL);
+		snprintf(want, sizeof(want), "%s: a socket this user may not connect to (another "
+			 "user's recorder?); refusing to replace it", f.path);
+		if (err == 0) {
+			t4_control_close(c);
+			_exit(21);
+		}
+		_exit(err == -EADDRINUSE && !strcmp(t4_errmsg(), want) ? 20 : 22);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 13)
+		cr_skip_test("root cannot become nobody (uid %d) here", T4T_NOBODY);
+	cr_assert_eq(WEXITSTATUS(st), 20, "nobody's open: exit %d", WEXITSTATUS(st));
+	cr_assert_eq(lstat(f.path, &after), 0, "root's socket was removed");
+	cr_assert_eq(after.st_ino, before.st_ino);
+	cr_assert_eq(t4_control_send(f.path, "trigger", reply, sizeof(reply)), 0, "%s",
+		     t4_errmsg());
+	fake_log(&f, log, sizeof(log));
+	cr_assert_str_eq(log, "trigger;");
+	fake_close(&f);
+}
+
 /* A socket another user planted where the recorder's was expected (here
  * nobody's, mode 0666): the client will not talk to it, neither send a
  * bookmark nor believe its reply. The child listens as nobody and answers

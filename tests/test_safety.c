@@ -111,6 +111,24 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The same on standard output (here /dev/full): the advice names what
+ * works, 'info -' on what it got; it said "'t410trace info standard
+ * output' gives what it holds", a command that reads two missing files. */
+Test(safety, disk_full_on_standard_output_advises_info_dash, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim -d 50ms --backend pwrite -o - > /dev/full; echo rc=$?");
+	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device after "),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info -' "
+				"on what standard output got gives what it holds)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "info standard output"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A log stranded under its partial name (FILE taken while it recorded:
  * the name cannot be given) is no success: exit 1, as t4_exit_code and
  * the man page's EXIT STATUS have it, the log kept as FILE.partial-PID
@@ -158,6 +176,97 @@ Test(safety, a_full_file_system_exits_1, .timeout = 120)
 	cr_assert(strstr(r.out, "t410trace: mnt/full.t4t: No space left on device after "), "%s",
 		  r.out);
 	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A disk full before the first chunk: nothing is recorded, and the user's
+ * FILE (an older log) stays as it was. The summary said "the log stopped
+ * early; FILE: 0 B ..., all of it readable" and "'t410trace info FILE'
+ * gives what it holds": info then shows the older log as if it were this
+ * recording. */
+Test(safety, a_disk_full_from_the_start_points_at_no_older_file, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	tmpdir(&r);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(&r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+	sh_in_dir(&r, "echo yesterday > mnt/x.t4t; head -c 1000000 /dev/zero > mnt/fill 2> /dev/null;"
+		  " \"$B\" record --sim -d 300ms --backend pwrite -o mnt/x.t4t; echo rc=$?;"
+		  " cat mnt/x.t4t; ls mnt");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: the log stopped before its first chunk was on disk: "
+				"nothing recorded (mnt/x.t4t left as it was)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "gives what it holds"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "all of it readable"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nyesterday\nfill\nx.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The same for a virtual recording, whose log is named only once whole:
+ * it dropped the unnamed log when the disk filled, after saying
+ * "everything before is intact" (nothing was left), and went on
+ * generating the hour asked for (72 s here) for nothing. Its whole chunks
+ * are kept and named now, with the summary, exit 1, and it stops at the
+ * log's error. */
+Test(safety, a_full_file_system_keeps_a_virtual_log, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	tmpdir(&r);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(&r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+	sh_in_dir(&r, "\"$B\" record --sim --virtual -d 10min --backend pwrite -o mnt/full.t4t;"
+		  " echo rc=$?; \"$B\" info --json mnt/full.t4t | grep -o '\"triggers\": [0-9]*'");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: mnt/full.t4t: No space left on device after "), "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "t410trace: wrote mnt/full.t4t: "), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info "
+				"mnt/full.t4t' gives what it holds)\n"), "%s", r.out);
+	const char *t = strstr(r.out, "\"triggers\": ");
+	cr_assert_not_null(t, "no readable log: %s", r.out);
+	cr_assert_gt(atol(t + 12), 0, "%s", r.out);
+	cleanup(&r);
+}
+
+/* decode -o and report -o cut short by a signal (Ctrl-C, kill, a closed
+ * terminal) left their OUT.tmp-XXXXXX behind (hundreds of MB for a long
+ * log), which nothing removes. Here decode reads a pipe that stays open,
+ * so it is surely still writing when SIGTERM comes, once its temporary
+ * file is there; it dies of the signal as before (143), OUT untouched and
+ * nothing else left. */
+Test(safety, a_signal_leaves_no_temporary_output, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t && "
+		  "echo old > p.csv && mkfifo in && "
+		  "{ \"$B\" decode - -f csv -o p.csv < in 2> /dev/null & d=$!; exec 3> in; "
+		  "head -c 400000 v.t4t >&3; i=0; "
+		  "until [ -n \"$(ls p.csv.tmp-* 2>/dev/null)\" ] || [ $i -ge 1500 ]; do sleep 0.02; "
+		  "i=$((i+1)); done; ls p.csv.tmp-* > /dev/null && echo tmp-seen; "
+		  "kill -TERM $d; wait $d; echo rc=$?; exec 3>&-; }; ls; cat p.csv");
+	cr_assert(strstr(r.out, "tmp-seen\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=143\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "p.csv.tmp-"), "a temporary file was left: %s", r.out);
+	cr_assert(strstr(r.out, "\np.csv\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "old\n"), "OUT was touched: %s", r.out);
 	cleanup(&r);
 }
 

@@ -152,6 +152,7 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; "
 		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; kill $py; wait $py; "
 		  "\"$B\" top --control c.sock -i 10ms; echo rc=$?; "
+		  "\"$B\" top --control c.sock -i 18446744073709551615ns; echo rc=$?; "
 		  "\"$B\" top -n 1; echo rc=$?");
 	cr_assert(strstr(r.out, "t410trace top: no recorder listening at nosuch.sock\nrc=1\n"),
 		  "%s", r.out);
@@ -160,7 +161,10 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: hello there\nrc=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: the recorder did not answer within "
 				"5000 ms\nrc=1\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "-i '10ms': a duration of at least 100ms"), "%s", r.out);
+	cr_assert(strstr(r.out, "-i '10ms': a duration from 100ms to 277777h"), "%s", r.out);
+	/* 2^64 ns was told "a duration of at least 100ms" */
+	cr_assert(strstr(r.out, "-i '18446744073709551615ns': a duration from 100ms to 277777h"),
+		  "%s", r.out);
 	cr_assert(strstr(r.out, "no recorder given: use --control PATH or set "
 				"T410TRACE_CONTROL"), "%s", r.out);
 	cr_assert(!strstr(r.out, "rc=0"), "%s", r.out);
@@ -191,7 +195,7 @@ Test(top, errors_show_the_input_as_text, .timeout = 120)
 	cr_assert_str_eq(r.out,
 			 "t410trace top: no recorder listening at no\\xff sock\nrc=1\n"
 			 "t410trace top: f\\xff k.sock: hello there\nrc=1\n"
-			 "t410trace top: -i '1\\xff\\x0ax': a duration of at least 100ms "
+			 "t410trace top: -i '1\\xff\\x0ax': a duration from 100ms to 277777h "
 			 "(see 't410trace top --help')\nrc=2\n"
 			 "t410trace top: unexpected argument 'a\\xff\\x1b[2J\\x0ab' "
 			 "(see 't410trace top --help')\nrc=2\n");

@@ -57,6 +57,32 @@ Test(util, cpulist_first_absent)
 	cr_assert_eq(first_absent("0", ""), -EINVAL);
 }
 
+/* Out of range both ways, said with the range; a number past what a
+ * double holds (1e400) is out of range too, not "not a duration", and
+ * one under its least (1e-400) is 0: under 1ns, or 0 for a time. */
+Test(util, durations_out_of_range_say_the_range)
+{
+	static const char *const big[] = { "18446744073709551616s", "277778h", "1e19ns",
+					   "1e400s", "99999999999999999999999999999999999h" };
+	uint64_t ns = 7;
+
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		char want[128];
+
+		cr_assert_eq(t4_parse_duration(big[i], &ns), -ERANGE, "%s: %s", big[i], t4_errmsg());
+		snprintf(want, sizeof(want), "'%s': duration out of range (at most 1e18ns, 277777h)",
+			 big[i]);
+		cr_assert_str_eq(t4_errmsg(), want);
+		cr_assert_eq(t4_parse_offset(big[i], &ns), -ERANGE, "%s", big[i]);
+	}
+	cr_assert_eq(t4_parse_duration("277777h", &ns), 0, "%s", t4_errmsg());
+	cr_assert_eq(ns, 999997200000000000ull);
+	cr_assert_eq(t4_parse_duration("1e-400s", &ns), -ERANGE);
+	cr_assert_str_eq(t4_errmsg(), "'1e-400s': duration out of range (under 1ns)");
+	cr_assert_eq(t4_parse_offset("1e-400s", &ns), 0, "%s", t4_errmsg());
+	cr_assert_eq(ns, 0);
+}
+
 Test(util, cpulist_has)
 {
 	cr_assert_eq(t4_cpulist_has("0-3,8", 2), 1);

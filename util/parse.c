@@ -46,15 +46,18 @@ static int parse_duration(const char *s, double min_ns, uint64_t *ns_out)
 	if (!s || (!isdigit((unsigned char)*s) && *s != '.'))
 		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s ? s : "");
 	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
+	v = strtod(s, &end); /* overflow: HUGE_VAL, out of range below; underflow: ~0 */
+	if (end == s || (errno && errno != ERANGE) || isnan(v))
 		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s);
 	for (size_t i = 0; i < T4_ARRAY_LEN(duration_units); i++) {
 		if (strcmp(end, duration_units[i].suffix) != 0)
 			continue;
 		double ns = v * duration_units[i].ns;
-		if (ns < min_ns || ns > 1e18)
-			return t4_err(ERANGE, "'%s': duration out of range", s);
+		if (ns < min_ns)
+			return t4_err(ERANGE, "'%s': duration out of range (under 1ns)", s);
+		if (ns > 1e18)
+			return t4_err(ERANGE, "'%s': duration out of range (at most 1e18ns, "
+				      "277777h)", s);
 		*ns_out = (uint64_t)llround(ns);
 		return 0;
 	}

@@ -12,11 +12,20 @@
  *   bad         refusals: bad name, NULL, too long; then bookmark good1
  *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
  *   gone        T410TRACE_CONTROL names no recorder
+ *   gonecost N  the same, N bookmarks: print how often the library read
+ *               /proc/self/maps (fopen, interposed here)
+ *   stalled     T410TRACE_CONTROL names a socket that never answers: 4
+ *               threads bookmark at once; print the slowest call's
+ *               seconds; each must return -ETIMEDOUT
  *   noop N      no recorder in the environment: N calls, print ns/call
  * Exit 0 when every call returned what it should; otherwise a message on
  * stderr and exit 1.
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <t410trace.h>
+
+#include <dlfcn.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -137,12 +146,61 @@ static void run_gone(void)
 	}
 }
 
+/* fopen, interposed: the library's calls come here first (an executable's
+ * symbol precedes libc's), counting its reads of /proc/self/maps. */
+static atomic_long maps_reads;
+
+FILE *fopen(const char *path, const char *mode)
+{
+	FILE *(*real)(const char *, const char *);
+
+	*(void **)&real = dlsym(RTLD_NEXT, "fopen");
+	if (path && !strcmp(path, "/proc/self/maps"))
+		atomic_fetch_add(&maps_reads, 1);
+	return real ? real(path, mode) : NULL;
+}
+
+static void run_gonecost(long n)
+{
+	for (long i = 0; i < n; i++)
+		check(t410_bookmark("x") < 0, 1, "bookmark without recorder");
+	printf("maps reads %ld\n", atomic_load(&maps_reads));
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double slowest;
+static pthread_mutex_t slowest_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *stalled_main(void *arg)
+{
+	double t0 = now_s(), took;
+
+	(void)arg;
+	check(t410_bookmark("s"), -ETIMEDOUT, "bookmark to a recorder that does not answer");
+	took = now_s() - t0;
+	pthread_mutex_lock(&slowest_lock);
+	if (took > slowest)
+		slowest = took;
+	pthread_mutex_unlock(&slowest_lock);
+	return NULL;
+}
+
+static void run_stalled(void)
+{
+	pthread_t t[4];
+
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stalled_main, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("slowest %.1f\n", slowest);
 }
 
 static void run_noop(long n)
@@ -187,6 +245,10 @@ int main(int argc, char **argv)
 		run_reconnect();
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
+	} else if (!strcmp(mode, "stalled")) {
+		run_stalled();
+	} else if (!strcmp(mode, "gonecost")) {
+		run_gonecost(n);
 	} else if (!strcmp(mode, "noop")) {
 		run_noop(n);
 	} else {
