@@ -153,6 +153,20 @@ Test(safety, a_stranded_log_exits_1, .timeout = 120)
 	cleanup(&r);
 }
 
+/* A 256 KiB tmpfs at r's mnt, which a test fills (the test skips where
+ * none can be mounted). */
+static void small_fs(struct run *r, char *mnt, size_t cap)
+{
+	tmpdir(r);
+	snprintf(mnt, cap, "%s/mnt", r->dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+}
+
 /* A file system that fills while the log is written (a 256 KiB tmpfs,
  * mounted where this test may): exit 1, the log cut back to its whole
  * chunks and said. */
@@ -161,14 +175,7 @@ Test(safety, a_full_file_system_exits_1, .timeout = 120)
 	char mnt[PATH_MAX + 8];
 	struct run r;
 
-	tmpdir(&r);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
-	cr_assert_eq(mkdir(mnt, 0755), 0);
-	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
-		int e = errno;
-		cleanup(&r);
-		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
-	}
+	small_fs(&r, mnt, sizeof(mnt));
 	sh_in_dir(&r, "\"$B\" record --sim -d 2s -o mnt/full.t4t; echo rc=$?; \"$B\" info"
 		  " mnt/full.t4t > /dev/null && echo log-ok");
 	umount2(mnt, MNT_DETACH);
@@ -189,14 +196,7 @@ Test(safety, a_disk_full_from_the_start_points_at_no_older_file, .timeout = 120)
 	char mnt[PATH_MAX + 8];
 	struct run r;
 
-	tmpdir(&r);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
-	cr_assert_eq(mkdir(mnt, 0755), 0);
-	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
-		int e = errno;
-		cleanup(&r);
-		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
-	}
+	small_fs(&r, mnt, sizeof(mnt));
 	sh_in_dir(&r, "echo yesterday > mnt/x.t4t; head -c 1000000 /dev/zero > mnt/fill 2> /dev/null;"
 		  " \"$B\" record --sim -d 300ms --backend pwrite -o mnt/x.t4t; echo rc=$?;"
 		  " cat mnt/x.t4t; ls mnt");
@@ -221,14 +221,7 @@ Test(safety, a_full_file_system_keeps_a_virtual_log, .timeout = 120)
 	char mnt[PATH_MAX + 8];
 	struct run r;
 
-	tmpdir(&r);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", r.dir);
-	cr_assert_eq(mkdir(mnt, 0755), 0);
-	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
-		int e = errno;
-		cleanup(&r);
-		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
-	}
+	small_fs(&r, mnt, sizeof(mnt));
 	sh_in_dir(&r, "\"$B\" record --sim --virtual -d 10min --backend pwrite -o mnt/full.t4t;"
 		  " echo rc=$?; \"$B\" info --json mnt/full.t4t | grep -o '\"triggers\": [0-9]*'");
 	umount2(mnt, MNT_DETACH);
