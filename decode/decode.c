@@ -674,12 +674,31 @@ int t4_decode_file(const char *path, const struct t4_decode_opts *o,
 	return rc;
 }
 
+/* -j as the threads that can start allow: -j N starts at most N threads
+ * (DEC_JOBS_THREADS_MAX at most, whatever N), and every -j gives the same
+ * output, so a decode that cannot start them all (a per-user limit on
+ * processes, RLIMIT_NPROC) runs with those that can, said once, instead
+ * of failing; the threads are started once to know it (about 20 us each). */
+static unsigned jobs_startable(const struct t4_decoder *d, unsigned jobs)
+{
+	unsigned want = jobs < DEC_JOBS_THREADS_MAX ? jobs : DEC_JOBS_THREADS_MAX, got, now;
+	int err;
+
+	if (jobs < 2 || (got = dec_threads_startable(want, &err)) >= want)
+		return jobs;
+	now = got >= 2 ? got : 1;
+	if (!d->quiet)
+		t4_warn("decode -j %u: %u of its threads could start (%s): decoding with -j %u",
+			jobs, got, strerror(err), now);
+	return now;
+}
+
 int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 {
 	struct t4_reader *r;
 	struct dec_read_end end = { 0 };
 	struct feed f = { .d = d };
-	unsigned jobs = d->o.jobs ? d->o.jobs : t4_decode_jobs_default();
+	unsigned jobs = jobs_startable(d, d->o.jobs ? d->o.jobs : t4_decode_jobs_default());
 	int rc;
 
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)

@@ -745,6 +745,16 @@ struct dec_read_end {
 };
 /* How many of -j jobs unpack chunks (at least one; the others decode). */
 unsigned dec_unpackers(unsigned jobs);
+#define DEC_MAX_WORKERS 64   /* decode -j's domain workers at most (parallel.c) */
+#define DEC_MAX_UNPACKERS 16 /* its chunk unpackers at most (readahead.c; memory:
+			      * 21 slots, 84 MiB of pieces at most) */
+/* The threads decode -j starts at most, a scanner with them (every worker
+ * but the caller, every unpacker but one, which is a worker's work) */
+#define DEC_JOBS_THREADS_MAX (DEC_MAX_WORKERS + DEC_MAX_UNPACKERS - 1)
+/* How many of want threads this process can start at once (a per-user
+ * limit, RLIMIT_NPROC, or memory may allow fewer: *err says why), each
+ * started, held until the last, and joined. */
+unsigned dec_threads_startable(unsigned want, int *err);
 /* Feed every packet of r to d, read ahead on another thread and unpacked
  * on `unpackers` threads; *slot points at the read-ahead while it runs, for the
  * reader's warning callback to queue its warnings in place

@@ -91,7 +91,6 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#define PAR_MAX_WORKERS 64
 #define PAR_STEP (256u * 1024)        /* a worker's rows handed over at this size */
 #define PAR_LIMIT (4u * 1024 * 1024)  /* a worker ahead waits with this much queued */
 #define PAR_DONE UINT64_MAX           /* a worker's packets fed: all, and finished */
@@ -159,7 +158,7 @@ struct par {
 	struct dec_gather out;    /* the output's writer (worker 0's sink's) */
 	uint64_t once[DEC_ONCE_IDS / 64];
 	struct par_block *spare;
-	struct dec_split w[PAR_MAX_WORKERS];
+	struct dec_split w[DEC_MAX_WORKERS];
 };
 
 static void block_free(struct par_block *b)
@@ -721,9 +720,9 @@ int dec_parallel_feed(struct t4_decoder *d, struct t4_reader *r, struct t4_reada
 		      unsigned workers, unsigned unpackers, t4_reader_warn_fn warn,
 		      struct dec_read_end *end)
 {
-	unsigned n = workers < PAR_MAX_WORKERS ? workers : PAR_MAX_WORKERS;
-	struct t4_decoder *ws[PAR_MAX_WORKERS] = { d };
-	t4_reader_warn_fn warns[PAR_MAX_WORKERS] = { warn };
+	unsigned n = workers < DEC_MAX_WORKERS ? workers : DEC_MAX_WORKERS;
+	struct t4_decoder *ws[DEC_MAX_WORKERS] = { d };
+	t4_reader_warn_fn warns[DEC_MAX_WORKERS] = { warn };
 	struct par *p = calloc(1, sizeof(*p));
 	int rc = p ? 0 : t4_err(ENOMEM, "out of memory");
 

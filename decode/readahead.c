@@ -74,7 +74,7 @@
  * Threads at -j N: the scanner (mostly waiting on reads) and a thread
  * per CPU: u = dec_unpackers(N) unpack, about 35% of them (unpacking is
  * 35-40% of -j 1's instructions on a format-3 log), at most
- * RA_MAX_UNPACKERS, beside one decoder; with the domains split over
+ * DEC_MAX_UNPACKERS, beside one decoder; with the domains split over
  * workers (parallel.c), the workers take one of the unpackers' threads
  * (decode.c): N - u + 1 workers and u - 1 unpackers; at -j 2, two workers
  * that do all the unpacking between them (docs/PERFORMANCE.md).
@@ -90,7 +90,6 @@
 #define RA_PIECE_BYTES (256u * 1024)
 #define RA_SLOT_PIECES 16 /* decoded packets held per chunk in flight: 4 MiB */
 #define RA_SLOTS(unpackers) ((unpackers) + 3)
-#define RA_MAX_UNPACKERS 16 /* (memory: 21 slots, 84 MiB of pieces at most) */
 #define RA_HELPERS 2 /* decoders that unpack too (each has its raw buffer) */
 #define RA_MSG_MAX 1024 /* a warning longer is cut (the reader's are under 512) */
 /* A chunk this small (raw bytes: empty, or a trigger's packets) is
@@ -675,7 +674,7 @@ unsigned dec_unpackers(unsigned jobs)
 {
 	unsigned u = (7 * jobs + 10) / 20; /* 35%, rounded */
 
-	return u < 1 ? 1 : u > RA_MAX_UNPACKERS ? RA_MAX_UNPACKERS : u;
+	return u < 1 ? 1 : u > DEC_MAX_UNPACKERS ? DEC_MAX_UNPACKERS : u;
 }
 
 static void ra_free(struct t4_readahead *ra, struct ra_unpacker *us, unsigned n_us)
@@ -738,7 +737,7 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 	for (unsigned k = 1; k < n; k++) {
 		if ((err = pthread_create(&fs[k].thread, NULL, feeder_main, &fs[k]))) {
 			/* this one feeds nothing: the others must not wait for it */
-			fs[k].rc = t4_err(err, "decode: cannot start a worker thread");
+			fs[k].rc = t4_err(err, "cannot start a worker thread: %s", strerror(err));
 			fs[k].failed_at = 0;
 			snprintf(fs[k].msg, sizeof(fs[k].msg), "%s", t4_errmsg());
 			if (fs[k].d->split)
@@ -761,9 +760,48 @@ static void ra_start(struct t4_readahead *ra, struct ra_feeder *fs, unsigned n,
 		*scanning = true;
 	if (err) {
 		pthread_mutex_lock(&ra->mu);
-		fail_locked(ra, err, "decode: cannot start the reader threads");
+		fail_locked(ra, err, "cannot start the reader threads");
 		pthread_mutex_unlock(&ra->mu);
 	}
+}
+
+/* ---- how many threads can start ------------------------------------------- */
+
+struct probe {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool go;
+};
+
+/* A probe's thread: it lives until every probe has been started. */
+static void *probe_main(void *arg)
+{
+	struct probe *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->go)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+unsigned dec_threads_startable(unsigned want, int *err)
+{
+	struct probe p = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
+	pthread_t *t = calloc(want ? want : 1, sizeof(*t));
+	unsigned n = 0;
+
+	*err = t ? 0 : ENOMEM;
+	while (t && n < want && !(*err = pthread_create(&t[n], NULL, probe_main, &p)))
+		n++;
+	pthread_mutex_lock(&p.mu);
+	p.go = true;
+	pthread_cond_broadcast(&p.cv);
+	pthread_mutex_unlock(&p.mu);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	return n;
 }
 
 static void feeders_free(struct ra_feeder *fs, unsigned n)

@@ -25,6 +25,8 @@
 #include <sys/resource.h>
 #include <zstd.h>
 
+#include <criterion/redirect.h>
+
 #include "craft_log.h"
 #include "decode/decode_int.h"
 #include "packets_testutil.h"
@@ -283,6 +285,7 @@ Test(decode_jobs, waits_wake_without_a_timer, .timeout = 900)
 			    w),
 		     0, "%s", out);
 	snprintf(path, sizeof(path), "%s/trunc.t4", dir);
+	cr_redirect_stderr(); /* (the truncation, said 40 times) */
 	for (int run = 0; run < 40; run++) {
 		struct t4_decoder *d;
 		uint64_t values = 0;
@@ -290,7 +293,7 @@ Test(decode_jobs, waits_wake_without_a_timer, .timeout = 900)
 		o.jobs = run ? 7 : 1;
 		cr_assert_eq(t4_decoder_new(&d, &o, NULL, NULL), 0, "%s", t4_errmsg());
 		d->test_untimed_waits = true;
-		d->quiet = true; /* (the truncation said 40 times) */
+		d->quiet = true;
 		cr_assert_eq(t4_decoder_run_file(d, path), 0, "run %d: %s", run, t4_errmsg());
 		for (size_t i = 0; i < t4_decoder_n_domains(d); i++)
 			for (uint32_t e = 0; e < t4_decoder_domain_at(d, i)->n_counts; e++)
@@ -304,6 +307,47 @@ Test(decode_jobs, waits_wake_without_a_timer, .timeout = 900)
 	cr_assert_gt(want_values, 0);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
+}
+
+/* A limit on the threads a user may start (RLIMIT_NPROC, here 3 tasks for
+ * nobody: root has none) below what -j asks: the decode runs with the
+ * threads that start, says so in one line, and gives -j 1's rows (it
+ * failed: "decode: decode: cannot start a worker thread", no reason). */
+Test(decode_jobs, fewer_threads_than_asked_decode_with_those, .timeout = 300)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], text[8192], w[4200];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to run the decode as another user (nobody) under a limit");
+	t4t_nobody_tmpdir(dir, sizeof(dir), "t4nproc", true);
+	cr_assert_eq(chown(dir, T4T_NOBODY, T4T_NOBODY), 0, "%s", strerror(errno));
+	cli_repo_file("tools/t4write.py", w);
+	cr_assert_eq(in_dir(dir, text, sizeof(text), true,
+			    "cd \"$D\" && python3 '%s' --triggers 600 --seed 5 --bookmarks"
+			    " --schedulers 2 t.t4 && chmod 644 t.t4 &&"
+			    " \"$B\" decode t.t4 -f csv -j 1 -o j1.csv",
+			    w),
+		     0, "%s", text);
+	t4t_copy_program(cli_bin(), dir, path, sizeof(path));
+	char *argv[] = { "/usr/bin/prlimit", "--nproc=3:3", "--", path, "decode", "t.t4",
+			 "-f", "csv", "-j", "7", "-o", "j7.csv", NULL };
+	if (access(argv[0], X_OK))
+		cr_skip_test("no %s to set the limit: %s", argv[0], strerror(errno));
+	int rc = t4t_run_as_nobody(dir, argv);
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	cr_assert_geq(t4_read_small_file(path, text, sizeof(text)), 0);
+	cr_assert_eq(rc, 0, "%s", text);
+	/* one line (with a count of threads: nobody's other tasks, an
+	 * emulator's, take some), then what decode says of its output */
+	const char *nl = strchr(text, '\n'),
+		   *why = strstr(text, " of its threads could start (Resource temporarily"
+				       " unavailable): decoding with -j ");
+	cr_assert(!strncmp(text, "t410trace: warning: decode -j 7: ", 33) && nl && why && why < nl &&
+			  !strcmp(nl, "\nt410trace decode: wrote j7.csv"),
+		  "%s", text);
+	cr_assert_eq(in_dir(dir, text, sizeof(text), true, "cd \"$D\" && cmp j1.csv j7.csv"), 0,
+		     "%s", text);
+	cli_run(text, sizeof(text), "rm -rf '%s'", dir);
 }
 
 static void write_log(const char *dir, const char *name, const void *b, size_t n)
