@@ -35,6 +35,15 @@ Test(util, durations_minutes_and_hours)
 	cr_assert_str_eq(t4_errmsg(), "'3d': unknown unit 'd' (use ns, us, ms, s, m (or min), h)");
 	cr_assert_eq(t4_parse_duration("30", &ns), -EINVAL);
 	cr_assert_str_eq(t4_errmsg(), "'30': duration needs a unit (ns, us, ms, s, m (or min), h)");
+	/* decimal, as the man page says: strtod read 0x10s as 16 s */
+	cr_assert_eq(t4_parse_duration("1e3us", &ns), 0, "%s", t4_errmsg());
+	cr_assert_eq(ns, 1000000);
+	static const char *const hex[] = { "0x10s", "0X1p3s", "0x.8ms" };
+	for (size_t i = 0; i < sizeof(hex) / sizeof(hex[0]); i++) {
+		cr_assert_eq(t4_parse_duration(hex[i], &ns), -EINVAL, "%s", hex[i]);
+		cr_assert(strstr(t4_errmsg(), "not a duration"), "%s", t4_errmsg());
+		cr_assert_eq(t4_parse_offset(hex[i], &ns), -EINVAL, "%s", hex[i]);
+	}
 }
 
 /* t4_cpulist_first_absent()'s CPU (-1: none), or its error. */

@@ -42,8 +42,10 @@ static int parse_duration(const char *s, double min_ns, uint64_t *ns_out)
 	char *end;
 	double v;
 
-	/* a digit or a point first: strtod skips blanks, takes a sign, "inf" */
-	if (!s || (!isdigit((unsigned char)*s) && *s != '.'))
+	/* a digit or a point first: strtod skips blanks, takes a sign, "inf";
+	 * and decimal: strtod reads "0x10s" as 16 s, and "0x1p3s" */
+	if (!s || (!isdigit((unsigned char)*s) && *s != '.') ||
+	    (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
 		return t4_err(EINVAL, "'%s': not a duration (use e.g. 1ms, 100us, 2s, 5m)", s ? s : "");
 	errno = 0;
 	v = strtod(s, &end); /* overflow: HUGE_VAL, out of range below; underflow: ~0 */
