@@ -22,6 +22,8 @@
  *     FILE.partial-PID (or, if even that name is taken, stays in its
  *     directory, marked so that no later run reclaims it), and record
  *     says so.
+ *   - Another user's FILE in a sticky directory (/tmp), which this user may
+ *     neither rename nor replace, is refused before recording.
  *   - A directory at FILE (or a FILE ending in '/') is refused, and so is a symbolic link to a FIFO
  *     or a device that another user planted in a shared (sticky,
  *     world-writable) directory, as fs.protected_symlinks would.
@@ -88,6 +90,11 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 		return 0;
 	}
 	o->exists = lstat(path, &st) == 0;
+	/* checked before recording: the whole run would end stranded */
+	if (o->exists && t4_sticky_foreign(path))
+		return t4_err(EPERM, "%s: another user's file in a shared (sticky) directory: it "
+			      "can be neither kept as %s.old nor replaced; name another file",
+			      path, path);
 	if (snprintf(o->old, sizeof(o->old), "%s.old", path) >= (int)sizeof(o->old) ||
 	    snprintf(o->stranded_name, sizeof(o->stranded_name), "%s.partial-%ld", path,
 		     (long)getpid()) >= (int)sizeof(o->stranded_name))

@@ -453,6 +453,42 @@ Test(safety, a_stranger_link_at_a_job_directory_is_not_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* Another user's FILE in a shared sticky directory, which this user may
+ * neither keep aside as FILE.old nor replace: refused before recording
+ * (the whole run was recorded, then left as FILE.partial-PID, exit 1).
+ * The user's own FILE there is kept as FILE.old, as anywhere. */
+Test(safety, another_users_file_in_a_sticky_directory_is_refused_up_front, .timeout = 60)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], text[4096], out[PATH_MAX + 16];
+	int rc;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to run the recording as another user, nobody)");
+	t4t_nobody_tmpdir(dir, sizeof(dir), "t4sticky", true);
+	cr_assert_eq(chown(dir, T4T_NOBODY, T4T_NOBODY), 0, "%s", strerror(errno)); /* its TMPDIR */
+	cli_run(out, sizeof(out), "cd '%s' && mkdir pub && chmod 1777 pub && echo root > pub/x.t4t"
+		" && echo nobody > pub/mine.t4t && chown 65534:65534 pub/mine.t4t", dir);
+	t4t_copy_program(bin(), dir, path, sizeof(path));
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = { path, "record", "-q", "--sim", "--virtual", "--backend", "pwrite",
+				 "-d", "20ms", "-o", i ? "pub/mine.t4t" : "pub/x.t4t", NULL };
+		rc = t4t_run_as_nobody(dir, argv);
+		snprintf(out, sizeof(out), "%s/out.txt", dir);
+		cr_assert_geq(t4_read_small_file(out, text, sizeof(text)), 0);
+		if (!i)
+			cr_assert(rc == 1 && !strcmp(text, "t410trace: pub/x.t4t: another user's file in a"
+							   " shared (sticky) directory: it can be"
+							   " neither kept as pub/x.t4t.old nor replaced;"
+							   " name another file"),
+				  "rc %d: %s", rc, text);
+		else
+			cr_assert_eq(rc, 0, "%s", text);
+	}
+	cli_run(out, sizeof(out), "cd '%s/pub' && ls && cat x.t4t mine.t4t.old", dir);
+	cr_assert_str_eq(out, "mine.t4t\nmine.t4t.old\nx.t4t\nroot\nnobody\n");
+	t4_rmtree(dir);
+}
+
 /* decode's and report's -o: a link another user planted in a shared
  * directory is refused, to a file (root would replace the file) as to a
  * device; the user's own link there is written through. */

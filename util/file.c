@@ -154,18 +154,34 @@ static int rm_fail(const char *path)
 	return t4_err(errno, "%s: cannot remove: %s", path, strerror(errno));
 }
 
-bool t4_link_planted(const char *path)
+/* path's own entry (lstat) and its directory's; false if either fails. */
+static bool entry_and_dir(const char *path, struct stat *ent, struct stat *dir)
 {
 	char d[4096];
-	struct stat ln, dir;
 
-	if (lstat(path, &ln) < 0 || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
+	if (lstat(path, ent) < 0)
 		return false;
 	snprintf(d, sizeof(d), "%s", path);
-	if (stat(dirname(d), &dir) < 0)
+	return stat(dirname(d), dir) == 0;
+}
+
+bool t4_link_planted(const char *path)
+{
+	struct stat ln, dir;
+
+	if (!entry_and_dir(path, &ln, &dir) || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
 		return false;
 	return (dir.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH) &&
 	       ln.st_uid != dir.st_uid;
+}
+
+bool t4_sticky_foreign(const char *path)
+{
+	struct stat ent, dir;
+	uid_t me = geteuid();
+
+	return me != 0 && entry_and_dir(path, &ent, &dir) && (dir.st_mode & S_ISVTX) &&
+	       ent.st_uid != me && dir.st_uid != me;
 }
 
 int t4_rmtree(const char *path)

@@ -124,6 +124,10 @@ int t4_create_new(const char *path, unsigned mode);
  * rule, for a path written in place (a FIFO, a device) where that sysctl
  * is off: such a link is not followed. */
 bool t4_link_planted(const char *path);
+/* Whether path is an entry this user may neither rename nor remove: in a
+ * sticky directory (/tmp), owned by neither this user nor the directory's
+ * owner, and this user is not root (CAP_FOWNER taken as root's). */
+bool t4_sticky_foreign(const char *path);
 /* The same under a fresh name "<base>.tmp-XXXXXX" (random, retried while
  * taken), written into path (cap bytes; "" on failure). */
 int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
