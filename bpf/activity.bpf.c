@@ -34,7 +34,7 @@
  * credit from the recorder (control/probe.c), and `marks` has room for all
  * of them: a call the library made is a record. What does not get in (a
  * bad name from a caller that skipped the library's check, a full ring) is
- * counted in `marks_refused`.
+ * counted in `marks_refused` (a trigger: in `triggers_refused`).
  *
  * A record `rb` refuses is counted in `lost` (per CPU).
  *
@@ -135,7 +135,9 @@ struct {
 	__type(value, struct name_buf);
 } scratch SEC(".maps");
 
-__u64 marks_refused = 0; /* probe calls not recorded (the mmapped .bss) */
+/* probe calls not recorded (the mmapped .bss): bookmarks, triggers */
+__u64 marks_refused = 0;
+__u64 triggers_refused = 0;
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -524,6 +526,6 @@ int on_probe(struct pt_regs *ctx)
 				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 refused:
-	__sync_fetch_and_add(&marks_refused, 1);
+	__sync_fetch_and_add(bm ? &marks_refused : &triggers_refused, 1);
 	return 0;
 }

@@ -446,9 +446,10 @@ int t4_bpf_activity_flush(struct t4_bpf_activity *p, t4_bpf_activity_fn fn, void
 	return n;
 }
 
-uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p)
+uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p, bool triggers)
 {
-	return __atomic_load_n(&p->skel->bss->marks_refused, __ATOMIC_RELAXED);
+	return __atomic_load_n(triggers ? &p->skel->bss->triggers_refused
+					: &p->skel->bss->marks_refused, __ATOMIC_RELAXED);
 }
 
 uint64_t t4_bpf_activity_lost(const struct t4_bpf_activity *p)

@@ -150,9 +150,10 @@ int t4_bpf_activity_uprobe(struct t4_bpf_activity *p, int pid, const char *path)
 int t4_bpf_activity_poll(struct t4_bpf_activity *p, int timeout_ms, t4_bpf_activity_fn fn, void *ud);
 /* At the end: a CPU slice, ending now, for each thread still on a CPU. */
 int t4_bpf_activity_flush(struct t4_bpf_activity *p, t4_bpf_activity_fn fn, void *ud);
-/* Probe calls the program did not record: a bad name (a caller that
- * skipped libt410trace's check), or the marks ring full. */
-uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p);
+/* Probe calls the program did not record (triggers: t410_trigger()'s,
+ * else bookmarks): a bad name (a caller that skipped libt410trace's
+ * check), or the marks ring full. */
+uint64_t t4_bpf_activity_refused(const struct t4_bpf_activity *p, bool triggers);
 /* Records lost before user space: the ring was full (and malformed ones). */
 uint64_t t4_bpf_activity_lost(const struct t4_bpf_activity *p);
 void t4_bpf_activity_close(struct t4_bpf_activity *p); /* accepts NULL */

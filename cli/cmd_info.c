@@ -380,6 +380,7 @@ static void print_json(const struct info *in)
 	jkey_u64("tasks", c->tasks);
 	jkey_u64("lost_events", status ? status->lost_events : 0);
 	jkey_u64("bookmarks_refused", status ? status->bookmarks_refused : 0);
+	jkey_u64("triggers_refused", status ? status->triggers_refused : 0);
 	json_session(in);
 	json_host(in);
 	json_domains(in);
@@ -604,6 +605,10 @@ static void print_human(const struct info *in)
 	if (status && status->bookmarks_refused)
 		printf(ROW "%" PRIu64 " refused for lack of room (each answered with an error; "
 		       "none in the log)\n", "bookmarks", status->bookmarks_refused);
+	if (status && status->triggers_refused)
+		printf(ROW "%" PRIu64 " of libt410trace's refused through the uprobe for lack "
+		       "of room (each answered with an error; none fired)\n", "triggers",
+		       status->triggers_refused);
 	if (st->unknown_packets)
 		printf(ROW "%" PRIu64 " of types this version does not know, skipped\n",
 		       "unknown packets", st->unknown_packets);

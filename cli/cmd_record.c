@@ -702,6 +702,7 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	fin.read_failures = st->read_failures;
 	fin.lost_events = st->activity_lost;
 	fin.bookmarks_refused = st->bookmarks_refused;
+	fin.triggers_refused = st->triggers_refused;
 	fin.ref_ns = r->sched ? t4_sched_now(r->sched) : t4_mono_raw_ns();
 	pthread_mutex_lock(&r->log_lock); /* no snapshot reads it from here on */
 	log = r->log;

@@ -139,6 +139,10 @@ void cli_record_refusals(const struct t4_sched_status *st)
 		fprintf(stderr, "t410trace: %llu bookmark commands refused for lack of room (each "
 				"caller got an error; counted in the log)\n",
 			(unsigned long long)st->bookmarks_refused);
+	if (st->triggers_refused)
+		fprintf(stderr, "t410trace: %llu trigger calls through the uprobe refused for lack "
+				"of room (each caller got an error; counted in the log)\n",
+			(unsigned long long)st->triggers_refused);
 }
 
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,

@@ -93,6 +93,9 @@ struct t4_probe_page {
 	_Atomic int64_t credit;   /* calls that may still be made */
 	_Atomic int64_t busy;     /* calls between their credit and their end */
 	_Atomic uint64_t refused; /* calls refused for want of a credit */
+	/* of those, t410_trigger()'s (appended: an older library counts its
+	 * triggers in `refused` only, as bookmarks) */
+	_Atomic uint64_t refused_triggers;
 };
 
 /* The recorder: a new page (its memfd in *fd, close-on-exec) mapped at
@@ -107,10 +110,11 @@ void t4_probe_grant(struct t4_probe_page *page, int64_t n);
 /* The recorder, at the end: refuse later calls and wait (at most
  * T4_PROBE_CLOSE_WAIT_MS) for those under way. */
 void t4_probe_close(struct t4_probe_page *page);
-/* A call: 0 with a credit (*wake set when they run low: pass
- * T4_PROBE_WAKE), -EBUSY none left (counted in refused), -ESHUTDOWN
+/* A call (trigger: t410_trigger()'s, else a bookmark's): 0 with a credit
+ * (*wake set when they run low: pass T4_PROBE_WAKE), -EBUSY none left
+ * (counted in refused, and a trigger in refused_triggers too), -ESHUTDOWN
  * closed. After 0, make the probe call, then t4_probe_done. */
-int t4_probe_claim(struct t4_probe_page *page, bool *wake);
+int t4_probe_claim(struct t4_probe_page *page, bool trigger, bool *wake);
 void t4_probe_done(struct t4_probe_page *page);
 
 /* ---- the shared rule (name.c) ------------------------------------------ */

@@ -106,7 +106,7 @@ void t4_probe_close(struct t4_probe_page *page)
 	}
 }
 
-int t4_probe_claim(struct t4_probe_page *page, bool *wake)
+int t4_probe_claim(struct t4_probe_page *page, bool trigger, bool *wake)
 {
 	int64_t had;
 
@@ -119,6 +119,8 @@ int t4_probe_claim(struct t4_probe_page *page, bool *wake)
 	if (had <= 0) {
 		atomic_fetch_add(&page->credit, 1);
 		atomic_fetch_add(&page->refused, 1);
+		if (trigger)
+			atomic_fetch_add(&page->refused_triggers, 1);
 		atomic_fetch_sub(&page->busy, 1);
 		return -EBUSY;
 	}

@@ -395,7 +395,7 @@ static int probe_call(int op, const char *name)
 {
 	struct t4_probe_page *page = atomic_load(&ctx.page);
 	bool wake = false;
-	int rc = t4_probe_claim(page, &wake);
+	int rc = t4_probe_claim(page, !name, &wake);
 	char what[96] = "trigger";
 
 	if (name)

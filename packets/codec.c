@@ -547,7 +547,8 @@ static uint8_t *enc_meta(const struct t4_packet *p, uint8_t *o)
 		o = put_uv(o, s->read_failures);
 		o = put_uv(o, s->ref_ns);
 		o = put_uv(o, s->lost_events); /* appended fields: may be absent */
-		return put_uv(o, s->bookmarks_refused);
+		o = put_uv(o, s->bookmarks_refused);
+		return put_uv(o, s->triggers_refused);
 	}
 	}
 }
@@ -663,6 +664,7 @@ static void dec_meta(struct cur *in, struct t4_packet *p)
 		s->ref_ns = get_uv(in);
 		s->lost_events = in->p < in->end ? get_uv(in) : 0;
 		s->bookmarks_refused = in->p < in->end ? get_uv(in) : 0;
+		s->triggers_refused = in->p < in->end ? get_uv(in) : 0;
 		break;
 	}
 	}

@@ -278,6 +278,9 @@ struct t4_status_pkt {
 	uint64_t bookmarks_refused; /* bookmark commands refused for lack of
 				 * room (each answered with an error, none in
 				 * the log); appended field, 0 if absent */
+	uint64_t triggers_refused; /* libt410trace's trigger calls refused
+				 * through the uprobe (none fired); appended
+				 * field, 0 if absent */
 };
 
 /* The host a recording runs on (FORMAT.md 4.5b): the job a cluster's

@@ -253,7 +253,14 @@ void sched_activity_status(struct t4_sched *s, struct t4_sched_status *st)
 	if (st->probe_refused)
 		snprintf(st->probe_refusal, sizeof(st->probe_refusal), "%s", ph->refusal);
 	st->activity_lost = t4_bpf_activity_lost(ph->bpf);
-	st->bookmarks_refused += t4_bpf_activity_refused(ph->bpf) + atomic_load(&ph->page->refused);
+	/* the page is the workload's to write: its counts are clamped, not
+	 * trusted to agree */
+	uint64_t page = atomic_load(&ph->page->refused);
+	uint64_t page_triggers = atomic_load(&ph->page->refused_triggers);
+	if (page_triggers > page)
+		page_triggers = page;
+	st->bookmarks_refused += t4_bpf_activity_refused(ph->bpf, false) + page - page_triggers;
+	st->triggers_refused += t4_bpf_activity_refused(ph->bpf, true) + page_triggers;
 }
 
 const char *t4_sched_activity_note(const struct t4_sched *s)

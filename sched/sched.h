@@ -115,8 +115,10 @@ struct t4_sched_status {
 	char probe_refusal[160]; /* why the first one was refused */
 	uint64_t activity_lost;
 	/* bookmark commands refused for lack of room (the queue or the table
-	 * of names full), every path: the status packet's bookmarks_refused */
-	uint64_t bookmarks_refused;
+	 * of names full), every path: the status packet's bookmarks_refused;
+	 * libt410trace's triggers refused through the uprobe (no credit, the
+	 * kernel's ring full): its triggers_refused */
+	uint64_t bookmarks_refused, triggers_refused;
 };
 
 /* Bookmark commands that may wait between two triggers (on the BPF path:

@@ -142,7 +142,7 @@ static inline void tu_random_packet(uint64_t *s, uint32_t type, struct t4_packet
 		p->bookmark.set_ns = tu_u64(s);
 		break;
 	case T4_PKT_STATUS:
-		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s),
+		p->status = (struct t4_status_pkt){ tu_u64(s), tu_u64(s), tu_u64(s), tu_u64(s),
 						    tu_u64(s), tu_u64(s), tu_u64(s), tu_u64(s) };
 		break;
 	case T4_PKT_TASK:

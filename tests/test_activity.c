@@ -552,11 +552,16 @@ static int count_bookmarks(struct run *r, const char *log, const char *name_re)
 	return r->out[0] ? atoi(r->out) : -1;
 }
 
-/* The log's bookmarks_refused. */
+/* The log's count `key` (bookmarks_refused, triggers_refused). */
+static int count_in(struct run *r, const char *log, const char *key)
+{
+	sh(r, "'%s' info --json '%s' | grep -o '\"%s\": [0-9]*'", bin(), log, key);
+	return strchr(r->out, ':') ? atoi(strchr(r->out, ':') + 1) : -1;
+}
+
 static int refused_in(struct run *r, const char *log)
 {
-	sh(r, "'%s' info --json '%s' | grep -o '\"bookmarks_refused\": [0-9]*'", bin(), log);
-	return strchr(r->out, ':') ? atoi(strchr(r->out, ':') + 1) : -1;
+	return count_in(r, log, "bookmarks_refused");
 }
 
 /* 256 processes of the workload set 4 bookmarks each at the same moment:
@@ -650,6 +655,40 @@ Test(activity, a_full_queue_refuses_and_counts_through_the_uprobe, .timeout = 12
 Test(activity, a_full_queue_refuses_and_counts_through_the_socket, .timeout = 120)
 {
 	full_queue("--no-activity");
+}
+
+/* The bookmark queue full of bookmarks (triggers paused): a trigger through
+ * the uprobe has no credit either; it is refused (the app gets -EREMOTEIO)
+ * and counted as a trigger, not a bookmark. Through the socket it fires.
+ * Either way the log's counts are the app's refusals, kind by kind. */
+static void trigger_after_fill(const char *args, int want_rc)
+{
+	char log[PATH_MAX + 16], rec[64], fill[32];
+	int taken = -1, refused = -1, rc = 1;
+	struct run r;
+
+	snprintf(rec, sizeof(rec), "--sim --paused %s", args);
+	snprintf(fill, sizeof(fill), "fill %d", T4_BOOKMARK_QUEUE);
+	record_app(&r, log, rec, fill);
+	const char *line = strstr(r.out, "fill: ");
+	cr_assert(line && sscanf(line, "fill: %d taken, %d refused; trigger: %d", &taken, &refused,
+				 &rc) == 3, "%s", r.out);
+	cr_assert_eq(taken, T4_BOOKMARK_QUEUE, "%s", r.out);
+	cr_assert_eq(rc, want_rc, "%s", r.out);
+	cr_assert_eq(refused_in(&r, log), refused);
+	cr_assert_eq(count_in(&r, log, "triggers_refused"), want_rc ? 1 : 0);
+	cleanup(&r);
+}
+
+Test(activity, a_trigger_without_room_is_counted_as_a_trigger, .timeout = 180)
+{
+	need_bpf();
+	trigger_after_fill("", -EREMOTEIO);
+}
+
+Test(activity, a_trigger_through_the_socket_fires_with_the_queue_full, .timeout = 180)
+{
+	trigger_after_fill("--no-activity", 0);
 }
 
 /* A name too long, or with a space, that reaches the probe point (a caller

@@ -296,9 +296,9 @@ Test(codec, unknown_type_and_appended_fields)
 	uint8_t buf[64], stream[128];
 	size_t len = 0;
 
-	p.status = (struct t4_status_pkt){ 1, 2, 3, 4, 5, 6, 7 };
+	p.status = (struct t4_status_pkt){ 1, 2, 3, 4, 5, 6, 7, 8 };
 	int n = t4_codec_encode(c, &p, buf, sizeof(buf));
-	cr_assert_eq(n, 9);
+	cr_assert_eq(n, 10);
 	/* type 200 (2-byte varint), 3-byte body */
 	static const uint8_t unk[] = { 0xc8, 0x01, 3, 9, 9, 9 };
 	memcpy(stream, unk, sizeof(unk));
@@ -314,13 +314,15 @@ Test(codec, unknown_type_and_appended_fields)
 	cr_assert_eq(q.type, 0u);
 	cr_assert_eq(t4_codec_decode(c, stream + 6, len - 6, &q), n + 2);
 	cr_assert(tu_pkt_eq(&p, &q));
-	/* an older writer's: no bookmarks_refused (then lost_events) at the end */
-	for (int cut = 1; cut <= 2; cut++) {
+	/* an older writer's: no triggers_refused (then bookmarks_refused, then
+	 * lost_events) at the end */
+	for (int cut = 1; cut <= 3; cut++) {
 		memcpy(stream, buf, (size_t)n);
 		stream[1] -= (uint8_t)cut;
 		cr_assert_eq(t4_codec_decode(c, stream, (size_t)n - cut, &q), n - cut);
-		cr_assert_eq(q.status.bookmarks_refused, 0);
-		cr_assert_eq(q.status.lost_events, cut == 1 ? 6 : 0);
+		cr_assert_eq(q.status.triggers_refused, 0);
+		cr_assert_eq(q.status.bookmarks_refused, cut == 1 ? 7 : 0);
+		cr_assert_eq(q.status.lost_events, cut <= 2 ? 6 : 0);
 		cr_assert_eq(q.status.ref_ns, 5);
 	}
 	t4_codec_free(c);

@@ -726,7 +726,7 @@ Test(control, data_replies_a_client_refuses)
 
 /* ---- the probe page ------------------------------------------------------ */
 
-/* A call takes a credit or is refused (counted); after the close every
+/* A call takes a credit or is refused (counted; a trigger's apart too); after the close every
  * call is refused; the close waits for a call under way. */
 Test(control, probe_page_credits)
 {
@@ -736,18 +736,21 @@ Test(control, probe_page_credits)
 
 	cr_assert_eq(t4_probe_page_create(&p, &fd), 0, "%s", t4_errmsg());
 	cr_assert_not_null(q = t4_probe_page_map(fd), "another process's view");
-	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(t4_probe_claim(q, false, &wake), -EBUSY);
 	cr_assert_eq(atomic_load(&p->refused), 1);
 	t4_probe_grant(p, T4_PROBE_CREDIT);
 	for (int i = 0; i < T4_PROBE_CREDIT; i++) {
-		cr_assert_eq(t4_probe_claim(q, &wake), 0, "credit %d", i);
+		cr_assert_eq(t4_probe_claim(q, false, &wake), 0, "credit %d", i);
 		cr_assert_eq(wake, T4_PROBE_CREDIT - i <= T4_PROBE_LOW, "credit %d", i);
 		t4_probe_done(q);
 	}
-	cr_assert_eq(t4_probe_claim(q, &wake), -EBUSY);
+	cr_assert_eq(t4_probe_claim(q, false, &wake), -EBUSY);
 	cr_assert_eq(atomic_load(&p->refused), 2);
+	cr_assert_eq(t4_probe_claim(q, true, &wake), -EBUSY); /* a trigger's */
+	cr_assert_eq(atomic_load(&p->refused), 3);
+	cr_assert_eq(atomic_load(&p->refused_triggers), 1);
 	t4_probe_grant(p, 1);
-	cr_assert_eq(t4_probe_claim(q, &wake), 0); /* under way ... */
+	cr_assert_eq(t4_probe_claim(q, false, &wake), 0); /* under way ... */
 	pid_t kid = fork();
 	if (kid == 0) {
 		usleep(50000);
@@ -757,8 +760,8 @@ Test(control, probe_page_credits)
 	t4_probe_close(p);
 	cr_assert_eq(atomic_load(&p->busy), 0, "the close did not wait");
 	cr_assert_eq(waitpid(kid, NULL, 0), kid);
-	cr_assert_eq(t4_probe_claim(q, &wake), -ESHUTDOWN);
-	cr_assert_eq(atomic_load(&p->refused), 2, "a closed page refuses without counting");
+	cr_assert_eq(t4_probe_claim(q, false, &wake), -ESHUTDOWN);
+	cr_assert_eq(atomic_load(&p->refused), 3, "a closed page refuses without counting");
 	t4_probe_page_unmap(q);
 	t4_probe_page_unmap(p);
 	close(fd);

@@ -34,6 +34,11 @@
  *                  (spun, so that a loaded machine cannot make it longer)
  *                  every 10; prints "burst: A taken, R refused" (a refusal
  *                  is -EREMOTEIO; any other error fails)
+ *   fill Q         bookmarks f<i % 100> until Q were taken (a refused one
+ *                  is tried again 1 ms later, for at most 60 s), then one
+ *                  trigger: with the recorder's triggers paused and Q its
+ *                  queue, the trigger has no room; prints "fill: A taken, R
+ *                  refused; trigger: RC"
  *   rawname        bookmark "ok", then the probe point called directly (as a
  *                  caller skipping the library's checks would) with a name
  *                  of 70 characters and one with a space, then bookmark
@@ -431,6 +436,29 @@ static int run_burst(int n)
 	return 0;
 }
 
+static int run_fill(int q)
+{
+	int taken = 0, refused = 0;
+	uint64_t until = now() + 60000000000ull;
+	char name[32];
+
+	while (taken < q && now() < until) {
+		snprintf(name, sizeof(name), "f%d", taken % 100);
+		int rc = t410_bookmark(name);
+		if (rc == 0) {
+			taken++;
+		} else if (rc == -EREMOTEIO) {
+			refused++;
+			sleep_until(now() + 1000000);
+		} else {
+			check(rc, name);
+			break;
+		}
+	}
+	printf("fill: %d taken, %d refused; trigger: %d\n", taken, refused, t410_trigger());
+	return 0;
+}
+
 /* ---- rawname ------------------------------------------------------------------ */
 
 static int run_rawname(void)
@@ -503,6 +531,8 @@ int main(int argc, char **argv)
 		rc = run_rawname();
 	else if (!strcmp(mode, "burst") && argc == 3)
 		rc = run_burst(atoi(argv[2]));
+	else if (!strcmp(mode, "fill") && argc == 3)
+		rc = run_fill(atoi(argv[2]));
 	else if (!strcmp(mode, "procs") && argc == 4)
 		rc = run_procs(atoi(argv[2]), atoi(argv[3]));
 	else if (!strcmp(mode, "forked") && argc == 3)
@@ -510,7 +540,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "cost") && argc == 3)
 		rc = run_cost(atoi(argv[2]));
 	else {
-		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | procs N M | "
+		fprintf(stderr, "usage: phase_app schedule FILE | marks FILE N | burst N | fill Q | procs N M | "
 				"forked N | rawname | cost N\n");
 		return 2;
 	}
