@@ -223,6 +223,8 @@ struct cli_virtual_run {
 	const char *bookmark, *cmdline;
 	const volatile sig_atomic_t *stop; /* record's signal count: Ctrl-C ends it */
 	const struct t4_log *log;          /* its write error ends it */
+	void (*on_trigger)(void *ud);      /* optional: after each trigger */
+	void *ud;
 };
 
 /* One of the options above: 0, or 2 after a usage error. --virtual also
@@ -289,7 +291,7 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force);
 const char *cli_output_open_path(const struct cli_output *o);
 /* Give the log its name (FILE kept as FILE.old first, said on stderr).
  * On failure the log stays under its partial name, which the message
- * gives. */
+ * gives. Once named or stranded, a call does nothing. */
 int cli_output_publish(struct cli_output *o);
 /* Remove the log and the private directory of a recording that never
  * published. */

@@ -759,16 +759,35 @@ static void virtual_interrupted(const struct t4_sched_status *st, uint64_t durat
 		t4_fmt_duration(duration_ns, d2, sizeof(d2)));
 }
 
+/* A virtual recording's log gets its name as a live one's does, once its
+ * first chunk is on disk (checked after each trigger until then): a run
+ * killed later leaves a named, readable log, not a private directory that
+ * the next run writing to FILE would reclaim. */
+static void name_when_on_disk(void *ud)
+{
+	struct recording *r = ud;
+	struct t4_log_stats ls;
+	int rc;
+
+	if (r->out.published || r->out.stranded || r->out.in_place)
+		return;
+	t4_log_stats(r->log, &ls);
+	if (ls.error || !ls.file_bytes)
+		return;
+	if ((rc = cli_output_publish(&r->out)) < 0)
+		t4_report(rc); /* stranded under its partial name, which is said */
+}
+
 /* record --virtual: counters and log as for a live recording, then the
  * whole recording at once (record_virtual.c); the log gets its name once
- * complete. */
+ * its first chunk is on disk (name_when_on_disk), or at its end. */
 static int run_virtual(struct recording *r)
 {
 	struct cli_virtual_run vr = {
 		.v = &r->o.virt, .domains = &r->domains, .period_ns = r->o.period_ns,
 		.duration_ns = r->o.duration_ns, .seed = r->o.src.seed,
 		.per_socket = r->o.per_socket, .bookmark = r->o.bookmark, .cmdline = r->cmdline,
-		.stop = &signals_got,
+		.stop = &signals_got, .on_trigger = name_when_on_disk, .ud = r,
 	};
 	struct t4_sched_status st = { 0 };
 	struct t4_status_pkt fin;

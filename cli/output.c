@@ -13,7 +13,9 @@
  *     run that fails before that leaves everything as it was and removes
  *     the directory; one killed before that leaves the directory, which
  *     the next run writing next to FILE reclaims (util/tmpdir.c: this
- *     user's, its process gone, holding nothing but `log`).
+ *     user's, its process gone, holding nothing but `log`, and that
+ *     empty). A --virtual recording is named the same way (after the
+ *     trigger that finds its first chunk on disk).
  *   - An existing FILE is then kept as FILE.old. If FILE.old exists too,
  *     record refuses to start (before recording anything) rather than
  *     destroy it, unless --force, which replaces FILE and leaves FILE.old
@@ -139,8 +141,8 @@ int cli_output_publish(struct cli_output *o)
 {
 	int e;
 
-	if (o->in_place || o->published)
-		return 0;
+	if (o->in_place || o->published || o->stranded)
+		return 0; /* named, or stranded and said once */
 	if (o->force) {
 		if (rename(o->partial, o->path) < 0)
 			goto failed;

@@ -96,6 +96,8 @@ int cli_virtual_record(const struct cli_virtual_run *run, struct t4_sched_status
 		.ring = run->ring,
 		.stop = run->stop,
 		.log = run->log,
+		.on_trigger = run->on_trigger,
+		.progress_ud = run->ud,
 	};
 	struct t4_session_pkt *s = malloc(sizeof(*s));
 	int rc;

@@ -213,6 +213,10 @@ struct t4_virtual_opts {
 	void (*on_sample)(void *ud, const struct t4_domain *d, uint64_t trigger_id,
 			  uint64_t true_ns, const struct t4_ret_pkt *ret, bool logged);
 	void *ud;
+	/* Optional: after each trigger's packets are in the ring (record
+	 * names its log once the first chunk is on disk). */
+	void (*on_trigger)(void *progress_ud);
+	void *progress_ud;
 };
 
 /* The session packet of such a recording (start at the grid origin t0 =

@@ -481,6 +481,8 @@ int t4_virtual_record(const struct t4_virtual_opts *o, struct t4_sched_status *s
 		if (o->stop && *o->stop && k + 1 < v->last)
 			v->last = k + 1; /* stopped: end on the grid, as live */
 		rc = fire_all(v, k, v->t0 + k * o->period_ns);
+		if (rc >= 0 && o->on_trigger)
+			o->on_trigger(o->progress_ud);
 	}
 	if (rc >= 0) /* what was set after scheduler 0's final trigger, as live */
 		sched_bookmarks_close(v->bm, v->last + 1, o->ring);

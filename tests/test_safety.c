@@ -132,19 +132,27 @@ Test(safety, disk_full_on_standard_output_advises_info_dash, .timeout = 60)
 /* A log stranded under its partial name (FILE taken while it recorded:
  * the name cannot be given) is no success: exit 1, as t4_exit_code and
  * the man page's EXIT STATUS have it, the log kept as FILE.partial-PID
- * and said. A virtual recording of 100000 h is ended by Ctrl-C once its
- * log has bytes, FILE made just before (every wait bounded). It exited
- * 2, a usage error's status. */
-Test(safety, a_stranded_log_exits_1, .timeout = 120)
+ * and said. A virtual recording of 100000 h is stopped (SIGSTOP) while its
+ * private directory exists and FILE does not (tried again where its first
+ * chunk was quicker), FILE is made, and once record has said it cannot
+ * name its log, Ctrl-C ends it (every wait bounded). It exited 2, a usage
+ * error's status. */
+Test(safety, a_stranded_log_exits_1, .timeout = 180)
 {
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "\"$B\" record --sim=3 --virtual -d 100000h --period 100ms -o v.t4t 2> err &"
-		  " pid=$!; i=0; until [ -s \"$(ls -d v.t4t.partial-*/log 2>/dev/null)\" ] ||"
-		  " [ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; : > v.t4t; kill -INT $pid;"
-		  " wait $pid; echo rc=$?; cat err; ls; \"$B\" info v.t4t.partial-$pid > /dev/null &&"
-		  " echo log-ok");
+	sh_in_dir(&r, "for try in $(seq 20); do "
+		  "  \"$B\" record --sim=3 --virtual --backend pwrite -d 100000h --period 100ms "
+		  "  -o v.t4t 2> err & pid=$!; "
+		  "  while kill -0 $pid 2>/dev/null && ! ls -d v.t4t.partial-$pid-* >/dev/null 2>&1; "
+		  "  do sleep 0.002; done; kill -STOP $pid; "
+		  "  if ls -d v.t4t.partial-$pid-* >/dev/null 2>&1 && [ ! -e v.t4t ]; then "
+		  "    : > v.t4t; kill -CONT $pid; i=0; "
+		  "    until grep -q 'cannot name' err || [ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; "
+		  "    kill -INT $pid; wait $pid; echo rc=$?; break; fi; "
+		  "  kill -CONT $pid; kill -9 $pid; wait $pid; rm -rf v.t4t* err; "
+		  "done; cat err; ls; \"$B\" info v.t4t.partial-$pid > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: cannot name the log v.t4t (File exists): it is recorded"
 				" as v.t4t.partial-"), "%s", r.out);
@@ -579,7 +587,8 @@ Test(safety, a_character_device_is_written_in_place, .timeout = 60)
 
 /* What a record killed before its log had a name leaves (its private
  * directory) is removed by the next run writing next to the same FILE:
- * only this user's, of a dead process, holding nothing but the log. The
+ * only this user's, of a dead process, holding nothing but the log, and
+ * that empty (one with bytes is kept: util/privdir_keeps_*). The
  * kill is made during start-up for sure: record is stopped (SIGSTOP) while
  * its directory exists and FILE does not, then killed. (pwrite: where
  * io_uring is missing, e.g. qemu-user, the fallback's warning would come
@@ -590,12 +599,14 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
 
 	tmpdir(&r);
 	sh_in_dir(&r, "sh -c : & dead=$!; wait $dead; "
-		  "mkdir k.t4t.partial-$dead-abcdef && printf x > k.t4t.partial-$dead-abcdef/log && "
-		  "mkdir k.t4t.partial-$dead-ghijkl && printf x > k.t4t.partial-$dead-ghijkl/log && "
+		  "mkdir k.t4t.partial-$dead-abcdef && : > k.t4t.partial-$dead-abcdef/log && "
+		  "mkdir k.t4t.partial-$dead-ghijkl && : > k.t4t.partial-$dead-ghijkl/log && "
 		  "printf y > k.t4t.partial-$dead-ghijkl/mine && mkdir k.t4t.partial-1-abcdef && "
+		  "mkdir k.t4t.partial-$dead-mnopqr && printf x > k.t4t.partial-$dead-mnopqr/log && "
 		  "\"$B\" record -q --sim --backend pwrite -d 20ms -o k.t4t; echo rc=$?; "
 		  "ls | sed \"s/-$dead-/-DEAD-/\"");
-	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"),
+	cr_assert(strstr(r.out, "rc=0\nk.t4t\nk.t4t.partial-1-abcdef\nk.t4t.partial-DEAD-ghijkl\n"
+				"k.t4t.partial-DEAD-mnopqr\n"),
 		  "%s", r.out);
 	cleanup(&r);
 	tmpdir(&r);
@@ -650,6 +661,27 @@ Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
 		  "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
 		  "\"$B\" info k.t4t > /dev/null && echo readable");
 	cr_assert(strstr(r.out, "old\nreadable\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A virtual recording is named as a live one is, once its first chunk is
+ * on disk, not at its end: killed midway (SIGKILL, the OOM killer), it
+ * leaves a named, readable log (FILE.old kept), not a private directory
+ * that the next run writing to FILE would have removed. Its 100000 h are
+ * killed once it is named (or after about 10 s: the test then fails). */
+Test(safety, a_killed_virtual_recording_leaves_a_named_log, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "printf old > k.t4t; \"$B\" record -q --sim=3 --virtual --backend pwrite "
+		  "--period 100ms -d 100000h -o k.t4t & rec=$!; i=0; "
+		  "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ] && [ $i -lt 1000 ]; do "
+		  "sleep 0.01; i=$((i+1)); done; "
+		  "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
+		  "\"$B\" info k.t4t > /dev/null && echo readable; "
+		  "ls -d k.t4t.partial-* 2>/dev/null || echo no-partial");
+	cr_assert(strstr(r.out, "old\nreadable\nno-partial\n"), "%s", r.out);
 	cleanup(&r);
 }
 

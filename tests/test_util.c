@@ -149,6 +149,41 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	cr_assert_eq(t4_rmtree(root), 0);
 }
 
+/* Where the caller names the one file its directories keep (record's
+ * FILE.partial-*: "log"), a dead owner's directory is reclaimed while that
+ * file is empty or absent (a run killed during start-up), never once the
+ * file has bytes: a log of a run killed before it was named is data. */
+Test(util, privdir_keeps_a_dead_owners_file_with_bytes)
+{
+	char root[PATH_MAX], empty[PATH_MAX + 64], none[PATH_MAX + 64], data[PATH_MAX + 64],
+	     path[PATH_MAX + 80], mine[PATH_MAX + 64];
+	struct stat st;
+	pid_t pid;
+
+	t4t_tmpdir(root, sizeof(root), "t4util");
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	snprintf(empty, sizeof(empty), "%s/k.partial-%d-aaaaaa", root, (int)pid);
+	snprintf(none, sizeof(none), "%s/k.partial-%d-bbbbbb", root, (int)pid);
+	snprintf(data, sizeof(data), "%s/k.partial-%d-cccccc", root, (int)pid);
+	cr_assert_eq(t4_mkdirs(empty, 0700), 0);
+	cr_assert_eq(t4_mkdirs(none, 0700), 0);
+	cr_assert_eq(t4_mkdirs(data, 0700), 0);
+	snprintf(path, sizeof(path), "%s/log", empty);
+	cr_assert_eq(t4_write_small_file(path, ""), 0);
+	snprintf(path, sizeof(path), "%s/log", data);
+	cr_assert_eq(t4_write_small_file(path, "T4TRACE"), 0);
+	cr_assert_eq(t4_privdir_create(mine, sizeof(mine), root, "k.partial", "log"), 0, "%s",
+		     t4_errmsg());
+	cr_assert_neq(stat(empty, &st), 0, "a dead run's empty log was kept");
+	cr_assert_neq(stat(none, &st), 0, "a dead run's empty directory was kept");
+	cr_assert_eq(stat(path, &st), 0, "a dead run's log with bytes was removed");
+	cr_assert_eq(st.st_size, 7);
+	cr_assert_eq(t4_rmtree(root), 0);
+}
+
 /* A number or a duration starts with a digit (a duration also with a
  * point): a leading tab or line break was skipped by strtoull and strtod,
  * so "\t-1" was 2^64 - 1 (--sim=SEED, -j, T410TRACE_HOLD_MAX) where "-1"

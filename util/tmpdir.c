@@ -9,8 +9,8 @@
  * directories of the same prefix in the same place whose process is gone
  * (kill(pid, 0) says ESRCH) and that belong to this user. A directory of
  * a live process, of another user, not of exactly that shape, or (where
- * the caller names the one file it keeps there) holding anything else,
- * is never touched. A reused PID keeps a stale directory until that
+ * the caller names the one file it keeps there) holding anything else or
+ * that file with bytes in it, is never touched. A reused PID keeps a stale directory until that
  * process is gone too: conservative, never wrong.
  */
 #include "util.h"
@@ -47,7 +47,9 @@ static long owner_pid(const char *name, const char *prefix)
 	return pid;
 }
 
-/* Whether directory path holds nothing but a regular file named only. */
+/* Whether directory path holds nothing but a regular, empty file named
+ * only (nothing at all will do): a file with bytes is a user's data (a log
+ * whose run was killed before naming it), never reclaimed. */
 static bool holds_only(const char *path, const char *only)
 {
 	char child[4096 + 256];
@@ -62,7 +64,8 @@ static bool holds_only(const char *path, const char *only)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-		ok = !strcmp(e->d_name, only) && lstat(child, &st) == 0 && S_ISREG(st.st_mode);
+		ok = !strcmp(e->d_name, only) && lstat(child, &st) == 0 && S_ISREG(st.st_mode) &&
+		     st.st_size == 0;
 	}
 	closedir(d);
 	return ok;

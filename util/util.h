@@ -177,8 +177,8 @@ const char *t4_tmp_root(void);
 int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,
 		      const char *only);
 /* Remove this user's <prefix>-<pid>-XXXXXX directories in root whose
- * process is gone and, when only is not NULL, that hold nothing but a
- * regular file of that name; returns how many. */
+ * process is gone and, when only is not NULL, that hold nothing but an
+ * empty regular file of that name (or nothing); returns how many. */
 int t4_privdir_reclaim(const char *root, const char *prefix, const char *only);
 /* Create "<tmp>/<prefix>-<pid>-XXXXXX" (mode 0700) into buf, after
  * reclaiming the directories of that prefix left by dead processes of
