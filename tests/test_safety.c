@@ -271,6 +271,33 @@ Test(safety, a_signal_leaves_no_temporary_output, .timeout = 60)
 	cleanup(&r);
 }
 
+/* SIGKILL cannot be caught: the temporary file stays (OUT.tmp-PID-XXXXXX),
+ * and the next decode or report writing the same OUT removes it (its
+ * process gone), while one of a live process stays. */
+Test(safety, a_killed_decode_leaves_its_temporary_file_to_the_next_run, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t && "
+		  "mkfifo in || exit 1; sleep 1000 & live=$!; "
+		  "{ \"$B\" decode - -f csv -o p.csv < in 2> /dev/null & d=$!; exec 3> in; "
+		  "head -c 400000 v.t4t >&3; i=0; "
+		  "until [ -n \"$(ls p.csv.tmp-* 2>/dev/null)\" ] || [ $i -ge 1500 ]; do sleep 0.02; "
+		  "i=$((i+1)); done; kill -KILL $d; wait $d; echo rc=$?; exec 3>&-; }; "
+		  "ls p.csv.tmp-$d-* > /dev/null && echo tmp-left; "
+		  "echo x > p.csv.tmp-$live-abcdef; "
+		  "\"$B\" report -o p.csv v.t4t 2> /dev/null; \"$B\" decode -f csv -o p.csv v.t4t; "
+		  "echo rc=$?; kill $live; ls");
+	cr_assert(strstr(r.out, "rc=137\ntmp-left\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace decode: wrote p.csv\nrc=0\n"), "%s", r.out);
+	const char *live = strstr(r.out, "\np.csv\np.csv.tmp-");
+	cr_assert(live, "the live process's file went: %s", r.out);
+	cr_assert_null(strstr(live + strlen("\np.csv\np.csv.tmp-"), ".tmp-"),
+		       "a temporary file was left: %s", r.out);
+	cleanup(&r);
+}
+
 /* Whether process pid is gone (or a zombie nobody reaped yet); quiet when
  * it goes between the two looks. */
 static const char *gone_check = "gone() { [ ! -e /proc/$1 ] || grep -qs '^[0-9]* ([^)]*) Z' /proc/$1/stat; }; ";

@@ -184,6 +184,46 @@ Test(util, privdir_keeps_a_dead_owners_file_with_bytes)
 	cr_assert_eq(t4_rmtree(root), 0);
 }
 
+/* t4_create_unique names its file <base>.tmp-<pid>-XXXXXX and first removes
+ * those names' files of dead processes of this user next to base: not a
+ * live process's, nor another shape, nor a link or a directory. */
+Test(util, unique_names_reclaim_dead_writers_files)
+{
+	char root[PATH_MAX], base[PATH_MAX + 8], p[6][PATH_MAX + 64], made[PATH_MAX + 64];
+	struct stat st;
+	pid_t pid;
+
+	t4t_tmpdir(root, sizeof(root), "t4util");
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	snprintf(base, sizeof(base), "%s/out.csv", root);
+	snprintf(p[0], sizeof(p[0]), "%s.tmp-%d-abcdef", base, (int)pid);       /* reclaimed */
+	snprintf(p[1], sizeof(p[1]), "%s.tmp-%d-abcdef", base, (int)getppid()); /* alive */
+	snprintf(p[2], sizeof(p[2]), "%s.tmp-%d-abc", base, (int)pid);          /* shape */
+	snprintf(p[3], sizeof(p[3]), "%s.tmp-%d-linkxx", base, (int)pid);       /* a link */
+	snprintf(p[4], sizeof(p[4]), "%s.tmp-%d-dirxxx", base, (int)pid);       /* a dir */
+	snprintf(p[5], sizeof(p[5]), "%s/other.tmp-%d-abcdef", root, (int)pid); /* other OUT */
+	for (int i = 0; i < 6; i++)
+		if (i == 3)
+			cr_assert_eq(symlink(p[0], p[3]), 0);
+		else if (i == 4)
+			cr_assert_eq(mkdir(p[4], 0700), 0);
+		else
+			cr_assert_eq(t4_write_small_file(p[i], "x"), 0);
+	int fd = t4_create_unique(made, sizeof(made), base, 0600);
+	cr_assert_geq(fd, 0, "%s", t4_errmsg());
+	close(fd);
+	cr_assert_neq(lstat(p[0], &st), 0, "a dead writer's file was kept");
+	for (int i = 1; i < 6; i++)
+		cr_assert_eq(lstat(p[i], &st), 0, "%s was removed", p[i]);
+	char want[64];
+	snprintf(want, sizeof(want), ".tmp-%d-", (int)getpid());
+	cr_assert(strstr(made, want), "%s", made);
+	cr_assert_eq(t4_rmtree(root), 0);
+}
+
 /* A number or a duration starts with a digit (a duration also with a
  * point): a leading tab or line break was skipped by strtoull and strtod,
  * so "\t-1" was 2^64 - 1 (--sim=SEED, -j, T410TRACE_HOLD_MAX) where "-1"

@@ -86,14 +86,31 @@ static void random_tag(char out[7])
 	out[6] = '\0';
 }
 
-int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode)
+/* Remove what dead runs left under base's temporary names (their PID in
+ * them: "<base>.tmp-<pid>-XXXXXX"). */
+static void reclaim_next_to(const char *base)
+{
+	char dir[4096], prefix[4096 + 8];
+	const char *slash = strrchr(base, '/'), *name = slash ? slash + 1 : base;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (snprintf(dir, sizeof(dir), "%.*s", slash == base ? 1 : (int)(slash - base),
+			  base) >= (int)sizeof(dir))
+		return;
+	if (snprintf(prefix, sizeof(prefix), "%s.tmp", name) < (int)sizeof(prefix))
+		t4_privfile_reclaim(dir, prefix);
+}
+
+/* A new file "<base>.tmp-<pid>-XXXXXX" into path. */
+static int create_unique(char *path, size_t cap, const char *base, unsigned mode)
 {
 	char tag[7];
 	int fd = -EEXIST;
 
 	for (int tries = 0; tries < 100 && fd == -EEXIST; tries++) {
 		random_tag(tag);
-		if (snprintf(path, cap, "%s.tmp-%s", base, tag) >= (int)cap)
+		if (snprintf(path, cap, "%s.tmp-%ld-%s", base, (long)getpid(), tag) >= (int)cap)
 			return t4_err(ENAMETOOLONG, "%s: file name too long", base);
 		fd = t4_create_new(path, mode);
 	}
@@ -102,10 +119,18 @@ int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode)
 	return fd;
 }
 
+int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode)
+{
+	reclaim_next_to(base);
+	return create_unique(path, cap, base, mode);
+}
+
 int t4_write_small_file(const char *path, const char *text)
 {
 	char tmp[4200];
-	int fd = t4_create_unique(tmp, sizeof(tmp), path, 0666);
+	/* not t4_create_unique: a small file is renamed at once, and a sysfs
+	 * tree of thousands would scan its directory for each */
+	int fd = create_unique(tmp, sizeof(tmp), path, 0666);
 	size_t len = strlen(text), off = 0;
 
 	if (fd < 0)

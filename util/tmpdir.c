@@ -10,8 +10,14 @@
  * (kill(pid, 0) says ESRCH) and that belong to this user. A directory of
  * a live process, of another user, not of exactly that shape, or (where
  * the caller names the one file it keeps there) holding anything else or
- * that file with bytes in it, is never touched. A reused PID keeps a stale directory until that
- * process is gone too: conservative, never wrong.
+ * that file with bytes in it, is never touched. A reused PID keeps a
+ * stale directory until that process is gone too: conservative, never
+ * wrong.
+ *
+ * The temporary files that outputs are written under until complete
+ * (<OUT>.tmp-<pid>-XXXXXX, t4_create_unique) follow the same rule: a run
+ * killed with SIGKILL cannot remove its own, the next one writing next to
+ * the same OUT does (t4_privfile_reclaim).
  */
 #include "util.h"
 
@@ -71,7 +77,11 @@ static bool holds_only(const char *path, const char *only)
 	return ok;
 }
 
-static bool stale(const char *root, const char *name, const char *prefix, const char *only)
+/* Whether root/name is this user's entry of type type (S_IFDIR, S_IFREG)
+ * named <prefix>-<pid>-XXXXXX whose process is gone (and, for a directory
+ * with only, holding nothing but that file, empty). */
+static bool stale(const char *root, const char *name, const char *prefix, mode_t type,
+		  const char *only)
 {
 	char path[4096];
 	struct stat st;
@@ -82,12 +92,13 @@ static bool stale(const char *root, const char *name, const char *prefix, const 
 	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 		return false; /* alive, or not ours to ask about */
 	snprintf(path, sizeof(path), "%s/%s", root, name);
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+	if (lstat(path, &st) < 0 || (st.st_mode & S_IFMT) != type || st.st_uid != geteuid())
 		return false;
 	return !only || holds_only(path, only);
 }
 
-int t4_privdir_reclaim(const char *root, const char *prefix, const char *only)
+/* Remove root's stale entries of type type (stale()); how many. */
+static int reclaim(const char *root, const char *prefix, mode_t type, const char *only)
 {
 	char path[4096];
 	struct dirent *e;
@@ -97,14 +108,24 @@ int t4_privdir_reclaim(const char *root, const char *prefix, const char *only)
 	if (!d)
 		return 0; /* nothing to reclaim where nothing can be listed */
 	while ((e = readdir(d))) {
-		if (!stale(root, e->d_name, prefix, only))
+		if (!stale(root, e->d_name, prefix, type, only))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
-		if (t4_rmtree(path) == 0)
+		if ((type == S_IFDIR ? t4_rmtree(path) : unlink(path)) == 0)
 			n++;
 	}
 	closedir(d);
 	return n;
+}
+
+int t4_privdir_reclaim(const char *root, const char *prefix, const char *only)
+{
+	return reclaim(root, prefix, S_IFDIR, only);
+}
+
+int t4_privfile_reclaim(const char *root, const char *prefix)
+{
+	return reclaim(root, prefix, S_IFREG, NULL);
 }
 
 int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,

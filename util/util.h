@@ -109,7 +109,7 @@ size_t t4_strlcpy(char *dst, const char *src, size_t cap);
  * stripped). Returns its length or a negative errno (message set, naming
  * the path). -EFBIG if it does not fit. */
 int t4_read_small_file(const char *path, char *buf, size_t cap);
-/* Write a whole string to a file: a new one (t4_create_unique next to it,
+/* Write a whole string to a file: a new one (named as t4_create_unique's, next to it,
  * mode 0666 less the umask) renamed over path, so a link at path is
  * replaced, never followed, and a reader sees the old text or the new. */
 int t4_write_small_file(const char *path, const char *text);
@@ -128,8 +128,10 @@ bool t4_link_planted(const char *path);
  * sticky directory (/tmp), owned by neither this user nor the directory's
  * owner, and this user is not root (CAP_FOWNER taken as root's). */
 bool t4_sticky_foreign(const char *path);
-/* The same under a fresh name "<base>.tmp-XXXXXX" (random, retried while
- * taken), written into path (cap bytes; "" on failure). */
+/* The same under a fresh name "<base>.tmp-<pid>-XXXXXX" (random, retried
+ * while taken), written into path (cap bytes; "" on failure); first the
+ * names of that shape that dead processes of this user left next to base
+ * (killed while writing) are removed (t4_privfile_reclaim). */
 int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
@@ -176,6 +178,9 @@ const char *t4_tmp_root(void);
  * of this user (t4_privdir_reclaim). */
 int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,
 		      const char *only);
+/* Remove this user's regular files <prefix>-<pid>-XXXXXX in root whose
+ * process is gone (a temporary output of a killed run); how many. */
+int t4_privfile_reclaim(const char *root, const char *prefix);
 /* Remove this user's <prefix>-<pid>-XXXXXX directories in root whose
  * process is gone and, when only is not NULL, that hold nothing but an
  * empty regular file of that name (or nothing); returns how many. */
