@@ -1011,8 +1011,10 @@ void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
 void dec_wbuf_f64(struct t4_wbuf *w, double v);
 /* A JSON string literal (util/text.c:t4_json_next, flags 0). */
 void dec_wbuf_json_str(struct t4_wbuf *w, const char *s);
-/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF; bytes
- * that are not UTF-8 as the text \\xNN. */
-void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
+/* An RFC 4180 field, the one rule of every CSV output: bytes that are not
+ * UTF-8 as the text \\xNN (with flags T4_TEXT_CONTROL, for a terminal,
+ * control characters too: util/text.c), quoted when what is written holds
+ * sep, a quote, CR or LF. */
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep, unsigned flags);
 
 #endif

@@ -316,17 +316,6 @@ void dec_wbuf_f64(struct t4_wbuf *w, double v)
 	dec_wbuf_put(w, tmp, dec_fmt_f64(tmp, v));
 }
 
-/* The next character of s as text that is all UTF-8: itself, or \\xNN
- * for a byte that is not (util/text.c). Returns the bytes taken. */
-static size_t put_text(struct t4_wbuf *w, const char *s)
-{
-	char piece[5];
-	size_t n = t4_text_next(s, 0, piece);
-
-	dec_wbuf_str(w, piece);
-	return n;
-}
-
 /* The length of s when it needs no care in a CSV field (sep: the field
  * separator) or a JSON string (sep '\\'): ASCII with neither a quote nor
  * a control character (DEL too) nor sep, which both write as it is;
@@ -359,26 +348,35 @@ void dec_wbuf_json_str(struct t4_wbuf *w, const char *s)
 	dec_wbuf_ch(w, '"');
 }
 
-void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep, unsigned flags)
 {
 	size_t plain = plain_len(s, sep);
+	bool quote = false;
+	char piece[5];
 
 	if (plain != SIZE_MAX) {
 		dec_wbuf_put(w, s, plain);
 		return;
 	}
-	bool quote = strpbrk(s, "\"\r\n") || strchr(s, sep);
-
-	if (!quote && t4_text_clean(s, 0)) {
+	/* quoted by what is written, not by s: the text \xNN that stands for
+	 * a byte brings a backslash, which may be the separator (-x '\') */
+	for (const char *p = s; *p && !quote;) {
+		p += t4_text_next(p, flags, piece);
+		quote = strpbrk(piece, "\"\r\n") || strchr(piece, sep);
+	}
+	if (!quote && t4_text_clean(s, flags)) {
 		dec_wbuf_str(w, s);
 		return;
 	}
 	if (quote)
 		dec_wbuf_ch(w, '"');
 	while (*s) {
-		if (*s == '"')
-			dec_wbuf_ch(w, '"');
-		s += put_text(w, s);
+		s += t4_text_next(s, flags, piece);
+		for (const char *p = piece; *p; p++) {
+			if (*p == '"')
+				dec_wbuf_ch(w, '"');
+			dec_wbuf_ch(w, *p);
+		}
 	}
 	if (quote)
 		dec_wbuf_ch(w, '"');

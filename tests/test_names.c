@@ -1,8 +1,8 @@
 /* test_names.c - names that are no plain text in every output: the
  * characters that reorder a terminal's line or break it without being
  * C0 or C1 (bidirectional controls, U+2028), JSON's escapes of them, a GPU
- * timeline's name as a column head of the summary, and "did you mean"
- * (util/text.c decides each).
+ * timeline's name as a column head of the summary, CSV written to a
+ * terminal or with -x '\', and "did you mean" (util/text.c decides each).
  */
 #include "cli_testutil.h"
 #include "craft_log.h"
@@ -95,6 +95,39 @@ Test(names, json_escapes_what_a_terminal_must_not_get)
 		cr_assert_eq(dec_wbuf_init(&w, NULL, 16), 0);
 		dec_wbuf_json_str(&w, cases[i].in);
 		cr_assert_eq(w.len, strlen(cases[i].out), "case %zu", i);
+		cr_assert_eq(memcmp(w.buf, cases[i].out, w.len), 0, "case %zu: %.*s", i,
+			     (int)w.len, w.buf);
+		dec_wbuf_free(&w);
+	}
+}
+
+/* A CSV field is quoted by what is written: with -x '\', a byte written
+ * as the text \xNN holds the separator, and was written unquoted (the
+ * row's columns shifted). */
+Test(names, csv_quotes_the_separator_an_escape_brings)
+{
+	static const struct {
+		const char *in;
+		char sep;
+		unsigned flags;
+		const char *out;
+	} cases[] = {
+		{ "a\xff", '\\', 0, "\"a\\xff\"" },
+		{ "a\xff", ',', 0, "a\\xff" },
+		{ "a\x1b", '\\', 0, "a\x1b" },
+		{ "a\x1b", '\\', T4_TEXT_CONTROL, "\"a\\x1b\"" },
+		{ "a\nb", ',', 0, "\"a\nb\"" },
+		{ "a\nb", ',', T4_TEXT_CONTROL, "a\\x0ab" },
+		{ "q\"" RLO, ';', T4_TEXT_CONTROL, "\"q\"\"\\xe2\\x80\\xae\"" },
+		{ "plain", '\\', 0, "plain" },
+		{ "a\x7f", ',', T4_TEXT_CONTROL, "a\\x7f" },
+	};
+
+	for (size_t i = 0; i < T4_ARRAY_LEN(cases); i++) {
+		struct t4_wbuf w;
+		cr_assert_eq(dec_wbuf_init(&w, NULL, 16), 0);
+		dec_wbuf_csv_field(&w, cases[i].in, cases[i].sep, cases[i].flags);
+		cr_assert_eq(w.len, strlen(cases[i].out), "case %zu: %.*s", i, (int)w.len, w.buf);
 		cr_assert_eq(memcmp(w.buf, cases[i].out, w.len), 0, "case %zu: %.*s", i,
 			     (int)w.len, w.buf);
 		dec_wbuf_free(&w);
@@ -236,6 +269,72 @@ Test(names, no_output_hands_a_terminal_the_names_raw, .timeout = 120)
 	cr_assert_eq(in_dir(dir, out, sizeof(out), "grep -cF '%s' sum.txt",
 			    "\\x1b[5m\\xe2\\x80\\xaegl:9"),
 		     0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* CSV, the phase table and the slices written to a terminal escape the
+ * control characters as the summary does (they reached it raw: an OSC 52
+ * in a thread's name wrote the clipboard); written to a file, a line
+ * break stays in its quoted field. */
+Test(names, csv_on_a_terminal_escapes_control_characters, .timeout = 120)
+{
+	char *dir = hostile_dir(), out[16384];
+
+	if (cli_run(out, sizeof(out), "command -v script && script -qec true /dev/null") != 0) {
+		cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+		free(dir);
+		cr_skip_test("no script(1) to give the decoder a terminal");
+	}
+	cr_assert_eq(in_dir(dir, out, sizeof(out),
+			    "for f in csv phases slices; do "
+			    "script -qec \"'$B' decode h.t4t -f $f 2>/dev/null\" /dev/null > $f.tty || exit 1; "
+			    "done; \"$B\" decode h.t4t -f csv -o f.csv 2>/dev/null && "
+			    "python3 - csv.tty phases.tty slices.tty <<'EOF'\n"
+			    PY_TERMINAL_CLEAN
+			    "import csv, io\n"
+			    "for f in sys.argv[1:]:\n"
+			    "    t = open(f, encoding='utf-8').read().replace('\\r\\n', '\\n')\n"
+			    "    rows = list(csv.reader(io.StringIO(t), strict=True))\n"
+			    "    assert len({len(r) for r in rows}) == 1, (f, rows[:3])\n"
+			    "    assert any('\\\\x1b]52;c;eA==\\\\x07\\\\xe2\\\\x80\\\\xae' in c\n"
+			    "               for r in rows for c in r), (f, rows[:3])\n"
+			    "rows = list(csv.reader(open('f.csv', encoding='utf-8', newline='')))\n"
+			    "assert any(c.endswith(',\"q\"\\n') for r in rows for c in r), rows[:2]\n"
+			    "print('clean')\n"
+			    "EOF\n%s",
+			    ""),
+		     0, "%s", out);
+	cr_assert(strstr(out, "clean"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* -x '\': every row as wide as the header, the names back as written (a
+ * unit with a byte that is not UTF-8, and nothing else to quote, was
+ * written unquoted: its \xNN split the row). */
+Test(names, csv_with_a_backslash_separator_keeps_its_columns, .timeout = 120)
+{
+	char *dir = hostile_dir(), out[16384];
+
+	cr_assert_eq(in_dir(dir, out, sizeof(out),
+			    "for f in csv phases slices; do "
+			    "\"$B\" decode h.t4t -f $f -x '\\' -o x.$f 2>/dev/null || exit 1; done && "
+			    "python3 - <<'EOF'\n"
+			    "import csv\n"
+			    "for f in ('x.csv', 'x.phases', 'x.slices'):\n"
+			    "    rows = list(csv.reader(open(f, encoding='utf-8', newline=''),\n"
+			    "                           delimiter='\\\\', strict=True))\n"
+			    "    assert len({len(r) for r in rows}) == 1, (f, {len(r) for r in rows})\n"
+			    "    assert any(c.endswith('\\\\xff,\"q\"\\n') for r in rows for c in r), f\n"
+			    "rows = list(csv.reader(open('x.csv', encoding='utf-8', newline=''),\n"
+			    "                       delimiter='\\\\'))\n"
+			    "assert any(r[8] == 'u\\\\xfe\\u202e\\x1b[m' for r in rows), rows[:3]\n"
+			    "print('columns kept')\n"
+			    "EOF\n%s",
+			    ""),
+		     0, "%s", out);
+	cr_assert(strstr(out, "columns kept"), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
