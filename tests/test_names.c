@@ -8,6 +8,7 @@
 #include "craft_log.h"
 #include "decode/decode_int.h"
 #include "packets/packets.h"
+#include "probe.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -239,6 +240,7 @@ static int in_dir(const char *dir, char *out, size_t cap, const char *fmt, const
  * exactly (but for the bytes that are not UTF-8). */
 Test(names, no_output_hands_a_terminal_the_names_raw, .timeout = 120)
 {
+	t4t_need_cmd("python3");
 	char *dir = hostile_dir(), out[16384];
 
 	cr_assert_eq(in_dir(dir, out, sizeof(out),
@@ -279,13 +281,9 @@ Test(names, no_output_hands_a_terminal_the_names_raw, .timeout = 120)
  * break stays in its quoted field. */
 Test(names, csv_on_a_terminal_escapes_control_characters, .timeout = 120)
 {
+	t4t_need_cmd("python3 script"); /* script(1) gives the decoder a terminal */
 	char *dir = hostile_dir(), out[16384];
 
-	if (cli_run(out, sizeof(out), "command -v script && script -qec true /dev/null") != 0) {
-		cli_run(out, sizeof(out), "rm -rf '%s'", dir);
-		free(dir);
-		cr_skip_test("no script(1) to give the decoder a terminal");
-	}
 	cr_assert_eq(in_dir(dir, out, sizeof(out),
 			    "for f in csv phases slices; do "
 			    "script -qec \"'$B' decode h.t4t -f $f 2>/dev/null\" /dev/null > $f.tty || exit 1; "
@@ -315,6 +313,7 @@ Test(names, csv_on_a_terminal_escapes_control_characters, .timeout = 120)
  * written unquoted: its \xNN split the row). */
 Test(names, csv_with_a_backslash_separator_keeps_its_columns, .timeout = 120)
 {
+	t4t_need_cmd("python3");
 	char *dir = hostile_dir(), out[16384];
 
 	cr_assert_eq(in_dir(dir, out, sizeof(out),
