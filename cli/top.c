@@ -94,11 +94,12 @@ static double requests(const struct t4_live_row *r)
 
 static void make_trow(const struct t4_live_row *r, struct trow *t)
 {
-	char safe[4 * T4_NAME_MAX];
-
 	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", t4_text(r->dom->name, T4_TEXT_CONTROL, safe,
-							 sizeof(safe)));
+	/* escaped straight into the row, cut at a whole character (a copy cut
+	 * to its size could end inside one: no UTF-8 for the terminal) */
+	const char *name = t4_text(r->dom->name, T4_TEXT_CONTROL, t->name, sizeof(t->name));
+	if (name != t->name)
+		snprintf(t->name, sizeof(t->name), "%s", name); /* clean: it fits */
 	snprintf(t->kind, sizeof(t->kind), "%s", t4_domain_kind_name(r->dom->kind));
 	for (int c = 0; c < C_N; c++)
 		t->v[c] = c == C_REQ ? requests(r) : role(r, (enum col)c);
@@ -270,11 +271,18 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct trow *)a)->name, ((const struct trow *)b)->name);
 }
 
-/* A name in a CSV header: a comma or quote would shift the columns. */
+/* A name in a CSV line: as text (util/text.c, control characters as
+ * \xNN: the lines may reach a terminal), a comma or quote, which would
+ * shift the columns, as _. */
 static void csv_name(FILE *out, const char *name)
 {
-	for (const char *p = name; *p; p++)
-		fputc(*p == ',' || *p == '"' || *p == '\n' || *p == '\r' ? '_' : *p, out);
+	char piece[5];
+
+	while (*name) {
+		name += t4_text_next(name, T4_TEXT_CONTROL, piece);
+		for (const char *p = piece; *p; p++)
+			fputc(*p == ',' || *p == '"' ? '_' : *p, out);
+	}
 }
 
 /* A value in 11 columns: large ones with an SI prefix (1.358G). */

@@ -692,6 +692,10 @@ struct t4_output_opts {
 	bool verbose;             /* -v: the summary's every detail */
 	bool per_cpu;             /* --per-cpu: event rows per domain */
 	bool hosts;               /* several hosts merged: a host column */
+	bool terminal;            /* the output is a terminal (t4_output_new
+				   * sets it when its file is one): CSV text
+				   * escapes control characters as the
+				   * summary does (util/text.c) */
 };
 
 /* An output writing to f: its sink ops and state. */

@@ -922,12 +922,15 @@ struct t4_table {
 	size_t nl, nc, nrows, cap;
 	const char *lhead[T4_TABLE_LABELS];
 	const char *chead[T4_TABLE_COLS], *cunit[T4_TABLE_COLS];
+	char head_text[T4_TABLE_COLS][2][T4_TABLE_LABEL_MAX]; /* a head or unit escaped */
 	char (*label)[T4_TABLE_LABELS][T4_TABLE_LABEL_MAX];
 	double *v;                        /* nrows x T4_TABLE_COLS */
 	char (*integer)[T4_TABLE_COLS][44]; /* exact integers, where set */
 };
 /* nl label columns and nc number columns with their heads (and units, a
- * second head line; NULL: none). */
+ * second head line; NULL: none). Heads, units and labels may come from a
+ * log (a metric's, a GPU timeline's name): each is made safe for a
+ * terminal (util/text.c). The table does not move once made. */
 int dec_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size_t nc,
 		  const char *const *chead, const char *const *cunit);
 void dec_table_free(struct t4_table *t);
@@ -1006,10 +1009,12 @@ void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
 void dec_wbuf_f64(struct t4_wbuf *w, double v);
-/* A JSON string literal; bytes that are not UTF-8 as the text \\xNN. */
+/* A JSON string literal (util/text.c:t4_json_next, flags 0). */
 void dec_wbuf_json_str(struct t4_wbuf *w, const char *s);
-/* An RFC 4180 field: quoted when it holds sep, a quote, CR or LF; bytes
- * that are not UTF-8 as the text \\xNN. */
-void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep);
+/* An RFC 4180 field, the one rule of every CSV output: bytes that are not
+ * UTF-8 as the text \\xNN (with flags T4_TEXT_CONTROL, for a terminal,
+ * control characters too: util/text.c), quoted when what is written holds
+ * sep, a quote, CR or LF. */
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep, unsigned flags);
 
 #endif

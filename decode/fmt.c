@@ -316,35 +316,25 @@ void dec_wbuf_f64(struct t4_wbuf *w, double v)
 	dec_wbuf_put(w, tmp, dec_fmt_f64(tmp, v));
 }
 
-/* The next character of s as text that is all UTF-8: itself, or \\xNN
- * for a byte that is not (util/text.c). Returns the bytes taken. */
-static size_t put_text(struct t4_wbuf *w, const char *s)
-{
-	char piece[5];
-	size_t n = t4_text_next(s, 0, piece);
-
-	dec_wbuf_str(w, piece);
-	return n;
-}
-
 /* The length of s when it needs no care in a CSV field (sep: the field
  * separator) or a JSON string (sep '\\'): ASCII with neither a quote nor
- * a control character nor sep, which both write as it is; SIZE_MAX if s
- * has one, for the careful path. The usual name: written in one piece. */
+ * a control character (DEL too) nor sep, which both write as it is;
+ * SIZE_MAX if s has one, for the careful path. The usual name: written in
+ * one piece. */
 static size_t plain_len(const char *s, char sep)
 {
 	size_t n = 0;
 
 	for (unsigned char c; (c = (unsigned char)s[n]); n++)
-		if (c >= 0x80 || c < 0x20 || c == '"' || c == (unsigned char)sep)
+		if (c >= 0x7f || c < 0x20 || c == '"' || c == (unsigned char)sep)
 			return SIZE_MAX;
 	return n;
 }
 
 void dec_wbuf_json_str(struct t4_wbuf *w, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t plain = plain_len(s, '\\');
+	char piece[T4_JSON_PIECE];
 
 	dec_wbuf_ch(w, '"');
 	if (plain != SIZE_MAX) {
@@ -352,45 +342,41 @@ void dec_wbuf_json_str(struct t4_wbuf *w, const char *s)
 		s += plain;
 	}
 	while (*s) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			dec_wbuf_ch(w, '\\');
-			dec_wbuf_ch(w, (char)c);
-			s++;
-		} else if (c < 0x20) {
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-			dec_wbuf_put(w, esc, sizeof(esc));
-			s++;
-		} else if (t4_utf8_seq(s)) {
-			s += put_text(w, s);
-		} else {
-			dec_wbuf_ch(w, '\\'); /* the text \xNN, escaped for JSON */
-			s += put_text(w, s);
-		}
+		s += t4_json_next(s, 0, piece);
+		dec_wbuf_str(w, piece);
 	}
 	dec_wbuf_ch(w, '"');
 }
 
-void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep)
+void dec_wbuf_csv_field(struct t4_wbuf *w, const char *s, char sep, unsigned flags)
 {
 	size_t plain = plain_len(s, sep);
+	bool quote = false;
+	char piece[5];
 
 	if (plain != SIZE_MAX) {
 		dec_wbuf_put(w, s, plain);
 		return;
 	}
-	bool quote = strpbrk(s, "\"\r\n") || strchr(s, sep);
-
-	if (!quote && t4_text_clean(s, 0)) {
+	/* quoted by what is written, not by s: the text \xNN that stands for
+	 * a byte brings a backslash, which may be the separator (-x '\') */
+	for (const char *p = s; *p && !quote;) {
+		p += t4_text_next(p, flags, piece);
+		quote = strpbrk(piece, "\"\r\n") || strchr(piece, sep);
+	}
+	if (!quote && t4_text_clean(s, flags)) {
 		dec_wbuf_str(w, s);
 		return;
 	}
 	if (quote)
 		dec_wbuf_ch(w, '"');
 	while (*s) {
-		if (*s == '"')
-			dec_wbuf_ch(w, '"');
-		s += put_text(w, s);
+		s += t4_text_next(s, flags, piece);
+		for (const char *p = piece; *p; p++) {
+			if (*p == '"')
+				dec_wbuf_ch(w, '"');
+			dec_wbuf_ch(w, *p);
+		}
 	}
 	if (quote)
 		dec_wbuf_ch(w, '"');

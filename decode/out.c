@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct out_backend *const backends[] = {
 	[T4_FMT_SUMMARY] = &out_summary,
@@ -65,6 +66,8 @@ int t4_output_new(struct t4_output **out, const struct t4_output_opts *o, FILE *
 	x->o = *o;
 	if (!x->o.csv_sep)
 		x->o.csv_sep = ',';
+	if (f && isatty(fileno(f)))
+		x->o.terminal = true; /* a fork (no file) keeps its parent's */
 	x->be = backends[o->format];
 	x->f = f;
 	if ((rc = dec_wbuf_init(&x->w, f, 1 << 16)) < 0 ||

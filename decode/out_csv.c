@@ -35,7 +35,8 @@
  * clock); counts are integers, metrics decimals
  * (absent metrics have no row). Fields are quoted by RFC 4180 when they
  * hold the separator (-x), a quote or a line break; bytes that are not
- * UTF-8 become the text \xNN. The part of a row shared by every row of an
+ * UTF-8 become the text \xNN (and, written to a terminal, control
+ * characters too: a name cannot drive it). The part of a row shared by every row of an
  * interval is formatted once, and a domain's names (domain, PMU, each
  * event's and metric's name, unit and kind) are escaped once while they
  * stay the same (out_cells.c): a row is then five copies and a number.
@@ -56,6 +57,13 @@ struct csv_state {
 	struct out_cells cells;
 };
 
+/* How text from the log is written (dec_wbuf_csv_field): on a terminal,
+ * its control characters as \xNN too. */
+static unsigned text_flags(const struct t4_output *x)
+{
+	return x->o.terminal ? T4_TEXT_CONTROL : 0;
+}
+
 /* The host field of a merged row (nothing for a single log). */
 static void field_host(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec)
 {
@@ -63,7 +71,7 @@ static void field_host(struct t4_output *x, struct t4_wbuf *w, const struct t4_d
 
 	if (!x->o.hosts)
 		return;
-	dec_wbuf_csv_field(w, pl ? pl->host : "", x->o.csv_sep);
+	dec_wbuf_csv_field(w, pl ? pl->host : "", x->o.csv_sep, text_flags(x));
 	dec_wbuf_ch(w, x->o.csv_sep);
 }
 
@@ -109,13 +117,13 @@ static void csv_free(struct csv_state *st)
 
 /* Name k's two parts: "NAME," and ",UNIT,KIND". */
 static void cells_add(struct out_cell_set *s, const char *name, const char *unit,
-		      const char *kind, char sep)
+		      const char *kind, char sep, unsigned tf)
 {
-	dec_wbuf_csv_field(&s->text, name, sep);
+	dec_wbuf_csv_field(&s->text, name, sep, tf);
 	dec_wbuf_ch(&s->text, sep);
 	out_cell_end(s);
 	dec_wbuf_ch(&s->text, sep);
-	dec_wbuf_csv_field(&s->text, unit, sep);
+	dec_wbuf_csv_field(&s->text, unit, sep, tf);
 	dec_wbuf_ch(&s->text, sep);
 	dec_wbuf_str(&s->text, kind);
 	out_cell_end(s);
@@ -125,16 +133,17 @@ static void cells_render(void *ud, const struct t4_dec_domain *dm, struct out_ce
 {
 	const struct t4_output *x = ud;
 	char sep = x->o.csv_sep;
+	unsigned tf = text_flags(x);
 
-	dec_wbuf_csv_field(&s->text, dm->name, sep);
+	dec_wbuf_csv_field(&s->text, dm->name, sep, tf);
 	dec_wbuf_ch(&s->text, sep);
-	dec_wbuf_csv_field(&s->text, dm->pmu, sep);
+	dec_wbuf_csv_field(&s->text, dm->pmu, sep, tf);
 	dec_wbuf_ch(&s->text, sep);
 	out_cell_end(s);
 	for (uint32_t k = 0; k < dm->n_counts; k++)
-		cells_add(s, dm->event_name[k], dm->event_unit[k], "counter", sep);
+		cells_add(s, dm->event_name[k], dm->event_unit[k], "counter", sep, tf);
 	for (uint32_t m = 0; m < dm->n_metrics; m++)
-		cells_add(s, dm->metric_name[m], dm->metric_unit[m], "metric", sep);
+		cells_add(s, dm->metric_name[m], dm->metric_unit[m], "metric", sep, tf);
 }
 
 static int csv_init(struct t4_output *x)
@@ -256,7 +265,7 @@ static int csv_interval(void *ud, const struct t4_decoder *dec, const struct t4_
 	dec_wbuf_ch(p, sep);
 	field_time(x, p, dec, iv->start_ns);
 	field_time(x, p, dec, iv->end_ns);
-	dec_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep);
+	dec_wbuf_csv_field(p, t4_decoder_bookmark(dec, iv->bookmark_id), sep, text_flags(x));
 	dec_wbuf_ch(p, sep);
 	out_cell_put(p, c, 0);
 	st->suffix.len = 0;
@@ -316,7 +325,7 @@ static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
 	if ((rc = time_check(x, dec, &st->checked)) < 0)
 		return rc;
 	field_host(x, w, dec);
-	dec_wbuf_csv_field(w, ph->name, sep);
+	dec_wbuf_csv_field(w, ph->name, sep, text_flags(x));
 	dec_wbuf_ch(w, sep);
 	field_u64(w, ph->occurrence, sep);
 	field_time(x, w, dec, ph->start_ns);
@@ -375,7 +384,7 @@ static int slices_slice(void *ud, const struct t4_decoder *dec, const struct t4_
 	dec_wbuf_ch(w, sep);
 	field_u64(w, s->pid, sep);
 	field_u64(w, s->tid, sep);
-	dec_wbuf_csv_field(w, gpu ? s->timeline : s->name, sep);
+	dec_wbuf_csv_field(w, gpu ? s->timeline : s->name, sep, text_flags(x));
 	dec_wbuf_ch(w, sep);
 	if (gpu)
 		dec_wbuf_u64(w, s->context);

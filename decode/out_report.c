@@ -408,26 +408,16 @@ static void html(struct t4_wbuf *w, const char *s)
 }
 
 /* Text from a log as a JSON string inside a <script> element: no <, >
- * or & as such, so that nothing in it can close the element. */
+ * or & as such, so that nothing in it can close the element; what a
+ * terminal must not get as the text \xNN, as the tables show it. */
 static void json_str(struct t4_wbuf *w, const char *s)
 {
-	char piece[5];
+	char piece[T4_JSON_PIECE];
 
 	dec_wbuf_ch(w, '"');
 	while (*s) {
-		s += t4_text_next(s, T4_TEXT_CONTROL, piece);
-		for (const char *p = piece; *p; p++) {
-			if (*p == '"' || *p == '\\') {
-				dec_wbuf_ch(w, '\\');
-				dec_wbuf_ch(w, *p);
-			} else if (*p == '<' || *p == '>' || *p == '&') {
-				char u[8];
-				snprintf(u, sizeof(u), "\\u%04x", (unsigned char)*p);
-				dec_wbuf_str(w, u);
-			} else {
-				dec_wbuf_ch(w, *p);
-			}
-		}
+		s += t4_json_next(s, T4_TEXT_CONTROL | T4_JSON_HTML, piece);
+		dec_wbuf_str(w, piece);
 	}
 	dec_wbuf_ch(w, '"');
 }

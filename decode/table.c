@@ -2,8 +2,9 @@
  * number columns, each number column in one format (its decimals chosen
  * from the largest value in it, so 157.0 never stands beside 24.381, and
  * no exponent), absent values as "-". Rows are kept until the table is
- * printed, since the format of a column depends on all of it. Labels are
- * made safe for a terminal (util/text.c).
+ * printed, since the format of a column depends on all of it. Labels,
+ * heads and units are made safe for a terminal (util/text.c): a head may
+ * be a name from the log (a GPU timeline's).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -24,8 +25,10 @@ int dec_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size
 	for (size_t i = 0; i < nl; i++)
 		t->lhead[i] = lhead[i];
 	for (size_t c = 0; c < nc; c++) {
-		t->chead[c] = chead[c];
-		t->cunit[c] = cunit ? cunit[c] : "";
+		t->chead[c] = t4_text(chead[c], T4_TEXT_CONTROL, t->head_text[c][0],
+				      sizeof(t->head_text[c][0]));
+		t->cunit[c] = t4_text(cunit ? cunit[c] : "", T4_TEXT_CONTROL, t->head_text[c][1],
+				      sizeof(t->head_text[c][1]));
 	}
 	return 0;
 }

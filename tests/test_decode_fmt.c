@@ -277,7 +277,7 @@ Test(decode_fmt, a_scratch_line_grows_past_its_first_size)
 	name[63] = '\0';
 	cr_assert_eq(dec_wbuf_init(&w, NULL, 16), 0);
 	for (int i = 0; i < 5; i++) {
-		dec_wbuf_csv_field(&w, name, ',');
+		dec_wbuf_csv_field(&w, name, ',', 0);
 		dec_wbuf_ch(&w, ',');
 		for (int b = 0; b < 63; b++)
 			n += (size_t)snprintf(want + n, sizeof(want) - n, "\\xff");

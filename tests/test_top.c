@@ -202,6 +202,52 @@ Test(top, errors_show_the_input_as_text, .timeout = 120)
 	cleanup(&r);
 }
 
+/* A PMU's name escaped into more than a row holds (14 control characters
+ * as \xNN, then a 4-byte character across the cut): cut at a whole
+ * character, in the view and in the CSV lines, which stay UTF-8 (the
+ * escaped name was cut bytewise, and the terminal got 3 bytes of 4). */
+Test(top, a_long_escaped_name_is_cut_at_a_whole_character, .timeout = 180)
+{
+	struct run r;
+	char layouts[PATH_MAX];
+
+	t4t_need_cmd("python3");
+	cr_assert_not_null(cli_repo_file("tests/fixtures/sysfs/make_layouts.sh", layouts));
+	tmpdir(&r);
+	snprintf(r.out, sizeof(r.out),
+		 "sh '%s' lay generic > /dev/null && cd lay/generic && mv nvidia_uncore_pmu_2 "
+		 "\"$(printf '\\001\\001\\001\\001\\001\\001\\001\\001\\001\\001\\001\\001\\001\\001"
+		 "abcd\\360\\237\\230\\200z')\" && cd ../.. && "
+		 "\"$B\" record -q --sim --sysfs-root lay/generic -c c.sock -o s.t4t & rec=$!; "
+		 "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
+		 "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
+		 /* rows come with rates: until the PMU has some (bounded) */
+		 "for i in $(seq 100); do \"$B\" top --control c.sock -i 100ms -n 3 > plain.csv; "
+		 "grep -q abcd plain.csv && break; done; "
+		 "if command -v script > /dev/null; then for i in $(seq 100); do script -qec "
+		 "\"'$B' top --control c.sock -i 100ms -n 3\" /dev/null > view.txt; "
+		 "grep -q abcd view.txt && break; done; fi; "
+		 END_RECORDER
+		 "python3 - <<'EOF'\n"
+		 "import os\n"
+		 "cut = '\\\\x01' * 14 + 'abcd'\n"
+		 "for f in ('plain.csv', 'view.txt'):\n"
+		 "    if not os.path.exists(f):\n"
+		 "        continue\n"
+		 "    t = open(f, 'rb').read().decode('utf-8')\n"
+		 "    assert cut in t and cut + '\\ufffd' not in t, (f, t[:300])\n"
+		 "print('whole characters')\n"
+		 "EOF\n",
+		 layouts);
+	char *line = strdup(r.out);
+	cr_assert_not_null(line);
+	sh_in_dir(&r, line);
+	free(line);
+	cr_assert(strstr(r.out, "rec_rc=0\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "whole characters\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A tmux server of the test's own ($T, a long history), a pane running
  * pane.sh, and see PATTERN: polls the pane (bounded) until it shows it.
  * Each use starts a server on a socket of its own: `kill-server` returns

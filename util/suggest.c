@@ -69,8 +69,11 @@ const char *t4_strv_at(const void *src, size_t i)
 
 const char *t4_did_you_mean(char *buf, size_t cap, const char *s)
 {
-	if (s)
-		snprintf(buf, cap, " (did you mean %s?)", s);
+	char safe[256];
+
+	if (s) /* a name from a log or sysfs: shown as the lists show it */
+		snprintf(buf, cap, " (did you mean %s?)",
+			 t4_text(s, T4_TEXT_CONTROL, safe, sizeof(safe)));
 	else if (cap)
 		buf[0] = '\0';
 	return buf;

@@ -6,8 +6,13 @@
  * Valid UTF-8 (RFC 3629: shortest form, no surrogates, at most U+10FFFF)
  * passes through; any other byte becomes the four characters \xNN. For a
  * terminal, control characters (C0, DEL, and C1 as UTF-8) are escaped the
- * same way, so a name can neither garble the screen nor hide what follows
- * it. Nothing allocates: callers give a buffer, or write byte by byte.
+ * same way, and so are the characters that reorder or break text without
+ * being C0 or C1: the bidirectional controls (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069: "txt\u202eexe.pdf" shows as
+ * "txtfdp.exe") and the line and paragraph separators (U+2028, U+2029),
+ * each byte as \xNN, so a name can neither garble the screen, nor hide or
+ * reorder what follows it, nor start a line. Nothing allocates: callers
+ * give a buffer, or write byte by byte.
  */
 #include "util.h"
 
@@ -46,7 +51,16 @@ bool t4_text_control(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 
-	return (n == 1 && (u[0] < 0x20 || u[0] == 0x7f)) || (n == 2 && u[0] == 0xc2 && u[1] < 0xa0);
+	if (n == 1)
+		return u[0] < 0x20 || u[0] == 0x7f; /* C0, DEL */
+	if (n == 2)
+		return (u[0] == 0xc2 && u[1] < 0xa0) ||  /* C1 */
+		       (u[0] == 0xd8 && u[1] == 0x9c);   /* U+061C */
+	if (n != 3 || u[0] != 0xe2)
+		return false;
+	if (u[1] == 0x80) /* U+200E U+200F, U+2028 U+2029, U+202A-U+202E */
+		return u[2] == 0x8e || u[2] == 0x8f || (u[2] >= 0xa8 && u[2] <= 0xae);
+	return u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9; /* U+2066-U+2069 */
 }
 
 /* Whether the character of length n at s must be escaped for flags. */
@@ -100,25 +114,51 @@ const char *t4_text(const char *s, unsigned flags, char *buf, size_t cap)
 	return buf;
 }
 
+/* The code point of the valid UTF-8 character of n bytes at s. */
+static uint32_t code_point(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 1 ? s[0] : s[0] & (0x7f >> n);
+
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+size_t t4_json_next(const char *s, unsigned flags, char out[T4_JSON_PIECE])
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = t4_utf8_seq(s);
+
+	if (must_escape(u, n, flags & T4_TEXT_CONTROL)) {
+		/* the text \xNN, its backslash escaped for JSON */
+		snprintf(out, T4_JSON_PIECE, "\\\\x%c%c", hex[u[0] >> 4], hex[u[0] & 15]);
+		return 1;
+	}
+	if (n == 1 && (u[0] == '"' || u[0] == '\\')) {
+		snprintf(out, T4_JSON_PIECE, "\\%c", u[0]);
+		return 1;
+	}
+	if ((n == 1 && u[0] < 0x20) || t4_text_control(s, n) ||
+	    ((flags & T4_JSON_HTML) && n == 1 && strchr("<>&", u[0]))) {
+		uint32_t cp = code_point(u, n); /* all below U+10000 */
+		snprintf(out, T4_JSON_PIECE, "\\u%c%c%c%c", hex[cp >> 12 & 15], hex[cp >> 8 & 15],
+			 hex[cp >> 4 & 15], hex[cp & 15]);
+		return n;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return n;
+}
+
 void t4_json_str(FILE *f, const char *s)
 {
-	char piece[5];
+	char piece[T4_JSON_PIECE];
 
 	fputc('"', f);
 	while (*s) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			s++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			s++;
-		} else {
-			s += t4_text_next(s, 0, piece);
-			if (piece[0] == '\\')
-				fputc('\\', f); /* \xNN, as JSON: \\xNN */
-			fputs(piece, f);
-		}
+		s += t4_json_next(s, 0, piece);
+		fputs(piece, f);
 	}
 	fputc('"', f);
 }

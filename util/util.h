@@ -166,7 +166,8 @@ typedef const char *(*t4_name_at_fn)(const void *src, size_t i);
 const char *t4_suggest(const char *name, const void *src, size_t n, t4_name_at_fn at);
 /* A t4_name_at_fn over an array of strings. */
 const char *t4_strv_at(const void *src, size_t i);
-/* " (did you mean S?)", or "" when s is NULL, into buf. */
+/* " (did you mean S?)", or "" when s is NULL, into buf; S as a terminal
+ * may show it (t4_text, T4_TEXT_CONTROL). */
 const char *t4_did_you_mean(char *buf, size_t cap, const char *s);
 
 /* ---- private temporary directories (tmpdir.c) ---------------------------- */
@@ -257,11 +258,14 @@ int t4_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *na
 /* Length of the valid UTF-8 character at s (1..4), 0 at an invalid byte
  * or the end of the string. */
 size_t t4_utf8_seq(const char *s);
-/* Whether the UTF-8 character of n bytes at s (n from t4_utf8_seq) is a
- * control character: C0, DEL or C1. */
+/* Whether the UTF-8 character of n bytes at s (n from t4_utf8_seq) is
+ * one a terminal must not get: a control character (C0, DEL, C1), a
+ * bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069) or a line or paragraph separator (U+2028, U+2029). */
 bool t4_text_control(const char *s, size_t n);
 enum {
-	T4_TEXT_CONTROL = 1u << 0, /* also escape control characters (a terminal) */
+	T4_TEXT_CONTROL = 1u << 0, /* also escape what t4_text_control() says
+				    * (a terminal) */
 };
 /* The next character of s into out (NUL-terminated): itself, or \xNN for
  * a byte that is not UTF-8 (or, with T4_TEXT_CONTROL, a control
@@ -272,8 +276,20 @@ bool t4_text_clean(const char *s, unsigned flags);
 /* s itself when clean, else its escaped copy in buf (cut at a whole
  * character to fit cap). */
 const char *t4_text(const char *s, unsigned flags, char *buf, size_t cap);
-/* Write s as a JSON string literal (with quotes) to f; bytes that are not
- * UTF-8 as the text \xNN. */
+/* JSON strings, the one rule of every JSON output (info --json, list
+ * --json, JSONL, the report's data): the next character of s as JSON
+ * string text into out (NUL-terminated), returning the bytes of s it took.
+ * " and \ escaped; C0 controls, and what t4_text_control() names (DEL,
+ * C1, bidirectional controls, U+2028, U+2029), as \uXXXX: the same
+ * string once parsed, but no raw byte that could drive a terminal or end
+ * a line of JavaScript; a byte that is not UTF-8 as the text \xNN (its
+ * backslash escaped: the JSON stays valid UTF-8). Flags: T4_TEXT_CONTROL
+ * makes what t4_text_control() names the text \xNN too (shown, not
+ * kept); T4_JSON_HTML also escapes < > & (a string inside <script>). */
+enum { T4_JSON_HTML = 1u << 1 };
+#define T4_JSON_PIECE 8
+size_t t4_json_next(const char *s, unsigned flags, char out[T4_JSON_PIECE]);
+/* Write s as a JSON string literal (with quotes) to f (t4_json_next). */
 void t4_json_str(FILE *f, const char *s);
 
 /* ---- little-endian helpers (the on-disk byte order) ------------------- */
