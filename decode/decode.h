@@ -351,6 +351,12 @@ struct t4_dec_domain {
 	uint64_t unplaced;        /* returns without a sample before them */
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
+	uint64_t elapsed_ns;      /* the time its totals cover: every interval
+				   * decoded, summed as the phases sum it (what
+				   * a filter left out, and the hole a damaged
+				   * stretch leaves, are not in it; the span
+				   * above holds both): rates over the whole
+				   * decode divide by it */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
 					  * level x elapsed ns, exact) */
 	struct t4_clock_stats clock;

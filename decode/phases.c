@@ -377,6 +377,7 @@ void phases_flush(struct dom *dm)
 	t4_u128 *p = dm->run_span < DEC_MAX_SPANS ? &dm->ptot[dm->run_span * dm->ncap] : NULL;
 
 	dm->run_open = false;
+	dm->pub.elapsed_ns += dm->run_el; /* beside pub.totals: one time for both */
 	if (n)
 		dm->nel[dm->run_name] += dm->run_el;
 	if (p)
