@@ -144,7 +144,7 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 				.gauge = d->gauges >> k & 1,
 				.scope = scope_of(e),
 				.total = d->totals[k],
-				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
+				.elapsed_ns = d->elapsed_ns, /* not the span: damage */
 			};
 			if (row.gauge) /* the last level, held over the span */
 				row.total = dec_gauge_weight((uint64_t)d->totals[k], row.elapsed_ns);
