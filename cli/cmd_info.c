@@ -45,6 +45,8 @@ static void on_warning(void *ud, uint64_t offset, const char *msg)
 
 	(void)offset;
 	t4_warn("%s: %s", in->path, msg);
+	if (in->ix) /* a damage epoch: the time of what it took is no domain's */
+		t4_index_damage(in->ix);
 	if (in->n_warnings < MAX_KEPT_WARNINGS)
 		snprintf(in->warnings[in->n_warnings], sizeof(in->warnings[0]), "%s", msg);
 	in->n_warnings++;
@@ -132,14 +134,15 @@ static double bytes_per_value(const struct info *in)
 	return v ? (double)in->st.file_bytes / (double)v : 0;
 }
 
-/* An event's total over the log per second of the domain's span (NaN
- * when the span is unknown, and for a gauge: its total is its last level,
+/* An event's total over the log per second of the time its counts cover
+ * (the domain's span but for what damage took: elapsed_ns, as decode's
+ * rates; NaN when unknown, and for a gauge: its total is its last level,
  * and a level per second means nothing). */
 static double rate_of(const struct t4_index_domain *d, uint32_t i)
 {
-	if (d->rets < 2 || d->last_ns <= d->first_ns || (d->gauges >> i & 1))
+	if (d->rets < 2 || !d->elapsed_ns || (d->gauges >> i & 1))
 		return NAN;
-	return (double)d->totals[i] / ((double)(d->last_ns - d->first_ns) / 1e9);
+	return (double)d->totals[i] / ((double)d->elapsed_ns / 1e9);
 }
 
 static const char *iso_time(uint64_t ns, char *buf, size_t cap)
@@ -501,7 +504,7 @@ static void human_events(const struct info *in)
 	char tot[48];
 	size_t n = t4_index_n_domains(in->ix);
 
-	printf("\nevents (total over the log, average rate over each domain's span):\n"
+	printf("\nevents (total over the log, average rate over the time each domain's counts cover):\n"
 	       "  %6s %4s  %-20s %-24s %-6s %22s %22s\n", "DOMAIN", "IDX", "PMU", "NAME",
 	       "UNIT", "TOTAL", "PER SECOND");
 	for (size_t k = 0; k < n; k++) {

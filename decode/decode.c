@@ -418,6 +418,7 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
 		snprintf(d->dmg.first_msg, sizeof(d->dmg.first_msg), "%s", msg ? msg : "");
 	}
 	d->epoch++;
+	t4_index_damage(d->ix); /* its epochs too: elapsed_ns */
 }
 
 /* ---- filters that match nothing are errors ------------------------------------ */

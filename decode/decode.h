@@ -60,6 +60,15 @@ struct t4_index_domain {
 	uint64_t values;        /* counter values in them */
 	uint64_t read_failed;   /* returns flagged READ_FAILED */
 	uint64_t first_ns, last_ns; /* read_begin of its first and last return */
+	uint64_t elapsed_ns;     /* the time its counts cover, what its rates
+				  * divide by: read_begin to read_begin (its
+				  * latest), but across a damaged stretch that
+				  * took returns of it, the length of its last
+				  * interval, as decode's (the counts the stretch
+				  * held are lost, so is their time) */
+	uint64_t covered_to;     /* (the latest read_begin of its returns) */
+	uint64_t last_dt;        /* (its last interval, read_begin to read_begin) */
+	uint64_t epoch;          /* (the damage epoch of its latest return) */
 	uint64_t first_trigger;  /* smallest trigger ID of its returns */
 	uint64_t duplicates;     /* returns of a trigger it answered already (a
 				  * packet the log holds twice, found among its
@@ -117,9 +126,15 @@ struct t4_index_counts {
 	uint64_t bookmarks_reused;  /* bookmark packets of an ID named as an earlier
 				     * ID was (one ID per name): the first ID
 				     * holds, the phases of both are its own */
+	uint64_t damage;            /* the reader's warnings told (t4_index_damage):
+				     * each begins a damage epoch */
 };
 
 int t4_index_new(struct t4_index **out);
+/* The reader skipped something (its warning callback): what follows may
+ * lack packets before it, so a domain's next return, if the stretch took
+ * returns of it, covers the time of its own counts only (elapsed_ns). */
+void t4_index_damage(struct t4_index *ix);
 /* Skip the per-event totals (the decoder keeps its own). */
 void t4_index_no_totals(struct t4_index *ix);
 void t4_index_free(struct t4_index *ix); /* accepts NULL */
@@ -351,6 +366,12 @@ struct t4_dec_domain {
 	uint64_t unplaced;        /* returns without a sample before them */
 	uint64_t read_failed;
 	uint64_t first_ns, last_ns; /* placed span */
+	uint64_t elapsed_ns;      /* the time its totals cover: every interval
+				   * decoded, summed as the phases sum it (what
+				   * a filter left out, and the hole a damaged
+				   * stretch leaves, are not in it; the span
+				   * above holds both): rates over the whole
+				   * decode divide by it */
 	t4_u128 totals[T4_MAX_COUNTERS]; /* over every interval decoded (gauges:
 					  * level x elapsed ns, exact) */
 	struct t4_clock_stats clock;

@@ -87,8 +87,20 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 	c->read_failed_rets += failed;
 	if (!d)
 		return;
-	if (d->rets == 0)
-		d->first_ns = r->read_begin_ns;
+	if (d->rets == 0) {
+		d->first_ns = d->covered_to = r->read_begin_ns;
+	} else if (r->read_begin_ns > d->covered_to) {
+		/* the time since its latest return; across damage that took
+		 * returns of it (a gap in its trigger IDs), its last interval's */
+		uint64_t dt = r->read_begin_ns - d->covered_to;
+		if (d->epoch == c->damage || r->trigger_id <= d->answered.top + 1)
+			d->last_dt = dt;
+		else if (d->last_dt && d->last_dt < dt)
+			dt = d->last_dt;
+		d->elapsed_ns += dt;
+		d->covered_to = r->read_begin_ns;
+	}
+	d->epoch = c->damage;
 	if (d->rets == 0 || r->trigger_id < d->first_trigger)
 		d->first_trigger = r->trigger_id;
 	if (!dec_seen_first(&d->answered, r->trigger_id)) {

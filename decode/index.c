@@ -478,6 +478,11 @@ void t4_index_no_totals(struct t4_index *ix)
 	ix->no_totals = true;
 }
 
+void t4_index_damage(struct t4_index *ix)
+{
+	ix->counts.damage++;
+}
+
 /* A bookmark packet as the index keeps it: named as its ID's first packet
  * named it. An ID named otherwise later contradicts the log (FORMAT.md
  * 4.4: one ID per distinct name; nothing says which name is true): the

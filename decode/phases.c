@@ -377,6 +377,7 @@ void phases_flush(struct dom *dm)
 	t4_u128 *p = dm->run_span < DEC_MAX_SPANS ? &dm->ptot[dm->run_span * dm->ncap] : NULL;
 
 	dm->run_open = false;
+	dm->pub.elapsed_ns += dm->run_el; /* beside pub.totals: one time for both */
 	if (n)
 		dm->nel[dm->run_name] += dm->run_el;
 	if (p)
@@ -529,6 +530,34 @@ static uint64_t span_triggers(const struct t4_decoder *d, size_t i)
 	return to > from ? to - from : 0;
 }
 
+/* The first trigger ID of scheduler s whose grid point (trigger IDs are
+ * grid indexes: FORMAT.md 6) is at or after t. */
+static uint64_t grid_id_at(const struct t4_index_sched *s, uint64_t period, uint64_t t)
+{
+	if (t <= s->first_ns)
+		return s->first;
+	uint64_t dt = t - s->first_ns, k = dt / period + (dt % period != 0);
+
+	return k > UINT64_MAX - s->first ? UINT64_MAX : s->first + k;
+}
+
+/* The triggers of span i that a row cut to [a, b) shows: where --from/--to
+ * cut a span, those of its triggers whose grid point lies in the cut (the
+ * span's own are its triggers from its first to the next span's first:
+ * a row of 0.287 s said 538 triggers at 1 ms). */
+static uint64_t cut_triggers(const struct t4_decoder *d, size_t i, uint64_t a, uint64_t b)
+{
+	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
+	uint64_t n = span_triggers(d, i), from = d->spans[i].first_trigger;
+
+	if (!s || !s->refs || !d->period_ns)
+		return n;
+	uint64_t lo = grid_id_at(s, d->period_ns, a), hi = grid_id_at(s, d->period_ns, b);
+	lo = lo > from ? lo : from;
+	hi = hi < from + n ? hi : from + n;
+	return hi > lo ? hi - lo : 0;
+}
+
 int phases_build(struct t4_decoder *d)
 {
 	uint64_t lo, hi;
@@ -554,7 +583,9 @@ int phases_build(struct t4_decoder *d)
 		ph->start_ns = sp->start_ns > lo ? sp->start_ns : lo;
 		ph->end_ns = end < hi ? end : hi;
 		ph->exact = sp->exact;
-		ph->triggers = span_triggers(d, i);
+		ph->triggers = d->window_resolved && (ph->start_ns != sp->start_ns || ph->end_ns != end)
+				       ? cut_triggers(d, i, ph->start_ns, ph->end_ns)
+				       : span_triggers(d, i);
 		ph->cpu_ns = sp->cpu_ns;
 		ph->threads = sp->threads;
 		ph->occurrence = sp->occurrence;

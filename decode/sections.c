@@ -320,16 +320,18 @@ int sec_kind_tables(const struct t4_decoder *dec, const struct sec_names *pn, bo
 
 /* ---- clocks ---------------------------------------------------------------------- */
 
-/* The kind's frequency formula (unit GHz) over the whole decoded span of
- * domain i, from its totals: NaN when the kind has none. */
+/* The kind's frequency formula (unit GHz) over every interval decoded of
+ * domain i, from its totals and the time they cover (not its span, which
+ * holds what a filter left out and a damaged stretch's hole): NaN when
+ * the kind has none. */
 static double formula_freq(const struct t4_decoder *dec, size_t i)
 {
 	const struct t4_dec_domain *d = t4_decoder_domain_at(dec, i);
 	double v[T4_MAX_COUNTERS];
 
-	if (d->last_ns <= d->first_ns)
+	if (!d->elapsed_ns)
 		return NAN;
-	t4_decoder_metrics_of(dec, i, d->totals, d->last_ns - d->first_ns, v);
+	t4_decoder_metrics_of(dec, i, d->totals, d->elapsed_ns, v);
 	for (uint32_t m = 0; m < d->n_metrics; m++)
 		if (!strcmp(d->metric_unit[m], "GHz") && strstr(d->metric_name[m], "freq"))
 			return v[m];

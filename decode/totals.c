@@ -144,7 +144,7 @@ int t4_event_rows_from_index(const struct t4_index *ix, bool per_domain,
 				.gauge = d->gauges >> k & 1,
 				.scope = scope_of(e),
 				.total = d->totals[k],
-				.elapsed_ns = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0,
+				.elapsed_ns = d->elapsed_ns, /* not the span: damage */
 			};
 			if (row.gauge) /* the last level, held over the span */
 				row.total = dec_gauge_weight((uint64_t)d->totals[k], row.elapsed_ns);
@@ -172,8 +172,8 @@ static const t4_u128 *totals_of(const struct t4_decoder *dec, size_t i, const st
 		return t4_decoder_phase_totals(dec, w->phase, i, el);
 	case NAME:
 		return t4_decoder_name_totals(dec, w->bookmark_id, i, el);
-	default:
-		*el = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+	default: /* the time the totals cover, as a phase's: not the span */
+		*el = d->elapsed_ns;
 		return d->totals;
 	}
 }

@@ -22,7 +22,10 @@
  * requests, cycles): Prometheus makes the rates; latencies and frequencies
  * are gauges of the kind's formulas (the decoder's) over the interval
  * between the endpoint's two last snapshots. direction and target come
- * from the event's name (rd/read, wr/write; slc_, mem_, in_, out_); a
+ * from the event's name (rd/read, wr/write; slc_, mem_, in_, out_); an
+ * event whose family and labels another event of its PMU has too is an
+ * "any other counter", with its name (event_family: one series, one
+ * sample); a
  * label value is escaped as the format asks (\\ \") and control
  * characters and bytes that are not UTF-8 as \xNN text. Each family's
  * samples form one group (the format asks it): the PMU loop runs once per
@@ -193,9 +196,9 @@ static bool host_kind(uint32_t kind)
 	return !t4_kind_by_id((enum t4_domain_kind)kind);
 }
 
-/* The family of event e's total: bytes, requests, cycles or any other
- * (F_N: a gauge, not a counter). */
-static int event_family(const struct t4_live_event *e)
+/* The family of event e's total by its unit: bytes, requests, cycles or
+ * any other (F_N: a gauge, not a counter). */
+static int unit_family(const struct t4_live_event *e)
 {
 	if (e->flags & T4_EV_GAUGE)
 		return F_N; /* a level (DRM memory): not a counter */
@@ -206,6 +209,36 @@ static int event_family(const struct t4_live_event *e)
 	if (!strcmp(e->unit, "cycles"))
 		return F_CYCLES;
 	return F_EVENTS;
+}
+
+static bool same_label(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The family of event k of domain d: its unit's, unless another event of
+ * the domain would be a sample of the same series there (slc_access_rd
+ * and slc_hit_rd: requests, read, slc; two events of cycles): then
+ * t410_pmu_events_total's, with its name, for each of them. Two samples
+ * of one series are no exposition: Prometheus refuses the whole scrape. */
+static int event_family(const struct t4_live_domain *d, uint32_t k)
+{
+	int fam = unit_family(&d->ev[k]);
+	const char *dir, *target, *dir2, *target2;
+
+	if (fam == F_EVENTS || fam == F_N)
+		return fam;
+	dir_target(d->ev[k].name, &dir, &target);
+	for (uint32_t j = 0; j < d->n_events; j++) {
+		if (j == k || unit_family(&d->ev[j]) != fam)
+			continue;
+		if (fam == F_CYCLES)
+			return F_EVENTS; /* (its series has no direction, no target) */
+		dir_target(d->ev[j].name, &dir2, &target2);
+		if (same_label(dir, dir2) && same_label(target, target2))
+			return F_EVENTS;
+	}
+	return fam;
 }
 
 /* A PMU's labels. */
@@ -227,7 +260,7 @@ static void pmu_counters(struct pbuf *b, struct family *f, int fam, const struct
 	for (uint32_t k = 0; k < d->n_events; k++) {
 		const struct t4_live_event *e = &d->ev[k];
 		const char *dir, *target;
-		if (event_family(e) != fam)
+		if (event_family(d, k) != fam)
 			continue;
 		dir_target(e->name, &dir, &target);
 		const char *kv[] = { "host", l->host, "socket", l->socket, "pmu", l->pmu, "kind",

@@ -329,6 +329,71 @@ Test(agree_edges, a_phase_row_is_shown_once_in_every_table, .timeout = 60)
 	free(dir);
 }
 
+/* The rate (the last column) of the summary's EVENTS row of event "ops"
+ * in phase `label`. */
+static long long events_rate(const char *out, const char *label)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "\n  software ops   -    %s ", label);
+	const char *at = strstr(out, want);
+	cr_assert_not_null(at, "no EVENTS row '%s':\n%s", want + 1, out);
+	const char *nl = strchr(at + 1, '\n'), *sp = nl ? nl : at + strlen(at);
+	while (sp > at && sp[-1] != ' ')
+		sp--;
+	return atoll(sp);
+}
+
+/* A filter that keeps the phase a, which occurs twice with b between:
+ * the rate over the whole decode, "(all phases)" in EVENTS, is over the
+ * time the totals cover (a's 20 ms, about 1,000,000 /s, as a's own row
+ * says), not over the span from a's first interval to its last, b's
+ * 10 ms included (661,017 /s before); without the filter too. */
+Test(agree_edges, the_whole_decodes_rate_is_over_the_time_its_totals_cover, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	phase_log(dir, "twice.t4t", "aba");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode --phase a twice.t4t"), 0, "%s", out);
+	long long a = events_rate(out, "a (all 2)   ");
+	cr_assert(a > 999000 && a < 1001000, "%lld: %s", a, out);
+	cr_assert_eq(events_rate(out, "(all phases)"), a, "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode twice.t4t"), 0, "%s", out);
+	a = events_rate(out, "(all phases)");
+	cr_assert(a > 999000 && a < 1001000, "%lld: %s", a, out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A window that cuts a phase: its row (the summary's PHASES, -f phases,
+ * JSONL's phase record) is cut to the window, and so is its count of
+ * triggers, those of the cut's grid points (a: 10 triggers from 9.5 ms;
+ * --from 15ms keeps 15.0-19.5 ms, triggers 16 to 19). Before, the row
+ * said 4.5 ms and the whole phase's 10 triggers. */
+Test(agree_edges, a_phase_cut_by_the_window_counts_the_triggers_it_shows, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	phase_log(dir, "ab.t4t", "ab");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel ab.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\na,1,9500000,19500000,10000000,10,exact\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --from 15ms ab.t4t"),
+		     0, "%s", out);
+	cr_assert_not_null(strstr(out, "\na,1,15001500,19500000,4498500,4,exact\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "\nb,1,19500000,"), "%s", out);
+	cr_assert_not_null(strstr(out, ",10,exact\n"), "b keeps its 10: %s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f jsonl --time rel --from 15ms --to 17ms "
+			 "ab.t4t | grep '\"phase\"'"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"duration_ns\": 2000000, \"triggers\": 2,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode --from 15ms ab.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  a#1              0.015 0.019    0.004        4\n"), "%s",
+			   out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer

@@ -17,13 +17,13 @@ static void feed(struct t4_live *l, const struct t4_packet *p)
 	t4_live_feed(l, p);
 }
 
-/* A UCF PMU and a software domain: their metadata, a baseline and k
- * intervals of 1 ms, mem_bytes_rd growing 64 kB a ms and cycles 1.5 M. */
-static void ucf_log(struct t4_live *l, const char *name, uint64_t k_end)
+/* A UCF PMU counting the n events ev (units: their units): its metadata,
+ * a baseline and k intervals of 1 ms, the first event growing 1.5 M a ms,
+ * the others 64 kB. */
+static void ucf_log_of(struct t4_live *l, const char *name, uint64_t k_end,
+		       const char *const *ev, const char *const *units, uint32_t n)
 {
 	struct t4_packet p;
-	static const char *const ev[] = { "cycles", "mem_bytes_rd" };
-	static const char *const units[] = { "cycles", "bytes" };
 
 	memset(&p, 0, sizeof(p));
 	p.type = T4_PKT_SESSION;
@@ -39,7 +39,7 @@ static void ucf_log(struct t4_live *l, const char *name, uint64_t k_end)
 	p.domain.clock_event = 0;
 	snprintf(p.domain.name, sizeof(p.domain.name), "%s", name);
 	feed(l, &p);
-	for (uint32_t i = 0; i < 2; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		memset(&p, 0, sizeof(p));
 		p.type = T4_PKT_EVENT;
 		p.event.domain_id = 3;
@@ -67,11 +67,21 @@ static void ucf_log(struct t4_live *l, const char *name, uint64_t k_end)
 		p.ret.trigger_id = k;
 		p.ret.read_begin_ns = 1000000000ull + k * 1000000;
 		p.ret.read_end_ns = p.ret.read_begin_ns + 500;
-		p.ret.n_counts = 2;
+		p.ret.n_counts = n;
 		p.ret.counts[0] = k ? 1500000 : 0;
-		p.ret.counts[1] = k ? 65536 : 0;
+		for (uint32_t i = 1; i < n; i++)
+			p.ret.counts[i] = k ? 65536 : 0;
 		feed(l, &p);
 	}
+}
+
+/* ...cycles and mem_bytes_rd. */
+static void ucf_log(struct t4_live *l, const char *name, uint64_t k_end)
+{
+	static const char *const ev[] = { "cycles", "mem_bytes_rd" };
+	static const char *const units[] = { "cycles", "bytes" };
+
+	ucf_log_of(l, name, k_end, ev, units, 2);
 }
 
 Test(live, snapshots_round_trip_as_text_and_give_rates)
@@ -205,6 +215,60 @@ Test(live, prometheus_exposition)
 		cr_assert_leq(labels, 7, "%s", line);
 		cr_assert(strchr(line, '{') && strstr(line, "} "), "%s", line);
 	}
+	free(text);
+	t4_live_view_free(v);
+	t4_live_free(l);
+}
+
+/* Events whose names give one direction and target (slc_access_rd and
+ * slc_hit_rd: requests, read, slc; local_snoop and ext_snp_access:
+ * requests, neither) were two samples of one series, which Prometheus
+ * refuses (a duplicate sample: the whole scrape fails): each of them is
+ * t410_pmu_events_total's, with its name, and every series is there once;
+ * an event whose labels are its own keeps its family. */
+Test(live, prometheus_series_are_unique)
+{
+	static const char *const ev[] = { "cycles", "slc_access_rd", "slc_hit_rd", "local_snoop",
+					  "ext_snp_access", "mem_bytes_rd", "slc_access_wr" };
+	static const char *const units[] = { "cycles", "requests", "requests", "requests",
+					     "requests", "bytes", "requests" };
+	struct t4_live *l;
+	struct t4_live_health h = { .now_ns = 1000000000ull };
+	struct t4_live_snap s;
+	struct t4_live_view *v;
+	const struct t4_live_row *rows;
+	size_t n, len, n_lines = 0;
+	char *text, *lines[256];
+
+	cr_assert_eq(t4_live_new(&l), 0);
+	ucf_log_of(l, "nvidia_ucf_pmu_0", 10, ev, units, T4_ARRAY_LEN(ev));
+	cr_assert_eq(t4_live_take(l, &h, &s), 0);
+	cr_assert_eq(t4_live_view_new(&v), 0);
+	cr_assert_eq(t4_live_view_update(v, &s, &rows, &n), 0);
+	cr_assert_eq(t4_live_prometheus(t4_live_view_snap(v), rows, n, &text, &len), 0);
+	for (size_t i = 1; i <= 4; i++) {
+		char want[256];
+		snprintf(want, sizeof(want), "t410_pmu_events_total{host=\"host\\\\x1b[2J\\\\x09"
+			 "\\\"x\\\"\\\\xff\",socket=\"0\",pmu=\"nvidia_ucf_pmu_0\",kind=\"ucf\","
+			 "event=\"%s\"} 655360\n", ev[i]);
+		cr_assert_not_null(strstr(text, want), "no '%s' in\n%s", want, text);
+	}
+	cr_assert_not_null(strstr(text, "kind=\"ucf\",direction=\"read\",target=\"mem\"} 655360\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "t410_pmu_requests_total{host=\"host\\\\x1b[2J\\\\x09"
+				  "\\\"x\\\"\\\\xff\",socket=\"0\",pmu=\"nvidia_ucf_pmu_0\","
+				  "kind=\"ucf\",direction=\"write\",target=\"slc\"} 655360\n"),
+			   "%s", text);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#')
+			continue;
+		*strstr(line, "} ") = '\0'; /* the series: its name and labels */
+		for (size_t i = 0; i < n_lines; i++)
+			cr_assert_str_neq(lines[i], line, "twice: %s", line);
+		cr_assert_lt(n_lines, T4_ARRAY_LEN(lines));
+		lines[n_lines++] = line;
+	}
+	cr_assert_gt(n_lines, 10);
 	free(text);
 	t4_live_view_free(v);
 	t4_live_free(l);
