@@ -114,6 +114,17 @@ Test(util, suggestions)
 	cr_assert_str_eq(t4_did_you_mean(buf, sizeof(buf), NULL), "");
 }
 
+/* The PID of a process that is gone (forked, exited, reaped). */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
 /* A directory left by a process that died (kill -9) is reclaimed by the
  * next creation of the same prefix; a live process's directory and one
  * of another shape are kept. */
@@ -125,10 +136,7 @@ Test(util, tmpdir_reclaims_dead_owners_only)
 	pid_t pid;
 
 	t4t_tmpdir(root, sizeof(root), "t4util"); /* before the fork: the child makes none */
-	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	pid = gone_pid();
 	snprintf(dead, sizeof(dead), "%s/t410test-%d-abcdef", root, (int)pid);
 	snprintf(live, sizeof(live), "%s/t410test-%d-abcdef", root, (int)getppid());
 	snprintf(other, sizeof(other), "%s/t410test-%d-abc", root, (int)pid);
@@ -161,10 +169,7 @@ Test(util, privdir_keeps_a_dead_owners_file_with_bytes)
 	pid_t pid;
 
 	t4t_tmpdir(root, sizeof(root), "t4util");
-	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	pid = gone_pid();
 	snprintf(empty, sizeof(empty), "%s/k.partial-%d-aaaaaa", root, (int)pid);
 	snprintf(none, sizeof(none), "%s/k.partial-%d-bbbbbb", root, (int)pid);
 	snprintf(data, sizeof(data), "%s/k.partial-%d-cccccc", root, (int)pid);
@@ -194,10 +199,7 @@ Test(util, unique_names_reclaim_dead_writers_files)
 	pid_t pid;
 
 	t4t_tmpdir(root, sizeof(root), "t4util");
-	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, NULL, 0); /* pid is now a process that is gone */
+	pid = gone_pid();
 	snprintf(base, sizeof(base), "%s/out.csv", root);
 	snprintf(p[0], sizeof(p[0]), "%s.tmp-%d-abcdef", base, (int)pid);       /* reclaimed */
 	snprintf(p[1], sizeof(p[1]), "%s.tmp-%d-abcdef", base, (int)getppid()); /* alive */
