@@ -87,7 +87,8 @@ static inline void bookmark(struct lw *w, uint32_t id, const char *name, uint64_
 	lw_put(w, &p);
 }
 
-static inline void domain(struct lw *w, uint32_t id)
+/* A software domain named name (no clock event). */
+static inline void domain_called(struct lw *w, uint32_t id, const char *name)
 {
 	struct t4_packet p = { .type = T4_PKT_DOMAIN };
 
@@ -95,8 +96,16 @@ static inline void domain(struct lw *w, uint32_t id)
 	p.domain.kind = T4_DOM_SOFTWARE;
 	p.domain.cpu = -1;
 	p.domain.clock_event = -1;
-	snprintf(p.domain.name, sizeof(p.domain.name), "d%u", id);
+	snprintf(p.domain.name, sizeof(p.domain.name), "%s", name);
 	lw_put(w, &p);
+}
+
+static inline void domain(struct lw *w, uint32_t id)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "d%u", id);
+	domain_called(w, id, name);
 }
 
 #endif

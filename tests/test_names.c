@@ -141,16 +141,9 @@ Test(names, csv_quotes_the_separator_an_escape_brings)
 
 static void named_domain(struct lw *w, uint32_t id, const char *name)
 {
-	struct t4_packet p = { .type = T4_PKT_DOMAIN };
+	struct t4_packet p = { .type = T4_PKT_EVENT };
 
-	p.domain.domain_id = id;
-	p.domain.kind = T4_DOM_SOFTWARE;
-	p.domain.cpu = -1;
-	p.domain.clock_event = -1;
-	snprintf(p.domain.name, sizeof(p.domain.name), "%s", name);
-	lw_put(w, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = T4_PKT_EVENT;
+	domain_called(w, id, name);
 	p.event.domain_id = id;
 	p.event.scale = 1.0;
 	snprintf(p.event.pmu, sizeof(p.event.pmu), "p%s", name);
