@@ -498,25 +498,57 @@ static void human_domains(const struct info *in)
 	}
 }
 
+/* The events a domain has a row for: its events, or its counts where a
+ * return carried more counts than the log describes events. */
+static uint32_t event_rows(const struct t4_index_domain *d)
+{
+	uint32_t n = d->n_counts > d->n_events ? d->n_counts : d->n_events;
+
+	return n < T4_MAX_COUNTERS ? n : T4_MAX_COUNTERS;
+}
+
+/* The events table's PMU, NAME and UNIT widths: its longest as printed
+ * (escaped), so that long PMU names (nvidia_pcie_tgt_pmu_0_rc_0) leave
+ * the columns aligned. */
+static void event_widths(const struct info *in, int w[3])
+{
+	char buf[4 * T4_NAME_MAX];
+
+	w[0] = 3, w[1] = 4, w[2] = 4; /* PMU, NAME, UNIT */
+	for (size_t k = 0; k < t4_index_n_domains(in->ix); k++) {
+		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
+		for (uint32_t i = 0; i < event_rows(d); i++) {
+			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
+			const char *f[3] = { e ? e->pmu : "?", e ? e->name : "?", e ? e->unit : "" };
+			for (int c = 0; c < 3; c++) {
+				int len = (int)strlen(tty(f[c], buf, sizeof(buf)));
+				w[c] = len > w[c] ? len : w[c];
+			}
+		}
+	}
+}
+
 /* Every event with its total over the log and its average rate. */
 static void human_events(const struct info *in)
 {
 	char tot[48];
 	size_t n = t4_index_n_domains(in->ix);
+	int w[3];
 
+	event_widths(in, w);
 	printf("\nevents (total over the log, average rate over the time each domain's counts cover):\n"
-	       "  %6s %4s  %-20s %-24s %-6s %22s %22s\n", "DOMAIN", "IDX", "PMU", "NAME",
-	       "UNIT", "TOTAL", "PER SECOND");
+	       "  %6s %4s  %-*s %-*s %-*s %22s %22s\n", "DOMAIN", "IDX", w[0], "PMU", w[1], "NAME",
+	       w[2], "UNIT", "TOTAL", "PER SECOND");
 	for (size_t k = 0; k < n; k++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
-		for (uint32_t i = 0; i < T4_MAX_COUNTERS && i < (d->n_counts > d->n_events ? d->n_counts : d->n_events); i++) {
+		for (uint32_t i = 0; i < event_rows(d); i++) {
 			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
 			double r = rate_of(d, i);
-			char pmu[4 * T4_NAME_MAX], name[4 * T4_NAME_MAX], unit[128];
-			printf("  %6u %4u  %-20s %-24s %-6s %22s ", d->d.domain_id, i,
-			       e ? tty(e->pmu, pmu, sizeof(pmu)) : "?",
-			       e ? tty(e->name, name, sizeof(name)) : "?",
-			       e ? tty(e->unit, unit, sizeof(unit)) : "",
+			char pmu[4 * T4_NAME_MAX], name[4 * T4_NAME_MAX], unit[4 * T4_NAME_MAX];
+			printf("  %6u %4u  %-*s %-*s %-*s %22s ", d->d.domain_id, i,
+			       w[0], e ? tty(e->pmu, pmu, sizeof(pmu)) : "?",
+			       w[1], e ? tty(e->name, name, sizeof(name)) : "?",
+			       w[2], e ? tty(e->unit, unit, sizeof(unit)) : "",
 			       t4_u128_str(d->totals[i], tot, sizeof(tot)));
 			if (isfinite(r)) /* one format for the column: no exponents */
 				printf("%22.3f\n", r);

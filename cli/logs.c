@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CLI_LOGS_MAX 1024 /* logs of one merge: each host's decoder stays in memory
 			  * until the tables across hosts (about 0.5 MB a host) */
@@ -91,11 +92,31 @@ static int add_dir(struct cli_logs *l, const char *sub, const char *dir)
 	return rc;
 }
 
+/* A log that is not there or not readable is said now, before anything
+ * else is checked: `report /no/such.t4t` named the report it would have
+ * written (/no/such.html), `decode /no/such.t4t -o /no/dir/x.csv` the
+ * output. Nothing is opened (a FIFO's writer must not see a reader come
+ * and go); the decoder's open says the rest. */
+static int readable(const char *sub, const char *arg, const struct stat *sb, int err)
+{
+	if (!err && !S_ISDIR(sb->st_mode) && access(arg, R_OK) < 0)
+		err = errno;
+	if (!err)
+		return 0;
+	t4_err(err, "%s: %s", arg, strerror(err)); /* one line, as the decoder's */
+	fprintf(stderr, "t410trace %s: %s\n", sub, t4_errmsg());
+	return 2;
+}
+
 int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg)
 {
 	struct stat sb;
 
-	if (strcmp(arg, "-") && stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	if (!strcmp(arg, "-") || !arg[0]) /* '' is refused by its own words */
+		return add(l, sub, NULL, arg);
+	if (readable(sub, arg, &sb, stat(arg, &sb) < 0 ? errno : 0))
+		return 2;
+	if (S_ISDIR(sb.st_mode)) {
 		l->dirs++;
 		return add_dir(l, sub, arg);
 	}

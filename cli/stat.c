@@ -47,7 +47,8 @@ static const char *grouped(t4_u128 v, char *buf, size_t cap)
 	return buf;
 }
 
-/* 1234.5 -> "1.23 K/s". */
+/* 1234.5 -> "1.235 K/s", 745e6 -> "745.0 M/s": four significant digits
+ * always ('#' keeps the trailing zeros), so the column reads alike. */
 static const char *per_second(double r, char *buf, size_t cap)
 {
 	static const char prefix[] = " KMGTPE";
@@ -58,9 +59,9 @@ static const char *per_second(double r, char *buf, size_t cap)
 		p++;
 	}
 	if (p)
-		snprintf(buf, cap, "%.4g %c/s", r, prefix[p]);
+		snprintf(buf, cap, "%#.4g %c/s", r, prefix[p]);
 	else
-		snprintf(buf, cap, "%.4g /s", r);
+		snprintf(buf, cap, "%#.4g /s", r);
 	return buf;
 }
 

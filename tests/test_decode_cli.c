@@ -695,6 +695,8 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "empty.t4", "empty.t4: empty file" },
 		{ "adir", "adir: a directory without any .t4t log" },
 		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
+		/* the log is named, not the output it could not write */
+		{ "missing.t4 -o nodir/out.csv", "missing.t4: No such file" },
 		{ "", "missing FILE" },
 		{ "a.t4 b.t4", "a.t4: No such file" }, /* several: merged (test_merge.c) */
 		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
@@ -1185,6 +1187,18 @@ Test(decode_cli, record_sim_then_decode, .timeout = 180)
 	cr_assert_eq(dc_decode(&c, "sim.t4t -f csv -o sim.csv"), 0, "%s", c.out);
 	cr_assert_eq(dc_sh(&c, "'%s' info --json sim.t4t > info.json", c.bin), 0, "%s", c.out);
 	dc_check(&c, "info-totals sim.csv info.json");
+	/* info's events table keeps its columns under their heads with PMU
+	 * names longer than the head's width (nvidia_pcie_tgt_pmu_0_rc_0) */
+	cr_assert_eq(dc_sh(&c, "'%s' info sim.t4t > info.txt && python3 - <<'EOF'\n"
+			   "s = open('info.txt').read().split('\\nevents (')[1].split('\\n\\n')[0]\n"
+			   "head, rows = s.split('\\n')[1], s.split('\\n')[2:]\n"
+			   "assert len(rows) == 190, len(rows)\n"
+			   "for h in ('PMU', 'NAME', 'UNIT'):\n"
+			   "    i = head.index(' ' + h + ' ') + 1\n"
+			   "    assert all(r[i - 1] == ' ' and r[i] != ' ' for r in rows), (h, head, rows)\n"
+			   "i = head.index('TOTAL') + 5\n"
+			   "assert all(r[i - 1].isdigit() and r[i] == ' ' for r in rows), (head, rows)\n"
+			   "EOF", c.bin), 0, "%s", c.out);
 	/* with many names, the error lists the first ones whole and ends the
 	 * list with "...": the message fits, so it is never cut in its middle */
 	cr_assert_eq(dc_decode(&c, "sim.t4t --pmu nope"), 2, "%s", c.out);

@@ -285,7 +285,14 @@ Test(report, the_output_files_rules, .timeout = 120)
 	cr_assert_eq(rp_sh(&c, "echo hello > not.t4t; '%s' report not.t4t", c.bin), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "not.t4t") && !strchr(strchr(c.out, '\n') + 1, '\n'), "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "ls not.html"), 2, "a report of a non-log was left: %s", c.out);
+	/* a missing log is named, not the report it would have given (it said
+	 * "nodir/x.html: No such file or directory") */
 	cr_assert_eq(rp_sh(&c, "'%s' report missing.t4t", c.bin), 2, "%s", c.out);
+	cr_assert(strstr(c.out, "missing.t4t: No such file"), "%s", c.out);
+	cr_assert_eq(rp_sh(&c, "'%s' report nodir/x.t4t", c.bin), 2, "%s", c.out);
+	cr_assert(strstr(c.out, "nodir/x.t4t: No such file"), "%s", c.out);
+	cr_assert_eq(rp_sh(&c, "'%s' report missing.t4t -o nodir/x.html", c.bin), 2, "%s", c.out);
+	cr_assert(strstr(c.out, "missing.t4t: No such file"), "%s", c.out);
 	/* standard input needs -o; -o - writes standard output */
 	cr_assert_eq(rp_sh(&c, "'%s' report - < a.t4t", c.bin), 2, "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report - -o in.html < a.t4t && grep -q t4-kind in.html && "

@@ -140,6 +140,50 @@ Test(stat, names_escaped_for_the_terminal, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The rate of a table row: its number, in the last column. */
+static const char *rate_of_row(const char *l, const char *end, size_t *len)
+{
+	const char *stop = end - 2; /* "/s" */
+
+	if (end - l < 8 || memcmp(stop, "/s", 2))
+		return NULL;
+	if (stop[-1] != ' ') /* a prefix: K, M, G... */
+		stop -= 2;
+	else
+		stop -= 1;
+	const char *start = stop;
+	while (start > l && start[-1] != ' ')
+		start--;
+	*len = (size_t)(stop - start);
+	return start;
+}
+
+/* Every rate of the closing table in four significant digits, its
+ * trailing zeros kept: "745.0 M/s" stood as "745 M/s" beside "649.6 M/s"
+ * (190 events: some rate ends in a 0). */
+Test(stat, rates_keep_four_digits, .timeout = 60)
+{
+	struct run r;
+	size_t rates = 0;
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record --sim --period 10ms -d 50ms -o e.t4t", r.dir, bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *table = strstr(r.out, HEADER);
+	cr_assert_not_null(table, "%s", r.out);
+	for (const char *l = table, *end; (end = strchr(l, '\n')) != NULL; l = end + 1) {
+		size_t len;
+		const char *rate = rate_of_row(l, end, &len);
+		if (!rate)
+			continue;
+		cr_assert(len == 5 && strspn(rate, "0123456789.") == 5 && memchr(rate, '.', 5),
+			  "%.*s", (int)(end - l), l);
+		rates++;
+	}
+	cr_assert_eq(rates, 190, "%s", table);
+	cleanup(&r);
+}
+
 /* -p counts the threads it names (per task, no children; the task ends
  * once the recorder has fired: CLI_END_TASK_WHEN_RECORDING); a level (a
  * DRM client's memory, from a fixture /proc) is shown as its mean, not a
