@@ -241,12 +241,22 @@ static int domain_add(struct t4_domain *d, const struct t4_counter *c)
 	return 0;
 }
 
+/* A log holds at most T4_MAX_DOMAINS clock domains: the decoder reads no
+ * more, so a recording of more would keep counts nobody sees. */
+static int too_many_domains(const char *what)
+{
+	return t4_err(ERANGE, "%s: more than %u clock domains (what decode reads); count fewer PMUs,"
+		      " CPUs or threads", what, T4_MAX_DOMAINS);
+}
+
 static int add_counter(struct t4_domain_set *ds, size_t *cap,
 		       const struct t4_counter *c)
 {
 	struct t4_domain *d = domain_find(ds, c);
 
 	if (!d) {
+		if (ds->n >= T4_MAX_DOMAINS)
+			return too_many_domains(c->spec);
 		if (ds->n == *cap) {
 			size_t ncap = *cap ? 2 * *cap : 8;
 			struct t4_domain *v = realloc(ds->v, ncap * sizeof(*v));
@@ -328,9 +338,11 @@ int t4_domains_add_source(struct t4_domain_set *ds, const char *name,
 			  const struct t4_domain_source *src,
 			  struct t4_domain **out)
 {
-	struct t4_domain *v = realloc(ds->v, (ds->n + 1) * sizeof(*v));
+	struct t4_domain *v;
 
-	if (!v)
+	if (ds->n >= T4_MAX_DOMAINS)
+		return too_many_domains(name);
+	if (!(v = realloc(ds->v, (ds->n + 1) * sizeof(*v))))
 		return t4_err(ENOMEM, "%s: out of memory", name);
 	ds->v = v;
 	*out = &v[ds->n];

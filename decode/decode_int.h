@@ -389,8 +389,7 @@ _Static_assert(DEC_MAX_NAMES <= T4_BOOKMARK_NAMES, "no more name slots than name
 #define DEC_MAX_BINS 65536   /* --bin bins one interval may span */
 #define DEC_BIN_SLACK 4096 /* and beyond its triggers' time (late reads) */
 #define DEC_MAX_BINS_PER_PERIOD 1000 /* --bin finer than period / this: refused */
-#define DEC_MAX_DOMAINS 4096  /* clock domains decoded (a machine has at most
-			       * a few per CPU plus its uncore PMUs) */
+#define DEC_MAX_DOMAINS T4_MAX_DOMAINS /* clock domains decoded (packets.h) */
 _Static_assert(DEC_MAX_DOMAINS % 64 == 0, "t4_decoder.waiting: a bit per domain slot");
 
 struct dsample {

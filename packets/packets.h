@@ -60,6 +60,9 @@ enum t4_pkt_type {
 };
 
 #define T4_MAX_COUNTERS 64 /* counters in one clock domain (one group) */
+#define T4_MAX_DOMAINS 4096 /* clock domains of one log: what a decoder decodes
+			     * (record refuses more; a machine has a few per
+			     * CPU plus its uncore PMUs) */
 #define T4_NAME_MAX 64     /* names: PMUs, events, domains, bookmarks */
 #define T4_SPEC_MAX 256    /* an event string as the user typed it */
 #define T4_CMDLINE_MAX 2048

@@ -240,6 +240,32 @@ Test(domain, build_groups_per_pmu_and_cpu_clock_first)
 	free_list(&l);
 }
 
+/* A log holds at most T4_MAX_DOMAINS clock domains (what decode reads):
+ * one more (a CPU or a thread each, -p on a process of 5,000 threads) is
+ * refused at the start, naming the counter; before, the recording went
+ * on and decode left the others' counts out with a warning. */
+Test(domain, more_domains_than_decode_reads_are_refused)
+{
+	struct t4_pmu sw;
+	struct t4_evlist l = {0};
+	struct t4_domain_set ds;
+
+	make_pmu(&sw, "software", 1, NULL, -1);
+	sw.cpumask[0] = '\0';
+	for (int cpu = 0; cpu < (int)T4_MAX_DOMAINS; cpu++)
+		add(&l, &sw, "cpu-clock", 0, cpu, -1);
+	cr_assert_eq(t4_domains_build(&ds, &l), 0, "%s", t4_errmsg());
+	cr_assert_eq(ds.n, T4_MAX_DOMAINS);
+	t4_domains_free(&ds);
+	add(&l, &sw, "cpu-clock", 0, (int)T4_MAX_DOMAINS, -1);
+	cr_assert_eq(t4_domains_build(&ds, &l), -ERANGE);
+	cr_assert_str_eq(t4_errmsg(), "software/cpu-clock/: more than 4096 clock domains (what "
+			 "decode reads); count fewer PMUs, CPUs or threads");
+	cr_assert_eq(ds.n, 0);
+	cr_assert_null(ds.v);
+	free_list(&l);
+}
+
 Test(domain, build_group_spanning_two_hardware_pmus_fails)
 {
 	struct t4_pmu sw, ucf, pcie;

@@ -184,6 +184,37 @@ Test(stat, rates_keep_four_digits, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -p on a process of more threads than a log holds clock domains (4096,
+ * a domain per thread and PMU) is refused at the start with one line and
+ * exit 2, writing nothing: before, it recorded, and decode left every
+ * thread past the 4096th out with a warning. */
+Test(stat, more_threads_than_a_log_holds_are_refused, .timeout = 120)
+{
+	struct run r;
+
+	t4t_need_task_perf();
+	tmpdir(&r);
+	sh(&r, "cd '%s' || exit 1; python3 -c '\n"
+	       "import threading, time\n"
+	       "threading.stack_size(65536)\n"
+	       "ev = threading.Event()\n"
+	       "try:\n"
+	       "    for i in range(4100): threading.Thread(target=ev.wait, daemon=True).start()\n"
+	       "    print(\"ready\", flush=True)\n"
+	       "except RuntimeError as e: print(e, flush=True)\n"
+	       "time.sleep(100)' > ready & p=$!\n"
+	       "i=0; while [ ! -s ready ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+	       "if ! grep -q ready ready; then echo \"SKIP $(cat ready)\"; kill $p; exit 0; fi\n"
+	       "'%s' record -p $p -e task-clock -d 1s -o p.t4t; echo rc=$?; kill $p\n"
+	       "test -e p.t4t && echo written", r.dir, bin());
+	if (strstr(r.out, "SKIP "))
+		cr_skip_test("cannot start 4100 threads here: %s", strstr(r.out, "SKIP ") + 5);
+	cr_assert(strstr(r.out, "t410trace: task-clock: more than 4096 clock domains (what decode"
+			  " reads); count fewer PMUs, CPUs or threads\nrc=2\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "written"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* -p counts the threads it names (per task, no children; the task ends
  * once the recorder has fired: CLI_END_TASK_WHEN_RECORDING); a level (a
  * DRM client's memory, from a fixture /proc) is shown as its mean, not a
