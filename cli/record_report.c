@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 const char *cli_trigger_path_name(bool bpf)
@@ -78,6 +79,14 @@ static uint64_t summary_counts(const struct cli_record_summary *in,
 		t4_fmt_duration(in->period_ns, d, sizeof(d)),
 		(unsigned long long)st->overruns, (unsigned long long)ls->dropped,
 		(unsigned long long)st->read_failures, (unsigned long long)st->unanswered);
+	if (st->read_failures) { /* a count alone says nothing of why */
+		char safe[4 * T4_NAME_MAX];
+		fprintf(stderr, "t410trace: first read failure: %s at trigger %llu: %s (its counts"
+				" are in the domain's next sample)\n",
+			t4_text(st->first_failure_domain, T4_TEXT_CONTROL, safe, sizeof(safe)),
+			(unsigned long long)st->first_failure_trigger,
+			strerror(st->first_failure_err));
+	}
 	return grid;
 }
 

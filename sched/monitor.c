@@ -67,6 +67,18 @@ void sched_futex_wake(_Atomic uint32_t *word, int n)
 
 /* ---- return packets (both paths) -------------------------------------------- */
 
+/* A read failure of domain i: counted, the first one kept with its
+ * reason, for record to say why (a count alone says nothing). */
+static void count_failure(struct t4_monitor *m, size_t i, int err)
+{
+	if (!atomic_load_explicit(&m->read_failures, memory_order_relaxed)) {
+		m->first_failure_err = err < 0 ? -err : err;
+		m->first_failure_trigger = m->pkt.ret.trigger_id;
+		m->first_failure_domain = m->domains[i]->name;
+	}
+	atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_release);
+}
+
 void sched_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, int err)
 {
 	const struct t4_ret_pkt *ret = &m->pkt.ret;
@@ -74,7 +86,7 @@ void sched_monitor_put(struct t4_monitor *m, size_t i, uint64_t point_ref_ns, in
 
 	m->pkt.type = T4_PKT_RET;
 	if (err)
-		atomic_fetch_add_explicit(&m->read_failures, 1, memory_order_relaxed);
+		count_failure(m, i, err);
 	t4_hist_add(&m->window, ret->read_end_ns - ret->read_begin_ns);
 	/* The patent's t1: from the trigger's grid point to the sample. */
 	t4_hist_add(&m->skew, mid > point_ref_ns ? mid - point_ref_ns : 0);

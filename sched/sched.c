@@ -571,7 +571,15 @@ void t4_sched_status(struct t4_sched *s, struct t4_sched_status *st)
 	}
 	for (size_t i = 0; i < s->n_monitors; i++) {
 		struct t4_monitor *m = &s->monitors[i];
-		st->read_failures += atomic_load(&m->read_failures);
+		uint64_t failures = atomic_load_explicit(&m->read_failures, memory_order_acquire);
+		if (failures && (!st->read_failures ||
+				 m->first_failure_trigger < st->first_failure_trigger)) {
+			st->first_failure_err = m->first_failure_err;
+			st->first_failure_trigger = m->first_failure_trigger;
+			t4_strlcpy(st->first_failure_domain, m->first_failure_domain,
+				   sizeof(st->first_failure_domain));
+		}
+		st->read_failures += failures;
 		st->unanswered += m->central ? 0 : atomic_load(&m->unanswered);
 		st->values += atomic_load(&m->values);
 		st->off_cpu += atomic_load(&m->off_cpu);

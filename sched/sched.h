@@ -78,6 +78,11 @@ struct t4_sched_status {
 	bool finished;       /* every scheduler fired its final trigger */
 	uint64_t overruns;   /* trigger IDs the schedulers' CPUs missed (late) */
 	uint64_t read_failures;
+	/* the earliest read failure (by trigger ID): its errno, trigger and
+	 * domain (when read_failures) */
+	int first_failure_err;
+	uint64_t first_failure_trigger;
+	char first_failure_domain[T4_NAME_MAX];
 	uint64_t unanswered; /* unanswered triggers: trigger IDs a monitor on
 			      * another CPU than its scheduler's did not
 			      * answer (it woke late, or the kernel's ring

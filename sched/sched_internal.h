@@ -178,6 +178,11 @@ struct t4_monitor {
 				      * record); overruns when it is a
 				      * scheduler's */
 	_Atomic uint64_t read_failures;
+	/* its first read failure (set by its thread before read_failures
+	 * leaves 0, with a release: a reader that sees failures sees it) */
+	int first_failure_err;
+	uint64_t first_failure_trigger;
+	const char *first_failure_domain;
 	_Atomic uint64_t values;  /* counts put into return packets */
 	_Atomic uint64_t off_cpu; /* answers read on another CPU than cpu */
 	struct t4_hist window;    /* read window per domain, ns */

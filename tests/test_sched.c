@@ -604,6 +604,34 @@ Test(sched, reserved_bookmark_slots_are_never_refused)
 	cr_assert_eq(others + 10, T4_BOOKMARK_NAMES, "%d names besides the 10 held", others);
 }
 
+/* ---- read failures ------------------------------------------------------ */
+
+/* A domain whose every read fails (its counter closed): the failures are
+ * counted, and the status keeps the first one's reason, domain and
+ * trigger (record says them: a count alone said nothing of why). */
+Test(sched, the_first_read_failure_is_kept_with_its_reason, .timeout = 30)
+{
+	struct t4_sched_opts so = { .period_ns = 1000000, .trigger = T4_TRIGGER_USER };
+	struct t4_sched_status st;
+	struct readback rb;
+	struct rec r;
+
+	memset(&r, 0, sizeof(r));
+	tu_counters_open(&r.c, NULL, "cpu-clock");
+	struct t4_domain *bad = &r.c.ds.v[r.c.ds.n - 1];
+	close(bad->fds[0]);
+	bad->fds[0] = -1;
+	rec_start(&r, so);
+	wait_triggers(r.s, 5);
+	rec_close(&r, &st);
+	cr_assert_geq(st.read_failures, 5);
+	cr_assert_eq(st.first_failure_err, EBADF, "%s", strerror(st.first_failure_err));
+	cr_assert_str_eq(st.first_failure_domain, bad->name);
+	cr_assert_eq(st.first_failure_trigger, 0, "the baseline's read failed first");
+	read_back(r.path, &rb);
+	rec_free(&r, &rb);
+}
+
 /* ---- the final trigger -------------------------------------------------- */
 
 /* A domain with a source of its own (the DRM source's kind) whose answers
