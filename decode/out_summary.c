@@ -673,7 +673,7 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  every domain answered every trigger\n");
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 	if (sl->lost_events || sl->unplaced)
-		fprintf(f, "  phase events      %llu lost before the log (a full BPF ring buffer),"
+		fprintf(f, "  activity events   %llu lost before the log (a full BPF ring buffer),"
 			   " %llu without a reference packet to place them\n",
 			(unsigned long long)sl->lost_events, (unsigned long long)sl->unplaced);
 	if (dm->phases_unplaced)
