@@ -604,7 +604,7 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 			    (int64_t)t4_index_counts(ix)->bookmarks_reused, true,
 			    "one ID per name: the first ID holds, the phases of both are its own");
 	if (sl->lost_events || sl->unplaced)
-		health_item(w, "slices", "CPU/GPU events lost or unplaced",
+		health_item(w, "slices", "CPU/GPU activity events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");
 	if (dm->partial)
 		dec_wbuf_str(w, "<li id=\"t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"
