@@ -142,7 +142,8 @@ static int parse(int argc, char **argv, struct top_source *ts, uint64_t *interva
 			/* the range both ways: 2^64 ns was told "at least 100ms" */
 			if (t4_parse_duration(optarg, interval) < 0 || *interval < TOP_MIN_INTERVAL_NS)
 				return cli_usage_error("top", "-i '%s': a duration from 100ms to "
-						       "277777h", optarg);
+						       "277777h, with a unit (" T4_DURATION_UNITS ")",
+						       optarg);
 			break;
 		case 'n':
 			if (t4_parse_u64(optarg, &v) < 0 || !v)
