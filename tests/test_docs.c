@@ -429,6 +429,7 @@ Test(docs, man_page_and_help_name_the_same_options, .timeout = 60)
 	 * formulas are those list --metrics lists ("the seed-000 formulas") */
 	cr_expect_null(strstr(helps, "seed-0"), "a --help speaks of seed-000");
 	cr_expect_null(strstr(man, "seed-0"), "the man page speaks of seed-000");
+	cr_expect_null(strstr(man, "patent"), "the man page speaks of the patent, which no user has");
 	for (const char *p = man; (p = next_opt(man, p, opt, sizeof(opt)));) {
 		if (has_opt(helps, opt))
 			continue;
