@@ -1,8 +1,9 @@
 /* test_docs.c - the documentation runs as written (issue 15.9): README's
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
  * the build folder's t410trace-uninstalled.pc) and recorded, EVENTS.md's
- * examples and error messages against the binary, and `make install`'s
- * PATH hint.
+ * examples and error messages against the binary, `make install`'s
+ * PATH hint, and the man page against every --help (the same options under
+ * the same names).
  *
  * Commands are taken from the documents themselves (their ```sh blocks, the
  * tables' code spans) and run in a private directory that looks like the
