@@ -507,14 +507,14 @@ static uint32_t event_rows(const struct t4_index_domain *d)
 	return n < T4_MAX_COUNTERS ? n : T4_MAX_COUNTERS;
 }
 
-/* The events table's PMU, NAME and UNIT widths: its longest as printed
+/* The events table's PMU, EVENT and UNIT widths: its longest as printed
  * (escaped), so that long PMU names (nvidia_pcie_tgt_pmu_0_rc_0) leave
  * the columns aligned. */
 static void event_widths(const struct info *in, int w[3])
 {
 	char buf[4 * T4_NAME_MAX];
 
-	w[0] = 3, w[1] = 4, w[2] = 4; /* PMU, NAME, UNIT */
+	w[0] = 3, w[1] = 5, w[2] = 4; /* PMU, EVENT, UNIT */
 	for (size_t k = 0; k < t4_index_n_domains(in->ix); k++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
 		for (uint32_t i = 0; i < event_rows(d); i++) {
@@ -537,7 +537,7 @@ static void human_events(const struct info *in)
 
 	event_widths(in, w);
 	printf("\nevents (total over the log, average rate over the time each domain's counts cover):\n"
-	       "  %6s %4s  %-*s %-*s %-*s %22s %22s\n", "DOMAIN", "IDX", w[0], "PMU", w[1], "NAME",
+	       "  %6s %4s  %-*s %-*s %-*s %22s %22s\n", "DOMAIN", "IDX", w[0], "PMU", w[1], "EVENT",
 	       w[2], "UNIT", "TOTAL", "PER SECOND");
 	for (size_t k = 0; k < n; k++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, k);
@@ -682,8 +682,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: t410trace info FILE|- [--json]\n\n"
 		   "Describe a recorded log ('-': read standard input): session, clock\n"
 		   "domains, every event with its total and average rate, bookmarks with\n"
-		   "the time each was set, triggers, overruns, drops, sizes, CPU/GPU phase\n"
-		   "packets, and any damage found (damaged chunks are skipped with a\n"
+		   "the time each was set, triggers, overruns, drops, sizes, CPU/GPU\n"
+		   "activity packets, and any damage found (damaged chunks are skipped with a\n"
 		   "warning naming their byte offset). UNANSWERED: triggers of a domain's\n"
 		   "scheduler without a return packet of it in the log (a monitor that\n"
 		   "answered late, a packet dropped at a full ring: the next packet\n"

@@ -43,7 +43,8 @@ static const char usage_text[] =
 	"and description where the catalog has them) and filters (format fields\n"
 	"with their bit ranges). GLOB (fnmatch, any case) keeps the PMUs whose\n"
 	"name or kind matches and the events whose name or pmu/event/ matches, as\n"
-	"`perf list PATTERN` does.\n\n"
+	"`perf list PATTERN` does; a kind by its label or by its name in info and\n"
+	"decode ('CMEM latency' or cmem_lat).\n\n"
 	"  --sim[=SEED]      list a simulated Tegra410 (34 PMU instances)\n"
 	"  --sysfs-root DIR  read PMUs from DIR instead of " T4_SYSFS_DEFAULT " (with\n"
 	"                    --sim: DIR's Tegra410 PMUs, backed by the simulator)\n"
@@ -157,11 +158,28 @@ static bool glob_hit(const char *glob, const char *s)
 	return fnmatch(glob, s, FNM_CASEFOLD) == 0;
 }
 
+/* A kind's name as info, decode (--pmu, JSONL "kind") and the log write
+ * it: "cmem_lat" for the label "CMEM latency". */
+#define KIND_NAME_(id, num, name, t410) [id] = name,
+static const char *const kind_names[] = { T4_DOMAIN_KINDS(KIND_NAME_) };
+#undef KIND_NAME_
+
+static const char *kind_name(enum t4_domain_kind id)
+{
+	return (size_t)id < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[id] : "";
+}
+
+/* Does GLOB match a kind: its label or its name? */
+static bool kind_hit(const char *glob, enum t4_domain_kind id, const char *label)
+{
+	return glob_hit(glob, label) || glob_hit(glob, kind_name(id));
+}
+
 /* A PMU shown whole: no GLOB, or its name or kind matches. */
 static bool pmu_whole(const struct list_opts *o, const struct t4_pmu *p)
 {
 	return !o->glob || glob_hit(o->glob, p->name) ||
-	       (p->kind && glob_hit(o->glob, p->kind->label));
+	       (p->kind && kind_hit(o->glob, p->kind->id, p->kind->label));
 }
 
 static bool event_shown(const struct list_opts *o, const struct t4_pmu *p, const char *ev)
@@ -295,6 +313,8 @@ static int pmus_no_match(const struct list_opts *o, const struct t4_pmu_set *set
 		rc = add_name(&nm, &cap, set->pmus[i].name);
 		if (rc == 0 && set->pmus[i].kind) /* a kind matches too */
 			rc = add_name(&nm, &cap, set->pmus[i].kind->label);
+		if (rc == 0 && set->pmus[i].kind)
+			rc = add_name(&nm, &cap, kind_name(set->pmus[i].kind->id));
 		for (size_t k = 0; rc == 0 && (ev = pmu_event_at(&set->pmus[i], k)); k++)
 			rc = add_name(&nm, &cap, ev);
 	}
@@ -620,7 +640,7 @@ static void print_json(const struct list_opts *o, const struct t4_pmu_set *set,
 static bool metric_shown(const struct list_opts *o, const struct t4_metric_set *ms,
 			 const struct t4_formula *f)
 {
-	return !o->glob || glob_hit(o->glob, f->name) || glob_hit(o->glob, ms->label);
+	return !o->glob || glob_hit(o->glob, f->name) || kind_hit(o->glob, ms->id, ms->label);
 }
 
 static void print_metric_text(const struct t4_formula *f)
@@ -652,6 +672,8 @@ static int list_metrics(const struct list_opts *o)
 
 	for (size_t i = 0; t4_metric_set_at(i, &ms) && rc == 0; i++) {
 		rc = add_name(&nm, &cap, ms.label); /* a kind matches too */
+		if (rc == 0)
+			rc = add_name(&nm, &cap, kind_name(ms.id));
 		for (size_t k = 0; k < ms.n && rc == 0; k++) {
 			shown += metric_shown(o, &ms, &ms.formulas[k]);
 			rc = add_name(&nm, &cap, ms.formulas[k].name);

@@ -28,7 +28,7 @@
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: t410trace top [--control PATH] [-i DURATION] [-n COUNT]\n\n"
+		"usage: t410trace top [--control PATH] [-i DUR] [-n COUNT]\n\n"
 		"Shows a running recording (started with 'record --control PATH') live:\n"
 		"per PMU its read and write bandwidth, requests per second, latency and\n"
 		"frequency over the last interval (the decoder's formulas), the bookmark\n"
@@ -39,10 +39,11 @@ static void top_usage(FILE *f)
 		"per kind, p pause. Otherwise one CSV line per refresh, a column per PMU\n"
 		"and metric in the order of the PMUs' names, after a header line (again,\n"
 		"'#' first, when the PMUs change).\n\n"
-		"  -i, --interval DURATION  between refreshes (default 1s, at least 100ms)\n"
+		"  -i, --interval DUR       between refreshes (default 1s, at least 100ms)\n"
 		"  -n, --count COUNT        stop after COUNT refreshes\n"
 		"      --control PATH       the recorder's control socket\n"
 		"  -h, --help               this text\n\n"
+		"DUR is a number with a unit: " T4_DURATION_UNITS ".\n"
 		"Exit status: 0 quit or the recording ended, 1 no recorder at PATH or a\n"
 		"failure, 2 bad usage.\n");
 }
@@ -141,7 +142,8 @@ static int parse(int argc, char **argv, struct top_source *ts, uint64_t *interva
 			/* the range both ways: 2^64 ns was told "at least 100ms" */
 			if (t4_parse_duration(optarg, interval) < 0 || *interval < TOP_MIN_INTERVAL_NS)
 				return cli_usage_error("top", "-i '%s': a duration from 100ms to "
-						       "277777h", optarg);
+						       "277777h, with a unit (" T4_DURATION_UNITS ")",
+						       optarg);
 			break;
 		case 'n':
 			if (t4_parse_u64(optarg, &v) < 0 || !v)

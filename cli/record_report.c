@@ -107,10 +107,10 @@ static void summary_timing(const struct cli_record_summary *in,
 	fprintf(stderr, "t410trace: triggers fired by %s; reference clock %s; CPU %.1f us/trigger\n",
 		cli_trigger_path_name(st->bpf), t4_ref_clock_name(st->ref_clock),
 		grid ? cpu_seconds() * 1e6 / (double)grid : 0.0);
-	fprintf(stderr, "t410trace: %zu domains, %zu counters; trigger to sample p50 %s p99 %s "
+	fprintf(stderr, "t410trace: %zu domain%s, %zu counter%s; trigger to sample p50 %s p99 %s "
 			"(%.1f%% of the period); spread between CPUs p50 %s p99 %s; "
 			"read window p50 %s p99 %s\n",
-		domains, counters, t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
+		domains, domains == 1 ? "" : "s", counters, counters == 1 ? "" : "s", t4_fmt_duration(st->skew_p50, d[0], sizeof(d[0])),
 		t4_fmt_duration(st->skew_p99, d[1], sizeof(d[1])),
 		100.0 * (double)st->skew_p99 / (double)in->period_ns,
 		t4_fmt_duration(st->spread_p50, d[2], sizeof(d[2])),

@@ -139,9 +139,9 @@ void cli_virtual_summary(const char *output, const struct t4_domain_set *ds,
 		t4_fmt_duration(grid > 1 ? (grid - 1) * st->period_ns : 0, d1, sizeof(d1)),
 		t4_fmt_duration(st->period_ns, d2, sizeof(d2)), seconds,
 		(unsigned long long)st->dropped, (unsigned long long)st->unanswered);
-	fprintf(stderr, "t410trace: %zu domains, %zu counters; skew (trigger to sample) p50 %s "
+	fprintf(stderr, "t410trace: %zu domain%s, %zu counter%s; trigger to sample p50 %s "
 			"p99 %s; read window p50 %s p99 %s\n",
-		ds->n, counters, t4_fmt_duration(st->skew_p50, d3, sizeof(d3)),
+		ds->n, ds->n == 1 ? "" : "s", counters, counters == 1 ? "" : "s", t4_fmt_duration(st->skew_p50, d3, sizeof(d3)),
 		t4_fmt_duration(st->skew_p99, d4, sizeof(d4)),
 		t4_fmt_duration(st->window_p50, d5, sizeof(d5)),
 		t4_fmt_duration(st->window_p99, d1, sizeof(d1)));

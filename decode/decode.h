@@ -105,7 +105,7 @@ struct t4_index_counts {
 	uint64_t read_failed_rets; /* returns flagged READ_FAILED */
 	uint64_t ref_overruns;     /* sum over reference packets */
 	uint64_t bookmark_packets;
-	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU phase packets */
+	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU activity packets */
 	uint64_t untracked;        /* packets beyond the table limits */
 	uint64_t implausible_refs; /* reference packets whose trigger ID jumps
 				    * further than their time allows (damage:
@@ -400,7 +400,7 @@ struct t4_dec_gpu_busy {
 size_t t4_decoder_phase_gpu(const struct t4_decoder *dec, size_t p,
 			    struct t4_dec_gpu_busy *out, size_t cap);
 
-/* What the CPU/GPU phase stream held. */
+/* What the CPU/GPU activity stream held. */
 struct t4_dec_slices {
 	uint64_t cpu, gpu;        /* slices decoded */
 	uint64_t tasks;           /* threads named */

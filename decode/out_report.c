@@ -604,7 +604,7 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 			    (int64_t)t4_index_counts(ix)->bookmarks_reused, true,
 			    "one ID per name: the first ID holds, the phases of both are its own");
 	if (sl->lost_events || sl->unplaced)
-		health_item(w, "slices", "CPU/GPU events lost or unplaced",
+		health_item(w, "slices", "CPU/GPU activity events lost or unplaced",
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");
 	if (dm->partial)
 		dec_wbuf_str(w, "<li id=\"t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"
@@ -679,8 +679,8 @@ static int kind_html(void *ud, const struct t4_decoder *dec, size_t first, const
 
 	for (size_t c = 0; c < nc; c++)
 		formulas[c] = d->metric_formula[cols[c]];
-	snprintf(cap, sizeof(cap), "%s, per phase (averages over each span, from its totals)",
-		 d->kind_label);
+	snprintf(cap, sizeof(cap), "%s, per phase (averages over each row's occurrences, from "
+		 "their totals)", d->kind_label);
 	fmt_str(k->w, "<section class=\"t4-kind-table\" data-kind=\"%u\">", d->ix->d.kind);
 	table_html(k->w, t, "t4-kind", cap, formulas);
 	dec_wbuf_str(k->w, "</section>\n");
@@ -698,8 +698,8 @@ static int tables(struct t4_output *x, const struct t4_decoder *dec)
 	int rc;
 
 	dec_wbuf_str(w, "<section id=\"t4-tables\">\n");
-	snprintf(cap, sizeof(cap), "Phases (%zu span%s%s; times from the first trigger)", np,
-		 np == 1 ? "" : "s", np > SEC_MAX_LISTED ? ", the first 32 listed" : "");
+	snprintf(cap, sizeof(cap), "Phases (%zu occurrence%s%s; times from the first trigger)",
+		 np, np == 1 ? "" : "s", np > SEC_MAX_LISTED ? ", the first 32 listed" : "");
 	if ((rc = sec_phase_table(dec, &t)) == 0)
 		table_html(w, &t, "t4-activity", cap, NULL);
 	dec_table_free(&t);

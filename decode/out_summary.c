@@ -96,8 +96,8 @@ static void phases(FILE *f, const struct t4_decoder *dec)
 	size_t n = t4_decoder_n_phases(dec);
 	struct t4_table t;
 
-	fprintf(f, "\nPHASES (%zu span%s; times from the first trigger%s; boundaries: %s)\n", n,
-		n == 1 ? "" : "s", t4_decoder_place(dec) ? " of any host" : "",
+	fprintf(f, "\nPHASES (%zu occurrence%s; times from the first trigger%s; boundaries: %s)\n",
+		n, n == 1 ? "" : "s", t4_decoder_place(dec) ? " of any host" : "",
 		t4_decoder_phases_exact(dec) ? "the bookmarks' set times (exact)"
 					     : "the triggers that carry each bookmark");
 	if (!n)
@@ -125,8 +125,8 @@ static int kind_print(void *ud, const struct t4_decoder *dec, size_t first, cons
 	struct kinds_ctx *k = ud;
 
 	(void)cols, (void)nc;
-	fprintf(k->f, "\n%s, per phase (averages over each span, from its totals%s)\n",
-		t4_decoder_domain_at(dec, first)->kind_label,
+	fprintf(k->f, "\n%s, per phase (averages over each row's occurrences, from their "
+		      "totals%s)\n", t4_decoder_domain_at(dec, first)->kind_label,
 		k->verbose || k->pn->n == t4_decoder_n_phases(dec) ? "" : "; -v: every occurrence");
 	dec_table_print(t, k->f);
 	return 0;
@@ -673,7 +673,7 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  every domain answered every trigger\n");
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 	if (sl->lost_events || sl->unplaced)
-		fprintf(f, "  phase events      %llu lost before the log (a full BPF ring buffer),"
+		fprintf(f, "  activity events   %llu lost before the log (a full BPF ring buffer),"
 			   " %llu without a reference packet to place them\n",
 			(unsigned long long)sl->lost_events, (unsigned long long)sl->unplaced);
 	if (dm->phases_unplaced)

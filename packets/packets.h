@@ -276,7 +276,7 @@ struct t4_status_pkt {
 	uint64_t dropped;       /* packets dropped because a ring was full */
 	uint64_t read_failures; /* return packets with T4_RET_READ_FAILED */
 	uint64_t ref_ns;        /* when this status was taken */
-	uint64_t lost_events;   /* phase events lost before the log (a full BPF
+	uint64_t lost_events;   /* activity events lost before the log (a full BPF
 				 * ring buffer); appended field, 0 if absent */
 	uint64_t bookmarks_refused; /* bookmark commands refused for lack of
 				 * room (each answered with an error, none in

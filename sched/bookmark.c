@@ -23,7 +23,7 @@
  *
  * A command timed elsewhere (sched_bookmarks_set_at: libt410trace's probe,
  * stamped in the kernel when the program called it, queued once the
- * phases drain thread has it, tens of microseconds later) keeps its own
+ * activity drain thread has it, tens of microseconds later) keeps its own
  * set_ns (never before the last one queued: the packets stay in set_ns
  * order). Such a command may reach the queue after a trigger that fired
  * after its set_ns has been counted; the trigger that takes it may then
@@ -46,7 +46,7 @@
  *
  * Reservations: libt410trace's probe bookmarks are taken in the kernel,
  * which answers the app at once and cannot wait for this queue. So the
- * phases drain reserves room here first (sched_bookmarks_reserve: a queue
+ * activity drain reserves room here first (sched_bookmarks_reserve: a queue
  * slot and a name slot each) and lends it to the kernel as credits; a
  * probe bookmark the kernel took goes into a reserved slot
  * (sched_bookmarks_set_reserved), which cannot be refused. Other commands

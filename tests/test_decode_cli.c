@@ -1188,12 +1188,14 @@ Test(decode_cli, record_sim_then_decode, .timeout = 180)
 	cr_assert_eq(dc_sh(&c, "'%s' info --json sim.t4t > info.json", c.bin), 0, "%s", c.out);
 	dc_check(&c, "info-totals sim.csv info.json");
 	/* info's events table keeps its columns under their heads with PMU
-	 * names longer than the head's width (nvidia_pcie_tgt_pmu_0_rc_0) */
+	 * names longer than the head's width (nvidia_pcie_tgt_pmu_0_rc_0);
+	 * the event's column is EVENT, as in record's and decode's tables
+	 * (it said NAME) */
 	cr_assert_eq(dc_sh(&c, "'%s' info sim.t4t > info.txt && python3 - <<'EOF'\n"
 			   "s = open('info.txt').read().split('\\nevents (')[1].split('\\n\\n')[0]\n"
 			   "head, rows = s.split('\\n')[1], s.split('\\n')[2:]\n"
 			   "assert len(rows) == 190, len(rows)\n"
-			   "for h in ('PMU', 'NAME', 'UNIT'):\n"
+			   "for h in ('PMU', 'EVENT', 'UNIT'):\n"
 			   "    i = head.index(' ' + h + ' ') + 1\n"
 			   "    assert all(r[i - 1] == ' ' and r[i] != ' ' for r in rows), (h, head, rows)\n"
 			   "i = head.index('TOTAL') + 5\n"

@@ -267,8 +267,15 @@ Test(decode_slices, phases_csv_and_jsonl_read_back_by_python)
 		     out);
 	cr_assert_eq(cli_exec(&io, "\"$B\" decode s.t4t -f jsonl | python3 jsonl.py"), 0, "%s", out);
 	cr_assert_eq(cli_exec(&io, "\"$B\" decode s.t4t | grep -q WORKLOAD && "
-				   "\"$B\" decode s.t4t | grep -q '3 lost before the log'"),
+				   "\"$B\" decode s.t4t | grep -q '^  activity events   3 lost before the log'"),
 		     0, "summary: %s", out);
+	/* one word for them: the summary's "activity events" are info's and
+	 * record's activity line's events lost */
+	cr_assert_eq(cli_exec(&io, "\"$B\" info s.t4t | grep -q '^  activity .* 3 events lost before the log'"),
+		     0, "info: %s", out);
+	cr_assert_eq(cli_exec(&io, "\"$B\" report s.t4t -o s.html 2>/dev/null && grep -q "
+				   "'<b>3</b> CPU/GPU activity events lost or unplaced' s.html"),
+		     0, "report: %s", out);
 	sy_free(&y);
 	t4_rmtree(dir);
 }

@@ -1,8 +1,9 @@
 /* test_docs.c - the documentation runs as written (issue 15.9): README's
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
  * the build folder's t410trace-uninstalled.pc) and recorded, EVENTS.md's
- * examples and error messages against the binary, and `make install`'s
- * PATH hint.
+ * examples and error messages against the binary, `make install`'s
+ * PATH hint, and the man page against every --help (the same options under
+ * the same names).
  *
  * Commands are taken from the documents themselves (their ```sh blocks, the
  * tables' code spans) and run in a private directory that looks like the
@@ -313,6 +314,147 @@ Test(docs, events_examples_and_errors_are_the_binarys, .timeout = 120)
 	free(doc);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
 	free(dir);
+}
+
+/* ---- the man page and --help: one set of options, one name for each ------- */
+
+/* The man page as text: font escapes (\fB, \fI, \fR, \fP) and quotes
+ * dropped, \- as -, runs of blanks as one space. */
+static char *man_text(void)
+{
+	char *doc = slurp("docs/t410trace.1"), *o = doc;
+
+	for (const char *p = doc; *p; p++) {
+		if (p[0] == '\\' && p[1] == 'f' && p[2]) {
+			p += 2;
+			continue;
+		}
+		if (p[0] == '\\' && p[1] == '-') {
+			*o++ = '-';
+			p++;
+			continue;
+		}
+		if (*p == '"' || ((*p == ' ' || *p == '\t') && o > doc && o[-1] == ' '))
+			continue;
+		*o++ = *p == '\t' ? ' ' : *p;
+	}
+	*o = '\0';
+	return doc;
+}
+
+static bool opt_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* Where text holds the option opt (--name) as a whole word, from p on. */
+static const char *has_opt_from(const char *text, const char *p, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (; (p = strstr(p, opt)); p++)
+		if ((p == text || !opt_char(p[-1])) && !opt_char(p[n]))
+			return p;
+	return NULL;
+}
+
+static const char *has_opt(const char *text, const char *opt)
+{
+	return has_opt_from(text, text, opt);
+}
+
+/* The next --option in text from p on, into opt; its end, NULL at the end
+ * of text. */
+static const char *next_opt(const char *text, const char *p, char *opt, size_t cap)
+{
+	for (; (p = strstr(p, "--")); p += 2) {
+		if (p[2] < 'a' || p[2] > 'z' || (p > text && opt_char(p[-1])))
+			continue;
+		size_t n = 2;
+		while (opt_char(p[n]) && n + 1 < cap)
+			n++;
+		snprintf(opt, cap, "%.*s", (int)n, p);
+		return p + n;
+	}
+	return NULL;
+}
+
+/* Every option a command's --help lists is in the man page, under the
+ * same argument name (DUR, FORMAT, ...: "-i DURATION" stood beside the man
+ * page's "-i DUR", "--format FMT" beside "FORMAT"), or the man page spells
+ * its values out (bpf|user|auto); every option the man page names is in
+ * some --help, but an old name that still works or a knob the man page
+ * says --help leaves out. Every command of t410trace --help has its
+ * synopsis. */
+Test(docs, man_page_and_help_name_the_same_options, .timeout = 60)
+{
+	static const char *const cmds[] = { "", "record", "decode", "list", "ctl",
+					    "info", "report", "top" };
+	char *man = man_text(), *helps = NULL, opt[64];
+	size_t hlen = 0, n_opts = 0;
+	FILE *h = open_memstream(&helps, &hlen);
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char out[1 << 14];
+		cr_assert_eq(cli_run(out, sizeof(out), "'%s' %s --help", bin(), cmds[i]), 0,
+			     "%s --help: %s", cmds[i], out);
+		fputs(out, h);
+		for (const char *p = out; (p = next_opt(out, p, opt, sizeof(opt)));) {
+			cr_expect(has_opt(man, opt), "%s --help lists %s; the man page does not",
+				  cmds[i], opt);
+			n_opts++;
+			if ((*p != ' ' && *p != '=') || p[1] < 'A' || p[1] > 'Z' || p[2] < 'A' ||
+			    p[2] > 'Z')
+				continue;
+			char arg[32], want[128];
+			size_t n = 0;
+			while (p[1 + n] >= 'A' && p[1 + n] <= 'Z' && n + 1 < sizeof(arg))
+				n++;
+			snprintf(arg, sizeof(arg), "%.*s", (int)n, p + 1);
+			snprintf(want, sizeof(want), "%s %s", opt, arg);
+			bool same = false;
+			for (const char *m = man; !same && (m = has_opt_from(man, m, opt)); m++) {
+				const char *a = m + strlen(opt) + 1;
+				same = !strncmp(m, want, strlen(want)) && !(a[n] >= 'A' && a[n] <= 'Z');
+				/* values spelled out: --trigger bpf|user|auto */
+				size_t w = strspn(a, "abcdefghijklmnopqrstuvwxyz0-9");
+				same = same || (m[strlen(opt)] == ' ' && w && a[w] == '|');
+			}
+			cr_expect(same, "%s --help writes %s; the man page names that argument "
+				  "otherwise", cmds[i], want);
+		}
+	}
+	cr_assert_eq(fclose(h), 0);
+	cr_expect_gt(n_opts, 60, "the options of --help");
+	/* the project's own names for its sources are no user's words: the
+	 * formulas are those list --metrics lists ("the seed-000 formulas") */
+	cr_expect_null(strstr(helps, "seed-0"), "a --help speaks of seed-000");
+	cr_expect_null(strstr(man, "seed-0"), "the man page speaks of seed-000");
+	cr_expect_null(strstr(man, "patent"), "the man page speaks of the patent, which no user has");
+	for (const char *p = man; (p = next_opt(man, p, opt, sizeof(opt)));) {
+		if (has_opt(helps, opt))
+			continue;
+		char old[80];
+		snprintf(old, sizeof(old), "old name %s", opt);
+		const char *at = has_opt(man, opt), *hidden = strstr(at, "not listed by --help");
+		cr_expect(strstr(man, old) || (hidden && hidden - at < 300),
+			  "the man page names %s; no --help lists it (nor does the man page say "
+			  "it is an old name, or left out of --help)", opt);
+	}
+	/* the commands */
+	const char *list = strstr(helps, "commands:\n");
+	cr_assert_not_null(list, "%s", helps);
+	size_t n_cmds = 0;
+	for (const char *l = strchr(list, '\n') + 1; !strncmp(l, "  ", 2) && l[2] != ' ';
+	     l = strchr(l, '\n') + 1) {
+		char want[64];
+		snprintf(want, sizeof(want), ".B t410trace %.*s", (int)strcspn(l + 2, " \n"), l + 2);
+		cr_expect(strstr(man, want), "the man page's synopsis lacks %s", want + 3);
+		n_cmds++;
+	}
+	cr_expect_eq(n_cmds, 7, "t410trace --help's commands");
+	free(helps);
+	free(man);
 }
 
 /* ---- make install: what to add to PATH ---------------------------------------- */

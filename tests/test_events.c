@@ -790,6 +790,17 @@ Test(events, cli_list_glob_filters)
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list *MEM_BYTS_RD*: no PMU or event matches (did you mean "
 			      "mem_bytes_rd?)\n");
+	/* a kind by the name info and decode give it (decode --pmu cmem_lat),
+	 * not only by its label: cmem_lat matched nothing */
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " cmem_lat");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "\nCMEM latency, socket 0"), "%s", out);
+	cr_expect_not_null(strstr(out, "filters:"), "the PMUs whole: %s", out);
+	cr_expect_null(strstr(out, "  nvidia_ucf_pmu_0\n"), "%s", out);
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root " SYSFS_T410 " cmem_la");
+	cr_expect_eq(rc, 2);
+	cr_expect_str_eq(out, "t410trace: list cmem_la: no PMU or event matches (did you mean "
+			      "cmem_lat?)\n");
 }
 
 Test(events, cli_list_metrics)
@@ -827,6 +838,10 @@ Test(events, cli_list_metrics)
 	rc = cli_t4(out, sizeof(out), "list --metrics TSC");
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_null(strstr(out, "software"), "%s", out);
+	rc = cli_t4(out, sizeof(out), "list --metrics pcie_tgt --json");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "{\"kind\":\"PCIE-TGT\",\"name\":\"rd_bw\""), "%s", out);
+	cr_expect_null(strstr(out, "\"kind\":\"PCIE\""), "%s", out);
 	rc = cli_t4(out, sizeof(out), "list --metrics mem_red_bw");
 	cr_expect_eq(rc, 2);
 	cr_expect_str_eq(out, "t410trace: list mem_red_bw: no metric matches (did you mean mem_read_bw?)\n");

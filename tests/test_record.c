@@ -377,6 +377,28 @@ Test(record, virtual_time_same_log_for_same_seed, .timeout = 120)
 	cleanup(&r);
 }
 
+/* The summary's line on domains and timing reads the same live and in
+ * virtual time: "trigger to sample" (the man page's and FORMAT.md's word
+ * for it; virtual time said "skew (trigger to sample)"), and one domain
+ * or counter in the singular ("1 domains, 1 counters" stood). */
+Test(record, summary_words_live_and_virtual_alike, .timeout = 60)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record --sim -e nvidia_ucf_pmu_0/cycles/ -d 20ms -o l.t4t && "
+	       "'%s' record --sim --virtual -e nvidia_ucf_pmu_0/cycles/,nvidia_ucf_pmu_1/cycles/ "
+	       "-d 20ms -o v.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: 1 domain, 1 counter; trigger to sample p50 "), "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "t410trace: 2 domains, 2 counters; trigger to sample p50 "), "%s",
+		  r.out);
+	cr_assert_null(strstr(r.out, "skew"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* Every zstd level the option takes, fast (negative) ones too, writes a
  * log that decodes to the same rows as the default's. */
 Test(record, zstd_levels_decode_alike, .timeout = 120)

@@ -151,12 +151,14 @@ static void rp_report(struct rp *c, const char *log)
 		     c->out);
 }
 
-/* The phase spans the summary lists ("PHASES (N spans"). */
+/* The phase occurrences the summary lists ("PHASES (N occurrences"; it
+ * said spans, the man page's occurrences: the report's band draws one span
+ * for each). */
 static int rp_spans(struct rp *c, const char *log)
 {
 	int n = -1;
 
-	cr_assert_eq(rp_sh(c, "sed -n 's/^PHASES (\\([0-9]*\\) span.*/\\1/p' %s.txt", log), 0);
+	cr_assert_eq(rp_sh(c, "sed -n 's/^PHASES (\\([0-9]*\\) occurrence.*/\\1/p' %s.txt", log), 0);
 	cr_assert_eq(sscanf(c->out, "%d", &n), 1, "no PHASES line in the summary");
 	return n;
 }

@@ -475,7 +475,7 @@ Test(sched, bookmarks_wait_out_a_full_ring, .timeout = 30)
 }
 
 /* Bookmarks timed elsewhere (libt410trace's probe: set_ns stamped in the
- * kernel, queued later by the phases thread): a trigger that read the
+ * kernel, queued later by the activity drain): a trigger that read the
  * queue before one arrived, but after its set_ns, still takes it when it
  * is processed after the arrival (the BPF path's triggers are processed
  * 50 ms late); a later one's set_ns order is kept; one set after the

@@ -153,6 +153,7 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 		  "\"$B\" top --control fake.sock -n 1; echo rc=$?; kill $py; wait $py; "
 		  "\"$B\" top --control c.sock -i 10ms; echo rc=$?; "
 		  "\"$B\" top --control c.sock -i 18446744073709551615ns; echo rc=$?; "
+		  "\"$B\" top --control c.sock -i 5; echo rc=$?; "
 		  "\"$B\" top -n 1; echo rc=$?");
 	cr_assert(strstr(r.out, "t410trace top: no recorder listening at nosuch.sock\nrc=1\n"),
 		  "%s", r.out);
@@ -162,6 +163,10 @@ Test(top, refuses_what_is_not_a_recorder, .timeout = 120)
 	cr_assert(strstr(r.out, "t410trace top: fake.sock: the recorder did not answer within "
 				"5000 ms\nrc=1\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "-i '10ms': a duration from 100ms to 277777h"), "%s", r.out);
+	/* a number without its unit is told the units, as record's and
+	 * decode's durations are (it was told the range only) */
+	cr_assert(strstr(r.out, "-i '5': a duration from 100ms to 277777h, with a unit (ns, us, "
+				"ms, s, m (or min), h)"), "%s", r.out);
 	/* 2^64 ns was told "a duration of at least 100ms" */
 	cr_assert(strstr(r.out, "-i '18446744073709551615ns': a duration from 100ms to 277777h"),
 		  "%s", r.out);
@@ -195,8 +200,8 @@ Test(top, errors_show_the_input_as_text, .timeout = 120)
 	cr_assert_str_eq(r.out,
 			 "t410trace top: no recorder listening at no\\xff sock\nrc=1\n"
 			 "t410trace top: f\\xff k.sock: hello there\nrc=1\n"
-			 "t410trace top: -i '1\\xff\\x0ax': a duration from 100ms to 277777h "
-			 "(see 't410trace top --help')\nrc=2\n"
+			 "t410trace top: -i '1\\xff\\x0ax': a duration from 100ms to 277777h, with "
+			 "a unit (ns, us, ms, s, m (or min), h) (see 't410trace top --help')\nrc=2\n"
 			 "t410trace top: unexpected argument 'a\\xff\\x1b[2J\\x0ab' "
 			 "(see 't410trace top --help')\nrc=2\n");
 	cleanup(&r);
