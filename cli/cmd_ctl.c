@@ -19,7 +19,7 @@
 static void ctl_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: t410trace ctl [--control PATH] COMMAND [ARG]\n\n"
+		"usage: t410trace ctl [-c|--control PATH] COMMAND [ARG]\n\n"
 		"Send one command to a recorder started with 'record --control PATH'\n"
 		"and print its reply. PATH defaults to $" T4_CONTROL_ENV ".\n\n"
 		"commands:\n"
@@ -30,6 +30,8 @@ static void ctl_usage(FILE *f)
 		"  start          start periodic triggers\n"
 		"  stop           stop periodic triggers\n"
 		"  status         one line: triggers, overruns, bookmark, ...\n\n"
+		"  -c, --control PATH  the recorder's control socket (as record's)\n"
+		"  -h, --help          this text\n\n"
 		"exit status: 0 ok, 1 the recorder refused or is unreachable (or the reply\n"
 		"cannot be written), 2 bad usage, 141 the reader of the reply went away\n");
 }
@@ -63,9 +65,9 @@ int cmd_ctl(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			ctl_usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--control")) {
+		} else if (!strcmp(a, "--control") || !strcmp(a, "-c")) { /* -c: as record's */
 			if (++i == argc)
-				return cli_usage_error("ctl", "--control needs a PATH");
+				return cli_usage_error("ctl", "%s needs a PATH", a);
 			path = argv[i];
 		} else if (!strncmp(a, "--control=", 10)) {
 			path = a + 10;

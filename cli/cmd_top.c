@@ -28,7 +28,7 @@
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: t410trace top [--control PATH] [-i DUR] [-n COUNT]\n\n"
+		"usage: t410trace top [-c PATH] [-i DUR] [-n COUNT]\n\n"
 		"Shows a running recording (started with 'record --control PATH') live:\n"
 		"per PMU its read and write bandwidth, requests per second, latency and\n"
 		"frequency over the last interval (the decoder's formulas), the bookmark\n"
@@ -41,16 +41,15 @@ static void top_usage(FILE *f)
 		"'#' first, when the PMUs change).\n\n"
 		"  -i, --interval DUR       between refreshes (default 1s, at least 100ms)\n"
 		"  -n, --count COUNT        stop after COUNT refreshes\n"
-		"      --control PATH       the recorder's control socket\n"
+		"  -c, --control PATH       the recorder's control socket\n"
 		"  -h, --help               this text\n\n"
 		"DUR is a number with a unit: " T4_DURATION_UNITS ".\n"
 		"Exit status: 0 quit or the recording ended, 1 no recorder at PATH or a\n"
 		"failure, 2 bad usage.\n");
 }
 
-enum { OPT_CONTROL = 256 };
 static const struct option top_longopts[] = {
-	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "control", required_argument, NULL, 'c' }, /* -c: as record's */
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -130,12 +129,12 @@ static int parse(int argc, char **argv, struct top_source *ts, uint64_t *interva
 
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_getopt(&g, argc, argv, ":i:n:h", top_longopts)) != -1) {
+	while ((c = cli_getopt(&g, argc, argv, ":c:i:n:h", top_longopts)) != -1) {
 		switch (c) {
 		case 'h':
 			top_usage(stdout);
 			return 1;
-		case OPT_CONTROL:
+		case 'c':
 			ts->path = optarg;
 			break;
 		case 'i':

@@ -799,6 +799,11 @@ Test(control_cli, ctl_commands)
 	cr_assert_eq(run_shell(out, err, sizeof(out),
 			     "env T410TRACE_CONTROL='%s' '%s' ctl status", f.path, bin), 0);
 	cr_assert_str_eq(out, "ok calls=2");
+	/* -c, as record names the socket */
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl -c '%s' status", bin, f.path), 0);
+	cr_assert_str_eq(out, "ok calls=3");
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl -c", bin), 2);
+	cr_assert(strstr(err, "-c needs a PATH"), "%s", err);
 	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control='%s' frob",
 			     bin, f.path), 1);
 	snprintf(want, sizeof(want), "t410trace ctl: %s: unknown command 'frob' (bookmark NAME, "
@@ -821,7 +826,7 @@ Test(control_cli, ctl_commands)
 			       "\"$(printf 'no\\377\\nsock')\" status", f.dir, bin), 1);
 	cr_assert_str_eq(err, "t410trace ctl: no recorder listening at no\\xff sock");
 	fake_log(&f, log, sizeof(log));
-	cr_assert_str_eq(log, "bookmark phase2;status;");
+	cr_assert_str_eq(log, "bookmark phase2;status;status;");
 
 	/* usage errors: 2; no recorder: 1 */
 	cr_assert_eq(run_shell(out, err, sizeof(out), "env -u T410TRACE_CONTROL '%s' ctl trigger",

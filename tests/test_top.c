@@ -44,7 +44,8 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 	sh_in_dir(&r, START_RECORDER
 		  "\"$B\" ctl --control c.sock bookmark top_phase > /dev/null; "
 		  /* a view's first line has no rates nor phase yet: its second one */
-		  "for i in $(seq 300); do \"$B\" top --control c.sock -i 100ms -n 2 > one.csv; "
+		  /* -c, as record names the socket */
+		  "for i in $(seq 300); do \"$B\" top -c c.sock -i 100ms -n 2 > one.csv; "
 		  "tail -n 1 one.csv | grep -q '^[0-9.]*,top_phase,' && break; done; "
 		  /* the first line whose UCF read bandwidth is a number ends it */
 		  "\"$B\" top --control c.sock -i 200ms -n 150 | awk -F, 'NR == 1 { print; "
