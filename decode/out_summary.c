@@ -393,6 +393,21 @@ static bool clock_odd(const struct t4_clock_stats *c)
 	return c->nonlinear || (isfinite(c->residual_ns) && c->residual_ns > 1000);
 }
 
+/* A segment's rate and how it stands to the nominal one; none where the
+ * segment has one sample, or its clock stood still. */
+static void segment_rate(FILE *f, const struct t4_clock_segment *sg)
+{
+	if (!isfinite(sg->freq_hz))
+		fprintf(f, "rate unknown (one sample, or the clock stood still)");
+	else if (fabs(sg->drift_ppm) < 5000) /* a clock's drift */
+		fprintf(f, "%.3f MHz, drift %.1f ppm", sg->freq_hz / 1e6, sg->drift_ppm);
+	else if (isfinite(sg->drift_ppm)) /* a DVFS level */
+		fprintf(f, "%.3f MHz, %.1f%% of nominal", sg->freq_hz / 1e6,
+			100 + sg->drift_ppm / 1e4);
+	else
+		fprintf(f, "%.3f MHz, nominal unknown", sg->freq_hz / 1e6);
+}
+
 static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 {
 	size_t ns;
@@ -400,15 +415,10 @@ static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 	char name[200];
 
 	for (size_t k = 0; ns > 1 && k < ns && k < 8; k++) {
-		fprintf(f, "  %s segment %zu: triggers %" PRIu64 "..%" PRIu64 ", %.3f MHz, ",
+		fprintf(f, "  %s segment %zu: triggers %" PRIu64 "..%" PRIu64 ", ",
 			safe(t4_decoder_domain_at(dec, i)->name, name, sizeof(name)), k + 1,
-			sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6);
-		if (fabs(sg[k].drift_ppm) < 5000) /* a clock's drift */
-			fprintf(f, "drift %.1f ppm", sg[k].drift_ppm);
-		else if (isfinite(sg[k].drift_ppm)) /* a DVFS level */
-			fprintf(f, "%.1f%% of nominal", 100 + sg[k].drift_ppm / 1e4);
-		else
-			fprintf(f, "nominal unknown");
+			sg[k].first_trigger, sg[k].last_trigger);
+		segment_rate(f, &sg[k]);
 		fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
 	}
 	if (ns > 8)

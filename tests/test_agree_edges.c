@@ -1,7 +1,6 @@
 /* test_agree_edges.c - one truth on the logs no recorder makes on
  * purpose: a gauge next to a counter, a domain that never answers, one
- * answer per domain. Each
- * log is crafted packet by packet (craft_log.h), then read by the built
+ * answer per domain, a clock that stands still. Each log is crafted packet by packet (craft_log.h), then read by the built
  * binary (T4_BIN); what one output says of a number, the others say too
  * (or, where it has no meaning, none says it).
  */
@@ -473,6 +472,43 @@ Test(agree_edges, thousands_of_stops_copies_and_reused_names_that_are_no_text, .
 	cr_assert_eq(cli_exec(&(struct cli_io){ .out = out, .cap = sizeof(out), .merge_err = true },
 			      "%s", script), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "agree\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Domain 1 clocked by its event 0 at 1 Hz (nominal), which stands still
+ * over the log's 300 triggers of 1 ms: each sample is a segment of its
+ * own (decode/clock.c), with no rate. */
+static void still_log(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	clocked_domain(&w, 1, 1);
+	event(&w, 1, "cycles", 0);
+	for (uint64_t k = 0; k < 300; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_clocked(&w, 1, k, t, 5000, 0);
+	}
+	lw_close(&w);
+}
+
+/* A segment without a rate says so (its line said "nan MHz, nominal
+ * unknown", of a clock whose nominal rate the log gives). */
+Test(agree_edges, a_clock_that_stands_still_has_no_rate, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	still_log(dir, "still.t4t");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v still.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1 segment 1: triggers 0..0, rate unknown (one sample, or"
+				       " the clock stood still), residual 0.0 ns\n"), "%s", out);
+	cr_assert_null(strstr(out, "nan"), "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }
