@@ -421,8 +421,9 @@ static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 		segment_rate(f, &sg[k]);
 		fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
 	}
-	if (ns > 8)
-		fprintf(f, "  ... %zu more segments\n", ns - 8);
+	uint64_t all = t4_decoder_domain_at(dec, i)->clock.segments; /* listed or not */
+	if (ns > 1 && all > 8)
+		fprintf(f, "  ... %" PRIu64 " more segments\n", all - 8);
 }
 
 /* Compact: one line per PMU kind (domains, model, frequency range, the

@@ -512,3 +512,19 @@ Test(agree_edges, a_clock_that_stands_still_has_no_rate, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* Past the 256 segments a domain lists, "... N more" counts every one,
+ * as the SEGMENTS column does (it said "... 248 more" next to 300). */
+Test(agree_edges, more_segments_than_listed_are_counted_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	still_log(dir, "still.t4t");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v still.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1     rate  (steps)    -   0.000   0.000     -    0.000"
+				       "      300 "), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  ... 292 more segments\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
