@@ -61,9 +61,9 @@ static inline void ref(struct lw *w, uint64_t trigger, uint64_t ns, uint32_t boo
 }
 
 /* A return of one count read 1000..2000 ns after ns, its local clock
- * `clock` (a software domain's: 0). */
-static inline void ret_clocked(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns,
-			       uint64_t clock, uint64_t count)
+ * `clock` (a software domain's: 0), its T4_RET_* flags. */
+static inline void ret_with(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns,
+			    uint64_t clock, uint32_t flags, uint64_t count)
 {
 	struct t4_packet p = { .type = T4_PKT_RET };
 
@@ -72,7 +72,7 @@ static inline void ret_clocked(struct lw *w, uint32_t domain, uint64_t trigger, 
 	p.ret.local_clock = clock;
 	p.ret.read_begin_ns = ns + 1000;
 	p.ret.read_end_ns = ns + 2000;
-	p.ret.flags = trigger ? 0 : T4_RET_FIRST;
+	p.ret.flags = flags;
 	p.ret.n_counts = 1;
 	p.ret.counts[0] = count;
 	lw_put(w, &p);
@@ -80,7 +80,7 @@ static inline void ret_clocked(struct lw *w, uint32_t domain, uint64_t trigger, 
 
 static inline void ret(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns, uint64_t count)
 {
-	ret_clocked(w, domain, trigger, ns, 0, count);
+	ret_with(w, domain, trigger, ns, 0, trigger ? 0 : T4_RET_FIRST, count);
 }
 
 /* Bookmark id named name, in force from trigger on, set at ns. */

@@ -393,6 +393,45 @@ Test(agree_edges, a_phase_cut_by_the_window_counts_the_triggers_it_shows, .timeo
 	free(dir);
 }
 
+/* Triggers 100..119; bookmark "pre" said to come from trigger 3 (before
+ * the log's first), "mid" from trigger 110, "post" from trigger 125 (after
+ * its last): each phase counts the log's triggers it holds, 10 and 10, as
+ * info counts 20 in all (before: pre 107, mid 15). */
+Test(agree_edges, a_phases_triggers_are_the_logs, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	static char out[1 << 16];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/b.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t t = 1000000000ull + i * 1000000;
+		if (i == 0)
+			bookmark(&w, 1, "pre", 3, t - 500000);
+		if (i == 10)
+			bookmark(&w, 2, "mid", 100 + i, t - 500000);
+		ref(&w, 100 + i, t, i < 10 ? 1 : 2);
+		ret_with(&w, 1, 100 + i, t, 0, i ? 0 : T4_RET_FIRST, i ? 1000 : 0);
+	}
+	bookmark(&w, 3, "post", 125, 1000000000ull + 25 * 1000000);
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  triggers         20 (IDs 100..119, contiguous)\n"), "%s",
+			   out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\npre,1,1000001500,1009500000,9498500,10,exact\n"
+				       "mid,1,1009500000,1019001500,9501500,10,exact\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  pre#1            0.000 0.009    0.009       10\n"
+				       "  mid#1            0.009 0.019    0.010       10\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "\nMISSING     nothing: "), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer
@@ -492,7 +531,7 @@ static void still_log(const char *dir, const char *name)
 	for (uint64_t k = 0; k < 300; k++) {
 		uint64_t t = 1000000000ull + k * 1000000;
 		ref(&w, k, t, 0);
-		ret_clocked(&w, 1, k, t, 5000, 0);
+		ret_with(&w, 1, k, t, 5000, k ? 0 : T4_RET_FIRST, 0);
 	}
 	lw_close(&w);
 }
