@@ -565,6 +565,22 @@ static uint64_t cut_triggers(const struct t4_decoder *d, size_t i, uint64_t a, u
 	return hi > lo ? hi - lo : 0;
 }
 
+/* Whether --from/--to cut span i, [start, end), within the phase
+ * scheduler's triggers (a window from the first trigger on, --from 0,
+ * cuts no span: its rows count what they count without it). */
+static bool window_cuts(const struct t4_decoder *d, uint64_t start, uint64_t end)
+{
+	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
+
+	if (!d->window_resolved)
+		return false;
+	if (s && s->refs) {
+		start = start > s->first_ns ? start : s->first_ns;
+		end = end < s->last_ns + 1 ? end : s->last_ns + 1;
+	}
+	return d->window_from > start || d->window_to < end;
+}
+
 int phases_build(struct t4_decoder *d)
 {
 	uint64_t lo, hi;
@@ -591,7 +607,7 @@ int phases_build(struct t4_decoder *d)
 		ph->end_ns = end < hi ? end : hi;
 		ph->exact = sp->exact;
 		uint64_t first;
-		ph->triggers = d->window_resolved && (ph->start_ns != sp->start_ns || ph->end_ns != end)
+		ph->triggers = window_cuts(d, sp->start_ns, end)
 				       ? cut_triggers(d, i, ph->start_ns, ph->end_ns)
 				       : span_triggers(d, i, &first);
 		ph->cpu_ns = sp->cpu_ns;

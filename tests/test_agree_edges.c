@@ -432,6 +432,33 @@ Test(agree_edges, a_phases_triggers_are_the_logs, .timeout = 60)
 	free(dir);
 }
 
+/* A window from the first trigger on (--from 0, or to the last trigger)
+ * cuts no phase: each row counts the triggers it counts without it (the
+ * first phase, which starts before the log's first interval, said 9 of
+ * its 10 under --from 0). */
+Test(agree_edges, a_window_over_the_whole_log_cuts_no_phase, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16], whole[1 << 16];
+	static const char *const windows[] = { "--from 0", "--to 29ms", "--from 0 --to 1h" };
+
+	phase_log(dir, "ab.t4t", "ab");
+	cr_assert_eq(run(dir, whole, sizeof(whole), "decode -f phases --time rel ab.t4t"), 0, "%s",
+		     whole);
+	cr_assert_not_null(strstr(whole, "\n,1,1500,9500000,9498500,10,exact\n"), "%s", whole);
+	for (size_t i = 0; i < T4_ARRAY_LEN(windows); i++) {
+		char args[128];
+		snprintf(args, sizeof(args), "decode -f phases --time rel %s ab.t4t", windows[i]);
+		cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+		cr_assert_str_eq(out, whole, "%s", args);
+	}
+	cr_assert_eq(run(dir, out, sizeof(out), "decode --from 0 ab.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  (none)#1         0.000 0.009    0.009       10\n"), "%s",
+			   out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer
