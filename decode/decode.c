@@ -477,7 +477,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
 	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs ||
-			  t4_index_counts(d->ix)->rets_redescribed;
+			  t4_index_counts(d->ix)->rets_redescribed ||
+			  t4_index_counts(d->ix)->backwards_rets;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)

@@ -85,6 +85,7 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 	c->rets++;
 	c->values += r->n_counts;
 	c->read_failed_rets += failed;
+	c->backwards_rets += (r->flags & T4_RET_BACKWARDS) != 0;
 	if (!d)
 		return;
 	if (d->rets == 0) {

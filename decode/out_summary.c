@@ -581,7 +581,7 @@ static bool anything_missing(const struct t4_decoder *dec)
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 
 	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
-	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
+	    t4_index_counts(ix)->backwards_rets || rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
@@ -642,6 +642,11 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  dropped packets   unknown (no status packet)\n");
 	fprintf(f, "  overruns          %" PRIu64 "\n", t4_index_overruns(ix));
 	fprintf(f, "  read failures     %" PRIu64 "\n", t4_index_read_failures(ix));
+	if (t4_index_counts(ix)->backwards_rets)
+		fprintf(f, "  backwards         %" PRIu64 " return packet%s with a counter that went"
+			   " backwards (its delta 0: those counts are lost)\n",
+			t4_index_counts(ix)->backwards_rets,
+			t4_index_counts(ix)->backwards_rets == 1 ? "" : "s");
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");
@@ -712,7 +717,8 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " (a damaged or crafted log): not decoded\n",
 			dm->untracked_rets, DEC_MAX_DOMAINS);
 	if (dm->partial)
-		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
+		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage, missing packets or"
+			   " counters that went backwards\n");
 }
 
 static int summary_finish(void *ud, const struct t4_decoder *dec)

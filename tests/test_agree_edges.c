@@ -459,6 +459,44 @@ Test(agree_edges, a_window_over_the_whole_log_cuts_no_phase, .timeout = 60)
 	free(dir);
 }
 
+/* A counter that went backwards at trigger 5 (the recorder writes its
+ * delta 0, flagged BACKWARDS): its counts are lost, which info, the
+ * summary and the report say alike, the totals partial (before: "MISSING
+ * nothing", a total 1000 short and nothing said). */
+Test(agree_edges, a_counter_that_went_backwards_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+	struct lw w;
+
+	log_start(&w, dir, "back.t4t");
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 0, k ? k == 5 ? T4_RET_BACKWARDS : 0 : T4_RET_FIRST,
+			 k && k != 5 ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  backwards        1 return packets with a counter that"
+				       " went backwards (its delta 0: those counts are lost)\n"),
+			   "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"backwards_rets\": 1,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  backwards         1 return packet with a counter that"
+				       " went backwards (its delta 0: those counts are lost)\n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "\n  TOTALS ARE PARTIAL: "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report back.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[^<]*</b>' back.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-backwards\" class=\"warn\"><b>1</b>"), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"),
+			   "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer
