@@ -693,6 +693,11 @@ void t4_kind_metrics_eval(const struct t4_kind_metrics *ms, const uint64_t *coun
 
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
 
+/* A value as CSV and JSONL write it (fmt.c): 9 significant digits, in
+ * plain decimal inside 1e-6..1e15; into buf of cap bytes (at least 32
+ * hold every finite value). */
+const char *t4_fmt_value(double v, char *buf, size_t cap);
+
 enum t4_out_format {
 	T4_FMT_SUMMARY = 0,
 	T4_FMT_CSV,
