@@ -815,6 +815,15 @@ int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b)
 	return 0;
 }
 
+void dec_wbuf_time(struct t4_wbuf *w, const struct t4_decoder *d, uint64_t t,
+		   enum t4_time_base b)
+{
+	if (b == T4_TIME_REF) /* (merged too: each host's own clock) */
+		dec_wbuf_u64(w, t);
+	else
+		dec_wbuf_i64(w, t4_decoder_time(d, t, b));
+}
+
 int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)
 {
 	return d->place ? 0 : t4_index_time_ok(d->ix, b); /* merged: the host's line */

@@ -1019,6 +1019,10 @@ size_t dec_fmt_u64(char *out, uint64_t v);
 size_t dec_fmt_f64(char *out, double v);
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v);
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
+/* Reference time t in base b (t4_decoder_time), the reference clock's own
+ * as it is: unsigned, past 2^63 too (CSV's and JSONL's times). */
+void dec_wbuf_time(struct t4_wbuf *w, const struct t4_decoder *d, uint64_t t,
+		   enum t4_time_base b);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
 void dec_wbuf_f64(struct t4_wbuf *w, double v);

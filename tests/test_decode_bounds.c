@@ -207,6 +207,43 @@ Test(decode_bounds, bookmark_times_far_from_the_first_trigger, .timeout = 120)
 	free(dir);
 }
 
+/* A reference clock past 2^63 (the format's u64; a crafted log): --time
+ * ref writes its times as they are, in CSV, JSONL and the phase table as
+ * in JSONL's header (its intervals said start_ns -99998500 under an
+ * origin_ns of 18446744073609551616). */
+Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	const uint64_t t0 = UINT64_MAX - 100000000ull + 1; /* 2^64 - 0.1 s */
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/top.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 10; k++) {
+		ref(&w, k, t0 + k * 1000000, 0);
+		ret(&w, 1, k, t0 + k * 1000000, k ? 5 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv top.t4t | sed -n 2p"), 0, "%s", out);
+	cr_assert_str_eq(out, "1,18446744073609553116,18446744073610553116,,d1,,event0,5,,"
+			 "counter,1\n", "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f jsonl top.t4t | grep -o "
+			 "'\"origin_ns\": [0-9]*\\|\"start_ns\": [-0-9]*' | sed -n '1,2p'"), 0,
+		     "%s", out);
+	cr_assert_str_eq(out, "\"origin_ns\": 18446744073609551616\n"
+			 "\"start_ns\": 18446744073609553116\n", "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases top.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,18446744073609553116,18446744073618553116,9000000,10,"),
+			   "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel top.t4t"), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, "\n,1,1500,9001500,9000000,10,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
 {
 	struct t4_packet p = { .type = T4_PKT_TASK };
