@@ -955,6 +955,9 @@ void dec_table_print(const struct t4_table *t, FILE *f);
 /* Cell (r, c) as dec_table_print() prints it (the column's decimals, the
  * exact integer where set, "-" when absent); labels are t->label[r]. */
 void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap);
+/* v with `decimals` decimals into buf, as the tables print a value: one
+ * that rounds to zero is 0.000, never -0.000 (a drift of -0.0003 ppm). */
+const char *dec_fixed(double v, int decimals, char *buf, size_t cap);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 

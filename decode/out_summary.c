@@ -397,10 +397,13 @@ static bool clock_odd(const struct t4_clock_stats *c)
  * segment has one sample, or its clock stood still. */
 static void segment_rate(FILE *f, const struct t4_clock_segment *sg)
 {
+	char drift[32];
+
 	if (!isfinite(sg->freq_hz))
 		fprintf(f, "rate unknown (one sample, or the clock stood still)");
 	else if (fabs(sg->drift_ppm) < 5000) /* a clock's drift */
-		fprintf(f, "%.3f MHz, drift %.1f ppm", sg->freq_hz / 1e6, sg->drift_ppm);
+		fprintf(f, "%.3f MHz, drift %s ppm", sg->freq_hz / 1e6,
+			dec_fixed(sg->drift_ppm, 1, drift, sizeof(drift)));
 	else if (isfinite(sg->drift_ppm)) /* a DVFS level */
 		fprintf(f, "%.3f MHz, %.1f%% of nominal", sg->freq_hz / 1e6,
 			100 + sg->drift_ppm / 1e4);

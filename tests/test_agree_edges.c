@@ -497,6 +497,43 @@ Test(agree_edges, a_counter_that_went_backwards_is_said_alike, .timeout = 60)
 	free(dir);
 }
 
+/* Domain 1 clocked at 999,999,999.7 Hz (nominal 1 GHz: a drift of -0.0003
+ * ppm) over 10,000 triggers of 1 ms: the tables say a drift of 0.000 ppm,
+ * in the summary and the report alike (they said -0.000). */
+Test(agree_edges, a_drift_that_rounds_to_zero_has_no_sign, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	static char out[1 << 16];
+	uint64_t prev = 0;
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/z.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	clocked_domain(&w, 1, 1000000000);
+	event(&w, 1, "cycles", 0);
+	for (uint64_t k = 0; k < 10000; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		uint64_t x = 1000000000ull + (uint64_t)((unsigned __int128)(t + 1500 - 1000000000ull) *
+							9999999997ull / 10000000000ull);
+		ret_with(&w, 1, k, t, x, k ? 0 : T4_RET_FIRST, k ? x - prev : 0);
+		ref(&w, k, t, 0);
+		prev = x;
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v z.t4t | grep -A3 '^CLOCK DOMAINS'"), 0,
+		     "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1     rate   1000.0  1000.0    1000 0.000 "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report z.t4t > /dev/null 2>&1 && grep -o '<td>c1</td>"
+			 "<td>rate</td><td></td>\\(<td class=\"num\">[^<]*</td>\\)\\{4\\}' z.html"),
+		     0, "%s", out);
+	cr_assert_str_eq(out, "<td>c1</td><td>rate</td><td></td><td class=\"num\">1000.0</td><td"
+			 " class=\"num\">1000.0</td><td class=\"num\">1000</td><td class=\"num\">"
+			 "0.000</td>\n", "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer
