@@ -244,6 +244,33 @@ Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
 	free(dir);
 }
 
+/* A log without a period (triggers by command only) and --bin 10ns: an
+ * interval of 1 ms spans 100,000 bins, too many to spread, so its last
+ * bin holds its counts whole, and its row says the interval's time (it
+ * said 10 ns: '1,1001001490,1001001500,...,1000', its JSONL elapsed_ns
+ * 1000000). */
+Test(decode_bounds, an_interval_too_long_to_spread_keeps_its_time, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/p0.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 0);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 10; k++) {
+		ref(&w, k, 1000000000ull + k * 1000000, 0);
+		ret(&w, 1, k, 1000000000ull + k * 1000000, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv --bin 10ns p0.t4t | sed -n 2,3p"), 0,
+		     "%s", out);
+	cr_assert_str_eq(out, "1,1000001500,1001001500,,d1,,event0,1000,,counter,1\n"
+			 "2,1001001500,1002001500,,d1,,event0,1000,,counter,1\n", "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
 {
 	struct t4_packet p = { .type = T4_PKT_TASK };
