@@ -503,12 +503,13 @@ static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t
 	return -1;
 }
 
-/* A --from/--to offset as a reference time: from the origin, or merged,
- * from the merged timeline's origin (before this host's log: its start). */
+/* A --from/--to offset as a reference time: from the origin (past the
+ * reference clock's end: its end), or merged, from the merged timeline's
+ * origin (before this host's log: its start). */
 static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
 {
 	if (!d->place)
-		return d->origin_ns + offset_ns;
+		return offset_ns > UINT64_MAX - d->origin_ns ? UINT64_MAX : d->origin_ns + offset_ns;
 	int64_t off = offset_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)offset_ns, real;
 
 	if (__builtin_add_overflow(d->place->origin_real_ns, off, &real))

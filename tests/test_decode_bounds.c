@@ -211,10 +211,12 @@ Test(decode_bounds, bookmark_times_far_from_the_first_trigger, .timeout = 120)
  * ref writes its times as they are, in CSV, JSONL and the phase table as
  * in JSONL's header (its intervals said start_ns -99998500 under an
  * origin_ns of 18446744073609551616). */
-Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
+/* A new directory with top.t4t: 10 triggers of 1 ms from 2^64 - 0.1 s
+ * of the reference clock, domain 1 counting 5 a trigger. */
+static char *log_at_the_clocks_end(void)
 {
-	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
-	const uint64_t t0 = UINT64_MAX - 100000000ull + 1; /* 2^64 - 0.1 s */
+	char *dir = cli_tmpdir("t4bounds"), path[4200];
+	const uint64_t t0 = UINT64_MAX - 100000000ull + 1;
 	struct lw w;
 
 	snprintf(path, sizeof(path), "%s/top.t4t", dir);
@@ -226,6 +228,12 @@ Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
 		ret(&w, 1, k, t0 + k * 1000000, k ? 5 : 0);
 	}
 	lw_close(&w);
+	return dir;
+}
+
+Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(), out[8192];
 	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv top.t4t | sed -n 2p"), 0, "%s", out);
 	cr_assert_str_eq(out, "1,18446744073609553116,18446744073610553116,,d1,,event0,5,,"
 			 "counter,1\n", "%s", out);
@@ -240,6 +248,23 @@ Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
 	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel top.t4t"), 0, "%s",
 		     out);
 	cr_assert_not_null(strstr(out, "\n,1,1500,9001500,9000000,10,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* --to past the reference clock's end (0.2 s of a log 0.1 s before it)
+ * keeps the whole log (it wrapped: "--to 200ms: selects no interval of
+ * the log (its triggers span 0 to 9ms ...)", exit 2). */
+Test(decode_bounds, a_window_past_the_clocks_end_keeps_the_log, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(), out[8192];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --to 200ms top.t4t"),
+		     0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,1500,9001500,9000000,10,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --from 2ms --to 1h "
+			 "top.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,2001500,9001500,7000000,7,"), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
