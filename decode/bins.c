@@ -34,13 +34,16 @@ static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 
 /* Bin i's start; one before the reference clock's 0 (a bin before the
  * first trigger longer than the time up to it: --bin 1e18ns) starts at
- * 0, where no sample can precede it, instead of wrapping to 2^64 - x. */
+ * 0, where no sample can precede it, instead of wrapping to 2^64 - x;
+ * one past its end (a log near 2^64 ns) at its end, as no sample follows. */
 static uint64_t bin_start(const struct t4_decoder *d, int64_t i)
 {
 	uint64_t back = i < 0 ? (uint64_t)-i * d->o.bin_ns : 0;
 
 	if (i < 0)
 		return back > d->origin_ns ? 0 : d->origin_ns - back;
+	if ((uint64_t)i > (UINT64_MAX - d->origin_ns) / d->o.bin_ns)
+		return UINT64_MAX;
 	return d->origin_ns + (uint64_t)i * d->o.bin_ns;
 }
 

@@ -211,12 +211,13 @@ Test(decode_bounds, bookmark_times_far_from_the_first_trigger, .timeout = 120)
  * ref writes its times as they are, in CSV, JSONL and the phase table as
  * in JSONL's header (its intervals said start_ns -99998500 under an
  * origin_ns of 18446744073609551616). */
-/* A new directory with top.t4t: 10 triggers of 1 ms from 2^64 - 0.1 s
- * of the reference clock, domain 1 counting 5 a trigger. */
-static char *log_at_the_clocks_end(void)
+/* A new directory with top.t4t: 10 triggers of 1 ms from `before` ns
+ * before the reference clock's end (2^64 ns), domain 1 counting 5 a
+ * trigger. */
+static char *log_at_the_clocks_end(uint64_t before)
 {
 	char *dir = cli_tmpdir("t4bounds"), path[4200];
-	const uint64_t t0 = UINT64_MAX - 100000000ull + 1;
+	const uint64_t t0 = UINT64_MAX - before + 1;
 	struct lw w;
 
 	snprintf(path, sizeof(path), "%s/top.t4t", dir);
@@ -233,7 +234,7 @@ static char *log_at_the_clocks_end(void)
 
 Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
 {
-	char *dir = log_at_the_clocks_end(), out[8192];
+	char *dir = log_at_the_clocks_end(100000000), out[8192];
 	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv top.t4t | sed -n 2p"), 0, "%s", out);
 	cr_assert_str_eq(out, "1,18446744073609553116,18446744073610553116,,d1,,event0,5,,"
 			 "counter,1\n", "%s", out);
@@ -257,7 +258,7 @@ Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
  * the log (its triggers span 0 to 9ms ...)", exit 2). */
 Test(decode_bounds, a_window_past_the_clocks_end_keeps_the_log, .timeout = 120)
 {
-	char *dir = log_at_the_clocks_end(), out[8192];
+	char *dir = log_at_the_clocks_end(100000000), out[8192];
 
 	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --to 200ms top.t4t"),
 		     0, "%s", out);
@@ -265,6 +266,21 @@ Test(decode_bounds, a_window_past_the_clocks_end_keeps_the_log, .timeout = 120)
 	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --from 2ms --to 1h "
 			 "top.t4t"), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\n,1,2001500,9001500,7000000,7,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Bins past the reference clock's end (a log ending 1 ms before 2^64 ns,
+ * bins of 3 ms): the last row ends where the log does (it ended at the
+ * wrapped bin end, 12 ms from the first trigger). */
+Test(decode_bounds, a_bin_past_the_clocks_end_ends_with_the_log, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(10005000), out[8192];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv --bin 3ms --time rel top.t4t"), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "\n9,6000000,9000000,") && strstr(out, "\n9,9000000,9001500,"), "%s",
+		  out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
