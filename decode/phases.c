@@ -520,10 +520,10 @@ static bool span_has_data(const struct t4_decoder *d, size_t i, uint64_t lo, uin
 	return false;
 }
 
-/* The triggers of span i, [*from, *to): from its first to the next
- * span's first, of those the phase scheduler has in the log (a bookmark
- * said to come before the log's first trigger or after its last counts
- * none that the log lacks). */
+/* How many triggers span i has, the first at *from: from its first to
+ * the next span's first, of those the phase scheduler has in the log (a
+ * bookmark said to come before the log's first trigger or after its last
+ * counts none that the log lacks). */
 static uint64_t span_triggers(const struct t4_decoder *d, size_t i, uint64_t *from)
 {
 	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
@@ -576,7 +576,7 @@ static bool window_cuts(const struct t4_decoder *d, uint64_t start, uint64_t end
 		return false;
 	if (s && s->refs) {
 		start = start > s->first_ns ? start : s->first_ns;
-		end = end < s->last_ns + 1 ? end : s->last_ns + 1;
+		end = end <= s->last_ns ? end : s->last_ns + (s->last_ns < UINT64_MAX);
 	}
 	return d->window_from > start || d->window_to < end;
 }
