@@ -105,6 +105,8 @@ struct t4_index_counts {
 	uint64_t read_failed_rets; /* returns flagged READ_FAILED */
 	uint64_t backwards_rets;   /* returns flagged BACKWARDS: a counter went
 				    * backwards, its delta 0 (its counts lost) */
+	uint64_t multiplexed_rets; /* returns flagged MULTIPLEXED: counters that
+				    * ran part of the time (not scaled) */
 	uint64_t ref_overruns;     /* sum over reference packets */
 	uint64_t bookmark_packets;
 	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU phase packets */

@@ -86,6 +86,7 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 	c->values += r->n_counts;
 	c->read_failed_rets += failed;
 	c->backwards_rets += (r->flags & T4_RET_BACKWARDS) != 0;
+	c->multiplexed_rets += (r->flags & T4_RET_MULTIPLEXED) != 0;
 	if (!d)
 		return;
 	if (d->rets == 0) {

@@ -570,6 +570,10 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "backwards", "return packets with a counter that went backwards",
 			    (int64_t)t4_index_counts(ix)->backwards_rets, false,
 			    "its delta 0: those counts are lost");
+	if (t4_index_counts(ix)->multiplexed_rets)
+		health_item(w, "multiplexed", "return packets whose counters ran part of the time",
+			    (int64_t)t4_index_counts(ix)->multiplexed_rets, false,
+			    "time running < enabled: counts as counted, not scaled");
 	health_item(w, "damage", "damaged chunks", (int64_t)rs->damaged_chunks, rs->skipped_bytes,
 		    rs->skipped_bytes ? "bytes skipped: what follows was resynchronised" : "");
 	health_item(w, "truncated", "truncated tail", (int64_t)rs->truncated, false,

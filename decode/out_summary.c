@@ -584,7 +584,8 @@ static bool anything_missing(const struct t4_decoder *dec)
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 
 	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
-	    t4_index_counts(ix)->backwards_rets || rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
+	    t4_index_counts(ix)->backwards_rets || t4_index_counts(ix)->multiplexed_rets ||
+	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
@@ -650,6 +651,11 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " backwards (its delta 0: those counts are lost)\n",
 			t4_index_counts(ix)->backwards_rets,
 			t4_index_counts(ix)->backwards_rets == 1 ? "" : "s");
+	if (t4_index_counts(ix)->multiplexed_rets)
+		fprintf(f, "  multiplexed       %" PRIu64 " return packet%s whose counters ran part of"
+			   " the time (time running < enabled): counts as counted, not scaled\n",
+			t4_index_counts(ix)->multiplexed_rets,
+			t4_index_counts(ix)->multiplexed_rets == 1 ? "" : "s");
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");

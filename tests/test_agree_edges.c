@@ -1,7 +1,8 @@
 /* test_agree_edges.c - one truth on the logs no recorder makes on
  * purpose: a gauge next to a counter, a domain that never answers, one
- * answer per domain, a clock that stands still. Each log is crafted packet by packet (craft_log.h), then read by the built
- * binary (T4_BIN); what one output says of a number, the others say too
+ * answer per domain, a clock that stands still, a counter that went
+ * backwards or was multiplexed. Each log is crafted packet by packet
+ * (craft_log.h), then read by the built binary (T4_BIN); what one output says of a number, the others say too
  * (or, where it has no meaning, none says it).
  */
 #include "cli_testutil.h"
@@ -493,6 +494,44 @@ Test(agree_edges, a_counter_that_went_backwards_is_said_alike, .timeout = 60)
 	cr_assert_not_null(strstr(out, "t4-h-backwards\" class=\"warn\"><b>1</b>"), "%s", out);
 	cr_assert_not_null(strstr(out, "t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"),
 			   "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Counters multiplexed at triggers 3 and 4 (flag MULTIPLEXED: they ran
+ * part of the time; the decoder does not scale them): info, the summary
+ * and the report say how many returns, alike, the totals not partial
+ * (before: "MISSING nothing" and nothing said anywhere). */
+Test(agree_edges, a_multiplexed_counter_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+	struct lw w;
+
+	log_start(&w, dir, "mux.t4t");
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 0, k ? k == 3 || k == 4 ? T4_RET_MULTIPLEXED : 0 : T4_RET_FIRST,
+			 k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info mux.t4t"), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, "\n  multiplexed      2 return packets whose counters ran part"
+				       " of the time (time running < enabled): counts as counted,"
+				       " not scaled\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json mux.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"multiplexed_rets\": 2,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode mux.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  multiplexed       2 return packets whose counters ran part"
+				       " of the time (time running < enabled): counts as counted,"
+				       " not scaled\n"), "%s", out);
+	cr_assert_null(strstr(out, "PARTIAL"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report mux.t4t > /dev/null 2>&1 && grep -o "
+			 "'id=\"t4-h-multiplexed\" class=\"warn\"><b>[^<]*</b>' mux.html"), 0, "%s",
+		     out);
+	cr_assert_str_eq(out, "id=\"t4-h-multiplexed\" class=\"warn\"><b>2</b>\n", "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }
