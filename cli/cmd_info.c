@@ -350,6 +350,8 @@ static void print_json(const struct info *in)
 	jkey_u64("dropped", status ? status->dropped : 0);
 	printf("\"status_present\": %s, ", status ? "true" : "false");
 	jkey_u64("read_failures", t4_index_read_failures(in->ix));
+	jkey_u64("backwards_rets", c->backwards_rets);
+	jkey_u64("multiplexed_rets", c->multiplexed_rets);
 	jkey_u64("chunks", st->chunks);
 	jkey_u64("packets", st->packets);
 	jkey_u64("ref_packets", c->refs);
@@ -620,6 +622,13 @@ static void print_human(const struct info *in)
 	       bytes_per_value(in));
 	printf(ROW "%" PRIu64 "%s\n", "read failures", t4_index_read_failures(in->ix),
 	       status ? "" : " (counted from return packets)");
+	if (c->backwards_rets)
+		printf(ROW "%" PRIu64 " return packets with a counter that went backwards (its "
+		       "delta 0: those counts are lost)\n", "backwards", c->backwards_rets);
+	if (c->multiplexed_rets)
+		printf(ROW "%" PRIu64 " return packets whose counters ran part of the time (time "
+		       "running < enabled): counts as counted, not scaled\n", "multiplexed",
+		       c->multiplexed_rets);
 	if (!st->damaged_chunks && !st->truncated)
 		printf(ROW "none\n", "damage");
 	else

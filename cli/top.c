@@ -18,7 +18,7 @@
  * (the man page says so). Elsewhere (a pipe, a file):
  * one CSV line per refresh, after a header line that names its columns
  * (written again, with '#' first, when the PMUs change), like
- * pcm-memory -csv.
+ * pcm-memory -csv; numbers as decode's CSV writes them (t4_fmt_value).
  *
  * Columns come from each row's metrics by role (what a metric measures):
  * read and write bandwidth (GB/s; a UCF PMU's memory traffic before its
@@ -27,6 +27,7 @@
  * metric goes to the last column.
  */
 #include "cli.h"
+#include "decode/decode.h"
 #include "live/live.h"
 #include "util/util.h"
 
@@ -354,6 +355,7 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 	FILE *out = tp->out;
 	const struct t4_live_snap *s = t4_live_view_snap(v);
 	uint64_t sig = n;
+	char num[32];
 
 	for (size_t i = 0; i < n; i++)
 		for (const char *p = t[i].name; *p; p++)
@@ -377,8 +379,9 @@ static void plain(struct top *tp, const struct t4_live_view *v, struct trow *t, 
 		(unsigned long long)s->overruns, (unsigned long long)s->dropped,
 		(unsigned long long)s->read_failures);
 	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < C_N; c++)
-			isfinite(t[i].v[c]) ? fprintf(out, ",%.6g", t[i].v[c]) : fprintf(out, ",");
+		for (int c = 0; c < C_N; c++) /* as decode's CSV: no exponents */
+			fprintf(out, ",%s", isfinite(t[i].v[c]) ? t4_fmt_value(t[i].v[c], num,
+									      sizeof(num)) : "");
 	fprintf(out, "\n");
 	fflush(out);
 }

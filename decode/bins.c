@@ -2,7 +2,8 @@
  * grid of bins [origin + i * DUR, origin + (i + 1) * DUR), so that rows
  * line up across clock domains. A row says the time its counts cover: the
  * whole bin, but at the edges of the recording, across a gap, or where a
- * phase boundary cuts the bin.
+ * phase boundary cuts the bin; and from the start of an interval too long
+ * to spread (spreads()), whose counts its last bin holds whole.
  *
  * Each interval gives each bin it overlaps the share of its counts that
  * the overlap gives, in integers by the largest-remainder rule: every
@@ -33,13 +34,16 @@ static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 
 /* Bin i's start; one before the reference clock's 0 (a bin before the
  * first trigger longer than the time up to it: --bin 1e18ns) starts at
- * 0, where no sample can precede it, instead of wrapping to 2^64 - x. */
+ * 0, where no sample can precede it, instead of wrapping to 2^64 - x;
+ * one past its end (a log near 2^64 ns) at its end, as no sample follows. */
 static uint64_t bin_start(const struct t4_decoder *d, int64_t i)
 {
 	uint64_t back = i < 0 ? (uint64_t)-i * d->o.bin_ns : 0;
 
 	if (i < 0)
 		return back > d->origin_ns ? 0 : d->origin_ns - back;
+	if ((uint64_t)i > (UINT64_MAX - d->origin_ns) / d->o.bin_ns)
+		return UINT64_MAX;
 	return d->origin_ns + (uint64_t)i * d->o.bin_ns;
 }
 
@@ -124,7 +128,8 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
  * no more than its triggers' time allows (a read late by seconds
  * included). More is a long silence of its domain, or a damaged or crafted
  * log's times (an interval of one trigger claiming a day): its counts go
- * whole into its last bin instead of a million made-up rows. */
+ * whole into its last bin instead of a million made-up rows, the bin's row
+ * starting where the interval does (the time those counts cover). */
 static bool spreads(const struct t4_decoder *d, const struct t4_interval *iv, uint64_t n)
 {
 	uint64_t triggers = iv->trigger - iv->first_trigger + 1;
@@ -139,17 +144,18 @@ int dec_bins_add(struct t4_decoder *d, struct dom *dm, const struct t4_interval 
 {
 	int64_t first = bin_of(d, iv->start_ns), last = bin_of(d, iv->end_ns - 1);
 	struct dbin *c = &dm->bin;
+	bool whole = !spreads(d, iv, (uint64_t)(last - first) + 1);
 	int rc;
 
-	if (!spreads(d, iv, (uint64_t)(last - first) + 1))
+	if (whole)
 		first = last;
 
 	/* a later bin, or the same one in another phase: the open one is done */
 	if (c->open && (c->index != first || c->span != span) && (rc = bin_emit(d, dm)) < 0)
 		return rc;
 	if (first == last) {
-		bin_add(dm, first, span, max_u64(iv->start_ns, bin_start(d, first)), iv->end_ns, iv,
-			 iv->elapsed_ns);
+		bin_add(dm, first, span, whole ? iv->start_ns : max_u64(iv->start_ns, bin_start(d, first)),
+			iv->end_ns, iv, iv->elapsed_ns);
 		for (uint32_t k = 0; k < iv->n_counts; k++)
 			share(dm, k, iv->counts[k], iv->counts[k], iv->elapsed_ns);
 		return 0;

@@ -477,7 +477,8 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 		if (d->doms[i]->pub.unanswered_lost || d->doms[i]->pub.unplaced)
 			d->dmg.partial = true;
 	d->dmg.partial |= d->dmg.untracked_rets > 0 || t4_index_counts(d->ix)->implausible_refs ||
-			  t4_index_counts(d->ix)->rets_redescribed;
+			  t4_index_counts(d->ix)->rets_redescribed ||
+			  t4_index_counts(d->ix)->backwards_rets;
 	if (rc >= 0)
 		rc = phases_build(d);
 	if (rc >= 0)
@@ -502,12 +503,13 @@ static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t
 	return -1;
 }
 
-/* A --from/--to offset as a reference time: from the origin, or merged,
- * from the merged timeline's origin (before this host's log: its start). */
+/* A --from/--to offset as a reference time: from the origin (past the
+ * reference clock's end: its end), or merged, from the merged timeline's
+ * origin (before this host's log: its start). */
 static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
 {
 	if (!d->place)
-		return d->origin_ns + offset_ns;
+		return offset_ns > UINT64_MAX - d->origin_ns ? UINT64_MAX : d->origin_ns + offset_ns;
 	int64_t off = offset_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)offset_ns, real;
 
 	if (__builtin_add_overflow(d->place->origin_real_ns, off, &real))
@@ -812,6 +814,15 @@ int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b)
 		return t4_err(EINVAL, "--time real: the log has no session packet with its realtime"
 			      " anchor (use --time ref or rel)");
 	return 0;
+}
+
+void dec_wbuf_time(struct t4_wbuf *w, const struct t4_decoder *d, uint64_t t,
+		   enum t4_time_base b)
+{
+	if (b == T4_TIME_REF) /* (merged too: each host's own clock) */
+		dec_wbuf_u64(w, t);
+	else
+		dec_wbuf_i64(w, t4_decoder_time(d, t, b));
 }
 
 int t4_decoder_time_ok(const struct t4_decoder *d, enum t4_time_base b)

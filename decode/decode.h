@@ -103,6 +103,10 @@ struct t4_index_sched {
 struct t4_index_counts {
 	uint64_t refs, rets, values, meta;
 	uint64_t read_failed_rets; /* returns flagged READ_FAILED */
+	uint64_t backwards_rets;   /* returns flagged BACKWARDS: a counter went
+				    * backwards, its delta 0 (its counts lost) */
+	uint64_t multiplexed_rets; /* returns flagged MULTIPLEXED: counters that
+				    * ran part of the time (not scaled) */
 	uint64_t ref_overruns;     /* sum over reference packets */
 	uint64_t bookmark_packets;
 	uint64_t cpu_slices, gpu_slices, tasks; /* CPU/GPU activity packets */
@@ -690,6 +694,11 @@ void t4_kind_metrics_eval(const struct t4_kind_metrics *ms, const uint64_t *coun
 			uint64_t elapsed_ns, double *out);
 
 /* ---- outputs (out_*.c) ---------------------------------------------------- */
+
+/* A value as CSV and JSONL write it (fmt.c): 9 significant digits, in
+ * plain decimal inside 1e-6..1e15; into buf of cap bytes (at least 32
+ * hold every finite value). */
+const char *t4_fmt_value(double v, char *buf, size_t cap);
 
 enum t4_out_format {
 	T4_FMT_SUMMARY = 0,

@@ -85,6 +85,8 @@ static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_d
 	c->rets++;
 	c->values += r->n_counts;
 	c->read_failed_rets += failed;
+	c->backwards_rets += (r->flags & T4_RET_BACKWARDS) != 0;
+	c->multiplexed_rets += (r->flags & T4_RET_MULTIPLEXED) != 0;
 	if (!d)
 		return;
 	if (d->rets == 0) {
@@ -953,6 +955,9 @@ void dec_table_print(const struct t4_table *t, FILE *f);
 /* Cell (r, c) as dec_table_print() prints it (the column's decimals, the
  * exact integer where set, "-" when absent); labels are t->label[r]. */
 void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap);
+/* v with `decimals` decimals into buf, as the tables print a value: one
+ * that rounds to zero is 0.000, never -0.000 (a drift of -0.0003 ppm). */
+const char *dec_fixed(double v, int decimals, char *buf, size_t cap);
 
 /* ---- buffered text output (fmt.c) --------------------------------------- */
 
@@ -1017,6 +1022,10 @@ size_t dec_fmt_u64(char *out, uint64_t v);
 size_t dec_fmt_f64(char *out, double v);
 void dec_wbuf_u64(struct t4_wbuf *w, uint64_t v);
 void dec_wbuf_i64(struct t4_wbuf *w, int64_t v);
+/* Reference time t in base b (t4_decoder_time), the reference clock's own
+ * as it is: unsigned, past 2^63 too (CSV's and JSONL's times). */
+void dec_wbuf_time(struct t4_wbuf *w, const struct t4_decoder *d, uint64_t t,
+		   enum t4_time_base b);
 /* A metric value: up to 9 significant digits, no exponent for the usual
  * range, "nan" never written (callers skip absent values). */
 void dec_wbuf_f64(struct t4_wbuf *w, double v);

@@ -305,6 +305,14 @@ size_t dec_fmt_f64(char *out, double v)
 	return n;
 }
 
+const char *t4_fmt_value(double v, char *buf, size_t cap)
+{
+	char tmp[DEC_FMT_MAX];
+
+	snprintf(buf, cap, "%.*s", (int)dec_fmt_f64(tmp, v), tmp);
+	return buf;
+}
+
 void dec_wbuf_f64(struct t4_wbuf *w, double v)
 {
 	char tmp[DEC_FMT_MAX];

@@ -79,7 +79,7 @@ static void field_host(struct t4_output *x, struct t4_wbuf *w, const struct t4_d
 static void field_time(struct t4_output *x, struct t4_wbuf *w, const struct t4_decoder *dec,
 		       uint64_t t)
 {
-	dec_wbuf_i64(w, t4_decoder_time(dec, t, x->o.time));
+	dec_wbuf_time(w, dec, t, x->o.time);
 	dec_wbuf_ch(w, x->o.csv_sep);
 }
 

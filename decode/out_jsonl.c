@@ -67,7 +67,7 @@ static void key(struct t4_wbuf *w, const char *k, bool first)
 #define key_u64(w, k, v) (KEY(w, k), dec_wbuf_u64((w), (v)))
 #define key_str(w, k, v) (KEY(w, k), dec_wbuf_json_str((w), (v)))
 #define key_time(x, dec, k, t) \
-	(KEY(&(x)->w, k), dec_wbuf_i64(&(x)->w, t4_decoder_time((dec), (t), (x)->o.time)))
+	(KEY(&(x)->w, k), dec_wbuf_time(&(x)->w, (dec), (t), (x)->o.time))
 
 /* A record; merged logs name its host next to its type. */
 static void record(struct t4_wbuf *w, const char *type, const struct t4_decoder *dec)

@@ -566,6 +566,14 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "drops", "dropped packets", -1, true,
 			    "no status packet: the recording was still running, or was killed");
 	health_item(w, "readfail", "read failures", (int64_t)t4_index_read_failures(ix), false, "");
+	if (t4_index_counts(ix)->backwards_rets)
+		health_item(w, "backwards", "return packets with a counter that went backwards",
+			    (int64_t)t4_index_counts(ix)->backwards_rets, false,
+			    "its delta 0: those counts are lost");
+	if (t4_index_counts(ix)->multiplexed_rets)
+		health_item(w, "multiplexed", "return packets whose counters ran part of the time",
+			    (int64_t)t4_index_counts(ix)->multiplexed_rets, false,
+			    "time running < enabled: counts as counted, not scaled");
 	health_item(w, "damage", "damaged chunks", (int64_t)rs->damaged_chunks, rs->skipped_bytes,
 		    rs->skipped_bytes ? "bytes skipped: what follows was resynchronised" : "");
 	health_item(w, "truncated", "truncated tail", (int64_t)rs->truncated, false,
@@ -608,7 +616,8 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 			    (int64_t)(sl->lost_events + sl->unplaced), false, "");
 	if (dm->partial)
 		dec_wbuf_str(w, "<li id=\"t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"
-			       " counts were lost to damage or missing packets</li>");
+			       " counts were lost to damage, missing packets or counters that went"
+			       " backwards</li>");
 	dec_wbuf_str(w, "</ul>\n</header>\n");
 }
 

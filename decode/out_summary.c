@@ -393,6 +393,24 @@ static bool clock_odd(const struct t4_clock_stats *c)
 	return c->nonlinear || (isfinite(c->residual_ns) && c->residual_ns > 1000);
 }
 
+/* A segment's rate and how it stands to the nominal one; none where the
+ * segment has one sample, or its clock stood still. */
+static void segment_rate(FILE *f, const struct t4_clock_segment *sg)
+{
+	char drift[32];
+
+	if (!isfinite(sg->freq_hz))
+		fprintf(f, "rate unknown (one sample, or the clock stood still)");
+	else if (fabs(sg->drift_ppm) < 5000) /* a clock's drift */
+		fprintf(f, "%.3f MHz, drift %s ppm", sg->freq_hz / 1e6,
+			dec_fixed(sg->drift_ppm, 1, drift, sizeof(drift)));
+	else if (isfinite(sg->drift_ppm)) /* a DVFS level */
+		fprintf(f, "%.3f MHz, %.1f%% of nominal", sg->freq_hz / 1e6,
+			100 + sg->drift_ppm / 1e4);
+	else
+		fprintf(f, "%.3f MHz, nominal unknown", sg->freq_hz / 1e6);
+}
+
 static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 {
 	size_t ns;
@@ -400,19 +418,15 @@ static void segment_lines(FILE *f, const struct t4_decoder *dec, size_t i)
 	char name[200];
 
 	for (size_t k = 0; ns > 1 && k < ns && k < 8; k++) {
-		fprintf(f, "  %s segment %zu: triggers %" PRIu64 "..%" PRIu64 ", %.3f MHz, ",
+		fprintf(f, "  %s segment %zu: triggers %" PRIu64 "..%" PRIu64 ", ",
 			safe(t4_decoder_domain_at(dec, i)->name, name, sizeof(name)), k + 1,
-			sg[k].first_trigger, sg[k].last_trigger, sg[k].freq_hz / 1e6);
-		if (fabs(sg[k].drift_ppm) < 5000) /* a clock's drift */
-			fprintf(f, "drift %.1f ppm", sg[k].drift_ppm);
-		else if (isfinite(sg[k].drift_ppm)) /* a DVFS level */
-			fprintf(f, "%.1f%% of nominal", 100 + sg[k].drift_ppm / 1e4);
-		else
-			fprintf(f, "nominal unknown");
+			sg[k].first_trigger, sg[k].last_trigger);
+		segment_rate(f, &sg[k]);
 		fprintf(f, ", residual %.1f ns\n", sg[k].residual_ns);
 	}
-	if (ns > 8)
-		fprintf(f, "  ... %zu more segments\n", ns - 8);
+	uint64_t all = t4_decoder_domain_at(dec, i)->clock.segments; /* listed or not */
+	if (ns > 1 && all > 8)
+		fprintf(f, "  ... %" PRIu64 " more segments\n", all - 8);
 }
 
 /* Compact: one line per PMU kind (domains, model, frequency range, the
@@ -570,6 +584,7 @@ static bool anything_missing(const struct t4_decoder *dec)
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 
 	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
+	    t4_index_counts(ix)->backwards_rets || t4_index_counts(ix)->multiplexed_rets ||
 	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
 	    dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
@@ -631,6 +646,16 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  dropped packets   unknown (no status packet)\n");
 	fprintf(f, "  overruns          %" PRIu64 "\n", t4_index_overruns(ix));
 	fprintf(f, "  read failures     %" PRIu64 "\n", t4_index_read_failures(ix));
+	if (t4_index_counts(ix)->backwards_rets)
+		fprintf(f, "  backwards         %" PRIu64 " return packet%s with a counter that went"
+			   " backwards (its delta 0: those counts are lost)\n",
+			t4_index_counts(ix)->backwards_rets,
+			t4_index_counts(ix)->backwards_rets == 1 ? "" : "s");
+	if (t4_index_counts(ix)->multiplexed_rets)
+		fprintf(f, "  multiplexed       %" PRIu64 " return packet%s whose counters ran part of"
+			   " the time (time running < enabled): counts as counted, not scaled\n",
+			t4_index_counts(ix)->multiplexed_rets,
+			t4_index_counts(ix)->multiplexed_rets == 1 ? "" : "s");
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");
@@ -701,7 +726,8 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " (a damaged or crafted log): not decoded\n",
 			dm->untracked_rets, DEC_MAX_DOMAINS);
 	if (dm->partial)
-		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage or missing packets\n");
+		fprintf(f, "  TOTALS ARE PARTIAL: counts were lost to damage, missing packets or"
+			   " counters that went backwards\n");
 }
 
 static int summary_finish(void *ud, const struct t4_decoder *dec)

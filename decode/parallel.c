@@ -30,9 +30,12 @@
  *   - the phases, and the slots of the bookmark names' totals, are those
  *     of -j 1 in every worker: spans come from the reference and bookmark
  *     packets only (the span a first output makes when there is none,
- *     phases_ensure(), is never made: every output waits for a reference
- *     packet of its scheduler, and the first reference packet of the
- *     phase scheduler makes a span), which gather() checks.
+ *     phases_ensure(), is never made while packets come: every output
+ *     waits for a reference packet of its scheduler, and the first
+ *     reference packet of the phase scheduler makes a span; in a log
+ *     without a plausible one, the outputs all come at its end, from the
+ *     workers that own domains, and gather() gives that span to every
+ *     worker), which gather() checks.
  *
  * The origin is fixed at the first output of any domain (or slice): at its
  * first output a worker publishes its packet and origin and waits until
@@ -628,11 +631,28 @@ static void take_domains(struct t4_decoder *d, struct t4_decoder *w)
 	}
 }
 
+/* A log without a plausible reference packet: the workers whose domains
+ * made outputs at its end made -j 1's one span (phases_ensure()), the
+ * others none; every worker gets it. */
+static int ensure_spans(struct t4_decoder *const *ws, unsigned n)
+{
+	bool any = false;
+	int rc;
+
+	for (unsigned k = 0; k < n; k++)
+		any |= ws[k]->n_spans > 0;
+	for (unsigned k = 0; k < n && any; k++)
+		if ((rc = phases_ensure(ws[k])) < 0)
+			return rc;
+	return 0;
+}
+
 /* Put -j 1's shared state back into d (see the top of the file), then
  * every domain in it. */
 static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n)
 {
 	const struct t4_decoder *first = NULL;
+	int rc;
 
 	for (unsigned k = 0; k < n; k++)
 		if (ws[k]->first_out != UINT64_MAX &&
@@ -643,6 +663,8 @@ static int gather(struct t4_decoder *d, struct t4_decoder *const *ws, unsigned n
 		d->have_origin = true;
 		d->first_out = first->first_out;
 	}
+	if ((rc = ensure_spans(ws, n)) < 0)
+		return rc;
 	for (unsigned k = 1; k < n; k++)
 		if (!same_phases(d, ws[k]))
 			return t4_err(EPROTO, "decode -j: the workers disagree on the phases"

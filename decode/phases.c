@@ -520,14 +520,21 @@ static bool span_has_data(const struct t4_decoder *d, size_t i, uint64_t lo, uin
 	return false;
 }
 
-static uint64_t span_triggers(const struct t4_decoder *d, size_t i)
+/* How many triggers span i has, the first at *from: from its first to
+ * the next span's first, of those the phase scheduler has in the log (a
+ * bookmark said to come before the log's first trigger or after its last
+ * counts none that the log lacks). */
+static uint64_t span_triggers(const struct t4_decoder *d, size_t i, uint64_t *from)
 {
 	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
-	uint64_t from = d->spans[i].first_trigger;
-	uint64_t to = i + 1 < d->n_spans ? d->spans[i + 1].first_trigger
-					 : (s ? s->last + 1 : from);
+	uint64_t to = i + 1 < d->n_spans ? d->spans[i + 1].first_trigger : UINT64_MAX;
 
-	return to > from ? to - from : 0;
+	*from = d->spans[i].first_trigger;
+	if (!s || !s->refs)
+		return 0;
+	*from = *from > s->first ? *from : s->first;
+	to = to < s->last + 1 ? to : s->last + 1;
+	return to > *from ? to - *from : 0;
 }
 
 /* The first trigger ID of scheduler s whose grid point (trigger IDs are
@@ -548,7 +555,7 @@ static uint64_t grid_id_at(const struct t4_index_sched *s, uint64_t period, uint
 static uint64_t cut_triggers(const struct t4_decoder *d, size_t i, uint64_t a, uint64_t b)
 {
 	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
-	uint64_t n = span_triggers(d, i), from = d->spans[i].first_trigger;
+	uint64_t from, n = span_triggers(d, i, &from);
 
 	if (!s || !s->refs || !d->period_ns)
 		return n;
@@ -556,6 +563,22 @@ static uint64_t cut_triggers(const struct t4_decoder *d, size_t i, uint64_t a, u
 	lo = lo > from ? lo : from;
 	hi = hi < from + n ? hi : from + n;
 	return hi > lo ? hi - lo : 0;
+}
+
+/* Whether --from/--to cut span i, [start, end), within the phase
+ * scheduler's triggers (a window from the first trigger on, --from 0,
+ * cuts no span: its rows count what they count without it). */
+static bool window_cuts(const struct t4_decoder *d, uint64_t start, uint64_t end)
+{
+	const struct t4_index_sched *s = t4_index_sched(d->ix, d->phase_sched);
+
+	if (!d->window_resolved)
+		return false;
+	if (s && s->refs) {
+		start = start > s->first_ns ? start : s->first_ns;
+		end = end <= s->last_ns ? end : s->last_ns + (s->last_ns < UINT64_MAX);
+	}
+	return d->window_from > start || d->window_to < end;
 }
 
 int phases_build(struct t4_decoder *d)
@@ -583,9 +606,10 @@ int phases_build(struct t4_decoder *d)
 		ph->start_ns = sp->start_ns > lo ? sp->start_ns : lo;
 		ph->end_ns = end < hi ? end : hi;
 		ph->exact = sp->exact;
-		ph->triggers = d->window_resolved && (ph->start_ns != sp->start_ns || ph->end_ns != end)
+		uint64_t first;
+		ph->triggers = window_cuts(d, sp->start_ns, end)
 				       ? cut_triggers(d, i, ph->start_ns, ph->end_ns)
-				       : span_triggers(d, i);
+				       : span_triggers(d, i, &first);
 		ph->cpu_ns = sp->cpu_ns;
 		ph->threads = sp->threads;
 		ph->occurrence = sp->occurrence;

@@ -1,7 +1,7 @@
 /* table.c - aligned text tables for the summary: label columns, then
  * number columns, each number column in one format (its decimals chosen
  * from the largest value in it, so 157.0 never stands beside 24.381, and
- * no exponent), absent values as "-". Rows are kept until the table is
+ * no exponent nor -0.000), absent values as "-". Rows are kept until the table is
  * printed, since the format of a column depends on all of it. Labels,
  * heads and units are made safe for a terminal (util/text.c): a head may
  * be a name from the log (a GPU timeline's).
@@ -92,6 +92,14 @@ static int decimals_of(const struct t4_table *t, size_t c)
 	return max >= 1000 ? 0 : max >= 100 ? 1 : max >= 10 ? 2 : 3;
 }
 
+const char *dec_fixed(double v, int decimals, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%.*f", decimals, v);
+	if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
+		memmove(buf, buf + 1, strlen(buf)); /* (its NUL too) */
+	return buf;
+}
+
 static void cell(const struct t4_table *t, size_t r, size_t c, int dec, char *buf, size_t cap)
 {
 	double v = t->v[r * T4_TABLE_COLS + c];
@@ -101,7 +109,7 @@ static void cell(const struct t4_table *t, size_t r, size_t c, int dec, char *bu
 	else if (!isfinite(v))
 		snprintf(buf, cap, "-");
 	else
-		snprintf(buf, cap, "%.*f", dec, v);
+		dec_fixed(v, dec, buf, cap);
 }
 
 void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap)

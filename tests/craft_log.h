@@ -60,18 +60,27 @@ static inline void ref(struct lw *w, uint64_t trigger, uint64_t ns, uint32_t boo
 	lw_put(w, &p);
 }
 
-static inline void ret(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns, uint64_t count)
+/* A return of one count read 1000..2000 ns after ns, its local clock
+ * `clock` (a software domain's: 0), its T4_RET_* flags. */
+static inline void ret_with(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns,
+			    uint64_t clock, uint32_t flags, uint64_t count)
 {
 	struct t4_packet p = { .type = T4_PKT_RET };
 
 	p.ret.domain_id = domain;
 	p.ret.trigger_id = trigger;
+	p.ret.local_clock = clock;
 	p.ret.read_begin_ns = ns + 1000;
 	p.ret.read_end_ns = ns + 2000;
-	p.ret.flags = trigger ? 0 : T4_RET_FIRST;
+	p.ret.flags = flags;
 	p.ret.n_counts = 1;
 	p.ret.counts[0] = count;
 	lw_put(w, &p);
+}
+
+static inline void ret(struct lw *w, uint32_t domain, uint64_t trigger, uint64_t ns, uint64_t count)
+{
+	ret_with(w, domain, trigger, ns, 0, trigger ? 0 : T4_RET_FIRST, count);
 }
 
 /* Bookmark id named name, in force from trigger on, set at ns. */
@@ -87,17 +96,35 @@ static inline void bookmark(struct lw *w, uint32_t id, const char *name, uint64_
 	lw_put(w, &p);
 }
 
-/* A software domain named name (no clock event). */
-static inline void domain_called(struct lw *w, uint32_t id, const char *name)
+/* A domain of kind named name, clocked by its event clock_event (-1: by
+ * the reference clock) at nominal_hz. */
+static inline void domain_of_kind(struct lw *w, uint32_t id, uint32_t kind, int32_t clock_event,
+				  uint64_t nominal_hz, const char *name)
 {
 	struct t4_packet p = { .type = T4_PKT_DOMAIN };
 
 	p.domain.domain_id = id;
-	p.domain.kind = T4_DOM_SOFTWARE;
+	p.domain.kind = kind;
 	p.domain.cpu = -1;
-	p.domain.clock_event = -1;
+	p.domain.clock_event = clock_event;
+	p.domain.nominal_hz = nominal_hz;
 	snprintf(p.domain.name, sizeof(p.domain.name), "%s", name);
 	lw_put(w, &p);
+}
+
+/* A software domain named name (no clock event). */
+static inline void domain_called(struct lw *w, uint32_t id, const char *name)
+{
+	domain_of_kind(w, id, T4_DOM_SOFTWARE, -1, 0, name);
+}
+
+/* A PCIe domain named c<id>, clocked by its event 0 at nominal_hz. */
+static inline void clocked_domain(struct lw *w, uint32_t id, uint64_t nominal_hz)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "c%u", id);
+	domain_of_kind(w, id, T4_DOM_PCIE, 0, nominal_hz, name);
 }
 
 static inline void domain(struct lw *w, uint32_t id)

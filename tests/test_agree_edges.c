@@ -1,8 +1,8 @@
 /* test_agree_edges.c - one truth on the logs no recorder makes on
  * purpose: a gauge next to a counter, a domain that never answers, one
- * answer per domain. Each
- * log is crafted packet by packet (craft_log.h), then read by the built
- * binary (T4_BIN); what one output says of a number, the others say too
+ * answer per domain, a clock that stands still, a counter that went
+ * backwards or was multiplexed. Each log is crafted packet by packet
+ * (craft_log.h), then read by the built binary (T4_BIN); what one output says of a number, the others say too
  * (or, where it has no meaning, none says it).
  */
 #include "cli_testutil.h"
@@ -394,6 +394,185 @@ Test(agree_edges, a_phase_cut_by_the_window_counts_the_triggers_it_shows, .timeo
 	free(dir);
 }
 
+/* Triggers 100..119; bookmark "pre" said to come from trigger 3 (before
+ * the log's first), "mid" from trigger 110, "post" from trigger 125 (after
+ * its last): each phase counts the log's triggers it holds, 10 and 10, as
+ * info counts 20 in all (before: pre 107, mid 15). */
+Test(agree_edges, a_phases_triggers_are_the_logs, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	static char out[1 << 16];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/b.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t t = 1000000000ull + i * 1000000;
+		if (i == 0)
+			bookmark(&w, 1, "pre", 3, t - 500000);
+		if (i == 10)
+			bookmark(&w, 2, "mid", 100 + i, t - 500000);
+		ref(&w, 100 + i, t, i < 10 ? 1 : 2);
+		ret_with(&w, 1, 100 + i, t, 0, i ? 0 : T4_RET_FIRST, i ? 1000 : 0);
+	}
+	bookmark(&w, 3, "post", 125, 1000000000ull + 25 * 1000000);
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  triggers         20 (IDs 100..119, contiguous)\n"), "%s",
+			   out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\npre,1,1000001500,1009500000,9498500,10,exact\n"
+				       "mid,1,1009500000,1019001500,9501500,10,exact\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode b.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  pre#1            0.000 0.009    0.009       10\n"
+				       "  mid#1            0.009 0.019    0.010       10\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "\nMISSING     nothing: "), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A window from the first trigger on (--from 0, or to the last trigger)
+ * cuts no phase: each row counts the triggers it counts without it (the
+ * first phase, which starts before the log's first interval, said 9 of
+ * its 10 under --from 0). */
+Test(agree_edges, a_window_over_the_whole_log_cuts_no_phase, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16], whole[1 << 16];
+	static const char *const windows[] = { "--from 0", "--to 29ms", "--from 0 --to 1h" };
+
+	phase_log(dir, "ab.t4t", "ab");
+	cr_assert_eq(run(dir, whole, sizeof(whole), "decode -f phases --time rel ab.t4t"), 0, "%s",
+		     whole);
+	cr_assert_not_null(strstr(whole, "\n,1,1500,9500000,9498500,10,exact\n"), "%s", whole);
+	for (size_t i = 0; i < T4_ARRAY_LEN(windows); i++) {
+		char args[128];
+		snprintf(args, sizeof(args), "decode -f phases --time rel %s ab.t4t", windows[i]);
+		cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+		cr_assert_str_eq(out, whole, "%s", args);
+	}
+	cr_assert_eq(run(dir, out, sizeof(out), "decode --from 0 ab.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  (none)#1         0.000 0.009    0.009       10\n"), "%s",
+			   out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A counter that went backwards at trigger 5 (the recorder writes its
+ * delta 0, flagged BACKWARDS): its counts are lost, which info, the
+ * summary and the report say alike, the totals partial (before: "MISSING
+ * nothing", a total 1000 short and nothing said). */
+Test(agree_edges, a_counter_that_went_backwards_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+	struct lw w;
+
+	log_start(&w, dir, "back.t4t");
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 0, k ? k == 5 ? T4_RET_BACKWARDS : 0 : T4_RET_FIRST,
+			 k && k != 5 ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  backwards        1 return packets with a counter that"
+				       " went backwards (its delta 0: those counts are lost)\n"),
+			   "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"backwards_rets\": 1,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode back.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  backwards         1 return packet with a counter that"
+				       " went backwards (its delta 0: those counts are lost)\n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "\n  TOTALS ARE PARTIAL: "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report back.t4t && grep -o 'id=\"t4-h-[a-z]*\" "
+			 "class=\"warn\"><b>[^<]*</b>' back.html"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-backwards\" class=\"warn\"><b>1</b>"), "%s", out);
+	cr_assert_not_null(strstr(out, "t4-h-partial\" class=\"warn\"><b>TOTALS ARE PARTIAL</b>"),
+			   "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Counters multiplexed at triggers 3 and 4 (flag MULTIPLEXED: they ran
+ * part of the time; the decoder does not scale them): info, the summary
+ * and the report say how many returns, alike, the totals not partial
+ * (before: "MISSING nothing" and nothing said anywhere). */
+Test(agree_edges, a_multiplexed_counter_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+	struct lw w;
+
+	log_start(&w, dir, "mux.t4t");
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 0, k ? k == 3 || k == 4 ? T4_RET_MULTIPLEXED : 0 : T4_RET_FIRST,
+			 k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info mux.t4t"), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, "\n  multiplexed      2 return packets whose counters ran part"
+				       " of the time (time running < enabled): counts as counted,"
+				       " not scaled\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json mux.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"multiplexed_rets\": 2,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode mux.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  multiplexed       2 return packets whose counters ran part"
+				       " of the time (time running < enabled): counts as counted,"
+				       " not scaled\n"), "%s", out);
+	cr_assert_null(strstr(out, "PARTIAL"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report mux.t4t > /dev/null 2>&1 && grep -o "
+			 "'id=\"t4-h-multiplexed\" class=\"warn\"><b>[^<]*</b>' mux.html"), 0, "%s",
+		     out);
+	cr_assert_str_eq(out, "id=\"t4-h-multiplexed\" class=\"warn\"><b>2</b>\n", "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Domain 1 clocked at 999,999,999.7 Hz (nominal 1 GHz: a drift of -0.0003
+ * ppm) over 10,000 triggers of 1 ms: the tables say a drift of 0.000 ppm,
+ * in the summary and the report alike (they said -0.000). */
+Test(agree_edges, a_drift_that_rounds_to_zero_has_no_sign, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	static char out[1 << 16];
+	uint64_t prev = 0;
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/z.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	clocked_domain(&w, 1, 1000000000);
+	event(&w, 1, "cycles", 0);
+	for (uint64_t k = 0; k < 10000; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		uint64_t x = 1000000000ull + (uint64_t)((unsigned __int128)(t + 1500 - 1000000000ull) *
+							9999999997ull / 10000000000ull);
+		ret_with(&w, 1, k, t, x, k ? 0 : T4_RET_FIRST, k ? x - prev : 0);
+		ref(&w, k, t, 0);
+		prev = x;
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v z.t4t | grep -A3 '^CLOCK DOMAINS'"), 0,
+		     "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1     rate   1000.0  1000.0    1000 0.000 "), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "report z.t4t > /dev/null 2>&1 && grep -o '<td>c1</td>"
+			 "<td>rate</td><td></td>\\(<td class=\"num\">[^<]*</td>\\)\\{4\\}' z.html"),
+		     0, "%s", out);
+	cr_assert_str_eq(out, "<td>c1</td><td>rate</td><td></td><td class=\"num\">1000.0</td><td"
+			 " class=\"num\">1000.0</td><td class=\"num\">1000</td><td class=\"num\">"
+			 "0.000</td>\n", "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* A hostile log: 3000 domains named with what is no text (an escape
  * sequence, a byte that is not UTF-8, a line break, a comma, a quote);
  * the even ones stop answering after trigger ID % 10, the odd ones answer
@@ -473,6 +652,59 @@ Test(agree_edges, thousands_of_stops_copies_and_reused_names_that_are_no_text, .
 	cr_assert_eq(cli_exec(&(struct cli_io){ .out = out, .cap = sizeof(out), .merge_err = true },
 			      "%s", script), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "agree\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Domain 1 clocked by its event 0 at 1 Hz (nominal), which stands still
+ * over the log's 300 triggers of 1 ms: each sample is a segment of its
+ * own (decode/clock.c), with no rate. */
+static void still_log(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	clocked_domain(&w, 1, 1);
+	event(&w, 1, "cycles", 0);
+	for (uint64_t k = 0; k < 300; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 5000, k ? 0 : T4_RET_FIRST, 0);
+	}
+	lw_close(&w);
+}
+
+/* A segment without a rate says so (its line said "nan MHz, nominal
+ * unknown", of a clock whose nominal rate the log gives). */
+Test(agree_edges, a_clock_that_stands_still_has_no_rate, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	still_log(dir, "still.t4t");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v still.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1 segment 1: triggers 0..0, rate unknown (one sample, or"
+				       " the clock stood still), residual 0.0 ns\n"), "%s", out);
+	cr_assert_null(strstr(out, "nan"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* Past the 256 segments a domain lists, "... N more" counts every one,
+ * as the SEGMENTS column does (it said "... 248 more" next to 300). */
+Test(agree_edges, more_segments_than_listed_are_counted_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16];
+
+	still_log(dir, "still.t4t");
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -v still.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  c1     rate  (steps)    -   0.000   0.000     -    0.000"
+				       "      300 "), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  ... 292 more segments\n"), "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }

@@ -207,6 +207,111 @@ Test(decode_bounds, bookmark_times_far_from_the_first_trigger, .timeout = 120)
 	free(dir);
 }
 
+/* A reference clock past 2^63 (the format's u64; a crafted log): --time
+ * ref writes its times as they are, in CSV, JSONL and the phase table as
+ * in JSONL's header (its intervals said start_ns -99998500 under an
+ * origin_ns of 18446744073609551616). */
+/* A new directory with top.t4t: 10 triggers of 1 ms from `before` ns
+ * before the reference clock's end (2^64 ns), domain 1 counting 5 a
+ * trigger. */
+static char *log_at_the_clocks_end(uint64_t before)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200];
+	const uint64_t t0 = UINT64_MAX - before + 1;
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/top.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 10; k++) {
+		ref(&w, k, t0 + k * 1000000, 0);
+		ret(&w, 1, k, t0 + k * 1000000, k ? 5 : 0);
+	}
+	lw_close(&w);
+	return dir;
+}
+
+Test(decode_bounds, reference_times_past_2_63_stay_unsigned, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(100000000), out[8192];
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv top.t4t | sed -n 2p"), 0, "%s", out);
+	cr_assert_str_eq(out, "1,18446744073609553116,18446744073610553116,,d1,,event0,5,,"
+			 "counter,1\n", "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f jsonl top.t4t | grep -o "
+			 "'\"origin_ns\": [0-9]*\\|\"start_ns\": [-0-9]*' | sed -n '1,2p'"), 0,
+		     "%s", out);
+	cr_assert_str_eq(out, "\"origin_ns\": 18446744073609551616\n"
+			 "\"start_ns\": 18446744073609553116\n", "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases top.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,18446744073609553116,18446744073618553116,9000000,10,"),
+			   "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel top.t4t"), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, "\n,1,1500,9001500,9000000,10,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* --to past the reference clock's end (0.2 s of a log 0.1 s before it)
+ * keeps the whole log (it wrapped: "--to 200ms: selects no interval of
+ * the log (its triggers span 0 to 9ms ...)", exit 2). */
+Test(decode_bounds, a_window_past_the_clocks_end_keeps_the_log, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(100000000), out[8192];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --to 200ms top.t4t"),
+		     0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,1500,9001500,9000000,10,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f phases --time rel --from 2ms --to 1h "
+			 "top.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n,1,2001500,9001500,7000000,7,"), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Bins past the reference clock's end (a log ending 1 ms before 2^64 ns,
+ * bins of 3 ms): the last row ends where the log does (it ended at the
+ * wrapped bin end, 12 ms from the first trigger). */
+Test(decode_bounds, a_bin_past_the_clocks_end_ends_with_the_log, .timeout = 120)
+{
+	char *dir = log_at_the_clocks_end(10005000), out[8192];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv --bin 3ms --time rel top.t4t"), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "\n9,6000000,9000000,") && strstr(out, "\n9,9000000,9001500,"), "%s",
+		  out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* A log without a period (triggers by command only) and --bin 10ns: an
+ * interval of 1 ms spans 100,000 bins, too many to spread, so its last
+ * bin holds its counts whole, and its row says the interval's time (it
+ * said 10 ns: '1,1001001490,1001001500,...,1000', its JSONL elapsed_ns
+ * 1000000). */
+Test(decode_bounds, an_interval_too_long_to_spread_keeps_its_time, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4bounds"), path[4200], out[8192];
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/p0.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 0);
+	domain(&w, 1);
+	for (uint64_t k = 0; k < 10; k++) {
+		ref(&w, k, 1000000000ull + k * 1000000, 0);
+		ret(&w, 1, k, 1000000000ull + k * 1000000, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode -f csv --bin 10ns p0.t4t | sed -n 2,3p"), 0,
+		     "%s", out);
+	cr_assert_str_eq(out, "1,1000001500,1001001500,,d1,,event0,1000,,counter,1\n"
+			 "2,1001001500,1002001500,,d1,,event0,1000,,counter,1\n", "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 static void task(struct lw *w, uint32_t tid, const char *name, uint64_t ns)
 {
 	struct t4_packet p = { .type = T4_PKT_TASK };

@@ -13,7 +13,9 @@
  * threads: a chunk failing mid-way, damaged chunks between good ones,
  * junk, a newer version, another recording after it, a cut), from a file,
  * a redirected standard input and a pipe; and on a log of one chunk larger
- * than a slot's pieces hold, unpacked by the workers themselves.
+ * than a slot's pieces hold, unpacked by the workers themselves; and on
+ * logs without a plausible reference packet (their intervals all made at
+ * the end, by the workers that own their domains).
  *
  * The simulator's and the host's logs are compared the same way in
  * test_decode_cli.c (decode_cli/threads_change_no_output_*).
@@ -654,6 +656,57 @@ Test(decode_jobs, rows_merged_output_errors, .timeout = 300)
 			 "device\n1\n", fmts[f]);
 		cr_assert(strstr(out, want), "%s: %s", fmts[f], out);
 	}
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Three domains' returns, 10 triggers; reference packets none, or (far)
+ * each with a trigger ID beyond 2^62: damage, left out (FORMAT.md 7.8). */
+static void write_refless(const char *path, bool far)
+{
+	struct lw w;
+
+	lw_open(&w, path);
+	session(&w, 1000000);
+	for (uint32_t id = 1; id <= 3; id++)
+		domain(&w, id);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t ns = 1000000000ull + k * 1000000;
+		if (far)
+			ref(&w, (1ull << 62) + 1 + k, ns, 0);
+		for (uint32_t id = 1; id <= 3; id++)
+			ret(&w, id, k, ns, k ? 1000 * id : 0);
+	}
+	lw_close(&w);
+}
+
+static void write_no_refs(const char *path)
+{
+	write_refless(path, false);
+}
+
+static void write_far_refs(const char *path)
+{
+	write_refless(path, true);
+}
+
+/* Without a plausible reference packet, each domain's intervals come at
+ * the end of the log, made by the worker that owns it: the one phase
+ * that the first of them makes is every worker's, as -j 1 has it (before,
+ * -j 2 and up said "the workers disagree on the phases (a bug ...)" and
+ * exited 2). */
+Test(decode_jobs, a_log_without_a_plausible_reference_packet, .timeout = 300)
+{
+	char *dir = dir_with("none.t4t", write_no_refs), out[8192], path[4200];
+
+	snprintf(path, sizeof(path), "%s/far.t4t", dir);
+	write_far_refs(path);
+	cr_assert_eq(in_dir(dir, out, sizeof(out), true,
+			    "cd \"$D\" && \"$B\" decode none.t4t -f phases -j 1"), 0, "%s", out);
+	cr_assert_str_eq(out, "phase,occurrence,start_ns,end_ns,duration_ns,triggers,boundary\n"
+			 ",1,1000001500,1009001500,9000000,0,trigger\n", "%s", out);
+	same_for_jobs(dir, "none.t4t", "");
+	same_for_jobs(dir, "far.t4t", "");
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

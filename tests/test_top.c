@@ -67,6 +67,39 @@ Test(top, plain_lines_name_every_pmu_and_the_phase, .timeout = 180)
 	cleanup(&r);
 }
 
+/* Whether text has a number in exponent form (1.06234e+09). */
+static bool has_exponent(const char *text)
+{
+	for (const char *p = text; p[0] && p[1] && p[2] && p[3]; p++)
+		if (p[0] >= '0' && p[0] <= '9' && p[1] == 'e' && (p[2] == '+' || p[2] == '-') &&
+		    p[3] >= '0' && p[3] <= '9')
+			return true;
+	return false;
+}
+
+/* Plain mode's numbers are written as decode's CSV writes them: nine
+ * significant digits in plain decimal (a request rate said
+ * "1.06234e+09"). */
+Test(top, plain_numbers_are_decimals_as_in_decodes_csv, .timeout = 180)
+{
+	struct run r;
+	const char *csv;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  /* until a line has a rate of a million or more (a request rate) */
+		  "for i in $(seq 300); do \"$B\" top --control c.sock -i 100ms -n 3 > n.csv; "
+		  "tail -n +2 n.csv | grep -Eq ',([0-9]{7}|[0-9.]+e[+]0[6-9])' && break; done; "
+		  END_RECORDER "tail -n +2 n.csv | grep -Eq ',[0-9]{7}' && echo seven digits; "
+		  "echo ---; cat n.csv");
+	cr_assert(strstr(r.out, "rec_rc=0\n"), "%s", r.out);
+	csv = strstr(r.out, "---\n") + 4;
+	cr_assert(has_exponent("1.06234e+09"));
+	cr_assert(strstr(r.out, "\nseven digits\n---\n"), "%s", r.out);
+	cr_assert_not(has_exponent(csv), "%s", csv);
+	cleanup(&r);
+}
+
 /* A client asking for "live" thousands of times a second costs the recorder
  * at most one snapshot every T4_LIVE_CTL_MIN_MS (50 ms): the answers between
  * are the last snapshot again. Counted against the flood's own elapsed time,
