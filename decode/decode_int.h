@@ -269,10 +269,11 @@ struct clk_seg_acc {
 	uint64_t first_trigger, last_trigger, start_ns, end_ns;
 };
 
-/* A sample placed at t (reference clock), with the model's half-width
- * uncertainty there; nonlinear when no line fitted (window midpoint). */
-typedef void (*clk_place_fn)(void *ud, uint64_t seq, uint64_t t, uint64_t bound,
-			     bool nonlinear);
+/* The n samples p placed at t[i] (reference clock), with the model's
+ * half-width uncertainty there, bound[i]; nonlinear when no line fitted
+ * (window midpoints). Once a block, not once a sample: a call less each. */
+typedef void (*clk_place_fn)(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+			     const uint64_t *bound, bool nonlinear);
 typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
 
 /* One block of samples, with the two hulls of its points (relative to

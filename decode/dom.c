@@ -309,7 +309,8 @@ void dom_free(struct dom *dm)
 	free(dm);
 }
 
-static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear);
+static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+		     const uint64_t *bound, bool nonlinear);
 static void on_segment(void *ud, const struct t4_clock_segment *seg);
 
 static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
@@ -397,25 +398,37 @@ void dec_hist_init(void)
 	pthread_once(&once, hist_small_fill);
 }
 
-static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear)
+/* The n >= 1 samples p placed at t[i] with bound[i] (clk_place_fn: the
+ * clock model places a block at a time; a domain without a clock, one
+ * sample). The domain's last instant is kept in locals across the block. */
+static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+		     const uint64_t *bound, bool nonlinear)
 {
 	struct dom *dm = ud;
-	struct dsample *s = at(dm, seq);
+	bool rate = dm->pub.clock.model == T4_CLOCK_RATE;
+	bool have = dm->have_last_t;
+	uint64_t last = dm->last_t;
 
-	if (dm->pub.clock.model != T4_CLOCK_RATE) {
-		t = s->lo + (s->hi - s->lo) / 2;
-		bound = (s->hi - s->lo) / 2;
+	for (unsigned i = 0; i < n; i++) {
+		struct dsample *s = at(dm, p[i].seq);
+		uint64_t ti = t[i], b = bound[i];
+		if (!rate) { /* the window's midpoint */
+			ti = s->lo + (s->hi - s->lo) / 2;
+			b = (s->hi - s->lo) / 2;
+		}
+		if (have && ti <= last)
+			ti = last + 1; /* never a zero or negative interval */
+		last = ti;
+		have = true;
+		s->t = ti;
+		s->bound = b;
+		s->nonlinear = nonlinear;
+		dec_hist_add(&dm->bound, b);
 	}
-	if (dm->have_last_t && t <= dm->last_t)
-		t = dm->last_t + 1; /* never a zero or negative interval */
-	dm->last_t = t;
+	dm->last_t = last;
 	dm->have_last_t = true;
-	s->t = t;
-	s->bound = bound;
-	s->nonlinear = nonlinear;
-	dm->pub.clock.nonlinear += nonlinear;
-	dec_hist_add(&dm->bound, bound);
-	dm->pcur = seq + 1;
+	dm->pub.clock.nonlinear += nonlinear ? n : 0;
+	dm->pcur = p[n - 1].seq + 1;
 }
 
 static void on_segment(void *ud, const struct t4_clock_segment *seg)
@@ -446,11 +459,12 @@ static inline __attribute__((always_inline)) void model_push(struct dom *dm, uin
 	dm->have_modeled = true;
 	dm->pub.clock.samples++;
 	dec_hist_add(&dm->window, s->hi - s->lo);
+	struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
 	if (dm->clocked) {
-		struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
 		clk_push(&dm->clk, &p);
 	} else {
-		on_place(dm, seq, s->lo + (s->hi - s->lo) / 2, (s->hi - s->lo) / 2, false);
+		uint64_t t = s->lo + (s->hi - s->lo) / 2, bound = (s->hi - s->lo) / 2;
+		on_place(dm, &p, 1, &t, &bound, false);
 	}
 }
 
