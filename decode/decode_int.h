@@ -884,8 +884,9 @@ static inline bool attrib_cursor_holds(const struct t4_decoder *d, const struct 
 }
 
 /* One piece of an interval, inside span `span`: totals, then the outputs
- * (inline: the usual interval is one piece, once per return packet). */
-static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+ * (inline, always: the usual interval is one piece, once per return
+ * packet, in dom.c's hand_out() loop). */
+static inline __attribute__((always_inline)) int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
 			       size_t span)
 {
 	const struct dspan *sp = &d->spans[span];
@@ -913,7 +914,7 @@ static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_i
  * packet, a call less): the one piece inside the span the domain's
  * cursor is on, by its time or, in logs without bookmark times, its
  * trigger (attrib.c: whole_span()). */
-static inline int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
+static inline __attribute__((always_inline)) int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 {
 	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 

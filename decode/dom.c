@@ -23,8 +23,8 @@
  * (a wider sample, a bigger or full ring, a late or repeated return, a
  * scheduler to search for, the end of the log) are out of line, so the
  * usual one carries no frame for them; the steps of the usual one that
- * were calls of their own (model_push, the interval's attribution and
- * piece) are inline, the counts are copied in one memcpy, the histogram
+ * were calls of their own (model_push, emit, the interval's attribution
+ * and piece) are inline, the counts are copied in one memcpy, the histogram
  * buckets of small values come from a table (dec_hist_add), and a
  * reference packet visits only the domains that hold placed samples
  * (d->waiting), not all of them.
@@ -572,9 +572,14 @@ static __attribute__((noinline)) void counted_part(const struct t4_decoder *d,
 _Static_assert(sizeof(struct t4_interval) == 88, "emit(): set every field of an interval");
 
 /* The interval sample s closes (sc: the domain's scheduler, for its
- * reference packet) to the totals and the outputs. */
-static int emit(struct t4_decoder *d, struct dom *dm, const struct dsched *sc,
-		const struct dsample *s, const uint64_t *counts)
+ * reference packet) to the totals and the outputs. Inline in hand_out()'s
+ * loop, with the attribution of the usual interval (attrib_interval(),
+ * attrib_piece()): once per return packet, a call and its frame less;
+ * should the compiler leave either out of line, the loop spills. */
+static inline __attribute__((always_inline)) int emit(struct t4_decoder *d, struct dom *dm,
+						      const struct dsched *sc,
+						      const struct dsample *s,
+						      const uint64_t *counts)
 {
 	int rc = 0;
 
@@ -611,6 +616,12 @@ done:
 	dm->prev = *s;
 	dm->have_prev = true;
 	return rc;
+}
+
+/* emit() for the rare paths (a full ring): one copy of it out of line. */
+static __attribute__((noinline)) int emit_rare(struct t4_decoder *d, struct dom *dm)
+{
+	return emit(d, dm, sched_of(d, dm), at(dm, dm->head), counts_at(dm, dm->head));
 }
 
 static void finish_stats(struct dom *dm)
@@ -819,8 +830,7 @@ static __attribute__((noinline)) int make_room(struct t4_decoder *d, struct dom 
 		if (dm->mcur < dm->tail)
 			model_push(dm, dm->mcur++);
 		if (dm->head < dm->pcur) {
-			if ((rc = emit(d, dm, sched_of(d, dm), at(dm, dm->head),
-				       counts_at(dm, dm->head))) < 0)
+			if ((rc = emit_rare(d, dm)) < 0)
 				return rc;
 			dm->head++;
 		} else if (dm->mcur == dm->tail) {
