@@ -76,9 +76,10 @@ static inline bool dec_seen_first(struct t4_index_seen *s, uint64_t t)
 }
 
 /* What a return packet adds to the log's counts c and its domain's d (NULL:
- * a domain past the index's cap), totals apart. */
-static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d,
-				    const struct t4_ret_pkt *r)
+ * a domain past the index's cap), totals apart. Always inline: once per
+ * return packet (left to the compiler, decode.c's feed loop calls it). */
+static inline __attribute__((always_inline)) void
+dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d, const struct t4_ret_pkt *r)
 {
 	bool failed = r->flags & T4_RET_READ_FAILED;
 
