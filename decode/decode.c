@@ -331,7 +331,8 @@ void t4_decoder_free(struct t4_decoder *d)
 /* A return packet that is no copy: t4_decoder_feed()'s usual packet, on
  * a short path (the same steps); shorter still for a domain this decoder
  * decodes: one look-up of it, and the index's counts added inline. */
-static int feed_ret(struct t4_decoder *d, const struct t4_ret_pkt *r)
+static inline __attribute__((always_inline)) int feed_ret(struct t4_decoder *d,
+							   const struct t4_ret_pkt *r)
 {
 	int64_t slot = dec_idmap_get(&d->dom_map, r->domain_id);
 	struct dom *dm = slot >= 0 ? d->doms[slot] : NULL;
@@ -401,7 +402,10 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 	return rc;
 }
 
-int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+/* t4_decoder_feed(), inline in feed_here()'s loop: once per packet, no
+ * call and frame of its own around the return packet's path. */
+static inline __attribute__((always_inline)) int feed(struct t4_decoder *d,
+						      const struct t4_packet *p)
 {
 	if (d->error)
 		return d->error;
@@ -409,6 +413,11 @@ int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 	if (p->type == T4_PKT_RET && !p->copy)
 		return feed_ret(d, &p->ret);
 	return feed_other(d, p);
+}
+
+int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
+{
+	return feed(d, p);
 }
 
 void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
@@ -612,7 +621,7 @@ static int feed_here(struct t4_decoder *d, struct t4_reader *r, struct dec_read_
 	if (!p)
 		return t4_err(ENOMEM, "out of memory");
 	while ((end->rrc = t4_reader_next(r, p)) > 0)
-		if ((rc = t4_decoder_feed(d, p)) < 0)
+		if ((rc = feed(d, p)) < 0)
 			break;
 	snprintf(end->msg, sizeof(end->msg), "%s", end->rrc < 0 ? t4_errmsg() : "");
 	t4_reader_stats(r, &end->st);

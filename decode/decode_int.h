@@ -76,9 +76,10 @@ static inline bool dec_seen_first(struct t4_index_seen *s, uint64_t t)
 }
 
 /* What a return packet adds to the log's counts c and its domain's d (NULL:
- * a domain past the index's cap), totals apart. */
-static inline void dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d,
-				    const struct t4_ret_pkt *r)
+ * a domain past the index's cap), totals apart. Always inline: once per
+ * return packet (left to the compiler, decode.c's feed loop calls it). */
+static inline __attribute__((always_inline)) void
+dec_index_ret_to(struct t4_index_counts *c, struct t4_index_domain *d, const struct t4_ret_pkt *r)
 {
 	bool failed = r->flags & T4_RET_READ_FAILED;
 
@@ -271,10 +272,11 @@ struct clk_seg_acc {
 	uint64_t first_trigger, last_trigger, start_ns, end_ns;
 };
 
-/* A sample placed at t (reference clock), with the model's half-width
- * uncertainty there; nonlinear when no line fitted (window midpoint). */
-typedef void (*clk_place_fn)(void *ud, uint64_t seq, uint64_t t, uint64_t bound,
-			     bool nonlinear);
+/* The n samples p placed at t[i] (reference clock), with the model's
+ * half-width uncertainty there, bound[i]; nonlinear when no line fitted
+ * (window midpoints). Once a block, not once a sample: a call less each. */
+typedef void (*clk_place_fn)(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+			     const uint64_t *bound, bool nonlinear);
 typedef void (*clk_segment_fn)(void *ud, const struct t4_clock_segment *seg);
 
 /* One block of samples, with the two hulls of its points (relative to
@@ -885,8 +887,9 @@ static inline bool attrib_cursor_holds(const struct t4_decoder *d, const struct 
 }
 
 /* One piece of an interval, inside span `span`: totals, then the outputs
- * (inline: the usual interval is one piece, once per return packet). */
-static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
+ * (inline, always: the usual interval is one piece, once per return
+ * packet, in dom.c's hand_out() loop). */
+static inline __attribute__((always_inline)) int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv,
 			       size_t span)
 {
 	const struct dspan *sp = &d->spans[span];
@@ -914,7 +917,7 @@ static inline int attrib_piece(struct t4_decoder *d, struct dom *dm, struct t4_i
  * packet, a call less): the one piece inside the span the domain's
  * cursor is on, by its time or, in logs without bookmark times, its
  * trigger (attrib.c: whole_span()). */
-static inline int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
+static inline __attribute__((always_inline)) int attrib_interval(struct t4_decoder *d, struct dom *dm, struct t4_interval *iv)
 {
 	uint64_t key = d->exact_phases ? iv->start_ns : iv->trigger;
 

@@ -23,8 +23,8 @@
  * (a wider sample, a bigger or full ring, a late or repeated return, a
  * scheduler to search for, the end of the log) are out of line, so the
  * usual one carries no frame for them; the steps of the usual one that
- * were calls of their own (model_push, the interval's attribution and
- * piece) are inline, the counts are copied in one memcpy, the histogram
+ * were calls of their own (model_push, emit, the interval's attribution
+ * and piece) are inline, the counts are copied in one memcpy, the histogram
  * buckets of small values come from a table (dec_hist_add), and a
  * reference packet visits only the domains that hold placed samples
  * (d->waiting), not all of them.
@@ -309,7 +309,8 @@ void dom_free(struct dom *dm)
 	free(dm);
 }
 
-static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear);
+static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+		     const uint64_t *bound, bool nonlinear);
 static void on_segment(void *ud, const struct t4_clock_segment *seg);
 
 static struct dom *dom_new(struct t4_decoder *d, uint32_t id)
@@ -397,25 +398,37 @@ void dec_hist_init(void)
 	pthread_once(&once, hist_small_fill);
 }
 
-static void on_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear)
+/* The n >= 1 samples p placed at t[i] with bound[i] (clk_place_fn: the
+ * clock model places a block at a time; a domain without a clock, one
+ * sample). The domain's last instant is kept in locals across the block. */
+static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+		     const uint64_t *bound, bool nonlinear)
 {
 	struct dom *dm = ud;
-	struct dsample *s = at(dm, seq);
+	bool rate = dm->pub.clock.model == T4_CLOCK_RATE;
+	bool have = dm->have_last_t;
+	uint64_t last = dm->last_t;
 
-	if (dm->pub.clock.model != T4_CLOCK_RATE) {
-		t = s->lo + (s->hi - s->lo) / 2;
-		bound = (s->hi - s->lo) / 2;
+	for (unsigned i = 0; i < n; i++) {
+		struct dsample *s = at(dm, p[i].seq);
+		uint64_t ti = t[i], b = bound[i];
+		if (!rate) { /* the window's midpoint */
+			ti = s->lo + (s->hi - s->lo) / 2;
+			b = (s->hi - s->lo) / 2;
+		}
+		if (have && ti <= last)
+			ti = last + 1; /* never a zero or negative interval */
+		last = ti;
+		have = true;
+		s->t = ti;
+		s->bound = b;
+		s->nonlinear = nonlinear;
+		dec_hist_add(&dm->bound, b);
 	}
-	if (dm->have_last_t && t <= dm->last_t)
-		t = dm->last_t + 1; /* never a zero or negative interval */
-	dm->last_t = t;
+	dm->last_t = last;
 	dm->have_last_t = true;
-	s->t = t;
-	s->bound = bound;
-	s->nonlinear = nonlinear;
-	dm->pub.clock.nonlinear += nonlinear;
-	dec_hist_add(&dm->bound, bound);
-	dm->pcur = seq + 1;
+	dm->pub.clock.nonlinear += nonlinear ? n : 0;
+	dm->pcur = p[n - 1].seq + 1;
 }
 
 static void on_segment(void *ud, const struct t4_clock_segment *seg)
@@ -446,11 +459,12 @@ static inline __attribute__((always_inline)) void model_push(struct dom *dm, uin
 	dm->have_modeled = true;
 	dm->pub.clock.samples++;
 	dec_hist_add(&dm->window, s->hi - s->lo);
+	struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
 	if (dm->clocked) {
-		struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
 		clk_push(&dm->clk, &p);
 	} else {
-		on_place(dm, seq, s->lo + (s->hi - s->lo) / 2, (s->hi - s->lo) / 2, false);
+		uint64_t t = s->lo + (s->hi - s->lo) / 2, bound = (s->hi - s->lo) / 2;
+		on_place(dm, &p, 1, &t, &bound, false);
 	}
 }
 
@@ -558,9 +572,14 @@ static __attribute__((noinline)) void counted_part(const struct t4_decoder *d,
 _Static_assert(sizeof(struct t4_interval) == 88, "emit(): set every field of an interval");
 
 /* The interval sample s closes (sc: the domain's scheduler, for its
- * reference packet) to the totals and the outputs. */
-static int emit(struct t4_decoder *d, struct dom *dm, const struct dsched *sc,
-		const struct dsample *s, const uint64_t *counts)
+ * reference packet) to the totals and the outputs. Inline in hand_out()'s
+ * loop, with the attribution of the usual interval (attrib_interval(),
+ * attrib_piece()): once per return packet, a call and its frame less;
+ * should the compiler leave either out of line, the loop spills. */
+static inline __attribute__((always_inline)) int emit(struct t4_decoder *d, struct dom *dm,
+						      const struct dsched *sc,
+						      const struct dsample *s,
+						      const uint64_t *counts)
 {
 	int rc = 0;
 
@@ -597,6 +616,12 @@ done:
 	dm->prev = *s;
 	dm->have_prev = true;
 	return rc;
+}
+
+/* emit() for the rare paths (a full ring): one copy of it out of line. */
+static __attribute__((noinline)) int emit_rare(struct t4_decoder *d, struct dom *dm)
+{
+	return emit(d, dm, sched_of(d, dm), at(dm, dm->head), counts_at(dm, dm->head));
 }
 
 static void finish_stats(struct dom *dm)
@@ -805,8 +830,7 @@ static __attribute__((noinline)) int make_room(struct t4_decoder *d, struct dom 
 		if (dm->mcur < dm->tail)
 			model_push(dm, dm->mcur++);
 		if (dm->head < dm->pcur) {
-			if ((rc = emit(d, dm, sched_of(d, dm), at(dm, dm->head),
-				       counts_at(dm, dm->head))) < 0)
+			if ((rc = emit_rare(d, dm)) < 0)
 				return rc;
 			dm->head++;
 		} else if (dm->mcur == dm->tail) {

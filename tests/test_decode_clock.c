@@ -126,16 +126,19 @@ static uint64_t bits(double d)
 	return u;
 }
 
-static void trace_place(void *ud, uint64_t seq, uint64_t t, uint64_t bound, bool nonlinear)
+static void trace_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
+			const uint64_t *bound, bool nonlinear)
 {
 	struct trace *tr = ud;
 
-	fold(tr, seq);
-	fold(tr, t);
-	fold(tr, bound);
-	fold(tr, nonlinear);
-	tr->placed++;
-	tr->nonlinear += nonlinear;
+	for (unsigned i = 0; i < n; i++) {
+		fold(tr, p[i].seq);
+		fold(tr, t[i]);
+		fold(tr, bound[i]);
+		fold(tr, nonlinear);
+		tr->placed++;
+		tr->nonlinear += nonlinear;
+	}
 }
 
 static void trace_segment(void *ud, const struct t4_clock_segment *s)
