@@ -623,12 +623,13 @@ static void print_human(const struct info *in)
 	printf(ROW "%" PRIu64 "%s\n", "read failures", t4_index_read_failures(in->ix),
 	       status ? "" : " (counted from return packets)");
 	if (c->backwards_rets)
-		printf(ROW "%" PRIu64 " return packets with a counter that went backwards (its "
-		       "delta 0: those counts are lost)\n", "backwards", c->backwards_rets);
+		printf(ROW "%" PRIu64 " return packet%s with a counter that went backwards (its "
+		       "delta 0: those counts are lost)\n", "backwards", c->backwards_rets,
+		       c->backwards_rets == 1 ? "" : "s");
 	if (c->multiplexed_rets)
-		printf(ROW "%" PRIu64 " return packets whose counters ran part of the time (time "
+		printf(ROW "%" PRIu64 " return packet%s whose counters ran part of the time (time "
 		       "running < enabled): counts as counted, not scaled\n", "multiplexed",
-		       c->multiplexed_rets);
+		       c->multiplexed_rets, c->multiplexed_rets == 1 ? "" : "s");
 	if (!st->damaged_chunks && !st->truncated)
 		printf(ROW "none\n", "damage");
 	else

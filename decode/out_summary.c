@@ -599,6 +599,14 @@ static bool anything_missing(const struct t4_decoder *dec)
 	return n_silent(dec, NULL) > 0 || n_stopped(dec, NULL) > 0;
 }
 
+/* One line of MISSING when n is not 0: "LABEL   N NOUN(s) REST", the
+ * noun singular for 1. */
+static void said(FILE *f, const char *label, uint64_t n, const char *noun, const char *rest)
+{
+	if (n)
+		fprintf(f, "  %-17s %" PRIu64 " %s%s %s\n", label, n, noun, n == 1 ? "" : "s", rest);
+}
+
 /* Domains the log described twice, otherwise (decode/index.c): the first
  * is named. */
 static void redescribed(FILE *f, const struct t4_index *ix)
@@ -646,16 +654,11 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  dropped packets   unknown (no status packet)\n");
 	fprintf(f, "  overruns          %" PRIu64 "\n", t4_index_overruns(ix));
 	fprintf(f, "  read failures     %" PRIu64 "\n", t4_index_read_failures(ix));
-	if (t4_index_counts(ix)->backwards_rets)
-		fprintf(f, "  backwards         %" PRIu64 " return packet%s with a counter that went"
-			   " backwards (its delta 0: those counts are lost)\n",
-			t4_index_counts(ix)->backwards_rets,
-			t4_index_counts(ix)->backwards_rets == 1 ? "" : "s");
-	if (t4_index_counts(ix)->multiplexed_rets)
-		fprintf(f, "  multiplexed       %" PRIu64 " return packet%s whose counters ran part of"
-			   " the time (time running < enabled): counts as counted, not scaled\n",
-			t4_index_counts(ix)->multiplexed_rets,
-			t4_index_counts(ix)->multiplexed_rets == 1 ? "" : "s");
+	said(f, "backwards", t4_index_counts(ix)->backwards_rets, "return packet",
+	     "with a counter that went backwards (its delta 0: those counts are lost)");
+	said(f, "multiplexed", t4_index_counts(ix)->multiplexed_rets, "return packet",
+	     "whose counters ran part of the time (time running < enabled): counts as counted,"
+	     " not scaled");
 	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
 		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
 		rs->skipped_bytes ? ", bytes skipped" : "");
@@ -687,11 +690,8 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			d->unanswered_carried, d->unanswered_lost, d->too_late, d->unplaced);
 	}
 	size_t silent = n_silent(dec, f) + n_stopped(dec, f);
-	if (t4_index_counts(ix)->duplicates)
-		fprintf(f, "  duplicates        %" PRIu64 " reference and return packet%s of a trigger"
-			   " seen already (the log holds them twice): one trigger, one answer\n",
-			t4_index_counts(ix)->duplicates,
-			t4_index_counts(ix)->duplicates == 1 ? "" : "s");
+	said(f, "duplicates", t4_index_counts(ix)->duplicates, "reference and return packet",
+	     "of a trigger seen already (the log holds them twice): one trigger, one answer");
 	if (!with_data)
 		fprintf(f, "  no intervals: %s\n", no_intervals_why(dec));
 	else if (!any && !silent)
@@ -701,26 +701,16 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 		fprintf(f, "  activity events   %llu lost before the log (a full BPF ring buffer),"
 			   " %llu without a reference packet to place them\n",
 			(unsigned long long)sl->lost_events, (unsigned long long)sl->unplaced);
-	if (dm->phases_unplaced)
-		fprintf(f, "  phases            %llu bookmark change%s without its bookmark packet"
-			   " (damage): counted in the phase before\n",
-			(unsigned long long)dm->phases_unplaced, dm->phases_unplaced == 1 ? "" : "s");
-	if (t4_index_counts(ix)->implausible_refs)
-		fprintf(f, "  implausible       %" PRIu64 " reference packet%s whose trigger ID jumps"
-			   " further than its time allows (damage): left out\n",
-			t4_index_counts(ix)->implausible_refs,
-			t4_index_counts(ix)->implausible_refs == 1 ? "" : "s");
+	said(f, "phases", dm->phases_unplaced, "bookmark change",
+	     "without its bookmark packet (damage): counted in the phase before");
+	said(f, "implausible", t4_index_counts(ix)->implausible_refs, "reference packet",
+	     "whose trigger ID jumps further than its time allows (damage): left out");
 	redescribed(f, ix);
-	if (t4_index_counts(ix)->bookmarks_renamed)
-		fprintf(f, "  renamed           %" PRIu64 " bookmark packet%s naming an ID otherwise than"
-			   " its first (one ID per name): the first name holds\n",
-			t4_index_counts(ix)->bookmarks_renamed,
-			t4_index_counts(ix)->bookmarks_renamed == 1 ? "" : "s");
-	if (t4_index_counts(ix)->bookmarks_reused)
-		fprintf(f, "  reused            %" PRIu64 " bookmark packet%s naming an ID as an earlier"
-			   " ID was named (one ID per name): the first ID holds, the phases of both"
-			   " are its own\n", t4_index_counts(ix)->bookmarks_reused,
-			t4_index_counts(ix)->bookmarks_reused == 1 ? "" : "s");
+	said(f, "renamed", t4_index_counts(ix)->bookmarks_renamed, "bookmark packet",
+	     "naming an ID otherwise than its first (one ID per name): the first name holds");
+	said(f, "reused", t4_index_counts(ix)->bookmarks_reused, "bookmark packet",
+	     "naming an ID as an earlier ID was named (one ID per name): the first ID holds,"
+	     " the phases of both are its own");
 	if (dm->untracked_rets)
 		fprintf(f, "  too many domains  %" PRIu64 " return packets of domains past the first %u"
 			   " (a damaged or crafted log): not decoded\n",
