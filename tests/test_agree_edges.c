@@ -460,6 +460,25 @@ Test(agree_edges, a_window_over_the_whole_log_cuts_no_phase, .timeout = 60)
 	free(dir);
 }
 
+/* 10 triggers 1 ms apart, domain 1 counting 1000 a trigger; the returns
+ * of triggers first..last carry flag (BACKWARDS: with counts 0, as the
+ * recorder writes them; else 1000). */
+static void flagged_log(const char *dir, const char *name, uint32_t flag, uint64_t first,
+			uint64_t last)
+{
+	struct lw w;
+
+	log_start(&w, dir, name);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		bool flagged = k >= first && k <= last;
+		ref(&w, k, t, 0);
+		ret_with(&w, 1, k, t, 0, !k ? T4_RET_FIRST : flagged ? flag : 0,
+			 !k || (flagged && flag == T4_RET_BACKWARDS) ? 0 : 1000);
+	}
+	lw_close(&w);
+}
+
 /* A counter that went backwards at trigger 5 (the recorder writes its
  * delta 0, flagged BACKWARDS): its counts are lost, which info, the
  * summary and the report say alike, the totals partial (before: "MISSING
@@ -468,16 +487,8 @@ Test(agree_edges, a_counter_that_went_backwards_is_said_alike, .timeout = 60)
 {
 	char *dir = cli_tmpdir("t4edges");
 	static char out[1 << 16];
-	struct lw w;
 
-	log_start(&w, dir, "back.t4t");
-	for (uint64_t k = 0; k < 10; k++) {
-		uint64_t t = 1000000000ull + k * 1000000;
-		ref(&w, k, t, 0);
-		ret_with(&w, 1, k, t, 0, k ? k == 5 ? T4_RET_BACKWARDS : 0 : T4_RET_FIRST,
-			 k && k != 5 ? 1000 : 0);
-	}
-	lw_close(&w);
+	flagged_log(dir, "back.t4t", T4_RET_BACKWARDS, 5, 5);
 	cr_assert_eq(run(dir, out, sizeof(out), "info back.t4t"), 0, "%s", out);
 	/* one packet: singular, as the summary says it */
 	cr_assert_not_null(strstr(out, "\n  backwards        1 return packet with a counter that"
@@ -507,18 +518,9 @@ Test(agree_edges, a_multiplexed_counter_is_said_alike, .timeout = 60)
 {
 	char *dir = cli_tmpdir("t4edges");
 	static char out[1 << 16];
-	struct lw w;
 
-	log_start(&w, dir, "mux.t4t");
-	for (uint64_t k = 0; k < 10; k++) {
-		uint64_t t = 1000000000ull + k * 1000000;
-		ref(&w, k, t, 0);
-		ret_with(&w, 1, k, t, 0, k ? k == 3 || k == 4 ? T4_RET_MULTIPLEXED : 0 : T4_RET_FIRST,
-			 k ? 1000 : 0);
-	}
-	lw_close(&w);
-	cr_assert_eq(run(dir, out, sizeof(out), "info mux.t4t"), 0, "%s",
-		     out);
+	flagged_log(dir, "mux.t4t", T4_RET_MULTIPLEXED, 3, 4);
+	cr_assert_eq(run(dir, out, sizeof(out), "info mux.t4t"), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\n  multiplexed      2 return packets whose counters ran part"
 				       " of the time (time running < enabled): counts as counted,"
 				       " not scaled\n"), "%s", out);
