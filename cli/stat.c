@@ -135,8 +135,8 @@ static void print_row(FILE *f, const struct t4_event_row *row, const struct widt
 	struct shown s;
 
 	show(row, &s);
-	if (row->gauge) /* a level (memory, engines): its mean over the span */
-		snprintf(rate, sizeof(rate), "mean level");
+	if (row->gauge) /* a level (memory, capacity): the index keeps its last */
+		snprintf(rate, sizeof(rate), "last level");
 	else if (row->elapsed_ns)
 		per_second(r, rate, sizeof(rate));
 	fprintf(f, "  %26s %-10s %-*s  %-*s %12s",

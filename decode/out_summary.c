@@ -157,6 +157,16 @@ static const char *event_where(const struct t4_event_row *e, const struct t4_dec
 	return buf;
 }
 
+/* The UNIT column of an event row: a level's (a gauge's) says that its
+ * TOTAL is its mean level, as record's closing table says "level". */
+static const char *event_unit(const struct t4_event_row *e, char *buf, size_t cap)
+{
+	if (!e->gauge)
+		return *e->unit ? e->unit : "-";
+	snprintf(buf, cap, "%s%smean level", e->unit, *e->unit ? ", " : "");
+	return buf;
+}
+
 /* The row of set r for the same event as e, or NULL. */
 static const struct t4_event_row *same_event(const struct t4_event_rows *r,
 					     const struct t4_event_row *e)
@@ -203,7 +213,7 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 	size_t np = t4_decoder_n_phases(dec), ns;
 	struct event_sets *es = calloc(1, sizeof(*es));
 	struct t4_event_rows *set;
-	char where[96];
+	char where[96], unit[48];
 	bool per_cpu = x->o.per_cpu;
 	struct t4_table t;
 
@@ -226,8 +236,10 @@ static void events(FILE *f, struct t4_output *x, const struct t4_decoder *dec,
 				if (!e)
 					continue;
 				const char *l[] = { event_where(e, dec, where, sizeof(where)), e->event,
-						    *e->unit ? e->unit : "-", es->lab[k] };
-				double v[] = { NAN, t4_event_row_rate(e) };
+						    event_unit(e, unit, sizeof(unit)), es->lab[k] };
+				/* a level has no rate per second: its TOTAL is its mean */
+				double v[] = { e->gauge ? t4_event_row_rate(e) : NAN,
+					       e->gauge ? NAN : t4_event_row_rate(e) };
 				if (dec_table_row(&t, l, v) < 0)
 					break;
 				if (!e->gauge)

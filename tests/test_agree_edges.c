@@ -66,7 +66,8 @@ static char *edge_log(void)
 }
 
 /* A gauge is a level: info gives its last level as its total, and no
- * rate per second (as record's closing table and the summary give none). */
+ * rate per second (as record's closing table gives none); the summary
+ * gives its mean level as TOTAL and no rate either. */
 Test(agree_edges, a_gauge_has_no_rate_per_second, .timeout = 60)
 {
 	char *dir = edge_log(), out[16384];
@@ -82,6 +83,12 @@ Test(agree_edges, a_gauge_has_no_rate_per_second, .timeout = 60)
 		     out);
 	cr_assert(strstr(out, " 9000 ") && strstr(out, "1000000.000\n"), "%s", out);
 	cr_assert_not_null(strstr(out, " 109                      -\n"), "%s", out);
+	/* the summary: its mean level (101..109 over 9 equal intervals) as
+	 * TOTAL, said so, and no rate per second */
+	cr_assert_eq(run(dir, out, sizeof(out), "decode e.t4t | grep -E ' (ops|level) '"), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, " level mean level (all phases) 105.0       -\n"), "%s", out);
+	cr_assert_not_null(strstr(out, " ops   -          (all phases)  9000 1000000\n"), "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }

@@ -217,8 +217,8 @@ Test(stat, more_threads_than_a_log_holds_are_refused, .timeout = 120)
 
 /* -p counts the threads it names (per task, no children; the task ends
  * once the recorder has fired: CLI_END_TASK_WHEN_RECORDING); a level (a
- * DRM client's memory, from a fixture /proc) is shown as its mean, not a
- * rate. */
+ * DRM client's memory, from a fixture /proc) is shown as its last level,
+ * not a rate, as info shows it. */
 Test(stat, threads_and_levels, .timeout = 60)
 {
 	struct run r;
@@ -242,7 +242,7 @@ Test(stat, threads_and_levels, .timeout = 60)
 	const char *vram = strstr(r.out, " 1,027,604,480 bytes      c9.memory.vram ");
 	cr_assert_not_null(vram, "%s", r.out);
 	const char *eol = strchr(vram, '\n');
-	cr_assert(eol && !strncmp(eol - 10, "mean level", 10), "%.*s", (int)(eol - vram), vram);
+	cr_assert(eol && !strncmp(eol - 10, "last level", 10), "%.*s", (int)(eol - vram), vram);
 	cleanup(&r);
 }
 
