@@ -444,3 +444,30 @@ Test(merge, numbered_hosts_never_take_another_hosts_name, .timeout = 120)
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
+
+/* --bin in a merge: one grid on the merged timeline, so the bins of every
+ * host are the same spans of time (rows join across hosts by time).
+ * nodeB starts 0.4 s after nodeA, runs 60 ppm fast, at another period:
+ * every whole 30 ms bin of nodeB starts on nodeA's grid (it started 10 ms
+ * off it: a grid from each host's own first trigger). */
+Test(merge, bins_of_every_host_lie_on_one_grid, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 91);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 92);
+	/* per host: whole bins, and those whose start is off the 30 ms grid */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --bin 30ms -f csv"
+				 " --time rel 2>&1 | awk -F, 'NR > 1 && $4 - $3 == 30000000 { n[$1]++;"
+				 " if ($3 %% 30000000 > 1) off[$1]++ } END { for (h in n) print h, n[h],"
+				 " off[h] + 0 }' | sort", dir, cli_bin()), 0, "%s", out);
+	long na = 0, offa = -1, nb = 0, offb = -1;
+	cr_assert_eq(sscanf(out, "nodeA %ld %ld\nnodeB %ld %ld", &na, &offa, &nb, &offb), 4, "%s",
+		     out);
+	cr_assert(na > 30 && nb > 30, "whole bins of each host:\n%s", out);
+	cr_assert(offa == 0 && offb == 0, "every whole bin on one grid (host, bins, off it):\n%s",
+		  out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
