@@ -44,7 +44,9 @@ static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 
 /* Merged: bin i's start, the first reference time of this host that the
  * host's line puts in bin i or later (the line rounds to the ns: the
- * inverse is nudged by a step or two so that bin_of() agrees). */
+ * inverse is nudged by a step or two so that bin_of() agrees; a few at
+ * most, where the line saturates (a crafted log's times near 2^64)
+ * no step would). */
 static uint64_t bin_start_placed(const struct t4_decoder *d, int64_t i)
 {
 	int64_t off, real;
@@ -54,9 +56,9 @@ static uint64_t bin_start_placed(const struct t4_decoder *d, int64_t i)
 	    __builtin_add_overflow(d->place->origin_real_ns, off, &real))
 		return i < 0 ? 0 : UINT64_MAX;
 	t = t4_place_ref(d->place, real);
-	while (t < UINT64_MAX && bin_of(d, t) < i)
+	for (int k = 0; k < 4 && t < UINT64_MAX && bin_of(d, t) < i; k++)
 		t++;
-	while (t > 0 && bin_of(d, t - 1) >= i)
+	for (int k = 0; k < 4 && t > 0 && bin_of(d, t - 1) >= i; k++)
 		t--;
 	return t;
 }
