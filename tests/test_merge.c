@@ -157,6 +157,17 @@ static const struct mhost hosts[] = {
 	{ "nodeE", "e.t4t", 6000000000ull, 1000000, 50000000, 5, 1000000, 3, 3000000 },
 };
 
+/* A temporary directory with nodeA's and nodeB's logs (a.t4t, b.t4t), the
+ * bookmark at the same true UTC instant on both. */
+static char *two_hosts(uint64_t seed)
+{
+	char *dir = cli_tmpdir("t4merge");
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, seed);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, seed + 1);
+	return dir;
+}
+
 Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
 {
 	char *dir = cli_tmpdir("t4merge");
@@ -410,11 +421,9 @@ Test(merge, a_fifo_among_the_logs_is_refused_at_once, .timeout = 120)
  * the decoding pass, which never comes). */
 Test(merge, a_log_cut_before_its_stamps_is_said_truncated, .timeout = 120)
 {
-	char *dir = cli_tmpdir("t4merge");
+	char *dir = two_hosts(71);
 	static char out[1 << 16];
 
-	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 71);
-	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 72);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && head -c 300 b.t4t > bt.t4t && '%s'"
 				 " decode a.t4t bt.t4t 2>&1", dir, cli_bin()), 2, "%s", out);
 	cr_assert(strstr(out, "bt.t4t: damaged or truncated before any reference packet with a"
@@ -453,11 +462,9 @@ Test(merge, numbered_hosts_never_take_another_hosts_name, .timeout = 120)
  * off it: a grid from each host's own first trigger). */
 Test(merge, bins_of_every_host_lie_on_one_grid, .timeout = 120)
 {
-	char *dir = cli_tmpdir("t4merge");
+	char *dir = two_hosts(91);
 	static char out[1 << 16];
 
-	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 91);
-	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 92);
 	/* per host: whole bins, and those whose start is off the 30 ms grid */
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --bin 30ms -f csv"
 				 " --time rel 2>&1 | awk -F, 'NR > 1 && $4 - $3 == 30000000 { n[$1]++;"
