@@ -16,6 +16,12 @@
  * mean level. A bin never straddles a phase boundary: where one falls
  * inside it, it is cut there into two rows (the pieces of attrib.c never
  * straddle one, so the cut is where a piece of another phase starts).
+ *
+ * Merged (several hosts' logs, merge.c), the grid is the merged
+ * timeline's: bins of DUR of UTC from the first trigger of any host,
+ * through each host's line (t4_place), so a bin of one host is the same
+ * span of time as the same bin of every other; a grid from each host's
+ * own first trigger, in its own clock's ns, lined up with no other host.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -24,12 +30,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int64_t floor_div(int64_t a, int64_t g)
+{
+	return a >= 0 ? a / g : -((-a + g - 1) / g);
+}
+
 static int64_t bin_of(const struct t4_decoder *d, uint64_t t)
 {
-	int64_t rel = (int64_t)(t - d->origin_ns);
-	int64_t g = (int64_t)d->o.bin_ns;
+	if (d->place) /* merged: ns from the merged origin, on UTC */
+		return floor_div(t4_place_rel(d->place, t), (int64_t)d->o.bin_ns);
+	return floor_div((int64_t)(t - d->origin_ns), (int64_t)d->o.bin_ns);
+}
 
-	return rel >= 0 ? rel / g : -((-rel + g - 1) / g);
+/* Merged: bin i's start, the first reference time of this host that the
+ * host's line puts in bin i or later (the line rounds to the ns: the
+ * inverse is nudged by a step or two so that bin_of() agrees; a few at
+ * most, where the line saturates (a crafted log's times near 2^64)
+ * no step would). */
+static uint64_t bin_start_placed(const struct t4_decoder *d, int64_t i)
+{
+	int64_t off, real;
+	uint64_t t;
+
+	if (__builtin_mul_overflow(i, (int64_t)d->o.bin_ns, &off) ||
+	    __builtin_add_overflow(d->place->origin_real_ns, off, &real))
+		return i < 0 ? 0 : UINT64_MAX;
+	t = t4_place_ref(d->place, real);
+	for (int k = 0; k < 4 && t < UINT64_MAX && bin_of(d, t) < i; k++)
+		t++;
+	for (int k = 0; k < 4 && t > 0 && bin_of(d, t - 1) >= i; k++)
+		t--;
+	return t;
 }
 
 /* Bin i's start; one before the reference clock's 0 (a bin before the
@@ -40,6 +71,8 @@ static uint64_t bin_start(const struct t4_decoder *d, int64_t i)
 {
 	uint64_t back = i < 0 ? (uint64_t)-i * d->o.bin_ns : 0;
 
+	if (d->place)
+		return bin_start_placed(d, i);
 	if (i < 0)
 		return back > d->origin_ns ? 0 : d->origin_ns - back;
 	if ((uint64_t)i > (UINT64_MAX - d->origin_ns) / d->o.bin_ns)

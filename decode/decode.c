@@ -499,6 +499,13 @@ int t4_decoder_finish(struct t4_decoder *d, const struct t4_reader_stats *st)
 	return rc;
 }
 
+void t4_decoder_trim(struct t4_decoder *d)
+{
+	for (size_t i = 0; i < d->n_doms; i++)
+		if (d->doms[i])
+			dom_trim(d->doms[i]);
+}
+
 /* ---- the time window (--from, --to, --phase) --------------------------------- */
 
 /* The first span named `name` starting at or after t: its index or -1. */

@@ -633,6 +633,11 @@ const struct t4_decoder *t4_merge_decoder(const struct t4_merge *m, size_t i);
 void t4_decoder_set_place(struct t4_decoder *dec, const struct t4_place *p);
 /* NULL for a log decoded alone. */
 const struct t4_place *t4_decoder_place(const struct t4_decoder *dec);
+/* After t4_decoder_finish(): free what only decoding needs (each
+ * domain's sample ring and clock model queue), keeping what the queries
+ * read; nothing may be fed after. A merge keeps every host's decoder for
+ * its tables: a few MB a host otherwise. */
+void t4_decoder_trim(struct t4_decoder *dec);
 
 /* ---- per-event totals as perf stat prints them (totals.c) ----------------- */
 

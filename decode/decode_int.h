@@ -749,6 +749,9 @@ int dom_take(struct t4_decoder *d, struct dom *dm, const struct t4_ret_pkt *r);
 int dom_drain(struct t4_decoder *d, struct dom *dm, bool all);
 int dom_refresh(struct t4_decoder *d, struct dom *dm);
 void dom_free(struct dom *dm);
+/* A finished domain's decoding memory (its sample ring, its clock model's
+ * queue) freed; what queries read stays. Nothing may be fed after. */
+void dom_trim(struct dom *dm);
 void dom_metrics(const struct dom *dm, const double *counts, double elapsed, double *out);
 /* readahead.c: the log read and unpacked on threads of their own (decode
  * -j 2 and up) */

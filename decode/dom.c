@@ -309,6 +309,17 @@ void dom_free(struct dom *dm)
 	free(dm);
 }
 
+void dom_trim(struct dom *dm)
+{
+	free(dm->q);
+	free(dm->qc);
+	dm->q = NULL;
+	dm->qc = NULL;
+	dm->qcap = 0;
+	dm->qmask = 0;
+	clk_free(&dm->clk);
+}
+
 static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
 		     const uint64_t *bound, bool nonlinear);
 static void on_segment(void *ud, const struct t4_clock_segment *seg);

@@ -523,6 +523,7 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 			break;
 		if ((rc = t4_decoder_run_file(h->dec, h->pl.log)) >= 0)
 			say_damage(h);
+		t4_decoder_trim(h->dec); /* kept for the tables: only what they read */
 		decoded++;
 	}
 	if (rc >= 0 && !decoded) /* each is in a log, but no log has them all */

@@ -27,6 +27,7 @@
 #include "probe.h"
 
 #include <inttypes.h>
+#include <malloc.h>
 
 #include "packets/packets.h"
 
@@ -155,6 +156,17 @@ static const struct mhost hosts[] = {
 	/* synchronised, yet the kernel's maxerror 3 s (a crafted or neglected host) */
 	{ "nodeE", "e.t4t", 6000000000ull, 1000000, 50000000, 5, 1000000, 3, 3000000 },
 };
+
+/* A temporary directory with nodeA's and nodeB's logs (a.t4t, b.t4t), the
+ * bookmark at the same true UTC instant on both. */
+static char *two_hosts(uint64_t seed)
+{
+	char *dir = cli_tmpdir("t4merge");
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, seed);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, seed + 1);
+	return dir;
+}
 
 Test(merge, placement_within_the_reported_bound_for_every_host, .timeout = 120)
 {
@@ -409,11 +421,9 @@ Test(merge, a_fifo_among_the_logs_is_refused_at_once, .timeout = 120)
  * the decoding pass, which never comes). */
 Test(merge, a_log_cut_before_its_stamps_is_said_truncated, .timeout = 120)
 {
-	char *dir = cli_tmpdir("t4merge");
+	char *dir = two_hosts(71);
 	static char out[1 << 16];
 
-	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 71);
-	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 72);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && head -c 300 b.t4t > bt.t4t && '%s'"
 				 " decode a.t4t bt.t4t 2>&1", dir, cli_bin()), 2, "%s", out);
 	cr_assert(strstr(out, "bt.t4t: damaged or truncated before any reference packet with a"
@@ -441,6 +451,72 @@ Test(merge, numbered_hosts_never_take_another_hosts_name, .timeout = 120)
 				 " 2>/dev/null | grep ',step,' | cut -d, -f1 | sort -u | wc -l",
 				 dir, cli_bin()), 0, "%s", out);
 	cr_assert_str_eq(out, "3\n");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* --bin in a merge: one grid on the merged timeline, so the bins of every
+ * host are the same spans of time (rows join across hosts by time).
+ * nodeB starts 0.4 s after nodeA, runs 60 ppm fast, at another period:
+ * every whole 30 ms bin of nodeB starts on nodeA's grid (it started 10 ms
+ * off it: a grid from each host's own first trigger). */
+Test(merge, bins_of_every_host_lie_on_one_grid, .timeout = 120)
+{
+	char *dir = two_hosts(91);
+	static char out[1 << 16];
+
+	/* per host: whole bins, and those whose start is off the 30 ms grid */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t --bin 30ms -f csv"
+				 " --time rel 2>&1 | awk -F, 'NR > 1 && $4 - $3 == 30000000 { n[$1]++;"
+				 " if ($3 %% 30000000 > 1) off[$1]++ } END { for (h in n) print h, n[h],"
+				 " off[h] + 0 }' | sort", dir, cli_bin()), 0, "%s", out);
+	long na = 0, offa = -1, nb = 0, offb = -1;
+	cr_assert_eq(sscanf(out, "nodeA %ld %ld\nnodeB %ld %ld", &na, &offa, &nb, &offb), 4, "%s",
+		     out);
+	cr_assert(na > 30 && nb > 30, "whole bins of each host:\n%s", out);
+	cr_assert(offa == 0 && offb == 0, "every whole bin on one grid (host, bins, off it):\n%s",
+		  out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Each host's decoder stays in memory until the tables across hosts
+ * (merge.c): only what their queries read, not its sample rings and
+ * clock queues, which held several MB a host of a simulated Tegra410 (34
+ * domains) and grew with the log: 1024 logs took gigabytes. The heap
+ * those decoders hold at the merged callback, per host. */
+static int heap_at_merged(void *ud, const struct t4_merge *m)
+{
+	(void)m;
+	*(size_t *)ud = mallinfo2().uordblks;
+	return 0;
+}
+
+Test(merge, a_decoded_host_keeps_only_what_the_tables_read, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge"), path[4][PATH_MAX + 16];
+	const char *paths[4];
+	static char out[1 << 16];
+	struct t4_merge *m = NULL;
+	struct t4_decode_opts o = { .jobs = 1 };
+	size_t before, at_merged = 0;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/h%d.t4t", dir, i);
+		paths[i] = path[i];
+		cr_assert_eq(cli_run(out, sizeof(out), "'%s' record --sim=%d --virtual -d 2s -q -o '%s'"
+					 " 2>&1", cli_bin(), i + 1, path[i]), 0, "%s", out);
+	}
+	cr_assert_eq(t4_merge_open(&m, paths, 4), 0, "%s", t4_errmsg());
+	before = mallinfo2().uordblks;
+	if (!before) /* a sanitizer's allocator: not glibc's to count */
+		cr_skip_test("mallinfo2 counts nothing under this allocator");
+	struct t4_sink_ops ops = { .merged = heap_at_merged };
+	cr_assert_eq(t4_merge_decode(m, &o, &ops, &at_merged), 0, "%s", t4_errmsg());
+	cr_log_info("%zu bytes a host", (at_merged - before) / 4);
+	cr_assert_lt((at_merged - before) / 4, 3u << 20, "%zu bytes a host kept",
+		     (at_merged - before) / 4);
+	t4_merge_free(m);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
