@@ -280,14 +280,14 @@ class Bits:
         self.data, self.pos, self.end = data, start * 8, end * 8
 
     def bits(self, n):
-        if self.pos + n > self.end:
+        p = self.pos
+        if p + n > self.end:
             raise Malformed("batch records run past the end of its body")
-        v = 0
-        for i in range(n):
-            p = self.pos + i
-            v |= ((self.data[p >> 3] >> (p & 7)) & 1) << i
-        self.pos += n
-        return v
+        self.pos = p + n
+        if n == 1:
+            return (self.data[p >> 3] >> (p & 7)) & 1
+        w = int.from_bytes(self.data[p >> 3:((p + n + 7) >> 3)], "little")
+        return (w >> (p & 7)) & ((1 << n) - 1)
 
     def raw(self, limit=64):
         n = self.bits(7)
@@ -486,8 +486,7 @@ def ret_record(bs, bst, S, dom, quiet):
     commit_ret(S, dt, trig, begin, end, local, enabled, running, flags, n, counts)
     for name in RET_FIELDS:
         S.quiet[name] = int(f.resid[name] == 0)
-    for i in range(64):
-        S.cquiet[i] = int(i < n and cres[i] == 0)
+    S.cquiet = [int(r == 0) for r in cres] + [0] * (64 - n)
     bst.seed = (trig, begin, S.step)
     return {"flags": flags, "domain_id": dom, "n_counts": n, "trigger_id": trig,
             "local_clock": local, "read_begin_ns": begin, "read_end_ns": end,
@@ -593,8 +592,6 @@ def chunk_packets(payload, version):
     bst = BatchState(version)
     while b.left():
         t, body = packet(b)
-        if t == 0:
-            raise Malformed("packet of type 0")
         if t in (16, 17) and version >= 2:
             raise Malformed("type %d in a version-%d chunk" % (t, version))
         if t == 16:
@@ -609,7 +606,7 @@ def chunk_packets(payload, version):
             yield 8, {"inner_type": it, "inner": fields}
         elif t in METADATA:
             yield t, METADATA[t](body)
-        else:
+        else:   # unknown (type 0 and, in a version-1 chunk, 20 included)
             yield t, None
 
 
@@ -818,7 +815,7 @@ def cmd_dump(data):
     out = sys.stdout
 
     def sink(h, t, p):
-        rec = {"chunk": h["seq"], "type": NAMES.get(t, "unknown"), "code": t}
+        rec = {"chunk": h["seq"], "type": NAMES[t] if p is not None else "unknown", "code": t}
         if p is not None:
             rec.update(p)
         out.write(json.dumps(rec, sort_keys=True) + "\n")
@@ -862,7 +859,7 @@ class Totals:
                 self.last[k] = c
         elif t == 3 and p["flags"] & 1:
             self.gauges.add("%d/%d" % (p["domain_id"], p["index"]))
-        elif t not in NAMES:
+        elif p is None:
             self.unknown += 1
 
 
