@@ -42,8 +42,16 @@ def info_totals(info):
 
 
 def compare(name, mine, theirs, diffs):
-    if mine != theirs:
-        diffs.append("%s: t4read.py %r, t410trace info %r" % (name, mine, theirs))
+    """A line for diffs when they differ; for dicts, the keys that do
+    (the first 8)."""
+    if mine == theirs:
+        return
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        mine = {k: mine.get(k) for k in keys[:8]}
+        theirs = {k: theirs.get(k) for k in keys[:8]}
+        name = "%s (%d differ)" % (name, len(keys))
+    diffs.append("%s: t4read.py %r, t410trace info %r" % (name, mine, theirs))
 
 
 def main(argv):

@@ -180,8 +180,9 @@ Test(format_reader, host_logs_of_each_format_read_alike, .timeout = 120)
 
 /* Damage (FORMAT.md section 7): a middle chunk's payload (CRC fails: the
  * chunk is skipped, the rest read), a chunk's header (the readers scan
- * for the next one), a cut tail (truncated: not damage). Both readers
- * count the same damaged chunks and keep the same totals. */
+ * for the next one), a cut tail (truncated: not damage), a few bytes of
+ * garbage after the last chunk (one damaged chunk). Both readers count
+ * the same damaged chunks and keep the same totals. */
 Test(format_reader, damaged_logs_read_alike, .timeout = 120)
 {
 	struct fr c;
@@ -193,15 +194,17 @@ Test(format_reader, damaged_logs_read_alike, .timeout = 120)
 		/* at least 3 chunks: format 1 takes 2.6 times the room of 3 */
 		snprintf(args, sizeof(args), "--sim=11 --virtual -d %s --log-format %d",
 			 v == 1 ? "1s" : "2s", v);
-		cr_assert_eq(fr_sh(&c, "rm -f d.t4t p.t4t h.t4t t.t4t"), 0, "%s", c.out);
+		cr_assert_eq(fr_sh(&c, "rm -f d.t4t p.t4t h.t4t t.t4t g.t4t"), 0, "%s", c.out);
 		record(&c, "d.t4t", args);
 		cr_assert_eq(fr_sh(&c, "cp d.t4t p.t4t && cp d.t4t h.t4t && "
-				       "head -c -1000 d.t4t > t.t4t"), 0, "%s", c.out);
+				       "head -c -1000 d.t4t > t.t4t && "
+				       "{ cat d.t4t; printf garbage; } > g.t4t"), 0, "%s", c.out);
 		flip(&c, "p.t4t", 1, 64 + 500, 8);
 		agree(&c, "p.t4t", 1);
 		flip(&c, "h.t4t", 1, 20, 1);
 		agree(&c, "h.t4t", 1);
 		agree(&c, "t.t4t", 0);
+		agree(&c, "g.t4t", 1);
 	}
 	fr_fini(&c);
 }

@@ -720,8 +720,11 @@ class Reader:
         """Reads the chunk at off; the offset of the next, or None to stop."""
         data = self.data
         if len(data) - off < 64:
-            tail = data[off:]
-            self.warn("truncated" if MAGIC.startswith(tail[:8]) else "garbage at the end")
+            if MAGIC.startswith(data[off:off + 8]):
+                self.warn("chunk at offset %d truncated" % off)
+            else:   # garbage: one damaged chunk (7 step 2)
+                self.damaged += 1
+                self.warn("chunk at offset %d: garbage at the end of the file" % off)
             return None
         h = header(data, off)
         if h is None:
