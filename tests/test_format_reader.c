@@ -12,7 +12,7 @@
  * (a chunk's payload, a chunk's header, a cut tail), and t4write.py's logs
  * of what a live recording rarely writes (IDs of 4096 and above, two
  * schedulers, copies, a damaged first header, two recordings in a file,
- * empty chunks). A gap in FORMAT.md shows up as a disagreement here.
+ * empty chunks, duplicated and reordered packets). A gap in FORMAT.md shows up as a disagreement here.
  *
  * Skips only without python3 or zstd (or T4_BIN, outside `make check`);
  * the host logs without CPU-wide perf counters.
@@ -216,6 +216,7 @@ Test(format_reader, written_logs_read_alike, .timeout = 120)
 		"--large-ids --copies --schedulers 2 --bookmarks --odd-names",
 		"--damage 2 --damage-magic 1 --second-seed 9 --copies",
 		"--empty-chunks 2",
+		"--duplicate 0.05 --reorder 5 --drop-returns 0.05 --late 0.05 --read-failures 0.05",
 	};
 	struct fr c;
 

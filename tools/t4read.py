@@ -7,24 +7,26 @@ enough to read every log t410trace writes: formats 1 (1.0, 1.1), 2 and 3.
                          (a batch's records one by one, as the packets they
                          stand for), then one per warning ("type": "warning")
   t4read.py totals LOG   one JSON object: chunks read and damaged, packets
-                         (as the chunk headers count them), reference, return, copy and unknown
-                         packets, values, the first and last trigger ID,
-                         return packets per domain, and per "domain/index"
-                         the sum of the counts (each an unsigned 64-bit
-                         delta, summed without wrapping), or for a gauge
+                         (as the chunk headers count them), reference, return,
+                         copy and unknown packets, values, the first and last
+                         trigger ID, return packets per domain, duplicates
+                         (section 6), and per "domain/index" the sum of the
+                         counts (unsigned 64-bit deltas summed without
+                         wrapping, a duplicate's left out), or for a gauge
                          (4.3, listed in "gauges") its last level
 
 Design: one pass over the file as section 7 says (resynchronise after a bad
 header, skip a chunk whose payload fails its CRC or zstd, stop at a
-truncated tail or another recording), one chunk in memory at a time. Each
+truncated tail or another recording); the file is read whole. Each
 chunk's payload is decoded by a packet loop (section 4) whose reference and
 return packets come from a per-chunk delta state (section 5) or, in a
 version-2 or -3 chunk, from batches (section 5a). Metadata is decoded but
-not interpreted beyond what counting needs: copies (4.8) are counted as
-copies and never as packets twice. The zstd frame is decompressed by the
+not interpreted beyond what counting needs: copies (4.8) are counted
+apart, so that no count is taken twice. The zstd frame is decompressed by the
 `zstandard` module when it is importable, else by the `zstd` command line.
 Python standard library otherwise; speed is not a goal (a tool for tests).
 """
+import collections
 import json
 import struct
 import subprocess
@@ -839,6 +841,17 @@ class Totals:
         self.triggers = []
         self.sums, self.domains = {}, {}
         self.gauges, self.last = set(), {}
+        self.latest, self.duplicates = {}, 0
+
+    def duplicate(self, key, trigger):
+        """Section 6: a trigger ID among its key's latest 64 is a duplicate,
+        counted and not summed again."""
+        seen = self.latest.setdefault(key, collections.deque(maxlen=64))
+        if trigger in seen:
+            self.duplicates += 1
+            return True
+        seen.append(trigger)
+        return False
 
     def totals(self):
         """Per event its sum, or for a gauge its last level (4.3)."""
@@ -851,11 +864,14 @@ class Totals:
         elif t == 16:
             self.references += 1
             self.triggers.append(p["trigger_id"])
+            self.duplicate(("ref", p["sched_id"]), p["trigger_id"])
         elif t == 17:
             self.returns += 1
             self.values += p["n_counts"]
             d = str(p["domain_id"])
             self.domains[d] = self.domains.get(d, 0) + 1
+            if self.duplicate(("ret", p["domain_id"]), p["trigger_id"]):
+                return
             for i, c in enumerate(p["counts"]):
                 k = "%d/%d" % (p["domain_id"], i)
                 self.sums[k] = self.sums.get(k, 0) + c
@@ -872,7 +888,7 @@ def cmd_totals(data):
     r.run()
     print(json.dumps({"chunks": r.chunks, "damaged": r.damaged, "packets": tot.packets,
                       "references": tot.references, "returns": tot.returns,
-                      "copies": tot.copies, "unknown": tot.unknown, "values": tot.values,
+                      "copies": tot.copies, "duplicates": tot.duplicates, "unknown": tot.unknown, "values": tot.values,
                       "first_trigger": min(tot.triggers, default=None),
                       "last_trigger": max(tot.triggers, default=None),
                       "domain_returns": tot.domains, "totals": tot.totals(),
