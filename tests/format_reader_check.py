@@ -65,7 +65,7 @@ def main(argv):
                          ("references", "ref_packets"),
                          ("returns", "ret_packets"), ("copies", "copies"),
                          ("unknown", "unknown_packets"), ("values", "values"),
-                         ("duplicates", "duplicates")):
+                         ("duplicates", "duplicates"), ("implausible", "implausible_refs")):
         compare(mine, r[mine], info[theirs], diffs)
     compare("packets less copies and unknown ones", r["packets"] - r["copies"] - r["unknown"],
             info["packets"], diffs)

@@ -10,7 +10,9 @@ enough to read every log t410trace writes: formats 1 (1.0, 1.1), 2 and 3.
                          (as the chunk headers count them), reference, return,
                          copy and unknown packets, values, the first and last
                          trigger ID, return packets per domain, duplicates
-                         (section 6), and per "domain/index" the sum of the
+                         (section 6), implausible reference packets (7 step
+                         8: not counted as references), and per
+                         "domain/index" the sum of the
                          counts (unsigned 64-bit deltas summed without
                          wrapping, a duplicate's left out), or for a gauge
                          (4.3, listed in "gauges") its last level
@@ -832,54 +834,106 @@ def cmd_dump(data):
     out.write(json.dumps({"type": "end", "chunks": r.chunks, "damaged": r.damaged}) + "\n")
 
 
+class Window:
+    """Section 6's "latest 64 IDs" of one key: the IDs seen in the 64 up
+    to the highest so far (an ID further back is taken as new)."""
+
+    def __init__(self):
+        self.top, self.ids = None, set()
+
+    def first(self, t):
+        """Whether t is new, marking it seen."""
+        if self.top is None or t > self.top:
+            self.top = t
+            self.ids = {i for i in self.ids if i > t - 64}
+        elif self.top - t >= 64:
+            return True
+        elif t in self.ids:
+            return False
+        self.ids.add(t)
+        return True
+
+
 class Totals:
-    """What `totals` prints: counts of packets and the sums of the counts."""
+    """What `totals` prints: counts of packets and the sums of the counts,
+    with section 6's duplicates and 7 step 8's implausible IDs left out."""
 
     def __init__(self):
         self.packets = self.references = self.returns = self.unknown = self.copies = 0
-        self.values = 0
+        self.values = self.duplicates = self.implausible = 0
         self.triggers = []
         self.sums, self.domains = {}, {}
         self.gauges, self.last = set(), {}
-        self.latest, self.duplicates = {}, 0
+        self.windows = {}
+        self.scheds = {}        # sched_id -> [last trigger_id, its ref_ns]
+        self.period = 0
 
-    def duplicate(self, key, trigger):
-        """Section 6: a trigger ID among its key's latest 64 is a duplicate,
-        counted and not summed again."""
-        seen = self.latest.setdefault(key, collections.deque(maxlen=64))
-        if trigger in seen:
-            self.duplicates += 1
-            return True
-        seen.append(trigger)
-        return False
+    def window(self, *key):
+        return self.windows.setdefault(key, Window())
 
     def totals(self):
         """Per event its sum, or for a gauge its last level (4.3)."""
         return {k: self.last[k] if k in self.gauges else v for k, v in self.sums.items()}
 
+    def plausible(self, p):
+        """7 step 8: a trigger ID no further ahead than time allows."""
+        t = p["trigger_id"]
+        if t > 1 << 62:
+            return False
+        s = self.scheds.get(p["sched_id"])
+        if s is None or t <= s[0]:
+            return True
+        dt = max(p["ref_ns"] - s[1], 0)
+        allowed = dt // self.period * 16 if self.period else dt // 1000
+        return t - s[0] <= 4096 + allowed
+
+    def reference(self, p):
+        if not self.plausible(p):
+            self.implausible += 1
+            return
+        self.references += 1
+        self.triggers.append(p["trigger_id"])
+        s = self.scheds.setdefault(p["sched_id"], [p["trigger_id"], p["ref_ns"]])
+        if not self.window("ref", p["sched_id"]).first(p["trigger_id"]):
+            self.duplicates += 1
+        elif p["trigger_id"] > s[0]:
+            s[0], s[1] = p["trigger_id"], p["ref_ns"]
+
+    def ret(self, p):
+        self.returns += 1
+        self.values += p["n_counts"]
+        d, t = p["domain_id"], p["trigger_id"]
+        self.domains[str(d)] = self.domains.get(str(d), 0) + 1
+        if not self.window("answered", d).first(t):
+            self.duplicates += 1
+        # a failed read is no sample: a later return of its trigger counts
+        if not p["flags"] & 1 and not self.window("counted", d).first(t):
+            return
+        for i, c in enumerate(p["counts"]):
+            k = "%d/%d" % (d, i)
+            self.sums[k] = self.sums.get(k, 0) + c
+            self.last[k] = c
+
+    def metadata(self, t, p):
+        if t == 1 and not self.period:
+            self.period = p["period_ns"]
+        elif t == 3 and p["flags"] & 1:
+            self.gauges.add("%d/%d" % (p["domain_id"], p["index"]))
+
     def __call__(self, h, t, p):
         self.packets += 1
         if t == 8:
             self.copies += 1
+            if p["inner"] is not None:   # it may stand in for a lost original
+                self.metadata(p["inner_type"], p["inner"])
         elif t == 16:
-            self.references += 1
-            self.triggers.append(p["trigger_id"])
-            self.duplicate(("ref", p["sched_id"]), p["trigger_id"])
+            self.reference(p)
         elif t == 17:
-            self.returns += 1
-            self.values += p["n_counts"]
-            d = str(p["domain_id"])
-            self.domains[d] = self.domains.get(d, 0) + 1
-            if self.duplicate(("ret", p["domain_id"]), p["trigger_id"]):
-                return
-            for i, c in enumerate(p["counts"]):
-                k = "%d/%d" % (p["domain_id"], i)
-                self.sums[k] = self.sums.get(k, 0) + c
-                self.last[k] = c
-        elif t == 3 and p["flags"] & 1:
-            self.gauges.add("%d/%d" % (p["domain_id"], p["index"]))
+            self.ret(p)
         elif p is None:
             self.unknown += 1
+        else:
+            self.metadata(t, p)
 
 
 def cmd_totals(data):
@@ -888,7 +942,9 @@ def cmd_totals(data):
     r.run()
     print(json.dumps({"chunks": r.chunks, "damaged": r.damaged, "packets": tot.packets,
                       "references": tot.references, "returns": tot.returns,
-                      "copies": tot.copies, "duplicates": tot.duplicates, "unknown": tot.unknown, "values": tot.values,
+                      "copies": tot.copies, "duplicates": tot.duplicates,
+                      "implausible": tot.implausible, "unknown": tot.unknown,
+                      "values": tot.values,
                       "first_trigger": min(tot.triggers, default=None),
                       "last_trigger": max(tot.triggers, default=None),
                       "domain_returns": tot.domains, "totals": tot.totals(),
