@@ -8,11 +8,12 @@ difference and exits 1 on one.
 
 Compared exactly: chunks read and damaged, packets (info: copies and
 unknown ones apart), reference and return packets, copies, unknown packets,
-values, duplicates (section 6: not summed again), the first and last
-trigger ID, each domain's return packets and each event's total (a gauge's
-total is its last level, 4.3). With --damaged N, both must also have found
-exactly N damaged chunks, so that a log damaged on purpose is seen as
-damaged and not read as intact.
+values, duplicates (section 6: not summed again), implausible reference
+packets, where the next recording starts (section 7 step 3a), the first and
+last trigger ID, each domain's return packets and each event's total (a
+gauge's total is its last level, 4.3). With --damaged N, both must also
+have found exactly N damaged chunks, so that a log damaged on purpose is
+seen as damaged and not read as intact.
 """
 import json
 import os
@@ -65,7 +66,8 @@ def main(argv):
                          ("references", "ref_packets"),
                          ("returns", "ret_packets"), ("copies", "copies"),
                          ("unknown", "unknown_packets"), ("values", "values"),
-                         ("duplicates", "duplicates"), ("implausible", "implausible_refs")):
+                         ("duplicates", "duplicates"), ("implausible", "implausible_refs"),
+                         ("next_recording", "next_recording")):
         compare(mine, r[mine], info[theirs], diffs)
     compare("packets less copies and unknown ones", r["packets"] - r["copies"] - r["unknown"],
             info["packets"], diffs)

@@ -697,6 +697,7 @@ class Reader:
         self.tag = 0
         self.session = None
         self.last_seq = None
+        self.next_recording = None
 
     def warn(self, msg):
         self.warnings.append(msg)
@@ -740,8 +741,7 @@ class Reader:
             raise SystemExit("format version %d is newer than this reader supports (%d)"
                              % (h["version"], READER_VERSION))
         if not first and self.other_recording(h):
-            self.warn("another recording starts at offset %d" % off)
-            return None
+            return self.next_at(off)
         self.last_seq = h["seq"]
         if h["tag"] and not self.tag:
             self.tag = h["tag"]
@@ -749,7 +749,8 @@ class Reader:
         if end > len(data):
             self.warn("chunk at offset %d truncated" % off)
             return None
-        if h["version"] > READER_VERSION:
+        if h["version"] > READER_VERSION:   # 7 step 5: damage to this reader
+            self.damaged += 1
             self.warn("chunk at offset %d: newer version, skipped" % off)
             return end
         frame = data[off + h["hdr_size"]:end]
@@ -761,11 +762,16 @@ class Reader:
             self.warn("chunk at offset %d: payload CRC mismatch or bad frame, skipped" % off)
             return end
         if self.second_session(payload, h):
-            self.warn("another recording starts at offset %d" % off)
-            return None
+            return self.next_at(off)
         self.chunks += 1
         self.packets(payload, h)
         return end
+
+    def next_at(self, off):
+        """7 step 3a: reading ends before the next recording, at off."""
+        self.next_recording = off
+        self.warn("another recording starts at offset %d" % off)
+        return None
 
     def other_recording(self, h):
         """7 step 3a, by the header."""
@@ -831,7 +837,8 @@ def cmd_dump(data):
     r.run()
     for w in r.warnings:
         out.write(json.dumps({"type": "warning", "text": w}) + "\n")
-    out.write(json.dumps({"type": "end", "chunks": r.chunks, "damaged": r.damaged}) + "\n")
+    out.write(json.dumps({"type": "end", "chunks": r.chunks, "damaged": r.damaged,
+                          "next_recording": r.next_recording}) + "\n")
 
 
 class Window:
@@ -948,7 +955,8 @@ def cmd_totals(data):
                       "first_trigger": min(tot.triggers, default=None),
                       "last_trigger": max(tot.triggers, default=None),
                       "domain_returns": tot.domains, "totals": tot.totals(),
-                      "gauges": sorted(tot.gauges), "warnings": r.warnings}, sort_keys=True))
+                      "gauges": sorted(tot.gauges), "next_recording": r.next_recording,
+                      "warnings": r.warnings}, sort_keys=True))
 
 
 def main(argv):
