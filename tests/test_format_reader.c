@@ -5,14 +5,18 @@
  * sources. Each test has it read logs and compares what it read with what
  * `t410trace info --json` read (tests/format_reader_check.py): chunks read
  * and damaged, packets, reference and return packets, copies, unknown
- * packets, values, first and last trigger, return packets per domain and
- * every event's total, exactly. The logs: the committed fixtures (older
- * writers), a simulated Tegra410 recorded in virtual time and a host's
- * software counters in each log format (1, 2, 3), the same logs damaged
- * (a chunk's payload, a chunk's header, a cut tail), and t4write.py's logs
- * of what a live recording rarely writes (IDs of 4096 and above, two
- * schedulers, copies, a damaged first header, two recordings in a file,
- * empty chunks, duplicated and reordered packets). A gap in FORMAT.md shows up as a disagreement here.
+ * packets, values, duplicates, first and last trigger, return packets per
+ * domain and every event's total, exactly; and for undamaged logs, packet
+ * by packet, each return packet's counts against the interval `decode -f
+ * jsonl` made of it. The logs: the committed fixtures (older writers), a
+ * simulated Tegra410 recorded in virtual time and a host's software
+ * counters in each log format (1, 2, 3), simulated logs damaged (a chunk's
+ * payload, a chunk's header, a cut tail, garbage after the end, a chunk of
+ * a newer version, the log twice in a file), and t4write.py's logs of what
+ * a live recording rarely writes (IDs of 4096 and above, two schedulers,
+ * copies, a damaged first header, two recordings in a file, empty chunks,
+ * duplicated and reordered packets). A gap in FORMAT.md shows up as a
+ * disagreement here.
  *
  * Skips only without python3 or zstd (or T4_BIN, outside `make check`);
  * the host logs without CPU-wide perf counters.
@@ -63,17 +67,29 @@ static int fr_sh(struct fr *c, const char *fmt, ...)
 }
 
 /* t4read.py and `info --json` read LOG alike; damaged >= 0: and both
- * found that many damaged chunks. */
-static void agree(struct fr *c, const char *log, int damaged)
+ * found that many damaged chunks; samples: and every return packet is
+ * `decode -f jsonl`'s interval (an undamaged log). */
+static void agree_on(struct fr *c, const char *log, int damaged, bool samples)
 {
-	char more[32] = "";
+	char more[64] = "";
+	size_t n = 0;
 
 	if (damaged >= 0)
-		snprintf(more, sizeof(more), " --damaged %d", damaged);
+		n += (size_t)snprintf(more, sizeof(more), " --damaged %d", damaged);
+	if (samples) {
+		snprintf(more + n, sizeof(more) - n, " --jsonl decode.jsonl");
+		cr_assert_eq(fr_sh(c, "\"$B\" decode '%s' -f jsonl -o decode.jsonl", log), 0,
+			     "decode -f jsonl %s: %s", log, c->out);
+	}
 	cr_assert_eq(fr_sh(c, "\"$B\" info --json '%s' > info.json", log), 0,
 		     "info --json %s: %s", log, c->out);
 	cr_assert_eq(fr_sh(c, "python3 '%s' '%s' info.json%s", c->check, log, more), 0,
 		     "%s: t4read.py and t410trace disagree:\n%s", log, c->out);
+}
+
+static void agree(struct fr *c, const char *log, int damaged)
+{
+	agree_on(c, log, damaged, false);
 }
 
 /* `record ARGS -o NAME` in the test's directory. */
@@ -160,13 +176,13 @@ Test(format_reader, fixture_logs_read_alike, .timeout = 120)
 	cr_assert_not_null(cli_repo_file("tests/fixtures/logs", fix));
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
 		snprintf(log, sizeof(log), "%s/%s.t4t", fix, logs[i]);
-		agree(&c, log, 0);
+		agree_on(&c, log, 0, true);
 	}
 	fr_fini(&c);
 }
 
-/* A simulated Tegra410 in virtual time (34 domains, 190 events), one log
- * per format. */
+/* A simulated Tegra410 in virtual time (34 domains, 190 events, phases
+ * cut at bookmarks' set times), one log per format. */
 Test(format_reader, simulated_logs_of_each_format_read_alike, .timeout = 120)
 {
 	struct fr c;
@@ -174,10 +190,10 @@ Test(format_reader, simulated_logs_of_each_format_read_alike, .timeout = 120)
 
 	fr_init(&c);
 	for (int v = 1; v <= 3; v++) {
-		snprintf(args, sizeof(args), "--sim=7 --virtual -d 1s --log-format %d", v);
+		snprintf(args, sizeof(args), "--sim=7 --virtual -d 500ms --log-format %d", v);
 		snprintf(log, sizeof(log), "s%d.t4t", v);
 		record(&c, log, args);
-		agree(&c, log, 0);
+		agree_on(&c, log, 0, true);
 	}
 	fr_fini(&c);
 }
@@ -196,7 +212,7 @@ Test(format_reader, host_logs_of_each_format_read_alike, .timeout = 120)
 			 "--log-format %d", v);
 		snprintf(log, sizeof(log), "h%d.t4t", v);
 		record(&c, log, args);
-		agree(&c, log, 0);
+		agree_on(&c, log, 0, true);
 	}
 	fr_fini(&c);
 }

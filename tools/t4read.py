@@ -852,7 +852,8 @@ class Window:
         """Whether t is new, marking it seen."""
         if self.top is None or t > self.top:
             self.top = t
-            self.ids = {i for i in self.ids if i > t - 64}
+            if len(self.ids) > 1024:   # IDs below the window never return to it
+                self.ids = {i for i in self.ids if i > t - 64}
         elif self.top - t >= 64:
             return True
         elif t in self.ids:
