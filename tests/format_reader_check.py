@@ -10,10 +10,10 @@ Compared exactly: chunks read and damaged, packets (info: copies and
 unknown ones apart), reference and return packets, copies, unknown packets,
 values, duplicates (section 6: not summed again), implausible reference
 packets, where the next recording starts (section 7 step 3a), the first and
-last trigger ID, each domain's return packets and each event's total (a
-gauge's total is its last level, 4.3). With --damaged N, both must also
-have found exactly N damaged chunks, so that a log damaged on purpose is
-seen as damaged and not read as intact.
+last trigger ID, the origin (the smallest ref_ns), each domain's return
+packets and each event's total (a gauge's total is its last level, 4.3).
+With --damaged N, both must also have found exactly N damaged chunks, so
+that a log damaged on purpose is seen as damaged and not read as intact.
 
 With --jsonl (`t410trace decode -f jsonl` of an undamaged LOG), packet by
 packet: every return packet t4read.py dumps that is a sample (not a
@@ -154,6 +154,7 @@ def main(argv):
     if r["references"]:
         compare("first_trigger", r["first_trigger"], info["first_trigger"], diffs)
         compare("last_trigger", r["last_trigger"], info["last_trigger"], diffs)
+        compare("origin_ns", r["origin_ns"], info["origin_ns"], diffs)
     totals, returns = info_totals(info)
     compare("returns per domain", {d: n for d, n in r["domain_returns"].items()},
             {d: n for d, n in returns.items() if n or d in r["domain_returns"]}, diffs)
@@ -165,8 +166,9 @@ def main(argv):
         print(d)
     if not diffs:
         print("%s: t4read.py and t410trace agree (%d chunks, %d damaged, %d packets, "
-              "%d events, %d samples)" % (os.path.basename(a.log), r["chunks"], r["damaged"],
-                                          r["packets"], len(totals), samples))
+              "%d events%s)" % (os.path.basename(a.log), r["chunks"], r["damaged"],
+                                r["packets"], len(totals),
+                                ", %d samples" % samples if a.jsonl else ""))
     return 1 if diffs else 0
 
 

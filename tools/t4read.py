@@ -9,7 +9,8 @@ enough to read every log t410trace writes: formats 1 (1.0, 1.1), 2 and 3.
   t4read.py totals LOG   one JSON object: chunks read and damaged, packets
                          (as the chunk headers count them), reference, return,
                          copy and unknown packets, values, the first and last
-                         trigger ID, return packets per domain, duplicates
+                         trigger ID, the origin (6.1: the smallest ref_ns),
+                         return packets per domain, duplicates
                          (section 6), implausible reference packets (7 step
                          8: not counted as references), and per
                          "domain/index" the sum of the
@@ -53,15 +54,6 @@ class Malformed(Exception):
 
 # ---- primitive encodings (section 3) -------------------------------------
 
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
 def _crc_table():
     table = []
     for n in range(256):
@@ -75,8 +67,8 @@ def _crc_table():
 CRC_TABLE = _crc_table()
 
 
-def crc32c_fast(data):
-    """crc32c() with a table: the same value, for whole frames."""
+def crc32c(data):
+    """CRC32C (section 2), a byte at a time through a table."""
     crc = 0xFFFFFFFF
     t = CRC_TABLE
     for b in data:
@@ -448,6 +440,7 @@ def next_key(bs, bst, quiet):
 
 
 def ret_record(bs, bst, S, dom, quiet):
+    """5a.5 (with 5a.8's quiet record): one return record of domain dom."""
     if quiet or (S.n >= 1 and bs.bits(1)):
         flags, n = S.flags, S.n_counts
     else:
@@ -461,32 +454,13 @@ def ret_record(bs, bst, S, dom, quiet):
     end = (begin + S.width + f("rw")) & M64
     local = (S.local + scale((begin - S.begin) & M64, S.rate) + f("rl")) & M64
     enabled = running = 0
-    f.resid["re"] = f.resid["rr"] = 0
+    f.resid["re"] = f.resid["rr"] = 0   # not coded: residual 0 (5a.8)
     if flags & 2:
         enabled = (S.enabled + f("re")) & M64
         running = (S.running + f("rr")) & M64
     if S.n >= 2 and (S.n - 2) % 16 == 0:
-        for i in range(n):
-            pred = bs.bits(1)
-            shift = S.shift[i] if bs.bits(1) else bs.bits(6)
-            if pred != S.pred[i] or shift != S.shift[i]:
-                S.crice[i] = Rice()
-            S.pred[i], S.shift[i] = pred, shift
-    counts, cres = [], []
-    rc = ratio((local - S.local) & M64, S.dlocal, 1 << 32) if S.n >= 2 else 0
-    for i in range(n):
-        prev = S.count[i] if i < S.n_counts else 0
-        if quiet and S.cquiet[i]:
-            r, p = 0, prev
-            if S.n >= 2:
-                p = round_pred(scale(prev, rc) if S.pred[i] else prev, S.shift[i])
-        elif S.n < 2:
-            p, r = prev, unzz(bs.raw())
-        else:
-            p = round_pred(scale(prev, rc) if S.pred[i] else prev, S.shift[i])
-            r = res(bs, S.crice[i], S.shift[i])
-        counts.append((p + r) & M64)
-        cres.append(r)
+        block_header(bs, S, n)
+    counts, cres = ret_counts(bs, S, n, local, quiet)
     commit_ret(S, dt, trig, begin, end, local, enabled, running, flags, n, counts)
     for name in RET_FIELDS:
         S.quiet[name] = int(f.resid[name] == 0)
@@ -497,13 +471,41 @@ def ret_record(bs, bst, S, dom, quiet):
             "enabled_delta": enabled, "running_delta": running, "counts": counts}
 
 
+def block_header(bs, S, n):
+    """5a.5 row 9: each event's prediction and granularity, event by event."""
+    for i in range(n):
+        pred = bs.bits(1)
+        shift = S.shift[i] if bs.bits(1) else bs.bits(6)
+        if pred != S.pred[i] or shift != S.shift[i]:
+            S.crice[i] = Rice()
+        S.pred[i], S.shift[i] = pred, shift
+
+
+def ret_counts(bs, S, n, local, quiet):
+    """5a.5 row 10: the counts and their residuals (for the quiet flags)."""
+    counts, cres = [], []
+    rc = ratio((local - S.local) & M64, S.dlocal, 1 << 32) if S.n >= 2 else 0
+    for i in range(n):
+        prev = S.count[i] if i < S.n_counts else 0
+        if S.n < 2:
+            p, r = prev, unzz(bs.raw())   # a quiet record has S.n >= 2
+        else:
+            p = round_pred(scale(prev, rc) if S.pred[i] else prev, S.shift[i])
+            r = 0 if quiet and S.cquiet[i] else res(bs, S.crice[i], S.shift[i])
+        counts.append((p + r) & M64)
+        cres.append(r)
+    return counts, cres
+
+
 def round_pred(p, s):
+    """A prediction rounded to its granularity 2^s (5a.5)."""
     if s > 0:
         p = (p + (1 << (s - 1))) & ~((1 << s) - 1) & M64
     return p
 
 
 def commit_ret(S, dt, trig, begin, end, local, enabled, running, flags, n, counts):
+    """5a.5's commit: S takes the record."""
     if S.n >= 1:
         db, dl = (begin - S.begin) & M64, (local - S.local) & M64
         if dt == 1:
@@ -519,6 +521,7 @@ def commit_ret(S, dt, trig, begin, end, local, enabled, running, flags, n, count
 
 
 def ref_record(bs, bst, R, sched, quiet):
+    """5a.6 (with 5a.8's quiet record): one reference record of sched."""
     if quiet or (R.n >= 1 and bs.bits(1)):
         flags, bookmark, overruns = R.flags, R.bookmark, 0
     else:
@@ -665,7 +668,7 @@ def header(data, off):
         return None
     (version, hdr_size, flags, seq, first, last, raw, comp, packets, pcrc, tag,
      hcrc) = struct.unpack_from("<HHIQQQIIIIII", data, off + 8)
-    if crc32c_fast(data[off:off + 60]) != hcrc:
+    if crc32c(data[off:off + 60]) != hcrc:
         return None
     if version < 1 or not 64 <= hdr_size <= 4096 or raw > MAX_RAW:
         return None
@@ -755,7 +758,7 @@ class Reader:
             return end
         frame = data[off + h["hdr_size"]:end]
         payload = None
-        if crc32c_fast(frame) == h["payload_crc"]:
+        if crc32c(frame) == h["payload_crc"]:
             payload = payload_of(frame, h["raw_size"])
         if payload is None:
             self.damaged += 1
@@ -875,6 +878,7 @@ class Totals:
         self.windows = {}
         self.scheds = {}        # sched_id -> [last trigger_id, its ref_ns]
         self.period = 0
+        self.origin = None      # the smallest ref_ns (6.1: relative times' zero)
 
     def window(self, *key):
         return self.windows.setdefault(key, Window())
@@ -901,6 +905,8 @@ class Totals:
             return
         self.references += 1
         self.triggers.append(p["trigger_id"])
+        if p["ref_ns"] and (self.origin is None or p["ref_ns"] < self.origin):
+            self.origin = p["ref_ns"]
         s = self.scheds.setdefault(p["sched_id"], [p["trigger_id"], p["ref_ns"]])
         if not self.window("ref", p["sched_id"]).first(p["trigger_id"]):
             self.duplicates += 1
@@ -955,6 +961,7 @@ def cmd_totals(data):
                       "values": tot.values,
                       "first_trigger": min(tot.triggers, default=None),
                       "last_trigger": max(tot.triggers, default=None),
+                      "origin_ns": tot.origin,
                       "domain_returns": tot.domains, "totals": tot.totals(),
                       "gauges": sorted(tot.gauges), "next_recording": r.next_recording,
                       "warnings": r.warnings}, sort_keys=True))
