@@ -178,6 +178,11 @@ Test(format_reader, fixture_logs_read_alike, .timeout = 120)
 		snprintf(log, sizeof(log), "%s/%s.t4t", fix, logs[i]);
 		agree_on(&c, log, 0, true);
 	}
+	/* a 1.0 log of one chunk twice: no tag, no lower seq; its second
+	 * session packet says where the second recording starts (7 step 3a) */
+	cr_assert_eq(fr_sh(&c, "cat '%s/v1.0-virtual-sim.t4t' '%s/v1.0-virtual-sim.t4t' "
+			       "> twice.t4t", fix, fix), 0, "%s", c.out);
+	agree(&c, "twice.t4t", 0);
 	fr_fini(&c);
 }
 
