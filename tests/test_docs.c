@@ -1,6 +1,7 @@
 /* test_docs.c - the documentation runs as written (issue 15.9): README's
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
- * the build folder's t410trace-uninstalled.pc) and recorded, EVENTS.md's
+ * the build folder's t410trace-uninstalled.pc) and recorded, README's
+ * Usage outputs as its comments describe them, EVENTS.md's
  * examples and error messages against the binary, `make install`'s
  * PATH hint, and the man page against every --help (the same options under
  * the same names).
@@ -159,19 +160,58 @@ static int resolve(const char *root_opt, const char *spec, char *out, size_t cap
 
 /* ---- README ----------------------------------------------------------------- */
 
+/* What text says after marker, to the end of its line, into out. */
+static void said_after(const char *text, const char *marker, char *out, size_t cap)
+{
+	const char *p = strstr(text, marker);
+
+	cr_assert_not_null(p, "README's Usage no longer says '%s'", marker);
+	p += strlen(marker);
+	snprintf(out, cap, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/* The Usage commands made, in dir, what their comments say: decode's CSV
+ * and phase table with the columns named, top's header and 3 CSV lines,
+ * report's page beside the log, one reference stream per socket. */
+static void usage_made_what_it_says(const char *dir, const char *usage)
+{
+	char want[512], out[1 << 12];
+
+	said_after(usage, "-o ctl.csv      # tidy rows: ", want, sizeof(want));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && head -1 ctl.csv", dir), 0, "%s", out);
+	cr_expect_str_eq(t4t_chomp(out), want, "README: decode -f csv's columns");
+	said_after(usage, "-f phases              # the phase table: ", want, sizeof(want));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode ctl.t4t -f phases | head -1",
+			     dir, bin()), 0, "%s", out);
+	cr_expect_str_eq(t4t_chomp(out), want, "README: decode -f phases' columns");
+	cr_assert(strstr(usage, "-n 3 > live.csv   # a header and 3 CSV lines, one a second"));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && wc -l < live.csv && head -c 7 live.csv",
+			     dir), 0, "%s", out);
+	cr_expect_str_eq(out, "4\ntime_s,", "README: top -n 3 on a pipe: a header and 3 CSV lines");
+	cr_assert(strstr(usage, "`t410trace report ctl.t4t` writes `ctl.html`"));
+	cr_expect_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report ctl.t4t 2>&1 && test -s "
+			     "ctl.html", dir, bin()), 0, "README: report ctl.t4t writes ctl.html: %s",
+		     out);
+	cr_assert(strstr(usage, "one\n# reference packet stream per socket"));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info --json sockets.t4t | "
+			     "grep -o '\"schedulers\": [0-9]*'", dir, bin()), 0, "%s", out);
+	cr_expect_eq(json_num(out, "schedulers"), 2, "README: --per-socket on two sockets");
+}
+
 Test(docs, readme_usage_runs_as_written, .timeout = 300)
 {
-	char *doc = slurp("README.md"), *dir;
+	char *doc = slurp("README.md"), *dir, *usage;
 	char *script = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&script, &len);
 
 	t4t_need_perf(); /* its recordings count this machine's CPUs */
-	code_blocks(section(doc, "\n## Usage\n"), "sh", f);
+	code_blocks(usage = section(doc, "\n## Usage\n"), "sh", f);
 	cr_assert_eq(fclose(f), 0);
 	cr_assert(strstr(script, "t410trace record"), "no commands in README's Usage");
 	dir = clone_dir(false);
 	run_script(dir, "usage.sh", "", script);
+	usage_made_what_it_says(dir, usage);
 	free(script);
 	free(doc);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
