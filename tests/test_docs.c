@@ -1,7 +1,8 @@
 /* test_docs.c - the documentation runs as written (issue 15.9): README's
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
  * the build folder's t410trace-uninstalled.pc) and recorded, README's
- * Usage outputs as its comments describe them, EVENTS.md's
+ * Usage outputs as its comments describe them, make demo's files and
+ * suggested commands, EVENTS.md's
  * examples and error messages against the binary, `make install`'s
  * PATH hint, and the man page against every --help (the same options under
  * the same names).
@@ -214,6 +215,43 @@ Test(docs, readme_usage_runs_as_written, .timeout = 300)
 	usage_made_what_it_says(dir, usage);
 	free(script);
 	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
+/* README's Quick start: make demo (tools/demo.sh, here with the binary
+ * under test in a private folder, where it writes) records and shows three
+ * logs and ends with the two reports and the files it lists; the
+ * t410trace commands it suggests work as printed (its python3 line reads
+ * the whole CSV: seconds, left out). */
+Test(docs, make_demo_leaves_what_it_lists, .timeout = 300)
+{
+	char *dir = malloc(PATH_MAX), demo[PATH_MAX], out[1 << 16], *files;
+
+	cr_assert_not_null(dir);
+	t4t_need_perf(); /* its third log counts this machine's CPUs */
+	cr_assert_not_null(cli_repo_file("tools/demo.sh", demo));
+	t4t_exec_tmpdir(dir, PATH_MAX, "t4demo"); /* it runs a script it writes */
+	cr_assert_eq(cli_run(out, sizeof(out), "ln -s '%s' '%s/t410trace' && sh '%s' "
+			     "'%s/t410trace' > '%s/demo.out' 2>&1 || tail -c 4000 '%s/demo.out'",
+			     bin(), dir, demo, dir, dir, dir), 0, "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "sed -n '/^== files$/,$p' '%s/demo.out'", dir), 0);
+	cr_assert(strstr(out, "/demo-sim.html, ") && strstr(out, "/demo-host.html "), "%s", out);
+	/* every file it lists is there, not empty */
+	files = strdup(out);
+	cr_assert_not_null(files);
+	for (char *p = files; (p = strstr(p, "/demo-"));) {
+		size_t n = strcspn(p, ",) \n'");
+		cr_expect_eq(cli_run(out, sizeof(out), "test -s '%s%.*s'", dir, (int)n, p), 0,
+			     "demo lists %.*s; it is not there", (int)n - 1, p + 1);
+		p += n;
+	}
+	/* the commands it suggests, as printed (t410trace: the one under test) */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && sed -n 's/^  t410trace /.\\/t410trace "
+			     "/p' demo.out > next.sh && test $(wc -l < next.sh) = 2 && "
+			     "sh -e next.sh 2>&1", dir), 0, "%s", out);
+	cr_expect(strstr(out, ",rd_bw,") && strstr(out, ",gpu_stream,nvidia_ucf_pmu_"), "%s", out);
+	free(files);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
 	free(dir);
 }
