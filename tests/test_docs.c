@@ -301,6 +301,34 @@ Test(docs, library_example_builds_and_records, .timeout = 120)
 	free(dir);
 }
 
+/* ---- LIBRARY.md: ctl from a shell --------------------------------------------- */
+
+/* The commands of "From a shell" as written: every ctl is answered (the
+ * first ones ran before the recorder listened, each "no recorder
+ * listening", and nothing ended the recording), and the bookmark is in
+ * the log. */
+Test(docs, library_ctl_example_runs_as_written, .timeout = 120)
+{
+	char *doc = slurp("docs/LIBRARY.md"), *dir, out[1 << 14];
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+
+	t4t_need_perf(); /* it records this machine's counters */
+	code_blocks(section(doc, "\n## From a shell: `t410trace ctl`\n"), "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert(strstr(script, "ctl --control rec.sock bookmark warmup"), "%s", script);
+	dir = clone_dir(false);
+	run_script(dir, "ctl.sh", "export PATH=\"$PWD/build:$PATH\"\n", script);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info run.t4t", dir, bin()), 0,
+		     "%s", out);
+	cr_expect(strstr(out, "bookmarks (1):") && strstr(out, " warmup "), "%s", out);
+	free(script);
+	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
 /* ---- EVENTS.md: every example resolves, every error is the binary's ---------- */
 
 /* The rows of the markdown table after heading: each row's cells. */
