@@ -2,7 +2,8 @@
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
  * the build folder's t410trace-uninstalled.pc) and recorded, README's
  * Usage outputs as its comments describe them, make demo's files and
- * suggested commands, EVENTS.md's
+ * suggested commands, LIBRARY.md's ctl example, SIMULATOR.md's
+ * virtual-time examples, EVENTS.md's
  * examples and error messages against the binary, `make install`'s
  * PATH hint, and the man page against every --help (the same options under
  * the same names).
@@ -323,6 +324,38 @@ Test(docs, library_ctl_example_runs_as_written, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info run.t4t", dir, bin()), 0,
 		     "%s", out);
 	cr_expect(strstr(out, "bookmarks (1):") && strstr(out, " warmup "), "%s", out);
+	free(script);
+	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
+/* ---- SIMULATOR.md: the virtual-time examples ---------------------------------- */
+
+/* Its two commands as written, the hour cut to 10 s (an hour at 1 ms is
+ * 2.6 GB and half a minute of CPU: make bench's); trigger k at t0 + k x
+ * period up to the first grid point at or after the duration: 10,001 per
+ * scheduler, two with --per-socket. */
+Test(docs, simulator_examples_run_as_written, .timeout = 120)
+{
+	char *doc = slurp("docs/SIMULATOR.md"), *dir, *hour, out[256];
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+
+	code_blocks(section(doc, "\n## Virtual time\n"), "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_not_null(hour = strstr(script, "--duration 3600s --per-socket -o hour.t4t"),
+			   "%s", script);
+	memcpy(hour, "--duration   10s", 16);
+	cr_assert(strstr(script, "-o hard.t4t"), "%s", script);
+	dir = clone_dir(false);
+	run_script(dir, "sim.sh", "export PATH=\"$PWD/build:$PATH\"\n", script);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && for f in hour hard; do '%s' info --json "
+			     "$f.t4t | grep -o '\"triggers\": [0-9]*, \"first_trigger\": [0-9]*, "
+			     "\"last_trigger\": [0-9]*'; done", dir, bin()), 0, "%s", out);
+	cr_expect_str_eq(out, "\"triggers\": 20002, \"first_trigger\": 0, \"last_trigger\": 10000\n"
+			      "\"triggers\": 10001, \"first_trigger\": 0, \"last_trigger\": 10000\n");
 	free(script);
 	free(doc);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
