@@ -543,6 +543,38 @@ static void record_app(struct run *r, char *log, const char *record_args, const 
 	cr_assert_eq(r->status, 0, "%s", r->out);
 }
 
+/* LIBRARY.md: "An older library (its t410__probe without credits) is
+ * never given the uprobe: it keeps the socket." A workload that maps a
+ * library with only t410__probe, then one with t410__probe2 (empty
+ * stand-ins), says hello with each: the first is answered "ok socket",
+ * the second "ok uprobe". */
+Test(activity, an_older_library_keeps_the_socket, .timeout = 120)
+{
+	struct run r;
+
+	need_bpf();
+	t4t_need_cmd("python3");
+	t4t_exec_tmpdir(r.dir, sizeof(r.dir), "t4old"); /* the libraries are loaded from it */
+	r.status = cli_exec(&(struct cli_io){ .dir = r.dir, .out = r.out, .cap = sizeof(r.out),
+					       .merge_err = true },
+			    "unset T410TRACE_CONTROL; "
+			    "for p in t410__probe t410__probe2; do "
+			    "echo \"void $p(int op, const char *n) { (void)op; (void)n; }\" > $p.c && "
+			    "%s -shared -fPIC -o $p.so $p.c || exit 1; done; "
+			    "printf '%%s\\n' 'import ctypes, os, socket' "
+			    "'for lib in (\"t410__probe.so\", \"t410__probe2.so\"):' "
+			    "'    path = os.path.realpath(lib)' '    ctypes.CDLL(path)' "
+			    "'    s = socket.socket(socket.AF_UNIX)' "
+			    "'    s.connect(os.environ[\"T410TRACE_CONTROL\"])' "
+			    "'    s.sendall((\"hello %%s\\n\" %% path).encode())' "
+			    "'    print(lib, s.makefile().readline().strip())' > hello.py && "
+			    "'%s' record -q --sim --period 10ms -o a.t4t -- python3 hello.py",
+			    t4t_cc(), bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410__probe.so ok socket\nt410__probe2.so ok uprobe\n");
+	cleanup(&r);
+}
+
 /* How many bookmark packets of the log have a name matching the regular
  * expression name_re; -1 when info says nothing. */
 static int count_bookmarks(struct run *r, const char *log, const char *name_re)

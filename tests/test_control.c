@@ -887,6 +887,32 @@ Test(control_cli, out_of_fds_the_idlest_client_goes, .timeout = 60)
 	t4_rmtree(dir);
 }
 
+/* LIBRARY.md: "record raises its soft RLIMIT_NOFILE to the hard limit; its
+ * command gets the limit record was given" (the command's parent, record,
+ * read in /proc). */
+Test(control_cli, record_raises_its_fd_limit_not_its_commands, .timeout = 60)
+{
+	const char *bin = getenv("T4_BIN");
+	char dir[PATH_MAX], out[2048], err[2048];
+	struct rlimit rl;
+	long soft, hard;
+
+	if (!bin)
+		cr_skip_test("T4_BIN not set (run through make check)");
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= 100)
+		cr_skip_test("the hard limit of open files is %llu: nothing to raise",
+			     (unsigned long long)rl.rlim_max);
+	t4t_tmpdir(dir, sizeof(dir), "t4ctl");
+	cr_assert_eq(run_shell(out, err, sizeof(out), "cd '%s' && ulimit -Sn 100 && '%s' record "
+			       "-q --sim --period 10ms -o x.t4t -- sh -c 'ulimit -Sn; grep "
+			       "\"^Max open files\" /proc/$PPID/limits'", dir, bin), 0, "%s", err);
+	cr_assert_eq(sscanf(out, "100\nMax open files %ld %ld", &soft, &hard), 2,
+		     "the command's soft limit, then record's limits: %s", out);
+	cr_assert_eq(soft, hard, "record's soft limit: %s", out);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+}
+
 /* A server at sock (forked, a listening socket of its own) that reads the
  * command line, then sends bytes without a newline: flood (as fast as the
  * socket takes them, until the client goes) or one byte every 50 ms. */

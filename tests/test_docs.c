@@ -1,6 +1,9 @@
 /* test_docs.c - the documentation runs as written (issue 15.9): README's
  * Usage commands in order, LIBRARY.md's example app built (pkg-config on
- * the build folder's t410trace-uninstalled.pc) and recorded, EVENTS.md's
+ * the build folder's t410trace-uninstalled.pc) and recorded, README's
+ * Usage outputs as its comments describe them, make demo's files and
+ * suggested commands, LIBRARY.md's ctl example, SIMULATOR.md's
+ * virtual-time examples, EVENTS.md's
  * examples and error messages against the binary, `make install`'s
  * PATH hint, and the man page against every --help (the same options under
  * the same names).
@@ -159,21 +162,99 @@ static int resolve(const char *root_opt, const char *spec, char *out, size_t cap
 
 /* ---- README ----------------------------------------------------------------- */
 
+/* What text says after marker, to the end of its line, into out. */
+static void said_after(const char *text, const char *marker, char *out, size_t cap)
+{
+	const char *p = strstr(text, marker);
+
+	cr_assert_not_null(p, "README's Usage no longer says '%s'", marker);
+	p += strlen(marker);
+	snprintf(out, cap, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/* The Usage commands made, in dir, what their comments say: decode's CSV
+ * and phase table with the columns named, top's header and 3 CSV lines,
+ * report's page beside the log, one reference stream per socket. */
+static void usage_made_what_it_says(const char *dir, const char *usage)
+{
+	char want[512], out[1 << 12];
+
+	said_after(usage, "-o ctl.csv      # tidy rows: ", want, sizeof(want));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && head -1 ctl.csv", dir), 0, "%s", out);
+	cr_expect_str_eq(t4t_chomp(out), want, "README: decode -f csv's columns");
+	said_after(usage, "-f phases              # the phase table: ", want, sizeof(want));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode ctl.t4t -f phases | head -1",
+			     dir, bin()), 0, "%s", out);
+	cr_expect_str_eq(t4t_chomp(out), want, "README: decode -f phases' columns");
+	cr_assert(strstr(usage, "-n 3 > live.csv   # a header and 3 CSV lines, one a second"));
+	/* (the header comes again, '#' first, if PMUs appear meanwhile) */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && grep -c '^[0-9]' live.csv && head -c 7 "
+			     "live.csv", dir), 0, "%s", out);
+	cr_expect_str_eq(out, "3\ntime_s,", "README: top -n 3 on a pipe: a header and 3 CSV lines: %s",
+			 out);
+	cr_assert(strstr(usage, "`t410trace report ctl.t4t` writes `ctl.html`"));
+	cr_expect_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' report ctl.t4t 2>&1 && test -s "
+			     "ctl.html", dir, bin()), 0, "README: report ctl.t4t writes ctl.html: %s",
+		     out);
+	cr_assert(strstr(usage, "one\n# reference packet stream per socket"));
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info --json sockets.t4t | "
+			     "grep -o '\"schedulers\": [0-9]*'", dir, bin()), 0, "%s", out);
+	cr_expect_eq(json_num(out, "schedulers"), 2, "README: --per-socket on two sockets");
+}
+
 Test(docs, readme_usage_runs_as_written, .timeout = 300)
 {
-	char *doc = slurp("README.md"), *dir;
+	char *doc = slurp("README.md"), *dir, *usage;
 	char *script = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&script, &len);
 
 	t4t_need_perf(); /* its recordings count this machine's CPUs */
-	code_blocks(section(doc, "\n## Usage\n"), "sh", f);
+	code_blocks(usage = section(doc, "\n## Usage\n"), "sh", f);
 	cr_assert_eq(fclose(f), 0);
 	cr_assert(strstr(script, "t410trace record"), "no commands in README's Usage");
 	dir = clone_dir(false);
 	run_script(dir, "usage.sh", "", script);
+	usage_made_what_it_says(dir, usage);
 	free(script);
 	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
+/* README's Quick start: make demo (tools/demo.sh, here with the binary
+ * under test in a private folder, where it writes) records and shows three
+ * logs and ends with the two reports and the files it lists; the
+ * t410trace commands it suggests work as printed (its python3 line reads
+ * the whole CSV: seconds, left out). */
+Test(docs, make_demo_leaves_what_it_lists, .timeout = 300)
+{
+	char *dir = malloc(PATH_MAX), demo[PATH_MAX], out[1 << 16], *files;
+
+	cr_assert_not_null(dir);
+	t4t_need_perf(); /* its third log counts this machine's CPUs */
+	cr_assert_not_null(cli_repo_file("tools/demo.sh", demo));
+	t4t_exec_tmpdir(dir, PATH_MAX, "t4demo"); /* it runs a script it writes */
+	cr_assert_eq(cli_run(out, sizeof(out), "ln -s '%s' '%s/t410trace' && sh '%s' "
+			     "'%s/t410trace' > '%s/demo.out' 2>&1 || tail -c 4000 '%s/demo.out'",
+			     bin(), dir, demo, dir, dir, dir), 0, "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "sed -n '/^== files$/,$p' '%s/demo.out'", dir), 0);
+	cr_assert(strstr(out, "/demo-sim.html, ") && strstr(out, "/demo-host.html "), "%s", out);
+	/* every file it lists is there, not empty */
+	files = strdup(out);
+	cr_assert_not_null(files);
+	for (char *p = files; (p = strstr(p, "/demo-"));) {
+		size_t n = strcspn(p, ",) \n'");
+		cr_expect_eq(cli_run(out, sizeof(out), "test -s '%s%.*s'", dir, (int)n, p), 0,
+			     "demo lists %.*s; it is not there", (int)n - 1, p + 1);
+		p += n;
+	}
+	/* the commands it suggests, as printed (t410trace: the one under test) */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && sed -n 's/^  t410trace /.\\/t410trace "
+			     "/p' demo.out > next.sh && test $(wc -l < next.sh) = 2 && "
+			     "sh -e next.sh 2>&1", dir), 0, "%s", out);
+	cr_expect(strstr(out, ",rd_bw,") && strstr(out, ",gpu_stream,nvidia_ucf_pmu_"), "%s", out);
+	free(files);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
 	free(dir);
 }
@@ -218,6 +299,66 @@ Test(docs, library_example_builds_and_records, .timeout = 120)
 		  out);
 	free(script);
 	free(app);
+	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
+/* ---- LIBRARY.md: ctl from a shell --------------------------------------------- */
+
+/* The commands of "From a shell" as written: every ctl is answered (the
+ * first ones ran before the recorder listened, each "no recorder
+ * listening", and nothing ended the recording), and the bookmark is in
+ * the log. */
+Test(docs, library_ctl_example_runs_as_written, .timeout = 120)
+{
+	char *doc = slurp("docs/LIBRARY.md"), *dir, out[1 << 14];
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+
+	t4t_need_perf(); /* it records this machine's counters */
+	code_blocks(section(doc, "\n## From a shell: `t410trace ctl`\n"), "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert(strstr(script, "ctl --control rec.sock bookmark warmup"), "%s", script);
+	dir = clone_dir(false);
+	run_script(dir, "ctl.sh", "export PATH=\"$PWD/build:$PATH\"\n", script);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info run.t4t", dir, bin()), 0,
+		     "%s", out);
+	cr_expect(strstr(out, "bookmarks (1):") && strstr(out, " warmup "), "%s", out);
+	free(script);
+	free(doc);
+	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
+	free(dir);
+}
+
+/* ---- SIMULATOR.md: the virtual-time examples ---------------------------------- */
+
+/* Its two commands as written, the hour cut to 10 s (an hour at 1 ms is
+ * 2.6 GB and half a minute of CPU: make bench's); trigger k at t0 + k x
+ * period up to the first grid point at or after the duration: 10,001 per
+ * scheduler, two with --per-socket. */
+Test(docs, simulator_examples_run_as_written, .timeout = 120)
+{
+	char *doc = slurp("docs/SIMULATOR.md"), *dir, *hour, out[256];
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+
+	code_blocks(section(doc, "\n## Virtual time\n"), "sh", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_not_null(hour = strstr(script, "--duration 3600s --per-socket -o hour.t4t"),
+			   "%s", script);
+	memcpy(hour, "--duration   10s", 16);
+	cr_assert(strstr(script, "-o hard.t4t"), "%s", script);
+	dir = clone_dir(false);
+	run_script(dir, "sim.sh", "export PATH=\"$PWD/build:$PATH\"\n", script);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && for f in hour hard; do '%s' info --json "
+			     "$f.t4t | grep -o '\"triggers\": [0-9]*, \"first_trigger\": [0-9]*, "
+			     "\"last_trigger\": [0-9]*'; done", dir, bin()), 0, "%s", out);
+	cr_expect_str_eq(out, "\"triggers\": 20002, \"first_trigger\": 0, \"last_trigger\": 10000\n"
+			      "\"triggers\": 10001, \"first_trigger\": 0, \"last_trigger\": 10000\n");
+	free(script);
 	free(doc);
 	cr_assert_eq(t4_rmtree(dir), 0, "%s", t4_errmsg());
 	free(dir);

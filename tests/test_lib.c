@@ -346,6 +346,32 @@ Test(lib, no_recorder_is_a_cheap_noop)
 	app_close(&a);
 }
 
+/* LIBRARY.md: "exec: the connection is close-on-exec; the new program
+ * finds the variable again." */
+Test(lib, exec_leaves_no_connection_behind)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "exec"), 0, "%s", a.err);
+	expect_log(&a, "bookmark before;bookmark after;");
+	app_close(&a);
+}
+
+/* LIBRARY.md: "The variable is read once, at the first call." */
+Test(lib, the_variable_is_read_once)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out), "env -u T410TRACE_CONTROL '%s' "
+			       "readonce '%s'", a.bin, a.rec.path), 0, "%s", a.err);
+	expect_log(&a, "");
+	cr_assert_eq(app_run(&a, "readonce unused"), 0, "%s", a.err);
+	expect_log(&a, "bookmark first;bookmark second;");
+	app_close(&a);
+}
+
 Test(lib, usable_from_cxx)
 {
 	struct app a;

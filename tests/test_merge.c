@@ -246,6 +246,59 @@ Test(merge, summary_csv_and_single_logs, .timeout = 120)
 	free(dir);
 }
 
+/* The first start_ns of host's rows in the merged CSV (host,trigger,start_ns,...). */
+static int64_t first_start(const char *csv, const char *host)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s,", host);
+	cr_assert_not_null(p = strstr(csv, want), "no row of %s in:\n%.2000s", host, csv);
+	p = strchr(p + strlen(want), ',');
+	return strtoll(p + 1, NULL, 10);
+}
+
+/* README: merged CSV and JSONL times default to UTC; --time rel counts from
+ * the first trigger of any host, --time ref is each host's own clock
+ * (nodeA starts at UTC U_BASE on its clock's 5 s, nodeB 0.4 s later on its
+ * clock's 90 s). */
+Test(merge, times_are_utc_unless_asked_rel_or_ref, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	const int64_t ms = 1000000, bm = U_BASE + 1900000000ll;
+	static const struct {
+		const char *opt;
+		int64_t a, b; /* nodeA's and nodeB's first interval start */
+	} want[] = {
+		{ "", U_BASE, U_BASE + 400 * ms },
+		{ "--time real", U_BASE, U_BASE + 400 * ms },
+		{ "--time rel", 0, 400 * ms },
+		{ "--time ref", 5000 * ms, 90000 * ms },
+	};
+
+	write_host(dir, &hosts[0], bm, 21);
+	write_host(dir, &hosts[1], bm, 22);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f csv %s "
+				     "2>/dev/null | grep -m1 ^nodeA, && '%s' decode a.t4t b.t4t -f csv "
+				     "%s 2>/dev/null | grep -m1 ^nodeB,", dir, cli_bin(), want[i].opt,
+				     cli_bin(), want[i].opt), 0, "-f csv %s: %s", want[i].opt, out);
+		memmove(out + 1, out, strlen(out) + 1);
+		out[0] = '\n';
+		int64_t a = first_start(out, "nodeA"), b = first_start(out, "nodeB");
+		cr_expect(llabs(a - want[i].a) < 5 * ms && llabs(b - want[i].b) < 5 * ms,
+			  "-f csv %s: nodeA from %" PRId64 ", nodeB from %" PRId64 "; want about %"
+			  PRId64 " and %" PRId64, want[i].opt, a, b, want[i].a, want[i].b);
+	}
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f jsonl "
+			     "2>/dev/null | grep -m1 '\"type\": \"interval\"'", dir, cli_bin()), 0);
+	cr_expect(strstr(out, "\"host\": \"nodeA\"") || strstr(out, "\"host\": \"nodeB\""),
+		  "JSONL records say their host: %s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 /* Hosts apart in time: decoded, each on the timeline, with a warning. */
 Test(merge, hosts_apart_in_time_are_said, .timeout = 120)
 {

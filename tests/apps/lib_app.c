@@ -18,6 +18,13 @@
  *               threads bookmark at once; print the slowest call's
  *               seconds; each must return -ETIMEDOUT
  *   noop N      no recorder in the environment: N calls, print ns/call
+ *   exec        bookmark before, then exec itself (mode afterexec): no
+ *               socket of the library's is left open in the new program,
+ *               which bookmarks after through a connection of its own
+ *   readonce P  T410TRACE_CONTROL is read at the first call only: unset,
+ *               the calls stay no-ops after it is set to P; set, they
+ *               reach the recorder after it is unset (bookmarks first,
+ *               second)
  * Exit 0 when every call returned what it should; otherwise a message on
  * stderr and exit 1.
  */
@@ -122,6 +129,11 @@ static void run_bad(void)
 	longname[sizeof(longname) - 1] = '\0';
 	check(t410_bookmark(longname), -EINVAL, "long bookmark");
 	bookmark("good1");
+	if (t410_errmsg()[0]) {
+		fprintf(stderr, "lib_app: after a call that succeeded: message '%s'\n",
+			t410_errmsg());
+		failures++;
+	}
 }
 
 static void run_reconnect(void)
@@ -216,6 +228,46 @@ static void run_noop(long n)
 	check(bad, 0, "no-op calls");
 }
 
+static void run_exec(const char *self)
+{
+	bookmark("before");
+	execl(self, self, "afterexec", (char *)NULL);
+	fprintf(stderr, "lib_app: exec %s failed\n", self);
+	failures++;
+}
+
+/* After the exec: every fd above 2 that is a socket was inherited (the
+ * new program has opened none yet). */
+static void run_afterexec(void)
+{
+	char path[64], link[64];
+
+	for (int fd = 3; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && !strncmp(link, "socket:", 7)) {
+			fprintf(stderr, "lib_app: fd %d, a socket, survived the exec\n", fd);
+			failures++;
+		}
+	}
+	bookmark("after");
+}
+
+static void run_readonce(const char *path)
+{
+	if (!getenv(T410TRACE_CONTROL_ENV)) {
+		check(t410_available(), 0, "t410_available without the variable");
+		setenv(T410TRACE_CONTROL_ENV, path, 1);
+		check(t410_bookmark("late"), 0, "bookmark after the variable was set");
+		check(t410_available(), 0, "t410_available after the variable was set");
+		return;
+	}
+	bookmark("first");
+	unsetenv(T410TRACE_CONTROL_ENV);
+	bookmark("second");
+	check(t410_available(), 1, "t410_available after the variable was unset");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -251,6 +303,12 @@ int main(int argc, char **argv)
 		run_gonecost(n);
 	} else if (!strcmp(mode, "noop")) {
 		run_noop(n);
+	} else if (!strcmp(mode, "exec")) {
+		run_exec(argv[0]);
+	} else if (!strcmp(mode, "afterexec")) {
+		run_afterexec();
+	} else if (!strcmp(mode, "readonce") && argc > 2) {
+		run_readonce(argv[2]);
 	} else {
 		fprintf(stderr, "lib_app: unknown mode '%s'\n", mode);
 		return 2;
