@@ -595,7 +595,7 @@ static void print_human(const struct info *in)
 	const struct t4_reader_stats *st = &in->st;
 	const struct t4_index_counts *c = t4_index_counts(in->ix);
 	const struct t4_status_pkt *status = t4_index_status(in->ix);
-	char b1[32], b2[32], name[4 * PATH_MAX];
+	char b1[32], b2[32], name[4 * PATH_MAX], note[160];
 	uint64_t lo, hi;
 
 	printf("%s\n", tty(in->path, name, sizeof(name))); /* a file name is any bytes */
@@ -630,12 +630,7 @@ static void print_human(const struct info *in)
 		printf(ROW "%" PRIu64 " return packet%s whose counters ran part of the time (time "
 		       "running < enabled): counts as counted, not scaled\n", "multiplexed",
 		       c->multiplexed_rets, c->multiplexed_rets == 1 ? "" : "s");
-	if (!st->damaged_chunks && !st->truncated)
-		printf(ROW "none\n", "damage");
-	else
-		printf(ROW "%" PRIu64 " damaged chunks skipped, %s, %" PRIu64 " bytes "
-		       "unreadable\n", "damage", st->damaged_chunks,
-		       st->truncated ? "truncated" : "not truncated", st->skipped_bytes);
+	printf(ROW "%s\n", "damage", t4_reader_damage_note(st, note, sizeof(note)));
 	if (c->cpu_slices || c->gpu_slices || (status && status->lost_events))
 		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
 		       "%" PRIu64 " events lost before the log\n", "activity", c->cpu_slices,

@@ -648,7 +648,7 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
 	size_t nd = t4_decoder_n_domains(dec);
 	bool any = false;
-	char name[200];
+	char name[200], note[160];
 
 	size_t with_data = 0;
 	for (size_t i = 0; i < nd; i++)
@@ -671,9 +671,7 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	said(f, "multiplexed", t4_index_counts(ix)->multiplexed_rets, "return packet",
 	     "whose counters ran part of the time (time running < enabled): counts as counted,"
 	     " not scaled");
-	fprintf(f, "  damage            %" PRIu64 " damaged chunk%s, %s%s\n", rs->damaged_chunks,
-		rs->damaged_chunks == 1 ? "" : "s", rs->truncated ? "truncated" : "not truncated",
-		rs->skipped_bytes ? ", bytes skipped" : "");
+	fprintf(f, "  damage            %s\n", t4_reader_damage_note(rs, note, sizeof(note)));
 	if (dm->events) {
 		char msg[4 * sizeof(dm->first_msg)];
 		fprintf(f, "    first at byte %" PRIu64 ": %s", dm->first_offset,

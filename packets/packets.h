@@ -584,6 +584,10 @@ void t4_reader_close(struct t4_reader *r); /* accepts NULL */
  * when it holds one recording. */
 const char *t4_reader_recording_note(const char *name, const struct t4_reader_stats *st,
 				     const char *cmd, char *buf, size_t cap);
+/* What damage the reading met, for info and decode's summary alike:
+ * "none", or "N damaged chunks skipped, (not) truncated, M bytes
+ * unreadable". */
+const char *t4_reader_damage_note(const struct t4_reader_stats *st, char *buf, size_t cap);
 
 /* ---- the chunk layer (shared by writer and reader, see FORMAT.md) ----- */
 

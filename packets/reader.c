@@ -783,6 +783,18 @@ const char *t4_reader_recording_note(const char *name, const struct t4_reader_st
 	return buf;
 }
 
+const char *t4_reader_damage_note(const struct t4_reader_stats *st, char *buf, size_t cap)
+{
+	if (!st->damaged_chunks && !st->truncated)
+		snprintf(buf, cap, "none");
+	else
+		snprintf(buf, cap, "%llu damaged chunk%s skipped, %s, %llu byte%s unreadable",
+			 (unsigned long long)st->damaged_chunks, st->damaged_chunks == 1 ? "" : "s",
+			 st->truncated ? "truncated" : "not truncated",
+			 (unsigned long long)st->skipped_bytes, st->skipped_bytes == 1 ? "" : "s");
+	return buf;
+}
+
 void t4_reader_close(struct t4_reader *r)
 {
 	if (!r)

@@ -268,8 +268,9 @@ def check_summary(a):
     if truth["status_present"] and number_after(missing, "read failures") != \
             str(truth["read_failures"]):
         fail(f"summary: read failures, want {truth['read_failures']}")
-    m = re.search(r"damage\s+(\d+) damaged chunks?, (not truncated|truncated)", missing)
-    if not m or int(m.group(1)) != len(truth["damaged_chunks"]) or \
+    m = re.search(r"damage\s+(?:none|(\d+) damaged chunks? skipped, (not truncated|truncated),"
+                  r" \d+ bytes? unreadable)\n", missing)
+    if not m or int(m.group(1) or 0) != len(truth["damaged_chunks"]) or \
             (m.group(2) == "truncated") != truth["truncated"]:
         fail(f"summary: damage line {m.group(0) if m else None}, want "
              f"{len(truth['damaged_chunks'])} damaged, truncated {truth['truncated']}")

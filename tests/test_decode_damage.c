@@ -40,7 +40,8 @@ Test(decode_damage, the_first_offset_and_message_are_kept)
 }
 
 /* `decode`'s summary names the first damage with its offset and the
- * reader's message (the one its first warning gave), and how many more. */
+ * reader's message (the one its first warning gave), and how many more;
+ * its damage line is info's. */
 Test(decode_damage, the_summary_says_where_and_what, .timeout = 120)
 {
 	const char *bin = cli_bin();
@@ -67,6 +68,13 @@ Test(decode_damage, the_summary_says_where_and_what, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cat '%s/sum'", dir), 0);
 	cr_assert(strstr(out, want), "want '%s' in the summary:\n%s", want, out);
 	cr_assert(strstr(out, "2 damaged chunks"), "%s", out);
+	/* info's damage line, word for word and byte for byte (the summary
+	 * said "bytes skipped" without how many) */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' info d.t4 2>/dev/null | "
+			     "sed -n 's/^  damage  *//p' > i.txt && grep -c \"^  damage  *$(cat i.txt)$\" "
+			     "sum && grep -c ' bytes unreadable$' i.txt", dir, bin),
+		     0, "%s", out);
+	cr_assert_str_eq(out, "1\n1\n");
 	t4_rmtree(dir);
 	free(dir);
 }
