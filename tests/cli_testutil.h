@@ -188,6 +188,22 @@ static inline int cli_run(char *out, size_t cap, const char *fmt, ...)
 	return rc;
 }
 
+/* A shell line in dir, its standard output and errors into out (cap
+ * bytes); the exit status. The suites' own shorthands (their fixture's
+ * dir and out) are macros over it. */
+__attribute__((format(printf, 4, 5)))
+static inline int cli_in_dir(const char *dir, char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = cli_vexec(&(struct cli_io){ .dir = dir, .out = out, .cap = cap, .merge_err = true },
+		       fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* The binary under test with the arguments fmt (a shell line's words),
  * its output and errors into out. Skips when T4_BIN is not set. */
 __attribute__((format(printf, 3, 4)))

@@ -54,18 +54,7 @@ static void dc_fini(struct dc *c)
 /* Run a shell command line in the test's directory; standard output and
  * errors in c->out (a redirection in the line applies to standard output
  * only). Returns the exit status. */
-static int dc_sh(struct dc *c, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = cli_vexec(&(struct cli_io){ .dir = c->dir, .out = c->out, .cap = sizeof(c->out),
-					  .merge_err = true },
-		       fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define dc_sh(c, ...) cli_in_dir((c)->dir, (c)->out, sizeof((c)->out), __VA_ARGS__)
 
 /* `t410trace decode ARGS`. */
 static int dc_decode(struct dc *c, const char *args)

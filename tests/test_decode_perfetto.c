@@ -52,18 +52,7 @@ static const char *at(struct fx *f, const char *name)
 
 /* Run a shell command line in the fixture's directory, its output and
  * errors into f->out; returns the exit status. */
-static int shell(struct fx *f, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = cli_vexec(&(struct cli_io){ .dir = f->dir, .out = f->out, .cap = sizeof(f->out),
-					  .merge_err = true },
-		       fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define shell(f, ...) cli_in_dir((f)->dir, (f)->out, sizeof((f)->out), __VA_ARGS__)
 
 /* What the last command printed. */
 static const char *output(struct fx *f)

@@ -52,19 +52,7 @@ static void fr_fini(struct fr *c)
 }
 
 /* A shell line in the test's directory; output and errors in c->out. */
-__attribute__((format(printf, 2, 3)))
-static int fr_sh(struct fr *c, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = cli_vexec(&(struct cli_io){ .dir = c->dir, .out = c->out, .cap = sizeof(c->out),
-					  .merge_err = true },
-		       fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define fr_sh(c, ...) cli_in_dir((c)->dir, (c)->out, sizeof((c)->out), __VA_ARGS__)
 
 /* t4read.py and `info --json` read LOG alike; damaged >= 0: and both
  * found that many damaged chunks; samples: and every return packet is

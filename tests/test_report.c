@@ -127,18 +127,7 @@ static void rp_fini(struct rp *c)
 }
 
 /* A shell line in the test's directory, its output and errors in c->out. */
-static int rp_sh(struct rp *c, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = cli_vexec(&(struct cli_io){ .dir = c->dir, .out = c->out, .cap = sizeof(c->out),
-					  .merge_err = true },
-		       fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define rp_sh(c, ...) cli_in_dir((c)->dir, (c)->out, sizeof((c)->out), __VA_ARGS__)
 
 /* decode's summary of LOG into LOG.txt, the report into LOG.html, and
  * the tables of the one equal to the other's (no browser). */
