@@ -864,6 +864,18 @@ int64_t t4_decoder_time(const struct t4_decoder *d, uint64_t t, enum t4_time_bas
 	}
 }
 
+uint64_t t4_decoder_span(const struct t4_decoder *d, uint64_t start, uint64_t end,
+			 enum t4_time_base b)
+{
+	int64_t a, z;
+
+	if (!d->place || b == T4_TIME_REF)
+		return end - start;
+	a = t4_decoder_time(d, start, b);
+	z = t4_decoder_time(d, end, b);
+	return z > a ? (uint64_t)z - (uint64_t)a : 0;
+}
+
 const struct t4_dec_damage *t4_decoder_damage_stats(const struct t4_decoder *d)
 {
 	return &d->dmg;

@@ -515,6 +515,11 @@ int t4_decoder_time_ok(const struct t4_decoder *dec, enum t4_time_base b);
 int t4_index_time_ok(const struct t4_index *ix, enum t4_time_base b);
 /* Reference time t in base b (signed: REL before the first trigger). */
 int64_t t4_decoder_time(const struct t4_decoder *dec, uint64_t t, enum t4_time_base b);
+/* From reference time start to end in base b: what its two times, as
+ * shown, differ by (merged: through the host's line, whose rate is not
+ * 1; REF, and a log alone: end - start). */
+uint64_t t4_decoder_span(const struct t4_decoder *dec, uint64_t start, uint64_t end,
+			 enum t4_time_base b);
 /* Damage seen: chunks skipped, truncated tail, triggers without a
  * reference packet. */
 struct t4_dec_damage {

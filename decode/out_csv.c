@@ -330,7 +330,7 @@ static int phases_phase(void *ud, const struct t4_decoder *dec, size_t i)
 	field_u64(w, ph->occurrence, sep);
 	field_time(x, w, dec, ph->start_ns);
 	field_time(x, w, dec, ph->end_ns);
-	field_u64(w, ph->end_ns - ph->start_ns, sep);
+	field_u64(w, t4_decoder_span(dec, ph->start_ns, ph->end_ns, x->o.time), sep);
 	field_u64(w, ph->triggers, sep);
 	dec_wbuf_str(w, ph->exact ? "exact" : "trigger");
 	dec_wbuf_ch(w, '\n');

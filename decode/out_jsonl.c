@@ -327,7 +327,7 @@ static int jsonl_phase(void *ud, const struct t4_decoder *dec, size_t i)
 	key_u64(w, "occurrence", ph->occurrence);
 	key_time(x, dec, "start_ns", ph->start_ns);
 	key_time(x, dec, "end_ns", ph->end_ns);
-	key_u64(w, "duration_ns", ph->end_ns - ph->start_ns);
+	key_u64(w, "duration_ns", t4_decoder_span(dec, ph->start_ns, ph->end_ns, x->o.time));
 	key_u64(w, "triggers", ph->triggers);
 	key_str(w, "boundary", ph->exact ? "exact" : "trigger");
 	dec_wbuf_str(w, "}\n");

@@ -117,7 +117,8 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
 		const char *l[] = { lab };
 		double v[] = { sec_rel(dec, p->start_ns, o), sec_rel(dec, p->end_ns, o),
-			       (double)(p->end_ns - p->start_ns) / 1e9, NAN };
+			       (double)t4_decoder_span(dec, p->start_ns, p->end_ns, T4_TIME_REL) / 1e9,
+			       NAN };
 		sec_phase_label(p, lab, sizeof(lab));
 		if ((rc = dec_table_row(t, l, v)) == 0)
 			dec_table_set_integer(t, 3, p->triggers);

@@ -157,7 +157,7 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 		const struct t4_dec_phase *ph = t4_decoder_phase_at(dec, v[k].phase);
 		const char *l[] = { v[k].label, pl->host };
 		double val[] = { v[k].start, rel_s(dec, ph->end_ns),
-				 (double)(ph->end_ns - ph->start_ns) / 1e9,
+				 (double)t4_decoder_span(dec, ph->start_ns, ph->end_ns, T4_TIME_REL) / 1e9,
 				 (v[k].start - v[k].group_start) * 1e6, (double)pl->bound_ns / 1e3 };
 		rc = dec_table_row(t, l, val);
 	}

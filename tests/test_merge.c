@@ -535,6 +535,33 @@ Test(merge, bins_of_every_host_lie_on_one_grid, .timeout = 120)
 	free(dir);
 }
 
+/* A phase's duration is its end less its start as shown, in -f phases and
+ * JSONL, merged too: nodeB runs 60 ppm fast, so its own clock's ns (the
+ * duration written before) were 60 ppm off its times on the merged
+ * timeline (30 us in a 0.5 s phase). */
+Test(merge, a_phase_lasts_from_its_start_to_its_end, .timeout = 120)
+{
+	char *dir = two_hosts(93);
+	static char out[1 << 16];
+
+	for (int i = 0; i < 2; i++) { /* (python: real times are past a double's 2^53) */
+		const char *base = i ? "--time real" : "--time rel";
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f phases "
+					 "%s 2>&1 | python3 -c 'import csv, sys\n"
+					 "r = list(csv.reader(sys.stdin))[1:]\n"
+					 "bad = [x for x in r if int(x[4]) - int(x[3]) != int(x[5])]\n"
+					 "assert len(r) >= 4 and not bad, bad'", dir, cli_bin(), base),
+			     0, "%s: %s", base, out);
+	}
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f jsonl 2>&1 | "
+				 "python3 -c 'import json, sys\n"
+				 "p = [r for r in map(json.loads, sys.stdin) if r[\"type\"] == \"phase\"]\n"
+				 "assert len(p) >= 4 and all(r[\"end_ns\"] - r[\"start_ns\"] == "
+				 "r[\"duration_ns\"] for r in p), p'", dir, cli_bin()), 0, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 /* Each host's decoder stays in memory until the tables across hosts
  * (merge.c): only what their queries read, not its sample rings and
  * clock queues, which held several MB a host of a simulated Tegra410 (34
