@@ -284,14 +284,18 @@ static int check_twice(const struct t4_merge *m)
 	char safe[4 * T4_NAME_MAX];
 
 	for (size_t i = 0; i < m->n; i++)
-		for (size_t j = i + 1; j < m->n; j++)
-			if (same_recording(&m->h[i], &m->h[j]))
-				return t4_err(EINVAL, "%s and %s are the same recording (host %s,"
-					      " session %016" PRIx64 "): give each host's log once",
-					      m->h[i].pl.log, m->h[j].pl.log,
-					      t4_text(m->h[i].pl.host, T4_TEXT_CONTROL, safe,
-						      sizeof(safe)),
-					      m->h[i].pl.session_id);
+		for (size_t j = i + 1; j < m->n; j++) {
+			char why[64] = "the same start; no session ID to tell them apart";
+			if (!same_recording(&m->h[i], &m->h[j]))
+				continue;
+			if (m->h[i].pl.session_id && m->h[j].pl.session_id)
+				snprintf(why, sizeof(why), "session %016" PRIx64,
+					 m->h[i].pl.session_id);
+			return t4_err(EINVAL, "%s and %s are the same recording (host %s, %s): give "
+				      "each host's log once", m->h[i].pl.log, m->h[j].pl.log,
+				      t4_text(m->h[i].pl.host, T4_TEXT_CONTROL, safe, sizeof(safe)),
+				      why);
+		}
 	return 0;
 }
 

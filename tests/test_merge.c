@@ -334,6 +334,14 @@ Test(merge, bad_input_is_named, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && cp b.t4t b2.t4t && '%s' decode a.t4t"
 				 " b.t4t b2.t4t 2>&1", dir, b), 2);
 	cr_assert(strstr(out, "b.t4t and b2.t4t are the same recording"), "%s", out);
+	/* logs without a session ID (format 1.0) are told apart by host and
+	 * start alone, and said so (it said "session 0000000000000000") */
+	char v10[PATH_MAX], v11[PATH_MAX];
+	cr_assert_not_null(cli_repo_file("tests/fixtures/logs/v1.0-virtual-sim.t4t", v10));
+	cr_assert_not_null(cli_repo_file("tests/fixtures/logs/v1.1-virtual-sim.t4t", v11));
+	cr_assert_eq(cli_run(out, sizeof(out), "'%s' decode '%s' '%s' 2>&1", b, v10, v11), 2);
+	cr_assert(strstr(out, "are the same recording (host vm, the same start; no session ID to "
+			      "tell them apart): give each host's log once\n"), "%s", out);
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t gone.t4t 2>&1", dir, b),
 		     2);
 	cr_assert(strstr(out, "gone.t4t: No such file or directory"), "%s", out);
