@@ -66,7 +66,7 @@ cat <<EOT
   $out/demo-sim.html, $out/demo-host.html     reports: open them in any browser, from disk
                                               (e.g. xdg-open $out/demo-sim.html, or file://$(cd "$out" && pwd)/demo-sim.html)
 
-  python3 -c "import csv; r = list(csv.DictReader(open('$out/demo-sim.csv'))); print(len(r), 'rows; first:', r[0])"
+  python3 -c "import csv; r = csv.DictReader(open('$out/demo-sim.csv')); print(r.fieldnames); print(next(r))"
   t410trace decode $out/demo-sim.t4t --pmu 'nvidia_pcie_pmu_0_*' --event '*_bw' -f csv | head
   t410trace decode $out/demo-sim.t4t --bin 10ms --pmu ucf --from gpu_stream --to gpu_stream -f csv | head
 EOT
