@@ -7,8 +7,10 @@
  * idleness). The recorder does all the counting; top only divides two
  * snapshots (live/view.c), so any number of tops may watch one recording.
  *
- * When the recorder goes away after the first snapshot, the recording has
- * ended: top says so and exits 0. No recorder at all is an error (1).
+ * When the recorder goes away after the first snapshot (its connection
+ * closed, its socket gone or refusing), the recording has ended: top says
+ * so and exits 0. No recorder at all is an error (1), and so is one that
+ * stops answering (stopped, hung): that recording has not ended.
  */
 #include "cli.h"
 #include "control/control.h"
@@ -95,6 +97,14 @@ static int fetch(struct top_source *ts, char **text, size_t *len)
 	return rc;
 }
 
+/* Whether a failed fetch means the recorder is gone: its connection closed
+ * and no socket to connect to, or nobody listening there. A timeout or a
+ * garbled reply is a recorder still there, only not answering. */
+static bool recorder_gone(int rc)
+{
+	return rc == -EPIPE || rc == -ENOENT || rc == -ECONNREFUSED;
+}
+
 static int take(void *ud, struct t4_live_snap *out)
 {
 	struct top_source *ts = ud;
@@ -103,7 +113,7 @@ static int take(void *ud, struct t4_live_snap *out)
 	int rc = fetch(ts, &text, &len);
 
 	if (rc < 0) {
-		ts->ended = ts->taken > 0 && rc != -EREMOTEIO;
+		ts->ended = ts->taken > 0 && recorder_gone(rc);
 		return rc;
 	}
 	rc = t4_live_snap_parse(text, len, out);

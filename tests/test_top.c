@@ -163,6 +163,24 @@ Test(top, says_when_the_recording_ends, .timeout = 180)
 	cleanup(&r);
 }
 
+/* A recorder that stops answering after top's first refresh (stopped
+ * here: SIGSTOP) has not ended: top says it did not answer and exits 1.
+ * It said "the recording at c.sock ended" and exited 0. */
+Test(top, a_recorder_that_stops_answering_has_not_ended, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" top --control c.sock -i 100ms > t.csv 2> t.err & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
+		  "done; kill -STOP $rec; wait $top; echo top_rc=$?; cat t.err; kill -CONT $rec; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=1\nt410trace top: c.sock: the recorder did not answer "
+				"within 5000 ms\nrec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* No recorder, a socket that is not a recorder's, one that never
  * answers, bad usage: one line each and the exit status the help says.
  * The fake servers listen before their socket gets the name top is
