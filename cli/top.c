@@ -471,6 +471,18 @@ static void show(struct top *tp, const struct t4_live_view *v, struct trow *t)
 	free(copy);
 }
 
+/* When the refresh after the one due at `due` is due: an interval later,
+ * or an interval from now when that is past already (top was stopped, a
+ * refresh waited seconds for its recorder). Catching up instead made a
+ * burst of refreshes back to back: the same snapshot again and again (the
+ * recorder's last one, T4_LIVE_CTL_MIN_MS), lines with one time. */
+static uint64_t next_refresh(uint64_t due, uint64_t interval_ns)
+{
+	uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
+
+	return due + interval_ns > now ? due + interval_ns : now + interval_ns;
+}
+
 int cli_top_run(struct top *tp)
 {
 	struct t4_live_view *v = NULL;
@@ -510,7 +522,7 @@ int cli_top_run(struct top *tp)
 				break;
 			}
 		}
-		next += tp->interval_ns;
+		next = next_refresh(next, tp->interval_ns);
 		do {
 			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
 			int ms = next > now ? (int)((next - now) / 1000000) : 0;

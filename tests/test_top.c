@@ -163,6 +163,33 @@ Test(top, says_when_the_recording_ends, .timeout = 180)
 	cleanup(&r);
 }
 
+/* The triggers of the recording at c.sock ($B ctl status), in $1. */
+#define TRIGGERS_NOW                                                                        \
+	"trig() { \"$B\" ctl --control c.sock status | sed 's/.*triggers=\\([0-9]*\\).*/\\1/'; }; "
+
+/* Stopped for a second of the recording's time (a thousand triggers), top
+ * goes on an interval at a time: the refreshes it missed are not made up
+ * for in a burst, which printed the recorder's last snapshot again and
+ * again (T4_LIVE_CTL_MIN_MS), lines with one time_s. */
+Test(top, a_stopped_top_does_not_catch_up_in_a_burst, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER TRIGGERS_NOW
+		  "\"$B\" top --control c.sock -i 100ms -n 12 > t.csv & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 3 ] && break; sleep 0.05; "
+		  "done; kill -STOP $top; t0=$(trig); "
+		  "for i in $(seq 1200); do [ $(trig) -ge $((t0 + 1000)) ] && break; sleep 0.05; "
+		  "done; kill -CONT $top; wait $top; echo top_rc=$?; "
+		  "awk -F, 'NR > 1 && $1 !~ /^#/ { n++; if (n > 1 && $1 <= last) bad++; last = $1 } "
+		  "END { print \"lines\", n, \"not after the one before\", bad + 0 }' t.csv; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=0\nlines 12 not after the one before 0\nrec_rc=0\n"), "%s",
+		  r.out);
+	cleanup(&r);
+}
+
 /* A recorder that stops answering after top's first refresh (stopped
  * here: SIGSTOP) has not ended: top says it did not answer and exits 1.
  * It said "the recording at c.sock ended" and exited 0. */
