@@ -190,6 +190,28 @@ Test(top, a_stopped_top_does_not_catch_up_in_a_burst, .timeout = 180)
 	cleanup(&r);
 }
 
+/* The recording top watches ends and another takes its socket before
+ * top's next refresh (top stopped meanwhile): that recording has ended
+ * all the same. top went on with the new one, its rates over the two
+ * recordings' totals. */
+Test(top, a_new_recorder_at_the_path_is_not_the_recording_watched, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" top --control c.sock -i 100ms -n 30 > t.csv 2> t.err & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
+		  "done; kill -STOP $top; " END_RECORDER
+		  "\"$B\" record -q --sim -c c.sock -o s2.t4t & rec=$!; "
+		  "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
+		  "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
+		  "kill -CONT $top; wait $top; echo top_rc=$?; cat t.err; " END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=0\nt410trace top: the recording at c.sock ended\n"
+				"rec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A recorder that stops answering after top's first refresh (stopped
  * here: SIGSTOP) has not ended: top says it did not answer and exits 1.
  * It said "the recording at c.sock ended" and exited 0. */
