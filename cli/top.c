@@ -171,7 +171,7 @@ static void tty_restore(const struct top *tp)
 	if (!tty_raw)
 		return;
 	tty_raw = false;
-	fputs("\033[?25h\033[?1049l", tp->out); /* cursor back, main screen */
+	fputs("\033[?7h\033[?25h\033[?1049l", tp->out); /* wrapping, cursor, main screen */
 	fflush(tp->out);
 	tcsetattr(tp->in, TCSAFLUSH, &saved_tty);
 }
@@ -188,7 +188,11 @@ static int tty_raw_on(const struct top *tp)
 	if (tcsetattr(tp->in, TCSAFLUSH, &t) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	tty_raw = true;
-	fputs("\033[?1049h\033[?25l", tp->out); /* alternate screen, no cursor */
+	/* alternate screen, no cursor, no wrapping: a row wider than the
+	 * terminal (a PMU's is 96 columns) is cut at its edge; wrapped, the
+	 * rows took two lines each on an 80-column terminal and the frame
+	 * scrolled its header (host, phase, column titles) off the top */
+	fputs("\033[?1049h\033[?25l\033[?7l", tp->out);
 	return 0;
 }
 

@@ -624,6 +624,28 @@ Test(top, in_a_terminal_ctrl_c_restores_it, .timeout = 180)
 	cleanup(&r);
 }
 
+/* An 80x24 terminal, narrower than a PMU's row (96 columns): the rows are
+ * cut at its edge, so the frame fits and its header stays on the first
+ * lines. Wrapped, each row took two lines and the frame scrolled the
+ * header (host, phase, column titles) off the screen. */
+Test(top, in_a_narrow_terminal_the_frame_fits, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "T=\"tmux -S $D/tmux.sock\"; "
+		  "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; sleep 120' > pane.sh; "
+		  "$T new-session -d -x 80 -y 24 -s top \"sh '$D/pane.sh'\"; "
+		  "for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
+		  "grep -q '^nvidia_' pane.txt && grep -q '^q quit' pane.txt && break; sleep 0.05; "
+		  "done; head -n 1 pane.txt | cut -c1-15; grep -c '^PMU ' pane.txt; $T kill-server; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "t410trace top: \n1\nrec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* -i's default, as the man page gives it: 1s. The full-screen view says
  * the interval it waits ("every 1s"), and in plain mode `-n 2` takes at
  * least that long (its second refresh is one interval after its first:
