@@ -41,6 +41,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#define TOP_MAX_WAIT_MS (24 * 3600 * 1000) /* one wait of the loop, at most */
+
 enum col { C_RD, C_WR, C_REQ, C_LAT, C_FREQ, C_N };
 static const char *const col_head[C_N] = { "RD GB/s", "WR GB/s", "REQ/s", "LAT ns", "FREQ GHz" };
 static const char *const col_csv[C_N] = { "rd_GBps", "wr_GBps", "req_per_s", "lat_ns", "freq_GHz" };
@@ -487,6 +489,16 @@ static uint64_t next_refresh(uint64_t due, uint64_t interval_ns)
 	return due + interval_ns > now ? due + interval_ns : now + interval_ns;
 }
 
+/* Milliseconds from now to next as an int, at most a day (the loop waits
+ * again): -i's longest intervals (277777h) overflowed it, and the negative
+ * wait that made returned at once, a loop spinning on a CPU. */
+static int ms_until(uint64_t next, uint64_t now)
+{
+	uint64_t ms = next > now ? (next - now) / 1000000 : 0;
+
+	return ms < TOP_MAX_WAIT_MS ? (int)ms : TOP_MAX_WAIT_MS;
+}
+
 int cli_top_run(struct top *tp)
 {
 	struct t4_live_view *v = NULL;
@@ -529,7 +541,7 @@ int cli_top_run(struct top *tp)
 		next = next_refresh(next, tp->interval_ns);
 		do {
 			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
-			int ms = next > now ? (int)((next - now) / 1000000) : 0;
+			int ms = ms_until(next, now);
 			tp->redraw = false;
 			if (tp->done && ms > TOP_DONE_MS)
 				ms = TOP_DONE_MS;

@@ -212,6 +212,32 @@ Test(top, a_new_recorder_at_the_path_is_not_the_recording_watched, .timeout = 18
 	cleanup(&r);
 }
 
+/* -i 1000h (in -i's range, up to 277777h): top waits for its next
+ * refresh without using the CPU. Its wait in ms overflowed an int, and the
+ * negative wait returned at once: a loop spinning on a CPU for 1000 h.
+ * Its CPU time (utime + stime, /proc) is read over a thousand triggers of
+ * the recording (a second at least): a spinning top had a tick of each
+ * one, an idle one none. */
+Test(top, a_long_interval_does_not_spin, .timeout = 180)
+{
+	struct run r;
+
+	if (access("/proc/self/stat", R_OK))
+		cr_skip_test("no /proc/self/stat here (a process's CPU time unknown)");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER TRIGGERS_NOW
+		  "cpu() { awk '{ print $14 + $15 }' /proc/$top/stat; }; "
+		  "\"$B\" top --control c.sock -i 1000h -n 2 > t.csv & top=$!; "
+		  "for i in $(seq 600); do [ -s t.csv ] && break; sleep 0.05; done; "
+		  "c0=$(cpu); t0=$(trig); "
+		  "for i in $(seq 1200); do [ $(trig) -ge $((t0 + 1000)) ] && break; sleep 0.05; "
+		  "done; echo ticks_lt_25=$(( $(cpu) - c0 < 25 )); kill $top; wait $top; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "ticks_lt_25=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A recorder that stops answering after top's first refresh (stopped
  * here: SIGSTOP) has not ended: top says it did not answer and exits 1.
  * It said "the recording at c.sock ended" and exited 0. */
