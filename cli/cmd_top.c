@@ -7,8 +7,10 @@
  * idleness). The recorder does all the counting; top only divides two
  * snapshots (live/view.c), so any number of tops may watch one recording.
  *
- * When the recorder goes away after the first snapshot, the recording has
- * ended: top says so and exits 0. No recorder at all is an error (1).
+ * When the recorder goes away after the first snapshot (its connection
+ * closed, its socket gone, refusing or another recorder's), the recording
+ * has ended: top says so and exits 0. No recorder at all is an error (1), and so is one that
+ * stops answering (stopped, hung): that recording has not ended.
  */
 #include "cli.h"
 #include "control/control.h"
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define TOP_DEFAULT_INTERVAL_NS 1000000000ull
@@ -63,6 +66,7 @@ struct top_source {
 	uint64_t taken; /* snapshots so far */
 	uint64_t count; /* 0: no limit */
 	bool ended;     /* the recorder went away after a snapshot */
+	pid_t recorder; /* the process serving path (SO_PEERCRED; 0 not known) */
 };
 
 /* The error rc, its message prefixed with the socket's path. */
@@ -74,13 +78,34 @@ static int about(const char *path, int rc)
 	return t4_err(-rc, "%s: %s", path, msg);
 }
 
+/* A connection to the recorder top watches: the process the first one
+ * reached. Another process serving the path (the recording ended, a new
+ * one took its socket between two refreshes) is -ESRCH: its totals are
+ * no continuation of the last ones, and rates across the two were
+ * nonsense. */
+static int connect_recorder(struct top_source *ts)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd = t4_control_connect(ts->path);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return fd;
+	if (!ts->recorder)
+		ts->recorder = cred.pid;
+	if (cred.pid == ts->recorder)
+		return fd;
+	close(fd);
+	return t4_err(ESRCH, "%s: another recorder serves it now", ts->path);
+}
+
 static int fetch(struct top_source *ts, char **text, size_t *len)
 {
 	char reply[T4_CONTROL_REPLY_MAX];
 	int rc;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		if (ts->fd < 0 && (ts->fd = t4_control_connect(ts->path)) < 0)
+		if (ts->fd < 0 && (ts->fd = connect_recorder(ts)) < 0)
 			return ts->fd;
 		rc = t4_control_fetch(ts->fd, "live", reply, sizeof(reply), text, len);
 		if (rc < 0 && rc != -EPIPE)
@@ -95,6 +120,15 @@ static int fetch(struct top_source *ts, char **text, size_t *len)
 	return rc;
 }
 
+/* Whether a failed fetch means the recorder is gone: its connection closed
+ * and no socket to connect to, nobody listening there, or another recorder
+ * there. A timeout or a garbled reply is a recorder still there, only not
+ * answering. */
+static bool recorder_gone(int rc)
+{
+	return rc == -EPIPE || rc == -ENOENT || rc == -ECONNREFUSED || rc == -ESRCH;
+}
+
 static int take(void *ud, struct t4_live_snap *out)
 {
 	struct top_source *ts = ud;
@@ -103,7 +137,7 @@ static int take(void *ud, struct t4_live_snap *out)
 	int rc = fetch(ts, &text, &len);
 
 	if (rc < 0) {
-		ts->ended = ts->taken > 0 && rc != -EREMOTEIO;
+		ts->ended = ts->taken > 0 && recorder_gone(rc);
 		return rc;
 	}
 	rc = t4_live_snap_parse(text, len, out);

@@ -41,6 +41,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#define TOP_MAX_WAIT_MS (24 * 3600 * 1000) /* one wait of the loop, at most */
+
 enum col { C_RD, C_WR, C_REQ, C_LAT, C_FREQ, C_N };
 static const char *const col_head[C_N] = { "RD GB/s", "WR GB/s", "REQ/s", "LAT ns", "FREQ GHz" };
 static const char *const col_csv[C_N] = { "rd_GBps", "wr_GBps", "req_per_s", "lat_ns", "freq_GHz" };
@@ -171,7 +173,7 @@ static void tty_restore(const struct top *tp)
 	if (!tty_raw)
 		return;
 	tty_raw = false;
-	fputs("\033[?25h\033[?1049l", tp->out); /* cursor back, main screen */
+	fputs("\033[?7h\033[?25h\033[?1049l", tp->out); /* wrapping, cursor, main screen */
 	fflush(tp->out);
 	tcsetattr(tp->in, TCSAFLUSH, &saved_tty);
 }
@@ -188,7 +190,11 @@ static int tty_raw_on(const struct top *tp)
 	if (tcsetattr(tp->in, TCSAFLUSH, &t) < 0)
 		return t4_err(errno, "top: the terminal: %s", strerror(errno));
 	tty_raw = true;
-	fputs("\033[?1049h\033[?25l", tp->out); /* alternate screen, no cursor */
+	/* alternate screen, no cursor, no wrapping: a row wider than the
+	 * terminal (a PMU's is 96 columns) is cut at its edge; wrapped, the
+	 * rows took two lines each on an 80-column terminal and the frame
+	 * scrolled its header (host, phase, column titles) off the top */
+	fputs("\033[?1049h\033[?25l\033[?7l", tp->out);
 	return 0;
 }
 
@@ -471,6 +477,28 @@ static void show(struct top *tp, const struct t4_live_view *v, struct trow *t)
 	free(copy);
 }
 
+/* When the refresh after the one due at `due` is due: an interval later,
+ * or an interval from now when that is past already (top was stopped, a
+ * refresh waited seconds for its recorder). Catching up instead made a
+ * burst of refreshes back to back: the same snapshot again and again (the
+ * recorder's last one, T4_LIVE_CTL_MIN_MS), lines with one time. */
+static uint64_t next_refresh(uint64_t due, uint64_t interval_ns)
+{
+	uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
+
+	return due + interval_ns > now ? due + interval_ns : now + interval_ns;
+}
+
+/* Milliseconds from now to next as an int, at most a day (the loop waits
+ * again): -i's longest intervals (277777h) overflowed it, and the negative
+ * wait that made returned at once, a loop spinning on a CPU. */
+static int ms_until(uint64_t next, uint64_t now)
+{
+	uint64_t ms = next > now ? (next - now) / 1000000 : 0;
+
+	return ms < TOP_MAX_WAIT_MS ? (int)ms : TOP_MAX_WAIT_MS;
+}
+
 int cli_top_run(struct top *tp)
 {
 	struct t4_live_view *v = NULL;
@@ -510,10 +538,10 @@ int cli_top_run(struct top *tp)
 				break;
 			}
 		}
-		next += tp->interval_ns;
+		next = next_refresh(next, tp->interval_ns);
 		do {
 			uint64_t now = t4_clock_ns(CLOCK_MONOTONIC);
-			int ms = next > now ? (int)((next - now) / 1000000) : 0;
+			int ms = ms_until(next, now);
 			tp->redraw = false;
 			if (tp->done && ms > TOP_DONE_MS)
 				ms = TOP_DONE_MS;

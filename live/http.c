@@ -375,7 +375,13 @@ int t4_live_http_start(struct t4_live_http **out, const char *addr, struct t4_li
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+	/* MHD_USE_ITC: its thread is woken to stop. Without, it learnt of a
+	 * stop from its listening socket, which it does not watch while at
+	 * HTTP_MAX_CONN: the recorder's exit waited up to HTTP_TIMEOUT_S for
+	 * the first of 256 stalled connections to time out. */
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+					  MHD_USE_ITC,
+				  0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,

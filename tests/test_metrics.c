@@ -231,6 +231,49 @@ Test(metrics, a_flood_of_stalled_connections_is_cut_short, .timeout = 180)
 	cleanup(&r);
 }
 
+/* 300 stalled connections (more than the endpoint's 256 at once, the rest
+ * in the kernel's queue; stopped once the recorder holds 256 more fds)
+ * when the recording is stopped: the endpoint closes every one as it
+ * stops, well before its own 10 s timeout could close them. At 256 its
+ * thread, which then does not watch the listening socket, never heard of
+ * the stop: record's exit waited 10 s for the first connection's timeout. */
+Test(metrics, stalled_connections_at_the_limit_do_not_hold_the_exit, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("python3");
+	if (access("/proc/self/fd", R_OK))
+		cr_skip_test("no /proc/self/fd here (the recorder's connections uncounted)");
+	tmpdir(&r);
+	sh_in_dir(&r,
+		   RECORD_ON_A_FREE_PORT
+		   "python3 -c 'import os, select, signal, socket, sys, time\n"
+		   "port, rec = int(sys.argv[1]), int(sys.argv[2])\n"
+		   "fds = lambda: len(os.listdir(\"/proc/%d/fd\" % rec))\n"
+		   "n0, t0 = fds(), time.monotonic()\n"
+		   "held = set()\n"
+		   "for i in range(300):\n"
+		   "    s = socket.create_connection((\"127.0.0.1\", port))\n"
+		   "    s.sendall(b\"GET /metrics HTTP/1.1\\r\\nX-Stalled: \"); held.add(s)\n"
+		   "while fds() < n0 + 256 and time.monotonic() < t0 + 5:\n"
+		   "    time.sleep(0.01)\n"
+		   "os.kill(rec, signal.SIGINT)\n"
+		   "end = time.monotonic() + 60\n"
+		   "while held and time.monotonic() < end:\n"
+		   "    for s in select.select(list(held), [], [], 0.2)[0]:\n"
+		   "        try:\n"
+		   "            gone = s.recv(1) == b\"\"\n"
+		   "        except OSError:\n"
+		   "            gone = True\n"
+		   "        if gone:\n"
+		   "            held.discard(s); s.close()\n"
+		   "print(\"open\", len(held), \"closed early\" if time.monotonic() - t0 < 9.5 "
+		   "else \"closed late\")' $P $rec; "
+		   "wait $rec; echo rc=$?");
+	cr_assert(strstr(r.out, "open 0 closed early\nrc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* A real Prometheus server (tests/prom_check.py): its rate() of each UCF
  * PMU's read bandwidth equals decode's over the same span within 2%, and
  * the phase shows after `ctl bookmark`. */

@@ -163,6 +163,99 @@ Test(top, says_when_the_recording_ends, .timeout = 180)
 	cleanup(&r);
 }
 
+/* The triggers of the recording at c.sock ($B ctl status), in $1. */
+#define TRIGGERS_NOW                                                                        \
+	"trig() { \"$B\" ctl --control c.sock status | sed 's/.*triggers=\\([0-9]*\\).*/\\1/'; }; "
+
+/* Stopped for a second of the recording's time (a thousand triggers), top
+ * goes on an interval at a time: the refreshes it missed are not made up
+ * for in a burst, which printed the recorder's last snapshot again and
+ * again (T4_LIVE_CTL_MIN_MS), lines with one time_s. */
+Test(top, a_stopped_top_does_not_catch_up_in_a_burst, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER TRIGGERS_NOW
+		  "\"$B\" top --control c.sock -i 100ms -n 12 > t.csv & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 3 ] && break; sleep 0.05; "
+		  "done; kill -STOP $top; t0=$(trig); "
+		  "for i in $(seq 1200); do [ $(trig) -ge $((t0 + 1000)) ] && break; sleep 0.05; "
+		  "done; kill -CONT $top; wait $top; echo top_rc=$?; "
+		  "awk -F, 'NR > 1 && $1 !~ /^#/ { n++; if (n > 1 && $1 <= last) bad++; last = $1 } "
+		  "END { print \"lines\", n, \"not after the one before\", bad + 0 }' t.csv; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=0\nlines 12 not after the one before 0\nrec_rc=0\n"), "%s",
+		  r.out);
+	cleanup(&r);
+}
+
+/* The recording top watches ends and another takes its socket before
+ * top's next refresh (top stopped meanwhile): that recording has ended
+ * all the same. top went on with the new one, its rates over the two
+ * recordings' totals. */
+Test(top, a_new_recorder_at_the_path_is_not_the_recording_watched, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" top --control c.sock -i 100ms -n 30 > t.csv 2> t.err & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
+		  "done; kill -STOP $top; " END_RECORDER
+		  "\"$B\" record -q --sim -c c.sock -o s2.t4t & rec=$!; "
+		  "for i in $(seq 1200); do \"$B\" ctl --control c.sock status 2>/dev/null | "
+		  "grep -q 'triggers=[1-9]' && break; sleep 0.05; done; "
+		  "kill -CONT $top; wait $top; echo top_rc=$?; cat t.err; " END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=0\nt410trace top: the recording at c.sock ended\n"
+				"rec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* -i 1000h (in -i's range, up to 277777h): top waits for its next
+ * refresh without using the CPU. Its wait in ms overflowed an int, and the
+ * negative wait returned at once: a loop spinning on a CPU for 1000 h.
+ * Its CPU time (utime + stime, /proc) is read over a thousand triggers of
+ * the recording (a second at least): a spinning top had a tick of each
+ * one, an idle one none. */
+Test(top, a_long_interval_does_not_spin, .timeout = 180)
+{
+	struct run r;
+
+	if (access("/proc/self/stat", R_OK))
+		cr_skip_test("no /proc/self/stat here (a process's CPU time unknown)");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER TRIGGERS_NOW
+		  "cpu() { awk '{ print $14 + $15 }' /proc/$top/stat; }; "
+		  "\"$B\" top --control c.sock -i 1000h -n 2 > t.csv & top=$!; "
+		  "for i in $(seq 600); do [ -s t.csv ] && break; sleep 0.05; done; "
+		  "c0=$(cpu); t0=$(trig); "
+		  "for i in $(seq 1200); do [ $(trig) -ge $((t0 + 1000)) ] && break; sleep 0.05; "
+		  "done; echo ticks_lt_25=$(( $(cpu) - c0 < 25 )); kill $top; wait $top; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "ticks_lt_25=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "rec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* A recorder that stops answering after top's first refresh (stopped
+ * here: SIGSTOP) has not ended: top says it did not answer and exits 1.
+ * It said "the recording at c.sock ended" and exited 0. */
+Test(top, a_recorder_that_stops_answering_has_not_ended, .timeout = 180)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "\"$B\" top --control c.sock -i 100ms > t.csv 2> t.err & top=$!; "
+		  "for i in $(seq 600); do [ \"$(wc -l < t.csv)\" -ge 2 ] && break; sleep 0.05; "
+		  "done; kill -STOP $rec; wait $top; echo top_rc=$?; cat t.err; kill -CONT $rec; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "top_rc=1\nt410trace top: c.sock: the recorder did not answer "
+				"within 5000 ms\nrec_rc=0\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* No recorder, a socket that is not a recorder's, one that never
  * answers, bad usage: one line each and the exit status the help says.
  * The fake servers listen before their socket gets the name top is
@@ -554,6 +647,28 @@ Test(top, in_a_terminal_ctrl_c_restores_it, .timeout = 180)
 	cr_assert(strstr(r.out, "view\nsh-int\ntop-rc=0\nicanon\necho\npane-done\n"), "%s", r.out);
 	cr_assert(!strstr(r.out, "t410trace top:"), "the view stayed on screen: %s", r.out);
 	cr_assert(strstr(r.out, "rec_rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* An 80x24 terminal, narrower than a PMU's row (96 columns): the rows are
+ * cut at its edge, so the frame fits and its header stays on the first
+ * lines. Wrapped, each row took two lines and the frame scrolled the
+ * header (host, phase, column titles) off the screen. */
+Test(top, in_a_narrow_terminal_the_frame_fits, .timeout = 180)
+{
+	struct run r;
+
+	t4t_need_cmd("tmux");
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "T=\"tmux -S $D/tmux.sock\"; "
+		  "printf '%s\\n' '\"$B\" top --control c.sock -i 200ms; sleep 120' > pane.sh; "
+		  "$T new-session -d -x 80 -y 24 -s top \"sh '$D/pane.sh'\"; "
+		  "for i in $(seq 600); do $T capture-pane -p -t top > pane.txt; "
+		  "grep -q '^nvidia_' pane.txt && grep -q '^q quit' pane.txt && break; sleep 0.05; "
+		  "done; head -n 1 pane.txt | cut -c1-15; grep -c '^PMU ' pane.txt; $T kill-server; "
+		  END_RECORDER);
+	cr_assert(strstr(r.out, "t410trace top: \n1\nrec_rc=0\n"), "%s", r.out);
 	cleanup(&r);
 }
 
