@@ -203,6 +203,12 @@ Test(job, one_recorder_per_node, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "not recording in this task (local rank 2 of Slurm's job 9"),
 		  "%s", r.out);
+	/* a job ID with a line break and an escape sequence: one line, escaped */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=\"$(printf '9\\n\\033[2J')\" SLURM_LOCALID=2 "
+	       "'%s' record --sim --duration 20ms -o t.t4t", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(count_lines(r.out) == 1 && strstr(r.out, "of Slurm's job 9\\x0a\\x1b[2J on "),
+		  "%s", r.out);
 	/* mpirun's local rank, which wins over the batch step's SLURM_LOCALID */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=9 SLURM_LOCALID=0 OMPI_COMM_WORLD_RANK=5 "
 	       "OMPI_COMM_WORLD_LOCAL_RANK=1 " REC " -o t.t4t", r.dir, b);
