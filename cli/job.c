@@ -253,13 +253,31 @@ int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, ch
 	return 0;
 }
 
+/* The length of path's leading directories that pattern names without
+ * an expansion ('out/job%j/x.t4t': "out"): no value holds a '/', so
+ * path has as many of them as pattern before its first '%'. */
+static size_t users_dirs(const char *pattern, const char *path)
+{
+	size_t k = 0;
+	const char *s = path;
+
+	for (const char *p = pattern; *p && *p != '%'; p++)
+		k += *p == '/';
+	for (; k && (s = strchr(s, '/')); k--)
+		if (k > 1)
+			s++;
+	return k || !s ? 0 : (size_t)(s - path);
+}
+
 int cli_job_make_dirs(const char *pattern, const char *path, char *created, size_t cap)
 {
 	char dir[4096];
 	const char *slash = strrchr(path, '/'), *pslash = strrchr(pattern, '/');
+	size_t mine = users_dirs(pattern, path);
 
 	created[0] = '\0';
-	/* only directories an expansion named: the user's own must exist */
+	/* only directories an expansion named: the user's own must exist (a
+	 * typo in them made a tree where none was meant) */
 	if (!slash || slash == path || !pslash ||
 	    !memchr(pattern, '%', (size_t)(pslash - pattern)))
 		return 0;
@@ -272,10 +290,11 @@ int cli_job_make_dirs(const char *pattern, const char *path, char *created, size
 		if (*p != '/' && !end)
 			continue;
 		*p = '\0';
-		if (mkdir(dir, 0777) == 0) {
+		if ((size_t)(p - dir) > mine && mkdir(dir, 0777) == 0) {
 			if (!created[0])
 				t4_strlcpy(created, dir, cap);
-		} else if (errno != EEXIST) { /* EEXIST: another node's, or the user's */
+		} else if ((size_t)(p - dir) > mine && errno != EEXIST) {
+			/* EEXIST: another node's, or the user's */
 			return t4_err(errno, "-o '%s': cannot create the directory '%s': %s", path,
 				      dir, strerror(errno));
 		} else if (t4_link_planted(dir)) { /* /tmp/job7 -> a stranger's choice */

@@ -111,6 +111,7 @@ static void refused(struct run *r, const char *env, const char *name, const char
 Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 {
 	struct run r;
+	char files[4096];
 
 	tmpdir(&r);
 	refused(&r, "", "t.%q.t4t", "unknown expansion %q");
@@ -125,6 +126,14 @@ Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 	cr_assert_eq(r.status, 2, "%s", r.out);
 	cr_assert_str_eq(r.out, "t410trace: SLURM_JOB_ID: 40 bytes, more than the 31 a log keeps "
 				"of it\n");
+	/* only the directories an expansion names are made: one the name
+	 * gives as it is (a typo) must exist, as it must without a '%' */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 " REC " -o 'typo/job%%j/t.t4t'", r.dir, bin());
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace: -o 'typo/job7/t.t4t': cannot create the directory "
+				"'typo/job7': No such file or directory\n");
+	listing(r.dir, files, sizeof(files));
+	cr_assert_str_eq(files, "", "made: %s", files);
 	/* a launcher's variable that is not a number: named, not guessed */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=x " REC " -o t.t4t", r.dir, bin());
 	cr_assert_eq(r.status, 2, "%s", r.out);
