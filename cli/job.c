@@ -290,16 +290,20 @@ int cli_job_make_dirs(const char *pattern, const char *path, char *created, size
 		if (*p != '/' && !end)
 			continue;
 		*p = '\0';
-		if ((size_t)(p - dir) > mine && mkdir(dir, 0777) == 0) {
+		bool named = (size_t)(p - dir) > mine; /* by an expansion: made here */
+		if (named && mkdir(dir, 0777) == 0) {
 			if (!created[0])
 				t4_strlcpy(created, dir, cap);
-		} else if ((size_t)(p - dir) > mine && errno != EEXIST) {
+		} else if (named && errno != EEXIST) {
 			/* EEXIST: another node's, or the user's */
 			return t4_err(errno, "-o '%s': cannot create the directory '%s': %s", path,
 				      dir, strerror(errno));
 		} else if (t4_link_planted(dir)) { /* /tmp/job7 -> a stranger's choice */
 			return t4_err(EPERM, "-o '%s': %s is a symbolic link another user made in "
 				      "a shared directory; not followed", path, dir);
+		} else if (named && t4_dir_planted(dir)) { /* /tmp/job7/, made before the job */
+			return t4_err(EPERM, "-o '%s': %s is a directory another user made in a "
+				      "shared directory; not used", path, dir);
 		}
 		if (end)
 			return 0;
