@@ -267,6 +267,11 @@ Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "clock sync       "), "%s", r.out);
 	cr_assert(!strstr(r.out, "warning"), "%s", r.out);
+	/* a job without a task rank (SLURM_PROCID unset): none, not -1 */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=316 '%s' record -q --sim --duration 10ms -o "
+	       "'j%%j.t4t' && '%s' info j316.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "job              316, step -, task rank -, nodes -\n"), "%s", r.out);
 	/* a node list longer than the log keeps (a big job's): cut where "..."
 	 * says, the recording made all the same */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=315 SLURM_PROCID=0 SLURM_JOB_NODELIST=n$(printf "
