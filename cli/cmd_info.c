@@ -436,7 +436,9 @@ static void human_session(const struct info *in)
 static void human_host(const struct info *in)
 {
 	const struct t4_index_host *h = t4_index_host(in->ix);
-	char a[64], b[64], c[4 * 256], rank[16] = "-";
+	/* each byte may become \xNN: a cut ID could show two jobs' alike */
+	char a[4 * sizeof(h->first.job_id)], b[4 * sizeof(h->first.step)];
+	char c[4 * sizeof(h->first.nodelist)], rank[16] = "-";
 
 	if (!h)
 		return;

@@ -272,6 +272,15 @@ Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
 	       "'j%%j.t4t' && '%s' info j316.t4t", r.dir, b, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "job              316, step -, task rank -, nodes -\n"), "%s", r.out);
+	/* a job ID of control characters, escaped: shown whole, to its last byte */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=\"7$(printf '\\t%%.0s' $(seq 20))8\" SLURM_PROCID=0 "
+	       "'%s' record -q --sim --duration 10ms -o j.t4t && '%s' info j.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(want, sizeof(want), "job              7");
+	for (int i = 0; i < 20; i++)
+		strcat(want, "\\x09");
+	strcat(want, "8, step -, task rank 0");
+	cr_assert(strstr(r.out, want), "%s wanted in %s", want, r.out);
 	/* a node list longer than the log keeps (a big job's): cut where "..."
 	 * says, the recording made all the same */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=315 SLURM_PROCID=0 SLURM_JOB_NODELIST=n$(printf "
