@@ -347,6 +347,26 @@ Test(merge, logs_of_different_jobs_are_said, .timeout = 120)
 	free(dir);
 }
 
+/* A job's directory holding one log (a job of one node) is decoded as
+ * one of several: the host column, UTC times; the log named alone is
+ * decoded alone, as always. */
+Test(merge, a_directory_of_one_log_is_a_job_of_one_node, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 39);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode ./ -f csv | head -2", dir,
+			     cli_bin()), 0, "%s", out);
+	cr_assert(!strncmp(out, "host,trigger,start_ns,", 22) && strstr(out, "\nnodeA,1,17000000"),
+		  "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t -f csv | head -1", dir,
+			     cli_bin()), 0, "%s", out);
+	cr_assert(!strncmp(out, "trigger,start_ns,", 17), "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 /* Bad input: one line naming the file, exit status 2, no crash; a
  * truncated log among several is decoded as far as it is intact. */
 Test(merge, bad_input_is_named, .timeout = 120)
