@@ -8,8 +8,9 @@
  * the same rules hold under srun, sbatch and mpirun, and the tests set
  * the variables themselves. A value that goes into a file name is made
  * safe first (sanitise): letters, digits, '.', '_', '-' and '+' kept,
- * anything else '_', a leading '.' too, so no expansion adds a directory,
- * a hidden name or "..". A name that two nodes (or, with --all-tasks, two
+ * anything else '_', a leading '.' or '-' too, so no expansion adds a
+ * directory, a hidden name or "..", nor makes the name '-' (standard
+ * output). A name that two nodes (or, with --all-tasks, two
  * tasks) would share is refused before anything starts: two recorders
  * never write one file.
  *
@@ -153,9 +154,11 @@ static bool sanitise(const char *s, char *out, size_t cap)
 
 	for (; *s && n + 1 < cap; s++) {
 		unsigned char c = (unsigned char)*s;
+		/* not first: '.' (hidden, "..") nor '-' (-o '%j' of job "-" was
+		 * standard output) */
 		bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '+' ||
-			    (c == '.' && n > 0);
+			    (c >= '0' && c <= '9') || c == '_' || c == '+' ||
+			    ((c == '.' || c == '-') && n > 0);
 		out[n++] = keep ? (char)c : '_';
 	}
 	out[n] = '\0';

@@ -163,6 +163,13 @@ Test(job, values_are_made_safe_for_a_file_name, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	listing(r.dir, files, sizeof(files));
 	cr_assert_str_eq(files, "_._x_y.t4t\n");
+	/* a job ID "-" makes no name '-': the log in a file, not on standard output */
+	sh(&r, "cd '%s' && rm _._x_y.t4t && " NO_JOB "SLURM_JOB_ID=- " REC " -o '%%j' | wc -c",
+	   r.dir, bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_str_eq(r.out, "0\n", "the log went to standard output");
+	listing(r.dir, files, sizeof(files));
+	cr_assert_str_eq(files, "_\n");
 	cleanup(&r);
 	/* a host name with '/', a space and a leading '.' (a UTS namespace of
 	 * the test's own: this machine's name is not touched) */
