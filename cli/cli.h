@@ -129,6 +129,10 @@ struct cli_logs {
 /* Add a file or a directory's logs; 0, or 2 after a message. */
 int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg);
 void cli_logs_free(struct cli_logs *l);
+/* Whether the logs are decoded merged, on one timeline: several, or a
+ * directory's (a job's, whatever its number of nodes: the same columns
+ * and times from one node as from two). */
+bool cli_logs_merged(const struct cli_logs *l);
 /* Decode the logs into out: one alone, several merged on one timeline. */
 struct t4_decode_opts;
 struct t4_output;

@@ -261,9 +261,9 @@ static int parse_decode_args(int argc, char **argv, struct decode_args *a)
 			return rc;
 	if ((rc = check_combination(a)))
 		return rc;
-	if (a->logs.n > 1 && !a->time_set)
+	if (cli_logs_merged(&a->logs) && !a->time_set)
 		a->out.time = T4_TIME_REAL; /* merged: one timeline, UTC */
-	a->out.hosts = a->logs.n > 1;
+	a->out.hosts = cli_logs_merged(&a->logs);
 	return 0;
 }
 
@@ -285,7 +285,7 @@ static int check_first(const struct decode_args *a, const struct cli_outfile *of
 {
 	int rc;
 
-	if ((!cli_outfile_stdout(of) && !of->in_place) || a->logs.n != 1 ||
+	if ((!cli_outfile_stdout(of) && !of->in_place) || cli_logs_merged(&a->logs) ||
 	    (!t4_decode_check_needed(&a->d) && a->out.time != T4_TIME_REAL))
 		return 0;
 	if (!strcmp(a->logs.v[0], "-") && (rc = cli_spool_stdin()) < 0)

@@ -436,14 +436,18 @@ static void human_session(const struct info *in)
 static void human_host(const struct info *in)
 {
 	const struct t4_index_host *h = t4_index_host(in->ix);
-	char a[64], b[64], c[4 * 256];
+	/* each byte may become \xNN: a cut ID could show two jobs' alike */
+	char a[4 * sizeof(h->first.job_id)], b[4 * sizeof(h->first.step)];
+	char c[4 * sizeof(h->first.nodelist)], rank[16] = "-";
 
 	if (!h)
 		return;
+	if (h->first.rank >= 0) /* -1: none (a batch script's own step), not a rank */
+		snprintf(rank, sizeof(rank), "%d", h->first.rank);
 	if (h->first.job_id[0] || h->first.rank >= 0)
-		printf(ROW "%s, step %s, task rank %d, nodes %s\n", "job",
+		printf(ROW "%s, step %s, task rank %s, nodes %s\n", "job",
 		       tty(h->first.job_id[0] ? h->first.job_id : "-", a, sizeof(a)),
-		       tty(h->first.step[0] ? h->first.step : "-", b, sizeof(b)), h->first.rank,
+		       tty(h->first.step[0] ? h->first.step : "-", b, sizeof(b)), rank,
 		       tty(h->first.nodelist[0] ? h->first.nodelist : "-", c, sizeof(c)));
 	if (!h->known)
 		printf(ROW "unknown (the kernel's state was not readable)\n", "clock sync");

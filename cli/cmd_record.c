@@ -950,12 +950,17 @@ static int exit_code(struct recording *r, int rc)
  * to do. Never returns when COMMAND runs. */
 static int run_command_only(const struct recording *r)
 {
+	/* the job ID is the launcher's variable, the host uname's: any bytes
+	 * (a line break, an escape sequence) reach the terminal escaped */
+	char id[4 * sizeof(r->job.id)], host[4 * sizeof(r->job.host)];
+
 	if (!r->o.command) {
 		if (!r->o.quiet)
 			fprintf(stderr, "t410trace: not recording in this task (local rank %d of %s's job "
 					"%s on %s): the node's first task records (--all-tasks: every "
 					"task)\n", r->job.local_rank, r->job.launcher,
-				r->job.id[0] ? r->job.id : "-", r->job.host);
+				r->job.id[0] ? t4_text(r->job.id, T4_TEXT_CONTROL, id, sizeof(id)) : "-",
+				t4_text(r->job.host, T4_TEXT_CONTROL, host, sizeof(host)));
 		return 0;
 	}
 	execvp(r->o.command[0], r->o.command);

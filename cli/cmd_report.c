@@ -119,7 +119,7 @@ static int parse(int argc, char **argv, struct cli_logs *logs, const char **outp
 static int report_run(struct cli_logs *logs, const char *output)
 {
 	char where[PATH_MAX];
-	struct t4_output_opts oo = { .format = T4_FMT_REPORT, .hosts = logs->n > 1 };
+	struct t4_output_opts oo = { .format = T4_FMT_REPORT, .hosts = cli_logs_merged(logs) };
 	struct t4_decode_opts d = { 0 };
 	struct t4_output *out = NULL;
 	struct cli_outfile of;

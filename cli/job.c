@@ -8,8 +8,9 @@
  * the same rules hold under srun, sbatch and mpirun, and the tests set
  * the variables themselves. A value that goes into a file name is made
  * safe first (sanitise): letters, digits, '.', '_', '-' and '+' kept,
- * anything else '_', a leading '.' too, so no expansion adds a directory,
- * a hidden name or "..". A name that two nodes (or, with --all-tasks, two
+ * anything else '_', a leading '.' or '-' too, so no expansion adds a
+ * directory, a hidden name or "..", nor makes the name '-' (standard
+ * output). A name that two nodes (or, with --all-tasks, two
  * tasks) would share is refused before anything starts: two recorders
  * never write one file.
  *
@@ -153,9 +154,11 @@ static bool sanitise(const char *s, char *out, size_t cap)
 
 	for (; *s && n + 1 < cap; s++) {
 		unsigned char c = (unsigned char)*s;
+		/* not first: '.' (hidden, "..") nor '-' (-o '%j' of job "-" was
+		 * standard output) */
 		bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '+' ||
-			    (c == '.' && n > 0);
+			    (c >= '0' && c <= '9') || c == '_' || c == '+' ||
+			    ((c == '.' || c == '-') && n > 0);
 		out[n++] = keep ? (char)c : '_';
 	}
 	out[n] = '\0';
@@ -253,13 +256,31 @@ int cli_job_expand(const struct cli_job *j, const char *name, bool all_tasks, ch
 	return 0;
 }
 
+/* The length of path's leading directories that pattern names without
+ * an expansion ('out/job%j/x.t4t': "out"): no value holds a '/', so
+ * path has as many of them as pattern before its first '%'. */
+static size_t users_dirs(const char *pattern, const char *path)
+{
+	size_t k = 0;
+	const char *s = path;
+
+	for (const char *p = pattern; *p && *p != '%'; p++)
+		k += *p == '/';
+	for (; k && (s = strchr(s, '/')); k--)
+		if (k > 1)
+			s++;
+	return k || !s ? 0 : (size_t)(s - path);
+}
+
 int cli_job_make_dirs(const char *pattern, const char *path, char *created, size_t cap)
 {
 	char dir[4096];
 	const char *slash = strrchr(path, '/'), *pslash = strrchr(pattern, '/');
+	size_t mine = users_dirs(pattern, path);
 
 	created[0] = '\0';
-	/* only directories an expansion named: the user's own must exist */
+	/* only directories an expansion named: the user's own must exist (a
+	 * typo in them made a tree where none was meant) */
 	if (!slash || slash == path || !pslash ||
 	    !memchr(pattern, '%', (size_t)(pslash - pattern)))
 		return 0;
@@ -272,15 +293,20 @@ int cli_job_make_dirs(const char *pattern, const char *path, char *created, size
 		if (*p != '/' && !end)
 			continue;
 		*p = '\0';
-		if (mkdir(dir, 0777) == 0) {
+		bool named = (size_t)(p - dir) > mine; /* by an expansion: made here */
+		if (named && mkdir(dir, 0777) == 0) {
 			if (!created[0])
 				t4_strlcpy(created, dir, cap);
-		} else if (errno != EEXIST) { /* EEXIST: another node's, or the user's */
+		} else if (named && errno != EEXIST) {
+			/* EEXIST: another node's, or the user's */
 			return t4_err(errno, "-o '%s': cannot create the directory '%s': %s", path,
 				      dir, strerror(errno));
 		} else if (t4_link_planted(dir)) { /* /tmp/job7 -> a stranger's choice */
 			return t4_err(EPERM, "-o '%s': %s is a symbolic link another user made in "
 				      "a shared directory; not followed", path, dir);
+		} else if (named && t4_dir_planted(dir)) { /* /tmp/job7/, made before the job */
+			return t4_err(EPERM, "-o '%s': %s is a directory another user made in a "
+				      "shared directory; not used", path, dir);
 		}
 		if (end)
 			return 0;

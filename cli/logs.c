@@ -124,13 +124,18 @@ int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg)
 	return add(l, sub, NULL, arg);
 }
 
+bool cli_logs_merged(const struct cli_logs *l)
+{
+	return l->n > 1 || l->dirs;
+}
+
 int cli_logs_decode(const struct cli_logs *l, const struct t4_decode_opts *d,
 		    struct t4_output *out)
 {
 	struct t4_merge *m = NULL;
 	int rc;
 
-	if (l->n == 1)
+	if (!cli_logs_merged(l))
 		return t4_decode_file(l->v[0], d, t4_output_ops(out), out);
 	if ((rc = t4_merge_open(&m, (const char *const *)l->v, l->n)) == 0)
 		rc = t4_merge_decode(m, d, t4_output_ops(out), out);

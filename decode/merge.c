@@ -26,7 +26,8 @@
  * What it refuses or says: a log given twice (the same session), a log
  * without realtime stamps; hosts whose clock was not synchronised, whose
  * sync state is unknown (older logs), whose stamps stray from one line,
- * or whose span overlaps no other host's are decoded with a warning.
+ * or whose span overlaps no other host's are decoded with a warning, and
+ * so are logs of different jobs.
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -337,6 +338,42 @@ static int label_hosts(struct t4_merge *m)
 	return 0;
 }
 
+/* The job ID a host's log records ("" none: no host packet, or not
+ * launched by Slurm). */
+static const char *host_job(const struct dec_host *h)
+{
+	const struct t4_index_host *hs = t4_index_host(h->ix);
+
+	return hs ? hs->first.job_id : "";
+}
+
+/* Logs of different jobs (a directory two jobs wrote into, a log copied
+ * in from another run) are merged as asked, but said: one line, the
+ * first log of another job named beside the first job's. */
+static void warn_jobs(const struct t4_merge *m)
+{
+	const struct dec_host *first = NULL, *other = NULL;
+	size_t others = 0;
+	char a[4 * 32], b[4 * 32];
+
+	for (size_t i = 0; i < m->n; i++) {
+		const char *job = host_job(&m->h[i]);
+		if (!*job)
+			continue;
+		if (!first)
+			first = &m->h[i];
+		else if (strcmp(job, host_job(first)) && !others++)
+			other = &m->h[i];
+	}
+	if (!other)
+		return;
+	const char *job = t4_text(host_job(first), T4_TEXT_CONTROL, a, sizeof(a));
+	t4_warn("%s is of job %s, %s of job %s: logs of different jobs on one timeline (%zu of"
+		" the %zu not of job %s)",
+		other->pl.log, t4_text(host_job(other), T4_TEXT_CONTROL, b, sizeof(b)),
+		first->pl.log, job, others, m->n, job);
+}
+
 /* Said on stderr, never in the outputs (which say the bound). */
 static void warn_host(const struct dec_host *h, const struct t4_merge *m)
 {
@@ -422,6 +459,7 @@ int t4_merge_open(struct t4_merge **out, const char *const *paths, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		m->h[i].pl.origin_real_ns = origin;
+	warn_jobs(m);
 	for (size_t i = 0; i < n; i++)
 		warn_host(&m->h[i], m);
 	*out = m;

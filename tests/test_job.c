@@ -111,6 +111,7 @@ static void refused(struct run *r, const char *env, const char *name, const char
 Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 {
 	struct run r;
+	char files[4096];
 
 	tmpdir(&r);
 	refused(&r, "", "t.%q.t4t", "unknown expansion %q");
@@ -125,6 +126,14 @@ Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 	cr_assert_eq(r.status, 2, "%s", r.out);
 	cr_assert_str_eq(r.out, "t410trace: SLURM_JOB_ID: 40 bytes, more than the 31 a log keeps "
 				"of it\n");
+	/* only the directories an expansion names are made: one the name
+	 * gives as it is (a typo) must exist, as it must without a '%' */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 " REC " -o 'typo/job%%j/t.t4t'", r.dir, bin());
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace: -o 'typo/job7/t.t4t': cannot create the directory "
+				"'typo/job7': No such file or directory\n");
+	listing(r.dir, files, sizeof(files));
+	cr_assert_str_eq(files, "", "made: %s", files);
 	/* a launcher's variable that is not a number: named, not guessed */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=x " REC " -o t.t4t", r.dir, bin());
 	cr_assert_eq(r.status, 2, "%s", r.out);
@@ -154,6 +163,13 @@ Test(job, values_are_made_safe_for_a_file_name, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	listing(r.dir, files, sizeof(files));
 	cr_assert_str_eq(files, "_._x_y.t4t\n");
+	/* a job ID "-" makes no name '-': the log in a file, not on standard output */
+	sh(&r, "cd '%s' && rm _._x_y.t4t && " NO_JOB "SLURM_JOB_ID=- " REC " -o '%%j' | wc -c",
+	   r.dir, bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_str_eq(r.out, "0\n", "the log went to standard output");
+	listing(r.dir, files, sizeof(files));
+	cr_assert_str_eq(files, "_\n");
 	cleanup(&r);
 	/* a host name with '/', a space and a leading '.' (a UTS namespace of
 	 * the test's own: this machine's name is not touched) */
@@ -202,6 +218,12 @@ Test(job, one_recorder_per_node, .timeout = 60)
 	       "--duration 20ms -o t.t4t", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(strstr(r.out, "not recording in this task (local rank 2 of Slurm's job 9"),
+		  "%s", r.out);
+	/* a job ID with a line break and an escape sequence: one line, escaped */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=\"$(printf '9\\n\\033[2J')\" SLURM_LOCALID=2 "
+	       "'%s' record --sim --duration 20ms -o t.t4t", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(count_lines(r.out) == 1 && strstr(r.out, "of Slurm's job 9\\x0a\\x1b[2J on "),
 		  "%s", r.out);
 	/* mpirun's local rank, which wins over the batch step's SLURM_LOCALID */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=9 SLURM_LOCALID=0 OMPI_COMM_WORLD_RANK=5 "
@@ -252,6 +274,20 @@ Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "clock sync       "), "%s", r.out);
 	cr_assert(!strstr(r.out, "warning"), "%s", r.out);
+	/* a job without a task rank (SLURM_PROCID unset): none, not -1 */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=316 '%s' record -q --sim --duration 10ms -o "
+	       "'j%%j.t4t' && '%s' info j316.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "job              316, step -, task rank -, nodes -\n"), "%s", r.out);
+	/* a job ID of control characters, escaped: shown whole, to its last byte */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=\"7$(printf '\\t%%.0s' $(seq 20))8\" SLURM_PROCID=0 "
+	       "'%s' record -q --sim --duration 10ms -o j.t4t && '%s' info j.t4t", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(want, sizeof(want), "job              7");
+	for (int i = 0; i < 20; i++)
+		strcat(want, "\\x09");
+	strcat(want, "8, step -, task rank 0");
+	cr_assert(strstr(r.out, want), "%s wanted in %s", want, r.out);
 	/* a node list longer than the log keeps (a big job's): cut where "..."
 	 * says, the recording made all the same */
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=315 SLURM_PROCID=0 SLURM_JOB_NODELIST=n$(printf "

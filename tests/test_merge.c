@@ -46,6 +46,7 @@ struct mhost {
 	int64_t err_ns;
 	uint32_t sync_flags; /* 0: no host packet */
 	uint64_t maxerror_us;
+	const char *job;     /* SLURM_JOB_ID; NULL: none */
 };
 
 /* True UTC of reference time ref on host h. */
@@ -77,6 +78,7 @@ static void host_packet(struct t4_ring *ring, const struct mhost *h, uint64_t re
 	p.host.esterror_us = h->maxerror_us / 4;
 	p.host.rank = -1;
 	snprintf(p.host.host, sizeof(p.host.host), "%s", h->name);
+	snprintf(p.host.job_id, sizeof(p.host.job_id), "%s", h->job ? h->job : "");
 	put(ring, &p);
 }
 
@@ -315,6 +317,52 @@ Test(merge, hosts_apart_in_time_are_said, .timeout = 120)
 		  "%s", out);
 	cr_assert_leq(llabs(phase_start(out, "nodeB", "step") - (U_BASE + 3601900000000ll)),
 		      200000 + 10000, "%s", out);
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* Logs of different jobs in one directory: merged, said in one line
+ * naming a log of each; logs of one job are not. */
+Test(merge, logs_of_different_jobs_are_said, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	struct mhost a = hosts[0], b = hosts[1], c = hosts[0];
+
+	a.job = c.job = "41";
+	b.job = "42";
+	c.name = "nodeC";
+	c.file = "c.t4t";
+	write_host(dir, &a, U_BASE + 1900000000ll, 35);
+	write_host(dir, &b, U_BASE + 1900000000ll, 36);
+	write_host(dir, &c, U_BASE + 1900000000ll, 37);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode ./ -f phases 2>&1 >/dev/null",
+			     dir, cli_bin()), 0, "%s", out);
+	cr_assert_str_eq(out, "t410trace: warning: ./b.t4t is of job 42, ./a.t4t of job 41: logs of "
+			      "different jobs on one timeline (1 of the 3 not of job 41)\n");
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t c.t4t -f phases "
+			     "2>&1 >/dev/null", dir, cli_bin()), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* A job's directory holding one log (a job of one node) is decoded as
+ * one of several: the host column, UTC times; the log named alone is
+ * decoded alone, as always. */
+Test(merge, a_directory_of_one_log_is_a_job_of_one_node, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 39);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode ./ -f csv | head -2", dir,
+			     cli_bin()), 0, "%s", out);
+	cr_assert(!strncmp(out, "host,trigger,start_ns,", 22) && strstr(out, "\nnodeA,1,17000000"),
+		  "%s", out);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t -f csv | head -1", dir,
+			     cli_bin()), 0, "%s", out);
+	cr_assert(!strncmp(out, "trigger,start_ns,", 17), "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

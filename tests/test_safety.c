@@ -488,6 +488,25 @@ Test(safety, a_stranger_link_at_a_job_directory_is_not_followed, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The same name made ahead of the job as a directory of the stranger's
+ * own (job IDs are easy to guess), writable for all: not used, whose
+ * owner could remove or replace the log in it. The user's own one there
+ * is used, as anywhere. */
+Test(safety, a_stranger_directory_at_a_job_directory_is_not_used, .timeout = 60)
+{
+	struct run r;
+
+	stranger_tmpdir(&r);
+	sh_in_dir(&r, "mkdir pub; chmod 1777 pub; mkdir pub/job7 pub/job8; chmod 777 pub/job7; "
+		  "chown 65534:65534 pub/job7; for j in 7 8; do SLURM_JOB_ID=$j SLURM_PROCID=0 "
+		  "\"$B\" record -q --sim --backend pwrite -d 50ms -o 'pub/job%j/x.t4t'; echo rc=$?; "
+		  "done; ls pub/job7 pub/job8");
+	cr_assert_str_eq(r.out, "t410trace: -o 'pub/job7/x.t4t': pub/job7 is a directory another "
+				"user made in a shared directory; not used\nrc=1\nrc=0\npub/job7:\n\n"
+				"pub/job8:\nx.t4t\n");
+	cleanup(&r);
+}
+
 /* Another user's FILE in a shared sticky directory, which this user may
  * neither keep aside as FILE.old nor replace: refused before recording
  * (the whole run was recorded, then left as FILE.partial-PID, exit 1).

@@ -190,14 +190,27 @@ static bool entry_and_dir(const char *path, struct stat *ent, struct stat *dir)
 	return stat(dirname(d), dir) == 0;
 }
 
-bool t4_link_planted(const char *path)
+/* Whether path is an entry of type fmt (S_IFLNK, S_IFDIR) that another
+ * user made in a shared (sticky, world-writable) directory. */
+static bool planted(const char *path, mode_t fmt)
 {
-	struct stat ln, dir;
+	struct stat ent, dir;
 
-	if (!entry_and_dir(path, &ln, &dir) || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
+	if (!entry_and_dir(path, &ent, &dir) || (ent.st_mode & S_IFMT) != fmt ||
+	    ent.st_uid == geteuid())
 		return false;
 	return (dir.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH) &&
-	       ln.st_uid != dir.st_uid;
+	       ent.st_uid != dir.st_uid;
+}
+
+bool t4_link_planted(const char *path)
+{
+	return planted(path, S_IFLNK);
+}
+
+bool t4_dir_planted(const char *path)
+{
+	return planted(path, S_IFDIR);
 }
 
 bool t4_sticky_foreign(const char *path)

@@ -124,6 +124,10 @@ int t4_create_new(const char *path, unsigned mode);
  * rule, for a path written in place (a FIFO, a device) where that sysctl
  * is off: such a link is not followed. */
 bool t4_link_planted(const char *path);
+/* Whether path is a directory another user made in a shared directory,
+ * by the same rule: a name made ahead of the user's job (/tmp/job7), in
+ * which its owner could remove or replace what is written. */
+bool t4_dir_planted(const char *path);
 /* Whether path is an entry this user may neither rename nor remove: in a
  * sticky directory (/tmp), owned by neither this user nor the directory's
  * owner, and this user is not root (CAP_FOWNER taken as root's). */
