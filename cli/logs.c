@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,6 +60,51 @@ static bool is_log_name(const char *name)
 	return name[0] != '.' && n > 4 && !strcmp(name + n - 4, ".t4t");
 }
 
+/* What record leaves of a FILE.t4t it could not finish naming (cli/output.c):
+ * FILE.partial-PID, a log whose name was taken, and FILE.partial-PID-XXXXXX/,
+ * the private directory of a recording not started yet or killed while
+ * starting (no chunk on disk). A node's log among them must not go missing
+ * without a word. */
+static const char *partial_kind(const char *name, const struct stat *sb)
+{
+	const char *p = strstr(name, ".t4t.partial-");
+	size_t digits;
+
+	if (!p || p == name)
+		return NULL;
+	p += strlen(".t4t.partial-");
+	digits = strspn(p, "0123456789");
+	if (!digits)
+		return NULL;
+	if (!p[digits] && S_ISREG(sb->st_mode))
+		return "a log its recorder could not give its name (record said so): decode it by "
+		       "name";
+	if (p[digits] == '-' && S_ISDIR(sb->st_mode))
+		return "a recording not started yet, or killed while starting: no log";
+	return NULL;
+}
+
+/* A directory entry that looks like a log, or what record leaves of one,
+ * and is not taken: said (left out silently, a node's log went missing
+ * without a word). */
+static void say_left_out(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	const char *why;
+	struct stat sb;
+
+	if (!is_log_name(name) && !strstr(name, ".t4t.partial-"))
+		return; /* not a log's name: the job's other files */
+	snprintf(path, sizeof(path), "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	if (stat(path, &sb) < 0)
+		why = strerror(errno); /* a dangling or looping link */
+	else if (is_log_name(name))
+		why = S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file";
+	else if (!(why = partial_kind(name, &sb)))
+		return;
+	t4_warn("%s: left out: %s", path, why);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -78,10 +124,18 @@ static int add_dir(struct cli_logs *l, const char *sub, const char *dir)
 	}
 	while (rc == 0 && (e = readdir(d))) {
 		struct stat sb;
-		if (!is_log_name(e->d_name) || (rc = add(l, sub, dir, e->d_name)))
+		if (e->d_name[0] == '.')
 			continue;
-		if (stat(l->v[l->n - 1], &sb) < 0 || !S_ISREG(sb.st_mode))
+		if (!is_log_name(e->d_name)) {
+			say_left_out(dir, e->d_name);
+			continue;
+		}
+		if ((rc = add(l, sub, dir, e->d_name)))
+			continue;
+		if (stat(l->v[l->n - 1], &sb) < 0 || !S_ISREG(sb.st_mode)) {
 			free(l->v[--l->n]); /* a dangling link, a directory named x.t4t */
+			say_left_out(dir, e->d_name);
+		}
 	}
 	closedir(d);
 	if (rc == 0 && l->n == before) {

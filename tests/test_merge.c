@@ -367,6 +367,37 @@ Test(merge, a_directory_of_one_log_is_a_job_of_one_node, .timeout = 120)
 	free(dir);
 }
 
+/* What a node may leave in the job's directory instead of its log is
+ * said, each once, and left out: the two logs are merged as before (they
+ * went missing without a word). */
+Test(merge, what_is_left_out_of_a_directory_is_said, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 44);
+	write_host(dir, &hosts[1], U_BASE + 1900000000ll, 45);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && mkdir j && mv a.t4t b.t4t j/ && cd j && "
+			     "ln -s gone.t4t c.t4t && mkdir d.t4t && mkfifo e.t4t && "
+			     "cp a.t4t f.t4t.partial-123 && mkdir g.t4t.partial-77-aBc123 && "
+			     ": > notes.txt && : > h.t4t.partial-x && : > .i.t4t && "
+			     "'%s' decode ./ -f phases 2>&1 >/dev/null | sort", dir, cli_bin()), 0,
+		     "%s", out);
+	cr_assert_str_eq(out,
+			 "t410trace: warning: ./c.t4t: left out: No such file or directory\n"
+			 "t410trace: warning: ./d.t4t: left out: a directory\n"
+			 "t410trace: warning: ./e.t4t: left out: not a regular file\n"
+			 "t410trace: warning: ./f.t4t.partial-123: left out: a log its recorder "
+			 "could not give its name (record said so): decode it by name\n"
+			 "t410trace: warning: ./g.t4t.partial-77-aBc123: left out: a recording not "
+			 "started yet, or killed while starting: no log\n");
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s/j' && '%s' decode ./ -f phases 2>/dev/null | "
+			     "cut -d, -f1 | sort -u", dir, cli_bin()), 0, "%s", out);
+	cr_assert_str_eq(out, "host\nnodeA\nnodeB\n");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
 /* Bad input: one line naming the file, exit status 2, no crash; a
  * truncated log among several is decoded as far as it is intact. */
 Test(merge, bad_input_is_named, .timeout = 120)
