@@ -348,29 +348,32 @@ static const char *host_job(const struct dec_host *h)
 }
 
 /* Logs of different jobs (a directory two jobs wrote into, a log copied
- * in from another run) are merged as asked, but said: one line, the
- * first log of another job named beside the first job's. */
+ * in from another run, one recorded outside any job beside a job's) are
+ * merged as asked, but said: one line, the first log of another job (or
+ * of none) named beside the first job's. */
 static void warn_jobs(const struct t4_merge *m)
 {
 	const struct dec_host *first = NULL, *other = NULL;
 	size_t others = 0;
-	char a[4 * 32], b[4 * 32];
+	char a[4 * sizeof(((struct t4_host_pkt *)0)->job_id)], b[sizeof(a)];
 
-	for (size_t i = 0; i < m->n; i++) {
-		const char *job = host_job(&m->h[i]);
-		if (!*job)
-			continue;
-		if (!first)
+	for (size_t i = 0; i < m->n; i++)
+		if (*host_job(&m->h[i])) {
 			first = &m->h[i];
-		else if (strcmp(job, host_job(first)) && !others++)
+			break;
+		}
+	if (!first)
+		return; /* no log of a job: nothing to tell apart */
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(host_job(&m->h[i]), host_job(first)) && !others++)
 			other = &m->h[i];
-	}
 	if (!other)
 		return;
 	const char *job = t4_text(host_job(first), T4_TEXT_CONTROL, a, sizeof(a));
-	t4_warn("%s is of job %s, %s of job %s: logs of different jobs on one timeline (%zu of"
+	const char *of = *host_job(other) ? "of job " : "of no job";
+	t4_warn("%s is %s%s, %s of job %s: logs of different jobs on one timeline (%zu of"
 		" the %zu not of job %s)",
-		other->pl.log, t4_text(host_job(other), T4_TEXT_CONTROL, b, sizeof(b)),
+		other->pl.log, of, t4_text(host_job(other), T4_TEXT_CONTROL, b, sizeof(b)),
 		first->pl.log, job, others, m->n, job);
 }
 
