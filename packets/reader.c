@@ -823,6 +823,22 @@ static int open_past_damage(struct t4_reader *r)
 	return 0;
 }
 
+/* Nothing at offset 0: an empty file, or one whose size reads 0 but that
+ * holds bytes all the same (/proc/self/maps, a /sys attribute). Read it
+ * to say which: such a file was called "empty". */
+static int nothing_at_start(struct t4_reader *r)
+{
+	uint8_t b[T4_CHUNK_MAGIC_LEN];
+	ssize_t n = r->fd >= 0 && !r->stream ? pread(r->fd, b, sizeof(b), 0) : 0;
+
+	if (n <= 0)
+		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
+	if ((size_t)n < sizeof(b) || memcmp(b, T4_CHUNK_MAGIC, sizeof(b)))
+		return t4_err(EBADMSG, "%s: not a t410trace log (bad magic)", r->name);
+	return t4_err(EBADMSG, "%s: its size reads 0 though it holds a log (a /proc or /sys "
+		      "file?); read it through a pipe: cat FILE | t410trace decode -", r->name);
+}
+
 /* Common part of both opens: check the first bytes, refuse what is not a
  * log of a version we read. */
 static int reader_init(struct t4_reader *r)
@@ -839,7 +855,7 @@ static int reader_init(struct t4_reader *r)
 	n = (size_t)have(r, 0, sizeof(hb));
 	r->st.file_bytes = r->size;
 	if (n == 0)
-		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
+		return nothing_at_start(r);
 	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
 		return rc;
 	if (t4_unpacker_new(&r->u) < 0)

@@ -682,6 +682,8 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "notalog.t4", "notalog.t4: not a t410trace log" },
 		{ "missing.t4", "missing.t4: No such file" },
 		{ "empty.t4", "empty.t4: empty file" },
+		/* its size reads 0, yet it is not empty */
+		{ "/proc/self/maps", "/proc/self/maps: not a t410trace log (bad magic)" },
 		{ "adir", "adir: a directory without any .t4t log" },
 		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
 		/* the log is named, not the output it could not write */
