@@ -129,6 +129,9 @@ struct cli_logs {
 /* Add a file or a directory's logs; 0, or 2 after a message. */
 int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg);
 void cli_logs_free(struct cli_logs *l);
+/* Open each log but standard input and close it again, before any output
+ * is made: 0, or the exit status after a message naming the log. */
+int cli_logs_check(const struct cli_logs *l, const char *sub);
 /* Decode the logs into out: one alone, several merged on one timeline. */
 struct t4_decode_opts;
 struct t4_output;

@@ -306,6 +306,8 @@ static int decode_run(struct decode_args *a)
 	if (a->out.format == T4_FMT_REPORT && to_stdout(a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f report writes an HTML page: give -o FILE "
 				       "(or use t410trace report)");
+	if ((rc = cli_logs_check(&a->logs, "decode")))
+		return rc;
 	for (size_t i = 0; i < a->logs.n; i++)
 		if (cli_outfile_check(&of, a->logs.v[i], a->output) < 0) {
 			fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());

@@ -688,6 +688,7 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
 		/* the log is named, not the output it could not write */
 		{ "missing.t4 -o nodir/out.csv", "missing.t4: No such file" },
+		{ "notalog.t4 -o nodir/out.csv", "notalog.t4: not a t410trace log" },
 		{ "", "missing FILE" },
 		{ "a.t4 b.t4", "a.t4: No such file" }, /* several: merged (test_merge.c) */
 		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
