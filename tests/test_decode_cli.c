@@ -487,14 +487,21 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 			      "trigger;start_ns;end_ns;bookmark;domain;pmu;event;value;unit"));
 	cr_assert(dc_file_has(&c, "semi.csv", ";\"pcie \"\"rc,1\"\"\";\"nvidia;pcie\";cycles;"));
 	dc_check(&c, "csv semi.csv odd.json --sep ';'");
+	cr_assert_eq(dc_decode(&c, "odd.t4 -f csv -x \"$(printf '\\t')\" -o tab.csv"), 0, "%s",
+		     c.out);
+	cr_assert(dc_file_has(&c, "tab.csv", "trigger\tstart_ns\tend_ns\tbookmark\t"));
 	cr_assert_eq(dc_decode(&c, "odd.t4 -f jsonl -o odd.jsonl"), 0, "%s", c.out);
 	dc_check(&c, "jsonl odd.jsonl odd.json");
-	/* -x: one character, not a quote or a line break, CSV only; nor one
-	 * that numbers and words hold (they are never quoted) */
+	/* -x: one ASCII character, a tab or a printable one, not a quote,
+	 * CSV only; nor one that numbers and words hold (they are never
+	 * quoted) */
 	static const char *const bad[] = { "-f csv -x '\"'", "-f csv -x ';;'", "-f csv -x ''",
 					   "-f jsonl -x ';'", "-x ';'", "-f csv -x 1",
 					   "-f csv -x .", "-f csv -x e", "-f phases -x -",
-					   "-f csv -x _", "-f slices -x +" };
+					   "-f csv -x _", "-f slices -x +",
+					   /* not UTF-8; a control byte */
+					   "-f csv -x \"$(printf '\\377')\"",
+					   "-f csv -x \"$(printf '\\033')\"" };
 	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
 		char args[128];
 		snprintf(args, sizeof(args), "odd.t4 %s", bad[i]);
