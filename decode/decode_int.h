@@ -935,7 +935,10 @@ void attrib_free(struct t4_decoder *d);
 
 #define T4_TABLE_LABELS 4
 #define T4_TABLE_COLS 24
-#define T4_TABLE_LABEL_MAX 96
+/* a label whole: a name of the log escaped (a byte written \xNN takes
+ * four) and what follows it ("#OCCURRENCE", " (all N)", "/N"); cut short,
+ * NAME#1 and NAME#2 read the same */
+#define T4_TABLE_LABEL_MAX (4 * T4_NAME_MAX + 32)
 
 struct t4_table {
 	size_t nl, nc, nrows, cap;
