@@ -720,9 +720,11 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 	unsigned jobs = jobs_startable(d, d->o.jobs ? d->o.jobs : t4_decode_jobs_default());
 	int rc;
 
+	/* named first: the reader warns while it opens (a first chunk without
+	 * its magic) */
+	d->log_name = strcmp(path, "-") ? path : "standard input";
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	d->log_name = strcmp(path, "-") ? path : "standard input";
 	/* -j: the CPUs shared between chunk unpackers and domain workers, a
 	 * thread each; the workers unpack too while they wait (readahead.c,
 	 * dec_unpackers) */

@@ -847,6 +847,21 @@ Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
  * decode leaves an existing output as it was and no temporary file; a
  * second decode to the same output replaces it; a symbolic link or a
  * device given as -o stays what it is. */
+/* A warning names the log, the one the reader gives while it opens it
+ * too (a first chunk without its magic said "chunk at offset 0: bad
+ * magic" of no log: the decoder learnt the name only once open). */
+Test(decode_cli, a_warning_at_open_names_the_log, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "z", "--triggers 300 --chunk-packets 100 --damage-magic 0");
+	cr_assert_eq(dc_decode(&c, "z.t4 -f csv -o z.csv"), 0, "%s", c.out);
+	cr_assert(!strncmp(c.out, "t410trace: warning: z.t4: chunk at offset 0: bad magic, ", 56),
+		  "%s", c.out);
+	dc_fini(&c);
+}
+
 Test(decode_cli, output_file_safety, .timeout = 120)
 {
 	struct dc c;
