@@ -750,6 +750,10 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --from 9s", "--from 9s: selects no interval of the log (its triggers span 0 to " },
 		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
+		/* warmup only before load: --to never found, the rest of the log kept */
+		{ "f.t4 --from load --to warmup", "--to warmup: every occurrence of it starts "
+						  "before --from load" },
+		{ "f.t4 -f csv --from 100ms --to warmup -o w.csv", "--to warmup: every occurrence" },
 		{ "f.t4 --from -1s", "never negative" },
 		{ "f.t4 --to 0", "--to 0: selects no interval of the log" },
 		{ "f.t4 --to 1ns", "--to 1ns: selects no interval of the log" },
