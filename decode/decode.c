@@ -444,7 +444,7 @@ static int check_names(const struct t4_decoder *d)
 	const struct t4_index *ix = d->ix;
 	int rc = d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
 
-	if (!rc && !d->place)
+	if (!rc)
 		rc = check_window_to(d);
 
 	if (!rc && !d->place && dec_filters_select(&d->o) && !d->selected &&
@@ -577,7 +577,9 @@ static void resolve_window(struct t4_decoder *d)
 /* --to NAME ends the window at the end of NAME's first occurrence after
  * --from. A log whose occurrences of NAME all start before --from has
  * none: --to never resolved, and every interval after --from was kept
- * (`--from load --to warmup` gave the rest of the log, exit 0). */
+ * (`--from load --to warmup` gave the rest of the log, exit 0). Merged,
+ * each host decoded has both names (the others are left out): which one
+ * is said. */
 static int check_window_to(const struct t4_decoder *d)
 {
 	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
@@ -592,8 +594,9 @@ static int check_window_to(const struct t4_decoder *d)
 		from = window_offset(d, f->offset_ns);
 	if (from == UINT64_MAX || span_named(d, t->bookmark, from) >= 0)
 		return 0;
-	return t4_err(ERANGE, "--to %s: every occurrence of it starts before --from %s (--to "
-		      "is the end of its first occurrence after --from)", t->text, f->text);
+	return t4_err(ERANGE, "%s%s--to %s: every occurrence of it starts before --from %s (--to "
+		      "is the end of its first occurrence after --from)",
+		      d->place ? d->place->log : "", d->place ? ": " : "", t->text, f->text);
 }
 
 /* Whether an interval [start, end) is inside --from/--to (by its middle). */

@@ -780,6 +780,14 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
 			     "decode %s: not one line: %s", bad[i].args, c.out);
 	}
+	/* merged: the host is named (each has both names) */
+	dc_write(&c, "m1", "--triggers 300 --seed 12 --bookmarks --copies");
+	dc_write(&c, "m2", "--triggers 300 --seed 13 --bookmarks --copies");
+	cr_assert_eq(dc_decode(&c, "m1.t4 m2.t4 --from load --to warmup -f phases -o m.csv "
+				   "2> err; r=$?; grep -v warning err; exit $r"), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, "t410trace decode: m1.t4: --to warmup: every occurrence of it "
+				"starts before --from load (--to is the end of its first occurrence "
+				"after --from)\n");
 	/* what does match still works: the same options, spelled right */
 	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
 				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
