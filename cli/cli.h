@@ -133,6 +133,9 @@ void cli_logs_free(struct cli_logs *l);
  * directory's (a job's, whatever its number of nodes: the same columns
  * and times from one node as from two). */
 bool cli_logs_merged(const struct cli_logs *l);
+/* Open each log but standard input and close it again, before any output
+ * is made: 0, or the exit status after a message naming the log. */
+int cli_logs_check(const struct cli_logs *l, const char *sub);
 /* Decode the logs into out: one alone, several merged on one timeline. */
 struct t4_decode_opts;
 struct t4_output;

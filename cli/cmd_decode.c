@@ -127,6 +127,12 @@ static const struct option decode_longopts[] = {
 	{ 0 },
 };
 
+/* A separator -x takes: a tab or printable ASCII. */
+static bool sep_ascii(char c)
+{
+	return c == '\t' || (c >= 0x20 && c < 0x7f);
+}
+
 static int option(struct decode_args *a, int c)
 {
 	switch (c) {
@@ -165,12 +171,14 @@ static int option(struct decode_args *a, int c)
 		return 0;
 	case 'x':
 		/* numbers and words (counter, exact) are never quoted: a character
-		 * of theirs would split them */
-		if (strlen(optarg) != 1 || strchr("\"\r\n.+-_", optarg[0]) ||
-		    isalnum((unsigned char)optarg[0]))
-			return cli_usage_error("decode", "-x '%s': use one character other than a "
-					       "quote, a line break, a letter, a digit or . + - _",
-					       optarg);
+		 * of theirs would split them; a byte past ASCII made every row
+		 * text that is not UTF-8 (and splits no UTF-8 name only where the
+		 * reader counts bytes), a control byte reached the terminal */
+		if (strlen(optarg) != 1 || strchr("\".+-_", optarg[0]) ||
+		    isalnum((unsigned char)optarg[0]) || !sep_ascii(optarg[0]))
+			return cli_usage_error("decode", "-x '%s': use one ASCII character, a tab or "
+					       "a printable one other than a quote, a letter, a "
+					       "digit or . + - _", optarg);
 		a->sep = optarg;
 		return 0;
 	case OPT_BIN:
@@ -306,6 +314,8 @@ static int decode_run(struct decode_args *a)
 	if (a->out.format == T4_FMT_REPORT && to_stdout(a) && isatty(STDOUT_FILENO))
 		return cli_usage_error("decode", "-f report writes an HTML page: give -o FILE "
 				       "(or use t410trace report)");
+	if ((rc = cli_logs_check(&a->logs, "decode")))
+		return rc;
 	for (size_t i = 0; i < a->logs.n; i++)
 		if (cli_outfile_check(&of, a->logs.v[i], a->output) < 0) {
 			fprintf(stderr, "t410trace decode: %s\n", t4_errmsg());

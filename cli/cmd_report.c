@@ -128,6 +128,8 @@ static int report_run(struct cli_logs *logs, const char *output)
 	if (!strcmp(output, "-") && isatty(STDOUT_FILENO))
 		return cli_usage_error("report", "-o - on a terminal: the report is an HTML page"
 				       " (give -o FILE)");
+	if ((rc = cli_logs_check(logs, "report")))
+		return rc;
 	for (size_t i = 0; i < logs->n; i++)
 		if (cli_outfile_check(&of, logs->v[i], output) < 0) {
 			fprintf(stderr, "t410trace report: %s\n", t4_errmsg());

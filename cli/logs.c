@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 #include "decode/decode.h"
+#include "packets/packets.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -181,6 +182,34 @@ int cli_logs_add(struct cli_logs *l, const char *sub, const char *arg)
 bool cli_logs_merged(const struct cli_logs *l)
 {
 	return l->n > 1 || l->dirs;
+}
+
+static void quiet(void *ud, uint64_t offset, const char *msg)
+{
+	(void)ud;
+	(void)offset;
+	(void)msg;
+}
+
+/* Each log's first bytes are read (a file of no log refused) before the
+ * output is made: `report /proc/self/maps` said "/proc/self/maps.html: No
+ * such file or directory", naming the report it could not make in /proc
+ * rather than the input that is no log. Standard input is left to the
+ * decoder (a pipe is read once); the decoder warns of damage itself. */
+int cli_logs_check(const struct cli_logs *l, const char *sub)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct t4_reader *r;
+		int rc;
+		if (!strcmp(l->v[i], "-"))
+			continue;
+		if ((rc = t4_reader_open(&r, l->v[i], quiet, NULL)) < 0) {
+			fprintf(stderr, "t410trace %s: %s\n", sub, t4_errmsg());
+			return t4_exit_code(rc);
+		}
+		t4_reader_close(r);
+	}
+	return 0;
 }
 
 int cli_logs_decode(const struct cli_logs *l, const struct t4_decode_opts *d,

@@ -437,10 +437,15 @@ void t4_decoder_damage(struct t4_decoder *d, uint64_t offset, const char *msg)
  * filters must keep an interval (or a slice): `--to 1ns` printed an empty
  * table and exited 0 where `--to 0` was refused; so did a --phase outside
  * the window. decode -j: worker 0 counts every worker's (gather). */
+static int check_window_to(const struct t4_decoder *d);
+
 static int check_names(const struct t4_decoder *d)
 {
 	const struct t4_index *ix = d->ix;
 	int rc = d->place ? 0 : t4_decode_check(&ix, 1, &d->o);
+
+	if (!rc)
+		rc = check_window_to(d);
 
 	if (!rc && !d->place && dec_filters_select(&d->o) && !d->selected &&
 	    dec_log_has_intervals(ix))
@@ -567,6 +572,31 @@ static void resolve_window(struct t4_decoder *d)
 		}
 	}
 	d->window_resolved = from_ok && to_ok;
+}
+
+/* --to NAME ends the window at the end of NAME's first occurrence after
+ * --from. A log whose occurrences of NAME all start before --from has
+ * none: --to never resolved, and every interval after --from was kept
+ * (`--from load --to warmup` gave the rest of the log, exit 0). Merged,
+ * each host decoded has both names (the others are left out): which one
+ * is said. */
+static int check_window_to(const struct t4_decoder *d)
+{
+	const struct t4_timepoint *f = &d->o.from, *t = &d->o.to;
+	uint64_t from = 0;
+	int64_t i;
+
+	if (!t->set || !t->is_bookmark || span_named(d, t->bookmark, 0) < 0)
+		return 0; /* (a name the log lacks is said by t4_decode_check) */
+	if (f->set && f->is_bookmark)
+		from = (i = span_named(d, f->bookmark, 0)) >= 0 ? d->spans[i].start_ns : UINT64_MAX;
+	else if (f->set)
+		from = window_offset(d, f->offset_ns);
+	if (from == UINT64_MAX || span_named(d, t->bookmark, from) >= 0)
+		return 0;
+	return t4_err(ERANGE, "%s%s--to %s: every occurrence of it starts before --from %s (--to "
+		      "is the end of its first occurrence after --from)",
+		      d->place ? d->place->log : "", d->place ? ": " : "", t->text, f->text);
 }
 
 /* Whether an interval [start, end) is inside --from/--to (by its middle). */
@@ -720,9 +750,11 @@ int t4_decoder_run_file(struct t4_decoder *d, const char *path)
 	unsigned jobs = jobs_startable(d, d->o.jobs ? d->o.jobs : t4_decode_jobs_default());
 	int rc;
 
+	/* named first: the reader warns while it opens (a first chunk without
+	 * its magic) */
+	d->log_name = strcmp(path, "-") ? path : "standard input";
 	if ((rc = t4_reader_open(&r, path, on_warning, &f)) < 0)
 		return rc;
-	d->log_name = strcmp(path, "-") ? path : "standard input";
 	/* -j: the CPUs shared between chunk unpackers and domain workers, a
 	 * thread each; the workers unpack too while they wait (readahead.c,
 	 * dec_unpackers) */

@@ -935,7 +935,10 @@ void attrib_free(struct t4_decoder *d);
 
 #define T4_TABLE_LABELS 4
 #define T4_TABLE_COLS 24
-#define T4_TABLE_LABEL_MAX 96
+/* a label whole: a name of the log escaped (a byte written \xNN takes
+ * four) and what follows it ("#OCCURRENCE", " (all N)", "/N"); cut short,
+ * NAME#1 and NAME#2 read the same */
+#define T4_TABLE_LABEL_MAX (4 * T4_NAME_MAX + 32)
 
 struct t4_table {
 	size_t nl, nc, nrows, cap;
@@ -945,6 +948,7 @@ struct t4_table {
 	char (*label)[T4_TABLE_LABELS][T4_TABLE_LABEL_MAX];
 	double *v;                        /* nrows x T4_TABLE_COLS */
 	char (*integer)[T4_TABLE_COLS][44]; /* exact integers, where set */
+	int decimals[T4_TABLE_COLS];        /* -1: from the column's largest value */
 };
 /* nl label columns and nc number columns with their heads (and units, a
  * second head line; NULL: none). Heads, units and labels may come from a
@@ -957,6 +961,10 @@ void dec_table_free(struct t4_table *t);
 int dec_table_row(struct t4_table *t, const char *const *labels, const double *v);
 /* Column c of the last row is the exact integer v (totals). */
 void dec_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
+/* Columns from .. from + n - 1 are times in seconds: 3 decimals whatever
+ * their size (a host an hour into the merged timeline starts at 3600.123,
+ * not 3600, beside a host at 0.456). */
+void dec_table_times(struct t4_table *t, size_t from, size_t n);
 void dec_table_print(const struct t4_table *t, FILE *f);
 /* Cell (r, c) as dec_table_print() prints it (the column's decimals, the
  * exact integer where set, "-" when absent); labels are t->label[r]. */

@@ -57,6 +57,8 @@ int sec_hosts_table(const struct t4_merge *m, struct t4_table *t)
 	static const char *const cu[] = { "s", "s", "us", "us", "us", "ppm", "" };
 	int rc = dec_table_init(t, 2, lh, 7, ch, cu);
 
+	dec_table_times(t, 0, 2);
+
 	for (size_t i = 0; rc == 0 && i < t4_merge_n_hosts(m); i++) {
 		const struct t4_place *pl = t4_merge_place(m, i);
 		const struct t4_decoder *dec = t4_merge_decoder(m, i);
@@ -150,6 +152,8 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 	size_t n = 0;
 	struct hph *v = collect_phases(m, &n);
 	int rc = v ? dec_table_init(t, 2, lh, 5, ch, cu) : t4_err(ENOMEM, "out of memory");
+
+	dec_table_times(t, 0, 3);
 
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		const struct t4_decoder *dec = t4_merge_decoder(m, v[k].host);

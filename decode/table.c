@@ -1,7 +1,8 @@
 /* table.c - aligned text tables for the summary: label columns, then
  * number columns, each number column in one format (its decimals chosen
  * from the largest value in it, so 157.0 never stands beside 24.381, and
- * no exponent nor -0.000), absent values as "-". Rows are kept until the table is
+ * no exponent nor -0.000; a time column's fixed, dec_table_times), absent
+ * values as "-". Rows are kept until the table is
  * printed, since the format of a column depends on all of it. Labels,
  * heads and units are made safe for a terminal (util/text.c): a head may
  * be a name from the log (a GPU timeline's).
@@ -22,6 +23,8 @@ int dec_table_init(struct t4_table *t, size_t nl, const char *const *lhead, size
 		return t4_err(EINVAL, "table too wide");
 	t->nl = nl;
 	t->nc = nc;
+	for (size_t c = 0; c < T4_TABLE_COLS; c++)
+		t->decimals[c] = -1;
 	for (size_t i = 0; i < nl; i++)
 		t->lhead[i] = lhead[i];
 	for (size_t c = 0; c < nc; c++) {
@@ -78,11 +81,20 @@ void dec_table_set_integer(struct t4_table *t, size_t c, t4_u128 v)
 		t4_u128_str(v, t->integer[t->nrows - 1][c], sizeof(t->integer[0][0]));
 }
 
-/* Decimals of a column: fewer as its largest value grows (4 significant
- * digits at least, 3 decimals at most). */
+void dec_table_times(struct t4_table *t, size_t from, size_t n)
+{
+	for (size_t c = from; c < from + n && c < t->nc; c++)
+		t->decimals[c] = 3; /* ms: what sec_clamp() rounds to */
+}
+
+/* Decimals of a column: fixed, or fewer as its largest value grows (4
+ * significant digits at least, 3 decimals at most). */
 static int decimals_of(const struct t4_table *t, size_t c)
 {
 	double max = 0;
+
+	if (t->decimals[c] >= 0)
+		return t->decimals[c];
 
 	for (size_t r = 0; r < t->nrows; r++) {
 		double v = fabs(t->v[r * T4_TABLE_COLS + c]);

@@ -823,6 +823,31 @@ static int open_past_damage(struct t4_reader *r)
 	return 0;
 }
 
+/* The first n bytes (as many as the size says, up to a header) into hb.
+ * A file whose size is not what reading it gives is refused by what it
+ * holds: a /proc file's size reads 0 (it was called "empty"), a /sys
+ * attribute's 4096 however few bytes it has ("file shrank while being
+ * read"). A log cut while it is opened still says so, as any read. */
+static int read_first(struct t4_reader *r, uint8_t *hb, size_t n)
+{
+	ssize_t got = -1;
+
+	if (r->fd >= 0 && !r->stream)
+		got = pread(r->fd, hb, n ? n : T4_CHUNK_MAGIC_LEN, 0);
+	if (n && (size_t)got == n)
+		return 0;
+	if (got <= 0) /* a stream, memory, no byte or a read error: as before */
+		return n ? r->be.read_at(r, hb, n, 0)
+			 : t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
+	if (memcmp(hb, T4_CHUNK_MAGIC, (size_t)got < T4_CHUNK_MAGIC_LEN ? (size_t)got
+									 : T4_CHUNK_MAGIC_LEN))
+		return t4_err(EBADMSG, "%s: not a t410trace log (bad magic)", r->name);
+	if (!n)
+		return t4_err(EBADMSG, "%s: its size reads 0 though it holds a log (a /proc or /sys "
+			      "file?); read it through a pipe: cat FILE | t410trace decode -", r->name);
+	return r->be.read_at(r, hb, n, 0);
+}
+
 /* Common part of both opens: check the first bytes, refuse what is not a
  * log of a version we read. */
 static int reader_init(struct t4_reader *r)
@@ -838,9 +863,7 @@ static int reader_init(struct t4_reader *r)
 		return rc;
 	n = (size_t)have(r, 0, sizeof(hb));
 	r->st.file_bytes = r->size;
-	if (n == 0)
-		return t4_err(EBADMSG, "%s: empty file, not a t410trace log", r->name);
-	if ((rc = r->be.read_at(r, hb, n, 0)) < 0)
+	if ((rc = read_first(r, hb, n)) < 0)
 		return rc;
 	if (t4_unpacker_new(&r->u) < 0)
 		return t4_err(ENOMEM, "%s: out of memory for the reader", r->name);

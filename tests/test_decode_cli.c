@@ -487,14 +487,21 @@ Test(decode_cli, separator_and_rfc4180_quoting, .timeout = 120)
 			      "trigger;start_ns;end_ns;bookmark;domain;pmu;event;value;unit"));
 	cr_assert(dc_file_has(&c, "semi.csv", ";\"pcie \"\"rc,1\"\"\";\"nvidia;pcie\";cycles;"));
 	dc_check(&c, "csv semi.csv odd.json --sep ';'");
+	cr_assert_eq(dc_decode(&c, "odd.t4 -f csv -x \"$(printf '\\t')\" -o tab.csv"), 0, "%s",
+		     c.out);
+	cr_assert(dc_file_has(&c, "tab.csv", "trigger\tstart_ns\tend_ns\tbookmark\t"));
 	cr_assert_eq(dc_decode(&c, "odd.t4 -f jsonl -o odd.jsonl"), 0, "%s", c.out);
 	dc_check(&c, "jsonl odd.jsonl odd.json");
-	/* -x: one character, not a quote or a line break, CSV only; nor one
-	 * that numbers and words hold (they are never quoted) */
+	/* -x: one ASCII character, a tab or a printable one, not a quote,
+	 * CSV only; nor one that numbers and words hold (they are never
+	 * quoted) */
 	static const char *const bad[] = { "-f csv -x '\"'", "-f csv -x ';;'", "-f csv -x ''",
 					   "-f jsonl -x ';'", "-x ';'", "-f csv -x 1",
 					   "-f csv -x .", "-f csv -x e", "-f phases -x -",
-					   "-f csv -x _", "-f slices -x +" };
+					   "-f csv -x _", "-f slices -x +",
+					   /* not UTF-8; a control byte */
+					   "-f csv -x \"$(printf '\\377')\"",
+					   "-f csv -x \"$(printf '\\033')\"" };
 	for (size_t i = 0; i < T4_ARRAY_LEN(bad); i++) {
 		char args[128];
 		snprintf(args, sizeof(args), "odd.t4 %s", bad[i]);
@@ -682,10 +689,13 @@ Test(decode_cli, exit_codes_and_messages)
 		{ "notalog.t4", "notalog.t4: not a t410trace log" },
 		{ "missing.t4", "missing.t4: No such file" },
 		{ "empty.t4", "empty.t4: empty file" },
+		/* its size reads 0, yet it is not empty */
+		{ "/proc/self/maps", "/proc/self/maps: not a t410trace log (bad magic)" },
 		{ "adir", "adir: a directory without any .t4t log" },
 		{ "notalog.t4 -f csv -o out.csv", "notalog.t4" },
 		/* the log is named, not the output it could not write */
 		{ "missing.t4 -o nodir/out.csv", "missing.t4: No such file" },
+		{ "notalog.t4 -o nodir/out.csv", "notalog.t4: not a t410trace log" },
 		{ "", "missing FILE" },
 		{ "a.t4 b.t4", "a.t4: No such file" }, /* several: merged (test_merge.c) */
 		{ "notalog.t4 --bogus", "unknown option '--bogus'" },
@@ -710,6 +720,13 @@ Test(decode_cli, exit_codes_and_messages)
 		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
 			     "decode %s: not one line: %s", bad[i].args, c.out);
 	}
+	/* a /sys attribute's size reads 4096, its content a few bytes: it
+	 * "shrank while being read" */
+	if (access("/sys/devices/system/cpu/online", R_OK) == 0) {
+		cr_assert_eq(dc_decode(&c, "/sys/devices/system/cpu/online"), 2, "%s", c.out);
+		cr_assert_str_eq(c.out, "t410trace decode: /sys/devices/system/cpu/online: not a "
+				 "t410trace log (bad magic)\n");
+	}
 	cr_assert_eq(dc_sh(&c, "ls"), 0);
 	cr_assert_null(strstr(c.out, "out.csv"), "a failed decode left output: %s", c.out);
 	cr_assert_eq(dc_decode(&c, "--help"), 0, "%s", c.out);
@@ -733,6 +750,10 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		{ "f.t4 --from 9s", "--from 9s: selects no interval of the log (its triggers span 0 to " },
 		{ "f.t4 --from 3ms --to 1ms", "--to must come after --from" },
 		{ "f.t4 --from 3ms --to 3ms", "--to must come after --from" },
+		/* warmup only before load: --to never found, the rest of the log kept */
+		{ "f.t4 --from load --to warmup", "--to warmup: every occurrence of it starts "
+						  "before --from load" },
+		{ "f.t4 -f csv --from 100ms --to warmup -o w.csv", "--to warmup: every occurrence" },
 		{ "f.t4 --from -1s", "never negative" },
 		{ "f.t4 --to 0", "--to 0: selects no interval of the log" },
 		{ "f.t4 --to 1ns", "--to 1ns: selects no interval of the log" },
@@ -759,6 +780,14 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 		cr_assert_eq(strchr(c.out, '\n'), c.out + strlen(c.out) - 1,
 			     "decode %s: not one line: %s", bad[i].args, c.out);
 	}
+	/* merged: the host is named (each has both names) */
+	dc_write(&c, "m1", "--triggers 300 --seed 12 --bookmarks --copies");
+	dc_write(&c, "m2", "--triggers 300 --seed 13 --bookmarks --copies");
+	cr_assert_eq(dc_decode(&c, "m1.t4 m2.t4 --from load --to warmup -f phases -o m.csv "
+				   "2> err; r=$?; grep -v warning err; exit $r"), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, "t410trace decode: m1.t4: --to warmup: every occurrence of it "
+				"starts before --from load (--to is the end of its first occurrence "
+				"after --from)\n");
 	/* what does match still works: the same options, spelled right */
 	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
 				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
@@ -830,6 +859,21 @@ Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
  * decode leaves an existing output as it was and no temporary file; a
  * second decode to the same output replaces it; a symbolic link or a
  * device given as -o stays what it is. */
+/* A warning names the log, the one the reader gives while it opens it
+ * too (a first chunk without its magic said "chunk at offset 0: bad
+ * magic" of no log: the decoder learnt the name only once open). */
+Test(decode_cli, a_warning_at_open_names_the_log, .timeout = 60)
+{
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "z", "--triggers 300 --chunk-packets 100 --damage-magic 0");
+	cr_assert_eq(dc_decode(&c, "z.t4 -f csv -o z.csv"), 0, "%s", c.out);
+	cr_assert(!strncmp(c.out, "t410trace: warning: z.t4: chunk at offset 0: bad magic, ", 56),
+		  "%s", c.out);
+	dc_fini(&c);
+}
+
 Test(decode_cli, output_file_safety, .timeout = 120)
 {
 	struct dc c;

@@ -726,3 +726,46 @@ Test(merge, a_decoded_host_keeps_only_what_the_tables_read, .timeout = 120)
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
+
+/* Words first .. first + n - 1 (from 0) of the line of out that starts
+ * with anchor each have exactly 3 decimals. */
+static void assert_ms(const char *out, const char *anchor, int first, int n)
+{
+	const char *p = strstr(out, anchor);
+	char line[256], *save = NULL, *w;
+	int k = 0;
+
+	cr_assert_not_null(p, "no %s in:\n%s", anchor, out);
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+	for (w = strtok_r(line, " ", &save); w && k < first + n; w = strtok_r(NULL, " ", &save), k++)
+		if (k >= first) {
+			const char *dot = strchr(w, '.');
+			cr_assert(dot && strlen(dot + 1) == 3 && strspn(dot + 1, "0123456789") == 3,
+				  "word %d of '%.*s' is %s, not seconds to 3 decimals", k,
+				  (int)strcspn(p + 1, "\n"), p + 1, w);
+		}
+	cr_assert_eq(k, first + n, "'%.*s' is too short", (int)strcspn(p + 1, "\n"), p + 1);
+}
+
+/* The START of a host an hour into the merged timeline, and its phase's,
+ * in the summary's tables: the same 3 decimals as the first host's (the
+ * column's format came from its largest value: 3601, and 0.400 beside
+ * it printed as 0). */
+Test(merge, times_keep_their_decimals_on_hosts_far_apart, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 18];
+	struct mhost late = hosts[1];
+
+	late.start_ns = 3600000000000ull; /* an hour later */
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 41);
+	write_host(dir, &late, U_BASE + 3601900000000ll, 42);
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t 2>/dev/null",
+			     dir, cli_bin()), 0, "%s", out);
+	assert_ms(out, "\n  nodeA synchronised ", 2, 2); /* the hosts: START, END */
+	assert_ms(out, "\n  step#1           nodeA ", 2, 3); /* across hosts */
+	assert_ms(out, "\n  step#1           nodeB ", 2, 3);
+	assert_ms(out, "\n  step#1           36", 1, 3); /* nodeB's own phases */
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}

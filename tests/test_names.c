@@ -357,3 +357,42 @@ Test(names, did_you_mean_shows_the_name_as_listed, .timeout = 60)
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
+
+/* A phase whose name escapes long (a control byte is written \xNN, four
+ * characters): the summary's labels were cut to 95 bytes, so NAME#1 and
+ * NAME#2 read the same, the occurrence lost, in the phase tables and the
+ * tables across hosts alike. */
+Test(names, a_long_escaped_name_keeps_its_occurrence, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4names"), path[PATH_MAX], name[T4_NAME_MAX], want[512];
+	static char out[1 << 16];
+	struct lw w;
+
+	memset(name, 0x01, sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/l.t4t", dir);
+	lw_open(&w, path);
+	session(&w, 1000000);
+	named_domain(&w, 1, "d");
+	for (uint64_t k = 0; k < 30; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		uint32_t bm = k < 5 ? 0 : k < 10 || k >= 15 ? 1 : 2;
+		if (k == 5 || k == 15)
+			bookmark(&w, 1, name, k, t - 500000);
+		if (k == 10)
+			bookmark(&w, 2, "x", k, t - 500000);
+		ref(&w, k, t, bm);
+		ret(&w, 1, k, t, 9);
+	}
+	lw_close(&w);
+	cr_assert_eq(in_dir(dir, out, sizeof(out), "\"$B\" decode -v l.t4t%s", ""), 0, "%s", out);
+	for (unsigned occ = 1; occ <= 2; occ++) {
+		size_t n = 0;
+		for (size_t i = 0; i < sizeof(name) - 1; i++)
+			n += (size_t)snprintf(want + n, sizeof(want) - n, "\\x01");
+		snprintf(want + n, sizeof(want) - n, "#%u ", occ);
+		cr_assert(strstr(out, want), "no %s in:\n%s", want, out);
+	}
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}

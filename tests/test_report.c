@@ -284,6 +284,14 @@ Test(report, the_output_files_rules, .timeout = 120)
 	cr_assert(strstr(c.out, "nodir/x.t4t: No such file"), "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report missing.t4t -o nodir/x.html", c.bin), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "missing.t4t: No such file"), "%s", c.out);
+	/* a file that is no log is named before any report is made: one that
+	 * could not be (/proc/self/maps.html, a directory) was named instead */
+	cr_assert_eq(rp_sh(&c, "'%s' report /proc/self/maps", c.bin), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, "t410trace report: /proc/self/maps: not a t410trace log (bad magic)\n");
+	cr_assert_eq(rp_sh(&c, "mkdir not.html && '%s' report not.t4t; r=$?; rmdir not.html; "
+			       "exit $r", c.bin), 2, "%s", c.out);
+	cr_assert(strstr(c.out, "not.t4t: not a t410trace log") && !strstr(c.out, "not.html"), "%s",
+		  c.out);
 	/* standard input needs -o; -o - writes standard output */
 	cr_assert_eq(rp_sh(&c, "'%s' report - < a.t4t", c.bin), 2, "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report - -o in.html < a.t4t && grep -q t4-kind in.html && "
