@@ -150,6 +150,10 @@ int cli_stdout_done(int rc);
 int cli_usage_error(const char *sub, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Print "t410trace: msg" on one line of stderr, as cli_usage_error shows
+ * what was typed: for a notice that quotes a path or a command. */
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* getopt_long that remembers which word it parses (opts.c), so that an
  * error names the option the user got wrong even inside "-qx". */
 struct cli_getopt {

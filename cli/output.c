@@ -157,7 +157,7 @@ int cli_output_publish(struct cli_output *o)
 	o->published = true;
 	rmdir(o->dir);
 	if (o->kept_old)
-		fprintf(stderr, "t410trace: %s existed: kept as %s\n", o->path, o->old);
+		cli_say("%s existed: kept as %s", o->path, o->old);
 	return 0;
 failed:
 	e = errno;

@@ -28,6 +28,28 @@ Test(safety, existing_output_kept_as_old, .timeout = 60)
 	cleanup(&r);
 }
 
+/* The lines that quote the log's name or the command (its old file
+ * kept, the command killed) show control characters as \xNN, as every
+ * other line does: they went raw to the terminal (an escape sequence
+ * in a file name ran, a newline split the line). */
+Test(safety, names_in_notices_move_no_cursor, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "E=$(printf 'k\\033[2J\\nx.t4t') && C=$(printf 's\\033h') && "
+		      "printf precious > \"$E\" && ln -s \"$(command -v sh)\" \"$C\" && "
+		      "\"$B\" record --sim -q -o \"$E\" -- \"./$C\" -c 'kill -9 $$'; echo rc=$?; "
+		      "\"$B\" info \"$E\" >/dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "t410trace: k\\x1b[2J\\x0ax.t4t existed: kept as "
+				"k\\x1b[2J\\x0ax.t4t.old\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: './s\\x1bh' was killed by signal 9 (Killed)\n"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "rc=137\nlog-ok\n"), "%s", r.out);
+	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
+	cleanup(&r);
+}
+
 Test(safety, old_exists_too_refused_unless_force, .timeout = 60)
 {
 	struct run r;
