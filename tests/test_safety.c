@@ -11,6 +11,8 @@
 #include "probe.h"
 
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
 {
@@ -631,6 +633,35 @@ Test(safety, a_character_device_is_written_in_place, .timeout = 60)
 	sh_in_dir(&r, "\"$B\" record -q --sim --backend pwrite -d 20ms -o /dev/null; echo rc=$?; "
 		  "stat -c %F /dev/null; ls -a /dev | grep -c 'null\\.' ; ls");
 	cr_assert_str_eq(r.out, "rc=0\ncharacter special file\n0\n");
+	cleanup(&r);
+}
+
+/* -o naming a socket (no open() takes one) is refused up front in one
+ * line saying so, exit 2, by record, decode and report alike; it said
+ * "No such device or address" (record after its set-up, exit 1). */
+Test(safety, a_socket_is_refused_as_output, .timeout = 60)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct run r;
+	int fd;
+
+	tmpdir(&r);
+	cr_assert_lt(snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", r.dir),
+		     (int)sizeof(a.sun_path));
+	cr_assert_geq(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
+	close(fd);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual --backend pwrite -d 10ms -o a.t4t && "
+		      "for c in record decode report; do if [ $c = record ]; then "
+		      "\"$B\" record -q --sim -d 20ms -o s; else \"$B\" $c a.t4t -o s; fi; "
+		      "echo rc=$?; done; stat -c %F s; ls");
+	cr_assert_str_eq(r.out,
+			 "t410trace: s: is a socket, not a file to write (name a file, a FIFO or a "
+			 "device)\nrc=2\n"
+			 "t410trace decode: s: is a socket, not a file to write (name a file, a FIFO "
+			 "or a device)\nrc=2\n"
+			 "t410trace report: s: is a socket, not a file to write (name a file, a FIFO "
+			 "or a device)\nrc=2\nsocket\na.t4t\ns\n");
 	cleanup(&r);
 }
 
