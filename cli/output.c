@@ -4,8 +4,8 @@
  * Rules (perf record's habit, README "Your files are safe"):
  *   - `-o -` is standard output (refused when it is a terminal); a FIFO,
  *     a pipe or a character device (/dev/null) is written in place, a
- *     socket refused up front (the log module refuses anything else that
- *     exists there).
+ *     socket refused up front (the log module refuses a terminal and
+ *     anything else that exists there).
  *   - Otherwise the log is written in a private directory next to FILE,
  *     FILE.partial-PID-XXXXXX/log (mkdtemp: mode 0700, a name nobody can
  *     plant first; the log itself created O_EXCL|O_NOFOLLOW with the

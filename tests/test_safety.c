@@ -665,6 +665,29 @@ Test(safety, a_socket_is_refused_as_output, .timeout = 60)
 	cleanup(&r);
 }
 
+/* -o naming a terminal (/dev/tty, /dev/stdout on one; here a pty's
+ * slave) is refused as `-o -` on a terminal is: the binary log went to
+ * the screen (nothing read this pty: record hung once its buffer filled). */
+Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
+{
+	struct run r;
+	char tty[256], want[512];
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	/* close-on-exec: record holding the master would never see it close */
+	if (m < 0 || fcntl(m, F_SETFD, FD_CLOEXEC) || grantpt(m) || unlockpt(m) ||
+	    ptsname_r(m, tty, sizeof(tty)))
+		cr_skip_test("no pseudo-terminal here: %s", strerror(errno));
+	tmpdir(&r);
+	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
+			      "\"$B\" record -q --sim -d 20ms -o '%s'; echo rc=$?; ls", tty);
+	close(m);
+	snprintf(want, sizeof(want), "t410trace: %s: is a terminal; a log is binary (redirect "
+		 "it or name a file)\nrc=2\n", tty);
+	cr_assert_str_eq(r.out, want);
+	cleanup(&r);
+}
+
 /* What a record killed before its log had a name leaves (its private
  * directory) is removed by the next run writing next to the same FILE:
  * only this user's, of a dead process, holding nothing but the log, and
