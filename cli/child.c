@@ -551,11 +551,10 @@ void cli_child_interrupt(struct cli_child *c, int sig)
 		return;
 	c->interrupts++;
 	if (c->interrupts == 2)
-		fprintf(stderr, "t410trace: '%s' is still running; sent %s again "
-				"(once more kills it with SIGKILL)\n",
+		cli_say("'%s' is still running; sent %s again (once more kills it with SIGKILL)",
 			c->argv[0], strsignal(sig));
 	if (c->interrupts >= 3) {
-		fprintf(stderr, "t410trace: killing '%s' (SIGKILL)\n", c->argv[0]);
+		cli_say("killing '%s' (SIGKILL)", c->argv[0]);
 		sig = SIGKILL;
 	}
 	send_signal(c, sig);
@@ -586,8 +585,8 @@ int cli_child_exit_code(const struct cli_child *c)
 void cli_child_report(const struct cli_child *c)
 {
 	if (c->argv && WIFSIGNALED(c->status))
-		fprintf(stderr, "t410trace: '%s' was killed by signal %d (%s)\n", c->argv[0],
-			WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+		cli_say("'%s' was killed by signal %d (%s)", c->argv[0], WTERMSIG(c->status),
+			strsignal(WTERMSIG(c->status)));
 }
 
 void cli_child_free(struct cli_child *c)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "collector/collector.h"
@@ -109,6 +110,10 @@ struct cli_outfile {
  * message set), and decide where it goes. */
 int cli_outfile_check(struct cli_outfile *o, const char *input, const char *output);
 int cli_outfile_open(struct cli_outfile *o);
+/* -EINVAL (message set) when st, what OUT names, is a socket: no open()
+ * takes one (ENXIO, "No such device or address", named nothing); record's
+ * -o refuses it too. */
+int cli_outfile_not_socket(const char *path, const struct stat *st);
 /* Close; rename into place when rc >= 0, else remove. Returns rc, or the
  * closing error. */
 int cli_outfile_close(struct cli_outfile *o, int rc);
@@ -156,6 +161,10 @@ int cli_stdout_done(int rc);
  * line (control characters and bytes that are not UTF-8 as \xNN). */
 int cli_usage_error(const char *sub, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Print "t410trace: msg" on one line of stderr, as cli_usage_error shows
+ * what was typed: for a notice that quotes a path or a command. */
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* getopt_long that remembers which word it parses (opts.c), so that an
  * error names the option the user got wrong even inside "-qx". */

@@ -533,8 +533,7 @@ static bool recording_over(struct recording *r, struct waiting *w, uint64_t *tim
 	t4_sched_status(r->sched, &st);
 	if (w->end && (st.finished || now >= w->end + 1000000000ull)) {
 		if (cli_child_running(&r->child) && !r->o.quiet)
-			fprintf(stderr, "t410trace: --duration reached: stopping '%s' (SIGTERM)\n",
-				r->o.command[0]);
+			cli_say("--duration reached: stopping '%s' (SIGTERM)", r->o.command[0]);
 		cli_child_stop(&r->child);
 		return true;
 	}
@@ -739,8 +738,8 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info -' "
 				"on what standard output got gives what it holds)\n");
 	else if (closing_index(r) && r->log_failed)
-		fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace info %s' "
-				"gives what it holds)\n", cli_output_name(&r->out));
+		cli_say("no totals: the log stopped early ('t410trace info %s' gives what it holds)",
+			cli_output_name(&r->out));
 	else if (closing_index(r))
 		cli_stat_print(stderr, closing_index(r));
 }
@@ -825,8 +824,8 @@ static int run_virtual(struct recording *r)
 		cli_virtual_summary(cli_output_name(&r->out), &r->domains, &st, &ls,
 				    (double)(t4_mono_raw_ns() - t0) / 1e9);
 		if (r->log_failed)
-			fprintf(stderr, "t410trace: no totals: the log stopped early ('t410trace "
-					"info %s' gives what it holds)\n", cli_output_name(&r->out));
+			cli_say("no totals: the log stopped early ('t410trace info %s' gives what "
+				"it holds)", cli_output_name(&r->out));
 		else if (closing_index(r))
 			cli_stat_print(stderr, closing_index(r));
 	}
@@ -920,9 +919,8 @@ static int exit_code(struct recording *r, int rc)
 	int code;
 
 	if (r->not_started) {
-		fprintf(stderr, "t410trace: %s; nothing recorded%s%s%s\n", r->why,
-			r->out.exists ? " (" : "", r->out.exists ? r->o.output : "",
-			r->out.exists ? " left as it was)" : "");
+		cli_say("%s; nothing recorded%s%s%s", r->why, r->out.exists ? " (" : "",
+			r->out.exists ? r->o.output : "", r->out.exists ? " left as it was)" : "");
 		return r->not_started_code;
 	}
 	if (rc < 0) {
@@ -931,8 +929,7 @@ static int exit_code(struct recording *r, int rc)
 		if (!cli_child_running(&r->child) || !r->released)
 			return code; /* a command never released exits at once */
 		if (!r->o.quiet) /* a notice, not an error: the error was said */
-			fprintf(stderr, "t410trace: recording stopped; waiting for '%s' to finish\n",
-				r->o.command[0]);
+			cli_say("recording stopped; waiting for '%s' to finish", r->o.command[0]);
 		cli_child_reap(&r->child);
 		return code;
 	}
@@ -965,7 +962,7 @@ static int run_command_only(const struct recording *r)
 	}
 	execvp(r->o.command[0], r->o.command);
 	int e = errno;
-	fprintf(stderr, "t410trace: cannot run '%s': %s\n", r->o.command[0], strerror(e));
+	cli_say("cannot run '%s': %s", r->o.command[0], strerror(e));
 	return e == ENOENT ? 127 : 126;
 }
 

@@ -45,17 +45,35 @@ static void usage(FILE *f)
 /* The message quotes what was typed (a path, a name, a value): one line
  * that moves no cursor, its control characters and bytes that are not
  * UTF-8 shown as \xNN, as every name the CLI prints (util/text.c). */
-int cli_usage_error(const char *sub, const char *fmt, ...)
+static void say_safe(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	char msg[8192], safe[4 * 8192];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "%s%s%s\n", prefix, t4_text(msg, T4_TEXT_CONTROL, safe, sizeof(safe)),
+		suffix);
+}
+
+int cli_usage_error(const char *sub, const char *fmt, ...)
+{
+	char prefix[64], suffix[64];
+	va_list ap;
+
+	snprintf(prefix, sizeof(prefix), "t410trace %s: ", sub);
+	snprintf(suffix, sizeof(suffix), " (see 't410trace %s --help')", sub);
+	va_start(ap, fmt);
+	say_safe(prefix, fmt, ap, suffix);
+	va_end(ap);
+	return 2;
+}
+
+void cli_say(const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say_safe("t410trace: ", fmt, ap, "");
 	va_end(ap);
-	fprintf(stderr, "t410trace %s: %s (see 't410trace %s --help')\n", sub,
-		t4_text(msg, T4_TEXT_CONTROL, safe, sizeof(safe)), sub);
-	return 2;
 }
 
 static const char *command_at(const void *src, size_t i)

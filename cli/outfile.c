@@ -8,7 +8,7 @@
  * created new (O_EXCL|O_NOFOLLOW: nothing planted at its name is followed)
  * with the mode the umask allows (0666 less the umask), as any file a
  * shell redirection makes; a file it replaces keeps its permissions. An OUT that is not a regular file (/dev/stdout, a FIFO, a device)
- * is written in place, and a symbolic link keeps pointing where it did:
+ * is written in place (a socket, which no open() takes, is refused), and a symbolic link keeps pointing where it did:
  * renaming onto either would replace it with a file. A link to nothing
  * yet is followed as a shell's redirection follows it (what it names is
  * made); a link another user planted in a shared directory (/tmp) is
@@ -116,6 +116,14 @@ static bool is_input(const struct cli_outfile *o, const struct stat *st)
 	       in.st_dev == st->st_dev && in.st_ino == st->st_ino;
 }
 
+int cli_outfile_not_socket(const char *path, const struct stat *st)
+{
+	if (S_ISSOCK(st->st_mode))
+		return t4_err(EINVAL, "%s: is a socket, not a file to write (name a file, a FIFO "
+			      "or a device)", path);
+	return 0;
+}
+
 /* Refuse to replace the input, any t410trace log or a read-only file, or
  * to follow a link another user planted. Standard output redirected to the input itself
  * (`decode x.t4t >> x.t4t`, `1<> x.t4t`) would append to the log or write
@@ -136,6 +144,8 @@ static int check_output(const struct cli_outfile *o)
 			      " not followed", o->output);
 	if (stat(o->output, &out) < 0) /* a loop of links is no name to write to */
 		return errno == ELOOP ? t4_err(ELOOP, "%s: %s", o->output, strerror(ELOOP)) : 0;
+	if (cli_outfile_not_socket(o->output, &out) < 0)
+		return -EINVAL;
 	/* the input by its name, or standard input: `decode - -o X < X` */
 	if (is_input(o, &out))
 		return t4_err(EEXIST, "%s: is the log being read; not overwritten", o->output);

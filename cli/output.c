@@ -3,8 +3,9 @@
  *
  * Rules (perf record's habit, README "Your files are safe"):
  *   - `-o -` is standard output (refused when it is a terminal); a FIFO,
- *     a pipe or a character device (/dev/null) is written in place (the
- *     log module refuses anything else that exists there).
+ *     a pipe or a character device (/dev/null) is written in place, a
+ *     socket refused up front (the log module refuses a terminal and
+ *     anything else that exists there).
  *   - Otherwise the log is written in a private directory next to FILE,
  *     FILE.partial-PID-XXXXXX/log (mkdtemp: mode 0700, a name nobody can
  *     plant first; the log itself created O_EXCL|O_NOFOLLOW with the
@@ -88,6 +89,8 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 		if (t4_link_planted(path)) /* /tmp/x.t4t -> /dev/watchdog */
 			return t4_err(EPERM, "%s: a symbolic link another user made in a shared "
 				      "directory; not followed", path);
+		if (cli_outfile_not_socket(path, &st) < 0)
+			return -EINVAL;
 		o->in_place = true; /* a FIFO, a pipe, a device */
 		return 0;
 	}
@@ -157,7 +160,7 @@ int cli_output_publish(struct cli_output *o)
 	o->published = true;
 	rmdir(o->dir);
 	if (o->kept_old)
-		fprintf(stderr, "t410trace: %s existed: kept as %s\n", o->path, o->old);
+		cli_say("%s existed: kept as %s", o->path, o->old);
 	return 0;
 failed:
 	e = errno;

@@ -674,8 +674,9 @@ static int log_alloc(struct t4_log *log)
 }
 
 /* An existing path is written in place only when it is a stream or a
- * device (FIFO, socket, /dev/null): opened without O_CREAT or O_TRUNC,
- * and checked once open (a link swapped in meanwhile gains nothing). */
+ * device (FIFO, socket, /dev/null) other than a terminal: opened without
+ * O_CREAT or O_TRUNC, and checked once open (a link swapped in meanwhile
+ * gains nothing). */
 static int log_open_existing(struct t4_log *log, struct stat *st)
 {
 	log->fd = open(log->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -688,6 +689,10 @@ static int log_open_existing(struct t4_log *log, struct stat *st)
 	if (S_ISBLK(st->st_mode) || S_ISDIR(st->st_mode))
 		return t4_err(EEXIST, "%s: is a %s; a log is never written over it", log->name,
 			      S_ISBLK(st->st_mode) ? "block device" : "directory");
+	/* binary on a screen (/dev/tty, /dev/stdout), as `-o -` is refused */
+	if (isatty(log->fd))
+		return t4_err(EINVAL, "%s: is a terminal; a log is binary (redirect it or name a "
+			      "file)", log->name);
 	return 0;
 }
 

@@ -476,7 +476,8 @@ struct t4_log_stats {
  * file is new (O_EXCL, O_NOFOLLOW, mode 0666 less the umask): an existing
  * path is written in place only when it is a FIFO, socket or character
  * device; an existing regular file, directory or block device is refused
- * (-EEXIST), a symbolic link planted at a new name is never followed. An
+ * (-EEXIST), and so is a terminal (-EINVAL: a log is binary), a symbolic
+ * link planted at a new name is never followed. An
  * output that cannot seek (pipe, FIFO, socket, "-" on
  * a pipe) is written strictly in order: one write in flight, a short
  * write completed before the next chunk; a slow reader then makes the

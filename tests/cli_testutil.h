@@ -14,13 +14,15 @@
  * perf-habit tests). cli_tmpdir() and tmpdir() make private directories
  * (under $TMPDIR: tmpdir_testutil.h); cli_repo_file() finds a file of the
  * repository (tools/t4write.py) from here or from T4_BIN; json_num() picks
- * a number out of `info --json`.
+ * a number out of `info --json`; cli_build_shim() builds the perf_event_open
+ * shim (tests/apps/perf_open_log.c) for a test to preload.
  */
 #ifndef T4_CLI_TESTUTIL_H
 #define T4_CLI_TESTUTIL_H
 
 #include <criterion/criterion.h>
 
+#include "probe.h" /* t4t_cc */
 #include "tmpdir_testutil.h"
 
 #include <errno.h>
@@ -321,6 +323,19 @@ static inline void tmpdir(struct run *r)
 static inline void cleanup(struct run *r)
 {
 	cr_assert_eq(t4_rmtree(r->dir), 0, "%s", t4_errmsg());
+}
+
+/* The LD_PRELOAD shim tests/apps/perf_open_log.c built into
+ * r->dir/shim.so (r->dir from t4t_exec_tmpdir: the shim is mapped
+ * executable); skips without a compiler for the target. */
+static inline void cli_build_shim(struct run *r)
+{
+	char src[PATH_MAX];
+
+	t4t_need_cmd(t4t_cc());
+	cr_assert_not_null(cli_repo_file("tests/apps/perf_open_log.c", src));
+	sh(r, "%s -shared -fPIC -Wall -Werror -o '%s/shim.so' '%s' -ldl", t4t_cc(), r->dir, src);
+	cr_assert_eq(r->status, 0, "%s", r->out);
 }
 
 /* The number after "key": in a JSON text. */

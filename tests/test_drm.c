@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,6 +233,21 @@ Test(drm, missing_keys)
 	cr_assert_str_eq(in.pdev, "");
 	cr_assert_eq(value(&in, T4_DRM_ENGINE, "gpu"), 77);
 	cr_assert_eq(t4_drm_read(FIX_FDINFO "no-such-file", &in), -ENOENT);
+}
+
+/* A FIFO in a --proc-root tree reads as empty (no drm-driver: no
+ * client's), where the read waited for ever for a writer. */
+Test(drm, a_fifo_reads_as_empty, .timeout = 30)
+{
+	struct t4_drm_info in;
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+
+	t4t_tmpdir(dir, sizeof(dir), "t4drm");
+	snprintf(path, sizeof(path), "%s/7", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0, "%s", strerror(errno));
+	cr_assert_eq(t4_drm_read(path, &in), -ENODATA, "%s", t4_errmsg());
+	cr_assert_eq(in.n, 0);
+	t4_rmtree(dir);
 }
 
 Test(drm, capacity_default_one_zero_refused)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_testutil.h"
 #include "collector/collector.h"
@@ -135,6 +136,25 @@ Test(pci, scan_errors_and_empty)
 	/* the real machine: must not fail (no NVIDIA root ports expected here) */
 	cr_expect_eq(t4_pci_scan(NULL, &v, &n), 0, "%s", t4_errmsg());
 	free(v);
+}
+
+/* A FIFO at a device's config in a --pci-root tree is skipped as a file
+ * without a DVSEC, where the scan waited for ever for a writer. */
+Test(pci, a_fifo_config_is_skipped, .timeout = 30)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct t4_pci_port *v;
+	size_t n = 9;
+
+	t4t_tmpdir(dir, sizeof(dir), "t4pcie");
+	snprintf(path, sizeof(path), "%s/0000:00:01.0", dir);
+	cr_assert_eq(t4_mkdirs(path, 0755), 0);
+	strcat(path, "/config");
+	cr_assert_eq(mkfifo(path, 0600), 0, "%s", strerror(errno));
+	cr_assert_eq(t4_pci_scan(dir, &v, &n), 0, "%s", t4_errmsg());
+	cr_expect_eq(n, 0);
+	free(v);
+	t4_rmtree(dir);
 }
 
 Test(pci, cli_list_pci)

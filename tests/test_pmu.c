@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_testutil.h"
 #include "collector/collector.h"
@@ -367,6 +368,35 @@ Test(pmu, cli_list_escapes_names_from_sysfs)
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_expect_not_null(strstr(out, "esc\\x1b[2Jpmu  type=1 config=0x0 "), "%s", out);
 	cr_expect_null(strchr(out, '\x1b'), "%s", out);
+	t4_rmtree(dir);
+}
+
+/* A FIFO where a sysfs file should be (a crafted --sysfs-root) is
+ * refused in one line naming it: discovery, `list` and `record` waited
+ * for ever in its open for a writer that never came. */
+Test(pmu, a_fifo_in_the_tree_is_refused, .timeout = 30)
+{
+	static char out[8192];
+	char dir[PATH_MAX], pmu[PATH_MAX + 64], path[PATH_MAX + 128], want[PATH_MAX + 256];
+	struct t4_pmu_set set;
+	int rc;
+
+	t4t_tmpdir(dir, sizeof(dir), "t4pmu");
+	snprintf(pmu, sizeof(pmu), "%s/pmu_a", dir);
+	cr_assert_eq(t4_mkdirs(pmu, 0755), 0);
+	snprintf(path, sizeof(path), "%s/type", pmu);
+	cr_assert_eq(mkfifo(path, 0600), 0, "%s", strerror(errno));
+	cr_expect_eq(t4_pmus_discover(&set, dir), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	cr_expect_str_eq(t4_errmsg(), want);
+	rc = cli_t4(out, sizeof(out), "list --sysfs-root '%s'", dir);
+	snprintf(want, sizeof(want), "t410trace: %s: not a regular file\n", path);
+	cr_expect_eq(rc, 2, "%s", out);
+	cr_expect_str_eq(out, want);
+	rc = cli_t4(out, sizeof(out), "record -q --sysfs-root '%s' -e 'pmu_a/config=0/' -d 10ms "
+				      "-o '%s/x.t4t'", dir, dir);
+	cr_expect_eq(rc, 2, "%s", out);
+	cr_expect_str_eq(out, want);
 	t4_rmtree(dir);
 }
 

@@ -804,3 +804,36 @@ Test(record, a_comma_pmu_spec_records_again, .timeout = 60)
 		  "%s", r.out);
 	cleanup(&r);
 }
+
+/* A read that fails is counted, and the summary says which domain failed
+ * first, at which trigger and why, in one line (tests/test_sched.c checks
+ * the status fields only). Every read fails here: the shim
+ * (tests/apps/perf_open_log.c) fails the counter's read() with EIO, on
+ * the user path (the BPF one reads in the kernel). The domain's PMU is
+ * named with an escape and a tab (a --sysfs-root tree of the software
+ * PMU's type, so that this machine counts it): the line shows them
+ * escaped, never raw to the terminal. */
+Test(record, the_first_read_failure_is_said_in_one_line, .timeout = 60)
+{
+	struct run r;
+	char want[256];
+
+	t4t_need_perf();
+	t4t_exec_tmpdir(r.dir, sizeof(r.dir), "t4shim");
+	cli_build_shim(&r);
+	sh_in_dir(&r, "P=$(printf 'ev\\033[31mil\\tx') && mkdir -p \"fx/$P/events\" \"fx/$P/format\" && "
+		      "echo 1 > \"fx/$P/type\" && echo 0 > \"fx/$P/cpumask\" && "
+		      "echo config:0-63 > \"fx/$P/format/event\" && echo event=0x0 > \"fx/$P/events/clk\" && "
+		      "T4_PERF_READ_ERRNO=5 LD_PRELOAD=./shim.so "
+		      "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "
+		      "\"$B\" record --trigger user --sysfs-root fx -e \"$P/clk/\" -d 50ms -o x.t4t "
+		      "2>&1 >/dev/null; echo rc=$?");
+	cr_assert(strstr(r.out, "\nrc=0\n"), "%s", r.out);
+	cr_assert(strstr(r.out, " read failures, 0 unanswered\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, " 0 read failures"), "%s", r.out);
+	snprintf(want, sizeof(want), "\nt410trace: first read failure: ev\\x1b[31mil\\x09x at "
+		 "trigger 0: %s (its counts are in the domain's next sample)\n", strerror(EIO));
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
+	cleanup(&r);
+}

@@ -11,6 +11,8 @@
 #include "probe.h"
 
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 Test(safety, existing_output_kept_as_old, .timeout = 60)
 {
@@ -25,6 +27,28 @@ Test(safety, existing_output_kept_as_old, .timeout = 60)
 	cr_assert(strstr(r.out, "precious\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "partial"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The lines that quote the log's name or the command (its old file
+ * kept, the command killed) show control characters as \xNN, as every
+ * other line does: they went raw to the terminal (an escape sequence
+ * in a file name ran, a newline split the line). */
+Test(safety, names_in_notices_move_no_cursor, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "E=$(printf 'k\\033[2J\\nx.t4t') && C=$(printf 's\\033h') && "
+		      "printf precious > \"$E\" && ln -s \"$(command -v sh)\" \"$C\" && "
+		      "\"$B\" record --sim -q -o \"$E\" -- \"./$C\" -c 'kill -9 $$'; echo rc=$?; "
+		      "\"$B\" info \"$E\" >/dev/null && echo log-ok");
+	cr_assert(strstr(r.out, "t410trace: k\\x1b[2J\\x0ax.t4t existed: kept as "
+				"k\\x1b[2J\\x0ax.t4t.old\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: './s\\x1bh' was killed by signal 9 (Killed)\n"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "rc=137\nlog-ok\n"), "%s", r.out);
+	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
 	cleanup(&r);
 }
 
@@ -628,6 +652,58 @@ Test(safety, a_character_device_is_written_in_place, .timeout = 60)
 	sh_in_dir(&r, "\"$B\" record -q --sim --backend pwrite -d 20ms -o /dev/null; echo rc=$?; "
 		  "stat -c %F /dev/null; ls -a /dev | grep -c 'null\\.' ; ls");
 	cr_assert_str_eq(r.out, "rc=0\ncharacter special file\n0\n");
+	cleanup(&r);
+}
+
+/* -o naming a socket (no open() takes one) is refused up front in one
+ * line saying so, exit 2, by record, decode and report alike; it said
+ * "No such device or address" (record after its set-up, exit 1). */
+Test(safety, a_socket_is_refused_as_output, .timeout = 60)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct run r;
+	int fd;
+
+	tmpdir(&r);
+	cr_assert_lt(snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", r.dir),
+		     (int)sizeof(a.sun_path));
+	cr_assert_geq(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
+	close(fd);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual --backend pwrite -d 10ms -o a.t4t && "
+		      "for c in record decode report; do if [ $c = record ]; then "
+		      "\"$B\" record -q --sim -d 20ms -o s; else \"$B\" $c a.t4t -o s; fi; "
+		      "echo rc=$?; done; stat -c %F s; ls");
+	cr_assert_str_eq(r.out,
+			 "t410trace: s: is a socket, not a file to write (name a file, a FIFO or a "
+			 "device)\nrc=2\n"
+			 "t410trace decode: s: is a socket, not a file to write (name a file, a FIFO "
+			 "or a device)\nrc=2\n"
+			 "t410trace report: s: is a socket, not a file to write (name a file, a FIFO "
+			 "or a device)\nrc=2\nsocket\na.t4t\ns\n");
+	cleanup(&r);
+}
+
+/* -o naming a terminal (/dev/tty, /dev/stdout on one; here a pty's
+ * slave) is refused as `-o -` on a terminal is: the binary log went to
+ * the screen (nothing read this pty: record hung once its buffer filled). */
+Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
+{
+	struct run r;
+	char tty[256], want[512];
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	/* close-on-exec: record holding the master would never see it close */
+	if (m < 0 || fcntl(m, F_SETFD, FD_CLOEXEC) || grantpt(m) || unlockpt(m) ||
+	    ptsname_r(m, tty, sizeof(tty)))
+		cr_skip_test("no pseudo-terminal here: %s", strerror(errno));
+	tmpdir(&r);
+	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
+			      "\"$B\" record -q --sim -d 20ms -o '%s'; echo rc=$?; ls", tty);
+	close(m);
+	snprintf(want, sizeof(want), "t410trace: %s: is a terminal; a log is binary (redirect "
+		 "it or name a file)\nrc=2\n", tty);
+	cr_assert_str_eq(r.out, want);
 	cleanup(&r);
 }
 

@@ -477,18 +477,6 @@ Test(sysfs_layouts, wrong_alias_replaced_on_perf, .timeout = 60)
 
 /* ---- what perf_event_open gets --------------------------------------------------- */
 
-/* The shim (tests/apps/perf_open_log.c) built into r.dir; skips without
- * a compiler for the target. */
-static void build_shim(void)
-{
-	char src[PATH_MAX];
-
-	t4t_need_cmd(t4t_cc());
-	cr_assert_not_null(cli_repo_file("tests/apps/perf_open_log.c", src));
-	sh(&r, "%s -shared -fPIC -Wall -Werror -o '%s/shim.so' '%s' -ldl", t4t_cc(), r.dir, src);
-	cr_assert_eq(r.status, 0, "%s", r.out);
-}
-
 /* Run record under the shim; r.out gets its perf_event_open log after a
  * line "--". */
 static void record_logged(const char *args)
@@ -508,7 +496,7 @@ Test(sysfs_layouts, uncore_opened_with_pid_minus_1_and_inherit_0, .timeout = 120
 
 	/* the shim is mapped executable: not from a noexec $TMPDIR */
 	t4t_exec_tmpdir(r.dir, sizeof(r.dir), "t4shim");
-	build_shim();
+	cli_build_shim(&r);
 	make_layouts("tegra410");
 	record_logged("--sysfs-root lay/tegra410 -e nvidia_ucf_pmu_1/mem_bytes_rd/ -- true");
 	cr_assert(strstr(r.out, "--\ntype=209 config=0x123 config1=0x0 config2=0x0 pid=-1 cpu=72 "

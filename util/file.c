@@ -25,13 +25,33 @@ static int fail_closing(int fd, const char *path)
 	return t4_err(e, "%s: %s", path, strerror(e));
 }
 
-int t4_read_small_file(const char *path, char *buf, size_t cap)
+/* Open path for reading, only when it is a regular file: a FIFO planted in
+ * a tree given by the user (--sysfs-root, --proc-root) blocked the open,
+ * or the read, for ever; O_NONBLOCK returns at once, and a regular file
+ * ignores it. */
+static int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
 
 	if (fd < 0)
 		return t4_err(errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return fail_closing(fd, path);
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return t4_err(EINVAL, "%s: not a regular file", path);
+	}
+	return fd;
+}
+
+int t4_read_small_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open_regular(path);
+	size_t len = 0;
+
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)

@@ -105,9 +105,10 @@ size_t t4_strlcpy(char *dst, const char *src, size_t cap);
 
 /* ---- files ----------------------------------------------------------- */
 
-/* Read a whole small file into buf (NUL-terminated, trailing newline
- * stripped). Returns its length or a negative errno (message set, naming
- * the path). -EFBIG if it does not fit. */
+/* Read a whole small regular file into buf (NUL-terminated, trailing
+ * newline stripped). Returns its length or a negative errno (message set,
+ * naming the path). -EFBIG if it does not fit, -EINVAL if it is not a
+ * regular file (a FIFO, a device: a FIFO's open blocked for ever). */
 int t4_read_small_file(const char *path, char *buf, size_t cap);
 /* Write a whole string to a file: a new one (named as t4_create_unique's, next to it,
  * mode 0666 less the umask) renamed over path, so a link at path is

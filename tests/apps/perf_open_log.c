@@ -1,18 +1,39 @@
-/* perf_open_log.c - an LD_PRELOAD shim for tests/test_sysfs_layouts.c: it
- * writes the arguments of every perf_event_open the process makes (the
- * attr fields that say what is counted and for whom, pid, CPU, group) to
- * the file $T4_PERF_LOG, one line each, then makes the call unchanged.
- * Built by the test with the target's compiler (t4t_cc()).
+/* perf_open_log.c - an LD_PRELOAD shim for the CLI tests: it writes the
+ * arguments of every perf_event_open the process makes (the attr fields
+ * that say what is counted and for whom, pid, CPU, group) to the file
+ * $T4_PERF_LOG, one line each, then makes the call unchanged. With
+ * $T4_PERF_READ_ERRNO set to an errno, every read() of a counter it opened
+ * fails with it (a read failure no real counter gives on demand).
+ * Built by the tests with the target's compiler (cli_build_shim()).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* the counters' fds (those below the bitmap's size), set at their open,
+ * cleared at their close (the number may name another file later) */
+static unsigned char perf_fds[4096 / 8];
+static int fail_errno; /* $T4_PERF_READ_ERRNO, read once: setenv may run */
+
+__attribute__((constructor)) static void read_env(void)
+{
+	const char *e = getenv("T4_PERF_READ_ERRNO");
+
+	fail_errno = e ? atoi(e) : 0;
+}
+
+static bool is_perf_fd(int fd)
+{
+	return fd >= 0 && fd < 8 * (int)sizeof(perf_fds) && (perf_fds[fd / 8] & (1u << (fd % 8)));
+}
 
 static void log_open(const struct perf_event_attr *a, int pid, int cpu, int group)
 {
@@ -51,5 +72,33 @@ long syscall(long nr, ...)
 	if (nr == SYS_perf_event_open)
 		/* pid, cpu and group fd are ints: the register's low half */
 		log_open((const struct perf_event_attr *)a[0], (int)a[1], (int)a[2], (int)a[3]);
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long rc = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+	if (nr == SYS_perf_event_open && rc >= 0 && rc < 8 * (long)sizeof(perf_fds))
+		perf_fds[rc / 8] |= (unsigned char)(1u << (rc % 8));
+	return rc;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	if (fail_errno && is_perf_fd(fd)) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real(fd, buf, n);
+}
+
+int close(int fd)
+{
+	static int (*real)(int);
+
+	if (!real)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	if (is_perf_fd(fd))
+		perf_fds[fd / 8] &= (unsigned char)~(1u << (fd % 8));
+	return real(fd);
 }
