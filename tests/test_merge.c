@@ -347,14 +347,13 @@ Test(merge, logs_of_different_jobs_are_said, .timeout = 120)
 	struct mhost d = hosts[1];
 	d.file = "d.t4t";
 	write_host(dir, &d, U_BASE + 1900000000ll, 38);
-	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t d.t4t -f phases "
-			     "2>&1 >/dev/null", dir, cli_bin()), 0, "%s", out);
-	cr_assert_str_eq(out, "t410trace: warning: d.t4t is of no job, a.t4t of job 41: logs of "
-			      "different jobs on one timeline (1 of the 2 not of job 41)\n");
-	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode d.t4t a.t4t -f phases "
-			     "2>&1 >/dev/null", dir, cli_bin()), 0, "%s", out);
-	cr_assert_str_eq(out, "t410trace: warning: d.t4t is of no job, a.t4t of job 41: logs of "
-			      "different jobs on one timeline (1 of the 2 not of job 41)\n");
+	for (int first = 0; first < 2; first++) { /* whichever comes first */
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode %s -f phases 2>&1 "
+				     ">/dev/null", dir, cli_bin(), first ? "d.t4t a.t4t" :
+				     "a.t4t d.t4t"), 0, "%s", out);
+		cr_assert_str_eq(out, "t410trace: warning: d.t4t is of no job, a.t4t of job 41: logs "
+				      "of different jobs on one timeline (1 of the 2 not of job 41)\n");
+	}
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }
