@@ -124,10 +124,24 @@ int cli_outfile_not_socket(const char *path, const struct stat *st)
 	return 0;
 }
 
-/* Refuse to replace the input, any t410trace log or a read-only file, or
- * to follow a link another user planted. Standard output redirected to the input itself
- * (`decode x.t4t >> x.t4t`, `1<> x.t4t`) would append to the log or write
- * over it while it is read: refused too, as cat refuses it. */
+/* A name ending in ".t4t" is a log's: `decode DIR/` reads every *.t4t
+ * of DIR as one (cli/logs.c), and took a CSV written there for a damaged
+ * log. (After the checks of what the name holds: theirs say more.) */
+static int not_a_log_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n >= 4 && !strcmp(name + n - 4, ".t4t"))
+		return t4_err(EINVAL, "%s: a .t4t name is a log's; decode and report write none "
+			      "(choose another -o)", name);
+	return 0;
+}
+
+/* Refuse to replace the input, any t410trace log or a read-only file, to
+ * write under a log's name, or to follow a link another user planted.
+ * Standard output redirected to the input itself (`decode x.t4t >> x.t4t`,
+ * `1<> x.t4t`) would append to the log or write over it while it is read:
+ * refused too, as cat refuses it. */
 static int check_output(const struct cli_outfile *o)
 {
 	struct stat out;
@@ -143,7 +157,8 @@ static int check_output(const struct cli_outfile *o)
 		return t4_err(EPERM, "%s: a symbolic link another user made in a shared directory;"
 			      " not followed", o->output);
 	if (stat(o->output, &out) < 0) /* a loop of links is no name to write to */
-		return errno == ELOOP ? t4_err(ELOOP, "%s: %s", o->output, strerror(ELOOP)) : 0;
+		return errno == ELOOP ? t4_err(ELOOP, "%s: %s", o->output, strerror(ELOOP))
+				      : not_a_log_name(o->output);
 	if (cli_outfile_not_socket(o->output, &out) < 0)
 		return -EINVAL;
 	/* the input by its name, or standard input: `decode - -o X < X` */
@@ -158,7 +173,7 @@ static int check_output(const struct cli_outfile *o)
 	if (S_ISREG(out.st_mode) && !(out.st_mode & 0222))
 		return t4_err(EACCES, "%s: read-only file; not overwritten (remove it or "
 			      "chmod u+w first)", o->output);
-	return 0;
+	return S_ISREG(out.st_mode) ? not_a_log_name(o->output) : 0;
 }
 
 /* OUT a symbolic link (a chain of them) to nothing yet: dest is what it

@@ -272,6 +272,14 @@ Test(report, the_output_files_rules, .timeout = 120)
 	cr_assert(strstr(c.out, "not overwritten"), "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "'%s' report a.t4t -o b.t4t", c.bin), 2, "%s", c.out);
 	cr_assert_eq(rp_sh(&c, "cmp a.t4t b.t4t"), 0, "b.t4t changed");
+	/* nor under a log's name (decode DIR/ read it as a damaged log), new
+	 * or not: one line, nothing made */
+	cr_assert_eq(rp_sh(&c, "'%s' report a.t4t -o r.t4t; '%s' decode a.t4t -f csv -o c.t4t; "
+			   ": > e.t4t; '%s' decode a.t4t -o e.t4t; ls r.t4t c.t4t; wc -c < e.t4t",
+			   c.bin, c.bin, c.bin), 0, "%s", c.out);
+	cr_assert(strstr(c.out, "report: r.t4t: a .t4t name is a log's; decode and report write "
+			 "none (choose another -o)\n") && strstr(c.out, "decode: c.t4t: a .t4t") &&
+		  strstr(c.out, "decode: e.t4t: a .t4t") && strstr(c.out, "\n0\n"), "%s", c.out);
 	/* a file that is not a log, a missing one: one line, exit 2 */
 	cr_assert_eq(rp_sh(&c, "echo hello > not.t4t; '%s' report not.t4t", c.bin), 2, "%s", c.out);
 	cr_assert(strstr(c.out, "not.t4t") && !strchr(strchr(c.out, '\n') + 1, '\n'), "%s", c.out);
