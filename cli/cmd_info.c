@@ -476,10 +476,10 @@ static void human_stopped(const struct info *in)
 			first = d, fa = a;
 	}
 	if (n)
-		printf(ROW "%zu domain%s: %s after trigger %" PRIu64 ", %" PRIu64 " triggers after"
+		printf(ROW "%zu domain%s: %s after trigger %" PRIu64 ", %" PRIu64 " trigger%s after"
 		       " it unanswered%s\n", "stopped", n, n == 1 ? "" : "s",
 		       tty(first->d.name, name, sizeof(name)), fa.last_trigger, fa.after,
-		       n > 1 ? " (and others: UNANSWERED below)" : "");
+		       fa.after == 1 ? "" : "s", n > 1 ? " (and others: UNANSWERED below)" : "");
 }
 
 static void human_domains(const struct info *in)

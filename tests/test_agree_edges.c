@@ -204,6 +204,24 @@ Test(agree_edges, a_domain_that_stops_answering_is_said_alike, .timeout = 60)
 	free(dir);
 }
 
+/* A domain that misses only the last trigger: one trigger after its last
+ * answer, said in the singular by info as by the summary (info said "1
+ * triggers"). */
+Test(agree_edges, one_trigger_after_a_stop_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "s.t4t", 18, false, 1, false);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped answering d2 after trigger 18 (0.018 s): 1"
+				       " trigger after it unanswered\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped          1 domain: d2 after trigger 18, 1 trigger"
+				       " after it unanswered\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* The same log with every return of domain 2 (or every reference packet)
  * written twice: a copy neither hides an unanswered trigger nor invents
  * one (12 still), and info, the summary and the report count the same
