@@ -129,41 +129,11 @@ void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, siz
 	cell(t, r, c, decimals_of(t, c), buf, cap);
 }
 
-/* Is code point u drawn two columns wide (East Asian wide and fullwidth
- * forms, emoji)? The ranges of Unicode's EastAsianWidth W and F that
- * names use. */
-static bool wide_cp(uint32_t u)
-{
-	return (u >= 0x1100 && u <= 0x115f) || (u >= 0x2e80 && u <= 0xa4cf && u != 0x303f) ||
-	       (u >= 0xac00 && u <= 0xd7a3) || (u >= 0xf900 && u <= 0xfaff) ||
-	       (u >= 0xfe30 && u <= 0xfe4f) || (u >= 0xff00 && u <= 0xff60) ||
-	       (u >= 0xffe0 && u <= 0xffe6) || (u >= 0x1f300 && u <= 0x1faff) ||
-	       (u >= 0x20000 && u <= 0x3fffd);
-}
-
-/* The terminal columns of s (UTF-8: t4_text made it so), not its bytes:
- * a name with an accent or a CJK character would otherwise pull the
- * columns after it out of line. */
-static int text_cols(const char *s)
-{
-	int n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		uint32_t u = *p++;
-		int more = u >= 0xf0 ? 3 : u >= 0xe0 ? 2 : u >= 0xc0 ? 1 : 0;
-		u &= more ? 0x3fu >> more : 0x7fu;
-		for (; more && (*p & 0xc0) == 0x80; more--)
-			u = u << 6 | (*p++ & 0x3fu);
-		n += 1 + wide_cp(u);
-	}
-	return n;
-}
-
 /* s padded with spaces to w columns, on the left (right-aligned) or the
  * right. */
 static void put_padded(FILE *f, const char *s, int w, bool right)
 {
-	int pad = w - text_cols(s);
+	int pad = w - t4_text_cols(s);
 
 	fprintf(f, " %*s%s%*s", right ? pad : 0, "", s, right ? 0 : pad, "");
 }
@@ -174,16 +144,16 @@ void dec_table_print(const struct t4_table *t, FILE *f)
 	char buf[64];
 
 	for (size_t i = 0; i < t->nl; i++) {
-		lw[i] = text_cols(t->lhead[i]);
+		lw[i] = t4_text_cols(t->lhead[i]);
 		for (size_t r = 0; r < t->nrows; r++)
-			if (text_cols(t->label[r][i]) > lw[i])
-				lw[i] = text_cols(t->label[r][i]);
+			if (t4_text_cols(t->label[r][i]) > lw[i])
+				lw[i] = t4_text_cols(t->label[r][i]);
 	}
 	for (size_t c = 0; c < t->nc; c++) {
 		dec[c] = decimals_of(t, c);
-		cw[c] = text_cols(t->chead[c]);
-		if (text_cols(t->cunit[c]) > cw[c])
-			cw[c] = text_cols(t->cunit[c]);
+		cw[c] = t4_text_cols(t->chead[c]);
+		if (t4_text_cols(t->cunit[c]) > cw[c])
+			cw[c] = t4_text_cols(t->cunit[c]);
 		for (size_t r = 0; r < t->nrows; r++) {
 			cell(t, r, c, dec[c], buf, sizeof(buf));
 			if ((int)strlen(buf) > cw[c])
