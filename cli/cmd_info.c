@@ -408,6 +408,16 @@ static const char *tty(const char *s, char *buf, size_t cap)
 	return t4_text(s, T4_TEXT_CONTROL, buf, cap);
 }
 
+/* A name from the log, made safe, then spaces to w terminal columns (not
+ * bytes: a name with an accent or a CJK character stays in line). */
+static void put_name(const char *s, int w)
+{
+	char buf[4 * T4_NAME_MAX];
+	const char *t = tty(s, buf, sizeof(buf));
+
+	printf("%s%*s", t, w > t4_text_cols(t) ? w - t4_text_cols(t) : 0, "");
+}
+
 static void human_session(const struct info *in)
 {
 	const struct t4_session_pkt *s = t4_index_session(in->ix);
@@ -476,10 +486,10 @@ static void human_stopped(const struct info *in)
 			first = d, fa = a;
 	}
 	if (n)
-		printf(ROW "%zu domain%s: %s after trigger %" PRIu64 ", %" PRIu64 " triggers after"
+		printf(ROW "%zu domain%s: %s after trigger %" PRIu64 ", %" PRIu64 " trigger%s after"
 		       " it unanswered%s\n", "stopped", n, n == 1 ? "" : "s",
 		       tty(first->d.name, name, sizeof(name)), fa.last_trigger, fa.after,
-		       n > 1 ? " (and others: UNANSWERED below)" : "");
+		       fa.after == 1 ? "" : "s", n > 1 ? " (and others: UNANSWERED below)" : "");
 }
 
 static void human_domains(const struct info *in)
@@ -490,12 +500,11 @@ static void human_domains(const struct info *in)
 	       "NAME", "KIND", "CPU", "CLOCK", "NOMINAL_HZ", "EVENTS", "RETURNS", "UNANSWERED");
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_index_domain *d = t4_index_domain_at(in->ix, i);
-		char name[4 * T4_NAME_MAX];
 		struct t4_index_answers a;
 		t4_index_answers(in->ix, d, &a);
-		printf("  %5u  %-28s %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64
-		       "%s\n",
-		       d->d.domain_id, tty(d->d.name, name, sizeof(name)),
+		printf("  %5u  ", d->d.domain_id);
+		put_name(d->d.name, 28);
+		printf(" %-11s %4d %5d %14" PRIu64 " %6u %10" PRIu64 " %8" PRIu64 "%s\n",
 		       t4_domain_kind_name(d->d.kind), d->d.cpu,
 		       d->d.clock_event, d->d.nominal_hz, d->n_events, d->rets,
 		       a.unanswered,
@@ -527,7 +536,7 @@ static void event_widths(const struct info *in, int w[3])
 			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
 			const char *f[3] = { e ? e->pmu : "?", e ? e->name : "?", e ? e->unit : "" };
 			for (int c = 0; c < 3; c++) {
-				int len = (int)strlen(tty(f[c], buf, sizeof(buf)));
+				int len = t4_text_cols(tty(f[c], buf, sizeof(buf)));
 				w[c] = len > w[c] ? len : w[c];
 			}
 		}
@@ -550,12 +559,13 @@ static void human_events(const struct info *in)
 		for (uint32_t i = 0; i < event_rows(d); i++) {
 			const struct t4_event_pkt *e = t4_index_event(in->ix, d->d.domain_id, i);
 			double r = rate_of(d, i);
-			char pmu[4 * T4_NAME_MAX], name[4 * T4_NAME_MAX], unit[4 * T4_NAME_MAX];
-			printf("  %6u %4u  %-*s %-*s %-*s %22s ", d->d.domain_id, i,
-			       w[0], e ? tty(e->pmu, pmu, sizeof(pmu)) : "?",
-			       w[1], e ? tty(e->name, name, sizeof(name)) : "?",
-			       w[2], e ? tty(e->unit, unit, sizeof(unit)) : "",
-			       t4_u128_str(d->totals[i], tot, sizeof(tot)));
+			printf("  %6u %4u  ", d->d.domain_id, i);
+			put_name(e ? e->pmu : "?", w[0]);
+			putchar(' ');
+			put_name(e ? e->name : "?", w[1]);
+			putchar(' ');
+			put_name(e ? e->unit : "", w[2]);
+			printf(" %22s ", t4_u128_str(d->totals[i], tot, sizeof(tot)));
 			if (isfinite(r)) /* one format for the column: no exponents */
 				printf("%22.3f\n", r);
 			else
@@ -569,7 +579,6 @@ static void human_bookmarks(const struct info *in)
 	size_t n = t4_index_n_bookmarks(in->ix);
 
 	uint64_t origin = t4_index_origin_ns(in->ix);
-	char name[4 * T4_NAME_MAX];
 
 	printf("\nbookmarks (%zu):\n", n);
 	if (n)
@@ -577,8 +586,9 @@ static void human_bookmarks(const struct info *in)
 		       "SET (s from the first trigger)");
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(in->ix, i);
-		printf("  %6u  %-32s %13" PRIu64, b->bookmark_id, tty(b->name, name, sizeof(name)),
-		       b->first_trigger);
+		printf("  %6u  ", b->bookmark_id);
+		put_name(b->name, 32);
+		printf(" %13" PRIu64, b->first_trigger);
 		uint32_t holder = t4_index_bookmark_holder(in->ix, b->bookmark_id);
 		if (b->set_ns && origin) /* negative: set before the first trigger */
 			printf("  %.9f", b->set_ns < origin ? -(double)(origin - b->set_ns) / 1e9

@@ -129,22 +129,31 @@ void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, siz
 	cell(t, r, c, decimals_of(t, c), buf, cap);
 }
 
+/* s padded with spaces to w columns, on the left (right-aligned) or the
+ * right. */
+static void put_padded(FILE *f, const char *s, int w, bool right)
+{
+	int pad = w - t4_text_cols(s);
+
+	fprintf(f, " %*s%s%*s", right ? pad : 0, "", s, right ? 0 : pad, "");
+}
+
 void dec_table_print(const struct t4_table *t, FILE *f)
 {
 	int lw[T4_TABLE_LABELS], cw[T4_TABLE_COLS], dec[T4_TABLE_COLS];
 	char buf[64];
 
 	for (size_t i = 0; i < t->nl; i++) {
-		lw[i] = (int)strlen(t->lhead[i]);
+		lw[i] = t4_text_cols(t->lhead[i]);
 		for (size_t r = 0; r < t->nrows; r++)
-			if ((int)strlen(t->label[r][i]) > lw[i])
-				lw[i] = (int)strlen(t->label[r][i]);
+			if (t4_text_cols(t->label[r][i]) > lw[i])
+				lw[i] = t4_text_cols(t->label[r][i]);
 	}
 	for (size_t c = 0; c < t->nc; c++) {
 		dec[c] = decimals_of(t, c);
-		cw[c] = (int)strlen(t->chead[c]);
-		if ((int)strlen(t->cunit[c]) > cw[c])
-			cw[c] = (int)strlen(t->cunit[c]);
+		cw[c] = t4_text_cols(t->chead[c]);
+		if (t4_text_cols(t->cunit[c]) > cw[c])
+			cw[c] = t4_text_cols(t->cunit[c]);
 		for (size_t r = 0; r < t->nrows; r++) {
 			cell(t, r, c, dec[c], buf, sizeof(buf));
 			if ((int)strlen(buf) > cw[c])
@@ -157,15 +166,15 @@ void dec_table_print(const struct t4_table *t, FILE *f)
 	for (int line = 0; line < 1 + units; line++) {
 		fprintf(f, " ");
 		for (size_t i = 0; i < t->nl; i++)
-			fprintf(f, " %-*s", lw[i], line ? "" : t->lhead[i]);
+			put_padded(f, line ? "" : t->lhead[i], lw[i], false);
 		for (size_t c = 0; c < t->nc; c++)
-			fprintf(f, " %*s", cw[c], line ? t->cunit[c] : t->chead[c]);
+			put_padded(f, line ? t->cunit[c] : t->chead[c], cw[c], true);
 		fprintf(f, "\n");
 	}
 	for (size_t r = 0; r < t->nrows; r++) {
 		fprintf(f, " ");
 		for (size_t i = 0; i < t->nl; i++)
-			fprintf(f, " %-*s", lw[i], t->label[r][i]);
+			put_padded(f, t->label[r][i], lw[i], false);
 		for (size_t c = 0; c < t->nc; c++) {
 			cell(t, r, c, dec[c], buf, sizeof(buf));
 			fprintf(f, " %*s", cw[c], buf);

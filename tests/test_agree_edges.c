@@ -204,6 +204,53 @@ Test(agree_edges, a_domain_that_stops_answering_is_said_alike, .timeout = 60)
 	free(dir);
 }
 
+/* A domain that misses only the last trigger: one trigger after its last
+ * answer, said in the singular by info as by the summary (info said "1
+ * triggers"). */
+Test(agree_edges, one_trigger_after_a_stop_is_said_alike, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+
+	stop_log(dir, "s.t4t", 18, false, 1, false);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped answering d2 after trigger 18 (0.018 s): 1"
+				       " trigger after it unanswered\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info s.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  stopped          1 domain: d2 after trigger 18, 1 trigger"
+				       " after it unanswered\n"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* info's tables pad a name by terminal columns, not bytes: an event named
+ * "lé日本" (9 bytes, 6 columns) left its row's TOTAL and PER SECOND 3
+ * columns left of the other rows'; the domain and bookmark tables the
+ * same. */
+Test(agree_edges, info_keeps_names_that_are_not_ascii_in_line, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[16384];
+	struct lw w;
+
+	log_start(&w, dir, "u.t4t");
+	domain(&w, 2);
+	event(&w, 2, "l\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac", 0);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+		ret(&w, 2, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, out, sizeof(out), "info u.t4t > i.txt && python3 -c \""
+			 "import unicodedata as u\n"
+			 "c = lambda s: sum(1 + (u.east_asian_width(x) in 'WF') for x in s)\n"
+			 "rows = [l for l in open('i.txt') if ' 9000 ' in l]\n"
+			 "assert len(rows) == 2 and c(rows[0]) == c(rows[1]), rows\n"
+			 "print('aligned')\""), 0, "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
 /* The same log with every return of domain 2 (or every reference packet)
  * written twice: a copy neither hides an unanswered trigger nor invents
  * one (12 still), and info, the summary and the report count the same

@@ -371,3 +371,32 @@ Test(decode_fmt, gathered_runs_are_written_whole_and_in_order)
 	dec_wbuf_free(&g.w);
 	fclose(f);
 }
+
+/* The summary's tables pad by terminal columns, not bytes: a phase or PMU
+ * named with an accent or CJK characters (two columns each) kept its
+ * numbers in line with the other rows' (they stood 1 column left per
+ * accent and 1 per CJK character, and the heads too). */
+Test(decode_fmt, a_table_aligns_names_that_are_not_ascii)
+{
+	const char *lhead[] = { "PHASE", "PMU" }, *chead[] = { "rd_bw" }, *cunit[] = { "GB/s" };
+	const char *r1[] = { "warmup#1", "pcie" }, *r2[] = { "l\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac#1",
+								 "caf\xc3\xa9" };
+	double v1 = 7.25, v2 = 35.5;
+	struct t4_table t;
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(dec_table_init(&t, 2, lhead, 1, chead, cunit), 0);
+	cr_assert_eq(dec_table_row(&t, r1, &v1), 0);
+	cr_assert_eq(dec_table_row(&t, r2, &v2), 0);
+	dec_table_print(&t, f);
+	fclose(f);
+	cr_assert_str_eq(out, "  PHASE    PMU  rd_bw\n"
+			      "                 GB/s\n"
+			      "  warmup#1 pcie  7.25\n"
+			      "  l\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac#1 caf\xc3\xa9 35.50\n");
+	dec_table_free(&t);
+	free(out);
+}

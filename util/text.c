@@ -162,3 +162,30 @@ void t4_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+/* Is code point u drawn two columns wide (East Asian wide and fullwidth
+ * forms, emoji)? The ranges of Unicode's EastAsianWidth W and F that
+ * names use. */
+static bool wide_cp(uint32_t u)
+{
+	return (u >= 0x1100 && u <= 0x115f) || (u >= 0x2e80 && u <= 0xa4cf && u != 0x303f) ||
+	       (u >= 0xac00 && u <= 0xd7a3) || (u >= 0xf900 && u <= 0xfaff) ||
+	       (u >= 0xfe30 && u <= 0xfe4f) || (u >= 0xff00 && u <= 0xff60) ||
+	       (u >= 0xffe0 && u <= 0xffe6) || (u >= 0x1f300 && u <= 0x1faff) ||
+	       (u >= 0x20000 && u <= 0x3fffd);
+}
+
+int t4_text_cols(const char *s)
+{
+	int n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		uint32_t u = *p++;
+		int more = u >= 0xf0 ? 3 : u >= 0xe0 ? 2 : u >= 0xc0 ? 1 : 0;
+		u &= more ? 0x3fu >> more : 0x7fu;
+		for (; more && (*p & 0xc0) == 0x80; more--)
+			u = u << 6 | (*p++ & 0x3fu);
+		n += 1 + wide_cp(u);
+	}
+	return n;
+}

@@ -281,6 +281,10 @@ bool t4_text_clean(const char *s, unsigned flags);
 /* s itself when clean, else its escaped copy in buf (cut at a whole
  * character to fit cap). */
 const char *t4_text(const char *s, unsigned flags, char *buf, size_t cap);
+/* The terminal columns of s (UTF-8, as t4_text() leaves it), not its
+ * bytes, for padding a table: a name with an accent or a CJK character
+ * (two columns) would otherwise pull the columns after it out of line. */
+int t4_text_cols(const char *s);
 /* JSON strings, the one rule of every JSON output (info --json, list
  * --json, JSONL, the report's data): the next character of s as JSON
  * string text into out (NUL-terminated), returning the bytes of s it took.
