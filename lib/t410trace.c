@@ -151,7 +151,9 @@ static void init_once(void)
 		atomic_store_explicit(&ctx.state, CTX_OFF, memory_order_release);
 		return;
 	}
-	snprintf(ctx.path, sizeof(ctx.path), "%s", p);
+	/* read once, so resolved once: a relative path keeps naming the
+	 * socket after the app (or a child it forks) changes directory */
+	(void)t4_control_abspath(p, ctx.path, sizeof(ctx.path));
 	/* Without the handlers a child could inherit a held lock; if they
 	 * cannot be registered, the pid check still reconnects in a child. */
 	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);

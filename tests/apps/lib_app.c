@@ -6,6 +6,9 @@
  *               the round trip in us/call
  *   threads     4 threads x 25 bookmarks t<T>_<i>
  *   fork        bookmark parent1; a child bookmarks child; then parent2
+ *   chdir       T410TRACE_CONTROL is a relative path: bookmark d1, change
+ *               to / and make a child (its own connection) bookmark d2,
+ *               then d3: the socket is still the one the path named
  *   closeall    bookmark c1, close every fd above 2 (as a daemon may), give
  *               the library's old number to a socket of the app's own,
  *               bookmark c2: the library must not talk to that socket
@@ -95,6 +98,23 @@ static void run_fork(void)
 	check(waitpid(pid, &status, 0), pid, "waitpid");
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
 	bookmark("parent2");
+}
+
+static void run_chdir(void)
+{
+	int status;
+	pid_t pid;
+
+	bookmark("d1");
+	check(chdir("/"), 0, "chdir");
+	pid = fork();
+	if (pid == 0) {
+		bookmark("d2");
+		_exit(failures ? 1 : 0);
+	}
+	check(waitpid(pid, &status, 0), pid, "waitpid");
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
+	bookmark("d3");
 }
 
 static void run_closeall(void)
@@ -289,6 +309,8 @@ int main(int argc, char **argv)
 		run_threads();
 	} else if (!strcmp(mode, "fork")) {
 		run_fork();
+	} else if (!strcmp(mode, "chdir")) {
+		run_chdir();
 	} else if (!strcmp(mode, "closeall")) {
 		run_closeall();
 	} else if (!strcmp(mode, "bad")) {
