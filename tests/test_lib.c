@@ -205,6 +205,20 @@ Test(lib, a_relative_path_survives_chdir)
 	app_close(&a);
 }
 
+/* A thread cancelled in the middle of a call (at its connect, poll or
+ * recvmsg: cancellation points) died holding the library's lock: every
+ * later call timed out (-ETIMEDOUT after 5 s) and the app's fork() hung
+ * in the atfork handler. */
+Test(lib, a_cancelled_thread_leaves_no_lock_held, .timeout = 60)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "cancel"), 0, "%s", a.err);
+	expect_log(&a, "bookmark k1;bookmark k2;");
+	app_close(&a);
+}
+
 /* The app closed the library's connection and a socket of its own got
  * that number: the library talked to the app's socket (its line sent
  * there, the app's data read as the reply, 0 returned, nothing logged). */
