@@ -431,13 +431,9 @@ static void wait_for_baseline(struct recording *r)
  * only where the absolute one would not fit a socket address). */
 static int export_control(const struct recording *r)
 {
-	char abs[sizeof(((struct sockaddr_un *)0)->sun_path)], cwd[PATH_MAX];
-	const char *path = r->control_path;
+	char abs[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
-	    (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) < sizeof(abs))
-		path = abs;
-	if (setenv(T4_CONTROL_ENV, path, 1) < 0)
+	if (setenv(T4_CONTROL_ENV, t4_control_abspath(r->control_path, abs, sizeof(abs)), 1) < 0)
 		return t4_err(errno, "setenv: %s", strerror(errno));
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -103,6 +104,19 @@ int t4_control_connect(const char *path)
 		return t4_err(e, "%s: cannot connect: %s", path, strerror(e));
 	}
 	return peer_trusted(fd, path);
+}
+
+const char *t4_control_abspath(const char *path, char *buf, size_t cap)
+{
+	char cwd[PATH_MAX];
+	size_t fit = sizeof(((struct sockaddr_un *)0)->sun_path);
+	int n = -1;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		n = snprintf(buf, cap, "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= cap || (size_t)n >= fit)
+		snprintf(buf, cap, "%s", path);
+	return buf;
 }
 
 /* recv, keeping the first fd passed along (SCM_RIGHTS) in *passed when

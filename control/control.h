@@ -193,6 +193,11 @@ int t4_control_send(const char *path, const char *line, char *reply,
  * than T4_CONTROL_REPLY_MAX (a peer that is no recorder): both leave the
  * connection out of step, close it. */
 int t4_control_connect(const char *path);
+/* path made absolute against the current directory, into buf (cap bytes),
+ * so that a process that changes directory later still reaches the same
+ * socket; kept as given when it is absolute already or the absolute one
+ * would not fit a socket address (or buf). Returns buf. */
+const char *t4_control_abspath(const char *path, char *buf, size_t cap);
 int t4_control_exchange(int fd, const char *line, char *reply, size_t cap);
 /* The same, taking an fd the reply carries (SCM_RIGHTS) into *passed
  * (close-on-exec; -1 when none). */

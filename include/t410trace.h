@@ -43,7 +43,9 @@
  *   each a place it reserved for the call, and a call without one is
  *   refused.
  * - Thread-safe: calls from several threads are serialised over one
- *   connection. Fork-safe: a child opens its own connection.
+ *   connection; a call is not a cancellation point (a thread cancelled
+ *   during one finishes it first). Fork-safe: a child opens its own
+ *   connection.
  * - A call costs one round trip to the recorder (tens of microseconds), or
  *   a few microseconds through the uprobe: mark phases, not loop
  *   iterations.

@@ -151,7 +151,9 @@ static void init_once(void)
 		atomic_store_explicit(&ctx.state, CTX_OFF, memory_order_release);
 		return;
 	}
-	snprintf(ctx.path, sizeof(ctx.path), "%s", p);
+	/* read once, so resolved once: a relative path keeps naming the
+	 * socket after the app (or a child it forks) changes directory */
+	(void)t4_control_abspath(p, ctx.path, sizeof(ctx.path));
 	/* Without the handlers a child could inherit a held lock; if they
 	 * cannot be registered, the pid check still reconnects in a child. */
 	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -437,14 +439,11 @@ static void clear_errmsg(void)
 	(void)t4_err(EINVAL, "%s", "");
 }
 
-T410_API int t410_bookmark(const char *name)
+static int bookmark_on(const char *name)
 {
 	char line[T4_CONTROL_LINE_MAX + 1];
 	int r;
 
-	if (!enabled())
-		return 0;
-	clear_errmsg();
 	if (!name)
 		return t4_err(EINVAL, "t410_bookmark: no name given");
 	if (strlen(name) >= T4_CONTROL_NAME_MAX)
@@ -458,13 +457,11 @@ T410_API int t410_bookmark(const char *name)
 	return call(line);
 }
 
-T410_API int t410_trigger(void)
+static int trigger_on(const char *unused)
 {
 	int r;
 
-	if (!enabled())
-		return 0;
-	clear_errmsg();
+	(void)unused;
 	if ((r = route()) < 0)
 		return r;
 	if (r == ROUTE_PROBE)
@@ -472,18 +469,47 @@ T410_API int t410_trigger(void)
 	return call("trigger");
 }
 
-T410_API int t410_available(void)
+static int available_on(const char *unused)
 {
 	int err;
 
-	if (!enabled())
-		return 0;
-	clear_errmsg();
+	(void)unused;
 	if ((err = lock_bounded()) < 0)
 		return err;
 	err = connect_locked();
 	pthread_mutex_unlock(&ctx.lock);
 	return err < 0 ? err : 1;
+}
+
+/* Run one call with a recorder named. It holds ctx.lock across
+ * cancellation points (connect, send, poll, recvmsg): a thread cancelled
+ * there would die holding it, every later call would time out and the
+ * app's fork() would hang in fork_prepare. So a call is not cancelled:
+ * a cancel acts at the thread's next cancellation point after it. */
+static int uncancelled(int (*fn)(const char *), const char *arg)
+{
+	int old, r;
+
+	clear_errmsg();
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	r = fn(arg);
+	pthread_setcancelstate(old, NULL);
+	return r;
+}
+
+T410_API int t410_bookmark(const char *name)
+{
+	return enabled() ? uncancelled(bookmark_on, name) : 0;
+}
+
+T410_API int t410_trigger(void)
+{
+	return enabled() ? uncancelled(trigger_on, NULL) : 0;
+}
+
+T410_API int t410_available(void)
+{
+	return enabled() ? uncancelled(available_on, NULL) : 0;
 }
 
 T410_API const char *t410_errmsg(void)

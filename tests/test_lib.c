@@ -190,6 +190,35 @@ Test(lib, fork_child_has_own_connection)
 	app_close(&a);
 }
 
+/* T410TRACE_CONTROL relative (as `record --control rec.sock` is typed):
+ * the app changed directory after its first call, and the child it then
+ * forked looked for the socket in the new directory (-ENOENT). */
+Test(lib, a_relative_path_survives_chdir)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
+			       "cd '%s' && env T410TRACE_CONTROL=ctl.sock '%s' chdir", a.rec.dir,
+			       a.bin), 0, "%s", a.err);
+	expect_log(&a, "bookmark d1;bookmark d2;bookmark d3;");
+	app_close(&a);
+}
+
+/* A thread cancelled in the middle of a call (at its connect, poll or
+ * recvmsg: cancellation points) died holding the library's lock: every
+ * later call timed out (-ETIMEDOUT after 5 s) and the app's fork() hung
+ * in the atfork handler. */
+Test(lib, a_cancelled_thread_leaves_no_lock_held, .timeout = 60)
+{
+	struct app a;
+
+	app_open(&a);
+	cr_assert_eq(app_run(&a, "cancel"), 0, "%s", a.err);
+	expect_log(&a, "bookmark k1;bookmark k2;");
+	app_close(&a);
+}
+
 /* The app closed the library's connection and a socket of its own got
  * that number: the library talked to the app's socket (its line sent
  * there, the app's data read as the reply, 0 returned, nothing logged). */

@@ -6,6 +6,12 @@
  *               the round trip in us/call
  *   threads     4 threads x 25 bookmarks t<T>_<i>
  *   fork        bookmark parent1; a child bookmarks child; then parent2
+ *   chdir       T410TRACE_CONTROL is a relative path: bookmark d1, change
+ *               to / and make a child (its own connection) bookmark d2,
+ *               then d3: the socket is still the one the path named
+ *   cancel      a thread with a cancel pending bookmarks k1 (the call
+ *               must finish, the cancel act after it); then main
+ *               bookmarks k2: no lock was left held by the dead thread
  *   closeall    bookmark c1, close every fd above 2 (as a daemon may), give
  *               the library's old number to a socket of the app's own,
  *               bookmark c2: the library must not talk to that socket
@@ -95,6 +101,45 @@ static void run_fork(void)
 	check(waitpid(pid, &status, 0), pid, "waitpid");
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
 	bookmark("parent2");
+}
+
+static void run_chdir(void)
+{
+	int status;
+	pid_t pid;
+
+	bookmark("d1");
+	check(chdir("/"), 0, "chdir");
+	pid = fork();
+	if (pid == 0) {
+		bookmark("d2");
+		_exit(failures ? 1 : 0);
+	}
+	check(waitpid(pid, &status, 0), pid, "waitpid");
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1, "child");
+	bookmark("d3");
+}
+
+static void *cancelled_main(void *arg)
+{
+	(void)arg;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cancel(pthread_self()); /* pending until a cancellation point */
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	bookmark("k1"); /* connect, send, poll inside are cancellation points */
+	pthread_testcancel();
+	return NULL;
+}
+
+static void run_cancel(void)
+{
+	pthread_t t;
+	void *ret = NULL;
+
+	check(pthread_create(&t, NULL, cancelled_main, NULL), 0, "pthread_create");
+	check(pthread_join(t, &ret), 0, "pthread_join");
+	check(ret == PTHREAD_CANCELED, 1, "the thread was cancelled");
+	bookmark("k2");
 }
 
 static void run_closeall(void)
@@ -289,6 +334,10 @@ int main(int argc, char **argv)
 		run_threads();
 	} else if (!strcmp(mode, "fork")) {
 		run_fork();
+	} else if (!strcmp(mode, "chdir")) {
+		run_chdir();
+	} else if (!strcmp(mode, "cancel")) {
+		run_cancel();
 	} else if (!strcmp(mode, "closeall")) {
 		run_closeall();
 	} else if (!strcmp(mode, "bad")) {
