@@ -413,8 +413,8 @@ struct cli_record_summary {
 	uint64_t period_ns;
 	double seconds;      /* baseline to final trigger, about */
 	bool simulated, log_failed;
-	bool nothing_kept;   /* it failed before a chunk had the name: nothing there */
-	bool existed;        /* ... and output was the user's file, left as it was */
+	bool nothing_kept;   /* it failed before a chunk was there: nothing recorded */
+	const char *fate;    /* ... and what of output: cli_record_fate() */
 };
 /* "BPF timers in the kernel" or "user-space threads". */
 const char *cli_trigger_path_name(bool bpf);
@@ -426,6 +426,12 @@ void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_
 			 bool final);
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls);
+/* What a log that stopped before its first chunk was on disk left of
+ * out: "left as it was" (the user's older file), "not made", or, for
+ * standard output, "got nothing". */
+const char *cli_record_fate(const struct cli_output *out);
+/* The line that says so. */
+void cli_record_nothing_kept(const char *output, const char *fate);
 /* The CPU and GPU activity' line (nothing when they did not run). */
 void cli_record_activity_summary(const struct t4_sched_status *st);
 /* The bookmark commands refused for lack of room (nothing when none). */

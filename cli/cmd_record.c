@@ -721,9 +721,10 @@ static void summary(struct recording *r, const struct t4_sched_status *st,
 		.simulated = r->o.src.sim,
 		.log_failed = r->log_failed,
 		/* a log that never had its name: FILE, if there, is an older one */
-		.nothing_kept = r->log_failed && !r->out.published && !r->out.stranded &&
-				!r->out.in_place,
-		.existed = r->out.exists,
+		.nothing_kept = r->log_failed &&
+				((!r->out.published && !r->out.stranded && !r->out.in_place) ||
+				 (r->out.to_stdout && !ls->file_bytes)),
+		.fate = cli_record_fate(&r->out),
 	};
 
 	cli_record_summary(&in, st, ls);
@@ -814,6 +815,8 @@ static int run_virtual(struct recording *r)
 	else if ((crc = cli_output_publish(&r->out)) < 0)
 		t4_report(crc); /* stranded under its partial name, which is said and
 				 * summarised: exit 1 (exit_code), as a live recording */
+	if (r->log_failed && !ls.file_bytes && !r->o.quiet)
+		cli_record_nothing_kept(cli_output_name(&r->out), cli_record_fate(&r->out));
 	if ((rc == 0 || (r->log_failed && r->out.published)) && signals_got)
 		virtual_interrupted(&st, r->o.duration_ns);
 	if ((rc == 0 || (r->log_failed && r->out.published)) && !r->o.quiet) {

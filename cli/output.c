@@ -140,6 +140,42 @@ static void strand(struct cli_output *o)
 		close(fd);
 }
 
+/* FILE kept as FILE.old and replaced by the log. A hard link first, so
+ * that FILE names the older file or the log at every instant: two renames
+ * left a moment with neither, and a SIGKILL there left the log only in
+ * the private directory, which the next run writing FILE reclaims. FILE
+ * is replaced only while it is still the file linked. Where hard links
+ * are not supported, the two renames. -1 with errno (ENOENT: FILE is gone,
+ * nothing done). */
+static int keep_old_and_replace(struct cli_output *o)
+{
+	struct stat now, kept;
+	bool same;
+
+	if (link(o->path, o->old) < 0) {
+		if (errno == ENOENT || errno == EEXIST)
+			return -1;
+		if (rename_noreplace(o->path, o->old) < 0) /* no hard links here */
+			return -1;
+		o->kept_old = true;
+		return rename_noreplace(o->partial, o->path);
+	}
+	if (lstat(o->path, &now) < 0) { /* FILE removed since: the link keeps it */
+		o->kept_old = true;
+		return rename_noreplace(o->partial, o->path);
+	}
+	same = lstat(o->old, &kept) == 0 && now.st_dev == kept.st_dev && now.st_ino == kept.st_ino;
+	if (same && rename(o->partial, o->path) == 0) {
+		o->kept_old = true;
+		return 0;
+	}
+	int e = same ? errno : EEXIST; /* else FILE changed under us: not replaced */
+	if (same)
+		unlink(o->old); /* the link undone: FILE stays as it was */
+	errno = e;
+	return -1;
+}
+
 int cli_output_publish(struct cli_output *o)
 {
 	int e;
@@ -149,13 +185,12 @@ int cli_output_publish(struct cli_output *o)
 	if (o->force) {
 		if (rename(o->partial, o->path) < 0)
 			goto failed;
-	} else {
-		if (o->exists && rename_noreplace(o->path, o->old) == 0)
-			o->kept_old = true;
-		else if (o->exists && errno != ENOENT)
-			goto failed;
-		if (rename_noreplace(o->partial, o->path) < 0)
-			goto failed;
+	} else if (o->exists && keep_old_and_replace(o) == 0) {
+		;
+	} else if (o->exists && errno != ENOENT) {
+		goto failed;
+	} else if (rename_noreplace(o->partial, o->path) < 0) {
+		goto failed;
 	}
 	o->published = true;
 	rmdir(o->dir);

@@ -154,6 +154,22 @@ void cli_record_refusals(const struct t4_sched_status *st)
 			(unsigned long long)st->triggers_refused);
 }
 
+const char *cli_record_fate(const struct cli_output *out)
+{
+	if (out->to_stdout)
+		return "got nothing";
+	return out->exists ? "left as it was" : "not made";
+}
+
+void cli_record_nothing_kept(const char *output, const char *fate)
+{
+	char safe[4 * 4096]; /* the name as typed, on one line */
+
+	fprintf(stderr, "t410trace: the log stopped before its first chunk was on disk: "
+			"nothing recorded (%s %s)\n",
+		t4_text(output, T4_TEXT_CONTROL, safe, sizeof(safe)), fate);
+}
+
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls)
 {
@@ -161,10 +177,7 @@ void cli_record_summary(const struct cli_record_summary *in, const struct t4_sch
 
 	summary_timing(in, st, summary_counts(in, st, ls));
 	if (in->nothing_kept) { /* no "info FILE": it is not this recording */
-		fprintf(stderr, "t410trace: the log stopped before its first chunk was on disk: "
-				"nothing recorded (%s %s)\n",
-			t4_text(in->output, T4_TEXT_CONTROL, safe, sizeof(safe)),
-			in->existed ? "left as it was" : "not made");
+		cli_record_nothing_kept(in->output, in->fate);
 		return;
 	}
 	fprintf(stderr, "t410trace: %s %s: %s (raw %s, ratio %.1fx, %.2f bytes/value)%s\n",

@@ -221,9 +221,14 @@ static void log_settle(struct t4_log *log)
 	if (log->regular && ftruncate(log->fd, (off_t)intact) < 0)
 		t4_warn("%s: cannot cut the log back to %llu bytes: %s", log->name,
 			(unsigned long long)intact, strerror(errno));
-	snprintf(log->errmsg, sizeof(log->errmsg),
-		 "%s: %s after %llu bytes: log stopped, everything before is intact",
-		 log->name, strerror(-err), (unsigned long long)intact);
+	if (intact) /* (nothing before: "intact" would promise a log) */
+		snprintf(log->errmsg, sizeof(log->errmsg),
+			 "%s: %s after %llu bytes: log stopped, everything before is intact",
+			 log->name, strerror(-err), (unsigned long long)intact);
+	else
+		snprintf(log->errmsg, sizeof(log->errmsg),
+			 "%s: %s: the log stopped before its first chunk was on disk",
+			 log->name, strerror(-err));
 }
 
 /* ---- chunks ----------------------------------------------------------- */

@@ -135,21 +135,60 @@ Test(safety, disk_full_summary_names_the_file, .timeout = 60)
 	cleanup(&r);
 }
 
-/* The same on standard output (here /dev/full): the advice names what
- * works, 'info -' on what it got; it said "'t410trace info standard
- * output' gives what it holds", a command that reads two missing files. */
-Test(safety, disk_full_on_standard_output_advises_info_dash, .timeout = 60)
+/* A 256 KiB tmpfs at r's mnt, which a test fills (the test skips where
+ * none can be mounted). */
+static void small_fs(struct run *r, char *mnt, size_t cap)
 {
+	tmpdir(r);
+	snprintf(mnt, cap, "%s/mnt", r->dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
+		int e = errno;
+		cleanup(r);
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
+	}
+}
+
+/* The same on standard output (a file on a small tmpfs): the advice
+ * names what works, 'info -' on what it got; it said "'t410trace info
+ * standard output' gives what it holds", a command that reads two missing
+ * files. */
+Test(safety, disk_full_on_standard_output_advises_info_dash, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
 	struct run r;
 
-	tmpdir(&r);
-	sh_in_dir(&r, "\"$B\" record --sim -d 50ms --backend pwrite -o - > /dev/full; echo rc=$?");
+	small_fs(&r, mnt, sizeof(mnt));
+	sh_in_dir(&r, "\"$B\" record --sim -d 2s --backend pwrite -o - > mnt/out; echo rc=$?;"
+		  " \"$B\" info - < mnt/out > /dev/null && echo log-ok");
+	umount2(mnt, MNT_DETACH);
 	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device after "),
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "t410trace: no totals: the log stopped early ('t410trace info -' "
 				"on what standard output got gives what it holds)\n"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "info standard output"), "%s", r.out);
+	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* Standard output that takes nothing (/dev/full): nothing was recorded,
+ * and said so; it said "the log stopped early; standard output: 0 B ...,
+ * all of it readable" and advised 'info -' on what it got (nothing), and
+ * the log's line "everything before is intact". */
+Test(safety, standard_output_that_takes_nothing_records_nothing, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record --sim -d 50ms --backend pwrite -o - > /dev/full; echo rc=$?");
+	cr_assert(strstr(r.out, "rc=1"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: standard output: No space left on device: the log "
+				"stopped before its first chunk was on disk\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: the log stopped before its first chunk was on disk: "
+				"nothing recorded (standard output got nothing)\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "info standard output"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "all of it readable"), "%s", r.out);
 	cleanup(&r);
 }
 
@@ -183,20 +222,6 @@ Test(safety, a_stranded_log_exits_1, .timeout = 180)
 	cr_assert(strstr(r.out, "\nv.t4t\nv.t4t.partial-"), "%s", r.out);
 	cr_assert(strstr(r.out, "log-ok"), "%s", r.out);
 	cleanup(&r);
-}
-
-/* A 256 KiB tmpfs at r's mnt, which a test fills (the test skips where
- * none can be mounted). */
-static void small_fs(struct run *r, char *mnt, size_t cap)
-{
-	tmpdir(r);
-	snprintf(mnt, cap, "%s/mnt", r->dir);
-	cr_assert_eq(mkdir(mnt, 0755), 0);
-	if (mount("t4test", mnt, "tmpfs", 0, "size=256k")) {
-		int e = errno;
-		cleanup(r);
-		cr_skip_test("cannot mount a tmpfs: %s", strerror(e));
-	}
 }
 
 /* A file system that fills while the log is written (a 256 KiB tmpfs,
@@ -239,6 +264,32 @@ Test(safety, a_disk_full_from_the_start_points_at_no_older_file, .timeout = 120)
 	cr_assert_null(strstr(r.out, "gives what it holds"), "%s", r.out);
 	cr_assert_null(strstr(r.out, "all of it readable"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nyesterday\nfill\nx.t4t\n"), "%s", r.out);
+	cleanup(&r);
+}
+
+/* The same for a virtual recording, and the log's own line: it said
+ * "No space left on device after 0 bytes: log stopped, everything before
+ * is intact" and nothing more, with no log left (and, over the user's
+ * older file, none of this recording). */
+Test(safety, a_disk_full_from_the_start_of_a_virtual_recording, .timeout = 120)
+{
+	char mnt[PATH_MAX + 8];
+	struct run r;
+
+	small_fs(&r, mnt, sizeof(mnt));
+	sh_in_dir(&r, "echo yesterday > mnt/x.t4t; head -c 1000000 /dev/zero > mnt/fill 2> /dev/null;"
+		  " \"$B\" record --sim --virtual -d 10s --backend pwrite -o mnt/x.t4t; echo rc=$?;"
+		  " \"$B\" record --sim --virtual -d 10s -o mnt/y.t4t; echo rc=$?;"
+		  " cat mnt/x.t4t; ls mnt");
+	umount2(mnt, MNT_DETACH);
+	cr_assert(strstr(r.out, "rc=1\nt410trace: the log stopped before its first chunk was on "
+				"disk: nothing recorded (mnt/y.t4t not made)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: the log stopped before its first chunk was on disk: "
+				"nothing recorded (mnt/x.t4t left as it was)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace: mnt/x.t4t: No space left on device: the log stopped "
+				"before its first chunk was on disk\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "intact"), "%s", r.out);
+	cr_assert(strstr(r.out, "rc=1\nyesterday\nfill\nx.t4t\n"), "%s", r.out);
 	cleanup(&r);
 }
 
@@ -790,7 +841,11 @@ Test(safety, killed_after_naming_leaves_a_readable_log, .timeout = 60)
  * on disk, not at its end: killed midway (SIGKILL, the OOM killer), it
  * leaves a named, readable log (FILE.old kept), not a private directory
  * that the next run writing to FILE would have removed. Its 100000 h are
- * killed once it is named (or after about 10 s: the test then fails). */
+ * killed once it is named, FILE.old there and its private directory gone
+ * (or after about 10 s: the test then fails). It was killed once FILE.old
+ * was there: between the two renames that named it, FILE was missing
+ * (the test failed on a busy machine); FILE now names the older file or
+ * the log at every instant (a hard link, then one rename). */
 Test(safety, a_killed_virtual_recording_leaves_a_named_log, .timeout = 120)
 {
 	struct run r;
@@ -798,7 +853,8 @@ Test(safety, a_killed_virtual_recording_leaves_a_named_log, .timeout = 120)
 	tmpdir(&r);
 	sh_in_dir(&r, "printf old > k.t4t; \"$B\" record -q --sim=3 --virtual --backend pwrite "
 		  "--period 100ms -d 100000h -o k.t4t & rec=$!; i=0; "
-		  "while kill -0 $rec 2>/dev/null && [ ! -e k.t4t.old ] && [ $i -lt 1000 ]; do "
+		  "while kill -0 $rec 2>/dev/null && { [ ! -e k.t4t.old ] || "
+		  "ls -d k.t4t.partial-* > /dev/null 2>&1; } && [ $i -lt 1000 ]; do "
 		  "sleep 0.01; i=$((i+1)); done; "
 		  "kill -9 $rec; wait $rec; cat k.t4t.old; echo; "
 		  "\"$B\" info k.t4t > /dev/null && echo readable; "
