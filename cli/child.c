@@ -31,9 +31,11 @@
  *   1. cli_child_fork: fork the keeper with SIGINT/SIGTERM/SIGHUP blocked (a
  *      signal that arrives meanwhile reaches record's handler, which
  *      forwards it); the keeper forks the command and sends its PID; the
- *      command restores default signal dispositions (SIGPIPE included:
- *      t410trace ignores it), asks for SIGTERM when the keeper dies
- *      (PR_SET_PDEATHSIG), and waits on a pipe;
+ *      command takes SIGINT, SIGTERM and SIGQUIT back to their defaults and
+ *      SIGHUP, SIGPIPE, SIGXFSZ and SIGCHLD to what record found at its
+ *      start (cli_signals_restore: t410trace ignores SIGPIPE and SIGXFSZ;
+ *      nohup's SIGHUP stays ignored), asks for SIGTERM when the keeper
+ *      dies (PR_SET_PDEATHSIG), and waits on a pipe;
  *   2. cli_child_release, once the baseline trigger is in: the command
  *      execs, and a close-on-exec pipe tells record whether exec worked
  *      (EOF) or failed (the command writes its errno), so `record` knows
@@ -305,16 +307,50 @@ static void restore(int sig)
 	sigaction(sig, &sa, NULL);
 }
 
+/* The dispositions the program found (cli_signals_start). */
+static const int kept_sigs[] = { SIGHUP, SIGPIPE, SIGXFSZ, SIGCHLD };
+static struct sigaction at_start[T4_ARRAY_LEN(kept_sigs)];
+static bool at_start_known[T4_ARRAY_LEN(kept_sigs)];
+
+void cli_signals_start(void)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(kept_sigs); i++)
+		at_start_known[i] = sigaction(kept_sigs[i], NULL, &at_start[i]) == 0;
+	ignore(SIGPIPE);
+	ignore(SIGXFSZ);
+	if (cli_signal_ignored_at_start(SIGCHLD))
+		restore(SIGCHLD); /* waitpid needs its children's status */
+}
+
+bool cli_signal_ignored_at_start(int sig)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(kept_sigs); i++)
+		if (kept_sigs[i] == sig)
+			return at_start_known[i] && !(at_start[i].sa_flags & SA_SIGINFO) &&
+			       at_start[i].sa_handler == SIG_IGN;
+	return false;
+}
+
+void cli_signals_restore(void)
+{
+	for (size_t i = 0; i < T4_ARRAY_LEN(kept_sigs); i++)
+		if (cli_signal_ignored_at_start(kept_sigs[i]))
+			ignore(kept_sigs[i]);
+		else
+			restore(kept_sigs[i]);
+}
+
 /* The command, between fork and exec. */
 static void __attribute__((noreturn)) command_exec(const struct cli_child *c, pid_t keeper,
 						  const sigset_t *old)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGQUIT };
 	int e;
 	char go;
 
 	for (size_t i = 0; i < T4_ARRAY_LEN(sigs); i++)
 		restore(sigs[i]);
+	cli_signals_restore(); /* SIGHUP, SIGPIPE, SIGXFSZ, SIGCHLD as record found them */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != keeper) /* the keeper died before prctl */
 		_exit(127);

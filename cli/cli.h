@@ -466,6 +466,21 @@ struct cli_child {
 							    * (closed in record) */
 };
 
+/* Signal dispositions (child.c). cli_signals_start(), first in main: the
+ * program ignores SIGPIPE (a reader gone is an error to clean up after,
+ * not a death) and SIGXFSZ (past a file size limit, ulimit -f, a write
+ * fails with EFBIG, said with the file's name, instead of a death that
+ * leaves temporary outputs behind), and takes SIGCHLD back to its default
+ * where its parent ignored it (then the kernel reaps children itself, and
+ * record waited for ever for its command's status). Those three and SIGHUP
+ * as they were at the start are what cli_signals_restore() gives a
+ * command before it is exec'd: as if t410trace were not there (nohup's
+ * SIGHUP stays ignored). */
+void cli_signals_start(void);
+void cli_signals_restore(void);
+/* Whether sig was ignored when the program started (nohup's SIGHUP). */
+bool cli_signal_ignored_at_start(int sig);
+
 void cli_child_init(struct cli_child *c, char **argv, bool stdout_to_stderr);
 /* The RLIMIT_NOFILE the command gets (record raised its own). */
 void cli_child_nofile(struct cli_child *c, const struct rlimit *rl);

@@ -959,6 +959,7 @@ static int run_command_only(const struct recording *r)
 				t4_text(r->job.host, T4_TEXT_CONTROL, host, sizeof(host)));
 		return 0;
 	}
+	cli_signals_restore(); /* as if record were not there */
 	execvp(r->o.command[0], r->o.command);
 	int e = errno;
 	cli_say("cannot run '%s': %s", r->o.command[0], strerror(e));
@@ -1040,7 +1041,8 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (!cli_signal_ignored_at_start(SIGHUP)) /* nohup: record and COMMAND keep on */
+		sigaction(SIGHUP, &sa, NULL);
 	r.start_ref_ns = t4_mono_raw_ns();
 	rc = r.o.virt.on ? run_virtual(&r) : run(&r);
 	if (!r.out.published && !r.out.in_place)

@@ -4,7 +4,10 @@
  * SIGPIPE is ignored for the whole program: `t410trace list | head` then
  * sees EPIPE and cleans up (the simulator's temporary tree) instead of
  * dying with it in place, and a log written to a pipe whose reader went
- * away fails with a message. record restores SIGPIPE for its COMMAND.
+ * away fails with a message. SIGXFSZ too: past a file size limit (ulimit
+ * -f) a write fails with EFBIG, said, and decode -o removes its temporary
+ * file. record gives its COMMAND both as it found them (cli_signals_start,
+ * cli_signals_restore).
  */
 #include "cli.h"
 #include "util/util.h"
@@ -125,7 +128,7 @@ int main(int argc, char **argv)
 	char hint[64];
 
 	hold_closed_std_fds();
-	signal(SIGPIPE, SIG_IGN);
+	cli_signals_start();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

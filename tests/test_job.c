@@ -302,3 +302,22 @@ Test(job, the_log_holds_the_job_and_the_clock_sync, .timeout = 60)
 	cr_assert(strstr(r.out, "\"job\": null, \"clock_sync\": null"), "%s", r.out);
 	cleanup(&r);
 }
+
+/* Not this node's recorder, record execs COMMAND as if it were not there:
+ * with the signal dispositions record found (it ignores SIGPIPE and
+ * SIGXFSZ itself, and the command inherited them ignored). */
+Test(job, a_task_that_does_not_record_gets_the_signals_it_had, .timeout = 60)
+{
+	const char *b = bin();
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && grep SigIgn /proc/self/status && " NO_JOB "SLURM_JOB_ID=9 "
+	       "SLURM_PROCID=1 SLURM_LOCALID=1 " REC " -o t.t4t -- grep SigIgn /proc/self/status",
+	   r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	const char *l2 = strchr(r.out, '\n') + 1;
+	cr_assert(!strncmp(r.out, "SigIgn:", 7) && !strncmp(r.out, l2, (size_t)(l2 - r.out)),
+		  "%s", r.out);
+	cleanup(&r);
+}

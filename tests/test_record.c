@@ -837,3 +837,38 @@ Test(record, the_first_read_failure_is_said_in_one_line, .timeout = 60)
 	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
 	cleanup(&r);
 }
+
+/* perl, as a parent that ignores SIGHUP (nohup) and SIGCHLD, then execs
+ * the rest of the line. */
+#define IGNORING "perl -e '$SIG{HUP} = $SIG{CHLD} = \"IGNORE\"; exec @ARGV or exit 127' "
+#define SIGIGN "grep SigIgn /proc/self/status"
+
+/* record's COMMAND gets the signal dispositions record found, as if record
+ * were not there: t410trace ignores SIGPIPE and SIGXFSZ, which the
+ * command inherited ignored; a parent's ignored SIGCHLD made record wait
+ * for ever for its command's status (the kernel reaped it), deaf to
+ * SIGTERM; under nohup, record caught the SIGHUP of a closed terminal and
+ * passed it on to the command, which died of it (exit 129). */
+Test(record, the_command_gets_the_signals_record_found, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, SIGIGN "; \"$B\" record -q --sim --backend pwrite -o a.t4t -- " SIGIGN ";"
+		  IGNORING SIGIGN "; timeout -k 5 30 " IGNORING "\"$B\" record -q --sim --backend "
+		  "pwrite -o b.t4t -- " SIGIGN "; echo rc=$?");
+	const char *l1 = r.out, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1,
+		   *l4 = strchr(l3, '\n') + 1;
+	cr_assert(!strncmp(l1, "SigIgn:", 7) && !strncmp(l1, l2, (size_t)(l3 - l2)), "%s", r.out);
+	cr_assert(!strncmp(l3, "SigIgn:", 7) && !strncmp(l3, l4, (size_t)(l4 - l3)), "%s", r.out);
+	cr_assert(strstr(l4, "\nrc=0\n"), "%s", r.out);
+	cr_assert_neq(strncmp(l1, l3, (size_t)(l2 - l1)), 0, "perl ignored nothing: %s", r.out);
+	/* nohup: a SIGHUP once the command runs; it carries on */
+	sh_in_dir(&r, "nohup \"$B\" record -q --sim --backend pwrite -o c.t4t -- sh -c "
+		  "': > started; i=0; while [ ! -e go ] && [ $i -lt 3000 ]; do sleep 0.01; "
+		  "i=$((i+1)); done; echo carried on > out' > /dev/null 2>&1 & rec=$!; i=0; "
+		  "while [ ! -e started ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; "
+		  "kill -HUP $rec; : > go; wait $rec; echo rc=$?; cat out");
+	cr_assert(strstr(r.out, "rc=0\ncarried on\n"), "%s", r.out);
+	cleanup(&r);
+}

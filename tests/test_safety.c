@@ -346,6 +346,31 @@ Test(safety, a_signal_leaves_no_temporary_output, .timeout = 60)
 	cleanup(&r);
 }
 
+/* Past a file size limit (ulimit -f) the kernel sends SIGXFSZ: decode and
+ * report died of it (exit 153, the shell's "File size limit exceeded"),
+ * their OUT.tmp-XXXXXX left behind. The write's EFBIG is an error now:
+ * one line naming the output, exit 1, nothing left, OUT untouched. */
+Test(safety, a_file_size_limit_is_an_error_not_a_death, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t && "
+		  "echo old > p.csv && ( ulimit -f 100; "
+		  "\"$B\" decode -f csv -o p.csv v.t4t; echo rc=$?; "
+		  "\"$B\" report -o r.html v.t4t; echo rc=$?; "
+		  "\"$B\" decode -f jsonl v.t4t > s.jsonl; echo rc=$? ); ls; cat p.csv");
+	cr_assert(strstr(r.out, "t410trace decode: p.csv: writing the csv output: File too large\n"
+				"rc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace report: r.html: writing the report output: File too "
+				"large\nrc=1\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "t410trace decode: standard output: writing the jsonl output: "
+				"File too large\nrc=1\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, ".tmp-"), "a temporary file was left: %s", r.out);
+	cr_assert(strstr(r.out, "\np.csv\ns.jsonl\nv.t4t\nold\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* SIGKILL cannot be caught: the temporary file stays (OUT.tmp-PID-XXXXXX),
  * and the next decode or report writing the same OUT removes it (its
  * process gone), while one of a live process stays. */
