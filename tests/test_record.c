@@ -156,6 +156,8 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--sim=abc", "abc");
 	expect_usage_error("--fsync 5", "--fsync 5");
 	expect_usage_error("--backend aio", "aio");
+	expect_usage_error("--log-format 4", "--log-format 4: use 1-3");
+	expect_usage_error("--log-format 0", "--log-format 0: use 1-3");
 	expect_usage_error("--sim --sysfs-root /nonexistent", "/nonexistent: No such file or directory");
 	expect_usage_error("-e 'nvidia_pcie_pmu_0_rc_4/rd_bytes,src_rp_mask=1,src_bdf=0x180,src_bdf_en=1/' --sim",
 			   "mutually exclusive");
@@ -483,6 +485,7 @@ Test(record, virtual_time_refusals)
 	expect_usage_error("--sim --virtual --duration 1s -- true", "--virtual runs no command");
 	expect_usage_error("--sim --virtual --duration 1s --paused", "--virtual takes no commands");
 	expect_usage_error("--sim --virtual --duration 1s -c x.sock", "--virtual takes no commands");
+	expect_usage_error("--sim --virtual --duration 1s --top", "--top: a live view of a live recording");
 	expect_usage_error("--sim --duration 1s --sim-preempt 0.1", "--sim-preempt needs --virtual");
 	expect_usage_error("--sim --virtual --duration 1s --sim-preempt 2", "--sim-preempt 2: use a probability");
 	expect_usage_error("--duration 1s --sim-drift 500", "--sim-drift and --sim-wander need --sim");
