@@ -702,7 +702,8 @@ Test(safety, a_socket_is_refused_as_output, .timeout = 60)
 
 /* -o naming a terminal (/dev/tty, /dev/stdout on one; here a pty's
  * slave) is refused as `-o -` on a terminal is: the binary log went to
- * the screen (nothing read this pty: record hung once its buffer filled). */
+ * the screen (nothing read this pty: record hung once its buffer filled).
+ * Then `-o -` itself with standard output on that terminal. */
 Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
 {
 	struct run r;
@@ -716,10 +717,15 @@ Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
 	tmpdir(&r);
 	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
 			      "\"$B\" record -q --sim -d 20ms -o '%s'; echo rc=$?; ls", tty);
-	close(m);
 	snprintf(want, sizeof(want), "t410trace: %s: is a terminal; a log is binary (redirect "
 		 "it or name a file)\nrc=2\n", tty);
 	cr_assert_str_eq(r.out, want);
+	/* -o - with standard output on the terminal (the man page's -o) */
+	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
+			      "\"$B\" record -q --sim -d 20ms -o - > '%s'; echo rc=$?; ls", tty);
+	close(m);
+	cr_assert_str_eq(r.out, "t410trace: -o -: standard output is a terminal; redirect it "
+			 "(-o - | ...) or name a file\nrc=2\n");
 	cleanup(&r);
 }
 
