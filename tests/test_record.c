@@ -420,6 +420,27 @@ Test(record, zstd_levels_decode_alike, .timeout = 120)
 	cleanup(&r);
 }
 
+/* --fsync DUR or close (the man page's RECORD OPTIONS): either writes the
+ * log the default does; a DUR out of 1ms-1h is refused saying the range. */
+Test(record, fsync_every_duration_or_at_close, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "{ cd '%s' && for f in default close 10ms 1h; do "
+	       "if [ $f = default ]; then o=''; else o=\"--fsync $f\"; fi; "
+	       "'%s' record -q --sim=3 --virtual --duration 300ms $o -o f$f.t4t && "
+	       "'%s' decode f$f.t4t -f csv -o f$f.csv 2>/dev/null || exit 1; done; "
+	       "cmp fdefault.csv fclose.csv && cmp fdefault.csv f10ms.csv && "
+	       "cmp fdefault.csv f1h.csv && echo SAME; }", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "SAME"), "%s", r.out);
+	cleanup(&r);
+	expect_usage_error("--sim -d 10ms --fsync 2h", "--fsync 2h: use 1ms-1h, or 'close'");
+	expect_usage_error("--sim -d 10ms --fsync 0ms", "--fsync 0ms");
+}
+
 /* Ctrl-C stops a virtual recording as it stops a live one: the next
  * trigger is the final one and the log is published. It used to be
  * ignored: `--virtual -d 100000h` ran on, writing GBs, until SIGKILL.
