@@ -424,6 +424,10 @@ void cli_record_path_notice(struct t4_sched *s, bool quiet);
 /* The progress line (final: ends it with a newline). */
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
 			 bool final);
+/* A --virtual recording's progress line, after `triggers` grid points of
+ * `period_ns` of its `duration_ns` (final: ends it with a newline). */
+void cli_record_progress_virtual(uint64_t triggers, uint64_t period_ns, uint64_t duration_ns,
+				 struct t4_log *log, bool final);
 void cli_record_summary(const struct cli_record_summary *in, const struct t4_sched_status *st,
 			const struct t4_log_stats *ls);
 /* What a log that stopped before its first chunk was on disk left of

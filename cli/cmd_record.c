@@ -90,6 +90,9 @@ struct recording {
 	char made_dir[4096];   /* the first directory made for it ("" none) */
 	uint64_t host_due_ns;  /* when the next host packet is due (t4_mono_raw_ns) */
 	struct cli_hold hold;  /* --top: the terminal, what others write to it */
+	bool virt_progress;      /* --virtual: its progress line is shown, */
+	uint64_t virt_triggers;  /* ... the grid points fired, */
+	uint64_t virt_next_draw; /* ... and when it is drawn next (t4_mono_raw_ns) */
 };
 
 static volatile sig_atomic_t signals_got, last_signal;
@@ -494,6 +497,12 @@ static bool targets_gone(struct recording *r)
 	return true;
 }
 
+/* The progress line: on a terminal, or asked for (--progress); not -q. */
+static bool progress_wanted(const struct recording *r)
+{
+	return !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
+}
+
 /* Until the command exits, --duration passes, a signal comes, the -p
  * tasks exit, or the log fails (disk full: stop now rather than record
  * into the void). */
@@ -774,6 +783,22 @@ static void name_when_on_disk(void *ud)
 		t4_report(rc); /* stranded under its partial name, which is said */
 }
 
+/* After each of a --virtual recording's grid points: its log's name, and
+ * its progress line every 250 ms, as a live recording's. */
+static void virtual_trigger(void *ud)
+{
+	struct recording *r = ud;
+	uint64_t now;
+
+	name_when_on_disk(r);
+	r->virt_triggers++;
+	if (!r->virt_progress || (now = t4_mono_raw_ns()) < r->virt_next_draw)
+		return;
+	cli_record_progress_virtual(r->virt_triggers, r->o.period_ns, r->o.duration_ns, r->log,
+				    false);
+	r->virt_next_draw = now + 250000000ull;
+}
+
 /* record --virtual: counters and log as for a live recording, then the
  * whole recording at once (record_virtual.c); the log gets its name once
  * its first chunk is on disk (name_when_on_disk), or at its end. */
@@ -783,7 +808,7 @@ static int run_virtual(struct recording *r)
 		.v = &r->o.virt, .domains = &r->domains, .period_ns = r->o.period_ns,
 		.duration_ns = r->o.duration_ns, .seed = r->o.src.seed,
 		.per_socket = r->o.per_socket, .bookmark = r->o.bookmark, .cmdline = r->cmdline,
-		.stop = &signals_got, .on_trigger = name_when_on_disk, .ud = r,
+		.stop = &signals_got, .on_trigger = virtual_trigger, .ud = r,
 	};
 	struct t4_sched_status st = { 0 };
 	struct t4_status_pkt fin;
@@ -796,7 +821,11 @@ static int run_virtual(struct recording *r)
 	    (rc = t4_log_start(r->log)) >= 0) {
 		vr.ring = r->meta;
 		vr.log = r->log;
+		r->virt_progress = progress_wanted(r);
 		rc = cli_virtual_record(&vr, &st);
+		if (r->virt_progress)
+			cli_record_progress_virtual(r->virt_triggers, r->o.period_ns,
+						    r->o.duration_ns, r->log, true);
 	}
 	cli_virtual_final(&st, &fin);
 	memset(&ls, 0, sizeof(ls));
@@ -857,7 +886,7 @@ static int run(struct recording *r)
 	};
 	struct t4_sched_status st;
 	struct t4_log_stats ls;
-	bool show_progress = !r->o.quiet && (r->o.progress || isatty(STDERR_FILENO));
+	bool show_progress = progress_wanted(r);
 	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
 	int rc, lrc;
 

@@ -35,21 +35,40 @@ void cli_record_path_notice(struct t4_sched *s, bool quiet)
 		st.activity ? "CPU activity and counters" : "counters");
 }
 
+/* The progress line's end, the same live and virtual: what the log holds. */
+static void progress_tail(struct t4_log *log, bool final)
+{
+	struct t4_log_stats ls;
+	char b1[32];
+
+	t4_log_stats(log, &ls);
+	fprintf(stderr, "  drops %llu  written %s  ratio %.1fx \033[K%s",
+		(unsigned long long)ls.dropped, t4_fmt_bytes(ls.file_bytes, b1, sizeof(b1)),
+		ls.file_bytes ? (double)ls.raw_bytes / (double)ls.file_bytes : 0.0,
+		final ? "\n" : "");
+}
+
 void cli_record_progress(struct t4_sched *s, struct t4_log *log, uint64_t start_ref_ns,
 			 bool final)
 {
 	struct t4_sched_status st;
-	struct t4_log_stats ls;
-	char b1[32];
 	double el = (t4_mono_raw_ns() - start_ref_ns) / 1e9;
 
 	t4_sched_status(s, &st);
-	t4_log_stats(log, &ls);
-	fprintf(stderr, "\r%6.1fs  triggers %llu  overruns %llu  drops %llu  written %s  ratio %.1fx \033[K%s",
-		el, (unsigned long long)st.triggers, (unsigned long long)st.overruns,
-		(unsigned long long)ls.dropped, t4_fmt_bytes(ls.file_bytes, b1, sizeof(b1)),
-		ls.file_bytes ? (double)ls.raw_bytes / (double)ls.file_bytes : 0.0,
-		final ? "\n" : "");
+	fprintf(stderr, "\r%6.1fs  triggers %llu  overruns %llu", el,
+		(unsigned long long)st.triggers, (unsigned long long)st.overruns);
+	progress_tail(log, final);
+}
+
+void cli_record_progress_virtual(uint64_t triggers, uint64_t period_ns, uint64_t duration_ns,
+				 struct t4_log *log, bool final)
+{
+	double at = triggers > 1 ? (double)(triggers - 1) * (double)period_ns / 1e9 : 0;
+	char d[16];
+
+	fprintf(stderr, "\r%6.1fs of %s virtual  triggers %llu", at,
+		t4_fmt_duration(duration_ns, d, sizeof(d)), (unsigned long long)triggers);
+	progress_tail(log, final);
 }
 
 static double cpu_seconds(void)

@@ -526,16 +526,27 @@ static void say_damage(const struct dec_host *h)
 			h->pl.log, t4_text(h->pl.host, T4_TEXT_CONTROL, safe, sizeof(safe)));
 }
 
+/* Each name is in some log (check_names), but no log has them all (a
+ * --from in one host's log, a --to in another's): said as such, not as
+ * a window that keeps nothing. */
+static int check_some_host_wanted(const struct t4_merge *m, const struct t4_decode_opts *o)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (host_wanted(&m->h[i], o))
+			return 0;
+	return t4_err(EINVAL, "no log has the bookmark the options name (--phase, --from, --to)");
+}
+
 /* Filters that keep no interval of any host are refused before any
  * output (every format writes a host's part as it goes): a quiet decode
  * of each host wanted, up to the first interval kept. */
 static int check_kept(struct t4_merge *m, const struct t4_decode_opts *o)
 {
 	bool kept = false;
-	int rc = 0;
+	int rc = check_some_host_wanted(m, o);
 
-	if (!dec_filters_select(o))
-		return 0;
+	if (rc < 0 || !dec_filters_select(o))
+		return rc;
 	for (size_t i = 0; i < m->n && rc >= 0 && !kept; i++)
 		if (host_wanted(&m->h[i], o))
 			rc = dec_selection_check_file(m->h[i].pl.log, o, &m->h[i].pl, &kept);
@@ -548,7 +559,6 @@ static int check_kept(struct t4_merge *m, const struct t4_decode_opts *o)
 int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 		    const struct t4_sink_ops *ops, void *ud)
 {
-	size_t decoded = 0;
 	int rc = check_names(m, o);
 
 	if (rc >= 0)
@@ -569,11 +579,7 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 		if ((rc = t4_decoder_run_file(h->dec, h->pl.log)) >= 0)
 			say_damage(h);
 		t4_decoder_trim(h->dec); /* kept for the tables: only what they read */
-		decoded++;
 	}
-	if (rc >= 0 && !decoded) /* each is in a log, but no log has them all */
-		rc = t4_err(EINVAL, "no log has the bookmark the options name (--phase, --from,"
-			    " --to)");
 
 	if (rc >= 0 && ops->merged)
 		rc = ops->merged(ud, m);

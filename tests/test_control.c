@@ -825,6 +825,12 @@ Test(control_cli, ctl_commands)
 	cr_assert_eq(run_shell(out, err, sizeof(out), "cd '%s' && '%s' ctl --control "
 			       "\"$(printf 'no\\377\\nsock')\" status", f.dir, bin), 1);
 	cr_assert_str_eq(err, "t410trace ctl: no recorder listening at no\\xff sock");
+	/* live answers with data, for top: refused as usage, never sent */
+	cr_assert_eq(run_shell(out, err, sizeof(out), "'%s' ctl --control '%s' live", bin, f.path),
+		     2);
+	cr_assert(strstr(err, "t410trace ctl: 'live' answers with data: 't410trace top' shows it"),
+		  "%s", err);
+	cr_assert_str_eq(out, "");
 	fake_log(&f, log, sizeof(log));
 	cr_assert_str_eq(log, "bookmark phase2;status;status;");
 

@@ -11,7 +11,9 @@
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <errno.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -303,6 +305,65 @@ Test(lib, recorder_gone)
 	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out),
 			       "env T410TRACE_CONTROL='%s/nobody' '%s' %s", a.rec.dir, a.bin, args),
 		     0, "%s", a.err);
+	expect_log(&a, "");
+	app_close(&a);
+}
+
+/* A peer at a Unix socket path that answers every connection's first
+ * bytes with a 600-byte line: no recorder's (LIBRARY.md: at most 511). */
+static int unix_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(fd, 16), 0);
+	return fd;
+}
+
+static void *long_replies(void *arg)
+{
+	int lfd = *(int *)arg, c;
+	char buf[1024], line[601];
+
+	memset(line, 'x', 600);
+	line[600] = '\n';
+	while ((c = accept(lfd, NULL, NULL)) >= 0) {
+		if (recv(c, buf, sizeof(buf), 0) > 0 && send(c, line, sizeof(line), MSG_NOSIGNAL))
+			shutdown(c, SHUT_WR);
+		close(c);
+	}
+	return NULL;
+}
+
+/* LIBRARY.md's Errors, each as it says: -ENOENT nobody at the named path,
+ * -ECONNREFUSED a socket file nobody listens at (a crashed recorder's),
+ * -EMSGSIZE an answer line longer than 511 bytes; each with a message. */
+Test(lib, each_error_is_the_documented_errno, .timeout = 60)
+{
+	struct app a;
+	char path[PATH_MAX + 16];
+	pthread_t t;
+	int lfd;
+
+	app_open(&a);
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out), "env T410TRACE_CONTROL='%s/nobody' "
+			       "'%s' fails %d", a.rec.dir, a.bin, ENOENT), 0, "%s", a.err);
+	snprintf(path, sizeof(path), "%s/stale.sock", a.rec.dir);
+	close(unix_listen(path)); /* the file stays: nobody listens */
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out), "env T410TRACE_CONTROL='%s' '%s' "
+			       "fails %d", path, a.bin, ECONNREFUSED), 0, "%s", a.err);
+	snprintf(path, sizeof(path), "%s/long.sock", a.rec.dir);
+	lfd = unix_listen(path);
+	cr_assert_eq(pthread_create(&t, NULL, long_replies, &lfd), 0);
+	cr_assert_eq(run_shell(a.out, a.err, sizeof(a.out), "env T410TRACE_CONTROL='%s' '%s' "
+			       "fails %d", path, a.bin, EMSGSIZE), 0, "%s", a.err);
+	shutdown(lfd, SHUT_RDWR); /* ends its accept */
+	pthread_join(t, NULL);
+	close(lfd);
 	expect_log(&a, "");
 	app_close(&a);
 }

@@ -47,6 +47,7 @@ struct mhost {
 	uint32_t sync_flags; /* 0: no host packet */
 	uint64_t maxerror_us;
 	const char *job;     /* SLURM_JOB_ID; NULL: none */
+	const char *bookmark; /* its one bookmark; NULL: "step" */
 };
 
 /* True UTC of reference time ref on host h. */
@@ -96,7 +97,7 @@ static void write_host(const char *dir, const struct mhost *h, int64_t bookmark_
 	y.dom[0] = (struct sy_dom){ .id = 1, .hz = 1e9, .ppm = 30, .bytes_per_ns = 2 };
 	y.dom[1] = (struct sy_dom){ .id = 2, .hz = 5e8, .ppm = -20, .bytes_per_ns = 1 };
 	uint64_t set = ref_at(h, bookmark_utc);
-	sy_bookmark(&y, 1, "step", (set - h->t0 + h->period - 1) / h->period, set);
+	sy_bookmark(&y, 1, h->bookmark ? h->bookmark : "step", (set - h->t0 + h->period - 1) / h->period, set);
 	sy_build(&y);
 	snprintf(path, sizeof(path), "%s/%s", dir, h->file);
 	struct t4_log_opts lo = { .path = path, .chunk_bytes = 16384 }; /* chunks to lose */
@@ -405,6 +406,38 @@ Test(merge, what_is_left_out_of_a_directory_is_said, .timeout = 120)
 	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s/j' && '%s' decode ./ -f phases 2>/dev/null | "
 			     "cut -d, -f1 | sort -u", dir, cli_bin()), 0, "%s", out);
 	cr_assert_str_eq(out, "host\nnodeA\nnodeB\n");
+	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* --phase and a bookmark named by --from/--to leave out, each said in one
+ * line, the hosts whose log lacks it; the others are decoded as alone. */
+Test(merge, hosts_without_the_named_bookmark_are_left_out_said, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4merge");
+	static char out[1 << 16];
+	struct mhost other = hosts[1];
+	static const char *const opts[] = { "--phase step", "--from step", "--to step" };
+
+	other.bookmark = "prep";
+	write_host(dir, &hosts[0], U_BASE + 1900000000ll, 46);
+	write_host(dir, &other, U_BASE + 1900000000ll, 47);
+	for (size_t i = 0; i < T4_ARRAY_LEN(opts); i++) {
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f phases "
+				     "%s 2>&1 >/dev/null", dir, cli_bin(), opts[i]), 0, "%s: %s",
+			     opts[i], out);
+		cr_assert_str_eq(out, "t410trace: warning: b.t4t: host nodeB: has no bookmark the "
+				      "options name: left out\n", "%s", opts[i]);
+		cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f phases "
+				     "%s 2>/dev/null | cut -d, -f1 | sort -u", dir, cli_bin(),
+				     opts[i]), 0, "%s: %s", opts[i], out);
+		cr_assert_str_eq(out, "host\nnodeA\n", "%s", opts[i]);
+	}
+	/* names no host has together: exit 2, one line */
+	cr_assert_eq(cli_run(out, sizeof(out), "cd '%s' && '%s' decode a.t4t b.t4t -f phases "
+			     "--from step --to prep 2>&1 >/dev/null", dir, cli_bin()), 2, "%s", out);
+	cr_assert(strstr(out, "no log has the bookmark the options name") &&
+		  strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
 	cli_run(out, sizeof(out), "rm -rf '%s'", dir);
 	free(dir);
 }

@@ -79,8 +79,8 @@ Test(metrics, status_says_the_port_quiet_record_does_not, .timeout = 120)
 }
 
 /* The exposition (one group per family, at most 8 labels a series, no
- * series twice), 404 and 405, a malformed request, stalled and half-sent
- * connections, 200 scrapes at once: every well-formed scrape answered,
+ * series twice), HEAD answered without a body, 404 and 405, a malformed
+ * request, stalled and half-sent connections, 200 scrapes at once: every well-formed scrape answered,
  * and the recording ends cleanly with its log. */
 Test(metrics, scrapes_in_every_condition, .timeout = 240)
 {
@@ -118,6 +118,7 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 		   "curl -s -o /dev/null -w 'post %{http_code}\\n' -d x $U/metrics; "
 		   "curl -s -o /dev/null -w 'nul %{http_code}\\n' $U/metrics%00x; "
 		   "curl -s -o /dev/null -w 'escaped %{http_code}\\n' $U/%6detrics; "
+		   "curl -s -I -o /dev/null -w 'head %{http_code} %{size_download}\\n' $U/metrics; "
 		   "python3 -c 'import socket, sys\n"
 		   "s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n"
 		   "s.sendall(b\"NONSENSE\\r\\n\\r\\n\"); s.settimeout(20); d = s.recv(100)\n"
@@ -142,7 +143,8 @@ Test(metrics, scrapes_in_every_condition, .timeout = 240)
 	cr_assert(g && atoi(g + 3) > 0 && atoi(g + 3) <= 62, "%s", r.out);
 	const char *most = strstr(r.out, "most labels ");
 	cr_assert(most && atoi(most + 12) <= 8 && atoi(most + 12) >= 6, "%s", r.out);
-	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\nnul 404\nescaped 200\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n8\nother 404\npost 405\nnul 404\nescaped 200\nhead 200 0\n"),
+		  "%s", r.out);
 	cr_assert(strstr(r.out, "bad HTTP/1.1 400") || strstr(r.out, "bad closed"),
 		  "a malformed request: %s", r.out);
 	cr_assert(strstr(r.out, "held\n200 200\nafter 200\n"), "%s", r.out);

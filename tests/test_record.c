@@ -156,6 +156,8 @@ Test(record, bad_input_one_line_exit_2)
 	expect_usage_error("--sim=abc", "abc");
 	expect_usage_error("--fsync 5", "--fsync 5");
 	expect_usage_error("--backend aio", "aio");
+	expect_usage_error("--log-format 4", "--log-format 4: use 1-3");
+	expect_usage_error("--log-format 0", "--log-format 0: use 1-3");
 	expect_usage_error("--sim --sysfs-root /nonexistent", "/nonexistent: No such file or directory");
 	expect_usage_error("-e 'nvidia_pcie_pmu_0_rc_4/rd_bytes,src_rp_mask=1,src_bdf=0x180,src_bdf_en=1/' --sim",
 			   "mutually exclusive");
@@ -418,6 +420,54 @@ Test(record, zstd_levels_decode_alike, .timeout = 120)
 	cleanup(&r);
 }
 
+/* --fsync DUR or close (the man page's RECORD OPTIONS): either writes the
+ * log the default does; a DUR out of 1ms-1h is refused saying the range. */
+Test(record, fsync_every_duration_or_at_close, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "{ cd '%s' && for f in default close 10ms 1h; do "
+	       "if [ $f = default ]; then o=''; else o=\"--fsync $f\"; fi; "
+	       "'%s' record -q --sim=3 --virtual --duration 300ms $o -o f$f.t4t && "
+	       "'%s' decode f$f.t4t -f csv -o f$f.csv 2>/dev/null || exit 1; done; "
+	       "cmp fdefault.csv fclose.csv && cmp fdefault.csv f10ms.csv && "
+	       "cmp fdefault.csv f1h.csv && echo SAME; }", r.dir, b, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "SAME"), "%s", r.out);
+	cleanup(&r);
+	expect_usage_error("--sim -d 10ms --fsync 2h", "--fsync 2h: use 1ms-1h, or 'close'");
+	expect_usage_error("--sim -d 10ms --fsync 0ms", "--fsync 0ms");
+}
+
+/* --progress forces the progress line on a pipe (the man page), a
+ * --virtual recording's too (it had none: an hour at 1 ms ran 80 s
+ * without a word); -q wins; without either a pipe gets none. */
+Test(record, progress_line_on_a_pipe_live_and_virtual, .timeout = 120)
+{
+	struct run r;
+	const char *b = bin();
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && '%s' record --sim -d 300ms --progress -o l.t4t 2>&1 | "
+	       "tr '\r\033' '|~' | head -c 300", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(!strncmp(r.out, "|", 1) && strstr(r.out, "s  triggers ") &&
+		  strstr(r.out, "~[K\nt410trace: SIMULATED"), "%s", r.out);
+	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s --progress -o v.t4t 2>&1 | "
+	       "tr '\r\033' '|~'", r.dir, b);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(!strncmp(r.out, "|", 1) &&
+		  strstr(r.out, "|   1.0s of 1s virtual  triggers 1001  drops 0  written ") &&
+		  strstr(r.out, "~[K\nt410trace: SIMULATED Tegra410 in VIRTUAL time"), "%s", r.out);
+	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s -q --progress -o q.t4t 2>&1 && "
+	       "'%s' record --sim=3 --virtual -d 1s -o n.t4t 2>&1 | grep -c \"$(printf '\r')\"",
+	   r.dir, b, b);
+	cr_assert_str_eq(r.out, "0\n");
+	cleanup(&r);
+}
+
 /* Ctrl-C stops a virtual recording as it stops a live one: the next
  * trigger is the final one and the log is published. It used to be
  * ignored: `--virtual -d 100000h` ran on, writing GBs, until SIGKILL.
@@ -483,6 +533,7 @@ Test(record, virtual_time_refusals)
 	expect_usage_error("--sim --virtual --duration 1s -- true", "--virtual runs no command");
 	expect_usage_error("--sim --virtual --duration 1s --paused", "--virtual takes no commands");
 	expect_usage_error("--sim --virtual --duration 1s -c x.sock", "--virtual takes no commands");
+	expect_usage_error("--sim --virtual --duration 1s --top", "--top: a live view of a live recording");
 	expect_usage_error("--sim --duration 1s --sim-preempt 0.1", "--sim-preempt needs --virtual");
 	expect_usage_error("--sim --virtual --duration 1s --sim-preempt 2", "--sim-preempt 2: use a probability");
 	expect_usage_error("--duration 1s --sim-drift 500", "--sim-drift and --sim-wander need --sim");

@@ -322,27 +322,43 @@ Test(safety, a_full_file_system_keeps_a_virtual_log, .timeout = 120)
 
 /* decode -o and report -o cut short by a signal (Ctrl-C, kill, a closed
  * terminal) left their OUT.tmp-XXXXXX behind (hundreds of MB for a long
- * log), which nothing removes. Here decode reads a pipe that stays open,
- * so it is surely still writing when SIGTERM comes, once its temporary
- * file is there; it dies of the signal as before (143), OUT untouched and
- * nothing else left. */
-Test(safety, a_signal_leaves_no_temporary_output, .timeout = 60)
+ * log), which nothing removes. Here each reads a pipe that stays open, so
+ * it is surely still writing when the signal comes, once its temporary
+ * file is there; it dies of the signal as before (128 + N), OUT untouched
+ * and nothing else left. SIGINT is set to its default for the command: a
+ * background job of a shell without job control inherits it ignored,
+ * which decode keeps (cli/outfile.c). */
+Test(safety, a_signal_leaves_no_temporary_output, .timeout = 120)
 {
+	static const struct { const char *cmd, *sig, *rc; } runs[] = {
+		{ "decode - -f csv", "TERM", "143" }, { "decode - -f csv", "INT", "130" },
+		{ "decode - -f csv", "HUP", "129" },  { "report -", "TERM", "143" },
+		{ "report -", "INT", "130" },	      { "report -", "HUP", "129" },
+	};
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t && "
-		  "echo old > p.csv && mkfifo in && "
-		  "{ \"$B\" decode - -f csv -o p.csv < in 2> /dev/null & d=$!; exec 3> in; "
-		  "head -c 400000 v.t4t >&3; i=0; "
-		  "until [ -n \"$(ls p.csv.tmp-* 2>/dev/null)\" ] || [ $i -ge 1500 ]; do sleep 0.02; "
-		  "i=$((i+1)); done; ls p.csv.tmp-* > /dev/null && echo tmp-seen; "
-		  "kill -TERM $d; wait $d; echo rc=$?; exec 3>&-; }; ls; cat p.csv");
-	cr_assert(strstr(r.out, "tmp-seen\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "rc=143\n"), "%s", r.out);
-	cr_assert_null(strstr(r.out, "p.csv.tmp-"), "a temporary file was left: %s", r.out);
-	cr_assert(strstr(r.out, "\np.csv\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "old\n"), "OUT was touched: %s", r.out);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual -d 3s --backend pwrite -o v.t4t");
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	for (size_t i = 0; i < T4_ARRAY_LEN(runs); i++) {
+		char line[1024], want[16];
+		snprintf(line, sizeof(line), "rm -f in p.csv*; echo old > p.csv && mkfifo in && "
+			 "{ env --default-signal=INT \"$B\" %s -o p.csv < in 2> /dev/null & d=$!; "
+			 "exec 3> in; head -c 400000 v.t4t >&3; i=0; "
+			 "until [ -n \"$(ls p.csv.tmp-* 2>/dev/null)\" ] || [ $i -ge 1500 ]; do "
+			 "sleep 0.02; i=$((i+1)); done; ls p.csv.tmp-* > /dev/null && echo tmp-seen; "
+			 "kill -%s $d; wait $d; echo rc=$?; exec 3>&-; }; ls; cat p.csv", runs[i].cmd,
+			 runs[i].sig);
+		sh_in_dir(&r, line);
+		snprintf(want, sizeof(want), "rc=%s\n", runs[i].rc);
+		cr_assert(strstr(r.out, "tmp-seen\n"), "%s %s: %s", runs[i].cmd, runs[i].sig, r.out);
+		cr_assert(strstr(r.out, want), "%s %s: %s", runs[i].cmd, runs[i].sig, r.out);
+		cr_assert_null(strstr(r.out, "p.csv.tmp-"), "%s %s: a temporary file was left: %s",
+			       runs[i].cmd, runs[i].sig, r.out);
+		cr_assert(strstr(r.out, "\np.csv\n"), "%s %s: %s", runs[i].cmd, runs[i].sig, r.out);
+		cr_assert(strstr(r.out, "old\n"), "%s %s: OUT was touched: %s", runs[i].cmd,
+			  runs[i].sig, r.out);
+	}
 	cleanup(&r);
 }
 
@@ -762,7 +778,8 @@ Test(safety, a_socket_is_refused_as_output, .timeout = 60)
 
 /* -o naming a terminal (/dev/tty, /dev/stdout on one; here a pty's
  * slave) is refused as `-o -` on a terminal is: the binary log went to
- * the screen (nothing read this pty: record hung once its buffer filled). */
+ * the screen (nothing read this pty: record hung once its buffer filled).
+ * Then `-o -` itself with standard output on that terminal. */
 Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
 {
 	struct run r;
@@ -776,10 +793,15 @@ Test(safety, a_terminal_is_refused_as_output, .timeout = 60)
 	tmpdir(&r);
 	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
 			      "\"$B\" record -q --sim -d 20ms -o '%s'; echo rc=$?; ls", tty);
-	close(m);
 	snprintf(want, sizeof(want), "t410trace: %s: is a terminal; a log is binary (redirect "
 		 "it or name a file)\nrc=2\n", tty);
 	cr_assert_str_eq(r.out, want);
+	/* -o - with standard output on the terminal (the man page's -o) */
+	r.status = cli_in_dir(r.dir, r.out, sizeof(r.out),
+			      "\"$B\" record -q --sim -d 20ms -o - > '%s'; echo rc=$?; ls", tty);
+	close(m);
+	cr_assert_str_eq(r.out, "t410trace: -o -: standard output is a terminal; redirect it "
+			 "(-o - | ...) or name a file\nrc=2\n");
 	cleanup(&r);
 }
 

@@ -702,6 +702,23 @@ Test(top, the_default_interval_is_one_second, .timeout = 180)
 	cleanup(&r);
 }
 
+/* Without -c, top watches the recorder $T410TRACE_CONTROL names (the man
+ * page's TOP), as ctl does: a command that record runs finds it so. */
+Test(top, the_control_variable_is_the_default_recorder, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, START_RECORDER
+		  "T410TRACE_CONTROL=c.sock \"$B\" top -n 1 > t.csv; echo top_rc=$?; "
+		  END_RECORDER "head -c 7 t.csv; echo; "
+		  "\"$B\" record -q --sim -d 2s -o v.t4t -- sh -c '\"$0\" top -n 1 -i 100ms | "
+		  "head -c 7' \"$B\"; rc2=$?; echo; echo rec2_rc=$rc2");
+	cr_assert(strstr(r.out, "top_rc=0\nrec_rc=0\ntime_s,\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "time_s,\nrec2_rc=0"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* This machine's own PMUs: a row per domain (software and msr per CPU). */
 Test(top, this_machines_pmus, .timeout = 120)
 {

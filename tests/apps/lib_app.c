@@ -18,6 +18,7 @@
  *   bad         refusals: bad name, NULL, too long; then bookmark good1
  *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
  *   gone        T410TRACE_CONTROL names no recorder
+ *   fails N     every call (bookmark, trigger) returns -N, with a message
  *   gonecost N  the same, N bookmarks: print how often the library read
  *               /proc/self/maps (fopen, interposed here)
  *   stalled     T410TRACE_CONTROL names a socket that never answers: 4
@@ -217,6 +218,16 @@ FILE *fopen(const char *path, const char *mode)
 	return real ? real(path, mode) : NULL;
 }
 
+static void run_fails(int err)
+{
+	check(t410_bookmark("x"), -err, "bookmark");
+	if (!t410_errmsg()[0]) {
+		fprintf(stderr, "lib_app: no message\n");
+		failures++;
+	}
+	check(t410_trigger(), -err, "trigger");
+}
+
 static void run_gonecost(long n)
 {
 	for (long i = 0; i < n; i++)
@@ -346,6 +357,8 @@ int main(int argc, char **argv)
 		run_reconnect();
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
+	} else if (!strcmp(mode, "fails")) {
+		run_fails((int)n);
 	} else if (!strcmp(mode, "stalled")) {
 		run_stalled();
 	} else if (!strcmp(mode, "gonecost")) {
