@@ -26,7 +26,8 @@
  *   in the log. t410_trigger() does not wait: its trigger fires after the
  *   call, once the recorder has taken it (the call wakes it); one it fails
  *   to fire is counted in record's summary ("commands through the uprobe
- *   refused"), not told to the app.
+ *   refused"), not told to the app. A call after that recording stopped
+ *   asks for the route again: a new recorder at the same path takes it.
  *
  * Rules:
  * - Every function returns 0 on success or a negative errno (e.g.
