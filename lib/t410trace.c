@@ -8,7 +8,9 @@
  * branch (about 1.5 ns). With it set, one connection is opened lazily and kept; a
  * mutex serialises the exchanges, so replies cannot cross between threads;
  * each call waits for the recorder's reply (synchronous, so a bookmark
- * applies to every trigger after the call returns).
+ * applies to every trigger after the call returns). Not async-signal-safe
+ * (the mutex, t4_err's snprintf, stdio and malloc at the first call):
+ * t410trace.h says so.
  *
  * The probe route: at a process's first call the library says "hello"
  * with the path of the file that holds it (found in /proc/self/maps); a
