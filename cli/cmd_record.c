@@ -204,6 +204,7 @@ static int setup_log(struct recording *r)
 		.chunk_ms = r->o.virt.on ? UINT32_MAX : 0, /* virtual: chunks by size only */
 		.observe = observe,
 		.observe_ud = r,
+		.quiet = r->o.quiet,
 	};
 	int rc = t4_live_new(&r->live);
 

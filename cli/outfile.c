@@ -222,15 +222,15 @@ static void resolve_output(struct cli_outfile *o)
 }
 
 /* OUT written in place (a FIFO, a device): opened without O_CREAT or
- * O_TRUNC, and checked once open (a file swapped in meanwhile is left
- * alone). */
+ * O_TRUNC (a FIFO's wait for its reader said), and checked once open (a
+ * file swapped in meanwhile is left alone). */
 static int open_in_place(struct cli_outfile *o)
 {
 	struct stat sb;
-	int fd = open(o->output, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	int fd = t4_open_in_place(o->output, o->output, false);
 
 	if (fd < 0)
-		return t4_err(errno, "%s: %s", o->output, strerror(errno));
+		return fd;
 	if (fstat(fd, &sb) == 0 &&
 	    (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode) || S_ISBLK(sb.st_mode))) {
 		close(fd);

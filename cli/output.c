@@ -45,19 +45,48 @@
 #define LOG_IN_DIR "log"       /* the log's name in its private directory */
 #define KEEP_IN_DIR "stranded" /* a second entry: never reclaimed */
 
+/* No private directory could be made in dir: said of the user's FILE,
+ * with the reason that holds for it. mkdtemp's errno is the private name's
+ * (one the user never gave): a FILE that fits NAME_MAX was "File name too
+ * long", and /proc's ENOENT said "No such file or directory" of a
+ * directory that is there but takes no new files. */
+static int private_dir_failed(const struct cli_output *o, const char *dir, const char *tmp,
+			      int err)
+{
+	struct stat st;
+	long max = pathconf(dir, _PC_NAME_MAX);
+
+	if (stat(dir, &st) < 0)
+		return t4_err(errno, "%s: the directory %s: %s", o->path, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return t4_err(ENOTDIR, "%s: %s is not a directory", o->path, dir);
+	if (err == ENAMETOOLONG && max > 0 && strlen(tmp) > (size_t)max)
+		return t4_err(err, "%s: name too long for the log's temporary name next to it "
+			      "(FILE.partial-PID-XXXXXX, until the recording runs; %ld bytes at "
+			      "most): shorten it by %zu bytes", o->path, max, strlen(tmp) - (size_t)max);
+	if (err == ENOENT) /* there, yet ENOENT: a virtual file system (/proc) */
+		return t4_err(err, "%s: cannot create a file in %s: it takes no new files",
+			      o->path, dir);
+	return t4_err(err, "%s: cannot create a file in %s: %s", o->path, dir, strerror(err));
+}
+
 /* The private directory next to path: "<dir of path>/<base>.partial-PID-XXXXXX". */
 static int make_private_dir(struct cli_output *o)
 {
 	char d[4096], b[4096], prefix[4200];
+	const char *dir;
 	int rc;
 
 	snprintf(d, sizeof(d), "%s", o->path);
 	snprintf(b, sizeof(b), "%s", o->path);
 	snprintf(prefix, sizeof(prefix), "%s.partial", basename(b));
-	rc = t4_privdir_create(o->dir, sizeof(o->dir), dirname(d), prefix, LOG_IN_DIR);
-	if (rc < 0) {
+	dir = dirname(d);
+	rc = t4_privdir_create(o->dir, sizeof(o->dir), dir, prefix, LOG_IN_DIR);
+	if (rc < 0) { /* o->dir: the name mkdtemp was given */
+		const char *slash = strrchr(o->dir, '/');
+		rc = private_dir_failed(o, dir, slash ? slash + 1 : o->dir, -rc);
 		o->dir[0] = '\0';
-		return t4_err(-rc, "%s: %s", o->path, strerror(-rc));
+		return rc;
 	}
 	if (snprintf(o->partial, sizeof(o->partial), "%s/" LOG_IN_DIR, o->dir) >=
 	    (int)sizeof(o->partial))

@@ -949,6 +949,7 @@ struct t4_table {
 	double *v;                        /* nrows x T4_TABLE_COLS */
 	char (*integer)[T4_TABLE_COLS][44]; /* exact integers, where set */
 	int decimals[T4_TABLE_COLS];        /* -1: from the column's largest value */
+	bool span[T4_TABLE_COLS];           /* a duration: never a 0.000 that is not 0 */
 };
 /* nl label columns and nc number columns with their heads (and units, a
  * second head line; NULL: none). Heads, units and labels may come from a
@@ -965,6 +966,10 @@ void dec_table_set_integer(struct t4_table *t, size_t c, t4_u128 v);
  * their size (a host an hour into the merged timeline starts at 3600.123,
  * not 3600, beside a host at 0.456). */
 void dec_table_times(struct t4_table *t, size_t from, size_t n);
+/* Column c is a duration in seconds (a time column too): one above 0 that
+ * its decimals would print 0.000 prints "<0.001", for -f phases, CSV and
+ * JSONL give it in ns, and 0.000 would say it had none. */
+void dec_table_span(struct t4_table *t, size_t c);
 void dec_table_print(const struct t4_table *t, FILE *f);
 /* Cell (r, c) as dec_table_print() prints it (the column's decimals, the
  * exact integer where set, "-" when absent); labels are t->label[r]. */

@@ -113,7 +113,8 @@ int sec_phase_table(const struct t4_decoder *dec, struct t4_table *t)
 	char lab[160];
 	int rc = dec_table_init(t, 1, lh, 4, ch, cu);
 
-	dec_table_times(t, 0, 3);
+	dec_table_times(t, 0, 2);
+	dec_table_span(t, 2);
 	for (size_t i = 0; rc == 0 && i < n && i < SEC_MAX_LISTED; i++) {
 		const struct t4_dec_phase *p = t4_decoder_phase_at(dec, i);
 		const char *l[] = { lab };

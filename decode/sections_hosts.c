@@ -153,7 +153,8 @@ int sec_hosts_phase_table(const struct t4_merge *m, struct t4_table *t)
 	struct hph *v = collect_phases(m, &n);
 	int rc = v ? dec_table_init(t, 2, lh, 5, ch, cu) : t4_err(ENOMEM, "out of memory");
 
-	dec_table_times(t, 0, 3);
+	dec_table_times(t, 0, 2);
+	dec_table_span(t, 2);
 
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		const struct t4_decoder *dec = t4_merge_decoder(m, v[k].host);

@@ -1,8 +1,8 @@
 /* table.c - aligned text tables for the summary: label columns, then
  * number columns, each number column in one format (its decimals chosen
  * from the largest value in it, so 157.0 never stands beside 24.381, and
- * no exponent nor -0.000; a time column's fixed, dec_table_times), absent
- * values as "-". Rows are kept until the table is
+ * no exponent nor -0.000; a time column's fixed, dec_table_times; a
+ * duration above 0 never 0.000, dec_table_span), absent values as "-". Rows are kept until the table is
  * printed, since the format of a column depends on all of it. Labels,
  * heads and units are made safe for a terminal (util/text.c): a head may
  * be a name from the log (a GPU timeline's).
@@ -87,6 +87,14 @@ void dec_table_times(struct t4_table *t, size_t from, size_t n)
 		t->decimals[c] = 3; /* ms: what sec_clamp() rounds to */
 }
 
+void dec_table_span(struct t4_table *t, size_t c)
+{
+	if (c < t->nc) {
+		dec_table_times(t, c, 1);
+		t->span[c] = true;
+	}
+}
+
 /* Decimals of a column: fixed, or fewer as its largest value grows (4
  * significant digits at least, 3 decimals at most). */
 static int decimals_of(const struct t4_table *t, size_t c)
@@ -120,8 +128,9 @@ static void cell(const struct t4_table *t, size_t r, size_t c, int dec, char *bu
 		snprintf(buf, cap, "%s", t->integer[r][c]);
 	else if (!isfinite(v))
 		snprintf(buf, cap, "-");
-	else
-		dec_fixed(v, dec, buf, cap);
+	else if (dec_fixed(v, dec, buf, cap) && t->span[c] && v > 0 &&
+		 strspn(buf, "0.") == strlen(buf))
+		snprintf(buf, cap, "<%.*f", dec, pow(10, -dec)); /* "<0.001" */
 }
 
 void dec_table_cell(const struct t4_table *t, size_t r, size_t c, char *buf, size_t cap)

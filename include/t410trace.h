@@ -26,7 +26,8 @@
  *   in the log. t410_trigger() does not wait: its trigger fires after the
  *   call, once the recorder has taken it (the call wakes it); one it fails
  *   to fire is counted in record's summary ("commands through the uprobe
- *   refused"), not told to the app.
+ *   refused"), not told to the app. A call after that recording stopped
+ *   asks for the route again: a new recorder at the same path takes it.
  *
  * Rules:
  * - Every function returns 0 on success or a negative errno (e.g.
@@ -46,6 +47,12 @@
  *   connection; a call is not a cancellation point (a thread cancelled
  *   during one finishes it first). Fork-safe: a child opens its own
  *   connection.
+ * - Not async-signal-safe: do not call these from a signal handler. With a
+ *   recorder named, a call takes a mutex (a handler that interrupted a
+ *   call of its own thread waits 5 s for it, then gets -ETIMEDOUT), formats
+ *   its message with snprintf and may allocate (the first call of a
+ *   process reads /proc/self/maps through stdio). Set a flag in the
+ *   handler (a volatile sig_atomic_t) and call from the program's flow.
  * - A call costs one round trip to the recorder (tens of microseconds), or
  *   a few microseconds through the uprobe: mark phases, not loop
  *   iterations.

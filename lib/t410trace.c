@@ -8,7 +8,9 @@
  * branch (about 1.5 ns). With it set, one connection is opened lazily and kept; a
  * mutex serialises the exchanges, so replies cannot cross between threads;
  * each call waits for the recorder's reply (synchronous, so a bookmark
- * applies to every trigger after the call returns).
+ * applies to every trigger after the call returns). Not async-signal-safe
+ * (the mutex, t4_err's snprintf, stdio and malloc at the first call):
+ * t410trace.h says so.
  *
  * The probe route: at a process's first call the library says "hello"
  * with the path of the file that holds it (found in /proc/self/maps); a
@@ -23,8 +25,10 @@
  * answers it: each stands for a place the recorder reserved, so a call
  * made with one is in the log; without one
  * (the recorder's queue is full) the call returns -EREMOTEIO at once, as a
- * refusal over the socket does, and the page counts it for the log; after
- * the recording stopped it returns -EREMOTEIO too. Nothing is sent on the
+ * refusal over the socket does, and the page counts it for the log. A call
+ * that finds the recording stopped asks for the route again (forget_route),
+ * as the socket route reconnects: a recorder started since at the same
+ * path takes it, its page replacing the old one. Nothing is sent on the
  * socket as well, so nothing arrives twice. A name the recorder would
  * refuse still goes over the socket, to get the recorder's own refusal.
  * The probe is called through a volatile pointer, so no compiler can
@@ -352,17 +356,25 @@ static bool probe_callable(void)
 }
 
 /* With ctx.lock held: the probe page handed over as fd (mapped once per
- * process: every hello hands over the same one). */
+ * recording: every hello of one recorder hands over the same one). A
+ * stopped recording's page is replaced by the next recorder's, and stays
+ * mapped (another thread may still be in a call on it: one page per
+ * recording the process outlives); a page that is itself closed (the
+ * recorder is ending) is no route. */
 static bool take_page_locked(int fd)
 {
-	struct t4_probe_page *p = atomic_load(&ctx.page);
+	struct t4_probe_page *p = atomic_load(&ctx.page), *q;
 
 	if (fd < 0)
 		return false;
-	if (!p && (p = t4_probe_page_map(fd)))
-		atomic_store(&ctx.page, p);
+	if ((!p || atomic_load(&p->closed)) && (q = t4_probe_page_map(fd))) {
+		if (atomic_load(&q->closed))
+			t4_probe_page_unmap(q);
+		else
+			atomic_store(&ctx.page, p = q);
+	}
 	close(fd);
-	return p != NULL;
+	return p && !atomic_load(&p->closed);
 }
 
 /* With ctx.lock held: ask the recorder which route this process takes.
@@ -391,11 +403,11 @@ static int hello_locked(void)
 	return ROUTE_SOCKET;
 }
 
-/* One call through the probe, with a credit: 0 (it will be in the log), or
- * -EREMOTEIO at once when the recorder has no room or has stopped. */
-static int probe_call(int op, const char *name)
+/* One call through the probe on page, with a credit: 0 (it will be in the
+ * log), or -EREMOTEIO at once when the recorder has no room or has
+ * stopped. */
+static int probe_call(struct t4_probe_page *page, int op, const char *name)
 {
-	struct t4_probe_page *page = atomic_load(&ctx.page);
 	bool wake = false;
 	int rc = t4_probe_claim(page, !name, &wake);
 	char what[96] = "trigger";
@@ -434,6 +446,37 @@ static int route(void)
 	return r;
 }
 
+/* The recording of the probe page a call found has stopped: forget the
+ * route (unless a call of another thread has asked again since), so that
+ * the process asks for one again, as the socket route reconnects: a
+ * recorder started since at the same path answers, and with none there
+ * the call fails as on the socket (-ECONNREFUSED, -ENOENT). */
+static int forget_route(const struct t4_probe_page *stopped)
+{
+	int rc = lock_bounded();
+
+	if (rc < 0)
+		return rc;
+	if (atomic_load(&ctx.page) == stopped)
+		atomic_store(&ctx.route, ROUTE_UNKNOWN);
+	pthread_mutex_unlock(&ctx.lock);
+	return route();
+}
+
+/* A call while the route is the probe's: through the probe, or, when its
+ * recording has stopped, through the route asked again (once): *r says
+ * which (ROUTE_SOCKET: the caller sends it on the socket). */
+static int probe_route_call(int op, const char *name, int *r)
+{
+	struct t4_probe_page *page = atomic_load(&ctx.page);
+
+	if (!atomic_load(&page->closed))
+		return probe_call(page, op, name);
+	if ((*r = forget_route(page)) != ROUTE_PROBE)
+		return *r < 0 ? *r : 0;
+	return probe_call(atomic_load(&ctx.page), op, name);
+}
+
 static void clear_errmsg(void)
 {
 	(void)t4_err(EINVAL, "%s", "");
@@ -451,8 +494,11 @@ static int bookmark_on(const char *name)
 			      T4_CONTROL_NAME_MAX - 1);
 	if ((r = route()) < 0)
 		return r;
-	if (r == ROUTE_PROBE && t4_control_name_ok(name))
-		return probe_call(T4_PROBE_BOOKMARK, name);
+	if (r == ROUTE_PROBE && t4_control_name_ok(name)) {
+		int rc = probe_route_call(T4_PROBE_BOOKMARK, name, &r);
+		if (r != ROUTE_SOCKET)
+			return rc;
+	}
 	snprintf(line, sizeof(line), "bookmark %s", name);
 	return call(line);
 }
@@ -464,8 +510,11 @@ static int trigger_on(const char *unused)
 	(void)unused;
 	if ((r = route()) < 0)
 		return r;
-	if (r == ROUTE_PROBE)
-		return probe_call(T4_PROBE_TRIGGER, NULL);
+	if (r == ROUTE_PROBE) {
+		int rc = probe_route_call(T4_PROBE_TRIGGER, NULL, &r);
+		if (r != ROUTE_SOCKET)
+			return rc;
+	}
 	return call("trigger");
 }
 

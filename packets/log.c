@@ -680,13 +680,13 @@ static int log_alloc(struct t4_log *log)
 
 /* An existing path is written in place only when it is a stream or a
  * device (FIFO, socket, /dev/null) other than a terminal: opened without
- * O_CREAT or O_TRUNC, and checked once open (a link swapped in meanwhile
- * gains nothing). */
+ * O_CREAT or O_TRUNC (a FIFO's wait for its reader said), and checked once
+ * open (a link swapped in meanwhile gains nothing). */
 static int log_open_existing(struct t4_log *log, struct stat *st)
 {
-	log->fd = open(log->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	log->fd = t4_open_in_place(log->path, log->name, log->opts.quiet);
 	if (log->fd < 0)
-		return t4_err(errno, "%s: %s", log->name, strerror(errno));
+		return log->fd;
 	if (fstat(log->fd, st) < 0)
 		return t4_err(errno, "%s: %s", log->name, strerror(errno));
 	if (S_ISREG(st->st_mode))

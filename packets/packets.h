@@ -447,6 +447,8 @@ struct t4_log_opts {
 	enum t4_log_backend backend;
 	t4_log_observe_fn observe; /* optional */
 	void *observe_ud;
+	bool quiet;           /* not a word on stderr while a FIFO at path
+			       * waits for its reader (t4_open_in_place) */
 };
 
 /* The zstd level a log of this format is written at by default, chosen by

@@ -11,6 +11,9 @@
 #include "packets/packets.h"
 #include "util/util.h"
 
+#include <inttypes.h>
+#include <math.h>
+
 /* Run "$B ARGS" in dir, its output and errors in out; the exit status. */
 static int run(const char *dir, char *out, size_t cap, const char *args)
 {
@@ -444,6 +447,74 @@ Test(agree_edges, a_phase_cut_by_the_window_counts_the_triggers_it_shows, .timeo
 	cr_assert_eq(run(dir, out, sizeof(out), "decode --from 15ms ab.t4t"), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\n  a#1              0.015 0.019    0.004        4\n"), "%s",
 			   out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* One truth for a phase's duration: each row of the summary's PHASES
+ * (text, out) says the duration_ns of -f phases (csv) to its 3 decimals,
+ * and a duration above 0 that rounds to 0.000 says "<0.001". */
+static void durations_agree(const char *out, const char *csv)
+{
+	const char *s = strstr(out, "\nPHASES"), *c = strchr(csv, '\n');
+	char label[64], dur[32];
+	unsigned occ;
+	uint64_t a, b, d;
+	int rows = 0;
+
+	cr_assert_not_null(s, "%s", out);
+	s = strstr(s, "PHASE#OCCURRENCE"); /* past the heads and their units */
+	s = s && (s = strchr(s, '\n')) ? strchr(s + 1, '\n') : NULL;
+	for (; s && c && sscanf(s, " %63s %*s %*s %31s", label, dur) == 2 &&
+				   strchr(label, '#');
+	     s = strstr(s + 1, "\n  "), c = strchr(c + 1, '\n'), rows++) {
+		const char *f = strchr(c, ','); /* after the name, "" for (none) */
+		cr_assert(f && sscanf(f, ",%u,%" SCNu64 ",%" SCNu64 ",%" SCNu64, &occ, &a, &b, &d) == 4,
+			  "%s", c);
+		if (!strcmp(dur, "<0.001"))
+			cr_assert(d > 0 && d < 500000, "%s: <0.001 for %" PRIu64 " ns", label, d);
+		else
+			cr_assert(fabs(atof(dur) - (double)d / 1e9) <= 0.0005 + 1e-12,
+				  "%s: %s s for %" PRIu64 " ns", label, dur, d);
+	}
+	cr_assert_gt(rows, 0, "%s", out);
+}
+
+/* A phase of 0.4 ms (b, between two bookmarks set 0.4 ms apart) said
+ * 0.000 s in the summary, as if it had no duration, while -f phases,
+ * CSV and JSONL said 400000 ns: it says "<0.001" now (a too, 0.1 ms),
+ * the columns still in line. */
+Test(agree_edges, a_phase_under_a_millisecond_is_not_said_to_last_0, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+	static char out[1 << 16], csv[1 << 16];
+	struct lw w;
+
+	log_start(&w, dir, "short.t4t");
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		if (k == 5) {
+			bookmark(&w, 1, "a", k, t - 600000);
+			bookmark(&w, 2, "b", k, t - 500000);
+			bookmark(&w, 3, "c", k, t - 100000);
+			bookmark(&w, 4, "d", k, t - 100000);
+		}
+		ref(&w, k, t, k < 5 ? 0 : 4);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+	}
+	lw_close(&w);
+	cr_assert_eq(run(dir, csv, sizeof(csv), "decode -f phases short.t4t"), 0, "%s", csv);
+	cr_assert_not_null(strstr(csv, "\nb,1,1004500000,1004900000,400000,"), "%s", csv);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode short.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  a#1              0.004 0.004   <0.001        0\n"
+				       "  b#1              0.004 0.005   <0.001        0\n"
+				       "  d#1              0.005 0.009    0.004        5\n"), "%s", out);
+	durations_agree(out, csv);
+	/* and on phases of whole milliseconds */
+	phase_log(dir, "ab.t4t", "ab");
+	cr_assert_eq(run(dir, csv, sizeof(csv), "decode -f phases ab.t4t"), 0, "%s", csv);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode ab.t4t"), 0, "%s", out);
+	durations_agree(out, csv);
 	t4_rmtree(dir);
 	free(dir);
 }

@@ -138,6 +138,15 @@ Test(job, names_that_cannot_be_are_refused, .timeout = 60)
 	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=x " REC " -o t.t4t", r.dir, bin());
 	cr_assert_eq(r.status, 2, "%s", r.out);
 	cr_assert_str_eq(r.out, "t410trace: SLURM_PROCID=x: not a task number or count\n");
+	/* nor is one in hex: the launchers write decimal, 0x10 is no rank 16 */
+	sh(&r, "cd '%s' && " NO_JOB "SLURM_JOB_ID=7 SLURM_PROCID=0x10 " REC " -o t.t4t", r.dir, bin());
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace: SLURM_PROCID=0x10: not a task number or count\n");
+	sh(&r, "cd '%s' && " NO_JOB "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_RANK=0X1 "
+	       REC " -o t.t4t", r.dir, bin());
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	cr_assert_str_eq(r.out, "t410trace: OMPI_COMM_WORLD_LOCAL_RANK=0X1: not a task number or "
+				"count\n");
 	/* several nodes would write one file */
 	refused(&r, "SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST='n[1-2]'",
 		"job%j.t4t", "several nodes (n[1-2])");

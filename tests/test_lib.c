@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -275,6 +276,79 @@ Test(lib, reconnects_after_recorder_restart)
 	fputs("go\n", p);
 	cr_assert_eq(pclose(p), 0);
 	expect_log(&a, "bookmark r1;bookmark r2;");
+	app_close(&a);
+}
+
+/* A recorder that answers hello with the probe page hello_fd (no uprobe
+ * behind it: a call of the probe point is the empty function's, seen only
+ * as the credit it took). */
+static int hello_fd = -1;
+
+static int fake_hello(void *ud, int pid, const char *path, int *fd)
+{
+	(void)pid;
+	(void)path;
+	fake_note(ud, "hello", NULL);
+	*fd = hello_fd;
+	return 1;
+}
+
+/* A recorder at a->rec.path on the uprobe route, with 10 credits lent on
+ * a new page (*page, its fd in hello_fd). */
+static void probe_recorder(struct app *a, struct t4_probe_page **page)
+{
+	struct t4_control_ops ops = fake_ops;
+
+	ops.hello = fake_hello;
+	cr_assert_eq(t4_probe_page_create(page, &hello_fd), 0, "%s", t4_errmsg());
+	t4_probe_grant(*page, 10);
+	cr_assert_eq(t4_control_open(&a->rec.ctl, a->rec.path, &ops, &a->rec), 0, "%s",
+		     t4_errmsg());
+}
+
+/* Wait (10 s at most) until a call took a credit of page's 10. */
+static void one_credit_taken(struct t4_probe_page *page)
+{
+	for (int i = 0; i < 10000 && atomic_load(&page->credit) == 10; i++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&page->credit), 9);
+	cr_assert_eq(atomic_load(&page->busy), 0);
+}
+
+/* On the uprobe route, a process kept its stopped recorder's page: every
+ * call after that recorder ended was -EREMOTEIO ("the recording has
+ * stopped"), even once a new recorder listened at the same path, where
+ * the socket route reconnects. It asks for its route again: r2 goes
+ * through the new recorder's page. */
+Test(lib, a_new_recorder_takes_over_the_uprobe_route)
+{
+	struct t4_probe_page *first, *second;
+	char cmd[5 * PATH_MAX], log[64];
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	probe_recorder(&a, &first);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' reconnect >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	one_credit_taken(first); /* r1, through the probe */
+	t4_probe_close(first);   /* the recording ends, then its recorder */
+	t4_control_close(a.rec.ctl);
+	close(hello_fd);
+	probe_recorder(&a, &second);
+	fputs("go\n", p);
+	int rc = pclose(p);
+	fake_log(&a.rec, log, sizeof(log));
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
+	cr_assert_eq(rc, 0, "%s", a.out);
+	one_credit_taken(second); /* r2, through the new page */
+	cr_assert_str_eq(log, "hello;hello;");
+	close(hello_fd);
+	t4_probe_page_unmap(first);
+	t4_probe_page_unmap(second);
 	app_close(&a);
 }
 

@@ -87,6 +87,32 @@ Test(safety, force_makes_no_old, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A FILE whose private directory (FILE.partial-PID-XXXXXX) cannot be made
+ * is refused with the reason that holds for FILE, named: /proc/x.t4t was
+ * "No such file or directory" (mkdtemp's ENOENT in a directory that takes
+ * no new files), and a name of 250 bytes, which fits NAME_MAX, "File name
+ * too long" (its temporary name's). */
+Test(safety, a_file_that_cannot_be_made_says_why_of_its_name, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim -d 20ms -o /proc/x.t4t; echo rc=$?");
+	cr_assert_str_eq(r.out, "t410trace: /proc/x.t4t: cannot create a file in /proc: it takes no "
+				"new files\nrc=2\n");
+	sh_in_dir(&r, "N=$(printf '%0246d' 0).t4t && \"$B\" record -q --sim -d 20ms -o \"$N\"; "
+		      "echo rc=$?; ls");
+	cr_assert(strstr(r.out, "0.t4t: name too long for the log's temporary name next to it "
+				"(FILE.partial-PID-XXXXXX, until the recording runs; 255 bytes at "
+				"most): shorten it by "), "%s", r.out);
+	cr_assert(strstr(r.out, " bytes\nrc=2\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "File name too long"), "%s", r.out);
+	sh_in_dir(&r, "\"$B\" record -q --sim -d 20ms -o no/x.t4t; echo rc=$?");
+	cr_assert_str_eq(r.out, "t410trace: no/x.t4t: the directory no: No such file or directory\n"
+				"rc=2\n");
+	cleanup(&r);
+}
+
 /* `-- nosuchcmd` exits 127 as a shell would, and the good log stays. */
 Test(safety, command_that_cannot_run_publishes_nothing, .timeout = 60)
 {

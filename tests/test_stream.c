@@ -213,8 +213,9 @@ static void expect_intact(struct run *r, const char *copy, size_t bytes, const c
 	cr_assert(strstr(rec_out, "dropped"), "%s", rec_out);
 }
 
-/* Start `record` with its stdout and stderr (the summary) as given. */
-static pid_t spawn_record(const char *args, int out_fd, const char *err_path)
+/* Start `t410trace SUB ARGS` with its stdout and stderr (record's
+ * summary) as given. */
+static pid_t spawn_t4(const char *sub, const char *args, int out_fd, const char *err_path)
 {
 	pid_t pid = fork();
 
@@ -226,7 +227,7 @@ static pid_t spawn_record(const char *args, int out_fd, const char *err_path)
 			_exit(126);
 		if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		snprintf(cmd, sizeof(cmd), "exec '%s' record %s", bin(), args);
+		snprintf(cmd, sizeof(cmd), "exec '%s' %s %s", bin(), sub, args);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -266,7 +267,7 @@ static void fifo_case(const char *backend)
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(args, sizeof(args), "--sim --period 1ms --backend %s -o '%s' " STALL_COMMAND,
 		 backend, fifo);
-	pid_t pid = spawn_record(args, -1, err);
+	pid_t pid = spawn_t4("record", args, -1, err);
 	fd = open(fifo, O_RDONLY);
 	cr_assert_geq(fd, 0);
 	size_t bytes = stalled_copy(fd, copy, done);
@@ -292,6 +293,91 @@ Test(stream, slow_fifo_pwrite, .timeout = 120)
 	fifo_case("pwrite");
 }
 
+/* Read fd (appending to buf, len bytes in it) until buf holds want or
+ * fd ends; whether it holds want. */
+static bool read_until(int fd, char *buf, size_t cap, size_t *len, const char *want)
+{
+	ssize_t n;
+
+	while (!strstr(buf, want) && *len + 1 < cap &&
+	       ((n = read(fd, buf + *len, cap - 1 - *len)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			buf[*len += (size_t)n] = '\0';
+	return strstr(buf, want) != NULL;
+}
+
+/* `record -o FIFO` (and `decode -o FIFO`) with no reader yet waited in
+ * open(2) without a word (a hang, to the user); each says on stderr that
+ * it waits for a reader, and writes once one opens the FIFO. The reader
+ * opens it only after the notice (the program's stderr is a FIFO too): no
+ * timing involved. `t410trace SUB ARGS -o r->dir/f`; what it wrote to f
+ * in copy (PATH_MAX + 32 bytes). */
+static void fifo_said_then_read(struct run *r, const char *sub, const char *args, char *copy)
+{
+	char fifo[PATH_MAX + 32], err[PATH_MAX + 32], said[8192] = "";
+	char cmd[PATH_MAX + 512];
+	size_t len = 0;
+	int status, efd, fd;
+
+	in_dir(fifo, r, "f");
+	in_dir(copy, r, "copy");
+	in_dir(err, r, "err");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(mkfifo(err, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "%s -o '%s'", args, fifo);
+	pid_t pid = spawn_t4(sub, cmd, -1, err);
+	efd = open(err, O_RDONLY);
+	cr_assert_geq(efd, 0);
+	bool noticed = read_until(efd, said, sizeof(said), &len, "waiting for a reader");
+	if (!noticed)
+		waitpid(pid, &status, 0);
+	cr_assert(noticed, "no notice before its stderr ended: %s", said);
+	cr_assert_not_null(strstr(said, "t410trace: notice: "), "%s", said);
+	cr_assert_not_null(strstr(said, "/f: a FIFO no process reads yet; waiting for a reader to "
+					"open it\n"), "%s", said);
+	fd = open(fifo, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	FILE *out = fopen(copy, "wb");
+	char buf[8192];
+	ssize_t n;
+	cr_assert_not_null(out);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		cr_assert(n > 0 || errno == EINTR, "%s", strerror(errno));
+		if (n > 0)
+			cr_assert_eq(fwrite(buf, 1, (size_t)n, out), (size_t)n);
+	}
+	fclose(out);
+	close(fd);
+	while ((n = read(efd, buf, sizeof(buf))) != 0) /* the rest (the summary) */
+		cr_assert(n > 0 || errno == EINTR, "%s", strerror(errno));
+	close(efd);
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", said);
+}
+
+Test(stream, a_fifo_without_a_reader_is_said_to_wait_for_one, .timeout = 120)
+{
+	static struct run r;
+	char copy[PATH_MAX + 32];
+
+	tmpdir(&r);
+	fifo_said_then_read(&r, "record", "--sim --period 10ms --duration 100ms", copy);
+	sh(&r, "'%s' info --json '%s'", bin(), copy);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "\"truncated\": false"), "%s", r.out);
+	cr_assert_gt(json_num(r.out, "triggers"), 5, "%s", r.out);
+	/* decode -o FIFO: the same notice, then the CSV decode writes to a file */
+	sh(&r, "cd '%s' && mv copy l.t4t && rm f err && '%s' decode l.t4t -f csv -o l.csv", r.dir,
+	   bin());
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	char args[PATH_MAX + 64];
+	snprintf(args, sizeof(args), "'%s/l.t4t' -f csv", r.dir);
+	fifo_said_then_read(&r, "decode", args, copy);
+	sh(&r, "cd '%s' && cmp copy l.csv", r.dir);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cleanup(&r);
+}
+
 /* -o - is standard output; `info -` reads the log from a pipe. */
 Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 {
@@ -304,7 +390,7 @@ Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 	in_dir(err, &r, "err");
 	cr_assert_eq(setenv("T4_STALL_DONE", in_dir(done, &r, "done"), 1), 0);
 	cr_assert_eq(pipe(fds), 0);
-	pid_t pid = spawn_record("--sim --period 1ms -o - " STALL_COMMAND, fds[1], err);
+	pid_t pid = spawn_t4("record", "--sim --period 1ms -o - " STALL_COMMAND, fds[1], err);
 	close(fds[1]);
 	size_t bytes = stalled_copy(fds[0], copy, done);
 	close(fds[0]);

@@ -25,6 +25,23 @@ static int fail_closing(int fd, const char *path)
 	return t4_err(e, "%s: %s", path, strerror(e));
 }
 
+int t4_open_in_place(const char *path, const char *name, bool quiet)
+{
+	int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC;
+	int fd = open(path, flags | O_NONBLOCK); /* ENXIO: a FIFO without a reader */
+	struct stat st;
+
+	if (fd < 0 && errno == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		if (!quiet)
+			fprintf(stderr, "t410trace: notice: %s: a FIFO no process reads yet; "
+					"waiting for a reader to open it\n", name);
+		fd = open(path, flags);
+	}
+	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return fd < 0 ? t4_err(errno, "%s: %s", name, strerror(errno)) : fail_closing(fd, name);
+	return fd;
+}
+
 /* Open path for reading, only when it is a regular file: a FIFO planted in
  * a tree given by the user (--sysfs-root, --proc-root) blocked the open,
  * or the read, for ever; O_NONBLOCK returns at once, and a regular file

@@ -119,6 +119,12 @@ int t4_write_small_file(const char *path, const char *text);
  * filtered by the umask as open(2) does. Returns the fd (close-on-exec)
  * or a negative errno with the message naming path. */
 int t4_create_new(const char *path, unsigned mode);
+/* Open an existing path for writing in place (a FIFO, a device): without
+ * O_CREAT or O_TRUNC, close-on-exec, no controlling terminal. A FIFO that
+ * no process reads blocks open(2) until one does: that wait is first said
+ * in one line on stderr naming `name` (unless quiet), so that it is not
+ * taken for a hang. Returns the fd or a negative errno, message set. */
+int t4_open_in_place(const char *path, const char *name, bool quiet);
 /* Whether path is a symbolic link another user planted in a shared
  * directory: owned by neither this user nor the directory's owner, in a
  * sticky world-writable directory (/tmp). The kernel's fs.protected_symlinks
