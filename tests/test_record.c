@@ -401,42 +401,37 @@ Test(record, summary_words_live_and_virtual_alike, .timeout = 60)
 	cleanup(&r);
 }
 
-/* Every zstd level the option takes, fast (negative) ones too, writes a
- * log that decodes to the same rows as the default's. */
-Test(record, zstd_levels_decode_alike, .timeout = 120)
+/* Records the same 300 ms of simulated Tegra410 once without opt and once
+ * with each of vals (opt VAL), and checks each log decodes to the default
+ * one's CSV rows. */
+static void logs_decode_alike(const char *opt, const char *vals)
 {
 	struct run r;
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "{ cd '%s' && for l in default -7 1 19; do "
-	       "if [ $l = default ]; then z=''; else z=\"--zstd-level $l\"; fi; "
-	       "'%s' record -q --sim=3 --virtual --duration 300ms $z -o z$l.t4t && "
-	       "'%s' decode z$l.t4t -f csv -o z$l.csv 2>/dev/null || exit 1; done; "
-	       "cmp zdefault.csv z-7.csv && cmp zdefault.csv z1.csv && cmp zdefault.csv z19.csv && "
-	       "echo SAME; }", r.dir, b, b);
-	cr_assert_eq(r.status, 0, "%s", r.out);
+	sh(&r, "{ cd '%s' && for v in default %s; do "
+	       "if [ $v = default ]; then o=''; else o=\"%s $v\"; fi; "
+	       "'%s' record -q --sim=3 --virtual --duration 300ms $o -o l$v.t4t && "
+	       "'%s' decode l$v.t4t -f csv -o l$v.csv 2>/dev/null || exit 1; "
+	       "cmp ldefault.csv l$v.csv || exit 1; done; echo SAME; }", r.dir, vals, opt, b, b);
+	cr_assert_eq(r.status, 0, "%s %s: %s", opt, vals, r.out);
 	cr_assert(strstr(r.out, "SAME"), "%s", r.out);
 	cleanup(&r);
+}
+
+/* Every zstd level the option takes, fast (negative) ones too, writes a
+ * log that decodes to the same rows as the default's. */
+Test(record, zstd_levels_decode_alike, .timeout = 120)
+{
+	logs_decode_alike("--zstd-level", "-7 1 19");
 }
 
 /* --fsync DUR or close (the man page's RECORD OPTIONS): either writes the
  * log the default does; a DUR out of 1ms-1h is refused saying the range. */
 Test(record, fsync_every_duration_or_at_close, .timeout = 120)
 {
-	struct run r;
-	const char *b = bin();
-
-	tmpdir(&r);
-	sh(&r, "{ cd '%s' && for f in default close 10ms 1h; do "
-	       "if [ $f = default ]; then o=''; else o=\"--fsync $f\"; fi; "
-	       "'%s' record -q --sim=3 --virtual --duration 300ms $o -o f$f.t4t && "
-	       "'%s' decode f$f.t4t -f csv -o f$f.csv 2>/dev/null || exit 1; done; "
-	       "cmp fdefault.csv fclose.csv && cmp fdefault.csv f10ms.csv && "
-	       "cmp fdefault.csv f1h.csv && echo SAME; }", r.dir, b, b);
-	cr_assert_eq(r.status, 0, "%s", r.out);
-	cr_assert(strstr(r.out, "SAME"), "%s", r.out);
-	cleanup(&r);
+	logs_decode_alike("--fsync", "close 10ms 1h");
 	expect_usage_error("--sim -d 10ms --fsync 2h", "--fsync 2h: use 1ms-1h, or 'close'");
 	expect_usage_error("--sim -d 10ms --fsync 0ms", "--fsync 0ms");
 }
