@@ -205,6 +205,7 @@ static int setup_log(struct recording *r)
 		.observe = observe,
 		.observe_ud = r,
 		.quiet = r->o.quiet,
+		.stop = &signals_got, /* Ctrl-C while a FIFO waits for its reader */
 	};
 	int rc = t4_live_new(&r->live);
 
@@ -947,6 +948,11 @@ static int exit_code(struct recording *r, int rc)
 {
 	int code;
 
+	if (rc == -EINTR && signals_got && !r->ran) { /* a wait before the start: a FIFO's reader */
+		r->not_started = true;
+		r->not_started_code = 128 + (int)last_signal; /* as a shell would */
+		snprintf(r->why, sizeof(r->why), "interrupted before the recording started");
+	}
 	if (r->not_started) {
 		cli_say("%s; nothing recorded%s%s%s", r->why, r->out.exists ? " (" : "",
 			r->out.exists ? r->o.output : "", r->out.exists ? " left as it was)" : "");

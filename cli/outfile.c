@@ -227,7 +227,7 @@ static void resolve_output(struct cli_outfile *o)
 static int open_in_place(struct cli_outfile *o)
 {
 	struct stat sb;
-	int fd = t4_open_in_place(o->output, o->output, false);
+	int fd = t4_open_in_place(o->output, o->output, false, NULL);
 
 	if (fd < 0)
 		return fd;

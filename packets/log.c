@@ -684,7 +684,7 @@ static int log_alloc(struct t4_log *log)
  * open (a link swapped in meanwhile gains nothing). */
 static int log_open_existing(struct t4_log *log, struct stat *st)
 {
-	log->fd = t4_open_in_place(log->path, log->name, log->opts.quiet);
+	log->fd = t4_open_in_place(log->path, log->name, log->opts.quiet, log->opts.stop);
 	if (log->fd < 0)
 		return log->fd;
 	if (fstat(log->fd, st) < 0)

@@ -34,6 +34,7 @@
 #ifndef T4_PACKETS_H
 #define T4_PACKETS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -449,6 +450,8 @@ struct t4_log_opts {
 	void *observe_ud;
 	bool quiet;           /* not a word on stderr while a FIFO at path
 			       * waits for its reader (t4_open_in_place) */
+	const volatile sig_atomic_t *stop; /* optional: that wait ends with
+					    * -EINTR once it is set */
 };
 
 /* The zstd level a log of this format is written at by default, chosen by

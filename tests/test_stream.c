@@ -378,6 +378,25 @@ Test(stream, a_fifo_without_a_reader_is_said_to_wait_for_one, .timeout = 120)
 	cleanup(&r);
 }
 
+/* Ctrl-C while record waits for the FIFO's reader: it said "f:
+ * Interrupted system call" and exited 1, or, when the signal came between
+ * the notice and the blocking open(2), waited on for ever; now it says it
+ * was interrupted before it started, nothing recorded, and exits 130 as a
+ * shell would (the SIGINT is sent as soon as the notice is read). */
+Test(stream, interrupted_while_waiting_for_a_fifo_reader, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh(&r, "cd '%s' && mkfifo f e && { '%s' record --sim -d 1s -o f 2> e & rec=$!; exec 3< e; "
+	       "head -n 1 <&3; kill -INT $rec; cat <&3; wait $rec; echo rc=$?; }", r.dir, bin());
+	cr_assert(strstr(r.out, "t410trace: notice: f: a FIFO no process reads yet; waiting for a "
+				"reader to open it\nt410trace: interrupted before the recording "
+				"started; nothing recorded\nrc=130\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "Interrupted system call"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* -o - is standard output; `info -` reads the log from a pipe. */
 Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 {

@@ -25,7 +25,24 @@ static int fail_closing(int fd, const char *path)
 	return t4_err(e, "%s: %s", path, strerror(e));
 }
 
-int t4_open_in_place(const char *path, const char *name, bool quiet)
+/* Wait for a reader of the FIFO at path: open(2) tried every 20 ms until
+ * one is there or *stop is set (-1, errno EINTR). */
+static int fifo_wait_reader(const char *path, int flags, const volatile sig_atomic_t *stop)
+{
+	int fd;
+
+	while ((fd = open(path, flags | O_NONBLOCK)) < 0 && errno == ENXIO) {
+		if (*stop) {
+			errno = EINTR;
+			return -1;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	}
+	return fd;
+}
+
+int t4_open_in_place(const char *path, const char *name, bool quiet,
+		     const volatile sig_atomic_t *stop)
 {
 	int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC;
 	int fd = open(path, flags | O_NONBLOCK); /* ENXIO: a FIFO without a reader */
@@ -35,7 +52,7 @@ int t4_open_in_place(const char *path, const char *name, bool quiet)
 		if (!quiet)
 			fprintf(stderr, "t410trace: notice: %s: a FIFO no process reads yet; "
 					"waiting for a reader to open it\n", name);
-		fd = open(path, flags);
+		fd = stop ? fifo_wait_reader(path, flags, stop) : open(path, flags);
 	}
 	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return fd < 0 ? t4_err(errno, "%s: %s", name, strerror(errno)) : fail_closing(fd, name);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,10 +122,14 @@ int t4_write_small_file(const char *path, const char *text);
 int t4_create_new(const char *path, unsigned mode);
 /* Open an existing path for writing in place (a FIFO, a device): without
  * O_CREAT or O_TRUNC, close-on-exec, no controlling terminal. A FIFO that
- * no process reads blocks open(2) until one does: that wait is first said
+ * no process reads is waited for until one does: that wait is first said
  * in one line on stderr naming `name` (unless quiet), so that it is not
- * taken for a hang. Returns the fd or a negative errno, message set. */
-int t4_open_in_place(const char *path, const char *name, bool quiet);
+ * taken for a hang. With stop, the wait ends with -EINTR once *stop is
+ * set (a signal handler's flag: a blocking open(2) would miss a signal
+ * that came between the notice and the open); without, open(2) blocks.
+ * Returns the fd or a negative errno, message set. */
+int t4_open_in_place(const char *path, const char *name, bool quiet,
+		     const volatile sig_atomic_t *stop);
 /* Whether path is a symbolic link another user planted in a shared
  * directory: owned by neither this user nor the directory's owner, in a
  * sticky world-writable directory (/tmp). The kernel's fs.protected_symlinks
