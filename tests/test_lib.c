@@ -306,10 +306,14 @@ static void probe_recorder(struct app *a, struct t4_probe_page **page)
 		     t4_errmsg());
 }
 
-/* Wait (10 s at most) until a call took a credit of page's 10. */
+/* Wait (10 s at most) until a call took a credit of page's 10 and has
+ * returned (it takes the credit before it calls the probe point and
+ * leaves the page busy until it returns: under qemu-user that is long
+ * enough to be seen). */
 static void one_credit_taken(struct t4_probe_page *page)
 {
-	for (int i = 0; i < 10000 && atomic_load(&page->credit) == 10; i++)
+	for (int i = 0; i < 10000 && (atomic_load(&page->credit) == 10 ||
+				      atomic_load(&page->busy) != 0); i++)
 		usleep(1000);
 	cr_assert_eq(atomic_load(&page->credit), 9);
 	cr_assert_eq(atomic_load(&page->busy), 0);

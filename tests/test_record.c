@@ -445,19 +445,21 @@ Test(record, progress_line_on_a_pipe_live_and_virtual, .timeout = 120)
 	const char *b = bin();
 
 	tmpdir(&r);
-	sh(&r, "cd '%s' && '%s' record --sim -d 300ms --progress -o l.t4t 2>&1 | "
+	sh(&r, "cd '%s' && '%s' record --sim -d 300ms --progress --backend pwrite -o l.t4t 2>&1 | "
 	       "tr '\r\033' '|~' | head -c 300", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(!strncmp(r.out, "|", 1) && strstr(r.out, "s  triggers ") &&
 		  strstr(r.out, "~[K\nt410trace: SIMULATED"), "%s", r.out);
-	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s --progress -o v.t4t 2>&1 | "
+	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s --progress --backend pwrite "
+	       "-o v.t4t 2>&1 | "
 	       "tr '\r\033' '|~'", r.dir, b);
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_assert(!strncmp(r.out, "|", 1) &&
 		  strstr(r.out, "|   1.0s of 1s virtual  triggers 1001  drops 0  written ") &&
 		  strstr(r.out, "~[K\nt410trace: SIMULATED Tegra410 in VIRTUAL time"), "%s", r.out);
-	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s -q --progress -o q.t4t 2>&1 && "
-	       "'%s' record --sim=3 --virtual -d 1s -o n.t4t 2>&1 | grep -c \"$(printf '\r')\"",
+	sh(&r, "cd '%s' && '%s' record --sim=3 --virtual -d 1s -q --progress --backend pwrite "
+	       "-o q.t4t 2>&1 && '%s' record --sim=3 --virtual -d 1s --backend pwrite -o n.t4t "
+	       "2>&1 | grep -c \"$(printf '\r')\"",
 	   r.dir, b, b);
 	cr_assert_str_eq(r.out, "0\n");
 	cleanup(&r);

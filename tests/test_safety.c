@@ -305,7 +305,7 @@ Test(safety, a_disk_full_from_the_start_of_a_virtual_recording, .timeout = 120)
 	small_fs(&r, mnt, sizeof(mnt));
 	sh_in_dir(&r, "echo yesterday > mnt/x.t4t; head -c 1000000 /dev/zero > mnt/fill 2> /dev/null;"
 		  " \"$B\" record --sim --virtual -d 10s --backend pwrite -o mnt/x.t4t; echo rc=$?;"
-		  " \"$B\" record --sim --virtual -d 10s -o mnt/y.t4t; echo rc=$?;"
+		  " \"$B\" record --sim --virtual -d 10s --backend pwrite -o mnt/y.t4t; echo rc=$?;"
 		  " cat mnt/x.t4t; ls mnt");
 	umount2(mnt, MNT_DETACH);
 	cr_assert(strstr(r.out, "rc=1\nt410trace: the log stopped before its first chunk was on "
