@@ -378,6 +378,47 @@ Test(stream, a_fifo_without_a_reader_is_said_to_wait_for_one, .timeout = 120)
 	cleanup(&r);
 }
 
+/* SIGTERM while `record -o FIFO` waits for a reader said "f: Interrupted
+ * system call". SIGTERM is sent after the notice, again until record ends
+ * (one sent before it entered open(2) only sets its flag). */
+Test(stream, a_signal_during_the_wait_for_a_fifo_reader_is_said, .timeout = 120)
+{
+	static struct run r;
+	char fifo[PATH_MAX + 32], err[PATH_MAX + 32], said[8192] = "", cmd[PATH_MAX + 128];
+	size_t len = 0;
+	int status = 0, efd;
+	pid_t done = 0;
+
+	tmpdir(&r);
+	in_dir(fifo, &r, "f");
+	in_dir(err, &r, "err");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(mkfifo(err, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "--sim -d 1s -o '%s'", fifo);
+	pid_t pid = spawn_t4("record", cmd, -1, err);
+	efd = open(err, O_RDONLY);
+	cr_assert_geq(efd, 0);
+	cr_assert(read_until(efd, said, sizeof(said), &len, "waiting for a reader"), "%s", said);
+	for (int i = 0; i < 6000 && done == 0; i++) {
+		const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+		kill(pid, SIGTERM);
+		nanosleep(&tick, NULL);
+		done = waitpid(pid, &status, WNOHANG);
+	}
+	if (done == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	read_until(efd, said, sizeof(said), &len, "\n\n"); /* to its end */
+	close(efd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%d: %s", status, said);
+	cr_assert_not_null(strstr(said, "/f: stopped while waiting for a reader of the FIFO; "
+					"nothing written\n"), "%s", said);
+	cr_assert_null(strstr(said, "Interrupted system call"), "%s", said);
+	cleanup(&r);
+}
+
 /* -o - is standard output; `info -` reads the log from a pipe. */
 Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 {

@@ -36,6 +36,11 @@ int t4_open_in_place(const char *path, const char *name, bool quiet)
 			fprintf(stderr, "t410trace: notice: %s: a FIFO no process reads yet; "
 					"waiting for a reader to open it\n", name);
 		fd = open(path, flags);
+		/* a signal (Ctrl-C, kill) ended the wait: "Interrupted system
+		 * call" said nothing of it */
+		if (fd < 0 && errno == EINTR)
+			return t4_err(EINTR, "%s: stopped while waiting for a reader of the FIFO; "
+				      "nothing written", name);
 	}
 	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return fd < 0 ? t4_err(errno, "%s: %s", name, strerror(errno)) : fail_closing(fd, name);
