@@ -11,6 +11,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,6 +24,23 @@ static int fail_closing(int fd, const char *path)
 
 	close(fd);
 	return t4_err(e, "%s: %s", path, strerror(e));
+}
+
+/* One t410trace writer per FIFO: two recorders (or a record and a
+ * decode) on one FIFO interleaved their chunks, both said "wrote", and
+ * the reader kept the first log only up to where the second began. An
+ * exclusive flock, held until the fd closes, refuses the later one. */
+static int fifo_writer_alone(int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+	    errno == EWOULDBLOCK) {
+		close(fd);
+		return t4_err(EBUSY, "%s: another t410trace writes this FIFO; refusing to "
+			      "interleave with it", name);
+	}
+	return fd;
 }
 
 int t4_open_in_place(const char *path, const char *name, bool quiet)
@@ -44,7 +62,7 @@ int t4_open_in_place(const char *path, const char *name, bool quiet)
 	}
 	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return fd < 0 ? t4_err(errno, "%s: %s", name, strerror(errno)) : fail_closing(fd, name);
-	return fd;
+	return fifo_writer_alone(fd, name);
 }
 
 /* Open path for reading, only when it is a regular file: a FIFO planted in
