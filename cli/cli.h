@@ -291,6 +291,8 @@ struct cli_output {
 	bool in_place;      /* stdout, FIFO, device: written under its name */
 	bool to_stdout;     /* -o - */
 	bool exists;        /* FILE existed at the start */
+	dev_t dev;          /* and was this file: all --force replaces */
+	ino_t ino;
 	bool published, kept_old, stranded;
 	char dir[4096];     /* the private directory, FILE.partial-PID-XXXXXX */
 	char partial[4200]; /* the log until published: dir/log (or, stranded,

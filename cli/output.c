@@ -19,8 +19,8 @@
  *     trigger that finds its first chunk on disk).
  *   - An existing FILE is then kept as FILE.old. If FILE.old exists too,
  *     record refuses to start (before recording anything) rather than
- *     destroy it, unless --force, which replaces FILE and leaves FILE.old
- *     alone. Renames use RENAME_NOREPLACE, so a file that appears while
+ *     destroy it, unless --force, which replaces FILE (that file only: not
+ *     one that took its name meanwhile) and leaves FILE.old alone. Renames use RENAME_NOREPLACE, so a file that appears while
  *     recording is not clobbered either: the log then becomes
  *     FILE.partial-PID (or, if even that name is taken, stays in its
  *     directory, marked so that no later run reclaims it), and record
@@ -124,6 +124,10 @@ int cli_output_prepare(struct cli_output *o, const char *path, bool force)
 		return 0;
 	}
 	o->exists = lstat(path, &st) == 0;
+	if (o->exists) {
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+	}
 	/* checked before recording: the whole run would end stranded */
 	if (o->exists && t4_sticky_foreign(path))
 		return t4_err(EPERM, "%s: another user's file in a shared (sticky) directory: it "
@@ -205,6 +209,22 @@ static int keep_old_and_replace(struct cli_output *o)
 	return -1;
 }
 
+/* --force replaces the FILE there at the start, and only that: a log
+ * another recorder named FILE meanwhile (two `record --force -o x.t4t`)
+ * was replaced, both saying "wrote x.t4t", one log lost. -1 with errno. */
+static int force_replace(struct cli_output *o)
+{
+	struct stat now;
+
+	if (lstat(o->path, &now) < 0)
+		return errno == ENOENT ? rename_noreplace(o->partial, o->path) : -1;
+	if (!o->exists || now.st_dev != o->dev || now.st_ino != o->ino) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(o->partial, o->path);
+}
+
 int cli_output_publish(struct cli_output *o)
 {
 	int e;
@@ -212,7 +232,7 @@ int cli_output_publish(struct cli_output *o)
 	if (o->in_place || o->published || o->stranded)
 		return 0; /* named, or stranded and said once */
 	if (o->force) {
-		if (rename(o->partial, o->path) < 0)
+		if (force_replace(o) < 0)
 			goto failed;
 	} else if (o->exists && keep_old_and_replace(o) == 0) {
 		;

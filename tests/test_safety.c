@@ -874,13 +874,12 @@ Test(safety, startup_litter_is_reclaimed, .timeout = 120)
  * and the other FILE keeps its bytes. Record is stopped (SIGSTOP) while
  * its private directory exists and FILE does not, FILE is made, then it
  * goes on. */
-Test(safety, a_name_taken_meanwhile_strands_the_log_and_exits_1, .timeout = 120)
+static void take_the_name_meanwhile(struct run *r, const char *opts)
 {
-	struct run r;
+	char cmd[2048];
 
-	tmpdir(&r);
-	sh_in_dir(&r, "for try in $(seq 20); do "
-		  "  \"$B\" record -q --sim --backend pwrite -d 300ms -o s.t4t 2> err & rec=$!; "
+	snprintf(cmd, sizeof(cmd), "for try in $(seq 20); do "
+		  "  \"$B\" record -q --sim --backend pwrite -d 300ms %s -o s.t4t 2> err & rec=$!; "
 		  "  while kill -0 $rec 2>/dev/null && ! ls -d s.t4t.partial-$rec-* >/dev/null 2>&1; "
 		  "  do sleep 0.002; done; kill -STOP $rec; "
 		  "  if ls -d s.t4t.partial-$rec-* >/dev/null 2>&1 && [ ! -e s.t4t ]; then "
@@ -888,10 +887,31 @@ Test(safety, a_name_taken_meanwhile_strands_the_log_and_exits_1, .timeout = 120)
 		  "  kill -CONT $rec; kill -9 $rec; wait $rec; rm -rf s.t4t* err; "
 		  "done; sed \"s/-$rec/-PID/\" err; cat s.t4t; echo; "
 		  "\"$B\" info s.t4t.partial-$rec > /dev/null && echo readable; "
-		  "ls | sed \"s/-$rec/-PID/\"");
-	cr_assert_str_eq(r.out, "rc=1\nt410trace: cannot name the log s.t4t (File exists): it is "
-				"recorded as s.t4t.partial-PID\nmine\nreadable\nerr\ns.t4t\n"
-				"s.t4t.partial-PID\n");
+		  "ls | sed \"s/-$rec/-PID/\"", opts);
+	sh_in_dir(r, cmd);
+	cr_assert_str_eq(r->out, "rc=1\nt410trace: cannot name the log s.t4t (File exists): it is "
+				 "recorded as s.t4t.partial-PID\nmine\nreadable\nerr\ns.t4t\n"
+				 "s.t4t.partial-PID\n", "%s: %s", opts, r->out);
+}
+
+Test(safety, a_name_taken_meanwhile_strands_the_log_and_exits_1, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	take_the_name_meanwhile(&r, "");
+	cleanup(&r);
+}
+
+/* --force replaces the FILE there at the start, not one that took the
+ * name meanwhile: two `record --force -o x.t4t` at once both said "wrote
+ * x.t4t", the first log silently replaced by the second. */
+Test(safety, force_replaces_no_file_made_meanwhile, .timeout = 120)
+{
+	struct run r;
+
+	tmpdir(&r);
+	take_the_name_meanwhile(&r, "--force");
 	cleanup(&r);
 }
 

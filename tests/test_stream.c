@@ -397,6 +397,31 @@ Test(stream, interrupted_while_waiting_for_a_fifo_reader, .timeout = 60)
 	cleanup(&r);
 }
 
+/* Two writers on one FIFO: a second record (or a decode -o FIFO) wrote
+ * its chunks among the first's, both exited 0, and the reader kept the
+ * first log only up to where the second began. The later one is refused
+ * (exit 1), the first log read whole. It starts once the reader has the
+ * first's bytes: no timing. */
+Test(stream, a_second_writer_of_a_fifo_is_refused, .timeout = 120)
+{
+	static struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "mkfifo f; \"$B\" record -q --sim -d 1h --backend pwrite -o f 2> a.err & "
+		  "a=$!; "
+		  "cat f > got & c=$!; i=0; "
+		  "while [ ! -s got ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; "
+		  "\"$B\" record -q --sim -d 1s --backend pwrite -o f; echo rc=$?; "
+		  "\"$B\" decode -f csv -o f got; echo rc=$?; "
+		  "kill -TERM $a; wait $a; echo a=$?; wait $c; cat a.err; "
+		  "\"$B\" info got > /dev/null && echo read-whole");
+	cr_assert_str_eq(r.out, "t410trace: f: another t410trace writes this FIFO; refusing to "
+				"interleave with it\nrc=1\n"
+				"t410trace decode: f: another t410trace writes this FIFO; refusing "
+				"to interleave with it\nrc=1\na=0\nread-whole\n");
+	cleanup(&r);
+}
+
 /* -o - is standard output; `info -` reads the log from a pipe. */
 Test(stream, stdout_to_a_slow_pipe_and_info_from_stdin, .timeout = 120)
 {

@@ -11,6 +11,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -41,6 +42,23 @@ static int fifo_wait_reader(const char *path, int flags, const volatile sig_atom
 	return fd;
 }
 
+/* One t410trace writer per FIFO: two recorders (or a record and a
+ * decode) on one FIFO interleaved their chunks, both said "wrote", and
+ * the reader kept the first log only up to where the second began. An
+ * exclusive flock, held until the fd closes, refuses the later one. */
+static int fifo_writer_alone(int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+	    errno == EWOULDBLOCK) {
+		close(fd);
+		return t4_err(EBUSY, "%s: another t410trace writes this FIFO; refusing to "
+			      "interleave with it", name);
+	}
+	return fd;
+}
+
 int t4_open_in_place(const char *path, const char *name, bool quiet,
 		     const volatile sig_atomic_t *stop)
 {
@@ -53,10 +71,15 @@ int t4_open_in_place(const char *path, const char *name, bool quiet,
 			fprintf(stderr, "t410trace: notice: %s: a FIFO no process reads yet; "
 					"waiting for a reader to open it\n", name);
 		fd = stop ? fifo_wait_reader(path, flags, stop) : open(path, flags);
+		/* a signal (Ctrl-C, kill) ended the wait: "Interrupted system
+		 * call" said nothing of it */
+		if (fd < 0 && errno == EINTR)
+			return t4_err(EINTR, "%s: stopped while waiting for a reader of the FIFO; "
+				      "nothing written", name);
 	}
 	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return fd < 0 ? t4_err(errno, "%s: %s", name, strerror(errno)) : fail_closing(fd, name);
-	return fd;
+	return fifo_writer_alone(fd, name);
 }
 
 /* Open path for reading, only when it is a regular file: a FIFO planted in
