@@ -668,6 +668,32 @@ Test(record_trigger, falls_back_without_privilege, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A thread that cannot start (a small ulimit -u, as an unprivileged
+ * user: nobody, with RLIMIT_NPROC 1 (the log's writer) or 2 (a monitor))
+ * fails record with that one line and exit 1; the log closed after it,
+ * whose writes could not start either, said "Operation canceled: the log
+ * stopped before its first chunk" in its place, naming nothing missing. */
+Test(record, a_thread_that_cannot_start_is_said, .timeout = 60)
+{
+	struct run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (it records as nobody under RLIMIT_NPROC 1)");
+	tmpdir(&r);
+	sh_in_dir(&r, "command -v setpriv && command -v prlimit && chmod 0777 \"$D\" && "
+		      "setpriv --reuid=65534 --regid=65534 --clear-groups \"$B\" --version");
+	if (r.status != 0)
+		cr_skip_test("no setpriv or prlimit, or nobody cannot run the binary: %s", r.out);
+	sh_in_dir(&r, "for n in 1 2; do prlimit --nproc=$n setpriv --reuid=65534 --regid=65534 "
+		      "--clear-groups \"$B\" record --sim -d 1s -o x.t4t 2>err >/dev/null; "
+		      "echo rc=$?; grep -v '^t410trace: \\(warning\\|notice\\): ' err; done");
+	cr_assert_eq(count_lines(r.out), 4, "not one line each: %s", r.out);
+	cr_assert(!strncmp(r.out, "rc=1\nt410trace: x.t4t: cannot start the writer thread: ", 55) ||
+		  !strncmp(r.out, "rc=1\nt410trace: cannot start ", 29), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "\nrc=1\nt410trace: cannot start "), "%s", r.out);
+	cleanup(&r);
+}
+
 /* T410TRACE_BPF_DEBUG=1, as the man page and bpf/README.md say, shows
  * libbpf's messages and the verifier's statistics of the trigger's
  * program; without it, or set to 0, a quiet recording on the BPF path
