@@ -915,6 +915,27 @@ Test(record, the_first_read_failure_is_said_in_one_line, .timeout = 60)
 	cleanup(&r);
 }
 
+/* record's COMMAND gets the descriptors record was given, as if record
+ * were not there (3>file, a make jobserver's pipe): the keeper closed
+ * every one above 2, and the command's `echo >&3` failed with "Bad file
+ * descriptor". Its descriptors are exactly those it has without record:
+ * none of record's own (the log, the keeper's pipes) either. */
+Test(record, the_command_gets_the_descriptors_record_was_given, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "L='echo three >&3; echo seven >&7; ls /proc/self/fd | tr \"\\n\" \" \"'; "
+		      "sh -c \"$L\" 3>a3 7>a7; echo; \"$B\" record -q --sim --backend pwrite -d 10s "
+		      "-o x.t4t -- sh -c \"$L\" 3>b3 7>b7; rc=$?; echo; echo rc=$rc; cat a3 a7 b3 b7");
+	const char *l2 = strchr(r.out, '\n');
+	cr_assert_not_null(l2, "%s", r.out);
+	l2++;
+	cr_assert(!strncmp(r.out, l2, (size_t)(l2 - r.out)), "not the same descriptors: %s", r.out);
+	cr_assert(strstr(l2, "\nrc=0\nthree\nseven\nthree\nseven\n"), "%s", r.out);
+	cleanup(&r);
+}
+
 /* perl, as a parent that ignores SIGHUP (nohup) and SIGCHLD, then execs
  * the rest of the line. */
 #define IGNORING "perl -e '$SIG{HUP} = $SIG{CHLD} = \"IGNORE\"; exec @ARGV or exit 127' "
