@@ -24,7 +24,9 @@
  * record. It is forked from a multithreaded process and never execs, so
  * it makes only async-signal-safe calls (raw syscalls, no malloc, no
  * stdio) and first closes every file descriptor it does not need (the
- * log, the counters, the control socket stay record's alone).
+ * log, the counters, the control socket stay record's alone), keeping
+ * those t410trace was given (cli_inherited_fds_start), which the command
+ * gets as if record were not there.
  *
  * Order of things, so that a recording covers exactly the command's run
  * and never outlives or orphans it:
@@ -76,8 +78,20 @@
 
 /* ---- the keeper (async-signal-safe code only) ---------------------------- */
 
-/* The keeper's file descriptors, moved to known numbers. */
-enum { K_LIFE = 3, K_STATUS, K_GO, K_ERR, K_SIGNALS };
+/* The descriptors t410trace was started with above 2 (3>file, a make
+ * jobserver's pipe), those without close-on-exec: the command gets them,
+ * as if record were not there (cli_inherited_fds_start). */
+#define INHERITED_MAX 1024
+static unsigned char inherited[INHERITED_MAX / 8];
+static int inherited_end = 3; /* one past the highest, 3 if none */
+
+/* The keeper's file descriptors, moved to known numbers above those. */
+static int k_base = 3;
+#define K_LIFE k_base
+#define K_STATUS (k_base + 1)
+#define K_GO (k_base + 2)
+#define K_ERR (k_base + 3)
+#define K_SIGNALS (k_base + 4)
 
 static int64_t mono_ms(void)
 {
@@ -272,17 +286,38 @@ static void __attribute__((noreturn)) end_all(pid_t me, pid_t cmd, bool cmd_done
 	}
 }
 
-/* Move fds to the keeper's numbers and close every other one above 2. */
+static bool is_inherited(int fd)
+{
+	return fd < INHERITED_MAX && (inherited[fd / 8] & (1u << (fd % 8)));
+}
+
+void cli_inherited_fds_start(void)
+{
+	for (int fd = 3; fd < INHERITED_MAX; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && !(flags & FD_CLOEXEC)) {
+			inherited[fd / 8] |= (unsigned char)(1u << (fd % 8));
+			inherited_end = fd + 1;
+		}
+	}
+}
+
+/* Move fds to the keeper's numbers, above the inherited ones, and close
+ * every other one above 2. */
 static int keep_fds(const int from[4])
 {
 	int tmp[4];
 
+	k_base = inherited_end;
 	for (int i = 0; i < 4; i++)
 		if ((tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, K_SIGNALS + 1)) < 0)
 			return -1;
 	for (int i = 0; i < 4; i++)
 		if (dup3(tmp[i], K_LIFE + i, O_CLOEXEC) < 0)
 			return -1;
+	for (int fd = 3; fd < k_base; fd++)
+		if (!is_inherited(fd))
+			close(fd);
 	if (syscall(SYS_close_range, K_ERR + 1, ~0u, 0) < 0) {
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -390,8 +425,11 @@ static void __attribute__((noreturn)) keeper_main(const struct cli_child *c, pid
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	if (signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC) != K_SIGNALS) /* the lowest free */
+	int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC); /* the lowest free */
+	if (sfd < 0 || (sfd != K_SIGNALS && dup3(sfd, K_SIGNALS, O_CLOEXEC) < 0))
 		_exit(127);
+	if (sfd != K_SIGNALS)
+		close(sfd); /* (a number below k_base, none of the command's) */
 	cmd = fork();
 	if (cmd == 0)
 		command_exec(c, me, old);

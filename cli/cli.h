@@ -487,6 +487,11 @@ void cli_signals_restore(void);
 /* Whether sig was ignored when the program started (nohup's SIGHUP). */
 bool cli_signal_ignored_at_start(int sig);
 
+/* Notes the descriptors above 2 the program was started with, open
+ * without close-on-exec (3>file, a make jobserver's pipe): record's
+ * COMMAND gets them as they are, and none of record's own. First in main. */
+void cli_inherited_fds_start(void);
+
 void cli_child_init(struct cli_child *c, char **argv, bool stdout_to_stderr);
 /* The RLIMIT_NOFILE the command gets (record raised its own). */
 void cli_child_nofile(struct cli_child *c, const struct rlimit *rl);

@@ -721,6 +721,16 @@ static int finish_log(struct recording *r, struct t4_sched_status *st, struct t4
 	return rc;
 }
 
+/* A failure's message (rc < 0), kept from its first call on: stopping the
+ * schedulers and closing the log said their own after it ("the final
+ * trigger did not fire", "the log stopped before its first chunk"), which
+ * hid the cause (a thread that could not start under ulimit -u). */
+static void keep_cause(int rc, char *why, size_t cap)
+{
+	if (rc < 0 && !why[0])
+		snprintf(why, cap, "%s", t4_errmsg());
+}
+
 static void summary(struct recording *r, const struct t4_sched_status *st,
 		    const struct t4_log_stats *ls, double seconds)
 {
@@ -890,6 +900,7 @@ static int run(struct recording *r)
 	struct t4_log_stats ls;
 	bool show_progress = progress_wanted(r);
 	uint64_t t0 = 0, t_end = 0; /* baseline and final trigger, about */
+	char why[512] = ""; /* a failure's message, said at the end */
 	int rc, lrc;
 
 	if (r->o.top && cli_hold_start(&r->hold) < 0)
@@ -918,6 +929,7 @@ static int run(struct recording *r)
 		else
 			wait_until_done(r, &w);
 	}
+	keep_cause(rc, why, sizeof(why));
 	if (t4_sched_stop(r->sched) < 0) /* the log holds what came; say what did not */
 		t4_warn("%s", t4_errmsg());
 	cli_drm_stop(&r->o.drm);
@@ -930,7 +942,10 @@ static int run(struct recording *r)
 		cli_record_progress(r->sched, r->log, r->start_ref_ns, true);
 close_log:
 	cli_hold_release(&r->hold); /* the view is over, or never began */
+	keep_cause(rc, why, sizeof(why));
 	lrc = finish_log(r, &st, &ls);
+	if (rc < 0) /* what the stop and the log's close said after it is its consequence */
+		t4_err(rc, "%s", why);
 	if (r->ran && !r->not_started && !r->o.quiet) {
 		summary(r, &st, &ls, t_end > t0 ? (double)(t_end - t0) / 1e9 : 0.0);
 		cli_drm_summary(&r->o.drm);

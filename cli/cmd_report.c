@@ -155,9 +155,14 @@ static int report_run(struct cli_logs *logs, const char *output)
 	}
 	if (!cli_outfile_stdout(&of)) {
 		char safe[4 * 4096], url[3 * PATH_MAX + 8]; /* the name as typed: one line */
-		fprintf(stderr, "t410trace report: wrote %s (open it in a browser: %s)\n",
+		const char *full = realpath(of.dest, where) ? where : output;
+		/* no absolute name (a directory deeper than PATH_MAX): no link,
+		 * where "file://x.html" named a host x.html */
+		fprintf(stderr, "t410trace report: wrote %s%s%s%s\n",
 			t4_text(output, T4_TEXT_CONTROL, safe, sizeof(safe)),
-			file_url(realpath(of.dest, where) ? where : output, url, sizeof(url)));
+			full[0] == '/' ? " (open it in a browser: " : "",
+			full[0] == '/' ? file_url(full, url, sizeof(url)) : "",
+			full[0] == '/' ? ")" : "");
 	}
 	return 0;
 }

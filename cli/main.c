@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 	char hint[64];
 
 	hold_closed_std_fds();
+	cli_inherited_fds_start();
 	cli_signals_start();
 	if (argc < 2) {
 		usage(stderr);

@@ -665,6 +665,34 @@ Test(record_trigger, falls_back_without_privilege, .timeout = 60)
 	cleanup(&r);
 }
 
+/* A thread that cannot start (a small ulimit -u, as an unprivileged
+ * user: nobody, with RLIMIT_NPROC 1 (the log's writer) or 2 (a monitor))
+ * fails record with that one line and exit 1; the log closed after it,
+ * whose writes could not start either, said "Operation canceled: the log
+ * stopped before its first chunk" in its place, naming nothing missing. */
+Test(record, a_thread_that_cannot_start_is_said, .timeout = 60)
+{
+	struct run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (it records as nobody under RLIMIT_NPROC 1)");
+	tmpdir(&r);
+	sh_in_dir(&r, "command -v setpriv && command -v prlimit && chmod 0777 \"$D\" && "
+		      "setpriv --reuid=65534 --regid=65534 --clear-groups \"$B\" --version");
+	if (r.status != 0)
+		cr_skip_test("no setpriv or prlimit, or nobody cannot run the binary: %s", r.out);
+	/* (LeakSanitizer's own thread cannot start there either) */
+	sh_in_dir(&r, "export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0; "
+		      "for n in 1 2; do prlimit --nproc=$n setpriv --reuid=65534 --regid=65534 "
+		      "--clear-groups \"$B\" record --sim -d 1s -o x.t4t 2>err >/dev/null; "
+		      "echo rc=$?; grep -v '^t410trace: \\(warning\\|notice\\): ' err; done");
+	cr_assert_eq(count_lines(r.out), 4, "not one line each: %s", r.out);
+	cr_assert(!strncmp(r.out, "rc=1\nt410trace: x.t4t: cannot start the writer thread: ", 55) ||
+		  !strncmp(r.out, "rc=1\nt410trace: cannot start ", 29), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "\nrc=1\nt410trace: cannot start "), "%s", r.out);
+	cleanup(&r);
+}
+
 /* T410TRACE_BPF_DEBUG=1, as the man page and bpf/README.md say, shows
  * libbpf's messages and the verifier's statistics of the trigger's
  * program; without it, or set to 0, a quiet recording on the BPF path
@@ -883,6 +911,27 @@ Test(record, the_first_read_failure_is_said_in_one_line, .timeout = 60)
 		 "trigger 0: %s (its counts are in the domain's next sample)\n", strerror(EIO));
 	cr_assert(strstr(r.out, want), "%s", r.out);
 	cr_assert_null(strchr(r.out, '\033'), "%s", r.out);
+	cleanup(&r);
+}
+
+/* record's COMMAND gets the descriptors record was given, as if record
+ * were not there (3>file, a make jobserver's pipe): the keeper closed
+ * every one above 2, and the command's `echo >&3` failed with "Bad file
+ * descriptor". Its descriptors are exactly those it has without record:
+ * none of record's own (the log, the keeper's pipes) either. */
+Test(record, the_command_gets_the_descriptors_record_was_given, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "L='echo three >&3; echo seven >&7; ls /proc/self/fd | tr \"\\n\" \" \"'; "
+		      "sh -c \"$L\" 3>a3 7>a7; echo; \"$B\" record -q --sim --backend pwrite -d 10s "
+		      "-o x.t4t -- sh -c \"$L\" 3>b3 7>b7; rc=$?; echo; echo rc=$rc; cat a3 a7 b3 b7");
+	const char *l2 = strchr(r.out, '\n');
+	cr_assert_not_null(l2, "%s", r.out);
+	l2++;
+	cr_assert(!strncmp(r.out, l2, (size_t)(l2 - r.out)), "not the same descriptors: %s", r.out);
+	cr_assert(strstr(l2, "\nrc=0\nthree\nseven\nthree\nseven\n"), "%s", r.out);
 	cleanup(&r);
 }
 

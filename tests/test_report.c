@@ -325,6 +325,28 @@ Test(report, the_output_files_rules, .timeout = 120)
 	rp_fini(&c);
 }
 
+/* In a directory deeper than PATH_MAX (no absolute name to be had) the
+ * report is written and said without a link: "file://a.html" named a
+ * host a.html, not the file. */
+Test(report, no_link_where_the_directory_has_no_absolute_name, .timeout = 120)
+{
+	struct rp c;
+
+	rp_init(&c);
+	cr_assert_eq(rp_sh(&c, "python3 '%s' a.t4t", c.writer), 0, "%s", c.out);
+	cr_assert_eq(rp_sh(&c, "python3 -c 'import os, shutil, subprocess, sys\n"
+			       "d, n = os.getcwd(), \"0\" * 200\n"
+			       "for i in range(25): os.mkdir(n); os.chdir(n)\n"
+			       "shutil.copy(d + \"/a.t4t\", \"a.t4t\")\n"
+			       "rc = subprocess.call([sys.argv[1], \"report\", \"a.t4t\"])\n"
+			       "rc = rc or not os.path.getsize(\"a.html\")\n"
+			       "os.chdir(d); shutil.rmtree(n); sys.exit(rc)' '%s' 2>&1", c.bin),
+		     0, "%s", c.out);
+	cr_assert(strstr(c.out, "t410trace report: wrote a.html\n"), "%s", c.out);
+	cr_assert_null(strstr(c.out, "file:"), "%s", c.out);
+	rp_fini(&c);
+}
+
 /* The link the report prints opens the file it wrote, whatever its name:
  * spaces, '#' (a fragment), '%' (an escape), '?' and bytes that are not
  * ASCII are percent-encoded, the rest kept. */
