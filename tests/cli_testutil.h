@@ -315,6 +315,13 @@ static inline void sh_in_dir(struct run *r, const char *line)
 	"for i in $(seq 600); do \"$B\" ctl --control c.sock status 2>/dev/null | "       \
 	"grep -q 'triggers=[1-9]' && break; sleep 0.05; done; kill $s; wait $rec; echo rc=$?; "
 
+/* The start of a shell line whose recorder the test stops itself (a
+ * `--virtual -d 100000h`, which writes as fast as it can): each process's
+ * files are capped at 1 GiB and its CPU at 300 s, so a recorder the test
+ * never stopped (the test timed out, its shell orphaned) cannot run on.
+ * One filled a 57 GB disk under qemu. */
+#define CLI_BOUND_RUNAWAY "ulimit -f 1048576; ulimit -t 300; "
+
 static inline void tmpdir(struct run *r)
 {
 	t4t_tmpdir(r->dir, sizeof(r->dir), "t4rec");

@@ -468,13 +468,15 @@ Test(record, progress_line_on_a_pipe_live_and_virtual, .timeout = 120)
 /* Ctrl-C stops a virtual recording as it stops a live one: the next
  * trigger is the final one and the log is published. It used to be
  * ignored: `--virtual -d 100000h` ran on, writing GBs, until SIGKILL.
- * The signal goes once the log has bytes (the handler is set before the
- * log is opened); every wait is bounded, and a recorder still running
- * after 30 s is killed and said. */
+ * The signal goes once the log has bytes, private or named (waiting for the
+ * private one only, the test wrote for 30 s: 500 MB); the handler is set
+ * before the log is opened; every wait is bounded, and a recorder still
+ * running after 30 s is killed and said. */
 static void interrupt_virtual(struct run *r, const char *opts)
 {
-	sh(r, "cd '%s' && { '%s' record %s --sim=3 --virtual -d 100000h --period 100ms -o v.t4t "
-	      "2> err & pid=$!; i=0; until [ -s \"$(ls -d v.t4t.partial-*/log 2>/dev/null)\" ] || "
+	sh(r, CLI_BOUND_RUNAWAY "cd '%s' && { '%s' record %s --sim=3 --virtual -d 100000h --period 100ms -o v.t4t "
+	      "2> err & pid=$!; i=0; until [ -s v.t4t ] || "
+	      "[ -s \"$(ls -d v.t4t.partial-*/log 2>/dev/null)\" ] || "
 	      "[ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; kill -INT $pid; i=0; "
 	      "while kill -0 $pid 2>/dev/null && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done; "
 	      "if kill -0 $pid 2>/dev/null; then kill -KILL $pid; echo STILL-RUNNING; fi; "

@@ -224,14 +224,16 @@ Test(safety, standard_output_that_takes_nothing_records_nothing, .timeout = 60)
  * and said. A virtual recording of 100000 h is stopped (SIGSTOP) while its
  * private directory exists and FILE does not (tried again where its first
  * chunk was quicker), FILE is made, and once record has said it cannot
- * name its log, Ctrl-C ends it (every wait bounded). It exited 2, a usage
+ * name its log, Ctrl-C ends it (every wait bounded, the recorder capped by
+ * CLI_BOUND_RUNAWAY and killed when the shell exits). It exited 2, a usage
  * error's status. */
 Test(safety, a_stranded_log_exits_1, .timeout = 180)
 {
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "for try in $(seq 20); do "
+	sh_in_dir(&r, CLI_BOUND_RUNAWAY "trap 'kill -CONT $pid 2>/dev/null; kill -9 $pid 2>/dev/null' EXIT; "
+		  "for try in $(seq 20); do "
 		  "  \"$B\" record --sim=3 --virtual --backend pwrite -d 100000h --period 100ms "
 		  "  -o v.t4t 2> err & pid=$!; "
 		  "  while kill -0 $pid 2>/dev/null && ! ls -d v.t4t.partial-$pid-* >/dev/null 2>&1; "
@@ -239,7 +241,9 @@ Test(safety, a_stranded_log_exits_1, .timeout = 180)
 		  "  if ls -d v.t4t.partial-$pid-* >/dev/null 2>&1 && [ ! -e v.t4t ]; then "
 		  "    : > v.t4t; kill -CONT $pid; i=0; "
 		  "    until grep -q 'cannot name' err || [ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; "
-		  "    kill -INT $pid; wait $pid; echo rc=$?; break; fi; "
+		  "    kill -INT $pid; i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 1500 ]; do "
+		  "    sleep 0.02; i=$((i+1)); done; kill -9 $pid 2>/dev/null; wait $pid; echo rc=$?; "
+		  "    break; fi; "
 		  "  kill -CONT $pid; kill -9 $pid; wait $pid; rm -rf v.t4t* err; "
 		  "done; cat err; ls; \"$B\" info v.t4t.partial-$pid > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "rc=1\n"), "%s", r.out);
@@ -947,7 +951,8 @@ Test(safety, a_killed_virtual_recording_leaves_a_named_log, .timeout = 120)
 	struct run r;
 
 	tmpdir(&r);
-	sh_in_dir(&r, "printf old > k.t4t; \"$B\" record -q --sim=3 --virtual --backend pwrite "
+	sh_in_dir(&r, CLI_BOUND_RUNAWAY "printf old > k.t4t; "
+		  "\"$B\" record -q --sim=3 --virtual --backend pwrite "
 		  "--period 100ms -d 100000h -o k.t4t & rec=$!; i=0; "
 		  "while kill -0 $rec 2>/dev/null && { [ ! -e k.t4t.old ] || "
 		  "ls -d k.t4t.partial-* > /dev/null 2>&1; } && [ $i -lt 1000 ]; do "
