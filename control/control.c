@@ -36,6 +36,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -74,6 +76,7 @@ struct t4_control {
 	dev_t dev; /* of the socket file we created, to unlink only ours */
 	ino_t ino;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char tmp[PATH_MAX]; /* its private name until published ("": none) */
 	struct t4_control_ops ops;
 	void *ud;
 	_Atomic unsigned idle_ms;
@@ -259,20 +262,38 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
 
 /* ---- socket file -------------------------------------------------------- */
 
-/* Make way for a new socket at path: nothing there, or a stale socket
- * (nobody listening: ECONNREFUSED) that we remove. Anything else is
- * refused: a socket we may not connect to (another user's recorder, mode
- * 0600) may well be listening, and removing it (a directory we may write
- * to) would take its name from a live recorder; a full backlog (EAGAIN)
- * is a listener too. */
-static int clear_stale(const char *path, const struct sockaddr_un *sa)
+/* The socket appears at its path only once it listens: it is bound and
+ * listening under a private name next to the path first, then given the
+ * path with link(2), which never replaces anything. (Bound straight at the
+ * path, the file was there before it listened: a second recorder that
+ * connected in that gap was refused as by a stale socket, removed it and
+ * listened in its place, while the first listened on a file nobody could
+ * reach; both believed they held the path.) So a socket at the path that
+ * refuses a connection is stale (a recorder killed before its cleanup),
+ * and it is replaced in one step: renameat2(RENAME_EXCHANGE) puts ours at
+ * the path and hands back what was there, removed when it is the stale
+ * file that was probed, given back when another recorder took the path
+ * since the probe. */
+#define TMP_TRIES 100    /* private names tried (one left by a dead process) */
+#define PUBLISH_TRIES 16 /* the path replaced again and again meanwhile */
+
+static bool same_file(const struct stat *a, const struct stat *b)
 {
-	struct stat st;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* What is at path: 0 nothing, 1 a stale socket (*st: which file; nobody
+ * listening: ECONNREFUSED), else refused: a socket we may not connect to
+ * (another user's recorder, mode 0600) may well be listening, and removing
+ * it (a directory we may write to) would take its name from a live
+ * recorder; a full backlog (EAGAIN) is a listener too. */
+static int probe_stale(const char *path, const struct sockaddr_un *sa, struct stat *st)
+{
 	int fd, rc;
 
-	if (lstat(path, &st) < 0)
+	if (lstat(path, st) < 0)
 		return errno == ENOENT ? 0 : t4_err(errno, "%s: %s", path, strerror(errno));
-	if (!S_ISSOCK(st.st_mode))
+	if (!S_ISSOCK(st->st_mode))
 		return t4_err(EEXIST, "%s: exists and is not a socket; refusing to replace it", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -286,9 +307,102 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa)
 			      "user's recorder?); refusing to replace it", path);
 	if (rc != ECONNREFUSED && rc != ENOENT)
 		return t4_err(rc, "%s: connect: %s; refusing to replace it", path, strerror(rc));
-	if (unlink(path) < 0 && errno != ENOENT)
+	return rc == ECONNREFUSED;
+}
+
+/* Where the file system has no exchange: remove the stale file if it is
+ * still at the path. (A recorder that replaced it between this look and
+ * the unlink would lose its path: the one gap left there.) 1: look again. */
+static int unlink_stale(const char *path, const struct stat *stale)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && same_file(&st, stale) && unlink(path) < 0 && errno != ENOENT)
 		return t4_err(errno, "%s: cannot remove stale socket: %s", path, strerror(errno));
-	return 0;
+	return 1;
+}
+
+/* Put ours at the path in place of the stale file probed (stale): 0 done,
+ * 1 look again (the path changed since the probe), or a negative errno. */
+static int replace_stale(struct t4_control *c, const struct stat *stale)
+{
+	struct stat st;
+
+	if (renameat2(AT_FDCWD, c->tmp, AT_FDCWD, c->path, RENAME_EXCHANGE) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)
+			return unlink_stale(c->path, stale);
+		return t4_err(errno, "%s: cannot replace stale socket: %s", c->path, strerror(errno));
+	}
+	if (lstat(c->tmp, &st) == 0 && same_file(&st, stale)) {
+		unlink(c->tmp);
+		c->tmp[0] = '\0';
+		return 0;
+	}
+	/* Another recorder's since the probe: its path back, ours private. */
+	if (renameat2(AT_FDCWD, c->tmp, AT_FDCWD, c->path, RENAME_EXCHANGE) < 0)
+		return t4_err(errno, "%s: taken since it was found stale, and cannot be given back: "
+			      "%s", c->path, strerror(errno));
+	return 1;
+}
+
+/* Give the listening socket (at c->tmp) the path. */
+static int publish(struct t4_control *c, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int rc;
+
+	for (int i = 0; i < PUBLISH_TRIES; i++) {
+		if (link(c->tmp, c->path) == 0) {
+			unlink(c->tmp);
+			c->tmp[0] = '\0';
+			return 0;
+		}
+		if (errno != EEXIST)
+			return t4_err(errno, "%s: link: %s", c->path, strerror(errno));
+		if ((rc = probe_stale(c->path, sa, &st)) < 0)
+			return rc;
+		if (rc > 0 && (rc = replace_stale(c, &st)) <= 0)
+			return rc;
+	}
+	return t4_err(EBUSY, "%s: replaced again and again while this recorder started; "
+		      "refusing to replace it", c->path);
+}
+
+/* Bind c->lfd at a new private name (c->tmp) in the path's directory (a
+ * hard link stays on its file system): hidden, with our PID and a counter.
+ * A name too long for a socket address (a long directory, a short file
+ * name) is reached through the directory's fd in /proc/self/fd. */
+static int bind_tmp(struct t4_control *c)
+{
+	static _Atomic unsigned seq;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *slash = strrchr(c->path, '/');
+	int dlen = slash ? (int)(slash - c->path) + 1 : 0, dfd = -1, err = EADDRINUSE;
+	char dir[sizeof(c->path)];
+
+	snprintf(dir, sizeof(dir), "%.*s", dlen ? dlen : 1, dlen ? c->path : ".");
+	for (int i = 0; i < TMP_TRIES && err == EADDRINUSE; i++) {
+		snprintf(c->tmp, sizeof(c->tmp), "%.*s.t410trace-ctl-%ld-%u", dlen, c->path,
+			 (long)getpid(), atomic_fetch_add(&seq, 1));
+		if (strlen(c->tmp) < sizeof(sa.sun_path)) {
+			memcpy(sa.sun_path, c->tmp, strlen(c->tmp) + 1);
+		} else {
+			if (dfd < 0 && (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+				err = errno;
+				break;
+			}
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
+				 c->tmp + dlen);
+		}
+		err = bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	if (err)
+		c->tmp[0] = '\0';
+	return err ? t4_err(err, "%s: bind: %s", c->path, strerror(err)) : 0;
 }
 
 static int listen_at(struct t4_control *c)
@@ -301,26 +415,32 @@ static int listen_at(struct t4_control *c)
 		return t4_err(ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
 			      c->path, sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, c->path, strlen(c->path) + 1);
-	err = clear_stale(c->path, &sa);
-	if (err < 0)
-		return err;
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (c->lfd < 0)
 		return t4_err(errno, "socket: %s", strerror(errno));
 	/* Linux creates the file with the socket inode's mode & ~umask. */
 	if (fchmod(c->lfd, 0600) < 0)
 		return t4_err(errno, "%s: fchmod: %s", c->path, strerror(errno));
-	if (bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return t4_err(errno, "%s: bind: %s", c->path, strerror(errno));
-	if (lstat(c->path, &st) < 0)
-		return t4_err(errno, "%s: %s", c->path, strerror(errno));
+	if ((err = bind_tmp(c)) < 0)
+		return err;
+	if (lstat(c->tmp, &st) < 0)
+		return t4_err(errno, "%s: %s", c->tmp, strerror(errno));
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
-	if ((st.st_mode & 0077) && chmod(c->path, 0600) < 0) /* not Linux */
+	if ((st.st_mode & 0077) && chmod(c->tmp, 0600) < 0) /* not Linux */
 		return t4_err(errno, "%s: chmod: %s", c->path, strerror(errno));
 	if (listen(c->lfd, SOMAXCONN) < 0)
 		return t4_err(errno, "%s: listen: %s", c->path, strerror(errno));
-	return 0;
+	return publish(c, &sa);
+}
+
+/* Remove path if it is still the socket file we bound (not a successor's). */
+static void unlink_ours(const struct t4_control *c, const char *path)
+{
+	struct stat st;
+
+	if (c->ino && !lstat(path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(path);
 }
 
 /* ---- serving ------------------------------------------------------------ */
@@ -651,8 +771,6 @@ fail:
 
 void t4_control_close(struct t4_control *c)
 {
-	struct stat st;
-
 	if (!c)
 		return;
 	if (c->started) {
@@ -667,11 +785,12 @@ void t4_control_close(struct t4_control *c)
 	free(c->clients);
 	free(c->pfd);
 	if (c->lfd >= 0) {
+		/* Removed while it still listens: a socket at the path that
+		 * refuses connections is stale, whoever looks. */
+		unlink_ours(c, c->path);
+		if (c->tmp[0])
+			unlink_ours(c, c->tmp);
 		close(c->lfd);
-		/* Unlink only the file we created, not a successor's socket. */
-		if (c->ino && !lstat(c->path, &st) && st.st_dev == c->dev &&
-		    st.st_ino == c->ino)
-			unlink(c->path);
 	}
 	if (c->wakefd >= 0)
 		close(c->wakefd);

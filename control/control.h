@@ -148,7 +148,9 @@ struct t4_control_ops {
 struct t4_control;
 
 /* Listen on a Unix socket at path (mode 0600, replaced if stale), served by
- * a thread of its own. Peers other than root and the recording user are
+ * a thread of its own. The file appears at path only once it listens
+ * (bound under a private name next to it, then linked), so that a socket
+ * there that refuses connections is always stale. Peers other than root and the recording user are
  * refused (SO_PEERCRED). Each line is answered "ok ..." or "error: ...".
  * Any number of clients (as many as the process may open fds; the one
  * idle longest is closed when none is left), each closed after

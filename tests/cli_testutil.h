@@ -15,7 +15,8 @@
  * (under $TMPDIR: tmpdir_testutil.h); cli_repo_file() finds a file of the
  * repository (tools/t4write.py) from here or from T4_BIN; json_num() picks
  * a number out of `info --json`; cli_build_shim() builds the perf_event_open
- * shim (tests/apps/perf_open_log.c) for a test to preload.
+ * shim (tests/apps/perf_open_log.c) for a test to preload, cli_build_preload()
+ * another shim of tests/apps.
  */
 #ifndef T4_CLI_TESTUTIL_H
 #define T4_CLI_TESTUTIL_H
@@ -332,17 +333,24 @@ static inline void cleanup(struct run *r)
 	cr_assert_eq(t4_rmtree(r->dir), 0, "%s", t4_errmsg());
 }
 
-/* The LD_PRELOAD shim tests/apps/perf_open_log.c built into
- * r->dir/shim.so (r->dir from t4t_exec_tmpdir: the shim is mapped
- * executable); skips without a compiler for the target. */
-static inline void cli_build_shim(struct run *r)
+/* The LD_PRELOAD shim tests/apps/<name>.c built into r->dir/<name>.so
+ * (r->dir from t4t_exec_tmpdir: the shim is mapped executable); skips
+ * without a compiler for the target. */
+static inline void cli_build_preload(struct run *r, const char *name, const char *so)
 {
-	char src[PATH_MAX];
+	char rel[PATH_MAX], src[PATH_MAX];
 
 	t4t_need_cmd(t4t_cc());
-	cr_assert_not_null(cli_repo_file("tests/apps/perf_open_log.c", src));
-	sh(r, "%s -shared -fPIC -Wall -Werror -o '%s/shim.so' '%s' -ldl", t4t_cc(), r->dir, src);
+	snprintf(rel, sizeof(rel), "tests/apps/%s.c", name);
+	cr_assert_not_null(cli_repo_file(rel, src));
+	sh(r, "%s -shared -fPIC -Wall -Werror -o '%s/%s' '%s' -ldl", t4t_cc(), r->dir, so, src);
 	cr_assert_eq(r->status, 0, "%s", r->out);
+}
+
+/* The perf_event_open shim (tests/apps/perf_open_log.c) as r->dir/shim.so. */
+static inline void cli_build_shim(struct run *r)
+{
+	cli_build_preload(r, "perf_open_log", "shim.so");
 }
 
 /* The number after "key": in a JSON text. */

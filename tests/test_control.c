@@ -309,6 +309,40 @@ Test(control, non_socket_path_refused)
 	fake_close(&f);
 }
 
+/* A path that fits a socket address with its short name, in a directory
+ * too long for the private name the socket listens under before it gets
+ * the path: that name is bound through /proc/self/fd, and the path
+ * answers as any other (nothing left beside it after the close). */
+Test(control, a_short_name_in_a_long_directory)
+{
+	struct fake_rec f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct sockaddr_un sa;
+	char dir[PATH_MAX], path[PATH_MAX + 8], reply[64], ls[256], err[256];
+	struct stat st;
+	int n;
+
+	t4t_tmpdir(f.dir, sizeof(f.dir), "t4ctl");
+	n = (int)sizeof(sa.sun_path) - 1 - (int)strlen(f.dir) - 3; /* "/" dir "/c" */
+	if (n < 1) {
+		t4_rmtree(f.dir);
+		cr_skip_test("%s: too long for a socket path ($TMPDIR is long)", f.dir);
+	}
+	snprintf(dir, sizeof(dir), "%s/%0*d", f.dir, n, 0);
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/c", dir);
+	cr_assert_eq(strlen(path), sizeof(sa.sun_path) - 1);
+	cr_assert_eq(t4_control_open(&f.ctl, path, &fake_ops, &f), 0, "%s", t4_errmsg());
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert(S_ISSOCK(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+	cr_assert_eq(t4_control_send(path, "trigger", reply, sizeof(reply)), 0, "%s", t4_errmsg());
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	cr_assert_eq(run_shell(ls, err, sizeof(ls), "ls -A '%s'", dir), 0, "%s", err);
+	cr_assert_str_eq(ls, "");
+	fake_close(&f);
+}
+
 Test(control, no_recorder_message)
 {
 	char reply[64] = "junk", want[128];
@@ -988,4 +1022,79 @@ Test(control_cli, a_reply_without_end_is_cut_off, .timeout = 60)
 	cr_expect(strstr(err, " bytes, no end of line)") && !strchr(err, '\n'), "%s", err);
 	cr_assert_eq(waitpid(trickle, NULL, 0), trickle);
 	t4_rmtree(dir);
+}
+
+/* ---- two recorders starting at one path ----------------------------------- */
+
+/* A directory to run in, with the shim that holds a recorder at one
+ * moment of making its socket (tests/apps/ctl_gap.c) built as gap.so. */
+static void gap_setup(struct run *r)
+{
+	cli_bin();
+	t4t_exec_tmpdir(r->dir, sizeof(r->dir), "t4gap");
+	cli_build_preload(r, "ctl_gap", "gap.so");
+}
+
+/* The shell line's start: the FIFOs the shim and the recorders' commands
+ * meet at, and $GAP, what runs a recorder under the shim (held where
+ * $T4_GAP_AT says; killed after 60 s should the test itself go wrong,
+ * never the test's pace). */
+#define GAP_SH                                                                              \
+	"mkfifo at go done kgo && "                                                          \
+	"export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0; "       \
+	"GAP='timeout -s KILL 60 env LD_PRELOAD=./gap.so T4_GAP_DIR=.'; "
+
+/* The second recorder: it releases the held one once its own socket
+ * listens (its command runs only then), and runs until told (done). */
+#define GAP_SECOND(log)                                                                     \
+	"\"$B\" record -q --sim --period 10ms -c c.sock -o " log                            \
+	" -- sh -c ': > go; read v < done' & second=$!; "
+
+/* The end: the held recorder's exit and words, who answers at the path,
+ * the second's exit, and any private name left behind. */
+#define GAP_END(held)                                                                       \
+	"wait $" held "; echo " held "=$?; cat " held ".err; "                            \
+	"\"$B\" ctl -c c.sock status | cut -d' ' -f1; "                                      \
+	"echo > done; wait $second; echo second=$?; ls -A | grep -c t410trace-ctl"
+
+/* A recorder held between its socket's bind and its listen: the socket
+ * file used to be at the path already, refusing connections, so a second
+ * recorder took it for a stale one, removed it and listened in its place,
+ * while the first went on unreachable and believed it held the path as
+ * well (exit 0, nothing said). Now the path appears only once it listens:
+ * the second takes the free path, the first says so and stops (exit 2). */
+Test(control_cli, a_recorder_between_bind_and_listen_keeps_its_path_or_says, .timeout = 120)
+{
+	struct run r;
+
+	gap_setup(&r);
+	sh_in_dir(&r, GAP_SH "T4_GAP_AT=listen $GAP \"$B\" record -q --sim --period 10ms -c c.sock "
+		      "-o a.t4t -- true 2> first.err & first=$!; read v < at; "
+		      GAP_SECOND("b.t4t") GAP_END("first"));
+	cr_assert_str_eq(r.out, "first=2\nt410trace: c.sock: another recorder is listening there\n"
+				"ok\nsecond=0\n0\n");
+	cleanup(&r);
+}
+
+/* A socket left by a recorder killed with SIGKILL is stale: the next
+ * recorder takes its path. Two that found it stale at once: the one held
+ * after its probe (connect refused) used to remove the path the other had
+ * taken meanwhile and listen there, leaving that one unreachable; now it
+ * replaces only the stale file it probed, gives the other its path back
+ * and stops (exit 2). */
+Test(control_cli, a_stale_socket_goes_to_one_recorder_of_two, .timeout = 120)
+{
+	struct run r;
+
+	gap_setup(&r);
+	sh_in_dir(&r, GAP_SH "exec 3<>kgo; \"$B\" record -q --sim --period 10ms -c c.sock -o k.t4t "
+		      "-- sh -c 'echo > at; exec cat kgo' 3>&- & k=$!; read v < at; kill -KILL $k; "
+		      "{ wait $k; } 2>/dev/null; echo killed=$?; exec 3>&-; \"$B\" ctl -c c.sock status; "
+		      "T4_GAP_AT=refused $GAP \"$B\" record -q --sim --period 10ms -c c.sock "
+		      "-o x.t4t -- true 2> held.err & held=$!; read v < at; "
+		      GAP_SECOND("y.t4t") GAP_END("held"));
+	cr_assert_str_eq(r.out, "killed=137\nt410trace ctl: no recorder listening at c.sock\n"
+				"held=2\nt410trace: c.sock: another recorder is listening there\n"
+				"ok\nsecond=0\n0\n");
+	cleanup(&r);
 }
