@@ -86,6 +86,10 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
  * event terms and perf's options), the whole string;
  * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
+/* The same in plain decimal only, as launchers and users write a count in
+ * the environment ("0x10" is refused, not 16); -EINVAL (message set) for
+ * anything but digits. */
+int t4_parse_decimal(const char *s, uint64_t *out);
 /* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
  * a bare number is refused (ambiguous), e.g. "1ms", "100us", "2.5s",
  * "10m", "1h". Result in ns, > 0. T4_DURATION_UNITS lists the units for
