@@ -153,6 +153,12 @@ bool t4_sticky_foreign(const char *path);
  * names of that shape that dead processes of this user left next to base
  * (killed while writing) are removed (t4_privfile_reclaim). */
 int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
+/* After a creation in dir failed ENOENT: -ENOENT with a message naming
+ * name ("NAME: cannot create a file in the current directory: it was
+ * deleted") when dir is a directory that was deleted (the current one,
+ * rmdir'd under the process: creating in it fails ENOENT, which said "No
+ * such file or directory" of a directory still there); else 0. */
+int t4_dir_deleted(const char *name, const char *dir);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
 /* rm -rf (temporary trees, fixtures); the first failure, with a message. */
