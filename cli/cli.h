@@ -77,9 +77,13 @@ struct cli_hold {
 	bool winch_set;         /* SIGWINCH is ours; old_winch to put back */
 	struct sigaction old_winch;
 };
-/* Open the controlling terminal; -ENOTTY (with a message) when record has
- * none. */
-int cli_hold_open_tty(struct cli_hold *h);
+/* The most bytes held: $T410TRACE_HOLD_MAX (a count of bytes in plain
+ * decimal, as the launchers' variables: to see the limit at work without
+ * 256 MiB of output), else 256 MiB; -EINVAL, said, for any other value. */
+int cli_hold_limit(uint64_t *max);
+/* Open the controlling terminal, to hold at most max bytes; -ENOTTY (with
+ * a message) when record has none. */
+int cli_hold_open_tty(struct cli_hold *h, uint64_t max);
 /* Before the command forks: where stdout or stderr is that terminal, a pty
  * takes its place and what comes through it is held. */
 int cli_hold_start(struct cli_hold *h);

@@ -1075,6 +1075,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct recording r;
 	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t hold_max;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -1082,9 +1083,11 @@ int cmd_record(int argc, char **argv)
 	rc = cli_record_parse(argc, argv, &r.o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
+	if (r.o.top && (rc = cli_hold_limit(&hold_max)) < 0)
+		return t4_report(rc); /* before job_setup() makes a directory */
 	if ((rc = job_setup(&r)) >= 0)
 		return rc;
-	if (r.o.top && cli_hold_open_tty(&r.hold) < 0)
+	if (r.o.top && cli_hold_open_tty(&r.hold, hold_max) < 0)
 		return cli_usage_error("record", "%s", t4_errmsg());
 	join_cmdline(argc, argv, r.cmdline, sizeof(r.cmdline));
 	cli_child_init(&r.child, r.o.command, !strcmp(r.o.output, "-"));

@@ -52,20 +52,14 @@ static void on_winch(int sig)
 	resized = 1;
 }
 
-/* The most bytes held: $T410TRACE_HOLD_MAX (a count of bytes, to see the
- * limit at work without 256 MiB of output), else HOLD_MAX. */
-static uint64_t hold_max(void)
+int cli_hold_limit(uint64_t *max)
 {
 	const char *v = getenv("T410TRACE_HOLD_MAX");
-	uint64_t n;
 
-	if (!v)
-		return HOLD_MAX;
-	if (t4_parse_u64(v, &n) == 0)
-		return n;
-	t4_warn("T410TRACE_HOLD_MAX='%.40s' is no count of bytes: %llu MiB are held", v,
-		HOLD_MAX >> 20);
-	return HOLD_MAX;
+	*max = HOLD_MAX;
+	if (v && t4_parse_decimal(v, max) < 0)
+		return t4_err(EINVAL, "T410TRACE_HOLD_MAX=%s: not a count of bytes", v);
+	return 0;
 }
 
 /* Whether fd is the terminal tty is (TIOCGDEV: the device behind any
@@ -81,7 +75,7 @@ static bool is_view_tty(int fd, int tty)
 	return a == b;
 }
 
-int cli_hold_open_tty(struct cli_hold *h)
+int cli_hold_open_tty(struct cli_hold *h, uint64_t max)
 {
 	memset(h, 0, sizeof(*h));
 	h->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -91,7 +85,7 @@ int cli_hold_open_tty(struct cli_hold *h)
 			      "CSV lines to a pipe", strerror(errno));
 	h->master = h->spool = h->out = h->wake[0] = h->wake[1] = -1;
 	h->saved[0] = h->saved[1] = -1;
-	h->max = hold_max();
+	h->max = max;
 	pthread_mutex_init(&h->lock, NULL);
 	h->on = true;
 	return 0;

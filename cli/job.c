@@ -47,7 +47,7 @@ static const char *env_first(const char *const *names, const char **which)
 /* A count or rank from the first variable of names that is set: *out (or
  * -1 when none is); -EINVAL, said, for a value that is not a number. The
  * launchers write plain decimal: "0x10" is no rank 16 (t4_parse_u64 takes
- * hex for event terms), so anything but digits is refused as garbage is. */
+ * hex for event terms), so it is refused as garbage is. */
 static int env_num(const char *const *names, int32_t *out)
 {
 	const char *which = NULL, *v = env_first(names, &which);
@@ -56,7 +56,7 @@ static int env_num(const char *const *names, int32_t *out)
 	*out = -1;
 	if (!v)
 		return 0;
-	if (strspn(v, "0123456789") != strlen(v) || t4_parse_u64(v, &n) < 0 || n > INT32_MAX)
+	if (t4_parse_decimal(v, &n) < 0 || n > INT32_MAX)
 		return t4_err(EINVAL, "%s=%s: not a task number or count", which, v);
 	*out = (int32_t)n;
 	return 0;

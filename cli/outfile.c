@@ -256,6 +256,18 @@ int cli_outfile_check(struct cli_outfile *o, const char *input, const char *outp
 	return 0;
 }
 
+/* The temporary file could not be made next to OUT: why, of OUT (a
+ * deleted current directory said "No such file or directory"). */
+static int create_failed(const struct cli_outfile *o, int err)
+{
+	char d[sizeof(o->dest_buf)];
+
+	snprintf(d, sizeof(d), "%s", o->dest);
+	if (err == ENOENT && t4_dir_deleted(o->output, dirname(d)) < 0)
+		return -ENOENT;
+	return t4_err(err, "%s: %s", o->output, strerror(err));
+}
+
 int cli_outfile_open(struct cli_outfile *o)
 {
 	struct stat sb;
@@ -270,7 +282,7 @@ int cli_outfile_open(struct cli_outfile *o)
 		return open_in_place(o);
 	if ((fd = t4_create_unique(o->tmp, sizeof(o->tmp), o->dest, 0666)) < 0) {
 		o->tmp[0] = '\0';
-		return t4_err(-fd, "%s: %s", o->output, strerror(-fd));
+		return create_failed(o, -fd);
 	}
 	pending_watch(o->tmp);
 	/* a file it replaces keeps its permissions: a 0600 file stays 0600 */

@@ -64,6 +64,8 @@ static int private_dir_failed(const struct cli_output *o, const char *dir, const
 		return t4_err(err, "%s: name too long for the log's temporary name next to it "
 			      "(FILE.partial-PID-XXXXXX, until the recording runs; %ld bytes at "
 			      "most): shorten it by %zu bytes", o->path, max, strlen(tmp) - (size_t)max);
+	if (err == ENOENT && t4_dir_deleted(o->path, dir) < 0) /* the current one, rmdir'd */
+		return -ENOENT;
 	if (err == ENOENT) /* there, yet ENOENT: a virtual file system (/proc) */
 		return t4_err(err, "%s: cannot create a file in %s: it takes no new files",
 			      o->path, dir);

@@ -28,7 +28,8 @@
  * refusal over the socket does, and the page counts it for the log. A call
  * that finds the recording stopped asks for the route again (forget_route),
  * as the socket route reconnects: a recorder started since at the same
- * path takes it, its page replacing the old one. Nothing is sent on the
+ * path takes it, its page replacing the old one, which is unmapped once
+ * no call of this process can be on it (on_page). Nothing is sent on the
  * socket as well, so nothing arrives twice. A name the recorder would
  * refuse still goes over the socket, to get the recorder's own refusal.
  * The probe is called through a volatile pointer, so no compiler can
@@ -102,6 +103,7 @@ _Static_assert(sizeof(T410TRACE_CONTROL_ENV) == sizeof(T4_CONTROL_ENV),
 
 enum { CTX_UNKNOWN, CTX_OFF, CTX_ON };
 enum { ROUTE_UNKNOWN, ROUTE_SOCKET, ROUTE_PROBE };
+#define RETIRED_MAX 8 /* replaced pages kept while a call may be on them */
 
 struct t410_ctx {
 	pthread_once_t once;
@@ -114,6 +116,9 @@ struct t410_ctx {
 	atomic_int route;      /* ROUTE_*: how this process reaches the recorder */
 	_Atomic pid_t route_pid; /* ... asked by this process */
 	struct t4_probe_page *_Atomic page; /* the recorder's credits (PROBE) */
+	atomic_int on_page;    /* calls between reading page and their last use of it */
+	struct t4_probe_page *retired[RETIRED_MAX]; /* replaced, still mapped (lock) */
+	int n_retired;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 };
 
@@ -144,6 +149,7 @@ static void fork_child(void)
 {
 	drop_connection();
 	atomic_store(&ctx.route, ROUTE_UNKNOWN);
+	atomic_store(&ctx.on_page, 0); /* the calls of the parent's other threads are not ours */
 	pthread_mutex_unlock(&ctx.lock);
 }
 
@@ -355,11 +361,27 @@ static bool probe_callable(void)
 	return !probe_is_call(&target) || executable_at(target);
 }
 
+/* With ctx.lock held, just after ctx.page was replaced: old (a stopped
+ * recording's page) and those replaced before it are unmapped unless a
+ * call of another thread may still be on one: each counts itself in
+ * on_page before it reads ctx.page (both seq_cst), so with on_page 0 here
+ * any call that starts later reads the new page. Otherwise they wait for
+ * the next replacement; past RETIRED_MAX such pages one stays mapped (a
+ * page per recording, as before: never one unmapped under a call). */
+static void retire_page_locked(struct t4_probe_page *old)
+{
+	if (old && ctx.n_retired < RETIRED_MAX)
+		ctx.retired[ctx.n_retired++] = old;
+	if (atomic_load(&ctx.on_page) != 0)
+		return;
+	while (ctx.n_retired > 0)
+		t4_probe_page_unmap(ctx.retired[--ctx.n_retired]);
+}
+
 /* With ctx.lock held: the probe page handed over as fd (mapped once per
  * recording: every hello of one recorder hands over the same one). A
- * stopped recording's page is replaced by the next recorder's, and stays
- * mapped (another thread may still be in a call on it: one page per
- * recording the process outlives); a page that is itself closed (the
+ * stopped recording's page is replaced by the next recorder's (and
+ * unmapped: retire_page_locked); a page that is itself closed (the
  * recorder is ending) is no route. */
 static bool take_page_locked(int fd)
 {
@@ -368,10 +390,13 @@ static bool take_page_locked(int fd)
 	if (fd < 0)
 		return false;
 	if ((!p || atomic_load(&p->closed)) && (q = t4_probe_page_map(fd))) {
-		if (atomic_load(&q->closed))
+		if (atomic_load(&q->closed)) {
 			t4_probe_page_unmap(q);
-		else
-			atomic_store(&ctx.page, p = q);
+		} else {
+			atomic_store(&ctx.page, q);
+			retire_page_locked(p);
+			p = q;
+		}
 	}
 	close(fd);
 	return p && !atomic_load(&p->closed);
@@ -463,18 +488,37 @@ static int forget_route(const struct t4_probe_page *stopped)
 	return route();
 }
 
+/* One call through the page in ctx.page, counted in on_page from before
+ * it reads the page until its last use of it (retire_page_locked unmaps
+ * no page a call may be on). With if_open, a stopped recording's page is
+ * not called: -ESHUTDOWN, *used the page (to compare, never to read). */
+static int call_on_page(int op, const char *name, bool if_open, struct t4_probe_page **used)
+{
+	struct t4_probe_page *page;
+	int rc = -ESHUTDOWN;
+
+	atomic_fetch_add(&ctx.on_page, 1);
+	page = atomic_load(&ctx.page);
+	if (!if_open || !atomic_load(&page->closed))
+		rc = probe_call(page, op, name);
+	atomic_fetch_sub(&ctx.on_page, 1);
+	*used = page;
+	return rc;
+}
+
 /* A call while the route is the probe's: through the probe, or, when its
  * recording has stopped, through the route asked again (once): *r says
  * which (ROUTE_SOCKET: the caller sends it on the socket). */
 static int probe_route_call(int op, const char *name, int *r)
 {
-	struct t4_probe_page *page = atomic_load(&ctx.page);
+	struct t4_probe_page *page;
+	int rc = call_on_page(op, name, true, &page);
 
-	if (!atomic_load(&page->closed))
-		return probe_call(page, op, name);
+	if (rc != -ESHUTDOWN)
+		return rc;
 	if ((*r = forget_route(page)) != ROUTE_PROBE)
 		return *r < 0 ? *r : 0;
-	return probe_call(atomic_load(&ctx.page), op, name);
+	return call_on_page(op, name, false, &page);
 }
 
 static void clear_errmsg(void)

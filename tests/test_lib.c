@@ -356,6 +356,47 @@ Test(lib, a_new_recorder_takes_over_the_uprobe_route)
 	app_close(&a);
 }
 
+/* A process that outlives several recorders on the uprobe route kept the
+ * page of every one it had talked to mapped (one page per recording:
+ * replaced, never unmapped, for fear of a call of another thread still on
+ * it). A page no call is on is unmapped when the next recorder's replaces
+ * it: after 4 recorders one page is mapped, not 4. */
+Test(lib, a_process_outliving_recorders_keeps_one_probe_page)
+{
+	enum { RECORDERS = 4 };
+	struct t4_probe_page *pages[RECORDERS];
+	char cmd[5 * PATH_MAX];
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	probe_recorder(&a, &pages[0]);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' outlive %d >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, RECORDERS, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	for (int i = 0; i < RECORDERS; i++) {
+		if (i) { /* the recording ends, then its recorder; a new one */
+			t4_probe_close(pages[i - 1]);
+			t4_control_close(a.rec.ctl);
+			close(hello_fd);
+			probe_recorder(&a, &pages[i]);
+		}
+		fputs("go\n", p);
+		fflush(p);
+		one_credit_taken(pages[i]); /* o<i>, through this recorder's page */
+	}
+	int rc = pclose(p);
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err' '%s/out'", a.rec.dir, a.rec.dir);
+	cr_assert_eq(rc, 0, "%s", a.out);
+	cr_assert_str_eq(a.out, "probe-maps=1");
+	close(hello_fd);
+	for (int i = 0; i < RECORDERS; i++)
+		t4_probe_page_unmap(pages[i]);
+	app_close(&a);
+}
+
 /* The recorder closes a connection idle past its timeout without a word;
  * the next call resends on a fresh one, and nothing arrives twice. */
 Test(lib, resends_after_an_idle_close)

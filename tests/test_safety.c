@@ -763,6 +763,33 @@ Test(safety, a_read_only_output_is_not_replaced, .timeout = 60)
 	cleanup(&r);
 }
 
+/* An output named in a current directory that was deleted (mkdir d; cd d;
+ * rmdir ../d) is refused in one line that says so, exit 2, nothing made:
+ * decode and report said "out.csv: No such file or directory" of a file
+ * they were to make, record "cannot create a file in .: it takes no new
+ * files". */
+Test(safety, an_output_in_a_deleted_directory_says_so, .timeout = 60)
+{
+	struct run r;
+
+	tmpdir(&r);
+	sh_in_dir(&r, "\"$B\" record -q --sim --virtual --backend pwrite -d 10ms -o a.t4t ||"
+		  " echo record-failed; mkdir d && cd d && rmdir ../d && "
+		  "{ \"$B\" decode \"$D/a.t4t\" -f csv -o out.csv; echo rc=$?; "
+		  "\"$B\" report \"$D/a.t4t\" -o out.html; echo rc=$?; "
+		  "\"$B\" record -q --sim --virtual --backend pwrite -d 10ms -o b.t4t; echo rc=$?; }; "
+		  "cd \"$D\" && ls -A");
+	cr_assert_str_eq(r.out,
+			 "t410trace decode: out.csv: cannot create a file in the current directory: "
+			 "it was deleted\nrc=2\n"
+			 "t410trace report: out.html: cannot create a file in the current "
+			 "directory: it was deleted\nrc=2\n"
+			 "t410trace: b.t4t: cannot create a file in the current directory: it was "
+			 "deleted\nrc=2\n"
+			 "a.t4t\n");
+	cleanup(&r);
+}
+
 /* -o naming a character device (here /dev/null) writes it in place, as a
  * FIFO is: no FILE.old, no private directory next to it, the device
  * still a device. */

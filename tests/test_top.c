@@ -533,18 +533,26 @@ Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
 	cleanup(&r);
 }
 
-/* A T410TRACE_HOLD_MAX that is no count of bytes is said, not taken
- * quietly as the default (a terminal of script(1)'s). */
-Test(top, record_top_says_a_bad_hold_limit, .timeout = 60)
+/* A T410TRACE_HOLD_MAX that is no count of bytes is refused in one line
+ * naming it, before anything is written, not taken quietly as the default;
+ * nor is one in hex (0x10 was 16 bytes held): plain decimal, as the
+ * launchers' variables. */
+Test(top, record_top_refuses_a_hold_limit_not_in_decimal, .timeout = 60)
 {
+	static const char *const bad[] = { "12x", "0x10", "0X10", "-1", " 5", "" };
 	struct run r;
+	char line[256];
 
-	t4t_need_cmd("script");
 	tmpdir(&r);
-	sh_in_dir(&r, "T410TRACE_HOLD_MAX=12x script -qec '\"$B\" record -q --sim --top -o s.t4t -- "
-		  "true' /dev/null | grep -a -o 'warning: T410TRACE_HOLD_MAX=.*held'");
-	cr_assert(strstr(r.out, "warning: T410TRACE_HOLD_MAX='12x' is no count of bytes: 256 MiB "
-				"are held"), "%s", r.out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "T410TRACE_HOLD_MAX='%s' \"$B\" record -q --sim --top "
+			 "-o s.t4t -- true; echo rc=$?; ls", bad[i]);
+		sh_in_dir(&r, line);
+		char want[128];
+		snprintf(want, sizeof(want), "t410trace: T410TRACE_HOLD_MAX=%s: not a count of "
+			 "bytes\nrc=2\n", bad[i]);
+		cr_assert_str_eq(r.out, want, "%s", bad[i]);
+	}
 	cleanup(&r);
 }
 

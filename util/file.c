@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -326,4 +327,23 @@ int t4_rmtree(const char *path)
 	if (rmdir(path) < 0 && rc == 0)
 		rc = rm_fail(path);
 	return rc;
+}
+
+int t4_dir_deleted(const char *name, const char *dir)
+{
+	char cwd[PATH_MAX];
+	struct stat st;
+	bool dot = !strcmp(dir, ".");
+
+	/* stat finds it through the process's reference, with no link left;
+	 * getcwd() says ENOENT of a deleted current directory on any file
+	 * system, whatever it counts in st_nlink */
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    (st.st_nlink > 0 && !(dot && !getcwd(cwd, sizeof(cwd)) && errno == ENOENT)))
+		return 0;
+	if (dot)
+		return t4_err(ENOENT, "%s: cannot create a file in the current directory: it was "
+			      "deleted", name);
+	return t4_err(ENOENT, "%s: cannot create a file in %s: the directory was deleted", name,
+		      dir);
 }

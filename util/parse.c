@@ -27,6 +27,13 @@ int t4_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int t4_parse_decimal(const char *s, uint64_t *out)
+{
+	if (!s || strspn(s, "0123456789") != strlen(s))
+		return t4_err(EINVAL, "'%s': not a decimal number", s ? s : "");
+	return t4_parse_u64(s, out);
+}
+
 static const struct {
 	const char *suffix;
 	double ns;

@@ -86,6 +86,10 @@ static inline uint64_t t4_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c
  * event terms and perf's options), the whole string;
  * -EINVAL or -ERANGE with a message quoting s. */
 int t4_parse_u64(const char *s, uint64_t *out);
+/* The same in plain decimal only, as launchers and users write a count in
+ * the environment ("0x10" is refused, not 16); -EINVAL (message set) for
+ * anything but digits. */
+int t4_parse_decimal(const char *s, uint64_t *out);
 /* Duration with a unit suffix ns, us, ms, s, m or min (minutes), h (hours);
  * a bare number is refused (ambiguous), e.g. "1ms", "100us", "2.5s",
  * "10m", "1h". Result in ns, > 0. T4_DURATION_UNITS lists the units for
@@ -149,6 +153,12 @@ bool t4_sticky_foreign(const char *path);
  * names of that shape that dead processes of this user left next to base
  * (killed while writing) are removed (t4_privfile_reclaim). */
 int t4_create_unique(char *path, size_t cap, const char *base, unsigned mode);
+/* After a creation in dir failed ENOENT: -ENOENT with a message naming
+ * name ("NAME: cannot create a file in the current directory: it was
+ * deleted") when dir is a directory that was deleted (the current one,
+ * rmdir'd under the process: creating in it fails ENOENT, which said "No
+ * such file or directory" of a directory still there); else 0. */
+int t4_dir_deleted(const char *name, const char *dir);
 /* mkdir -p */
 int t4_mkdirs(const char *path, unsigned mode);
 /* rm -rf (temporary trees, fixtures); the first failure, with a message. */

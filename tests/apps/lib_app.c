@@ -17,6 +17,9 @@
  *               bookmark c2: the library must not talk to that socket
  *   bad         refusals: bad name, NULL, too long; then bookmark good1
  *   reconnect   bookmark r1, wait for a line on stdin, bookmark r2
+ *   outlive N   N times: wait for a line on stdin, bookmark o<i> (the test
+ *               starts a new recorder each time); then print how many
+ *               probe pages are mapped (probe-maps=K)
  *   gone        T410TRACE_CONTROL names no recorder
  *   fails N     every call (bookmark, trigger) returns -N, with a message
  *   gonecost N  the same, N bookmarks: print how often the library read
@@ -192,6 +195,33 @@ static void run_reconnect(void)
 	bookmark("r2");
 }
 
+/* The mappings of probe pages in /proc/self/maps (memfd "t410trace-probe"). */
+static int probe_maps(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "t410trace-probe") != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void run_outlive(long n)
+{
+	char line[16], name[32];
+
+	for (long i = 0; i < n; i++) {
+		if (!fgets(line, sizeof(line), stdin))
+			failures++;
+		snprintf(name, sizeof(name), "o%ld", i);
+		bookmark(name);
+	}
+	printf("probe-maps=%d\n", probe_maps());
+}
+
 static void run_gone(void)
 {
 	int a = t410_available();
@@ -355,6 +385,8 @@ int main(int argc, char **argv)
 		run_bad();
 	} else if (!strcmp(mode, "reconnect")) {
 		run_reconnect();
+	} else if (!strcmp(mode, "outlive")) {
+		run_outlive(n);
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
 	} else if (!strcmp(mode, "fails")) {
