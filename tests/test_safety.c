@@ -534,6 +534,12 @@ Test(safety, a_sigterm_closes_the_log_whole, .timeout = 120)
 	signal_closes_the_log_whole("TERM", "signal 15 (Terminated)", "143");
 }
 
+/* A shell function: wait until no SIGINT is pending for $rec (delivered:
+ * two pending SIGINTs would be one), or $rec is gone. */
+#define SH_DELIVERED                                                                   \
+	"delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status 2>/dev/null; " \
+	"do sleep 0.01; done; }; "
+
 /* A workload that ignores SIGINT: the second Ctrl-C says so, the third
  * kills it, and the exit code says it was killed. Each Ctrl-C is sent once
  * the workload runs (record's handler is set) and the one before has been
@@ -546,8 +552,7 @@ Test(safety, third_interrupt_kills_a_deaf_workload, .timeout = 60)
 	t4t_need_perf(); /* this machine's own counters */
 	tmpdir(&r);
 	sh_in_dir(&r, "\"$B\" record -q -o s.t4t -- sh -c 'trap \"\" INT TERM; : > ready; exec sleep 30' "
-		  "& rec=$!; delivered() { while grep -q '^ShdPnd:.*[2367abef]$' /proc/$rec/status; "
-		  "do sleep 0.01; done; }; for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
+		  "& rec=$!; " SH_DELIVERED "for i in $(seq 3000); do [ -e ready ] && break; sleep 0.01; "
 		  "done; kill -INT $rec; delivered; kill -INT $rec; delivered; "
 		  "kill -INT $rec; wait $rec; echo rc=$?; \"$B\" info s.t4t > /dev/null && echo log-ok");
 	cr_assert(strstr(r.out, "t410trace: 'sh' is still running; sent Interrupt again (once "
@@ -1048,7 +1053,7 @@ Test(safety, descendants_end_with_a_terminated_record, .timeout = 120)
 Test(safety, descendants_end_after_a_third_interrupt, .timeout = 120)
 {
 	t4t_need_subreaper();
-	descendants_end("wait", "for i in 1 2 3; do kill -INT $rec; sleep 0.3; done");
+	descendants_end("wait", SH_DELIVERED "for i in 1 2 3; do kill -INT $rec; delivered; done");
 }
 
 Test(safety, descendants_end_when_the_command_exits, .timeout = 120)
