@@ -349,6 +349,7 @@ static void print_json(const struct info *in)
 	jkey_u64("overruns", t4_index_overruns(in->ix));
 	jkey_u64("dropped", status ? status->dropped : 0);
 	printf("\"status_present\": %s, ", status ? "true" : "false");
+	printf("\"closed\": %s, ", t4_index_closed(in->ix) ? "true" : "false");
 	jkey_u64("read_failures", t4_index_read_failures(in->ix));
 	jkey_u64("backwards_rets", c->backwards_rets);
 	jkey_u64("multiplexed_rets", c->multiplexed_rets);
@@ -645,6 +646,10 @@ static void print_human(const struct info *in)
 		       "running < enabled): counts as counted, not scaled\n", "multiplexed",
 		       c->multiplexed_rets, c->multiplexed_rets == 1 ? "" : "s");
 	printf(ROW "%s\n", "damage", t4_reader_damage_note(st, note, sizeof(note)));
+	if (t4_index_closed(in->ix))
+		printf(ROW "yes\n", "closed");
+	else
+		printf(ROW "no: %s\n", "closed", t4_index_unclosed_why());
 	if (c->cpu_slices || c->gpu_slices || (status && status->lost_events))
 		printf(ROW "%" PRIu64 " CPU slices, %" PRIu64 " GPU jobs, %" PRIu64 " threads named, "
 		       "%" PRIu64 " events lost before the log\n", "activity", c->cpu_slices,

@@ -161,6 +161,12 @@ bool t4_index_ref_plausible(const struct t4_index *ix, const struct t4_ref_pkt *
 const struct t4_session_pkt *t4_index_session(const struct t4_index *ix);
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix);
 const struct t4_index_counts *t4_index_counts(const struct t4_index *ix);
+/* Whether the log was closed as a finished recording closes it: its last
+ * status packet comes after every reference and return packet (FORMAT.md
+ * 6). The one answer info, the summary and the report give; when it is
+ * not, t4_index_unclosed_why() is their words for it. */
+bool t4_index_closed(const struct t4_index *ix);
+const char *t4_index_unclosed_why(void);
 /* The host packets of a log (FORMAT.md 4.5b): the first (the job it ran
  * in) and the last, and the clock's sync over the whole recording. */
 struct t4_index_host {

@@ -56,6 +56,7 @@ struct ixdom {
 struct t4_index {
 	bool have_session, have_status;
 	bool no_totals;
+	uint64_t trig_at_status; /* trigger_pkts() at the last status packet */
 	struct t4_session_pkt session;
 	struct t4_status_pkt status;
 	struct t4_index_host host; /* samples 0: none */
@@ -680,6 +681,13 @@ static void add_host(struct t4_index_host *h, const struct t4_host_pkt *p)
 		h->worst_esterror_us = p->esterror_us;
 }
 
+/* Reference and return packets so far, every one (returns come through
+ * dec_index_ret_to() too: counted, not flagged). */
+static uint64_t trigger_pkts(const struct t4_index *ix)
+{
+	return ix->counts.refs + ix->counts.implausible_refs + ix->counts.rets;
+}
+
 static int add_packet(struct t4_index *ix, const struct t4_packet *p)
 {
 	switch (p->type) {
@@ -706,6 +714,7 @@ static int add_packet(struct t4_index *ix, const struct t4_packet *p)
 		ix->counts.meta++;
 		ix->status = p->status;
 		ix->have_status = true;
+		ix->trig_at_status = trigger_pkts(ix);
 		return 0;
 	case T4_PKT_CPU_SLICE:
 		ix->counts.cpu_slices++;
@@ -755,6 +764,19 @@ const struct t4_index_host *t4_index_host(const struct t4_index *ix)
 const struct t4_status_pkt *t4_index_status(const struct t4_index *ix)
 {
 	return ix->have_status ? &ix->status : NULL;
+}
+
+/* A mid-log status packet (written after drops, packets/log.c) followed by
+ * trigger packets is no close: only the recording's final one is last. */
+bool t4_index_closed(const struct t4_index *ix)
+{
+	return ix->have_status && ix->trig_at_status == trigger_pkts(ix);
+}
+
+const char *t4_index_unclosed_why(void)
+{
+	return "no closing status packet (the recorder was killed or is still running, or "
+	       "the file was cut after a whole chunk)";
 }
 
 uint64_t t4_index_origin_ns(const struct t4_index *ix)

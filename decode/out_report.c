@@ -516,6 +516,20 @@ static void recording(struct t4_output *x, const struct t4_decoder *dec)
 	dec_wbuf_str(w, "</dl>\n");
 }
 
+/* One health item: its value v in bold, then what it is and a note. */
+static void health_text(struct t4_wbuf *w, const char *id, const char *v, const char *what,
+			bool warn, const char *note)
+{
+	fmt_str(w, "<li id=\"t4-h-%s\" class=\"%s\"><b>%s</b> %s", id, warn ? "warn" : "ok",
+		v, what);
+	if (note && *note) {
+		dec_wbuf_str(w, " <small>");
+		html(w, note); /* a domain's name, some */
+		dec_wbuf_str(w, "</small>");
+	}
+	dec_wbuf_str(w, "</li>");
+}
+
 /* One health item: warn when n is not zero (or when forced; n < 0:
  * unknown). */
 static void health_item(struct t4_wbuf *w, const char *id, const char *what, int64_t n,
@@ -525,14 +539,7 @@ static void health_item(struct t4_wbuf *w, const char *id, const char *what, int
 
 	if (n >= 0)
 		snprintf(v, sizeof(v), "%" PRId64, n);
-	fmt_str(w, "<li id=\"t4-h-%s\" class=\"%s\"><b>%s</b> %s", id, warn || n ? "warn" : "ok",
-		v, what);
-	if (note && *note) {
-		dec_wbuf_str(w, " <small>");
-		html(w, note); /* a domain's name, some */
-		dec_wbuf_str(w, "</small>");
-	}
-	dec_wbuf_str(w, "</li>");
+	health_text(w, id, v, what, warn || n, note);
 }
 
 static void health(struct t4_output *x, const struct t4_decoder *dec)
@@ -563,8 +570,9 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		health_item(w, "drops", "dropped packets", (int64_t)st->dropped, false,
 			    "counts carried by the next packet");
 	else
-		health_item(w, "drops", "dropped packets", -1, true,
-			    "no status packet: the recording was still running, or was killed");
+		health_item(w, "drops", "dropped packets", -1, true, "no status packet");
+	health_text(w, "closed", t4_index_closed(ix) ? "yes" : "no", "log closed",
+		    !t4_index_closed(ix), t4_index_closed(ix) ? "" : t4_index_unclosed_why());
 	health_item(w, "readfail", "read failures", (int64_t)t4_index_read_failures(ix), false, "");
 	if (t4_index_counts(ix)->backwards_rets)
 		health_item(w, "backwards", "return packets with a counter that went backwards",

@@ -595,10 +595,10 @@ static bool anything_missing(const struct t4_decoder *dec)
 	const struct t4_dec_damage *dm = t4_decoder_damage_stats(dec);
 	const struct t4_dec_slices *sl = t4_decoder_slice_stats(dec);
 
-	if (!st || st->dropped || t4_index_overruns(ix) || t4_index_read_failures(ix) ||
-	    t4_index_counts(ix)->backwards_rets || t4_index_counts(ix)->multiplexed_rets ||
-	    rs->damaged_chunks || rs->truncated || rs->skipped_bytes || dm->events ||
-	    dm->refs_missing ||
+	if (!st || !t4_index_closed(ix) || st->dropped || t4_index_overruns(ix) ||
+	    t4_index_read_failures(ix) || t4_index_counts(ix)->backwards_rets ||
+	    t4_index_counts(ix)->multiplexed_rets || rs->damaged_chunks || rs->truncated ||
+	    rs->skipped_bytes || dm->events || dm->refs_missing ||
 	    dm->phases_unplaced || dm->partial || sl->lost_events || sl->unplaced ||
 	    dm->untracked_rets || t4_index_counts(ix)->implausible_refs ||
 	    t4_index_counts(ix)->redescribed || t4_index_counts(ix)->bookmarks_renamed ||
@@ -664,6 +664,8 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 			   " next packet)\n", st->dropped);
 	else
 		fprintf(f, "  dropped packets   unknown (no status packet)\n");
+	if (!t4_index_closed(ix))
+		fprintf(f, "  closed            no: %s\n", t4_index_unclosed_why());
 	fprintf(f, "  overruns          %" PRIu64 "\n", t4_index_overruns(ix));
 	fprintf(f, "  read failures     %" PRIu64 "\n", t4_index_read_failures(ix));
 	said(f, "backwards", t4_index_counts(ix)->backwards_rets, "return packet",

@@ -17,13 +17,17 @@ struct lw {
 	struct t4_ring *ring;
 };
 
-static inline void lw_open(struct lw *w, const char *path)
+/* Opened with lo (its path, its chunking), started. */
+static inline void lw_open_opts(struct lw *w, const struct t4_log_opts *lo)
 {
-	struct t4_log_opts lo = { .path = path };
-
-	cr_assert_eq(t4_log_open(&w->log, &lo), 0, "%s", t4_errmsg());
+	cr_assert_eq(t4_log_open(&w->log, lo), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_ring(w->log, 1 << 20, T4_RING_WAIT, &w->ring), 0, "%s", t4_errmsg());
 	cr_assert_eq(t4_log_start(w->log), 0, "%s", t4_errmsg());
+}
+
+static inline void lw_open(struct lw *w, const char *path)
+{
+	lw_open_opts(w, &(struct t4_log_opts){ .path = path });
 }
 
 static inline void lw_put(struct lw *w, const struct t4_packet *p)

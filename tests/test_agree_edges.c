@@ -836,3 +836,141 @@ Test(agree_edges, more_segments_than_listed_are_counted_alike, .timeout = 60)
 	t4_rmtree(dir);
 	free(dir);
 }
+
+/* dir/to: dir/from up to its last chunk's start (FORMAT.md 2: the next
+ * chunk at hdr_size + comp_size), as a file cut after a whole chunk is.
+ * Returns the chunks kept. */
+static int cut_at_last_chunk(const char *dir, const char *from, const char *to)
+{
+	char path[PATH_MAX];
+	static unsigned char buf[8 << 20];
+	size_t n, off = 0, last = 0;
+	int chunks = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, from);
+	cr_assert_not_null(f = fopen(path, "rb"), "%s", path);
+	n = fread(buf, 1, sizeof(buf), f);
+	cr_assert(feof(f), "%s: over %zu bytes", path, sizeof(buf));
+	fclose(f);
+	while (off + 64 <= n) {
+		const unsigned char *h = buf + off;
+		last = off;
+		off += (h[10] | (size_t)h[11] << 8) +
+		       (h[44] | (size_t)h[45] << 8 | (size_t)h[46] << 16 | (size_t)h[47] << 24);
+		chunks++;
+	}
+	cr_assert_eq(off, n, "%s: not whole chunks", path);
+	snprintf(path, sizeof(path), "%s/%s", dir, to);
+	cr_assert_not_null(f = fopen(path, "wb"), "%s", path);
+	cr_assert_eq(fwrite(buf, 1, last, f), last);
+	cr_assert_eq(fclose(f), 0);
+	return chunks - 1;
+}
+
+/* The words every output gives a log that was not closed. */
+#define UNCLOSED "no closing status packet (the recorder was killed or is still running, or " \
+		 "the file was cut after a whole chunk)"
+
+/* What info, info --json, the summary and the report say of log (closed
+ * or not): one answer, in the same words. */
+static void says_closed(const char *dir, const char *log, bool closed)
+{
+	char out[1 << 16], args[PATH_MAX];
+
+	snprintf(args, sizeof(args), "info %s", log);
+	cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+	cr_assert_not_null(strstr(out, closed ? "\n  closed           yes\n"
+					      : "\n  closed           no: " UNCLOSED "\n"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  damage           none\n"), "%s", out);
+	snprintf(args, sizeof(args), "info --json %s", log);
+	cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+	cr_assert_not_null(strstr(out, closed ? "\"closed\": true," : "\"closed\": false,"), "%s",
+			   out);
+	/* (the MISSING section's lines: a recording's tables come first) */
+	snprintf(args, sizeof(args), "decode %s | grep -E '^(MISSING|  closed )'", log);
+	cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+	cr_assert(closed || !strstr(out, "MISSING     nothing:"), "%s", out);
+	cr_assert_eq(strstr(out, "\n  closed            no: " UNCLOSED "\n") != NULL, !closed,
+		     "%s", out);
+	snprintf(args, sizeof(args), "report %s -o r.html && grep -o 'id=\"t4-h-closed\".\\{0,250\\}'"
+		 " r.html", log);
+	cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s", out);
+	cr_assert_not_null(strstr(out, closed ? "id=\"t4-h-closed\" class=\"ok\"><b>yes</b> log closed"
+						"</li>"
+					      : "id=\"t4-h-closed\" class=\"warn\"><b>no</b> log closed"
+						" <small>" UNCLOSED "</small></li>"), "%s", out);
+}
+
+/* A host packet (not copied into later chunks, no trigger packet): what
+ * fills a chunk after a log's last trigger. */
+static void host(struct lw *w)
+{
+	struct t4_packet p = { .type = T4_PKT_HOST };
+
+	p.host.clock_state = -1;
+	p.host.rank = -1;
+	memset(p.host.nodelist, 'n', 200);
+	lw_put(w, &p);
+}
+
+/* A log closes with a status packet after its last trigger packet; one
+ * written mid-log (after drops) and followed by triggers is no close. A
+ * log cut after a whole chunk (here after its last trigger: every domain
+ * answered every trigger, no drop, no damage) lost its closing status, and
+ * info, the summary and the report say so alike, not "MISSING nothing". */
+Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
+	struct t4_packet st = { .type = T4_PKT_STATUS };
+	struct lw w;
+
+	snprintf(path, sizeof(path), "%s/whole.t4t", dir);
+	/* chunks closed by size only: where they end does not hang on time */
+	lw_open_opts(&w, &(struct t4_log_opts){ .path = path, .chunk_bytes = 4096,
+						.chunk_ms = UINT32_MAX });
+	session(&w, 1000000);
+	domain(&w, 1);
+	event(&w, 1, "ops", 0);
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t t = 1000000000ull + k * 1000000;
+		ref(&w, k, t, 0);
+		ret(&w, 1, k, t, k ? 1000 : 0);
+		if (k == 9) { /* a mid-log status, its totals so far */
+			st.status.triggers = 10;
+			st.status.ref_ns = t;
+			lw_put(&w, &st);
+		}
+	}
+	for (int i = 0; i < 60; i++) /* 12 KB: a chunk ends after the last trigger */
+		host(&w);
+	lw_close(&w);
+	cr_assert_geq(cut_at_last_chunk(dir, "whole.t4t", "cut.t4t"), 1);
+	says_closed(dir, "whole.t4t", true);
+	says_closed(dir, "cut.t4t", false);
+	char out[16384];
+	cr_assert_eq(run(dir, out, sizeof(out), "decode whole.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\nMISSING     nothing:"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"triggers\": 20,"), "every trigger kept: %s", out);
+	cr_assert_not_null(strstr(out, "\"status_present\": true, \"closed\": false,"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A simulated recording cut after a whole chunk (as `head -c` cuts it):
+ * no status packet at all, no damage; not closed, said alike. */
+Test(agree_edges, a_recording_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 120)
+{
+	char *dir = cli_tmpdir("t4edges"), out[4096];
+
+	cr_assert_eq(run(dir, out, sizeof(out), "record -q --sim=7 --virtual --per-socket -d 3s "
+			 "-o f.t4t"), 0, "%s", out);
+	cr_assert_geq(cut_at_last_chunk(dir, "f.t4t", "cut.t4t"), 1);
+	says_closed(dir, "f.t4t", true);
+	says_closed(dir, "cut.t4t", false);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"status_present\": false, \"closed\": false,"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}

@@ -153,3 +153,35 @@ Test(decode_index, totals_sum_counters_and_keep_a_gauges_level)
 	cr_assert_eq(t4_index_domain(ix, 3)->rets, 4, "but it is one more packet of the log");
 	t4_index_free(ix);
 }
+
+/* A log is closed when its last status packet comes after every reference
+ * and return packet (the recording's final one, FORMAT.md 6): a mid-log
+ * status (written after drops) followed by trigger packets is no close,
+ * whether the return comes through t4_index_add() or the decoder's own
+ * path (dec_index_ret()). */
+Test(decode_index, a_log_is_closed_by_a_status_packet_after_every_trigger_packet)
+{
+	struct t4_index *ix;
+	struct t4_packet ref = { .type = T4_PKT_REF }, ret = { .type = T4_PKT_RET };
+	struct t4_packet st = { .type = T4_PKT_STATUS };
+
+	cr_assert_eq(t4_index_new(&ix), 0);
+	cr_assert_not(t4_index_closed(ix), "no status packet: not closed");
+	cr_assert_eq(t4_index_add(ix, &ref), 0);
+	cr_assert_eq(t4_index_add(ix, &ret), 0);
+	cr_assert_not(t4_index_closed(ix));
+	st.status.dropped = 1; /* a mid-log status... */
+	cr_assert_eq(t4_index_add(ix, &st), 0);
+	cr_assert(t4_index_closed(ix), "a status packet last closes it");
+	ref.ref.trigger_id = ret.ret.trigger_id = 1;
+	cr_assert_eq(t4_index_add(ix, &ref), 0); /* ...then the triggers go on */
+	cr_assert_not(t4_index_closed(ix), "a reference packet after the status");
+	cr_assert_eq(t4_index_add(ix, &st), 0);
+	cr_assert(t4_index_closed(ix));
+	cr_assert_geq(dec_index_ret(ix, &ret.ret), 0);
+	cr_assert_not(t4_index_closed(ix), "a return packet (the decoder's path) after it");
+	cr_assert_eq(t4_index_add(ix, &st), 0);
+	cr_assert(t4_index_closed(ix), "the final status");
+	cr_assert_not_null(strstr(t4_index_unclosed_why(), "no closing status packet"));
+	t4_index_free(ix);
+}
