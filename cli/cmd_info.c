@@ -610,6 +610,7 @@ static void print_human(const struct info *in)
 	const struct t4_reader_stats *st = &in->st;
 	const struct t4_index_counts *c = t4_index_counts(in->ix);
 	const struct t4_status_pkt *status = t4_index_status(in->ix);
+	bool closed = t4_index_closed(in->ix);
 	char b1[32], b2[32], name[4 * PATH_MAX], note[160];
 	uint64_t lo, hi;
 
@@ -630,13 +631,15 @@ static void print_human(const struct info *in)
 	else
 		printf(ROW "0\n", "triggers");
 	printf(ROW "%" PRIu64 "%s\n", "overruns", t4_index_overruns(in->ix),
-	       status ? "" : " (no status packet: sum over triggers)");
+	       closed ? "" : status ? " (not closed: sum over triggers, or the last status packet's)"
+			   : " (no status packet: sum over triggers)");
 	printf(ROW "%" PRIu64 "%s\n", "dropped", status ? status->dropped : 0,
-	       status ? "" : " (no status packet: unknown)");
+	       closed ? "" : status ? " (at least: the last status packet's, before the log's end)"
+			   : " (no status packet: unknown)");
 	printf(ROW "%" PRIu64 " (%.3f bytes each on disk)\n", "values", c->values,
 	       bytes_per_value(in));
 	printf(ROW "%" PRIu64 "%s\n", "read failures", t4_index_read_failures(in->ix),
-	       status ? "" : " (counted from return packets)");
+	       closed ? "" : " (counted from return packets)");
 	if (c->backwards_rets)
 		printf(ROW "%" PRIu64 " return packet%s with a counter that went backwards (its "
 		       "delta 0: those counts are lost)\n", "backwards", c->backwards_rets,

@@ -231,10 +231,11 @@ struct t4_index_answers {
 };
 void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d,
 		      struct t4_index_answers *out);
-/* Read failures: the status packet's when there is one, else counted
- * from return packets. */
+/* Read failures: the closing status packet's, else counted from return
+ * packets (or a mid-log status packet's, when larger: t4_index_closed). */
 uint64_t t4_index_read_failures(const struct t4_index *ix);
-/* Overruns: the status packet's, else the sum over reference packets. */
+/* Overruns: the closing status packet's, else the sum over reference
+ * packets (or a mid-log status packet's, when larger). */
 uint64_t t4_index_overruns(const struct t4_index *ix);
 
 /* Short name of a domain kind ("ucf", "software", ...; "unknown"). */

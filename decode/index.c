@@ -916,14 +916,23 @@ void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d
 	*out = a;
 }
 
+/* The closing status packet's figure, else the larger of a mid-log one's
+ * (the totals so far when it was written) and what the log holds. */
+static uint64_t status_or_counted(const struct t4_index *ix, uint64_t status, uint64_t counted)
+{
+	if (t4_index_closed(ix))
+		return status;
+	return ix->have_status && status > counted ? status : counted;
+}
+
 uint64_t t4_index_read_failures(const struct t4_index *ix)
 {
-	return ix->have_status ? ix->status.read_failures : ix->counts.read_failed_rets;
+	return status_or_counted(ix, ix->status.read_failures, ix->counts.read_failed_rets);
 }
 
 uint64_t t4_index_overruns(const struct t4_index *ix)
 {
-	return ix->have_status ? ix->status.overruns : ix->counts.ref_overruns;
+	return status_or_counted(ix, ix->status.overruns, ix->counts.ref_overruns);
 }
 
 #define KIND_NAME(id, num, name, t410) [id] = name,

@@ -568,7 +568,9 @@ static void health(struct t4_output *x, const struct t4_decoder *dec)
 		    "triggers a scheduler woke too late for");
 	if (st)
 		health_item(w, "drops", "dropped packets", (int64_t)st->dropped, false,
-			    "counts carried by the next packet");
+			    t4_index_closed(ix) ? "counts carried by the next packet"
+						: "at least: the last status packet's, before the"
+						  " log's end");
 	else
 		health_item(w, "drops", "dropped packets", -1, true, "no status packet");
 	health_text(w, "closed", t4_index_closed(ix) ? "yes" : "no", "log closed",

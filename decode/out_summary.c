@@ -660,8 +660,8 @@ static void missing(FILE *f, struct t4_output *x, const struct t4_decoder *dec)
 	}
 	fprintf(f, "\nMISSING\n");
 	if (st)
-		fprintf(f, "  dropped packets   %" PRIu64 " (their counts are carried by the"
-			   " next packet)\n", st->dropped);
+		fprintf(f, "  dropped packets   %s%" PRIu64 " (their counts are carried by the"
+			   " next packet)\n", t4_index_closed(ix) ? "" : "at least ", st->dropped);
 	else
 		fprintf(f, "  dropped packets   unknown (no status packet)\n");
 	if (!t4_index_closed(ix))

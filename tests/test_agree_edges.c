@@ -919,10 +919,14 @@ static void host(struct lw *w)
  * log cut after a whole chunk (here after its last trigger: every domain
  * answered every trigger, no drop, no damage) lost its closing status, and
  * info, the summary and the report say so alike, not "MISSING nothing". */
-Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 60)
+/* dir/whole.t4t: 20 triggers of one domain, a mid-log status packet after
+ * the 10th (its totals so far: dropped), a READ_FAILED return at
+ * read_failed (0: none) after it, and a last chunk of host packets only;
+ * dir/cut.t4t: the same without that last chunk. */
+static void write_whole_and_cut(const char *dir, uint64_t dropped, uint64_t read_failed)
 {
-	char *dir = cli_tmpdir("t4edges"), path[PATH_MAX];
 	struct t4_packet st = { .type = T4_PKT_STATUS };
+	char path[PATH_MAX];
 	struct lw w;
 
 	snprintf(path, sizeof(path), "%s/whole.t4t", dir);
@@ -935,9 +939,13 @@ Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 6
 	for (uint64_t k = 0; k < 20; k++) {
 		uint64_t t = 1000000000ull + k * 1000000;
 		ref(&w, k, t, 0);
-		ret(&w, 1, k, t, k ? 1000 : 0);
+		if (k && k == read_failed)
+			ret_with(&w, 1, k, t, 0, T4_RET_READ_FAILED, 0);
+		else
+			ret(&w, 1, k, t, k ? 1000 * k : 0);
 		if (k == 9) { /* a mid-log status, its totals so far */
 			st.status.triggers = 10;
+			st.status.dropped = dropped;
 			st.status.ref_ns = t;
 			lw_put(&w, &st);
 		}
@@ -946,6 +954,13 @@ Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 6
 		host(&w);
 	lw_close(&w);
 	cr_assert_geq(cut_at_last_chunk(dir, "whole.t4t", "cut.t4t"), 1);
+}
+
+Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges");
+
+	write_whole_and_cut(dir, 0, 0);
 	says_closed(dir, "whole.t4t", true);
 	says_closed(dir, "cut.t4t", false);
 	char out[16384];
@@ -954,6 +969,29 @@ Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 6
 	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\"triggers\": 20,"), "every trigger kept: %s", out);
 	cr_assert_not_null(strstr(out, "\"status_present\": true, \"closed\": false,"), "%s", out);
+	t4_rmtree(dir);
+	free(dir);
+}
+
+/* A log not closed counts what it holds: its read failures from its
+ * returns, not from a mid-log status packet that came before them (it
+ * said 0), and that packet's dropped as "at least" (it said 3 as final),
+ * in info and the summary alike. */
+Test(agree_edges, a_log_not_closed_counts_what_it_holds, .timeout = 60)
+{
+	char *dir = cli_tmpdir("t4edges"), out[1 << 16];
+
+	write_whole_and_cut(dir, 3, 14);
+	cr_assert_eq(run(dir, out, sizeof(out), "info cut.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  read failures    1 (counted from return packets)\n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "\n  dropped          3 (at least: the last status packet's,"
+					" before the log's end)\n"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"read_failures\": 1,"), "%s", out);
+	cr_assert_eq(run(dir, out, sizeof(out), "decode cut.t4t"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\n  dropped packets   at least 3 (their counts"), "%s", out);
+	cr_assert_not_null(strstr(out, "\n  read failures     1\n"), "%s", out);
 	t4_rmtree(dir);
 	free(dir);
 }
