@@ -5,7 +5,8 @@
  * Checks: a duration parses to 1 ns .. 1e18 ns or fails with a one-line
  * message; t4_fmt_duration of any parsed value parses back to within
  * 0.5 %; an offset is a duration or zero; t4_parse_u64 agrees with
- * strtoull (base 10, or 16 after 0x) on what it accepts.
+ * strtoull (base 10, or 16 after 0x) on what it accepts; t4_parse_decimal
+ * takes digits only.
  */
 #include "fuzz_common.h"
 
@@ -67,6 +68,21 @@ static void check_u64(const char *s)
 	}
 }
 
+/* t4_parse_decimal (T410TRACE_HOLD_MAX, the launchers' numbers): accepted
+ * exactly when s is digits only and fits, with strtoull's base-10 value. */
+static void check_decimal(const char *s)
+{
+	uint64_t v = 0;
+	int rc = t4_parse_decimal(s, &v);
+	bool digits = *s && strspn(s, "0123456789") == strlen(s);
+
+	fuzz_check_rc(rc, "t4_parse_decimal");
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ERANGE, "rc %d", rc);
+	FUZZ_CHECK(rc != 0 || (digits && strtoull(s, NULL, 10) == v), "'%s' -> %llu", s,
+		   (unsigned long long)v);
+	FUZZ_CHECK(rc != -EINVAL || !digits, "'%s' refused", s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	char *s, buf[32];
@@ -77,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	check_duration(s);
 	check_offset(s);
 	check_u64(s);
+	check_decimal(s);
 	if (len >= 8) { /* the byte formatter never overflows its buffer */
 		uint64_t v;
 		memcpy(&v, data, sizeof(v));
