@@ -524,18 +524,20 @@ static int64_t span_named(const struct t4_decoder *d, const char *name, uint64_t
 	return -1;
 }
 
-/* A --from/--to offset as a reference time: from the origin (past the
- * reference clock's end: its end), or merged, from the merged timeline's
- * origin (before this host's log: its start). */
-static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
+uint64_t dec_window_offset(uint64_t origin_ns, const struct t4_place *pl, uint64_t offset_ns)
 {
-	if (!d->place)
-		return offset_ns > UINT64_MAX - d->origin_ns ? UINT64_MAX : d->origin_ns + offset_ns;
+	if (!pl)
+		return offset_ns > UINT64_MAX - origin_ns ? UINT64_MAX : origin_ns + offset_ns;
 	int64_t off = offset_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)offset_ns, real;
 
-	if (__builtin_add_overflow(d->place->origin_real_ns, off, &real))
+	if (__builtin_add_overflow(pl->origin_real_ns, off, &real))
 		real = INT64_MAX;
-	return t4_place_ref(d->place, real);
+	return t4_place_ref(pl, real);
+}
+
+static uint64_t window_offset(const struct t4_decoder *d, uint64_t offset_ns)
+{
+	return dec_window_offset(d->origin_ns, d->place, offset_ns);
 }
 
 /* Resolve --from/--to to reference times: offsets from the origin, or a
@@ -594,9 +596,7 @@ static int check_window_to(const struct t4_decoder *d)
 		from = window_offset(d, f->offset_ns);
 	if (from == UINT64_MAX || span_named(d, t->bookmark, from) >= 0)
 		return 0;
-	return t4_err(ERANGE, "%s%s--to %s: every occurrence of it starts before --from %s (--to "
-		      "is the end of its first occurrence after --from)",
-		      d->place ? d->place->log : "", d->place ? ": " : "", t->text, f->text);
+	return dec_window_to_error(d->place ? d->place->log : NULL, &d->o);
 }
 
 /* Whether an interval [start, end) is inside --from/--to (by its middle). */

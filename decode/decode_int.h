@@ -721,6 +721,25 @@ bool dec_log_has_intervals(const struct t4_index *ix);
  * as given and the span of the log's triggers (ERANGE; ix NULL: of merged
  * logs, no span). */
 int dec_selection_empty(const struct t4_index *ix, const struct t4_decode_opts *o);
+/* The error of a --to NAME with no occurrence after --from (ERANGE): the
+ * one line said whether the log's index finds it (t4_decode_check, before
+ * any output) or the decoder's spans at its end (decode.c). log: a merged
+ * host's log, named; NULL for one log. */
+int dec_window_to_error(const char *log, const struct t4_decode_opts *o);
+/* --to NAME whose every occurrence starts before --from, found from the
+ * index ix (its bookmark packets: the phases, where each is kept, with its
+ * set time, in set order, in a log without damage; else 0, left to the
+ * decoder's spans at its end), so before any output byte: a stream to
+ * standard output had every row past --from, then the decoder's error.
+ * pl NULL: one log; else a merged host's place (its log named, a --from
+ * offset on the merged axis). A name the log lacks is t4_decode_check's.
+ * 0, or dec_window_to_error(). */
+int dec_window_to_check(const struct t4_index *ix, const struct t4_decode_opts *o,
+			const struct t4_place *pl);
+/* decode.c: a --from/--to offset as a reference time: from origin_ns
+ * (past the reference clock's end: its end), or merged (pl), from the
+ * merged timeline's origin (before this host's log: its start). */
+uint64_t dec_window_offset(uint64_t origin_ns, const struct t4_place *pl, uint64_t offset_ns);
 /* decode.c: a quiet decode of the log at path, without output, until the
  * filters keep an interval (*kept): 0, or dec_selection_empty()'s error
  * when they keep none (or the decoder's own). pl: a merged host's place

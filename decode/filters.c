@@ -392,6 +392,69 @@ static int check_span(const struct t4_index *ix, const struct t4_decode_opts *o)
 	return 0;
 }
 
+int dec_window_to_error(const char *log, const struct t4_decode_opts *o)
+{
+	return t4_err(ERANGE, "%s%s--to %s: every occurrence of it starts before --from %s (--to "
+		      "is the end of its first occurrence after --from)",
+		      log ? log : "", log ? ": " : "", o->to.text, o->from.text);
+}
+
+/* Whether the index's bookmark packets are the decoder's phases one for
+ * one: each kept, each with its set time, in strictly increasing set
+ * order, and no damage (a packet lost: the references bring its phase
+ * back, phases.c). Then a packet naming what the one before it named
+ * continues its phase, and every other one starts a phase at its set time. */
+static bool bookmarks_are_phases(const struct t4_index *ix)
+{
+	const struct t4_index_counts *c = t4_index_counts(ix);
+	size_t n = t4_index_n_bookmarks(ix);
+	uint64_t last = 0;
+
+	if (c->damage || c->bookmark_packets != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(ix, i);
+		if (b->set_ns <= last)
+			return false;
+		last = b->set_ns;
+	}
+	return true;
+}
+
+/* The start of the first phase named name at or after t (a bookmark
+ * packet's set time), UINT64_MAX if none: bookmarks_are_phases() only. */
+static uint64_t phase_named(const struct t4_index *ix, const char *name, uint64_t t)
+{
+	const char *prev = "";
+
+	for (size_t i = 0; i < t4_index_n_bookmarks(ix); i++) {
+		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(ix, i);
+		bool starts = strcmp(b->name, prev) != 0; /* (the same again: no phase) */
+		prev = b->name;
+		if (starts && b->set_ns >= t && !strcmp(b->name, name))
+			return b->set_ns;
+	}
+	return UINT64_MAX;
+}
+
+int dec_window_to_check(const struct t4_index *ix, const struct t4_decode_opts *o,
+			const struct t4_place *pl)
+{
+	const struct t4_timepoint *f = &o->from, *t = &o->to;
+	uint64_t from = 0;
+
+	if (!t->set || !t->is_bookmark || !bookmarks_are_phases(ix) ||
+	    phase_named(ix, t->bookmark, 0) == UINT64_MAX)
+		return 0;
+	if (f->set && f->is_bookmark)
+		from = phase_named(ix, f->bookmark, 0);
+	else if (f->set) /* (the index's origin: the earliest, never after the decoder's) */
+		from = dec_window_offset(t4_index_origin_ns(ix), pl, f->offset_ns);
+	if (from == UINT64_MAX || phase_named(ix, t->bookmark, from) != UINT64_MAX)
+		return 0;
+	return dec_window_to_error(pl ? pl->log : NULL, o);
+}
+
 bool t4_decode_check_needed(const struct t4_decode_opts *o)
 {
 	return o->phase || o->from.set || o->to.set || o->pmu_glob || o->event_glob || o->bin_ns;
@@ -413,6 +476,8 @@ int t4_decode_check(const struct t4_index *const *ix, size_t n, const struct t4_
 		rc = check_globs(&l, "--event", o->event_glob, walk_events, 0, "event or metric");
 	if (!rc && n == 1)
 		rc = check_span(ix[0], o);
+	if (!rc && n == 1)
+		rc = dec_window_to_check(ix[0], o, NULL);
 	for (size_t k = 0; k < n && !rc; k++) {
 		const struct t4_session_pkt *s = t4_index_session(ix[k]);
 		rc = s ? dec_check_bins(o->bin_ns, s->period_ns, true) : 0;
@@ -422,9 +487,12 @@ int t4_decode_check(const struct t4_index *const *ix, size_t n, const struct t4_
 
 /* ---- the first pass ------------------------------------------------------------- */
 
+/* The decode says the warnings; the index counts them (damage: its
+ * bookmark packets may not be the phases, dec_window_to_check). */
 static void quiet_warning(void *ud, uint64_t offset, const char *msg)
 {
-	(void)ud, (void)offset, (void)msg; /* the decode says them */
+	(void)offset, (void)msg;
+	t4_index_damage(ud);
 }
 
 int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum t4_time_base b,
@@ -438,7 +506,7 @@ int t4_decode_check_file(const char *path, const struct t4_decode_opts *o, enum 
 
 	if (rc == 0) {
 		t4_index_no_totals(ix); /* names and counts: all a check reads */
-		rc = t4_reader_open(&r, path, quiet_warning, NULL);
+		rc = t4_reader_open(&r, path, quiet_warning, ix);
 	}
 	while (rc == 0 && (rc = t4_reader_next(r, p)) > 0) {
 		int a = t4_index_add(ix, p); /* (-ENOMEM, said, is its only failure) */

@@ -197,8 +197,11 @@ static int fit_place(const struct dec_fit *f, struct t4_place *p)
 
 static void count_warning(void *ud, uint64_t offset, const char *msg)
 {
+	struct dec_host *h = ud;
+
 	(void)offset, (void)msg;
-	((struct dec_host *)ud)->warnings++; /* said once, by the decoding pass */
+	h->warnings++; /* said once, by the decoding pass */
+	t4_index_damage(h->ix); /* (its bookmark packets may not be the phases) */
 }
 
 /* Index log h->pl.log and fit its stamps. */
@@ -537,6 +540,18 @@ static int check_some_host_wanted(const struct t4_merge *m, const struct t4_deco
 	return t4_err(EINVAL, "no log has the bookmark the options name (--phase, --from, --to)");
 }
 
+/* A --to with no occurrence after --from in a host decoded: refused
+ * before any output, where the host's index can tell (filters.c). */
+static int check_window_to(const struct t4_merge *m, const struct t4_decode_opts *o)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < m->n && !rc; i++)
+		if (host_wanted(&m->h[i], o))
+			rc = dec_window_to_check(m->h[i].ix, o, &m->h[i].pl);
+	return rc;
+}
+
 /* Filters that keep no interval of any host are refused before any
  * output (every format writes a host's part as it goes): a quiet decode
  * of each host wanted, up to the first interval kept. */
@@ -561,6 +576,8 @@ int t4_merge_decode(struct t4_merge *m, const struct t4_decode_opts *o,
 {
 	int rc = check_names(m, o);
 
+	if (rc >= 0)
+		rc = check_window_to(m, o);
 	if (rc >= 0)
 		rc = check_kept(m, o);
 	for (size_t i = 0; i < m->n && rc >= 0; i++) {

@@ -739,6 +739,7 @@ Test(decode_cli, exit_codes_and_messages)
  * empty output without a word, never an option silently ignored. */
 Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 {
+	char want[512];
 	struct dc c;
 	static const struct { const char *args, *needle; } bad[] = {
 		{ "f.t4 --pmu nvidia_ucf_pmu_9", "did you mean nvidia_ucf_pmu_1?" },
@@ -788,6 +789,17 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 	cr_assert_str_eq(c.out, "t410trace decode: m1.t4: --to warmup: every occurrence of it "
 				"starts before --from load (--to is the end of its first occurrence "
 				"after --from)\n");
+	/* to standard output: before any row (it had them all, then the error) */
+	for (size_t i = 0; i < 2; i++) {
+		const char *from = i ? "100ms" : "load";
+		cr_assert_eq(dc_sh(&c, "'%s' decode m1.t4 m2.t4 --from %s --to warmup -f csv > out"
+				       " 2> err; echo $?; wc -c < out; grep -v warning err", c.bin,
+				   from), 0, "%s", c.out);
+		snprintf(want, sizeof(want), "2\n0\nt410trace decode: m1.t4: --to warmup: every "
+			 "occurrence of it starts before --from %s (--to is the end of its first "
+			 "occurrence after --from)\n", from);
+		cr_assert_str_eq(c.out, want);
+	}
 	/* what does match still works: the same options, spelled right */
 	cr_assert_eq(dc_decode(&c, "f.t4 --pmu ucf --event mem_bytes_rd --from 3ms --to 200ms "
 				   "--phase load -f csv -o ok.csv"), 0, "%s", c.out);
@@ -800,7 +812,7 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
  * first output byte: standard output stays empty in every format, with
  * one thread or several, from a file, a pipe or a file on standard input.
  * It used to get CSV's header, or every row up to the end where a --to
- * bookmark was missing, then exit 2. */
+ * bookmark was missing or had no occurrence after --from, then exit 2. */
 Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
 {
 	static const char *const fmts[] = { "csv",    "jsonl",  "perfetto", "summary",
@@ -809,6 +821,8 @@ Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
 		"--phase lod",	    "--pmu 'ucf,nosuch*'", "--event 'mem_bytes_rd,nope'",
 		"--to nope",	    "--from nope",	  "--from 9s",
 		"--bin 1ns",
+		/* warmup only before load (and 100ms): said at the end, after the rows */
+		"--from load --to warmup", "--from 100ms --to warmup",
 	};
 	static const char *const inputs[] = { "f.t4", "- < f.t4", "- 0< f.t4 -j 4", "f.t4 -j 4" };
 	char path[PATH_MAX + 16];
@@ -828,6 +842,13 @@ Test(decode_cli, a_refused_option_writes_no_byte, .timeout = 300)
 				cr_assert_eq(st, 0);
 				cr_assert(!strncmp(c.out, "2\n0\nt410trace decode: ", 22),
 					  "decode %s -f %s %s: exit, bytes, errors: %s", inputs[i],
+					  fmts[f], opts[o], c.out);
+				if (!strstr(opts[o], "warmup"))
+					continue;
+				cr_assert(strstr(c.out, ": --to warmup: every occurrence of it "
+							"starts before --from ") &&
+					  strchr(c.out + 4, '\n') == c.out + strlen(c.out) - 1,
+					  "decode %s -f %s %s: not its one line: %s", inputs[i],
 					  fmts[f], opts[o], c.out);
 			}
 	/* a pipe is read whole first (into $TMPDIR), then decoded as usual */
