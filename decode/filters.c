@@ -401,16 +401,19 @@ int dec_window_to_error(const char *log, const struct t4_decode_opts *o)
 
 /* Whether the index's bookmark packets are the decoder's phases one for
  * one: each kept, each with its set time, in strictly increasing set
- * order, and no damage (a packet lost: the references bring its phase
- * back, phases.c). Then a packet naming what the one before it named
- * continues its phase, and every other one starts a phase at its set time. */
+ * order, no damage and no drops, said by a closing status packet (a packet
+ * lost: the references bring its phase back, phases.c). Then a packet
+ * naming what the one before it named continues its phase, and every other
+ * one starts a phase at its set time. */
 static bool bookmarks_are_phases(const struct t4_index *ix)
 {
 	const struct t4_index_counts *c = t4_index_counts(ix);
+	const struct t4_status_pkt *st = t4_index_status(ix);
 	size_t n = t4_index_n_bookmarks(ix);
 	uint64_t last = 0;
 
-	if (c->damage || c->bookmark_packets != n)
+	if (c->damage || c->bookmark_packets != n || !st || st->dropped ||
+	    !t4_index_closed(ix))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		const struct t4_bookmark_pkt *b = t4_index_bookmark_at(ix, i);
