@@ -128,11 +128,19 @@ static struct t410_ctx ctx = {
 	.fd = -1,
 };
 
+/* With ctx.lock held. The socket route is the answer of the recorder this
+ * connection reached: a new connection asks for the route again (hello),
+ * so that a process put on the socket by one recorder (one ending, its
+ * page closed; one without BPF) takes the uprobe of the next one started
+ * at the same path. */
 static void drop_connection(void)
 {
+	int socket_route = ROUTE_SOCKET;
+
 	if (ctx.fd >= 0)
 		close(ctx.fd);
 	ctx.fd = -1;
+	atomic_compare_exchange_strong(&ctx.route, &socket_route, ROUTE_UNKNOWN);
 }
 
 static void fork_prepare(void)

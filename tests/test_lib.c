@@ -397,6 +397,44 @@ Test(lib, a_process_outliving_recorders_keeps_one_probe_page)
 	app_close(&a);
 }
 
+/* A process put on the socket route by one recorder (there: a recorder
+ * without the uprobe; likewise one ending, its page closed) kept the
+ * socket for every recorder after it at the same path, uprobe or not
+ * (8 recorders in a row: after the first none saw a call of its uprobe).
+ * A new connection asks for the route again: o1 reaches the new recorder
+ * over the socket that reconnects, o2 through its page. */
+Test(lib, a_process_on_the_socket_route_takes_a_new_recorders_uprobe)
+{
+	struct t4_probe_page *page;
+	char cmd[5 * PATH_MAX], log[64] = "";
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' outlive 3 >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	fputs("go\n", p); /* o0: "ok socket", then the bookmark */
+	fflush(p);
+	for (int i = 0; i < 10000 && !strstr(log, "o0"); i++) { /* 10 s at most */
+		fake_log(&a.rec, log, sizeof(log));
+		usleep(1000);
+	}
+	cr_assert_str_eq(log, "bookmark o0;");
+	t4_control_close(a.rec.ctl); /* the app's connection dies with it */
+	probe_recorder(&a, &page);
+	fputs("go\ngo\n", p); /* o1, o2 */
+	int rc = pclose(p);
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
+	cr_assert_eq(rc, 0, "%s", a.out);
+	expect_log(&a, "bookmark o0;bookmark o1;hello;");
+	cr_assert_eq(atomic_load(&page->credit), 9); /* o2 */
+	close(hello_fd);
+	t4_probe_page_unmap(page);
+	app_close(&a);
+}
+
 /* The recorder closes a connection idle past its timeout without a word;
  * the next call resends on a fresh one, and nothing arrives twice. */
 Test(lib, resends_after_an_idle_close)
