@@ -407,6 +407,8 @@ static int bind_tmp(struct t4_control *c)
 		close(dfd);
 	if (err)
 		c->tmp[0] = '\0';
+	if (err == ENOENT && t4_dir_deleted(c->path, dir) < 0) /* the current one, rmdir'd */
+		return -ENOENT;
 	return err ? t4_err(err, "%s: bind: %s", c->path, strerror(err)) : 0;
 }
 

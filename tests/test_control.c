@@ -409,6 +409,28 @@ Test(control, a_killed_recorders_private_name_is_reclaimed)
 	fake_close(&f);
 }
 
+/* -c with a relative path in a current directory that was deleted said
+ * "PATH: bind: No such file or directory" of a directory still there (as
+ * the outputs did: safety/an_output_in_a_deleted_directory_says_so). */
+Test(control, a_path_in_a_deleted_current_directory_says_so)
+{
+	struct fake_rec f;
+	struct t4_control *c = NULL;
+	char gone[PATH_MAX];
+
+	fake_open(&f);
+	cr_assert_lt(snprintf(gone, sizeof(gone), "%s/gone", f.dir), (int)sizeof(gone));
+	cr_assert_eq(mkdir(gone, 0700), 0);
+	cr_assert_eq(chdir(gone), 0);
+	cr_assert_eq(rmdir(gone), 0);
+	cr_assert_eq(t4_control_open(&c, "ctl.sock", &fake_ops, &f), -ENOENT);
+	cr_assert_null(c);
+	cr_assert_str_eq(t4_errmsg(), "ctl.sock: cannot create a file in the current directory: "
+				      "it was deleted");
+	cr_assert_eq(chdir(f.dir), 0);
+	fake_close(&f);
+}
+
 Test(control, no_recorder_message)
 {
 	char reply[64] = "junk", want[128];
