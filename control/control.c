@@ -276,6 +276,7 @@ int t4_control_exec_from(const struct t4_control_ops *ops, void *ud, int pid,
  * since the probe. */
 #define TMP_TRIES 100    /* private names tried (one left by a dead process) */
 #define PUBLISH_TRIES 16 /* the path replaced again and again meanwhile */
+#define TMP_PREFIX ".t410trace-ctl" /* + "-PID-NNNNNN" */
 
 static bool same_file(const struct stat *a, const struct stat *b)
 {
@@ -371,9 +372,12 @@ static int publish(struct t4_control *c, const struct sockaddr_un *sa)
 }
 
 /* Bind c->lfd at a new private name (c->tmp) in the path's directory (a
- * hard link stays on its file system): hidden, with our PID and a counter.
- * A name too long for a socket address (a long directory, a short file
- * name) is reached through the directory's fd in /proc/self/fd. */
+ * hard link stays on its file system): hidden, with our PID and a counter
+ * (6 digits: the shape t4_privsock_reclaim takes). A name too long for a
+ * socket address (a long directory, a short file name) is reached through
+ * the directory's fd in /proc/self/fd. First the names a recorder killed
+ * before it published (its PID gone, its socket refusing) left there are
+ * removed. */
 static int bind_tmp(struct t4_control *c)
 {
 	static _Atomic unsigned seq;
@@ -382,10 +386,11 @@ static int bind_tmp(struct t4_control *c)
 	int dlen = slash ? (int)(slash - c->path) + 1 : 0, dfd = -1, err = EADDRINUSE;
 	char dir[sizeof(c->path)];
 
-	snprintf(dir, sizeof(dir), "%.*s", dlen ? dlen : 1, dlen ? c->path : ".");
+	snprintf(dir, sizeof(dir), "%.*s", dlen > 1 ? dlen - 1 : 1, dlen ? c->path : ".");
+	t4_privsock_reclaim(dir, TMP_PREFIX);
 	for (int i = 0; i < TMP_TRIES && err == EADDRINUSE; i++) {
-		snprintf(c->tmp, sizeof(c->tmp), "%.*s.t410trace-ctl-%ld-%u", dlen, c->path,
-			 (long)getpid(), atomic_fetch_add(&seq, 1));
+		snprintf(c->tmp, sizeof(c->tmp), "%.*s" TMP_PREFIX "-%ld-%06u", dlen, c->path,
+			 (long)getpid(), atomic_fetch_add(&seq, 1) % 1000000);
 		if (strlen(c->tmp) < sizeof(sa.sun_path)) {
 			memcpy(sa.sun_path, c->tmp, strlen(c->tmp) + 1);
 		} else {
@@ -402,6 +407,8 @@ static int bind_tmp(struct t4_control *c)
 		close(dfd);
 	if (err)
 		c->tmp[0] = '\0';
+	if (err == ENOENT && t4_dir_deleted(c->path, dir) < 0) /* the current one, rmdir'd */
+		return -ENOENT;
 	return err ? t4_err(err, "%s: bind: %s", c->path, strerror(err)) : 0;
 }
 

@@ -66,7 +66,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -116,6 +118,7 @@ struct t410_ctx {
 	atomic_int route;      /* ROUTE_*: how this process reaches the recorder */
 	_Atomic pid_t route_pid; /* ... asked by this process */
 	struct t4_probe_page *_Atomic page; /* the recorder's credits (PROBE) */
+	_Atomic pid_t page_pid; /* ... its recorder (SO_PEERCRED; 0: unknown) */
 	atomic_int on_page;    /* calls between reading page and their last use of it */
 	struct t4_probe_page *retired[RETIRED_MAX]; /* replaced, still mapped (lock) */
 	int n_retired;
@@ -128,11 +131,19 @@ static struct t410_ctx ctx = {
 	.fd = -1,
 };
 
+/* With ctx.lock held. The socket route is the answer of the recorder this
+ * connection reached: a new connection asks for the route again (hello),
+ * so that a process put on the socket by one recorder (one ending, its
+ * page closed; one without BPF) takes the uprobe of the next one started
+ * at the same path. */
 static void drop_connection(void)
 {
+	int socket_route = ROUTE_SOCKET;
+
 	if (ctx.fd >= 0)
 		close(ctx.fd);
 	ctx.fd = -1;
+	atomic_compare_exchange_strong(&ctx.route, &socket_route, ROUTE_UNKNOWN);
 }
 
 static void fork_prepare(void)
@@ -378,6 +389,34 @@ static void retire_page_locked(struct t4_probe_page *old)
 		t4_probe_page_unmap(ctx.retired[--ctx.n_retired]);
 }
 
+/* With ctx.lock held: the PID of the recorder at the other end of the
+ * connection (0 where it cannot be told: another PID namespace). */
+static pid_t peer_pid_locked(void)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (ctx.fd < 0 || getsockopt(ctx.fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return 0;
+	return cr.pid;
+}
+
+/* A recorder killed (SIGKILL) never closes its page: its credits are
+ * taken by calls nobody sees, and once they are spent every call was
+ * refused ("queue full") for ever, a new recorder at the same path never
+ * asked. So a call refused for want of a credit looks whether the page's
+ * recorder is gone (a reused PID: not seen, as before) and closes its
+ * page then: the call asks for the route again. */
+static bool recorder_gone(struct t4_probe_page *page)
+{
+	pid_t pid = atomic_load(&ctx.page_pid);
+
+	if (pid <= 0 || atomic_load(&ctx.page) != page || kill(pid, 0) == 0 || errno != ESRCH)
+		return false;
+	atomic_store(&page->closed, 1);
+	return true;
+}
+
 /* With ctx.lock held: the probe page handed over as fd (mapped once per
  * recording: every hello of one recorder hands over the same one). A
  * stopped recording's page is replaced by the next recorder's (and
@@ -393,6 +432,7 @@ static bool take_page_locked(int fd)
 		if (atomic_load(&q->closed)) {
 			t4_probe_page_unmap(q);
 		} else {
+			atomic_store(&ctx.page_pid, peer_pid_locked());
 			atomic_store(&ctx.page, q);
 			retire_page_locked(p);
 			p = q;
@@ -499,8 +539,11 @@ static int call_on_page(int op, const char *name, bool if_open, struct t4_probe_
 
 	atomic_fetch_add(&ctx.on_page, 1);
 	page = atomic_load(&ctx.page);
-	if (!if_open || !atomic_load(&page->closed))
+	if (!if_open || !atomic_load(&page->closed)) {
 		rc = probe_call(page, op, name);
+		if (rc == -EREMOTEIO && if_open && recorder_gone(page))
+			rc = -ESHUTDOWN;
+	}
 	atomic_fetch_sub(&ctx.on_page, 1);
 	*used = page;
 	return rc;

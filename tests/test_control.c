@@ -343,6 +343,94 @@ Test(control, a_short_name_in_a_long_directory)
 	fake_close(&f);
 }
 
+/* dir/.t410trace-ctl-PID-NNNNNN (path: cap PATH_MAX). */
+static char *priv_name(char *path, const char *dir, pid_t pid, int n)
+{
+	int len = snprintf(path, PATH_MAX, "%s/.t410trace-ctl-%d-%06d", dir, (int)pid, n);
+
+	cr_assert(len > 0 && len < PATH_MAX);
+	return path;
+}
+
+/* Bind a socket at path; listening (its fd returned) or closed (-1), left
+ * as a killed process leaves it. */
+static int bind_at(const char *path, bool listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	if (listening) {
+		cr_assert_eq(listen(fd, 1), 0);
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+/* A recorder killed between binding its private name and linking it to
+ * the path leaves .t410trace-ctl-PID-NNNNNN: the next recorder binding in
+ * that directory removes it, and nothing else of that shape: not a
+ * regular file, a symlink, a live process's socket, a socket that
+ * listens (a live recorder's, moved there), another user's. */
+Test(control, a_killed_recorders_private_name_is_reclaimed)
+{
+	struct fake_rec f;
+	char p[PATH_MAX];
+	pid_t dead = fork();
+	int lfd;
+	struct stat st;
+
+	cr_assert_geq(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(dead, NULL, 0), dead);
+	fake_open(&f);
+	t4_control_close(f.ctl);
+	f.ctl = NULL;
+	bind_at(priv_name(p, f.dir, dead, 0), false);
+	cr_assert_eq(t4_write_small_file(priv_name(p, f.dir, dead, 1), "x"), 0);
+	cr_assert_eq(symlink(".t410trace-ctl-x", priv_name(p, f.dir, dead, 2)), 0);
+	lfd = bind_at(priv_name(p, f.dir, dead, 3), true);
+	bind_at(priv_name(p, f.dir, getppid(), 0), false);
+	if (geteuid() == 0) { /* root: a socket of nobody's */
+		bind_at(priv_name(p, f.dir, dead, 4), false);
+		cr_assert_eq(lchown(p, 65534, 65534), 0);
+	}
+
+	cr_assert_eq(t4_control_open(&f.ctl, f.path, &fake_ops, &f), 0, "%s", t4_errmsg());
+	cr_expect_neq(lstat(priv_name(p, f.dir, dead, 0), &st), 0, "%s left", p);
+	for (int n = 1; n <= (geteuid() == 0 ? 4 : 3); n++)
+		cr_expect_eq(lstat(priv_name(p, f.dir, dead, n), &st), 0, "%s removed", p);
+	cr_expect_eq(lstat(priv_name(p, f.dir, getppid(), 0), &st), 0, "%s removed", p);
+	close(lfd);
+	fake_close(&f);
+}
+
+/* -c with a relative path in a current directory that was deleted said
+ * "PATH: bind: No such file or directory" of a directory still there (as
+ * the outputs did: safety/an_output_in_a_deleted_directory_says_so). */
+Test(control, a_path_in_a_deleted_current_directory_says_so)
+{
+	struct fake_rec f;
+	struct t4_control *c = NULL;
+	char gone[PATH_MAX];
+
+	fake_open(&f);
+	cr_assert_lt(snprintf(gone, sizeof(gone), "%s/gone", f.dir), (int)sizeof(gone));
+	cr_assert_eq(mkdir(gone, 0700), 0);
+	cr_assert_eq(chdir(gone), 0);
+	cr_assert_eq(rmdir(gone), 0);
+	cr_assert_eq(t4_control_open(&c, "ctl.sock", &fake_ops, &f), -ENOENT);
+	cr_assert_null(c);
+	cr_assert_str_eq(t4_errmsg(), "ctl.sock: cannot create a file in the current directory: "
+				      "it was deleted");
+	cr_assert_eq(chdir(f.dir), 0);
+	fake_close(&f);
+}
+
 Test(control, no_recorder_message)
 {
 	char reply[64] = "junk", want[128];

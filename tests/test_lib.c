@@ -397,6 +397,105 @@ Test(lib, a_process_outliving_recorders_keeps_one_probe_page)
 	app_close(&a);
 }
 
+/* A process put on the socket route by one recorder (there: a recorder
+ * without the uprobe; likewise one ending, its page closed) kept the
+ * socket for every recorder after it at the same path, uprobe or not
+ * (8 recorders in a row: after the first none saw a call of its uprobe).
+ * A new connection asks for the route again: o1 reaches the new recorder
+ * over the socket that reconnects, o2 through its page. */
+Test(lib, a_process_on_the_socket_route_takes_a_new_recorders_uprobe)
+{
+	struct t4_probe_page *page;
+	char cmd[5 * PATH_MAX], log[64] = "";
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' outlive 3 >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	fputs("go\n", p); /* o0: "ok socket", then the bookmark */
+	fflush(p);
+	for (int i = 0; i < 10000 && !strstr(log, "o0"); i++) { /* 10 s at most */
+		fake_log(&a.rec, log, sizeof(log));
+		usleep(1000);
+	}
+	cr_assert_str_eq(log, "bookmark o0;");
+	t4_control_close(a.rec.ctl); /* the app's connection dies with it */
+	probe_recorder(&a, &page);
+	fputs("go\ngo\n", p); /* o1, o2 */
+	int rc = pclose(p);
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
+	cr_assert_eq(rc, 0, "%s", a.out);
+	expect_log(&a, "bookmark o0;bookmark o1;hello;");
+	cr_assert_eq(atomic_load(&page->credit), 9); /* o2 */
+	close(hello_fd);
+	t4_probe_page_unmap(page);
+	app_close(&a);
+}
+
+/* A recorder killed with SIGKILL never closed its probe page: a process
+ * on its uprobe route spent the credits left, then had every call refused
+ * ("the recorder's queue is full") for ever, a new recorder at the same
+ * path never asked. The first recorder here runs in a child (its page
+ * with 1 credit), killed after o0; o1 finds no credit and that recorder
+ * gone, and goes through the new recorder's page. */
+Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
+{
+	struct t4_probe_page *first, *second;
+	char cmd[5 * PATH_MAX], ready;
+	int sync[2];
+	struct app a;
+	pid_t rec;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	a.rec.ctl = NULL;
+	cr_assert_eq(t4_probe_page_create(&first, &hello_fd), 0, "%s", t4_errmsg());
+	t4_probe_grant(first, 1);
+	cr_assert_eq(pipe(sync), 0);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (rec == 0) { /* the recorder to kill: serves until killed */
+		struct t4_control_ops ops = fake_ops;
+
+		ops.hello = fake_hello;
+		if (t4_control_open(&a.rec.ctl, a.rec.path, &ops, &a.rec) < 0 ||
+		    write(sync[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(sync[1]);
+	cr_assert_eq(read(sync[0], &ready, 1), 1);
+	close(sync[0]);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' outlive 2 >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	fputs("go\n", p); /* o0: through the first page, its last credit */
+	fflush(p);
+	for (int i = 0; i < 10000 && (atomic_load(&first->credit) != 0 ||
+				      atomic_load(&first->busy) != 0); i++) /* 10 s at most */
+		usleep(1000);
+	cr_assert_eq(atomic_load(&first->credit), 0);
+	cr_assert_eq(kill(rec, SIGKILL), 0);
+	cr_assert_eq(waitpid(rec, NULL, 0), rec);
+	close(hello_fd);
+	probe_recorder(&a, &second);
+	fputs("go\n", p); /* o1 */
+	int rc = pclose(p);
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
+	cr_assert_eq(rc, 0, "%s", a.out);
+	one_credit_taken(second); /* o1, through the new page */
+	close(hello_fd);
+	t4_probe_page_unmap(first);
+	t4_probe_page_unmap(second);
+	app_close(&a);
+}
+
 /* The recorder closes a connection idle past its timeout without a word;
  * the next call resends on a fresh one, and nothing arrives twice. */
 Test(lib, resends_after_an_idle_close)

@@ -18,6 +18,13 @@
  * (<OUT>.tmp-<pid>-XXXXXX, t4_create_unique) follow the same rule: a run
  * killed with SIGKILL cannot remove its own, the next one writing next to
  * the same OUT does (t4_privfile_reclaim).
+ *
+ * So do the private names a recorder's control socket is bound under
+ * before it takes its path (.t410trace-ctl-<pid>-NNNNNN, next to the path:
+ * a recorder killed between its bind and its link leaves one), removed by
+ * the next recorder that binds in that directory (t4_privsock_reclaim):
+ * only a socket that refuses connections (a live recorder's socket moved
+ * there is no leftover).
  */
 #include "util.h"
 
@@ -28,7 +35,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 const char *t4_tmp_root(void)
@@ -77,11 +86,34 @@ static bool holds_only(const char *path, const char *only)
 	return ok;
 }
 
-/* Whether root/name is this user's entry of type type (S_IFDIR, S_IFREG)
- * named <prefix>-<pid>-XXXXXX whose process is gone (and, for a directory
- * with only, holding nothing but that file, empty). */
-static bool stale(const char *root, const char *name, const char *prefix, mode_t type,
-		  const char *only)
+/* Whether the socket file name in directory dfd (path: root/name)
+ * refuses a connection: nobody listens on it. Reached through /proc when
+ * path does not fit a socket address; anything but a refusal (a listener,
+ * a full backlog, no /proc) is no. */
+static bool refuses(int dfd, const char *path, const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc;
+
+	if (strlen(path) < sizeof(sa.sun_path))
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+	else if (snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, name) >=
+		 (int)sizeof(sa.sun_path))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+	close(fd);
+	return rc == ECONNREFUSED;
+}
+
+/* Whether root/name is this user's entry of type type (S_IFDIR, S_IFREG,
+ * S_IFSOCK) named <prefix>-<pid>-XXXXXX whose process is gone (and, for a
+ * directory with only, holding nothing but that file, empty; for a socket,
+ * refusing connections). dfd: root's. */
+static bool stale(int dfd, const char *root, const char *name, const char *prefix,
+		  mode_t type, const char *only)
 {
 	char path[4096];
 	struct stat st;
@@ -94,6 +126,8 @@ static bool stale(const char *root, const char *name, const char *prefix, mode_t
 	snprintf(path, sizeof(path), "%s/%s", root, name);
 	if (lstat(path, &st) < 0 || (st.st_mode & S_IFMT) != type || st.st_uid != geteuid())
 		return false;
+	if (type == S_IFSOCK)
+		return refuses(dfd, path, name);
 	return !only || holds_only(path, only);
 }
 
@@ -108,7 +142,7 @@ static int reclaim(const char *root, const char *prefix, mode_t type, const char
 	if (!d)
 		return 0; /* nothing to reclaim where nothing can be listed */
 	while ((e = readdir(d))) {
-		if (!stale(root, e->d_name, prefix, type, only))
+		if (!stale(dirfd(d), root, e->d_name, prefix, type, only))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
 		if ((type == S_IFDIR ? t4_rmtree(path) : unlink(path)) == 0)
@@ -126,6 +160,11 @@ int t4_privdir_reclaim(const char *root, const char *prefix, const char *only)
 int t4_privfile_reclaim(const char *root, const char *prefix)
 {
 	return reclaim(root, prefix, S_IFREG, NULL);
+}
+
+int t4_privsock_reclaim(const char *root, const char *prefix)
+{
+	return reclaim(root, prefix, S_IFSOCK, NULL);
 }
 
 int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefix,

@@ -208,6 +208,10 @@ int t4_privdir_create(char *buf, size_t cap, const char *root, const char *prefi
 /* Remove this user's regular files <prefix>-<pid>-XXXXXX in root whose
  * process is gone (a temporary output of a killed run); how many. */
 int t4_privfile_reclaim(const char *root, const char *prefix);
+/* The same for sockets <prefix>-<pid>-NNNNNN that refuse connections (a
+ * control socket's private name, left by a recorder killed before it took
+ * its path); how many. */
+int t4_privsock_reclaim(const char *root, const char *prefix);
 /* Remove this user's <prefix>-<pid>-XXXXXX directories in root whose
  * process is gone and, when only is not NULL, that hold nothing but an
  * empty regular file of that name (or nothing); returns how many. */
