@@ -1135,7 +1135,7 @@ static void gap_setup(struct run *r)
 /* The second recorder: it releases the held one once its own socket
  * listens (its command runs only then), and runs until told (done). */
 #define GAP_SECOND(log)                                                                     \
-	"\"$B\" record -q --sim --period 10ms -c c.sock -o " log                            \
+	"\"$B\" record -q --sim --backend pwrite --period 10ms -c c.sock -o " log             \
 	" -- sh -c ': > go; read v < done' & second=$!; "
 
 /* The end: the held recorder's exit and words, who answers at the path,
@@ -1156,8 +1156,8 @@ Test(control_cli, a_recorder_between_bind_and_listen_keeps_its_path_or_says, .ti
 	struct run r;
 
 	gap_setup(&r);
-	sh_in_dir(&r, GAP_SH "T4_GAP_AT=listen $GAP \"$B\" record -q --sim --period 10ms -c c.sock "
-		      "-o a.t4t -- true 2> first.err & first=$!; read v < at; "
+	sh_in_dir(&r, GAP_SH "T4_GAP_AT=listen $GAP \"$B\" record -q --sim --backend pwrite "
+		      "--period 10ms -c c.sock -o a.t4t -- true 2> first.err & first=$!; read v < at; "
 		      GAP_SECOND("b.t4t") GAP_END("first"));
 	cr_assert_str_eq(r.out, "first=2\nt410trace: c.sock: another recorder is listening there\n"
 				"ok\nsecond=0\n0\n");
@@ -1175,11 +1175,12 @@ Test(control_cli, a_stale_socket_goes_to_one_recorder_of_two, .timeout = 120)
 	struct run r;
 
 	gap_setup(&r);
-	sh_in_dir(&r, GAP_SH "exec 3<>kgo; \"$B\" record -q --sim --period 10ms -c c.sock -o k.t4t "
-		      "-- sh -c 'echo > at; exec cat kgo' 3>&- & k=$!; read v < at; kill -KILL $k; "
+	sh_in_dir(&r, GAP_SH "exec 3<>kgo; \"$B\" record -q --sim --backend pwrite --period 10ms "
+		      "-c c.sock -o k.t4t -- sh -c 'echo > at; exec cat kgo' 3>&- & k=$!; read v < at; "
+		      "kill -KILL $k; "
 		      "{ wait $k; } 2>/dev/null; echo killed=$?; exec 3>&-; \"$B\" ctl -c c.sock status; "
-		      "T4_GAP_AT=refused $GAP \"$B\" record -q --sim --period 10ms -c c.sock "
-		      "-o x.t4t -- true 2> held.err & held=$!; read v < at; "
+		      "T4_GAP_AT=refused $GAP \"$B\" record -q --sim --backend pwrite --period 10ms "
+		      "-c c.sock -o x.t4t -- true 2> held.err & held=$!; read v < at; "
 		      GAP_SECOND("y.t4t") GAP_END("held"));
 	cr_assert_str_eq(r.out, "killed=137\nt410trace ctl: no recorder listening at c.sock\n"
 				"held=2\nt410trace: c.sock: another recorder is listening there\n"
