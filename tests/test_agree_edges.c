@@ -22,6 +22,16 @@ static int run(const char *dir, char *out, size_t cap, const char *args)
 			"\"$B\" %s", args);
 }
 
+/* `t410trace ARGS` in dir exits 0 and says each of the NULL-ended lines. */
+static void run_says(const char *dir, const char *args, const char *const *lines)
+{
+	static char out[1 << 16];
+
+	cr_assert_eq(run(dir, out, sizeof(out), args), 0, "%s: %s", args, out);
+	for (; *lines; lines++)
+		cr_assert_not_null(strstr(out, *lines), "%s: no '%s' in %s", args, *lines, out);
+}
+
 static void event(struct lw *w, uint32_t domain, const char *name, uint32_t flags)
 {
 	struct t4_packet p = { .type = T4_PKT_EVENT };
@@ -963,12 +973,9 @@ Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 6
 	write_whole_and_cut(dir, 0, 0);
 	says_closed(dir, "whole.t4t", true);
 	says_closed(dir, "cut.t4t", false);
-	char out[16384];
-	cr_assert_eq(run(dir, out, sizeof(out), "decode whole.t4t"), 0, "%s", out);
-	cr_assert_not_null(strstr(out, "\nMISSING     nothing:"), "%s", out);
-	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
-	cr_assert_not_null(strstr(out, "\"triggers\": 20,"), "every trigger kept: %s", out);
-	cr_assert_not_null(strstr(out, "\"status_present\": true, \"closed\": false,"), "%s", out);
+	run_says(dir, "decode whole.t4t", (const char *[]){ "\nMISSING     nothing:", NULL });
+	run_says(dir, "info --json cut.t4t", (const char *[]){ "\"triggers\": 20,",
+		 "\"status_present\": true, \"closed\": false,", NULL });
 	t4_rmtree(dir);
 	free(dir);
 }
@@ -979,19 +986,16 @@ Test(agree_edges, a_log_cut_after_a_whole_chunk_is_said_not_closed, .timeout = 6
  * in info and the summary alike. */
 Test(agree_edges, a_log_not_closed_counts_what_it_holds, .timeout = 60)
 {
-	char *dir = cli_tmpdir("t4edges"), out[1 << 16];
+	char *dir = cli_tmpdir("t4edges");
 
 	write_whole_and_cut(dir, 3, 14);
-	cr_assert_eq(run(dir, out, sizeof(out), "info cut.t4t"), 0, "%s", out);
-	cr_assert_not_null(strstr(out, "\n  read failures    1 (counted from return packets)\n"),
-			   "%s", out);
-	cr_assert_not_null(strstr(out, "\n  dropped          3 (at least: the last status packet's,"
-					" before the log's end)\n"), "%s", out);
-	cr_assert_eq(run(dir, out, sizeof(out), "info --json cut.t4t"), 0, "%s", out);
-	cr_assert_not_null(strstr(out, "\"read_failures\": 1,"), "%s", out);
-	cr_assert_eq(run(dir, out, sizeof(out), "decode cut.t4t"), 0, "%s", out);
-	cr_assert_not_null(strstr(out, "\n  dropped packets   at least 3 (their counts"), "%s", out);
-	cr_assert_not_null(strstr(out, "\n  read failures     1\n"), "%s", out);
+	run_says(dir, "info cut.t4t", (const char *[]){
+		 "\n  read failures    1 (counted from return packets)\n",
+		 "\n  dropped          3 (at least: the last status packet's, before the log's end)\n",
+		 NULL });
+	run_says(dir, "info --json cut.t4t", (const char *[]){ "\"read_failures\": 1,", NULL });
+	run_says(dir, "decode cut.t4t", (const char *[]){
+		 "\n  dropped packets   at least 3 (their counts", "\n  read failures     1\n", NULL });
 	t4_rmtree(dir);
 	free(dir);
 }
