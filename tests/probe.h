@@ -24,6 +24,7 @@
 #include <liburing.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,29 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Have the calling child die with the test's process (the thread that
+ * forked it): a test that skips or fails after the fork exits without its
+ * .fini, and its child (pause() is a ppoll under qemu-user's aarch64) lived
+ * on as an orphan after each arm64 run. */
+static inline void t4t_die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+}
+
+/* A child that stands still until killed, dying with the test's process. */
+static inline pid_t t4t_fork_idle(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		t4t_die_with_parent(parent);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
 
 /* CPU-wide software counters (cpu-clock on CPU 0, any task), the way the
  * recorder opens every real PMU. */

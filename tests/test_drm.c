@@ -1206,13 +1206,9 @@ Test(drm, record_pid_tree, .timeout = 60)
 	struct logview lv;
 	struct tree t;
 	char out[8192], log[PATH_MAX + 16];
-	pid_t pid = fork();
+	pid_t pid = t4t_fork_idle();
 
 	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		pause();
-		_exit(0);
-	}
 	tree_make(&t, false);
 	put_client(&t, pid, 1, 3, client7(1000, 2, "4 KiB"));
 	put_client(&t, 99999997, pid, 5,

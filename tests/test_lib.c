@@ -447,7 +447,7 @@ Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
 	char cmd[5 * PATH_MAX], ready;
 	int sync[2];
 	struct app a;
-	pid_t rec;
+	pid_t rec, parent = getpid();
 	FILE *p;
 
 	app_open(&a);
@@ -461,6 +461,7 @@ Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
 	if (rec == 0) { /* the recorder to kill: serves until killed */
 		struct t4_control_ops ops = fake_ops;
 
+		t4t_die_with_parent(parent);
 		ops.hello = fake_hello;
 		if (t4_control_open(&a.rec.ctl, a.rec.path, &ops, &a.rec) < 0 ||
 		    write(sync[1], "r", 1) != 1)
