@@ -807,6 +807,34 @@ Test(decode_cli, filters_that_match_nothing_are_errors, .timeout = 120)
 	dc_fini(&c);
 }
 
+/* In a log with dropped packets the bookmark packets may not be the phases
+ * (a lost one's phase is rebuilt from the triggers), so a --to found only
+ * before --from is not refused up front: the decode's end says it, as the
+ * man page promises: standard output has the rows already, a file is not
+ * written, the exit is 2 and the error one line. (In the same log without
+ * drops it is refused before the first byte: the test above.) */
+Test(decode_cli, a_log_with_drops_refuses_to_at_its_end, .timeout = 120)
+{
+	static const char *const want = "t410trace decode: --to warmup: every occurrence of it "
+					"starts before --from load (--to is the end of its first "
+					"occurrence after --from)\n";
+	struct dc c;
+
+	dc_init(&c, "python3 zstd");
+	dc_write(&c, "f", "--triggers 300 --seed 11 --bookmarks --drop-returns 0.05");
+	cr_assert_eq(dc_sh(&c, "'%s' info f.t4 | grep '^  dropped'", c.bin), 0, "%s", c.out);
+	cr_assert_neq(strcmp(c.out, "  dropped          0\n"), 0, "no drops: %s", c.out);
+	cr_assert_eq(dc_sh(&c, "'%s' decode f.t4 -f csv --from load --to warmup > out 2> err;"
+			       " echo $?; head -c 8 out; echo; cat err", c.bin), 0, "%s", c.out);
+	char expect[512];
+	snprintf(expect, sizeof(expect), "2\ntrigger,\n%s", want);
+	cr_assert_str_eq(c.out, expect);
+	cr_assert_eq(dc_decode(&c, "f.t4 -f csv --from load --to warmup -o w.csv 2>&1;"
+				   " r=$?; [ ! -e w.csv ] && exit $r"), 2, "%s", c.out);
+	cr_assert_str_eq(c.out, want);
+	dc_fini(&c);
+}
+
 /* An option the log refuses (a name it does not hold, an offset past its
  * end, --time real without the session's anchor) is found before the
  * first output byte: standard output stays empty in every format, with
