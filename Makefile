@@ -79,7 +79,7 @@ CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 # libt410trace: the app API over control/ (its client, name rule and probe
 # page) and util/ (its errors, and the text rule they follow)
-LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/err.c util/text.c
+LIB_SRC := $(wildcard lib/*.c) control/client.c control/name.c control/probe.c util/env.c util/err.c util/text.c
 LIB_PIC := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)

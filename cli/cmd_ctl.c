@@ -56,7 +56,7 @@ int cmd_ctl(int argc, char **argv)
 {
 	char line[T4_CONTROL_LINE_MAX + 1];
 	char reply[T4_CONTROL_REPLY_MAX], safe[4 * T4_CONTROL_REPLY_MAX];
-	const char *path = getenv(T4_CONTROL_ENV);
+	const char *path = t4_env(T4_CONTROL_ENV);
 	int i, err;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {

@@ -197,7 +197,7 @@ static int parse(int argc, char **argv, struct top_source *ts, uint64_t *interva
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_source ts = { .path = getenv(T4_CONTROL_ENV), .fd = -1 };
+	struct top_source ts = { .path = t4_env(T4_CONTROL_ENV), .fd = -1 };
 	struct top tp = { .take = take, .done = done, .ud = &ts,
 			  .interval_ns = TOP_DEFAULT_INTERVAL_NS };
 	int rc = parse(argc, argv, &ts, &tp.interval_ns);

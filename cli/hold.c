@@ -54,7 +54,7 @@ static void on_winch(int sig)
 
 int cli_hold_limit(uint64_t *max)
 {
-	const char *v = getenv("T410TRACE_HOLD_MAX");
+	const char *v = t4_env("T410TRACE_HOLD_MAX");
 
 	*max = HOLD_MAX;
 	if (v && t4_parse_decimal(v, max) < 0)

@@ -35,8 +35,8 @@
 static const char *env_first(const char *const *names, const char **which)
 {
 	for (int i = 0; names[i]; i++) {
-		const char *v = getenv(names[i]);
-		if (v && *v) {
+		const char *v = t4_env(names[i]);
+		if (v) {
 			*which = names[i];
 			return v;
 		}

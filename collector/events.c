@@ -365,9 +365,9 @@ static bool dir_exists(const char *path)
 /* The tracefs directory; mounts tracefs when it is not mounted. */
 static int tracefs_dir(char *buf, size_t cap, const char *what)
 {
-	const char *env = getenv("T410TRACE_TRACEFS");
+	const char *env = t4_env("T410TRACE_TRACEFS");
 
-	if (env && *env) {
+	if (env) {
 		ev_copy_str(buf, cap, env);
 		return 0;
 	}

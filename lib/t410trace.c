@@ -166,9 +166,9 @@ static void fork_child(void)
 
 static void init_once(void)
 {
-	const char *p = getenv(T4_CONTROL_ENV);
+	const char *p = t4_env(T4_CONTROL_ENV);
 
-	if (!p || !p[0]) {
+	if (!p) {
 		atomic_store_explicit(&ctx.state, CTX_OFF, memory_order_release);
 		return;
 	}

@@ -536,10 +536,12 @@ Test(top, record_top_says_what_the_hold_dropped, .timeout = 180)
 /* A T410TRACE_HOLD_MAX that is no count of bytes is refused in one line
  * naming it, before anything is written, not taken quietly as the default;
  * nor is one in hex (0x10 was 16 bytes held): plain decimal, as the
- * launchers' variables. */
+ * launchers' variables. An empty one is unset, as every variable
+ * t410trace reads (t4_env): the default, so record goes on (to say it has
+ * no terminal here). */
 Test(top, record_top_refuses_a_hold_limit_not_in_decimal, .timeout = 60)
 {
-	static const char *const bad[] = { "12x", "0x10", "0X10", "-1", " 5", "" };
+	static const char *const bad[] = { "12x", "0x10", "0X10", "-1", " 5" };
 	struct run r;
 	char line[256];
 
@@ -553,6 +555,11 @@ Test(top, record_top_refuses_a_hold_limit_not_in_decimal, .timeout = 60)
 			 "bytes\nrc=2\n", bad[i]);
 		cr_assert_str_eq(r.out, want, "%s", bad[i]);
 	}
+	sh_in_dir(&r, "T410TRACE_HOLD_MAX= \"$B\" record -q --sim --top -o s.t4t -- true"
+		  " < /dev/null; echo rc=$?; ls");
+	cr_assert(strstr(r.out, "--top: no terminal to show the view on") &&
+		  !strstr(r.out, "HOLD_MAX") && strstr(r.out, "rc=2\n") && !strstr(r.out, "s.t4t"),
+		  "%s", r.out);
 	cleanup(&r);
 }
 

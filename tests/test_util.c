@@ -347,3 +347,24 @@ Test(util, env_switches_are_off_unset_empty_or_0)
 	}
 	unsetenv(name);
 }
+
+/* Every variable t410trace reads (TMPDIR, T410TRACE_CONTROL, the
+ * launchers', T410TRACE_HOLD_MAX, T410TRACE_TRACEFS) is read through
+ * t4_env: empty is unset, anything else is the value as it is. */
+Test(util, an_empty_variable_is_unset)
+{
+	const char *name = "T4_TEST_VAR";
+
+	unsetenv(name);
+	cr_assert_null(t4_env(name));
+	setenv(name, "", 1);
+	cr_assert_null(t4_env(name));
+	setenv(name, " ", 1);
+	cr_assert_str_eq(t4_env(name), " ");
+	setenv(name, "0", 1);
+	cr_assert_str_eq(t4_env(name), "0");
+	unsetenv(name);
+	setenv("TMPDIR", "", 1);
+	cr_assert_str_eq(t4_tmp_root(), "/tmp");
+	unsetenv("TMPDIR");
+}

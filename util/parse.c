@@ -263,13 +263,6 @@ int t4_cpulist_first_absent(const char *want, const char *have, int *absent)
 	return 0;
 }
 
-bool t4_env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 size_t t4_strlcpy(char *dst, const char *src, size_t cap)
 {
 	size_t len = strlen(src);

@@ -42,9 +42,9 @@
 
 const char *t4_tmp_root(void)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = t4_env("TMPDIR");
 
-	return tmp && *tmp ? tmp : "/tmp";
+	return tmp ? tmp : "/tmp";
 }
 
 /* The PID in "<prefix>-<pid>-XXXXXX", or 0 when name is not of that shape. */

@@ -174,14 +174,20 @@ int t4_cpulist_first(const char *list, int *count_out);
  * malformed list. */
 int t4_cpulist_has(const char *list, int cpu);
 
-/* Whether environment variable name switches something on: set, and
- * neither empty nor "0" (T410TRACE_BPF_DEBUG=0 means off). */
-bool t4_env_on(const char *name);
-
 /* The lowest CPU of want that have does not list (-C against the online
  * CPUs) into *absent, -1 when have lists every one: 0, or a negative
  * errno for a malformed list. */
 int t4_cpulist_first_absent(const char *want, const char *have, int *absent);
+
+/* ---- the environment (env.c) -------------------------------------------- */
+
+/* Environment variable name's value, or NULL when it is not set or empty:
+ * the one rule for every variable t410trace reads (an empty one counts as
+ * unset, as `NAME= t410trace ...` is how a shell unsets it for one run). */
+const char *t4_env(const char *name);
+/* Whether environment variable name switches something on: set, and
+ * neither empty nor "0" (T410TRACE_BPF_DEBUG=0 means off). */
+bool t4_env_on(const char *name);
 
 /* ---- suggestions (suggest.c) -------------------------------------------- */
 
