@@ -242,6 +242,49 @@ Test(format_reader, damaged_chunks_read_alike, .timeout = 120)
 	fr_fini(&c);
 }
 
+/* t4read.py decompresses a chunk by the zstandard module where it can be
+ * imported, else by the zstd command: both ways it reads a log as info
+ * does, a damaged chunk too. The command: `import zstandard` made to fail
+ * (a module of that name first on PYTHONPATH raises ImportError). The
+ * module: the first python3 on PATH that has it, run where no zstd command
+ * can be found (PATH an empty directory); tools/deps.sh installs
+ * python3-zstandard, so this skips only where it was not installed. */
+Test(format_reader, both_decompressors_read_alike, .timeout = 120)
+{
+	static const char *const with_module =
+		"for p in $(which -a python3); do \"$p\" -c 'import zstandard' 2> /dev/null &&"
+		" { echo \"$p\"; exit 0; }; done; exit 1";
+	static const char *const logs[] = { "d.t4t", "p.t4t" };
+	char py[PATH_MAX];
+	struct fr c;
+
+	fr_init(&c);
+	three_chunks(&c, 3);
+	cr_assert_eq(fr_sh(&c, "cp d.t4t p.t4t && mkdir nomod empty && echo 'raise "
+			       "ImportError(\"no\")' > nomod/zstandard.py"), 0, "%s", c.out);
+	flip(&c, "p.t4t", 1, 64 + 500, 8);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fr_sh(&c, "\"$B\" info --json %s > info.json; [ $? -le 1 ]", logs[i]),
+			     0, "info --json %s: %s", logs[i], c.out);
+		cr_assert_eq(fr_sh(&c, "PYTHONPATH=\"$PWD/nomod\" python3 '%s' %s info.json "
+				       "--damaged %d", c.check, logs[i], i), 0,
+			     "the zstd command, %s: %s", logs[i], c.out);
+	}
+	if (fr_sh(&c, "%s", with_module) != 0)
+		cr_skip_test("no python3 on PATH imports zstandard (tools/deps.sh installs "
+			     "python3-zstandard)");
+	cr_assert_lt(strlen(c.out), sizeof(py));
+	snprintf(py, sizeof(py), "%.*s", (int)strcspn(c.out, "\n"), c.out);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fr_sh(&c, "\"$B\" info --json %s > info.json; [ $? -le 1 ]", logs[i]),
+			     0, "info --json %s: %s", logs[i], c.out);
+		cr_assert_eq(fr_sh(&c, "PATH=\"$PWD/empty\" '%s' '%s' %s info.json --damaged %d", py,
+				   c.check, logs[i], i), 0, "the zstandard module, %s: %s", logs[i],
+			     c.out);
+	}
+	fr_fini(&c);
+}
+
 /* The rest of section 7, on a format-1 log: a cut tail (truncated: not
  * damage), a few bytes of garbage after the last chunk (one damaged
  * chunk), a middle chunk of a newer version (skipped: one damaged chunk),

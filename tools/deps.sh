@@ -24,7 +24,7 @@
 #   not installed; everything else is a normal multiarch install.
 set -eu
 PKGS="gcc make pkg-config liburing-dev libzstd-dev zstd libbpf-dev libelf-dev
-zlib1g-dev libcriterion-dev bpftool clang llvm python3
+zlib1g-dev libcriterion-dev bpftool clang llvm python3 python3-zstandard
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler chromium libmicrohttpd-dev
 prometheus tmux slurm-wlm munge"
 UPLOT_VERSION=1.6.32
