@@ -35,6 +35,7 @@
 #ifndef T4_CONTROL_H
 #define T4_CONTROL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,6 +97,16 @@ struct t4_probe_page {
 	/* of those, t410_trigger()'s (appended: an older library counts its
 	 * triggers in `refused` only, as bookmarks) */
 	_Atomic uint64_t refused_triggers;
+	/* (appended: an older recorder's page has zeros here, an older
+	 * library never reads them) The recorder's life: a thread of the
+	 * recorder that lives as long as the recording holds `alive`, a
+	 * process-shared robust mutex; when it dies (SIGKILL included) the
+	 * kernel sets FUTEX_OWNER_DIED in the mutex's futex word, at offset
+	 * alive_at of the page (0: not said: an older recorder, a libc or a
+	 * kernel without robust futexes, not held yet). A call only reads
+	 * that word (t4_probe_stopped): no syscall, no lock taken. */
+	_Atomic uint32_t alive_at;
+	pthread_mutex_t alive;
 };
 
 /* The recorder: a new page (its memfd in *fd, close-on-exec) mapped at
@@ -107,9 +118,19 @@ struct t4_probe_page *t4_probe_page_map(int fd);
 void t4_probe_page_unmap(struct t4_probe_page *page); /* accepts NULL */
 /* The recorder lends n more credits. */
 void t4_probe_grant(struct t4_probe_page *page, int64_t n);
+/* The recorder's thread that lives as long as the recording, at its
+ * start: hold `alive`, so that the page says when the recorder dies (said
+ * only where this libc and kernel make that work: robust futexes, which
+ * qemu-user lacks). */
+void t4_probe_hold(struct t4_probe_page *page);
 /* The recorder, at the end: refuse later calls and wait (at most
- * T4_PROBE_CLOSE_WAIT_MS) for those under way. */
+ * T4_PROBE_CLOSE_WAIT_MS) for those under way; then let go of `alive`
+ * (when the calling thread held it: t4_probe_hold). */
 void t4_probe_close(struct t4_probe_page *page);
+/* A library, before a call: whether the recording has stopped (closed), or
+ * its recorder died without closing it (then it closes the page, for every
+ * process that maps it). A few loads, no syscall. */
+bool t4_probe_stopped(struct t4_probe_page *page);
 /* A call (trigger: t410_trigger()'s, else a bookmark's): 0 with a credit
  * (*wake set when they run low: pass T4_PROBE_WAKE), -EBUSY none left
  * (counted in refused, and a trigger in refused_triggers too), -ESHUTDOWN

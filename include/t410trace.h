@@ -42,7 +42,12 @@
  *   the refusals. This holds on both routes: through the uprobe each call
  *   first takes one of the credits the recorder lent in a shared page,
  *   each a place it reserved for the call, and a call without one is
- *   refused.
+ *   refused. A recorder killed (SIGKILL) leaves its page marked (the
+ *   kernel does it): a later call takes none of its credits but goes to
+ *   a new recorder at the same path, or fails as on the socket
+ *   (-ECONNREFUSED, -ENOENT). Only a call made while the recorder dies
+ *   (or with one older than this library, which does not mark its page)
+ *   can return 0 and be lost, as a command answered just before a kill.
  * - Thread-safe: calls from several threads are serialised over one
  *   connection; a call is not a cancellation point (a thread cancelled
  *   during one finishes it first). Fork-safe: a child opens its own

@@ -23,7 +23,12 @@
  * returns before the recorder has seen it: t410trace.h says what follows);
  * the credit is what makes its 0 mean "in the log" although nothing
  * answers it: each stands for a place the recorder reserved, so a call
- * made with one is in the log; without one
+ * made with one is in the log, as long as the recorder lives: before its
+ * credit a call reads whether the recorder died without closing the page
+ * (SIGKILL: a robust futex in the page that the kernel marks, one load,
+ * control/probe.c) and then takes the route asked again, as for a stopped
+ * recording; a recorder that dies after that read, or an older one that
+ * does not say, loses the calls made on its credits; without one
  * (the recorder's queue is full) the call returns -EREMOTEIO at once, as a
  * refusal over the socket does, and the page counts it for the log. A call
  * that finds the recording stopped asks for the route again (forget_route),
@@ -401,12 +406,13 @@ static pid_t peer_pid_locked(void)
 	return cr.pid;
 }
 
-/* A recorder killed (SIGKILL) never closes its page: its credits are
- * taken by calls nobody sees, and once they are spent every call was
- * refused ("queue full") for ever, a new recorder at the same path never
- * asked. So a call refused for want of a credit looks whether the page's
- * recorder is gone (a reused PID: not seen, as before) and closes its
- * page then: the call asks for the route again. */
+/* A recorder killed (SIGKILL) never closes its page. Its page says so
+ * (t4_probe_stopped, before each call); an older recorder's does not, and
+ * once its credits are spent every call was refused ("queue full") for
+ * ever, a new recorder at the same path never asked. So a call refused
+ * for want of a credit looks whether the page's recorder is gone (a
+ * reused PID, or one in a PID namespace we cannot see: not seen) and
+ * closes its page then: the call asks for the route again. */
 static bool recorder_gone(struct t4_probe_page *page)
 {
 	pid_t pid = atomic_load(&ctx.page_pid);
@@ -428,8 +434,8 @@ static bool take_page_locked(int fd)
 
 	if (fd < 0)
 		return false;
-	if ((!p || atomic_load(&p->closed)) && (q = t4_probe_page_map(fd))) {
-		if (atomic_load(&q->closed)) {
+	if ((!p || t4_probe_stopped(p)) && (q = t4_probe_page_map(fd))) {
+		if (t4_probe_stopped(q)) {
 			t4_probe_page_unmap(q);
 		} else {
 			atomic_store(&ctx.page_pid, peer_pid_locked());
@@ -439,7 +445,7 @@ static bool take_page_locked(int fd)
 		}
 	}
 	close(fd);
-	return p && !atomic_load(&p->closed);
+	return p && !t4_probe_stopped(p);
 }
 
 /* With ctx.lock held: ask the recorder which route this process takes.
@@ -530,8 +536,9 @@ static int forget_route(const struct t4_probe_page *stopped)
 
 /* One call through the page in ctx.page, counted in on_page from before
  * it reads the page until its last use of it (retire_page_locked unmaps
- * no page a call may be on). With if_open, a stopped recording's page is
- * not called: -ESHUTDOWN, *used the page (to compare, never to read). */
+ * no page a call may be on). With if_open, a stopped recording's page (or
+ * a dead recorder's) is not called: -ESHUTDOWN, *used the page (to
+ * compare, never to read). */
 static int call_on_page(int op, const char *name, bool if_open, struct t4_probe_page **used)
 {
 	struct t4_probe_page *page;
@@ -539,7 +546,7 @@ static int call_on_page(int op, const char *name, bool if_open, struct t4_probe_
 
 	atomic_fetch_add(&ctx.on_page, 1);
 	page = atomic_load(&ctx.page);
-	if (!if_open || !atomic_load(&page->closed)) {
+	if (!if_open || !t4_probe_stopped(page)) {
 		rc = probe_call(page, op, name);
 		if (rc == -EREMOTEIO && if_open && recorder_gone(page))
 			rc = -ESHUTDOWN;

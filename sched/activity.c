@@ -20,9 +20,12 @@
  *     the call at once (the app gets an error) and counts it in the page;
  *   - a trigger fires one, as the control socket's "trigger" does (the
  *     thread waits for it, a period at most), and gives back its slot.
- * At the end (before the final trigger) it closes the page, waits for the
- * calls under way, takes what is left, gives back the unused reservations,
- * and makes a slice for each thread still on a CPU.
+ * It holds the page's robust mutex while it runs, so that a recorder
+ * killed (SIGKILL) leaves its page marked and the library's calls stop
+ * taking credits nobody will log (control/probe.c). At the end (before
+ * the final trigger) it closes the page, waits for the calls under way,
+ * takes what is left, gives back the unused reservations, and makes a
+ * slice for each thread still on a CPU.
  *
  * The program is loaded at the scheduler's creation, with the rings, and
  * not at all when opts.activity.on is false; when it cannot load (no
@@ -146,6 +149,7 @@ static void *drain_main(void *arg)
 {
 	struct sched_activity *ph = arg;
 
+	t4_probe_hold(ph->page); /* till t4_probe_close: the page says if we die */
 	while (!atomic_load(&ph->quit)) {
 		t4_bpf_activity_poll(ph->bpf, DRAIN_MS, on_phase, ph);
 		top_up(ph);

@@ -24,6 +24,7 @@
 #include <liburing.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -138,6 +139,34 @@ static inline void t4t_need_subreaper(void)
 		cr_skip_test("no child to try PR_SET_CHILD_SUBREAPER in");
 	if (WEXITSTATUS(st))
 		cr_skip_test("no child subreaper: prctl(PR_SET_CHILD_SUBREAPER): %s",
+			     strerror(WEXITSTATUS(st)));
+}
+
+/* Robust futexes: the kernel marks a process-shared mutex whose holder
+ * died (qemu-user answers set_robust_list and get_robust_list ENOSYS). */
+static inline void t4t_need_robust_futex(void)
+{
+	void *head = NULL;
+	size_t len = 0;
+
+	if (syscall(SYS_get_robust_list, 0, &head, &len) < 0)
+		cr_skip_test("no robust futexes: get_robust_list: %s", strerror(errno));
+	if (!head)
+		cr_skip_test("no robust futexes: this thread has no robust list registered");
+}
+
+/* A new PID namespace (root, or a user namespace), tried in a child. */
+static inline void t4t_need_pidns(void)
+{
+	int st = 0;
+	pid_t kid = fork();
+
+	if (kid == 0)
+		_exit(unshare(CLONE_NEWPID) < 0 ? errno : 0);
+	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
+		cr_skip_test("no child to try unshare(CLONE_NEWPID) in");
+	if (WEXITSTATUS(st))
+		cr_skip_test("no new PID namespace: unshare(CLONE_NEWPID): %s",
 			     strerror(WEXITSTATUS(st)));
 }
 

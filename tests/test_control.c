@@ -3,6 +3,7 @@
  * control_cli). The recorder side is a fake (tests/apps/fake_recorder.h).
  */
 #include "tests/apps/fake_recorder.h"
+#include "probe.h"
 #include "tmpdir_testutil.h"
 
 #include <criterion/criterion.h>
@@ -888,6 +889,56 @@ Test(control, probe_page_credits)
 	t4_probe_page_unmap(p);
 	close(fd);
 	cr_assert_null(t4_probe_page_map(-1));
+}
+
+/* The page says when its recorder died without closing it: a holder
+ * killed (SIGKILL) leaves it stopped, and closed for every process; a
+ * holder that closed it is no death; an older recorder's page (no
+ * alive_at) and an offset scribbled out of the page say nothing. */
+Test(control, probe_page_says_its_recorder_died)
+{
+	struct t4_probe_page *p, *q;
+	int fd, sync[2];
+	char ready;
+	pid_t kid, parent = getpid();
+
+	t4t_need_robust_futex();
+	cr_assert_eq(t4_probe_page_create(&p, &fd), 0, "%s", t4_errmsg());
+	cr_assert_not_null(q = t4_probe_page_map(fd), "another process's view");
+	cr_assert_not(t4_probe_stopped(q), "not held yet: nothing said");
+	t4_probe_hold(p); /* held and closed by this thread: a normal end */
+	cr_assert_neq(atomic_load(&p->alive_at), 0);
+	cr_assert_not(t4_probe_stopped(q));
+	t4_probe_close(p);
+	cr_assert(t4_probe_stopped(q));
+	atomic_store(&p->closed, 0); /* the next recording on it */
+	cr_assert_not(t4_probe_stopped(q), "a closed recording is no death");
+	cr_assert_eq(pipe(sync), 0);
+	if ((kid = fork()) == 0) { /* a recorder that dies holding it */
+		t4t_die_with_parent(parent);
+		t4_probe_hold(p);
+		if (write(sync[1], "h", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	cr_assert_eq(read(sync[0], &ready, 1), 1);
+	cr_assert_not(t4_probe_stopped(q), "held by a live recorder");
+	cr_assert_eq(kill(kid, SIGKILL), 0);
+	cr_assert_eq(waitpid(kid, NULL, 0), kid);
+	uint32_t at = atomic_load(&p->alive_at);
+	atomic_store(&p->alive_at, 4096); /* scribbled: past the page */
+	cr_assert_not(t4_probe_stopped(q));
+	atomic_store(&p->alive_at, 0); /* an older recorder's page */
+	cr_assert_not(t4_probe_stopped(q));
+	atomic_store(&p->alive_at, at);
+	cr_assert(t4_probe_stopped(q), "its recorder died");
+	cr_assert_eq(atomic_load(&p->closed), 1, "closed for every process");
+	close(sync[0]);
+	close(sync[1]);
+	t4_probe_page_unmap(q);
+	t4_probe_page_unmap(p);
+	close(fd);
 }
 
 /* An fd that is no probe page (a socket that answers "ok uprobe" with an

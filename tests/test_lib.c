@@ -435,53 +435,67 @@ Test(lib, a_process_on_the_socket_route_takes_a_new_recorders_uprobe)
 	app_close(&a);
 }
 
-/* A recorder killed with SIGKILL never closed its probe page: a process
- * on its uprobe route spent the credits left, then had every call refused
- * ("the recorder's queue is full") for ever, a new recorder at the same
- * path never asked. The first recorder here runs in a child (its page
- * with 1 credit), killed after o0; o1 finds no credit and that recorder
- * gone, and goes through the new recorder's page. */
-Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
+/* The recorder to kill: a child (dying with the test) serving a.rec.path
+ * with the probe page first (credits lent), holding its robust mutex with
+ * hold (as record's drain thread does), until killed. */
+static pid_t killable_recorder(struct app *a, struct t4_probe_page *first, bool hold)
 {
-	struct t4_probe_page *first, *second;
-	char cmd[5 * PATH_MAX], ready;
-	int sync[2];
-	struct app a;
 	pid_t rec, parent = getpid();
-	FILE *p;
+	int sync[2];
+	char ready;
 
-	app_open(&a);
-	t4_control_close(a.rec.ctl);
-	a.rec.ctl = NULL;
-	cr_assert_eq(t4_probe_page_create(&first, &hello_fd), 0, "%s", t4_errmsg());
-	t4_probe_grant(first, 1);
 	cr_assert_eq(pipe(sync), 0);
 	rec = fork();
 	cr_assert_geq(rec, 0);
-	if (rec == 0) { /* the recorder to kill: serves until killed */
+	if (rec == 0) {
 		struct t4_control_ops ops = fake_ops;
 
 		t4t_die_with_parent(parent);
 		ops.hello = fake_hello;
-		if (t4_control_open(&a.rec.ctl, a.rec.path, &ops, &a.rec) < 0 ||
+		if (hold)
+			t4_probe_hold(first);
+		if ((hold && !atomic_load(&first->alive_at)) ||
+		    t4_control_open(&a->rec.ctl, a->rec.path, &ops, &a->rec) < 0 ||
 		    write(sync[1], "r", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
 	close(sync[1]);
-	cr_assert_eq(read(sync[0], &ready, 1), 1);
+	cr_assert_eq(read(sync[0], &ready, 1), 1, "the recorder to kill did not start");
 	close(sync[0]);
-	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' outlive 2 >'%s/out' 2>'%s/err'",
-		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	return rec;
+}
+
+/* A process on the uprobe route of a recorder (with `credits` lent, held
+ * or not: killable_recorder) that is killed (SIGKILL) after the app's o0
+ * took a credit; then a new recorder at the same path: o1 must go through
+ * its page, the dead one's credits left as they were. The app runs as
+ * `wrap` says (e.g. in a new PID namespace: "pidns"; "" plainly). */
+static void killed_recorder(const char *wrap, int credits, bool hold)
+{
+	struct t4_probe_page *first, *second;
+	char cmd[5 * PATH_MAX];
+	struct app a;
+	pid_t rec;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	a.rec.ctl = NULL;
+	cr_assert_eq(t4_probe_page_create(&first, &hello_fd), 0, "%s", t4_errmsg());
+	t4_probe_grant(first, credits);
+	rec = killable_recorder(&a, first, hold);
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' %s outlive 2 >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, wrap, a.rec.dir, a.rec.dir);
 	p = popen(cmd, "w");
 	cr_assert_not_null(p);
-	fputs("go\n", p); /* o0: through the first page, its last credit */
+	fputs("go\n", p); /* o0: through the first page */
 	fflush(p);
-	for (int i = 0; i < 10000 && (atomic_load(&first->credit) != 0 ||
+	for (int i = 0; i < 10000 && (atomic_load(&first->credit) != credits - 1 ||
 				      atomic_load(&first->busy) != 0); i++) /* 10 s at most */
 		usleep(1000);
-	cr_assert_eq(atomic_load(&first->credit), 0);
+	cr_assert_eq(atomic_load(&first->credit), credits - 1);
 	cr_assert_eq(kill(rec, SIGKILL), 0);
 	cr_assert_eq(waitpid(rec, NULL, 0), rec);
 	close(hello_fd);
@@ -491,10 +505,43 @@ Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
 	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
 	cr_assert_eq(rc, 0, "%s", a.out);
 	one_credit_taken(second); /* o1, through the new page */
+	cr_assert_eq(atomic_load(&first->credit), credits - 1, "o1 took a dead recorder's credit");
 	close(hello_fd);
 	t4_probe_page_unmap(first);
 	t4_probe_page_unmap(second);
 	app_close(&a);
+}
+
+/* A recorder killed with SIGKILL never closed its probe page: a process
+ * on its uprobe route spent the credits left, then had every call refused
+ * ("the recorder's queue is full") for ever, a new recorder at the same
+ * path never asked. A recorder that does not say when it dies (an older
+ * one: no robust mutex held) with 1 credit, killed after o0; o1 finds no
+ * credit and that recorder gone, and goes through the new recorder's page. */
+Test(lib, a_killed_recorders_page_gives_way_to_the_next_recorder)
+{
+	killed_recorder("", 1, false);
+}
+
+/* A recorder killed with SIGKILL while it still had credits lent: the
+ * calls that found one returned 0 (in the log) and were lost, up to 16384
+ * of them, before the first refusal looked for the recorder. Its page
+ * says it died (the robust mutex its drain thread held, control/probe.c):
+ * o1 is not made on it but goes to the new recorder at the same path. */
+Test(lib, a_recorder_killed_with_credits_left_loses_no_call)
+{
+	t4t_need_robust_futex();
+	killed_recorder("", 10, true);
+}
+
+/* The same with the app in another PID namespace than the recorder's:
+ * there SO_PEERCRED gives no PID (0), and no call could tell the recorder
+ * was gone, even once the credits were spent. */
+Test(lib, a_recorder_killed_in_another_pid_namespace_loses_no_call)
+{
+	t4t_need_robust_futex();
+	t4t_need_pidns();
+	killed_recorder("pidns", 10, true);
 }
 
 /* The recorder closes a connection idle past its timeout without a word;

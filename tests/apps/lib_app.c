@@ -35,6 +35,8 @@
  *               the calls stay no-ops after it is set to P; set, they
  *               reach the recorder after it is unset (bookmarks first,
  *               second)
+ *   pidns MODE ...  run MODE in a new PID namespace (as its PID 1), where
+ *               the recorder's PID cannot be seen (SO_PEERCRED says 0)
  * Exit 0 when every call returned what it should; otherwise a message on
  * stderr and exit 1.
  */
@@ -46,6 +48,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,12 +357,45 @@ static void run_readonce(const char *path)
 	check(t410_available(), 1, "t410_available after the variable was unset");
 }
 
+/* Wait for pid: its exit status (1 when it did not exit). */
+static int exit_status(pid_t pid)
+{
+	int status = 0;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
+/* argv's mode in a new PID namespace, as its PID 1: its exit status. The
+ * namespace is made in a child of ours, which only waits: a process that
+ * made it forks into it from then on, LeakSanitizer's tracer at exit
+ * included (a fatal error once the namespace's PID 1 is gone). */
+static int in_pidns(int argc, char **argv, int (*run)(int, char **))
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (unshare(CLONE_NEWPID) < 0) {
+			perror("lib_app: unshare(CLONE_NEWPID)");
+			_exit(1);
+		}
+		pid = fork();
+		if (pid == 0)
+			exit(run(argc, argv));
+		_exit(exit_status(pid));
+	}
+	return exit_status(pid);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 	long n = argc > 2 ? atol(argv[2]) : 0;
 	char name[32];
 
+	if (!strcmp(mode, "pidns"))
+		return in_pidns(argc - 1, argv + 1, main);
 	if (!strcmp(mode, "order")) {
 		double t0;
 
