@@ -44,15 +44,18 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~520 instructions a
+ * Cost (it runs for every sample of every domain: ~488 instructions a
  * sample on the 60 s sim log, the caller's callback's ~30 included, called
  * once a block (545 when it was called once a sample, ~45); 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
- * clamps without NaN tests and the ring of sums): the three hull blocks
+ * clamps without NaN tests and the ring of sums, 519 before the fused
+ * loops and the two-step hull push): the three hull blocks
  * change roles by index, never by copy; a
  * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); the per-sample work is done block by
+ * own vertices again pops none); a hull push takes two pops a turn of its
+ * loop, the two vertices trading roles (dec_hull_push(): no vertex copied
+ * from step to step); the per-sample work is done block by
  * block: the hulls' range at its samples found edge by edge (dec_hull_at:
  * the block's ends checked once, no cursor per sample), then in one loop
  * the block's sums and the ranges narrowed by each window, once when the
@@ -68,16 +71,24 @@
  * operations and their order are the design's, so every placement is the
  * same to the bit (decode_clock/placements_are_the_recorded_ones):
  * incremental window sums (adding the new block, taking the old one off)
- * would save ~8% more but round differently, and every CSV would change.
- * What is left is mostly that arithmetic: the hull pushes (~125 with
- * the combined hulls'), the fits of 3 blocks (~35), the hulls at the
- * samples and the ranges (~55), the window sums (~50), the block sums
- * (~40), the line and bound of each sample (~55). Tried and left out, as
+ * would save ~45 a sample (~2.5% of the decode) but round differently, and
+ * every CSV would change.
+ * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
+ * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
+ * at the samples (~32), a block's sums and ranges (~60), the window sums
+ * (~50), the line, bound and statistics of each sample (~85), taking a
+ * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
  * by x order (cursors cost what the side tests saved), a block's hull
- * vertices copied once they stop popping (they pop until late), the
+ * vertices copied once they stop popping (they pop until late; again at
+ * 85334ff: +0.7 M on the 60 s log), the
  * block hulls built in one loop when a fit needs them, window sums two
- * lanes at a time (the shuffles cost what the lanes saved).
+ * lanes at a time (the shuffles cost what the lanes saved), blk_add()
+ * inlined into clk_push() (+6 M), the combined hull of the checked and
+ * pending blocks carried to the next block's fit where the open block's
+ * pushes stayed above the checked block's vertices (so pushing them onto
+ * the pending block alone turns the same way: it held for 1 block in 10,
+ * -9 M, not worth its state).
  */
 #include "decode_int.h"
 #include "util/util.h"
