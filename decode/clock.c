@@ -44,20 +44,21 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~488 instructions a
+ * Cost (it runs for every sample of every domain: ~484 instructions a
  * sample on the 60 s sim log, the caller's callback's ~30 included, called
  * once a block (545 when it was called once a sample, ~45); 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
  * clamps without NaN tests and the ring of sums, 519 before the fused
- * loops and the two-step hull push): the three hull blocks
- * change roles by index, never by copy; a
- * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); a hull push takes two pops a turn of its
+ * loops, the two-step hull push and the hull walk by pointer): the three
+ * hull blocks change roles by index, never by copy; a combined hull
+ * starts as a copy of its first block's (pushing a hull's own vertices
+ * again pops none); a hull push takes two pops a turn of its
  * loop, the two vertices trading roles (dec_hull_push(): no vertex copied
  * from step to step); the per-sample work is done block by
  * block: the hulls' range at its samples found edge by edge (dec_hull_at:
- * the block's ends checked once, no cursor per sample), then in one loop
+ * the block's ends checked once, no cursor per sample, a pointer for a
+ * count), then in one loop
  * the block's sums and the ranges narrowed by each window, once when the
  * block is queued (sample_ranges()), so that placing it is one loop too
  * (place_block(): the line, its bound, the clamps, the order and the
@@ -71,11 +72,11 @@
  * operations and their order are the design's, so every placement is the
  * same to the bit (decode_clock/placements_are_the_recorded_ones):
  * incremental window sums (adding the new block, taking the old one off)
- * would save ~45 a sample (~2.5% of the decode) but round differently, and
+ * would save ~45 a sample (~2.4% of the decode) but round differently, and
  * every CSV would change.
  * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
  * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
- * at the samples (~32), a block's sums and ranges (~60), the window sums
+ * at the samples (~30), a block's sums and ranges (~60), the window sums
  * (~50), the line, bound and statistics of each sample (~85), taking a
  * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
@@ -533,9 +534,10 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 	uint64_t x0 = k->p[0].x, t0 = k->p[0].lo;
 	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
 	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	unsigned n = k->n; /* not read again after each store */
 
 	hull_ranges(k, h, lo, hi);
-	for (unsigned i = 0; i < k->n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		const struct clk_pt *p = &k->p[i];
 		double width = (double)(p->hi - p->lo), lo_t = (double)(int64_t)(p->lo - t0);
 		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
@@ -556,7 +558,7 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		hi[i] = u;
 	}
 	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
-			       .sxx = sxx, .sxy = sxy, .syy = syy, .n = k->n };
+			       .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
 }
 
 /* Queue block b (its samples leave the hull blocks), with the range that
