@@ -44,21 +44,26 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~520 instructions a
+ * Cost (it runs for every sample of every domain: ~484 instructions a
  * sample on the 60 s sim log, the caller's callback's ~30 included, called
  * once a block (545 when it was called once a sample, ~45); 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
- * clamps without NaN tests and the ring of sums): the three hull blocks
- * change roles by index, never by copy; a
- * combined hull starts as a copy of its first block's (pushing a hull's
- * own vertices again pops none); the per-sample work is done block by
- * block, each step in a loop of its own: the block's sums (mom_of), the
- * hulls' range at its samples found edge by edge (dec_hull_at: the block's
- * ends checked once, no cursor per sample), narrowed by each window once
- * when the block is queued (so placing it is the line, its bound and the
- * clamps), the statistics summed in locals, the samples handed to the
- * caller after all of them are placed; a cut grows one hull over its
+ * clamps without NaN tests and the ring of sums, 519 before the fused
+ * loops, the two-step hull push and the hull walk by pointer): the three
+ * hull blocks change roles by index, never by copy; a combined hull
+ * starts as a copy of its first block's (pushing a hull's own vertices
+ * again pops none); a hull push takes two pops a turn of its
+ * loop, the two vertices trading roles (dec_hull_push(): no vertex copied
+ * from step to step); the per-sample work is done block by
+ * block: the hulls' range at its samples found edge by edge (dec_hull_at:
+ * the block's ends checked once, no cursor per sample, a pointer for a
+ * count), then in one loop
+ * the block's sums and the ranges narrowed by each window, once when the
+ * block is queued (sample_ranges()), so that placing it is one loop too
+ * (place_block(): the line, its bound, the clamps, the order and the
+ * statistics, summed in locals), the samples handed to the caller after
+ * all of them are placed; a cut grows one hull over its
  * points instead of one per prefix (dec_fit_prefix); the window sums run
  * over the ring of sums (at most two runs, no index wrapped per block);
  * the clamps of a placement are dec_fmax_n()/dec_fmin_n(): their bounds
@@ -67,16 +72,24 @@
  * operations and their order are the design's, so every placement is the
  * same to the bit (decode_clock/placements_are_the_recorded_ones):
  * incremental window sums (adding the new block, taking the old one off)
- * would save ~8% more but round differently, and every CSV would change.
- * What is left is mostly that arithmetic: the hull pushes (~125 with
- * the combined hulls'), the fits of 3 blocks (~35), the hulls at the
- * samples and the ranges (~55), the window sums (~50), the block sums
- * (~40), the line and bound of each sample (~55). Tried and left out, as
+ * would save ~45 a sample (~2.4% of the decode) but round differently, and
+ * every CSV would change.
+ * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
+ * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
+ * at the samples (~30), a block's sums and ranges (~60), the window sums
+ * (~50), the line, bound and statistics of each sample (~85), taking a
+ * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
  * by x order (cursors cost what the side tests saved), a block's hull
- * vertices copied once they stop popping (they pop until late), the
+ * vertices copied once they stop popping (they pop until late; again at
+ * 85334ff: +0.7 M on the 60 s log), the
  * block hulls built in one loop when a fit needs them, window sums two
- * lanes at a time (the shuffles cost what the lanes saved).
+ * lanes at a time (the shuffles cost what the lanes saved), blk_add()
+ * inlined into clk_push() (+6 M), the combined hull of the checked and
+ * pending blocks carried to the next block's fit where the open block's
+ * pushes stayed above the checked block's vertices (so pushing them onto
+ * the pending block alone turns the same way: it held for 1 block in 10,
+ * -9 M, not worth its state).
  */
 #include "decode_int.h"
 #include "util/util.h"
@@ -258,29 +271,6 @@ static inline void report_add(struct clk_seg_acc *s, const struct clk_pt *p, uin
 
 /* ---- least squares over blocks ---------------------------------------------- */
 
-/* The sums of the n >= 1 samples p about the first one (in locals: the
- * same operations in the same order as adding one sample at a time). */
-static void mom_of(const struct clk_pt *p, unsigned n, struct clk_mom *out)
-{
-	uint64_t x0 = p[0].x, t0 = p[0].lo;
-	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		double width = (double)(p[i].hi - p[i].lo);
-		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
-		double x = (double)(p[i].x - x0);
-		double y = (double)(int64_t)(p[i].lo - t0) + width / 2;
-		s0 += w;
-		sx += w * x;
-		sy += w * y;
-		sxx += w * x * x;
-		sxy += w * x * y;
-		syy += w * y * y;
-	}
-	*out = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
-				 .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
-}
-
 /* Add m's sums, moved from its origin to (x0, t0), into acc. */
 static inline void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
 {
@@ -343,46 +333,6 @@ static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_
 	c->place(c->ud, p, 1, &t, &bound, nonlinear);
 }
 
-/* Place the n >= 1 samples p at t (place_one() for a block): the order
- * kept and the statistics summed in locals (report_add()'s operations in
- * its order; the counts and ends once a block), then handed out (the
- * callback knows nothing of the model's state). */
-static void place_block(struct clk *c, const struct clk_pt *p, unsigned n, uint64_t *t,
-			const uint64_t *bound, bool nonlinear)
-{
-	uint64_t last = c->last_t;
-
-	report_ready(c, &p[0]); /* then stays ready for the block */
-	struct clk_seg_acc *s = &c->acc;
-	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
-	if (c->have_last_t && t[0] <= last)
-		t[0] = last + 1;
-	for (unsigned i = 0; i < n; i++) {
-		if (i && t[i] <= t[i - 1])
-			t[i] = t[i - 1] + 1;
-		double dx = (double)(p[i].x - s->x0);
-		double r = (double)(int64_t)(t[i] - s->t0) - ref_b * dx;
-		sx += dx;
-		sr += r;
-		sxx += dx * dx;
-		sxr += dx * r;
-		srr += r * r;
-	}
-	if (!s->n)
-		s->start_ns = t[0];
-	s->n += n;
-	s->sx = sx;
-	s->sr = sr;
-	s->sxx = sxx;
-	s->sxr = sxr;
-	s->srr = srr;
-	s->end_ns = t[n - 1];
-	s->last_trigger = p[n - 1].trigger;
-	c->last_t = t[n - 1];
-	c->have_last_t = true;
-	c->place(c->ud, p, n, t, bound, nonlinear);
-}
-
 /* The sums of every block within CLOCK_SIDE of the head of the queue (the
  * placed ones before it, the waiting ones after it), about its origin:
  * the ring from h_n before its head's sums, in block order, in at most
@@ -424,28 +374,73 @@ static uint64_t ceil_u64(double b)
 	return (uint64_t)((double)i < b ? i + 1 : i);
 }
 
-/* Block k's samples on the line l (its sums about the block's origin x0,
- * t0), each inside its range, with their bounds. */
-static void on_line(const struct clk_qblk *k, const struct clk_line *l, uint64_t x0, uint64_t t0,
-		    uint64_t *t, uint64_t *bound)
+/* Block k's sample i on the line l (its sums about the block's origin x0,
+ * t0), inside its range, with its bound; without l, at its window's
+ * midpoint. */
+static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk_qblk *k,
+								unsigned i,
+								const struct clk_line *l,
+								uint64_t x0, uint64_t t0,
+								uint64_t *bound)
 {
-	for (unsigned i = 0; i < k->n; i++) {
-		double x = (double)(k->p[i].x - x0), lo = k->lo[i], hi = k->hi[i];
-		/* lo, hi and so v finite (sample_ranges()): no NaN tests */
-		double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
-		double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
-		t[i] = t0 + (uint64_t)dec_round(v);
-		bound[i] = ceil_u64(b);
+	const struct clk_pt *p = &k->p[i];
+
+	if (!l) {
+		*bound = (p->hi - p->lo) / 2;
+		return p->lo + (p->hi - p->lo) / 2;
 	}
+	double x = (double)(p->x - x0), lo = k->lo[i], hi = k->hi[i];
+	/* lo, hi and so v finite (sample_ranges()): no NaN tests */
+	double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
+	double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
+	*bound = ceil_u64(b);
+	return t0 + (uint64_t)dec_round(v);
 }
 
-/* Block k's samples at their windows' midpoints (no line). */
-static void midpoints(const struct clk_qblk *k, uint64_t *t, uint64_t *bound)
+/* Place block k (place_one() for each sample: sample_at()), in one pass:
+ * the order kept and the statistics summed in locals (report_add()'s
+ * operations in its order; the counts and ends once a block), then handed
+ * out (the callback knows nothing of the model's state). Inline, called
+ * with l and with NULL: one loop of each. */
+static inline __attribute__((always_inline)) void place_block(struct clk *c,
+							      const struct clk_qblk *k,
+							      const struct clk_line *l,
+							      uint64_t x0, uint64_t t0)
 {
-	for (unsigned i = 0; i < k->n; i++) {
-		t[i] = k->p[i].lo + (k->p[i].hi - k->p[i].lo) / 2;
-		bound[i] = (k->p[i].hi - k->p[i].lo) / 2;
+	const struct clk_pt *p = k->p;
+	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK], prev = c->last_t;
+	unsigned n = k->n;
+	bool have = c->have_last_t;
+
+	report_ready(c, &p[0]); /* then stays ready for the block */
+	struct clk_seg_acc *s = &c->acc;
+	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t ti = sample_at(k, i, l, x0, t0, &bound[i]);
+		if (ti <= prev && (i || have))
+			ti = prev + 1;
+		t[i] = prev = ti;
+		double dx = (double)(p[i].x - s->x0);
+		double r = (double)(int64_t)(ti - s->t0) - ref_b * dx;
+		sx += dx;
+		sr += r;
+		sxx += dx * dx;
+		sxr += dx * r;
+		srr += r * r;
 	}
+	if (!s->n)
+		s->start_ns = t[0];
+	s->n += n;
+	s->sx = sx;
+	s->sr = sr;
+	s->sxx = sxx;
+	s->sxr = sxr;
+	s->srr = srr;
+	s->end_ns = t[n - 1];
+	s->last_trigger = p[n - 1].trigger;
+	c->last_t = t[n - 1];
+	c->have_last_t = true;
+	c->place(c->ud, p, n, t, bound, !l);
 }
 
 /* Place the block at the head of the queue; its sums stay in the ring for
@@ -453,7 +448,6 @@ static void midpoints(const struct clk_qblk *k, uint64_t *t, uint64_t *bound)
 static void place_head(struct clk *c)
 {
 	const struct clk_qblk *k = &c->q[c->q_head];
-	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK];
 	struct clk_mom acc;
 	struct clk_line l;
 	bool line;
@@ -469,11 +463,10 @@ static void place_head(struct clk *c)
 			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
-		on_line(k, &l, acc.x0, acc.t0, t, bound);
+		place_block(c, k, &l, acc.x0, acc.t0);
 	} else {
-		midpoints(k, t, bound);
+		place_block(c, k, NULL, 0, 0);
 	}
-	place_block(c, k->p, k->n, t, bound, !line);
 	if (c->h_n < CLOCK_SIDE)
 		c->h_n++; /* else the oldest placed sums leave the window */
 	c->m_head = (c->m_head + 1) % CLOCK_MOMS;
@@ -532,25 +525,40 @@ static void hull_ranges(const struct clk_blk *k, const struct clk_hulls *h, doub
  * narrowed to the range of the hulls h (hull_ranges()), else the window's
  * midpoint; in ns from the block's origin, its first window's start,
  * where place_head() centres its sums (the segment's origin stays while
- * the block waits: a segment ends with its queue placed). */
+ * the block waits: a segment ends with its queue placed). In the same
+ * loop, the block's weighted sums about its first sample (into m: the
+ * same operations in the same order as adding one sample at a time). */
 static void sample_ranges(const struct clk *c, const struct clk_blk *k, const struct clk_hulls *h,
-			  double *lo, double *hi)
+			  double *lo, double *hi, struct clk_mom *m)
 {
-	uint64_t t0 = k->p[0].lo;
+	uint64_t x0 = k->p[0].x, t0 = k->p[0].lo;
 	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
+	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	unsigned n = k->n; /* not read again after each store */
 
 	hull_ranges(k, h, lo, hi);
-	for (unsigned i = 0; i < k->n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		const struct clk_pt *p = &k->p[i];
+		double width = (double)(p->hi - p->lo), lo_t = (double)(int64_t)(p->lo - t0);
+		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
+		double x = (double)(p->x - x0), y = lo_t + width / 2;
+		s0 += w;
+		sx += w * x;
+		sy += w * y;
+		sxx += w * x * x;
+		sxy += w * x * y;
+		syy += w * y * y;
 		/* a hull's range is never NaN (finite, or infinite where it
 		 * says nothing): no NaN tests, and the result finite */
-		double l = dec_fmax_n((double)(int64_t)(p->lo - t0), lo[i] + off);
+		double l = dec_fmax_n(lo_t, lo[i] + off);
 		double u = dec_fmin_n((double)(int64_t)(p->hi - t0), hi[i] + off);
 		if (!(l <= u))
-			l = u = (double)(int64_t)(p->lo - t0) + (double)(p->hi - p->lo) / 2;
+			l = u = lo_t + width / 2;
 		lo[i] = l;
 		hi[i] = u;
 	}
+	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
+			       .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
 }
 
 /* Queue block b (its samples leave the hull blocks), with the range that
@@ -575,8 +583,7 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q->n = k->n;
 	q->ok = h != NULL;
 	memcpy(q->p, k->p, k->n * sizeof(*k->p));
-	mom_of(k->p, k->n, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
-	sample_ranges(c, k, h, q->lo, q->hi);
+	sample_ranges(c, k, h, q->lo, q->hi, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
 	drain(c, false);
 }
 

@@ -162,26 +162,41 @@ size_t dec_fit_prefix(const struct t4_fit_pt *pts, size_t n);
 struct t4_hpt {
 	double x, y;
 };
+/* Whether p makes top, on vertex below, pop from an upper (or lower)
+ * hull: the turn below, top, p, (top - below) x (p - top), is not the
+ * hull's way (upper: >= 0, lower: <= 0). Written with top - p for p - top
+ * and the products the other way round: the same value to the bit (a
+ * negation is exact and rounding symmetric), with top's coordinates the
+ * only ones subtracted from (fewer register copies). */
+static inline bool dec_hull_pops(struct t4_hpt below, struct t4_hpt top, struct t4_hpt p,
+				 bool upper)
+{
+	double turn = (top.y - below.y) * (top.x - p.x) - (top.x - below.x) * (top.y - p.y);
+
+	return upper ? turn >= 0 : turn <= 0;
+}
+
 /* Add p (x increasing) to an upper (or lower) convex hull of n vertices:
  * Andrew's monotone chain, one step; inline, it runs for every sample. */
 static inline void dec_hull_push(struct t4_hpt *h, unsigned *n, struct t4_hpt p, bool upper)
 {
 	unsigned k = *n;
 
-	/* pop while top[-1], top[0], p do not turn the hull's way (upper: a
-	 * turn >= 0, lower: <= 0); top[0] kept in b, so each step loads
-	 * only the vertex below it; k counts along (no index from the
-	 * pointer at the end) */
+	/* pop while the top does not stay (dec_hull_pops()); two steps a
+	 * turn of the loop, the top of each the vertex below the one
+	 * before (in registers: no copy of a vertex from step to step),
+	 * each step loading only the vertex below; k counts along */
 	if (k >= 2) {
-		const struct t4_hpt *top = &h[k - 1];
-		struct t4_hpt b = *top;
-		do {
-			struct t4_hpt a = *--top;
-			double turn = (b.x - a.x) * (p.y - b.y) - (b.y - a.y) * (p.x - b.x);
-			if (!(upper ? turn >= 0 : turn <= 0))
+		const struct t4_hpt *at = &h[k - 1];
+		struct t4_hpt a = *at, b;
+		for (;;) {
+			b = *--at;
+			if (!dec_hull_pops(b, a, p, upper) || --k < 2)
 				break;
-			b = a;
-		} while (--k >= 2);
+			a = *--at;
+			if (!dec_hull_pops(a, b, p, upper) || --k < 2)
+				break;
+		}
 	}
 	h[k++] = p;
 	*n = k;

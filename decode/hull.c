@@ -120,28 +120,29 @@ void dec_hull_fit(const struct t4_hpt *up, unsigned nu, const struct t4_hpt *dn,
 
 void dec_hull_at(const struct t4_hpt *h, unsigned n, const double *x, unsigned m, double *y)
 {
-	unsigned e = 0, i = 0;
+	const double *end_x = x + m; /* by pointer: one count a sample */
+	unsigned e = 0;
 
 	if (n == 1) {
-		for (; i < m; i++)
-			y[i] = h[0].y;
+		while (x++ < end_x)
+			*y++ = h[0].y;
 		return;
 	}
-	while (i < m) {
-		while (e + 2 < n && h[e + 1].x <= x[i])
+	while (x < end_x) {
+		while (e + 2 < n && h[e + 1].x <= *x)
 			e++;
-		/* x[i] and the x after it before the edge's end (the last
+		/* x and the x after it before the edge's end (the last
 		 * edge: all) */
 		double x0 = h[e].x, y0 = h[e].y, dx = h[e + 1].x - x0, dy = h[e + 1].y - y0;
 		double end = e + 2 < n ? h[e + 1].x : INFINITY;
 		if (!(dx > 0)) {
 			do
-				y[i] = y0;
-			while (++i < m && x[i] < end);
+				*y++ = y0;
+			while (++x < end_x && *x < end);
 			continue;
 		}
 		do
-			y[i] = y0 + dy * (x[i] - x0) / dx;
-		while (++i < m && x[i] < end);
+			*y++ = y0 + dy * (*x - x0) / dx;
+		while (++x < end_x && *x < end);
 	}
 }
