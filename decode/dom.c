@@ -460,6 +460,15 @@ static void on_segment(void *ud, const struct t4_clock_segment *seg)
 	c->segments++;
 }
 
+/* A sample of a domain without a clock, placed at its window's middle
+ * (out of line: its frame is not the clocked sample's). */
+static __attribute__((noinline)) void place_unclocked(struct dom *dm, const struct clk_pt *p)
+{
+	uint64_t t = p->lo + (p->hi - p->lo) / 2, bound = (p->hi - p->lo) / 2;
+
+	on_place(dm, p, 1, &t, &bound, false);
+}
+
 /* Give sample seq to the clock model (or place it: no clock). Inline:
  * once per return packet, a call and its frame less. */
 static inline __attribute__((always_inline)) void model_push(struct dom *dm, uint64_t seq)
@@ -471,12 +480,10 @@ static inline __attribute__((always_inline)) void model_push(struct dom *dm, uin
 	dm->pub.clock.samples++;
 	dec_hist_add(&dm->window, s->hi - s->lo);
 	struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
-	if (dm->clocked) {
+	if (dm->clocked)
 		clk_push(&dm->clk, &p);
-	} else {
-		uint64_t t = s->lo + (s->hi - s->lo) / 2, bound = (s->hi - s->lo) / 2;
-		on_place(dm, &p, 1, &t, &bound, false);
-	}
+	else
+		place_unclocked(dm, &p);
 }
 
 /* ---- intervals ------------------------------------------------------------ */
@@ -800,12 +807,20 @@ static inline int64_t slot_for(struct dom *dm, uint64_t trigger)
 	return slot_late(dm, trigger);
 }
 
-static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
+/* Room at pos for a late return: the samples from pos on move up one
+ * (out of line: seldom). */
+static __attribute__((noinline)) void make_gap(struct dom *dm, uint64_t pos)
 {
-	for (uint64_t i = dm->tail; i > pos; i--) { /* a late one: make room */
+	for (uint64_t i = dm->tail; i > pos; i--) {
 		*at(dm, i) = *at(dm, i - 1);
 		memcpy(counts_at(dm, i), counts_at(dm, i - 1), dm->ncap * sizeof(uint64_t));
 	}
+}
+
+static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
+{
+	if (pos < dm->tail)
+		make_gap(dm, pos);
 	struct dsample *s = at(dm, pos);
 	s->trigger = r->trigger_id;
 	s->x = r->local_clock;
