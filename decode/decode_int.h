@@ -858,6 +858,14 @@ int phases_add_share_new(struct t4_decoder *d, struct dom *dm, size_t span, uint
 			 const uint64_t *counts, uint32_t n);
 /* A piece's totals into the domain's open run. */
 void phases_run_add(struct dom *dm, uint64_t elapsed, const uint64_t *c, uint32_t n);
+/* The n counts c into a run's 64-bit sums lo, their carries into run. */
+static inline void phases_run_counts(uint64_t *lo, t4_u128 *run, const uint64_t *c, uint32_t n)
+{
+#pragma GCC unroll 2
+	for (uint32_t k = 0; k < n; k++)
+		if (__builtin_expect(__builtin_add_overflow(lo[k], c[k], &lo[k]), 0))
+			run[k] += (t4_u128)1 << 64; /* no call: the loop keeps its registers */
+}
 
 static inline int phases_add_share(struct t4_decoder *d, struct dom *dm, size_t span,
 				   uint64_t elapsed, const uint64_t *counts, uint32_t n)
