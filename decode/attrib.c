@@ -32,6 +32,9 @@
  * (attrib_interval and attrib_piece, decode_int.h); the cut, with its
  * apportioning, is out of line (attrib_any). Tested against the search itself
  * (test_no_cursor: phase_totals/span_cursor_gives_what_the_search_gives).
+ * Where no output takes the intervals (the summary), the usual interval
+ * skips this file: dom.c's summed() adds it to the run of its cursor's
+ * span, by the same rule (phase_totals/totals_alone_are_the_sum_of_the_intervals).
  */
 #include "decode_int.h"
 #include "util/util.h"

@@ -17,9 +17,11 @@
  *
  * Cost: once per return packet, in the usual case (in order, the ring
  * big enough, the domain's scheduler cached, the interval inside one
- * phase), about 510 instructions from the feed to the phase totals, the
- * reader and the clock model apart (callgrind on the 60 s sim log of
- * issue 19: 506, was 676 and 914). The rare paths
+ * phase), about 330 instructions from the feed to the phase totals for the
+ * summary, the reader and the clock model apart (callgrind on the 60 s sim
+ * log of issue 19: 328, was 495 by the same count before summed(), and
+ * 506, 676 and 914 before that); about 485 for an output that takes
+ * every interval (emit()'s way). The rare paths
  * (a wider sample, a bigger or full ring, a late or repeated return, a
  * scheduler to search for, the end of the log) are out of line, so the
  * usual one carries no frame for them; the steps of the usual one that
@@ -27,7 +29,12 @@
  * and piece) are inline, the counts are copied in one memcpy, the histogram
  * buckets of small values come from a table (dec_hist_add), and a
  * reference packet visits only the domains that hold placed samples
- * (d->waiting), not all of them.
+ * (d->waiting), not all of them. A decode that wants the intervals'
+ * totals alone (the summary, -f phases) sums the usual interval in a loop
+ * of its own (summed(): about 27 instructions an interval and 4.5 a
+ * count, where emit()'s interval, its attribution and the run's sum took
+ * about 230), the checks that hold for a whole call of hand_out() made
+ * once.
  */
 #include "decode_int.h"
 #include "collector/collector.h"
@@ -460,6 +467,15 @@ static void on_segment(void *ud, const struct t4_clock_segment *seg)
 	c->segments++;
 }
 
+/* A sample of a domain without a clock, placed at its window's middle
+ * (out of line: its frame is not the clocked sample's). */
+static __attribute__((noinline)) void place_unclocked(struct dom *dm, const struct clk_pt *p)
+{
+	uint64_t t = p->lo + (p->hi - p->lo) / 2, bound = (p->hi - p->lo) / 2;
+
+	on_place(dm, p, 1, &t, &bound, false);
+}
+
 /* Give sample seq to the clock model (or place it: no clock). Inline:
  * once per return packet, a call and its frame less. */
 static inline __attribute__((always_inline)) void model_push(struct dom *dm, uint64_t seq)
@@ -471,12 +487,10 @@ static inline __attribute__((always_inline)) void model_push(struct dom *dm, uin
 	dm->pub.clock.samples++;
 	dec_hist_add(&dm->window, s->hi - s->lo);
 	struct clk_pt p = { seq, s->trigger, s->x, s->lo, s->hi };
-	if (dm->clocked) {
+	if (dm->clocked)
 		clk_push(&dm->clk, &p);
-	} else {
-		uint64_t t = s->lo + (s->hi - s->lo) / 2, bound = (s->hi - s->lo) / 2;
-		on_place(dm, &p, 1, &t, &bound, false);
-	}
+	else
+		place_unclocked(dm, &p);
 }
 
 /* ---- intervals ------------------------------------------------------------ */
@@ -695,13 +709,99 @@ static void mark_waiting(struct t4_decoder *d, const struct dom *dm)
 		d->waiting[dm->slot / 64] &= ~bit;
 }
 
+/* Whether the decode wants of an interval no more than its totals: no
+ * output takes intervals one by one (rows, metrics, bins), and no filter
+ * may drop one (--from/--to, --phase; the origin is fixed, so the window
+ * asks nothing). The summary's (and -f phases') decode: constant from its
+ * first interval on. */
+static bool totals_only(const struct t4_decoder *d)
+{
+	return !d->ops.interval && !d->o.want_metrics && !d->o.bin_ns && !d->o.phase &&
+	       !d->o.from.set && !d->o.to.set && d->have_origin && !d->test_no_cursor;
+}
+
+/* Whether the domain's next intervals may be summed (summed()): its
+ * previous sample known, its first interval had, no gauge, no --clock-model
+ * offset lengths, its names current, and its span cursor and run on the
+ * spans as they are (a piece in the cursor's span continues the run). */
+static bool summable(const struct t4_decoder *d, const struct dom *dm)
+{
+	return dm->have_prev && dm->pub.first_ns && !dm->any_gauge && !dm->dirty &&
+	       (dm->pub.clock.model != T4_CLOCK_OFFSET || !dm->clocked) && d->n_spans &&
+	       dm->span_gen == d->span_gen && dm->run_open && dm->run_gen == d->span_gen &&
+	       dm->run_span == dm->span_hint;
+}
+
+/* emit() of the placed samples from head on while each is the usual one
+ * for a decode that wants totals only (totals_only, summable): joinable by
+ * the watermark alone (all: the log has ended), the next trigger after the
+ * previous sample (no gap, no first of a recording), and closing an
+ * interval whole inside the span of the domain's cursor. Such an interval
+ * is only its counts and length added to the run, with the domain's
+ * counters: in a loop of its own, without the interval emit() builds for
+ * the outputs, its flags, its reference packet and the checks that are
+ * constant here (out of line: the loop keeps its registers). Returns how
+ * many it took; the first it leaves is emit()'s. */
+static __attribute__((noinline)) uint64_t summed(struct t4_decoder *d, struct dom *dm,
+						 const struct dsched *s, bool all)
+{
+	uint64_t wm = all ? UINT64_MAX : s->watermark, ahead = all ? 0 : d->o.lookahead;
+	uint64_t lo = dm->span_lo, hi = dm->span_hi, trig = dm->prev.trigger, t = dm->prev.t;
+	bool exact = d->exact_phases;
+
+	/* the triggers it may take, from trig + 1 on (consecutive): joinable,
+	 * k + ahead <= wm, and, by trigger, in the cursor's span [lo, hi); by
+	 * time, each ends in it (t <= hi; the first starts in it: times only
+	 * grow) */
+	if (wm < ahead || trig == UINT64_MAX ||
+	    (exact ? t < lo : trig + 1 < lo || trig + 1 >= hi))
+		return 0;
+	uint64_t tmax = wm - ahead, tlim = exact ? hi : UINT64_MAX;
+	if (!exact && hi - 1 < tmax) /* (hi > trig + 1) */
+		tmax = hi - 1;
+	if (tmax <= trig)
+		return 0;
+	uint64_t head = dm->head, seq = head, end = dm->pcur, mask = dm->qmask;
+	if (end - seq > tmax - trig)
+		end = seq + (tmax - trig);
+	const struct dsample *q = dm->q;
+	const uint64_t *qc = dm->qc;
+	uint32_t ncap = dm->ncap;
+	uint64_t base = trig + 1 - head; /* sample seq's trigger, less seq */
+	uint64_t *run_lo = dm->run_lo;
+	t4_u128 *run = dm->run;
+
+	for (; seq < end; seq++) {
+		const struct dsample *y = &q[seq & mask];
+		if (y->trigger - seq != base || (y->flags & T4_RET_FIRST) || y->t > tlim)
+			break;
+		phases_run_counts(run_lo, run, &qc[(seq & mask) * ncap], y->n);
+	}
+	uint64_t n = seq - head;
+	if (!n)
+		return 0;
+	/* the lengths, end to start, add up to the last end less the first start */
+	const struct dsample *x = &q[(seq - 1) & mask];
+	dm->last_elapsed = x->t - (n > 1 ? q[(seq - 2) & mask].t : t);
+	dm->run_el += x->t - t;
+	d->selected += n;
+	dm->pub.intervals += n;
+	dm->pub.last_ns = x->t;
+	dm->prev = *x;
+	dm->head = seq;
+	return n;
+}
+
 /* Hand out the placed samples the join allows (all: every one). */
 static int hand_out(struct t4_decoder *d, struct dom *dm, bool all)
 {
 	const struct dsched *s = sched_of(d, dm);
+	bool sum = (all || (s && s->any)) && totals_only(d);
 	int rc = 0;
 
 	while (dm->head < dm->pcur && rc >= 0) {
+		if (sum && summable(d, dm) && summed(d, dm, s, all))
+			continue;
 		const struct dsample *x = at(dm, dm->head);
 		if (!all && !joinable(d, s, x->trigger) && dm->tail - dm->head < DEC_QCAP / 2)
 			break;
@@ -800,12 +900,20 @@ static inline int64_t slot_for(struct dom *dm, uint64_t trigger)
 	return slot_late(dm, trigger);
 }
 
-static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
+/* Room at pos for a late return: the samples from pos on move up one
+ * (out of line: seldom). */
+static __attribute__((noinline)) void make_gap(struct dom *dm, uint64_t pos)
 {
-	for (uint64_t i = dm->tail; i > pos; i--) { /* a late one: make room */
+	for (uint64_t i = dm->tail; i > pos; i--) {
 		*at(dm, i) = *at(dm, i - 1);
 		memcpy(counts_at(dm, i), counts_at(dm, i - 1), dm->ncap * sizeof(uint64_t));
 	}
+}
+
+static void insert_at(struct dom *dm, uint64_t pos, const struct t4_ret_pkt *r, uint32_t epoch)
+{
+	if (pos < dm->tail)
+		make_gap(dm, pos);
 	struct dsample *s = at(dm, pos);
 	s->trigger = r->trigger_id;
 	s->x = r->local_clock;
