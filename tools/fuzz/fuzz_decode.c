@@ -15,7 +15,11 @@
  * real logs (run.sh).
  *
  * Checks: no crash, leak or undefined behaviour (the sanitizers), every
- * error a negative errno with a one-line message.
+ * error a negative errno with a one-line message; and for the summary and
+ * phases (a decode that wants the intervals' totals alone, which dom.c sums
+ * in a loop of its own: summed()), the same totals per domain, phase and
+ * bookmark name, intervals and lengths as a decode of the same packets
+ * whose sink takes every interval (emit()'s way): one truth.
  */
 #include "fuzz_common.h"
 #include "decode/decode.h"
@@ -42,6 +46,54 @@ static void options(uint8_t sel, struct t4_decode_opts *o, struct t4_output_opts
 		t4_timepoint_parse("1ms", &o->from);
 	oo->time = (enum t4_time_base)((sel >> 4) % 3);
 	oo->verbose = oo->per_cpu = oo->format == T4_FMT_SUMMARY && (sel & 2);
+}
+
+/* A sink that takes every interval and does nothing with it. */
+static int take(void *ud, const struct t4_decoder *dec, const struct t4_interval *iv)
+{
+	(void)ud, (void)dec, (void)iv;
+	return 0;
+}
+
+static const struct t4_sink_ops taker = { .interval = take };
+
+static bool same_sums(const t4_u128 *a, uint64_t ea, const t4_u128 *b, uint64_t eb, uint32_t n)
+{
+	if (!a || !b)
+		return !a == !b;
+	return ea == eb && !memcmp(a, b, n * sizeof(*a));
+}
+
+/* The totals a and b agree on (see the top), else abort: a wrong number. */
+static void same_totals(const struct t4_decoder *a, const struct t4_decoder *b)
+{
+	size_t nd = t4_decoder_n_domains(a), np = t4_decoder_n_phases(a);
+	uint64_t ea, eb;
+
+	if (nd != t4_decoder_n_domains(b) || np != t4_decoder_n_phases(b))
+		FUZZ_CHECK(false, "summed: domains or phases differ");
+	for (size_t d = 0; d < nd; d++) {
+		const struct t4_dec_domain *x = t4_decoder_domain_at(a, d);
+		const struct t4_dec_domain *y = t4_decoder_domain_at(b, d);
+		if (x->intervals != y->intervals || x->elapsed_ns != y->elapsed_ns ||
+		    x->first_ns != y->first_ns || x->last_ns != y->last_ns ||
+		    x->n_counts != y->n_counts ||
+		    memcmp(x->totals, y->totals, x->n_counts * sizeof(*x->totals)))
+			FUZZ_CHECK(false, "summed: a domain's totals differ");
+		for (size_t p = 0; p < np; p++) {
+			const t4_u128 *ta = t4_decoder_phase_totals(a, p, d, &ea);
+			const t4_u128 *tb = t4_decoder_phase_totals(b, p, d, &eb);
+			if (!same_sums(ta, ea, tb, eb, x->n_counts))
+				FUZZ_CHECK(false, "summed: a phase's totals differ");
+		}
+		for (size_t p = 0; p < np; p++) {
+			uint32_t id = t4_decoder_phase_at(a, p)->bookmark_id;
+			const t4_u128 *ta = t4_decoder_name_totals(a, id, d, &ea);
+			const t4_u128 *tb = t4_decoder_name_totals(b, id, d, &eb);
+			if (!same_sums(ta, ea, tb, eb, x->n_counts))
+				FUZZ_CHECK(false, "summed: a bookmark name's totals differ");
+		}
+	}
 }
 
 /* Feed the packets of buf[0..len) to d; returns the decoder's error. */
@@ -100,6 +152,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		goto done;
 	if ((rc = feed(d, copy, len - 1)) >= 0)
 		rc = t4_decoder_finish(d, NULL);
+	if (rc >= 0 && !o.want_metrics &&
+	    (oo.format == T4_FMT_SUMMARY || oo.format == T4_FMT_PHASES)) {
+		struct t4_decoder *e = NULL;
+		if (t4_decoder_new(&e, &o, &taker, NULL) < 0)
+			abort();
+		if (feed(e, copy, len - 1) < 0 || t4_decoder_finish(e, NULL) < 0)
+			FUZZ_CHECK(false, "summed: the decode that takes every interval failed");
+		same_totals(d, e);
+		t4_decoder_free(e);
+	}
 done:
 	fuzz_check_rc(rc, "decode");
 	t4_decoder_free(d);
