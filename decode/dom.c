@@ -771,10 +771,15 @@ static __attribute__((noinline)) uint64_t summed(struct t4_decoder *d, struct do
 	uint64_t *run_lo = dm->run_lo;
 	t4_u128 *run = dm->run;
 
-	for (; seq < end; seq++) {
+	/* as attrib_interval() takes the span's own: by time, each starts
+	 * before the span's end (at < hi) and ends in it; one that ends before
+	 * it starts (a crafted log's times) is cut by attrib_any(): emit()'s */
+	for (uint64_t at = t; seq < end; seq++) {
 		const struct dsample *y = &q[seq & mask];
-		if (y->trigger - seq != base || (y->flags & T4_RET_FIRST) || y->t > tlim)
+		if (y->trigger - seq != base || (y->flags & T4_RET_FIRST) || y->t > tlim ||
+		    y->t < at || (exact && at >= hi))
 			break;
+		at = y->t;
 		phases_run_counts(run_lo, run, &qc[(seq & mask) * ncap], y->n);
 	}
 	uint64_t n = seq - head;
