@@ -113,7 +113,9 @@ struct t4_probe_page {
  * *page. 0 or a negative errno. */
 int t4_probe_page_create(struct t4_probe_page **page, int *fd);
 /* A library: map the page of fd (which it may close then); NULL on failure,
- * and for an fd that is not a file of at least a page. */
+ * and for an fd that is not a file of at least a page whose size is sealed
+ * (F_SEAL_SHRINK: the recorder's memfd; no one can truncate it under the
+ * calls). */
 struct t4_probe_page *t4_probe_page_map(int fd);
 void t4_probe_page_unmap(struct t4_probe_page *page); /* accepts NULL */
 /* The recorder lends n more credits. */

@@ -45,6 +45,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
@@ -72,12 +73,30 @@ static void init_alive(struct t4_probe_page *page)
 	pthread_mutexattr_destroy(&a);
 }
 
+/* The page's size sealed (best effort: a kernel without seals leaves it
+ * unsealed, and the library then keeps the socket): every process of the
+ * workload maps it, and one page truncated under them all, by anyone who
+ * can reach the memfd (/proc/PID/fd of any of them), would be a SIGBUS at
+ * each one's next call. */
+static void seal_size(int fd)
+{
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+}
+
+/* Whether fd's size is sealed: a page that may shrink is no page to map. */
+static bool size_sealed(int fd)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
 int t4_probe_page_create(struct t4_probe_page **page, int *fd)
 {
 	void *m;
 
 	*page = NULL;
-	*fd = memfd_create("t410trace-probe", MFD_CLOEXEC);
+	*fd = memfd_create("t410trace-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (*fd < 0)
 		return t4_err(errno, "probe page: memfd_create: %s", strerror(errno));
 	if (ftruncate(*fd, PAGE_BYTES) < 0 ||
@@ -87,6 +106,7 @@ int t4_probe_page_create(struct t4_probe_page **page, int *fd)
 		*fd = -1;
 		return t4_err(e, "probe page: %s", strerror(e));
 	}
+	seal_size(*fd);
 	*page = m;
 	init_alive(*page);
 	atomic_store(&(*page)->magic, T4_PROBE_MAGIC);
@@ -99,8 +119,10 @@ struct t4_probe_page *t4_probe_page_map(int fd)
 	struct stat st;
 	void *m;
 
-	/* a whole page, or touching it past the file's end is a SIGBUS */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PAGE_BYTES)
+	/* a whole page that stays whole, or touching it past the file's end
+	 * is a SIGBUS */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PAGE_BYTES ||
+	    !size_sealed(fd))
 		return NULL;
 	m = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)

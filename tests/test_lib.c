@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -354,6 +355,64 @@ Test(lib, a_new_recorder_takes_over_the_uprobe_route)
 	t4_probe_page_unmap(first);
 	t4_probe_page_unmap(second);
 	app_close(&a);
+}
+
+/* A probe page whose size is not sealed (a memfd anyone reaching it, e.g.
+ * through /proc/PID/fd, may truncate): the app mapped it, and once it was
+ * truncated the app's next call read past the file's end and the app died
+ * of SIGBUS. Such a page is not taken: the calls keep the socket. */
+Test(lib, a_probe_page_that_may_shrink_is_not_mapped)
+{
+	struct t4_control_ops ops = fake_ops;
+	struct t4_probe_page *page;
+	char cmd[5 * PATH_MAX], log[64] = "";
+	struct app a;
+	FILE *p;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	hello_fd = memfd_create("t410trace-probe", MFD_CLOEXEC); /* no seals */
+	cr_assert_geq(hello_fd, 0);
+	cr_assert_eq(ftruncate(hello_fd, 4096), 0);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, hello_fd, 0);
+	cr_assert_neq(page, MAP_FAILED);
+	atomic_store(&page->magic, T4_PROBE_MAGIC);
+	t4_probe_grant(page, 10);
+	ops.hello = fake_hello;
+	cr_assert_eq(t4_control_open(&a.rec.ctl, a.rec.path, &ops, &a.rec), 0, "%s",
+		     t4_errmsg());
+	snprintf(cmd, sizeof(cmd), "env T410TRACE_CONTROL='%s' '%s' reconnect >'%s/out' 2>'%s/err'",
+		 a.rec.path, a.bin, a.rec.dir, a.rec.dir);
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	/* r1 made, through the page or the socket (10 s at most) */
+	for (int i = 0; i < 10000 && !strstr(log, "bookmark r1") &&
+			(atomic_load(&page->credit) == 10 || atomic_load(&page->busy) != 0); i++) {
+		usleep(1000);
+		fake_log(&a.rec, log, sizeof(log));
+	}
+	cr_assert_eq(ftruncate(hello_fd, 0), 0);
+	fputs("go\n", p);
+	int rc = pclose(p);
+	run_shell(a.out, a.err, sizeof(a.out), "cat '%s/err'", a.rec.dir);
+	cr_assert_eq(rc, 0, "the app died (%#x): %s", rc, a.out);
+	expect_log(&a, "hello;bookmark r1;bookmark r2;");
+	munmap(page, 4096);
+	close(hello_fd);
+	app_close(&a);
+}
+
+/* The recorder's page cannot be truncated under the apps that map it. */
+Test(lib, the_recorders_probe_page_cannot_shrink)
+{
+	struct t4_probe_page *page;
+	int fd;
+
+	cr_assert_eq(t4_probe_page_create(&page, &fd), 0, "%s", t4_errmsg());
+	cr_assert_neq(ftruncate(fd, 0), 0);
+	cr_assert_eq(errno, EPERM);
+	close(fd);
+	t4_probe_page_unmap(page);
 }
 
 /* A process that outlives several recorders on the uprobe route kept the
