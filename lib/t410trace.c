@@ -637,6 +637,8 @@ static int uncancelled(int (*fn)(const char *), const char *arg)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	r = fn(arg);
 	pthread_setcancelstate(old, NULL);
+	if (r >= 0) /* a try that failed on the way (a resend) is no failure */
+		clear_errmsg();
 	return r;
 }
 

@@ -604,7 +604,9 @@ Test(lib, a_recorder_killed_in_another_pid_namespace_loses_no_call)
 }
 
 /* The recorder closes a connection idle past its timeout without a word;
- * the next call resends on a fresh one, and nothing arrives twice. */
+ * the next call resends on a fresh one, and nothing arrives twice. That
+ * call succeeds, so t410_errmsg() is "" after it (it kept "the recorder
+ * closed the connection", the failure of the first try: lib_app checks). */
 Test(lib, resends_after_an_idle_close)
 {
 	struct app a;
