@@ -469,8 +469,10 @@ static int hello_locked(void)
 	err = call_locked(line, reply, sizeof(reply), &passed);
 	if (err < 0 && err != -EREMOTEIO)
 		return err;
-	if (err == 0 && !strcmp(reply, "ok uprobe") && take_page_locked(passed))
-		return ROUTE_PROBE;
+	if (err == 0 && !strcmp(reply, "ok uprobe"))
+		return take_page_locked(passed) ? ROUTE_PROBE : ROUTE_SOCKET;
+	if (passed >= 0) /* with another answer: no page, and not ours to keep */
+		close(passed);
 	return ROUTE_SOCKET;
 }
 

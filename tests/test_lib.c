@@ -402,6 +402,79 @@ Test(lib, a_probe_page_that_may_shrink_is_not_mapped)
 	app_close(&a);
 }
 
+/* A peer at the path that answers every line "ok" and hello "ok socket"
+ * with an fd passed along (a memfd): not a recorder's answer, but one any
+ * program of this user could give. Serves one connection of lfd. */
+static void *fd_giver(void *arg)
+{
+	int lfd = *(int *)arg, c = accept(lfd, NULL, NULL), mfd = memfd_create("t4-given", 0);
+	char buf[512];
+	size_t len = 0;
+	ssize_t n;
+
+	while (c >= 0 && mfd >= 0 && (n = recv(c, buf + len, sizeof(buf) - 1 - len, 0)) > 0) {
+		char *nl;
+
+		len += (size_t)n;
+		while ((nl = memchr(buf, '\n', len))) {
+			bool hello = !strncmp(buf, "hello", 5);
+			union {
+				struct cmsghdr h;
+				char b[CMSG_SPACE(sizeof(int))];
+			} ctl = { 0 };
+			struct iovec iov = { .iov_base = hello ? "ok socket\n" : "ok\n",
+					     .iov_len = hello ? 10 : 3 };
+			struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+			if (hello) {
+				m.msg_control = ctl.b;
+				m.msg_controllen = sizeof(ctl.b);
+				CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+				CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+				CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(int));
+				memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), &mfd, sizeof(int));
+			}
+			if (sendmsg(c, &m, MSG_NOSIGNAL) < 0)
+				break;
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len);
+		}
+	}
+	if (mfd >= 0)
+		close(mfd);
+	if (c >= 0)
+		close(c);
+	return NULL;
+}
+
+/* An fd passed along with an answer to hello other than "ok uprobe" (a
+ * peer that is not a recorder) stayed open in the app for ever: one more
+ * at each new connection. The library closes it. */
+Test(lib, an_fd_passed_with_a_socket_answer_is_closed)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	pthread_t t;
+	struct app a;
+	int lfd;
+
+	app_open(&a);
+	t4_control_close(a.rec.ctl);
+	a.rec.ctl = NULL;
+	cr_assert_lt(strlen(a.rec.path), sizeof(sa.sun_path)); /* fake_open checked */
+	memcpy(sa.sun_path, a.rec.path, strlen(a.rec.path) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	cr_assert_eq(pthread_create(&t, NULL, fd_giver, &lfd), 0);
+	int rc = app_run(&a, "memfds");
+	pthread_join(t, NULL);
+	close(lfd);
+	cr_assert_eq(rc, 0, "%s", a.err);
+	cr_assert_str_eq(a.out, "memfds=0");
+	app_close(&a);
+}
+
 /* The recorder's page cannot be truncated under the apps that map it. */
 Test(lib, the_recorders_probe_page_cannot_shrink)
 {

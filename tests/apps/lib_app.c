@@ -20,6 +20,8 @@
  *   outlive N   N times: wait for a line on stdin, bookmark o<i> (the test
  *               starts a new recorder each time); then print how many
  *               probe pages are mapped (probe-maps=K)
+ *   memfds      bookmark m1, then print how many of its fds are memfds
+ *               (memfds=K)
  *   gone        T410TRACE_CONTROL names no recorder
  *   fails N     every call (bookmark, trigger) returns -N, with a message
  *   gonecost N  the same, N bookmarks: print how often the library read
@@ -227,6 +229,31 @@ static void run_outlive(long n)
 	printf("probe-maps=%d\n", probe_maps());
 }
 
+/* The fds of this process that are memfds (their link: "/memfd:NAME"). */
+static int count_memfds(void)
+{
+	char path[64], link[256];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			n += !strncmp(link, "/memfd:", 7);
+		}
+	}
+	return n;
+}
+
+static void run_memfds(void)
+{
+	bookmark("m1");
+	printf("memfds=%d\n", count_memfds());
+}
+
 static void run_gone(void)
 {
 	int a = t410_available();
@@ -425,6 +452,8 @@ int main(int argc, char **argv)
 		run_reconnect();
 	} else if (!strcmp(mode, "outlive")) {
 		run_outlive(n);
+	} else if (!strcmp(mode, "memfds")) {
+		run_memfds();
 	} else if (!strcmp(mode, "gone")) {
 		run_gone();
 	} else if (!strcmp(mode, "fails")) {
