@@ -104,7 +104,8 @@ Test(names, json_escapes_what_a_terminal_must_not_get)
 
 /* A CSV field is quoted by what is written: with -x '\', a byte written
  * as the text \xNN holds the separator, and was written unquoted (the
- * row's columns shifted). */
+ * row's columns shifted). A name that opens like a spreadsheet formula
+ * stays as recorded (the man page says so). */
 Test(names, csv_quotes_the_separator_an_escape_brings)
 {
 	static const struct {
@@ -122,6 +123,11 @@ Test(names, csv_quotes_the_separator_an_escape_brings)
 		{ "q\"" RLO, ';', T4_TEXT_CONTROL, "\"q\"\"\\xe2\\x80\\xae\"" },
 		{ "plain", '\\', 0, "plain" },
 		{ "a\x7f", ',', T4_TEXT_CONTROL, "a\\x7f" },
+		/* a name is data: a spreadsheet's formula lead is kept (man page) */
+		{ "=HYPERLINK(\"x\")", ',', 0, "\"=HYPERLINK(\"\"x\"\")\"" },
+		{ "+1-1", ',', T4_TEXT_CONTROL, "+1-1" },
+		{ "@SUM(A1)", ';', 0, "@SUM(A1)" },
+		{ "-2", ',', 0, "-2" },
 	};
 
 	for (size_t i = 0; i < T4_ARRAY_LEN(cases); i++) {
