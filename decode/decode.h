@@ -208,6 +208,11 @@ int64_t t4_index_bookmark_id(const struct t4_index *ix, const char *name);
  * (bookmarks_reused), id itself for most. */
 uint32_t t4_index_bookmark_holder(const struct t4_index *ix, uint32_t id);
 const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, size_t i);
+/* Every bookmark ID the log names (up to 65,536, the rest counted as
+ * untracked), in the order of their first packets: its first packet as
+ * named (every name the log has, where the packets above stop at a limit). */
+size_t t4_index_n_bookmark_ids(const struct t4_index *ix);
+const struct t4_bookmark_pkt *t4_index_bookmark_id_at(const struct t4_index *ix, size_t i);
 
 /* Which triggers a domain answered: the one account of it that `info`, the
  * summary and the report give. Its triggers are its scheduler's (from its

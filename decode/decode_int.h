@@ -626,6 +626,7 @@ struct t4_decoder {
 	bool window_resolved;     /* --from/--to bookmarks found (decode.c) */
 	uint64_t window_from, window_to;
 	int64_t window_to_span;   /* --to's span once found, -1 */
+	size_t window_from_scan, window_to_scan; /* spans looked at for them */
 	uint64_t selected;        /* intervals and slices the filters keep (--from/--to,
 				   * --phase; --pmu feeds only its domains): with a
 				   * filter, none is an error (check_names) */

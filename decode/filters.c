@@ -189,11 +189,13 @@ static bool walk_events(const struct logs *l, name_fn fn, void *ud)
 	return each_shown(l, domain_events, fn, ud);
 }
 
+/* By ID: the bookmark packets the index keeps stop at 100,000, and a name
+ * first set after them was "no such bookmark" to --from, --to and --phase. */
 static bool walk_bookmarks(const struct logs *l, name_fn fn, void *ud)
 {
 	for (size_t k = 0; k < l->n; k++)
-		for (size_t i = 0; i < t4_index_n_bookmarks(l->ix[k]); i++)
-			if (fn(ud, t4_index_bookmark_at(l->ix[k], i)->name))
+		for (size_t i = 0; i < t4_index_n_bookmark_ids(l->ix[k]); i++)
+			if (fn(ud, t4_index_bookmark_id_at(l->ix[k], i)->name))
 				return true;
 	return false;
 }

@@ -878,6 +878,16 @@ const struct t4_bookmark_pkt *t4_index_bookmark_at(const struct t4_index *ix, si
 	return i < ix->n_bm_pkts ? &ix->bm_pkts[i] : NULL;
 }
 
+size_t t4_index_n_bookmark_ids(const struct t4_index *ix)
+{
+	return ix->n_bm_ids;
+}
+
+const struct t4_bookmark_pkt *t4_index_bookmark_id_at(const struct t4_index *ix, size_t i)
+{
+	return i < ix->n_bm_ids ? &ix->bm_ids[i] : NULL;
+}
+
 void t4_index_answers(const struct t4_index *ix, const struct t4_index_domain *d,
 		      struct t4_index_answers *out)
 {
