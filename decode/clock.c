@@ -374,14 +374,13 @@ static uint64_t ceil_u64(double b)
 	return (uint64_t)((double)i < b ? i + 1 : i);
 }
 
-/* Block k's sample i on the line l (its sums about the block's origin x0,
- * t0), inside its range, with its bound; without l, at its window's
- * midpoint. */
+/* Block k's sample i on the line l (its sums about the block's origin:
+ * its first sample's x, k->x[i] from it, and t0), inside its range, with
+ * its bound; without l, at its window's midpoint. */
 static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk_qblk *k,
 								unsigned i,
 								const struct clk_line *l,
-								uint64_t x0, uint64_t t0,
-								uint64_t *bound)
+								uint64_t t0, uint64_t *bound)
 {
 	const struct clk_pt *p = &k->p[i];
 
@@ -389,7 +388,7 @@ static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk
 		*bound = (p->hi - p->lo) / 2;
 		return p->lo + (p->hi - p->lo) / 2;
 	}
-	double x = (double)(p->x - x0), lo = k->lo[i], hi = k->hi[i];
+	double x = k->x[i], lo = k->lo[i], hi = k->hi[i];
 	/* lo, hi and so v finite (sample_ranges()): no NaN tests */
 	double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
 	double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
@@ -404,8 +403,7 @@ static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk
  * with l and with NULL: one loop of each. */
 static inline __attribute__((always_inline)) void place_block(struct clk *c,
 							      const struct clk_qblk *k,
-							      const struct clk_line *l,
-							      uint64_t x0, uint64_t t0)
+							      const struct clk_line *l, uint64_t t0)
 {
 	const struct clk_pt *p = k->p;
 	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK], prev = c->last_t;
@@ -416,7 +414,7 @@ static inline __attribute__((always_inline)) void place_block(struct clk *c,
 	struct clk_seg_acc *s = &c->acc;
 	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t ti = sample_at(k, i, l, x0, t0, &bound[i]);
+		uint64_t ti = sample_at(k, i, l, t0, &bound[i]);
 		if (ti <= prev && (i || have))
 			ti = prev + 1;
 		t[i] = prev = ti;
@@ -463,9 +461,9 @@ static void place_head(struct clk *c)
 			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
-		place_block(c, k, &l, acc.x0, acc.t0);
+		place_block(c, k, &l, acc.t0); /* acc.x0: k->p[0].x */
 	} else {
-		place_block(c, k, NULL, 0, 0);
+		place_block(c, k, NULL, 0);
 	}
 	if (c->h_n < CLOCK_SIDE)
 		c->h_n++; /* else the oldest placed sums leave the window */
@@ -527,9 +525,10 @@ static void hull_ranges(const struct clk_blk *k, const struct clk_hulls *h, doub
  * where place_head() centres its sums (the segment's origin stays while
  * the block waits: a segment ends with its queue placed). In the same
  * loop, the block's weighted sums about its first sample (into m: the
- * same operations in the same order as adding one sample at a time). */
+ * same operations in the same order as adding one sample at a time), and
+ * each sample's x from it (into xs: what sample_at() takes). */
 static void sample_ranges(const struct clk *c, const struct clk_blk *k, const struct clk_hulls *h,
-			  double *lo, double *hi, struct clk_mom *m)
+			  double *lo, double *hi, double *xs, struct clk_mom *m)
 {
 	uint64_t x0 = k->p[0].x, t0 = k->p[0].lo;
 	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
@@ -542,6 +541,7 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		double width = (double)(p->hi - p->lo), lo_t = (double)(int64_t)(p->lo - t0);
 		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
 		double x = (double)(p->x - x0), y = lo_t + width / 2;
+		xs[i] = x;
 		s0 += w;
 		sx += w * x;
 		sy += w * y;
@@ -583,7 +583,7 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q->n = k->n;
 	q->ok = h != NULL;
 	memcpy(q->p, k->p, k->n * sizeof(*k->p));
-	sample_ranges(c, k, h, q->lo, q->hi, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
+	sample_ranges(c, k, h, q->lo, q->hi, q->x, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
 	drain(c, false);
 }
 
