@@ -44,9 +44,10 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~484 instructions a
- * sample on the 60 s sim log, the caller's callback's ~30 included, called
- * once a block (545 when it was called once a sample, ~45); 662
+ * Cost (it runs for every sample of every domain: ~470 instructions a
+ * sample on the 60 s sim log, the caller's callback's ~27 included, called
+ * once a block (545 when it was called once a sample, ~45); 484 before
+ * the window sums two lanes at a time and each sample's x kept; 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
  * clamps without NaN tests and the ring of sums, 519 before the fused
@@ -65,7 +66,11 @@
  * statistics, summed in locals), the samples handed to the caller after
  * all of them are placed; a cut grows one hull over its
  * points instead of one per prefix (dec_fit_prefix); the window sums run
- * over the ring of sums (at most two runs, no index wrapped per block);
+ * over the ring of sums (at most two runs, no index wrapped per block),
+ * the x and y sums of a block moved as pairs (clk_v2: each lane the same
+ * operations in the same order; ~42 instructions a block's sums, 60 one
+ * double at a time), and a sample's x from its block's origin is
+ * converted once (sample_ranges(), kept for sample_at());
  * the clamps of a placement are dec_fmax_n()/dec_fmin_n(): their bounds
  * are never NaN (a window's ends, a hull's range: finite or infinite).
  * The floating-point
@@ -77,15 +82,18 @@
  * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
  * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
  * at the samples (~30), a block's sums and ranges (~60), the window sums
- * (~50), the line, bound and statistics of each sample (~85), taking a
+ * (~41), the line, bound and statistics of each sample (~80), taking a
  * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
  * by x order (cursors cost what the side tests saved), a block's hull
  * vertices copied once they stop popping (they pop until late; again at
  * 85334ff: +0.7 M on the 60 s log), the
  * block hulls built in one loop when a fit needs them, window sums two
- * lanes at a time (the shuffles cost what the lanes saved), blk_add()
- * inlined into clk_push() (+6 M), the combined hull of the checked and
+ * lanes at a time with the pairs apart in memory (the shuffles cost what
+ * the lanes saved: clk_mom keeps them side by side), blk_add()
+ * inlined into clk_push() (+6 M; again at stop 44 with clk_push() taking
+ * the sample's fields in registers, +9 M, and with blk_add() out of line
+ * then, +8 M: its eight arguments), the combined hull of the checked and
  * pending blocks carried to the next block's fit where the open block's
  * pushes stayed above the checked block's vertices (so pushing them onto
  * the pending block alone turns the same way: it held for 1 block in 10,
@@ -271,18 +279,43 @@ static inline void report_add(struct clk_seg_acc *s, const struct clk_pt *p, uin
 
 /* ---- least squares over blocks ---------------------------------------------- */
 
-/* Add m's sums, moved from its origin to (x0, t0), into acc. */
-static inline void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
+/* Two doubles as one value (GCC's and Clang's vector extension: SSE2 on
+ * x86-64, NEON on arm64), at any double's alignment: the x and y sums of
+ * a block moved together, each lane the same operations in the same
+ * order as one double (ISO C: never contracted into a fused multiply-add). */
+typedef double clk_v2 __attribute__((vector_size(16), aligned(8)));
+
+static inline clk_v2 v2_at(const double *p)
+{
+	clk_v2 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The sums of a window (window_sums()), in registers: sx, sy and sxx, syy
+ * as pairs. */
+struct clk_wsum {
+	clk_v2 s1, s2;
+	double s0, sxy;
+	unsigned n;
+};
+
+/* Add m's sums, moved from its origin to (x0, t0), into acc: per lane,
+ * acc.sx += m.sx + dx * m.s0 and acc.sxx += m.sxx + 2 * dx * m.sx + dx *
+ * dx * m.s0 (and the same in y); acc.sxy += m.sxy + dx * m.sy + dy * m.sx +
+ * dx * dy * m.s0. */
+static inline void mom_merge(struct clk_wsum *acc, const struct clk_mom *m, uint64_t x0,
+			     uint64_t t0)
 {
 	double dx = (double)(int64_t)(m->x0 - x0), dy = (double)(int64_t)(m->t0 - t0);
+	clk_v2 d = { dx, dy }, w = { m->s0, m->s0 }, s1 = v2_at(&m->sx);
 
 	acc->n += m->n;
 	acc->s0 += m->s0;
-	acc->sx += m->sx + dx * m->s0;
-	acc->sy += m->sy + dy * m->s0;
-	acc->sxx += m->sxx + 2 * dx * m->sx + dx * dx * m->s0;
+	acc->s1 += s1 + d * w;
+	acc->s2 += v2_at(&m->sxx) + (d + d) * s1 + d * d * w; /* 2 * dx: exact either way */
 	acc->sxy += m->sxy + dx * m->sy + dy * m->sx + dx * dy * m->s0;
-	acc->syy += m->syy + 2 * dy * m->sy + dy * dy * m->s0;
 }
 
 /* The weighted line through the sums (about their origin): t = my + b (x -
@@ -340,16 +373,18 @@ static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_
 static void window_sums(const struct clk *c, struct clk_mom *out)
 {
 	const struct clk_mom *head = &c->mom[c->m_head];
-	struct clk_mom acc = { .x0 = head->x0, .t0 = head->t0 };
+	uint64_t x0 = head->x0, t0 = head->t0;
+	struct clk_wsum acc = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
 	unsigned from = (c->m_head + CLOCK_MOMS - c->h_n) % CLOCK_MOMS, n = c->h_n + c->q_n;
 	unsigned run = n < CLOCK_MOMS - from ? n : CLOCK_MOMS - from;
 
 	/* summed in a local (in registers, not through *out) */
 	for (const struct clk_mom *m = &c->mom[from]; m < &c->mom[from + run]; m++)
-		mom_merge(&acc, m, acc.x0, acc.t0);
+		mom_merge(&acc, m, x0, t0);
 	for (const struct clk_mom *m = c->mom; m < &c->mom[n - run]; m++)
-		mom_merge(&acc, m, acc.x0, acc.t0);
-	*out = acc;
+		mom_merge(&acc, m, x0, t0);
+	*out = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = acc.s0, .sx = acc.s1[0], .sy = acc.s1[1],
+				 .sxx = acc.s2[0], .syy = acc.s2[1], .sxy = acc.sxy, .n = acc.n };
 }
 
 /* Decide at a segment's first placed block whether its rate is a new one

@@ -312,7 +312,8 @@ struct clk_blk {
  * first sample (x0 ticks, t0 ns): weights 1 / (width^2 + floor^2). */
 struct clk_mom {
 	uint64_t x0, t0;
-	double s0, sx, sy, sxx, sxy, syy;
+	double s0, sx, sy, sxx, syy, sxy; /* sx, sy and sxx, syy in pairs:
+					   * window_sums() moves each pair as one */
 	unsigned n;
 };
 
