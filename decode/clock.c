@@ -44,10 +44,10 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~470 instructions a
+ * Cost (it runs for every sample of every domain: ~467 instructions a
  * sample on the 60 s sim log, the caller's callback's ~27 included, called
  * once a block (545 when it was called once a sample, ~45); 484 before
- * the window sums two lanes at a time and each sample's x kept; 662
+ * the sums in pairs and each sample's x kept; 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
  * clamps without NaN tests and the ring of sums, 519 before the fused
@@ -69,8 +69,10 @@
  * over the ring of sums (at most two runs, no index wrapped per block),
  * the x and y sums of a block moved as pairs (clk_v2: each lane the same
  * operations in the same order; ~42 instructions a block's sums, 60 one
- * double at a time), and a sample's x from its block's origin is
- * converted once (sample_ranges(), kept for sample_at());
+ * double at a time), as are a block's own sums (sample_ranges()) and the
+ * statistics of its placements (place_block()), and a sample's x from its
+ * block's origin is converted once (sample_ranges(), kept for
+ * sample_at());
  * the clamps of a placement are dec_fmax_n()/dec_fmin_n(): their bounds
  * are never NaN (a window's ends, a hull's range: finite or infinite).
  * The floating-point
@@ -82,7 +84,7 @@
  * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
  * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
  * at the samples (~30), a block's sums and ranges (~60), the window sums
- * (~41), the line, bound and statistics of each sample (~80), taking a
+ * (~41), the line, bound and statistics of each sample (~78), taking a
  * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
  * by x order (cursors cost what the side tests saved), a block's hull
@@ -447,7 +449,9 @@ static inline __attribute__((always_inline)) void place_block(struct clk *c,
 
 	report_ready(c, &p[0]); /* then stays ready for the block */
 	struct clk_seg_acc *s = &c->acc;
-	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
+	/* sx, sr and sxx, srr as pairs (clk_v2) */
+	double ref_b = s->ref_b, sxr = s->sxr;
+	clk_v2 s1 = { s->sx, s->sr }, s2 = { s->sxx, s->srr };
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t ti = sample_at(k, i, l, t0, &bound[i]);
 		if (ti <= prev && (i || have))
@@ -455,20 +459,19 @@ static inline __attribute__((always_inline)) void place_block(struct clk *c,
 		t[i] = prev = ti;
 		double dx = (double)(p[i].x - s->x0);
 		double r = (double)(int64_t)(ti - s->t0) - ref_b * dx;
-		sx += dx;
-		sr += r;
-		sxx += dx * dx;
+		clk_v2 v = { dx, r };
+		s1 += v;
+		s2 += v * v;
 		sxr += dx * r;
-		srr += r * r;
 	}
 	if (!s->n)
 		s->start_ns = t[0];
 	s->n += n;
-	s->sx = sx;
-	s->sr = sr;
-	s->sxx = sxx;
+	s->sx = s1[0];
+	s->sr = s1[1];
+	s->sxx = s2[0];
 	s->sxr = sxr;
-	s->srr = srr;
+	s->srr = s2[1];
 	s->end_ns = t[n - 1];
 	s->last_trigger = p[n - 1].trigger;
 	c->last_t = t[n - 1];
@@ -567,7 +570,8 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 {
 	uint64_t x0 = k->p[0].x, t0 = k->p[0].lo;
 	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
-	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	double s0 = 0, sxy = 0;
+	clk_v2 s1 = { 0, 0 }, s2 = { 0, 0 }; /* sx, sy and sxx, syy as pairs */
 	unsigned n = k->n; /* not read again after each store */
 
 	hull_ranges(k, h, lo, hi);
@@ -577,12 +581,11 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
 		double x = (double)(p->x - x0), y = lo_t + width / 2;
 		xs[i] = x;
+		clk_v2 v = { x, y }, wv = (clk_v2){ w, w } * v; /* w * x, w * y */
 		s0 += w;
-		sx += w * x;
-		sy += w * y;
-		sxx += w * x * x;
-		sxy += w * x * y;
-		syy += w * y * y;
+		s1 += wv;
+		s2 += wv * v;
+		sxy += wv[0] * y;
 		/* a hull's range is never NaN (finite, or infinite where it
 		 * says nothing): no NaN tests, and the result finite */
 		double l = dec_fmax_n(lo_t, lo[i] + off);
@@ -592,8 +595,8 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		lo[i] = l;
 		hi[i] = u;
 	}
-	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
-			       .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
+	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = s1[0], .sy = s1[1],
+			       .sxx = s2[0], .syy = s2[1], .sxy = sxy, .n = n };
 }
 
 /* Queue block b (its samples leave the hull blocks), with the range that
