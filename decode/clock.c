@@ -44,9 +44,10 @@
  * read window) is done by the caller; the fit still runs for every
  * clocked domain so that frequency, drift and segments are always known.
  *
- * Cost (it runs for every sample of every domain: ~484 instructions a
- * sample on the 60 s sim log, the caller's callback's ~30 included, called
- * once a block (545 when it was called once a sample, ~45); 662
+ * Cost (it runs for every sample of every domain: ~467 instructions a
+ * sample on the 60 s sim log, the caller's callback's ~27 included, called
+ * once a block (545 when it was called once a sample, ~45); 484 before
+ * the sums in pairs and each sample's x kept; 662
  * before the block loops, the walk by edges and the cut's growing hull
  * below, 583 before the hull push with its top vertex in registers, the
  * clamps without NaN tests and the ring of sums, 519 before the fused
@@ -65,7 +66,13 @@
  * statistics, summed in locals), the samples handed to the caller after
  * all of them are placed; a cut grows one hull over its
  * points instead of one per prefix (dec_fit_prefix); the window sums run
- * over the ring of sums (at most two runs, no index wrapped per block);
+ * over the ring of sums (at most two runs, no index wrapped per block),
+ * the x and y sums of a block moved as pairs (clk_v2: each lane the same
+ * operations in the same order; ~42 instructions a block's sums, 60 one
+ * double at a time), as are a block's own sums (sample_ranges()) and the
+ * statistics of its placements (place_block()), and a sample's x from its
+ * block's origin is converted once (sample_ranges(), kept for
+ * sample_at());
  * the clamps of a placement are dec_fmax_n()/dec_fmin_n(): their bounds
  * are never NaN (a window's ends, a hull's range: finite or infinite).
  * The floating-point
@@ -77,15 +84,18 @@
  * What is left is mostly that arithmetic: the hull pushes (~83, ~115 with
  * the combined hulls'), the pairs of the fits of 3 blocks (~34), the hulls
  * at the samples (~30), a block's sums and ranges (~60), the window sums
- * (~50), the line, bound and statistics of each sample (~85), taking a
+ * (~41), the line, bound and statistics of each sample (~78), taking a
  * sample in (~60). Tried and left out, as
  * they did not pay in instructions: the pair scan of fit_from_hulls split
  * by x order (cursors cost what the side tests saved), a block's hull
  * vertices copied once they stop popping (they pop until late; again at
  * 85334ff: +0.7 M on the 60 s log), the
  * block hulls built in one loop when a fit needs them, window sums two
- * lanes at a time (the shuffles cost what the lanes saved), blk_add()
- * inlined into clk_push() (+6 M), the combined hull of the checked and
+ * lanes at a time with the pairs apart in memory (the shuffles cost what
+ * the lanes saved: clk_mom keeps them side by side), blk_add()
+ * inlined into clk_push() (+6 M; again at stop 44 with clk_push() taking
+ * the sample's fields in registers, +9 M, and with blk_add() out of line
+ * then, +8 M: its eight arguments), the combined hull of the checked and
  * pending blocks carried to the next block's fit where the open block's
  * pushes stayed above the checked block's vertices (so pushing them onto
  * the pending block alone turns the same way: it held for 1 block in 10,
@@ -271,18 +281,43 @@ static inline void report_add(struct clk_seg_acc *s, const struct clk_pt *p, uin
 
 /* ---- least squares over blocks ---------------------------------------------- */
 
-/* Add m's sums, moved from its origin to (x0, t0), into acc. */
-static inline void mom_merge(struct clk_mom *acc, const struct clk_mom *m, uint64_t x0, uint64_t t0)
+/* Two doubles as one value (GCC's and Clang's vector extension: SSE2 on
+ * x86-64, NEON on arm64), at any double's alignment: the x and y sums of
+ * a block moved together, each lane the same operations in the same
+ * order as one double (ISO C: never contracted into a fused multiply-add). */
+typedef double clk_v2 __attribute__((vector_size(16), aligned(8)));
+
+static inline clk_v2 v2_at(const double *p)
+{
+	clk_v2 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The sums of a window (window_sums()), in registers: sx, sy and sxx, syy
+ * as pairs. */
+struct clk_wsum {
+	clk_v2 s1, s2;
+	double s0, sxy;
+	unsigned n;
+};
+
+/* Add m's sums, moved from its origin to (x0, t0), into acc: per lane,
+ * acc.sx += m.sx + dx * m.s0 and acc.sxx += m.sxx + 2 * dx * m.sx + dx *
+ * dx * m.s0 (and the same in y); acc.sxy += m.sxy + dx * m.sy + dy * m.sx +
+ * dx * dy * m.s0. */
+static inline void mom_merge(struct clk_wsum *acc, const struct clk_mom *m, uint64_t x0,
+			     uint64_t t0)
 {
 	double dx = (double)(int64_t)(m->x0 - x0), dy = (double)(int64_t)(m->t0 - t0);
+	clk_v2 d = { dx, dy }, w = { m->s0, m->s0 }, s1 = v2_at(&m->sx);
 
 	acc->n += m->n;
 	acc->s0 += m->s0;
-	acc->sx += m->sx + dx * m->s0;
-	acc->sy += m->sy + dy * m->s0;
-	acc->sxx += m->sxx + 2 * dx * m->sx + dx * dx * m->s0;
+	acc->s1 += s1 + d * w;
+	acc->s2 += v2_at(&m->sxx) + (d + d) * s1 + d * d * w; /* 2 * dx: exact either way */
 	acc->sxy += m->sxy + dx * m->sy + dy * m->sx + dx * dy * m->s0;
-	acc->syy += m->syy + 2 * dy * m->sy + dy * dy * m->s0;
 }
 
 /* The weighted line through the sums (about their origin): t = my + b (x -
@@ -340,16 +375,18 @@ static void place_one(struct clk *c, const struct clk_pt *p, uint64_t t, uint64_
 static void window_sums(const struct clk *c, struct clk_mom *out)
 {
 	const struct clk_mom *head = &c->mom[c->m_head];
-	struct clk_mom acc = { .x0 = head->x0, .t0 = head->t0 };
+	uint64_t x0 = head->x0, t0 = head->t0;
+	struct clk_wsum acc = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
 	unsigned from = (c->m_head + CLOCK_MOMS - c->h_n) % CLOCK_MOMS, n = c->h_n + c->q_n;
 	unsigned run = n < CLOCK_MOMS - from ? n : CLOCK_MOMS - from;
 
 	/* summed in a local (in registers, not through *out) */
 	for (const struct clk_mom *m = &c->mom[from]; m < &c->mom[from + run]; m++)
-		mom_merge(&acc, m, acc.x0, acc.t0);
+		mom_merge(&acc, m, x0, t0);
 	for (const struct clk_mom *m = c->mom; m < &c->mom[n - run]; m++)
-		mom_merge(&acc, m, acc.x0, acc.t0);
-	*out = acc;
+		mom_merge(&acc, m, x0, t0);
+	*out = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = acc.s0, .sx = acc.s1[0], .sy = acc.s1[1],
+				 .sxx = acc.s2[0], .syy = acc.s2[1], .sxy = acc.sxy, .n = acc.n };
 }
 
 /* Decide at a segment's first placed block whether its rate is a new one
@@ -374,14 +411,13 @@ static uint64_t ceil_u64(double b)
 	return (uint64_t)((double)i < b ? i + 1 : i);
 }
 
-/* Block k's sample i on the line l (its sums about the block's origin x0,
- * t0), inside its range, with its bound; without l, at its window's
- * midpoint. */
+/* Block k's sample i on the line l (its sums about the block's origin:
+ * its first sample's x, k->x[i] from it, and t0), inside its range, with
+ * its bound; without l, at its window's midpoint. */
 static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk_qblk *k,
 								unsigned i,
 								const struct clk_line *l,
-								uint64_t x0, uint64_t t0,
-								uint64_t *bound)
+								uint64_t t0, uint64_t *bound)
 {
 	const struct clk_pt *p = &k->p[i];
 
@@ -389,7 +425,7 @@ static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk
 		*bound = (p->hi - p->lo) / 2;
 		return p->lo + (p->hi - p->lo) / 2;
 	}
-	double x = (double)(p->x - x0), lo = k->lo[i], hi = k->hi[i];
+	double x = k->x[i], lo = k->lo[i], hi = k->hi[i];
 	/* lo, hi and so v finite (sample_ranges()): no NaN tests */
 	double v = dec_fmin_n(dec_fmax_n(l->my + l->b * (x - l->mx), lo), hi);
 	double b = dec_fmin_n(CLOCK_SIGMAS * line_sigma(l, x), dec_fmax_n(v - lo, hi - v));
@@ -404,8 +440,7 @@ static inline __attribute__((always_inline)) uint64_t sample_at(const struct clk
  * with l and with NULL: one loop of each. */
 static inline __attribute__((always_inline)) void place_block(struct clk *c,
 							      const struct clk_qblk *k,
-							      const struct clk_line *l,
-							      uint64_t x0, uint64_t t0)
+							      const struct clk_line *l, uint64_t t0)
 {
 	const struct clk_pt *p = k->p;
 	uint64_t t[CLOCK_BLOCK], bound[CLOCK_BLOCK], prev = c->last_t;
@@ -414,28 +449,29 @@ static inline __attribute__((always_inline)) void place_block(struct clk *c,
 
 	report_ready(c, &p[0]); /* then stays ready for the block */
 	struct clk_seg_acc *s = &c->acc;
-	double ref_b = s->ref_b, sx = s->sx, sr = s->sr, sxx = s->sxx, sxr = s->sxr, srr = s->srr;
+	/* sx, sr and sxx, srr as pairs (clk_v2) */
+	double ref_b = s->ref_b, sxr = s->sxr;
+	clk_v2 s1 = { s->sx, s->sr }, s2 = { s->sxx, s->srr };
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t ti = sample_at(k, i, l, x0, t0, &bound[i]);
+		uint64_t ti = sample_at(k, i, l, t0, &bound[i]);
 		if (ti <= prev && (i || have))
 			ti = prev + 1;
 		t[i] = prev = ti;
 		double dx = (double)(p[i].x - s->x0);
 		double r = (double)(int64_t)(ti - s->t0) - ref_b * dx;
-		sx += dx;
-		sr += r;
-		sxx += dx * dx;
+		clk_v2 v = { dx, r };
+		s1 += v;
+		s2 += v * v;
 		sxr += dx * r;
-		srr += r * r;
 	}
 	if (!s->n)
 		s->start_ns = t[0];
 	s->n += n;
-	s->sx = sx;
-	s->sr = sr;
-	s->sxx = sxx;
+	s->sx = s1[0];
+	s->sr = s1[1];
+	s->sxx = s2[0];
 	s->sxr = sxr;
-	s->srr = srr;
+	s->srr = s2[1];
 	s->end_ns = t[n - 1];
 	s->last_trigger = p[n - 1].trigger;
 	c->last_t = t[n - 1];
@@ -463,9 +499,9 @@ static void place_head(struct clk *c)
 			c->acc.ref_b = l.b;
 			c->acc.have_ref = true;
 		}
-		place_block(c, k, &l, acc.x0, acc.t0);
+		place_block(c, k, &l, acc.t0); /* acc.x0: k->p[0].x */
 	} else {
-		place_block(c, k, NULL, 0, 0);
+		place_block(c, k, NULL, 0);
 	}
 	if (c->h_n < CLOCK_SIDE)
 		c->h_n++; /* else the oldest placed sums leave the window */
@@ -527,13 +563,15 @@ static void hull_ranges(const struct clk_blk *k, const struct clk_hulls *h, doub
  * where place_head() centres its sums (the segment's origin stays while
  * the block waits: a segment ends with its queue placed). In the same
  * loop, the block's weighted sums about its first sample (into m: the
- * same operations in the same order as adding one sample at a time). */
+ * same operations in the same order as adding one sample at a time), and
+ * each sample's x from it (into xs: what sample_at() takes). */
 static void sample_ranges(const struct clk *c, const struct clk_blk *k, const struct clk_hulls *h,
-			  double *lo, double *hi, struct clk_mom *m)
+			  double *lo, double *hi, double *xs, struct clk_mom *m)
 {
 	uint64_t x0 = k->p[0].x, t0 = k->p[0].lo;
 	double off = (double)(int64_t)(c->t0 - t0); /* the hulls' origin from t0 */
-	double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	double s0 = 0, sxy = 0;
+	clk_v2 s1 = { 0, 0 }, s2 = { 0, 0 }; /* sx, sy and sxx, syy as pairs */
 	unsigned n = k->n; /* not read again after each store */
 
 	hull_ranges(k, h, lo, hi);
@@ -542,12 +580,12 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		double width = (double)(p->hi - p->lo), lo_t = (double)(int64_t)(p->lo - t0);
 		double w = 1 / (width * width + CLOCK_WIDTH_FLOOR * CLOCK_WIDTH_FLOOR);
 		double x = (double)(p->x - x0), y = lo_t + width / 2;
+		xs[i] = x;
+		clk_v2 v = { x, y }, wv = (clk_v2){ w, w } * v; /* w * x, w * y */
 		s0 += w;
-		sx += w * x;
-		sy += w * y;
-		sxx += w * x * x;
-		sxy += w * x * y;
-		syy += w * y * y;
+		s1 += wv;
+		s2 += wv * v;
+		sxy += wv[0] * y;
 		/* a hull's range is never NaN (finite, or infinite where it
 		 * says nothing): no NaN tests, and the result finite */
 		double l = dec_fmax_n(lo_t, lo[i] + off);
@@ -557,8 +595,8 @@ static void sample_ranges(const struct clk *c, const struct clk_blk *k, const st
 		lo[i] = l;
 		hi[i] = u;
 	}
-	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = sx, .sy = sy,
-			       .sxx = sxx, .sxy = sxy, .syy = syy, .n = n };
+	*m = (struct clk_mom){ .x0 = x0, .t0 = t0, .s0 = s0, .sx = s1[0], .sy = s1[1],
+			       .sxx = s2[0], .syy = s2[1], .sxy = sxy, .n = n };
 }
 
 /* Queue block b (its samples leave the hull blocks), with the range that
@@ -583,7 +621,7 @@ static void enqueue(struct clk *c, int b, const struct clk_hulls *h)
 	q->n = k->n;
 	q->ok = h != NULL;
 	memcpy(q->p, k->p, k->n * sizeof(*k->p));
-	sample_ranges(c, k, h, q->lo, q->hi, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
+	sample_ranges(c, k, h, q->lo, q->hi, q->x, &c->mom[(c->m_head + c->q_n - 1) % CLOCK_MOMS]);
 	drain(c, false);
 }
 

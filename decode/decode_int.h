@@ -312,7 +312,8 @@ struct clk_blk {
  * first sample (x0 ticks, t0 ns): weights 1 / (width^2 + floor^2). */
 struct clk_mom {
 	uint64_t x0, t0;
-	double s0, sx, sy, sxx, sxy, syy;
+	double s0, sx, sy, sxx, syy, sxy; /* sx, sy and sxx, syy in pairs:
+					   * window_sums() moves each pair as one */
 	unsigned n;
 };
 
@@ -322,6 +323,7 @@ struct clk_mom {
 struct clk_qblk {
 	struct clk_pt p[CLOCK_BLOCK];
 	double lo[CLOCK_BLOCK], hi[CLOCK_BLOCK]; /* ns from its sums' t0 */
+	double x[CLOCK_BLOCK];  /* ticks from its sums' x0 */
 	unsigned n;
 	bool ok;     /* the local hull is feasible */
 };
@@ -695,10 +697,17 @@ static inline t4_u128 dec_u128_add_sat(t4_u128 a, t4_u128 b)
 extern uint8_t dec_hist_small[DEC_HIST_SMALL];
 _Static_assert(DEC_HIST_SMALL <= 1u << 12, "t4_hist_bucket(v) < 256 for v < 4096");
 void dec_hist_init(void);
+/* t4_hist_bucket(v), within the histogram's buckets (t4_hist_add_at()). */
+static inline unsigned dec_hist_bucket(uint64_t v)
+{
+	unsigned b = v < DEC_HIST_SMALL ? dec_hist_small[v] : t4_hist_bucket(v);
+
+	return b < T4_HIST_BUCKETS ? b : T4_HIST_BUCKETS - 1;
+}
 /* t4_hist_add(h, v), the same buckets to the bit (tested). */
 static inline void dec_hist_add(struct t4_hist *h, uint64_t v)
 {
-	t4_hist_add_at(h, v < DEC_HIST_SMALL ? dec_hist_small[v] : t4_hist_bucket(v), v);
+	t4_hist_add_at(h, dec_hist_bucket(v), v);
 }
 
 /* decode.c */

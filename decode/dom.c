@@ -416,33 +416,51 @@ void dec_hist_init(void)
 	pthread_once(&once, hist_small_fill);
 }
 
+/* The window midpoints of the n samples p, and their half-widths, into t
+ * and bound: the placement of --clock-model offset and window (out of
+ * line: on_place()'s loop stays the rate model's). */
+static __attribute__((noinline)) void midpoints(const struct dom *dm, const struct clk_pt *p,
+						unsigned n, uint64_t *t, uint64_t *bound)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct dsample *s = at(dm, p[i].seq);
+		t[i] = s->lo + (s->hi - s->lo) / 2;
+		bound[i] = (s->hi - s->lo) / 2;
+	}
+}
+
 /* The n >= 1 samples p placed at t[i] with bound[i] (clk_place_fn: the
- * clock model places a block at a time; a domain without a clock, one
- * sample). The domain's last instant is kept in locals across the block. */
+ * clock model places a block at a time, n <= CLOCK_BLOCK; a domain
+ * without a clock, one sample). The domain's last instant, and the bound
+ * histogram's count and maximum, are kept in locals across the block. */
 static void on_place(void *ud, const struct clk_pt *p, unsigned n, const uint64_t *t,
 		     const uint64_t *bound, bool nonlinear)
 {
 	struct dom *dm = ud;
-	bool rate = dm->pub.clock.model == T4_CLOCK_RATE;
+	uint64_t mt[CLOCK_BLOCK], mb[CLOCK_BLOCK];
 	bool have = dm->have_last_t;
-	uint64_t last = dm->last_t;
+	uint64_t last = dm->last_t, max = dm->bound.max, *bucket = dm->bound.bucket;
 
+	if (dm->pub.clock.model != T4_CLOCK_RATE) {
+		midpoints(dm, p, n, mt, mb);
+		t = mt;
+		bound = mb;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct dsample *s = at(dm, p[i].seq);
 		uint64_t ti = t[i], b = bound[i];
-		if (!rate) { /* the window's midpoint */
-			ti = s->lo + (s->hi - s->lo) / 2;
-			b = (s->hi - s->lo) / 2;
-		}
-		if (have && ti <= last)
+		if (ti <= last && (i || have))
 			ti = last + 1; /* never a zero or negative interval */
 		last = ti;
-		have = true;
 		s->t = ti;
 		s->bound = b;
 		s->nonlinear = nonlinear;
-		dec_hist_add(&dm->bound, b);
+		bucket[dec_hist_bucket(b)]++; /* dec_hist_add(), its count and
+					       * maximum once a block */
+		max = b > max ? b : max;
 	}
+	dm->bound.n += n;
+	dm->bound.max = max;
 	dm->last_t = last;
 	dm->have_last_t = true;
 	dm->pub.clock.nonlinear += nonlinear ? n : 0;
