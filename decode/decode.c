@@ -402,13 +402,12 @@ static __attribute__((noinline)) int feed_other(struct t4_decoder *d,
 	return rc;
 }
 
-/* t4_decoder_feed(), inline in feed_here()'s loop: once per packet, no
- * call and frame of its own around the return packet's path. */
+/* t4_decoder_feed() of a decoder without an error, inline in feed_here()'s
+ * loop: once per packet, no call and frame of its own around the return
+ * packet's path. */
 static inline __attribute__((always_inline)) int feed(struct t4_decoder *d,
 						      const struct t4_packet *p)
 {
-	if (d->error)
-		return d->error;
 	d->n_fed++;
 	if (p->type == T4_PKT_RET && !p->copy)
 		return feed_ret(d, &p->ret);
@@ -417,6 +416,8 @@ static inline __attribute__((always_inline)) int feed(struct t4_decoder *d,
 
 int t4_decoder_feed(struct t4_decoder *d, const struct t4_packet *p)
 {
+	if (d->error)
+		return d->error;
 	return feed(d, p);
 }
 
@@ -669,13 +670,15 @@ static void on_warning(void *ud, uint64_t offset, const char *msg)
 static int feed_here(struct t4_decoder *d, struct t4_reader *r, struct dec_read_end *end)
 {
 	struct t4_packet *p = malloc(sizeof(*p));
-	int rc = 0;
+	int rc = d->error, rrc = 0;
 
 	if (!p)
 		return t4_err(ENOMEM, "out of memory");
-	while ((end->rrc = t4_reader_next(r, p)) > 0)
-		if ((rc = feed(d, p)) < 0)
-			break;
+	/* d->error is set only by a feed that fails, which ends the loop:
+	 * tested once, before it, not per packet */
+	while (rc >= 0 && (rrc = t4_reader_next(r, p)) > 0)
+		rc = feed(d, p);
+	end->rrc = rrc;
 	snprintf(end->msg, sizeof(end->msg), "%s", end->rrc < 0 ? t4_errmsg() : "");
 	t4_reader_stats(r, &end->st);
 	free(p);

@@ -44,10 +44,6 @@ struct t4_codec {
 	unsigned version;     /* the chunk's format version: how trigger
 			       * packets are coded */
 	struct t4_codec2 *v2; /* format 2's state and batches */
-	/* the batch being decoded (format 2) */
-	bool in_batch; /* packets of it left: pkt_codec2_next()'s last word */
-	const uint8_t *batch_body;
-	size_t batch_len, batch_total;
 	uint32_t gen; /* slots whose gen differs are all-zero */
 	struct ref_state ref[T4_CODEC_MAX_KEYS];
 	struct ret_state ret[T4_CODEC_MAX_KEYS];
@@ -84,7 +80,6 @@ void t4_codec_reset(struct t4_codec *c)
 		memset(c->ret, 0, sizeof(c->ret));
 		c->gen = 1;
 	}
-	c->in_batch = false;
 	pkt_codec2_reset(c->v2);
 }
 
@@ -774,22 +769,6 @@ static int dec_copy(struct cur *in, struct t4_packet *p)
 	return body.bad ? -1 : 0;
 }
 
-/* The next packet of the batch being decoded (format 2): 0 while more
- * follow (nothing consumed yet), the batch's length after its last.
- * Inlined: it runs once per trigger packet (in_batch keeps the test of
- * whether a batch is open out of codec2.c: no call for it). */
-static inline __attribute__((always_inline)) int batch_next(struct t4_codec *c,
-								 struct t4_packet *p)
-{
-	int rc = pkt_codec2_next(c->v2, c->batch_body, c->batch_len, p);
-
-	c->in_batch = rc > 0;
-	if (rc < 0)
-		return t4_err(EBADMSG, "packet type %d: batch of %zu bytes malformed",
-			      T4_PKT_BATCH, c->batch_len);
-	return rc ? 0 : (int)c->batch_total;
-}
-
 /* A packet with its own frame: a batch's first packet, or any other. */
 static __attribute__((noinline)) int dec_framed(struct t4_codec *c, const uint8_t *in,
 						size_t len, struct t4_packet *p)
@@ -805,10 +784,8 @@ static __attribute__((noinline)) int dec_framed(struct t4_codec *c, const uint8_
 		return t4_err(EBADMSG, "packet framing truncated or malformed");
 	body = (struct cur){ cu.p, cu.p + blen, in + len, 0 };
 	if (c->version >= 2 && type == T4_PKT_BATCH) {
-		c->batch_body = cu.p;
-		c->batch_len = (size_t)blen;
-		c->batch_total = (size_t)(cu.p - in) + (size_t)blen;
-		return batch_next(c, p);
+		return pkt_codec2_batch(c->v2, cu.p, (size_t)blen, (size_t)(cu.p - in) + (size_t)blen,
+					p);
 	}
 	if (c->version >= 2 && (type == T4_PKT_REF || type == T4_PKT_RET))
 		return t4_err(EBADMSG, "packet type %u: not in a format-2 chunk (batches "
@@ -834,11 +811,18 @@ static __attribute__((noinline)) int dec_framed(struct t4_codec *c, const uint8_
 	return (int)(cu.p - in + blen);
 }
 
+struct t4_codec2 *pkt_codec_v2(const struct t4_codec *c)
+{
+	return c->v2;
+}
+
 int t4_codec_decode(struct t4_codec *c, const uint8_t *in, size_t len,
 		    struct t4_packet *p)
 {
-	if (c->in_batch) /* the common case: every trigger packet of format 2 */
-		return batch_next(c, p);
+	if (pkt_codec2_in_batch(c->v2)) /* the common case: every trigger packet
+					  * of format 2, handed on (a tail call:
+					  * codec2.c returns what this returns) */
+		return pkt_codec2_next(c->v2, p);
 	return dec_framed(c, in, len, p);
 }
 

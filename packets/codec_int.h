@@ -93,10 +93,30 @@ int pkt_codec2_add(struct t4_codec2 *c, const struct t4_packet *p, uint8_t *out,
 size_t pkt_codec2_flush(struct t4_codec2 *c, uint8_t *out, size_t cap);
 /* Bytes the open batch will take once written. */
 size_t pkt_codec2_pending(const struct t4_codec2 *c);
-/* Decode the next packet of a batch whose body is body[0..len) (the same
- * pointer on every call until the batch ends): 1 = a packet and more
- * follow, 0 = its last packet, -1 = malformed. */
-int pkt_codec2_next(struct t4_codec2 *c, const uint8_t *body, size_t len,
-		   struct t4_packet *p);
+/* Decode a batch (FORMAT.md 5a) packet by packet. pkt_codec2_batch()
+ * opens the batch whose body is body[0..len), `total` bytes with its
+ * frame, and decodes its first packet; pkt_codec2_next() the next one
+ * while pkt_codec2_in_batch(). Both return what t4_codec_decode() does,
+ * so that it hands a packet of an open batch straight on (a tail call): 0
+ * while more follow, `total` after the last, or -EBADMSG (its message set)
+ * for a malformed batch, which closes it. */
+int pkt_codec2_batch(struct t4_codec2 *c, const uint8_t *body, size_t len, size_t total,
+		     struct t4_packet *p);
+int pkt_codec2_next(struct t4_codec2 *c, struct t4_packet *p);
+
+/* The first member of struct t4_codec2, so that codec.c asks whether a
+ * batch is open without a call. */
+struct pkt_codec2_head {
+	uint32_t left; /* records of the open batch not yet read */
+};
+
+static inline bool pkt_codec2_in_batch(const struct t4_codec2 *c)
+{
+	return ((const struct pkt_codec2_head *)(const void *)c)->left != 0;
+}
+
+/* The batch coder of a codec (the same from t4_codec_new() on): a reader
+ * takes a batch's packets from it straight, as t4_codec_decode() would. */
+struct t4_codec2 *pkt_codec_v2(const struct t4_codec *c);
 
 #endif

@@ -45,8 +45,17 @@
  *      statistics added. The statistics of steps 1 and 3 are kept apart
  *      (st, taken: one thread each) and summed by t4_reader_stats().
  * t4_reader_next() runs the same code on one thread, counting straight
- * into st, streaming a chunk's packets without buffering them.
+ * into st, streaming a chunk's packets without buffering them. Its usual
+ * packet is one of a batch (formats 2 and 3): step 2 takes it from the
+ * codec's batch coder straight (pkt_codec2_next(), codec_int.h), not
+ * through t4_codec_decode(), and the rare steps (a chunk's end, a session
+ * packet, the next chunk) are out of line, so that the usual packet's path
+ * is a call of the reader, one of the coder, and a few tests (33
+ * instructions of the reader's own a packet, from 41 plus 15 of the codec's
+ * on `decode -j 1` of the 60 s sim log: docs/PERFORMANCE.md, "The path from
+ * the codec to the decoder").
  */
+#include "codec_int.h"
 #include "packets.h"
 #include "util/util.h"
 
@@ -109,6 +118,8 @@ struct t4_reader {
 struct t4_unpacker {
 	ZSTD_DCtx *dctx;
 	struct t4_codec *codec;
+	struct t4_codec2 *v2;  /* its coder of batches: a batch's packets
+				* are taken from it straight */
 	uint8_t *raw;
 	size_t rcap;
 	bool in_chunk;
@@ -550,6 +561,7 @@ int t4_unpacker_new(struct t4_unpacker **out)
 		t4_unpacker_free(u);
 		return t4_err(ENOMEM, "out of memory for a chunk unpacker");
 	}
+	u->v2 = pkt_codec_v2(u->codec);
 	u->st = &u->res.st;
 	*out = u;
 	return 0;
@@ -614,14 +626,18 @@ static void chunk_failed(struct t4_unpacker *u, const char *fmt, ...)
 static inline __attribute__((always_inline)) int unpack_next(struct t4_unpacker *u, struct t4_packet *p)
 {
 	while (u->in_chunk) {
-		if (u->rpos >= u->rlen) {
+		int n;
+		if (pkt_codec2_in_batch(u->v2)) { /* most packets: inside the payload */
+			n = pkt_codec2_next(u->v2, p);
+		} else if (u->rpos >= u->rlen) {
 			u->in_chunk = false;
 			if (u->res.seen != u->expect_pkts)
 				chunk_failed(u, "%u packets decoded, header says %u", u->res.seen,
 					     u->expect_pkts);
 			break;
+		} else {
+			n = t4_codec_decode(u->codec, u->raw + u->rpos, u->rlen - u->rpos, p);
 		}
-		int n = t4_codec_decode(u->codec, u->raw + u->rpos, u->rlen - u->rpos, p);
 		if (n < 0) {
 			u->in_chunk = false;
 			chunk_failed(u, "packet at payload byte %zu does not decode (%s)", u->rpos,
@@ -675,8 +691,9 @@ const struct t4_chunk_result *t4_unpacker_result(const struct t4_unpacker *u)
 /* ---- step 3, and the three on one thread ------------------------------ */
 
 /* Load the next good chunk into r->u: 1, 0 at the end, or a negative
- * errno. */
-static int load_chunk(struct t4_reader *r)
+ * errno. Out of line, as the two below: t4_reader_next() keeps only the
+ * usual packet's path, so that it saves and restores fewer registers. */
+static __attribute__((noinline)) int load_chunk(struct t4_reader *r)
 {
 	int rc;
 
@@ -689,26 +706,40 @@ static int load_chunk(struct t4_reader *r)
 	return rc;
 }
 
+/* The chunk ended: what went wrong with it, if anything, said. */
+static __attribute__((noinline)) void chunk_ended(struct t4_reader *r)
+{
+	if (r->u->res.warning[0])
+		warnf(r, r->chunk.offset, "%s", r->u->res.warning);
+}
+
+/* A session packet p of the chunk: 1 to hand it out, or 0 where it opens
+ * the chunk and another recording (the reading ends). */
+static __attribute__((noinline)) int session_packet(struct t4_reader *r,
+						    const struct t4_packet *p)
+{
+	if (other_session(r, &p->session, p->copy) && r->u->res.seen == 1) {
+		r->u->in_chunk = false; /* the chunk is the next recording's */
+		r->st.chunks--;
+		r->st.raw_bytes -= r->chunk.h.raw_size;
+		end_recording(r, r->chunk.offset);
+		return 0;
+	}
+	count_packet(&r->st, p);
+	return 1;
+}
+
 int t4_reader_next(struct t4_reader *r, struct t4_packet *p)
 {
-	struct t4_unpacker *u = r->u;
-
 	for (;;) {
-		if (u->in_chunk) {
-			if (unpack_next(u, p)) {
-				if (p->type == T4_PKT_SESSION &&
-				    other_session(r, &p->session, p->copy) && u->res.seen == 1) {
-					u->in_chunk = false; /* the chunk is the next recording's */
-					r->st.chunks--;
-					r->st.raw_bytes -= r->chunk.h.raw_size;
-					end_recording(r, r->chunk.offset);
-					return 0;
-				}
+		if (r->u->in_chunk) {
+			if (unpack_next(r->u, p)) {
+				if (p->type == T4_PKT_SESSION)
+					return session_packet(r, p);
 				count_packet(&r->st, p);
 				return 1;
 			}
-			if (u->res.warning[0])
-				warnf(r, r->chunk.offset, "%s", u->res.warning);
+			chunk_ended(r);
 		}
 		int rc = load_chunk(r);
 		if (rc <= 0)

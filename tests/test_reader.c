@@ -653,6 +653,66 @@ Test(reader, payload_damage_behind_valid_crc)
 	tu_log_free(&l);
 }
 
+/* A batch (FORMAT.md 5a) whose record count says more records than its
+ * bits hold: the reader takes a batch's packets from the codec's batch
+ * coder straight, not through t4_codec_decode(), and must still return
+ * the records before the break, skip the rest of the chunk with the
+ * codec's message, and read the next chunk whole. */
+Test(reader, batch_that_breaks_after_its_first_records)
+{
+	struct tu_log l;
+	struct t4_codec *enc = t4_codec_new();
+	struct t4_packet p = { .type = T4_PKT_STATUS }, r = { .type = T4_PKT_RET };
+	uint8_t batch[T4_CODEC_MAX_OUT];
+	size_t n;
+	struct got g;
+
+	cr_assert(enc);
+	cr_assert_eq(t4_codec_start(enc, T4_FORMAT_VERSION), 0);
+	r.ret.domain_id = 3;
+	r.ret.n_counts = 2;
+	for (uint64_t t = 1; t <= 3; t++) {
+		r.ret.trigger_id = t;
+		r.ret.read_begin_ns = t * 1000;
+		r.ret.read_end_ns = t * 1000 + 50;
+		r.ret.counts[0] = t * 7;
+		cr_assert_eq(t4_codec_encode(enc, &r, batch, sizeof(batch)), 0); /* buffered */
+	}
+	n = t4_codec_flush(enc, batch, sizeof(batch));
+	/* type 20, a one-byte length, the record count 3, then the bits */
+	cr_assert(n > 3 && n < 130 && batch[0] == 20 && batch[1] == n - 2 && batch[2] == 3,
+		  "%zu bytes: %u %u %u", n, batch[0], batch[1], batch[2]);
+	batch[2] = 9; /* six records past its bits */
+
+	tu_log_init(&l);
+	tu_log_add(&l, &p);
+	tu_log_raw(&l, batch, n, 9);
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	p.status.triggers = 5;
+	tu_log_add(&l, &p);
+	tu_log_flush(&l);
+	read_mem(l.buf, l.len, &g);
+	/* the status packet, the batch's 3 records, then the next chunk's */
+	cr_assert_eq(g.n, 5u);
+	for (uint64_t t = 1; t <= 3; t++) {
+		cr_assert_eq(g.p[t].type, T4_PKT_RET);
+		cr_assert_eq(g.p[t].ret.trigger_id, t);
+		cr_assert_eq(g.p[t].ret.counts[0], t * 7);
+	}
+	cr_assert_eq(g.p[4].type, T4_PKT_STATUS);
+	cr_assert_eq(g.p[4].status.triggers, 5u);
+	cr_assert_eq(g.st.chunks, 1u);
+	cr_assert_eq(g.st.damaged_chunks, 1u);
+	cr_assert_eq(g.w.n, 1);
+	cr_assert(strstr(g.w.last, "does not decode (packet type 20: batch of") &&
+		  strstr(g.w.last, "bytes malformed)") &&
+		  strstr(g.w.last, "its first 4 packets were already returned"), "%s", g.w.last);
+	free(g.p);
+	tu_log_free(&l);
+	t4_codec_free(enc);
+}
+
 /* ---- info (runs the binary named by T4_BIN) ------------------------------- */
 
 /* The number after "key": at the top level (keys are printed first). */
