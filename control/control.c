@@ -19,7 +19,9 @@
  * client that completes no line for the idle timeout (T4_CONTROL_IDLE_MS,
  * counted from its connection or its last complete line, so a client
  * trickling half a line is idle too) is closed without a word; so is the
- * longest idle one when accept runs out of fds. Neither idle nor
+ * longest idle one when accept runs out of fds. Up to ACCEPT_BATCH new
+ * connections are taken at a wake-up (one a wake-up, each polling every
+ * client, let a flood keep `ctl` in the backlog for seconds). Neither idle nor
  * half-line clients can lock out others: libt410trace, whose connection a
  * timeout closed, resends on a fresh one (a command is executed only when
  * its reply is sent, so a connection closed without a reply carried no
@@ -56,6 +58,7 @@
 
 #define CMD_HELP "(bookmark NAME, trigger, start, stop, status, live)"
 #define ACCEPT_PAUSE_MS 100 /* out of fds with nobody to close: retry then */
+#define ACCEPT_BATCH 64     /* connections taken at a wake-up, at most */
 
 struct ctl_client {
 	int fd;
@@ -535,10 +538,11 @@ static bool evict_idlest(struct t4_control *c)
 	return true;
 }
 
-/* Accept one peer; false when out of fds or memory with nobody to close
+/* Accept one peer: 1 when one was taken (or answered and closed), 0 when
+ * the backlog is empty, -1 when out of fds or memory with nobody to close
  * (the caller pauses accepting for a moment rather than spin on a
  * connection it cannot take). */
-static bool accept_client(struct t4_control *c)
+static int accept_client(struct t4_control *c)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -547,9 +551,10 @@ static bool accept_client(struct t4_control *c)
 
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && evict_idlest(c))
 		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0) /* EAGAIN, or the peer went away: nothing to do */
-		return !(errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			 errno == ENOMEM);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+		return -1;
+	if (fd < 0) /* EAGAIN: none left; or the peer went away */
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		send_line(fd, "error: cannot identify peer");
 	} else if (cred.uid != 0 && cred.uid != c->owner) {
@@ -562,10 +567,22 @@ static bool accept_client(struct t4_control *c)
 		c->clients[c->nclients++] = (struct ctl_client){
 			.fd = fd, .pid = (int)cred.pid, .active_ms = now_ms(),
 		};
-		return true;
+		return 1;
 	}
 	close(fd);
-	return true;
+	return 1;
+}
+
+/* Accept what the listener holds, up to ACCEPT_BATCH: one a wake-up let a
+ * flood of connections (each wake-up polls every client) keep `ctl`
+ * waiting in the backlog for seconds. False when out of fds or memory. */
+static bool accept_batch(struct t4_control *c)
+{
+	int rc = 1;
+
+	for (unsigned k = 0; k < ACCEPT_BATCH && rc > 0; k++)
+		rc = accept_client(c);
+	return rc >= 0;
 }
 
 /* Send what is left of cl's data reply, as much as the socket takes now;
@@ -711,7 +728,7 @@ static void *serve(void *arg)
 			if (c->pfd[i + 2].revents && !serve_client(c, i))
 				drop_client(c, i);
 		if (c->pfd[1].revents)
-			accepting = accept_client(c);
+			accepting = accept_batch(c);
 	}
 	return NULL;
 }
